@@ -1,0 +1,102 @@
+# calscope — plain Makefile with variants.
+#   make                  optimised build: build/calscope
+#   make test             unit (cmocka) + end-to-end tests, then the same under ASan+UBSan,
+#                         then the backend tests under TSan; ends with "N passed, N failed"
+#   make bench            benchmark against the Python reference (pandas/numpy/sklearn)
+#   make demo             opens calscope on a bundled sample
+#   make deps             installs the Debian packages the build needs (root)
+#   make fuzz             builds and runs the loader fuzzer for FUZZ_SECONDS (clang libFuzzer)
+# Variants: BUILD=dir SANITIZE=address,undefined|thread V=1
+
+BUILD    ?= build
+SANITIZE ?=
+V        ?= 0
+CC       ?= cc
+FUZZ_SECONDS ?= 60
+
+Q := $(if $(filter 1,$(V)),,@)
+
+PKGS     := ncursesw
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lncursesw)
+
+WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wwrite-strings -Werror
+OPT      := $(if $(SANITIZE),-O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=all,-O2 -g)
+CPPFLAGS := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -MMD -MP
+CFLAGS   := $(WARN) $(OPT) -pthread
+LDFLAGS  := $(if $(SANITIZE),-fsanitize=$(SANITIZE),) -pthread
+ENGINE_LIBS := -lcsv -lz -lm
+
+ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
+CHART_SRC  := $(sort $(wildcard src/chart/*.c))
+REPORT_SRC := $(sort $(wildcard src/report/*.c))
+TUI_SRC    := $(sort $(wildcard src/tui/*.c))
+MAIN_SRC   := src/main.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+ENGINE_LIB := $(BUILD)/libcalscope.a
+FRONT_LIB  := $(BUILD)/libcsfront.a
+BIN        := $(BUILD)/calscope
+
+UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
+
+.PHONY: all test unit e2e check-asan check-tsan bench demo deps fuzz clean samples
+all: $(BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  $<")
+	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(ENGINE_LIB): $(call obj,$(ENGINE_SRC))
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FRONT_LIB): $(call obj,$(CHART_SRC) $(REPORT_SRC) $(TUI_SRC))
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(call obj,$(MAIN_SRC)) $(FRONT_LIB) $(ENGINE_LIB)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(ENGINE_LIBS)
+	$(Q)$(if $(filter build,$(BUILD)),ln -sf $(BIN) calscope,true)
+
+$(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT)) $(FRONT_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  $<")
+	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(PKG_LIBS) $(ENGINE_LIBS)
+
+# Unit tests and end-to-end tests of one build variant; tools/run-tests.sh adds up the counts.
+unit: $(UNIT_BIN)
+e2e: $(BIN)
+
+test:
+	$(Q)$(MAKE) --no-print-directory BUILD=build $(BIN) unit
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined build-asan/calscope unit
+	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread tsan-unit
+	$(Q)tools/run-tests.sh
+
+TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c))
+tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
+
+bench: $(BIN)
+	$(Q)bench/run.sh
+
+demo: $(BIN)
+	$(Q)$(BIN) report --plot samples/digits_gnb.csv
+
+deps:
+	$(Q)tools/install-deps.sh
+
+samples:
+	$(Q)/usr/bin/python3 tools/make_samples.py
+
+fuzz:
+	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz calscope
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,53 @@
+/* calscope engine: a loaded prediction file, as flat arrays.
+ *
+ * One cs_dataset owns every array it points to; cs_dataset_free releases them all.
+ * Rows are in file order (rows rejected with --skip-bad-rows are absent).
+ * A dataset is immutable once loaded, except for the derived per-row caches that
+ * cs_dataset_prepare fills; after cs_dataset_prepare returns, any number of threads may
+ * read the dataset concurrently. */
+#ifndef CALSCOPE_DATASET_H
+#define CALSCOPE_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/error.h"
+
+typedef struct cs_dataset {
+    char *path;            /* file name as the user gave it ("-" for stdin) */
+    size_t n;              /* rows loaded (all rows, including tta > 0 observations) */
+    size_t k;              /* classes, >= 2 */
+    double *prob;          /* n*k, row-major; probabilities (softmax of logits for logit files) */
+    double *logit;         /* n*k raw logits as written, or NULL when the file gave probabilities */
+    int32_t *label;        /* n, 0..k-1 */
+    char **class_names;    /* k names: the p_/prob_/logit_ suffixes ("0","1" for the binary shorthand) */
+
+    /* Optional columns: NULL when the file has no such column. Strings are interned:
+     * the per-row array holds an index into the names table. */
+    int32_t *id;           /* n, index into id_names */
+    char **id_names;
+    size_t n_ids;
+    int32_t *tta;          /* n, observation index (0 = the clean prediction) */
+    int32_t *case_id;      /* n, index into case_names */
+    char **case_names;
+    size_t n_cases;
+
+    /* Derived once per file by cs_dataset_prepare (NULL before). */
+    double *conf;          /* n, max_j prob[i][j] */
+    int32_t *pred;         /* n, first index attaining the max (ties: the first maximal index) */
+    uint8_t *correct;      /* n, label == pred */
+    uint32_t *sample_rows; /* the rows that are samples: all rows, or those with tta == 0 */
+    size_t n_samples;
+} cs_dataset;
+
+/* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
+ * (the loader does) before sharing the dataset. Returns CS_OK or CS_ENOMEM. */
+cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
+
+/* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
+void cs_dataset_free(cs_dataset *d);
+
+/* Index of the class named `name` (a class name, or a decimal index 0..k-1), or -1. */
+int cs_dataset_class_index(const cs_dataset *d, const char *name);
+
+#endif

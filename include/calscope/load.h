@@ -1,0 +1,74 @@
+/* calscope engine: loading prediction files (SPEC §1).
+ *
+ * Columns are found by name in the header (case-insensitive): label|y|target|true,
+ * p_<name>|prob_<name> (K >= 2), logit_<name> (softmax applied, logits kept),
+ * p|prob|score (binary shorthand), id, tta, case. Anything else is ignored and listed
+ * in the summary. Input may be gzip-compressed (detected by magic bytes), use `,` `;` or
+ * tab as delimiter (sniffed from the header), carry a UTF-8 BOM, CRLF line ends and
+ * RFC 4180 quoting.
+ *
+ * Strict by default: the first bad row refuses the whole file; err->msg then reads
+ * "FILE:LINE:COL: reason" followed by how many further rows are bad. With skip_bad_rows
+ * the good rows load and every skipped row is counted in the summary.
+ *
+ * Threads: cs_load_* may run on any thread; it reads `cancel` and calls `progress`
+ * from the calling thread only. */
+#ifndef CALSCOPE_LOAD_H
+#define CALSCOPE_LOAD_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "calscope/dataset.h"
+#include "calscope/error.h"
+
+/* Called now and then (at most ~20 times a second) with the fraction of input consumed. */
+typedef void (*cs_progress_fn)(void *ctx, double fraction);
+
+typedef struct cs_load_options {
+    double sum_tol;        /* a probability row must sum to 1 within this (default 1e-3) */
+    int renormalize;       /* divide each probability row by its sum instead of using it as written */
+    int skip_bad_rows;     /* load the good rows, count and report the bad ones */
+    int no_header;         /* the file has no header row: label_col names the label column and
+                              every other column is a class probability (p_0, p_1, ...) */
+    int label_col;         /* 1-based label column for no_header (default 1) */
+    char delimiter;        /* ',' ';' '\t', or 0 to sniff from the first line */
+    cs_progress_fn progress;
+    void *progress_ctx;
+    const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
+} cs_load_options;
+
+#define CS_LOAD_MAX_SKIP_MESSAGES 20
+
+typedef struct cs_load_summary {
+    size_t rows_read;      /* data records seen */
+    size_t rows_used;      /* rows in the dataset */
+    size_t rows_rejected;  /* bad rows (strict mode: the whole file is refused when > 0) */
+    size_t rows_renormalized; /* rows whose sum differed from 1 and were rescaled (renormalize) */
+    char **ignored_columns;   /* header names that were not recognised (owned) */
+    size_t n_ignored;
+    char **skipped;        /* "FILE:LINE:COL: reason" for the first CS_LOAD_MAX_SKIP_MESSAGES
+                              skipped rows (owned) */
+    size_t n_skipped_messages;
+    int from_logits;       /* probabilities are the softmax of logit_ columns */
+    int gzip;              /* the input was gzip-compressed */
+} cs_load_summary;
+
+/* Fills opt with the defaults above. */
+void cs_load_options_default(cs_load_options *opt);
+
+/* Loads `path` ("-" = standard input). Returns a prepared dataset (cs_dataset_prepare done)
+ * owned by the caller, or NULL with err filled (CS_EINPUT, CS_ENOMEM, CS_ECANCELLED).
+ * `summary` may be NULL; when given it is filled on success and on rejection, and must be
+ * released with cs_load_summary_free. */
+cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
+                         cs_load_summary *summary, cs_error *err);
+
+/* The same from a buffer (plain or gzip bytes); `name` is used in messages. */
+cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
+                           const cs_load_options *opt, cs_load_summary *summary, cs_error *err);
+
+/* Releases what a summary owns and zeroes it. NULL is a no-op. */
+void cs_load_summary_free(cs_load_summary *summary);
+
+#endif

@@ -1,0 +1,116 @@
+/* calscope engine: calibration metrics (SPEC §2).
+ *
+ * A metric is selection -> lens -> estimator (binning) -> distance. The work is split in two
+ * so that resampling never redoes the per-row work:
+ *
+ *   cs_prepared *p = cs_prepare(dataset, settings, err);   selection + lens, once
+ *   cs_evaluate(p, idx, n, want, &result, err);             binning + metrics, per subset
+ *
+ * `idx` indexes the prepared (selected) samples 0..p->n-1 and may repeat entries (bootstrap);
+ * NULL means all of them in order. Every number is independent of the order of idx.
+ *
+ * Threads: cs_prepare reads the dataset only. A cs_prepared is immutable after cs_prepare, so
+ * any number of threads may call cs_evaluate on it at once, each with its own result. */
+#ifndef CALSCOPE_METRICS_H
+#define CALSCOPE_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/dataset.h"
+#include "calscope/error.h"
+
+typedef enum cs_lens_kind {
+    CS_LENS_TOP1, CS_LENS_TOPK, CS_LENS_CLASS, CS_LENS_CLASSWISE, CS_LENS_GROUP, CS_LENS_FULL
+} cs_lens_kind;
+
+typedef enum cs_binning { CS_BIN_UNIFORM, CS_BIN_MASS, CS_BIN_KDTREE } cs_binning;
+
+typedef enum cs_distance { CS_DIST_TVD, CS_DIST_L2, CS_DIST_MAX, CS_DIST_INTERVAL } cs_distance;
+
+typedef enum cs_mixture { CS_MIX_KDE, CS_MIX_GMM3 } cs_mixture;
+
+#define CS_SPEC_MAX 512
+
+/* Everything that determines a number. Plain data: copy it freely (it owns no memory). */
+typedef struct cs_settings {
+    cs_lens_kind lens;
+    int topk;                    /* K of topk:K */
+    char lens_arg[CS_SPEC_MAX];  /* class:C -> "C" (index or name); group -> "A,B;C,D" */
+    cs_binning binning;
+    int bins;                    /* M, default 15 */
+    double gamma;                /* kd-tree max bin fraction, default 0.1 */
+    double sigma;                /* RECE-G / RECE-M kernel sd, default 0.1 */
+    cs_distance distance;
+    double interval_lo, interval_hi; /* for CS_DIST_INTERVAL */
+    cs_mixture mixture;          /* RECE-M mixture, default kde */
+    char select[CS_SPEC_MAX];    /* selection expression, "" = all samples */
+} cs_settings;
+
+/* Fills the SPEC defaults: top1, uniform, 15 bins, gamma 0.1, sigma 0.1, tvd, kde, no selection. */
+void cs_settings_default(cs_settings *s);
+
+/* Parsers for the command-line spellings (SPEC §5). Return CS_OK, or CS_EUSAGE with a message. */
+cs_status cs_settings_set_lens(cs_settings *s, const char *text, cs_error *err);     /* top1|topk:K|class:C|classwise|group:..|full */
+cs_status cs_settings_set_binning(cs_settings *s, const char *text, cs_error *err);  /* uniform|mass|kdtree */
+cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *err); /* tvd|l2|max|interval:L,H */
+cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *err);  /* kde|gmm3 */
+
+/* Writes the settings as report flags ("--lens top1 --bins 15 ..."), for "show as command line". */
+void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size);
+
+/* Which metrics cs_evaluate computes (bit mask). */
+enum {
+    CS_WANT_ACCURACY = 1u << 0,
+    CS_WANT_BINNED   = 1u << 1,  /* ece, ace, mce and the bin table, under the chosen settings */
+    CS_WANT_RECE_G   = 1u << 2,
+    CS_WANT_RECE_M   = 1u << 3,  /* needs an id/tta long file; NAN otherwise */
+    CS_WANT_BRIER    = 1u << 4,
+    CS_WANT_NLL      = 1u << 5,
+    CS_WANT_AECE     = 1u << 6,  /* top-1 equal-mass ECE with the same M, whatever the binning */
+    CS_WANT_SCE      = 1u << 7,  /* class-wise (uniform, M bins) ECE, whatever the lens */
+    CS_WANT_ALL      = 0xffu
+};
+
+/* One bin of the estimator. For scalar lenses lo/hi are the bin's interval on the first
+ * coordinate; for kd-tree / grid bins on vector lenses they are the bounds of the first
+ * coordinate. conf/acc are the mean first coordinate of the lensed output / target. */
+typedef struct cs_bin {
+    double lo, hi;
+    size_t count;
+    double conf, acc;
+    double gap;              /* d(mean output, mean target) for this bin under the distance */
+} cs_bin;
+
+typedef struct cs_result {
+    size_t n;                /* samples measured (after selection) */
+    double accuracy;
+    double ece, ace, mce;    /* under the chosen lens / binning / distance */
+    double rece_g, rece_m;
+    double brier, nll;
+    double aece, sce;
+    cs_bin *bins;            /* owned; for classwise: the bins pooled over classes */
+    size_t n_bins;
+} cs_result;
+
+/* Releases result->bins (the struct itself belongs to the caller). */
+void cs_result_free(cs_result *r);
+
+/* Selection + lens applied to the dataset's samples. Opaque except for n. */
+typedef struct cs_prepared cs_prepared;
+
+/* Returns a prepared problem owned by the caller, or NULL with err set: CS_EUSAGE for a bad
+ * lens argument or selection expression (message with a caret line), CS_EEMPTY when the
+ * selection keeps no sample, CS_ENOMEM. The dataset must outlive the result. */
+cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err);
+size_t cs_prepared_count(const cs_prepared *p);
+void cs_prepared_free(cs_prepared *p);
+
+/* Computes the `want` metrics on the samples idx[0..n) of p (NULL idx = all, n ignored then).
+ * Metrics not asked for are NAN. `cancel` (may be NULL) is polled; when raised the call returns
+ * CS_ECANCELLED. Returns CS_OK, CS_EEMPTY (n == 0), CS_ENOMEM or CS_ECANCELLED. */
+cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                      const atomic_int *cancel, cs_result *out, cs_error *err);
+
+#endif

@@ -1,0 +1,74 @@
+#include "calscope/dataset.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void free_names(char **names, size_t n)
+{
+    if (!names) return;
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+void cs_dataset_free(cs_dataset *d)
+{
+    if (!d) return;
+    free(d->path);
+    free(d->prob);
+    free(d->logit);
+    free(d->label);
+    free_names(d->class_names, d->k);
+    free(d->id);
+    free_names(d->id_names, d->n_ids);
+    free(d->tta);
+    free(d->case_id);
+    free_names(d->case_names, d->n_cases);
+    free(d->conf);
+    free(d->pred);
+    free(d->correct);
+    free(d->sample_rows);
+    free(d);
+}
+
+cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
+{
+    if (d->conf) return CS_OK;
+    size_t n = d->n, k = d->k;
+    double *conf = malloc((n ? n : 1) * sizeof *conf);
+    int32_t *pred = malloc((n ? n : 1) * sizeof *pred);
+    uint8_t *correct = malloc(n ? n : 1);
+    uint32_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!conf || !pred || !correct || !rows) {
+        free(conf); free(pred); free(correct); free(rows);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", d->path ? d->path : "?");
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double *g = d->prob + i * k;
+        size_t best = 0;
+        for (size_t j = 1; j < k; j++)
+            if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
+        conf[i] = g[best];
+        pred[i] = (int32_t)best;
+        correct[i] = (uint8_t)(d->label[i] == (int32_t)best);
+        if (!d->tta || d->tta[i] == 0) rows[ns++] = (uint32_t)i;
+    }
+    d->conf = conf;
+    d->pred = pred;
+    d->correct = correct;
+    d->sample_rows = rows;
+    d->n_samples = ns;
+    return CS_OK;
+}
+
+int cs_dataset_class_index(const cs_dataset *d, const char *name)
+{
+    for (size_t j = 0; j < d->k; j++)
+        if (d->class_names && d->class_names[j] && strcasecmp(d->class_names[j], name) == 0)
+            return (int)j;
+    char *end;
+    long v = strtol(name, &end, 10);
+    if (end != name && *end == '\0' && v >= 0 && (size_t)v < d->k) return (int)v;
+    return -1;
+}

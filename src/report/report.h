@@ -1,0 +1,9 @@
+/* The headless front end: `calscope report [OPTIONS] FILE...` (SPEC §5). */
+#ifndef CALSCOPE_REPORT_H
+#define CALSCOPE_REPORT_H
+
+/* argv[0] is "report". Returns the process exit status: 0 ok, 1 a --check failed,
+ * 2 usage error, 3 input error. */
+int report_main(int argc, char **argv);
+
+#endif

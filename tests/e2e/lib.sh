@@ -1,0 +1,32 @@
+# Shared helpers for end-to-end tests. Source it; then call the checks; finish with `done_testing`.
+# Each check prints "ok - NAME" or "not ok - NAME" plus diagnostics (tools/run-tests.sh counts them).
+# $CALSCOPE is the binary under test (default build/calscope).
+set -u
+CALSCOPE=${CALSCOPE:-build/calscope}
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+_fails=0
+
+ok()     { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; _fails=$((_fails + 1)); }
+
+# run CMD...: runs it, capturing $OUT, $ERR and $RC.
+run() { "$@" >"$TMP/out" 2>"$TMP/err"; RC=$?; OUT=$(cat "$TMP/out"); ERR=$(cat "$TMP/err"); }
+
+# expect_rc NAME WANT CMD...
+expect_rc() {
+    local name=$1 want=$2; shift 2; run "$@"
+    if [ "$RC" -eq "$want" ]; then ok "$name"; else not_ok "$name" "exit $RC, want $want" "stderr: ${ERR:0:400}"; fi
+}
+# expect_match NAME REGEX TEXT
+expect_match() {
+    if printf '%s' "$3" | grep -Eq -- "$2"; then ok "$1"; else not_ok "$1" "no match for /$2/ in:" "${3:0:600}"; fi
+}
+# expect_no_match NAME REGEX TEXT
+expect_no_match() {
+    if printf '%s' "$3" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/ in:" "${3:0:600}"; else ok "$1"; fi
+}
+# json_get EXPR  — evaluates a python expression on the parsed $OUT as `d`
+json_get() { printf '%s' "$OUT" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+done_testing() { [ "$_fails" -eq 0 ]; exit $?; }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages calscope's build, tests and benchmark need, when missing.
+# Why each is there: see README "Dependencies".
+set -euo pipefail
+need=()
+for p in build-essential pkg-config libncurses-dev libcsv-dev libcmocka-dev zlib1g-dev \
+         clang tmux python3 python3-numpy python3-pandas python3-sklearn; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -eq 0 ]; then exit 0; fi
+echo "installing: ${need[*]}"
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
