@@ -105,6 +105,8 @@ typedef struct cs_prepared cs_prepared;
  * selection keeps no sample, CS_ENOMEM. The dataset must outlive the result. */
 cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err);
 size_t cs_prepared_count(const cs_prepared *p);
+/* The dataset row of each prepared sample (length cs_prepared_count), in dataset order. */
+const uint32_t *cs_prepared_rows(const cs_prepared *p);
 void cs_prepared_free(cs_prepared *p);
 
 /* Computes the `want` metrics on the samples idx[0..n) of p (NULL idx = all, n ignored then).
