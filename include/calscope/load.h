@@ -52,6 +52,8 @@ typedef struct cs_load_summary {
     size_t n_skipped_messages;
     int from_logits;       /* probabilities are the softmax of logit_ columns */
     int gzip;              /* the input was gzip-compressed */
+    size_t blank_lines;    /* empty (or all-space) lines skipped; they hold no data, so nothing
+                              is lost, but they are counted (a final newline is not a blank line) */
 } cs_load_summary;
 
 /* Fills opt with the defaults above. */

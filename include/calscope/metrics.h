@@ -57,6 +57,19 @@ cs_status cs_settings_set_binning(cs_settings *s, const char *text, cs_error *er
 cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *err); /* tvd|l2|max|interval:L,H */
 cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *err);  /* kde|gmm3 */
 
+/* Strict numeric parsers for --bins (integer 1..1000000), --gamma (0 < G <= 1) and
+ * --sigma (finite, > 0). Return CS_OK, or CS_EUSAGE with a message; s is unchanged on error. */
+cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err);
+cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err);
+cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err);
+
+/* Checks a settings struct filled by hand (ranges above, lens/distance arguments).
+ * cs_prepare calls it. Returns CS_OK or CS_EUSAGE. */
+cs_status cs_settings_validate(const cs_settings *s, cs_error *err);
+
+/* Writes the lens in its command-line spelling ("top1", "topk:5", "class:cat", ...). */
+void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size);
+
 /* Writes the settings as report flags ("--lens top1 --bins 15 ..."), for "show as command line". */
 void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size);
 

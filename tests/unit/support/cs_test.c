@@ -12,7 +12,7 @@ void cs_test_assert_double(double got, double want, double abs_tol, double rel_t
     if (isnan(got) && isnan(want)) return;
     double tol = abs_tol + rel_tol * fabs(want);
     if (!(fabs(got - want) <= tol)) {
-        cm_print_error("%s = %.17g, want %.17g (tolerance %.3g)\n", expr, got, want, tol);
+        print_error("%s = %.17g, want %.17g (tolerance %.3g)\n", expr, got, want, tol);
         _fail(file, line);
     }
 }

@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""The Python reference side of `make bench`: the same work as bench/bench_engine.c done with
+pandas / numpy (scipy.special.erfc when scipy is installed), timed in the same run, then the table
+"case | calscope | python reference | ratio | target | met?".
+
+    /usr/bin/python3 bench/reference_bench.py [--c-results ENGINE.tsv] [--repeats N] DATA.csv
+
+ENGINE.tsv holds the driver's lines `case <TAB> best s <TAB> median s <TAB> note` (bench/run.sh
+adds a `cli` line for `calscope report` end to end). ratio = python time / calscope time (how many
+times faster calscope is). Targets come from the issues; missing one is reported, never an error:
+the exit status is 0 whatever the timings.
+"""
+import argparse
+import math
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+try:
+    from scipy.special import erfc as _erfc_vec
+    ERFC = "scipy.special.erfc"
+except ImportError:  # pragma: no cover - scipy is optional
+    _m_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+    def _erfc_vec(x):
+        return _m_erfc(x).astype(np.float64)
+    ERFC = "math.erfc via np.frompyfunc"
+
+M = 15
+SIGMA = 0.1
+
+
+def best_of(fn, repeats):
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[0], times[len(times) // 2], out
+
+
+# ---- the work --------------------------------------------------------------------------------
+
+def top1(P, y):
+    pred = P.argmax(axis=1)
+    conf = P[np.arange(len(y)), pred]
+    return conf, (pred == y).astype(np.float64)
+
+
+def metric_set(P, y):
+    """accuracy, ECE/ACE/MCE (top-1, 15 uniform bins (i/M,(i+1)/M]), Brier, NLL."""
+    n = len(y)
+    conf, correct = top1(P, y)
+    edges = np.arange(M + 1, dtype=np.float64) / M
+    b = np.clip(np.searchsorted(edges, conf, side="left") - 1, 0, M - 1)
+    cnt = np.bincount(b, minlength=M)
+    sc = np.bincount(b, weights=conf, minlength=M)
+    sa = np.bincount(b, weights=correct, minlength=M)
+    nz = cnt > 0
+    gap = np.abs(sc[nz] - sa[nz]) / cnt[nz]
+    py = P[np.arange(n), y]
+    return {
+        "accuracy": float(correct.mean()),
+        "ece": float(np.sum(cnt[nz] / n * gap)),
+        "ace": float(gap.mean()),
+        "mce": float(gap.max()),
+        "brier": float(np.mean(np.einsum("ij,ij->i", P, P) - 2.0 * py + 1.0)),
+        "nll": float(-np.mean(np.log(np.maximum(py, 1e-15)))),
+    }
+
+
+def rece_g(conf, correct, chunk=100_000):
+    """RECE-G (SPEC §2): Normal(c, sigma) mass on each of the M uniform bins, normalised over the
+    M bins, summed over all M bins, divided by N. Chunked to bound memory."""
+    edges = np.arange(M + 1, dtype=np.float64) / M
+    ct = np.zeros(M)
+    at = np.zeros(M)
+    for s in range(0, len(conf), chunk):
+        c = conf[s:s + chunk]
+        a = correct[s:s + chunk]
+        cdf = 0.5 * _erfc_vec((c[:, None] - edges[None, :]) / (SIGMA * math.sqrt(2.0)))
+        w = cdf[:, 1:] - cdf[:, :-1]
+        w /= w.sum(axis=1, keepdims=True)
+        ct += c @ w
+        at += a @ w
+    return float(np.abs(at - ct).sum() / len(conf))
+
+
+# ---- table -----------------------------------------------------------------------------------
+
+# key, label, target kind, target value, target text
+ROWS = [
+    ("load", "load 1M x 10 CSV", "ratio", 5.0, ">= 5x pandas.read_csv"),
+    ("metrics", "acc+ECE+ACE+MCE+Brier+NLL, 1M", "abs", 0.020, "< 20 ms"),
+    ("rece_g_50k", "RECE-G, 50,000 rows", None, None, "-"),
+    ("rece_g", "RECE-G, 1M rows", "abs", 0.100, "< 100 ms"),
+    ("cli", "calscope report, end to end", None, None, "-"),
+    ("peak_rss_mb", "peak memory (MB)", None, None, "-"),
+]
+
+
+def fmt_t(x):
+    if x is None:
+        return "n/a"
+    if x >= 1.0:
+        return f"{x:.3f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.2f} ms"
+    return f"{x * 1e6:.1f} us"
+
+
+def read_c(path):
+    out = {}
+    if not path or not os.path.exists(path):
+        return out
+    for line in open(path):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) < 4:
+            continue
+        key, best, med, note = parts[0], parts[1], parts[2], parts[3]
+        try:
+            out[key] = (float(best), float(med), note)
+        except ValueError:
+            out[key] = (None, None, note)
+    return out
+
+
+def parse_values(note):
+    """'... ece 0.123 ace 0.2 ...' -> {'ece': 0.123, ...}"""
+    vals = {}
+    toks = note.replace(",", " ").replace(":", " ").split()
+    for a, b in zip(toks, toks[1:]):
+        try:
+            vals[a] = float(b)
+        except ValueError:
+            pass
+    return vals
+
+
+def main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--c-results")
+    ap.add_argument("--repeats", type=int, default=int(os.environ.get("BENCH_REPEATS", "5")))
+    ap.add_argument("--load-repeats", type=int, default=int(os.environ.get("BENCH_LOAD_REPEATS", "2")))
+    ap.add_argument("data")
+    a = ap.parse_args(argv)
+    size_mb = os.path.getsize(a.data) / 1e6
+
+    py = {}
+    notes = {}
+    t, _, df = best_of(lambda: pd.read_csv(a.data), a.load_repeats)
+    py["load"] = t
+    notes["load"] = f"pandas.read_csv {size_mb / t:.0f} MB/s, best of {a.load_repeats}"
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    pcols = [c for c in df.columns if c.lower().startswith("p_")]
+    P = np.ascontiguousarray(df[pcols].to_numpy(dtype=np.float64))
+    y = df["label"].to_numpy(dtype=np.int64)
+    del df
+
+    t, _, vals = best_of(lambda: metric_set(P, y), a.repeats)
+    py["metrics"] = t
+    conf, correct = top1(P, y)
+    t, _, r50 = best_of(lambda: rece_g(conf[:50000], correct[:50000]), a.repeats)
+    py["rece_g_50k"] = t
+    notes["rece_g_50k"] = f"numpy + {ERFC}"
+    if ERFC.startswith("scipy"):
+        t, _, r1m = best_of(lambda: rece_g(conf, correct), max(1, min(a.repeats, 3)))
+        py["rece_g"] = t
+        notes["rece_g"] = f"numpy + {ERFC}, chunks of 100k rows"
+    else:
+        r1m = None
+        py["rece_g"] = py["rece_g_50k"] * len(conf) / 50000
+        notes["rece_g"] = "EXTRAPOLATED from 50,000 rows (no scipy)"
+    py["cli"] = py["load"] + py["metrics"] + py["rece_g"]
+    notes["cli"] = "python: read_csv + metric set + RECE-G (sum of the rows above)"
+    py["peak_rss_mb"] = rss
+    notes["peak_rss_mb"] = "python process after read_csv"
+
+    c = read_c(a.c_results)
+    print(f"\ncalscope benchmark: {a.data} ({size_mb:.1f} MB, {len(y)} rows x {P.shape[1]} classes); "
+          f"best of {a.repeats} (loads: calscope 3, pandas {a.load_repeats})")
+    hdr = ("case", "calscope", "python reference", "ratio", "target", "met?")
+    w = (32, 11, 17, 9, 22, 5)
+    line = " | ".join(h.ljust(n) for h, n in zip(hdr, w))
+    print(line)
+    print("-" * len(line))
+    nlabel = f"{len(y) / 1e6:g}M" if len(y) >= 1e6 else f"{len(y):,}"
+    for key, label, kind, target, ttext in ROWS:
+        label = label.replace("1M", nlabel)
+        cb = c.get(key, (None, None, ""))[0]
+        pb = py.get(key)
+        if key == "peak_rss_mb":
+            cs = f"{cb:.0f} MB" if cb is not None else "n/a"
+            ps = f"{pb:.0f} MB" if pb is not None else "n/a"
+        else:
+            cs, ps = fmt_t(cb), fmt_t(pb)
+        ratio = pb / cb if (cb and pb) else None
+        rs = f"{ratio:.1f}x" if ratio is not None else "n/a"
+        if kind is None:
+            met = "-"
+        elif cb is None:
+            met = "n/a"
+        elif kind == "ratio":
+            met = "yes" if ratio is not None and ratio >= target else "NO"
+        else:
+            met = "yes" if cb < target else "NO"
+        print(" | ".join(s.ljust(n) for s, n in zip((label, cs, ps, rs, ttext, met), w)))
+    print("ratio = python time / calscope time (x faster); for memory, python MB / calscope MB")
+
+    print("\nnotes:")
+    for key, *_ in ROWS:
+        if key in c and c[key][2]:
+            print(f"  calscope {key}: {c[key][2]}")
+        if key in notes:
+            print(f"  python   {key}: {notes[key]}")
+
+    # The two sides must agree on the numbers, or the timings compare different work.
+    cv = parse_values(c.get("metrics", (None, None, ""))[2])
+    cv.update({"rece_g": v for k, v in parse_values(c.get("rece_g", (None, None, ""))[2]).items()
+               if k == "rece_g"})
+    pv = dict(vals)
+    if r1m is not None:
+        pv["rece_g"] = r1m
+    if cv:
+        diffs = [f"{k} |diff| {abs(cv[k] - pv[k]):.1e}" for k in pv if k in cv]
+        worst = max((abs(cv[k] - pv[k]) for k in pv if k in cv), default=float("nan"))
+        print(f"\nagreement on the full file (calscope vs numpy, values printed to 9 decimals): "
+              f"{'OK' if worst < 1e-8 else 'DIFFERENT'}; " + ", ".join(diffs))
+    else:
+        print("\npython values: " + ", ".join(f"{k} {v:.9f}" for k, v in pv.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception as e:  # never fail `make bench` on the reference side
+        print(f"reference_bench: {e!r}", file=sys.stderr)
+        sys.exit(0)

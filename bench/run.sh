@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `make bench`: times the calscope engine (bench/bench_engine.c) and `calscope report` on a
+# 1,000,000 x 10 prediction CSV, then the same work in Python (bench/reference_bench.py: pandas,
+# numpy) in the same run, and prints the table "case | calscope | python reference | ratio |
+# target | met?". A benchmark, not a test: the exit status is 0 whatever the timings.
+#
+#   bench/run.sh [BUILD_DIR]      (default build; make bench passes $(BUILD))
+# Environment: BENCH_DATA_DIR (default BUILD_DIR/bench), BENCH_ROWS (default 1000000),
+#              BENCH_REPEATS (default 5), BENCH_LOAD_REPEATS (pandas loads, default 2),
+#              BENCH_DIGITS (significant digits of the probabilities, default 6: 113 MB;
+#              10 gives about 153 MB, the size of the SPEC's measurements).
+# The data file is generated once by BUILD_DIR/gen_data (deterministic) and reused.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+ROWS=${BENCH_ROWS:-1000000}
+DATA_DIR=${BENCH_DATA_DIR:-$BUILD/bench}
+DIGITS=${BENCH_DIGITS:-6}
+DATA=$DATA_DIR/preds_${ROWS}x10_d${DIGITS}.csv
+ENGINE_TSV=$DATA_DIR/engine.tsv
+REPEATS=${BENCH_REPEATS:-5}
+mkdir -p "$DATA_DIR"
+
+if [ ! -s "$DATA" ]; then
+    if [ ! -x "$BUILD/gen_data" ]; then echo "bench: $BUILD/gen_data missing (make BUILD=$BUILD $BUILD/gen_data)"; exit 0; fi
+    echo "bench: generating $DATA ($ROWS x 10, $DIGITS digits, once)"
+    "$BUILD/gen_data" "$ROWS" 10 20261121 "$DIGITS" > "$DATA.tmp" && mv "$DATA.tmp" "$DATA"
+fi
+
+: > "$ENGINE_TSV"
+if [ -x "$BUILD/bench_engine" ]; then
+    echo "bench: engine driver ($BUILD/bench_engine, best of $REPEATS)"
+    "$BUILD/bench_engine" -r "$REPEATS" "$DATA" > "$ENGINE_TSV" || echo "bench: bench_engine exited with status $?"
+else
+    echo "bench: $BUILD/bench_engine missing; engine figures will be n/a"
+fi
+
+# calscope report end to end (load + every default metric + JSON), best of 3.
+if [ -x "$BUILD/calscope" ]; then
+    best=""
+    for _ in 1 2 3; do
+        t0=$(date +%s%N)
+        "$BUILD/calscope" report --format json "$DATA" > "$DATA_DIR/cli.json" 2> "$DATA_DIR/cli.err"; rc=$?
+        t1=$(date +%s%N)
+        if [ "$rc" -ne 0 ]; then best=""; break; fi
+        dt=$(( t1 - t0 ))
+        if [ -z "$best" ] || [ "$dt" -lt "$best" ]; then best=$dt; fi
+    done
+    if [ -n "$best" ]; then
+        printf 'cli\t%s\t%s\tcalscope report --format json, wall clock, best of 3\n' \
+            "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" >> "$ENGINE_TSV"
+    else
+        printf 'cli\tNA\tNA\tcalscope report failed (exit %s): %s\n' "$rc" "$(head -c 300 "$DATA_DIR/cli.err" | tr '\n' ' ')" >> "$ENGINE_TSV"
+    fi
+fi
+
+echo "bench: python reference (/usr/bin/python3: pandas, numpy)"
+/usr/bin/python3 bench/reference_bench.py --c-results "$ENGINE_TSV" --repeats "$REPEATS" "$DATA" || true
+exit 0

@@ -1,0 +1,539 @@
+/* Threaded backend: see include/calscope/backend.h for the contract.
+ *
+ * Design (after redis bio.c): one mutex guards the request queue, the per-worker "running"
+ * table, the per-slot latest job and the list of finished responses; workers sleep on a
+ * condition variable. Generations are unique across the backend; latest[slot] holds the newest
+ * one and is atomic so cs_backend_is_current needs no lock. A job never touches the UI: its
+ * response goes on the done list and one byte goes down the wake-up pipe. A superseded job's
+ * response is dropped when the worker finishes (or, if it raced a newer submit, when polled). */
+#include "calscope/backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calscope/curves.h"
+#include "calscope/topk.h"
+
+#define MAX_WORKERS 256
+
+typedef struct job {
+    cs_request req;
+    char *path;
+    uint64_t gen;
+    atomic_int cancel;
+    atomic_int progress;     /* parts per million */
+    struct job *next;
+} job;
+
+typedef struct done_item {
+    cs_response *resp;
+    struct done_item *next;
+} done_item;
+
+struct cs_backend {
+    pthread_mutex_t mu;
+    pthread_cond_t work;     /* queue non-empty or stopping */
+    pthread_cond_t idle;     /* a worker finished a job */
+    int n_workers;
+    int default_threads;     /* read by workers: fixed before the first one starts */
+    pthread_t tid[MAX_WORKERS];
+    job *running[MAX_WORKERS];
+    job *q_head, *q_tail;
+    done_item *d_head, *d_tail;
+    job *slot_job[CS_BACKEND_MAX_SLOTS];      /* latest job while queued/running, else NULL */
+    int slot_done[CS_BACKEND_MAX_SLOTS];      /* latest request finished and was delivered */
+    _Atomic uint64_t latest[CS_BACKEND_MAX_SLOTS];
+    uint64_t gen_counter;
+    int stop;
+    int pipe_rd, pipe_wr;
+};
+
+typedef struct worker_arg {
+    cs_backend *b;
+    int index;
+} worker_arg;
+
+void cs_response_free(cs_response *r)
+{
+    if (!r)
+        return;
+    free(r->path);
+    cs_dataset_free(r->dataset);
+    cs_load_summary_free(&r->summary);
+    cs_result_free(&r->result);
+    cs_curve_free(r->curve);
+    free(r);
+}
+
+static void job_free(job *j)
+{
+    if (!j)
+        return;
+    free(j->path);
+    free(j);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void load_progress(void *ctx, double fraction)
+{
+    job *j = ctx;
+    int ppm = (int)(fraction * 1e6);
+    atomic_store(&j->progress, ppm < 0 ? 0 : (ppm > 1000000 ? 1000000 : ppm));
+}
+
+static int is_cancelled(job *j)
+{
+    return atomic_load_explicit(&j->cancel, memory_order_relaxed) != 0;
+}
+
+static void run_sleep(job *j, cs_response *r)
+{
+    unsigned ms = j->req.sleep_ms;
+    for (unsigned t = 0; t < ms; t++) {
+        if (is_cancelled(j)) {
+            r->status = cs_error_set(&r->err, CS_ECANCELLED, 0, 0, "cancelled");
+            return;
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+        atomic_store(&j->progress, (int)((double)(t + 1) / ms * 1e6));
+    }
+}
+
+static void run_topk(job *j, cs_response *r)
+{
+    const cs_request *q = &j->req;
+    r->n_topk = q->n_topk > CS_BACKEND_MAX_TOPK ? CS_BACKEND_MAX_TOPK : q->n_topk;
+    memcpy(r->topk_k, q->topk_k, r->n_topk * sizeof *r->topk_k);
+    /* cs_topk_bars sorts once for every k and takes no cancel flag; it costs about one
+     * evaluation, so a superseded request just finishes and is dropped. */
+    r->status = cs_topk_bars(q->data, &q->settings, q->topk_k, r->n_topk, r->topk_value, &r->err);
+}
+
+static cs_response *run_job(cs_backend *b, job *j)
+{
+    cs_response *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    const cs_request *q = &j->req;
+    double t0 = now_seconds();
+    r->kind = q->kind;
+    r->slot = q->slot;
+    r->generation = j->gen;
+    r->data = q->data;
+    cs_error_clear(&r->err);
+    cs_run run = { .threads = q->threads > 0 ? q->threads : b->default_threads,
+                   .cancel = &j->cancel, .progress_ppm = &j->progress };
+    unsigned metrics = q->metrics ? q->metrics : CS_METRICS_DEFAULT;
+    cs_prepared *p = NULL;
+    switch (q->kind) {
+    case CS_JOB_LOAD: {
+        cs_load_options o = q->load;
+        o.progress = load_progress;
+        o.progress_ctx = j;
+        o.cancel = &j->cancel;
+        r->path = j->path;
+        j->path = NULL;
+        r->dataset = cs_load_file(r->path, &o, &r->summary, &r->err);
+        r->status = r->dataset ? CS_OK : r->err.code;
+        break;
+    }
+    case CS_JOB_METRICS:
+        p = cs_prepare(q->data, &q->settings, &r->err);
+        if (!p) {
+            r->status = r->err.code;
+            break;
+        }
+        r->status = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, &j->cancel,
+                                &r->result, &r->err);
+        if (r->status == CS_OK && q->ci_repeats > 0) {
+            r->status = cs_bootstrap_ci(p, metrics, q->ci_repeats, q->seed, &run, &r->ci,
+                                        &r->err);
+            r->has_ci = r->status == CS_OK;
+        }
+        break;
+    case CS_JOB_SIZE_CURVE:
+        p = cs_prepare(q->data, &q->settings, &r->err);
+        if (!p) {
+            r->status = r->err.code;
+            break;
+        }
+        r->curve = cs_size_curve(p, &q->curve, &run, &r->err);
+        r->status = r->curve ? CS_OK : r->err.code;
+        break;
+    case CS_JOB_BINS_CURVE:
+        r->curve = cs_bins_curve(q->data, &q->settings, &q->curve, &run, &r->err);
+        r->status = r->curve ? CS_OK : r->err.code;
+        break;
+    case CS_JOB_TOPK:
+        run_topk(j, r);
+        break;
+    case CS_JOB_COMPARE:
+        r->status = cs_compare_run(q->data, q->data_b, &q->settings, metrics,
+                                   q->compare_repeats > 0 ? q->compare_repeats : 1000, q->seed,
+                                   &run, &r->compare, &r->err);
+        break;
+    case CS_JOB_SLEEP:
+        run_sleep(j, r);
+        break;
+    }
+    cs_prepared_free(p);
+    if (r->status == CS_OK)
+        atomic_store(&j->progress, 1000000);
+    r->seconds = now_seconds() - t0;
+    return r;
+}
+
+static void wake(cs_backend *b)
+{
+    char c = 1;
+    /* A full pipe is already readable: EAGAIN loses nothing. */
+    ssize_t w = write(b->pipe_wr, &c, 1);
+    (void)w;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_arg *wa = arg;
+    cs_backend *b = wa->b;
+    int me = wa->index;
+    free(wa);
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        while (!b->stop && !b->q_head)
+            pthread_cond_wait(&b->work, &b->mu);
+        if (b->stop)
+            break;
+        job *j = b->q_head;
+        b->q_head = j->next;
+        if (!b->q_head)
+            b->q_tail = NULL;
+        j->next = NULL;
+        b->running[me] = j;
+        pthread_mutex_unlock(&b->mu);
+
+        cs_response *r = run_job(b, j);
+
+        pthread_mutex_lock(&b->mu);
+        b->running[me] = NULL;
+        int slot = j->req.slot;
+        int current = !is_cancelled(j) && atomic_load(&b->latest[slot]) == j->gen;
+        if (b->slot_job[slot] == j)
+            b->slot_job[slot] = NULL;
+        done_item *d = current && r ? malloc(sizeof *d) : NULL;
+        if (d) {
+            d->resp = r;
+            d->next = NULL;
+            if (b->d_tail)
+                b->d_tail->next = d;
+            else
+                b->d_head = d;
+            b->d_tail = d;
+            b->slot_done[slot] = 1;
+            wake(b);
+        } else {
+            cs_response_free(r);
+        }
+        job_free(j);
+        pthread_cond_broadcast(&b->idle);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+cs_backend *cs_backend_new(int workers, cs_error *err)
+{
+    if (workers <= 0)
+        workers = cs_cpu_count();
+    if (workers > MAX_WORKERS)
+        workers = MAX_WORKERS;
+    cs_backend *b = calloc(1, sizeof *b);
+    if (!b) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    int fds[2];
+    if (pipe(fds) != 0) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "backend: pipe: %s", strerror(errno));
+        free(b);
+        return NULL;
+    }
+    b->pipe_rd = fds[0];
+    b->pipe_wr = fds[1];
+    for (int i = 0; i < 2; i++) {
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+    }
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->work, NULL);
+    pthread_cond_init(&b->idle, NULL);
+    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
+        atomic_init(&b->latest[s], 0);
+    b->default_threads = workers;
+    /* Workers inherit this mask: async signals stay with the UI thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (int i = 0; i < workers; i++) {
+        worker_arg *wa = malloc(sizeof *wa);
+        if (!wa)
+            break;
+        wa->b = b;
+        wa->index = i;
+        if (pthread_create(&b->tid[i], NULL, worker_main, wa) != 0) {
+            free(wa);
+            break;
+        }
+        b->n_workers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (b->n_workers == 0) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "backend: cannot start a worker thread");
+        cs_backend_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int cs_backend_workers(const cs_backend *b)
+{
+    return b->n_workers;
+}
+
+/* Under b->mu: supersedes the slot's current job (queued: dropped; running: cancelled). */
+static void supersede_locked(cs_backend *b, int slot)
+{
+    job *old = b->slot_job[slot];
+    b->slot_job[slot] = NULL;
+    b->slot_done[slot] = 0;
+    if (!old)
+        return;
+    for (job **pp = &b->q_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+        if (*pp == old) {
+            *pp = old->next;
+            if (b->q_tail == old)
+                b->q_tail = prev;
+            job_free(old);
+            return;
+        }
+    }
+    atomic_store(&old->cancel, 1);
+}
+
+uint64_t cs_backend_submit(cs_backend *b, const cs_request *req, cs_error *err)
+{
+    if (req->slot < 0 || req->slot >= CS_BACKEND_MAX_SLOTS) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "backend: slot %d out of range", req->slot);
+        return 0;
+    }
+    if ((int)req->kind < CS_JOB_LOAD || req->kind > CS_JOB_SLEEP ||
+        (req->kind == CS_JOB_LOAD && !req->path) ||
+        ((req->kind != CS_JOB_LOAD && req->kind != CS_JOB_SLEEP) && !req->data) ||
+        (req->kind == CS_JOB_COMPARE && !req->data_b)) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "backend: incomplete request");
+        return 0;
+    }
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return 0;
+    }
+    j->req = *req;
+    if (req->path) {
+        j->path = strdup(req->path);
+        if (!j->path) {
+            free(j);
+            cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+            return 0;
+        }
+    }
+    j->req.path = NULL;
+    atomic_init(&j->cancel, 0);
+    atomic_init(&j->progress, 0);
+    pthread_mutex_lock(&b->mu);
+    supersede_locked(b, req->slot);
+    uint64_t gen = j->gen = ++b->gen_counter;
+    atomic_store(&b->latest[req->slot], gen);
+    b->slot_job[req->slot] = j;
+    if (b->q_tail)
+        b->q_tail->next = j;
+    else
+        b->q_head = j;
+    b->q_tail = j;
+    pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    /* j belongs to the workers once unlocked (it may already be freed): use the copy. */
+    return gen;
+}
+
+void cs_backend_cancel(cs_backend *b, int slot)
+{
+    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS)
+        return;
+    pthread_mutex_lock(&b->mu);
+    supersede_locked(b, slot);
+    /* A fresh generation with no job: whatever was in flight is no longer current. */
+    atomic_store(&b->latest[slot], ++b->gen_counter);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static int uses(const job *j, const cs_dataset *d)
+{
+    return j && (j->req.data == d || j->req.data_b == d);
+}
+
+void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
+{
+    pthread_mutex_lock(&b->mu);
+    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
+        if (uses(b->slot_job[s], d)) {
+            supersede_locked(b, s);
+            atomic_store(&b->latest[s], ++b->gen_counter);
+        }
+    for (;;) {
+        int busy = 0;
+        for (int w = 0; w < b->n_workers; w++)
+            if (uses(b->running[w], d)) {
+                /* Also superseded jobs still winding down on an older generation. */
+                atomic_store(&b->running[w]->cancel, 1);
+                busy = 1;
+            }
+        if (!busy)
+            break;
+        pthread_cond_wait(&b->idle, &b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+int cs_backend_wake_fd(const cs_backend *b)
+{
+    return b->pipe_rd;
+}
+
+void cs_backend_drain_wake(cs_backend *b)
+{
+    char buf[256];
+    while (read(b->pipe_rd, buf, sizeof buf) > 0)
+        ;
+}
+
+cs_response *cs_backend_poll(cs_backend *b)
+{
+    cs_response *out = NULL;
+    pthread_mutex_lock(&b->mu);
+    while (b->d_head && !out) {
+        done_item *d = b->d_head;
+        b->d_head = d->next;
+        if (!b->d_head)
+            b->d_tail = NULL;
+        if (atomic_load(&b->latest[d->resp->slot]) == d->resp->generation)
+            out = d->resp;
+        else
+            cs_response_free(d->resp);
+        free(d);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return out;
+}
+
+cs_response *cs_backend_wait(cs_backend *b, int timeout_ms)
+{
+    double deadline = now_seconds() + timeout_ms / 1000.0;
+    for (;;) {
+        cs_response *r = cs_backend_poll(b);
+        if (r)
+            return r;
+        int left = -1;
+        if (timeout_ms >= 0) {
+            double rem = deadline - now_seconds();
+            if (rem <= 0)
+                return NULL;
+            left = (int)(rem * 1000) + 1;
+        }
+        struct pollfd pfd = { .fd = b->pipe_rd, .events = POLLIN };
+        if (poll(&pfd, 1, left) > 0)
+            cs_backend_drain_wake(b);
+    }
+}
+
+int cs_backend_is_current(const cs_backend *b, const cs_response *r)
+{
+    if (r->slot < 0 || r->slot >= CS_BACKEND_MAX_SLOTS)
+        return 0;
+    return atomic_load(&((cs_backend *)b)->latest[r->slot]) == r->generation;
+}
+
+double cs_backend_progress(const cs_backend *b, int slot)
+{
+    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS)
+        return -1;
+    cs_backend *m = (cs_backend *)b;
+    double p;
+    pthread_mutex_lock(&m->mu);
+    if (m->slot_job[slot])
+        p = atomic_load(&m->slot_job[slot]->progress) / 1e6;
+    else
+        p = m->slot_done[slot] ? 1.0 : -1.0;
+    pthread_mutex_unlock(&m->mu);
+    return p;
+}
+
+int cs_backend_busy(const cs_backend *b, int slot)
+{
+    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS)
+        return 0;
+    cs_backend *m = (cs_backend *)b;
+    pthread_mutex_lock(&m->mu);
+    int busy = m->slot_job[slot] != NULL;
+    pthread_mutex_unlock(&m->mu);
+    return busy;
+}
+
+void cs_backend_free(cs_backend *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->mu);
+    b->stop = 1;
+    for (int w = 0; w < b->n_workers; w++)
+        if (b->running[w])
+            atomic_store(&b->running[w]->cancel, 1);
+    while (b->q_head) {
+        job *j = b->q_head;
+        b->q_head = j->next;
+        job_free(j);
+    }
+    b->q_tail = NULL;
+    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
+        b->slot_job[s] = NULL;
+    pthread_cond_broadcast(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    for (int w = 0; w < b->n_workers; w++)
+        pthread_join(b->tid[w], NULL);
+    while (b->d_head) {
+        done_item *d = b->d_head;
+        b->d_head = d->next;
+        cs_response_free(d->resp);
+        free(d);
+    }
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->work);
+    pthread_cond_destroy(&b->idle);
+    close(b->pipe_rd);
+    close(b->pipe_wr);
+    free(b);
+}

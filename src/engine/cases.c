@@ -1,0 +1,171 @@
+/* Per-case metrics and the dataset reliability histogram (conventions in cases.h).
+ * The per-row work (selection, lens) is done once by cs_prepare; each case is then one
+ * cs_evaluate call on its own index list, so the cost is linear in the rows overall. */
+#include "calscope/cases.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cs_case_metrics_free(cs_case_metrics *cm)
+{
+    if (!cm) return;
+    free(cm->case_index);
+    free(cm->count);
+    free(cm->ece);
+    free(cm->ace);
+    free(cm->mce);
+    free(cm->hist);
+    memset(cm, 0, sizeof *cm);
+}
+
+/* Uniform bin of x: (e[i], e[i+1]] with e[i] = i/M in double, 0 (and below) in bin 0, above 1
+ * in the last bin. The first guess from ceil is corrected against the edges themselves so the
+ * membership is decided on the doubles, never on x*M's rounding. */
+static size_t ubin(double x, size_t m)
+{
+    if (!(x > 1.0 / (double)m)) return 0;
+    if (x > (double)(m - 1) / (double)m) return m - 1;
+    double f = ceil(x * (double)m) - 1.0;
+    size_t b = f < 0 ? 0 : f > (double)(m - 1) ? m - 1 : (size_t)f;
+    while (b > 0 && !(x > (double)b / (double)m)) b--;
+    while (b < m - 1 && x > (double)(b + 1) / (double)m) b++;
+    return b;
+}
+
+static cs_case_stat stat_of(const double *v, size_t n)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) { sum += v[i]; k++; }
+    cs_case_stat st = { NAN, NAN };
+    if (k == 0) return st;
+    st.mean = sum / (double)k;
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) ss += (v[i] - st.mean) * (v[i] - st.mean);
+    st.sd = sqrt(ss / (double)k);
+    return st;
+}
+
+/* Histogram of one case: its selected rows rows[idx[0..n)). `tot`/`hit` are k*m scratch. */
+static void case_hist(const cs_dataset *d, const uint32_t *rows, const uint32_t *idx, size_t n,
+                      size_t m, uint32_t *tot, uint32_t *hit, uint32_t *hist)
+{
+    size_t k = d->k;
+    memset(tot, 0, k * m * sizeof *tot);
+    memset(hit, 0, k * m * sizeof *hit);
+    for (size_t q = 0; q < n; q++) {
+        size_t r = rows[idx[q]];
+        const double *g = d->prob + r * k;
+        for (size_t c = 0; c < k; c++) {
+            size_t b = ubin(g[c], m);
+            tot[c * m + b]++;
+            hit[c * m + b] += d->label[r] == (int32_t)c;
+        }
+    }
+    for (size_t c = 0; c < k; c++)
+        for (size_t i = 0; i < m; i++) {
+            uint32_t t = tot[c * m + i];
+            if (t == 0) continue;
+            size_t j = ubin((double)hit[c * m + i] / (double)t, m);
+            hist[(c * m + i) * m + j]++;
+        }
+}
+
+cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
+                                  const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *path = d->path ? d->path : "input";
+    if (!d->case_id)
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "%s: per-case metrics need a case column (segmentation-style file)", path);
+    cs_prepared *p = cs_prepare(d, s, err);
+    if (!p) return err->code;
+
+    size_t n = cs_prepared_count(p), nc = d->n_cases, m = (size_t)s->bins, k = d->k;
+    const uint32_t *rows = cs_prepared_rows(p);
+    size_t *start = calloc(nc + 2, sizeof *start);
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    uint32_t *scratch = malloc(2 * k * m * sizeof *scratch);
+    cs_status st = CS_OK;
+    if (!start || !idx || !scratch) goto nomem;
+
+    /* Bucket the prepared samples by case (counting sort keeps ascending order). */
+    for (size_t q = 0; q < n; q++) {
+        int32_t c = d->case_id[rows[q]];
+        if (c < 0 || (size_t)c >= nc) {
+            st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: row %u has a case outside the case table",
+                              path, (unsigned)rows[q]);
+            goto done;
+        }
+        start[c + 2]++;
+    }
+    size_t measured = 0;
+    for (size_t c = 0; c < nc; c++) {
+        if (start[c + 2]) measured++;
+        start[c + 2] += start[c + 1];
+    }
+    for (size_t q = 0; q < n; q++) idx[start[d->case_id[rows[q]] + 1]++] = (uint32_t)q;
+    /* now case c's samples are idx[start[c] .. start[c+1]) */
+
+    out->k = k;
+    out->m = m;
+    out->case_index = malloc((measured ? measured : 1) * sizeof *out->case_index);
+    out->count = malloc((measured ? measured : 1) * sizeof *out->count);
+    out->ece = malloc((measured ? measured : 1) * sizeof *out->ece);
+    out->ace = malloc((measured ? measured : 1) * sizeof *out->ace);
+    out->mce = malloc((measured ? measured : 1) * sizeof *out->mce);
+    out->hist = calloc(k * m * m, sizeof *out->hist);
+    if (!out->case_index || !out->count || !out->ece || !out->ace || !out->mce || !out->hist)
+        goto nomem;
+
+    size_t j = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t cn = start[c + 1] - start[c];
+        if (cn == 0) continue;
+        if (cancel && atomic_load(cancel)) {
+            st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+            goto done;
+        }
+        cs_result r;
+        memset(&r, 0, sizeof r);
+        st = cs_evaluate(p, idx + start[c], cn, CS_WANT_BINNED, cancel, &r, err);
+        if (st != CS_OK) { cs_result_free(&r); goto done; }
+        out->case_index[j] = (int32_t)c;
+        out->count[j] = cn;
+        out->ece[j] = r.ece;
+        out->ace[j] = r.ace;
+        out->mce[j] = r.mce;
+        cs_result_free(&r);
+        case_hist(d, rows, idx + start[c], cn, m, scratch, scratch + k * m, out->hist);
+        j++;
+    }
+    out->n_cases = measured;
+    out->ece_stat = stat_of(out->ece, measured);
+    out->ace_stat = stat_of(out->ace, measured);
+    out->mce_stat = stat_of(out->mce, measured);
+
+    cs_result all;
+    memset(&all, 0, sizeof all);
+    st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, cancel, &all, err);
+    if (st == CS_OK) {
+        out->pooled_ece = all.ece;
+        out->pooled_ace = all.ace;
+        out->pooled_mce = all.mce;
+    }
+    cs_result_free(&all);
+    goto done;
+
+nomem:
+    st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+done:
+    free(start);
+    free(idx);
+    free(scratch);
+    cs_prepared_free(p);
+    if (st != CS_OK) cs_case_metrics_free(out);
+    return st;
+}

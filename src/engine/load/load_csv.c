@@ -1,0 +1,247 @@
+/* The libcsv reference path: any source, any quoting.
+ *
+ * libcsv reports records, not lines, so physical lines are counted here: CSV_REPALL_NL makes
+ * it report every unquoted CR and LF (a CR immediately followed by LF is one line end), and
+ * newlines inside quoted fields are counted from the field text. A row's LINE is the line it
+ * starts on. Callbacks cannot stop libcsv, so on a fatal error they set `fatal` and the feeding
+ * loop stops. */
+#include "engine/load/load_internal.h"
+
+#include <csv.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct csv_state {
+    const char *name;
+    const cs_load_options *opt;
+    csl_parsed *out;
+    cs_error *err;
+    /* current record */
+    char *buf;
+    size_t blen, bcap;
+    size_t *off, *flen;
+    size_t nf, fcap;
+    csl_field *fields;
+    size_t fields_cap;
+    long row_line;        /* physical line the current record started on */
+    long field_nl;        /* newlines inside quoted fields of the current record */
+    int last_cr;          /* the previous event was a CR line end (for CRLF) */
+    int any_record;
+    int fatal;            /* stop feeding: err is set */
+} csv_state;
+
+static void fail_nomem(csv_state *st)
+{
+    if (!st->fatal) cs_error_set(st->err, CS_ENOMEM, 0, 0, "%s: out of memory", st->name);
+    st->fatal = 1;
+}
+
+static long count_newlines(const char *p, size_t n)
+{
+    long c = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n') c++;
+        else if (p[i] == '\r' && (i + 1 >= n || p[i + 1] != '\n')) c++;
+    }
+    return c;
+}
+
+static void on_field(void *data, size_t len, void *ctx)
+{
+    csv_state *st = ctx;
+    if (st->fatal) return;
+    st->last_cr = 0;
+    if (st->nf == st->fcap) {
+        size_t nc = st->fcap ? st->fcap * 2 : 64;
+        size_t *o = realloc(st->off, nc * sizeof *o);
+        if (!o) { fail_nomem(st); return; }
+        st->off = o;
+        size_t *l = realloc(st->flen, nc * sizeof *l);
+        if (!l) { fail_nomem(st); return; }
+        st->flen = l;
+        st->fcap = nc;
+    }
+    if (st->blen + len + 1 > st->bcap) {
+        size_t nc = st->bcap ? st->bcap : 4096;
+        while (nc < st->blen + len + 1) nc *= 2;
+        char *b = realloc(st->buf, nc);
+        if (!b) { fail_nomem(st); return; }
+        st->buf = b;
+        st->bcap = nc;
+    }
+    if (len) memcpy(st->buf + st->blen, data, len);
+    st->off[st->nf] = st->blen;
+    st->flen[st->nf] = len;
+    st->nf++;
+    st->blen += len;
+    st->field_nl += count_newlines(data, len);
+}
+
+static void handle_record(csv_state *st)
+{
+    csl_parsed *out = st->out;
+    if (st->fields_cap < st->nf) {
+        csl_field *f = realloc(st->fields, st->nf * sizeof *f);
+        if (!f) { fail_nomem(st); return; }
+        st->fields = f;
+        st->fields_cap = st->nf;
+    }
+    for (size_t i = 0; i < st->nf; i++) {
+        st->fields[i].p = st->buf + st->off[i];
+        st->fields[i].len = st->flen[i];
+    }
+    st->any_record = 1;
+    if (!out->have_schema) {
+        cs_status s = cs_load_schema_build(&out->schema, st->name, st->fields, st->nf,
+                                           st->row_line, st->opt, st->err);
+        out->have_schema = 1;
+        if (s != CS_OK) { st->fatal = 1; return; }
+        if (cs_load_worker_init(&out->w, &out->schema, st->opt, st->name)) { fail_nomem(st); return; }
+        out->have_worker = 1;
+        out->w.rows.growable = 1;
+        out->w.ids = &out->ids;
+        out->w.cases = &out->cases;
+        if (!st->opt->no_header) return;     /* headerless: the first record is data too */
+    }
+    if (cs_load_row(&out->w, st->fields, st->nf, st->row_line)) fail_nomem(st);
+}
+
+static void on_row(int c, void *ctx)
+{
+    csv_state *st = ctx;
+    if (st->fatal) return;
+    if (st->nf == 0) {
+        /* no fields: the LF of a CRLF pair, or a blank line */
+        if (c == '\n' && st->last_cr) { st->last_cr = 0; return; }
+        if (c != -1) st->out->blank_lines++;
+    } else {
+        handle_record(st);
+    }
+    st->row_line += st->field_nl + (c == -1 ? 0 : 1);
+    st->field_nl = 0;
+    st->nf = 0;
+    st->blen = 0;
+    st->last_cr = c == '\r';
+}
+
+static cs_status quote_error(csv_state *st, const char *what)
+{
+    char pos[512];
+    long col = (long)st->nf + 1;
+    cs_load_format_pos(pos, sizeof pos, st->name, st->row_line, col);
+    return cs_error_set(st->err, CS_EINPUT, st->row_line, col, "%s%s", pos, what);
+}
+
+cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
+                      size_t block, csl_parsed *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    csv_state st;
+    memset(&st, 0, sizeof st);
+    st.name = name;
+    st.opt = opt;
+    st.out = out;
+    st.err = err;
+    st.row_line = 1;
+    if (!block) block = 1u << 20;
+
+    struct csv_parser p;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL | CSV_APPEND_NULL) != 0)
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+
+    csl_progress pr = { opt, total, 0.0, 0.0, 0 };
+    cs_status status = CS_OK;
+
+    /* Gather the first non-blank line before parsing: it gives the delimiter, and sniffing a
+     * fixed extent (not "the first block") keeps the result independent of the block size. */
+    char *head = NULL;
+    size_t hlen = 0, hcap = 0, ext = 0;
+    int eof = 0, bom_checked = 0;
+    const size_t head_max = 1u << 20;
+    while (!eof && !ext && hlen < head_max) {
+        const void *bp;
+        size_t bn;
+        int r = cs_load_src_next(src, &bp, &bn);
+        if (r < 0) {
+            status = cs_load_src_nomem(src)
+                         ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
+                         : cs_error_set(err, CS_EINPUT, 0, 0, "%s: %s", name, cs_load_src_error(src));
+            goto done;
+        }
+        if (r == 0) { eof = 1; break; }
+        if (hlen + bn > hcap) {
+            size_t nc = hcap ? hcap : 4096;
+            while (nc < hlen + bn) nc *= 2;
+            char *h = realloc(head, nc);
+            if (!h) { status = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name); goto done; }
+            head = h;
+            hcap = nc;
+        }
+        memcpy(head + hlen, bp, bn);
+        hlen += bn;
+        size_t skip = 0;
+        if (!bom_checked && hlen >= 3) {
+            bom_checked = 1;
+            if (memcmp(head, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+        }
+        if (skip) { memmove(head, head + 3, hlen - 3); hlen -= 3; }
+        if (bom_checked) ext = cs_load_sniff_extent(head, hlen);
+    }
+    if (!bom_checked && hlen >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(head, head + 3, hlen - 3);
+        hlen -= 3;
+    }
+    csv_set_delim(&p, (unsigned char)(opt->delimiter ? opt->delimiter
+                                      : cs_load_sniff_delim(head ? head : "", ext ? ext : hlen)));
+
+    /* feed: first what was gathered, then the rest of the source, in `block`-sized pieces */
+    const char *cur = head;
+    size_t left = hlen;
+    for (;;) {
+        while (left > 0 && !st.fatal) {
+            size_t n = left < block ? left : block;
+            size_t used = csv_parse(&p, cur, n, on_field, on_row, &st);
+            if (st.fatal) break;
+            if (used != n) {
+                if (csv_error(&p) == CSV_EPARSE)
+                    status = quote_error(&st, "malformed quoting: a quote inside an unquoted field"
+                                              " or text after a closing quote");
+                else
+                    status = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+                goto done;
+            }
+            cur += n;
+            left -= n;
+        }
+        if (st.fatal) { status = err->code; goto done; }
+        if (cs_load_tick(&pr, cs_load_src_consumed(src))) {
+            status = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+            goto done;
+        }
+        if (eof) break;
+        const void *bp;
+        int r = cs_load_src_next(src, &bp, &left);
+        if (r < 0) {
+            status = cs_load_src_nomem(src)
+                         ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
+                         : cs_error_set(err, CS_EINPUT, 0, 0, "%s: %s", name, cs_load_src_error(src));
+            goto done;
+        }
+        if (r == 0) break;
+        cur = bp;
+    }
+    if (csv_fini(&p, on_field, on_row, &st) != 0) {
+        status = quote_error(&st, "unterminated quote: the file ends inside a quoted field");
+        goto done;
+    }
+    if (st.fatal) { status = err->code; goto done; }
+    status = CS_OK;
+done:
+    csv_free(&p);
+    free(head);
+    free(st.buf);
+    free(st.off);
+    free(st.flen);
+    free(st.fields);
+    return status;
+}

@@ -1,0 +1,479 @@
+/* The fast path: a whole quote-free file in memory (mmap or a caller's buffer).
+ *
+ * The data after the header is cut into one chunk per thread at line boundaries. A first
+ * parallel pass counts the newlines of each chunk, which gives every chunk its first line
+ * number and an upper bound on its rows, so all rows go straight into one preallocated set of
+ * flat arrays (each chunk at its own offset; gaps left by blank or bad lines are closed
+ * afterwards). A second parallel pass splits lines and hands them to the shared row checker.
+ *
+ * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, or
+ * a CR that is not part of a CRLF line end — makes it give up (CSL_BAIL); the caller then runs
+ * the libcsv path on the same bytes. */
+#include "engine/load/load_internal.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TICK_BYTES ((size_t)1 << 20)
+#define MAX_THREADS 8
+#define MIN_PARALLEL_BYTES ((size_t)4 << 20)
+
+typedef struct fast_ctx {
+    const char *name;
+    const cs_load_options *opt;
+    const csl_schema *s;
+    unsigned char cls[256];   /* 1 = delimiter, 2 = give up (quote, CR) */
+    char delim;
+    atomic_size_t done;
+    atomic_int stop;
+    csl_progress pr;
+    size_t total;
+} fast_ctx;
+
+typedef struct chunk {
+    fast_ctx *c;
+    const char *beg, *end;
+    size_t newlines, cap, base;
+    long line0;
+    size_t blank;
+    csl_worker w;
+    int main_thread, bail, nomem, cancelled;
+} chunk;
+
+/* Splits [p, e) into fields trimmed of spaces and tabs the way libcsv trims unquoted fields.
+ * Fills at most `cap` fields and returns the true count, or -1 to give up. */
+static long split_line(const fast_ctx *c, const char *p, const char *e, csl_field *f, size_t cap)
+{
+    size_t nf = 0;
+    const char *fs = p;
+    for (const char *q = p;; q++) {
+        unsigned char k = q < e ? c->cls[(unsigned char)*q] : 1;
+        if (k == 0) continue;
+        if (k == 2) return -1;
+        const char *a = fs, *b = q;
+        while (a < b && (*a == ' ' || *a == '\t')) a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+        if (nf < cap) { f[nf].p = a; f[nf].len = (size_t)(b - a); }
+        nf++;
+        if (q >= e) break;
+        fs = q + 1;
+    }
+    return (long)nf;
+}
+
+static const double pow10_exact[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* [-]digits[.digits][e[+-]dd] with at most 19 digits, value <= 2^53, exponent within +-22: the cases where
+ * cs_load_parse_double takes its exact shortcut, so the bits are the same. Anything else
+ * returns NULL and the line goes through the general splitter and checker. */
+static inline const char *quick_num(const char *p, const char *e, double *out)
+{
+    int neg = 0;
+    if (p < e && *p == '-') { neg = 1; p++; }
+    const char *s = p;
+    uint64_t m = 0;
+    while (p < e && (unsigned)(*p - '0') < 10u) { m = m * 10 + (uint64_t)(*p - '0'); p++; }
+    size_t nd = (size_t)(p - s), nfrac = 0;
+    if (p < e && *p == '.') {
+        const char *f = ++p;
+        while (p < e && (unsigned)(*p - '0') < 10u) { m = m * 10 + (uint64_t)(*p - '0'); p++; }
+        nfrac = (size_t)(p - f);
+        nd += nfrac;
+    }
+    if (nd == 0 || nd > 19 || m > (UINT64_C(1) << 53)) return NULL;
+    long e10 = -(long)nfrac;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        /* short exponents only ("1.5e-05" as %g writes them) */
+        p++;
+        int eneg = 0;
+        if (p < e && (*p == '-' || *p == '+')) { eneg = *p == '-'; p++; }
+        if (e - p < 1 || (unsigned)(p[0] - '0') >= 10u) return NULL;
+        long ev = p[0] - '0';
+        p++;
+        if (p < e && (unsigned)(*p - '0') < 10u) { ev = ev * 10 + (*p - '0'); p++; }
+        if (p < e && (unsigned)(*p - '0') < 10u) return NULL;
+        e10 += eneg ? -ev : ev;
+    }
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return p;
+    }
+    if (e10 < -22 || e10 > 22) return NULL;
+    double v = (double)m;
+    if (e10 < 0) v /= pow10_exact[-e10];
+    else if (e10 > 0) v *= pow10_exact[e10];
+    *out = neg ? -v : v;
+    return p;
+}
+
+/* Whole line in one pass for the common case. Returns 1 when handled, 0 when the line must go
+ * through split_line + cs_load_row (which then finds and words any problem), -1 on ENOMEM. */
+static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
+{
+    const csl_schema *s = c->s;
+    double *v = w->scratch;
+    const char delim = c->delim;
+    int32_t label = 0, tta = 0;
+    csl_field idf = {NULL, 0}, casef = {NULL, 0};
+    for (size_t col = 0; col < s->ncols; col++) {
+        const csl_col *cc = &s->col[col];
+        if (col) {
+            if (p >= le || *p != delim) return 0;
+            p++;
+        }
+        double x;
+        const char *q;
+        switch (cc->role) {
+        case CSL_PROB:
+        case CSL_BINARY:
+            q = quick_num(p, le, &x);
+            if (!q || !(x >= 0.0 && x <= 1.0)) return 0;
+            if (cc->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
+            else v[cc->cls] = x;
+            p = q;
+            break;
+        case CSL_LOGIT:
+            q = quick_num(p, le, &x);
+            if (!q) return 0;
+            v[cc->cls] = x;
+            p = q;
+            break;
+        case CSL_LABEL:
+        case CSL_TTA:
+            q = quick_num(p, le, &x);
+            if (!q || !(x >= 0.0) || x != floor(x)) return 0;
+            if (cc->role == CSL_LABEL) {
+                if (x > (double)(s->k - 1)) return 0;
+                label = (int32_t)x;
+            } else {
+                if (x > (double)INT32_MAX) return 0;
+                tta = (int32_t)x;
+            }
+            p = q;
+            break;
+        default: /* ignored, id, case: text up to the delimiter */
+            q = p;
+            while (q < le && *q != delim) {
+                if (*q == '"' || *q == '\r') return 0;
+                q++;
+            }
+            if (cc->role != CSL_IGNORE) {
+                if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
+                csl_field *fd = cc->role == CSL_ID ? &idf : &casef;
+                fd->p = p;
+                fd->len = (size_t)(q - p);
+            }
+            p = q;
+            break;
+        }
+    }
+    if (p != le) return 0;
+    return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL, line)
+               ? -1 : 1;
+}
+
+/* One line [p, e) without its LF; strips the CR of a CRLF. */
+static const char *line_end(const char *p, const char *end, const char **next)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end;
+    *next = nl ? nl + 1 : end;
+    if (le > p && le[-1] == '\r') le--;
+    return le;
+}
+
+static void *count_chunk(void *arg)
+{
+    chunk *ch = arg;
+    size_t n = 0;
+    for (const char *p = ch->beg; p < ch->end;) {
+        const char *nl = memchr(p, '\n', (size_t)(ch->end - p));
+        if (!nl) break;
+        n++;
+        p = nl + 1;
+    }
+    ch->newlines = n;
+    ch->cap = n + (ch->end > ch->beg && ch->end[-1] != '\n');
+    return NULL;
+}
+
+static void *parse_chunk(void *arg)
+{
+    chunk *ch = arg;
+    fast_ctx *c = ch->c;
+    size_t ncols = c->s->ncols;
+    csl_field *f = malloc((ncols + 1) * sizeof *f);
+    if (!f) { ch->nomem = 1; atomic_store(&c->stop, 1); return NULL; }
+    long line = ch->line0;
+    size_t since = 0;
+    for (const char *p = ch->beg; p < ch->end;) {
+        const char *next;
+        const char *le = line_end(p, ch->end, &next);
+        int qr = quick_line(c, &ch->w, p, le, line);
+        if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
+        if (qr > 0) {
+            line++;
+            since += (size_t)(next - p);
+            p = next;
+            if (since < TICK_BYTES) continue;
+            size_t d = atomic_fetch_add(&c->done, since) + since;
+            since = 0;
+            if (atomic_load(&c->stop)) break;
+            if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
+                ch->cancelled = 1;
+                atomic_store(&c->stop, 1);
+                break;
+            }
+            continue;
+        }
+        long nf = split_line(c, p, le, f, ncols + 1);
+        if (nf < 0) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
+        if (nf == 1 && f[0].len == 0) {
+            /* blank line; a blank tail without a newline is not a line (libcsv agrees) */
+            if (next[-1] == '\n' || (le < next && *le == '\r')) ch->blank++;
+        } else if (cs_load_row(&ch->w, f, (size_t)nf, line)) {
+            ch->nomem = 1;
+            atomic_store(&c->stop, 1);
+            break;
+        }
+        line++;
+        since += (size_t)(next - p);
+        p = next;
+        if (since >= TICK_BYTES) {
+            size_t d = atomic_fetch_add(&c->done, since) + since;
+            since = 0;
+            if (atomic_load(&c->stop)) break;
+            if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
+                ch->cancelled = 1;
+                atomic_store(&c->stop, 1);
+                break;
+            }
+        }
+    }
+    atomic_fetch_add(&c->done, since);
+    free(f);
+    return NULL;
+}
+
+/* Runs fn on every chunk, chunk 0 on the calling thread. */
+static void run_all(chunk *ch, int n, void *(*fn)(void *))
+{
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 1; i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, fn, &ch[i]) == 0;
+    fn(&ch[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i]) pthread_join(tid[i], NULL);
+        else fn(&ch[i]);
+    }
+}
+
+static void move_rows(csl_rows *r, const csl_schema *s, size_t dst, size_t src, size_t n)
+{
+    size_t k = s->k;
+    memmove(r->prob + dst * k, r->prob + src * k, n * k * sizeof *r->prob);
+    if (r->logit) memmove(r->logit + dst * k, r->logit + src * k, n * k * sizeof *r->logit);
+    memmove(r->label + dst, r->label + src, n * sizeof *r->label);
+    if (r->id) memmove(r->id + dst, r->id + src, n * sizeof *r->id);
+    if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
+    if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
+}
+
+static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
+{
+    memset(v, 0, sizeof *v);
+    v->cap = cap;
+    v->prob = all->prob + base * s->k;
+    if (all->logit) v->logit = all->logit + base * s->k;
+    v->label = all->label + base;
+    if (all->id) v->id = all->id + base;
+    if (all->tta) v->tta = all->tta + base;
+    if (all->case_id) v->case_id = all->case_id + base;
+}
+
+int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
+                 int threads, csl_parsed *out, cs_status *st, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *st = CS_OK;
+    fast_ctx c;
+    memset(&c, 0, sizeof c);
+    c.name = name;
+    c.opt = opt;
+    c.pr.opt = opt;
+    c.pr.total = len;
+    c.total = len;
+    atomic_init(&c.done, 0);
+    atomic_init(&c.stop, 0);
+    if (cs_load_tick(&c.pr, 0)) {
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+        return CSL_DONE;
+    }
+
+    const char *d = data, *end = data + len;
+    if (len >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) d += 3;
+    if (memchr(d, '"', (size_t)(end - d) < 65536 ? (size_t)(end - d) : 65536)) return CSL_BAIL;
+
+    char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, (size_t)(end - d));
+    c.cls[(unsigned char)delim] = 1;
+    c.delim = delim;
+    c.cls['"'] = 2;
+    c.cls['\r'] = 2;
+
+    /* header: the first non-blank line */
+    long line = 1;
+    const char *p = d;
+    csl_field *hf = NULL;
+    long nf = 0;
+    int rc = CSL_DONE;
+    while (p < end) {
+        const char *next;
+        const char *le = line_end(p, end, &next);
+        size_t cap = 16;
+        for (;;) {
+            csl_field *nfp = realloc(hf, cap * sizeof *hf);
+            if (!nfp) { *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name); goto fail; }
+            hf = nfp;
+            nf = split_line(&c, p, le, hf, cap);
+            if (nf < 0 || (size_t)nf <= cap) break;
+            cap = (size_t)nf;
+        }
+        if (nf < 0) { rc = CSL_BAIL; goto fail; }
+        if (nf == 1 && hf[0].len == 0) {
+            if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
+            line++;
+            p = next;
+            continue;
+        }
+        *st = cs_load_schema_build(&out->schema, name, hf, (size_t)nf, line, opt, err);
+        out->have_schema = 1;
+        if (*st != CS_OK) goto fail;
+        if (!opt->no_header) { line++; p = next; }
+        break;
+    }
+    free(hf);
+    hf = NULL;
+    if (!out->have_schema) return CSL_DONE;      /* nothing but blank lines: the finisher says so */
+
+    const csl_schema *s = &out->schema;
+    c.s = s;
+    if (cs_load_worker_init(&out->w, s, opt, name)) {
+        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+        return CSL_DONE;
+    }
+    out->have_worker = 1;
+    out->w.ids = &out->ids;
+    out->w.cases = &out->cases;
+
+    int nt = threads;
+    if (nt <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = cpus > 0 ? (int)cpus : 1;
+    }
+    if (nt > MAX_THREADS) nt = MAX_THREADS;
+    if ((size_t)(end - p) < MIN_PARALLEL_BYTES && threads <= 0) nt = 1;
+    if (s->has_id || s->has_case) nt = 1;       /* interning order must be file order */
+    if ((size_t)(end - p) < (size_t)nt) nt = 1;
+
+    chunk ch[MAX_THREADS];
+    memset(ch, 0, sizeof ch);
+    const char *cut = p;
+    for (int i = 0; i < nt; i++) {
+        ch[i].c = &c;
+        ch[i].beg = cut;
+        if (i == nt - 1) {
+            ch[i].end = end;
+        } else {
+            const char *target = p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
+            if (target < cut) target = cut;
+            const char *nl = memchr(target, '\n', (size_t)(end - target));
+            ch[i].end = nl ? nl + 1 : end;
+        }
+        cut = ch[i].end;
+    }
+    ch[0].main_thread = 1;
+    run_all(ch, nt, count_chunk);
+
+    size_t total_cap = 0;
+    long l0 = line;
+    for (int i = 0; i < nt; i++) {
+        ch[i].base = total_cap;
+        ch[i].line0 = l0;
+        total_cap += ch[i].cap;
+        l0 += (long)ch[i].newlines;
+    }
+    csl_rows all;
+    if (cs_load_rows_alloc(&all, s, total_cap)) {
+        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+        return CSL_DONE;
+    }
+    for (int i = 0; i < nt; i++) {
+        if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
+        else if (cs_load_worker_init(&ch[i].w, s, opt, name)) ch[i].nomem = 1;
+        ch[i].w.ids = &out->ids;
+        ch[i].w.cases = &out->cases;
+        view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
+    }
+    int nomem = 0;
+    for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
+    if (!nomem) run_all(ch, nt, parse_chunk);
+
+    int bail = 0, cancelled = 0;
+    for (int i = 0; i < nt; i++) {
+        bail |= ch[i].bail;
+        cancelled |= ch[i].cancelled;
+        nomem |= ch[i].nomem;
+    }
+    /* merge into chunk 0's worker, closing the gaps between chunks */
+    csl_worker *w = &ch[0].w;
+    size_t dst = w->rows.n;
+    out->blank_lines += ch[0].blank;
+    for (int i = 1; i < nt; i++) {
+        csl_worker *o = &ch[i].w;
+        if (!bail && !cancelled && !nomem && o->rows.n) {
+            move_rows(&all, s, dst, ch[i].base, o->rows.n);
+            dst += o->rows.n;
+        }
+        if (o->bad && !w->bad) { w->first_line = o->first_line; w->first_col = o->first_col; }
+        w->bad += o->bad;
+        w->rows_read += o->rows_read;
+        w->renorm += o->renorm;
+        out->blank_lines += ch[i].blank;
+        for (size_t m = 0; m < o->n_msgs; m++) {
+            if (w->n_msgs < CS_LOAD_MAX_SKIP_MESSAGES) w->msgs[w->n_msgs++] = o->msgs[m];
+            else free(o->msgs[m]);
+        }
+        o->n_msgs = 0;
+        cs_load_worker_free(o);
+    }
+    out->w = *w;
+    out->w.rows = all;
+    out->w.rows.n = dst;
+    out->w.rows.growable = 1;       /* owned now; freed with the worker */
+    if (bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+    if (cancelled) {
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+        return CSL_DONE;
+    }
+    if (nomem || out->w.nomem) {
+        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+        return CSL_DONE;
+    }
+    if (cs_load_tick(&c.pr, len)) {
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+        return CSL_DONE;
+    }
+    return CSL_DONE;
+fail:
+    free(hf);
+    if (rc == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
+    return CSL_DONE;
+}

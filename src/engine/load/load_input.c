@@ -1,0 +1,255 @@
+/* Byte sources for the libcsv path: memory (a buffer or an mmap'd file), a file descriptor
+ * (stdin, pipes) and a gzip decoder over either. Gzip is recognised by its magic bytes, never
+ * by the file name. */
+#include "engine/load/load_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum { SRC_MEM, SRC_FD, SRC_GZ };
+
+struct csl_src {
+    int kind;
+    /* SRC_MEM */
+    const unsigned char *mem;
+    size_t len, pos;
+    /* SRC_FD */
+    int fd;
+    unsigned char *buf;       /* SRC_FD read buffer / SRC_GZ output buffer */
+    size_t block;
+    unsigned char *peek;      /* SRC_FD: bytes read ahead to look at the magic */
+    size_t peek_len;
+    size_t consumed;
+    /* SRC_GZ */
+    csl_src *inner;
+    z_stream z;
+    int z_ready, z_end, inner_eof;
+    int pending_err;          /* an error found after some output: report it on the next call */
+    char err[256];
+    int nomem;
+};
+
+csl_src *cs_load_src_mem(const void *data, size_t len)
+{
+    csl_src *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->kind = SRC_MEM;
+    s->mem = data;
+    s->len = len;
+    return s;
+}
+
+csl_src *cs_load_src_fd(int fd, size_t block)
+{
+    csl_src *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->kind = SRC_FD;
+    s->fd = fd;
+    s->block = block ? block : (1u << 20);
+    s->buf = malloc(s->block);
+    if (!s->buf) { free(s); return NULL; }
+    return s;
+}
+
+static ssize_t read_full(csl_src *s, unsigned char *buf, size_t cap)
+{
+    size_t got = 0;
+    while (got < cap) {
+        ssize_t r = read(s->fd, buf + got, cap - got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            snprintf(s->err, sizeof s->err, "read error: %s", strerror(errno));
+            return -1;
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+static int raw_next(csl_src *s, const void **p, size_t *n)
+{
+    if (s->kind == SRC_MEM) {
+        if (s->pos >= s->len) return 0;
+        size_t b = s->block ? s->block : (1u << 20);
+        size_t take = s->len - s->pos < b ? s->len - s->pos : b;
+        *p = s->mem + s->pos;
+        *n = take;
+        s->pos += take;
+        s->consumed += take;
+        return 1;
+    }
+    if (s->peek_len) {
+        *p = s->peek;
+        *n = s->peek_len;
+        s->peek_len = 0;
+        return 1;
+    }
+    ssize_t r = read_full(s, s->buf, s->block);
+    if (r < 0) return -1;
+    if (r == 0) return 0;
+    s->consumed += (size_t)r;
+    *p = s->buf;
+    *n = (size_t)r;
+    return 1;
+}
+
+/* Inflate into s->buf; concatenated gzip members are read one after another (gzip(1) does). */
+static int gz_fill(csl_src *s, const void **p, size_t *n)
+{
+    if (s->z_end) return 0;
+    s->z.next_out = s->buf;
+    s->z.avail_out = (uInt)s->block;
+    while (s->z.avail_out > 0) {
+        if (s->z.avail_in == 0 && !s->inner_eof) {
+            const void *ip;
+            size_t in;
+            int r = raw_next(s->inner, &ip, &in);
+            if (r < 0) {
+                snprintf(s->err, sizeof s->err, "%s", s->inner->err);
+                return -1;
+            }
+            if (r == 0) s->inner_eof = 1;
+            else { s->z.next_in = (Bytef *)(uintptr_t)ip; s->z.avail_in = (uInt)in; }
+        }
+        if (s->z.avail_in == 0 && s->inner_eof) {
+            if (s->z_ready == 2) { s->z_end = 1; break; }   /* ended exactly after a member */
+            snprintf(s->err, sizeof s->err, "corrupt gzip data: truncated (unexpected end of file)");
+            return -1;
+        }
+        if (s->z_ready == 2) {
+            /* between members: another member must start with the magic */
+            if (s->z.next_in[0] != 0x1f) {
+                snprintf(s->err, sizeof s->err, "corrupt gzip data: trailing garbage after the"
+                         " compressed stream");
+                return -1;
+            }
+            if (inflateReset(&s->z) != Z_OK) {
+                snprintf(s->err, sizeof s->err, "corrupt gzip data");
+                return -1;
+            }
+            s->z_ready = 1;
+        }
+        int zr = inflate(&s->z, Z_NO_FLUSH);
+        if (zr == Z_STREAM_END) {
+            s->z_ready = 2;
+            continue;
+        }
+        if (zr == Z_MEM_ERROR) {
+            s->nomem = 1;
+            snprintf(s->err, sizeof s->err, "out of memory");
+            return -1;
+        }
+        if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+            snprintf(s->err, sizeof s->err, "corrupt gzip data: %s",
+                     s->z.msg ? s->z.msg : "invalid stream");
+            return -1;
+        }
+        /* Z_OK or Z_BUF_ERROR: loop for more input or until the output is full */
+    }
+    size_t produced = s->block - s->z.avail_out;
+    if (produced == 0) return s->z_end ? 0 : gz_fill(s, p, n);
+    *p = s->buf;
+    *n = produced;
+    return 1;
+}
+
+/* Bytes decoded before a corruption are handed out first, so the parser meets problems in file
+ * order whatever the block size (a bad header before a bad gzip trailer is reported as such). */
+static int gz_next(csl_src *s, const void **p, size_t *n)
+{
+    if (s->pending_err) return -1;
+    int r = gz_fill(s, p, n);
+    if (r < 0 && !s->nomem && s->block - s->z.avail_out > 0) {
+        s->pending_err = 1;
+        *p = s->buf;
+        *n = s->block - s->z.avail_out;
+        return 1;
+    }
+    return r;
+}
+
+csl_src *cs_load_src_gunzip_if(csl_src *src, size_t block, int *gz)
+{
+    *gz = 0;
+    unsigned char magic[2];
+    size_t have = 0;
+    if (src->kind == SRC_MEM) {
+        have = src->len < 2 ? src->len : 2;
+        memcpy(magic, src->mem, have);
+    } else {
+        /* read ahead once; the bytes are handed out first by raw_next */
+        ssize_t r = read_full(src, src->buf, src->block);
+        if (r < 0) return src;      /* the error resurfaces on the next read */
+        src->consumed += (size_t)r;
+        src->peek = src->buf;
+        src->peek_len = (size_t)r;
+        have = (size_t)r < 2 ? (size_t)r : 2;
+        memcpy(magic, src->buf, have);
+        if (r > 0 && (size_t)r < src->block) {
+            /* keep the peeked bytes stable while later reads reuse buf */
+            unsigned char *copy = malloc((size_t)r);
+            if (!copy) { cs_load_src_free(src); return NULL; }
+            memcpy(copy, src->buf, (size_t)r);
+            src->peek = copy;
+        } else if (r > 0) {
+            unsigned char *nb = malloc(src->block);
+            if (!nb) { cs_load_src_free(src); return NULL; }
+            src->peek = src->buf;        /* hand the full block out, read into a new buffer */
+            src->buf = nb;
+        }
+    }
+    if (have < 2 || magic[0] != 0x1f || magic[1] != 0x8b) return src;
+
+    csl_src *g = calloc(1, sizeof *g);
+    if (!g) { cs_load_src_free(src); return NULL; }
+    g->kind = SRC_GZ;
+    g->inner = src;
+    g->block = block ? block : (1u << 20);
+    g->buf = malloc(g->block);
+    if (!g->buf || inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+        free(g->buf);
+        free(g);
+        cs_load_src_free(src);
+        return NULL;
+    }
+    g->z_ready = 1;
+    *gz = 1;
+    return g;
+}
+
+int cs_load_src_next(csl_src *src, const void **p, size_t *n)
+{
+    return src->kind == SRC_GZ ? gz_next(src, p, n) : raw_next(src, p, n);
+}
+
+const char *cs_load_src_error(const csl_src *src)
+{
+    return src->err[0] ? src->err : "read error";
+}
+
+int cs_load_src_nomem(const csl_src *src)
+{
+    return src->nomem;
+}
+
+size_t cs_load_src_consumed(const csl_src *src)
+{
+    return src->kind == SRC_GZ ? src->inner->consumed : src->consumed;
+}
+
+void cs_load_src_free(csl_src *src)
+{
+    if (!src) return;
+    if (src->kind == SRC_GZ) {
+        inflateEnd(&src->z);
+        cs_load_src_free(src->inner);
+    }
+    if (src->kind == SRC_FD && src->peek && src->peek != src->buf) free(src->peek);
+    free(src->buf);
+    free(src);
+}

@@ -1,0 +1,200 @@
+/* calscope engine, loader internals shared by the src/engine/load/ sources and the loader tests.
+ *
+ * Pipeline: input (plain bytes, mmap, fd or gzip) -> one of two tokenisers -> the shared
+ * row checker (load_row.c) -> the shared finisher (load.c). Both tokenisers hand the row
+ * checker the same trimmed fields with the same physical line numbers, so the arrays and the
+ * messages they produce are identical by construction; tests check it anyway.
+ *   - load_csv.c:  libcsv, the reference path for everything (quotes, stdin, gzip).
+ *   - load_fast.c: a quote-free tokeniser over a whole in-memory file, split at line
+ *                  boundaries across threads. It gives up (returns CSL_BAIL) the moment it
+ *                  sees a quote or a lone CR, and the caller reruns the libcsv path. */
+#ifndef CALSCOPE_LOAD_INTERNAL_H
+#define CALSCOPE_LOAD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/load.h"
+
+/* ---- tuning (tests and benchmarks) ---------------------------------------------------- */
+
+enum { CSL_PATH_AUTO = 0, CSL_PATH_CSV = 1, CSL_PATH_FAST = 2 };
+
+typedef struct cs_load_tuning {
+    int path;        /* CSL_PATH_*; AUTO = fast when eligible; FAST = fast or fail (tests) */
+    size_t block;    /* libcsv feed size in bytes (0 = 1 MiB) */
+    int threads;     /* fast path threads (0 = online CPUs, at most 8) */
+    int used_path;   /* out: the path that produced the result */
+} cs_load_tuning;
+
+/* cs_load_buffer with explicit tuning. With path FAST and a file the fast path cannot take,
+ * returns NULL with err->code CS_EUSAGE and "fast path not applicable". */
+cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
+                                 const cs_load_options *opt, cs_load_summary *summary,
+                                 cs_error *err, cs_load_tuning *tuning);
+
+/* ---- numbers (load_num.c) --------------------------------------------------------------- */
+
+enum { CSL_NUM_OK = 0, CSL_NUM_EMPTY, CSL_NUM_NONNUM, CSL_NUM_NONFINITE };
+
+/* Parses exactly s[0..len) as a decimal number ([+-]digits[.digits][e[+-]digits]; no hex,
+ * no surrounding space). Short decimals are converted exactly without strtod; the result is
+ * always bit-identical to glibc strtod. Returns CSL_NUM_*; nan/inf words and overflow give
+ * CSL_NUM_NONFINITE. Thread-safe. */
+int cs_load_parse_double(const char *s, size_t len, double *out);
+
+/* ---- fields, schema (load_header.c) ----------------------------------------------------- */
+
+typedef struct csl_field {
+    const char *p;
+    size_t len;
+} csl_field;
+
+enum csl_role {
+    CSL_IGNORE = 0, CSL_LABEL, CSL_PROB, CSL_LOGIT, CSL_BINARY, CSL_ID, CSL_TTA, CSL_CASE
+};
+
+typedef struct csl_col {
+    int role;
+    int cls;               /* class index for CSL_PROB / CSL_LOGIT */
+    char *name;            /* header text (owned) */
+} csl_col;
+
+typedef struct csl_schema {
+    size_t ncols;
+    csl_col *col;
+    size_t k;
+    char **class_names;    /* k names (owned until moved into the dataset) */
+    int binary, from_logits, has_id, has_tta, has_case;
+    long first_prob_col;   /* 1-based column of the first probability/logit column */
+    long header_line;      /* physical line of the header (or of the first row, no_header) */
+    char **ignored;        /* header names not recognised (owned) */
+    size_t n_ignored;
+} csl_schema;
+
+/* Chooses the delimiter from the first non-blank line of buf[0..len): the most frequent of
+ * `,` `;` tab outside double quotes (ties in that order; none -> `,`). */
+char cs_load_sniff_delim(const char *buf, size_t len);
+
+/* Offset just past the newline that ends the first non-blank line, or 0 when buf does not
+ * contain one yet. Both paths sniff exactly buf[0..this) so they agree. */
+size_t cs_load_sniff_extent(const char *buf, size_t len);
+
+/* Builds the schema from header fields (or, with opt->no_header, from the first row's field
+ * count). File-level problems fill err (CS_EINPUT) with "FILE:LINE:COL: reason". */
+cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field *f, size_t nf,
+                               long line, const cs_load_options *opt, cs_error *err);
+void cs_load_schema_free(csl_schema *s);
+
+/* ---- rows (load_row.c) ------------------------------------------------------------------ */
+
+typedef struct csl_intern {
+    char **names;
+    size_t n, cap;
+    uint32_t *slots;       /* open addressing, index+1, 0 = empty */
+    size_t nslots;
+} csl_intern;
+
+typedef struct csl_rows {
+    size_t n, cap;
+    int growable;          /* libcsv path grows the arrays; the fast path preallocates */
+    double *prob, *logit;
+    int32_t *label, *id, *tta, *case_id;
+} csl_rows;
+
+typedef struct csl_worker {
+    const csl_schema *s;
+    const cs_load_options *opt;
+    const char *name;
+    csl_rows rows;
+    csl_intern *ids, *cases;   /* NULL unless the schema has id / case */
+    size_t rows_read, blank_lines, renorm, bad;
+    long first_line, first_col;
+    char *msgs[CS_LOAD_MAX_SKIP_MESSAGES];
+    size_t n_msgs;
+    double *scratch;           /* 2*k */
+    int nomem;
+} csl_worker;
+
+/* Prepares a worker (scratch only; rows stay empty). Returns 0 or -1 on ENOMEM. */
+int cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
+                        const char *name);
+void cs_load_worker_free(csl_worker *w);   /* frees scratch, messages and growable rows */
+
+/* Checks one data row (fields already trimmed) and stores it when good. Returns 0, or -1 when
+ * out of memory (w->nomem set). */
+int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
+
+/* The same for a row whose fields were already parsed by the fast path's quick scanner (which
+ * only accepts fields the checker would accept with the same bits): w->scratch[0..k) holds
+ * the values as written, in class order. Runs the row-level checks (sum) and stores it. */
+int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
+                       const csl_field *casef, long line);
+
+/* Allocates `cap` rows of every array the schema needs. Returns 0 or -1. */
+int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap);
+void cs_load_rows_free(csl_rows *r);
+
+void cs_load_intern_free(csl_intern *t);
+
+/* "FILE:LINE:COL: " / "FILE:LINE: " / "FILE: " into buf; returns the length written. */
+size_t cs_load_format_pos(char *buf, size_t cap, const char *name, long line, long col);
+
+/* Copies text into buf as a quoted-safe excerpt: at most ~40 bytes, control bytes as \xNN. */
+void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len);
+
+/* ---- progress / cancel (load.c) --------------------------------------------------------- */
+
+typedef struct csl_progress {
+    const cs_load_options *opt;
+    size_t total;          /* 0 = unknown */
+    double last;           /* monotonic seconds of the last call */
+    double last_frac;
+    int calls;
+} csl_progress;
+
+/* Called per block from the loading thread: reports progress (rate-limited) and returns 1
+ * when the cancel flag is raised. */
+int cs_load_tick(csl_progress *pr, size_t done);
+int cs_load_cancelled(const cs_load_options *opt);
+
+/* ---- the two paths and the finisher ------------------------------------------------------ */
+
+enum { CSL_DONE = 0, CSL_BAIL = 1 };
+
+/* Byte source for the libcsv path (load_input.c). */
+typedef struct csl_src csl_src;
+csl_src *cs_load_src_mem(const void *data, size_t len);
+csl_src *cs_load_src_fd(int fd, size_t block);
+/* Wraps src in a gzip decoder when its first bytes are the gzip magic; sets *gz. Returns the
+ * (possibly new) source, or NULL on ENOMEM (src is then freed). */
+csl_src *cs_load_src_gunzip_if(csl_src *src, size_t block, int *gz);
+/* Next block of bytes: returns 1 with *p,*n set, 0 at the end, -1 on error (message in
+ * cs_load_src_error). */
+int cs_load_src_next(csl_src *src, const void **p, size_t *n);
+const char *cs_load_src_error(const csl_src *src);
+int cs_load_src_nomem(const csl_src *src);
+size_t cs_load_src_consumed(const csl_src *src);  /* raw (compressed) bytes read so far */
+void cs_load_src_free(csl_src *src);
+
+/* Result both paths hand to the finisher. */
+typedef struct csl_parsed {
+    csl_schema schema;
+    int have_schema;
+    csl_worker w;
+    int have_worker;
+    csl_intern ids, cases;
+    size_t blank_lines;
+} csl_parsed;
+
+/* libcsv path over any source. Returns CS_OK with *out filled, or an error in err. */
+cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
+                      size_t block, csl_parsed *out, cs_error *err);
+
+/* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL. */
+int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
+                 int threads, csl_parsed *out, cs_status *st, cs_error *err);
+
+void cs_load_parsed_free(csl_parsed *p);
+
+#endif

@@ -1,0 +1,402 @@
+/* The row checker both tokenisers share: validation, messages, storage, interning.
+ * Every rule about what a good row is lives here and nowhere else, so the two paths cannot
+ * disagree about it. */
+#include "engine/load/load_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum reason {
+    R_RAGGED, R_EMPTY, R_NONNUM, R_NONFINITE, R_RANGE, R_SUM, R_SUM_ZERO,
+    R_LABEL_RANGE, R_LABEL_INT, R_CLASS, R_TTA
+};
+
+/* ---- messages ------------------------------------------------------------------------------ */
+
+size_t cs_load_format_pos(char *buf, size_t cap, const char *name, long line, long col)
+{
+    int n;
+    if (line > 0 && col > 0) n = snprintf(buf, cap, "%s:%ld:%ld: ", name, line, col);
+    else if (line > 0) n = snprintf(buf, cap, "%s:%ld: ", name, line);
+    else n = snprintf(buf, cap, "%s: ", name);
+    if (n < 0) n = 0;
+    return (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len)
+{
+    const size_t limit = 40;
+    size_t o = 0, i = 0;
+    for (; i < len && i < limit && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c == 0x7f) o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+        else buf[o++] = (char)c;
+    }
+    if (i < len) {
+        /* do not cut a UTF-8 sequence in half */
+        while (o > 0 && ((unsigned char)buf[o - 1] & 0xc0) == 0x80) o--;
+        if (o > 0 && ((unsigned char)buf[o - 1] & 0xc0) == 0xc0) o--;
+        if (o + 4 < cap) { memcpy(buf + o, "...", 3); o += 3; }
+    }
+    buf[o < cap ? o : cap - 1] = '\0';
+}
+
+static void bad_row(csl_worker *w, int reason, long line, long col, const csl_field *f,
+                    double x, size_t nf)
+{
+    w->bad++;
+    if (w->bad == 1) { w->first_line = line; w->first_col = col; }
+    if (w->n_msgs >= CS_LOAD_MAX_SKIP_MESSAGES) return;
+
+    char msg[768], txt[200];
+    size_t o = cs_load_format_pos(msg, sizeof msg, w->name, line, col);
+    const csl_schema *s = w->s;
+    const char *cname = col > 0 && (size_t)col <= s->ncols ? s->col[col - 1].name : "";
+    if (f) cs_load_excerpt(txt, sizeof txt, f->p, f->len);
+    else txt[0] = '\0';
+    char *m = msg + o;
+    size_t cap = sizeof msg - o;
+    switch (reason) {
+    case R_RAGGED:
+        snprintf(m, cap, "ragged row: %zu fields, expected %zu", nf, s->ncols);
+        break;
+    case R_EMPTY:
+        snprintf(m, cap, "empty field in column '%s'", cname);
+        break;
+    case R_NONNUM:
+        snprintf(m, cap, "non-numeric value '%s' in column '%s'", txt, cname);
+        break;
+    case R_NONFINITE:
+        snprintf(m, cap, "NaN or infinite value '%s' in column '%s'", txt, cname);
+        break;
+    case R_RANGE:
+        snprintf(m, cap, "probability outside [0,1] '%s' in column '%s'", txt, cname);
+        break;
+    case R_SUM:
+        snprintf(m, cap, "probabilities sum to %.10g, not 1 within %g", x, w->opt->sum_tol);
+        break;
+    case R_SUM_ZERO:
+        snprintf(m, cap, "probabilities sum to %.10g, cannot renormalize", x);
+        break;
+    case R_LABEL_RANGE:
+        snprintf(m, cap, "label '%s' out of range 0..%zu", txt, s->k - 1);
+        break;
+    case R_LABEL_INT:
+        snprintf(m, cap, "label '%s' is not an integer", txt);
+        break;
+    case R_CLASS: {
+        char names[160];
+        size_t no = 0;
+        names[0] = '\0';
+        for (size_t j = 0; j < s->k && no + 40 < sizeof names; j++) {
+            char one[48];
+            cs_load_excerpt(one, 40, s->class_names[j], strlen(s->class_names[j]));
+            no += (size_t)snprintf(names + no, sizeof names - no, "%s%s", j ? ", " : "", one);
+            if (j + 1 < s->k && no + 40 >= sizeof names) {
+                snprintf(names + no, sizeof names - no, ", ...");
+                break;
+            }
+        }
+        snprintf(m, cap, "unknown class name '%s' (classes: %s)", txt, names);
+        break;
+    }
+    case R_TTA:
+        snprintf(m, cap, "tta '%s' is not an integer >= 0", txt);
+        break;
+    default:
+        snprintf(m, cap, "bad row");
+    }
+    char *copy = strdup(msg);
+    if (!copy) { w->nomem = 1; return; }
+    w->msgs[w->n_msgs++] = copy;
+}
+
+/* ---- storage ------------------------------------------------------------------------------- */
+
+void cs_load_rows_free(csl_rows *r)
+{
+    free(r->prob); free(r->logit); free(r->label);
+    free(r->id); free(r->tta); free(r->case_id);
+    memset(r, 0, sizeof *r);
+}
+
+static int grow(void **p, size_t cap, size_t elem)
+{
+    if (cap && elem > SIZE_MAX / cap) return -1;
+    size_t bytes = cap * elem;
+    void *q = realloc(*p, bytes ? bytes : 1);
+    if (!q) return -1;
+    *p = q;
+    return 0;
+}
+
+static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
+{
+    size_t k = s->k;
+    if (cap > SIZE_MAX / k) return -1;
+    if (grow((void **)&r->prob, cap * k, sizeof(double))) return -1;
+    if (s->from_logits && grow((void **)&r->logit, cap * k, sizeof(double))) return -1;
+    if (grow((void **)&r->label, cap, sizeof(int32_t))) return -1;
+    if (s->has_id && grow((void **)&r->id, cap, sizeof(int32_t))) return -1;
+    if (s->has_tta && grow((void **)&r->tta, cap, sizeof(int32_t))) return -1;
+    if (s->has_case && grow((void **)&r->case_id, cap, sizeof(int32_t))) return -1;
+    r->cap = cap;
+    return 0;
+}
+
+int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    if (rows_resize(r, s, cap)) { cs_load_rows_free(r); return -1; }
+    return 0;
+}
+
+/* ---- interning ----------------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;     /* FNV-1a */
+    for (size_t i = 0; i < n; i++) { h ^= (unsigned char)p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+void cs_load_intern_free(csl_intern *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) free(t->names[i]);
+    free(t->names);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static int intern(csl_intern *t, const char *p, size_t len, int32_t *out)
+{
+    if (t->n >= INT32_MAX) return -1;
+    if ((t->n + 1) * 2 > t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 64;
+        uint32_t *slots = calloc(ns, sizeof *slots);
+        if (!slots) return -1;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t h = (size_t)hash_bytes(t->names[i], strlen(t->names[i])) & (ns - 1);
+            while (slots[h]) h = (h + 1) & (ns - 1);
+            slots[h] = (uint32_t)i + 1;
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->nslots = ns;
+    }
+    /* names are C strings; a NUL byte inside a field ends the name (memchr keeps it consistent) */
+    const char *z = memchr(p, '\0', len);
+    if (z) len = (size_t)(z - p);
+    size_t h = (size_t)hash_bytes(p, len) & (t->nslots - 1);
+    while (t->slots[h]) {
+        const char *nm = t->names[t->slots[h] - 1];
+        if (strlen(nm) == len && memcmp(nm, p, len) == 0) {
+            *out = (int32_t)(t->slots[h] - 1);
+            return 0;
+        }
+        h = (h + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 64;
+        char **names = realloc(t->names, nc * sizeof *names);
+        if (!names) return -1;
+        t->names = names;
+        t->cap = nc;
+    }
+    char *s = malloc(len + 1);
+    if (!s) return -1;
+    memcpy(s, p, len);
+    s[len] = '\0';
+    t->names[t->n] = s;
+    t->slots[h] = (uint32_t)t->n + 1;
+    *out = (int32_t)t->n++;
+    return 0;
+}
+
+/* ---- the row checker ----------------------------------------------------------------------- */
+
+int cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
+                        const char *name)
+{
+    memset(w, 0, sizeof *w);
+    w->s = s;
+    w->opt = opt;
+    w->name = name;
+    w->scratch = malloc(2 * s->k * sizeof *w->scratch);
+    return w->scratch ? 0 : -1;
+}
+
+void cs_load_worker_free(csl_worker *w)
+{
+    free(w->scratch);
+    for (size_t i = 0; i < w->n_msgs; i++) free(w->msgs[i]);
+    if (w->rows.growable) cs_load_rows_free(&w->rows);
+    memset(w, 0, sizeof *w);
+}
+
+static int num_reason(int r)
+{
+    return r == CSL_NUM_EMPTY ? R_EMPTY : r == CSL_NUM_NONFINITE ? R_NONFINITE : R_NONNUM;
+}
+
+/* Integral value in [lo, hi]: 0 ok, else the reason. "1.0" and "1e0" are integers. */
+static int parse_index(const csl_field *f, long hi, int32_t *out, int *num_status)
+{
+    double v;
+    int r = cs_load_parse_double(f->p, f->len, &v);
+    *num_status = r;
+    if (r != CSL_NUM_OK) return -1;
+    if (v != floor(v)) return 1;
+    if (v < 0 || v > (double)hi) return 2;
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int class_by_name(const csl_schema *s, const csl_field *f)
+{
+    for (size_t j = 0; j < s->k; j++)
+        if (strlen(s->class_names[j]) == f->len && memcmp(s->class_names[j], f->p, f->len) == 0)
+            return (int)j;
+    for (size_t j = 0; j < s->k; j++)
+        if (strlen(s->class_names[j]) == f->len && strncasecmp(s->class_names[j], f->p, f->len) == 0)
+            return (int)j;
+    return -1;
+}
+
+static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
+                    const csl_field *casef, long line, size_t nf)
+{
+    const csl_schema *s = w->s;
+    const cs_load_options *opt = w->opt;
+    size_t k = s->k;
+    double *v = w->scratch;          /* values as written */
+    double *pr = w->scratch + k;     /* probabilities to store */
+    int renormalized = 0;
+    if (s->from_logits) {
+        /* softmax with the maximum subtracted, so large logits cannot overflow exp */
+        double mx = v[0];
+        for (size_t j = 1; j < k; j++) if (v[j] > mx) mx = v[j];
+        double sum = 0.0;
+        for (size_t j = 0; j < k; j++) { pr[j] = exp(v[j] - mx); sum += pr[j]; }
+        for (size_t j = 0; j < k; j++) pr[j] /= sum;
+    } else {
+        double sum = 0.0;
+        for (size_t j = 0; j < k; j++) sum += v[j];
+        if (opt->renormalize && !s->binary) {
+            if (!(sum > 0.0)) { bad_row(w, R_SUM_ZERO, line, s->first_prob_col, NULL, sum, nf); return w->nomem ? -1 : 0; }
+            if (sum != 1.0) {
+                for (size_t j = 0; j < k; j++) pr[j] = v[j] / sum;
+                renormalized = 1;
+            } else {
+                memcpy(pr, v, k * sizeof *pr);
+            }
+        } else {
+            if (!s->binary && !(fabs(sum - 1.0) <= opt->sum_tol)) {
+                bad_row(w, R_SUM, line, s->first_prob_col, NULL, sum, nf);
+                return w->nomem ? -1 : 0;
+            }
+            memcpy(pr, v, k * sizeof *pr);
+        }
+    }
+
+    if (w->bad && !opt->skip_bad_rows) return 0;   /* refused anyway: keep counting, store nothing */
+
+    csl_rows *rows = &w->rows;
+    if (rows->n == rows->cap) {
+        if (!rows->growable) { w->nomem = 1; return -1; }   /* fast path sized it from line counts */
+        size_t nc = rows->cap ? rows->cap + rows->cap / 2 : 1024;
+        if (rows_resize(rows, s, nc)) { w->nomem = 1; return -1; }
+    }
+    size_t i = rows->n;
+    memcpy(rows->prob + i * k, pr, k * sizeof *pr);
+    if (s->from_logits) memcpy(rows->logit + i * k, v, k * sizeof *v);
+    rows->label[i] = label;
+    if (s->has_tta) rows->tta[i] = tta;
+    if (idf && intern(w->ids, idf->p, idf->len, &rows->id[i])) { w->nomem = 1; return -1; }
+    if (casef && intern(w->cases, casef->p, casef->len, &rows->case_id[i])) { w->nomem = 1; return -1; }
+    rows->n++;
+    w->renorm += (size_t)renormalized;
+    return 0;
+}
+
+int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
+                       const csl_field *casef, long line)
+{
+    w->rows_read++;
+    return row_tail(w, label, tta, idf, casef, line, w->s->ncols);
+}
+
+int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
+{
+    const csl_schema *s = w->s;
+    w->rows_read++;
+    if (nf != s->ncols) {
+        bad_row(w, R_RAGGED, line, (long)(nf < s->ncols ? nf + 1 : s->ncols + 1), NULL, 0, nf);
+        return w->nomem ? -1 : 0;
+    }
+    size_t k = s->k;
+    double *v = w->scratch;          /* values as written */
+    int32_t label = 0, tta = 0;
+    const csl_field *idf = NULL, *casef = NULL;
+
+    for (size_t c = 0; c < nf; c++) {
+        const csl_col *col = &s->col[c];
+        long cn = (long)c + 1;
+        int r, st;
+        double x;
+        switch (col->role) {
+        case CSL_IGNORE:
+            break;
+        case CSL_PROB:
+        case CSL_BINARY:
+        case CSL_LOGIT:
+            r = cs_load_parse_double(f[c].p, f[c].len, &x);
+            if (r != CSL_NUM_OK) { bad_row(w, num_reason(r), line, cn, &f[c], 0, nf); goto out; }
+            if (col->role != CSL_LOGIT && !(x >= 0.0 && x <= 1.0)) {
+                bad_row(w, R_RANGE, line, cn, &f[c], 0, nf);
+                goto out;
+            }
+            if (col->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
+            else v[col->cls] = x;
+            break;
+        case CSL_LABEL:
+            r = parse_index(&f[c], (long)k - 1, &label, &st);
+            if (r < 0 && st != CSL_NUM_NONNUM) {
+                bad_row(w, num_reason(st), line, cn, &f[c], 0, nf);
+                goto out;
+            }
+            if (r < 0) {
+                int j = class_by_name(s, &f[c]);
+                if (j < 0) { bad_row(w, R_CLASS, line, cn, &f[c], 0, nf); goto out; }
+                label = (int32_t)j;
+            } else if (r == 1) {
+                bad_row(w, R_LABEL_INT, line, cn, &f[c], 0, nf);
+                goto out;
+            } else if (r == 2) {
+                bad_row(w, R_LABEL_RANGE, line, cn, &f[c], 0, nf);
+                goto out;
+            }
+            break;
+        case CSL_TTA:
+            r = parse_index(&f[c], INT32_MAX, &tta, &st);
+            if (r < 0 && st == CSL_NUM_EMPTY) { bad_row(w, R_EMPTY, line, cn, &f[c], 0, nf); goto out; }
+            if (r != 0) { bad_row(w, R_TTA, line, cn, &f[c], 0, nf); goto out; }
+            break;
+        case CSL_ID:
+        case CSL_CASE:
+            if (f[c].len == 0) { bad_row(w, R_EMPTY, line, cn, &f[c], 0, nf); goto out; }
+            if (col->role == CSL_ID) idf = &f[c];
+            else casef = &f[c];
+            break;
+        }
+    }
+
+    return row_tail(w, label, tta, idf, casef, line, nf);
+out:
+    return w->nomem ? -1 : 0;
+}

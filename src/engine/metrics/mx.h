@@ -1,0 +1,143 @@
+/* calscope engine, metrics module: internals shared by the files of src/engine/metrics only.
+ *
+ * Design (why it looks like this):
+ * - cs_prepare does the per-row work once (selection, lens); cs_evaluate works on "items"
+ *   (indices of prepared samples, possibly repeated) and is proportional to the subset.
+ * - Order independence: cs_evaluate first sorts the items ascending (radix sort), so every
+ *   sum is formed in one canonical order; the same multiset gives bit-identical results.
+ * - Caches that only some metrics need (ranks for equal-mass bins, RECE-G weights, per-sample
+ *   Brier/NLL) are built lazily under p->lock on first use; once built they are read-only. */
+#ifndef CS_METRICS_MX_H
+#define CS_METRICS_MX_H
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/metrics.h"
+
+struct cs_prepared {
+    const cs_dataset *d;
+    cs_settings s;
+    cs_lens_kind kind;     /* effective lens: topk with k == 1 becomes top1 */
+    int k_eff;             /* topk: k clamped to the class count */
+    int cls;               /* class lens: class index */
+    size_t n;              /* prepared (selected) samples */
+    uint32_t *rows;        /* dataset row of each sample */
+
+    /* First coordinate of the lensed output / target, for every lens but classwise. */
+    double *v;
+    uint8_t *t;
+    uint32_t *ubin;        /* scalar lenses: uniform bin of v under s.bins */
+
+    /* Vector lenses (topk, group, full): coordinate j < nrow of sample i is
+     * obase[(by_row ? rows[i] : i) * ostride + j]; coordinate nrow (if rem) is rem[i]. */
+    int vector;
+    size_t dim, nrow;
+    const double *obase;
+    size_t ostride;
+    int by_row;
+    double *obuf;          /* owned storage behind obase, or NULL */
+    int obuf_shared;       /* obuf belongs to someone else (top-k bars) */
+    int sorted_desc;       /* coordinates 0..nrow-1 are non-increasing (top-k) */
+    double *rem;
+    int32_t *hot;          /* index of the target's 1 in 0..dim-1 */
+
+    pthread_mutex_t lock;
+    uint32_t *order_v, *rank_v;   /* stable sort of v */
+    double *v1;                   /* top-1 confidence / correctness per sample when the lens */
+    uint8_t *t1;                  /*   is not top1 (AECE), built lazily */
+    uint32_t *order_c, *rank_c;   /* stable sort of the top-1 confidence (AECE) */
+    double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
+    int rece_w_tried;
+    double *brier, *nll;          /* per-sample terms */
+};
+
+/* ---- binning.c ---- */
+void cs_mx_edges(double *e, int M);
+/* Bin of x under (e[i], e[i+1]], 0 in bin 0, values above 1 in the last bin. */
+static inline int cs_mx_ubin(double x, const double *e, int M)
+{
+    if (!(x > e[1]) || M == 1) return 0;
+    if (x > e[M - 1]) return M - 1;
+    double f = ceil(x * (double)M) - 1.0;
+    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
+    while (b > 0 && !(x > e[b])) b--;
+    while (b < M - 1 && x > e[b + 1]) b++;
+    return b;
+}
+/* First index of group g when N items are split into M groups (numpy array_split). */
+size_t cs_mx_split_start(size_t N, size_t M, size_t g);
+/* Stable ascending sort of keys[0..n) (values < limit) carrying vals; both arrays permuted. */
+int cs_mx_radix_sort(uint32_t *keys, uint32_t *vals, size_t n, uint32_t limit);
+/* Stable sort of ranks[0..n) ascending (only keys); returns 0 or -1 (ENOMEM). */
+int cs_mx_radix_sort_keys(uint32_t *keys, size_t n, uint32_t limit);
+/* Stable merge sort of a[0..n) with a context comparator. */
+typedef int (*cs_mx_cmp)(uint32_t a, uint32_t b, const void *ctx);
+int cs_mx_msort(uint32_t *a, size_t n, cs_mx_cmp cmp, const void *ctx);
+/* Stable order (and rank) of values v[0..n). Returns 0 or -1. */
+int cs_mx_order(const double *v, size_t n, uint32_t **order, uint32_t **rank);
+
+static inline int cs_mx_cancelled(const atomic_int *cancel)
+{
+    return cancel && atomic_load_explicit(cancel, memory_order_relaxed);
+}
+
+/* ---- gap.c: bins -> numbers ---- */
+typedef struct cs_mx_agg { double ece, ace, mce; } cs_mx_agg;
+double cs_mx_scalar_gap(const cs_settings *s, double conf, double acc);
+/* ece/ace/mce over the non-empty bins (l2: ece = sqrt of the weighted mean square). */
+cs_mx_agg cs_mx_aggregate(const cs_settings *s, const cs_bin *b, size_t nb, size_t N);
+/* Scalar groups: order[starts[g]..starts[g+1]) are the sample indices of bin g; fills
+ * count, lo/hi (min/max value), conf, acc, gap. Empty groups get NAN conf/acc/gap. */
+void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t,
+                         const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out);
+/* Vector groups of a prepared vector lens (same layout). Returns 0 or -1 (ENOMEM). */
+int cs_mx_vector_groups(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+                        size_t ng, cs_bin *out);
+static inline double cs_mx_coord(const cs_prepared *p, uint32_t i, size_t j)
+{
+    if (j < p->nrow) return p->obase[(size_t)(p->by_row ? p->rows[i] : i) * p->ostride + j];
+    return p->rem[i];
+}
+
+/* ---- kdtree.c ---- */
+/* Splits the items (sample indices, canonical order) of a dim-dimensional problem whose
+ * coordinate j of sample i is get(ctx, i, j). On success *order_out (ni) / *starts_out
+ * (nleaves+1) are malloc'd, leaves in pre-order (low side first). Returns 0 or -1. */
+typedef double (*cs_mx_get)(const void *ctx, uint32_t i, size_t j);
+int cs_mx_kdtree(const uint32_t *items, size_t ni, size_t dim, cs_mx_get get, const void *ctx,
+                 double gamma, uint32_t **order_out, size_t **starts_out, size_t *nleaves);
+
+/* ---- evaluate.c ---- */
+/* ECE/ACE/MCE and the bin table of the prepared lens over items (sorted ascending). */
+cs_status cs_mx_binned(const cs_prepared *p, const uint32_t *items, size_t ni,
+                       const atomic_int *cancel, cs_result *out, cs_error *err);
+/* Lazy caches (thread-safe). Return NULL on ENOMEM. */
+const uint32_t *cs_mx_order_v(cs_prepared *p);
+const uint32_t *cs_mx_rank_v(cs_prepared *p);
+
+/* ---- rece_g.c ---- */
+cs_status cs_mx_rece_g(const cs_prepared *p, const uint32_t *items, size_t ni,
+                       const atomic_int *cancel, double *out, cs_error *err);
+/* Phi(z) for z <= 0, 1 - Phi(z) for z > 0 (table + Taylor; exposed for its unit test). */
+double cs_mx_normal_tail(double z);
+/* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */
+void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
+
+/* ---- scoring.c ---- */
+cs_status cs_mx_scores(const cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
+                       double *brier, double *nll, cs_error *err);
+
+/* ---- lens.c ---- */
+cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *group_of,
+                             size_t *ngroups, cs_error *err);
+void cs_mx_prepared_init(cs_prepared *p);
+/* Sorts each selected row descending into out (n x kk, row stride kk) and fills hot with
+ * the label's position (ties: lower class index first) or kk when not in the first kk. */
+void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
+                     double *out, int32_t *pos);
+
+#endif

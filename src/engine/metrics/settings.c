@@ -1,0 +1,284 @@
+/* Settings: SPEC defaults, the command-line spellings and their inverse (format_flags). */
+#include "calscope/metrics.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void cs_settings_default(cs_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->lens = CS_LENS_TOP1;
+    s->topk = 1;
+    s->binning = CS_BIN_UNIFORM;
+    s->bins = 15;
+    s->gamma = 0.1;
+    s->sigma = 0.1;
+    s->distance = CS_DIST_TVD;
+    s->interval_lo = 0.0;
+    s->interval_hi = 1.0;
+    s->mixture = CS_MIX_KDE;
+}
+
+/* Whole string consumed, finite, no leading blanks that strtod would skip silently. */
+static int parse_double(const char *t, double *out)
+{
+    if (!t || !*t || *t == ' ' || *t == '\t') return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(t, &end);
+    if (end == t || *end != '\0' || errno == ERANGE || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_int(const char *t, long lo, long hi, long *out)
+{
+    if (!t || !*t || !(*t == '+' || (*t >= '0' && *t <= '9'))) return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(t, &end, 10);
+    if (end == t || *end != '\0' || errno == ERANGE || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+cs_status cs_settings_set_lens(cs_settings *s, const char *text, cs_error *err)
+{
+    const char *t = text ? text : "";
+    if (strcasecmp(t, "top1") == 0) {
+        s->lens = CS_LENS_TOP1; s->topk = 1; s->lens_arg[0] = '\0';
+        return CS_OK;
+    }
+    if (strcasecmp(t, "classwise") == 0) {
+        s->lens = CS_LENS_CLASSWISE; s->lens_arg[0] = '\0';
+        return CS_OK;
+    }
+    if (strcasecmp(t, "full") == 0) {
+        s->lens = CS_LENS_FULL; s->lens_arg[0] = '\0';
+        return CS_OK;
+    }
+    if (strncasecmp(t, "topk:", 5) == 0) {
+        long k;
+        if (!parse_int(t + 5, 1, INT_MAX, &k))
+            return cs_error_set(err, CS_EUSAGE, 0, 0,
+                                "--lens: topk needs a whole number k >= 1 (topk:K), got '%s'", t);
+        s->lens = CS_LENS_TOPK; s->topk = (int)k; s->lens_arg[0] = '\0';
+        return CS_OK;
+    }
+    if (strncasecmp(t, "class:", 6) == 0 || strncasecmp(t, "group:", 6) == 0) {
+        int group = (t[0] == 'g' || t[0] == 'G');
+        const char *arg = t + 6;
+        if (!*arg)
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "--lens: %s needs an argument (%s)",
+                                group ? "group" : "class",
+                                group ? "group:A,B;C,D" : "class:C, a class name or index");
+        if (strlen(arg) >= CS_SPEC_MAX)
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "--lens: argument too long (max %d bytes)",
+                                CS_SPEC_MAX - 1);
+        s->lens = group ? CS_LENS_GROUP : CS_LENS_CLASS;
+        memcpy(s->lens_arg, arg, strlen(arg) + 1);
+        return CS_OK;
+    }
+    return cs_error_set(err, CS_EUSAGE, 0, 0,
+                        "--lens: unknown lens '%s' (top1|topk:K|class:C|classwise|group:A,B;C,D|full)",
+                        t);
+}
+
+cs_status cs_settings_set_binning(cs_settings *s, const char *text, cs_error *err)
+{
+    const char *t = text ? text : "";
+    if (strcasecmp(t, "uniform") == 0) s->binning = CS_BIN_UNIFORM;
+    else if (strcasecmp(t, "mass") == 0) s->binning = CS_BIN_MASS;
+    else if (strcasecmp(t, "kdtree") == 0) s->binning = CS_BIN_KDTREE;
+    else
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--binning: unknown scheme '%s' (uniform|mass|kdtree)", t);
+    return CS_OK;
+}
+
+cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *err)
+{
+    const char *t = text ? text : "";
+    if (strcasecmp(t, "tvd") == 0) { s->distance = CS_DIST_TVD; return CS_OK; }
+    if (strcasecmp(t, "l2") == 0) { s->distance = CS_DIST_L2; return CS_OK; }
+    if (strcasecmp(t, "max") == 0) { s->distance = CS_DIST_MAX; return CS_OK; }
+    if (strncasecmp(t, "interval:", 9) == 0) {
+        char buf[128];
+        size_t len = strlen(t + 9);
+        if (len >= sizeof buf) goto bad_interval;
+        memcpy(buf, t + 9, len + 1);
+        char *comma = strchr(buf, ',');
+        if (!comma) goto bad_interval;
+        *comma = '\0';
+        double lo, hi;
+        if (!parse_double(buf, &lo) || !parse_double(comma + 1, &hi)) goto bad_interval;
+        if (lo < 0 || hi > 1 || lo > hi)
+            return cs_error_set(err, CS_EUSAGE, 0, 0,
+                                "--distance: interval needs 0 <= L <= H <= 1, got '%s'", t);
+        s->distance = CS_DIST_INTERVAL;
+        s->interval_lo = lo;
+        s->interval_hi = hi;
+        return CS_OK;
+    bad_interval:
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--distance: interval needs two numbers (interval:L,H), got '%s'", t);
+    }
+    return cs_error_set(err, CS_EUSAGE, 0, 0,
+                        "--distance: unknown distance '%s' (tvd|l2|max|interval:L,H)", t);
+}
+
+cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *err)
+{
+    const char *t = text ? text : "";
+    if (strcasecmp(t, "kde") == 0) s->mixture = CS_MIX_KDE;
+    else if (strcasecmp(t, "gmm3") == 0) s->mixture = CS_MIX_GMM3;
+    else return cs_error_set(err, CS_EUSAGE, 0, 0, "--mixture: unknown mixture '%s' (kde|gmm3)", t);
+    return CS_OK;
+}
+
+cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err)
+{
+    long m;
+    if (!parse_int(text, 1, 1000000, &m))
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--bins: need a whole number between 1 and 1000000, got '%s'",
+                            text ? text : "");
+    s->bins = (int)m;
+    return CS_OK;
+}
+
+cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err)
+{
+    double g;
+    if (!parse_double(text, &g) || !(g > 0) || g > 1)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--gamma: need a number in (0, 1], got '%s'",
+                            text ? text : "");
+    s->gamma = g;
+    return CS_OK;
+}
+
+cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err)
+{
+    double v;
+    if (!parse_double(text, &v) || !(v > 0))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--sigma: need a number > 0, got '%s'",
+                            text ? text : "");
+    s->sigma = v;
+    return CS_OK;
+}
+
+cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
+{
+    if (s->bins < 1 || s->bins > 1000000)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "bins must be between 1 and 1000000 (got %d)",
+                            s->bins);
+    if (!(s->gamma > 0) || s->gamma > 1)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "gamma must be in (0, 1] (got %g)", s->gamma);
+    if (!(s->sigma > 0) || !isfinite(s->sigma))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "sigma must be > 0 (got %g)", s->sigma);
+    if (s->lens == CS_LENS_TOPK && s->topk < 1)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "topk needs k >= 1 (got %d)", s->topk);
+    if ((s->lens == CS_LENS_CLASS || s->lens == CS_LENS_GROUP) &&
+        memchr(s->lens_arg, '\0', CS_SPEC_MAX) == NULL)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "lens argument is not terminated");
+    if (s->distance == CS_DIST_INTERVAL &&
+        !(s->interval_lo >= 0 && s->interval_hi <= 1 && s->interval_lo <= s->interval_hi))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "interval needs 0 <= L <= H <= 1");
+    if ((unsigned)s->lens > CS_LENS_FULL || (unsigned)s->binning > CS_BIN_KDTREE ||
+        (unsigned)s->distance > CS_DIST_INTERVAL || (unsigned)s->mixture > CS_MIX_GMM3)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "settings out of range");
+    return CS_OK;
+}
+
+void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size)
+{
+    if (!size) return;
+    switch (s->lens) {
+    case CS_LENS_TOP1: snprintf(buf, size, "top1"); break;
+    case CS_LENS_TOPK: snprintf(buf, size, "topk:%d", s->topk); break;
+    case CS_LENS_CLASS: snprintf(buf, size, "class:%s", s->lens_arg); break;
+    case CS_LENS_CLASSWISE: snprintf(buf, size, "classwise"); break;
+    case CS_LENS_GROUP: snprintf(buf, size, "group:%s", s->lens_arg); break;
+    case CS_LENS_FULL: snprintf(buf, size, "full"); break;
+    default: snprintf(buf, size, "?"); break;
+    }
+}
+
+/* Shortest decimal that reads back to the same double, so flags round-trip exactly. */
+static void fmt_num(char *out, size_t size, double v)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, size, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
+/* Single-quotes a shell word: ' becomes '\'' . */
+static size_t put_quoted(char *out, size_t size, size_t pos, const char *w)
+{
+    const char *p = w;
+    int plain = *w != '\0';
+    for (; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("_-.:,+/=", *p)))
+            plain = 0;
+    char tmp[CS_SPEC_MAX * 4 + 8];
+    size_t n = 0;
+    if (plain) {
+        n = (size_t)snprintf(tmp, sizeof tmp, "%s", w);
+    } else {
+        tmp[n++] = '\'';
+        for (p = w; *p && n + 5 < sizeof tmp; p++) {
+            if (*p == '\'') { memcpy(tmp + n, "'\\''", 4); n += 4; }
+            else tmp[n++] = *p;
+        }
+        tmp[n++] = '\'';
+        tmp[n] = '\0';
+    }
+    if (pos < size) snprintf(out + pos, size - pos, "%s", tmp);
+    return pos + n;
+}
+
+void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size)
+{
+    if (!size) return;
+    buf[0] = '\0';
+    char lens[CS_SPEC_MAX + 16], g[40], sg[40], lo[40], hi[40];
+    cs_settings_lens_name(s, lens, sizeof lens);
+    fmt_num(g, sizeof g, s->gamma);
+    fmt_num(sg, sizeof sg, s->sigma);
+    size_t pos = 0;
+#define PUT(...) do { if (pos < size) pos += (size_t)snprintf(buf + pos, size - pos, __VA_ARGS__); } while (0)
+    PUT("--lens ");
+    pos = put_quoted(buf, size, pos, lens);
+    static const char *const binning[] = {"uniform", "mass", "kdtree"};
+    static const char *const mixture[] = {"kde", "gmm3"};
+    PUT(" --bins %d --binning %s", s->bins, binning[s->binning <= CS_BIN_KDTREE ? s->binning : 0]);
+    if (s->binning == CS_BIN_KDTREE) PUT(" --gamma %s", g);
+    PUT(" --sigma %s --distance ", sg);
+    switch (s->distance) {
+    case CS_DIST_L2: PUT("l2"); break;
+    case CS_DIST_MAX: PUT("max"); break;
+    case CS_DIST_INTERVAL:
+        fmt_num(lo, sizeof lo, s->interval_lo);
+        fmt_num(hi, sizeof hi, s->interval_hi);
+        PUT("interval:%s,%s", lo, hi);
+        break;
+    default: PUT("tvd"); break;
+    }
+    PUT(" --mixture %s", mixture[s->mixture <= CS_MIX_GMM3 ? s->mixture : 0]);
+    int has_select = 0;
+    for (const char *c = s->select; *c; c++)
+        if (*c != ' ' && *c != '\t') has_select = 1;
+    if (has_select) {
+        PUT(" --select ");
+        if (pos < size) pos = put_quoted(buf, size, pos, s->select);
+    }
+#undef PUT
+    if (pos >= size) buf[size - 1] = '\0';
+}

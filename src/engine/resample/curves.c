@@ -1,0 +1,829 @@
+/* Bootstrap variance curves, intervals and paired comparison: see include/calscope/curves.h.
+ *
+ * Shape of every computation: a table values[task][metric], one row per replicate, filled by
+ * cs_parallel_for in any order by any thread (each task writes only its own row and draws only
+ * from its own counter-based stream), then reduced in index order on the caller's thread. That
+ * is what makes the output independent of the thread count. */
+#include "calscope/curves.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4 };
+
+static const char *const metric_names[CS_METRIC_COUNT] = {
+    "accuracy", "ece", "ace", "mce", "aece", "rece_g", "rece_m", "sce", "brier", "nll",
+};
+
+const char *cs_metric_name(int id)
+{
+    return id >= 0 && id < CS_METRIC_COUNT ? metric_names[id] : NULL;
+}
+
+int cs_metric_from_name(const char *name)
+{
+    for (int i = 0; i < CS_METRIC_COUNT; i++)
+        if (strcmp(name, metric_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+unsigned cs_metric_want(unsigned mask)
+{
+    unsigned w = 0;
+    if (mask & CS_METRIC_BIT(CS_METRIC_ACCURACY)) w |= CS_WANT_ACCURACY;
+    if (mask & (CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
+                CS_METRIC_BIT(CS_METRIC_MCE)))
+        w |= CS_WANT_BINNED;
+    if (mask & CS_METRIC_BIT(CS_METRIC_AECE)) w |= CS_WANT_AECE;
+    if (mask & CS_METRIC_BIT(CS_METRIC_RECE_G)) w |= CS_WANT_RECE_G;
+    if (mask & CS_METRIC_BIT(CS_METRIC_RECE_M)) w |= CS_WANT_RECE_M;
+    if (mask & CS_METRIC_BIT(CS_METRIC_SCE)) w |= CS_WANT_SCE;
+    if (mask & CS_METRIC_BIT(CS_METRIC_BRIER)) w |= CS_WANT_BRIER;
+    if (mask & CS_METRIC_BIT(CS_METRIC_NLL)) w |= CS_WANT_NLL;
+    return w;
+}
+
+double cs_metric_value(const cs_result *r, int id)
+{
+    switch (id) {
+    case CS_METRIC_ACCURACY: return r->accuracy;
+    case CS_METRIC_ECE: return r->ece;
+    case CS_METRIC_ACE: return r->ace;
+    case CS_METRIC_MCE: return r->mce;
+    case CS_METRIC_AECE: return r->aece;
+    case CS_METRIC_RECE_G: return r->rece_g;
+    case CS_METRIC_RECE_M: return r->rece_m;
+    case CS_METRIC_SCE: return r->sce;
+    case CS_METRIC_BRIER: return r->brier;
+    case CS_METRIC_NLL: return r->nll;
+    default: return NAN;
+    }
+}
+
+int cs_metric_lower_is_better(int id)
+{
+    return id != CS_METRIC_ACCURACY;
+}
+
+void cs_curve_options_size_default(cs_curve_options *o)
+{
+    static const double f[] = { 0.01, 0.05, 0.10, 0.25, 0.50, 1.00 };
+    memset(o, 0, sizeof *o);
+    o->repeats = 20;
+    o->metrics = CS_METRICS_DEFAULT;
+    o->n_points = sizeof f / sizeof f[0];
+    memcpy(o->x, f, sizeof f);
+    o->stable_metric = CS_METRIC_ECE;
+}
+
+void cs_curve_options_bins_default(cs_curve_options *o, int kdtree)
+{
+    static const double m[] = { 5, 10, 15, 20, 30, 50, 100, 200, 500, 1000 };
+    static const double g[] = { 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001 };
+    memset(o, 0, sizeof *o);
+    o->repeats = 200;
+    o->replace = 1;
+    o->metrics = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
+                 CS_METRIC_BIT(CS_METRIC_MCE);
+    if (kdtree) {
+        o->n_points = sizeof g / sizeof g[0];
+        memcpy(o->x, g, sizeof g);
+    } else {
+        o->n_points = sizeof m / sizeof m[0];
+        memcpy(o->x, m, sizeof m);
+    }
+    o->stable_metric = CS_METRIC_ECE;
+}
+
+void cs_curve_free(cs_curve *c)
+{
+    if (!c)
+        return;
+    free(c->points);
+    free(c);
+}
+
+/* ---- shared run state ------------------------------------------------------------------- */
+
+typedef struct runner {
+    const atomic_int *cancel;
+    atomic_int *progress;
+    int threads;
+    size_t total;            /* progress units */
+    atomic_size_t done;
+    atomic_int failed;       /* first hard error status of a task (not cancellation) */
+} runner;
+
+static void runner_init(runner *rn, const cs_run *run, size_t total)
+{
+    rn->cancel = run ? run->cancel : NULL;
+    rn->progress = run ? run->progress_ppm : NULL;
+    int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
+    rn->threads = t > 256 ? 256 : t;
+    rn->total = total ? total : 1;
+    atomic_init(&rn->done, 0);
+    atomic_init(&rn->failed, CS_OK);
+    if (rn->progress)
+        atomic_store(rn->progress, 0);
+}
+
+static int runner_cancelled(const runner *rn)
+{
+    return rn->cancel && atomic_load_explicit(rn->cancel, memory_order_relaxed);
+}
+
+static void runner_tick(runner *rn)
+{
+    size_t d = atomic_fetch_add(&rn->done, 1) + 1;
+    if (!rn->progress)
+        return;
+    int ppm = (int)((double)d / (double)rn->total * 1e6);
+    if (ppm > 1000000)
+        ppm = 1000000;
+    /* Concurrent ticks may finish out of order: only ever move forward. */
+    int cur = atomic_load(rn->progress);
+    while (cur < ppm && !atomic_compare_exchange_weak(rn->progress, &cur, ppm))
+        ;
+}
+
+static void runner_fail(runner *rn, cs_status st)
+{
+    int expect = CS_OK;
+    if (st != CS_OK && st != CS_ECANCELLED)
+        atomic_compare_exchange_strong(&rn->failed, &expect, (int)st);
+}
+
+/* Evaluates idx on p and writes every metric of `mask` into row[]; NAN for the others. */
+static cs_status eval_row(runner *rn, const cs_prepared *p, const uint32_t *idx, size_t n,
+                          unsigned mask, double *row)
+{
+    cs_result res;
+    cs_error err;
+    memset(&res, 0, sizeof res);
+    cs_status st = cs_evaluate(p, idx, n, cs_metric_want(mask), rn->cancel, &res, &err);
+    for (int m = 0; m < CS_METRIC_COUNT; m++)
+        row[m] = (st == CS_OK && (mask & CS_METRIC_BIT(m))) ? cs_metric_value(&res, m) : NAN;
+    cs_result_free(&res);
+    runner_fail(rn, st);
+    return st;
+}
+
+/* After the parallel part: the call's status. */
+static cs_status runner_finish(runner *rn, cs_error *err)
+{
+    int f = atomic_load(&rn->failed);
+    if (f != CS_OK)
+        return cs_error_set(err, (cs_status)f, 0, 0, "resampling: %s",
+                            f == CS_ENOMEM ? "out of memory" : "a replicate could not be evaluated");
+    if (runner_cancelled(rn))
+        return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    if (rn->progress)
+        atomic_store(rn->progress, 1000000);
+    return CS_OK;
+}
+
+/* Per-thread index buffers. */
+typedef struct scratch {
+    uint32_t *perm;   /* identity 0..n-1 (without replacement only) */
+    uint32_t *undo;
+    uint32_t *idx;
+    uint32_t *idx2;
+} scratch;
+
+static void scratch_free(scratch *s, int threads)
+{
+    if (!s)
+        return;
+    for (int t = 0; t < threads; t++) {
+        free(s[t].perm);
+        free(s[t].undo);
+        free(s[t].idx);
+        free(s[t].idx2);
+    }
+    free(s);
+}
+
+static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
+{
+    scratch *s = calloc((size_t)threads, sizeof *s);
+    if (!s)
+        return NULL;
+    for (int t = 0; t < threads; t++) {
+        size_t kk = k ? k : 1;
+        s[t].idx = malloc(kk * sizeof(uint32_t));
+        s[t].idx2 = two ? malloc(kk * sizeof(uint32_t)) : NULL;
+        if (n_perm) {
+            s[t].perm = malloc(n_perm * sizeof(uint32_t));
+            s[t].undo = malloc(kk * sizeof(uint32_t));
+        }
+        if (!s[t].idx || (two && !s[t].idx2) || (n_perm && (!s[t].perm || !s[t].undo))) {
+            scratch_free(s, threads);
+            return NULL;
+        }
+        for (size_t i = 0; i < n_perm; i++)
+            s[t].perm[i] = (uint32_t)i;
+    }
+    return s;
+}
+
+static int check_repeats(int repeats, cs_error *err)
+{
+    if (repeats < 1 || repeats > 1000000) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "repeats must be between 1 and 1000000 (got %d)",
+                     repeats);
+        return 0;
+    }
+    return 1;
+}
+
+static void summarise(const double *values, size_t R, unsigned mask, const double *full,
+                      double *col, double *tmp, cs_stat *stat)
+{
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        if (!(mask & CS_METRIC_BIT(m))) {
+            stat[m] = (cs_stat){ NAN, NAN, NAN, NAN, NAN, 0 };
+            continue;
+        }
+        for (size_t r = 0; r < R; r++)
+            col[r] = values[r * CS_METRIC_COUNT + (size_t)m];
+        cs_stat_compute(col, R, full[m], tmp, &stat[m]);
+    }
+}
+
+/* ---- size curve ------------------------------------------------------------------------- */
+
+typedef struct size_ctx {
+    runner rn;
+    const cs_prepared *p;
+    const cs_curve_options *o;
+    const cs_curve *c;
+    size_t n;
+    size_t R;
+    scratch *sc;
+    double *values;          /* [point][rep][metric] */
+} size_ctx;
+
+static void size_task(void *vctx, size_t i, int worker)
+{
+    size_ctx *x = vctx;
+    size_t pt = i / x->R, rep = i % x->R;
+    size_t k = x->c->points[pt].rows;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    cs_rng_seed(&rng, x->o->seed, STREAM_SIZE, pt, rep);
+    if (x->o->replace)
+        cs_draw_with(&rng, x->n, k, s->idx);
+    else
+        cs_draw_without(&rng, s->perm, x->n, k, s->undo, s->idx);
+    eval_row(&x->rn, x->p, s->idx, k, x->o->metrics, x->values + i * CS_METRIC_COUNT);
+    runner_tick(&x->rn);
+}
+
+static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t n, cs_error *err)
+{
+    cs_curve *c = calloc(1, sizeof *c);
+    if (c)
+        c->points = calloc(o->n_points, sizeof *c->points);
+    if (!c || !c->points) {
+        free(c);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    c->kind = kind;
+    c->repeats = o->repeats;
+    c->replace = kind == CS_CURVE_BINS ? 1 : o->replace;
+    c->metrics = o->metrics;
+    c->n_samples = n;
+    c->n_points = o->n_points;
+    c->stable_metric = -1;
+    c->stable_first = c->stable_last = -1;
+    return c;
+}
+
+static int check_curve_options(const cs_curve_options *o, cs_error *err)
+{
+    if (o->n_points < 1 || o->n_points > CS_CURVE_MAX_POINTS) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "a curve needs 1 to %d points", CS_CURVE_MAX_POINTS);
+        return 0;
+    }
+    if (!(o->metrics & ((1u << CS_METRIC_COUNT) - 1))) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "no metric selected for the curve");
+        return 0;
+    }
+    return check_repeats(o->repeats, err);
+}
+
+/* Reduces values[point][rep][metric] into the points' stats. */
+static int reduce_points(cs_curve *c, const double *values, size_t R, cs_error *err)
+{
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    if (!col || !tmp) {
+        free(col);
+        free(tmp);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return 0;
+    }
+    for (size_t pt = 0; pt < c->n_points; pt++)
+        summarise(values + pt * R * CS_METRIC_COUNT, R, c->metrics, c->points[pt].full, col, tmp,
+                  c->points[pt].stat);
+    free(col);
+    free(tmp);
+    return 1;
+}
+
+cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const cs_run *run,
+                        cs_error *err)
+{
+    if (!check_curve_options(o, err))
+        return NULL;
+    for (size_t i = 0; i < o->n_points; i++)
+        if (!(o->x[i] > 0 && o->x[i] <= 1)) {
+            cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
+            return NULL;
+        }
+    size_t n = cs_prepared_count(p);
+    if (n == 0) {
+        cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
+        return NULL;
+    }
+    cs_curve *c = curve_new(CS_CURVE_SIZE, o, n, err);
+    if (!c)
+        return NULL;
+    size_t R = (size_t)o->repeats, kmax = 0;
+    for (size_t i = 0; i < o->n_points; i++) {
+        c->points[i].x = o->x[i];
+        c->points[i].rows = cs_subset_size(o->x[i], n);
+        if (c->points[i].rows > kmax)
+            kmax = c->points[i].rows;
+    }
+    size_ctx x = { .p = p, .o = o, .c = c, .n = n, .R = R };
+    runner_init(&x.rn, run, o->n_points * R + 1);
+    x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, o->replace ? 0 : n, kmax, 0);
+    if (!x.values || !x.sc) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    double full[CS_METRIC_COUNT];
+    if (eval_row(&x.rn, p, NULL, n, o->metrics, full) == CS_OK) {
+        runner_tick(&x.rn);
+        for (size_t i = 0; i < o->n_points; i++)
+            memcpy(c->points[i].full, full, sizeof full);
+        cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
+    }
+    if (runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, R, err))
+        goto fail;
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    return c;
+fail:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    cs_curve_free(c);
+    return NULL;
+}
+
+/* ---- bins curve ------------------------------------------------------------------------- */
+
+typedef struct bins_ctx {
+    runner rn;
+    cs_prepared **prep;
+    const cs_curve_options *o;
+    size_t n, R;
+    scratch *sc;
+    double *values;          /* [point][rep][metric] */
+} bins_ctx;
+
+static void bins_task(void *vctx, size_t rep, int worker)
+{
+    bins_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    /* One draw per replicate, shared by every M: common random numbers across the curve, and
+     * the draw is paid once instead of once per point. */
+    cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
+    cs_draw_with(&rng, x->n, x->n, s->idx);
+    for (size_t pt = 0; pt < x->o->n_points; pt++) {
+        double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
+        if (runner_cancelled(&x->rn)) {
+            for (int m = 0; m < CS_METRIC_COUNT; m++)
+                row[m] = NAN;
+            continue;
+        }
+        eval_row(&x->rn, x->prep[pt], s->idx, x->n, x->o->metrics, row);
+        runner_tick(&x->rn);
+    }
+}
+
+void cs_curve_flag_stable(cs_curve *c, int metric)
+{
+    c->stable_metric = -1;
+    c->stable_first = c->stable_last = -1;
+    if (metric < 0 || metric >= CS_METRIC_COUNT || !(c->metrics & CS_METRIC_BIT(metric)))
+        return;
+    c->stable_metric = metric;
+    int best_first = -1, best_len = 0, first = -1;
+    for (size_t i = 0; i < c->n_points; i++) {
+        const cs_stat *s = &c->points[i].stat[metric];
+        if (!isfinite(s->mean)) {
+            first = -1;
+            continue;
+        }
+        if (first >= 0) {
+            const cs_stat *q = &c->points[i - 1].stat[metric];
+            double tol = s->sd > q->sd ? s->sd : q->sd;
+            if (!(fabs(s->mean - q->mean) <= tol))
+                first = (int)i;
+        } else {
+            first = (int)i;
+        }
+        int len = (int)i - first + 1;
+        if (len > best_len) {
+            best_len = len;
+            best_first = first;
+        }
+    }
+    if (best_len > 0) {
+        c->stable_first = best_first;
+        c->stable_last = best_first + best_len - 1;
+    }
+}
+
+cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
+                        const cs_run *run, cs_error *err)
+{
+    if (!check_curve_options(o, err))
+        return NULL;
+    int kd = s->binning == CS_BIN_KDTREE;
+    for (size_t i = 0; i < o->n_points; i++) {
+        double v = o->x[i];
+        if (kd ? !(v > 0 && v <= 1) : !(v >= 1 && v <= 1e6 && v == floor(v))) {
+            cs_error_set(err, CS_EUSAGE, 0, 0,
+                         kd ? "gamma %g is not in (0, 1]" : "bins %g is not an integer >= 1", v);
+            return NULL;
+        }
+    }
+    bins_ctx x = { .o = o, .R = (size_t)o->repeats };
+    cs_curve *c = NULL;
+    x.prep = calloc(o->n_points, sizeof *x.prep);
+    if (!x.prep) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    runner_init(&x.rn, run, o->n_points * (x.R + 1));
+    for (size_t i = 0; i < o->n_points; i++) {
+        cs_settings si = *s;
+        if (kd)
+            si.gamma = o->x[i];
+        else
+            si.bins = (int)o->x[i];
+        x.prep[i] = cs_prepare(d, &si, err);
+        if (!x.prep[i])
+            goto fail;
+    }
+    x.n = cs_prepared_count(x.prep[0]);
+    c = curve_new(CS_CURVE_BINS, o, x.n, err);
+    if (!c)
+        goto fail;
+    c->kdtree = kd;
+    x.values = malloc(o->n_points * x.R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
+    if (!x.values || !x.sc) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < o->n_points; i++) {
+        c->points[i].x = o->x[i];
+        c->points[i].rows = x.n;
+        if (eval_row(&x.rn, x.prep[i], NULL, x.n, o->metrics, c->points[i].full) != CS_OK)
+            break;
+        runner_tick(&x.rn);
+    }
+    if (atomic_load(&x.rn.failed) == CS_OK)
+        cs_parallel_for(x.rn.threads, x.R, bins_task, &x, x.rn.cancel);
+    if (runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, x.R, err))
+        goto fail;
+    cs_curve_flag_stable(c, o->stable_metric);
+    goto done;
+fail:
+    cs_curve_free(c);
+    c = NULL;
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    for (size_t i = 0; i < o->n_points; i++)
+        cs_prepared_free(x.prep[i]);
+    free(x.prep);
+    return c;
+}
+
+/* ---- confidence intervals ---------------------------------------------------------------- */
+
+typedef struct ci_ctx {
+    runner rn;
+    const cs_prepared *p;
+    unsigned mask;
+    uint64_t seed;
+    size_t n;
+    scratch *sc;
+    double *values;          /* [rep][metric] */
+} ci_ctx;
+
+static void ci_task(void *vctx, size_t i, int worker)
+{
+    ci_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
+    cs_draw_with(&rng, x->n, x->n, s->idx);
+    eval_row(&x->rn, x->p, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
+    runner_tick(&x->rn);
+}
+
+cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, uint64_t seed,
+                          const cs_run *run, cs_ci *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!check_repeats(repeats, err))
+        return err->code;
+    ci_ctx x = { .p = p, .mask = metrics, .seed = seed, .n = cs_prepared_count(p) };
+    if (x.n == 0)
+        return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
+    size_t R = (size_t)repeats;
+    runner_init(&x.rn, run, R + 1);
+    x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    cs_status st;
+    if (!x.values || !x.sc || !col || !tmp) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    if (eval_row(&x.rn, p, NULL, x.n, metrics, out->value) == CS_OK) {
+        runner_tick(&x.rn);
+        cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
+    }
+    st = runner_finish(&x.rn, err);
+    if (st == CS_OK) {
+        cs_stat stat[CS_METRIC_COUNT];
+        summarise(x.values, R, metrics, out->value, col, tmp, stat);
+        out->metrics = metrics;
+        out->repeats = repeats;
+        for (int m = 0; m < CS_METRIC_COUNT; m++) {
+            out->lo[m] = stat[m].lo;
+            out->hi[m] = stat[m].hi;
+        }
+    }
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    free(col);
+    free(tmp);
+    return st;
+}
+
+/* ---- paired comparison ------------------------------------------------------------------ */
+
+typedef struct id_ref {
+    const char *name;
+    uint32_t row;
+} id_ref;
+
+static int cmp_id_ref(const void *a, const void *b)
+{
+    return strcmp(((const id_ref *)a)->name, ((const id_ref *)b)->name);
+}
+
+static const char *base_name(const cs_dataset *d)
+{
+    return d->path ? d->path : "(unnamed)";
+}
+
+/* Fills a_to_b[row of a] = paired row of b (UINT32_MAX for non-samples). */
+static cs_status pair_samples(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b,
+                              int *by_id, cs_error *err)
+{
+    for (size_t i = 0; i < a->n; i++)
+        a_to_b[i] = UINT32_MAX;
+    if (a->k != b->k)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "compare: %s has %zu classes but %s has %zu",
+                            base_name(a), a->k, base_name(b), b->k);
+    *by_id = a->id && b->id;
+    if (!*by_id) {
+        if (a->n_samples != b->n_samples)
+            return cs_error_set(err, CS_EINPUT, 0, 0,
+                                "compare: %s has %zu samples but %s has %zu (no id column to "
+                                "pair them by)", base_name(a), a->n_samples, base_name(b),
+                                b->n_samples);
+        for (size_t j = 0; j < a->n_samples; j++)
+            a_to_b[a->sample_rows[j]] = b->sample_rows[j];
+    } else {
+        size_t nb = b->n_samples;
+        id_ref *refs = malloc((nb ? nb : 1) * sizeof *refs);
+        uint8_t *used = calloc(nb ? nb : 1, 1);
+        if (!refs || !used) {
+            free(refs);
+            free(used);
+            return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        }
+        for (size_t j = 0; j < nb; j++) {
+            uint32_t row = b->sample_rows[j];
+            refs[j] = (id_ref){ b->id_names[b->id[row]], row };
+        }
+        qsort(refs, nb, sizeof *refs, cmp_id_ref);
+        cs_status st = CS_OK;
+        for (size_t j = 0; j + 1 < nb && st == CS_OK; j++)
+            if (strcmp(refs[j].name, refs[j + 1].name) == 0)
+                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' occurs twice in %s",
+                                  refs[j].name, base_name(b));
+        for (size_t j = 0; j < a->n_samples && st == CS_OK; j++) {
+            uint32_t row = a->sample_rows[j];
+            id_ref key = { a->id_names[a->id[row]], 0 };
+            id_ref *hit = bsearch(&key, refs, nb, sizeof *refs, cmp_id_ref);
+            if (!hit)
+                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' of %s is not in %s",
+                                  key.name, base_name(a), base_name(b));
+            else if (used[hit - refs])
+                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' occurs twice in %s",
+                                  key.name, base_name(a));
+            else {
+                used[hit - refs] = 1;
+                a_to_b[row] = hit->row;
+            }
+        }
+        for (size_t j = 0; j < nb && st == CS_OK; j++)
+            if (!used[j])
+                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' of %s is not in %s",
+                                  refs[j].name, base_name(b), base_name(a));
+        free(refs);
+        free(used);
+        if (st != CS_OK)
+            return st;
+    }
+    for (size_t j = 0; j < a->n_samples; j++) {
+        uint32_t ra = a->sample_rows[j], rb = a_to_b[ra];
+        if (a->label[ra] != b->label[rb]) {
+            if (*by_id)
+                return cs_error_set(err, CS_EINPUT, 0, 0,
+                                    "compare: labels differ for id '%s' (%s: %d, %s: %d)",
+                                    a->id_names[a->id[ra]], base_name(a), (int)a->label[ra],
+                                    base_name(b), (int)b->label[rb]);
+            return cs_error_set(err, CS_EINPUT, 0, 0,
+                                "compare: labels differ at sample %zu (%s: %d, %s: %d); the files "
+                                "have no id column, so rows are paired in order", j + 1,
+                                base_name(a), (int)a->label[ra], base_name(b), (int)b->label[rb]);
+        }
+    }
+    return CS_OK;
+}
+
+typedef struct cmp_ctx {
+    runner rn;
+    const cs_prepared *pa, *pb;
+    const uint32_t *ia, *ib;
+    size_t n;
+    unsigned mask;
+    uint64_t seed;
+    scratch *sc;
+    double *va, *vb;         /* [rep][metric] */
+} cmp_ctx;
+
+static void cmp_task(void *vctx, size_t i, int worker)
+{
+    cmp_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    cs_rng_seed(&rng, x->seed, STREAM_COMPARE, 0, i);
+    cs_draw_with(&rng, x->n, x->n, s->idx);
+    for (size_t t = 0; t < x->n; t++) {
+        uint32_t j = s->idx[t];
+        s->idx[t] = x->ia[j];
+        s->idx2[t] = x->ib[j];
+    }
+    if (eval_row(&x->rn, x->pa, s->idx, x->n, x->mask, x->va + i * CS_METRIC_COUNT) == CS_OK)
+        eval_row(&x->rn, x->pb, s->idx2, x->n, x->mask, x->vb + i * CS_METRIC_COUNT);
+    else
+        for (int m = 0; m < CS_METRIC_COUNT; m++)
+            x->vb[i * CS_METRIC_COUNT + (size_t)m] = NAN;
+    runner_tick(&x->rn);
+}
+
+cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                         cs_compare *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!check_repeats(repeats, err))
+        return err->code;
+    cmp_ctx x = { .mask = metrics, .seed = seed };
+    uint32_t *a_to_b = malloc((a->n ? a->n : 1) * sizeof *a_to_b);
+    uint32_t *b_prep = malloc((b->n ? b->n : 1) * sizeof *b_prep);
+    uint32_t *ia = NULL, *ib = NULL;
+    double *col = NULL, *tmp = NULL;
+    cs_status st;
+    size_t R = (size_t)repeats;
+    if (!a_to_b || !b_prep) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    st = pair_samples(a, b, a_to_b, &out->by_id, err);
+    if (st != CS_OK)
+        goto done;
+    x.pa = cs_prepare(a, s, err);
+    if (!x.pa) {
+        st = err->code;
+        goto done;
+    }
+    x.pb = cs_prepare(b, s, err);
+    if (!x.pb) {
+        st = err->code;
+        goto done;
+    }
+    size_t na = cs_prepared_count(x.pa), nb = cs_prepared_count(x.pb);
+    const uint32_t *ra = cs_prepared_rows(x.pa), *rb = cs_prepared_rows(x.pb);
+    for (size_t i = 0; i < b->n; i++)
+        b_prep[i] = UINT32_MAX;
+    for (size_t i = 0; i < nb; i++)
+        b_prep[rb[i]] = (uint32_t)i;
+    ia = malloc((na ? na : 1) * sizeof *ia);
+    ib = malloc((na ? na : 1) * sizeof *ib);
+    if (!ia || !ib) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < na; i++) {
+        uint32_t rowb = a_to_b[ra[i]];
+        if (rowb != UINT32_MAX && b_prep[rowb] != UINT32_MAX) {
+            ia[x.n] = (uint32_t)i;
+            ib[x.n] = b_prep[rowb];
+            x.n++;
+        }
+    }
+    if (x.n == 0) {
+        st = cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
+        goto done;
+    }
+    x.ia = ia;
+    x.ib = ib;
+    runner_init(&x.rn, run, R + 1);
+    x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
+    x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
+    x.sc = scratch_new(x.rn.threads, 0, x.n, 1);
+    col = malloc(R * sizeof *col);
+    tmp = malloc(R * sizeof *tmp);
+    if (!x.va || !x.vb || !x.sc || !col || !tmp) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
+    if (eval_row(&x.rn, x.pa, ia, x.n, metrics, fa) == CS_OK &&
+        eval_row(&x.rn, x.pb, ib, x.n, metrics, fb) == CS_OK) {
+        runner_tick(&x.rn);
+        cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
+    }
+    st = runner_finish(&x.rn, err);
+    if (st != CS_OK)
+        goto done;
+    out->n_pairs = x.n;
+    out->repeats = repeats;
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        if (!(metrics & CS_METRIC_BIT(m)))
+            continue;
+        cs_compare_entry *e = &out->entries[out->n_entries++];
+        size_t better = 0, valid = 0;
+        int lower = cs_metric_lower_is_better(m);
+        for (size_t r = 0; r < R; r++) {
+            double va = x.va[r * CS_METRIC_COUNT + (size_t)m];
+            double vb = x.vb[r * CS_METRIC_COUNT + (size_t)m];
+            col[r] = va - vb;
+            if (isfinite(va) && isfinite(vb)) {
+                valid++;
+                better += lower ? va < vb : va > vb;
+            }
+        }
+        cs_stat stat;
+        e->metric = m;
+        e->a = fa[m];
+        e->b = fb[m];
+        e->diff = fa[m] - fb[m];
+        cs_stat_compute(col, R, e->diff, tmp, &stat);
+        e->lo = stat.lo;
+        e->hi = stat.hi;
+        e->p_better = valid ? (double)better / (double)valid : NAN;
+    }
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.va);
+    free(x.vb);
+    free(col);
+    free(tmp);
+    free(ia);
+    free(ib);
+    free(a_to_b);
+    free(b_prep);
+    cs_prepared_free((cs_prepared *)x.pa);
+    cs_prepared_free((cs_prepared *)x.pb);
+    return st;
+}

@@ -1,0 +1,312 @@
+/* Option parsing for `calscope report` (SPEC §5). Hand-written rather than getopt_long so that
+ * `--flag=value` and `--flag value` both work, options may follow files, and every bad value
+ * gets a message naming the flag. */
+#include "report/rep.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+"Usage: calscope report [OPTIONS] FILE...\n"
+"Prints the calibration metrics of prediction files (CSV, .csv.gz; \"-\" reads stdin).\n"
+"\n"
+"Metric settings:\n"
+"  --lens L            top1|topk:K|class:C|classwise|group:A,B;C,D|full (default top1)\n"
+"  --bins M            number of bins (default 15)\n"
+"  --binning B         uniform|mass|kdtree (default uniform; mass = equal-mass bins)\n"
+"  --gamma G           kd-tree: split while a cell holds >= G*N samples (default 0.1)\n"
+"  --sigma S           RECE-G / RECE-M Gaussian kernel sd (default 0.1)\n"
+"  --mixture X         RECE-M mixture kde|gmm3 (default kde; needs an id/tta long file)\n"
+"  --distance D        tvd|l2|max|interval:L,H (default tvd)\n"
+"  --select 'EXPR'     keep the samples matching EXPR, e.g. 'conf > 0.9 and y in {3,5}'\n"
+"                      (y, pred, conf, p[C], case; == != < <= > >= in; joined with and)\n"
+"\n"
+"Output:\n"
+"  --format F          text|json|csv (default text)\n"
+"  --plot              text reliability diagram after the table, 80 columns (on stdout;\n"
+"                      with --format json|csv it goes to stderr so stdout stays parseable)\n"
+"  --ascii             ASCII glyphs even when the locale is UTF-8\n"
+"  --check 'M OP V'    gate, repeatable: exit 1 when metric M of any file fails, e.g.\n"
+"                      --check 'ece<=0.05' --check 'accuracy>=0.9' (OP: <= < >= >;\n"
+"                      M: accuracy ece ace mce rece_g rece_m brier nll aece sce)\n"
+"\n"
+"Input:\n"
+"  --sum-tol T         probability rows must sum to 1 within T (default 0.001)\n"
+"  --renormalize       divide each probability row by its sum\n"
+"  --skip-bad-rows     load the good rows and report the bad ones (default: refuse the file)\n"
+"  --no-header         the file has no header: --label-col is the label, the rest are p_0..\n"
+"  --label-col N       1-based label column for --no-header (default 1)\n"
+"  --delimiter C       , ; or tab (default: sniffed from the first line)\n"
+"\n"
+"Resampling (deterministic for a --seed whatever --threads):\n"
+"  --ci R              bootstrap 95% intervals of every metric from R resamples\n"
+"  --curve size|bins   variance curve: metric against sample fraction / number of bins\n"
+"  --fractions LIST    size curve fractions (default 0.01,0.05,0.1,0.25,0.5,1; 5% also works)\n"
+"  --bins-list LIST    bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
+"                      gamma values with --binning kdtree)\n"
+"  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare)\n"
+"  --replace           size curve draws with replacement (default: without, as seed 000)\n"
+"  --compare           two files A B with the same samples (paired by id, else by row):\n"
+"                      bootstrap interval of metric(A) - metric(B) (--repeats resamples)\n"
+"  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full\n"
+"  --seed N            random seed (default 0)     --threads N   worker threads (0 = all cores)\n"
+"  --compat NAME|all   library conventions: not available yet (exit status 2)\n"
+"\n"
+"  -h, --help          this text\n"
+"\n"
+"Metrics: accuracy; ece = sum over bins of n_b/N * gap (with --binning mass it is the\n"
+"adaptive ECE, with --lens classwise the class-wise ECE / SCE); ACE = mean over non-empty bins\n"
+"(seed 003), not Nixon's adaptive ECE; mce = max over non-empty bins; rece_g = Gaussian-\n"
+"smoothed ECE summed over all M bins (seed 000 eq. 6); rece_m = its TTA-mixture form (null\n"
+"without id/tta); brier = mean squared error summed over classes; nll = mean -ln p[y]\n"
+"(clipped at 1e-15); aece = top-1 equal-mass ECE; sce = class-wise uniform ECE.\n"
+"\n"
+"Several files are reported one after the other; a rejected file is reported on stderr and\n"
+"the others still appear (JSON lists it under \"errors\"), and the exit status is then 3.\n"
+"Exit status: 0 ok, 1 a --check failed, 2 usage error, 3 input error (file unreadable or\n"
+"rejected). Errors read `calscope: FILE:LINE:COL: reason`.\n";
+
+static const char *const not_yet[] = { "--compat", NULL };
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("calscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry `calscope report --help`.\n", stderr);
+    return 2;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+void rep_opts_free(rep_opts *o)
+{
+    free(o->checks);
+    free(o->files);
+    o->checks = NULL;
+    o->files = NULL;
+}
+
+/* Flags that take a value. */
+static const char *const valued[] = {
+    "--lens", "--bins", "--binning", "--gamma", "--sigma", "--mixture", "--distance", "--select",
+    "--format", "--check", "--sum-tol", "--label-col", "--delimiter", "--seed", "--threads",
+    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", NULL,
+};
+
+static int in_list(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list[i]; i++) if (strcmp(list[i], s) == 0) return 1;
+    return 0;
+}
+
+/* --fractions 0.01,0.1,1 (or 1%,10%,100%) / --bins-list 5,10,15 (gamma values with kd-tree
+ * binning). Checked against the curve kind once every flag is read. */
+static int parse_list(rep_opts *o, const char *flag, const char *val)
+{
+    int fractions = strcmp(flag, "--fractions") == 0;
+    o->n_curve_x = 0;
+    const char *p = val;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(v)) return usage_error("%s: bad number in '%s'", flag, val);
+        if (fractions && *end == '%') { v /= 100; end++; }
+        if (!(v > 0) || (fractions && v > 1))
+            return usage_error("%s: %g is out of range (%s)", flag, v, fractions ? "fractions are in (0, 1]" : "bins >= 1 or gamma in (0, 1]");
+        if (o->n_curve_x >= CS_CURVE_MAX_POINTS) return usage_error("%s: at most %d values", flag, CS_CURVE_MAX_POINTS);
+        o->curve_x[o->n_curve_x++] = v;
+        if (*end == '\0') break;
+        if (*end != ',') return usage_error("%s: expected a comma-separated list, got '%s'", flag, val);
+        p = end + 1;
+    }
+    o->curve_list_flag = fractions ? 1 : 2;
+    return 0;
+}
+
+/* --topk-bars 1,2,3,5,10,full */
+static int parse_topk(rep_opts *o, const char *val)
+{
+    o->n_topk = 0;
+    const char *p = val;
+    for (;;) {
+        long k = 0;
+        const char *end = p;
+        if (strncmp(p, "full", 4) == 0) { k = 0; end = p + 4; }
+        else {
+            char *e;
+            errno = 0;
+            k = strtol(p, &e, 10);
+            if (e == p || errno == ERANGE || k < 1 || k > 100000) return usage_error("--topk-bars: bad k in '%s' (k >= 1 or full)", val);
+            end = e;
+        }
+        if (o->n_topk >= sizeof o->topk / sizeof o->topk[0]) return usage_error("--topk-bars: too many values");
+        o->topk[o->n_topk++] = (int)k;
+        if (*end == '\0') break;
+        if (*end != ',') return usage_error("--topk-bars: expected a comma-separated list, got '%s'", val);
+        p = end + 1;
+    }
+    return 0;
+}
+
+static int apply(rep_opts *o, const char *flag, const char *val)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    double d;
+    long l;
+    if (strcmp(flag, "--lens") == 0) {
+        if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return usage_error("--lens: %s", err.msg);
+    } else if (strcmp(flag, "--bins") == 0) {
+        if (cs_settings_set_bins(&o->settings, val, &err) != CS_OK) return usage_error("--bins: %s", err.msg);
+    } else if (strcmp(flag, "--binning") == 0) {
+        if (cs_settings_set_binning(&o->settings, val, &err) != CS_OK) return usage_error("--binning: %s", err.msg);
+    } else if (strcmp(flag, "--gamma") == 0) {
+        if (cs_settings_set_gamma(&o->settings, val, &err) != CS_OK) return usage_error("--gamma: %s", err.msg);
+    } else if (strcmp(flag, "--sigma") == 0) {
+        if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return usage_error("--sigma: %s", err.msg);
+    } else if (strcmp(flag, "--mixture") == 0) {
+        if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return usage_error("--mixture: %s", err.msg);
+    } else if (strcmp(flag, "--distance") == 0) {
+        if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return usage_error("--distance: %s", err.msg);
+    } else if (strcmp(flag, "--select") == 0) {
+        if (strlen(val) >= sizeof o->settings.select) return usage_error("--select: expression too long");
+        strcpy(o->settings.select, val);
+        o->select_given = 1;
+    } else if (strcmp(flag, "--format") == 0) {
+        if (strcmp(val, "text") == 0) o->format = REP_TEXT;
+        else if (strcmp(val, "json") == 0) o->format = REP_JSON;
+        else if (strcmp(val, "csv") == 0) o->format = REP_CSV;
+        else return usage_error("--format: '%s' is not text, json or csv", val);
+    } else if (strcmp(flag, "--check") == 0) {
+        char msg[256];
+        rep_check c;
+        if (rep_check_parse(val, &c, msg, sizeof msg)) return usage_error("--check '%s': %s", val, msg);
+        rep_check *n = realloc(o->checks, (o->n_checks + 1) * sizeof *n);
+        if (!n) return usage_error("out of memory");
+        o->checks = n;
+        o->checks[o->n_checks++] = c;
+    } else if (strcmp(flag, "--sum-tol") == 0) {
+        if (parse_double(val, &d) || !(d >= 0 && d < 1)) return usage_error("--sum-tol: '%s' is not a tolerance in [0, 1)", val);
+        o->load.sum_tol = d;
+    } else if (strcmp(flag, "--label-col") == 0) {
+        if (parse_long(val, 1, 1000000, &l)) return usage_error("--label-col: '%s' is not a column number (1, 2, ...)", val);
+        o->load.label_col = (int)l;
+    } else if (strcmp(flag, "--delimiter") == 0) {
+        if (strcmp(val, ",") == 0 || strcmp(val, "comma") == 0) o->load.delimiter = ',';
+        else if (strcmp(val, ";") == 0 || strcmp(val, "semicolon") == 0) o->load.delimiter = ';';
+        else if (strcmp(val, "\t") == 0 || strcmp(val, "tab") == 0 || strcmp(val, "\\t") == 0) o->load.delimiter = '\t';
+        else return usage_error("--delimiter: '%s' is not , ; or tab", val);
+    } else if (strcmp(flag, "--seed") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (end == val || *end || errno == ERANGE || val[0] == '-') return usage_error("--seed: '%s' is not a non-negative integer", val);
+        o->seed = (uint64_t)v;
+    } else if (strcmp(flag, "--threads") == 0) {
+        if (parse_long(val, 0, 1024, &l)) return usage_error("--threads: '%s' is not a thread count in 0..1024", val);
+        o->threads = (int)l;
+    } else if (strcmp(flag, "--ci") == 0) {
+        if (parse_long(val, 1, 1000000, &l)) return usage_error("--ci: '%s' is not a number of resamples in 1..1000000", val);
+        o->ci_repeats = (int)l;
+    } else if (strcmp(flag, "--repeats") == 0) {
+        if (parse_long(val, 1, 1000000, &l)) return usage_error("--repeats: '%s' is not a number of repeats in 1..1000000", val);
+        o->repeats = (int)l;
+    } else if (strcmp(flag, "--curve") == 0) {
+        if (strcmp(val, "size") == 0) o->curve = 1;
+        else if (strcmp(val, "bins") == 0) o->curve = 2;
+        else return usage_error("--curve: '%s' is not size or bins", val);
+    } else if (strcmp(flag, "--fractions") == 0 || strcmp(flag, "--bins-list") == 0) {
+        return parse_list(o, flag, val);
+    } else if (strcmp(flag, "--topk-bars") == 0) {
+        return parse_topk(o, val);
+    }
+    return 0;
+}
+
+int rep_parse_args(int argc, char **argv, rep_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    cs_settings_default(&o->settings);
+    cs_load_options_default(&o->load);
+    o->format = REP_TEXT;
+    o->files = calloc((size_t)argc + 1, sizeof *o->files);
+    if (!o->files) return usage_error("out of memory");
+
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { o->files[o->n_files++] = a; continue; }
+        if (strcmp(a, "--") == 0) { only_files = 1; continue; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return REP_EXIT_HELP; }
+
+        char flag[64];
+        const char *val = NULL, *eq = strchr(a, '=');
+        size_t fl = eq ? (size_t)(eq - a) : strlen(a);
+        if (fl >= sizeof flag) return usage_error("unknown option '%s'", a);
+        memcpy(flag, a, fl);
+        flag[fl] = '\0';
+        if (eq) val = eq + 1;
+
+        if (in_list(not_yet, flag)) {
+            return usage_error("%s is not available yet in this build", flag);
+        }
+        if (strcmp(flag, "--plot") == 0 || strcmp(flag, "--ascii") == 0 || strcmp(flag, "--renormalize") == 0
+            || strcmp(flag, "--skip-bad-rows") == 0 || strcmp(flag, "--no-header") == 0
+            || strcmp(flag, "--replace") == 0 || strcmp(flag, "--compare") == 0) {
+            if (val) return usage_error("%s takes no value", flag);
+            if (strcmp(flag, "--replace") == 0) o->replace = 1;
+            else if (strcmp(flag, "--compare") == 0) o->compare = 1;
+            else if (flag[2] == 'p') o->plot = 1;
+            else if (flag[2] == 'a') o->ascii = 1;
+            else if (flag[2] == 'r') o->load.renormalize = 1;
+            else if (flag[2] == 's') o->load.skip_bad_rows = 1;
+            else o->load.no_header = 1;
+            continue;
+        }
+        if (!in_list(valued, flag)) return usage_error("unknown option '%s'", flag);
+        if (!val) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", flag);
+            val = argv[++i];
+        }
+        int rc = apply(o, flag, val);
+        if (rc) return rc;
+    }
+    if (o->n_files == 0) return usage_error("no FILE given");
+    if (o->curve_list_flag == 1 && o->curve != 1) return usage_error("--fractions needs --curve size");
+    if (o->curve_list_flag == 2 && o->curve != 2) return usage_error("--bins-list needs --curve bins");
+    if (o->replace && o->curve != 1) return usage_error("--replace needs --curve size");
+    if (o->repeats && !o->curve && !o->compare) return usage_error("--repeats needs --curve or --compare");
+    if (o->curve_list_flag == 2 && o->settings.binning != CS_BIN_KDTREE)
+        for (size_t i = 0; i < o->n_curve_x; i++)
+            if (o->curve_x[i] != floor(o->curve_x[i])) return usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
+    if (o->compare && o->n_files != 2) return usage_error("--compare needs exactly two files (A and B)");
+    return 0;
+}

@@ -1,0 +1,109 @@
+/* --check gates for CI: "ece<=0.05" fails the run (exit 1) when any file misses it. A metric
+ * that is not available for a file (null in JSON, e.g. rece_m without id/tta, or an empty
+ * selection) fails its check: a gate must never pass on a number that was not computed. */
+#include "report/rep.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const rep_metric_names[REP_M_COUNT] = {
+    "accuracy", "ece", "ace", "mce", "rece_g", "rece_m", "brier", "nll", "aece", "sce",
+};
+
+double rep_metric_value(const cs_result *r, int metric)
+{
+    switch (metric) {
+    case REP_M_ACCURACY: return r->accuracy;
+    case REP_M_ECE: return r->ece;
+    case REP_M_ACE: return r->ace;
+    case REP_M_MCE: return r->mce;
+    case REP_M_RECE_G: return r->rece_g;
+    case REP_M_RECE_M: return r->rece_m;
+    case REP_M_BRIER: return r->brier;
+    case REP_M_NLL: return r->nll;
+    case REP_M_AECE: return r->aece;
+    case REP_M_SCE: return r->sce;
+    default: return NAN;
+    }
+}
+
+static const char *const op_text[] = { "<=", "<", ">=", ">" };
+
+int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    const char *name = p;
+    while (isalnum((unsigned char)*p) || *p == '_') p++;
+    size_t nl = (size_t)(p - name);
+    while (isspace((unsigned char)*p)) p++;
+
+    c->text = text;
+    c->metric = -1;
+    for (int i = 0; i < REP_M_COUNT; i++)
+        if (strlen(rep_metric_names[i]) == nl && strncmp(rep_metric_names[i], name, nl) == 0) c->metric = i;
+    if (nl == 0 || c->metric < 0) {
+        snprintf(msg, msg_size, "unknown metric '%.*s' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)",
+                 (int)nl, name);
+        return -1;
+    }
+    if (p[0] == '<') c->op = p[1] == '=' ? REP_LE : REP_LT;
+    else if (p[0] == '>') c->op = p[1] == '=' ? REP_GE : REP_GT;
+    else {
+        snprintf(msg, msg_size, "expected one of <= < >= > after '%.*s'", (int)nl, name);
+        return -1;
+    }
+    p += (c->op == REP_LE || c->op == REP_GE) ? 2 : 1;
+    while (isspace((unsigned char)*p)) p++;
+    char *end;
+    errno = 0;
+    c->value = strtod(p, &end);
+    if (end == p || errno == ERANGE || !isfinite(c->value)) {
+        snprintf(msg, msg_size, "expected a number after '%s'", op_text[c->op]);
+        return -1;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) {
+        snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
+        return -1;
+    }
+    return 0;
+}
+
+static int holds(const rep_check *c, double v)
+{
+    switch (c->op) {
+    case REP_LE: return v <= c->value;
+    case REP_LT: return v < c->value;
+    case REP_GE: return v >= c->value;
+    case REP_GT: return v > c->value;
+    }
+    return 0;
+}
+
+size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rep_file *f = &files[i];
+        if (!f->loaded || f->usage_error) continue;  /* already an input / usage error */
+        for (size_t k = 0; k < o->n_checks; k++) {
+            const rep_check *c = &o->checks[k];
+            const char *name = rep_metric_names[c->metric];
+            double v = f->evaluated ? rep_metric_value(&f->res, c->metric) : NAN;
+            if (isnan(v)) {
+                fprintf(stderr, "calscope: check failed: %s: %s is not available (want %s)\n",
+                        f->path, name, c->text);
+                failed++;
+            } else if (!holds(c, v)) {
+                fprintf(stderr, "calscope: check failed: %s: %s = %.6g (want %s)\n",
+                        f->path, name, v, c->text);
+                failed++;
+            }
+        }
+    }
+    return failed;
+}

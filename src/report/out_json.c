@@ -1,0 +1,264 @@
+/* `--format json`: one object {"files": [...], "errors": [...]} (SPEC §5). Always valid JSON:
+ * strings escaped, non-finite numbers written as null, doubles with %.17g so they round-trip,
+ * counts as integers. */
+#include "report/rep.h"
+
+#include <math.h>
+#include <string.h>
+
+static void jstr(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20 || *p == 0x7F) fprintf(out, "\\u%04x", *p);
+            else fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void jnum(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, "%.17g", v);
+    else fputs("null", out);
+}
+
+static void settings_json(FILE *out, const rep_opts *o)
+{
+    const cs_settings *s = &o->settings;
+    char buf[CS_SPEC_MAX + 32];
+    fputs("{\"lens\": ", out);
+    rep_lens_text(s, buf, sizeof buf);
+    jstr(out, buf);
+    fprintf(out, ", \"bins\": %d, \"binning\": ", s->bins);
+    jstr(out, rep_binning_text(s->binning));
+    fputs(", \"gamma\": ", out);
+    jnum(out, s->gamma);
+    fputs(", \"sigma\": ", out);
+    jnum(out, s->sigma);
+    fputs(", \"distance\": ", out);
+    rep_distance_text(s, buf, sizeof buf);
+    jstr(out, buf);
+    fputs(", \"select\": ", out);
+    jstr(out, s->select);
+    fputs(", \"mixture\": ", out);
+    jstr(out, rep_mixture_text(s->mixture));
+    fputs(", \"sum_tol\": ", out);
+    jnum(out, o->load.sum_tol);
+    fprintf(out, ", \"renormalize\": %s, \"skip_bad_rows\": %s}",
+            o->load.renormalize ? "true" : "false", o->load.skip_bad_rows ? "true" : "false");
+}
+
+static void stat_json(FILE *out, const cs_stat *st)
+{
+    fputs("{\"mean\": ", out);
+    jnum(out, st->mean);
+    fputs(", \"sd\": ", out);
+    jnum(out, st->sd);
+    fputs(", \"lo\": ", out);
+    jnum(out, st->lo);
+    fputs(", \"hi\": ", out);
+    jnum(out, st->hi);
+    fputs(", \"abs_dev\": ", out);
+    jnum(out, st->abs_dev);
+    fputc('}', out);
+}
+
+static void curve_json(FILE *out, const cs_curve *c)
+{
+    const char *xkey = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
+    fprintf(out, ",\n     \"curve\": {\"kind\": \"%s\", \"repeats\": %d, \"replace\": %s, \"samples\": %zu",
+            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "true" : "false", c->n_samples);
+    if (c->kind == CS_CURVE_BINS && c->stable_first >= 0) {
+        const cs_curve_point *a = &c->points[c->stable_first], *b = &c->points[c->stable_last];
+        fprintf(out, ", \"stable\": {\"metric\": \"%s\", \"from\": ", cs_metric_name(c->stable_metric));
+        jnum(out, a->x);
+        fputs(", \"to\": ", out);
+        jnum(out, b->x);
+        fputc('}', out);
+    }
+    fputs(", \"points\": [", out);
+    for (size_t i = 0; i < c->n_points; i++) {
+        const cs_curve_point *pt = &c->points[i];
+        fprintf(out, "%s\n       {\"%s\": ", i ? "," : "", xkey);
+        if (c->kind == CS_CURVE_BINS && !c->kdtree) fprintf(out, "%.0f", pt->x);
+        else jnum(out, pt->x);
+        fprintf(out, ", \"rows\": %zu, \"metrics\": {", pt->rows);
+        int first = 1;
+        for (int id = 0; id < CS_METRIC_COUNT; id++) {
+            if (!(c->metrics & CS_METRIC_BIT(id))) continue;
+            fprintf(out, "%s\"%s\": ", first ? "" : ", ", cs_metric_name(id));
+            stat_json(out, &pt->stat[id]);
+            first = 0;
+        }
+        fputs("}}", out);
+    }
+    fputs("]}", out);
+}
+
+static void case_stat_json(FILE *out, const char *name, cs_case_stat st, double pooled)
+{
+    fprintf(out, "\"%s\": {\"mean\": ", name);
+    jnum(out, st.mean);
+    fputs(", \"sd\": ", out);
+    jnum(out, st.sd);
+    fputs(", \"pooled\": ", out);
+    jnum(out, pooled);
+    fputc('}', out);
+}
+
+/* SPEC §5 "cases": per-case means and sds, and per class the M x M reliability histogram. */
+static void cases_json(FILE *out, const cs_case_metrics *cm)
+{
+    fprintf(out, ",\n     \"cases\": {\"count\": %zu, \"metrics\": {", cm->n_cases);
+    case_stat_json(out, "ece", cm->ece_stat, cm->pooled_ece);
+    fputs(", ", out);
+    case_stat_json(out, "ace", cm->ace_stat, cm->pooled_ace);
+    fputs(", ", out);
+    case_stat_json(out, "mce", cm->mce_stat, cm->pooled_mce);
+    fputs("},\n       \"reliability_histogram\": [", out);
+    for (size_t c = 0; c < cm->k; c++) {
+        fputs(c ? ",\n         [" : "\n         [", out);
+        for (size_t i = 0; i < cm->m; i++) {
+            fputs(i ? ", [" : "[", out);
+            for (size_t j = 0; j < cm->m; j++)
+                fprintf(out, "%s%u", j ? ", " : "", (unsigned)cm->hist[(c * cm->m + i) * cm->m + j]);
+            fputc(']', out);
+        }
+        fputc(']', out);
+    }
+    fputs("]}", out);
+}
+
+static void compare_json(FILE *out, const rep_compare *cmp)
+{
+    fputs(",\n  \"compare_info\": {\"a\": ", out);
+    jstr(out, cmp->a);
+    fputs(", \"b\": ", out);
+    jstr(out, cmp->b);
+    if (cmp->done)
+        fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
+                cmp->res.n_pairs, cmp->res.repeats);
+    fputs("},\n  \"compare\": [", out);
+    for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
+        const cs_compare_entry *e = &cmp->res.entries[i];
+        fprintf(out, "%s\n    {\"metric\": \"%s\", \"a\": ", i ? "," : "", cs_metric_name(e->metric));
+        jnum(out, e->a);
+        fputs(", \"b\": ", out);
+        jnum(out, e->b);
+        fputs(", \"diff\": ", out);
+        jnum(out, e->diff);
+        fputs(", \"lo\": ", out);
+        jnum(out, e->lo);
+        fputs(", \"hi\": ", out);
+        jnum(out, e->hi);
+        fputs(", \"p_better\": ", out);
+        jnum(out, e->p_better);
+        fputc('}', out);
+    }
+    fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
+}
+
+static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    fputs("    {\"path\": ", out);
+    jstr(out, f->path);
+    fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
+            f->rows, f->classes, f->sum.rows_rejected, f->samples);
+    if (o->select_given) fprintf(out, ", \"selected\": %zu", f->selected);
+    fputs(",\n     \"settings\": ", out);
+    settings_json(out, o);
+    fputs(",\n     \"metrics\": {", out);
+    for (int m = 0; m < REP_M_COUNT; m++) {
+        fprintf(out, "%s\"%s\": ", m ? ", " : "", rep_metric_names[m]);
+        jnum(out, f->evaluated ? rep_metric_value(&f->res, m) : NAN);
+    }
+    if (f->has_ci) {
+        for (int m = 0; m < REP_M_COUNT; m++) {
+            int id = cs_metric_from_name(rep_metric_names[m]);
+            if (id < 0 || !(f->ci.metrics & CS_METRIC_BIT(id))) continue;
+            fprintf(out, ", \"%s_ci\": [", rep_metric_names[m]);
+            jnum(out, f->ci.lo[id]);
+            fputs(", ", out);
+            jnum(out, f->ci.hi[id]);
+            fputc(']', out);
+        }
+    }
+    fputs("},\n     \"bins\": [", out);
+    if (f->evaluated) {
+        for (size_t i = 0; i < f->res.n_bins; i++) {
+            const cs_bin *b = &f->res.bins[i];
+            fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
+            jnum(out, b->lo);
+            fputs(", \"hi\": ", out);
+            jnum(out, b->hi);
+            fprintf(out, ", \"count\": %zu, \"conf\": ", b->count);
+            jnum(out, b->count ? b->conf : NAN);
+            fputs(", \"acc\": ", out);
+            jnum(out, b->count ? b->acc : NAN);
+            fputs(", \"gap\": ", out);
+            jnum(out, b->count ? b->gap : NAN);
+            fputc('}', out);
+        }
+    }
+    fputs("],\n     \"load\": {", out);
+    fprintf(out, "\"rows_read\": %zu, \"rows_used\": %zu, \"rows_rejected\": %zu, \"rows_renormalized\": %zu, "
+            "\"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
+            f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized,
+            f->sum.from_logits ? "true" : "false", f->sum.gzip ? "true" : "false");
+    for (size_t i = 0; i < f->sum.n_ignored; i++) {
+        if (i) fputs(", ", out);
+        jstr(out, f->sum.ignored_columns[i]);
+    }
+    fputs("], \"skipped\": [", out);
+    for (size_t i = 0; i < f->sum.n_skipped_messages; i++) {
+        if (i) fputs(", ", out);
+        jstr(out, f->sum.skipped[i]);
+    }
+    fputs("]}", out);
+    if (f->has_cases) cases_json(out, &f->cases);
+    if (f->curve) curve_json(out, f->curve);
+    if (f->has_topk) {
+        fputs(",\n     \"topk\": [", out);
+        for (size_t i = 0; i < o->n_topk; i++) {
+            fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->topk_k[i]);
+            jnum(out, f->topk_ece[i]);
+            fputc('}', out);
+        }
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp)
+{
+    fputs("{\"files\": [\n", out);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].loaded || files[i].usage_error) continue;
+        if (!first) fputs(",\n", out);
+        file_json(out, o, &files[i]);
+        first = 0;
+    }
+    fputs("\n  ],\n  \"errors\": [", out);
+    first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (files[i].loaded && !files[i].usage_error) continue;
+        fputs(first ? "\n    {\"path\": " : ",\n    {\"path\": ", out);
+        jstr(out, files[i].path);
+        fprintf(out, ", \"status\": %d, \"message\": ", files[i].usage_error ? 2 : 3);
+        jstr(out, files[i].error);
+        fputc('}', out);
+        first = 0;
+    }
+    fputs(first ? "]" : "\n  ]", out);
+    if (cmp) compare_json(out, cmp);
+    fputs("\n}\n", out);
+}

@@ -1,0 +1,234 @@
+/* `--format text` (the default): per file a load line, a settings line, the metrics with six
+ * decimals and the bin table; `--plot` adds the reliability diagram (chart module). */
+#include "report/rep.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "chart/chart.h"
+
+void rep_lens_text(const cs_settings *s, char *buf, size_t size)
+{
+    cs_settings_lens_name(s, buf, size);
+}
+
+void rep_distance_text(const cs_settings *s, char *buf, size_t size)
+{
+    switch (s->distance) {
+    case CS_DIST_TVD: snprintf(buf, size, "tvd"); break;
+    case CS_DIST_L2: snprintf(buf, size, "l2"); break;
+    case CS_DIST_MAX: snprintf(buf, size, "max"); break;
+    case CS_DIST_INTERVAL: snprintf(buf, size, "interval:%.17g,%.17g", s->interval_lo, s->interval_hi); break;
+    default: snprintf(buf, size, "?"); break;
+    }
+}
+
+const char *rep_binning_text(cs_binning b)
+{
+    return b == CS_BIN_MASS ? "mass" : b == CS_BIN_KDTREE ? "kdtree" : "uniform";
+}
+
+const char *rep_mixture_text(cs_mixture m)
+{
+    return m == CS_MIX_GMM3 ? "gmm3" : "kde";
+}
+
+static const char *const metric_help[REP_M_COUNT] = {
+    "fraction of top-1 predictions that are right",
+    "expected calibration error: sum of n_b/N * gap",
+    "mean gap over non-empty bins",
+    "largest gap over non-empty bins",
+    "Gaussian-smoothed ECE (sigma, all M bins)",
+    "RECE-G over TTA observations",
+    "mean squared error, summed over classes",
+    "mean -ln p[label]",
+    "top-1 ECE with equal-mass bins",
+    "class-wise ECE, uniform bins",
+};
+
+static void curve_text(FILE *out, const cs_curve *c)
+{
+    const char *xname = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
+    fprintf(out, "  %s curve: %d repeats %s replacement, N=%zu; mean, sd, 2.5-97.5%% range, mean |dev|\n",
+            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "with" : "without", c->n_samples);
+    for (int id = 0; id < CS_METRIC_COUNT; id++) {
+        if (!(c->metrics & CS_METRIC_BIT(id))) continue;
+        fprintf(out, "  %-8s %8s %7s %9s %9s %9s %9s %9s\n", cs_metric_name(id), xname, "rows", "mean", "sd", "lo",
+                "hi", "abs_dev");
+        for (size_t i = 0; i < c->n_points; i++) {
+            const cs_curve_point *pt = &c->points[i];
+            const cs_stat *st = &pt->stat[id];
+            fprintf(out, "  %-8s %8g %7zu %9.6f %9.6f %9.6f %9.6f %9.6f%s\n", "", pt->x, pt->rows, st->mean, st->sd,
+                    st->lo, st->hi, st->abs_dev,
+                    c->kind == CS_CURVE_BINS && id == c->stable_metric && (int)i >= c->stable_first &&
+                    (int)i <= c->stable_last && c->stable_first >= 0 ? "  stable" : "");
+        }
+    }
+    fputc('\n', out);
+}
+
+void rep_out_compare_text(FILE *out, const rep_compare *cmp)
+{
+    if (!cmp->done) return;
+    fprintf(out, "compare  A = %s\n         B = %s\n", cmp->a, cmp->b);
+    fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
+            "  p_better = share of resamples where A is better\n",
+            cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
+    fprintf(out, "  %-9s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
+    for (size_t i = 0; i < cmp->res.n_entries; i++) {
+        const cs_compare_entry *e = &cmp->res.entries[i];
+        fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
+                e->diff, e->lo, e->hi, e->p_better);
+    }
+    fputc('\n', out);
+}
+
+static void settings_line(FILE *out, const rep_opts *o)
+{
+    const cs_settings *s = &o->settings;
+    char lens[CS_SPEC_MAX + 16], dist[80];
+    rep_lens_text(s, lens, sizeof lens);
+    rep_distance_text(s, dist, sizeof dist);
+    fprintf(out, "  settings  lens %s, %d %s bins", lens, s->bins, rep_binning_text(s->binning));
+    if (s->binning == CS_BIN_KDTREE) fprintf(out, " (gamma %g)", s->gamma);
+    fprintf(out, ", distance %s, sigma %g, mixture %s\n", dist, s->sigma, rep_mixture_text(s->mixture));
+}
+
+static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    fprintf(out, "%s\n", f->path);
+    fprintf(out, "  load      %zu rows read, %zu used, %zu rejected; %zu classes", f->sum.rows_read,
+            f->sum.rows_used, f->sum.rows_rejected, f->classes);
+    if (f->samples != f->rows) fprintf(out, "; %zu samples (tta 0)", f->samples);
+    if (f->sum.from_logits) fputs("; softmax of logits", out);
+    if (f->sum.rows_renormalized) fprintf(out, "; %zu rows renormalized", f->sum.rows_renormalized);
+    fputs("\n  ignored   ", out);
+    if (!f->sum.n_ignored) fputs("no columns", out);
+    for (size_t i = 0; i < f->sum.n_ignored; i++) fprintf(out, "%s%s", i ? ", " : "", f->sum.ignored_columns[i]);
+    fputc('\n', out);
+    for (size_t i = 0; i < f->sum.n_skipped_messages; i++) fprintf(out, "  skipped   %s\n", f->sum.skipped[i]);
+    if (f->sum.rows_rejected > f->sum.n_skipped_messages)
+        fprintf(out, "  skipped   ... and %zu more rows\n", f->sum.rows_rejected - f->sum.n_skipped_messages);
+    settings_line(out, o);
+    if (o->select_given)
+        fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->selected, f->samples);
+    fputc('\n', out);
+    if (!f->evaluated) {
+        fputs("  no sample to measure: every metric is n/a\n\n", out);
+        return;
+    }
+    if (f->has_ci) fprintf(out, "  %-9s %10s   %-22s  (%d resamples, seed %llu)\n", "metric", "value", "95% interval",
+                           f->ci.repeats, (unsigned long long)o->seed);
+    else fprintf(out, "  %-9s %10s\n", "metric", "value");
+    for (int m = 0; m < REP_M_COUNT; m++) {
+        double v = rep_metric_value(&f->res, m);
+        int id = cs_metric_from_name(rep_metric_names[m]);
+        if (f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v))
+            fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]\n", rep_metric_names[m], v, f->ci.lo[id], f->ci.hi[id]);
+        else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", rep_metric_names[m], v, metric_help[m]);
+        else fprintf(out, "  %-9s %10s   %s%s\n", rep_metric_names[m], "n/a", metric_help[m],
+                     m == REP_M_RECE_M ? " (needs id/tta rows)" : "");
+    }
+    fprintf(out, "\n  %4s %8s %8s %8s %9s %9s %9s\n", "bin", "lo", "hi", "count", "conf", "acc", "gap");
+    for (size_t i = 0; i < f->res.n_bins; i++) {
+        const cs_bin *b = &f->res.bins[i];
+        if (b->count)
+            fprintf(out, "  %4zu %8.4f %8.4f %8zu %9.6f %9.6f %9.6f\n", i + 1, b->lo, b->hi, b->count,
+                    b->conf, b->acc, b->gap);
+        else
+            fprintf(out, "  %4zu %8.4f %8.4f %8zu %9s %9s %9s\n", i + 1, b->lo, b->hi, b->count, "-", "-", "-");
+    }
+    fputc('\n', out);
+    if (f->has_cases) {
+        const cs_case_metrics *cm = &f->cases;
+        fprintf(out, "  per case  %zu cases: mean +- population sd over cases, and pooled over all rows\n", cm->n_cases);
+        fprintf(out, "  ece       %.6f +- %.6f   pooled %.6f\n", cm->ece_stat.mean, cm->ece_stat.sd, cm->pooled_ece);
+        fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
+        fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
+    }
+    if (f->curve) curve_text(out, f->curve);
+    if (f->has_topk) {
+        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, rep_binning_text(o->settings.binning));
+        for (size_t i = 0; i < o->n_topk; i++) {
+            if (isfinite(f->topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->topk_k[i], f->topk_ece[i]);
+            else fprintf(out, "  k=%-6d %10s\n", f->topk_k[i], "n/a");
+        }
+        fputc('\n', out);
+    }
+}
+
+void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (files[i].loaded && !files[i].usage_error) file_text(out, o, &files[i]);
+}
+
+/* The ECE variance curve (mean with its 2.5-97.5 % band) and, when followed, RECE-G. */
+static void plot_curve(FILE *out, const cs_curve *c, ch_buf *b, const ch_glyphs *g)
+{
+    enum { P = CS_CURVE_MAX_POINTS };
+    double x[P], y[2][P], lo[2][P], hi[2][P];
+    static const int ids[2] = { CS_METRIC_ECE, CS_METRIC_RECE_G };
+    ch_series se[2];
+    size_t ns = 0, n = c->n_points < P ? c->n_points : P;
+    for (size_t i = 0; i < n; i++) x[i] = c->points[i].x;
+    for (int s = 0; s < 2; s++) {
+        if (!(c->metrics & CS_METRIC_BIT(ids[s]))) continue;
+        for (size_t i = 0; i < n; i++) {
+            y[ns][i] = c->points[i].stat[ids[s]].mean;
+            lo[ns][i] = c->points[i].stat[ids[s]].lo;
+            hi[ns][i] = c->points[i].stat[ids[s]].hi;
+        }
+        se[ns] = (ch_series){ cs_metric_name(ids[s]), y[ns], lo[ns], hi[ns] };
+        ns++;
+    }
+    if (!ns) return;
+    /* x on a log scale only when it is increasing and positive (fractions, M); gamma curves run
+     * downwards, so they are drawn in index order on a linear scale of the values reversed */
+    int increasing = 1;
+    for (size_t i = 1; i < n; i++) if (!(x[i] > x[i - 1])) increasing = 0;
+    if (!increasing) return;
+    char title[96];
+    snprintf(title, sizeof title, "%s curve: mean and 2.5-97.5%% band over %d repeats",
+             c->kind == CS_CURVE_SIZE ? "Size" : "Bins", c->repeats);
+    ch_curve cc = { title, x, n, x[0] > 0, c->kind == CS_CURVE_SIZE ? "sample fraction" : "bins M",
+                    se, ns, NAN, NAN };
+    ch_buf_clear(b);
+    if (ch_curve_draw(b, 0, 0, 80, 18, &cc, g) > 0) {
+        ch_buf_write(b, out);
+        fputc('\n', out);
+    }
+}
+
+void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g)
+{
+    if (!f->evaluated) return;
+    char lens[CS_SPEC_MAX + 16], title[CS_SPEC_MAX + 512];
+    rep_lens_text(&o->settings, lens, sizeof lens);
+    /* the path goes last so a long one is what gets clipped */
+    snprintf(title, sizeof title, "Reliability: %s, %d %s bins, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
+             rep_binning_text(o->settings.binning), f->res.n, f->res.ece, f->path);
+    ch_buf *b = ch_buf_new(80, 24);
+    if (!b) return;
+    ch_reliability r = { f->res.bins, f->res.n_bins, 0, title, 1 };
+    if (ch_reliability_draw(b, 0, 0, 80, 23, &r, g) > 0) {
+        ch_buf_write(b, out);
+        fputc('\n', out);
+    }
+    if (f->curve) plot_curve(out, f->curve, b, g);
+    if (f->has_topk) {
+        ch_bar bars[32];
+        char labels[32][16];
+        for (size_t i = 0; i < o->n_topk; i++) {
+            snprintf(labels[i], sizeof labels[i], "k=%d", f->topk_k[i]);
+            bars[i] = (ch_bar){ labels[i], f->topk_ece[i], NAN, NAN, 0 };
+        }
+        ch_bars bc = { "Top-k ECE", bars, o->n_topk, 0, 4 };
+        ch_buf_clear(b);
+        if (ch_bars_draw(b, 0, 0, 60, 24, &bc, g) > 0) {
+            ch_buf_write(b, out);
+            fputc('\n', out);
+        }
+    }
+    ch_buf_free(b);
+}

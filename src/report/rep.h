@@ -1,0 +1,116 @@
+/* Internals of `calscope report` shared by its files: parsed options (args.c), per-file results
+ * (report.c), --check gates (checks.c) and the three output formats (out_*.c).
+ * Single-threaded; everything here belongs to report_main's call. */
+#ifndef CALSCOPE_REPORT_REP_H
+#define CALSCOPE_REPORT_REP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calscope/dataset.h"
+#include "calscope/cases.h"
+#include "calscope/curves.h"
+#include "calscope/load.h"
+#include "calscope/metrics.h"
+#include "chart/cells.h"
+
+typedef enum rep_format { REP_TEXT, REP_JSON, REP_CSV } rep_format;
+
+typedef enum rep_op { REP_LE, REP_LT, REP_GE, REP_GT } rep_op;
+
+typedef struct rep_check {
+    const char *text;   /* as the user wrote it (argv, not owned) */
+    int metric;         /* index into rep_metric_names */
+    rep_op op;
+    double value;
+} rep_check;
+
+typedef struct rep_opts {
+    cs_settings settings;
+    cs_load_options load;
+    int select_given;
+    rep_format format;
+    int plot, ascii;
+    uint64_t seed;
+    int threads;
+    int ci_repeats;        /* --ci R, 0 = none */
+    int curve;             /* 0 none, 1 size, 2 bins */
+    double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
+    size_t n_curve_x;
+    int curve_list_flag;   /* 1 --fractions, 2 --bins-list given */
+    int repeats;           /* --repeats, 0 = the curve's default */
+    int replace;
+    int compare;
+    int topk[32];          /* --topk-bars; 0 = full (K) */
+    size_t n_topk;
+    rep_check *checks;  /* owned (malloc) */
+    size_t n_checks;
+    const char **files; /* argv entries (owned array, borrowed strings) */
+    size_t n_files;
+} rep_opts;
+
+/* Parses argv (argv[0] = "report"). Returns 0 to go on, REP_EXIT_HELP after printing --help,
+ * or 2 after printing a usage error. o must be freed with rep_opts_free in every case. */
+#define REP_EXIT_HELP (-1)
+int rep_parse_args(int argc, char **argv, rep_opts *o);
+void rep_opts_free(rep_opts *o);
+
+/* Metrics that --check and the outputs know, in output order. */
+enum { REP_M_ACCURACY, REP_M_ECE, REP_M_ACE, REP_M_MCE, REP_M_RECE_G, REP_M_RECE_M,
+       REP_M_BRIER, REP_M_NLL, REP_M_AECE, REP_M_SCE, REP_M_COUNT };
+extern const char *const rep_metric_names[REP_M_COUNT];
+double rep_metric_value(const cs_result *r, int metric);
+
+/* One FILE argument and what became of it. */
+typedef struct rep_file {
+    const char *path;
+    cs_load_summary sum;   /* filled when the loader got far enough (rows_read etc.) */
+    int loaded;            /* 0: rejected or unreadable; error holds the message */
+    int usage_error;       /* the settings do not apply to this file (bad class name...) */
+    char error[1100];      /* "FILE:LINE:COL: reason" when !loaded or usage_error */
+    size_t rows, classes;
+    size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
+    size_t selected;       /* samples the selection kept (all samples without --select) */
+    int evaluated;         /* res is valid (0 when the selection kept nothing) */
+    cs_result res;
+    int has_ci;
+    cs_ci ci;
+    cs_curve *curve;       /* owned, --curve */
+    int has_cases;
+    cs_case_metrics cases; /* owned, for a file with a case column */
+    int has_topk;
+    double topk_ece[32];
+    int topk_k[32];        /* k as used (full -> K) */
+} rep_file;
+
+/* --check: parses "ece<=0.05" (blanks allowed around the parts). Returns 0, or -1 with a
+ * message in msg. */
+int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size);
+/* Evaluates every check on every evaluated file; prints each failure to stderr as
+ * "calscope: check failed: FILE: ece = 0.0812 (want ece<=0.05)". Returns the failure count. */
+size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n);
+
+/* --compare of files A and B. */
+typedef struct rep_compare {
+    const char *a, *b;
+    int done;              /* res is valid */
+    int status;            /* exit status the failure implies (0 when done or not asked) */
+    cs_compare res;
+} rep_compare;
+
+/* Output writers (stdout). cmp is NULL without --compare. */
+void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp);
+void rep_out_compare_text(FILE *out, const rep_compare *cmp);
+void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
+void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
+/* The --plot reliability diagram of one evaluated file, at most 80 columns. */
+void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g);
+
+/* Settings spelled as on the command line: "top1", "topk:3", "interval:0.2,0.4"... */
+void rep_lens_text(const cs_settings *s, char *buf, size_t size);
+void rep_distance_text(const cs_settings *s, char *buf, size_t size);
+const char *rep_binning_text(cs_binning b);
+const char *rep_mixture_text(cs_mixture m);
+
+#endif

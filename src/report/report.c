@@ -1,0 +1,195 @@
+/* `calscope report`: parse options, load and measure each FILE in turn, print the chosen
+ * format, then apply the --check gates.
+ *
+ * Several files: each is loaded and measured on its own; a rejected file is reported on
+ * stderr (and under "errors" in JSON) while the others are still printed, and the exit status
+ * is then 3 (2 if the settings do not apply to a file, e.g. an unknown class name; input errors
+ * win over usage errors, both over failed checks). Each dataset is freed as soon as it has
+ * been measured, so many large files do not pile up in memory. */
+#include "report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/curves.h"
+#include "calscope/load.h"
+#include "calscope/rece_m.h"
+#include "calscope/topk.h"
+#include "report/rep.h"
+
+/* Records an engine failure for f: usage (2) or input (3) as the status says. */
+static void fail(rep_file *f, const cs_error *err)
+{
+    if (err->code == CS_EUSAGE) f->usage_error = 1;
+    else f->loaded = 0;
+    if (strncmp(err->msg, f->path, strlen(f->path)) == 0) snprintf(f->error, sizeof f->error, "%s", err->msg);
+    else snprintf(f->error, sizeof f->error, "%s: %s", f->path, err->msg);
+    fprintf(stderr, "calscope: %s\n", f->error);
+}
+
+/* The extras that need the prepared problem or the dataset: intervals, curves, top-k bars. */
+static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs_prepared *p)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_run run = { o->threads, NULL, NULL };
+    if (d->id && d->tta) {
+        double v;
+        cs_status st = cs_rece_m(d, &o->settings, &v, &err);
+        if (st == CS_OK) f->res.rece_m = v;
+        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+    }
+    if (d->case_id) {
+        cs_status st = cs_case_metrics_compute(d, &o->settings, NULL, &f->cases, &err);
+        if (st == CS_OK) f->has_cases = 1;
+        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+    }
+    if (o->ci_repeats) {
+        cs_status st = cs_bootstrap_ci(p, CS_METRICS_DEFAULT, o->ci_repeats, o->seed, &run, &f->ci, &err);
+        if (st == CS_OK) f->has_ci = 1;
+        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+    }
+    if (o->curve) {
+        cs_curve_options co;
+        if (o->curve == 1) cs_curve_options_size_default(&co);
+        else cs_curve_options_bins_default(&co, o->settings.binning == CS_BIN_KDTREE);
+        co.seed = o->seed;
+        if (o->repeats) co.repeats = o->repeats;
+        if (o->replace) co.replace = 1;
+        if (o->n_curve_x) {
+            co.n_points = o->n_curve_x;
+            memcpy(co.x, o->curve_x, o->n_curve_x * sizeof co.x[0]);
+        }
+        f->curve = o->curve == 1 ? cs_size_curve(p, &co, &run, &err)
+                                 : cs_bins_curve(d, &o->settings, &co, &run, &err);
+        if (!f->curve && err.code != CS_EEMPTY) { fail(f, &err); return; }
+    }
+    if (o->n_topk) {
+        for (size_t i = 0; i < o->n_topk; i++) f->topk_k[i] = o->topk[i] ? o->topk[i] : (int)d->k;
+        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, o->n_topk, f->topk_ece, &err);
+        if (st == CS_OK) f->has_topk = 1;
+        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+    }
+}
+
+/* Loads and measures one file. Returns the dataset when keep is set (for --compare), else
+ * frees it and returns NULL. */
+static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_file(f->path, &o->load, &f->sum, &err);
+    if (!d) {
+        if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
+        err.code = CS_EINPUT;
+        fail(f, &err);
+        return NULL;
+    }
+    f->loaded = 1;
+    f->rows = d->n;
+    f->classes = d->k;
+    f->samples = d->n_samples;
+
+    cs_prepared *p = cs_prepare(d, &o->settings, &err);
+    if (!p) {
+        if (err.code == CS_EEMPTY) {
+            f->selected = 0;
+            fprintf(stderr, "calscope: %s: the selection '%s' kept no sample\n", f->path, o->settings.select);
+        } else {
+            fail(f, &err);
+        }
+    } else {
+        f->selected = cs_prepared_count(p);
+        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &f->res, &err);
+        if (st == CS_OK) {
+            f->evaluated = 1;
+            extras(o, f, d, p);
+        } else if (st != CS_EEMPTY) {
+            fail(f, &err);
+        }
+        cs_prepared_free(p);
+    }
+    if (keep && f->loaded && !f->usage_error) return d;
+    cs_dataset_free(d);
+    return NULL;
+}
+
+int report_main(int argc, char **argv)
+{
+    rep_opts o;
+    int rc = rep_parse_args(argc, argv, &o);
+    if (rc) {
+        rep_opts_free(&o);
+        return rc == REP_EXIT_HELP ? 0 : rc;
+    }
+    const ch_glyphs *g = ch_glyphs_pick(o.ascii);
+
+    rep_file *files = calloc(o.n_files, sizeof *files);
+    if (!files) {
+        fputs("calscope: out of memory\n", stderr);
+        rep_opts_free(&o);
+        return 3;
+    }
+    cs_dataset *kept[2] = { NULL, NULL };
+    for (size_t i = 0; i < o.n_files; i++) {
+        files[i].path = o.files[i];
+        cs_dataset *d = measure(&o, &files[i], o.compare);
+        if (o.compare && i < 2) kept[i] = d;
+        else cs_dataset_free(d);
+    }
+    rep_compare cmp = { 0 };
+    if (o.compare && kept[0] && kept[1]) {
+        cs_error err;
+        cs_error_clear(&err);
+        cs_run run = { o.threads, NULL, NULL };
+        cs_status st = cs_compare_run(kept[0], kept[1], &o.settings, CS_METRICS_DEFAULT,
+                                      o.repeats ? o.repeats : 1000, o.seed, &run, &cmp.res, &err);
+        if (st == CS_OK) cmp.done = 1;
+        else {
+            fprintf(stderr, "calscope: --compare %s %s: %s\n", files[0].path, files[1].path, err.msg);
+            cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
+        }
+    }
+    cs_dataset_free(kept[0]);
+    cs_dataset_free(kept[1]);
+    cmp.a = files[0].path;
+    cmp.b = o.n_files > 1 ? files[1].path : "";
+
+    /* machine formats keep stdout parseable: their plots go to stderr */
+    FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;
+    switch (o.format) {
+    case REP_JSON: rep_out_json(stdout, &o, files, o.n_files, o.compare ? &cmp : NULL); break;
+    case REP_CSV: rep_out_csv(stdout, &o, files, o.n_files); break;
+    case REP_TEXT:
+        for (size_t i = 0; i < o.n_files; i++) {
+            rep_out_text(stdout, &o, &files[i], 1);
+            if (o.plot && files[i].loaded && !files[i].usage_error) rep_out_plot(stdout, &o, &files[i], g);
+        }
+        if (o.compare) rep_out_compare_text(stdout, &cmp);
+        break;
+    }
+    if (o.plot && o.format != REP_TEXT)
+        for (size_t i = 0; i < o.n_files; i++)
+            if (files[i].loaded && !files[i].usage_error) rep_out_plot(plot_out, &o, &files[i], g);
+    fflush(stdout);
+
+    size_t failed = rep_checks_run(&o, files, o.n_files);
+    int input_err = 0, usage_err = 0;
+    for (size_t i = 0; i < o.n_files; i++) {
+        if (!files[i].loaded) input_err = 1;
+        else if (files[i].usage_error) usage_err = 1;
+        cs_result_free(&files[i].res);
+        cs_curve_free(files[i].curve);
+        cs_case_metrics_free(&files[i].cases);
+        cs_load_summary_free(&files[i].sum);
+    }
+    if (ferror(stdout)) {
+        fputs("calscope: error writing the output\n", stderr);
+        input_err = 1;
+    }
+    free(files);
+    rep_opts_free(&o);
+    if (input_err || cmp.status == 3) return 3;
+    if (usage_err || cmp.status == 2) return 2;
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,429 @@
+/* The action table (see actions.h) and its handlers. Handlers only change tui_state and return
+ * dirty flags; the loop decides what to recompute and draws once. UI thread only. */
+#include "tui/actions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui_curses.h"   /* KEY_* codes only */
+
+#define CTRL(c) ((c) & 0x1f)
+
+static tui_select_check_fn select_check;
+static void *select_check_ctx;
+
+void tui_actions_set_select_check(tui_select_check_fn fn, void *ctx)
+{
+    select_check = fn;
+    select_check_ctx = ctx;
+}
+
+/* Ladders for the stepped settings: literals, so the command line prints the exact double. */
+static const double sigma_ladder[] = { 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5 };
+static const int repeat_ladder[] = { 5, 10, 20, 50, 100, 200, 500, 1000, 2000 };
+#define LADDER_N(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { BINS_MIN = 1, BINS_MAX = 1000 };
+
+/* ---- handlers ---------------------------------------------------------------------------- */
+
+static unsigned h_view(tui_state *st, int key)
+{
+    tui_view v = (tui_view)(key - '1');
+    if ((unsigned)v >= TUI_VIEW_COUNT || v == st->view) return 0;
+    st->view = v;
+    st->overlay = TUI_OVERLAY_NONE;
+    return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
+}
+
+static unsigned h_view_cycle(tui_state *st, int key)
+{
+    int step = key == KEY_BTAB ? TUI_VIEW_COUNT - 1 : 1;
+    st->view = (tui_view)((st->view + step) % TUI_VIEW_COUNT);
+    st->overlay = TUI_OVERLAY_NONE;
+    return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
+}
+
+static void set_class_arg(tui_state *st)
+{
+    snprintf(st->settings.lens_arg, sizeof st->settings.lens_arg, "%d", st->klass);
+}
+
+static unsigned h_lens(tui_state *st, int key)
+{
+    (void)key;
+    cs_settings *s = &st->settings;
+    switch (s->lens) {
+    case CS_LENS_TOP1: s->lens = CS_LENS_TOPK; s->topk = st->topk; break;
+    case CS_LENS_TOPK: s->lens = CS_LENS_CLASS; set_class_arg(st); break;
+    case CS_LENS_CLASS: s->lens = CS_LENS_CLASSWISE; s->lens_arg[0] = 0; break;
+    case CS_LENS_CLASSWISE: s->lens = CS_LENS_FULL; break;
+    default: s->lens = CS_LENS_TOP1; s->lens_arg[0] = 0; break;
+    }
+    /* Vector lenses are binned on the kd-tree by default; scalar ones fall back from it. */
+    int vector = s->lens == CS_LENS_TOPK || s->lens == CS_LENS_FULL || s->lens == CS_LENS_GROUP;
+    if (!vector && s->binning == CS_BIN_KDTREE) s->binning = CS_BIN_UNIFORM;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_k(tui_state *st, int key)
+{
+    int kmax = st->n_classes > 1 ? (int)st->n_classes : 100;
+    int k = st->topk + (key == 'K' ? -1 : 1);
+    if (k < 1) k = 1;
+    if (k > kmax) k = kmax;
+    if (k == st->topk) return 0;
+    st->topk = k;
+    if (st->settings.lens == CS_LENS_TOPK) {
+        st->settings.topk = k;
+        return TUI_REDRAW | TUI_RECOMPUTE;
+    }
+    return TUI_REDRAW;
+}
+
+static unsigned h_class(tui_state *st, int key)
+{
+    int n = st->n_classes > 0 ? (int)st->n_classes : 2;
+    st->klass = (st->klass + (key == 'C' ? n - 1 : 1)) % n;
+    if (st->settings.lens == CS_LENS_CLASS) set_class_arg(st);
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_bins(tui_state *st, int key)
+{
+    int b = st->settings.bins + ((key == '-' || key == '_') ? -1 : 1);
+    if (b < BINS_MIN || b > BINS_MAX) return 0;
+    st->settings.bins = b;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned open_prompt(tui_state *st, tui_prompt_kind kind, const char *initial)
+{
+    tui_prompt *p = &st->prompt;
+    p->kind = kind;
+    snprintf(p->text, sizeof p->text, "%s", initial);
+    p->len = p->cursor = strlen(p->text);
+    p->hist_pos = -1;
+    p->saved[0] = 0;
+    return TUI_REDRAW | TUI_PROMPT;
+}
+
+static unsigned h_bins_typed(tui_state *st, int key)
+{
+    (void)key;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", st->settings.bins);
+    return open_prompt(st, TUI_PROMPT_BINS, buf);
+}
+
+static unsigned h_binning(tui_state *st, int key)
+{
+    (void)key;
+    cs_settings *s = &st->settings;
+    int vector = s->lens == CS_LENS_TOPK || s->lens == CS_LENS_FULL || s->lens == CS_LENS_GROUP;
+    switch (s->binning) {
+    case CS_BIN_UNIFORM: s->binning = CS_BIN_MASS; break;
+    case CS_BIN_MASS: s->binning = vector ? CS_BIN_KDTREE : CS_BIN_UNIFORM; break;
+    default: s->binning = CS_BIN_UNIFORM; break;
+    }
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_sigma(tui_state *st, int key)
+{
+    size_t n = LADDER_N(sigma_ladder), i = 0;
+    while (i + 1 < n && sigma_ladder[i] < st->settings.sigma) i++;   /* first >= sigma */
+    if (key == 'S') {
+        if (sigma_ladder[i] >= st->settings.sigma && i > 0) i--;
+        else if (sigma_ladder[i] >= st->settings.sigma) return 0;
+    } else {
+        if (sigma_ladder[i] <= st->settings.sigma) {
+            if (i + 1 >= n) return 0;
+            i++;
+        }
+    }
+    if (sigma_ladder[i] == st->settings.sigma) return 0;
+    st->settings.sigma = sigma_ladder[i];
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_distance(tui_state *st, int key)
+{
+    (void)key;
+    cs_settings *s = &st->settings;
+    s->distance = s->distance == CS_DIST_TVD ? CS_DIST_L2
+                : s->distance == CS_DIST_L2 ? CS_DIST_MAX : CS_DIST_TVD;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_select(tui_state *st, int key)
+{
+    (void)key;
+    return open_prompt(st, TUI_PROMPT_SELECT, st->settings.select);
+}
+
+static unsigned h_file(tui_state *st, int key)
+{
+    if (st->n_files < 2) return 0;
+    st->active = (st->active + (key == 'F' ? st->n_files - 1 : 1)) % st->n_files;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_repeats(tui_state *st, int key)
+{
+    size_t n = LADDER_N(repeat_ladder), i = 0;
+    while (i + 1 < n && repeat_ladder[i] < st->repeats) i++;
+    if (key == 'R') { if (i == 0) return 0; i--; }
+    else { if (repeat_ladder[i] > st->repeats) ; else if (i + 1 < n) i++; else return 0; }
+    if (repeat_ladder[i] == st->repeats) return 0;
+    st->repeats = repeat_ladder[i];
+    return TUI_REDRAW | TUI_CURVES;
+}
+
+static unsigned h_seed(tui_state *st, int key)
+{
+    (void)key;
+    st->seed++;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_seed_typed(tui_state *st, int key)
+{
+    (void)key;
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lu", st->seed);
+    return open_prompt(st, TUI_PROMPT_SEED, buf);
+}
+
+static unsigned h_ci(tui_state *st, int key)
+{
+    (void)key;
+    st->ci = st->ci ? 0 : (st->ci_on > 0 ? st->ci_on : 200);
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+static unsigned h_help(tui_state *st, int key)
+{
+    (void)key;
+    st->overlay = st->overlay == TUI_OVERLAY_HELP ? TUI_OVERLAY_NONE : TUI_OVERLAY_HELP;
+    return TUI_REDRAW;
+}
+
+static unsigned h_cmdline(tui_state *st, int key)
+{
+    (void)key;
+    st->overlay = st->overlay == TUI_OVERLAY_CMDLINE ? TUI_OVERLAY_NONE : TUI_OVERLAY_CMDLINE;
+    return TUI_REDRAW;
+}
+
+static unsigned h_escape(tui_state *st, int key)
+{
+    (void)key;
+    if (st->overlay == TUI_OVERLAY_NONE && !st->message[0]) return 0;
+    st->overlay = TUI_OVERLAY_NONE;
+    st->message[0] = 0;
+    return TUI_REDRAW;
+}
+
+static unsigned h_repaint(tui_state *st, int key)
+{
+    (void)st; (void)key;
+    return TUI_REDRAW | TUI_RELAYOUT;
+}
+
+static unsigned h_quit(tui_state *st, int key)
+{
+    (void)st; (void)key;
+    return TUI_QUIT;
+}
+
+/* ---- flag values ------------------------------------------------------------------------- */
+
+static void v_lens(const tui_state *st, char *buf, size_t size) { tui_lens_spelling(&st->settings, buf, size); }
+static void v_bins(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%d", st->settings.bins); }
+static void v_binning(const tui_state *st, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", tui_binning_spelling(st->settings.binning));
+}
+static void v_gamma(const tui_state *st, char *buf, size_t size)
+{
+    if (st->settings.binning == CS_BIN_KDTREE) tui_fmt_double(buf, size, st->settings.gamma);
+    else buf[0] = 0;
+}
+static void v_sigma(const tui_state *st, char *buf, size_t size) { tui_fmt_double(buf, size, st->settings.sigma); }
+static void v_distance(const tui_state *st, char *buf, size_t size) { tui_distance_spelling(&st->settings, buf, size); }
+static void v_select(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%s", st->settings.select); }
+static void v_ci(const tui_state *st, char *buf, size_t size)
+{
+    if (st->ci > 0) snprintf(buf, size, "%d", st->ci); else buf[0] = 0;
+}
+static void v_curve(const tui_state *st, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", st->view == TUI_VIEW_VARIANCE ? "size" : "");
+}
+static void v_repeats(const tui_state *st, char *buf, size_t size)
+{
+    if (st->view == TUI_VIEW_VARIANCE) snprintf(buf, size, "%d", st->repeats); else buf[0] = 0;
+}
+static void v_seed(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%lu", st->seed); }
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+static const tui_action actions[] = {
+    { { '1', '2', '3', '4', '5', '6' }, "1-6", "view", h_view,
+      "views: Reliability Top-k Variance Classes Compare Cases", NULL, NULL },
+    { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)", NULL, NULL },
+    { { 'l' }, "l", "lens", h_lens, "lens: top1 > topk:k > class:c > classwise > full", "--lens", v_lens },
+    { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down", NULL, NULL },
+    { { 'c', 'C' }, "c C", "class", h_class, "class of the class:c lens / Classes view, next / prev", NULL, NULL },
+    { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down", "--bins", v_bins },
+    { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins", NULL, NULL },
+    { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass (AECE) > kdtree (vector lenses)",
+      "--binning", v_binning },
+    { { 0 }, "", "gamma", NULL, NULL, "--gamma", v_gamma },
+    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G kernel sigma up / down", "--sigma", v_sigma },
+    { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max", "--distance", v_distance },
+    { { '/' }, "/", "select", h_select, "selection expression (Up/Down: history, Enter, Esc)",
+      "--select", v_select },
+    { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous", NULL, NULL },
+    { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off (--ci R, default 200)", "--ci", v_ci },
+    { { 0 }, "", "curve", NULL, NULL, "--curve", v_curve },
+    { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down", "--repeats", v_repeats },
+    { { 'e' }, "e", "seed", h_seed, "next random seed", "--seed", v_seed },
+    { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed", NULL, NULL },
+    { { ':' }, ":", "command line", h_cmdline, "show the settings as a `calscope report` command", NULL, NULL },
+    { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help", NULL, NULL },
+    { { 27 }, "Esc", "close", h_escape, "close help / messages", NULL, NULL },
+    { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen", NULL, NULL },
+    { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-computation)", NULL, NULL },
+};
+
+const tui_action *tui_actions(size_t *count)
+{
+    *count = sizeof actions / sizeof actions[0];
+    return actions;
+}
+
+const tui_action *tui_action_for_key(int key)
+{
+    if (key == 0) return NULL;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        if (!actions[i].handler) continue;
+        for (int j = 0; j < TUI_ACTION_KEYS && actions[i].keys[j]; j++)
+            if (actions[i].keys[j] == key) return &actions[i];
+    }
+    return NULL;
+}
+
+unsigned tui_action_dispatch(tui_state *st, int key)
+{
+    const tui_action *a = tui_action_for_key(key);
+    return a ? a->handler(st, key) : 0;
+}
+
+/* ---- command line ------------------------------------------------------------------------ */
+
+static void append(char *buf, size_t size, const char *s)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= size) return;
+    snprintf(buf + n, size - n, "%s", s);
+}
+
+void tui_shell_quote(char *buf, size_t size, const char *s)
+{
+    int plain = s[0] != 0;
+    for (const char *c = s; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/=+-@%", *c))
+            plain = 0;
+    if (plain) { append(buf, size, s); return; }
+    append(buf, size, "'");
+    for (const char *c = s; *c; c++) {
+        char one[2] = { *c, 0 };
+        append(buf, size, *c == '\'' ? "'\\''" : one);
+    }
+    append(buf, size, "'");
+}
+
+void tui_command_line(const tui_state *st, char *buf, size_t size)
+{
+    if (size == 0) return;
+    buf[0] = 0;
+    append(buf, size, "calscope report");
+    const char *seen[64];
+    size_t n_seen = 0;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
+        const tui_action *a = &actions[i];
+        if (!a->flag || !a->value) continue;
+        int dup = 0;
+        for (size_t j = 0; j < n_seen; j++) if (strcmp(seen[j], a->flag) == 0) dup = 1;
+        if (dup) continue;
+        if (n_seen < 64) seen[n_seen++] = a->flag;
+        char val[CS_SPEC_MAX + 64];
+        a->value(st, val, sizeof val);
+        if (!val[0]) continue;
+        append(buf, size, " ");
+        append(buf, size, a->flag);
+        append(buf, size, " ");
+        tui_shell_quote(buf, size, val);
+    }
+    for (size_t f = 0; f < st->n_files; f++) {
+        append(buf, size, " ");
+        tui_shell_quote(buf, size, st->paths[f]);
+    }
+}
+
+/* ---- prompt submit ----------------------------------------------------------------------- */
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ') end++;
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+unsigned tui_prompt_submit(tui_state *st)
+{
+    tui_prompt *p = &st->prompt;
+    tui_prompt_kind kind = p->kind;
+    p->kind = TUI_PROMPT_NONE;
+    long v;
+    switch (kind) {
+    case TUI_PROMPT_SELECT: {
+        char err[CS_SPEC_MAX * 2];
+        tui_history_add(st, p->text);
+        if (select_check && select_check(select_check_ctx, p->text, err, sizeof err) != 0) {
+            tui_state_message(st, 1, "%s", err);     /* the old selection stays */
+            return TUI_REDRAW | TUI_RELAYOUT;
+        }
+        if (strcmp(p->text, st->settings.select) == 0) return TUI_REDRAW;
+        snprintf(st->settings.select, sizeof st->settings.select, "%s", p->text);
+        st->message[0] = 0;
+        return TUI_REDRAW | TUI_RECOMPUTE | TUI_RELAYOUT;
+    }
+    case TUI_PROMPT_BINS:
+        if (parse_long(p->text, BINS_MIN, BINS_MAX, &v) != 0) {
+            tui_state_message(st, 1, "bins: want an integer 1..1000, got '%s'", p->text);
+            return TUI_REDRAW;
+        }
+        if (v == st->settings.bins) return TUI_REDRAW;
+        st->settings.bins = (int)v;
+        return TUI_REDRAW | TUI_RECOMPUTE;
+    case TUI_PROMPT_SEED:
+        if (parse_long(p->text, 0, 0x7fffffffL, &v) != 0) {
+            tui_state_message(st, 1, "seed: want a non-negative integer, got '%s'", p->text);
+            return TUI_REDRAW;
+        }
+        if ((unsigned long)v == st->seed) return TUI_REDRAW;
+        st->seed = (unsigned long)v;
+        return TUI_REDRAW | TUI_RECOMPUTE;
+    default:
+        return TUI_REDRAW;
+    }
+}

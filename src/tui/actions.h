@@ -1,0 +1,52 @@
+/* The one action table of the dashboard: keys, handlers, the `?` help and the `:` command line
+ * all come from it (htop Action.c, nnn bindings[]). No curses calls here (key codes only), so
+ * the table is unit-tested without a terminal. UI thread only. */
+#ifndef CALSCOPE_TUI_ACTIONS_H
+#define CALSCOPE_TUI_ACTIONS_H
+
+#include <stddef.h>
+
+#include "tui/state.h"
+
+typedef unsigned (*tui_handler)(tui_state *st, int key);
+/* Writes the flag's value for the current state into buf; an empty string leaves the flag out. */
+typedef void (*tui_flag_value)(const tui_state *st, char *buf, size_t size);
+
+#define TUI_ACTION_KEYS 8
+
+typedef struct tui_action {
+    int keys[TUI_ACTION_KEYS]; /* key codes (chars or KEY_*), 0-terminated */
+    const char *key_label;     /* how the help shows the keys ("+ -", "1-6") */
+    const char *name;          /* short name ("bins") */
+    tui_handler handler;
+    const char *help;          /* one line of help */
+    const char *flag;          /* report flag this setting prints as ("--bins"), or NULL */
+    tui_flag_value value;      /* the flag's value (NULL with flag NULL) */
+} tui_action;
+
+/* The table and its length. */
+const tui_action *tui_actions(size_t *count);
+
+/* The action bound to `key`, or NULL. */
+const tui_action *tui_action_for_key(int key);
+
+/* Runs the action bound to key (returns its dirty flags; 0 for an unbound key). */
+unsigned tui_action_dispatch(tui_state *st, int key);
+
+/* Writes the settings as the equivalent `calscope report ...` command line (all loaded files
+ * at the end). Flags come from the table in table order, each flag once. */
+void tui_command_line(const tui_state *st, char *buf, size_t size);
+
+/* Appends `s` to buf shell-quoted when it needs quoting (single quotes). */
+void tui_shell_quote(char *buf, size_t size, const char *s);
+
+/* Called by the prompt on Enter: applies the typed text. Returns dirty flags; on a bad value the
+ * old setting is kept and st->message explains (with a caret line for selections). */
+unsigned tui_prompt_submit(tui_state *st);
+
+/* Checks a selection expression against the active file; returns 0 when it compiles, else
+ * fills err (three lines: reason, expression, caret). Set by the app; NULL = accept anything. */
+typedef int (*tui_select_check_fn)(void *ctx, const char *expr, char *err, size_t size);
+void tui_actions_set_select_check(tui_select_check_fn fn, void *ctx);
+
+#endif

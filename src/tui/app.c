@@ -1,0 +1,520 @@
+/* The dashboard: argument parsing, the event loop, and drawing the frame (tabs, status line,
+ * prompt, overlays) around the current view.
+ *
+ * One thread owns curses. The loop polls stdin and the backend's wake-up pipe together; keys and
+ * wake-ups only set dirty flags, and the screen is drawn at most once per pass (erase, draw,
+ * one doupdate). Progress alone redraws at most ~10 times a second. `q` leaves curses first and
+ * then frees the backend, which cancels and joins its workers within a few milliseconds. */
+#include "tui/tui.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calscope/backend.h"
+#include "calscope/load.h"
+#include "calscope/select.h"
+#include "chart/cells.h"
+#include "tui/actions.h"
+#include "tui/blit.h"
+#include "tui/layout.h"
+#include "tui/model.h"
+#include "tui/prompt.h"
+#include "tui/theme.h"
+#include "tui/tui_curses.h"
+#include "tui/views.h"
+
+static const char usage_text[] =
+"Usage: calscope [OPTIONS] FILE...        the dashboard (press ? inside for the keys)\n"
+"       calscope report [OPTIONS] FILE... headless report (calscope report --help)\n"
+"\n"
+"  --ascii             ASCII glyphs even when the locale is UTF-8\n"
+"  --no-color          monochrome theme (also when NO_COLOR is set)\n"
+"  --lens L  --bins M  --binning B  --gamma G  --sigma S  --distance D  --mixture X\n"
+"  --select 'EXPR'     initial settings, spelled as for `calscope report`\n"
+"  --ci R              bootstrap intervals in the metrics table (0 = off, the default)\n"
+"  --repeats R         variance curve repeats (default 20)\n"
+"  --seed N  --threads N\n"
+"  --sum-tol T  --renormalize  --skip-bad-rows   loading, as for `calscope report`\n"
+"\n"
+"CALSCOPE_TRACE=FILE writes key-to-draw latencies (microseconds), one line per key.\n";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- arguments --------------------------------------------------------------------------- */
+
+static int usage_error(const char *what, const char *detail)
+{
+    fprintf(stderr, "calscope: %s%s%s\nTry `calscope --help`.\n", what, detail ? ": " : "",
+            detail ? detail : "");
+    return 2;
+}
+
+static int parse_num(const char *t, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(t, &end);
+    if (errno || end == t || *end || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Returns -1 on success, else the exit status. */
+static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
+{
+    int files_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (files_only || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (st->n_files == TUI_MAX_FILES) return usage_error("too many files (at most 8)", NULL);
+            st->paths[st->n_files++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) { files_only = 1; continue; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return 0; }
+        if (strcmp(a, "--ascii") == 0) { st->ascii = 1; continue; }
+        if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) { st->no_color = 1; continue; }
+        if (strcmp(a, "--renormalize") == 0) { lo->renormalize = 1; continue; }
+        if (strcmp(a, "--skip-bad-rows") == 0) { lo->skip_bad_rows = 1; continue; }
+        /* options with a value: --opt VALUE or --opt=VALUE */
+        char name[64];
+        const char *val = NULL;
+        const char *eq = strchr(a, '=');
+        if (eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = 0;
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+            if (i + 1 >= argc) return usage_error("missing value for", a);
+            val = argv[++i];
+        }
+        cs_error err;
+        cs_error_clear(&err);
+        cs_status s = CS_OK;
+        double d;
+        cs_settings *set = &st->settings;
+        if (strcmp(name, "--lens") == 0) s = cs_settings_set_lens(set, val, &err);
+        else if (strcmp(name, "--binning") == 0) s = cs_settings_set_binning(set, val, &err);
+        else if (strcmp(name, "--distance") == 0) s = cs_settings_set_distance(set, val, &err);
+        else if (strcmp(name, "--mixture") == 0) s = cs_settings_set_mixture(set, val, &err);
+        else if (strcmp(name, "--bins") == 0) {
+            if (parse_num(val, 1, 100000, &d) || d != (int)d) return usage_error("bad --bins", val);
+            set->bins = (int)d;
+        } else if (strcmp(name, "--gamma") == 0) {
+            if (parse_num(val, 1e-9, 1, &d)) return usage_error("bad --gamma", val);
+            set->gamma = d;
+        } else if (strcmp(name, "--sigma") == 0) {
+            if (parse_num(val, 1e-9, 10, &d)) return usage_error("bad --sigma", val);
+            set->sigma = d;
+        } else if (strcmp(name, "--select") == 0) {
+            if (strlen(val) >= sizeof set->select) return usage_error("--select too long", NULL);
+            snprintf(set->select, sizeof set->select, "%s", val);
+        } else if (strcmp(name, "--ci") == 0) {
+            if (parse_num(val, 0, 1e8, &d) || d != (int)d) return usage_error("bad --ci", val);
+            st->ci = (int)d;
+            if (d > 0) st->ci_on = (int)d;
+        } else if (strcmp(name, "--repeats") == 0) {
+            if (parse_num(val, 1, 100000, &d) || d != (int)d) return usage_error("bad --repeats", val);
+            st->repeats = (int)d;
+        } else if (strcmp(name, "--seed") == 0) {
+            if (parse_num(val, 0, 4294967295.0, &d) || d != (double)(unsigned long)d)
+                return usage_error("bad --seed", val);
+            st->seed = (unsigned long)d;
+        } else if (strcmp(name, "--threads") == 0) {
+            if (parse_num(val, 0, 1024, &d) || d != (int)d) return usage_error("bad --threads", val);
+            st->threads = (int)d;
+        } else if (strcmp(name, "--sum-tol") == 0) {
+            if (parse_num(val, 0, 1, &d)) return usage_error("bad --sum-tol", val);
+            lo->sum_tol = d;
+        } else {
+            return usage_error("unknown option", name);
+        }
+        if (s != CS_OK) return usage_error(err.msg, NULL);
+    }
+    if (st->n_files == 0) return usage_error("no input file", "give one or more prediction CSVs");
+    if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
+    if (st->settings.lens == CS_LENS_CLASS) st->klass = atoi(st->settings.lens_arg);
+    return -1;
+}
+
+/* ---- drawing ----------------------------------------------------------------------------- */
+
+typedef struct app {
+    tui_state st;
+    tui_model m;
+    cs_backend *backend;
+    const ch_glyphs *g;
+    int color;
+    char busy_text[128];
+    double busy_progress;
+    int busy;
+    FILE *trace;
+} app;
+
+static int count_lines(const char *s)
+{
+    if (!s[0]) return 0;
+    int n = 1;
+    for (; *s; s++) if (*s == '\n' && s[1]) n++;
+    return n;
+}
+
+static void draw_tabs(const app *a, const tui_layout *l)
+{
+    int x = 0;
+    for (int v = 0; v < TUI_VIEW_COUNT; v++) {
+        char t[32];
+        snprintf(t, sizeof t, " %d %s ", v + 1, tui_view_name((tui_view)v));
+        int role = v == (int)a->st.view ? TUI_ROLE_TAB_ACTIVE : TUI_ROLE_TAB;
+        if (v == (int)a->st.view) { t[0] = '['; t[strlen(t) - 1] = ']'; }
+        x += tui_text(0, x, l->cols - x, role, t);
+    }
+    const char *hint = "? keys";
+    if (x + 8 <= l->cols) tui_text(0, l->cols - 7, 7, TUI_ROLE_TAB, hint);
+}
+
+static void draw_status(const app *a, const tui_layout *l)
+{
+    const tui_state *st = &a->st;
+    char lens[64], dist[80], line[1024];
+    tui_lens_spelling(&st->settings, lens, sizeof lens);
+    tui_distance_spelling(&st->settings, dist, sizeof dist);
+    const char *fname = st->active < a->m.n_files ? tui_basename(a->m.files[st->active].path) : "-";
+    char sigma[32];
+    snprintf(sigma, sizeof sigma, "%g", st->settings.sigma);
+    snprintf(line, sizeof line, " %s [%zu/%zu] | %s | M %d %s | %s %s | %s | seed %lu%s%s",
+             fname, st->active + 1, st->n_files, lens, st->settings.bins,
+             tui_binning_spelling(st->settings.binning), a->g->utf8 ? "\xcf\x83" : "sigma", sigma,
+             dist, st->seed, st->ci ? " | ci " : "", "");
+    if (st->ci) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "%d", st->ci);
+    }
+    if (st->settings.select[0]) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, " | sel %s", st->settings.select);
+    }
+    /* right part: what the backend is doing */
+    char right[160];
+    if (a->busy) snprintf(right, sizeof right, " %s %3.0f%% ", a->busy_text, a->busy_progress * 100);
+    else snprintf(right, sizeof right, " ready ");
+    int rw = (int)strlen(right);
+    int y = l->status.y;
+    /* fill the whole row with the status role */
+    char blank[512];
+    int w = l->cols < (int)sizeof blank - 1 ? l->cols : (int)sizeof blank - 1;
+    memset(blank, ' ', (size_t)w);
+    blank[w] = 0;
+    tui_text(y, 0, l->cols, TUI_ROLE_STATUS, blank);
+    int lw = l->cols - rw - 1;
+    tui_text(y, 0, lw, TUI_ROLE_STATUS, line);
+    if ((int)strlen(line) > lw && lw > 1) tui_text(y, lw - 1, 1, TUI_ROLE_STATUS, ">");
+    tui_text(y, l->cols - rw, rw, TUI_ROLE_STATUS, right);
+}
+
+static void draw_message(const app *a, const tui_layout *l)
+{
+    const tui_state *st = &a->st;
+    if (l->message.h == 0) return;
+    if (st->prompt.kind != TUI_PROMPT_NONE) {
+        const char *label = tui_prompt_label(st->prompt.kind);
+        int lw = (int)strlen(label);
+        int y = l->message.y + l->message.h - 1;
+        tui_text(y, 0, lw, TUI_ROLE_PROMPT, label);
+        /* scroll the text so the cursor stays visible */
+        int room = l->cols - lw - 1;
+        int start = (int)st->prompt.cursor > room ? (int)st->prompt.cursor - room : 0;
+        tui_text(y, lw, room, CH_ROLE_TEXT, st->prompt.text + start);
+        if (l->message.h > 1 && st->message[0]) {
+            tui_rect r = { 0, l->message.y, l->cols, l->message.h - 1 };
+            tui_draw_lines(&r, r.y, st->message_is_error ? TUI_ROLE_ERROR : CH_ROLE_TEXT, st->message);
+        }
+        return;
+    }
+    tui_draw_lines(&l->message, l->message.y, st->message_is_error ? TUI_ROLE_ERROR : CH_ROLE_TEXT,
+                   st->message);
+}
+
+static void draw_help(const tui_layout *l)
+{
+    size_t n;
+    const tui_action *acts = tui_actions(&n);
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) if (acts[i].help) shown++;
+    int top = 0, avail = l->lines - 1 - 2;      /* title row, note row, status kept */
+    int ncols = (int)((shown + (size_t)avail - 1) / (size_t)avail);
+    if (ncols < 1) ncols = 1;
+    int per = (int)((shown + (size_t)ncols - 1) / (size_t)ncols);
+    int cw = l->cols / ncols;
+    for (int r = 0; r < l->lines - 1; r++) { move(r, 0); clrtoeol(); }
+    tui_text(top, 0, l->cols, CH_ROLE_TITLE, "calscope keys  (any key closes; q quits)");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!acts[i].help) continue;
+        int col = (int)k / per, row = (int)k % per;
+        tui_textf(top + 1 + row, col * cw, 5, TUI_ROLE_HEADING, "%-5s", acts[i].key_label);
+        tui_text(top + 1 + row, col * cw + 6, cw - 7, CH_ROLE_TEXT, acts[i].help);
+        k++;
+    }
+    tui_text(top + 1 + per, 0, l->cols, CH_ROLE_LABEL,
+             "ACE = mean gap over non-empty bins (seed 003), not Nixon's adaptive ACE.");
+}
+
+/* The command line, broken at spaces into lines ending in " \\" so a copied block pastes as
+ * one shell command; no side borders, so nothing but the command is copied. */
+static void draw_cmdline(const app *a, const tui_layout *l)
+{
+    char cmd[4096];
+    tui_command_line(&a->st, cmd, sizeof cmd);
+    int w = l->cols - 4;                        /* text from column 2, room for " \\" */
+    char lines[32][512];
+    int n = 0;
+    const char *s = cmd;
+    while (*s && n < 32) {
+        int len = (int)strlen(s);
+        int take = len;
+        if (len > w - 2) {
+            take = w - 2;
+            /* break at the last space that is not inside quotes */
+            int q = 0, brk = -1;
+            for (int i = 0; i < take; i++) {
+                if (s[i] == '\'') q = !q;
+                if (s[i] == ' ' && !q) brk = i;
+            }
+            if (brk > 0) take = brk;
+        }
+        snprintf(lines[n], sizeof lines[n], "%.*s%s", take, s, take < len ? " \\" : "");
+        n++;
+        s += take;
+        while (*s == ' ') s++;
+    }
+    int h = n + 4;
+    if (h > l->body.h) h = l->body.h;
+    int y = l->body.y + (l->body.h - h) / 2;
+    for (int r = y; r < y + h; r++) { move(r, 0); clrtoeol(); }
+    mvhline(y, 0, ACS_HLINE, l->cols);
+    tui_text(y, 2, l->cols - 4, CH_ROLE_TITLE, " equivalent command line (any key closes) ");
+    for (int r = 0; r < n && r < h - 3; r++) tui_text(y + 2 + r, 2, l->cols - 2, CH_ROLE_TEXT, lines[r]);
+    mvhline(y + h - 1, 0, ACS_HLINE, l->cols);
+}
+
+static void draw(app *a)
+{
+    tui_state *st = &a->st;
+    int msg_lines = count_lines(st->message);
+    if (st->prompt.kind != TUI_PROMPT_NONE) msg_lines++;
+    tui_layout l;
+    tui_layout_compute(&l, st->view, COLS, LINES, msg_lines);
+    erase();
+    if (l.too_small) {
+        curs_set(0);
+        char t[128];
+        snprintf(t, sizeof t, "terminal too small: need %d%s%d, have %d%s%d", TUI_MIN_W,
+                 a->g->utf8 ? "\xc3\x97" : "x", TUI_MIN_H, COLS, a->g->utf8 ? "\xc3\x97" : "x", LINES);
+        tui_text(LINES / 2, 0, COLS, TUI_ROLE_ERROR, t);
+        tui_text(LINES / 2 + 1, 0, COLS, CH_ROLE_TEXT, "q quits");
+        wnoutrefresh(stdscr);
+        doupdate();
+        return;
+    }
+    tui_ctx c = { st, &a->m, a->g };
+    draw_tabs(a, &l);
+    switch (st->view) {
+    case TUI_VIEW_RELIABILITY: tui_view_reliability(&c, &l); break;
+    case TUI_VIEW_TOPK: tui_view_topk(&c, &l); break;
+    case TUI_VIEW_VARIANCE: tui_view_variance(&c, &l); break;
+    case TUI_VIEW_CLASSES: tui_view_classes(&c, &l); break;
+    case TUI_VIEW_COMPARE: tui_view_compare(&c, &l); break;
+    case TUI_VIEW_CASES: tui_view_cases(&c, &l); break;
+    default: break;
+    }
+    if (st->overlay == TUI_OVERLAY_HELP) draw_help(&l);
+    else if (st->overlay == TUI_OVERLAY_CMDLINE) draw_cmdline(a, &l);
+    draw_message(a, &l);
+    draw_status(a, &l);
+    if (st->prompt.kind != TUI_PROMPT_NONE) {
+        int lw = (int)strlen(tui_prompt_label(st->prompt.kind));
+        int room = l.cols - lw - 1;
+        int cur = (int)st->prompt.cursor > room ? room : (int)st->prompt.cursor;
+        curs_set(1);
+        move(l.message.y + l.message.h - 1, lw + cur);
+    } else {
+        curs_set(0);
+    }
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+/* ---- selection check (UI thread; compiling an expression is cheap) ----------------------- */
+
+static int check_select(void *ctx, const char *expr, char *errbuf, size_t size)
+{
+    app *a = ctx;
+    const tui_file *f = a->st.active < a->m.n_files ? &a->m.files[a->st.active] : NULL;
+    if (!f || f->state != TUI_LOADED) return 0;          /* the backend will report it */
+    cs_error err;
+    cs_error_clear(&err);
+    cs_select *s = cs_select_compile(expr, f->data, &err);
+    if (!s) { snprintf(errbuf, size, "%s", err.msg); return -1; }
+    cs_select_free(s);
+    return 0;
+}
+
+/* ---- keys -------------------------------------------------------------------------------- */
+
+static unsigned handle_key(app *a, int key)
+{
+    tui_state *st = &a->st;
+    if (key == KEY_RESIZE) return TUI_REDRAW | TUI_RELAYOUT;
+    if (st->prompt.kind != TUI_PROMPT_NONE) return tui_prompt_key(st, key);
+    if (st->overlay != TUI_OVERLAY_NONE && key != 'q' && key != 'Q' && key != '?' && key != ':') {
+        st->overlay = TUI_OVERLAY_NONE;
+        return TUI_REDRAW;
+    }
+    /* a message stays until the next key */
+    unsigned f = 0;
+    if (st->message[0] && key != 27) { st->message[0] = 0; f |= TUI_REDRAW | TUI_RELAYOUT; }
+    return f | tui_action_dispatch(st, key);
+}
+
+/* Reads every key curses has; returns the dirty flags. */
+static unsigned read_keys(app *a, double *key_time, int *keys_read)
+{
+    unsigned flags = 0;
+    wint_t wc;
+    int r;
+    while ((r = get_wch(&wc)) != ERR) {
+        int key = (int)wc;
+        if (r == OK && wc > 127) continue;               /* non-ASCII text: not bound */
+        if (!*keys_read) *key_time = now_s();
+        (*keys_read)++;
+        flags |= handle_key(a, key);
+        if (flags & TUI_QUIT) break;
+    }
+    return flags;
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+int tui_main(int argc, char **argv)
+{
+    static app A;
+    app *a = &A;
+    tui_state_init(&a->st);
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    int rc = parse_args(argc, argv, &a->st, &lo);
+    if (rc >= 0) return rc;
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "calscope: the dashboard needs a terminal; use `calscope report` for "
+                        "headless output\n");
+        return 2;
+    }
+    a->g = ch_glyphs_pick(a->st.ascii);          /* setlocale(LC_CTYPE, "") happens here */
+    const char *tr = getenv("CALSCOPE_TRACE");
+    if (tr && tr[0]) a->trace = fopen(tr, "w");
+
+    /* Workers must not take the UI's signals (SIGWINCH above all): block them while the
+     * backend starts its threads, then restore the mask for this thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    cs_error err;
+    cs_error_clear(&err);
+    a->backend = cs_backend_new(a->st.threads, &err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!a->backend) { fprintf(stderr, "calscope: %s\n", err.msg); return 3; }
+    char msg[1024];
+    if (tui_model_init(&a->m, a->backend, &a->st, &lo, msg, sizeof msg) != 0) {
+        cs_backend_free(a->backend);
+        fprintf(stderr, "calscope: %s\n", msg);
+        return 3;
+    }
+    tui_actions_set_select_check(check_select, a);
+
+    set_escdelay(25);
+    if (!initscr()) { cs_backend_free(a->backend); fprintf(stderr, "calscope: cannot start curses\n"); return 2; }
+    a->color = tui_theme_init(a->st.no_color);
+    cbreak();
+    noecho();
+    nonl();
+    intrflush(stdscr, FALSE);
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    curs_set(0);
+
+    unsigned flags = TUI_REDRAW | TUI_RELAYOUT;
+    double key_time = 0, last_progress_draw = 0;
+    int pending_keys = 0;
+    struct pollfd fds[2];
+    fds[0].fd = STDIN_FILENO;
+    fds[0].events = POLLIN;
+    fds[1].fd = cs_backend_wake_fd(a->backend);
+    fds[1].events = POLLIN;
+
+    for (;;) {
+        if (flags & TUI_QUIT) break;
+        if (flags & (TUI_RECOMPUTE | TUI_CURVES)) tui_model_invalidate(&a->m);
+        flags &= ~(unsigned)(TUI_RECOMPUTE | TUI_CURVES | TUI_PROMPT | TUI_RELOAD);
+        if (a->st.active < a->m.n_files && a->m.files[a->st.active].data) {
+            a->st.n_classes = a->m.files[a->st.active].data->k;
+            if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
+        }
+        if (tui_model_submit(&a->m, &a->st) > 0) flags |= TUI_REDRAW;
+
+        /* progress: redraw when the text changes, at most ~10 times a second */
+        char busy_text[128] = "";
+        double prog = 0;
+        int busy = tui_model_busy(&a->m, busy_text, sizeof busy_text, &prog);
+        double t = now_s();
+        if (busy != a->busy || strcmp(busy_text, a->busy_text) != 0 ||
+            (int)(prog * 100) != (int)(a->busy_progress * 100)) {
+            if (!busy || t - last_progress_draw >= 0.1 || busy != a->busy) {
+                a->busy = busy;
+                snprintf(a->busy_text, sizeof a->busy_text, "%s", busy_text);
+                a->busy_progress = prog;
+                flags |= TUI_REDRAW;
+            }
+        }
+        if (flags & TUI_REDRAW) {
+            draw(a);
+            last_progress_draw = now_s();
+            if (a->trace && pending_keys) {
+                fprintf(a->trace, "%d %.0f\n", pending_keys, (last_progress_draw - key_time) * 1e6);
+                fflush(a->trace);
+            }
+            pending_keys = 0;
+            flags = 0;
+        }
+
+        int timeout = busy ? 100 : 1000;
+        int pr = poll(fds, 2, timeout);
+        if (pr < 0 && errno != EINTR) break;
+        if (pr > 0 && (fds[1].revents & POLLIN)) flags |= tui_model_collect(&a->m, &a->st);
+        /* Keys: also after a timeout or EINTR, so a SIGWINCH that raced the poll is seen. */
+        flags |= read_keys(a, &key_time, &pending_keys);
+        if (pending_keys && !(flags & TUI_REDRAW)) {
+            if (a->trace) { fprintf(a->trace, "%d 0\n", pending_keys); fflush(a->trace); }
+            pending_keys = 0;
+        }
+    }
+
+    endwin();                 /* leave curses first: the terminal is back at once */
+    cs_backend_free(a->backend);
+    tui_model_free(&a->m);
+    if (a->trace) fclose(a->trace);
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* The dashboard's view of the backend: loaded files and the latest result of every slot.
+ *
+ * Requests go out only through the backend's request API (calscope/backend.h); every result is
+ * a cs_response owned here until a newer one for the same slot replaces it. Each submission is
+ * stamped with the settings epoch (bumped by every settings change); a kept result whose epoch
+ * is older than the current one is stale and drawn dimmed with a "stale" mark until its
+ * replacement arrives. UI thread only. */
+#ifndef CALSCOPE_TUI_MODEL_H
+#define CALSCOPE_TUI_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/backend.h"
+#include "tui/state.h"
+
+#define TUI_SLOT_LOAD(f)    (f)
+#define TUI_SLOT_METRICS(f) (TUI_MAX_FILES + (f))
+#define TUI_SLOT_TOPK(f)    (2 * TUI_MAX_FILES + (f))
+#define TUI_SLOT_COMPARE(f) (3 * TUI_MAX_FILES + (f))
+#define TUI_SLOT_SIZE       (4 * TUI_MAX_FILES)
+#define TUI_SLOT_BINS       (4 * TUI_MAX_FILES + 1)
+#define TUI_SLOT_CLASS0     (4 * TUI_MAX_FILES + 2)
+#define TUI_LIKERT_N        3   /* low / medium / high confidence (seed 002 §5.3) */
+#define TUI_SLOT_LIKERT0    (CS_BACKEND_MAX_SLOTS - TUI_LIKERT_N)
+#define TUI_MAX_CLASS_SLOTS (TUI_SLOT_LIKERT0 - TUI_SLOT_CLASS0)
+
+/* Cut points of the Likert panel: [0, .33) [.33, .66) [.66, 1]. */
+extern const double tui_likert_cuts[TUI_LIKERT_N + 1];
+
+typedef enum tui_load_state { TUI_LOADING, TUI_LOADED, TUI_FAILED } tui_load_state;
+
+typedef struct tui_file {
+    const char *path;
+    tui_load_state state;
+    cs_dataset *data;          /* owned once loaded */
+    cs_load_summary summary;   /* owned */
+    char error[1024];          /* "FILE:LINE:COL: reason" when FAILED */
+} tui_file;
+
+/* What a slot holds. */
+typedef struct tui_slot {
+    cs_response *resp;         /* latest delivered response, owned (NULL = none yet) */
+    long resp_epoch;           /* epoch it was requested at */
+    size_t resp_file;          /* file it was requested for */
+    long sub_epoch;            /* epoch of the latest submission (-1 = never) */
+    size_t sub_file;
+    uint64_t sub_gen;
+    int class_index;           /* class slots: which class */
+} tui_slot;
+
+typedef struct tui_model {
+    cs_backend *backend;
+    tui_file files[TUI_MAX_FILES];
+    size_t n_files;
+    tui_slot slots[CS_BACKEND_MAX_SLOTS];
+    long epoch;                /* bumped on every settings change */
+    size_t n_class_slots;      /* classes shown in the Classes view */
+} tui_model;
+
+/* Starts loading every path (st->paths). Returns 0, or -1 with msg filled. */
+int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_load_options *lo,
+                   char *msg, size_t size);
+
+/* Frees every result and dataset (the backend must already be freed or idle). */
+void tui_model_free(tui_model *m);
+
+/* Settings changed: later results are stamped with a new epoch; old ones become stale. */
+void tui_model_invalidate(tui_model *m);
+
+/* Submits what the current view needs and is not yet requested for this epoch. Returns the
+ * number of requests submitted. */
+int tui_model_submit(tui_model *m, tui_state *st);
+
+/* Takes every delivered response from the backend. Returns TUI_REDRAW when anything arrived
+ * (and updates st->n_classes when the active file finished loading). */
+unsigned tui_model_collect(tui_model *m, tui_state *st);
+
+/* The response of a slot, or NULL; *stale set when it belongs to an older epoch or is still
+ * being recomputed. */
+const cs_response *tui_model_result(const tui_model *m, int slot, int *stale);
+
+/* Nonzero when any slot is queued or running; fills a short description and the progress of
+ * the first busy one (loads first). */
+int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress);
+
+#endif

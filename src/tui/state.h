@@ -1,0 +1,97 @@
+/* Dashboard state: everything a key can change, and nothing about curses.
+ *
+ * Owned by the UI thread only. Handlers in actions.c change it and return dirty flags; the loop
+ * in app.c turns the flags into backend requests and one redraw per pass. */
+#ifndef CALSCOPE_TUI_STATE_H
+#define CALSCOPE_TUI_STATE_H
+
+#include <stddef.h>
+
+#include "calscope/metrics.h"
+
+typedef enum tui_view {
+    TUI_VIEW_RELIABILITY, TUI_VIEW_TOPK, TUI_VIEW_VARIANCE, TUI_VIEW_CLASSES,
+    TUI_VIEW_COMPARE, TUI_VIEW_CASES, TUI_VIEW_COUNT
+} tui_view;
+
+typedef enum tui_overlay { TUI_OVERLAY_NONE, TUI_OVERLAY_HELP, TUI_OVERLAY_CMDLINE } tui_overlay;
+
+/* Dirty flags returned by handlers (HandlerResult in htop's words). */
+enum {
+    TUI_REDRAW    = 1u << 0,  /* draw the screen again */
+    TUI_RELAYOUT  = 1u << 1,  /* recompute the layout (size or view changed) */
+    TUI_RECOMPUTE = 1u << 2,  /* settings changed: send new backend requests */
+    TUI_QUIT      = 1u << 3,
+    TUI_PROMPT    = 1u << 4,  /* a prompt was opened (the loop routes keys to it) */
+    TUI_RELOAD    = 1u << 5,  /* files must be (re)loaded */
+    TUI_CURVES    = 1u << 6   /* only the variance curves need recomputing */
+};
+
+#define TUI_MAX_FILES 8
+#define TUI_HISTORY 32
+
+/* What the prompt line is asking for. */
+typedef enum tui_prompt_kind {
+    TUI_PROMPT_NONE, TUI_PROMPT_SELECT, TUI_PROMPT_BINS, TUI_PROMPT_SEED, TUI_PROMPT_SIGMA
+} tui_prompt_kind;
+
+typedef struct tui_prompt {
+    tui_prompt_kind kind;
+    char text[CS_SPEC_MAX];
+    size_t len, cursor;
+    int hist_pos;               /* -1 = editing a fresh line, else index into history */
+    char saved[CS_SPEC_MAX];    /* the fresh line while browsing history */
+} tui_prompt;
+
+typedef struct tui_state {
+    cs_settings settings;       /* the metric settings (lens, bins, sigma, selection...) */
+    tui_view view;
+    tui_overlay overlay;
+    int ascii, no_color;
+
+    const char *paths[TUI_MAX_FILES]; /* argv strings, not owned */
+    size_t n_files;
+    size_t active;              /* index of the active file */
+
+    size_t n_classes;           /* K of the active file (0 until loaded) */
+    int klass;                  /* class index for the class:c lens and the Classes view */
+    int topk;                   /* k used by the topk lens toggle */
+
+    int ci;                     /* bootstrap repeats for intervals (0 = off) */
+    int ci_on;                  /* what `i` turns intervals on with (--ci R, default 200) */
+    int repeats;                /* variance curve repeats */
+    unsigned long seed;
+    int threads;                /* 0 = backend default */
+
+    tui_prompt prompt;
+    char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */
+    int n_history;
+    char message[CS_SPEC_MAX * 2];  /* one-off message for the status area (errors, notes) */
+    int message_is_error;
+} tui_state;
+
+/* Defaults: SPEC settings, Reliability view, ci 0 (off), repeats 20, seed 0. */
+void tui_state_init(tui_state *st);
+
+/* Short name of a view ("Reliability", ...). */
+const char *tui_view_name(tui_view v);
+
+/* Lens as its command-line spelling ("top1", "topk:2", "class:3", ...), into buf. */
+void tui_lens_spelling(const cs_settings *s, char *buf, size_t size);
+const char *tui_binning_spelling(cs_binning b);
+void tui_distance_spelling(const cs_settings *s, char *buf, size_t size);
+
+/* Shortest "%.{15,16,17}g" spelling of v that reads back as the same double. */
+void tui_fmt_double(char *buf, size_t size, double v);
+
+/* Sets st->message (printf-style). */
+void tui_state_message(tui_state *st, int is_error, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Appends a selection to the history (skips empty and repeats of the last one). */
+void tui_history_add(tui_state *st, const char *text);
+
+#endif

@@ -1,0 +1,133 @@
+/* View 4: per-class calibration of the active file: ECE of each class:c lens as bars, a table
+ * with the mean predicted probability and the observed frequency of each class, and the Likert
+ * panel (low / medium / high confidence intervals, seed 002 §5.3). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "chart/chart.h"
+#include "tui/blit.h"
+#include "tui/theme.h"
+#include "tui/views.h"
+
+/* Count-weighted means of the bins' first coordinates = mean p_c and frequency of c. */
+static void class_means(const cs_result *r, double *conf, double *acc)
+{
+    double n = 0, sc = 0, sa = 0;
+    for (size_t i = 0; i < r->n_bins; i++) {
+        if (r->bins[i].count == 0) continue;
+        n += (double)r->bins[i].count;
+        sc += (double)r->bins[i].count * r->bins[i].conf;
+        sa += (double)r->bins[i].count * r->bins[i].acc;
+    }
+    *conf = n > 0 ? sc / n : NAN;
+    *acc = n > 0 ? sa / n : NAN;
+}
+
+static void likert_panel(const tui_ctx *c, const tui_rect *r)
+{
+    if (r->w < 20) return;
+    int y = r->y;
+    tui_text(y++, r->x, r->w, CH_ROLE_TITLE, "Likert: confidence intervals");
+    tui_text(y++, r->x, r->w, CH_ROLE_LABEL, "interval distance, seed 002 5.3");
+    cs_lens_kind lk = c->st->settings.lens;
+    if (lk != CS_LENS_TOP1 && lk != CS_LENS_TOPK && lk != CS_LENS_CLASS) {
+        tui_text(y + 1, r->x, r->w, CH_ROLE_WARNING, "needs a top1/topk/class lens");
+        return;
+    }
+    static const char *names[TUI_LIKERT_N] = { "low", "medium", "high" };
+    tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-10s %6s %7s", "", "interval", "n", "ECE");
+    for (int i = 0; i < TUI_LIKERT_N && y < r->y + r->h; i++) {
+        int stale;
+        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_LIKERT0 + i, &stale);
+        char iv[32];
+        snprintf(iv, sizeof iv, "[%.2f,%.2f%c", tui_likert_cuts[i], tui_likert_cuts[i + 1],
+                 i == TUI_LIKERT_N - 1 ? ']' : ')');
+        if (!resp) { tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%-6s %-10s     ...", names[i], iv); continue; }
+        if (resp->status == CS_EEMPTY) {
+            tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-10s %6d     n/a",
+                      names[i], iv, 0);
+            continue;
+        }
+        if (resp->status != CS_OK) {
+            tui_textf(y++, r->x, r->w, TUI_ROLE_ERROR, "%-6s %s", names[i], resp->err.msg);
+            continue;
+        }
+        char v[32];
+        tui_fmt_value(v, sizeof v, resp->result.ece);
+        tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-10s %6zu %s",
+                  names[i], iv, resp->result.n, v);
+    }
+}
+
+void tui_view_classes(const tui_ctx *c, const tui_layout *l)
+{
+    const tui_state *st = c->st;
+    if (tui_draw_file_state(c, st->active, &l->body)) return;
+    const cs_dataset *d = c->m->files[st->active].data;
+    size_t k = c->m->n_class_slots;
+    if (k > d->k) k = d->k;
+    if (k == 0) k = d->k < TUI_MAX_CLASS_SLOTS ? d->k : TUI_MAX_CLASS_SLOTS;
+
+    /* bars */
+    ch_bar bars[TUI_MAX_CLASS_SLOTS];
+    char labels[TUI_MAX_CLASS_SLOTS][24];
+    int any_stale = 0, missing = 0;
+    for (size_t i = 0; i < k; i++) {
+        int stale;
+        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
+        snprintf(labels[i], sizeof labels[i], "%s%s", (int)i == st->klass ? ">" : "",
+                 d->class_names[i]);
+        double v = resp && resp->status == CS_OK ? resp->result.ece : NAN;
+        if (!resp) missing++;
+        any_stale |= stale;
+        bars[i] = (ch_bar){ labels[i], v, NAN, NAN, stale };
+    }
+    const tui_rect *a = &l->a;
+    char title[128];
+    snprintf(title, sizeof title, "per-class ECE (class:c lens)%s",
+             k < d->k ? ", first classes" : "");
+    tui_text(a->y, a->x, a->w, CH_ROLE_TITLE, title);
+    if (any_stale || missing) tui_draw_stale_mark(a, a->y);
+    int rows = a->h - 1;
+    size_t first = 0;
+    if ((int)k > rows && st->klass >= rows) first = (size_t)st->klass - (size_t)rows + 1;
+    ch_buf *b = ch_buf_new(a->w, rows);
+    if (b) {
+        ch_bars bc;
+        memset(&bc, 0, sizeof bc);
+        bc.bars = bars + first;
+        bc.n = k - first;
+        bc.vmax = NAN;
+        ch_bars_draw(b, 0, 0, a->w, rows, &bc, c->g);
+        tui_blit(b, a->y + 1, a->x, 0);
+        ch_buf_free(b);
+    }
+
+    /* table of the selected class and its neighbours */
+    const tui_rect *t = &l->b;
+    int y = t->y;
+    tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-12s %7s %7s %7s %6s", "class", "ECE", "mean p",
+              "freq", "n");
+    size_t start = (size_t)st->klass;
+    int trows = t->h - 1;
+    if ((int)start + trows > (int)k) start = k > (size_t)trows ? k - (size_t)trows : 0;
+    for (size_t i = start; i < k && y < t->y + t->h; i++) {
+        int stale;
+        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
+        if (!resp || resp->status != CS_OK) {
+            tui_textf(y++, t->x, t->w, CH_ROLE_TEXT, "%-12.12s %s", d->class_names[i],
+                      resp ? resp->err.msg : "...");
+            continue;
+        }
+        double mc, fr;
+        class_means(&resp->result, &mc, &fr);
+        char e[16], p[16], f[16];
+        tui_fmt_value(e, sizeof e, resp->result.ece);
+        tui_fmt_value(p, sizeof p, mc);
+        tui_fmt_value(f, sizeof f, fr);
+        tui_textf(y++, t->x, t->w, (int)i == st->klass ? TUI_ROLE_PROMPT : (stale ? CH_ROLE_STALE : CH_ROLE_TEXT),
+                  "%-12.12s %s %s %s %6zu", d->class_names[i], e, p, f, resp->result.n);
+    }
+    likert_panel(c, &l->c);
+}

@@ -1,0 +1,122 @@
+/* View 1: reliability diagram of the active file, its confidence histogram, and the metrics
+ * table with bootstrap intervals. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calscope/curves.h"
+#include "chart/chart.h"
+#include "chart/histogram.h"
+#include "tui/blit.h"
+#include "tui/theme.h"
+#include "tui/views.h"
+
+#define REL_MARGIN 5   /* the reliability chart's y-label margin (chart/reliability.c) */
+
+typedef struct metric_row { int id; const char *label; } metric_row;
+
+static const metric_row rows[] = {
+    { CS_METRIC_ACCURACY, "accuracy" }, { CS_METRIC_ECE, "ECE" }, { CS_METRIC_ACE, "ACE" },
+    { CS_METRIC_MCE, "MCE" }, { CS_METRIC_AECE, "AECE" }, { CS_METRIC_RECE_G, "RECE-G" },
+    { CS_METRIC_SCE, "SCE" }, { CS_METRIC_BRIER, "Brier" }, { CS_METRIC_NLL, "NLL" },
+    { CS_METRIC_RECE_M, "RECE-M" },
+};
+
+static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *resp, int stale)
+{
+    const tui_state *st = c->st;
+    const tui_file *f = &c->m->files[st->active];
+    int y = r->y;
+    int wide = r->w >= 32;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-8s %7s %s", "metric", "value",
+              wide ? (resp && resp->has_ci ? "  95% interval  " : "") : "");
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && y < r->y + r->h; i++) {
+        double v = cs_metric_value(&resp->result, rows[i].id);
+        if (rows[i].id == CS_METRIC_RECE_M && isnan(v)) continue;
+        char val[32], ci[48] = "";
+        tui_fmt_value(val, sizeof val, v);
+        if (wide && resp->has_ci && (resp->ci.metrics & CS_METRIC_BIT(rows[i].id))) {
+            double lo = resp->ci.lo[rows[i].id], hi = resp->ci.hi[rows[i].id];
+            if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]", lo, hi);
+        }
+        tui_textf(y++, r->x, r->w, role, "%-8s %s %s", rows[i].label, val, ci);
+    }
+    y++;
+    if (y < r->y + r->h) {
+        size_t nonempty = 0, thin = 0;
+        for (size_t i = 0; i < resp->result.n_bins; i++) {
+            if (resp->result.bins[i].count) nonempty++;
+            if (resp->result.bins[i].count && resp->result.bins[i].count < CH_THIN_DEFAULT) thin++;
+        }
+        tui_textf(y++, r->x, r->w, role, "n %zu  bins %zu/%zu  thin %zu", resp->result.n, nonempty,
+                  resp->result.n_bins, thin);
+    }
+    if (y < r->y + r->h && f->data)
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
+                  f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);
+    if (y < r->y + r->h && st->settings.select[0])
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "select %s", st->settings.select);
+    if (y < r->y + r->h && resp->has_ci)
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %d resamples", resp->ci.repeats);
+    /* legend: the same glyphs as the chart, so it reads without colour */
+    if (y + 2 < r->y + r->h) {
+        const ch_glyphs *g = c->g;
+        ch_buf *lb = ch_buf_new(r->w, 3);
+        if (lb) {
+            ch_buf_glyph(lb, 0, 0, g, CH_G_BAR, CH_ROLE_BAR);
+            ch_buf_puts(lb, 2, 0, 14, "accuracy", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 14, 0, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
+            ch_buf_puts(lb, 16, 0, -1, "calibrated", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 0, 1, g, CH_G_OVER, CH_ROLE_OVER);
+            ch_buf_puts(lb, 2, 1, 12, "over-conf", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 14, 1, g, CH_G_UNDER, CH_ROLE_UNDER);
+            ch_buf_puts(lb, 16, 1, -1, "under-conf", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 0, 2, g, CH_G_THIN, CH_ROLE_THIN);
+            ch_buf_printf(lb, 2, 2, CH_ROLE_LABEL, "thin bin (<%d)", CH_THIN_DEFAULT);
+            tui_blit(lb, r->y + r->h - 3, r->x, 0);
+            ch_buf_free(lb);
+        }
+    }
+}
+
+void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
+{
+    const tui_state *st = c->st;
+    tui_rect whole = { l->body.x, l->body.y, l->body.w, l->body.h };
+    if (tui_draw_file_state(c, st->active, &whole)) return;
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)st->active), &stale);
+    if (tui_draw_response_state(c, resp, &l->a, "metrics")) return;
+
+    char lens[64], title[256];
+    tui_lens_spelling(&st->settings, lens, sizeof lens);
+    snprintf(title, sizeof title, "%s  %s %d %s", tui_basename(c->m->files[st->active].path), lens,
+             st->settings.bins, tui_binning_spelling(st->settings.binning));
+
+    ch_buf *b = ch_buf_new(l->a.w, l->a.h);
+    if (b) {
+        ch_reliability rel = { resp->result.bins, resp->result.n_bins, 0, title, 0 };
+        if (ch_reliability_draw(b, 0, 0, l->a.w, l->a.h, &rel, c->g) < 0)
+            ch_buf_puts(b, 0, 0, -1, "(too small for the diagram)", CH_ROLE_WARNING, 0);
+        tui_blit(b, l->a.y, l->a.x, stale);
+        if (stale) tui_draw_stale_mark(&l->a, l->a.y);
+        ch_buf_free(b);
+    }
+    if (l->c.h > 0) {
+        /* the histogram's [0,1] axis lines up with the diagram's (same margin and width rule) */
+        int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
+        if (W > 2 * H) W = 2 * H;
+        ch_buf *hb = ch_buf_new(l->c.w, l->c.h);
+        if (hb) {
+            ch_histogram h = { resp->result.bins, resp->result.n_bins, "hist", REL_MARGIN, W };
+            ch_histogram_draw(hb, 0, 0, l->c.w, l->c.h, &h, c->g);
+            ch_buf_puts(hb, REL_MARGIN + W + 2, l->c.h - 1, -1, "samples/bin", CH_ROLE_LABEL, 0);
+            tui_blit(hb, l->c.y, l->c.x, stale);
+            ch_buf_free(hb);
+        }
+    }
+    draw_table(c, &l->b, resp, stale);
+}

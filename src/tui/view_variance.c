@@ -1,0 +1,134 @@
+/* View 3: bootstrap variance curves of the active file (seed 000 Fig. 1-2, seed 002 Fig. 7):
+ * the size curve (metric mean with its 95% band, and |subset - full|) and the bins curve (ECE
+ * against M with its band and the stable range). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calscope/curves.h"
+#include "chart/chart.h"
+#include "tui/blit.h"
+#include "tui/theme.h"
+#include "tui/views.h"
+
+static void draw_curve(const tui_ctx *c, const tui_rect *r, const ch_curve *cv, int stale)
+{
+    ch_buf *b = ch_buf_new(r->w, r->h);
+    if (!b) return;
+    if (ch_curve_draw(b, 0, 0, r->w, r->h, cv, c->g) < 0)
+        ch_buf_puts(b, 0, 0, -1, cv->title ? cv->title : "", CH_ROLE_TITLE, !c->g->utf8);
+    tui_blit(b, r->y, r->x, stale);
+    if (stale) tui_draw_stale_mark(r, r->y);
+    ch_buf_free(b);
+}
+
+static void size_panel(const tui_ctx *c, const tui_layout *l)
+{
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_SIZE, &stale);
+    if (tui_draw_response_state(c, resp, &l->a, "the size curve")) {
+        tui_text(l->a.y, l->a.x, l->a.w, CH_ROLE_TITLE, "size curve");
+        if (cs_backend_busy(c->m->backend, TUI_SLOT_SIZE))
+            tui_draw_progress(c, l->a.y + 2, l->a.x + 1, 30,
+                              cs_backend_progress(c->m->backend, TUI_SLOT_SIZE));
+        return;
+    }
+    const cs_curve *cu = resp->curve;
+    size_t n = cu->n_points;
+    double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
+        ehi[CS_CURVE_MAX_POINTS], rg[CS_CURVE_MAX_POINTS], rlo[CS_CURVE_MAX_POINTS],
+        rhi[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS];
+    for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
+        const cs_curve_point *p = &cu->points[i];
+        x[i] = p->x;
+        ece[i] = p->stat[CS_METRIC_ECE].mean;
+        elo[i] = p->stat[CS_METRIC_ECE].lo;
+        ehi[i] = p->stat[CS_METRIC_ECE].hi;
+        rg[i] = p->stat[CS_METRIC_RECE_G].mean;
+        rlo[i] = p->stat[CS_METRIC_RECE_G].lo;
+        rhi[i] = p->stat[CS_METRIC_RECE_G].hi;
+        dev[i] = p->stat[CS_METRIC_ECE].abs_dev;
+    }
+    ch_series s[3] = {
+        { "ECE", ece, elo, ehi },
+        { "RECE-G", rg, rlo, rhi },
+        { "|ECE sub-full|", dev, NULL, NULL },
+    };
+    char title[128];
+    snprintf(title, sizeof title, "size curve: mean and 95%% band over %d subsets%s", cu->repeats,
+             cu->replace ? " (with replacement)" : "");
+    ch_curve cv;
+    memset(&cv, 0, sizeof cv);
+    cv.title = title;
+    cv.x = x;
+    cv.n = n;
+    cv.log_x = 1;
+    cv.x_label = "fraction";
+    cv.series = s;
+    cv.n_series = 3;
+    cv.y_min = NAN;
+    cv.y_max = NAN;
+    draw_curve(c, &l->a, &cv, stale);
+
+    /* the deviation table beside it: |metric(subset) - metric(all)| per fraction */
+    const tui_rect *t = &l->c;
+    if (t->w == 0) return;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    tui_text(t->y, t->x, t->w, TUI_ROLE_HEADING, " frac  rows  |ECE d| |RG d|");
+    for (size_t i = 0; i < n && (int)i + 1 < t->h; i++) {
+        const cs_curve_point *p = &cu->points[i];
+        tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f %6.4f", p->x, p->rows,
+                  p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev);
+    }
+}
+
+static void bins_panel(const tui_ctx *c, const tui_layout *l)
+{
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_BINS, &stale);
+    if (tui_draw_response_state(c, resp, &l->b, "the bins curve")) {
+        tui_text(l->b.y, l->b.x, l->b.w, CH_ROLE_TITLE, "bins curve");
+        if (cs_backend_busy(c->m->backend, TUI_SLOT_BINS))
+            tui_draw_progress(c, l->b.y + 2, l->b.x + 1, 30,
+                              cs_backend_progress(c->m->backend, TUI_SLOT_BINS));
+        return;
+    }
+    const cs_curve *cu = resp->curve;
+    size_t n = cu->n_points;
+    double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
+        hi[CS_CURVE_MAX_POINTS], ace[CS_CURVE_MAX_POINTS];
+    for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
+        const cs_curve_point *p = &cu->points[i];
+        x[i] = p->x;
+        m[i] = p->stat[CS_METRIC_ECE].mean;
+        lo[i] = p->stat[CS_METRIC_ECE].lo;
+        hi[i] = p->stat[CS_METRIC_ECE].hi;
+        ace[i] = p->stat[CS_METRIC_ACE].mean;
+    }
+    ch_series s[2] = { { "ECE", m, lo, hi }, { "ACE", ace, NULL, NULL } };
+    char title[160], range[64] = "no stable range";
+    if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
+        snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
+                 cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);
+    snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples; %s",
+             cu->kdtree ? "gamma" : "M", cu->repeats, range);
+    ch_curve cv;
+    memset(&cv, 0, sizeof cv);
+    cv.title = title;
+    cv.x = x;
+    cv.n = n;
+    cv.log_x = 1;
+    cv.x_label = cu->kdtree ? "gamma" : "M";
+    cv.series = s;
+    cv.n_series = 2;
+    cv.y_min = NAN;
+    cv.y_max = NAN;
+    draw_curve(c, &l->b, &cv, stale);
+}
+
+void tui_view_variance(const tui_ctx *c, const tui_layout *l)
+{
+    if (tui_draw_file_state(c, c->st->active, &l->body)) return;
+    size_panel(c, l);
+    bins_panel(c, l);
+}

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# End-to-end tests of the dashboard in a real terminal (tmux), at 80x24 unless said otherwise.
+# Each check polls the screen with a timeout instead of sleeping a fixed time.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SOCK_BASE="calscope-dash-$$-$RANDOM"; SOCK=$SOCK_BASE-0; N_SOCK=0
+T() { tmux -L "$SOCK" "$@"; }
+kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
+trap 'kill_all; rm -rf "$TMP"' EXIT
+export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
+
+SAMPLE=samples/digits_gnb.csv
+SAMPLE2=samples/digits_logreg.csv
+[ -f "$SAMPLE" ] || { /usr/bin/python3 - "$TMP" <<'PY'
+import sys, random
+random.seed(1)
+out = sys.argv[1]
+for name in ("a.csv", "b.csv"):
+    with open(f"{out}/{name}", "w") as f:
+        f.write("id,label,p_0,p_1,p_2\n")
+        for i in range(600):
+            p = [random.random() + 0.01 for _ in range(3)]
+            s = sum(p); p = [x / s for x in p]
+            f.write(f"{i},{random.randrange(3)},{p[0]!r},{p[1]!r},{1 - p[0] - p[1]!r}\n")
+PY
+SAMPLE=$TMP/a.csv; SAMPLE2=$TMP/b.csv; }
+
+# start [ENV=VAL...] -- ARGS...: a fresh 80x24 session running the dashboard; the pane stays
+# after it exits and prints "EXITED <status>".
+start() {
+    local envs=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    T kill-server >/dev/null 2>&1
+    N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK      # a fresh server for every run
+    local cmd="env ${envs[*]} $CALSCOPE $*; echo EXITED \$?; sleep 60"
+    T new-session -d -x 80 -y 24 "$cmd"
+    T set-option -g remain-on-exit on >/dev/null 2>&1
+}
+screen_text() { T capture-pane -p -J 2>/dev/null; }
+# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 on timeout.
+wait_for() {
+    local re=$1 limit=${2:-10} i=0
+    while [ "$i" -lt $((limit * 20)) ]; do
+        SCREEN=$(screen_text)
+        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
+        sleep 0.05; i=$((i + 1))
+    done
+    return 1
+}
+# check_screen NAME REGEX [SECONDS]
+check_screen() {
+    if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
+}
+keys() { T send-keys "$@"; }
+# shown VALUE_NAME: the number after the metric name in the metrics table
+shown() { printf '%s' "$SCREEN" | sed -n "s/.*[[:space:]]$1 \{1,\}\([0-9.]\{6,\}\).*/\1/p" | head -1; }
+# report_value KEY FLAGS...: metric KEY of the first file from `calscope report --format json`
+report_value() {
+    local key=$1; shift
+    run "$CALSCOPE" report --format json "$@"
+    json_get "'%.4f' % d['files'][0]['metrics']['$key']"
+}
+# same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places
+same_numbers() {
+    local name=$1; shift
+    local bad=() m k want got
+    for m in accuracy:accuracy ECE:ece ACE:ace MCE:mce Brier:brier NLL:nll RECE-G:rece_g; do
+        k=${m#*:}; want=$(report_value "$k" "$@" "$SAMPLE"); got=$(shown "${m%%:*}")
+        [ -n "$got" ] && [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', report '$want'")
+    done
+    if [ ${#bad[@]} -eq 0 ]; then ok "$name"; else not_ok "$name" "${bad[@]}" "$SCREEN"; fi
+}
+
+# ---- the Reliability view, its numbers and a toggle --------------------------------------------
+start -- "$SAMPLE"
+check_screen "reliability view renders" 'ECE +0\.[0-9]{4}'
+check_screen "diagram axes and count strip" '0 +\.25 +\.5 +\.75 +1'
+expect_match "status line shows the settings" 'top1 \| M 15 uniform' "$SCREEN"
+wait_for ' ready *$' 10
+same_numbers "default numbers equal calscope report --format json"
+
+ece_before=$(shown ECE)
+keys +
+check_screen "bins + updates the status line" 'M 16 uniform'
+wait_for ' ready *$' 10; wait_for 'ECE +0\.[0-9]{4} *$|ECE +0\.[0-9]{4} ' 5
+ece_after=$(shown ECE)
+if [ -n "$ece_after" ] && [ "$ece_after" != "$ece_before" ]; then ok "bins + changes the ECE shown"
+else not_ok "bins + changes the ECE shown" "before $ece_before after $ece_after" "$SCREEN"; fi
+same_numbers "numbers after bins + equal report --bins 16" --bins 16
+
+keys m
+check_screen "binning toggle to equal-mass" 'M 16 mass'
+wait_for ' ready *$' 10
+same_numbers "numbers with --binning mass equal the report" --bins 16 --binning mass
+
+# ---- `:` shows the equivalent command line, and running it gives the same numbers -------------
+keys :
+check_screen "':' shows the command line" 'calscope report --lens top1 --bins 16 --binning mass'
+# the command is broken into lines ending in " \" between two rules: join them back
+cmdline=$(printf '%s' "$SCREEN" | /usr/bin/python3 -c '
+import sys
+out, on = [], False
+for r in sys.stdin.read().split("\n"):
+    if "equivalent command line" in r: on = True; continue
+    if not on: continue
+    t = r.strip()
+    if not t:
+        if out: break
+        continue
+    if t.startswith("\u2500") or t.startswith("---"): break
+    out.append(t[:-2] if t.endswith(" \\") else t)
+print(" ".join(out))')
+ece_shown=$(shown ECE)
+keys Escape
+args=${cmdline#calscope report }
+# shellcheck disable=SC2086
+eval "set -- $args"
+run "$CALSCOPE" report --format json "$@"
+got=$(json_get "'%.4f' % d['files'][0]['metrics']['ece']" 2>/dev/null)
+if [ "$RC" -eq 0 ] && [ -n "$got" ]; then
+    wait_for 'ECE +0\.' 5; ece_shown=$(shown ECE)
+    if [ "$got" = "$ece_shown" ]; then ok "the shown command line reproduces the ECE"
+    else not_ok "the shown command line reproduces the ECE" "report $got, dashboard $ece_shown" "$cmdline"; fi
+else
+    not_ok "the shown command line reproduces the ECE" "exit $RC: $ERR" "$cmdline"
+fi
+
+keys '?'
+check_screen "'?' shows the keys" 'calscope keys'
+expect_match "help lists the bins toggle" '\+ -.*bins' "$SCREEN"
+keys Escape
+check_screen "help closes" 'ECE +0\.'
+
+# ---- selection prompt: a parse error shows a caret and keeps the old selection -----------------
+keys /
+check_screen "'/' opens the selection prompt" 'select: '
+keys 'conf >> 2' Enter
+check_screen "a bad selection shows an error with a caret" '^ *\^'
+expect_no_match "the old selection is kept" '\| sel ' "$(printf '%s' "$SCREEN" | tail -1)"
+keys Escape
+keys /
+keys Up
+check_screen "Up recalls the selection history" 'select: conf >> 2'
+keys C-u 'y in {1, 2} and conf > 0.5' Enter
+check_screen "a good selection is applied" 'select y in \{1, 2\} and conf > 0\.5'
+wait_for ' ready *$' 10
+same_numbers "numbers with a selection equal report --select" --bins 16 --binning mass --select 'y in {1, 2} and conf > 0.5'
+keys / C-u Enter
+check_screen "an empty selection clears it" 'M 16 mass \| [^|]+ \| tvd \| seed 0 *ready'
+
+# ---- every view renders ------------------------------------------------------------------------
+keys 2; check_screen "view 2: Top-k bars" 'Top-k ECE'
+check_screen "top-k bars show values" 'k=1 .*0\.[0-9]{4}'
+keys 3; check_screen "view 3: size curve with band" 'size curve: mean and 95% band over 20 subsets' 30
+check_screen "view 3: |sub-full| table" 'frac +rows +\|ECE d\|' 30
+check_screen "view 3: bins curve with stable range" 'bins curve: ECE vs M.*(stable M|no stable)' 30
+keys 4; check_screen "view 4: per-class ECE bars" 'per-class ECE'
+check_screen "view 4: Likert panel" 'high +\[0\.66,1\.00\] +[0-9]+ +(0\.[0-9]{4}|n/a)'
+keys 5; check_screen "view 5: Compare table" 'file +ECE +Brier +NLL'
+keys 6; check_screen "view 6: Cases" 'per-case calibration'
+keys Tab; check_screen "Tab wraps to Reliability" '\[1 Reliability\]'
+
+# ---- resize ---------------------------------------------------------------------------------
+T resize-window -x 60 -y 20
+check_screen "renders at 60x20" 'ECE +0\.[0-9]{4}'
+T resize-window -x 50 -y 15
+check_screen "below the minimum says so" 'terminal too small: need 60.20, have 50.15'
+T resize-window -x 80 -y 24
+check_screen "back at 80x24" 'ECE +0\.[0-9]{4}'
+
+keys q
+check_screen "q quits" 'EXITED 0' 3
+
+# ---- --ascii, NO_COLOR, terminal types ---------------------------------------------------------
+start -- --ascii "$SAMPLE"
+check_screen "--ascii renders" 'ECE +0\.[0-9]{4}'
+if printf '%s' "$SCREEN" | LC_ALL=C grep -q '[^ -~]'; then
+    not_ok "--ascii draws only ASCII" "$(printf '%s' "$SCREEN" | LC_ALL=C grep -n '[^ -~]' | head -3)"
+else ok "--ascii draws only ASCII"; fi
+keys q
+
+start NO_COLOR=1 -- "$SAMPLE"
+check_screen "NO_COLOR renders" 'ECE +0\.[0-9]{4}'
+esc=$(T capture-pane -p -e)
+if printf '%s' "$esc" | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|4[0-7]|38;|48;)'; then
+    not_ok "NO_COLOR uses no colour" "$(printf '%s' "$esc" | grep -E $'\e\\[[0-9;]*(3[0-7]|4[0-7])' | head -2 | cat -v)"
+else ok "NO_COLOR uses no colour"; fi
+keys q
+
+start -- --no-color "$SAMPLE"
+check_screen "--no-color renders" 'ECE +0\.[0-9]{4}'
+esc=$(T capture-pane -p -e)
+if printf '%s' "$esc" | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|4[0-7]|38;|48;)'; then not_ok "--no-color uses no colour"
+else ok "--no-color uses no colour"; fi
+keys q
+
+for term in xterm xterm-256color screen tmux-256color vt100; do
+    start TERM=$term -- "$SAMPLE"
+    check_screen "renders under TERM=$term" 'ECE +0\.[0-9]{4}'
+    keys 2; check_screen "Top-k under TERM=$term" 'k=1 '
+    keys q; check_screen "quits under TERM=$term" 'EXITED 0' 3
+done
+
+# ---- a broken file shows its error in the dashboard --------------------------------------------
+printf 'label,p_0,p_1\n0,0.9,0.1\n1,0.2,oops\n' > "$TMP/bad.csv"
+start -- "$TMP/bad.csv" "$SAMPLE"
+check_screen "a broken file shows FILE:LINE:COL" 'bad\.csv:3:3'
+expect_no_match "the dashboard keeps running" 'EXITED' "$SCREEN"
+keys f
+check_screen "the other file still works" 'ECE +0\.[0-9]{4}'
+keys q
+
+# ---- q during a long bootstrap exits within a second ------------------------------------------
+start -- --ci 1000000 "$SAMPLE"
+check_screen "a long bootstrap is running" 'metrics +[0-9]+%' 10
+t0=$(date +%s%N)
+keys q
+if wait_for 'EXITED 0' 1; then
+    ok "q during a long bootstrap exits within a second ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+else not_ok "q during a long bootstrap exits within a second" "$SCREEN"; fi
+
+# ---- a result being recomputed is dimmed and marked stale --------------------------------------
+start -- --ci 1000000 "$SAMPLE"
+keys i                                   # intervals off: the plain metrics arrive at once
+check_screen "metrics without intervals" 'ECE +0\.[0-9]{4}'
+keys i                                   # on again: a long bootstrap replaces them
+check_screen "the old result is marked stale while recomputing" '~stale'
+check_screen "the status line shows the backend's progress" 'metrics +[0-9]+% *$'
+expect_match "the stale numbers stay visible" 'ECE +0\.[0-9]{4}' "$SCREEN"
+keys q
+check_screen "q quits mid-computation" 'EXITED 0' 2
+
+# ---- CALSCOPE_TRACE writes key-to-draw latencies ---------------------------------------------
+start CALSCOPE_TRACE="$TMP/trace" -- "$SAMPLE"
+check_screen "trace run renders" 'ECE +0\.[0-9]{4}'
+keys + + -
+check_screen "trace run takes keys" 'M 16 uniform'
+keys q
+wait_for 'EXITED' 3
+if [ -s "$TMP/trace" ] && awk 'NF != 2 || $1 < 1 || $2 < 0 { bad = 1 } END { exit bad }' "$TMP/trace"; then
+    ok "CALSCOPE_TRACE records one line per drawn key batch"
+else not_ok "CALSCOPE_TRACE records one line per drawn key batch" "$(cat "$TMP/trace" 2>&1)"; fi
+
+# ---- two files: compare and file switching ----------------------------------------------------
+start -- "$SAMPLE" "$SAMPLE2"
+check_screen "two files load" 'ECE +0\.[0-9]{4}'
+keys f
+check_screen "f switches the active file" "$(basename "$SAMPLE2") \[2/2\]"
+keys 5
+check_screen "Compare shows the paired difference" '\[[-+]0\.[0-9]{4},[-+]0\.[0-9]{4}\] +[01]\.[0-9]{3}' 30
+keys q
+
+if [ -f samples/seg_cases.csv ]; then
+    start -- samples/seg_cases.csv
+    keys 6
+    check_screen "Cases view lists the cases of a segmentation file" '[0-9]+ cases, [0-9]+ rows'
+    keys q
+fi
+
+done_testing

@@ -1,0 +1,431 @@
+/* Backend: queue, generations, supersession, cancellation, wake-up pipe, shutdown, and real jobs
+ * compared with direct engine calls. Built under TSan by `make test`. */
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calscope/backend.h"
+#include "calscope/curves.h"
+#include "calscope/topk.h"
+#include "support/cs_test.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static cs_backend *new_backend(int workers)
+{
+    cs_error err;
+    cs_backend *b = cs_backend_new(workers, &err);
+    assert_non_null(b);
+    return b;
+}
+
+static uint64_t submit_sleep(cs_backend *b, int slot, unsigned ms)
+{
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_SLEEP;
+    q.slot = slot;
+    q.sleep_ms = ms;
+    cs_error err;
+    uint64_t g = cs_backend_submit(b, &q, &err);
+    assert_true(g > 0);
+    return g;
+}
+
+/* Binary dataset, perfectly calibrated by construction: P(label 1) = q. */
+static cs_dataset *make_binary(size_t n, uint64_t seed)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    d->path = strdup("synthetic.csv");
+    d->n = n;
+    d->k = 2;
+    d->prob = malloc(n * 2 * sizeof *d->prob);
+    d->label = malloc(n * sizeof *d->label);
+    d->class_names = malloc(2 * sizeof *d->class_names);
+    d->class_names[0] = strdup("0");
+    d->class_names[1] = strdup("1");
+    cs_rng r;
+    cs_rng_seed(&r, seed, 99, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        double q = (double)(cs_rng_next(&r) >> 11) / 9007199254740992.0;
+        double u = (double)(cs_rng_next(&r) >> 11) / 9007199254740992.0;
+        d->prob[2 * i] = 1 - q;
+        d->prob[2 * i + 1] = q;
+        d->label[i] = u < q;
+    }
+    cs_error err;
+    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    return d;
+}
+
+static void test_basic_delivery(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    assert_int_equal(cs_backend_workers(b), 2);
+    assert_true(cs_backend_progress(b, 3) < 0);
+    uint64_t g = submit_sleep(b, 3, 20);
+    assert_true(cs_backend_busy(b, 3));
+    struct pollfd pfd = { .fd = cs_backend_wake_fd(b), .events = POLLIN };
+    assert_int_equal(poll(&pfd, 1, 5000), 1);
+    cs_backend_drain_wake(b);
+    cs_response *r = cs_backend_poll(b);
+    assert_non_null(r);
+    assert_int_equal(r->slot, 3);
+    assert_true(r->generation == g);
+    assert_int_equal(r->status, CS_OK);
+    assert_true(r->seconds >= 0.015);
+    assert_true(cs_backend_is_current(b, r));
+    assert_false(cs_backend_busy(b, 3));
+    assert_double_near(cs_backend_progress(b, 3), 1.0, 0);
+    assert_null(cs_backend_poll(b));
+    /* Drained: the pipe is empty again. */
+    assert_int_equal(poll(&pfd, 1, 0), 0);
+    /* A later submit on the slot makes the delivered response stale. */
+    submit_sleep(b, 3, 1);
+    assert_false(cs_backend_is_current(b, r));
+    cs_response_free(r);
+    cs_backend_free(b);
+}
+
+static void test_supersede_running(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    submit_sleep(b, 0, 60000);
+    struct timespec ts = { 0, 30 * 1000000 };
+    nanosleep(&ts, NULL);
+    assert_true(cs_backend_progress(b, 0) >= 0);
+    double t0 = now_s();
+    uint64_t g2 = submit_sleep(b, 0, 5);
+    cs_response *r = cs_backend_wait(b, 5000);
+    assert_non_null(r);
+    assert_true(r->generation == g2);
+    assert_true(now_s() - t0 < 1.0);
+    cs_response_free(r);
+    /* The cancelled one never shows up. */
+    assert_null(cs_backend_wait(b, 100));
+    cs_backend_free(b);
+}
+
+static void test_cancel_slot(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(1);
+    submit_sleep(b, 5, 60000);
+    uint64_t queued = submit_sleep(b, 6, 10); /* waits behind slot 5 on a 1-worker pool */
+    (void)queued;
+    struct timespec ts = { 0, 20 * 1000000 };
+    nanosleep(&ts, NULL);
+    double t0 = now_s();
+    cs_backend_cancel(b, 5);
+    assert_false(cs_backend_busy(b, 5));
+    cs_response *r = cs_backend_wait(b, 5000);
+    assert_non_null(r);
+    assert_int_equal(r->slot, 6);
+    assert_true(now_s() - t0 < 1.0);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 50));
+    cs_backend_free(b);
+}
+
+static void test_rapid_replacement(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    /* Without polling in between: only the very last of each slot may come out. */
+    uint64_t last[2] = { 0, 0 };
+    for (int i = 0; i < 400; i++) {
+        last[0] = submit_sleep(b, 0, (unsigned)(i % 3));
+        last[1] = submit_sleep(b, 1, (unsigned)(i % 2));
+    }
+    int got[2] = { 0, 0 };
+    double t0 = now_s();
+    while ((got[0] == 0 || got[1] == 0) && now_s() - t0 < 10) {
+        cs_response *r = cs_backend_wait(b, 100);
+        if (!r)
+            continue;
+        assert_true(r->slot == 0 || r->slot == 1);
+        assert_true(r->generation == last[r->slot]);
+        got[r->slot]++;
+        cs_response_free(r);
+    }
+    assert_int_equal(got[0], 1);
+    assert_int_equal(got[1], 1);
+    assert_null(cs_backend_wait(b, 30));
+
+    /* Interleaved with polling: whatever is delivered is the newest of its slot at that time. */
+    uint64_t newest = 0;
+    int delivered = 0;
+    for (int i = 0; i < 300; i++) {
+        newest = submit_sleep(b, 2, (unsigned)(i % 4 == 0));
+        cs_response *r = cs_backend_poll(b);
+        if (r) {
+            assert_true(r->generation == newest);
+            assert_true(cs_backend_is_current(b, r));
+            delivered++;
+            cs_response_free(r);
+        }
+    }
+    cs_response *r;
+    int final_seen = 0;
+    while ((r = cs_backend_wait(b, 200)) != NULL) {
+        assert_true(r->generation == newest);
+        final_seen = 1;
+        cs_response_free(r);
+    }
+    assert_true(final_seen);
+    (void)delivered;
+    cs_backend_free(b);
+}
+
+static void test_shutdown_mid_job(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    submit_sleep(b, 0, 60000);
+    submit_sleep(b, 1, 60000);
+    submit_sleep(b, 2, 60000); /* still queued */
+    struct timespec ts = { 0, 20 * 1000000 };
+    nanosleep(&ts, NULL);
+    double t0 = now_s();
+    cs_backend_free(b);
+    assert_true(now_s() - t0 < 1.0);
+}
+
+static void test_bad_requests(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(1);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    cs_error err;
+    q.kind = CS_JOB_SLEEP;
+    q.slot = CS_BACKEND_MAX_SLOTS;
+    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    assert_int_equal(err.code, CS_EUSAGE);
+    q.slot = 0;
+    q.kind = CS_JOB_METRICS; /* no dataset */
+    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    q.kind = CS_JOB_LOAD;    /* no path */
+    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    cs_backend_free(b);
+}
+
+/* ---- real jobs (need the metrics engine and loader) ----------------------------------- */
+
+static void test_metrics_job(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_binary(3000, 1);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    cs_result direct;
+    memset(&direct, 0, sizeof direct);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &direct, &err), CS_OK);
+    cs_ci ci1;
+    cs_run run1 = { .threads = 1 };
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, 50, 7, &run1, &ci1, &err), CS_OK);
+
+    cs_backend *b = new_backend(2);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_METRICS;
+    q.slot = 1;
+    q.data = d;
+    q.settings = s;
+    q.ci_repeats = 50;
+    q.seed = 7;
+    uint64_t g = cs_backend_submit(b, &q, &err);
+    cs_response *r = cs_backend_wait(b, 20000);
+    assert_non_null(r);
+    assert_true(r->generation == g);
+    assert_int_equal(r->status, CS_OK);
+    assert_double_near(r->result.ece, direct.ece, 0);
+    assert_double_near(r->result.brier, direct.brier, 0);
+    assert_true(r->has_ci);
+    /* The backend used 2 threads, the direct call 1: bit-identical intervals. */
+    assert_memory_equal(r->ci.lo, ci1.lo, sizeof ci1.lo);
+    assert_memory_equal(r->ci.hi, ci1.hi, sizeof ci1.hi);
+    assert_true(r->ci.lo[CS_METRIC_ECE] <= direct.ece + 0.05);
+    cs_response_free(r);
+
+    /* Size curve job, cancelled by release_dataset: nothing delivered, returns promptly. */
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_SIZE_CURVE;
+    q.slot = 2;
+    q.data = d;
+    q.settings = s;
+    cs_curve_options_size_default(&q.curve);
+    q.curve.repeats = 100000;
+    cs_backend_submit(b, &q, &err);
+    struct timespec ts = { 0, 50 * 1000000 };
+    nanosleep(&ts, NULL);
+    double t0 = now_s();
+    cs_backend_release_dataset(b, d);
+    assert_true(now_s() - t0 < 1.0);
+    assert_false(cs_backend_busy(b, 2));
+    assert_null(cs_backend_wait(b, 50));
+
+    /* ...and the next request on the slot is correct. */
+    q.curve.repeats = 10;
+    g = cs_backend_submit(b, &q, &err);
+    r = cs_backend_wait(b, 20000);
+    assert_non_null(r);
+    assert_true(r->generation == g);
+    assert_int_equal(r->status, CS_OK);
+    assert_non_null(r->curve);
+    assert_int_equal(r->curve->n_points, 6);
+    assert_int_equal(r->curve->points[0].rows, 30);
+    cs_run run = { .threads = 1 };
+    cs_curve *c = cs_size_curve(p, &q.curve, &run, &err);
+    assert_non_null(c);
+    assert_memory_equal(c->points, r->curve->points, c->n_points * sizeof *c->points);
+    cs_curve_free(c);
+    cs_response_free(r);
+
+    cs_backend_free(b);
+    cs_result_free(&direct);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+static void test_load_job(void **state)
+{
+    (void)state;
+    static const char csv[] = "label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n1,0.4,0.6\n";
+    const char *path = cs_test_tmpfile(".csv", csv, sizeof csv - 1);
+    cs_backend *b = new_backend(1);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_LOAD;
+    q.slot = 0;
+    q.path = path;
+    cs_load_options_default(&q.load);
+    cs_error err;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    cs_response *r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_non_null(r->dataset);
+    assert_int_equal(r->dataset->n, 3);
+    assert_string_equal(r->path, path);
+    cs_response_free(r);
+    cs_backend_free(b);
+}
+
+static void test_real_job_storm(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_binary(2000, 3);
+    cs_backend *b = new_backend(2);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_METRICS;
+    q.slot = 4;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    q.ci_repeats = 20;
+    cs_error err;
+    uint64_t last = 0;
+    int last_bins = 0;
+    for (int i = 0; i < 300; i++) {
+        q.settings.bins = 5 + i % 40;
+        q.seed = (uint64_t)i;
+        last = cs_backend_submit(b, &q, &err);
+        last_bins = q.settings.bins;
+        if (i % 50 == 0) { /* a few polls in between, like a UI loop */
+            cs_response *r = cs_backend_poll(b);
+            if (r)
+                assert_true(r->generation == last);
+            cs_response_free(r);
+        }
+    }
+    cs_response *r = NULL, *x;
+    while ((x = cs_backend_wait(b, 300)) != NULL) {
+        assert_true(x->generation == last);
+        cs_response_free(r);
+        r = x;
+    }
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    cs_settings s = q.settings;
+    s.bins = last_bins;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    cs_result direct;
+    memset(&direct, 0, sizeof direct);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &direct, &err), CS_OK);
+    assert_int_equal(r->result.n_bins, (size_t)last_bins);
+    assert_double_near(r->result.ece, direct.ece, 0);
+    cs_result_free(&direct);
+    cs_prepared_free(p);
+    cs_response_free(r);
+    cs_backend_free(b);
+    cs_dataset_free(d);
+}
+
+static void test_topk_job(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_binary(1000, 4);
+    cs_backend *b = new_backend(1);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_TOPK;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    q.topk_k[0] = 1;
+    q.topk_k[1] = 2;
+    q.n_topk = 2;
+    cs_error err;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    cs_response *r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->n_topk, 2);
+    double want[2];
+    assert_int_equal(cs_topk_bars(d, &q.settings, q.topk_k, 2, want, &err), CS_OK);
+    assert_double_near(r->topk_value[0], want[0], 0);
+    assert_double_near(r->topk_value[1], want[1], 0);
+    /* top-1 bar is the ordinary ECE */
+    cs_prepared *p = cs_prepare(d, &q.settings, &err);
+    cs_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &res, &err), CS_OK);
+    assert_double_near(r->topk_value[0], res.ece, 1e-12);
+    cs_result_free(&res);
+    cs_prepared_free(p);
+    cs_response_free(r);
+    cs_backend_free(b);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_basic_delivery),
+        cmocka_unit_test(test_supersede_running),
+        cmocka_unit_test(test_cancel_slot),
+        cmocka_unit_test(test_rapid_replacement),
+        cmocka_unit_test(test_shutdown_mid_job),
+        cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_metrics_job),
+        cmocka_unit_test(test_load_job),
+        cmocka_unit_test(test_real_job_storm),
+        cmocka_unit_test(test_topk_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

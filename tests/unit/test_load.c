@@ -1,0 +1,589 @@
+/* Loader behaviour: every rejection reason with its position and wording, summaries,
+ * skip-bad-rows, formats (BOM, CRLF, delimiters, quotes, gzip), logits, the binary shorthand,
+ * class names, id/tta/case, headerless files, progress and cancel. Each input is loaded through
+ * both the fast path and the libcsv path where the fast path applies. */
+#include "support/cs_test.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "engine/load/load_internal.h"
+
+/* Loads text through the libcsv path, and through the fast path (1 and 3 threads) when that
+ * path accepts the input; checks the results agree bit for bit and message for message. */
+static cs_dataset *load_opt(const char *text, size_t len, const cs_load_options *opt,
+                            cs_load_summary *sum, cs_error *err)
+{
+    cs_load_tuning tc = {CSL_PATH_CSV, 0, 0, 0};
+    cs_dataset *d = cs_load_buffer_tuned("t.csv", text, len, opt, sum, err, &tc);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        cs_load_tuning tf = {CSL_PATH_FAST, 0, threads, 0};
+        cs_load_summary s2;
+        cs_error e2;
+        cs_dataset *f = cs_load_buffer_tuned("t.csv", text, len, opt, &s2, &e2, &tf);
+        if (!f && e2.code == CS_EUSAGE && strstr(e2.msg, "fast path not applicable")) {
+            cs_load_summary_free(&s2);
+            continue;
+        }
+        if ((d == NULL) != (f == NULL)) fail_msg("paths disagree: csv '%s' fast '%s'", err->msg, e2.msg);
+        assert_int_equal(err->code, e2.code);
+        assert_string_equal(err->msg, e2.msg);
+        assert_int_equal(err->line, e2.line);
+        assert_int_equal(err->col, e2.col);
+        if (sum) {
+            assert_int_equal(sum->rows_read, s2.rows_read);
+            assert_int_equal(sum->rows_used, s2.rows_used);
+            assert_int_equal(sum->rows_rejected, s2.rows_rejected);
+            assert_int_equal(sum->blank_lines, s2.blank_lines);
+            assert_int_equal(sum->n_skipped_messages, s2.n_skipped_messages);
+            for (size_t i = 0; i < sum->n_skipped_messages; i++)
+                assert_string_equal(sum->skipped[i], s2.skipped[i]);
+        }
+        if (d) {
+            assert_int_equal(d->n, f->n);
+            assert_int_equal(d->k, f->k);
+            assert_memory_equal(d->prob, f->prob, d->n * d->k * sizeof(double));
+            assert_memory_equal(d->label, f->label, d->n * sizeof(int32_t));
+            assert_int_equal(d->logit == NULL, f->logit == NULL);
+            if (d->logit) assert_memory_equal(d->logit, f->logit, d->n * d->k * sizeof(double));
+        }
+        cs_dataset_free(f);
+        cs_load_summary_free(&s2);
+    }
+    return d;
+}
+
+static cs_dataset *load_text(const char *text, cs_load_summary *sum, cs_error *err)
+{
+    cs_load_options o;
+    cs_load_options_default(&o);
+    return load_opt(text, strlen(text), &o, sum, err);
+}
+
+static void expect_refused(const char *text, long line, long col, const char *msg)
+{
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_text(text, &sum, &err);
+    if (d) fail_msg("accepted, expected '%s'", msg);
+    assert_int_equal(err.code, CS_EINPUT);
+    if (strcmp(err.msg, msg) != 0) fail_msg("message\n  got:  %s\n  want: %s", err.msg, msg);
+    assert_int_equal(err.line, line);
+    assert_int_equal(err.col, col);
+    cs_load_summary_free(&sum);
+}
+
+/* ---- one test per rejection reason ------------------------------------------------------- */
+
+static void test_row_reasons(void **state)
+{
+    (void)state;
+    expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,0.4\n", 3, 3,
+                   "t.csv:3:3: ragged row: 2 fields, expected 3");
+    expect_refused("label,p_a,p_b\n0,0.3,0.7,9\n", 2, 4, "t.csv:2:4: ragged row: 4 fields, expected 3");
+    expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,abc,0.6\n", 3, 2,
+                   "t.csv:3:2: non-numeric value 'abc' in column 'p_a'");
+    expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,0.4,\n", 3, 3, "t.csv:3:3: empty field in column 'p_b'");
+    expect_refused("label,p_a,p_b\n1,NaN,0.6\n", 2, 2, "t.csv:2:2: NaN or infinite value 'NaN' in column 'p_a'");
+    expect_refused("label,logit_a,logit_b\n1,2,inf\n", 2, 3,
+                   "t.csv:2:3: NaN or infinite value 'inf' in column 'logit_b'");
+    expect_refused("label,p_a,p_b\n1,1.2,-0.2\n", 2, 2, "t.csv:2:2: probability outside [0,1] '1.2' in column 'p_a'");
+    expect_refused("label,p_a,p_b\n1,0.2,-0.2\n", 2, 3, "t.csv:2:3: probability outside [0,1] '-0.2' in column 'p_b'");
+    expect_refused("label,p_a,p_b,p_c\n1,0.3,0.3,0.3\n", 2, 2, "t.csv:2:2: probabilities sum to 0.9, not 1 within 0.001");
+    expect_refused("label,p_a,p_b\n2,0.4,0.6\n", 2, 1, "t.csv:2:1: label '2' out of range 0..1");
+    expect_refused("label,p_a,p_b\n-1,0.4,0.6\n", 2, 1, "t.csv:2:1: label '-1' out of range 0..1");
+    expect_refused("label,p_a,p_b\n1.5,0.4,0.6\n", 2, 1, "t.csv:2:1: label '1.5' is not an integer");
+    expect_refused("y,p_cat,p_dog\nbird,0.4,0.6\n", 2, 1,
+                   "t.csv:2:1: unknown class name 'bird' (classes: cat, dog)");
+    expect_refused("label,p_a,p_b,tta\n0,0.4,0.6,x\n", 2, 4, "t.csv:2:4: tta 'x' is not an integer >= 0");
+    expect_refused("label,p_a,p_b,id\n0,0.4,0.6,\n", 2, 4, "t.csv:2:4: empty field in column 'id'");
+    /* the excerpt is cut and control bytes are escaped */
+    expect_refused("label,p_a,p_b\n0,0.4\x01z,0.6\n", 2, 2,
+                   "t.csv:2:2: non-numeric value '0.4\\x01z' in column 'p_a'");
+    expect_refused("label,p_a,p_b\n0,0123456789012345678901234567890123456789xyz,0.6\n", 2, 2,
+                   "t.csv:2:2: non-numeric value '0123456789012345678901234567890123456789...'"
+                   " in column 'p_a'");
+}
+
+static void test_file_reasons(void **state)
+{
+    (void)state;
+    expect_refused("label,p_a,p_b,P_A\n0,0.3,0.7,0.3\n", 1, 4,
+                   "t.csv:1:4: duplicate column 'P_A' (class already given by column 2)");
+    expect_refused("label,p_a,p_b,y\n0,0.3,0.7,0\n", 1, 4,
+                   "t.csv:1:4: duplicate column 'y' (same meaning as column 1)");
+    expect_refused("p_a,p_b\n0.3,0.7\n", 1, 0, "t.csv:1: no label column (name one label, y, target or true)");
+    expect_refused("label,foo\n0,0.3\n", 1, 0,
+                   "t.csv:1: no probability columns (want p_<class>, prob_<class> or logit_<class>"
+                   " columns, or one p, prob or score column)");
+    expect_refused("label,p_a,logit_b\n0,0.3,0.7\n", 1, 3,
+                   "t.csv:1:3: column 'logit_b' mixes logit and probability columns (give one kind)");
+    expect_refused("label,p,p_b\n0,0.3,0.7\n", 1, 3,
+                   "t.csv:1:3: column 'p_b' mixes per-class columns with the binary column 'p'");
+    expect_refused("label,p_a\n0,0.3\n", 1, 2,
+                   "t.csv:1:2: only one class column 'p_a' (need two or more, or name it p, prob or"
+                   " score for a binary file)");
+    expect_refused("", 0, 0, "t.csv: empty file");
+    expect_refused("\n\n", 0, 0, "t.csv: empty file (only blank lines)");
+    expect_refused("label,p_a,p_b\n", 1, 0, "t.csv:1: header only, no data rows");
+    expect_refused("\nlabel,p_a,p_b\n\n", 2, 0, "t.csv:2: header only, no data rows");
+    expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,\"0.4,0.6\n", 3, 2,
+                   "t.csv:3:2: unterminated quote: the file ends inside a quoted field");
+    expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,0\"4,0.6\n", 3, 2,
+                   "t.csv:3:2: malformed quoting: a quote inside an unquoted field or text after a"
+                   " closing quote");
+}
+
+static void test_strict_counts_further_rows(void **state)
+{
+    (void)state;
+    /* lines: 1 header, 2 good, 3 bad, 4 blank, 5 bad, 6 bad, 7 good */
+    const char *t = "label,p_a,p_b\n0,0.3,0.7\n1,x,0.6\n\n2,0.5,0.5\n1,0.9,0.9\n0,0.5,0.5\n";
+    cs_error err;
+    cs_load_summary sum;
+    assert_null(load_text(t, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:3:2: non-numeric value 'x' in column 'p_a' (and 2 more bad rows)");
+    assert_int_equal(sum.rows_read, 5);
+    assert_int_equal(sum.rows_used, 0);
+    assert_int_equal(sum.rows_rejected, 3);
+    assert_int_equal(sum.blank_lines, 1);
+    assert_int_equal(sum.n_skipped_messages, 3);
+    assert_string_equal(sum.skipped[1], "t.csv:5:1: label '2' out of range 0..1");
+    assert_string_equal(sum.skipped[2], "t.csv:6:2: probabilities sum to 1.8, not 1 within 0.001");
+    cs_load_summary_free(&sum);
+    expect_refused("label,p_a,p_b\n1,x,0.6\n0,y,0.5\n", 2, 2,
+                   "t.csv:2:2: non-numeric value 'x' in column 'p_a' (and 1 more bad row)");
+}
+
+static void test_skip_bad_rows(void **state)
+{
+    (void)state;
+    const char *t = "label,p_a,p_b\n0,0.3,0.7\n1,x,0.6\n\n2,0.5,0.5\n1,0.9,0.9\n0,0.5,0.5\n";
+    cs_load_options o;
+    cs_load_options_default(&o);
+    o.skip_bad_rows = 1;
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_opt(t, strlen(t), &o, &sum, &err);
+    assert_non_null(d);
+    assert_int_equal(d->n, 2);
+    assert_double_near(d->prob[0], 0.3, 0);
+    assert_double_near(d->prob[2], 0.5, 0);
+    assert_int_equal(d->label[1], 0);
+    assert_int_equal(sum.rows_read, 5);
+    assert_int_equal(sum.rows_used, 2);
+    assert_int_equal(sum.rows_rejected, 3);
+    assert_int_equal(sum.n_skipped_messages, 3);
+    assert_string_equal(sum.skipped[0], "t.csv:3:2: non-numeric value 'x' in column 'p_a'");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    /* more bad rows than messages kept */
+    char big[8192];
+    size_t o2 = (size_t)snprintf(big, sizeof big, "label,p_a,p_b\n0,0.5,0.5\n");
+    for (int i = 0; i < 30; i++) o2 += (size_t)snprintf(big + o2, sizeof big - o2, "0,2,0.5\n");
+    d = load_opt(big, o2, &o, &sum, &err);
+    assert_non_null(d);
+    assert_int_equal(sum.rows_rejected, 30);
+    assert_int_equal(sum.n_skipped_messages, CS_LOAD_MAX_SKIP_MESSAGES);
+    assert_string_equal(sum.skipped[CS_LOAD_MAX_SKIP_MESSAGES - 1],
+                        "t.csv:22:2: probability outside [0,1] '2' in column 'p_a'");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    /* every row bad: refused even when skipping */
+    assert_null(load_opt("label,p_a,p_b\n0,2,0\n", 20, &o, &sum, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_non_null(strstr(err.msg, "no usable rows: all 1 data rows were rejected"));
+    cs_load_summary_free(&sum);
+}
+
+static void test_sum_tolerance_and_renormalize(void **state)
+{
+    (void)state;
+    cs_error err;
+    cs_load_summary sum;
+    /* rounding to 3 digits passes the default 1e-3 */
+    cs_dataset *d = load_text("label,p_a,p_b,p_c\n0,0.333,0.333,0.333\n", &sum, &err);
+    assert_non_null(d);
+    assert_double_near(d->prob[0], 0.333, 0);     /* used as written */
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    cs_load_options o;
+    cs_load_options_default(&o);
+    o.sum_tol = 1e-4;
+    const char *t = "label,p_a,p_b,p_c\n0,0.333,0.333,0.333\n";
+    assert_null(load_opt(t, strlen(t), &o, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:2:2: probabilities sum to 0.999, not 1 within 0.0001");
+    cs_load_summary_free(&sum);
+
+    cs_load_options_default(&o);
+    o.renormalize = 1;
+    t = "label,p_a,p_b\n0,0.2,0.6\n1,0.25,0.75\n";
+    d = load_opt(t, strlen(t), &o, &sum, &err);
+    assert_non_null(d);
+    assert_double_near(d->prob[0], 0.25, 1e-15);     /* 0.2/0.8 */
+    assert_double_near(d->prob[1], 0.75, 1e-15);
+    assert_double_near(d->prob[2], 0.25, 0);
+    assert_int_equal(sum.rows_renormalized, 1);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    t = "label,p_a,p_b\n0,0,0\n";
+    assert_null(load_opt(t, strlen(t), &o, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:2:2: probabilities sum to 0, cannot renormalize");
+    cs_load_summary_free(&sum);
+    t = "label,p_a,p_b\n0,1.5,0\n";
+    assert_null(load_opt(t, strlen(t), &o, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:2:2: probability outside [0,1] '1.5' in column 'p_a'");
+    cs_load_summary_free(&sum);
+}
+
+/* ---- formats ------------------------------------------------------------------------------ */
+
+static void check_two_rows(cs_dataset *d, const cs_error *err)
+{
+    if (!d) fail_msg("refused: %s", err->msg);
+    assert_int_equal(d->n, 2);
+    assert_int_equal(d->k, 2);
+    assert_double_near(d->prob[0], 0.25, 0);
+    assert_double_near(d->prob[1], 0.75, 0);
+    assert_double_near(d->prob[2], 0.5, 0);
+    assert_int_equal(d->label[0], 1);
+    assert_int_equal(d->label[1], 0);
+    assert_string_equal(d->class_names[0], "a");
+    assert_string_equal(d->class_names[1], "b");
+    cs_dataset_free(d);
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    static const char *texts[] = {
+        "label,p_a,p_b\n1,0.25,0.75\n0,0.5,0.5\n",
+        "label,p_a,p_b\n1,0.25,0.75\n0,0.5,0.5",              /* no final newline */
+        "\xEF\xBB\xBFlabel,p_a,p_b\n1,0.25,0.75\n0,0.5,0.5\n",  /* BOM */
+        "label,p_a,p_b\r\n1,0.25,0.75\r\n0,0.5,0.5\r\n",        /* CRLF */
+        "label;p_a;p_b\n1;0.25;0.75\n0;0.5;0.5\n",              /* semicolon */
+        "label\tp_a\tp_b\n1\t0.25\t0.75\n0\t0.5\t0.5\n",        /* tab */
+        "LABEL , P_a , PROB_b\n 1 , 0.25 ,0.75 \n0,0.5,0.5\n", /* case, spaces */
+        "\"label\",\"p_a\",\"p_b\"\n\"1\",\"0.25\",0.75\n0,\"0.5\",0.5\n",     /* quoted */
+        "label,p_a,p_b,note\n1,0.25,0.75,\"a, \"\"quoted\"\"\nnote\"\n0,0.5,0.5,x\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        cs_error err;
+        cs_load_summary sum;
+        check_two_rows(load_text(texts[i], &sum, &err), &err);
+        cs_load_summary_free(&sum);
+    }
+    /* the quoted newline counts as a line: the bad row after it is on line 5 */
+    expect_refused("label,p_a,p_b,note\n1,0.25,0.75,\"a\nb\"\n0,0.5,0.5,x\n0,2,0,y\n", 5, 2,
+                   "t.csv:5:2: probability outside [0,1] '2' in column 'p_a'");
+    /* CRLF line numbers */
+    expect_refused("label,p_a,p_b\r\n\r\n1,0.25,0.75\r\n0,x,0.5\r\n", 4, 2,
+                   "t.csv:4:2: non-numeric value 'x' in column 'p_a'");
+    /* explicit delimiter overrides the sniffer */
+    cs_load_options o;
+    cs_load_options_default(&o);
+    o.delimiter = ';';
+    cs_error err;
+    const char *t = "label;p_a;p_b;x,y,z,w\n1;0.25;0.75;q\n0;0.5;0.5;q\n";
+    check_two_rows(load_opt(t, strlen(t), &o, NULL, &err), &err);
+}
+
+static size_t gzip_bytes(const char *text, unsigned char *out, size_t cap)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)(uintptr_t)text;
+    z.avail_in = (uInt)strlen(text);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t n = z.total_out;
+    deflateEnd(&z);
+    return n;
+}
+
+static void test_gzip(void **state)
+{
+    (void)state;
+    const char *t = "label;p_a;p_b\n1;0.25;0.75\n0;0.5;0.5\n";
+    unsigned char gz[512];
+    size_t n = gzip_bytes(t, gz, sizeof gz);
+    cs_error err;
+    cs_load_summary sum;
+    cs_load_options o;
+    cs_load_options_default(&o);
+    check_two_rows(cs_load_buffer("t.csv", gz, n, &o, &sum, &err), &err);
+    assert_int_equal(sum.gzip, 1);
+    cs_load_summary_free(&sum);
+
+    /* from a file whose name does not say gzip, in 1-byte feed blocks */
+    const char *path = cs_test_tmpfile(".csv", gz, n);
+    check_two_rows(cs_load_file(path, &o, NULL, &err), &err);
+    for (size_t block = 1; block < 8; block++) {
+        cs_load_tuning tc = {CSL_PATH_CSV, block, 0, 0};
+        check_two_rows(cs_load_buffer_tuned("t.csv", gz, n, &o, NULL, &err, &tc), &err);
+    }
+
+    /* two concatenated members are one stream (gzip(1) semantics) */
+    unsigned char two[1024];
+    size_t n1 = gzip_bytes("label;p_a;p_b\n1;0.25;0.75\n", two, sizeof two);
+    size_t n2 = gzip_bytes("0;0.5;0.5\n", two + n1, sizeof two - n1);
+    check_two_rows(cs_load_buffer("t.csv", two, n1 + n2, &o, NULL, &err), &err);
+
+    /* truncated and corrupted */
+    assert_null(cs_load_buffer("t.csv.gz", gz, n - 5, &o, NULL, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_string_equal(err.msg, "t.csv.gz: corrupt gzip data: truncated (unexpected end of file)");
+    gz[n - 6] ^= 0x55;     /* CRC */
+    assert_null(cs_load_buffer("t.csv.gz", gz, n, &o, NULL, &err));
+    assert_string_equal(err.msg, "t.csv.gz: corrupt gzip data: incorrect data check");
+}
+
+static void test_unreadable(void **state)
+{
+    (void)state;
+    cs_error err;
+    assert_null(cs_load_file("/nonexistent/dir/x.csv", NULL, NULL, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_string_equal(err.msg, "/nonexistent/dir/x.csv: cannot open: No such file or directory");
+    assert_null(cs_load_file("/tmp", NULL, NULL, &err));
+    assert_string_equal(err.msg, "/tmp: cannot read: Is a directory");
+    const char *path = cs_test_tmpfile(".csv", "", 0);
+    assert_null(cs_load_file(path, NULL, NULL, &err));
+    assert_non_null(strstr(err.msg, ": empty file"));
+}
+
+/* ---- columns -------------------------------------------------------------------------------- */
+
+static void test_logits(void **state)
+{
+    (void)state;
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_text("label,logit_a,logit_b,logit_c\n2,1,1,1\n0,2,0,0\n1,1000,0,-1000\n",
+                              &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(sum.from_logits, 1);
+    assert_non_null(d->logit);
+    /* equal logits: 1/3 each */
+    for (int j = 0; j < 3; j++) assert_double_near(d->prob[j], 1.0 / 3.0, 1e-16);
+    /* [2,0,0]: e^2/(e^2+2) = 0.78699397... (e^2 = 7.38905609893065) */
+    assert_double_near(d->prob[3], 7.38905609893065 / 9.38905609893065, 1e-14);
+    assert_double_near(d->prob[4], 1.0 / 9.38905609893065, 1e-14);
+    /* a naive exp(1000) overflows; max-subtraction gives [1, e^-1000, 0] */
+    assert_double_near(d->prob[6], 1.0, 0);
+    assert_double_near(d->prob[7], 0.0, 1e-300);
+    assert_double_near(d->logit[6], 1000.0, 0);
+    assert_double_near(d->logit[8], -1000.0, 0);
+    assert_double_near(d->logit[3], 2.0, 0);
+    assert_int_equal(d->pred[1], 0);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+}
+
+static void test_binary_and_class_names(void **state)
+{
+    (void)state;
+    cs_error err;
+    cs_dataset *d = load_text("target,score\n1,0.8\n0,0.25\n", NULL, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->k, 2);
+    assert_string_equal(d->class_names[0], "0");
+    assert_string_equal(d->class_names[1], "1");
+    assert_double_near(d->prob[0], 1.0 - 0.8, 0);
+    assert_double_near(d->prob[1], 0.8, 0);
+    assert_double_near(d->prob[2], 0.75, 0);
+    assert_int_equal(d->label[0], 1);
+    assert_int_equal(d->correct[0], 1);
+    cs_dataset_free(d);
+    expect_refused("label,p\n2,0.5\n", 2, 1, "t.csv:2:1: label '2' out of range 0..1");
+
+    /* class names: exact, then case-insensitive; numeric labels are indices; 1.0 == 1 */
+    d = load_text("true,prob_cat,prob_dog,prob_emu\ndog,0.2,0.7,0.1\nEMU,0.1,0.1,0.8\n0,1,0,0\n1.0,0,1,0\n",
+                  NULL, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->label[0], 1);
+    assert_int_equal(d->label[1], 2);
+    assert_int_equal(d->label[2], 0);
+    assert_int_equal(d->label[3], 1);
+    cs_dataset_free(d);
+}
+
+static void test_id_tta_case(void **state)
+{
+    (void)state;
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_text("id,tta,case,label,p_a,p_b,extra,more\n"
+                              "s1,0,vol1,0,0.5,0.5,q,r\n"
+                              "s1,1,vol1,0,0.6,0.4,q,r\n"
+                              "s2,0,vol2,1,0.1,0.9,q,r\n"
+                              "s1,2,vol2,0,0.7,0.3,q,r\n", &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->n_ids, 2);
+    assert_string_equal(d->id_names[0], "s1");
+    assert_string_equal(d->id_names[1], "s2");
+    int32_t want_id[] = {0, 0, 1, 0}, want_tta[] = {0, 1, 0, 2}, want_case[] = {0, 0, 1, 1};
+    assert_memory_equal(d->id, want_id, sizeof want_id);
+    assert_memory_equal(d->tta, want_tta, sizeof want_tta);
+    assert_memory_equal(d->case_id, want_case, sizeof want_case);
+    assert_int_equal(d->n_cases, 2);
+    assert_string_equal(d->case_names[1], "vol2");
+    assert_int_equal(d->n_samples, 2);        /* tta == 0 rows */
+    assert_int_equal(sum.n_ignored, 2);
+    assert_string_equal(sum.ignored_columns[0], "extra");
+    assert_string_equal(sum.ignored_columns[1], "more");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+}
+
+static void test_headerless(void **state)
+{
+    (void)state;
+    cs_load_options o;
+    cs_load_options_default(&o);
+    o.no_header = 1;
+    o.label_col = 3;
+    cs_error err;
+    cs_load_summary sum;
+    const char *t = "0.25,0.75,1\n0.5,0.5,0\n0.5,x,0\n";
+    assert_null(load_opt(t, strlen(t), &o, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:3:2: non-numeric value 'x' in column 'p_1'");
+    cs_load_summary_free(&sum);
+    t = "0.25,0.75,1\n0.5,0.5,0\n";
+    cs_dataset *d = load_opt(t, strlen(t), &o, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->n, 2);
+    assert_int_equal(d->k, 2);
+    assert_string_equal(d->class_names[1], "1");
+    assert_double_near(d->prob[1], 0.75, 0);
+    assert_int_equal(d->label[0], 1);
+    assert_int_equal(sum.rows_read, 2);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+    /* two columns: the binary shorthand */
+    o.label_col = 1;
+    t = "1,0.8\n0,0.3\n";
+    d = load_opt(t, strlen(t), &o, NULL, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_double_near(d->prob[1], 0.8, 0);
+    assert_double_near(d->prob[2], 0.7, 0);
+    cs_dataset_free(d);
+    o.label_col = 4;
+    assert_null(load_opt(t, strlen(t), &o, NULL, &err));
+    assert_string_equal(err.msg, "t.csv:1: label column 4 does not exist (the first row has 2 fields)");
+}
+
+/* ---- progress and cancel ------------------------------------------------------------------ */
+
+typedef struct prog {
+    int calls;
+    double last;
+    int bad_order;
+    atomic_int *cancel_at_first;
+} prog;
+
+static void on_progress(void *ctx, double f)
+{
+    prog *p = ctx;
+    if (f < p->last || f < 0 || f > 1) p->bad_order = 1;
+    p->last = f;
+    p->calls++;
+    if (p->cancel_at_first) atomic_store(p->cancel_at_first, 1);
+}
+
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    const char *t = "label,p_a,p_b\n1,0.25,0.75\n0,0.5,0.5\n";
+    for (int path = CSL_PATH_CSV; path <= CSL_PATH_FAST; path++) {
+        cs_load_options o;
+        cs_load_options_default(&o);
+        prog p = {0, 0.0, 0, NULL};
+        o.progress = on_progress;
+        o.progress_ctx = &p;
+        cs_error err;
+        cs_load_tuning tu = {path, 0, 0, 0};
+        cs_dataset *d = cs_load_buffer_tuned("t.csv", t, strlen(t), &o, NULL, &err, &tu);
+        assert_non_null(d);
+        assert_int_equal(tu.used_path, path);
+        assert_true(p.calls >= 1);
+        assert_double_near(p.last, 1.0, 0);
+        assert_false(p.bad_order);
+        cs_dataset_free(d);
+
+        /* a flag raised before loading */
+        atomic_int cancel = 1;
+        o.cancel = &cancel;
+        o.progress = NULL;
+        assert_null(cs_load_buffer_tuned("t.csv", t, strlen(t), &o, NULL, &err, &tu));
+        assert_int_equal(err.code, CS_ECANCELLED);
+
+        /* raised by the progress callback during the load */
+        atomic_store(&cancel, 0);
+        prog p2 = {0, 0.0, 0, &cancel};
+        o.progress = on_progress;
+        o.progress_ctx = &p2;
+        assert_null(cs_load_buffer_tuned("t.csv", t, strlen(t), &o, NULL, &err, &tu));
+        assert_int_equal(err.code, CS_ECANCELLED);
+    }
+}
+
+/* ---- samples/broken: every file refused with default options, on both paths --------------- */
+
+static void test_broken_samples(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", cs_test_sample("broken"));
+    DIR *dp = opendir(dir);
+    assert_non_null(dp);
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(dp))) {
+        if (de->d_name[0] == '.') continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        cs_error err;
+        cs_load_summary sum;
+        cs_dataset *d = cs_load_file(path, NULL, &sum, &err);
+        if (d) fail_msg("%s was accepted", path);
+        if (err.code != CS_EINPUT) fail_msg("%s: code %d: %s", path, err.code, err.msg);
+        if (strncmp(err.msg, path, strlen(path)) != 0) fail_msg("%s: message '%s'", path, err.msg);
+        cs_load_summary_free(&sum);
+        n++;
+    }
+    closedir(dp);
+    assert_true(n >= 15);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_row_reasons),
+        cmocka_unit_test(test_file_reasons),
+        cmocka_unit_test(test_strict_counts_further_rows),
+        cmocka_unit_test(test_skip_bad_rows),
+        cmocka_unit_test(test_sum_tolerance_and_renormalize),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_unreadable),
+        cmocka_unit_test(test_logits),
+        cmocka_unit_test(test_binary_and_class_names),
+        cmocka_unit_test(test_id_tta_case),
+        cmocka_unit_test(test_headerless),
+        cmocka_unit_test(test_progress_and_cancel),
+        cmocka_unit_test(test_broken_samples),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

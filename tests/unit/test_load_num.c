@@ -1,0 +1,114 @@
+/* The loader's decimal parser must give exactly glibc strtod's bits (strtod is the independent
+ * reference here), and refuse what is not a plain decimal. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/load/load_internal.h"
+
+static void expect_same_as_strtod(const char *s)
+{
+    double got = -12345.0;
+    int r = cs_load_parse_double(s, strlen(s), &got);
+    double want = strtod(s, NULL);
+    if (r != CSL_NUM_OK) fail_msg("'%s' refused (%d)", s, r);
+    if (memcmp(&got, &want, sizeof got) != 0)
+        fail_msg("'%s': got %.17g (%a), strtod %.17g (%a)", s, got, got, want, want);
+}
+
+static void test_edge_values(void **state)
+{
+    (void)state;
+    static const char *cases[] = {
+        "0", "-0", "+0", "0.0", "-0.0", "1", "1.", ".5", "0.5", "1.0", "0.1", "0.2", "0.3",
+        "0.7", "0.333", "0.3333333333333333", "0.1234567890123456789", "9007199254740992",
+        "9007199254740993", "9007199254740991", "1e22", "1e23", "1e-22", "1e-23", "123456789e-22",
+        "4.9e-324", "2.2250738585072014e-308", "2.2250738585072011e-308", "1.7976931348623157e308",
+        "1e-400", "0.000001", "1.5e-05", "5e-324", "00000000000000000000001.5",
+        "0.00000000000000000000000000000001", "12345678901234567890123", "3.14159265358979323846",
+        "1E5", "1e+5", "-1.25e-3", "0.99999999999999999999", "1.00000000000000000001",
+        "7.038531e-26", "0.1000000000000000055511151231257827", "123.456e-10",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) expect_same_as_strtod(cases[i]);
+}
+
+static unsigned long long rng_state = 88172645463325252ull;
+static unsigned long long xorshift(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void test_random_values(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const int prec[] = {1, 3, 6, 9, 12, 15, 17, 20};
+    for (int i = 0; i < 200000; i++) {
+        unsigned long long r = xorshift();
+        double x;
+        switch (i % 4) {
+        case 0: x = (double)(r >> 11) / 9007199254740992.0; break;            /* [0,1) */
+        case 1: x = ldexp((double)(r >> 11), (int)(r % 200) - 150); break;      /* wide range */
+        case 2: x = (double)(r % 1000000) / 1e6; break;                          /* 6 decimals */
+        default: memcpy(&x, &r, sizeof x); if (!isfinite(x)) x = 1.5; break;     /* any bits */
+        }
+        int pr = prec[(i / 4) % 8];
+        switch ((i / 32) % 3) {
+        case 0: snprintf(buf, sizeof buf, "%.*g", pr, x); break;
+        case 1: snprintf(buf, sizeof buf, "%.*e", pr, x); break;
+        default: snprintf(buf, sizeof buf, "%.*f", pr, fabs(x) < 1e6 ? x : 0.5); break;
+        }
+        expect_same_as_strtod(buf);
+    }
+    /* short decimal digit strings with varied exponents, the shortcut's territory and edges */
+    for (int i = 0; i < 200000; i++) {
+        unsigned long long r = xorshift();
+        int digits = 1 + (int)(r % 19);
+        unsigned long long m = xorshift() % 10000000000000000000ull;
+        int e = (int)((xorshift() % 61)) - 30;
+        unsigned long long div = 1;
+        for (int j = digits; j < 19; j++) div *= 10;
+        char ds[32];
+        int n = snprintf(ds, sizeof ds, "%llu", m / div);
+        int dot = (int)(xorshift() % (unsigned long long)(n + 1));
+        snprintf(buf, sizeof buf, "%.*s.%se%d", dot, ds, ds + dot, e);
+        expect_same_as_strtod(buf);
+    }
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    double v;
+    struct { const char *s; int want; } cases[] = {
+        {"", CSL_NUM_EMPTY}, {"abc", CSL_NUM_NONNUM}, {"0x1p-2", CSL_NUM_NONNUM},
+        {" 0.5", CSL_NUM_NONNUM}, {"0.5 ", CSL_NUM_NONNUM}, {"1e", CSL_NUM_NONNUM},
+        {"1e+", CSL_NUM_NONNUM}, {".", CSL_NUM_NONNUM}, {"-", CSL_NUM_NONNUM},
+        {"1.2.3", CSL_NUM_NONNUM}, {"1,5", CSL_NUM_NONNUM}, {"nan", CSL_NUM_NONFINITE},
+        {"NaN", CSL_NUM_NONFINITE}, {"-inf", CSL_NUM_NONFINITE}, {"Infinity", CSL_NUM_NONFINITE},
+        {"1e400", CSL_NUM_NONFINITE}, {"-1e309", CSL_NUM_NONFINITE}, {"nanx", CSL_NUM_NONNUM},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int r = cs_load_parse_double(cases[i].s, strlen(cases[i].s), &v);
+        if (r != cases[i].want) fail_msg("'%s': got %d, want %d", cases[i].s, r, cases[i].want);
+    }
+    /* the length bounds the field: a NUL-free prefix of a longer buffer */
+    assert_int_equal(cs_load_parse_double("0.25,0.75", 4, &v), CSL_NUM_OK);
+    assert_double_near(v, 0.25, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edge_values),
+        cmocka_unit_test(test_random_values),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

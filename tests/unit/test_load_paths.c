@@ -1,0 +1,251 @@
+/* The two loader paths must agree exactly: same arrays bit for bit, same messages, same
+ * counts — whatever the libcsv feed size and however many threads the fast path uses. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/load/load_internal.h"
+
+typedef struct outcome {
+    cs_dataset *d;
+    cs_error err;
+    cs_load_summary sum;
+} outcome;
+
+static void run(outcome *o, const char *text, size_t len, const cs_load_options *opt, int path,
+                size_t block, int threads)
+{
+    cs_load_tuning t = {path, block, threads, 0};
+    o->d = cs_load_buffer_tuned("p.csv", text, len, opt, &o->sum, &o->err, &t);
+    if (!o->d && o->err.code == CS_EUSAGE) fail_msg("path %d not applicable: %s", path, o->err.msg);
+}
+
+static void same(const outcome *a, const outcome *b)
+{
+    if ((a->d == NULL) != (b->d == NULL)) fail_msg("'%s' vs '%s'", a->err.msg, b->err.msg);
+    assert_string_equal(a->err.msg, b->err.msg);
+    assert_int_equal(a->err.line, b->err.line);
+    assert_int_equal(a->err.col, b->err.col);
+    assert_int_equal(a->sum.rows_read, b->sum.rows_read);
+    assert_int_equal(a->sum.rows_rejected, b->sum.rows_rejected);
+    assert_int_equal(a->sum.blank_lines, b->sum.blank_lines);
+    assert_int_equal(a->sum.rows_renormalized, b->sum.rows_renormalized);
+    assert_int_equal(a->sum.n_skipped_messages, b->sum.n_skipped_messages);
+    for (size_t i = 0; i < a->sum.n_skipped_messages; i++)
+        assert_string_equal(a->sum.skipped[i], b->sum.skipped[i]);
+    if (!a->d) return;
+    const cs_dataset *x = a->d, *y = b->d;
+    assert_int_equal(x->n, y->n);
+    assert_int_equal(x->k, y->k);
+    assert_memory_equal(x->prob, y->prob, x->n * x->k * sizeof(double));
+    assert_memory_equal(x->label, y->label, x->n * sizeof(int32_t));
+    assert_int_equal(x->logit == NULL, y->logit == NULL);
+    if (x->logit) assert_memory_equal(x->logit, y->logit, x->n * x->k * sizeof(double));
+    assert_int_equal(x->id == NULL, y->id == NULL);
+    if (x->id) {
+        assert_memory_equal(x->id, y->id, x->n * sizeof(int32_t));
+        assert_int_equal(x->n_ids, y->n_ids);
+        for (size_t i = 0; i < x->n_ids; i++) assert_string_equal(x->id_names[i], y->id_names[i]);
+    }
+    assert_int_equal(x->tta == NULL, y->tta == NULL);
+    if (x->tta) assert_memory_equal(x->tta, y->tta, x->n * sizeof(int32_t));
+}
+
+static void release(outcome *o)
+{
+    cs_dataset_free(o->d);
+    cs_load_summary_free(&o->sum);
+}
+
+static unsigned long long rs = 0x9E3779B97F4A7C15ull;
+static unsigned long long rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+/* A logit file with numbers in many spellings: the fast path's quick scanner, its general
+ * splitter and strtod all get exercised, and every value is checked against strtod. */
+static char *random_logit_file(size_t rows, size_t *len)
+{
+    size_t cap = rows * 160 + 64, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    o += (size_t)snprintf(b, cap, "label,logit_a,logit_b,logit_c,note\n");
+    for (size_t i = 0; i < rows; i++) {
+        o += (size_t)snprintf(b + o, cap - o, "%d", (int)(rnd() % 3));
+        for (int j = 0; j < 3; j++) {
+            double x = ((double)(rnd() >> 11) / 9007199254740992.0 - 0.5) * pow(10, (int)(rnd() % 9) - 4);
+            int prec = 1 + (int)(rnd() % 18);
+            switch (rnd() % 6) {
+            case 0: o += (size_t)snprintf(b + o, cap - o, ",%.*g", prec, x); break;
+            case 1: o += (size_t)snprintf(b + o, cap - o, ",%.*e", prec, x); break;
+            case 2: o += (size_t)snprintf(b + o, cap - o, ",%.*f", prec, x); break;
+            case 3: o += (size_t)snprintf(b + o, cap - o, ", %.*g ", prec, x); break;
+            case 4: o += (size_t)snprintf(b + o, cap - o, ",%+.*g", prec, x); break;
+            default: o += (size_t)snprintf(b + o, cap - o, ",%.*E", prec, x); break;
+            }
+        }
+        o += (size_t)snprintf(b + o, cap - o, ",n%zu\n", i % 7);
+    }
+    *len = o;
+    return b;
+}
+
+static void test_random_numbers_bit_identical(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = random_logit_file(20000, &len);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    outcome c, f1, f2;
+    run(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+    run(&f1, text, len, &opt, CSL_PATH_FAST, 0, 1);
+    run(&f2, text, len, &opt, CSL_PATH_FAST, 0, 2);
+    if (!c.d) fail_msg("%s", c.err.msg);
+    same(&c, &f1);
+    same(&c, &f2);
+    /* the logits are exactly what strtod reads from the same text */
+    const char *p = strchr(text, '\n') + 1;
+    for (size_t i = 0; i < c.d->n; i++) {
+        char *e;
+        strtol(p, &e, 10);
+        for (int j = 0; j < 3; j++) {
+            assert_int_equal(*e, ',');
+            double want = strtod(e + 1, &e);
+            e += strspn(e, " ");
+            double got = c.d->logit[i * 3 + (size_t)j];
+            if (memcmp(&got, &want, sizeof got) != 0)
+                fail_msg("row %zu col %d: %.17g vs strtod %.17g", i, j, got, want);
+        }
+        p = strchr(p, '\n') + 1;
+    }
+    release(&c);
+    release(&f1);
+    release(&f2);
+    free(text);
+}
+
+/* A file with good rows, blank lines and bad rows of every kind spread through it. */
+static char *mixed_file(size_t rows, size_t *len, int crlf)
+{
+    size_t cap = rows * 64 + 64, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    const char *nl = crlf ? "\r\n" : "\n";
+    o += (size_t)snprintf(b, cap, "label,p_a,p_b,p_c,tta%s", nl);
+    static const char *bad[] = {"1,0.2,0.3", "1,x,0.5,0.5,0", "1,,0.5,0.5,0", "1,nan,0.5,0.5,0",
+                                "1,1.5,0,0,0", "1,0.2,0.2,0.2,0", "3,0.2,0.3,0.5,0",
+                                "0.5,0.2,0.3,0.5,0", "zz,0.2,0.3,0.5,0", "1,0.2,0.3,0.5,-2", "",
+                                "  ", "1, 0.2 ,0.3,0.5,1", "b,0.2,0.3,0.5,0", "1,0.2,0.3,0.5,0,9"};
+    for (size_t i = 0; i < rows; i++) {
+        unsigned long long r = rnd();
+        if (r % 10 == 0)
+            o += (size_t)snprintf(b + o, cap - o, "%s%s", bad[(r / 10) % 15], nl);
+        else
+            o += (size_t)snprintf(b + o, cap - o, "%d,%.3f,%.3f,%.3f,%d%s", (int)(r % 3),
+                                  (double)(r % 500) / 1000, 0.25, 0.75 - (double)(r % 500) / 1000,
+                                  (int)((r >> 20) % 4), nl);
+    }
+    *len = o;
+    return b;
+}
+
+static void test_mixed_file_all_paths(void **state)
+{
+    (void)state;
+    for (int crlf = 0; crlf <= 1; crlf++)
+        for (int skip = 0; skip <= 1; skip++) {
+            size_t len;
+            char *text = mixed_file(3000, &len, crlf);
+            cs_load_options opt;
+            cs_load_options_default(&opt);
+            opt.skip_bad_rows = skip;
+            outcome c, f;
+            run(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+            assert_true(c.sum.rows_rejected > 100);
+            if (skip) assert_non_null(c.d);
+            for (int th = 1; th <= 5; th++) {
+                run(&f, text, len, &opt, CSL_PATH_FAST, 0, th);
+                same(&c, &f);
+                release(&f);
+            }
+            release(&c);
+            free(text);
+        }
+}
+
+/* libcsv's own test style: every feed size from 1 byte up gives the same result. */
+static void test_every_block_size(void **state)
+{
+    (void)state;
+    static const char *texts[] = {
+        "\xEF\xBB\xBF" "id,label,p_a,p_b\r\n\"s,1\",1,0.25,0.75\r\n\r\ns2,0,\"0.5\",0.5\r\ns3,1,0.5,x\r\n",
+        "label;p_a;p_b\n1;0.25;0.75\n\n\n0;0.5;0.5\n1;\"a\nb\";0.5\n2;0.5;0.5",
+        "label,p_a,p_b\n1,0.25,\"0.75\n",
+    };
+    for (int skip = 0; skip <= 1; skip++)
+        for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+            cs_load_options opt;
+            cs_load_options_default(&opt);
+            opt.skip_bad_rows = skip;
+            size_t len = strlen(texts[t]);
+            outcome ref;
+            run(&ref, texts[t], len, &opt, CSL_PATH_CSV, 0, 0);
+            for (size_t block = 1; block <= len + 1; block++) {
+                outcome o;
+                run(&o, texts[t], len, &opt, CSL_PATH_CSV, block, 0);
+                same(&ref, &o);
+                release(&o);
+            }
+            release(&ref);
+        }
+}
+
+/* A quote anywhere makes the fast path step aside; auto mode then still loads it. */
+static void test_fast_path_steps_aside(void **state)
+{
+    (void)state;
+    const char *t = "label,p_a,p_b\n1,0.25,0.75\n0,\"0.5\",0.5\n";
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    cs_error err;
+    cs_load_tuning tf = {CSL_PATH_FAST, 0, 1, 0};
+    assert_null(cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &tf));
+    assert_int_equal(err.code, CS_EUSAGE);
+    cs_load_tuning ta = {CSL_PATH_AUTO, 0, 1, 0};
+    cs_dataset *d = cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &ta);
+    assert_non_null(d);
+    assert_int_equal(ta.used_path, CSL_PATH_CSV);
+    cs_dataset_free(d);
+    /* a lone CR (not CRLF) too */
+    t = "label,p_a,p_b\r1,0.25,0.75\r";
+    assert_null(cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &tf));
+    d = cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &ta);
+    assert_non_null(d);
+    assert_int_equal(d->n, 1);
+    cs_dataset_free(d);
+    /* and a plain file really takes the fast path in auto mode */
+    t = "label,p_a,p_b\n1,0.25,0.75\n";
+    d = cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &ta);
+    assert_non_null(d);
+    assert_int_equal(ta.used_path, CSL_PATH_FAST);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_numbers_bit_identical),
+        cmocka_unit_test(test_mixed_file_all_paths),
+        cmocka_unit_test(test_every_block_size),
+        cmocka_unit_test(test_fast_path_steps_aside),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

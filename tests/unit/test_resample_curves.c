@@ -1,0 +1,493 @@
+/* Variance curves, bootstrap intervals and paired comparison (SPEC §3): thread-count
+ * independence, statistical sanity against known distributions, hand-worked rules. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calscope/curves.h"
+#include "support/cs_test.h"
+
+static double unif(cs_rng *r)
+{
+    return (double)(cs_rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+static cs_dataset *new_binary(size_t n)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    d->path = strdup("synthetic.csv");
+    d->n = n;
+    d->k = 2;
+    d->prob = malloc(n * 2 * sizeof *d->prob);
+    d->label = malloc(n * sizeof *d->label);
+    d->class_names = malloc(2 * sizeof *d->class_names);
+    d->class_names[0] = strdup("0");
+    d->class_names[1] = strdup("1");
+    return d;
+}
+
+static void finish(cs_dataset *d)
+{
+    cs_error err;
+    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+}
+
+/* Perfectly calibrated: q uniform, label 1 with probability q. `sharpen` > 1 makes the same
+ * draws overconfident (q pushed away from 0.5), a worse-calibrated twin with the same labels. */
+static cs_dataset *calibrated(size_t n, uint64_t seed, double sharpen)
+{
+    cs_dataset *d = new_binary(n);
+    cs_rng r;
+    cs_rng_seed(&r, seed, 77, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        double q = unif(&r), u = unif(&r);
+        d->label[i] = u < q;
+        if (sharpen != 1) {
+            double a = pow(q, sharpen), b = pow(1 - q, sharpen);
+            q = a / (a + b);
+        }
+        d->prob[2 * i] = 1 - q;
+        d->prob[2 * i + 1] = q;
+    }
+    finish(d);
+    return d;
+}
+
+static void add_ids(cs_dataset *d, int reverse)
+{
+    d->n_ids = d->n;
+    d->id = malloc(d->n * sizeof *d->id);
+    d->id_names = malloc(d->n * sizeof *d->id_names);
+    for (size_t i = 0; i < d->n; i++) {
+        char buf[32];
+        size_t src = reverse ? d->n - 1 - i : i;
+        snprintf(buf, sizeof buf, "s%zu", src);
+        d->id_names[i] = strdup(buf);
+        d->id[i] = (int32_t)i;
+    }
+}
+
+/* Copy with rows in reverse order (ids follow their rows). */
+static cs_dataset *reversed_copy(const cs_dataset *a)
+{
+    cs_dataset *d = new_binary(a->n);
+    for (size_t i = 0; i < a->n; i++) {
+        size_t s = a->n - 1 - i;
+        d->prob[2 * i] = a->prob[2 * s];
+        d->prob[2 * i + 1] = a->prob[2 * s + 1];
+        d->label[i] = a->label[s];
+    }
+    add_ids(d, 1);
+    finish(d);
+    return d;
+}
+
+static cs_prepared *prep(const cs_dataset *d)
+{
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    return p;
+}
+
+static const unsigned FIVE = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
+                             CS_METRIC_BIT(CS_METRIC_MCE) | CS_METRIC_BIT(CS_METRIC_AECE) |
+                             CS_METRIC_BIT(CS_METRIC_RECE_G);
+
+static void test_thread_independence(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(3000, 1, 1.5);
+    cs_dataset *d2 = calibrated(3000, 1, 1.0);
+    cs_prepared *p = prep(d);
+    cs_error err;
+    const int threads[3] = { 1, 2, 8 };
+    for (int replace = 0; replace < 2; replace++) {
+        cs_curve *c[3];
+        cs_curve_options o;
+        cs_curve_options_size_default(&o);
+        o.repeats = 12;
+        o.seed = 1234;
+        o.replace = replace;
+        o.metrics = FIVE | CS_METRIC_BIT(CS_METRIC_BRIER) | CS_METRIC_BIT(CS_METRIC_ACCURACY);
+        for (int t = 0; t < 3; t++) {
+            cs_run run = { .threads = threads[t] };
+            c[t] = cs_size_curve(p, &o, &run, &err);
+            assert_non_null(c[t]);
+        }
+        for (int t = 1; t < 3; t++)
+            assert_memory_equal(c[0]->points, c[t]->points, o.n_points * sizeof *c[0]->points);
+        /* A different seed changes the numbers (the comparison above can fail). */
+        o.seed = 1235;
+        cs_run run1 = { .threads = 1 };
+        cs_curve *other = cs_size_curve(p, &o, &run1, &err);
+        assert_true(other->points[0].stat[CS_METRIC_ECE].mean !=
+                    c[0]->points[0].stat[CS_METRIC_ECE].mean);
+        cs_curve_free(other);
+        for (int t = 0; t < 3; t++)
+            cs_curve_free(c[t]);
+    }
+    cs_curve_options ob;
+    cs_curve_options_bins_default(&ob, 0);
+    ob.repeats = 8;
+    ob.n_points = 5;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve *bc[3];
+    cs_ci ci[3];
+    cs_compare cmp[3];
+    for (int t = 0; t < 3; t++) {
+        cs_run run = { .threads = threads[t] };
+        bc[t] = cs_bins_curve(d, &s, &ob, &run, &err);
+        assert_non_null(bc[t]);
+        assert_int_equal(cs_bootstrap_ci(p, FIVE, 16, 3, &run, &ci[t], &err), CS_OK);
+        assert_int_equal(cs_compare_run(d, d2, &s, FIVE, 16, 3, &run, &cmp[t], &err), CS_OK);
+    }
+    for (int t = 1; t < 3; t++) {
+        assert_memory_equal(bc[0]->points, bc[t]->points, ob.n_points * sizeof *bc[0]->points);
+        assert_int_equal(bc[0]->stable_first, bc[t]->stable_first);
+        assert_memory_equal(&ci[0], &ci[t], sizeof ci[0]);
+        assert_memory_equal(&cmp[0], &cmp[t], sizeof cmp[0]);
+    }
+    for (int t = 0; t < 3; t++)
+        cs_curve_free(bc[t]);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+    cs_dataset_free(d2);
+}
+
+static void test_size_rows_and_defaults(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(100, 2, 1.0);
+    cs_prepared *p = prep(d);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    assert_int_equal(o.repeats, 20);
+    assert_int_equal(o.n_points, 6);
+    o.n_points = 3;
+    o.x[0] = 0.07;
+    o.x[1] = 0.29;
+    o.x[2] = 1.0;
+    o.metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+    atomic_int progress;
+    atomic_init(&progress, -5);
+    cs_run run = { .threads = 2, .progress_ppm = &progress };
+    cs_error err;
+    cs_curve *c = cs_size_curve(p, &o, &run, &err);
+    assert_non_null(c);
+    assert_int_equal(c->points[0].rows, 7);
+    assert_int_equal(c->points[1].rows, 29);
+    assert_int_equal(c->points[2].rows, 100);
+    assert_int_equal(atomic_load(&progress), 1000000);
+    /* Fraction 1 without replacement is the whole set every time. */
+    const cs_stat *s = &c->points[2].stat[CS_METRIC_ECE];
+    assert_double_near(s->mean, c->points[2].full[CS_METRIC_ECE], 1e-12);
+    assert_double_near(s->sd, 0, 1e-12);
+    assert_double_near(s->abs_dev, 0, 1e-12);
+    assert_int_equal(s->count, 20);
+    /* Unselected metrics stay NAN. */
+    assert_true(isnan(c->points[0].stat[CS_METRIC_BRIER].mean));
+    cs_curve_free(c);
+
+    o.x[0] = 0;
+    assert_null(cs_size_curve(p, &o, &run, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    o.x[0] = 0.5;
+    o.repeats = 0;
+    assert_null(cs_size_curve(p, &o, &run, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+static void test_ece_bias_shrinks(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(20000, 3, 1.0);
+    cs_prepared *p = prep(d);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    o.repeats = 40;
+    o.metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+    cs_run run = { 0 };
+    cs_error err;
+    cs_curve *c = cs_size_curve(p, &o, &run, &err);
+    assert_non_null(c);
+    for (size_t i = 1; i < c->n_points; i++)
+        assert_true(c->points[i].stat[CS_METRIC_ECE].mean <
+                    c->points[i - 1].stat[CS_METRIC_ECE].mean);
+    /* 200 rows in 15 bins: the sampling bias alone is several times the full-data ECE. */
+    assert_true(c->points[0].stat[CS_METRIC_ECE].mean >
+                4 * c->points[5].stat[CS_METRIC_ECE].mean);
+    assert_true(c->points[0].stat[CS_METRIC_ECE].abs_dev >
+                c->points[3].stat[CS_METRIC_ECE].abs_dev);
+    assert_true(c->points[0].stat[CS_METRIC_ECE].lo <= c->points[0].stat[CS_METRIC_ECE].mean);
+    assert_true(c->points[0].stat[CS_METRIC_ECE].hi >= c->points[0].stat[CS_METRIC_ECE].mean);
+    cs_curve_free(c);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+static void test_bernoulli_bootstrap_sd(void **state)
+{
+    (void)state;
+    /* Prediction is always class 0 (p = 0.8); the label is 0 with probability 0.7, so the
+     * correctness column is Bernoulli(0.7) and the bootstrap sd of accuracy is sqrt(a(1-a)/N). */
+    const size_t n = 2000;
+    cs_dataset *d = new_binary(n);
+    cs_rng r;
+    cs_rng_seed(&r, 11, 0, 0, 0);
+    size_t correct = 0;
+    for (size_t i = 0; i < n; i++) {
+        d->prob[2 * i] = 0.8;
+        d->prob[2 * i + 1] = 0.2;
+        d->label[i] = unif(&r) < 0.7 ? 0 : 1;
+        correct += d->label[i] == 0;
+    }
+    finish(d);
+    double a = (double)correct / (double)n, want = sqrt(a * (1 - a) / (double)n);
+    cs_prepared *p = prep(d);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    o.n_points = 1;
+    o.x[0] = 1.0;
+    o.replace = 1;
+    o.repeats = 4000;
+    o.metrics = CS_METRIC_BIT(CS_METRIC_ACCURACY);
+    cs_run run = { 0 };
+    cs_error err;
+    cs_curve *c = cs_size_curve(p, &o, &run, &err);
+    assert_non_null(c);
+    const cs_stat *s = &c->points[0].stat[CS_METRIC_ACCURACY];
+    /* sd of an sd estimate from R draws is about sd/sqrt(2R) = 1.1 %; allow 5 %. */
+    assert_double_rel(s->sd, want, 0, 0.05);
+    assert_double_near(s->mean, a, 4 * want / sqrt(4000.0));
+    /* The 95 % interval is about ±1.96 sd. */
+    assert_double_rel(s->hi - s->lo, 2 * 1.96 * want, 0, 0.08);
+    cs_ci ci;
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRIC_BIT(CS_METRIC_ACCURACY), 4000, 5, &run, &ci,
+                                     &err), CS_OK);
+    assert_double_near(ci.value[CS_METRIC_ACCURACY], a, 1e-15);
+    assert_double_rel(ci.hi[CS_METRIC_ACCURACY] - ci.lo[CS_METRIC_ACCURACY], 2 * 1.96 * want, 0,
+                      0.08);
+    cs_curve_free(c);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+static void test_compare_self_and_worse(void **state)
+{
+    (void)state;
+    cs_dataset *a = calibrated(3000, 4, 1.0);
+    cs_dataset *b = calibrated(3000, 4, 2.0); /* same labels, overconfident */
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_run run = { 0 };
+    cs_error err;
+    cs_compare c;
+    unsigned mask = FIVE | CS_METRIC_BIT(CS_METRIC_BRIER) | CS_METRIC_BIT(CS_METRIC_NLL);
+    assert_int_equal(cs_compare_run(a, a, &s, mask, 200, 1, &run, &c, &err), CS_OK);
+    assert_int_equal(c.n_entries, 7);
+    assert_int_equal(c.n_pairs, 3000);
+    assert_false(c.by_id);
+    for (size_t i = 0; i < c.n_entries; i++) {
+        assert_true(c.entries[i].diff == 0);
+        assert_true(c.entries[i].lo == 0 && c.entries[i].hi == 0);
+        assert_true(c.entries[i].p_better == 0);
+        assert_true(c.entries[i].a == c.entries[i].b);
+    }
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 200, 1, &run, &c, &err), CS_OK);
+    for (size_t i = 0; i < c.n_entries; i++) {
+        const cs_compare_entry *e = &c.entries[i];
+        assert_double_near(e->diff, e->a - e->b, 0);
+        assert_true(e->lo <= e->hi);
+        if (e->metric == CS_METRIC_ECE || e->metric == CS_METRIC_BRIER ||
+            e->metric == CS_METRIC_NLL) {
+            assert_true(e->diff < 0);
+            assert_true(e->hi < 0);
+            assert_true(e->p_better > 0.95);
+        }
+    }
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+}
+
+static void test_compare_pairing(void **state)
+{
+    (void)state;
+    cs_dataset *a = calibrated(500, 5, 1.0);
+    add_ids(a, 0);
+    cs_dataset *b = reversed_copy(a);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_run run = { .threads = 2 };
+    cs_error err;
+    cs_compare c;
+    unsigned mask = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_BRIER);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &run, &c, &err), CS_OK);
+    assert_true(c.by_id);
+    assert_int_equal(c.n_pairs, 500);
+    for (size_t i = 0; i < c.n_entries; i++) {
+        assert_double_near(c.entries[i].diff, 0, 1e-12);
+        assert_double_near(c.entries[i].lo, 0, 1e-12);
+        assert_double_near(c.entries[i].hi, 0, 1e-12);
+    }
+    /* Label disagreement on one id. */
+    b->label[10] = 1 - b->label[10];
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &run, &c, &err), CS_EINPUT);
+    assert_non_null(strstr(err.msg, "labels differ"));
+    assert_non_null(strstr(err.msg, "'s489'"));
+    b->label[10] = 1 - b->label[10];
+    /* An id of a that b lacks. */
+    free(b->id_names[3]);
+    b->id_names[3] = strdup("other");
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &run, &c, &err), CS_EINPUT);
+    assert_non_null(strstr(err.msg, "is not in"));
+    /* By row: different sample counts, then a label mismatch. */
+    cs_dataset *r1 = calibrated(100, 6, 1.0), *r2 = calibrated(101, 6, 1.0);
+    assert_int_equal(cs_compare_run(r1, r2, &s, mask, 10, 1, &run, &c, &err), CS_EINPUT);
+    cs_dataset *r3 = calibrated(100, 6, 1.0);
+    r3->label[41] = 1 - r3->label[41];
+    r3->correct[41] = !r3->correct[41];
+    assert_int_equal(cs_compare_run(r1, r3, &s, mask, 10, 1, &run, &c, &err), CS_EINPUT);
+    assert_non_null(strstr(err.msg, "sample 42"));
+    cs_dataset_free(r1);
+    cs_dataset_free(r2);
+    cs_dataset_free(r3);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+}
+
+static void test_stable_rule(void **state)
+{
+    (void)state;
+    cs_curve c;
+    cs_curve_point pts[5];
+    memset(&c, 0, sizeof c);
+    memset(pts, 0, sizeof pts);
+    const double mean[5] = { 0.10, 0.05, 0.049, 0.051, 0.08 };
+    const double sd[5] = { 0.001, 0.002, 0.002, 0.002, 0.002 };
+    for (int i = 0; i < 5; i++) {
+        pts[i].stat[CS_METRIC_ECE].mean = mean[i];
+        pts[i].stat[CS_METRIC_ECE].sd = sd[i];
+    }
+    c.points = pts;
+    c.n_points = 5;
+    c.metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+    cs_curve_flag_stable(&c, CS_METRIC_ECE);
+    assert_int_equal(c.stable_metric, CS_METRIC_ECE);
+    assert_int_equal(c.stable_first, 1);
+    assert_int_equal(c.stable_last, 3);
+    /* Nothing agrees: the first single point. */
+    pts[2].stat[CS_METRIC_ECE].mean = 0.2;
+    pts[3].stat[CS_METRIC_ECE].mean = 0.3;
+    cs_curve_flag_stable(&c, CS_METRIC_ECE);
+    assert_int_equal(c.stable_first, 0);
+    assert_int_equal(c.stable_last, 0);
+    /* A metric outside the mask: undefined. */
+    cs_curve_flag_stable(&c, CS_METRIC_MCE);
+    assert_int_equal(c.stable_first, -1);
+}
+
+static void test_bins_curve(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(4000, 8, 1.0);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve_options o;
+    cs_curve_options_bins_default(&o, 0);
+    assert_int_equal(o.n_points, 10);
+    o.repeats = 20;
+    cs_run run = { 0 };
+    cs_error err;
+    cs_curve *c = cs_bins_curve(d, &s, &o, &run, &err);
+    assert_non_null(c);
+    assert_int_equal(c->kind, CS_CURVE_BINS);
+    assert_true(c->stable_first >= 0 && c->stable_first <= c->stable_last &&
+                c->stable_last < 10);
+    /* Each point's full value is the metric with that M, computed directly. */
+    s.bins = 50;
+    cs_prepared *p = prep(d);
+    cs_prepared_free(p);
+    p = cs_prepare(d, &s, &err);
+    cs_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &res, &err), CS_OK);
+    assert_double_near(c->points[5].full[CS_METRIC_ECE], res.ece, 0);
+    assert_double_near(c->points[5].x, 50, 0);
+    /* On calibrated data more bins mean more estimation bias (fewer samples per bin). */
+    assert_true(c->points[9].stat[CS_METRIC_ECE].mean > c->points[0].stat[CS_METRIC_ECE].mean);
+    cs_result_free(&res);
+    cs_prepared_free(p);
+    cs_curve_free(c);
+    o.x[0] = 2.5;
+    assert_null(cs_bins_curve(d, &s, &o, &run, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    cs_dataset_free(d);
+}
+
+typedef struct cancel_arg {
+    atomic_int *flag;
+} cancel_arg;
+
+static void *raise_later(void *arg)
+{
+    cancel_arg *a = arg;
+    struct timespec ts = { 0, 40 * 1000000 };
+    nanosleep(&ts, NULL);
+    atomic_store(a->flag, 1);
+    return NULL;
+}
+
+static void test_cancel(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(5000, 9, 1.0);
+    cs_prepared *p = prep(d);
+    atomic_int cancel;
+    atomic_init(&cancel, 1);
+    cs_run run = { .threads = 2, .cancel = &cancel };
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    cs_error err;
+    assert_null(cs_size_curve(p, &o, &run, &err));
+    assert_int_equal(err.code, CS_ECANCELLED);
+    atomic_store(&cancel, 0);
+    o.repeats = 1000000;
+    pthread_t t;
+    cancel_arg a = { &cancel };
+    pthread_create(&t, NULL, raise_later, &a);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_null(cs_size_curve(p, &o, &run, &err));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pthread_join(t, NULL);
+    assert_int_equal(err.code, CS_ECANCELLED);
+    double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    assert_true(el < 1.0);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stable_rule),
+        cmocka_unit_test(test_thread_independence),
+        cmocka_unit_test(test_size_rows_and_defaults),
+        cmocka_unit_test(test_ece_bias_shrinks),
+        cmocka_unit_test(test_bernoulli_bootstrap_sd),
+        cmocka_unit_test(test_compare_self_and_worse),
+        cmocka_unit_test(test_compare_pairing),
+        cmocka_unit_test(test_bins_curve),
+        cmocka_unit_test(test_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,255 @@
+/* Unit tests of the dashboard's action table, prompt line and command line (no terminal). */
+#include "support/cs_test.h"
+
+#include <string.h>
+
+#include "tui/actions.h"
+#include "tui/prompt.h"
+#include "tui/state.h"
+#include "tui/tui_curses.h"   /* KEY_* codes */
+
+static void fresh(tui_state *st)
+{
+    tui_state_init(st);
+    st->paths[0] = "a.csv";
+    st->n_files = 1;
+    st->n_classes = 10;
+    tui_actions_set_select_check(NULL, NULL);
+}
+
+static void test_keys_unique_and_documented(void **state)
+{
+    (void)state;
+    size_t n;
+    const tui_action *a = tui_actions(&n);
+    assert_true(n > 15);
+    for (size_t i = 0; i < n; i++) {
+        if (!a[i].handler) { assert_non_null(a[i].flag); continue; }  /* flag-only rows */
+        assert_non_null(a[i].help);
+        assert_non_null(a[i].key_label);
+        assert_true(a[i].keys[0] != 0);
+        for (int k = 0; k < TUI_ACTION_KEYS && a[i].keys[k]; k++) {
+            /* each key has exactly one action, and lookup finds this one */
+            assert_ptr_equal(tui_action_for_key(a[i].keys[k]), &a[i]);
+            for (size_t j = i + 1; j < n; j++)
+                for (int m = 0; m < TUI_ACTION_KEYS && a[j].keys[m]; m++)
+                    assert_int_not_equal(a[i].keys[k], a[j].keys[m]);
+        }
+    }
+    assert_null(tui_action_for_key('Z'));
+}
+
+static void test_bins_keys(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    unsigned f = tui_action_dispatch(&st, '+');
+    assert_int_equal(st.settings.bins, 16);
+    assert_true(f & TUI_RECOMPUTE);
+    assert_true(f & TUI_REDRAW);
+    tui_action_dispatch(&st, '-');
+    tui_action_dispatch(&st, '-');
+    assert_int_equal(st.settings.bins, 14);
+    st.settings.bins = 1;
+    assert_int_equal(tui_action_dispatch(&st, '-'), 0);    /* no change, nothing to do */
+    assert_int_equal(st.settings.bins, 1);
+}
+
+static void test_lens_cycle(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    const char *want[] = { "topk:2", "class:0", "classwise", "full", "top1" };
+    char buf[64];
+    for (size_t i = 0; i < 5; i++) {
+        unsigned f = tui_action_dispatch(&st, 'l');
+        assert_true(f & TUI_RECOMPUTE);
+        tui_lens_spelling(&st.settings, buf, sizeof buf);
+        assert_string_equal(buf, want[i]);
+    }
+    /* k and class keys follow into the lens */
+    tui_action_dispatch(&st, 'l');                 /* topk:2 */
+    tui_action_dispatch(&st, 'k');
+    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    assert_string_equal(buf, "topk:3");
+    tui_action_dispatch(&st, 'l');                 /* class:0 */
+    tui_action_dispatch(&st, 'C');                 /* previous class wraps to 9 */
+    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    assert_string_equal(buf, "class:9");
+}
+
+static void test_sigma_binning_distance(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    tui_action_dispatch(&st, 's');
+    assert_true(st.settings.sigma == 0.15);
+    tui_action_dispatch(&st, 'S');
+    tui_action_dispatch(&st, 'S');
+    assert_true(st.settings.sigma == 0.075);
+    tui_action_dispatch(&st, 'm');
+    assert_int_equal(st.settings.binning, CS_BIN_MASS);
+    tui_action_dispatch(&st, 'm');                 /* top1 is scalar: no kd-tree */
+    assert_int_equal(st.settings.binning, CS_BIN_UNIFORM);
+    tui_action_dispatch(&st, 'd');
+    assert_int_equal(st.settings.distance, CS_DIST_L2);
+    tui_action_dispatch(&st, 'd');
+    tui_action_dispatch(&st, 'd');
+    assert_int_equal(st.settings.distance, CS_DIST_TVD);
+}
+
+static void test_views_and_overlays(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    tui_action_dispatch(&st, '3');
+    assert_int_equal(st.view, TUI_VIEW_VARIANCE);
+    tui_action_dispatch(&st, '\t');
+    assert_int_equal(st.view, TUI_VIEW_CLASSES);
+    tui_action_dispatch(&st, KEY_BTAB);
+    tui_action_dispatch(&st, KEY_BTAB);
+    tui_action_dispatch(&st, KEY_BTAB);
+    tui_action_dispatch(&st, KEY_BTAB);
+    assert_int_equal(st.view, TUI_VIEW_CASES);     /* wraps backwards */
+    tui_action_dispatch(&st, '?');
+    assert_int_equal(st.overlay, TUI_OVERLAY_HELP);
+    tui_action_dispatch(&st, ':');
+    assert_int_equal(st.overlay, TUI_OVERLAY_CMDLINE);
+    assert_true(tui_action_dispatch(&st, 'q') & TUI_QUIT);
+}
+
+static void test_command_line(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    char buf[2048];
+    tui_command_line(&st, buf, sizeof buf);
+    assert_string_equal(buf, "calscope report --lens top1 --bins 15 --binning uniform --sigma 0.1 "
+                             "--distance tvd --seed 0 a.csv");
+    st.paths[1] = "my file.csv";
+    st.n_files = 2;
+    snprintf(st.settings.select, sizeof st.settings.select, "conf > 0.9 and y in {1,2}");
+    tui_action_dispatch(&st, '+');
+    tui_action_dispatch(&st, 'i');
+    tui_action_dispatch(&st, 'e');
+    tui_action_dispatch(&st, 's');
+    tui_command_line(&st, buf, sizeof buf);
+    assert_string_equal(buf, "calscope report --lens top1 --bins 16 --binning uniform --sigma 0.15 "
+                             "--distance tvd --select 'conf > 0.9 and y in {1,2}' --ci 200 "
+                             "--seed 1 a.csv 'my file.csv'");
+    /* the variance view adds the curve it shows */
+    tui_action_dispatch(&st, '3');
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, " --curve size --repeats 20 "));
+    /* kd-tree prints gamma */
+    st.settings.binning = CS_BIN_KDTREE;
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, "--binning kdtree --gamma 0.1 "));
+    char q[64] = "";
+    tui_shell_quote(q, sizeof q, "it's");
+    assert_string_equal(q, "'it'\\''s'");
+}
+
+static void type(tui_state *st, const char *s)
+{
+    for (; *s; s++) tui_prompt_key(st, (unsigned char)*s);
+}
+
+static int reject_gt(void *ctx, const char *expr, char *err, size_t size)
+{
+    (void)ctx;
+    if (strstr(expr, ">>")) { snprintf(err, size, "selection: bad\n%s\n     ^", expr); return -1; }
+    return 0;
+}
+
+static void test_prompt_select_and_history(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    tui_actions_set_select_check(reject_gt, NULL);
+    unsigned f = tui_action_dispatch(&st, '/');
+    assert_true(f & TUI_PROMPT);
+    assert_int_equal(st.prompt.kind, TUI_PROMPT_SELECT);
+    type(&st, "conf > 0.5");
+    f = tui_prompt_key(&st, '\n');
+    assert_true(f & TUI_RECOMPUTE);
+    assert_string_equal(st.settings.select, "conf > 0.5");
+    assert_int_equal(st.prompt.kind, TUI_PROMPT_NONE);
+
+    /* a bad expression: message with the caret, old selection kept */
+    tui_action_dispatch(&st, '/');
+    tui_prompt_key(&st, 21);                       /* Ctrl-U clears */
+    type(&st, "conf >> 2");
+    f = tui_prompt_key(&st, '\n');
+    assert_false(f & TUI_RECOMPUTE);
+    assert_string_equal(st.settings.select, "conf > 0.5");
+    assert_non_null(strstr(st.message, "^"));
+    assert_int_equal(st.message_is_error, 1);
+
+    /* history: Up gives the newest first, Down returns to the fresh line */
+    tui_action_dispatch(&st, '/');
+    tui_prompt_key(&st, 21);
+    type(&st, "y == 1");
+    tui_prompt_key(&st, KEY_UP);
+    assert_string_equal(st.prompt.text, "conf >> 2");
+    tui_prompt_key(&st, KEY_UP);
+    assert_string_equal(st.prompt.text, "conf > 0.5");
+    tui_prompt_key(&st, KEY_UP);                   /* stays at the oldest */
+    assert_string_equal(st.prompt.text, "conf > 0.5");
+    tui_prompt_key(&st, KEY_DOWN);
+    tui_prompt_key(&st, KEY_DOWN);
+    assert_string_equal(st.prompt.text, "y == 1");
+    /* editing: Left, Backspace, insert */
+    tui_prompt_key(&st, KEY_LEFT);
+    tui_prompt_key(&st, KEY_BACKSPACE);
+    type(&st, "!");
+    assert_string_equal(st.prompt.text, "y ==!1");
+    tui_prompt_key(&st, 27);                       /* Esc cancels */
+    assert_int_equal(st.prompt.kind, TUI_PROMPT_NONE);
+    assert_string_equal(st.settings.select, "conf > 0.5");
+}
+
+static void test_prompt_bins_and_seed(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    tui_action_dispatch(&st, 'b');
+    assert_string_equal(st.prompt.text, "15");
+    tui_prompt_key(&st, KEY_BACKSPACE);
+    tui_prompt_key(&st, KEY_BACKSPACE);
+    type(&st, "40");
+    assert_true(tui_prompt_key(&st, '\r') & TUI_RECOMPUTE);
+    assert_int_equal(st.settings.bins, 40);
+    tui_action_dispatch(&st, 'b');
+    type(&st, "x");
+    assert_false(tui_prompt_key(&st, '\r') & TUI_RECOMPUTE);
+    assert_int_equal(st.settings.bins, 40);
+    assert_true(st.message_is_error);
+    tui_action_dispatch(&st, 'E');
+    tui_prompt_key(&st, 21);
+    type(&st, "1234");
+    tui_prompt_key(&st, '\r');
+    assert_int_equal(st.seed, 1234);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys_unique_and_documented),
+        cmocka_unit_test(test_bins_keys),
+        cmocka_unit_test(test_lens_cycle),
+        cmocka_unit_test(test_sigma_binning_distance),
+        cmocka_unit_test(test_views_and_overlays),
+        cmocka_unit_test(test_command_line),
+        cmocka_unit_test(test_prompt_select_and_history),
+        cmocka_unit_test(test_prompt_bins_and_seed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
