@@ -1,6 +1,6 @@
 /* calscope engine benchmark driver (`make bench` runs it through bench/run.sh).
  *
- *   bench_engine [-r REPEATS] [-c CASE] FILE.csv
+ *   bench_engine [-r REPEATS] [-c CASE] [-w WIDE.raw] FILE.csv
  *
  * Times the engine API directly (no CLI) on one large prediction file with clock_gettime
  * (CLOCK_MONOTONIC), best of REPEATS runs (default 5; the load case uses min(3, REPEATS)), and
@@ -17,6 +17,7 @@
  * inside it may be excluded), then add a row to `cases[]`. Cases run in table order and may use
  * what earlier cases left in the context (the loaded dataset). The key must match the key of the
  * same work in bench/reference_bench.py (`PY_CASES` and `ROWS` there). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,23 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "calscope/curves.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
+#include "calscope/topk.h"
 
 typedef struct bench_ctx {
     const char *path;
     double file_mb;        /* file size in MB (10^6 bytes) */
     cs_dataset *d;         /* loaded by the load case, used by the later ones */
     uint32_t *idx;         /* 0..n-1, for the subset cases */
+    cs_dataset *wide;      /* WIDE_N x WIDE_K generated in memory (top-k bars, classwise) */
+    const char *wide_out;  /* -w PATH: the wide dataset is also written there for python */
+    int wide_tried;
+    double rss_before_wide; /* peak RSS (MB) before the wide dataset was built, or 0 */
+    cs_dataset head;       /* shallow view of the first 50,000 rows of d (curve cases) */
 } bench_ctx;
 
 typedef int (*case_fn)(bench_ctx *c, double *secs, char *note, size_t n);
@@ -139,12 +147,243 @@ static int case_rece_g_1m(bench_ctx *c, double *secs, char *note, size_t n) {
     return rece_case(c, 0, secs, note, n);
 }
 
-/* Later: "topk_bars" (top-k ECE bars on 50,000 x 1000), "size_curve" (size curve, R=20). */
+/* ---- the 50,000 x 1000 dataset, generated in memory ------------------------------------- *
+ * Same model as bench/gen_data.c (logits Normal(0, 2.5), one random class boosted by 3..9,
+ * label ~ softmax(0.7 z), p = softmax(z)) but kept in double, never printed: a CSV of it would
+ * be 600 MB. With -w PATH the driver also writes it for bench/reference_bench.py as raw
+ * little-endian binary: uint64 n, uint64 k, int32 label[n], float64 prob[n*k] (row-major). */
+#define WIDE_N 50000
+#define WIDE_K 1000
+#define WIDE_SEED 20261122u
+
+static uint64_t wide_rng;
+
+static uint64_t wide_next(void) {
+    uint64_t z = (wide_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double wide_u01(void) { return (double)(wide_next() >> 11) * 0x1.0p-53; }
+
+static double wide_normal(void) {
+    double u1 = wide_u01(), u2 = wide_u01();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static int write_wide(const cs_dataset *d, const char *path) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    uint64_t hdr[2] = {d->n, d->k};
+    int ok = fwrite(hdr, sizeof hdr, 1, f) == 1 &&
+             fwrite(d->label, sizeof *d->label, d->n, f) == d->n &&
+             fwrite(d->prob, sizeof *d->prob, d->n * d->k, f) == d->n * d->k;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int make_wide(bench_ctx *c, char *note, size_t n) {
+    if (c->wide) return 0;
+    if (c->wide_tried) return snprintf(note, n, "the 50,000 x 1000 dataset could not be built"), -1;
+    c->wide_tried = 1;
+    c->rss_before_wide = peak_rss_mb();
+    size_t N = WIDE_N, K = WIDE_K;
+    cs_dataset *d = calloc(1, sizeof *d);
+    double *z = malloc(K * sizeof *z);
+    if (!d || !z) goto nomem;
+    d->n = N;
+    d->k = K;
+    d->path = strdup("generated:50000x1000");
+    d->prob = malloc(N * K * sizeof *d->prob);
+    d->label = malloc(N * sizeof *d->label);
+    d->class_names = calloc(K, sizeof *d->class_names);
+    if (!d->path || !d->prob || !d->label || !d->class_names) goto nomem;
+    for (size_t j = 0; j < K; j++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", j);
+        if (!(d->class_names[j] = strdup(name))) goto nomem;
+    }
+    wide_rng = WIDE_SEED;
+    for (size_t r = 0; r < N; r++) {
+        double *p = d->prob + r * K;
+        for (size_t j = 0; j < K; j++) z[j] = 2.5 * wide_normal();
+        z[wide_next() % K] += 3.0 + 6.0 * wide_u01();
+        double m = z[0];
+        for (size_t j = 1; j < K; j++) if (z[j] > m) m = z[j];
+        double s = 0.0;
+        for (size_t j = 0; j < K; j++) s += (p[j] = exp(0.7 * (z[j] - m)));
+        double u = wide_u01() * s, acc = 0.0;
+        int32_t label = (int32_t)K - 1;
+        for (size_t j = 0; j < K; j++) {
+            acc += p[j];
+            if (u < acc) { label = (int32_t)j; break; }
+        }
+        d->label[r] = label;
+        s = 0.0;
+        for (size_t j = 0; j < K; j++) s += (p[j] = exp(z[j] - m));
+        for (size_t j = 0; j < K; j++) p[j] /= s;
+    }
+    free(z);
+    z = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_dataset_prepare(d, &err) != CS_OK) goto nomem;
+    if (c->wide_out && write_wide(d, c->wide_out) != 0)
+        fprintf(stderr, "bench_engine: could not write %s\n", c->wide_out);
+    c->wide = d;
+    return 0;
+nomem:
+    free(z);
+    cs_dataset_free(d);
+    return snprintf(note, n, "out of memory building the 50,000 x 1000 dataset"), -1;
+}
+
+static const int topk_ks[] = {1, 2, 3, 5, 10, 20, 50, 100, 1000};
+#define N_TOPK (sizeof topk_ks / sizeof topk_ks[0])
+
+static int case_topk_bars(bench_ctx *c, double *secs, char *note, size_t n) {
+    if (make_wide(c, note, n) != 0) return -1;
+    cs_settings s;
+    cs_settings_default(&s);
+    double ece[N_TOPK];
+    cs_error err;
+    cs_error_clear(&err);
+    double t0 = now();
+    cs_status st = cs_topk_bars(c->wide, &s, topk_ks, N_TOPK, ece, &err);
+    *secs = now() - t0;
+    if (st != CS_OK) return snprintf(note, n, "cs_topk_bars: %s", err.msg), -1;
+    size_t o = (size_t)snprintf(note, n, "cs_topk_bars, n=%zu K=%zu, uniform M=15 (grid), tvd:",
+                                c->wide->n, c->wide->k);
+    for (size_t i = 0; i < N_TOPK && o < n; i++)
+        o += (size_t)snprintf(note + o, n - o, " k%d %.12f", topk_ks[i], ece[i]);
+    return 0;
+}
+
+static int case_classwise(bench_ctx *c, double *secs, char *note, size_t n) {
+    if (make_wide(c, note, n) != 0) return -1;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_settings_set_lens(&s, "classwise", &err) != CS_OK)
+        return snprintf(note, n, "lens: %s", err.msg), -1;
+    double t0 = now();
+    cs_prepared *p = cs_prepare(c->wide, &s, &err);
+    if (!p) return snprintf(note, n, "cs_prepare: %s", err.msg), -1;
+    double t1 = now();
+    cs_result r;
+    memset(&r, 0, sizeof r);
+    cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &r, &err);
+    *secs = now() - t0;
+    cs_prepared_free(p);
+    if (st != CS_OK) return snprintf(note, n, "cs_evaluate: %s", err.msg), -1;
+    snprintf(note, n, "cs_prepare %.2f ms + cs_evaluate %.2f ms, n=%zu K=%zu M=15: classwise_ece %.12f",
+             1e3 * (t1 - t0), 1e3 * (*secs - (t1 - t0)), c->wide->n, c->wide->k, r.ece);
+    cs_result_free(&r);
+    return 0;
+}
+
+/* The first 50,000 rows of the loaded file as a dataset of their own (a view sharing the
+ * arrays; the file has no tta column, so its samples are rows 0..n-1). */
+static const cs_dataset *head_view(bench_ctx *c) {
+    if (!c->d || c->d->tta || !c->d->conf) return NULL;
+    c->head = *c->d;
+    if (c->head.n > 50000) c->head.n = 50000;
+    c->head.n_samples = c->head.n;
+    return &c->head;
+}
+
+#define SIZE_METRICS (CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) | \
+                      CS_METRIC_BIT(CS_METRIC_MCE) | CS_METRIC_BIT(CS_METRIC_AECE) | \
+                      CS_METRIC_BIT(CS_METRIC_RECE_G))
+
+static int size_curve_case(bench_ctx *c, int threads, double *secs, char *note, size_t n) {
+    const cs_dataset *h = head_view(c);
+    if (!h) return snprintf(note, n, "no dataset (load failed)"), -1;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    o.repeats = 200;
+    o.seed = 1;
+    o.metrics = SIZE_METRICS;
+    cs_run run = {.threads = threads};
+    cs_error err;
+    cs_error_clear(&err);
+    double t0 = now();
+    cs_prepared *p = cs_prepare(h, &s, &err);
+    if (!p) return snprintf(note, n, "cs_prepare: %s", err.msg), -1;
+    cs_curve *cv = cs_size_curve(p, &o, &run, &err);
+    *secs = now() - t0;
+    cs_prepared_free(p);
+    if (!cv) return snprintf(note, n, "cs_size_curve: %s", err.msg), -1;
+    const double *f = cv->points[0].full;
+    snprintf(note, n, "cs_size_curve, %zu fractions x %d subsets without replacement, n=%zu, %d "
+             "thread(s); on all rows: ece %.12f ace %.12f mce %.12f aece %.12f rece_g %.12f",
+             cv->n_points, cv->repeats, cv->n_samples, threads, f[CS_METRIC_ECE], f[CS_METRIC_ACE],
+             f[CS_METRIC_MCE], f[CS_METRIC_AECE], f[CS_METRIC_RECE_G]);
+    cs_curve_free(cv);
+    return 0;
+}
+
+static int bins_curve_case(bench_ctx *c, int threads, double *secs, char *note, size_t n) {
+    const cs_dataset *h = head_view(c);
+    if (!h) return snprintf(note, n, "no dataset (load failed)"), -1;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve_options o;
+    cs_curve_options_bins_default(&o, 0);
+    o.repeats = 200;
+    o.seed = 1;
+    cs_run run = {.threads = threads};
+    cs_error err;
+    cs_error_clear(&err);
+    double t0 = now();
+    cs_curve *cv = cs_bins_curve(h, &s, &o, &run, &err);
+    *secs = now() - t0;
+    if (!cv) return snprintf(note, n, "cs_bins_curve: %s", err.msg), -1;
+    size_t w = (size_t)snprintf(note, n, "cs_bins_curve, %zu M values x %d bootstrap resamples, "
+                                "n=%zu, ece/ace/mce, %d thread(s); ece on all rows:",
+                                cv->n_points, cv->repeats, cv->n_samples, threads);
+    for (size_t i = 0; i < cv->n_points && w < n; i++)
+        w += (size_t)snprintf(note + w, n - w, " M%g %.12f", cv->points[i].x,
+                              cv->points[i].full[CS_METRIC_ECE]);
+    cs_curve_free(cv);
+    return 0;
+}
+
+static int case_size_curve_t1(bench_ctx *c, double *secs, char *note, size_t n) {
+    return size_curve_case(c, 1, secs, note, n);
+}
+static int case_size_curve_t2(bench_ctx *c, double *secs, char *note, size_t n) {
+    return size_curve_case(c, 2, secs, note, n);
+}
+static int case_bins_curve_t1(bench_ctx *c, double *secs, char *note, size_t n) {
+    return bins_curve_case(c, 1, secs, note, n);
+}
+static int case_bins_curve_t2(bench_ctx *c, double *secs, char *note, size_t n) {
+    return bins_curve_case(c, 2, secs, note, n);
+}
+
 static const bench_case cases[] = {
     {"load", "cs_load_file", 3, case_load},
     {"metrics", "accuracy+ECE+ACE+MCE+Brier+NLL", 0, case_metrics},
     {"rece_g_50k", "RECE-G, first 50,000 rows", 0, case_rece_g_50k},
     {"rece_g", "RECE-G, all rows", 0, case_rece_g_1m},
+    {"topk_bars", "top-k bars, k = 1,2,3,5,10,20,50,100,1000", 3, case_topk_bars},
+    {"classwise_1000", "classwise ECE over 1000 classes (prepare + evaluate)", 0, case_classwise},
+    {"size_curve_t1", "size curve, 1 thread", 3, case_size_curve_t1},
+    {"size_curve", "size curve, 2 threads", 3, case_size_curve_t2},
+    {"bins_curve_t1", "bins curve, 1 thread", 3, case_bins_curve_t1},
+    {"bins_curve", "bins curve, 2 threads", 3, case_bins_curve_t2},
 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -154,18 +393,19 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     int repeats = 5;
-    const char *only = NULL;
+    const char *only = NULL, *wide_out = NULL;
     int a = 1;
     for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
         if (!strcmp(argv[a], "-r") && a + 1 < argc) repeats = atoi(argv[++a]);
         else if (!strcmp(argv[a], "-c") && a + 1 < argc) only = argv[++a];
+        else if (!strcmp(argv[a], "-w") && a + 1 < argc) wide_out = argv[++a];
         else break;
     }
     if (a != argc - 1 || repeats < 1) {
-        fprintf(stderr, "usage: bench_engine [-r REPEATS] [-c CASE] FILE.csv\n");
+        fprintf(stderr, "usage: bench_engine [-r REPEATS] [-c CASE] [-w WIDE.raw] FILE.csv\n");
         return 2;
     }
-    bench_ctx c = {.path = argv[a]};
+    bench_ctx c = {.path = argv[a], .wide_out = wide_out};
     struct stat st;
     if (stat(c.path, &st) != 0) {
         fprintf(stderr, "bench_engine: cannot stat %s\n", c.path);
@@ -203,9 +443,14 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
     }
-    printf("peak_rss_mb\t%.1f\t%.1f\tpeak resident memory of the driver\n", peak_rss_mb(),
-           peak_rss_mb());
+    if (c.rss_before_wide > 0)
+        printf("peak_rss_mb\t%.1f\t%.1f\tpeak resident memory of the driver before the 50,000 x 1000 "
+               "cases (%.0f MB after them)\n", c.rss_before_wide, c.rss_before_wide, peak_rss_mb());
+    else
+        printf("peak_rss_mb\t%.1f\t%.1f\tpeak resident memory of the driver\n", peak_rss_mb(),
+               peak_rss_mb());
     cs_dataset_free(c.d);
+    cs_dataset_free(c.wide);
     free(c.idx);
     return 0;
 }

@@ -220,6 +220,16 @@ if wait_for 'EXITED 0' 1; then
     ok "q during a long bootstrap exits within a second ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
 else not_ok "q during a long bootstrap exits within a second" "$SCREEN"; fi
 
+# ---- bootstrap intervals equal the report's for the same --ci and --seed ----------------------
+start -- --ci 50 --seed 3 "$SAMPLE"
+check_screen "intervals are shown" 'ECE +0\.[0-9]{4} \[0\.[0-9]{4},0\.[0-9]{4}\]' 20
+got=$(printf '%s' "$SCREEN" | sed -n 's/.* ECE \{1,\}0\.[0-9]\{4\} \(\[[0-9.]*,[0-9.]*\]\).*/\1/p' | head -1)
+run "$CALSCOPE" report --format json --ci 50 --seed 3 "$SAMPLE"
+want=$(json_get "'[%.4f,%.4f]' % tuple(d['files'][0]['metrics']['ece_ci'])" 2>/dev/null)
+if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "ECE interval equals report --ci 50 --seed 3"
+else not_ok "ECE interval equals report --ci 50 --seed 3" "dashboard '$got', report '$want'"; fi
+keys q
+
 # ---- a result being recomputed is dimmed and marked stale --------------------------------------
 start -- --ci 1000000 "$SAMPLE"
 keys i                                   # intervals off: the plain metrics arrive at once

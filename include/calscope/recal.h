@@ -1,0 +1,112 @@
+/* calscope engine: post-hoc recalibration preview (SPEC §4, seed 004; seed 002 §5).
+ *
+ * Four methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
+ * cs_dataset (probabilities replaced; labels, ids, tta and case columns copied; path
+ * "FILE+ts" ...) that is compared beside the loaded files like one more "method":
+ *
+ *   ts     temperature scaling: one scalar T minimising the NLL of softmax(s / T). s are the
+ *          logits when the file has logit_ columns, else the log-probabilities ln max(p, 1e-300)
+ *          (softmax(ln p / T) ∝ p^(1/T), so T = 1 gives back the file). Fitted by Newton on
+ *          beta = 1/T, where the NLL is convex (its second derivative is the mean variance of
+ *          s under the softmax), so Newton with a trust region cannot wander off.
+ *   platt  binary files only: p1 = sigmoid(a·s + b), s = logit_1 − logit_0 (or ln p1 − ln p0),
+ *          a, b by unregularised maximum likelihood (Newton / IRLS with step halving).
+ *   hist   histogram binning: M uniform bins on the top-1 confidence ((i/M, (i+1)/M], 0 in bin
+ *          0, as the metrics); a sample's confidence becomes the accuracy of its bin on the
+ *          fitting rows (a bin with no fitting row leaves the confidence as it was).
+ *   iso    isotonic regression (pool-adjacent-violators) of correctness on the top-1
+ *          confidence, equal confidences pooled first, predictions interpolated linearly
+ *          between the fitted points and clipped at the ends (scikit-learn's
+ *          IsotonicRegression(out_of_bounds="clip"), as CalibratedClassifierCV uses it).
+ *
+ * Multiclass rescaling for hist and iso (they only model the top-1 confidence c -> c'): the
+ * other classes are multiplied by (1 − c') / (1 − c), which keeps their proportions and the
+ * row sum; when c = 1 the remainder 1 − c' is shared equally. So that the predicted class
+ * (and hence the accuracy) does not change, c' is floored at p2 / (1 − c + p2), the value at
+ * which the rescaled runner-up p2 would tie with it.
+ *
+ * Honest fitting: by default K-fold cross-fitting (K = 5): samples are dealt to folds in the
+ * order of a seeded hash of their id (or of their row number when the file has no id column),
+ * so folds are balanced, deterministic for a seed and independent of the row order; every
+ * sample is recalibrated by the model fitted on the other K − 1 folds, so no sample is ever
+ * scored by a model that saw it. Alternatively a fit mask (one model fitted on the masked rows
+ * and applied to every row): the caller must then evaluate only the rows outside the mask —
+ * cs_recal_split_mask and cs_dataset_subset do that for `--recal-split F`. Only samples (rows
+ * with tta 0) are fitted on; every row is transformed (TTA observations by their id's fold).
+ *
+ * Threads: every function reads its inputs only; any thread may call them. */
+#ifndef CALSCOPE_RECAL_H
+#define CALSCOPE_RECAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/dataset.h"
+#include "calscope/error.h"
+
+typedef enum cs_recal_method {
+    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_COUNT
+} cs_recal_method;
+
+/* "ts", "platt", "hist", "iso"; NULL for an unknown id. */
+const char *cs_recal_name(int method);
+/* Id of a name (also "temperature", "histogram", "isotonic"), or -1. */
+int cs_recal_from_name(const char *name);
+
+#define CS_RECAL_MAX_FOLDS 32
+
+typedef struct cs_recal_options {
+    int folds;               /* K cross-fitting folds, 2..CS_RECAL_MAX_FOLDS (default 5) */
+    uint64_t seed;           /* fold assignment */
+    int bins;                /* hist: M (default 15) */
+    const uint8_t *fit_mask; /* NULL, or per dataset row 1 = fit on it (then no cross-fitting) */
+    int threads;             /* ts passes; <= 0 all cores */
+} cs_recal_options;
+
+/* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores. */
+void cs_recal_options_default(cs_recal_options *o);
+
+typedef struct cs_recal_info {
+    int method;
+    int from_logits;         /* ts/platt: s are logits (1) or log-probabilities (0) */
+    int folds;               /* models fitted for cross-fitting (0 with a fit mask) */
+    size_t fit_rows;         /* samples fitted on (all samples when cross-fitting) */
+    /* ts: param[m][0] = T of model m; platt: a, b. Model `folds` (index folds, or 0 with a
+     * mask) is fitted on every fitting row — shown to the user, never applied when folds > 0. */
+    double param[CS_RECAL_MAX_FOLDS + 1][2];
+    int clamped;             /* ts: T hit its bound (1e-4 or 1e4 / score scale) in some model */
+} cs_recal_info;
+
+/* Fits `method` on d and applies it. Returns a new prepared dataset owned by the caller
+ * (cs_dataset_free), with path "<d->path>+<name>" and logit NULL, or NULL with err:
+ * CS_EUSAGE (platt on a file with K > 2, bad options), CS_EEMPTY (no fitting row, or a
+ * cross-fitting fold leaves nothing to fit on), CS_ENOMEM. info may be NULL. */
+cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
+                           cs_recal_info *info, cs_error *err);
+
+/* Fit mask of a held-out split: row r is a fitting row iff a seeded hash of its id (or its row
+ * number without an id column) falls below `fraction` of the hash range, so a file and its
+ * recalibrations split the same way. Returns a malloc'd array of d->n bytes (caller frees) or
+ * NULL when out of memory. */
+uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed);
+
+/* A copy of d keeping the rows with keep[r] == 0 (`keep_value` selects which: rows whose
+ * mask byte equals keep_value are kept), prepared, with path "<d->path><suffix>". Id, case and
+ * class name tables are copied whole. Returns NULL with err (CS_ENOMEM, CS_EEMPTY when no row
+ * is kept). */
+cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
+                              const char *suffix, cs_error *err);
+
+/* Isotonic (non-decreasing) least-squares fit by pool-adjacent-violators of y[0..n) with
+ * weights w (NULL = 1) in the given order; writes the fitted values to out[0..n) (out may be
+ * y). O(n); scratch is allocated inside. Returns CS_OK or CS_ENOMEM. */
+cs_status cs_isotonic_pav(const double *y, const double *w, size_t n, double *out, cs_error *err);
+
+/* Where methods move probability mass (seed 002 Fig. 2 and 4), on the samples the selection
+ * expression keeps ("" = all): top[j] = mean (j+1)-th largest probability for j < n_top
+ * (n_top <= K; pass min(K, 10)), cls[c] = mean probability of class c (K entries, may be NULL).
+ * Returns CS_OK, CS_EUSAGE (bad selection), CS_EEMPTY or CS_ENOMEM; *n_out = samples used. */
+cs_status cs_mass_profile(const cs_dataset *d, const char *select, size_t n_top, double *top,
+                          double *cls, size_t *n_out, cs_error *err);
+
+#endif
