@@ -119,8 +119,8 @@ for f in samples/broken/*; do
     b=$(basename "$f")
     expect_rc "broken: $b exits 3" 3 "$CALSCOPE" report "$f"
     first=$(printf '%s\n' "$ERR" | head -1)
-    # row errors read FILE:LINE:COL, file-level ones (empty, header only, bad gzip) FILE[:LINE]
-    expect_match "broken: $b first stderr line names the file" "^calscope: .*$(printf '%s' "$b" | sed 's/[.[\*^$]/\\&/g')(:[0-9]+)*: [A-Za-z]" "$first"
+    # every rejection, row- or file-level (empty, header only, bad gzip), reads FILE:LINE:COL: reason
+    expect_match "broken: $b first stderr line is FILE:LINE:COL: reason" "^calscope: samples/broken/$(printf '%s' "$b" | sed 's/[.[\*^$]/\\&/g'):[1-9][0-9]*:[1-9][0-9]*: [A-Za-z]" "$first"
 done
 
 # several files, one rejected: the good one is still reported, exit 3

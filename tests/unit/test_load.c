@@ -117,9 +117,9 @@ static void test_file_reasons(void **state)
                    "t.csv:1:4: duplicate column 'P_A' (class already given by column 2)");
     expect_refused("label,p_a,p_b,y\n0,0.3,0.7,0\n", 1, 4,
                    "t.csv:1:4: duplicate column 'y' (same meaning as column 1)");
-    expect_refused("p_a,p_b\n0.3,0.7\n", 1, 0, "t.csv:1: no label column (name one label, y, target or true)");
-    expect_refused("label,foo\n0,0.3\n", 1, 0,
-                   "t.csv:1: no probability columns (want p_<class>, prob_<class> or logit_<class>"
+    expect_refused("p_a,p_b\n0.3,0.7\n", 1, 1, "t.csv:1:1: no label column (name one label, y, target or true)");
+    expect_refused("label,foo\n0,0.3\n", 1, 1,
+                   "t.csv:1:1: no probability columns (want p_<class>, prob_<class> or logit_<class>"
                    " columns, or one p, prob or score column)");
     expect_refused("label,p_a,logit_b\n0,0.3,0.7\n", 1, 3,
                    "t.csv:1:3: column 'logit_b' mixes logit and probability columns (give one kind)");
@@ -128,10 +128,10 @@ static void test_file_reasons(void **state)
     expect_refused("label,p_a\n0,0.3\n", 1, 2,
                    "t.csv:1:2: only one class column 'p_a' (need two or more, or name it p, prob or"
                    " score for a binary file)");
-    expect_refused("", 0, 0, "t.csv: empty file");
-    expect_refused("\n\n", 0, 0, "t.csv: empty file (only blank lines)");
-    expect_refused("label,p_a,p_b\n", 1, 0, "t.csv:1: header only, no data rows");
-    expect_refused("\nlabel,p_a,p_b\n\n", 2, 0, "t.csv:2: header only, no data rows");
+    expect_refused("", 1, 1, "t.csv:1:1: empty file");
+    expect_refused("\n\n", 1, 1, "t.csv:1:1: empty file (only blank lines)");
+    expect_refused("label,p_a,p_b\n", 1, 1, "t.csv:1:1: header only, no data rows");
+    expect_refused("\nlabel,p_a,p_b\n\n", 2, 1, "t.csv:2:1: header only, no data rows");
     expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,\"0.4,0.6\n", 3, 2,
                    "t.csv:3:2: unterminated quote: the file ends inside a quoted field");
     expect_refused("label,p_a,p_b\n0,0.3,0.7\n1,0\"4,0.6\n", 3, 2,
@@ -343,10 +343,10 @@ static void test_gzip(void **state)
     /* truncated and corrupted */
     assert_null(cs_load_buffer("t.csv.gz", gz, n - 5, &o, NULL, &err));
     assert_int_equal(err.code, CS_EINPUT);
-    assert_string_equal(err.msg, "t.csv.gz: corrupt gzip data: truncated (unexpected end of file)");
+    assert_string_equal(err.msg, "t.csv.gz:4:1: corrupt gzip data: truncated (unexpected end of file)");
     gz[n - 6] ^= 0x55;     /* CRC */
     assert_null(cs_load_buffer("t.csv.gz", gz, n, &o, NULL, &err));
-    assert_string_equal(err.msg, "t.csv.gz: corrupt gzip data: incorrect data check");
+    assert_string_equal(err.msg, "t.csv.gz:4:1: corrupt gzip data: incorrect data check");
 }
 
 static void test_unreadable(void **state)
@@ -481,7 +481,7 @@ static void test_headerless(void **state)
     cs_dataset_free(d);
     o.label_col = 4;
     assert_null(load_opt(t, strlen(t), &o, NULL, &err));
-    assert_string_equal(err.msg, "t.csv:1: label column 4 does not exist (the first row has 2 fields)");
+    assert_string_equal(err.msg, "t.csv:1:1: label column 4 does not exist (the first row has 2 fields)");
 }
 
 /* ---- progress and cancel ------------------------------------------------------------------ */

@@ -114,13 +114,13 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
     csl_worker *w = &ps->w;
     if (st != CS_OK) goto out;
     if (!ps->have_schema) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: empty file%s", name,
+        cs_error_set(err, CS_EINPUT, 1, 1, "%s:1:1: empty file%s", name,
                      ps->blank_lines ? " (only blank lines)" : "");
         goto out;
     }
     if (w->rows_read == 0) {
-        cs_error_set(err, CS_EINPUT, ps->schema.header_line, 0,
-                     "%s:%ld: header only, no data rows", name, ps->schema.header_line);
+        cs_error_set(err, CS_EINPUT, ps->schema.header_line, 1,
+                     "%s:%ld:1: header only, no data rows", name, ps->schema.header_line);
         goto out;
     }
     if (w->bad && !opt->skip_bad_rows) {

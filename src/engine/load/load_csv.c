@@ -124,7 +124,9 @@ static void on_row(int c, void *ctx)
     st->last_cr = c == '\r';
 }
 
-static cs_status quote_error(csv_state *st, const char *what)
+/* A parse, read or decompression failure, placed where the data broke off (every rejection
+ * carries FILE:LINE:COL). */
+static cs_status error_here(csv_state *st, const char *what)
 {
     char pos[512];
     long col = (long)st->nf + 1;
@@ -165,7 +167,7 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
         if (r < 0) {
             status = cs_load_src_nomem(src)
                          ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
-                         : cs_error_set(err, CS_EINPUT, 0, 0, "%s: %s", name, cs_load_src_error(src));
+                         : error_here(&st, cs_load_src_error(src));
             goto done;
         }
         if (r == 0) { eof = 1; break; }
@@ -204,7 +206,7 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
             if (st.fatal) break;
             if (used != n) {
                 if (csv_error(&p) == CSV_EPARSE)
-                    status = quote_error(&st, "malformed quoting: a quote inside an unquoted field"
+                    status = error_here(&st, "malformed quoting: a quote inside an unquoted field"
                                               " or text after a closing quote");
                 else
                     status = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
@@ -224,14 +226,14 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
         if (r < 0) {
             status = cs_load_src_nomem(src)
                          ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
-                         : cs_error_set(err, CS_EINPUT, 0, 0, "%s: %s", name, cs_load_src_error(src));
+                         : error_here(&st, cs_load_src_error(src));
             goto done;
         }
         if (r == 0) break;
         cur = bp;
     }
     if (csv_fini(&p, on_field, on_row, &st) != 0) {
-        status = quote_error(&st, "unterminated quote: the file ends inside a quoted field");
+        status = error_here(&st, "unterminated quote: the file ends inside a quoted field");
         goto done;
     }
     if (st.fatal) { status = err->code; goto done; }

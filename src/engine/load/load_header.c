@@ -122,10 +122,10 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
         snprintf(a, sizeof a, "%ld", lc);
         snprintf(b, sizeof b, "%zu", nf);
         if (nf < 2)
-            return header_error(err, name, line, 0,
+            return header_error(err, name, line, 1,
                                 "headerless file needs a label and a probability column"
                                 " (the first row has %s field)", b);
-        return header_error(err, name, line, 0,
+        return header_error(err, name, line, 1,
                             "label column %s does not exist (the first row has %s fields)", a, b);
     }
     s->ncols = nf;
@@ -255,10 +255,10 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
         if (role == CSL_CASE) s->has_case = 1;
     }
     if (!label_col)
-        return header_error(err, name, line, 0,
+        return header_error(err, name, line, 1,
                             "no label column (name one label, y, target or true)");
     if (!s->k && !binary_col)
-        return header_error(err, name, line, 0,
+        return header_error(err, name, line, 1,
                             "no probability columns (want p_<class>, prob_<class> or logit_<class>"
                             " columns, or one p, prob or score column)");
     if (binary_col) {
