@@ -23,9 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     cs_error e1, e2;
     cs_load_summary s1, s2;
-    cs_load_tuning tc = {CSL_PATH_CSV, (size % 7) + 1, 0, 0};
+    cs_load_tuning tc = {CSL_PATH_CSV, (size % 7) + 1, 0, 0, 0};
     cs_dataset *a = cs_load_buffer_tuned("f", data, size, &opt, &s1, &e1, &tc);
-    cs_load_tuning tf = {CSL_PATH_FAST, 0, 2, 0};
+    cs_load_tuning tf = {CSL_PATH_FAST, 0, 2, 0, 0};
     cs_dataset *b = cs_load_buffer_tuned("f", data, size, &opt, &s2, &e2, &tf);
     int fast_taken = b || e2.code != CS_EUSAGE;
     if (fast_taken) {

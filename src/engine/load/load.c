@@ -241,7 +241,7 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
     if (!gz && t->path != CSL_PATH_CSV) {
         csl_parsed ps;
         cs_status st;
-        if (cs_load_fast(name, data, len, opt, t->threads, &ps, &st, err) == CSL_DONE) {
+        if (cs_load_fast(name, data, len, opt, t->threads, t->file_backed, &ps, &st, err) == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
             return finish(name, &ps, opt, sum, 0, st, err);
         }
@@ -269,7 +269,7 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
     cs_error_clear(err);
     if (!name) name = "(buffer)";
     if (check_options(name, opt, err)) return NULL;
-    cs_load_tuning local = {0, 0, 0, 0};
+    cs_load_tuning local = {0, 0, 0, 0, 0};
     if (!tuning) tuning = &local;
     if (!data) len = 0;
     return load_mem(name, len ? data : "", len, opt, summary, err, tuning);
@@ -278,7 +278,7 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
 cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
                            const cs_load_options *opt, cs_load_summary *summary, cs_error *err)
 {
-    cs_load_tuning t = {env_path(), 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, 0, 0, 0};
     return cs_load_buffer_tuned(name, data, len, opt, summary, err, &t);
 }
 
@@ -290,7 +290,7 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     if (summary) memset(summary, 0, sizeof *summary);
     cs_error_clear(err);
     if (check_options(path, opt, err)) return NULL;
-    cs_load_tuning t = {env_path(), 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, 0, 0, 0};
 
     if (strcmp(path, "-") == 0) {
         csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
@@ -319,6 +319,7 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
         void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
             madvise(map, len, MADV_SEQUENTIAL);
+            t.file_backed = 1;
             d = load_mem(path, map, len, opt, summary, err, &t);
             munmap(map, len);
             close(fd);

@@ -14,7 +14,9 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,6 +34,8 @@ typedef struct fast_ctx {
     atomic_int stop;
     csl_progress pr;
     size_t total;
+    int file_backed;          /* pages of the input may be dropped once read */
+    size_t page;
 } fast_ctx;
 
 typedef struct chunk {
@@ -189,15 +193,29 @@ static const char *line_end(const char *p, const char *end, const char **next)
     return le;
 }
 
+/* Drops the whole pages of [*from, to) from the process when the input is a file mapping, so
+ * that peak memory is the arrays being filled, not the arrays plus the whole file: the pages
+ * stay in the page cache and fault back in cheaply when the parse pass reads them again. */
+static void release_read(const fast_ctx *c, const char **from, const char *to)
+{
+    if (!c->file_backed) return;
+    uintptr_t a = ((uintptr_t)*from + c->page - 1) & ~(uintptr_t)(c->page - 1);
+    uintptr_t b = (uintptr_t)to & ~(uintptr_t)(c->page - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    if (b > (uintptr_t)*from) *from = (const char *)b;
+}
+
 static void *count_chunk(void *arg)
 {
     chunk *ch = arg;
     size_t n = 0;
+    const char *released = ch->beg;
     for (const char *p = ch->beg; p < ch->end;) {
         const char *nl = memchr(p, '\n', (size_t)(ch->end - p));
         if (!nl) break;
         n++;
         p = nl + 1;
+        if ((size_t)(p - released) >= TICK_BYTES) release_read(ch->c, &released, p);
     }
     ch->newlines = n;
     ch->cap = n + (ch->end > ch->beg && ch->end[-1] != '\n');
@@ -213,6 +231,7 @@ static void *parse_chunk(void *arg)
     if (!f) { ch->nomem = 1; atomic_store(&c->stop, 1); return NULL; }
     long line = ch->line0;
     size_t since = 0;
+    const char *released = ch->beg;
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next;
         const char *le = line_end(p, ch->end, &next);
@@ -225,6 +244,7 @@ static void *parse_chunk(void *arg)
             if (since < TICK_BYTES) continue;
             size_t d = atomic_fetch_add(&c->done, since) + since;
             since = 0;
+            release_read(c, &released, p);
             if (atomic_load(&c->stop)) break;
             if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
                 ch->cancelled = 1;
@@ -249,6 +269,7 @@ static void *parse_chunk(void *arg)
         if (since >= TICK_BYTES) {
             size_t d = atomic_fetch_add(&c->done, since) + since;
             since = 0;
+            release_read(c, &released, p);
             if (atomic_load(&c->stop)) break;
             if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
                 ch->cancelled = 1;
@@ -300,7 +321,7 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 int threads, csl_parsed *out, cs_status *st, cs_error *err)
+                 int threads, int file_backed, csl_parsed *out, cs_status *st, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     *st = CS_OK;
@@ -311,6 +332,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     c.pr.opt = opt;
     c.pr.total = len;
     c.total = len;
+    c.file_backed = file_backed;
+    c.page = (size_t)sysconf(_SC_PAGESIZE);
     atomic_init(&c.done, 0);
     atomic_init(&c.stop, 0);
     if (cs_load_tick(&c.pr, 0)) {

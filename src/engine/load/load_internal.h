@@ -25,6 +25,8 @@ typedef struct cs_load_tuning {
     size_t block;    /* libcsv feed size in bytes (0 = 1 MiB) */
     int threads;     /* fast path threads (0 = online CPUs, at most 8) */
     int used_path;   /* out: the path that produced the result */
+    int file_backed; /* the data is a read-only private mapping of a file: the fast path may
+                        drop pages it has read (they fault back in from the page cache) */
 } cs_load_tuning;
 
 /* cs_load_buffer with explicit tuning. With path FAST and a file the fast path cannot take,
@@ -193,7 +195,7 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
 
 /* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL. */
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 int threads, csl_parsed *out, cs_status *st, cs_error *err);
+                 int threads, int file_backed, csl_parsed *out, cs_status *st, cs_error *err);
 
 void cs_load_parsed_free(csl_parsed *p);
 
