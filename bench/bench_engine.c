@@ -401,8 +401,9 @@ static int case_recal_ts(bench_ctx *c, double *secs, char *note, size_t n) {
     cs_dataset *r = cs_recal_apply(&view, CS_RECAL_TS, &o, &info, &err);
     *secs = now() - t0;
     if (!r) return snprintf(note, n, "cs_recal_apply: %s", err.msg), -1;
-    snprintf(note, n, "cs_recal_apply ts, n=%zu K=%zu, 5 folds + all rows, 2 threads: temperature %.9f "
-             "fold1 %.6f fold5 %.6f", view.n, view.k, info.param[5][0], info.param[0][0], info.param[4][0]);
+    snprintf(note, n, "cs_recal_apply ts, n=%zu K=%zu, 5 folds + all rows, 2 threads, %d full passes "
+             "+ apply: temperature %.9f fold1 %.6f fold5 %.6f", view.n, view.k, info.passes,
+             info.param[5][0], info.param[0][0], info.param[4][0]);
     cs_dataset_free(r);
     return 0;
 }

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 import reference_heavy as heavy
+import reference_recal as recal
 
 try:
     from scipy.special import erfc as _erfc_vec
@@ -110,6 +111,8 @@ ROWS = [
     ("size_curve", "size curve 6x200, 50k, 2 threads", "both", (2.0, 50.0), "< 2 s, >= 50x numpy"),
     ("bins_curve_t1", "bins curve 10x200, 50k, 1 thread", None, None, "-"),
     ("bins_curve", "bins curve 10x200, 50k, 2 threads", "abs", 1.0, "< 1 s"),
+    ("recal_iso_1m", "isotonic recal, 5-fold, 1M", "abs", 0.5, "< 0.5 s"),
+    ("recal_ts", "temp. scaling, 5-fold, 50,000 x 1000", "abs", 1.0, "< 1 s"),
     ("peak_rss_mb", "peak memory (MB)", None, None, "-"),
 ]
 
@@ -190,6 +193,9 @@ def main(argv):
     py["cli"] = py["load"] + py["metrics"] + py["rece_g"]
     notes["cli"] = "python: read_csv + metric set + RECE-G (sum of the rows above)"
     heavy_vals = heavy.run_all(a.wide, conf[:50000], correct[:50000], _erfc_vec, ERFC, py, notes)
+    Pw, yw = heavy.read_wide(a.wide) if a.wide and os.path.exists(a.wide) else (None, None)
+    recal_vals = recal.run(Pw, yw, P, y, py, notes)   # bench/reference_recal.py
+    del Pw, yw
     py["peak_rss_mb"] = rss
     notes["peak_rss_mb"] = "python process after read_csv"
 
@@ -257,6 +263,11 @@ def main(argv):
     else:
         print("\npython values: " + ", ".join(f"{k} {v:.9f}" for k, v in pv.items()))
     print(heavy.agreement({k: v[2] for k, v in c.items()}, heavy_vals))
+    ct = parse_values(c.get("recal_ts", (None, None, ""))[2]).get("temperature")
+    if ct is not None and "temperature" in recal_vals:
+        d = abs(ct - recal_vals["temperature"])
+        print(f"  recal_ts: all-rows temperature {'OK' if d < 1e-6 else 'DIFFERENT'} "
+              f"(calscope {ct:.9f}, numpy {recal_vals['temperature']:.9f})")
     return 0
 
 

@@ -64,4 +64,6 @@ fi
 echo "bench: python reference (/usr/bin/python3: pandas, numpy)"
 /usr/bin/python3 bench/reference_bench.py --c-results "$ENGINE_TSV" --repeats "$REPEATS" --wide "$WIDE" "$DATA" || true
 rm -f "$WIDE"
+# dashboard key-to-draw latency and peak RSS under load (rows "tui ...")
+BENCH_DATA="$DATA" bash bench/tui_latency.sh "$BUILD" || true
 exit 0

@@ -43,13 +43,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calscope/cases.h"
+#include "calscope/compat.h"
 #include "calscope/curves.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
+#include "calscope/likert.h"
 #include "calscope/load.h"
+#include "calscope/methods.h"
 #include "calscope/metrics.h"
+#include "calscope/recal.h"
 
-#define CS_BACKEND_MAX_SLOTS 64
+#define CS_BACKEND_MAX_SLOTS 80
+#define CS_BACKEND_MAX_METHODS 16
 #define CS_BACKEND_MAX_TOPK 32
 
 typedef enum cs_job_kind {
@@ -60,7 +66,20 @@ typedef enum cs_job_kind {
     CS_JOB_BINS_CURVE,  /* cs_bins_curve(data, settings, curve) -> response.curve */
     CS_JOB_TOPK,        /* top-k ECE bars for topk_k[] -> response.topk_value[] */
     CS_JOB_COMPARE,     /* cs_compare_run(data, data_b, ...) -> response.compare */
-    CS_JOB_SLEEP        /* for tests and demos: spin sleep_ms polling cancel, deliver nothing else */
+    CS_JOB_SLEEP,       /* for tests and demos: spin sleep_ms polling cancel, deliver nothing else */
+    CS_JOB_CASES,       /* cs_case_metrics_compute(data, settings) -> response.cases (cancellable
+                           between cases) */
+    CS_JOB_LIKERT       /* cs_likert_compute(data, settings, likert_cuts) -> response.likert; the
+                           engine takes no cancel flag, so a superseded one finishes and is
+                           dropped (like TOPK) */,
+    CS_JOB_RECAL,       /* cs_recal_apply(data, recal, recal_opts) -> response.dataset (owned,
+                           prepared, "FILE+ts") + response.recal_info; not cancellable inside
+                           the fit (milliseconds): a superseded one finishes and is dropped */
+    CS_JOB_METHODS,     /* cs_methods_run(methods[0..n_methods), settings, methods_opts)
+                           -> response.methods */
+    CS_JOB_COMPAT       /* cs_compat_run(data, settings, CS_COMPAT_ALL_MASK) -> response.compat,
+                           plus response.compat_bin_moved: per library and calscope bin (top1
+                           uniform only) the moved samples that calscope puts in that bin */
 } cs_job_kind;
 
 /* A full snapshot of what to compute. Zero-initialise, then fill what the kind needs. */
@@ -83,6 +102,13 @@ typedef struct cs_request {
     int threads;                 /* helper threads for this request's computation; 0 = the pool
                                     size (results are identical for any value) */
     unsigned sleep_ms;           /* SLEEP */
+    double likert_cuts[CS_LIKERT_MAX + 1]; /* LIKERT: the cut points (copied) */
+    size_t n_likert_cuts;        /* LIKERT: 0 = cs_likert_default_cuts */
+    int recal;                   /* RECAL: cs_recal_method */
+    cs_recal_options recal_opts; /* RECAL (fit_mask must be NULL: it is not copied) */
+    const cs_dataset *methods[CS_BACKEND_MAX_METHODS]; /* METHODS: borrowed, like data */
+    size_t n_methods;
+    cs_methods_options methods_opts; /* METHODS */
 } cs_request;
 
 /* A finished request. Owned by the caller of cs_backend_poll; free with cs_response_free. */
@@ -105,6 +131,12 @@ typedef struct cs_response {
     size_t n_topk;               /* TOPK */
     int topk_k[CS_BACKEND_MAX_TOPK];
     double topk_value[CS_BACKEND_MAX_TOPK]; /* ECE of the top-k lens (settings otherwise kept) */
+    cs_case_metrics cases;       /* CASES: owned arrays (freed by cs_response_free) */
+    cs_likert likert;            /* LIKERT: plain data */
+    cs_recal_info recal_info;    /* RECAL: plain data (response.dataset holds the result) */
+    cs_methods methods;          /* METHODS: owned (freed by cs_response_free) */
+    cs_compat_report compat;     /* COMPAT: owned */
+    uint32_t *compat_bin_moved;  /* COMPAT: owned, CS_COMPAT_COUNT x compat.bins, or NULL */
 } cs_response;
 
 typedef struct cs_backend cs_backend;

@@ -83,7 +83,10 @@ enum {
     CS_WANT_NLL      = 1u << 5,
     CS_WANT_AECE     = 1u << 6,  /* top-1 equal-mass ECE with the same M, whatever the binning */
     CS_WANT_SCE      = 1u << 7,  /* class-wise (uniform, M bins) ECE, whatever the lens */
-    CS_WANT_ALL      = 0xffu
+    CS_WANT_ALL      = 0xffu,
+    /* Not in CS_WANT_ALL: the RECE-G smoothed reliability curve, rece_acc / rece_conf below
+     * (scalar lenses except classwise; left NULL otherwise). */
+    CS_WANT_RECE_CURVE = 1u << 8
 };
 
 /* One bin of the estimator. For scalar lenses lo/hi are the bin's interval on the first
@@ -105,6 +108,11 @@ typedef struct cs_result {
     double aece, sce;
     cs_bin *bins;            /* owned; for classwise: the bins pooled over classes */
     size_t n_bins;
+    /* With CS_WANT_RECE_CURVE: per uniform bin i of the M, the kernel-weighted accuracy
+     * A~_i/W_i and confidence C~_i/W_i of RECE-G (W_i = sum of the samples' weights on bin i;
+     * NAN where W_i is 0). Owned, n_rece (= M) each, or NULL. */
+    double *rece_acc, *rece_conf;
+    size_t n_rece;
 } cs_result;
 
 /* Releases result->bins (the struct itself belongs to the caller). */

@@ -58,7 +58,7 @@ int cs_recal_from_name(const char *name);
 typedef struct cs_recal_options {
     int folds;               /* K cross-fitting folds, 2..CS_RECAL_MAX_FOLDS (default 5) */
     uint64_t seed;           /* fold assignment */
-    int bins;                /* hist: M (default 15) */
+    int bins;                /* hist: M, 1..100000 (default 15) */
     const uint8_t *fit_mask; /* NULL, or per dataset row 1 = fit on it (then no cross-fitting) */
     int threads;             /* ts passes; <= 0 all cores */
 } cs_recal_options;
@@ -74,7 +74,8 @@ typedef struct cs_recal_info {
     /* ts: param[m][0] = T of model m; platt: a, b. Model `folds` (index folds, or 0 with a
      * mask) is fitted on every fitting row — shown to the user, never applied when folds > 0. */
     double param[CS_RECAL_MAX_FOLDS + 1][2];
-    int clamped;             /* ts: T hit its bound (1e-4 or 1e4 / score scale) in some model */
+    int clamped;             /* ts: 1/T hit its bound [1e-4, 1e4] in some model */
+    int passes;              /* ts: passes over all the fitting rows (after a 1/16 warm start) */
 } cs_recal_info;
 
 /* Fits `method` on d and applies it. Returns a new prepared dataset owned by the caller
@@ -90,10 +91,10 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
  * NULL when out of memory. */
 uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed);
 
-/* A copy of d keeping the rows with keep[r] == 0 (`keep_value` selects which: rows whose
- * mask byte equals keep_value are kept), prepared, with path "<d->path><suffix>". Id, case and
- * class name tables are copied whole. Returns NULL with err (CS_ENOMEM, CS_EEMPTY when no row
- * is kept). */
+/* A copy of d with the rows r whose mask[r] == keep_value (mask NULL: every row), prepared,
+ * with path "<d->path><suffix>" and the logits kept. Id, case and class name tables are copied
+ * whole. Returns a dataset owned by the caller, or NULL with err (CS_ENOMEM, CS_EEMPTY when no
+ * row is kept). */
 cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
                               const char *suffix, cs_error *err);
 

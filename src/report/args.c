@@ -41,7 +41,10 @@ static const char usage_text[] =
 "  --no-header         the file has no header: --label-col is the label, the rest are p_0..\n"
 "  --label-col N       1-based label column for --no-header (default 1)\n"
 "  --delimiter C       , ; or tab (default: sniffed from the first line)\n"
-"\n"
+"\n";
+
+/* Split in two: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
+static const char usage_text2[] =
 "Resampling (deterministic for a --seed whatever --threads):\n"
 "  --ci R              bootstrap 95% intervals of every metric from R resamples\n"
 "  --curve size|bins   variance curve: metric against sample fraction / number of bins\n"
@@ -50,11 +53,30 @@ static const char usage_text[] =
 "                      gamma values with --binning kdtree)\n"
 "  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare)\n"
 "  --replace           size curve draws with replacement (default: without, as seed 000)\n"
-"  --compare           two files A B with the same samples (paired by id, else by row):\n"
-"                      bootstrap interval of metric(A) - metric(B) (--repeats resamples)\n"
+"  --compare           files with the same samples (paired by id, else by row): two files\n"
+"                      A B give metric(A) - metric(B) with a bootstrap interval (--repeats);\n"
+"                      any number add a methods table (value, 95% CI with --ci R (default 200),\n"
+"                      paired difference to the reference), rankings and probability mass\n"
+"  --recal LIST        post-hoc recalibrations of the reference file as more methods:\n"
+"                      ts,platt,hist,iso (temperature, Platt (binary), histogram binning,\n"
+"                      isotonic); 5-fold cross-fitted (implies --compare)\n"
+"  --recal-folds K     cross-fitting folds (default 5)   --recal-bins M   hist bins (15)\n"
+"  --recal-split F     fit on a seeded id-hash fraction F of the rows instead, and measure\n"
+"                      every method on the other rows only\n"
+"  --reference N       method N (1 = first file; files, then recalibrations) is the reference\n"
+"  --compare-k K       k of the table's top-k ECE column (default 3)\n"
 "  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full\n"
+"  --likert            Likert view (seed 002 5.3): confidence categories [0,0.33) [0.33,0.66)\n"
+"                      [0.66,1], each with its sample count and its ECE under the interval\n"
+"                      distance interval:lo,hi (on the lens's first coordinate; top1, topk,\n"
+"                      class or full lens; --bins/--binning/--select apply)\n"
+"  --likert-cuts LIST  Likert view with these cut points, e.g. 0,0.2,0.8,1 (implies --likert;\n"
+"                      2 to 17 increasing values in [0, 1]; the last category includes its top)\n"
 "  --seed N            random seed (default 0)     --threads N   worker threads (0 = all cores)\n"
-"  --compat NAME|all   library conventions: not available yet (exit status 2)\n"
+"  --compat NAME|all   the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
+"                      netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
+"                      edges, 1.0/0/empty-bin and equal-mass rules; `all` shows every library\n"
+"                      beside calscope and the samples that change bin (top1/classwise lens)\n"
 "\n"
 "  -h, --help          this text\n"
 "\n"
@@ -70,7 +92,7 @@ static const char usage_text[] =
 "Exit status: 0 ok, 1 a --check failed, 2 usage error, 3 input error (file unreadable or\n"
 "rejected). Errors read `calscope: FILE:LINE:COL: reason`.\n";
 
-static const char *const not_yet[] = { "--compat", NULL };
+static const char *const not_yet[] = { NULL };
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
@@ -117,7 +139,7 @@ void rep_opts_free(rep_opts *o)
 static const char *const valued[] = {
     "--lens", "--bins", "--binning", "--gamma", "--sigma", "--mixture", "--distance", "--select",
     "--format", "--check", "--sum-tol", "--label-col", "--delimiter", "--seed", "--threads",
-    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", NULL,
+    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--compat", "--likert-cuts", NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -176,12 +198,38 @@ static int parse_topk(rep_opts *o, const char *val)
     return 0;
 }
 
+/* --likert-cuts 0,0.2,0.8,1 */
+static int parse_likert_cuts(rep_opts *o, const char *val)
+{
+    o->n_likert_cuts = 0;
+    const char *p = val;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(v)) return usage_error("--likert-cuts: bad number in '%s'", val);
+        if (v < 0 || v > 1) return usage_error("--likert-cuts: %g is not in [0, 1]", v);
+        if (o->n_likert_cuts >= CS_LIKERT_MAX + 1) return usage_error("--likert-cuts: at most %d cut points", CS_LIKERT_MAX + 1);
+        if (o->n_likert_cuts && !(v > o->likert_cuts[o->n_likert_cuts - 1]))
+            return usage_error("--likert-cuts: cut points must increase (%g then %g)", o->likert_cuts[o->n_likert_cuts - 1], v);
+        o->likert_cuts[o->n_likert_cuts++] = v;
+        if (*end == '\0') break;
+        if (*end != ',') return usage_error("--likert-cuts: expected a comma-separated list, got '%s'", val);
+        p = end + 1;
+    }
+    if (o->n_likert_cuts < 2) return usage_error("--likert-cuts: need at least 2 cut points, got '%s'", val);
+    o->likert = 1;
+    return 0;
+}
+
 static int apply(rep_opts *o, const char *flag, const char *val)
 {
     cs_error err;
     cs_error_clear(&err);
     double d;
     long l;
+    int mr = rep_methods_flag(o, flag, val);   /* --recal, --reference, ... (methods.c) */
+    if (mr >= 0) return mr;
     if (strcmp(flag, "--lens") == 0) {
         if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return usage_error("--lens: %s", err.msg);
     } else if (strcmp(flag, "--bins") == 0) {
@@ -247,6 +295,12 @@ static int apply(rep_opts *o, const char *flag, const char *val)
         return parse_list(o, flag, val);
     } else if (strcmp(flag, "--topk-bars") == 0) {
         return parse_topk(o, val);
+    } else if (strcmp(flag, "--compat") == 0) {
+        if (strcmp(val, "all") == 0) o->compat = REP_COMPAT_ALL;
+        else if ((o->compat = cs_compat_from_name(val)) < 0)
+            return usage_error("--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", val);
+    } else if (strcmp(flag, "--likert-cuts") == 0) {
+        return parse_likert_cuts(o, val);
     }
     return 0;
 }
@@ -257,6 +311,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     cs_settings_default(&o->settings);
     cs_load_options_default(&o->load);
     o->format = REP_TEXT;
+    o->compat = -1;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files) return usage_error("out of memory");
 
@@ -265,7 +320,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         const char *a = argv[i];
         if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { o->files[o->n_files++] = a; continue; }
         if (strcmp(a, "--") == 0) { only_files = 1; continue; }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return REP_EXIT_HELP; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); return REP_EXIT_HELP; }
 
         char flag[64];
         const char *val = NULL, *eq = strchr(a, '=');
@@ -280,9 +335,11 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         }
         if (strcmp(flag, "--plot") == 0 || strcmp(flag, "--ascii") == 0 || strcmp(flag, "--renormalize") == 0
             || strcmp(flag, "--skip-bad-rows") == 0 || strcmp(flag, "--no-header") == 0
-            || strcmp(flag, "--replace") == 0 || strcmp(flag, "--compare") == 0) {
+            || strcmp(flag, "--replace") == 0 || strcmp(flag, "--compare") == 0
+            || strcmp(flag, "--likert") == 0) {
             if (val) return usage_error("%s takes no value", flag);
             if (strcmp(flag, "--replace") == 0) o->replace = 1;
+            else if (strcmp(flag, "--likert") == 0) o->likert = 1;
             else if (strcmp(flag, "--compare") == 0) o->compare = 1;
             else if (flag[2] == 'p') o->plot = 1;
             else if (flag[2] == 'a') o->ascii = 1;
@@ -307,6 +364,13 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     if (o->curve_list_flag == 2 && o->settings.binning != CS_BIN_KDTREE)
         for (size_t i = 0; i < o->n_curve_x; i++)
             if (o->curve_x[i] != floor(o->curve_x[i])) return usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
-    if (o->compare && o->n_files != 2) return usage_error("--compare needs exactly two files (A and B)");
+    if (rep_methods_check(o)) return 2;   /* --compare file counts, --recal (methods.c) */
+    if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
+        return usage_error("--compat needs --lens top1 or classwise (the libraries measure nothing else)");
+    if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)
+        return usage_error("--compat needs --binning uniform or mass (no library has kd-tree bins)");
+    if (o->likert && (o->settings.lens == CS_LENS_CLASSWISE || o->settings.lens == CS_LENS_GROUP))
+        return usage_error("--likert: the classwise and group lenses have no single first coordinate; "
+                           "use top1, topk, class or full");
     return 0;
 }

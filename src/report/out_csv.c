@@ -19,9 +19,13 @@ static void csv_field(FILE *out, const char *s)
 
 void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
 {
-    (void)o;
+    /* --likert: two columns per category, likert_<lo>_<hi>_count and likert_<lo>_<hi>_ece */
+    const double *cuts = o->n_likert_cuts ? o->likert_cuts : cs_likert_default_cuts;
+    size_t n_cat = o->likert ? (o->n_likert_cuts ? o->n_likert_cuts : 4) - 1 : 0;
     fputs("path,rows,classes,rejected,selected", out);
     for (int m = 0; m < REP_M_COUNT; m++) fprintf(out, ",%s", rep_metric_names[m]);
+    for (size_t c = 0; c < n_cat; c++)
+        fprintf(out, ",likert_%g_%g_count,likert_%g_%g_ece", cuts[c], cuts[c + 1], cuts[c], cuts[c + 1]);
     fputs("\n", out);
     for (size_t i = 0; i < n; i++) {
         const rep_file *f = &files[i];
@@ -31,6 +35,12 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
         for (int m = 0; m < REP_M_COUNT; m++) {
             double v = f->evaluated ? rep_metric_value(&f->res, m) : NAN;
             if (isfinite(v)) fprintf(out, ",%.17g", v);
+            else fputc(',', out);
+        }
+        for (size_t c = 0; c < n_cat; c++) {
+            if (!f->has_likert || c >= f->likert.n) { fputs(",,", out); continue; }
+            fprintf(out, ",%zu", f->likert.iv[c].count);
+            if (isfinite(f->likert.iv[c].ece)) fprintf(out, ",%.17g", f->likert.iv[c].ece);
             else fputc(',', out);
         }
         fputc('\n', out);

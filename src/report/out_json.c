@@ -52,6 +52,10 @@ static void settings_json(FILE *out, const rep_opts *o)
     jstr(out, rep_mixture_text(s->mixture));
     fputs(", \"sum_tol\": ", out);
     jnum(out, o->load.sum_tol);
+    if (o->compat >= 0) {
+        fputs(", \"compat\": ", out);
+        jstr(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));
+    }
     fprintf(out, ", \"renormalize\": %s, \"skip_bad_rows\": %s}",
             o->load.renormalize ? "true" : "false", o->load.skip_bad_rows ? "true" : "false");
 }
@@ -234,6 +238,21 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         }
         fputc(']', out);
     }
+    if (f->has_likert) {
+        fputs(",\n     \"likert\": [", out);
+        for (size_t i = 0; i < f->likert.n; i++) {
+            const cs_likert_interval *iv = &f->likert.iv[i];
+            fputs(i ? ", {\"lo\": " : "{\"lo\": ", out);
+            jnum(out, iv->lo);
+            fputs(", \"hi\": ", out);
+            jnum(out, iv->hi);
+            fprintf(out, ", \"count\": %zu, \"ece\": ", iv->count);
+            jnum(out, iv->ece);
+            fputc('}', out);
+        }
+        fputc(']', out);
+    }
+    if (f->has_compat) rep_out_compat_json(out, o, f);
     fputc('}', out);
 }
 
@@ -259,6 +278,7 @@ void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n,
         first = 0;
     }
     fputs(first ? "]" : "\n  ]", out);
-    if (cmp) compare_json(out, cmp);
+    if (cmp && !rep_methods_multi(cmp->methods)) compare_json(out, cmp);
+    if (cmp && cmp->methods) rep_methods_json(out, cmp->methods);   /* methods table (methods.c) */
     fputs("\n}\n", out);
 }

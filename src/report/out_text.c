@@ -155,6 +155,22 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         }
         fputc('\n', out);
     }
+    if (f->has_likert) {
+        char lens[64];
+        rep_lens_text(&o->settings, lens, sizeof lens);
+        fprintf(out, "  Likert categories (%s, %d %s bins, distance interval:lo,hi)\n", lens,
+                o->settings.bins, rep_binning_text(o->settings.binning));
+        fprintf(out, "  %-16s %8s %10s\n", "category", "count", "ece");
+        for (size_t i = 0; i < f->likert.n; i++) {
+            const cs_likert_interval *iv = &f->likert.iv[i];
+            char cat[48];
+            snprintf(cat, sizeof cat, "[%g, %g%c", iv->lo, iv->hi, iv->hi_closed ? ']' : ')');
+            if (isfinite(iv->ece)) fprintf(out, "  %-16s %8zu %10.6f\n", cat, iv->count, iv->ece);
+            else fprintf(out, "  %-16s %8zu %10s\n", cat, iv->count, "n/a");
+        }
+        fputc('\n', out);
+    }
+    if (f->has_compat) rep_out_compat_text(out, o, f);
 }
 
 void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n)

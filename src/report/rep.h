@@ -10,10 +10,13 @@
 
 #include "calscope/dataset.h"
 #include "calscope/cases.h"
+#include "calscope/compat.h"
 #include "calscope/curves.h"
+#include "calscope/likert.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "chart/cells.h"
+#include "report/methods.h"
 
 typedef enum rep_format { REP_TEXT, REP_JSON, REP_CSV } rep_format;
 
@@ -44,11 +47,18 @@ typedef struct rep_opts {
     int compare;
     int topk[32];          /* --topk-bars; 0 = full (K) */
     size_t n_topk;
+    int likert;            /* --likert or --likert-cuts */
+    double likert_cuts[CS_LIKERT_MAX + 1]; /* --likert-cuts; n_likert_cuts == 0: the defaults */
+    size_t n_likert_cuts;
+    rep_methods_opts methods; /* --recal, --reference, --compare-k, --recal-* (methods.c) */
+    int compat;            /* --compat: -1 none, a cs_compat_lib, or REP_COMPAT_ALL */
     rep_check *checks;  /* owned (malloc) */
     size_t n_checks;
     const char **files; /* argv entries (owned array, borrowed strings) */
     size_t n_files;
 } rep_opts;
+
+#define REP_COMPAT_ALL CS_COMPAT_COUNT
 
 /* Parses argv (argv[0] = "report"). Returns 0 to go on, REP_EXIT_HELP after printing --help,
  * or 2 after printing a usage error. o must be freed with rep_opts_free in every case. */
@@ -79,9 +89,13 @@ typedef struct rep_file {
     cs_curve *curve;       /* owned, --curve */
     int has_cases;
     cs_case_metrics cases; /* owned, for a file with a case column */
+    int has_compat;
+    cs_compat_report compat; /* owned, --compat */
     int has_topk;
     double topk_ece[32];
     int topk_k[32];        /* k as used (full -> K) */
+    int has_likert;
+    cs_likert likert;      /* --likert: one entry per confidence category */
 } rep_file;
 
 /* --check: parses "ece<=0.05" (blanks allowed around the parts). Returns 0, or -1 with a
@@ -97,12 +111,16 @@ typedef struct rep_compare {
     int done;              /* res is valid */
     int status;            /* exit status the failure implies (0 when done or not asked) */
     cs_compare res;
+    const rep_methods *methods; /* the --compare methods table (methods.c), or NULL */
 } rep_compare;
 
 /* Output writers (stdout). cmp is NULL without --compare. */
 void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp);
 void rep_out_compare_text(FILE *out, const rep_compare *cmp);
 void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
+/* --compat: JSON object / text table of one file (out_compat.c). */
+void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f);
+void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f);
 void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
 /* The --plot reliability diagram of one evaluated file, at most 80 columns. */
 void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/likert.h"
 #include "calscope/load.h"
 #include "calscope/rece_m.h"
 #include "calscope/topk.h"
@@ -70,6 +71,34 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
         if (st == CS_OK) f->has_topk = 1;
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
+    if (o->likert) {
+        cs_status st = cs_likert_compute(d, &o->settings, o->n_likert_cuts ? o->likert_cuts : NULL,
+                                         o->n_likert_cuts, &f->likert, &err);
+        if (st == CS_OK) f->has_likert = 1;
+        else { fail(f, &err); return; }
+    }
+}
+
+/* --compat: every library's numbers for this file; with one NAME its numbers replace ece,
+ * ace, mce, aece, sce and rece_g (so --check and every format follow that library). */
+static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
+{
+    if (o->compat < 0) return;
+    cs_error err;
+    cs_error_clear(&err);
+    unsigned mask = o->compat == REP_COMPAT_ALL ? CS_COMPAT_ALL_MASK : 1u << o->compat;
+    cs_status st = cs_compat_run(d, &o->settings, mask, &f->compat, &err);
+    if (st != CS_OK) {
+        if (st != CS_EEMPTY) fail(f, &err);
+        return;
+    }
+    f->has_compat = 1;
+    if (o->compat != REP_COMPAT_ALL) {
+        const cs_compat_lib_result *l = &f->compat.lib[o->compat];
+        cs_compat_apply(&f->compat, (cs_compat_lib)o->compat, &f->res);
+        if (!l->applicable)
+            fprintf(stderr, "calscope: %s: --compat %s: %s\n", f->path, cs_compat_name(l->lib), l->semantics);
+    }
 }
 
 /* Loads and measures one file. Returns the dataset when keep is set (for --compare), else
@@ -104,6 +133,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
         if (st == CS_OK) {
             f->evaluated = 1;
             extras(o, f, d, p);
+            compat_run(o, f, d);
         } else if (st != CS_EEMPTY) {
             fail(f, &err);
         }
@@ -130,15 +160,25 @@ int report_main(int argc, char **argv)
         rep_opts_free(&o);
         return 3;
     }
-    cs_dataset *kept[2] = { NULL, NULL };
+    /* --compare keeps every dataset until the output is written (the methods table reads them) */
+    cs_dataset **kept = calloc(o.n_files + 2, sizeof *kept);
+    if (!kept) {
+        fputs("calscope: out of memory\n", stderr);
+        free(files);
+        rep_opts_free(&o);
+        return 3;
+    }
     for (size_t i = 0; i < o.n_files; i++) {
         files[i].path = o.files[i];
         cs_dataset *d = measure(&o, &files[i], o.compare);
-        if (o.compare && i < 2) kept[i] = d;
+        if (o.compare) kept[i] = d;
         else cs_dataset_free(d);
     }
     rep_compare cmp = { 0 };
-    if (o.compare && kept[0] && kept[1]) {
+    int mt_status = 0;
+    rep_methods *mt = o.compare ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status) : NULL;
+    cmp.methods = mt;
+    if (o.compare && !rep_methods_multi(mt) && kept[0] && kept[1]) {
         cs_error err;
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
@@ -150,8 +190,6 @@ int report_main(int argc, char **argv)
             cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
         }
     }
-    cs_dataset_free(kept[0]);
-    cs_dataset_free(kept[1]);
     cmp.a = files[0].path;
     cmp.b = o.n_files > 1 ? files[1].path : "";
 
@@ -159,13 +197,17 @@ int report_main(int argc, char **argv)
     FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;
     switch (o.format) {
     case REP_JSON: rep_out_json(stdout, &o, files, o.n_files, o.compare ? &cmp : NULL); break;
-    case REP_CSV: rep_out_csv(stdout, &o, files, o.n_files); break;
+    case REP_CSV:
+        if (mt) rep_methods_csv(stdout, mt);   /* --compare: one row per method instead */
+        else rep_out_csv(stdout, &o, files, o.n_files);
+        break;
     case REP_TEXT:
         for (size_t i = 0; i < o.n_files; i++) {
             rep_out_text(stdout, &o, &files[i], 1);
             if (o.plot && files[i].loaded && !files[i].usage_error) rep_out_plot(stdout, &o, &files[i], g);
         }
-        if (o.compare) rep_out_compare_text(stdout, &cmp);
+        if (o.compare && !rep_methods_multi(mt)) rep_out_compare_text(stdout, &cmp);
+        if (mt) rep_methods_text(stdout, mt);
         break;
     }
     if (o.plot && o.format != REP_TEXT)
@@ -182,14 +224,18 @@ int report_main(int argc, char **argv)
         cs_curve_free(files[i].curve);
         cs_case_metrics_free(&files[i].cases);
         cs_load_summary_free(&files[i].sum);
+        cs_compat_report_free(&files[i].compat);
     }
     if (ferror(stdout)) {
         fputs("calscope: error writing the output\n", stderr);
         input_err = 1;
     }
+    rep_methods_free(mt);
+    for (size_t i = 0; i < o.n_files; i++) cs_dataset_free(kept[i]);
+    free(kept);
     free(files);
     rep_opts_free(&o);
-    if (input_err || cmp.status == 3) return 3;
-    if (usage_err || cmp.status == 2) return 2;
+    if (input_err || cmp.status == 3 || mt_status == 3) return 3;
+    if (usage_err || cmp.status == 2 || mt_status == 2) return 2;
     return failed ? 1 : 0;
 }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/compat.h"
+#include "calscope/methods.h"
+#include "calscope/recal.h"
 #include "tui/tui_curses.h"   /* KEY_* codes only */
 
 #define CTRL(c) ((c) & 0x1f)
@@ -87,7 +90,8 @@ static unsigned h_class(tui_state *st, int key)
 {
     int n = st->n_classes > 0 ? (int)st->n_classes : 2;
     st->klass = (st->klass + (key == 'C' ? n - 1 : 1)) % n;
-    if (st->settings.lens == CS_LENS_CLASS) set_class_arg(st);
+    if (st->settings.lens != CS_LENS_CLASS) return TUI_REDRAW;   /* only what is shown changes */
+    set_class_arg(st);
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
 
@@ -204,9 +208,79 @@ static unsigned h_ci(tui_state *st, int key)
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
 
+static unsigned h_rece_overlay(tui_state *st, int key)
+{
+    (void)key;
+    st->rece_overlay = !st->rece_overlay;
+    return TUI_REDRAW;
+}
+
+/* t: add the next recalibration of the active file (ts, platt for binary files, hist, iso);
+ * T: remove the last one. Either shows the methods table of the Compare view. */
+static unsigned h_recal(tui_state *st, int key)
+{
+    if (key == 'T') {
+        if (st->n_recal == 0) { tui_state_message(st, 0, "no recalibration to remove (t adds one)"); return TUI_REDRAW; }
+        st->n_recal--;
+    } else {
+        static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO };
+        int added = 0;
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && !added; i++) {
+            int m = order[i], have = 0;
+            if (m == CS_RECAL_PLATT && st->n_classes != 2) continue;   /* binary files only */
+            for (int j = 0; j < st->n_recal; j++) if (st->recal[j] == m) have = 1;
+            if (have || st->n_recal >= 4) continue;
+            st->recal[st->n_recal++] = m;
+            added = 1;
+        }
+        if (!added) { tui_state_message(st, 0, "every recalibration is shown (T removes the last)"); return TUI_REDRAW; }
+    }
+    st->message[0] = 0;
+    st->view = TUI_VIEW_COMPARE;
+    if (st->cmp_panel == TUI_CMP_FILES) st->cmp_panel = TUI_CMP_TABLE;
+    st->overlay = TUI_OVERLAY_NONE;
+    return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
+}
+
+static unsigned h_cmp_panel(tui_state *st, int key)
+{
+    (void)key;
+    st->cmp_panel = (st->cmp_panel + 1) % TUI_CMP_COUNT;
+    unsigned f = TUI_REDRAW;
+    if (st->view != TUI_VIEW_COMPARE) { st->view = TUI_VIEW_COMPARE; f |= TUI_RELAYOUT | TUI_RECOMPUTE; }
+    return f;
+}
+
+static unsigned h_cmp_col(tui_state *st, int key)
+{
+    st->cmp_col = (st->cmp_col + (key == '[' ? CS_METHODS_NCOL - 1 : 1)) % CS_METHODS_NCOL;
+    return TUI_REDRAW;
+}
+
+static unsigned h_compat(tui_state *st, int key)
+{
+    if (key == 'X') {
+        st->compat_lib = (st->compat_lib + 1) % CS_COMPAT_COUNT;
+        if (!st->compat) st->compat = 1;
+    } else {
+        st->compat = !st->compat;
+    }
+    unsigned f = TUI_REDRAW;
+    if (st->compat && st->view != TUI_VIEW_RELIABILITY) {
+        st->view = TUI_VIEW_RELIABILITY;
+        f |= TUI_RELAYOUT;
+    }
+    return f | (st->compat ? TUI_RECOMPUTE : 0);
+}
+
 static unsigned h_help(tui_state *st, int key)
 {
     (void)key;
+    if (st->overlay == TUI_OVERLAY_HELP && st->help_page + 1 < st->help_pages) {
+        st->help_page++;                     /* a small terminal: next page */
+        return TUI_REDRAW;
+    }
+    st->help_page = 0;
     st->overlay = st->overlay == TUI_OVERLAY_HELP ? TUI_OVERLAY_NONE : TUI_OVERLAY_HELP;
     return TUI_REDRAW;
 }
@@ -268,36 +342,77 @@ static void v_repeats(const tui_state *st, char *buf, size_t size)
     if (st->view == TUI_VIEW_VARIANCE) snprintf(buf, size, "%d", st->repeats); else buf[0] = 0;
 }
 static void v_seed(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%lu", st->seed); }
+static int methods_shown(const tui_state *st)
+{
+    return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
+           st->n_files + (size_t)st->n_recal >= 2;
+}
+static void v_compare(const tui_state *st, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", methods_shown(st) && st->n_recal == 0 ? "on" : "");
+}
+static void v_recal(const tui_state *st, char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (int i = 0; i < st->n_recal && methods_shown(st); i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, "%s%s", i ? "," : "", cs_recal_name(st->recal[i]));
+    }
+}
+static void v_reference(const tui_state *st, char *buf, size_t size)
+{
+    if (methods_shown(st) && st->active > 0) snprintf(buf, size, "%zu", st->active + 1);
+    else buf[0] = 0;
+}
+static void v_compat(const tui_state *st, char *buf, size_t size)
+{
+    if (st->compat && st->view == TUI_VIEW_RELIABILITY)
+        snprintf(buf, size, "%s", cs_compat_name((cs_compat_lib)st->compat_lib));
+    else
+        buf[0] = 0;
+}
 
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const tui_action actions[] = {
     { { '1', '2', '3', '4', '5', '6' }, "1-6", "view", h_view,
-      "views: Reliability Top-k Variance Classes Compare Cases", NULL, NULL },
-    { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)", NULL, NULL },
-    { { 'l' }, "l", "lens", h_lens, "lens: top1 > topk:k > class:c > classwise > full", "--lens", v_lens },
-    { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down", NULL, NULL },
-    { { 'c', 'C' }, "c C", "class", h_class, "class of the class:c lens / Classes view, next / prev", NULL, NULL },
-    { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down", "--bins", v_bins },
-    { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins", NULL, NULL },
-    { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass (AECE) > kdtree (vector lenses)",
-      "--binning", v_binning },
-    { { 0 }, "", "gamma", NULL, NULL, "--gamma", v_gamma },
-    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G kernel sigma up / down", "--sigma", v_sigma },
-    { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max", "--distance", v_distance },
-    { { '/' }, "/", "select", h_select, "selection expression (Up/Down: history, Enter, Esc)",
-      "--select", v_select },
-    { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous", NULL, NULL },
-    { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off (--ci R, default 200)", "--ci", v_ci },
-    { { 0 }, "", "curve", NULL, NULL, "--curve", v_curve },
-    { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down", "--repeats", v_repeats },
-    { { 'e' }, "e", "seed", h_seed, "next random seed", "--seed", v_seed },
-    { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed", NULL, NULL },
-    { { ':' }, ":", "command line", h_cmdline, "show the settings as a `calscope report` command", NULL, NULL },
-    { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help", NULL, NULL },
-    { { 27 }, "Esc", "close", h_escape, "close help / messages", NULL, NULL },
-    { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen", NULL, NULL },
-    { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-computation)", NULL, NULL },
+      "views (the tabs on the top row)", NULL, NULL, 0 },
+    { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)", NULL, NULL, 0 },
+    { { 'l' }, "l", "lens", h_lens, "next lens (top1 topk class ...)", "--lens", v_lens, 0 },
+    { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down", NULL, NULL, 0 },
+    { { 'c', 'C' }, "c C", "class", h_class, "class next / prev (lens, views)", NULL, NULL, 0 },
+    { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down", "--bins", v_bins, 0 },
+    { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins", NULL, NULL, 0 },
+    { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass > kdtree",
+      "--binning", v_binning, 0 },
+    { { 0 }, "", "gamma", NULL, NULL, "--gamma", v_gamma, 0 },
+    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G kernel sigma up / down", "--sigma", v_sigma, 0 },
+    { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max", "--distance", v_distance, 0 },
+    { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off",
+      NULL, NULL, 0 },
+    { { '/' }, "/", "select", h_select, "selection (Up/Down: history)",
+      "--select", v_select, 0 },
+    { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous", NULL, NULL, 0 },
+    { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off", "--ci", v_ci, 0 },
+    { { 0 }, "", "curve", NULL, NULL, "--curve", v_curve, 0 },
+    { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down", "--repeats", v_repeats, 0 },
+    { { 't', 'T' }, "t T", "recalibrate", h_recal,
+      "add ts/platt/hist/iso of the active file; T drops", "--recal", v_recal, 0 },
+    { { 0 }, "", "compare", NULL, NULL, "--compare", v_compare, 1 },
+    { { 0 }, "", "reference", NULL, NULL, "--reference", v_reference, 0 },
+    { { 'p' }, "p", "compare panel", h_cmp_panel, "Compare: diagrams > methods > rankings+mass",
+      NULL, NULL, 0 },
+    { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric",
+      NULL, NULL, 0 },
+    { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library",
+      "--compat", v_compat, 0 },
+    { { 'e' }, "e", "seed", h_seed, "next random seed", "--seed", v_seed, 0 },
+    { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed", NULL, NULL, 0 },
+    { { ':' }, ":", "command line", h_cmdline, "settings as a report command", NULL, NULL, 0 },
+    { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help", NULL, NULL, 0 },
+    { { 27 }, "Esc", "close", h_escape, "close help / messages", NULL, NULL, 0 },
+    { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen", NULL, NULL, 0 },
+    { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-job)", NULL, NULL, 0 },
 };
 
 const tui_action *tui_actions(size_t *count)
@@ -366,6 +481,7 @@ void tui_command_line(const tui_state *st, char *buf, size_t size)
         if (!val[0]) continue;
         append(buf, size, " ");
         append(buf, size, a->flag);
+        if (a->flag_only) continue;
         append(buf, size, " ");
         tui_shell_quote(buf, size, val);
     }

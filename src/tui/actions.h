@@ -22,6 +22,7 @@ typedef struct tui_action {
     const char *help;          /* one line of help */
     const char *flag;          /* report flag this setting prints as ("--bins"), or NULL */
     tui_flag_value value;      /* the flag's value (NULL with flag NULL) */
+    int flag_only;             /* 1: a non-empty value prints the flag alone ("--compare") */
 } tui_action;
 
 /* The table and its length. */

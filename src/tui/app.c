@@ -174,10 +174,13 @@ static int count_lines(const char *s)
 
 static void draw_tabs(const app *a, const tui_layout *l)
 {
-    int x = 0;
+    int x = 0, full = 0;
+    for (int v = 0; v < TUI_VIEW_COUNT; v++) full += (int)strlen(tui_view_name((tui_view)v)) + 4;
+    int shorten = full + 8 > l->cols;       /* narrow: other tabs by their first 3 letters */
     for (int v = 0; v < TUI_VIEW_COUNT; v++) {
         char t[32];
-        snprintf(t, sizeof t, " %d %s ", v + 1, tui_view_name((tui_view)v));
+        int len = shorten && v != (int)a->st.view ? 3 : 31;
+        snprintf(t, sizeof t, " %d %.*s ", v + 1, len, tui_view_name((tui_view)v));
         int role = v == (int)a->st.view ? TUI_ROLE_TAB_ACTIVE : TUI_ROLE_TAB;
         if (v == (int)a->st.view) { t[0] = '['; t[strlen(t) - 1] = ']'; }
         x += tui_text(0, x, l->cols - x, role, t);
@@ -248,29 +251,53 @@ static void draw_message(const app *a, const tui_layout *l)
                    st->message);
 }
 
-static void draw_help(const tui_layout *l)
+/* One column when it fits between the title and the status line; else two columns when no
+ * text is cut; else one column in pages (`?` turns the page). The note only where there is room. */
+static void draw_help(tui_state *st, const tui_layout *l)
 {
     size_t n;
     const tui_action *acts = tui_actions(&n);
-    size_t shown = 0;
-    for (size_t i = 0; i < n; i++) if (acts[i].help) shown++;
-    int top = 0, avail = l->lines - 1 - 2;      /* title row, note row, status kept */
-    int ncols = (int)((shown + (size_t)avail - 1) / (size_t)avail);
-    if (ncols < 1) ncols = 1;
-    int per = (int)((shown + (size_t)ncols - 1) / (size_t)ncols);
+    int shown = 0, longest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (acts[i].help) {
+            shown++;
+            if ((int)strlen(acts[i].help) > longest) longest = (int)strlen(acts[i].help);
+        }
+    int rows = l->lines - 2, ncols = 1, per = shown, first = 0;
+    st->help_pages = 1;
+    if (shown > rows) {
+        if (l->cols / 2 - 8 >= longest) {
+            ncols = 2;
+            per = (shown + 1) / 2;
+        } else {
+            per = rows - 1;                          /* a row for "? next page" */
+            st->help_pages = (shown + per - 1) / per;
+            if (st->help_page >= st->help_pages) st->help_page = 0;
+            first = st->help_page * per;
+        }
+    }
     int cw = l->cols / ncols;
     for (int r = 0; r < l->lines - 1; r++) { move(r, 0); clrtoeol(); }
-    tui_text(top, 0, l->cols, CH_ROLE_TITLE, "calscope keys  (any key closes; q quits)");
-    size_t k = 0;
+    if (st->help_pages > 1)
+        tui_textf(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys %d/%d  (? next page, other keys close)",
+                  st->help_page + 1, st->help_pages);
+    else
+        tui_text(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys  (any key closes; q quits)");
+    int k = 0, y = 1;
     for (size_t i = 0; i < n; i++) {
         if (!acts[i].help) continue;
-        int col = (int)k / per, row = (int)k % per;
-        tui_textf(top + 1 + row, col * cw, 5, TUI_ROLE_HEADING, "%-5s", acts[i].key_label);
-        tui_text(top + 1 + row, col * cw + 6, cw - 7, CH_ROLE_TEXT, acts[i].help);
-        k++;
+        int idx = k++ - first;
+        if (idx < 0 || idx >= per * ncols) continue;
+        int col = idx / per, row = idx % per;
+        tui_textf(1 + row, col * cw, 5, TUI_ROLE_HEADING, "%-5s", acts[i].key_label);
+        tui_text(1 + row, col * cw + 6, cw - 7, CH_ROLE_TEXT, acts[i].help);
+        if (1 + row >= y) y = 2 + row;
     }
-    tui_text(top + 1 + per, 0, l->cols, CH_ROLE_LABEL,
-             "ACE = mean gap over non-empty bins (seed 003), not Nixon's adaptive ACE.");
+    if (st->help_pages > 1 && st->help_page + 1 < st->help_pages)
+        tui_text(y, 0, l->cols, CH_ROLE_LABEL, "-- ? for more --");
+    else if (y < l->lines - 1)
+        tui_text(y, 0, l->cols, CH_ROLE_LABEL,
+                 "ACE = mean gap over non-empty bins (seed 003), not Nixon's adaptive ACE.");
 }
 
 /* The command line, broken at spaces into lines ending in " \\" so a copied block pastes as
@@ -341,7 +368,7 @@ static void draw(app *a)
     case TUI_VIEW_CASES: tui_view_cases(&c, &l); break;
     default: break;
     }
-    if (st->overlay == TUI_OVERLAY_HELP) draw_help(&l);
+    if (st->overlay == TUI_OVERLAY_HELP) draw_help(st, &l);
     else if (st->overlay == TUI_OVERLAY_CMDLINE) draw_cmdline(a, &l);
     draw_message(a, &l);
     draw_status(a, &l);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/recal.h"
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
 
@@ -17,6 +18,7 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
     m->backend = b;
     m->n_files = st->n_files;
     for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) m->slots[s].sub_epoch = -1;
+    for (int i = 0; i < TUI_MAX_RECAL; i++) m->recal[i].method = -1;
     for (size_t f = 0; f < st->n_files; f++) {
         tui_file *file = &m->files[f];
         file->path = st->paths[f];
@@ -42,6 +44,10 @@ void tui_model_free(tui_model *m)
     for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) {
         cs_response_free(m->slots[s].resp);
         m->slots[s].resp = NULL;
+    }
+    for (int i = 0; i < TUI_MAX_RECAL; i++) {
+        cs_dataset_free(m->recal[i].data);
+        m->recal[i].data = NULL;
     }
     for (size_t f = 0; f < m->n_files; f++) {
         cs_dataset_free(m->files[f].data);
@@ -84,15 +90,112 @@ static void base_request(cs_request *req, const tui_state *st, int kind, int slo
     req->seed = st->seed;
 }
 
+/* Forgets recalibration i: its job is cancelled and its dataset released from the backend
+ * (a methods job may be reading it) before it is freed. */
+static void recal_drop(tui_model *m, int i)
+{
+    tui_recal *rc = &m->recal[i];
+    if (rc->method < 0 && !rc->data) return;
+    cs_backend_cancel(m->backend, TUI_SLOT_RECAL(i));
+    if (rc->data) {
+        cs_backend_release_dataset(m->backend, rc->data);
+        cs_dataset_free(rc->data);
+    }
+    memset(rc, 0, sizeof *rc);
+    rc->method = -1;
+    m->slots[TUI_SLOT_RECAL(i)].sub_epoch = -1;
+    m->methods_version++;
+}
+
+/* The recalibrations of the active file that st->recal asks for. */
+static int submit_recal(tui_model *m, tui_state *st)
+{
+    int n = 0;
+    const cs_dataset *src = loaded(m, st->active);
+    for (int i = 0; i < TUI_MAX_RECAL; i++) {
+        tui_recal *rc = &m->recal[i];
+        int want = i < st->n_recal ? st->recal[i] : -1;
+        if (want < 0) { recal_drop(m, i); continue; }
+        if (rc->method == want && rc->src == st->active && rc->seed == st->seed && rc->state) continue;
+        recal_drop(m, i);
+        if (!src) continue;
+        cs_request req;
+        memset(&req, 0, sizeof req);
+        req.kind = CS_JOB_RECAL;
+        req.slot = TUI_SLOT_RECAL(i);
+        req.data = src;
+        req.recal = want;
+        cs_recal_options_default(&req.recal_opts);   /* the report's defaults: 5 folds, 15 bins */
+        req.recal_opts.seed = st->seed;
+        req.recal_opts.threads = st->threads;
+        req.threads = st->threads;
+        cs_error err;
+        cs_error_clear(&err);
+        uint64_t gen = cs_backend_submit(m->backend, &req, &err);
+        if (!gen) { tui_state_message(st, 1, "backend: %s", err.msg); continue; }
+        m->slots[req.slot].sub_gen = gen;
+        m->slots[req.slot].sub_epoch = m->epoch;
+        rc->method = want;
+        rc->src = st->active;
+        rc->seed = st->seed;
+        rc->state = 1;
+        n++;
+    }
+    return n;
+}
+
+/* The methods table: the loaded files, then the ready recalibrations; the active file is the
+ * reference. Waits until no file is loading and no recalibration is fitting. */
+static int submit_methods(tui_model *m, tui_state *st)
+{
+    cs_request req;
+    base_request(&req, st, CS_JOB_METHODS, TUI_SLOT_METHODS, NULL);
+    size_t n = 0, ref = 0;
+    for (size_t f = 0; f < m->n_files; f++) {
+        if (m->files[f].state == TUI_LOADING) return 0;
+        const cs_dataset *d = loaded(m, f);
+        if (!d || n >= CS_BACKEND_MAX_METHODS) continue;
+        if (f == st->active) ref = n;
+        m->sub_method_file[n] = f;
+        m->sub_method_recal[n] = -1;
+        req.methods[n++] = d;
+    }
+    for (int i = 0; i < st->n_recal && i < TUI_MAX_RECAL; i++) {
+        const tui_recal *rc = &m->recal[i];
+        if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return 0;
+        if (!rc->data || n >= CS_BACKEND_MAX_METHODS) continue;
+        m->sub_method_file[n] = rc->src;
+        m->sub_method_recal[n] = rc->method;
+        req.methods[n++] = rc->data;
+    }
+    if (n < 2) return 0;
+    req.n_methods = n;
+    req.data = req.methods[0];
+    req.methods_opts.ref = ref;
+    req.methods_opts.k = 0;                    /* the report's --compare-k default (3) */
+    req.methods_opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
+    req.methods_opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
+    req.methods_opts.seed = st->seed;
+    tui_slot *sl = &m->slots[TUI_SLOT_METHODS];
+    if (m->methods_sub_version != m->methods_version) sl->sub_epoch = -1;
+    int done = submit(m, st, &req, st->active);
+    if (done) {
+        m->methods_sub_version = m->methods_version;
+        m->sub_n_methods = n;
+    }
+    return done;
+}
+
 int tui_model_submit(tui_model *m, tui_state *st)
 {
     int n = 0;
     cs_request req;
+    n += submit_recal(m, st);
     for (size_t f = 0; f < m->n_files; f++) {
         const cs_dataset *d = loaded(m, f);
         if (!d) continue;
         base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_METRICS((int)f), d);
-        req.want = CS_WANT_ALL;
+        req.want = CS_WANT_ALL | CS_WANT_RECE_CURVE;   /* the curve: the `g` overlay */
         req.ci_repeats = f == st->active ? st->ci : 0;
         n += submit(m, st, &req, f);
     }
@@ -137,36 +240,21 @@ int tui_model_submit(tui_model *m, tui_state *st)
             m->slots[req.slot].class_index = (int)c;
             n += submit(m, st, &req, st->active);
         }
-        /* Likert panel: each confidence interval measured with its output selection and the
-         * inter-interval distance (the construction of calscope/likert.h, run as metrics jobs).
-         * Scalar lenses only: the interval is on the lens's first coordinate. */
-        const char *x = st->settings.lens == CS_LENS_TOP1 || st->settings.lens == CS_LENS_TOPK
-                        ? "conf" : NULL;
-        char xc[CS_SPEC_MAX + 8];
-        if (st->settings.lens == CS_LENS_CLASS) {
-            snprintf(xc, sizeof xc, "p[%s]", st->settings.lens_arg);
-            x = xc;
-        }
-        for (int i = 0; x && i < TUI_LIKERT_N; i++) {
-            double lo = tui_likert_cuts[i], hi = tui_likert_cuts[i + 1];
-            base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_LIKERT0 + i, act);
-            char sel[CS_SPEC_MAX];
-            int len = snprintf(sel, sizeof sel, "%s%s%s in [%.17g, %.17g%c", st->settings.select,
-                               st->settings.select[0] ? " and " : "", x, lo, hi,
-                               i == TUI_LIKERT_N - 1 ? ']' : ')');
-            if (len < 0 || (size_t)len >= sizeof sel) break;
-            snprintf(req.settings.select, sizeof req.settings.select, "%s", sel);
-            req.settings.distance = CS_DIST_INTERVAL;
-            req.settings.interval_lo = lo;
-            req.settings.interval_hi = hi;
-            req.want = CS_WANT_ACCURACY | CS_WANT_BINNED;
+        /* Likert panel (seed 002 §5.3): one engine job, calscope/likert.h. It refuses lenses
+         * without a scalar first coordinate; the panel says so before asking. */
+        cs_lens_kind lk = st->settings.lens;
+        if (lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) {
+            base_request(&req, st, CS_JOB_LIKERT, TUI_SLOT_LIKERT, act);
+            memcpy(req.likert_cuts, tui_likert_cuts, sizeof tui_likert_cuts);
+            req.n_likert_cuts = TUI_LIKERT_N + 1;
             n += submit(m, st, &req, st->active);
         }
         break;
     }
     case TUI_VIEW_COMPARE: {
+        if (st->cmp_panel != TUI_CMP_FILES) n += submit_methods(m, st);
         const cs_dataset *a = loaded(m, 0);
-        if (!a) break;
+        if (!a || st->cmp_panel != TUI_CMP_FILES) break;
         for (size_t f = 1; f < m->n_files; f++) {
             const cs_dataset *d = loaded(m, f);
             if (!d) continue;
@@ -178,8 +266,17 @@ int tui_model_submit(tui_model *m, tui_state *st)
         }
         break;
     }
+    case TUI_VIEW_CASES:
+        if (!act || !act->case_id) break;
+        base_request(&req, st, CS_JOB_CASES, TUI_SLOT_CASES, act);
+        n += submit(m, st, &req, st->active);
+        break;
     default:
         break;
+    }
+    if (st->compat && st->view == TUI_VIEW_RELIABILITY && act) {
+        base_request(&req, st, CS_JOB_COMPAT, TUI_SLOT_COMPAT, act);
+        n += submit(m, st, &req, st->active);
     }
     return n;
 }
@@ -214,6 +311,29 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
             continue;
         }
         if (r->generation != sl->sub_gen) { cs_response_free(r); continue; }
+        if (r->kind == CS_JOB_RECAL) {
+            int i = r->slot - TUI_SLOT_RECAL(0);
+            tui_recal *rc = i >= 0 && i < TUI_MAX_RECAL ? &m->recal[i] : NULL;
+            if (rc && rc->state == 1) {
+                if (r->status == CS_OK && r->dataset) {
+                    rc->data = r->dataset;      /* owned by the model from now on */
+                    r->dataset = NULL;
+                    rc->info = r->recal_info;
+                    rc->state = 2;
+                } else {
+                    snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");
+                    rc->state = 3;
+                }
+                m->methods_version++;
+            }
+            cs_response_free(r);
+            continue;
+        }
+        if (r->kind == CS_JOB_METHODS) {
+            m->n_methods = m->sub_n_methods;
+            memcpy(m->method_file, m->sub_method_file, sizeof m->method_file);
+            memcpy(m->method_recal, m->sub_method_recal, sizeof m->method_recal);
+        }
         cs_response_free(sl->resp);
         sl->resp = r;
         sl->resp_epoch = sl->sub_epoch;
@@ -239,8 +359,20 @@ static const char *job_name(int slot)
     if (slot < TUI_SLOT_SIZE) return "compare";
     if (slot == TUI_SLOT_SIZE) return "size curve";
     if (slot == TUI_SLOT_BINS) return "bins curve";
-    if (slot >= TUI_SLOT_LIKERT0) return "likert";
+    if (slot == TUI_SLOT_LIKERT) return "likert";
+    if (slot >= TUI_SLOT_RECAL(0) && slot < TUI_SLOT_RECAL(TUI_MAX_RECAL)) return "recalibrating";
+    if (slot == TUI_SLOT_METHODS) return "methods";
+    if (slot == TUI_SLOT_COMPAT) return "compat";
+    if (slot == TUI_SLOT_CASES) return "cases";
     return "classes";
+}
+
+void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size)
+{
+    if (i >= m->n_methods || m->method_file[i] >= m->n_files) { snprintf(buf, size, "?"); return; }
+    const char *base = tui_basename(m->files[m->method_file[i]].path);
+    if (m->method_recal[i] < 0) snprintf(buf, size, "%s", base);
+    else snprintf(buf, size, "%s+%s", base, cs_recal_name(m->method_recal[i]));
 }
 
 int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress)

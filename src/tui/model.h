@@ -22,8 +22,13 @@
 #define TUI_SLOT_BINS       (4 * TUI_MAX_FILES + 1)
 #define TUI_SLOT_CLASS0     (4 * TUI_MAX_FILES + 2)
 #define TUI_LIKERT_N        3   /* low / medium / high confidence (seed 002 §5.3) */
-#define TUI_SLOT_LIKERT0    (CS_BACKEND_MAX_SLOTS - TUI_LIKERT_N)
-#define TUI_MAX_CLASS_SLOTS (TUI_SLOT_LIKERT0 - TUI_SLOT_CLASS0)
+#define TUI_SLOT_LIKERT     63   /* one CS_JOB_LIKERT for the panel */
+#define TUI_SLOT_CASES      62   /* CS_JOB_CASES of the active file */
+#define TUI_MAX_RECAL       4
+#define TUI_SLOT_RECAL(i)   (64 + (i))   /* CS_JOB_RECAL of recalibration i (state.recal[i]) */
+#define TUI_SLOT_METHODS    68           /* CS_JOB_METHODS: the Compare view's methods table */
+#define TUI_SLOT_COMPAT     69           /* CS_JOB_COMPAT of the active file */
+#define TUI_MAX_CLASS_SLOTS (TUI_SLOT_CASES - TUI_SLOT_CLASS0)
 
 /* Cut points of the Likert panel: [0, .33) [.33, .66) [.66, 1]. */
 extern const double tui_likert_cuts[TUI_LIKERT_N + 1];
@@ -37,6 +42,17 @@ typedef struct tui_file {
     cs_load_summary summary;   /* owned */
     char error[1024];          /* "FILE:LINE:COL: reason" when FAILED */
 } tui_file;
+
+/* A recalibration of a loaded file (a "method" beside the files). */
+typedef struct tui_recal {
+    int method;                /* cs_recal_method; -1 = unused */
+    size_t src;                /* the file it recalibrates */
+    unsigned long seed;        /* fold seed it was fitted with */
+    int state;                 /* 0 = not requested, 1 = fitting, 2 = ready, 3 = failed */
+    cs_dataset *data;          /* owned once ready; released from the backend before freeing */
+    cs_recal_info info;
+    char error[1024];
+} tui_recal;
 
 /* What a slot holds. */
 typedef struct tui_slot {
@@ -56,6 +72,15 @@ typedef struct tui_model {
     tui_slot slots[CS_BACKEND_MAX_SLOTS];
     long epoch;                /* bumped on every settings change */
     size_t n_class_slots;      /* classes shown in the Classes view */
+    tui_recal recal[TUI_MAX_RECAL];  /* state.recal[i] of state.active, when present */
+    long methods_version;      /* bumped when a recalibration arrives or goes */
+    long methods_sub_version;  /* version of the latest methods submission */
+    /* The methods of the shown methods table (rows of TUI_SLOT_METHODS's response): files,
+     * then recalibrations. method_file: the file, or for a recalibration the file it
+     * recalibrates; method_recal: -1 for a file. sub_*: the latest submission's. */
+    size_t method_file[CS_BACKEND_MAX_METHODS], sub_method_file[CS_BACKEND_MAX_METHODS];
+    int method_recal[CS_BACKEND_MAX_METHODS], sub_method_recal[CS_BACKEND_MAX_METHODS];
+    size_t n_methods, sub_n_methods;
 } tui_model;
 
 /* Starts loading every path (st->paths). Returns 0, or -1 with msg filled. */
@@ -79,6 +104,9 @@ unsigned tui_model_collect(tui_model *m, tui_state *st);
 /* The response of a slot, or NULL; *stale set when it belongs to an older epoch or is still
  * being recomputed. */
 const cs_response *tui_model_result(const tui_model *m, int slot, int *stale);
+
+/* Name of method i of the shown methods table ("digits_gnb.csv", "digits_gnb.csv+ts") into buf. */
+void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size);
 
 /* Nonzero when any slot is queued or running; fills a short description and the progress of
  * the first busy one (loads first). */

@@ -22,9 +22,11 @@ void tui_state_init(tui_state *st)
     st->topk = 2;
     st->ci = 0;
     st->ci_on = 200;
+    st->rece_overlay = 1;
     st->repeats = 20;
     st->seed = 0;
     st->prompt.hist_pos = -1;
+    st->cmp_col = 1;             /* the methods table focuses ECE */
 }
 
 const char *tui_view_name(tui_view v)

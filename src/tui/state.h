@@ -28,6 +28,8 @@ enum {
 };
 
 #define TUI_MAX_FILES 8
+
+enum { TUI_CMP_FILES, TUI_CMP_TABLE, TUI_CMP_RANKS, TUI_CMP_COUNT };
 #define TUI_HISTORY 32
 
 /* What the prompt line is asking for. */
@@ -47,6 +49,8 @@ typedef struct tui_state {
     cs_settings settings;       /* the metric settings (lens, bins, sigma, selection...) */
     tui_view view;
     tui_overlay overlay;
+    int help_page, help_pages;  /* `?` pages through the help when it needs more than one screen
+                                   (help_pages is set by the drawing code) */
     int ascii, no_color;
 
     const char *paths[TUI_MAX_FILES]; /* argv strings, not owned */
@@ -57,11 +61,22 @@ typedef struct tui_state {
     int klass;                  /* class index for the class:c lens and the Classes view */
     int topk;                   /* k used by the topk lens toggle */
 
+    int rece_overlay;           /* draw the RECE-G smoothed curve on the reliability diagram */
     int ci;                     /* bootstrap repeats for intervals (0 = off) */
     int ci_on;                  /* what `i` turns intervals on with (--ci R, default 200) */
     int repeats;                /* variance curve repeats */
     unsigned long seed;
     int threads;                /* 0 = backend default */
+
+    /* Methods (Compare view): recalibrations of the active file shown beside the loaded files,
+     * in the order added (cs_recal_method values); the active file is the reference. */
+    int recal[4];
+    int n_recal;
+    int cmp_panel;              /* Compare view panel: TUI_CMP_FILES (diagrams), _TABLE, _RANKS */
+    int cmp_col;                /* focused column of the methods table (0..9, calscope/methods.h) */
+    /* Compat panel (Reliability view): every library's numbers beside calscope's */
+    int compat;                 /* panel shown */
+    int compat_lib;             /* cs_compat_lib whose moved samples are listed and marked */
 
     tui_prompt prompt;
     char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */

@@ -1,14 +1,130 @@
 /* View 6: segmentation-style files (a `case` column, seed 003): the cases of the active file.
- * The per-case metrics and the dataset reliability histogram need a backend job that computes
- * cs_case_metrics (calscope/cases.h); until the backend offers one this view says so rather
- * than computing in the UI thread. */
+ *
+ *   a  the dataset reliability histogram of one class (c / C cycle the class): probability bin
+ *      x observed-frequency bin, each cell shaded by its number of cases, the mean curve over it
+ *   b  the distribution of per-case ACE as a dot plot with mean ± sd, and the pooled values
+ *   c  the per-case table (worst ACE first)
+ *
+ * Everything comes from one CS_JOB_CASES response (cs_case_metrics_compute on the backend);
+ * the view only draws. The mean curve is taken from the histogram (frequency-bin centres
+ * weighted by their case counts), so it is the mean to within half a bin. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chart/heatmap.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
+
+/* Mean frequency per probability bin of class cls from the M x M histogram (NAN: no case). */
+static void mean_curve(const cs_case_metrics *cm, size_t cls, double *out)
+{
+    size_t m = cm->m;
+    for (size_t i = 0; i < m; i++) {
+        const uint32_t *row = cm->hist + (cls * m + i) * m;
+        double n = 0, s = 0;
+        for (size_t j = 0; j < m; j++) {
+            n += row[j];
+            s += row[j] * ((double)j + 0.5) / (double)m;
+        }
+        out[i] = n > 0 ? s / n : NAN;
+    }
+}
+
+static void draw_heatmap(const tui_ctx *c, const tui_rect *r, const cs_case_metrics *cm,
+                         const cs_dataset *d, int stale)
+{
+    size_t cls = (size_t)c->st->klass < cm->k ? (size_t)c->st->klass : 0;
+    char title[160];
+    snprintf(title, sizeof title, "obs. freq vs p, class %s (%zu/%zu, c C)",
+             d->class_names ? d->class_names[cls] : "?", cls + 1, cm->k);
+    if (ch_text_width(title) > r->w)
+        snprintf(title, sizeof title, "class %s %zu/%zu (c C)",
+                 d->class_names ? d->class_names[cls] : "?", cls + 1, cm->k);
+    double *curve = malloc(cm->m * sizeof *curve);
+    ch_buf *b = ch_buf_new(r->w, r->h);
+    if (curve && b) {
+        mean_curve(cm, cls, curve);
+        ch_heatmap hm = { cm->hist + cls * cm->m * cm->m, cm->m, curve, title };
+        if (ch_heatmap_draw(b, 0, 0, r->w, r->h, &hm, c->g) < 0)
+            ch_buf_puts(b, 0, 0, -1, "(too small for the heat map)", CH_ROLE_WARNING, 0);
+        tui_blit(b, r->y, r->x, stale);
+        if (stale) tui_draw_stale_mark(r, r->y);
+    }
+    ch_buf_free(b);
+    free(curve);
+}
+
+static void draw_distribution(const tui_ctx *c, const tui_rect *r, const cs_case_metrics *cm,
+                              int stale)
+{
+    if (r->w < 20 || r->h < 4) return;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int y = r->y;
+    tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case ACE, %zu case%s", cm->n_cases,
+              cm->n_cases == 1 ? "" : "s");
+    tui_textf(y++, r->x, r->w, role, "mean %.4f %s sd %.4f", cm->ace_stat.mean,
+              c->g->utf8 ? "\xc2\xb1" : "+-", cm->ace_stat.sd);
+    if (r->w >= 27)
+        tui_textf(y++, r->x, r->w, role, "pooled ECE %.4f ACE %.4f", cm->pooled_ece, cm->pooled_ace);
+    else
+        tui_textf(y++, r->x, r->w, role, "pooled ACE %.4f", cm->pooled_ace);
+    int h = r->y + r->h - y;
+    if (h < 4) return;
+    ch_buf *b = ch_buf_new(r->w, h);
+    if (!b) return;
+    ch_strip s = { cm->ace, cm->n_cases, cm->ace_stat.mean, cm->ace_stat.sd, 0, "ACE " };
+    ch_strip_draw(b, 0, 0, r->w, h, &s, c->g);
+    tui_blit(b, y, r->x, stale);
+    ch_buf_free(b);
+}
+
+static const cs_case_metrics *sort_cm;
+static int by_ace_desc(const void *a, const void *b)
+{
+    double x = sort_cm->ace[*(const size_t *)a], y = sort_cm->ace[*(const size_t *)b];
+    if (isnan(x)) return isnan(y) ? 0 : 1;
+    if (isnan(y)) return -1;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metrics *cm,
+                       const cs_dataset *d, int stale)
+{
+    if (r->w < 20 || r->h < 2) return;
+    (void)c;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int y = r->y;
+    int wide = r->w >= 34;                  /* narrow: case, n and ACE only */
+    if (wide)
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-7s %5s %6s %6s %6s", "case", "n", "ECE",
+                  "ACE", "MCE");
+    else
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-7s %5s %6s", "case", "n", "ACE");
+    size_t *order = malloc((cm->n_cases ? cm->n_cases : 1) * sizeof *order);
+    if (!order) return;
+    for (size_t i = 0; i < cm->n_cases; i++) order[i] = i;
+    sort_cm = cm;                            /* UI thread only: qsort has no context argument */
+    qsort(order, cm->n_cases, sizeof *order, by_ace_desc);
+    size_t shown = 0;
+    for (; shown < cm->n_cases && y < r->y + r->h; shown++) {
+        size_t i = order[shown];
+        if (y == r->y + r->h - 1 && shown + 1 < cm->n_cases) {
+            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, wide ? "... %zu more (worst ACE first)"
+                      : "... %zu more", cm->n_cases - shown);
+            break;
+        }
+        const char *name = d->case_names ? d->case_names[cm->case_index[i]] : "?";
+        if (wide)
+            tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f %6.4f %6.4f", name, cm->count[i],
+                      cm->ece[i], cm->ace[i], cm->mce[i]);
+        else
+            tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f", name, cm->count[i], cm->ace[i]);
+    }
+    free(order);
+}
 
 void tui_view_cases(const tui_ctx *c, const tui_layout *l)
 {
@@ -16,26 +132,26 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l)
     const tui_file *f = &c->m->files[c->st->active];
     const cs_dataset *d = f->data;
     const tui_rect *r = &l->body;
-    int y = r->y;
-    tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case calibration: %s", tui_basename(f->path));
     if (!d->case_id) {
+        int y = r->y;
+        tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case calibration: %s", tui_basename(f->path));
         tui_text(y + 1, r->x + 1, r->w - 2, CH_ROLE_TEXT,
                  "this file has no case column: per-case metrics and the dataset reliability");
         tui_text(y + 2, r->x + 1, r->w - 2, CH_ROLE_TEXT,
-                 "histogram need a segmentation-style file (case,label,p_... per pixel).");
+                 "histogram need a segmentation-style file (case,label,p_... per pixel),");
+        tui_text(y + 3, r->x + 1, r->w - 2, CH_ROLE_TEXT,
+                 "e.g. samples/seg_cases.csv. f switches to the next loaded file.");
         return;
     }
-    size_t *rows = calloc(d->n_cases ? d->n_cases : 1, sizeof *rows);
-    if (!rows) return;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->case_id[i] >= 0 && (size_t)d->case_id[i] < d->n_cases) rows[d->case_id[i]]++;
-    tui_textf(y++, r->x + 1, r->w - 2, CH_ROLE_TEXT, "%zu cases, %zu rows, %zu classes", d->n_cases,
-              d->n, d->k);
-    tui_text(y++, r->x + 1, r->w - 2, CH_ROLE_WARNING,
-             "per-case ECE/ACE/MCE and the reliability histogram: not offered by the backend yet");
-    y++;
-    tui_textf(y++, r->x + 1, r->w - 2, TUI_ROLE_HEADING, "%-20s %8s", "case", "rows");
-    for (size_t i = 0; i < d->n_cases && y < r->y + r->h; i++)
-        tui_textf(y++, r->x + 1, r->w - 2, CH_ROLE_TEXT, "%-20.20s %8zu", d->case_names[i], rows[i]);
-    free(rows);
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CASES, &stale);
+    if (tui_draw_response_state(c, resp, &l->a, "per-case metrics")) return;
+    const cs_case_metrics *cm = &resp->cases;
+    if (cm->n_cases == 0 || !cm->hist) {
+        tui_text(r->y + 1, r->x + 1, r->w - 2, CH_ROLE_WARNING, "no case has a selected sample");
+        return;
+    }
+    draw_heatmap(c, &l->a, cm, d, stale);
+    draw_distribution(c, &l->b, cm, stale);
+    draw_table(c, &l->c, cm, d, stale);
 }

@@ -36,27 +36,29 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
         return;
     }
     static const char *names[TUI_LIKERT_N] = { "low", "medium", "high" };
-    tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-10s %6s %7s", "", "interval", "n", "ECE");
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_LIKERT, &stale);
+    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-11s %6s %7s", "", "interval", "n", "ECE");
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    if (resp && resp->status != CS_OK) {
+        tui_rect in = { r->x, y, r->w, r->y + r->h - y };
+        tui_draw_lines(&in, y, TUI_ROLE_ERROR, resp->err.msg);
+        return;
+    }
     for (int i = 0; i < TUI_LIKERT_N && y < r->y + r->h; i++) {
-        int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_LIKERT0 + i, &stale);
         char iv[32];
         snprintf(iv, sizeof iv, "[%.2f,%.2f%c", tui_likert_cuts[i], tui_likert_cuts[i + 1],
                  i == TUI_LIKERT_N - 1 ? ']' : ')');
-        if (!resp) { tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%-6s %-10s     ...", names[i], iv); continue; }
-        if (resp->status == CS_EEMPTY) {
-            tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-10s %6d     n/a",
-                      names[i], iv, 0);
+        if (!resp || (size_t)i >= resp->likert.n) {
+            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%-6s %-11s     ...", names[i], iv);
             continue;
         }
-        if (resp->status != CS_OK) {
-            tui_textf(y++, r->x, r->w, TUI_ROLE_ERROR, "%-6s %s", names[i], resp->err.msg);
-            continue;
-        }
-        char v[32];
-        tui_fmt_value(v, sizeof v, resp->result.ece);
-        tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-10s %6zu %s",
-                  names[i], iv, resp->result.n, v);
+        const cs_likert_interval *v = &resp->likert.iv[i];
+        char val[32];
+        tui_fmt_value(val, sizeof val, v->ece);
+        tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-11s %6zu %s",
+                  names[i], iv, v->count, val);
     }
 }
 

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/methods.h"
+#include "calscope/recal.h"
 #include "chart/chart.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
@@ -55,8 +57,205 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
     }
 }
 
+/* ---- methods: the table, the rankings and the mass panel (calscope/methods.h) ---- */
+
+static const char *const col_label[CS_METHODS_NCOL] = {
+    "acc", "ECE", "ACE", "MCE", "AECE", "RECE-G", "SCE", "Brier", "NLL", "topk"
+};
+
+static void col_text(const cs_methods *t, int col, char *buf, size_t size)
+{
+    if (col == CS_METHODS_COL_TOPK) snprintf(buf, size, "top%d", t->k);
+    else snprintf(buf, size, "%s", col_label[col]);
+}
+
+/* Method i's name cut to w columns keeping its "+ts" suffix ("digits_g~+ts"). */
+static void method_name(const tui_ctx *c, size_t i, char *buf, size_t size, int w)
+{
+    char full[256];
+    tui_model_method_name(c->m, i, full, sizeof full);
+    size_t len = strlen(full);
+    if (w < 4 || len <= (size_t)w) { snprintf(buf, size, "%s", full); return; }
+    const char *plus = strrchr(full, '+');
+    size_t sfx = plus && c->m->method_recal[i] >= 0 ? strlen(plus) : 0;
+    int head = w - 1 - (int)sfx;
+    if (head < 1) { head = w - 1; sfx = 0; }
+    snprintf(buf, size, "%.*s~%s", head, full, sfx ? plus : "");
+}
+
+/* First column shown so that the focused one is visible with `fit` columns. */
+static int first_col(int focus, int fit)
+{
+    if (fit < 1) fit = 1;
+    return focus < fit ? 0 : focus - fit + 1;
+}
+
+/* Methods response, or draws why there is none; returns NULL then. */
+static const cs_response *methods_resp(const tui_ctx *c, const tui_rect *r, int *stale)
+{
+    const tui_model *m = c->m;
+    const cs_response *resp = tui_model_result(m, TUI_SLOT_METHODS, stale);
+    if (cs_backend_busy(m->backend, TUI_SLOT_METHODS)) *stale = 1;
+    for (int i = 0; i < TUI_MAX_RECAL; i++)
+        if (m->recal[i].method >= 0 && m->recal[i].state == 1) *stale = 1;
+    if (resp && resp->status == CS_OK && resp->methods.n == m->n_methods) return resp;
+    size_t loadedn = 0;
+    for (size_t f = 0; f < m->n_files; f++) loadedn += m->files[f].state == TUI_LOADED;
+    int y = r->y;
+    if (resp && resp->status != CS_OK)
+        y += tui_draw_lines(r, y, TUI_ROLE_ERROR, resp->err.msg);
+    else if (loadedn + (size_t)c->st->n_recal < 2)
+        y += tui_draw_lines(r, y, CH_ROLE_TEXT,
+                            "methods: load two or more files (calscope A.csv B.csv),\n"
+                            "or press t to add a recalibration of the active file");
+    else
+        y += tui_draw_lines(r, y, CH_ROLE_TEXT, "methods: computing (recalibration, paired bootstrap)...");
+    for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++)
+        if (c->m->recal[i].state == 3)
+            tui_textf(y++, r->x, r->w, TUI_ROLE_ERROR, "%s: %s", cs_recal_name(c->m->recal[i].method),
+                      c->m->recal[i].error);
+    return NULL;
+}
+
+static void methods_table(const tui_ctx *c, const tui_rect *r)
+{
+    int stale;
+    const cs_response *resp = methods_resp(c, r, &stale);
+    if (!resp) return;
+    const cs_methods *t = &resp->methods;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int nw = r->w >= 76 ? 22 : 16, cw = 9;
+    int fit = (r->w - nw) / cw;
+    int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
+    int y = r->y;
+    char name[128], line[2400], h[32];
+    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
+              focus + 1, CS_METHODS_NCOL);
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
+    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+        col_text(t, col, h, sizeof h);
+        char lab[40];
+        snprintf(lab, sizeof lab, col == focus ? "[%s]" : "%s", h);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s ", cw - 1, lab);
+    }
+    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+        const cs_method_row *row = &t->rows[i];
+        method_name(c, i, name, sizeof name, nw - 2);
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
+        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+            int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
+            if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
+        }
+        tui_text(y++, r->x, r->w, i == t->ref ? TUI_ROLE_PROMPT : role, line);
+    }
+    /* the focused metric in full: value [interval], paired difference [interval] */
+    y++;
+    col_text(t, focus, h, sizeof h);
+    int ci = c->st->ci > 0 && r->w >= 76;
+    if (y < r->y + r->h)
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
+                  ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
+    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+        const cs_method_row *row = &t->rows[i];
+        method_name(c, i, name, sizeof name, nw - 2);
+        char v[16], iv[48] = "";
+        tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
+        if (ci && row->ok && isfinite(row->lo[focus]))
+            snprintf(iv, sizeof iv, "[%.4f,%.4f]", row->lo[focus], row->hi[focus]);
+        len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
+                       name, v, ci ? 17 : 0, iv);
+        if (i == t->ref)
+            snprintf(line + len, sizeof line - (size_t)len, " (reference)");
+        else if (row->has_diff)
+            snprintf(line + len, sizeof line - (size_t)len, " %+8.4f [%+.4f,%+.4f]%c %5.3f",
+                     row->diff[focus], row->dlo[focus], row->dhi[focus],
+                     cs_methods_excludes_zero(row->dlo[focus], row->dhi[focus]) ? '*' : ' ',
+                     row->pbetter[focus]);
+        else
+            snprintf(line + len, sizeof line - (size_t)len, " %s",
+                     row->diff_err.msg[0] ? row->diff_err.msg : row->err.msg);
+        tui_text(y++, r->x, r->w, role, line);
+    }
+    if (y + 1 < r->y + r->h)
+        tui_text(y + 1, r->x, r->w, CH_ROLE_LABEL,
+                 "* paired 95% interval of method-ref excludes 0; > reference (f F)");
+    if (y + 2 < r->y + r->h)
+        tui_textf(y + 2, r->x, r->w, CH_ROLE_LABEL, "P<: share of %s resamples where it beats the ref",
+                  "1000");
+}
+
+static void methods_ranks(const tui_ctx *c, const tui_rect *r)
+{
+    int stale;
+    const cs_response *resp = methods_resp(c, r, &stale);
+    if (!resp) return;
+    const cs_methods *t = &resp->methods;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
+    int fit = (r->w - nw) / cw;
+    int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
+    int y = r->y;
+    char name[128], line[2400], h[32];
+    tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
+    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+        col_text(t, col, h, sizeof h);
+        char lab[40];
+        snprintf(lab, sizeof lab, "%s%s", h, col != CS_METHODS_COL_ECE && cs_methods_ranking_differs(t, col) ? "!" : "");
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, lab);
+    }
+    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
+    for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
+    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+        method_name(c, i, name, sizeof name, nw - 2);
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
+        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+            if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, "-");
+        }
+        tui_text(y++, r->x, r->w, role, line);
+    }
+    /* mass (seed 002 Fig. 2): mean k-th largest probability, the others minus the reference */
+    y++;
+    if (y >= r->y + r->h) return;
+    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
+    int mw = 8, mfit = (r->w - nw) / mw;
+    len = snprintf(line, sizeof line, "%-*s", nw, "method");
+    for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
+        char lab[16];
+        snprintf(lab, sizeof lab, "k=%zu", j + 1);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, lab);
+    }
+    if (y < r->y + r->h) tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    const cs_method_row *ref = &t->rows[t->ref];
+    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+        const cs_method_row *row = &t->rows[i];
+        method_name(c, i, name, sizeof name, nw - 2);
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
+        for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
+            if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");
+            else if (i == t->ref) len += snprintf(line + len, sizeof line - (size_t)len, "%*.4f", mw, row->top[j]);
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%+*.4f", mw, row->top[j] - ref->top[j]);
+        }
+        tui_text(y++, r->x, r->w, role, line);
+    }
+}
+
 void tui_view_compare(const tui_ctx *c, const tui_layout *l)
 {
+    if (c->st->cmp_panel != TUI_CMP_FILES) {
+        tui_rect whole = l->body;
+        if (c->st->cmp_panel == TUI_CMP_TABLE) methods_table(c, &whole);
+        else methods_ranks(c, &whole);
+        return;
+    }
     diagrams(c, &l->a);
     const tui_rect *t = &l->b;
     int y = t->y;
@@ -107,5 +306,11 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     if (y + 1 < t->y + t->h)
         tui_text(y + 1, t->x, t->w, CH_ROLE_LABEL,
                  c->m->n_files < 2 ? "load two or more files to compare them (calscope A.csv B.csv)"
-                                   : "paired by id (else by row); f/F moves the active file");
+                                   : "1st-this: ECE of the 1st file minus this one's, paired bootstrap");
+    if (c->m->n_files >= 2 && y + 2 < t->y + t->h)
+        tui_text(y + 2, t->x, t->w, CH_ROLE_LABEL,
+                 "P1st<: share of resamples where the 1st has the lower ECE");
+    if (c->m->n_files >= 2 && y + 3 < t->y + t->h)
+        tui_text(y + 3, t->x, t->w, CH_ROLE_LABEL,
+                 "paired by id (else by row); > marks the active file (f F)");
 }

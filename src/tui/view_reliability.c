@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calscope/compat.h"
 #include "calscope/curves.h"
 #include "chart/chart.h"
 #include "chart/histogram.h"
+#include "chart/overlay.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -75,10 +77,101 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
             ch_buf_glyph(lb, 14, 1, g, CH_G_UNDER, CH_ROLE_UNDER);
             ch_buf_puts(lb, 16, 1, -1, "under-conf", CH_ROLE_LABEL, 0);
             ch_buf_glyph(lb, 0, 2, g, CH_G_THIN, CH_ROLE_THIN);
-            ch_buf_printf(lb, 2, 2, CH_ROLE_LABEL, "thin bin (<%d)", CH_THIN_DEFAULT);
+            ch_buf_printf(lb, 2, 2, CH_ROLE_LABEL, "thin (<%d)", CH_THIN_DEFAULT);
+            if (c->st->rece_overlay && resp->result.rece_acc) {
+                ch_buf_glyph(lb, 14, 2, g, CH_G_MARK1, CH_ROLE_SERIES1);
+                ch_buf_puts(lb, 16, 2, -1, "RECE-G curve (g)", CH_ROLE_LABEL, 0);
+            }
             tui_blit(lb, r->y + r->h - 3, r->x, 0);
             ch_buf_free(lb);
         }
+    }
+}
+
+static const char *const lib_short[CS_COMPAT_COUNT] = {
+    "torchm", "tm-bin", "netcal", "relplot", "verified", "robustc", "monai"
+};
+
+static const char *moved_glyph(const tui_ctx *c) { return c->g->utf8 ? "\xe2\x96\xb2" : "^"; }
+
+/* The compat panel (x): every library's ECE/ACE/MCE/RMS beside calscope's, and the samples the
+ * selected library (X) bins differently, with the rule. */
+static void draw_compat(const tui_ctx *c, const tui_rect *r)
+{
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
+    if (cs_backend_busy(c->m->backend, TUI_SLOT_COMPAT)) stale = 1;
+    int y = r->y, lib = c->st->compat_lib % CS_COMPAT_COUNT;
+    if (!resp) { tui_text(y, r->x, r->w, CH_ROLE_TEXT, "compat: computing..."); return; }
+    if (resp->status != CS_OK) {
+        tui_draw_lines(r, y, TUI_ROLE_ERROR, resp->err.msg);
+        return;
+    }
+    const cs_compat_report *cr = &resp->compat;
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int four = r->w >= 33;
+    static const int ms[4] = { CS_CM_ECE, CS_CM_ACE, CS_CM_MCE, CS_CM_RMS };
+    static const char *const mn[4] = { "ECE", "ACE", "MCE", "RMS" };
+    char line[256];
+    int len = snprintf(line, sizeof line, "%-9s", "compat");
+    for (int i = 0; i < 4; i++) if (four || i != 1) len += snprintf(line + len, sizeof line - (size_t)len, "%6s", mn[i]);
+    tui_text(y, r->x, r->w, TUI_ROLE_HEADING, line);
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    for (int l = -1; l < CS_COMPAT_COUNT && y < r->y + r->h; l++) {
+        if (l >= 0 && !(cr->mask & (1u << l))) continue;
+        const double *v = l < 0 ? cr->calscope : cr->lib[l].m;
+        len = snprintf(line, sizeof line, "%s%-8s", l == lib ? ">" : " ", l < 0 ? "calscope" : lib_short[l]);
+        for (int i = 0; i < 4; i++) {
+            if (!four && i == 1) continue;
+            double x = v[ms[i]];
+            if (isfinite(x)) {
+                char num[16];
+                snprintf(num, sizeof num, "%.4f", x);
+                len += snprintf(line + len, sizeof line - (size_t)len, "%6s", num[0] == '0' ? num + 1 : num);
+            } else {
+                len += snprintf(line + len, sizeof line - (size_t)len, "%6s", "n/a");
+            }
+        }
+        tui_text(y++, r->x, r->w, l == lib ? TUI_ROLE_PROMPT : role, line);
+    }
+    const cs_compat_lib_result *lr = &cr->lib[lib];
+    if (y < r->y + r->h)
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
+                  cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    int room = r->y + r->h - y - 1;
+    for (size_t i = 0; i < lr->n_examples && (int)i < room; i++) {
+        const cs_compat_move *mv = &lr->examples[i];
+        char lb[16];
+        if (mv->lib_bin < 0) snprintf(lb, sizeof lb, "none");
+        else snprintf(lb, sizeof lb, "%d", mv->lib_bin);
+        tui_textf(y++, r->x, r->w, role, "r%-5u %.4f %2d>%-4s %s", (unsigned)mv->row, mv->value,
+                  mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
+    }
+    if (y < r->y + r->h) {
+        if (resp->compat_bin_moved)
+            tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "%s bins holding moved samples",
+                      moved_glyph(c));
+        else
+            tui_text(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "bin marks: top1 uniform only");
+    }
+}
+
+/* Marks under the x axis the calscope bins that hold samples the selected library bins
+ * elsewhere. */
+static void mark_moved_bins(const tui_ctx *c, ch_buf *b, int h, int w)
+{
+    int stale;
+    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
+    if (!resp || resp->status != CS_OK || !resp->compat_bin_moved) return;
+    int m = resp->compat.bins, lib = c->st->compat_lib % CS_COMPAT_COUNT;
+    if (m <= 0 || m != c->st->settings.bins) return;
+    int H = h - 4, W = w - REL_MARGIN - 1;
+    if (W > 2 * H) W = 2 * H;
+    for (int i = 0; i < m; i++) {
+        if (!resp->compat_bin_moved[(size_t)lib * (size_t)m + (size_t)i]) continue;
+        int x = REL_MARGIN + 1 + (int)((i + 0.5) / m * (W - 1));
+        ch_buf_puts(b, x, 1 + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
     }
 }
 
@@ -95,12 +188,22 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     tui_lens_spelling(&st->settings, lens, sizeof lens);
     snprintf(title, sizeof title, "%s  %s %d %s", tui_basename(c->m->files[st->active].path), lens,
              st->settings.bins, tui_binning_spelling(st->settings.binning));
+    if (ch_text_width(title) > l->a.w)        /* narrow: the status line has the settings */
+        snprintf(title, sizeof title, "%s", tui_basename(c->m->files[st->active].path));
 
     ch_buf *b = ch_buf_new(l->a.w, l->a.h);
     if (b) {
         ch_reliability rel = { resp->result.bins, resp->result.n_bins, 0, title, 0 };
         if (ch_reliability_draw(b, 0, 0, l->a.w, l->a.h, &rel, c->g) < 0)
             ch_buf_puts(b, 0, 0, -1, "(too small for the diagram)", CH_ROLE_WARNING, 0);
+        else if (st->rece_overlay && resp->result.rece_acc) {
+            /* the plot area of ch_reliability_draw with a title and no legend */
+            int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
+            if (W > 2 * H) W = 2 * H;
+            ch_points_draw(b, REL_MARGIN, 1, W, H, resp->result.rece_conf, resp->result.rece_acc,
+                           resp->result.n_rece, c->g, CH_G_MARK1, CH_ROLE_SERIES1);
+        }
+        if (st->compat) mark_moved_bins(c, b, l->a.h, l->a.w);
         tui_blit(b, l->a.y, l->a.x, stale);
         if (stale) tui_draw_stale_mark(&l->a, l->a.y);
         ch_buf_free(b);
@@ -118,5 +221,6 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
             ch_buf_free(hb);
         }
     }
-    draw_table(c, &l->b, resp, stale);
+    if (st->compat) draw_compat(c, &l->b);
+    else draw_table(c, &l->b, resp, stale);
 }

@@ -158,8 +158,17 @@ check_screen "view 3: bins curve with stable range" 'bins curve: ECE vs M.*(stab
 keys 4; check_screen "view 4: per-class ECE bars" 'per-class ECE'
 check_screen "view 4: Likert panel" 'high +\[0\.66,1\.00\] +[0-9]+ +(0\.[0-9]{4}|n/a)'
 keys 5; check_screen "view 5: Compare table" 'file +ECE +Brier +NLL'
-keys 6; check_screen "view 6: Cases" 'per-case calibration'
+keys 6; check_screen "view 6 without a case column says what it needs" 'no case column'
 keys Tab; check_screen "Tab wraps to Reliability" '\[1 Reliability\]'
+
+# ---- RECE-G overlay: g toggles its markers and legend ------------------------------------------
+keys 1; check_screen "the RECE-G curve is in the legend" 'RECE-G curve \(g\)'
+n_on=$(printf '%s' "$SCREEN" | head -18 | grep -o '●' | wc -l)
+keys g; wait_for 'thin \(<20\) *$' 5
+n_off=$(printf '%s' "$SCREEN" | head -18 | grep -o '●' | wc -l)
+if [ "$n_on" -gt 0 ] && [ "$n_off" -eq 0 ]; then ok "g hides the RECE-G markers"
+else not_ok "g hides the RECE-G markers" "markers on $n_on, off $n_off" "$SCREEN"; fi
+keys g; check_screen "g shows them again" 'RECE-G curve \(g\)'
 
 # ---- resize ---------------------------------------------------------------------------------
 T resize-window -x 60 -y 20
@@ -171,6 +180,36 @@ check_screen "back at 80x24" 'ECE +0\.[0-9]{4}'
 
 keys q
 check_screen "q quits" 'EXITED 0' 3
+
+# ---- the Cases view on a segmentation-style file ---------------------------------------------
+SEG=samples/seg_cases.csv
+if [ -f "$SEG" ]; then
+    start -- "$SEG"
+    keys 6
+    check_screen "Cases: heat map of class 1" 'class bg \(1/3, c C\)'
+    check_screen "Cases: density legend and mean curve" '░▒▓█ 1\.\.[0-9]+ cases +◆ mean'
+    run "$CALSCOPE" report --format json "$SEG"
+    want=$(json_get "'mean %.4f' % d['files'][0]['cases']['metrics']['ace']['mean'] + ' ' + '%.4f' % d['files'][0]['cases']['metrics']['ace']['sd']")
+    got=$(printf '%s' "$SCREEN" | sed -n 's/.*\(mean [0-9.]*\) ± sd \([0-9.]*\).*/\1 \2/p' | head -1)
+    if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "Cases: ACE mean ± sd equal the report's"
+    else not_ok "Cases: ACE mean ± sd equal the report's" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    expect_match "Cases: table sorted worst ACE first" 'case +n +ECE +ACE +MCE' "$SCREEN"
+    read -r -a first <<< "$(printf '%s' "$SCREEN" | sed -n 's/.*case[0-9][0-9] \{1,\}400 [0-9.]* \([0-9.]*\) .*/\1/p' | head -3 | tr '\n' ' ')"
+    if [ ${#first[@]} -eq 3 ] && /usr/bin/python3 -c "import sys; a=[float(x) for x in sys.argv[1:]]; sys.exit(0 if a == sorted(a, reverse=True) else 1)" "${first[@]}"
+    then ok "Cases: worst ACE first"
+    else not_ok "Cases: worst ACE first" "first rows: ${first[*]}" "$SCREEN"; fi
+    keys c
+    check_screen "c cycles the heat map class" 'class organ \(2/3, c C\)'
+    expect_match "c does not mark the cases stale" ' ready *$' "$(printf '%s' "$SCREEN" | tail -1)"
+    keys C C
+    check_screen "C cycles back, wrapping" 'class lesion \(3/3, c C\)'
+    keys +
+    check_screen "bins + recomputes the histogram (M 16)" 'M 16 uniform'
+    wait_for ' ready *$' 10
+    expect_no_match "no stale mark once recomputed" '~stale' "$SCREEN"
+    keys q
+    check_screen "q quits from Cases" 'EXITED 0' 3
+fi
 
 # ---- --ascii, NO_COLOR, terminal types ---------------------------------------------------------
 start -- --ascii "$SAMPLE"
@@ -264,7 +303,80 @@ keys q
 if [ -f samples/seg_cases.csv ]; then
     start -- samples/seg_cases.csv
     keys 6
-    check_screen "Cases view lists the cases of a segmentation file" '[0-9]+ cases, [0-9]+ rows'
+    check_screen "Cases view lists the cases of a segmentation file" 'per-case ACE, [0-9]+ cases'
+    keys q
+fi
+
+# ---- methods: recalibrations beside the files (t), rankings and mass (p), compat (x) ------------
+# fits_60x20: every captured line is at most 60 columns and the pane has at most 20 lines
+fits_60x20() {
+    printf '%s\n' "$SCREEN" | /usr/bin/python3 -c '
+import sys, unicodedata
+lines = sys.stdin.read().split("\n")
+while lines and lines[-1] == "": lines.pop()
+sys.exit(0 if len(lines) <= 20 and all(len(l.rstrip()) <= 60 for l in lines) else 1)'
+}
+MSAMPLE=samples/digits_gnb.csv
+if [ -f "$MSAMPLE" ]; then
+    start -- "$MSAMPLE"
+    check_screen "methods: file loads" 'ECE +0\.[0-9]{4}'
+    keys t
+    check_screen "t adds the ts recalibration as a method row" 'digits_gnb\.csv\+ts +[0-9]\.[0-9]{4}' 60
+    run "$CALSCOPE" report --compare "$MSAMPLE" --recal ts --format json
+    want=$(json_get "'%.4f' % [m for m in d['methods'] if m['name'].endswith('+ts')][0]['metrics']['ece']")
+    # the focused column is ECE: the detail row's first number is the method's ECE
+    got=$(printf '%s\n' "$SCREEN" | sed -n 's/^ digits_gnb\.csv+ts \{1,\}\([0-9.]\{6\}\) \{1,\}[-+].*/\1/p' | head -1)
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "ts row's ECE equals the report's ($want)"
+    else not_ok "ts row's ECE equals the report's" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    expect_match "the ts row marks a difference that excludes 0" 'digits_gnb\.csv\+ts +[-+0-9. ]+\[[-+.0-9,]+\]\*' "$SCREEN"
+    keys :
+    check_screen ": prints --recal ts" '--recal ts'
+    keys Escape p
+    check_screen "p shows the rankings" 'rankings \(1 = best' 30
+    expect_match "rankings: +ts is 2nd by ECE (acc ties at 1)" 'digits_gnb\.csv\+ts +1 +2 ' "$SCREEN"
+    expect_match "rankings: ECE itself is not marked" 'acc +ECE +ACE' "$SCREEN"
+    # page the columns (]) until NLL is in sight: ECE ranks +ts 2nd, NLL 1st -> NLL is marked
+    keys ] ] ] ] ] ] ]
+    check_screen "rankings mark the NLL/ECE disagreement" 'NLL! *$' 10
+    expect_match "rankings: +ts is 1st by NLL" 'digits_gnb\.csv\+ts( +[0-9]+){6} +1 *$' "$SCREEN"
+    expect_match "mass panel: k=1 moves mass off the top class" 'digits_gnb\.csv\+ts +-0\.3147 +\+0\.1600' "$SCREEN"
+    T resize-window -x 60 -y 20
+    check_screen "rankings render at 60x20" 'rankings' 5
+    if fits_60x20; then ok "rankings at 60x20: no line past the edge"; else not_ok "rankings at 60x20: no line past the edge" "$SCREEN"; fi
+    keys p p
+    check_screen "methods table renders at 60x20" 'methods \(p panel' 5
+    if fits_60x20; then ok "methods table at 60x20: no line past the edge"; else not_ok "methods table at 60x20" "$SCREEN"; fi
+    expect_match "methods table at 60x20 still shows the ts row" 'digits_gnb(\.csv|~)\+ts' "$SCREEN"
+    T resize-window -x 80 -y 24
+    keys T
+    check_screen "T drops the recalibration" 'load two or more files|digits_gnb\.csv\+ts' 10
+    keys q
+fi
+CSAMPLE=samples/breast_cancer_gnb.csv
+if [ -f "$CSAMPLE" ]; then
+    start -- "$CSAMPLE"
+    check_screen "compat: file loads" 'ECE +0\.[0-9]{4}'
+    keys x
+    check_screen "x shows the compat panel" '>torchm +\.[0-9]{4}' 30
+    run "$CALSCOPE" report --compat torchmetrics --format json "$CSAMPLE"
+    want=$(json_get "('%.4f' % d['files'][0]['metrics']['ece'])[1:]")
+    got=$(printf '%s\n' "$SCREEN" | sed -n 's/.*>torchm \{1,\}\(\.[0-9]\{4\}\).*/\1/p' | head -1)
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "compat torchmetrics ECE equals report --compat torchmetrics ($want)"
+    else not_ok "compat torchmetrics ECE equals the report's" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    expect_match "compat lists moved samples with the rule" 'torchmetrics moves [0-9]+ of 569' "$SCREEN"
+    expect_match "compat marks receiving bins on the axis, glyph in the legend" '▲ bins holding moved' "$SCREEN"
+    expect_match "the diagram's x axis carries the mark" '0└[─┬]+▲' "$SCREEN"
+    keys :
+    check_screen ": prints --compat torchmetrics" '--compat torchmetrics'
+    keys Escape X
+    check_screen "X cycles the library" '>tm-bin +\.[0-9]{4}'
+    T resize-window -x 60 -y 20
+    check_screen "compat renders at 60x20" 'compat +ECE' 5
+    if fits_60x20; then ok "compat at 60x20: no line past the edge"; else not_ok "compat at 60x20" "$SCREEN"; fi
+    keys ?
+    check_screen "? lists the recalibration key" 't T +add ts/platt/hist/iso' 5
+    keys ?
+    check_screen "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off' 5
     keys q
 fi
 

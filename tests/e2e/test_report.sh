@@ -203,8 +203,9 @@ expect_rc "topk: exit 0" 0 "$CALSCOPE" report --format json --topk-bars 1,2,full
 expect_match "topk: k values (full = K)" "^\[1, 2, 2\]$" "$(json_get "[t['k'] for t in d['files'][0]['topk']]")"
 num_near "topk: k=1 is the top-1 ECE" "$(json_get "d['files'][0]['topk'][0]['ece']")" 0.18
 expect_rc "topk: bad k" 2 "$CALSCOPE" report --topk-bars 0,1 "$TINY"
-expect_rc "compat: not available yet" 2 "$CALSCOPE" report --compat netcal "$TINY"
-expect_match "compat: says so" "not available yet" "$ERR"
+expect_rc "compat: a known library" 0 "$CALSCOPE" report --format json --compat netcal "$TINY"
+expect_match "compat: settings.compat names it" "^netcal$" "$(json_get "d['files'][0]['settings']['compat']")"
+expect_rc "compat: an unknown library is a usage error" 2 "$CALSCOPE" report --compat sklearn "$TINY"
 
 # TTA long file: rece_m is a number; case column: the "cases" object
 printf 'id,tta,label,p_a,p_b\na,0,0,0.8,0.2\na,1,0,0.6,0.4\nb,0,1,0.3,0.7\nb,1,1,0.45,0.55\n' >"$TMP/tta.csv"

@@ -413,6 +413,196 @@ static void test_topk_job(void **state)
     cs_dataset_free(d);
 }
 
+/* make_binary with a case column: n rows spread over n_cases cases (row i -> case i % n_cases). */
+static cs_dataset *make_cases(size_t n, size_t n_cases, uint64_t seed)
+{
+    cs_dataset *d = make_binary(n, seed);
+    d->case_id = malloc(n * sizeof *d->case_id);
+    d->case_names = calloc(n_cases, sizeof *d->case_names);
+    d->n_cases = n_cases;
+    for (size_t c = 0; c < n_cases; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "case%02zu", c);
+        d->case_names[c] = strdup(name);
+    }
+    for (size_t i = 0; i < n; i++) d->case_id[i] = (int32_t)(i % n_cases);
+    return d;
+}
+
+static void test_cases_job(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_cases(6000, 12, 5);
+    cs_backend *b = new_backend(2);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_CASES;
+    q.slot = 9;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    q.settings.bins = 10;
+    cs_error err;
+    uint64_t g = cs_backend_submit(b, &q, &err);
+    assert_true(g > 0);
+    cs_response *r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->kind, CS_JOB_CASES);
+    assert_int_equal(r->status, CS_OK);
+    assert_true(r->generation == g);
+    /* the same numbers as a direct engine call */
+    cs_case_metrics want;
+    assert_int_equal(cs_case_metrics_compute(d, &q.settings, NULL, &want, &err), CS_OK);
+    assert_int_equal(r->cases.n_cases, 12);
+    assert_int_equal(r->cases.n_cases, want.n_cases);
+    for (size_t i = 0; i < want.n_cases; i++) {
+        assert_double_near(r->cases.ace[i], want.ace[i], 0);
+        assert_double_near(r->cases.ece[i], want.ece[i], 0);
+        assert_int_equal(r->cases.count[i], 500);
+    }
+    assert_double_near(r->cases.ace_stat.mean, want.ace_stat.mean, 0);
+    assert_double_near(r->cases.ace_stat.sd, want.ace_stat.sd, 0);
+    assert_double_near(r->cases.pooled_ece, want.pooled_ece, 0);
+    assert_int_equal(r->cases.m, 10);
+    assert_int_equal(r->cases.k, 2);
+    assert_non_null(r->cases.hist);
+    assert_memory_equal(r->cases.hist, want.hist, 2 * 10 * 10 * sizeof *want.hist);
+    cs_case_metrics_free(&want);
+    cs_response_free(r);
+
+    /* no case column: the engine's usage error comes back as the response */
+    cs_dataset *plain = make_binary(200, 6);
+    q.data = plain;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_EUSAGE);
+    assert_true(strstr(r->err.msg, "case") != NULL);
+    assert_int_equal(r->cases.n_cases, 0);
+    cs_response_free(r);
+    cs_backend_free(b);
+    cs_dataset_free(plain);
+    cs_dataset_free(d);
+}
+
+/* A cases job superseded while running is cancelled (it polls between cases) and only the
+ * newer one is delivered; release_dataset stops a running one well before it would finish
+ * (timed against a full run of the same job, so the check holds under TSan too). */
+static void test_cases_job_supersede(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_cases(400000, 40000, 8);   /* many small cases: per-case work dominates */
+    cs_backend *b = new_backend(1);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_CASES;
+    q.slot = 4;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    q.settings.lens = CS_LENS_CLASSWISE;
+    cs_error err;
+    double t0 = now_s();
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    cs_response *r = cs_backend_wait(b, 60000);
+    double full = now_s() - t0;
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->cases.n_cases, 40000);
+    cs_response_free(r);
+
+    uint64_t g1 = cs_backend_submit(b, &q, &err);
+    assert_true(g1 > 0);
+    struct timespec ts = { 0, 2000000 };
+    nanosleep(&ts, NULL);                   /* let the worker start it */
+    q.settings.lens = CS_LENS_TOP1;
+    q.settings.bins = 5;
+    uint64_t g2 = cs_backend_submit(b, &q, &err);
+    assert_true(g2 > g1);
+    r = cs_backend_wait(b, 60000);
+    assert_non_null(r);
+    assert_true(r->generation == g2);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->cases.m, 5);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 50));
+
+    q.settings.lens = CS_LENS_CLASSWISE;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    nanosleep(&ts, NULL);
+    t0 = now_s();
+    cs_backend_release_dataset(b, d);
+    double stop = now_s() - t0;
+    if (!(stop < full / 2)) fail_msg("release took %.3f s, a full run %.3f s", stop, full);
+    assert_null(cs_backend_wait(b, 50));
+    cs_backend_free(b);
+    cs_dataset_free(d);
+}
+
+static void test_likert_job(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_binary(5000, 12);
+    cs_backend *b = new_backend(2);
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_LIKERT;
+    q.slot = 7;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    cs_error err;
+    /* default cuts */
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    cs_response *r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->kind, CS_JOB_LIKERT);
+    assert_int_equal(r->status, CS_OK);
+    cs_likert want;
+    assert_int_equal(cs_likert_compute(d, &q.settings, NULL, 0, &want, &err), CS_OK);
+    assert_int_equal(r->likert.n, 3);
+    size_t total = 0;
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(r->likert.iv[i].count, want.iv[i].count);
+        assert_double_near(r->likert.iv[i].ece, want.iv[i].ece, 0);
+        assert_double_near(r->likert.iv[i].lo, cs_likert_default_cuts[i], 0);
+        total += r->likert.iv[i].count;
+    }
+    assert_int_equal(total, 5000);      /* binary top-1 conf >= .5: all in [.33,.66) or [.66,1] */
+    assert_int_equal(r->likert.iv[0].count, 0);
+    cs_response_free(r);
+    /* custom cuts are copied at submit: changing the request afterwards changes nothing */
+    q.likert_cuts[0] = 0.5; q.likert_cuts[1] = 0.75; q.likert_cuts[2] = 0.9; q.likert_cuts[3] = 1;
+    q.n_likert_cuts = 4;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    q.likert_cuts[1] = 0.6;
+    r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->likert.n, 3);
+    assert_double_near(r->likert.iv[1].lo, 0.75, 0);
+    const double cuts[4] = { 0.5, 0.75, 0.9, 1 };
+    assert_int_equal(cs_likert_compute(d, &q.settings, cuts, 4, &want, &err), CS_OK);
+    for (size_t i = 0; i < 3; i++) assert_int_equal(r->likert.iv[i].count, want.iv[i].count);
+    cs_response_free(r);
+    /* a lens without a scalar first coordinate is refused by the engine */
+    q.settings.lens = CS_LENS_CLASSWISE;
+    q.n_likert_cuts = 0;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_EUSAGE);
+    cs_response_free(r);
+    /* superseded before it finished: only the newest generation is delivered */
+    q.settings.lens = CS_LENS_TOP1;
+    uint64_t last = 0;
+    for (int i = 0; i < 5; i++) last = cs_backend_submit(b, &q, &err);
+    r = cs_backend_wait(b, 10000);
+    assert_non_null(r);
+    assert_true(r->generation == last);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 100));
+    cs_backend_free(b);
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +616,9 @@ int main(void)
         cmocka_unit_test(test_load_job),
         cmocka_unit_test(test_real_job_storm),
         cmocka_unit_test(test_topk_job),
+        cmocka_unit_test(test_cases_job),
+        cmocka_unit_test(test_cases_job_supersede),
+        cmocka_unit_test(test_likert_job),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

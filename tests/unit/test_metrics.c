@@ -501,6 +501,74 @@ static void test_rece_g(void **state)
     cs_dataset_free(d);
 }
 
+/* RECE-G smoothed curve (CS_WANT_RECE_CURVE): per bin A~_i/W_i and C~_i/W_i, checked against
+ * a direct erfc computation of the normalised Gaussian bin masses. */
+static void test_rece_curve(void **state)
+{
+    (void)state;
+    cs_dataset *d = mkds(12, 5, D2P, D2Y);
+    const int M = 10;
+    const double sigma = 0.1;
+    cs_result r = run(d, (cfg){.bins = M, .sigma = sigma}, CS_WANT_RECE_G | CS_WANT_RECE_CURVE);
+    assert_non_null(r.rece_acc);
+    assert_non_null(r.rece_conf);
+    assert_int_equal(r.n_rece, M);
+    double A[10] = {0}, C[10] = {0}, S[10] = {0}, gap = 0;
+    for (size_t j = 0; j < d->n; j++) {
+        double c = d->conf[j], w[10], Z = 0;
+        for (int i = 0; i < M; i++) {
+            double lo = (double)i / M, hi = (double)(i + 1) / M;
+            w[i] = 0.5 * (erfc((lo - c) / (sigma * sqrt(2.0))) - erfc((hi - c) / (sigma * sqrt(2.0))));
+            Z += w[i];
+        }
+        for (int i = 0; i < M; i++) {
+            w[i] /= Z;
+            A[i] += w[i] * d->correct[j];
+            C[i] += w[i] * c;
+            S[i] += w[i];
+        }
+    }
+    for (int i = 0; i < M; i++) {
+        assert_double_near(r.rece_acc[i], A[i] / S[i], 1e-12);
+        assert_double_near(r.rece_conf[i], C[i] / S[i], 1e-12);
+        gap += fabs(A[i] - C[i]);
+    }
+    assert_double_near(r.rece_g, gap / (double)d->n, 1e-12);   /* the same weights as RECE-G */
+    cs_result_free(&r);
+    assert_null(r.rece_acc);
+
+    /* not part of CS_WANT_ALL; refused quietly (NULL) for classwise and vector lenses */
+    r = run(d, (cfg){.bins = M}, CS_WANT_ALL);
+    assert_null(r.rece_acc);
+    cs_result_free(&r);
+    r = run(d, (cfg){.lens = "classwise", .bins = M}, CS_WANT_RECE_CURVE);
+    assert_null(r.rece_acc);
+    cs_result_free(&r);
+    r = run(d, (cfg){.lens = "full", .bins = M}, CS_WANT_RECE_CURVE);
+    assert_null(r.rece_conf);
+    cs_result_free(&r);
+
+    cs_dataset_free(d);
+
+    /* sigma -> 0: the curve is the binned reliability diagram, NAN on empty bins (values kept
+     * off the bin edges, where the kernel splits a sample between two bins) */
+    d = synth(2000, 3, 3.0);
+    for (size_t i = 0; i < d->n; i++) {
+        double x = d->conf[i] * 15, f = x - floor(x);
+        if (f < 1e-3) d->conf[i] += 2e-3 / 15;
+        else if (f > 1 - 1e-3) d->conf[i] -= 2e-3 / 15;
+    }
+    r = run(d, (cfg){.bins = 15, .sigma = 1e-6}, CS_WANT_BINNED | CS_WANT_RECE_CURVE);
+    assert_int_equal(r.n_rece, 15);
+    for (size_t i = 0; i < r.n_bins; i++) {
+        if (r.bins[i].count == 0) { assert_true(isnan(r.rece_acc[i])); continue; }
+        assert_double_near(r.rece_acc[i], r.bins[i].acc, 1e-9);
+        assert_double_near(r.rece_conf[i], r.bins[i].conf, 1e-9);
+    }
+    cs_result_free(&r);
+    cs_dataset_free(d);
+}
+
 static void test_topk_bars(void **state)
 {
     (void)state;
@@ -726,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_order_independence),
         cmocka_unit_test(test_calibrated_gives_zero),
         cmocka_unit_test(test_rece_g),
+        cmocka_unit_test(test_rece_curve),
         cmocka_unit_test(test_topk_bars),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_settings_parsers),

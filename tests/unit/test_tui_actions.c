@@ -239,6 +239,57 @@ static void test_prompt_bins_and_seed(void **state)
     assert_int_equal(st.seed, 1234);
 }
 
+/* Keys added with the Cases view and the RECE-G overlay: what they change and what they ask the
+ * loop to recompute. */
+static void test_class_overlay_and_help_pages(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    /* class under the top1 lens: only what is shown changes (the Cases heat map, Classes view) */
+    assert_int_equal(st.klass, 0);
+    unsigned f = tui_action_dispatch(&st, 'c');
+    assert_int_equal(st.klass, 1);
+    assert_int_equal(f & TUI_RECOMPUTE, 0);
+    assert_true(f & TUI_REDRAW);
+    char buf[64];
+    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    assert_string_equal(buf, "top1");
+    /* under the class lens it is a setting: recompute */
+    tui_action_dispatch(&st, 'l');
+    tui_action_dispatch(&st, 'l');                 /* class:1 */
+    f = tui_action_dispatch(&st, 'c');
+    assert_true(f & TUI_RECOMPUTE);
+    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    assert_string_equal(buf, "class:2");
+
+    /* g: the RECE-G overlay, on by default; a redraw, never a recompute, no flag */
+    assert_int_equal(st.rece_overlay, 1);
+    f = tui_action_dispatch(&st, 'g');
+    assert_int_equal(st.rece_overlay, 0);
+    assert_int_equal(f, TUI_REDRAW);
+    tui_action_dispatch(&st, 'g');
+    assert_int_equal(st.rece_overlay, 1);
+    char cmd[1024];
+    tui_command_line(&st, cmd, sizeof cmd);
+    assert_null(strstr(cmd, "rece"));
+
+    /* ?: pages through the help when the drawing code says there are pages, then closes */
+    tui_action_dispatch(&st, '?');
+    assert_int_equal(st.overlay, TUI_OVERLAY_HELP);
+    st.help_pages = 2;                             /* as draw_help sets it on a small screen */
+    tui_action_dispatch(&st, '?');
+    assert_int_equal(st.overlay, TUI_OVERLAY_HELP);
+    assert_int_equal(st.help_page, 1);
+    tui_action_dispatch(&st, '?');
+    assert_int_equal(st.overlay, TUI_OVERLAY_NONE);
+    assert_int_equal(st.help_page, 0);
+    st.help_pages = 1;
+    tui_action_dispatch(&st, '?');
+    tui_action_dispatch(&st, '?');
+    assert_int_equal(st.overlay, TUI_OVERLAY_NONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_command_line),
         cmocka_unit_test(test_prompt_select_and_history),
         cmocka_unit_test(test_prompt_bins_and_seed),
+        cmocka_unit_test(test_class_overlay_and_help_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include "calscope/backend.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -70,6 +71,10 @@ void cs_response_free(cs_response *r)
     cs_load_summary_free(&r->summary);
     cs_result_free(&r->result);
     cs_curve_free(r->curve);
+    cs_case_metrics_free(&r->cases);
+    cs_methods_free(&r->methods);
+    cs_compat_report_free(&r->compat);
+    free(r->compat_bin_moved);
     free(r);
 }
 
@@ -122,6 +127,27 @@ static void run_topk(job *j, cs_response *r)
     /* cs_topk_bars sorts once for every k and takes no cancel flag; it costs about one
      * evaluation, so a superseded request just finishes and is dropped. */
     r->status = cs_topk_bars(q->data, &q->settings, q->topk_k, r->n_topk, r->topk_value, &r->err);
+}
+
+/* Per library, how many of its moved samples calscope puts in each of its M uniform bins
+ * (top1 lens, uniform binning: bin i = (i/M, (i+1)/M], 0 in bin 0, as the metrics). */
+static void compat_bins(const cs_dataset *d, cs_response *r)
+{
+    const cs_compat_report *c = &r->compat;
+    if (c->lens != CS_LENS_TOP1 || c->binning != CS_BIN_UNIFORM || c->bins <= 0 || !c->rows) return;
+    size_t m = (size_t)c->bins;
+    r->compat_bin_moved = calloc(CS_COMPAT_COUNT * m, sizeof *r->compat_bin_moved);
+    if (!r->compat_bin_moved) return;
+    for (size_t s = 0; s < c->n; s++) {
+        double conf = d->conf[c->rows[s]];
+        double e = ceil(conf * (double)m) - 1;
+        size_t bin = e < 0 ? 0 : e >= (double)m ? m - 1 : (size_t)e;
+        while (bin > 0 && !(conf > (double)bin / (double)m)) bin--;
+        while (bin + 1 < m && conf > (double)(bin + 1) / (double)m) bin++;
+        for (int l = 0; l < CS_COMPAT_COUNT; l++)
+            if ((c->mask & (1u << l)) && c->lib[l].moved_flag && c->lib[l].moved_flag[s])
+                r->compat_bin_moved[(size_t)l * m + bin]++;
+    }
 }
 
 static cs_response *run_job(cs_backend *b, job *j)
@@ -189,6 +215,32 @@ static cs_response *run_job(cs_backend *b, job *j)
         break;
     case CS_JOB_SLEEP:
         run_sleep(j, r);
+        break;
+    case CS_JOB_CASES:
+        r->status = cs_case_metrics_compute(q->data, &q->settings, &j->cancel, &r->cases, &r->err);
+        break;
+    case CS_JOB_LIKERT: {
+        /* cs_likert_compute takes no cancel flag: a superseded request finishes and is dropped */
+        size_t nc = q->n_likert_cuts > CS_LIKERT_MAX + 1 ? CS_LIKERT_MAX + 1 : q->n_likert_cuts;
+        r->status = cs_likert_compute(q->data, &q->settings, nc ? q->likert_cuts : NULL,
+                                      nc ? nc : 4, &r->likert, &r->err);
+        break;
+    }
+    case CS_JOB_RECAL: {
+        cs_recal_options ro = q->recal_opts;
+        ro.fit_mask = NULL;
+        if (ro.threads <= 0) ro.threads = run.threads;
+        r->dataset = cs_recal_apply(q->data, q->recal, &ro, &r->recal_info, &r->err);
+        r->status = r->dataset ? CS_OK : r->err.code;
+        break;
+    }
+    case CS_JOB_METHODS:
+        r->status = cs_methods_run(q->methods, q->n_methods, &q->settings, &q->methods_opts,
+                                   &run, &r->methods, &r->err);
+        break;
+    case CS_JOB_COMPAT:
+        r->status = cs_compat_run(q->data, &q->settings, CS_COMPAT_ALL_MASK, &r->compat, &r->err);
+        if (r->status == CS_OK) compat_bins(q->data, r);
         break;
     }
     cs_prepared_free(p);
@@ -340,7 +392,9 @@ uint64_t cs_backend_submit(cs_backend *b, const cs_request *req, cs_error *err)
         cs_error_set(err, CS_EUSAGE, 0, 0, "backend: slot %d out of range", req->slot);
         return 0;
     }
-    if ((int)req->kind < CS_JOB_LOAD || req->kind > CS_JOB_SLEEP ||
+    if ((int)req->kind < CS_JOB_LOAD || req->kind > CS_JOB_COMPAT ||
+        (req->kind == CS_JOB_METHODS &&
+         (req->n_methods == 0 || req->n_methods > CS_BACKEND_MAX_METHODS)) ||
         (req->kind == CS_JOB_LOAD && !req->path) ||
         ((req->kind != CS_JOB_LOAD && req->kind != CS_JOB_SLEEP) && !req->data) ||
         (req->kind == CS_JOB_COMPARE && !req->data_b)) {
@@ -393,7 +447,10 @@ void cs_backend_cancel(cs_backend *b, int slot)
 
 static int uses(const job *j, const cs_dataset *d)
 {
-    return j && (j->req.data == d || j->req.data_b == d);
+    if (!j) return 0;
+    for (size_t i = 0; j->req.kind == CS_JOB_METHODS && i < j->req.n_methods; i++)
+        if (j->req.methods[i] == d) return 1;
+    return j->req.data == d || j->req.data_b == d;
 }
 
 void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)

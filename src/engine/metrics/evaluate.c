@@ -1,8 +1,9 @@
 /* cs_evaluate: binning + metrics over a subset of prepared samples.
  *
- * Order independence: the items are sorted ascending first (radix sort), and every sum runs
- * in that order (equal-mass groups: in rank order, which is the same canonical order), so a
- * multiset gives bit-identical numbers however idx is permuted.
+ * Order independence: the items are put in ascending order first (cs_mx_canonical; idx NULL
+ * = all samples in order, never materialised by the uniform scalar path, scores and RECE-G),
+ * and every sum runs in that order (equal-mass groups: in rank order, which is the same
+ * canonical order), so a multiset gives bit-identical numbers however idx is permuted.
  *
  * Bin tables (cs_result.bins):
  * - uniform, scalar lens: all M bins, empty ones with count 0 and conf/acc/gap NAN;
@@ -339,6 +340,15 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     size_t nb = 0;
     cs_status rc = CS_OK;
     cs_mx_agg a;
+    if (!items && (p->kind == CS_LENS_CLASSWISE || p->vector || s->binning != CS_BIN_UNIFORM)) {
+        /* NULL items (all samples) are read directly only by the uniform scalar path */
+        uint32_t *all = malloc((ni ? ni : 1) * sizeof *all);
+        if (!all) return nomem(err, "bins");
+        for (size_t j = 0; j < ni; j++) all[j] = (uint32_t)j;
+        rc = cs_mx_binned(cp, all, ni, cancel, out, err);
+        free(all);
+        return rc;
+    }
     if (p->kind == CS_LENS_CLASSWISE) {
         rc = classwise(p, s, items, ni, cancel, &a, &bins, &nb, err);
         if (rc != CS_OK) return rc;
@@ -353,17 +363,14 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
         size_t *st = calloc(M, sizeof *st);
         if (!bins || !sv || !e || !st) { free(bins); free(sv); free(e); free(st); return nomem(err, "bins"); }
         cs_mx_edges(e, (int)M);
-        for (size_t b = 0; b < M; b++) bins[b].count = 0;
-        for (size_t j = 0; j < ni; j++) {
-            if ((j & 8191) == 0 && cs_mx_cancelled(cancel)) {
-                free(bins); free(sv); free(e); free(st);
-                return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-            }
-            uint32_t i = items[j], b = p->ubin[i];
-            bins[b].count++;
-            sv[b] += p->v[i];
-            st[b] += p->t[i];
+        size_t *cnt = calloc(M, sizeof *cnt);
+        int ur = cnt ? cs_mx_uniform_sums(p, items, ni, e, (int)M, cnt, sv, st, cancel) : -1;
+        if (ur != 0) {
+            free(bins); free(sv); free(e); free(st); free(cnt);
+            return ur < 0 ? nomem(err, "bins") : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
         }
+        for (size_t b = 0; b < M; b++) bins[b].count = cnt[b];
+        free(cnt);
         for (size_t b = 0; b < M; b++) {
             size_t n = bins[b].count;
             bins[b].lo = e[b];
@@ -409,8 +416,10 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
-static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni, double *out,
-                      cs_error *err)
+/* Top-1 equal-mass ECE: the subset in value order comes from the precomputed ranks
+ * (cs_mx_by_rank: a bitmap or counting pass, no sort), then the array_split groups. */
+static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
+                      cs_mx_scratch *sc, double *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
     const double *v; const uint8_t *t; const uint32_t *o, *r;
@@ -418,11 +427,13 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni, d
     cs_settings s = p->s;
     s.binning = CS_BIN_MASS;
     s.distance = CS_DIST_TVD;
-    cs_bin *b = NULL;
-    size_t nb = 0;
-    cs_status rc = scalar_adaptive(&s, v, t, items, ni, o, r, p->n, &b, &nb, err);
-    if (rc != CS_OK) return rc;
-    *out = cs_mx_aggregate(&s, b, nb, ni).ece;
+    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    size_t ng = 0, *starts = order ? mass_starts(ni, s.bins, &ng) : NULL;
+    cs_bin *b = starts ? malloc((ng ? ng : 1) * sizeof *b) : NULL;
+    if (!b) { free(starts); return nomem(err, "bins"); }
+    cs_mx_scalar_groups(&s, v, t, order, starts, ng, b);
+    *out = cs_mx_aggregate(&s, b, ng, ni).ece;
+    free(starts);
     free(b);
     return CS_OK;
 }
@@ -436,43 +447,59 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
-    uint32_t *items = malloc(ni * sizeof *items);
-    if (!items) return nomem(err, "evaluate");
-    if (idx) {
-        for (size_t j = 0; j < ni; j++) {
-            if (idx[j] >= p->n) {
-                free(items);
+    if (idx)
+        for (size_t j = 0; j < ni; j++)
+            if (idx[j] >= p->n)
                 return cs_error_set(err, CS_EUSAGE, 0, 0, "sample index %u out of range (%zu)",
                                     idx[j], p->n);
-            }
-            items[j] = idx[j];
-        }
-        if (cs_mx_radix_sort_keys(items, ni, (uint32_t)p->n) != 0) { free(items); return nomem(err, "evaluate"); }
-    } else {
-        for (size_t j = 0; j < ni; j++) items[j] = (uint32_t)j;
+    /* Scratch from the prepared object's pool: no large allocation per call. items: the
+     * subset in canonical (ascending) order, or NULL for all samples in order. */
+    cs_mx_scratch *sc = cs_mx_scratch_get((cs_prepared *)p);
+    const uint32_t *items = NULL;
+    if (!sc || (idx && !(items = cs_mx_canonical(sc, idx, ni, p->n)))) {
+        cs_mx_scratch_put((cs_prepared *)p, sc);
+        return nomem(err, "evaluate");
     }
     out->n = ni;
     cs_status rc = CS_OK;
     if (want & CS_WANT_ACCURACY) {
         size_t c = 0;
-        for (size_t j = 0; j < ni; j++) c += p->d->correct[p->rows[items[j]]];
+        const uint8_t *cor = p->d->correct;
+        if (items)
+            for (size_t j = 0; j < ni; j++) c += cor[p->rows[items[j]]];
+        else
+            for (size_t j = 0; j < ni; j++) c += cor[p->rows[j]];
         out->accuracy = (double)c / (double)ni;
     }
     if (rc == CS_OK && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, &out->brier, &out->nll, err);
     if (rc == CS_OK && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
-    if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, &out->aece, err);
+    if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
+    /* the remaining paths (but RECE-G) read an explicit array */
+    const uint32_t *arr = items;
+    if (rc == CS_OK && !arr && (want & (CS_WANT_SCE | CS_WANT_RECE_CURVE)) &&
+        !(arr = cs_mx_identity(sc, ni)))
+        rc = nomem(err, "evaluate");
     if (rc == CS_OK && (want & CS_WANT_SCE)) {
         cs_settings s = p->s;
         s.binning = CS_BIN_UNIFORM;
         s.distance = CS_DIST_TVD;
         cs_mx_agg a;
-        rc = classwise(p, &s, items, ni, cancel, &a, NULL, NULL, err);
+        rc = classwise(p, &s, arr, ni, cancel, &a, NULL, NULL, err);
         if (rc == CS_OK) out->sce = a.ece;
     }
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    if (rc == CS_OK && (want & CS_WANT_RECE_CURVE) && !p->vector && p->kind != CS_LENS_CLASSWISE) {
+        size_t M = (size_t)p->s.bins;
+        out->rece_acc = malloc(M * sizeof *out->rece_acc);
+        out->rece_conf = malloc(M * sizeof *out->rece_conf);
+        double rg;
+        if (!out->rece_acc || !out->rece_conf) rc = nomem(err, "RECE-G curve");
+        else rc = cs_mx_rece_curve(p, arr, ni, cancel, &rg, out->rece_acc, out->rece_conf, err);
+        if (rc == CS_OK) out->n_rece = M;
+    }
     if (rc == CS_OK && cs_mx_cancelled(cancel)) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    free(items);
+    cs_mx_scratch_put((cs_prepared *)p, sc);
     if (rc != CS_OK) {
         cs_result_free(out);
         double nn = NAN;

@@ -28,10 +28,14 @@ void cs_mx_prepared_init(cs_prepared *p)
 void cs_prepared_free(cs_prepared *p)
 {
     if (!p) return;
-    free(p->rows);
-    free(p->v);
-    free(p->t);
+    if (!p->rows_borrowed) free(p->rows);
+    if (!p->vt_borrowed) {
+        free(p->v);
+        free(p->t);
+    }
     free(p->ubin);
+    free(p->rece_d);
+    cs_mx_scratch_free_all(p);
     if (!p->obuf_shared) free(p->obuf);
     free(p->rem);
     free(p->hot);
@@ -57,6 +61,10 @@ void cs_result_free(cs_result *r)
     free(r->bins);
     r->bins = NULL;
     r->n_bins = 0;
+    free(r->rece_acc);
+    free(r->rece_conf);
+    r->rece_acc = r->rece_conf = NULL;
+    r->n_rece = 0;
 }
 
 static void trim(char **a, char **z)
@@ -236,16 +244,6 @@ void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t
     free(tmp);
 }
 
-typedef struct { cs_prepared *p; const double *e; int M; size_t a, z; } ubin_job;
-
-/* Uniform bin of every sample, split in two fixed halves on large inputs. */
-static void *ubin_run(void *arg)
-{
-    ubin_job *j = arg;
-    for (size_t i = j->a; i < j->z; i++) j->p->ubin[i] = (uint32_t)cs_mx_ubin(j->p->v[i], j->e, j->M);
-    return NULL;
-}
-
 static cs_prepared *fail(cs_prepared *p, cs_error *err, const char *what)
 {
     cs_prepared_free(p);
@@ -272,12 +270,14 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
     int blank = 1;
     for (const char *c = s->select; *c; c++)
         if (*c != ' ' && *c != '\t') blank = 0;
-    p->rows = malloc((d->n_samples ? d->n_samples : 1) * sizeof *p->rows);
-    if (!p->rows) return fail(p, err, "selection");
     if (blank) {
-        memcpy(p->rows, d->sample_rows, d->n_samples * sizeof *p->rows);
+        /* all samples: borrow the dataset's list (it outlives p) instead of copying it */
+        p->rows = d->sample_rows;
+        p->rows_borrowed = 1;
         p->n = d->n_samples;
     } else {
+        p->rows = malloc((d->n_samples ? d->n_samples : 1) * sizeof *p->rows);
+        if (!p->rows) return fail(p, err, "selection");
         cs_select *sel = cs_select_compile(s->select, d, err);
         if (!sel) { cs_prepared_free(p); return NULL; }
         p->n = cs_select_filter(sel, d, d->sample_rows, d->n_samples, p->rows);
@@ -309,14 +309,19 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         }
     }
 
-    if (p->kind != CS_LENS_CLASSWISE) {
+    /* top1 over every row (no tta, no selection): the lens is the dataset's conf/correct */
+    if (p->kind == CS_LENS_TOP1 && blank && d->n_samples == d->n) {
+        p->v = d->conf;
+        p->t = d->correct;
+        p->vt_borrowed = 1;
+    } else if (p->kind != CS_LENS_CLASSWISE) {
         p->v = malloc(n * sizeof *p->v);
         p->t = malloc(n);
         if (!p->v || !p->t) return fail(p, err, "lens");
     }
     switch (p->kind) {
     case CS_LENS_TOP1:
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !p->vt_borrowed; i++) {
             p->v[i] = d->conf[p->rows[i]];
             p->t[i] = d->correct[p->rows[i]];
         }
@@ -390,22 +395,7 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
             p->v[i] = cs_mx_coord(p, (uint32_t)i, 0);
             p->t[i] = p->hot[i] == 0;
         }
-    } else if (p->kind != CS_LENS_CLASSWISE && s->binning == CS_BIN_UNIFORM) {
-        int M = s->bins;
-        double *e = malloc((size_t)(M + 1) * sizeof *e);
-        p->ubin = malloc(n * sizeof *p->ubin);
-        if (!e || !p->ubin) { free(e); return fail(p, err, "bins"); }
-        cs_mx_edges(e, M);
-        ubin_job j[2] = {{p, e, M, 0, n / 2}, {p, e, M, n / 2, n}};
-        pthread_t th;
-        if (n >= 262144 && pthread_create(&th, NULL, ubin_run, &j[1]) == 0) {
-            ubin_run(&j[0]);
-            pthread_join(th, NULL);
-        } else {
-            j[0].z = n;
-            ubin_run(&j[0]);
-        }
-        free(e);
     }
+    /* uniform bins (p->ubin) are built on first use by a subset: cs_mx_ubin_cache */
     return p;
 }

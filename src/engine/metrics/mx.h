@@ -3,8 +3,10 @@
  * Design (why it looks like this):
  * - cs_prepare does the per-row work once (selection, lens); cs_evaluate works on "items"
  *   (indices of prepared samples, possibly repeated) and is proportional to the subset.
- * - Order independence: cs_evaluate first sorts the items ascending (radix sort), so every
- *   sum is formed in one canonical order; the same multiset gives bit-identical results.
+ * - Order independence: cs_evaluate first puts the items in ascending order (fast.c: bitmap,
+ *   counting or radix; nothing at all for idx == NULL), so every sum is formed in one
+ *   canonical order, in fixed chunks of that order (CS_MX_CHUNK); the same multiset gives
+ *   bit-identical results whatever the thread count.
  * - Caches that only some metrics need (ranks for equal-mass bins, RECE-G weights, per-sample
  *   Brier/NLL) are built lazily under p->lock on first use; once built they are read-only. */
 #ifndef CS_METRICS_MX_H
@@ -53,7 +55,53 @@ struct cs_prepared {
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
+
+    /* Speed (fast.c): rows/v/t may borrow the dataset's arrays instead of copying them;
+     * ubin is built lazily (cs_mx_ubin_cache) for subsets, a full evaluation bins on the fly;
+     * rece_d caches w_ji (acc_j - c_j) per sample; pool holds reusable evaluation scratch. */
+    int rows_borrowed;            /* rows == d->sample_rows (not owned) */
+    int vt_borrowed;              /* v == d->conf, t == d->correct (not owned) */
+    int ubin_tried;
+    double *rece_d;
+    int rece_d_tried;
+    struct cs_mx_scratch *pool;
 };
+
+/* ---- fast.c: evaluation scratch, canonical item order, chunked sums ----
+ * Canonical order: the items of a subset sorted ascending; an items pointer of NULL means
+ * all samples 0..n-1 (a full evaluation, nothing materialised). Sums over items are formed
+ * in fixed chunks of CS_MX_CHUNK consecutive canonical positions (sequential inside a
+ * chunk, chunks added in order), so they depend on the multiset only, never on threads. */
+#define CS_MX_CHUNK 65536u
+typedef struct cs_mx_scratch {
+    struct cs_mx_scratch *next;
+    uint32_t *items; size_t cap_items;   /* canonical items / identity */
+    uint32_t *ord; size_t cap_ord;       /* rank order (AECE) */
+    uint64_t *bits; size_t cap_bits;     /* bitmap words */
+    uint32_t *cnt; size_t cap_cnt;       /* counting sort */
+} cs_mx_scratch;
+cs_mx_scratch *cs_mx_scratch_get(cs_prepared *p);   /* NULL on ENOMEM */
+void cs_mx_scratch_put(cs_prepared *p, cs_mx_scratch *s);
+void cs_mx_scratch_free_all(cs_prepared *p);
+/* idx[0..ni) (values < N) in ascending order: idx itself when it is already sorted, else a
+ * sorted copy in s->items; NULL on ENOMEM. */
+const uint32_t *cs_mx_canonical(cs_mx_scratch *s, const uint32_t *idx, size_t ni, size_t N);
+/* 0..n-1 in s->items (for the paths that need an explicit array); NULL on ENOMEM. */
+const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n);
+/* Sample indices of items ordered by rank[] (rank: a permutation of 0..N-1 whose inverse is
+ * order[]): order[sorted ranks]. items NULL: order itself. NULL on ENOMEM. */
+const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni,
+                              const uint32_t *order, const uint32_t *rank, size_t N);
+/* Lazily built uniform bin of every sample (scalar lenses but classwise); NULL on ENOMEM. */
+const uint32_t *cs_mx_ubin_cache(cs_prepared *p);
+/* Runs fn(ctx, c) for the chunks c = 0..nchunks-1, on two threads (fixed halves) when
+ * `big`; every chunk writes only its own partial results. */
+void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void *ctx);
+/* Uniform-bin sums of a scalar lens (not classwise) over items (NULL = all, bins computed on
+ * the fly): cnt/st/sv (M each, zeroed by the caller) get the count, the sum of t and the
+ * chunked sum of v per bin. Returns 0, -1 (ENOMEM) or 1 (cancelled). */
+int cs_mx_uniform_sums(cs_prepared *p, const uint32_t *items, size_t ni, const double *e, int M,
+                       size_t *cnt, double *sv, size_t *st, const atomic_int *cancel);
 
 /* ---- binning.c ---- */
 void cs_mx_edges(double *e, int M);
@@ -62,8 +110,9 @@ static inline int cs_mx_ubin(double x, const double *e, int M)
 {
     if (!(x > e[1]) || M == 1) return 0;
     if (x > e[M - 1]) return M - 1;
-    double f = ceil(x * (double)M) - 1.0;
-    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
+    /* a guess off by at most one (truncation, no ceil call), corrected on the exact edges */
+    double f = x * (double)M;
+    int b = f < 1.0 ? 0 : f >= (double)(M - 1) ? M - 1 : (int)f;
     while (b > 0 && !(x > e[b])) b--;
     while (b < M - 1 && x > e[b + 1]) b++;
     return b;
@@ -122,6 +171,11 @@ const uint32_t *cs_mx_rank_v(cs_prepared *p);
 /* ---- rece_g.c ---- */
 cs_status cs_mx_rece_g(const cs_prepared *p, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, double *out, cs_error *err);
+/* RECE-G and, per uniform bin, A~_i/W_i -> curve_acc[i], C~_i/W_i -> curve_conf[i] (M each,
+ * NAN where W_i = 0). Scalar lenses except classwise (CS_EUSAGE otherwise). */
+cs_status cs_mx_rece_curve(const cs_prepared *p, const uint32_t *items, size_t ni,
+                           const atomic_int *cancel, double *out, double *curve_acc,
+                           double *curve_conf, cs_error *err);
 /* Phi(z) for z <= 0, 1 - Phi(z) for z > 0 (table + Taylor; exposed for its unit test). */
 double cs_mx_normal_tail(double z);
 /* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */

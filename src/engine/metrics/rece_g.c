@@ -7,9 +7,10 @@
  * are taken as exactly 0 (the mass there is < 1.2e-19, far below double resolution of the
  * weights that matter).
  *
- * Speed: per-sample weights are cached in the prepared object when n*M doubles fit in
- * 48 MiB (bootstrap curves reuse them); otherwise they are computed on the fly, in two
- * threads when there are >= 200k items. The split into halves is fixed by the item count,
+ * Speed: the number itself is computed as sum_i |D_i| with D_i = A~_i - C~_i accumulated
+ * from per-sample rows w_ji (acc_j - c_j), cached in the prepared object when n*M doubles fit
+ * in 48 MiB (bootstrap curves reuse them); otherwise they are computed on the fly, in two
+ * threads when there are >= 200k items. The smoothed curve keeps A~, C~ and W separately. The split into halves is fixed by the item count,
  * never by the machine, so the result does not depend on the thread count. */
 #include "mx.h"
 
@@ -18,6 +19,8 @@
 
 #define CACHE_BYTES (48u << 20)
 #define PAR_MIN 200000u
+/* Row stride of the cached RECE-G rows: M rounded up to a multiple of 8 (zero padding). */
+#define DSTRIDE(M) (((size_t)(M) + 7u) & ~(size_t)7u)
 
 /* Normal tail Q(a) = P(X > a), a >= 0, by a 7-term Taylor expansion around the nearest
  * node of a 1/64 grid on [0, 9] whose values come from erfc/exp. The remainder is below
@@ -100,7 +103,7 @@ typedef struct {
     const double *e;
     int M;
     double sigma;
-    double *C, *A;        /* M each, zeroed by the caller */
+    double *C, *A, *S;    /* M each, zeroed by the caller (S: weight sums, may be NULL) */
     const atomic_int *cancel;
     int cancelled;
 } part;
@@ -119,6 +122,8 @@ static void *run_part(void *arg)
         else { cs_mx_gauss_weights(q->v[i], q->sigma, q->e, M, w); wi = w; }
         double c = q->v[i];
         for (int b = 0; b < M; b++) q->C[b] += wi[b] * c;
+        if (q->S)
+            for (int b = 0; b < M; b++) q->S[b] += wi[b];
         if (q->t[i])
             for (int b = 0; b < M; b++) q->A[b] += wi[b];
     }
@@ -129,12 +134,14 @@ static void *run_part(void *arg)
 /* One scalar problem (values v, targets t indexed by sample). */
 static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W, size_t n_all,
                              const uint32_t *items, size_t ni, const cs_settings *s,
-                             const atomic_int *cancel, double *out, cs_error *err)
+                             const atomic_int *cancel, double *out, double *curve_acc,
+                             double *curve_conf, cs_error *err)
 {
     (void)n_all;
     int M = s->bins;
+    int want_curve = curve_acc && curve_conf;
     double *e = malloc((size_t)(M + 1) * sizeof *e);
-    double *acc = calloc((size_t)M * 4, sizeof *acc);
+    double *acc = calloc((size_t)M * (want_curve ? 6 : 4), sizeof *acc);
     if (!e || !acc) { free(e); free(acc); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
     cs_mx_edges(e, M);
     part pt[2];
@@ -143,7 +150,7 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
     for (int k = 0; k < np; k++) {
         pt[k] = (part){v, t, W, items + (k ? half : 0), k ? ni - half : half, e, M, s->sigma,
                        acc + (size_t)M * (size_t)(2 * k), acc + (size_t)M * (size_t)(2 * k + 1),
-                       cancel, 0};
+                       want_curve ? acc + (size_t)M * (size_t)(4 + k) : NULL, cancel, 0};
     }
     pthread_t th;
     int threaded = np == 2 && pthread_create(&th, NULL, run_part, &pt[1]) == 0;
@@ -164,6 +171,11 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
             double C = acc[b], A = acc[M + b];
             if (np == 2) { C += acc[2 * M + b]; A += acc[3 * M + b]; }
             sum += fabs(A - C);
+            if (want_curve) {
+                double S = acc[4 * M + b] + (np == 2 ? acc[5 * M + b] : 0.0);
+                curve_acc[b] = S > 0 ? A / S : NAN;
+                curve_conf[b] = S > 0 ? C / S : NAN;
+            }
         }
         *out = sum / (double)ni;
     }
@@ -172,28 +184,204 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
     return rc;
 }
 
-static const double *weights_cache(cs_prepared *p)
+cs_status cs_mx_rece_curve(const cs_prepared *cp, const uint32_t *items, size_t ni,
+                           const atomic_int *cancel, double *out, double *curve_acc,
+                           double *curve_conf, cs_error *err)
+{
+    cs_prepared *p = (cs_prepared *)cp;
+    *out = NAN;
+    if (p->vector || p->kind == CS_LENS_CLASSWISE)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "RECE-G curve: scalar lenses only");
+    const double *W;
+    pthread_mutex_lock(&p->lock);
+    W = p->rece_w;
+    pthread_mutex_unlock(&p->lock);
+    return rece_scalar(p->v, p->t, W, p->n, items, ni, &p->s, cancel, out, curve_acc, curve_conf,
+                       err);
+}
+
+/* ---- RECE-G itself: D_i = sum_j w_ji (acc_j - c_j) = A~_i - C~_i, one M-vector per sample.
+ * The per-sample rows d_j = w_j * (acc_j - c_j) are cached (rece_d) when n*M doubles fit in
+ * CACHE_BYTES and the cache will be reused; on the fly they are formed by the same
+ * expression, so cached and uncached give the same numbers. items NULL = all samples. */
+typedef struct {
+    const double *v;
+    const uint8_t *t;
+    const double *D;      /* cached rows or NULL */
+    const uint32_t *items;
+    size_t a, z;
+    const double *e;
+    int M;
+    double sigma;
+    double *acc;          /* M, zeroed by the caller */
+    const atomic_int *cancel;
+    int status;           /* 0, 1 cancelled, -1 ENOMEM */
+} dpart;
+
+static void *run_dpart(void *arg)
+{
+    dpart *q = arg;
+    int M = q->M;
+    /* a local accumulator (no aliasing with the rows: kept in L1, vectorised); the same
+     * per-bin sequence of additions as accumulating into q->acc directly */
+    double loc[64];
+    double *acc = M <= 64 ? loc : q->acc;
+    if (acc == loc)
+        for (int b = 0; b < 64; b++) loc[b] = 0.0;
+    double *w = q->D ? NULL : malloc((size_t)M * sizeof *w);
+    if (!q->D && !w) { q->status = -1; return NULL; }
+    if (q->D && acc == loc) {
+        /* Cached rows, padded with zeros to whole 8-double cache lines: for each block of 8
+         * bins, 8 accumulators in registers over a run of items (per bin the same
+         * sequence of additions as item by item). */
+        const double *D = q->D;
+        const uint32_t *items = q->items;
+        size_t Ms = DSTRIDE(M);
+        for (size_t j0 = q->a; j0 < q->z; j0 += 4096) {
+            if (cs_mx_cancelled(q->cancel)) { q->status = 1; break; }
+            size_t j1 = j0 + 4096 < q->z ? j0 + 4096 : q->z;
+            if (Ms == 16 && items) {
+                /* the default M = 15: one pass, 16 accumulators, the rows of later items
+                 * prefetched (a subset's rows are scattered; the sum is memory-bound) */
+                double s0 = loc[0], s1 = loc[1], s2 = loc[2], s3 = loc[3], s4 = loc[4];
+                double s5 = loc[5], s6 = loc[6], s7 = loc[7], s8 = loc[8], s9 = loc[9];
+                double s10 = loc[10], s11 = loc[11], s12 = loc[12], s13 = loc[13];
+                double s14 = loc[14], s15 = loc[15];
+                for (size_t j = j0; j < j1; j++) {
+                    if (j + 12 < j1) {
+                        const double *f = D + (size_t)items[j + 12] * 16;
+                        __builtin_prefetch(f);
+                        __builtin_prefetch(f + 8);
+                    }
+                    const double *d = D + (size_t)items[j] * 16;
+                    s0 += d[0]; s1 += d[1]; s2 += d[2]; s3 += d[3];
+                    s4 += d[4]; s5 += d[5]; s6 += d[6]; s7 += d[7];
+                    s8 += d[8]; s9 += d[9]; s10 += d[10]; s11 += d[11];
+                    s12 += d[12]; s13 += d[13]; s14 += d[14]; s15 += d[15];
+                }
+                loc[0] = s0; loc[1] = s1; loc[2] = s2; loc[3] = s3; loc[4] = s4;
+                loc[5] = s5; loc[6] = s6; loc[7] = s7; loc[8] = s8; loc[9] = s9;
+                loc[10] = s10; loc[11] = s11; loc[12] = s12; loc[13] = s13;
+                loc[14] = s14; loc[15] = s15;
+                continue;
+            }
+            for (size_t b0 = 0; b0 < Ms; b0 += 8) {
+                double s0 = loc[b0], s1 = loc[b0 + 1], s2 = loc[b0 + 2], s3 = loc[b0 + 3];
+                double s4 = loc[b0 + 4], s5 = loc[b0 + 5], s6 = loc[b0 + 6], s7 = loc[b0 + 7];
+                for (size_t j = j0; j < j1; j++) {
+                    const double *d = D + (size_t)(items ? items[j] : (uint32_t)j) * Ms + b0;
+                    s0 += d[0]; s1 += d[1]; s2 += d[2]; s3 += d[3];
+                    s4 += d[4]; s5 += d[5]; s6 += d[6]; s7 += d[7];
+                }
+                loc[b0] = s0; loc[b0 + 1] = s1; loc[b0 + 2] = s2; loc[b0 + 3] = s3;
+                loc[b0 + 4] = s4; loc[b0 + 5] = s5; loc[b0 + 6] = s6; loc[b0 + 7] = s7;
+            }
+        }
+    }
+    for (size_t j = q->a; j < q->z && !(q->D && acc == loc); j++) {
+        if (((j - q->a) & 4095) == 0 && cs_mx_cancelled(q->cancel)) { q->status = 1; break; }
+        uint32_t i = q->items ? q->items[j] : (uint32_t)j;
+        if (q->D) {
+            const double *di = q->D + (size_t)i * (size_t)DSTRIDE(M);
+            for (int b = 0; b < M; b++) acc[b] += di[b];
+        } else {
+            cs_mx_gauss_weights(q->v[i], q->sigma, q->e, M, w);
+            double tc = (double)q->t[i] - q->v[i];
+            for (int b = 0; b < M; b++) acc[b] += w[b] * tc;
+        }
+    }
+    if (acc == loc)
+        for (int b = 0; b < M; b++) q->acc[b] = loc[b];
+    free(w);
+    return NULL;
+}
+
+static cs_status rece_d_scalar(const double *v, const uint8_t *t, const double *D,
+                               const uint32_t *items, size_t ni, const cs_settings *s,
+                               const atomic_int *cancel, double *out, cs_error *err)
+{
+    int M = s->bins;
+    double eb[65], *e = M < 65 ? eb : malloc((size_t)(M + 1) * sizeof *e);
+    double ab[128], *acc = M <= 64 ? ab : malloc((size_t)M * 2 * sizeof *acc);
+    if (!e || !acc) {
+        if (e != eb) free(e);
+        if (acc != ab) free(acc);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    }
+    for (int b = 0; b < 2 * M; b++) acc[b] = 0.0;
+    cs_mx_edges(e, M);
+    /* two fixed halves of the canonical order on large inputs (by item count only) */
+    int np = ni >= PAR_MIN ? 2 : 1;
+    size_t half = np == 2 ? ni / 2 : ni;
+    dpart pt[2];
+    for (int k = 0; k < np; k++)
+        pt[k] = (dpart){v, t, D, items, k ? half : 0, k ? ni : half, e, M, s->sigma,
+                        acc + (size_t)M * (size_t)k, cancel, 0};
+    pthread_t th;
+    int threaded = np == 2 && pthread_create(&th, NULL, run_dpart, &pt[1]) == 0;
+    run_dpart(&pt[0]);
+    if (np == 2) {
+        if (threaded) pthread_join(th, NULL);
+        else run_dpart(&pt[1]);
+    }
+    cs_status rc = CS_OK;
+    for (int k = 0; k < np; k++) {
+        if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        else if (pt[k].status > 0 && rc == CS_OK)
+            rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (rc == CS_OK) {
+        double sum = 0.0;
+        for (int b = 0; b < M; b++) sum += fabs(np == 2 ? acc[b] + acc[M + b] : acc[b]);
+        *out = sum / (double)ni;
+    }
+    if (e != eb) free(e);
+    if (acc != ab) free(acc);
+    return rc;
+}
+
+typedef struct { cs_prepared *p; double *D; const double *e; int M; } dcache_ctx;
+
+static void dcache_chunk(void *vctx, size_t c)
+{
+    dcache_ctx *x = vctx;
+    size_t M = (size_t)x->M, Ms = DSTRIDE(M), a = c * CS_MX_CHUNK;
+    size_t z = a + CS_MX_CHUNK < x->p->n ? a + CS_MX_CHUNK : x->p->n;
+    for (size_t i = a; i < z; i++) {
+        double *di = x->D + i * Ms;
+        cs_mx_gauss_weights(x->p->v[i], x->p->s.sigma, x->e, x->M, di);
+        double tc = (double)x->p->t[i] - x->p->v[i];
+        for (size_t b = 0; b < M; b++) di[b] = di[b] * tc;
+        for (size_t b = M; b < Ms; b++) di[b] = 0.0;
+    }
+}
+
+static const double *d_cache(cs_prepared *p)
 {
     int M = p->s.bins;
-    if ((double)p->n * (double)M * sizeof(double) > (double)CACHE_BYTES) return NULL;
+    if ((double)p->n * (double)DSTRIDE(M) * sizeof(double) > (double)CACHE_BYTES) return NULL;
     pthread_mutex_lock(&p->lock);
-    if (!p->rece_w && !p->rece_w_tried) {
-        p->rece_w_tried = 1;
+    if (!p->rece_d && !p->rece_d_tried) {
+        p->rece_d_tried = 1;
         double *e = malloc((size_t)(M + 1) * sizeof *e);
-        double *W = malloc(p->n * (size_t)M * sizeof *W);
-        if (e && W) {
+        /* 64-byte aligned rows of a multiple of 8 doubles: whole cache lines */
+        size_t bytes = (p->n ? p->n : 1) * DSTRIDE(M) * sizeof(double);
+        double *D = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        if (e && D) {
             cs_mx_edges(e, M);
-            for (size_t i = 0; i < p->n; i++)
-                cs_mx_gauss_weights(p->v[i], p->s.sigma, e, M, W + i * (size_t)M);
-            p->rece_w = W;
-            W = NULL;
+            dcache_ctx x = {p, D, e, M};
+            /* rows are independent: two threads on a large cache cannot change a value */
+            cs_mx_chunks((p->n + CS_MX_CHUNK - 1) / CS_MX_CHUNK, p->n * (size_t)M >= 300000,
+                         dcache_chunk, &x);
+            p->rece_d = D;
+            D = NULL;
         }
         free(e);
-        free(W);
+        free(D);
     }
-    const double *W = p->rece_w;
+    const double *D = p->rece_d;
     pthread_mutex_unlock(&p->lock);
-    return W;
+    return D;
 }
 
 cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
@@ -204,15 +392,15 @@ cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
     if (p->vector) return CS_OK;          /* defined for scalar lenses only */
     if (p->kind != CS_LENS_CLASSWISE) {
         /* A cache is worth building only when it will be reused (subsets) or is cheap. */
-        const double *W;
-        if (ni < p->n || p->n <= 65536) {
-            W = weights_cache(p);
+        const double *D;
+        if (items || p->n <= 65536) {
+            D = d_cache(p);
         } else {
             pthread_mutex_lock(&p->lock);
-            W = p->rece_w;
+            D = p->rece_d;
             pthread_mutex_unlock(&p->lock);
         }
-        return rece_scalar(p->v, p->t, W, p->n, items, ni, &p->s, cancel, out, err);
+        return rece_d_scalar(p->v, p->t, D, items, ni, &p->s, cancel, out, err);
     }
     const cs_dataset *d = p->d;
     size_t K = d->k;
@@ -227,7 +415,7 @@ cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
             t[i] = d->label[p->rows[i]] == (int32_t)c;
         }
         double r;
-        rc = rece_scalar(v, t, NULL, p->n, items, ni, &p->s, cancel, &r, err);
+        rc = rece_d_scalar(v, t, NULL, items, ni, &p->s, cancel, &r, err);
         total += r;
     }
     free(v);

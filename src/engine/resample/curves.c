@@ -271,6 +271,14 @@ static void size_task(void *vctx, size_t i, int worker)
     size_t pt = i / x->R, rep = i % x->R;
     size_t k = x->c->points[pt].rows;
     scratch *s = &x->sc[worker];
+    if (!x->o->replace && k == x->n) {
+        /* Every row once, in some order: the multiset of the full evaluation, and results do
+         * not depend on the order of idx, so the numbers are exactly those on all rows. */
+        memcpy(x->values + i * CS_METRIC_COUNT, x->c->points[pt].full,
+               CS_METRIC_COUNT * sizeof *x->values);
+        runner_tick(&x->rn);
+        return;
+    }
     cs_rng rng;
     cs_rng_seed(&rng, x->o->seed, STREAM_SIZE, pt, rep);
     if (x->o->replace)
@@ -405,6 +413,17 @@ static void bins_task(void *vctx, size_t rep, int worker)
      * the draw is paid once instead of once per point. */
     cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
     cs_draw_with(&rng, x->n, x->n, s->idx);
+    /* Results depend on the multiset only: sort the draw once (counting pass) so that the
+     * evaluations of every M take it as it is instead of each sorting it again. */
+    uint32_t *cnt = calloc(x->n ? x->n : 1, sizeof *cnt);
+    if (cnt) {
+        for (size_t j = 0; j < x->n; j++)
+            cnt[s->idx[j]]++;
+        for (size_t i = 0, k = 0; i < x->n; i++)
+            for (uint32_t c = cnt[i]; c > 0; c--)
+                s->idx[k++] = (uint32_t)i;
+        free(cnt);
+    }
     for (size_t pt = 0; pt < x->o->n_points; pt++) {
         double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
         if (runner_cancelled(&x->rn)) {

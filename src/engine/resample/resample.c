@@ -27,10 +27,30 @@ void cs_rng_seed(cs_rng *r, uint64_t seed, uint64_t stream, uint64_t point, uint
     r->state = h;
 }
 
-uint64_t cs_rng_next(cs_rng *r)
+static inline uint64_t next_inl(cs_rng *r)
 {
     r->state += GOLDEN;
     return mix64(r->state);
+}
+
+uint64_t cs_rng_next(cs_rng *r)
+{
+    return next_inl(r);
+}
+
+/* Lemire 2019 on a 32-bit bound >= 1: exact and cheap; inlined into the draw loops. */
+static inline uint32_t below32(cs_rng *r, uint32_t b)
+{
+    uint64_t m = (next_inl(r) >> 32) * b;
+    uint32_t low = (uint32_t)m;
+    if (low < b) {
+        uint32_t t = (uint32_t)(-b) % b;
+        while (low < t) {
+            m = (next_inl(r) >> 32) * b;
+            low = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
 }
 
 uint64_t cs_rng_below(cs_rng *r, uint64_t bound)
@@ -38,19 +58,8 @@ uint64_t cs_rng_below(cs_rng *r, uint64_t bound)
     /* Lemire 2019 on 32-bit bounds (all our index ranges fit): exact and cheap. */
     if (bound <= 1)
         return 0;
-    if (bound <= UINT32_MAX) {
-        uint32_t b = (uint32_t)bound;
-        uint64_t m = (cs_rng_next(r) >> 32) * b;
-        uint32_t low = (uint32_t)m;
-        if (low < b) {
-            uint32_t t = (uint32_t)(-b) % b;
-            while (low < t) {
-                m = (cs_rng_next(r) >> 32) * b;
-                low = (uint32_t)m;
-            }
-        }
-        return m >> 32;
-    }
+    if (bound <= UINT32_MAX)
+        return below32(r, (uint32_t)bound);
     /* Larger bounds: plain rejection on the top of the range. */
     uint64_t lim = UINT64_MAX - UINT64_MAX % bound;
     uint64_t x;
@@ -77,13 +86,24 @@ size_t cs_subset_size(double fraction, size_t n)
 
 void cs_draw_without(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *undo, uint32_t *out)
 {
-    for (size_t i = 0; i < k; i++) {
-        size_t j = i + (size_t)cs_rng_below(r, n - i);
-        uint32_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-        undo[i] = (uint32_t)j;
-        out[i] = perm[i];
+    /* The swap targets j depend only on the generator, not on perm: they are drawn a block
+     * ahead (into undo, in the same order) and their perm entries prefetched, so the random
+     * accesses overlap. Same draws, same swaps, same output as one step at a time. */
+    for (size_t i0 = 0; i0 < k; i0 += 64) {
+        size_t i1 = i0 + 64 < k ? i0 + 64 : k;
+        for (size_t i = i0; i < i1; i++) {
+            size_t j = i + (n - i <= UINT32_MAX ? (n - i > 1 ? (size_t)below32(r, (uint32_t)(n - i)) : 0)
+                                                : (size_t)cs_rng_below(r, n - i));
+            undo[i] = (uint32_t)j;
+            __builtin_prefetch(&perm[j], 1);
+        }
+        for (size_t i = i0; i < i1; i++) {
+            size_t j = undo[i];
+            uint32_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+            out[i] = perm[i];
+        }
     }
     for (size_t i = k; i-- > 0;) {
         size_t j = undo[i];
@@ -95,6 +115,11 @@ void cs_draw_without(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *un
 
 void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out)
 {
+    if (n > 1 && n <= UINT32_MAX) {
+        for (size_t i = 0; i < k; i++)
+            out[i] = below32(r, (uint32_t)n);
+        return;
+    }
     for (size_t i = 0; i < k; i++)
         out[i] = (uint32_t)cs_rng_below(r, n);
 }

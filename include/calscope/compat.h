@@ -1,0 +1,126 @@
+/* calscope engine: compat mode (SPEC §2 "Compat mode", §5 --compat).
+ *
+ * For the same file and settings, the number each popular calibration library would report,
+ * with its own conventions (edge side, edge arithmetic and precision, the value 1.0 / 0 / empty
+ * bins, equal-mass construction, binary semantics, which bins are summed), next to calscope's
+ * own number, plus the samples whose bin differs from calscope's and the rule that moved them.
+ *
+ *   cs_compat_report r;
+ *   cs_compat_run(dataset, settings, CS_COMPAT_ALL_MASK, &r, err);   one call, all libraries
+ *   ... r.lib[CS_COMPAT_NETCAL].m[CS_CM_ECE], r.lib[i].moved, r.lib[i].examples ...
+ *   cs_compat_report_free(&r);
+ *
+ * Supported lenses: top1 and classwise (the libraries implement nothing else); other lenses get
+ * CS_EUSAGE. Only the uniform and mass binnings have library counterparts.
+ * Threads: cs_compat_run reads the dataset only; any number of threads may run it at once,
+ * each with its own report. */
+#ifndef CALSCOPE_COMPAT_H
+#define CALSCOPE_COMPAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/dataset.h"
+#include "calscope/error.h"
+#include "calscope/metrics.h"
+
+typedef enum cs_compat_lib {
+    CS_COMPAT_TORCHMETRICS,        /* multiclass_calibration_error(probs, target, K, n_bins=M, norm) */
+    CS_COMPAT_TORCHMETRICS_BINARY, /* binary_calibration_error(p1, target, n_bins=M, norm) */
+    CS_COMPAT_NETCAL,              /* netcal 1.3: ECE/ACE/MCE(bins=M).measure(P, y) */
+    CS_COMPAT_RELPLOT,             /* relplot.binnedECE(conf, correct, nbins=M) */
+    CS_COMPAT_VERIFIED,            /* verified_calibration: get_ece, get_ece_em, marginal */
+    CS_COMPAT_ROBUSTCAL,           /* RECE authors' code: ECELoss, MCELoss, AdaptiveECELoss, SCELoss, GECELoss */
+    CS_COMPAT_MONAI,               /* MONAI CalibrationErrorMetric (expected/average/maximum) */
+    CS_COMPAT_COUNT
+} cs_compat_lib;
+
+#define CS_COMPAT_ALL_MASK ((1u << CS_COMPAT_COUNT) - 1u)
+
+/* Metrics a library may report (NAN when it has no such metric or fails on the input). */
+enum {
+    CS_CM_ECE,     /* the chosen lens / binning / distance, as `ece` in the report */
+    CS_CM_ACE,     /* mean gap over non-empty bins (netcal ACE, MONAI "average") */
+    CS_CM_MCE,     /* max gap */
+    CS_CM_RMS,     /* L2 / RMS calibration error (torchmetrics norm='l2') */
+    CS_CM_AECE,    /* top-1 equal-mass ECE */
+    CS_CM_SCE,     /* class-wise ECE */
+    CS_CM_RECE_G,  /* RECE-G (robustcal GECELoss, its default Student-t kernel) */
+    CS_CM_RECE_G_GAUSS, /* GECELoss with distr_name="gaussian" */
+    CS_CM_COUNT
+};
+
+/* Why a sample lands in another bin than under calscope's rule. */
+typedef enum cs_compat_rule {
+    CS_RULE_LEFT_CLOSED,   /* value on an inner edge; [lo, hi) puts it in the upper bin */
+    CS_RULE_PHANTOM_ONE,   /* exactly 1.0 goes to an extra bin M */
+    CS_RULE_FLOAT32,       /* float32 value / float32 edges put it across an edge */
+    CS_RULE_EDGE_ARITH,    /* edges i*(1/M) (linspace) or f/(1/M) differ from i/M */
+    CS_RULE_ZERO_NO_BIN,   /* exactly 0 with (lo, hi] bins starting at 0: in no bin */
+    CS_RULE_CLIPPED,       /* clipped to [eps, 1-eps] before binning */
+    CS_RULE_MASS_TIE,      /* equal-mass: ties at a boundary stay together */
+    CS_RULE_MASS_DROPPED,  /* equal-mass: at or below the first edge (strict lower edge): in no bin */
+    CS_RULE_MASS_EDGES,    /* equal-mass bins built another way (quantile / sorted[i*floor(N/M)]) */
+    CS_RULE_COUNT
+} cs_compat_rule;
+
+#define CS_COMPAT_EXAMPLES 20  /* moved samples kept per library (the first ones in row order) */
+
+typedef struct cs_compat_move {
+    uint32_t row;          /* dataset row (0-based, as loaded) */
+    int32_t cls;           /* class column for class-wise moves, -1 for the top-1 value */
+    double value;          /* the value as calscope reads it (double) */
+    int cs_bin, lib_bin;   /* 0-based; -1 = in no bin; lib_bin == M is the phantom bin at 1.0 */
+    cs_compat_rule rule;
+} cs_compat_move;
+
+typedef struct cs_compat_lib_result {
+    cs_compat_lib lib;
+    int applicable;               /* 0: the library cannot measure this input at all (see note) */
+    double m[CS_CM_COUNT];        /* NAN = not provided / fails (see notes[]) */
+    char notes[CS_CM_COUNT][200]; /* "" or why m[i] is NAN ("netcal raises ValueError: ...") */
+    char semantics[240];          /* what is measured, e.g. "positive-class calibration of p[1]" */
+    char call[200];               /* the library call a typical user makes */
+    size_t moved;                 /* samples whose bin differs from calscope's */
+    cs_compat_move examples[CS_COMPAT_EXAMPLES];
+    size_t n_examples;
+    uint8_t *moved_flag;          /* owned, length n of the report: 1 = this sample moved */
+} cs_compat_lib_result;
+
+typedef struct cs_compat_report {
+    size_t n;                     /* samples measured (after selection) */
+    uint32_t *rows;               /* owned, the dataset row of each sample (length n) */
+    int bins;                     /* M */
+    cs_lens_kind lens;            /* CS_LENS_TOP1 or CS_LENS_CLASSWISE */
+    cs_binning binning;           /* CS_BIN_UNIFORM or CS_BIN_MASS */
+    double calscope[CS_CM_COUNT]; /* calscope's own numbers for the same metrics */
+    unsigned mask;                /* libraries computed (bit CS_COMPAT_x) */
+    cs_compat_lib_result lib[CS_COMPAT_COUNT];
+} cs_compat_report;
+
+/* Runs the libraries in `mask` on the samples the settings select (lens, bins, binning,
+ * sigma, distance and select are honoured; kdtree binning and vector lenses are CS_EUSAGE).
+ * Returns CS_OK, CS_EUSAGE (settings with no library counterpart, bad selection), CS_EEMPTY
+ * (selection kept nothing) or CS_ENOMEM. On failure out holds nothing to free (but freeing it
+ * is harmless). The dataset must have been prepared (cs_dataset_prepare). */
+cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask,
+                        cs_compat_report *out, cs_error *err);
+
+/* Frees what the report owns (rows, moved flags); the struct itself is the caller's. */
+void cs_compat_report_free(cs_compat_report *r);
+
+/* "torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", "robustcal",
+ * "monai". cs_compat_from_name returns the library or -1. Static strings. */
+const char *cs_compat_name(cs_compat_lib lib);
+int cs_compat_from_name(const char *name);
+/* "ece", "ace", "mce", "rms", "aece", "sce", "rece_g", "rece_g_gaussian". */
+const char *cs_compat_metric_name(int metric);
+/* Short user-facing text of a rule, e.g. "[lo,hi) edge side". Static string. */
+const char *cs_compat_rule_text(cs_compat_rule rule);
+
+/* Copies the library's numbers into a cs_result the way `--compat NAME` reports them: ece,
+ * ace, mce, aece, sce and rece_g follow the library (NAN where it has none); accuracy, brier,
+ * nll and rece_m are left as they are. */
+void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *res);
+
+#endif

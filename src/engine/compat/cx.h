@@ -1,0 +1,75 @@
+/* Internals of compat mode shared by the driver (driver.c) and the one-file-per-library
+ * re-implementations (torchmetrics.c, netcal.c, relplot.c, verified.c, robustcal.c, monai.c).
+ * Every function here is called from cs_compat_run's thread only. */
+#ifndef CALSCOPE_ENGINE_COMPAT_CX_H
+#define CALSCOPE_ENGINE_COMPAT_CX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/compat.h"
+
+/* What every library sees: the selected samples and calscope's own view of them. */
+typedef struct cx_in {
+    const cs_dataset *d;
+    const uint32_t *rows;     /* n dataset rows */
+    size_t n, k;
+    int M;
+    double sigma;
+    int classwise;            /* --lens classwise */
+    int mass;                 /* --binning mass */
+    int l2;                   /* --distance l2: `ece` is the RMS */
+    const double *conf;       /* n, calscope's top-1 confidence (double) */
+    const uint8_t *correct;   /* n, label == first argmax */
+    const int *cs_mass;       /* n, calscope's equal-mass group of conf (stable sort, array_split) */
+} cx_in;
+
+/* Probability of class c for sample i. */
+static inline double cx_p(const cx_in *in, size_t i, size_t c)
+{
+    return in->d->prob[(size_t)in->rows[i] * in->k + c];
+}
+static inline int32_t cx_label(const cx_in *in, size_t i)
+{
+    return in->d->label[in->rows[i]];
+}
+
+/* calscope's uniform bin of v: (i/M, (i+1)/M], 0 in bin 0 (SPEC §2). */
+int cx_cs_ubin(double v, int M);
+/* Bin of v under [i/M, (i+1)/M) on the exact decimal edges i/M, 1.0 in bin M: used to tell an
+ * edge-side move from an arithmetic or precision one. */
+int cx_left_closed_bin(double v, int M);
+
+/* torch.linspace(start, end, steps) for float32 on CPU (aten/src/ATen/native/cpu/
+ * RangeFactoriesKernel.cpp, linspace_kernel: step = (end - start) / (steps - 1) in float; the
+ * first steps/2 values are start + step*i, the others end - step*(steps - i - 1)). */
+void cx_linspace_f32(float *e, float start, float end, int steps);
+/* np.linspace(0.0, 1.0, M + 1): i * (1.0 / M), the last value set to exactly 1.0
+ * (numpy/core/function_base.py linspace: y = arange(0, num) * step + start; y[-1] = stop). */
+void cx_linspace_f64(double *e, int M);
+
+/* Records that sample i (class cls, -1 for top-1) is in lib_bin where calscope has cs_bin. */
+void cx_move(cs_compat_lib_result *o, size_t i, const cx_in *in, int cls, double v,
+             int csb, int lib_bin, cs_compat_rule rule);
+/* Equal-mass moves: lib_bin[i] (-1 = in no bin) is the library's bin of sample i's top-1
+ * value; each library bin is matched with the calscope group holding most of its members and
+ * a sample is moved when its calscope group is not its bin's match. rule_of picks the rule. */
+int cx_mass_moves(cs_compat_lib_result *o, const cx_in *in, const int *lib_bin, int nb,
+                  cs_compat_rule (*rule_of)(const cx_in *in, size_t i, int lib_bin));
+
+void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The libraries. Each fills o->m / notes / semantics / call / moves and returns 0, or -1 when
+ * memory ran out. */
+int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary);
+int cx_netcal(const cx_in *in, cs_compat_lib_result *o);
+int cx_relplot(const cx_in *in, cs_compat_lib_result *o);
+int cx_verified(const cx_in *in, cs_compat_lib_result *o);
+int cx_robustcal(const cx_in *in, cs_compat_lib_result *o);
+int cx_monai(const cx_in *in, cs_compat_lib_result *o);
+
+#endif

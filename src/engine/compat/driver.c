@@ -1,0 +1,297 @@
+/* Compat mode driver: selects the samples like every other metric (cs_prepare), computes
+ * calscope's own numbers (cs_evaluate), then hands the same samples to each library's
+ * re-implementation and keeps the per-sample "moved" bookkeeping they share. */
+#include "engine/compat/cx.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const lib_names[CS_COMPAT_COUNT] = {
+    "torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", "robustcal", "monai",
+};
+static const char *const metric_names[CS_CM_COUNT] = {
+    "ece", "ace", "mce", "rms", "aece", "sce", "rece_g", "rece_g_gaussian",
+};
+static const char *const rule_texts[CS_RULE_COUNT] = {
+    "on an inner edge: [lo,hi) puts it in the upper bin",
+    "exactly 1.0: extra bin M",
+    "float32 value/edges put it across the edge",
+    "edge arithmetic (i*(1/M) or f/(1/M), not i/M)",
+    "exactly 0: (lo,hi] bins leave it in no bin",
+    "clipped to [eps, 1-eps]",
+    "tie at an equal-mass boundary stays in one bin",
+    "at/below the first equal-mass edge: in no bin",
+    "equal-mass bins built another way",
+};
+
+const char *cs_compat_name(cs_compat_lib lib)
+{
+    return (unsigned)lib < CS_COMPAT_COUNT ? lib_names[lib] : "?";
+}
+
+int cs_compat_from_name(const char *name)
+{
+    for (int i = 0; i < CS_COMPAT_COUNT; i++)
+        if (strcmp(name, lib_names[i]) == 0) return i;
+    return -1;
+}
+
+const char *cs_compat_metric_name(int metric)
+{
+    return metric >= 0 && metric < CS_CM_COUNT ? metric_names[metric] : "?";
+}
+
+const char *cs_compat_rule_text(cs_compat_rule rule)
+{
+    return (unsigned)rule < CS_RULE_COUNT ? rule_texts[rule] : "?";
+}
+
+int cx_cs_ubin(double v, int M)
+{
+    /* Same rule as the metrics engine (binning.c cs_mx_ubin): edges i/M by one division. */
+    if (M <= 1 || !(v > 1.0 / M)) return 0;
+    double f = ceil(v * (double)M) - 1.0;
+    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
+    while (b > 0 && !(v > (double)b / (double)M)) b--;
+    while (b < M - 1 && v > (double)(b + 1) / (double)M) b++;
+    return b;
+}
+
+int cx_left_closed_bin(double v, int M)
+{
+    if (v >= 1.0) return M;
+    int b = (int)floor(v * (double)M);
+    if (b < 0) b = 0;
+    if (b > M - 1) b = M - 1;
+    while (b > 0 && v < (double)b / (double)M) b--;
+    while (b < M - 1 && v >= (double)(b + 1) / (double)M) b++;
+    return b;
+}
+
+void cx_linspace_f32(float *e, float start, float end, int steps)
+{
+    if (steps == 1) { e[0] = start; return; }
+    const float step = (end - start) / (float)(steps - 1);
+    int halfway = steps / 2;
+    for (int i = 0; i < steps; i++) {
+        if (i < halfway) e[i] = start + step * (float)i;
+        else e[i] = end - step * (float)(steps - i - 1);
+    }
+}
+
+void cx_linspace_f64(double *e, int M)
+{
+    double step = 1.0 / (double)M;
+    for (int i = 0; i < M; i++) e[i] = (double)i * step + 0.0;
+    e[M] = 1.0;
+}
+
+void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->notes[metric], sizeof o->notes[metric], fmt, ap);
+    va_end(ap);
+}
+
+void cx_move(cs_compat_lib_result *o, size_t i, const cx_in *in, int cls, double v,
+             int csb, int lib_bin, cs_compat_rule rule)
+{
+    if (!o->moved_flag[i]) {
+        o->moved_flag[i] = 1;
+        o->moved++;
+    }
+    if (o->n_examples < CS_COMPAT_EXAMPLES) {
+        cs_compat_move *m = &o->examples[o->n_examples++];
+        m->row = in->rows[i];
+        m->cls = cls;
+        m->value = v;
+        m->cs_bin = csb;
+        m->lib_bin = lib_bin;
+        m->rule = rule;
+    }
+}
+
+int cx_mass_moves(cs_compat_lib_result *o, const cx_in *in, const int *lib_bin, int nb,
+                  cs_compat_rule (*rule_of)(const cx_in *in, size_t i, int lib_bin))
+{
+    /* Bin numbers of two equal-mass schemes are not comparable once one of them merges or
+     * drops bins, so each library bin is matched with the calscope group that holds most of
+     * its members; only the members outside that group count as moved. */
+    int M = in->M;
+    size_t *cnt = calloc((size_t)nb * (size_t)M, sizeof *cnt);
+    int *match = malloc((size_t)nb * sizeof *match);
+    if (!cnt || !match) { free(cnt); free(match); return -1; }
+    for (size_t i = 0; i < in->n; i++)
+        if (lib_bin[i] >= 0) cnt[(size_t)lib_bin[i] * (size_t)M + (size_t)in->cs_mass[i]]++;
+    for (int b = 0; b < nb; b++) {
+        int best = -1;
+        size_t bc = 0;
+        for (int g = 0; g < M; g++)
+            if (cnt[(size_t)b * (size_t)M + (size_t)g] > bc) { bc = cnt[(size_t)b * (size_t)M + (size_t)g]; best = g; }
+        match[b] = best;
+    }
+    for (size_t i = 0; i < in->n; i++) {
+        int lb = lib_bin[i];
+        if (lb < 0 || match[lb] != in->cs_mass[i])
+            cx_move(o, i, in, -1, in->conf[i], in->cs_mass[i], lb, rule_of(in, i, lb));
+    }
+    free(cnt);
+    free(match);
+    return 0;
+}
+
+void cs_compat_report_free(cs_compat_report *r)
+{
+    if (!r) return;
+    free(r->rows);
+    r->rows = NULL;
+    for (int i = 0; i < CS_COMPAT_COUNT; i++) {
+        free(r->lib[i].moved_flag);
+        r->lib[i].moved_flag = NULL;
+    }
+}
+
+/* Stable merge sort of sample indices by top-1 confidence (ties keep sample order), local
+ * state only so that several threads may run compat mode at once. */
+static void msort_conf(uint32_t *a, uint32_t *tmp, size_t n, const double *conf)
+{
+    if (n < 2) return;
+    size_t h = n / 2;
+    msort_conf(a, tmp, h, conf);
+    msort_conf(a + h, tmp, n - h, conf);
+    memcpy(tmp, a, n * sizeof *a);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) a[o++] = conf[tmp[j]] < conf[tmp[i]] ? tmp[j++] : tmp[i++];
+    while (i < h) a[o++] = tmp[i++];
+    while (j < n) a[o++] = tmp[j++];
+}
+
+static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs_settings *s,
+                             double *out)
+{
+    cs_error err;
+    cs_result r;
+    memset(&r, 0, sizeof r);
+    for (int m = 0; m < CS_CM_COUNT; m++) out[m] = NAN;
+    if (cs_evaluate(p, NULL, 0, CS_WANT_BINNED | CS_WANT_AECE | CS_WANT_SCE | CS_WANT_RECE_G,
+                    NULL, &r, &err) == CS_OK) {
+        out[CS_CM_ECE] = r.ece;
+        out[CS_CM_ACE] = r.ace;
+        out[CS_CM_MCE] = r.mce;
+        out[CS_CM_AECE] = r.aece;
+        out[CS_CM_SCE] = r.sce;
+        out[CS_CM_RECE_G] = r.rece_g;
+        out[CS_CM_RECE_G_GAUSS] = r.rece_g;
+    }
+    cs_result_free(&r);
+    /* The RMS is calscope's top-1 uniform ECE under the l2 distance. */
+    cs_settings s2 = *s;
+    s2.distance = CS_DIST_L2;
+    s2.binning = CS_BIN_UNIFORM;
+    s2.lens = CS_LENS_TOP1;
+    cs_prepared *p2 = cs_prepare(d, &s2, &err);
+    if (p2) {
+        memset(&r, 0, sizeof r);
+        if (cs_evaluate(p2, NULL, 0, CS_WANT_BINNED, NULL, &r, &err) == CS_OK) out[CS_CM_RMS] = r.ece;
+        cs_result_free(&r);
+        cs_prepared_free(p2);
+    }
+}
+
+cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask,
+                        cs_compat_report *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (s->lens != CS_LENS_TOP1 && s->lens != CS_LENS_CLASSWISE)
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--compat needs --lens top1 or classwise (the libraries measure nothing else)");
+    if (s->binning != CS_BIN_UNIFORM && s->binning != CS_BIN_MASS)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--compat needs --binning uniform or mass (no library has kd-tree bins)");
+    if (s->distance == CS_DIST_INTERVAL)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--compat does not apply to the interval distance");
+    if (!d->conf) return cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared");
+
+    cs_prepared *p = cs_prepare(d, s, err);
+    if (!p) return err->code;
+    size_t n = cs_prepared_count(p);
+    out->n = n;
+    out->bins = s->bins;
+    out->lens = s->lens;
+    out->binning = s->binning;
+    out->mask = mask & CS_COMPAT_ALL_MASK;
+    out->rows = malloc((n ? n : 1) * sizeof *out->rows);
+    double *conf = malloc((n ? n : 1) * sizeof *conf);
+    uint8_t *correct = malloc(n ? n : 1);
+    int *cs_mass = malloc((n ? n : 1) * sizeof *cs_mass);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!out->rows || !conf || !correct || !cs_mass || !order) goto nomem;
+    memcpy(out->rows, cs_prepared_rows(p), n * sizeof *out->rows);
+    for (size_t i = 0; i < n; i++) {
+        conf[i] = d->conf[out->rows[i]];
+        correct[i] = d->correct[out->rows[i]];
+        order[i] = (uint32_t)i;
+    }
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) goto nomem;
+    msort_conf(order, tmp, n, conf);
+    free(tmp);
+    for (size_t g = 0, pos = 0; g < (size_t)s->bins; g++) {
+        size_t q = n / (size_t)s->bins, r = n % (size_t)s->bins;
+        size_t len = q + (g < r);
+        for (size_t j = 0; j < len; j++) cs_mass[order[pos++]] = (int)g;
+    }
+    calscope_numbers(p, d, s, out->calscope);
+
+    cx_in in = { d, out->rows, n, d->k, s->bins, s->sigma, s->lens == CS_LENS_CLASSWISE,
+                 s->binning == CS_BIN_MASS, s->distance == CS_DIST_L2, conf, correct, cs_mass };
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        cs_compat_lib_result *o = &out->lib[l];
+        o->lib = (cs_compat_lib)l;
+        for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = NAN;
+        if (!(out->mask & (1u << l))) continue;
+        o->applicable = 1;
+        o->moved_flag = calloc(n ? n : 1, 1);
+        if (!o->moved_flag) goto nomem;
+        int rc = 0;
+        switch ((cs_compat_lib)l) {
+        case CS_COMPAT_TORCHMETRICS: rc = cx_torchmetrics(&in, o, 0); break;
+        case CS_COMPAT_TORCHMETRICS_BINARY: rc = cx_torchmetrics(&in, o, 1); break;
+        case CS_COMPAT_NETCAL: rc = cx_netcal(&in, o); break;
+        case CS_COMPAT_RELPLOT: rc = cx_relplot(&in, o); break;
+        case CS_COMPAT_VERIFIED: rc = cx_verified(&in, o); break;
+        case CS_COMPAT_ROBUSTCAL: rc = cx_robustcal(&in, o); break;
+        case CS_COMPAT_MONAI: rc = cx_monai(&in, o); break;
+        default: break;
+        }
+        if (rc) goto nomem;
+    }
+    free(conf);
+    free(correct);
+    free(cs_mass);
+    free(order);
+    cs_prepared_free(p);
+    return CS_OK;
+nomem:
+    free(conf);
+    free(correct);
+    free(cs_mass);
+    free(order);
+    cs_prepared_free(p);
+    cs_compat_report_free(out);
+    return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
+}
+
+void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *res)
+{
+    const double *m = r->lib[lib].m;
+    res->ece = m[CS_CM_ECE];
+    res->ace = m[CS_CM_ACE];
+    res->mce = m[CS_CM_MCE];
+    res->aece = m[CS_CM_AECE];
+    res->sce = m[CS_CM_SCE];
+    res->rece_g = m[CS_CM_RECE_G];
+}

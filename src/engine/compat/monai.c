@@ -1,0 +1,140 @@
+/* MONAI CalibrationErrorMetric (from the ACE-DLIRIS paper code).
+ *
+ * Transcribed from Project-MONAI/MONAI monai/metrics/calibration.py (commit 0688959):
+ *  - `calibration_binning` (lines ~30-110): `boundaries = torch.linspace(start=0.0, end=1.0 +
+ *    torch.finfo(torch.float32).eps, steps=num_bins + 1)` (float32), inputs `.float()`,
+ *    `bin_idx = torch.bucketize(values_p, boundaries[1:], right=right)` with right=False by
+ *    default, i.e. the number of upper edges strictly below the value: bins (lo, hi] (the
+ *    docstring says [left, right), the code does the opposite), `clamp(max=num_bins - 1)`;
+ *    counts and sums by scatter_add_ in float32; means `sum / counts.clamp(min=1)`; empty bins
+ *    set to NaN.
+ *  - `_compute_tensor`: expected = nansum(|p - gt| * counts) / sum(counts); average =
+ *    nanmean(|p - gt|) (non-empty bins); maximum = max over non-empty bins; one value per
+ *    (batch, channel), then `metric_reduction="mean"` over channels.
+ * A classifier's probabilities go in as y_pred of shape (1, K, N) with the one-hot labels as y
+ * (class-wise, the metric's own use); with --lens top1 as one channel: conf against correct. */
+#include "engine/compat/cx.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct mo_stats { float ece, ace, mce; } mo_stats;
+
+/* torch.bucketize(v, upper, right=False) clamped to M - 1 */
+static int mo_bin(const float *upper, int M, float v)
+{
+    int lo = 0, hi = M;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (upper[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > M - 1 ? M - 1 : lo;
+}
+
+static int channel(const float *upper, int M, const float *v, const float *gt, size_t n,
+                   int *bin_out, mo_stats *st)
+{
+    float *cnt = calloc((size_t)M, sizeof *cnt), *sp = calloc((size_t)M, sizeof *sp),
+          *sg = calloc((size_t)M, sizeof *sg);
+    if (!cnt || !sp || !sg) { free(cnt); free(sp); free(sg); return -1; }
+    for (size_t i = 0; i < n; i++) {
+        int b = mo_bin(upper, M, v[i]);
+        if (bin_out) bin_out[i] = b;
+        cnt[b] += 1.0f;
+        sp[b] += v[i];
+        sg[b] += gt[i];
+    }
+    float num = 0, den = 0, dsum = 0, mx = -INFINITY;
+    int ne = 0;
+    for (int b = 0; b < M; b++) {
+        den += cnt[b];
+        if (cnt[b] == 0) continue;
+        float d = fabsf(sp[b] / cnt[b] - sg[b] / cnt[b]);
+        num += d * cnt[b];
+        dsum += d;
+        ne++;
+        if (d > mx) mx = d;
+    }
+    st->ece = num / den;
+    st->ace = ne ? dsum / (float)ne : NAN;
+    st->mce = ne ? mx : NAN;
+    free(cnt); free(sp); free(sg);
+    return 0;
+}
+
+int cx_monai(const cx_in *in, cs_compat_lib_result *o)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M;
+    snprintf(o->call, sizeof o->call,
+             "CalibrationErrorMetric(num_bins=%d, calibration_reduction='expected'|'average'|'maximum')(y_pred (1,K,N), y one-hot)", M);
+    snprintf(o->semantics, sizeof o->semantics, "%s",
+             in->classwise ? "class-wise: each class column one-vs-rest in float32, mean over channels; (lo,hi] bins on float32 linspace(0, 1+eps32) edges, empty bins skipped"
+                           : "top-1 confidence vs correctness as one float32 channel; (lo,hi] bins on float32 linspace(0, 1+eps32) edges, empty bins skipped");
+    cx_note(o, CS_CM_RMS, "MONAI has no RMS calibration error");
+    cx_note(o, CS_CM_AECE, "MONAI has only uniform bins");
+    cx_note(o, CS_CM_RECE_G, "MONAI has no RECE-G");
+    cx_note(o, CS_CM_RECE_G_GAUSS, "MONAI has no RECE-G");
+
+    float *edges = malloc((size_t)(M + 1) * sizeof *edges);
+    float *v = malloc((n ? n : 1) * sizeof *v), *gt = malloc((n ? n : 1) * sizeof *gt);
+    int *bin = malloc((n ? n : 1) * sizeof *bin);
+    int *cbin = malloc((n ? n : 1) * k * sizeof *cbin);
+    if (!edges || !v || !gt || !bin || !cbin) goto nomem;
+    cx_linspace_f32(edges, 0.0f, 1.0f + FLT_EPSILON, M + 1);
+    const float *upper = edges + 1;
+
+    mo_stats top;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (float)in->conf[i];
+        gt[i] = in->correct[i] ? 1.0f : 0.0f;
+    }
+    if (channel(upper, M, v, gt, n, bin, &top)) goto nomem;
+    if (!in->classwise && !in->mass)
+        for (size_t i = 0; i < n; i++) {
+            int cb = cx_cs_ubin(in->conf[i], M);
+            if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_FLOAT32);
+        }
+    float se = 0, sa = 0, sm = 0;
+    for (size_t c = 0; c < k; c++) {
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (float)cx_p(in, i, c);
+            gt[i] = cx_label(in, i) == (int32_t)c ? 1.0f : 0.0f;
+        }
+        mo_stats st;
+        if (channel(upper, M, v, gt, n, bin, &st)) goto nomem;
+        for (size_t i = 0; i < n; i++) cbin[i * k + c] = bin[i];
+        se += st.ece;
+        sa += st.ace;
+        sm += st.mce;
+    }
+    float cw_e = se / (float)k, cw_a = sa / (float)k, cw_m = sm / (float)k;
+    o->m[CS_CM_SCE] = cw_e;
+    if (in->classwise && !in->mass)
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < k; c++) {
+                double pv = cx_p(in, i, c);
+                int cb = cx_cs_ubin(pv, M);
+                if (cbin[i * k + c] != cb) cx_move(o, i, in, (int)c, pv, cb, cbin[i * k + c], CS_RULE_FLOAT32);
+            }
+
+    if (in->mass) {
+        for (int m = CS_CM_ECE; m <= CS_CM_MCE; m++) cx_note(o, m, "MONAI has only uniform bins");
+    } else if (in->l2) {
+        cx_note(o, CS_CM_ECE, "MONAI has no L2 calibration error");
+        o->m[CS_CM_ACE] = in->classwise ? cw_a : top.ace;
+        o->m[CS_CM_MCE] = in->classwise ? cw_m : top.mce;
+    } else {
+        o->m[CS_CM_ECE] = in->classwise ? cw_e : top.ece;
+        o->m[CS_CM_ACE] = in->classwise ? cw_a : top.ace;
+        o->m[CS_CM_MCE] = in->classwise ? cw_m : top.mce;
+    }
+    free(edges); free(v); free(gt); free(bin); free(cbin);
+    return 0;
+nomem:
+    free(edges); free(v); free(gt); free(bin); free(cbin);
+    return -1;
+}

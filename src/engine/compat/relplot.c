@@ -1,0 +1,56 @@
+/* relplot (apple/ml-calibration): binnedECE(conf, correct, nbins=M).
+ *
+ * Transcribed from src/relplot/metrics.py (commit 34cdad3):
+ *  - `binning(f, y, bin_size, shift=0)` (lines 18-25): `bi = ((f + shift) / bin_size)
+ *    .astype(int)` (truncation of f / (1/M), its own arithmetic: the edges are never formed),
+ *    `r = f - y`, `bins_cnt = int((shift + 1) / bin_size) + 1` (one more than M, so f = 1.0 has
+ *    a bin of its own), `np.add.at(bins, bi, r)`.
+ *  - `binnedECE(f, y, nbins)` (lines 96-98): `np.abs(bins).sum() / len(f)`.
+ *  - `multiclass_logits_to_confidences(..., probs=True)`: f = max prob, y = (argmax == label).
+ * Only an ECE exists; ACE, MCE, equal-mass and class-wise variants do not. */
+#include "engine/compat/cx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
+{
+    int M = in->M;
+    size_t n = in->n;
+    snprintf(o->call, sizeof o->call, "relplot.binnedECE(conf, correct, nbins=%d)", M);
+    snprintf(o->semantics, sizeof o->semantics,
+             "top-1 confidence; bin int(f / (1/M)) so [lo,hi) by its own arithmetic, 1.0 in an extra bin; |sum of residuals| per bin / N");
+    cx_note(o, CS_CM_ACE, "relplot has no ACE");
+    cx_note(o, CS_CM_MCE, "relplot has no MCE");
+    cx_note(o, CS_CM_RMS, "relplot has no RMS calibration error");
+    cx_note(o, CS_CM_AECE, "relplot has no equal-mass ECE");
+    cx_note(o, CS_CM_SCE, "relplot has no class-wise ECE");
+    cx_note(o, CS_CM_RECE_G, "relplot has no RECE-G (its smooth ECE is another metric)");
+    cx_note(o, CS_CM_RECE_G_GAUSS, "relplot has no RECE-G");
+    if (in->classwise || in->mass || in->l2) {
+        cx_note(o, CS_CM_ECE, "relplot's binnedECE is top-1, uniform, L1 only");
+        return 0;
+    }
+    double bin_size = 1.0 / (double)M;
+    long cnt = (long)((0.0 + 1.0) / bin_size) + 1;
+    double *bins = calloc((size_t)cnt, sizeof *bins);
+    if (!bins) return -1;
+    for (size_t i = 0; i < n; i++) {
+        double f = in->conf[i];
+        long bi = (long)((f + 0.0) / bin_size);
+        if (bi >= cnt) bi = cnt - 1; /* cannot happen for f <= 1 (division is monotonic) */
+        bins[bi] += f - (in->correct[i] ? 1.0 : 0.0);
+        int cb = cx_cs_ubin(f, M);
+        if ((int)bi != cb) {
+            cs_compat_rule r = f == 1.0 ? CS_RULE_PHANTOM_ONE
+                             : cx_left_closed_bin(f, M) == (int)bi ? CS_RULE_LEFT_CLOSED : CS_RULE_EDGE_ARITH;
+            cx_move(o, i, in, -1, f, cb, (int)bi, r);
+        }
+    }
+    double s = 0;
+    for (long b = 0; b < cnt; b++) s += fabs(bins[b]);
+    free(bins);
+    o->m[CS_CM_ECE] = s / (double)n;
+    return 0;
+}

@@ -1,0 +1,178 @@
+/* verified_calibration (p-lambda/verified_calibration): get_ece, get_ece_em and the marginal
+ * (class-wise) lower_bound_scaling_ce(p=1, debias=False, mode='marginal').
+ *
+ * Transcribed from calibration/utils.py (the version with get_ece_em and np.array_split):
+ *  - `get_equal_prob_bins`: `[i * 1.0 / num_bins for i in range(1, num_bins + 1)]`: upper
+ *    edges i/M by one division, the same doubles as calscope's.
+ *  - `get_equal_bins`: sorted probs, `num_bins = min(num_bins, len)`, `np.array_split`, edges
+ *    at the midpoint `(last_prob + next_first_prob) / 2.0` between consecutive chunks, 1.0
+ *    appended, then `sorted(list(set(bins)))` (duplicate edges from ties merge bins).
+ *  - `fast_bin`: `np.searchsorted(bins, probs)` (side='left'): bin j is (bins[j-1], bins[j]],
+ *    0 in bin 0; a tie at a chunk boundary has the tied value as its midpoint edge, so all of
+ *    it stays in the lower bin.
+ *  - `plugin_ce(binned, power=1)`: sum over bins of len/N * |mean(prob) - mean(label)|, empty
+ *    bins 0.
+ *  - `_get_ce`: top-label uses argmax / max and `correct = (preds == labels)`; marginal builds
+ *    `get_labels_one_hot`, which asserts `np.min(labels) == 0` and `np.max(labels) == k - 1`
+ *    (AssertionError otherwise), then averages the K one-vs-rest errors.
+ * debias=True (the default of lower_bound_scaling_ce) draws random resamples for p=1, so the
+ * deterministic plug-in (debias=False, get_ece's default) is what compat reproduces. */
+#include "engine/compat/cx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* get_equal_bins: writes the upper edges (last 1.0) and returns how many. */
+static int equal_bins(const double *v, size_t n, int M, double *out, double *scratch)
+{
+    memcpy(scratch, v, n * sizeof *v);
+    qsort(scratch, n, sizeof *scratch, cmp_double);
+    size_t nb = (size_t)M > n ? n : (size_t)M;
+    size_t q = nb ? n / nb : 0, r = nb ? n % nb : 0;
+    int ne = 0;
+    size_t start = 0;
+    for (size_t g = 0; g + 1 < nb; g++) {
+        size_t len = q + (g < r);
+        double last = scratch[start + len - 1], next = scratch[start + len];
+        out[ne++] = (last + next) / 2.0;
+        start += len;
+    }
+    out[ne++] = 1.0;
+    qsort(out, (size_t)ne, sizeof *out, cmp_double);
+    int u = 0;
+    for (int i = 0; i < ne; i++)
+        if (u == 0 || out[i] != out[u - 1]) out[u++] = out[i];
+    return u;
+}
+
+/* np.searchsorted(bins, p, side='left') */
+static int left_bin(const double *b, int nb, double p)
+{
+    int lo = 0, hi = nb;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (b[mid] < p) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* plugin_ce with power 1 over the bins `b` (upper edges); bin_out may be NULL. */
+static int ce_1d(const double *p, const double *lab, size_t n, const double *b, int nb,
+                 int *bin_out, double *ce)
+{
+    double *c = calloc((size_t)nb + 1, sizeof *c), *sp = calloc((size_t)nb + 1, sizeof *sp),
+           *sl = calloc((size_t)nb + 1, sizeof *sl);
+    if (!c || !sp || !sl) { free(c); free(sp); free(sl); return -1; }
+    for (size_t i = 0; i < n; i++) {
+        int j = left_bin(b, nb, p[i]);
+        if (bin_out) bin_out[i] = j;
+        c[j] += 1;
+        sp[j] += p[i];
+        sl[j] += lab[i];
+    }
+    double s = 0;
+    for (int j = 0; j <= nb; j++)
+        if (c[j] > 0) s += (c[j] / (double)n) * fabs(sp[j] / c[j] - sl[j] / c[j]);
+    *ce = s;
+    free(c); free(sp); free(sl);
+    return 0;
+}
+
+static cs_compat_rule mass_rule(const cx_in *in, size_t i, int lib_bin)
+{
+    /* Without ties the midpoint edges reproduce array_split's chunks exactly, so a sample
+     * only moves when a run of equal values straddles a chunk boundary: the midpoint is
+     * then the tied value itself and (lo, hi] keeps the whole run in the lower bin. */
+    (void)in; (void)i; (void)lib_bin;
+    return CS_RULE_MASS_TIE;
+}
+
+int cx_verified(const cx_in *in, cs_compat_lib_result *o)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M;
+    snprintf(o->call, sizeof o->call,
+             "get_ece(probs, labels, num_bins=%d); get_ece_em(...); lower_bound_scaling_ce(probs, labels, p=1, debias=False, num_bins=%d, mode='marginal')",
+             M, M);
+    snprintf(o->semantics, sizeof o->semantics,
+             "top-label plug-in ECE; (lo,hi] bins on edges i/M (as calscope); equal-mass edges at midpoints between np.array_split chunks, de-duplicated");
+    cx_note(o, CS_CM_ACE, "verified_calibration has no ACE");
+    cx_note(o, CS_CM_MCE, "verified_calibration has no MCE");
+    cx_note(o, CS_CM_RMS, "verified_calibration's L2 estimators are debiased/equal-mass (not compared)");
+    cx_note(o, CS_CM_RECE_G, "verified_calibration has no RECE-G");
+    cx_note(o, CS_CM_RECE_G_GAUSS, "verified_calibration has no RECE-G");
+
+    double *p = malloc((n ? n : 1) * sizeof *p), *lab = malloc((n ? n : 1) * sizeof *lab);
+    double *scratch = malloc((n ? n : 1) * sizeof *scratch);
+    double *ub = malloc((size_t)(M + 1) * sizeof *ub), *eb = malloc((size_t)(M + 1) * sizeof *eb);
+    int *bin = malloc((n ? n : 1) * sizeof *bin);
+    if (!p || !lab || !scratch || !ub || !eb || !bin) goto nomem;
+    for (int i = 1; i <= M; i++) ub[i - 1] = (double)i * 1.0 / (double)M;
+
+    /* top-label */
+    for (size_t i = 0; i < n; i++) lab[i] = in->correct[i] ? 1.0 : 0.0;
+    double ece_u, ece_m;
+    if (ce_1d(in->conf, lab, n, ub, M, bin, &ece_u)) goto nomem;
+    if (!in->classwise && !in->mass)
+        for (size_t i = 0; i < n; i++) {
+            int cb = cx_cs_ubin(in->conf[i], M);
+            if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_EDGE_ARITH);
+        }
+    int ne = equal_bins(in->conf, n, M, eb, scratch);
+    if (ce_1d(in->conf, lab, n, eb, ne, bin, &ece_m)) goto nomem;
+    o->m[CS_CM_AECE] = ece_m;
+    if (in->mass && !in->classwise && cx_mass_moves(o, in, bin, ne + 1, mass_rule)) goto nomem;
+
+    /* marginal */
+    int32_t lmin = INT32_MAX, lmax = INT32_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int32_t l = cx_label(in, i);
+        if (l < lmin) lmin = l;
+        if (l > lmax) lmax = l;
+    }
+    double sce_u = NAN, sce_m = NAN;
+    if (lmin != 0 || lmax != (int32_t)k - 1) {
+        cx_note(o, CS_CM_SCE, "verified_calibration raises AssertionError in get_labels_one_hot: the labels must include 0 and K-1 (they span %d..%d)",
+                (int)lmin, (int)lmax);
+    } else {
+        double su = 0, sm = 0;
+        for (size_t c = 0; c < k; c++) {
+            for (size_t i = 0; i < n; i++) {
+                p[i] = cx_p(in, i, c);
+                lab[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
+            }
+            double a, b;
+            if (ce_1d(p, lab, n, ub, M, NULL, &a)) goto nomem;
+            int ne2 = equal_bins(p, n, M, eb, scratch);
+            if (ce_1d(p, lab, n, eb, ne2, NULL, &b)) goto nomem;
+            su += a;
+            sm += b;
+        }
+        sce_u = su / (double)k;
+        sce_m = sm / (double)k;
+        o->m[CS_CM_SCE] = sce_u;
+    }
+
+    if (in->l2) {
+        cx_note(o, CS_CM_ECE, "verified_calibration's L2 estimators are not compared");
+    } else if (in->classwise) {
+        o->m[CS_CM_ECE] = in->mass ? sce_m : sce_u;
+        if (isnan(o->m[CS_CM_ECE])) cx_note(o, CS_CM_ECE, "%s", o->notes[CS_CM_SCE]);
+    } else {
+        o->m[CS_CM_ECE] = in->mass ? ece_m : ece_u;
+    }
+    free(p); free(lab); free(scratch); free(ub); free(eb); free(bin);
+    return 0;
+nomem:
+    free(p); free(lab); free(scratch); free(ub); free(eb); free(bin);
+    return -1;
+}

@@ -1,0 +1,194 @@
+/* The multi-method comparison table (see calscope/methods.h). Moved here from
+ * src/report/methods.c so that the report and the dashboard share one implementation. */
+#include "calscope/methods.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/recal.h"
+
+static const int col_metric[CS_METHODS_COL_TOPK] = {
+    CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
+    CS_METRIC_RECE_G, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL
+};
+
+int cs_methods_col_metric(int col)
+{
+    return col >= 0 && col < CS_METHODS_COL_TOPK ? col_metric[col] : CS_METRIC_ECE;
+}
+
+const char *cs_methods_col_name(int col)
+{
+    return col == CS_METHODS_COL_TOPK ? "topk_ece" : cs_metric_name(cs_methods_col_metric(col));
+}
+
+int cs_methods_lower_better(int col)
+{
+    return col == CS_METHODS_COL_TOPK ? 1 : cs_metric_lower_is_better(col_metric[col]);
+}
+
+int cs_methods_excludes_zero(double lo, double hi)
+{
+    return isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0);
+}
+
+void cs_methods_free(cs_methods *t)
+{
+    if (!t) return;
+    for (size_t i = 0; t->rows && i < t->n; i++) free(t->rows[i].cls);
+    free(t->rows);
+    t->rows = NULL;
+    t->n = 0;
+}
+
+static int cancelled(const cs_run *run)
+{
+    return run && run->cancel && atomic_load(run->cancel);
+}
+
+/* Value (and interval) of every column with settings s, the top-k column with sk. */
+static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settings *s,
+                         const cs_settings *sk, const cs_methods_options *o, const cs_run *run)
+{
+    cs_error *err = &me->err;
+    for (int pass = 0; pass < 2; pass++) {
+        cs_prepared *p = cs_prepare(d, pass ? sk : s, err);
+        if (!p) return err->code;
+        cs_status st;
+        if (o->ci_repeats > 0) {
+            cs_ci ci;
+            unsigned mask = pass ? CS_METRIC_BIT(CS_METRIC_ECE) : CS_METRICS_DEFAULT;
+            st = cs_bootstrap_ci(p, mask, o->ci_repeats, o->seed, run, &ci, err);
+            if (st == CS_OK) {
+                for (int c = pass ? CS_METHODS_COL_TOPK : 0; c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
+                    int m = cs_methods_col_metric(c);
+                    me->v[c] = ci.value[m];
+                    me->lo[c] = ci.lo[m];
+                    me->hi[c] = ci.hi[m];
+                }
+            }
+        } else {
+            cs_result r;
+            memset(&r, 0, sizeof r);
+            st = cs_evaluate(p, NULL, 0, pass ? CS_WANT_BINNED : CS_WANT_ALL,
+                             run ? run->cancel : NULL, &r, err);
+            if (st == CS_OK) {
+                for (int c = pass ? CS_METHODS_COL_TOPK : 0; c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
+                    me->v[c] = cs_metric_value(&r, cs_methods_col_metric(c));
+                    me->lo[c] = me->hi[c] = NAN;
+                }
+            }
+            cs_result_free(&r);
+        }
+        cs_prepared_free(p);
+        if (st != CS_OK) return st;
+    }
+    me->ok = 1;
+    return CS_OK;
+}
+
+/* Paired difference method − reference. */
+static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset *ref,
+                        const cs_settings *s, const cs_settings *sk, const cs_methods_options *o,
+                        const cs_run *run)
+{
+    int repeats = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;
+    cs_compare c;
+    cs_status st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
+    if (st != CS_OK) return st;
+    me->n_pairs = c.n_pairs;
+    for (size_t e = 0; e < c.n_entries; e++)
+        for (int col = 0; col < CS_METHODS_COL_TOPK; col++)
+            if (col_metric[col] == c.entries[e].metric) {
+                me->diff[col] = c.entries[e].diff;
+                me->dlo[col] = c.entries[e].lo;
+                me->dhi[col] = c.entries[e].hi;
+                me->pbetter[col] = c.entries[e].p_better;
+            }
+    st = cs_compare_run(d, ref, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
+    if (st != CS_OK) return st;
+    me->diff[CS_METHODS_COL_TOPK] = c.entries[0].diff;
+    me->dlo[CS_METHODS_COL_TOPK] = c.entries[0].lo;
+    me->dhi[CS_METHODS_COL_TOPK] = c.entries[0].hi;
+    me->pbetter[CS_METHODS_COL_TOPK] = c.entries[0].p_better;
+    me->has_diff = 1;
+    return CS_OK;
+}
+
+cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
+                         const cs_methods_options *o, const cs_run *run, cs_methods *out,
+                         cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0 || n > CS_METHODS_MAX || o->ref >= n) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "methods: %zu methods, reference %zu", n, o->ref);
+        return CS_EUSAGE;
+    }
+    out->rows = calloc(n, sizeof *out->rows);
+    if (!out->rows) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return CS_ENOMEM;
+    }
+    out->n = n;
+    out->ref = o->ref;
+    const cs_dataset *ref = d[o->ref];
+    out->classes = ref ? ref->k : 0;
+    for (size_t i = 0; i < n && !out->classes; i++) if (d[i]) out->classes = d[i]->k;
+    out->k = o->k > 0 ? o->k : 3;
+    if (out->classes && (size_t)out->k > out->classes) out->k = (int)out->classes;
+    out->n_top = out->classes < CS_METHODS_MASS_TOP ? out->classes : CS_METHODS_MASS_TOP;
+    cs_settings sk = *s;
+    sk.lens = out->k == 1 ? CS_LENS_TOP1 : CS_LENS_TOPK;
+    sk.topk = out->k;
+    for (size_t i = 0; i < n; i++) {
+        cs_method_row *me = &out->rows[i];
+        cs_error_clear(&me->err);
+        cs_error_clear(&me->diff_err);
+        for (int c = 0; c < CS_METHODS_NCOL; c++)
+            me->v[c] = me->lo[c] = me->hi[c] = me->diff[c] = me->dlo[c] = me->dhi[c] = me->pbetter[c] = NAN;
+        if (!d[i]) { me->status = CS_EUSAGE; continue; }
+        me->status = measure(me, d[i], s, &sk, o, run);
+        if (me->status == CS_OK && i != o->ref && ref)
+            me->diff_status = paired(me, d[i], ref, s, &sk, o, run);
+        if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) {
+            cs_methods_free(out);
+            cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+            return CS_ECANCELLED;
+        }
+        me->k = d[i]->k;
+        me->cls = calloc(d[i]->k, sizeof *me->cls);
+        cs_error merr;
+        cs_error_clear(&merr);
+        if (me->cls && cs_mass_profile(d[i], s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
+            me->mass_ok = 1;
+    }
+    return CS_OK;
+}
+
+void cs_methods_ranks(const cs_methods *t, int col, int *rank)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        rank[i] = 0;
+        double vi = t->rows[i].v[col];
+        if (!t->rows[i].ok || !isfinite(vi)) continue;
+        rank[i] = 1;
+        for (size_t j = 0; j < t->n; j++) {
+            double vj = t->rows[j].v[col];
+            if (j == i || !t->rows[j].ok || !isfinite(vj)) continue;
+            if (cs_methods_lower_better(col) ? vj < vi : vj > vi) rank[i]++;
+        }
+    }
+}
+
+int cs_methods_ranking_differs(const cs_methods *t, int col)
+{
+    int a[CS_METHODS_MAX], b[CS_METHODS_MAX];
+    if (t->n > CS_METHODS_MAX) return 0;
+    cs_methods_ranks(t, col, a);
+    cs_methods_ranks(t, CS_METHODS_COL_ECE, b);
+    for (size_t i = 0; i < t->n; i++)
+        for (size_t j = 0; j < t->n; j++)
+            if (a[i] && a[j] && b[i] && b[j] && a[i] < a[j] && b[i] > b[j]) return 1;
+    return 0;
+}

@@ -1,0 +1,355 @@
+/* calscope engine, recalibration: fold plan, dataset copies, the four fits and their
+ * application (see include/calscope/recal.h for the methods and the honesty rules).
+ *
+ * Layout of a fit: every row belongs to a group (its cross-fitting fold, or 0 = fitting row /
+ * 1 = held-out row with a fit mask). Model m is fitted on the samples of the groups it uses:
+ * cross-fitting model m < K uses every group but m and is applied to group m; model K uses all
+ * groups and is only reported. With a mask, model 0 uses group 0 and is applied to every row.
+ * Per-group sums are formed once per pass and combined per model, so K + 1 fits cost about one
+ * pass over the data each (temperature scaling) or one sort (isotonic). */
+#include "calscope/recal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "calscope/resample.h"
+#include "recal_internal.h"
+
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso" };
+
+const char *cs_recal_name(int method)
+{
+    return method >= 0 && method < CS_RECAL_COUNT ? method_names[method] : NULL;
+}
+
+int cs_recal_from_name(const char *name)
+{
+    for (int m = 0; m < CS_RECAL_COUNT; m++)
+        if (strcasecmp(name, method_names[m]) == 0) return m;
+    if (strcasecmp(name, "temperature") == 0) return CS_RECAL_TS;
+    if (strcasecmp(name, "histogram") == 0) return CS_RECAL_HIST;
+    if (strcasecmp(name, "isotonic") == 0) return CS_RECAL_ISO;
+    return -1;
+}
+
+void cs_recal_options_default(cs_recal_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->folds = 5;
+    o->bins = 15;
+}
+
+/* ---- hashing and fold assignment ---- */
+
+uint64_t cs_rc_mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* Key of a unit (an id name, or a row number without ids): a hash of its name mixed with the
+ * seed, so the same id gets the same key in every file and every row order. */
+static uint64_t unit_key(const cs_dataset *d, size_t unit, uint64_t seed)
+{
+    uint64_t h = d->id ? fnv1a(d->id_names[unit]) : cs_rc_mix64((uint64_t)unit ^ 0x51ed270b27f1e5d3ull);
+    return cs_rc_mix64(h ^ cs_rc_mix64(seed ^ 0x7265636170ull));
+}
+
+uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed)
+{
+    uint8_t *m = malloc(d->n ? d->n : 1);
+    if (!m) return NULL;
+    /* key / 2^64 < fraction, in long double-free integer arithmetic */
+    double lim = fraction <= 0 ? 0 : fraction >= 1 ? 18446744073709551615.0 : fraction * 18446744073709551616.0;
+    for (size_t r = 0; r < d->n; r++) {
+        uint64_t k = unit_key(d, d->id ? (size_t)d->id[r] : r, seed);
+        m[r] = (uint8_t)((double)k < lim);
+    }
+    return m;
+}
+
+/* Stable LSD radix sort of 64-bit keys carrying 32-bit values; byte passes whose digit is
+ * constant are skipped. Returns 0 or -1 (out of memory). */
+int cs_rc_radix64(uint64_t *key, uint32_t *val, size_t n)
+{
+    uint64_t *k2 = malloc((n ? n : 1) * sizeof *k2);
+    uint32_t *v2 = malloc((n ? n : 1) * sizeof *v2);
+    if (!k2 || !v2) {
+        free(k2);
+        free(v2);
+        return -1;
+    }
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t cnt[257] = { 0 };
+        for (size_t i = 0; i < n; i++) cnt[((key[i] >> shift) & 0xff) + 1]++;
+        int one = 0;
+        for (int b = 1; b <= 256; b++) if (cnt[b] == n) one = 1;
+        if (one) continue;
+        for (int b = 0; b < 256; b++) cnt[b + 1] += cnt[b];
+        for (size_t i = 0; i < n; i++) {
+            size_t at = cnt[(key[i] >> shift) & 0xff]++;
+            k2[at] = key[i];
+            v2[at] = val[i];
+        }
+        memcpy(key, k2, n * sizeof *key);
+        memcpy(val, v2, n * sizeof *val);
+    }
+    free(k2);
+    free(v2);
+    return 0;
+}
+
+/* Deals the units to K folds in the order of their keys (ties by unit number): fold sizes
+ * differ by at most one. Fills pl->group per row. Returns 0 or -1. */
+static int plan_folds(const cs_dataset *d, int K, uint64_t seed, cs_rc_plan *pl)
+{
+    size_t units = d->id ? d->n_ids : d->n;
+    uint64_t *key = malloc((units ? units : 1) * sizeof *key);
+    uint32_t *val = malloc((units ? units : 1) * sizeof *val);
+    uint8_t *fold = malloc(units ? units : 1);
+    if (!key || !val || !fold) goto fail;
+    for (size_t u = 0; u < units; u++) {
+        key[u] = unit_key(d, u, seed);
+        val[u] = (uint32_t)u;
+    }
+    if (cs_rc_radix64(key, val, units)) goto fail;
+    for (size_t i = 0; i < units; i++) fold[val[i]] = (uint8_t)(i % (size_t)K);
+    for (size_t r = 0; r < d->n; r++) pl->group[r] = fold[d->id ? (size_t)d->id[r] : r];
+    free(key);
+    free(val);
+    free(fold);
+    return 0;
+fail:
+    free(key);
+    free(val);
+    free(fold);
+    return -1;
+}
+
+/* ---- dataset copies ---- */
+
+static char **copy_names(char **names, size_t n, int *bad)
+{
+    if (!names) return NULL;
+    char **c = calloc(n ? n : 1, sizeof *c);
+    if (!c) { *bad = 1; return NULL; }
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && !(c[i] = strdup(names[i]))) *bad = 1;
+    return c;
+}
+
+/* Unprepared copy of the rows with mask[r] == keep_value (all rows when mask is NULL); the
+ * probabilities are left uninitialised unless copy_prob is set. */
+static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
+                             const char *suffix, int keep_logits, int copy_prob, cs_error *err)
+{
+    size_t n = 0, k = d->k;
+    for (size_t r = 0; r < d->n; r++) n += !mask || mask[r] == keep_value;
+    if (n == 0) {
+        cs_error_set(err, CS_EEMPTY, 0, 0, "%s: no row is left", d->path ? d->path : "?");
+        return NULL;
+    }
+    cs_dataset *c = calloc(1, sizeof *c);
+    if (!c) goto nomem;
+    int bad = 0;
+    size_t plen = strlen(d->path ? d->path : "") + strlen(suffix) + 1;
+    c->path = malloc(plen);
+    if (c->path) snprintf(c->path, plen, "%s%s", d->path ? d->path : "", suffix);
+    c->n = n;
+    c->k = k;
+    c->prob = malloc(n * k * sizeof *c->prob);
+    c->logit = keep_logits && d->logit ? malloc(n * k * sizeof *c->logit) : NULL;
+    c->label = malloc(n * sizeof *c->label);
+    c->class_names = copy_names(d->class_names, k, &bad);
+    if (d->id) {
+        c->id = malloc(n * sizeof *c->id);
+        c->id_names = copy_names(d->id_names, d->n_ids, &bad);
+        c->n_ids = d->n_ids;
+        bad |= !c->id;
+    }
+    if (d->tta) bad |= !(c->tta = malloc(n * sizeof *c->tta));
+    if (d->case_id) {
+        c->case_id = malloc(n * sizeof *c->case_id);
+        c->case_names = copy_names(d->case_names, d->n_cases, &bad);
+        c->n_cases = d->n_cases;
+        bad |= !c->case_id;
+    }
+    if (bad || !c->path || !c->prob || !c->label || (keep_logits && d->logit && !c->logit)) {
+        if (!c->id_names) c->n_ids = 0;
+        if (!c->case_names) c->n_cases = 0;
+        if (!c->class_names) c->k = 0;
+        cs_dataset_free(c);
+        goto nomem;
+    }
+    size_t o = 0;
+    for (size_t r = 0; r < d->n; r++) {
+        if (mask && mask[r] != keep_value) continue;
+        if (copy_prob) memcpy(c->prob + o * k, d->prob + r * k, k * sizeof *c->prob);
+        if (c->logit) memcpy(c->logit + o * k, d->logit + r * k, k * sizeof *c->logit);
+        c->label[o] = d->label[r];
+        if (c->id) c->id[o] = d->id[r];
+        if (c->tta) c->tta[o] = d->tta[r];
+        if (c->case_id) c->case_id[o] = d->case_id[r];
+        o++;
+    }
+    return c;
+nomem:
+    cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    return NULL;
+}
+
+cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
+                              const char *suffix, cs_error *err)
+{
+    cs_dataset *c = copy_rows(d, mask, keep_value, suffix, 1, 1, err);
+    if (c && cs_dataset_prepare(c, err) != CS_OK) {
+        cs_dataset_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- the top-1 rescaling shared by hist and iso ---- */
+
+void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new)
+{
+    size_t top = 0;
+    for (size_t j = 1; j < k; j++) if (p[j] > p[top]) top = j;
+    double p2 = 0, rest = 0;
+    for (size_t j = 0; j < k; j++) {
+        if (j == top) continue;
+        rest += p[j];
+        if (p[j] > p2) p2 = p[j];
+    }
+    /* floor: the rescaled runner-up p2·(1−c')/rest must not pass c' (keeps the prediction) */
+    double fl = rest > 0 ? p2 / (rest + p2) : 1.0 / (double)k;
+    if (!(c_new >= fl)) c_new = fl;
+    if (c_new > 1) c_new = 1;
+    double f = rest > 0 ? (1 - c_new) / rest : 0;
+    for (size_t j = 0; j < k; j++)
+        q[j] = j == top ? c_new : rest > 0 ? p[j] * f : (1 - c_new) / (double)(k - 1);
+    /* at the floor the rescaled runner-up equals c' only up to rounding, and ties go to the
+     * first maximal index: lift the top to the runner-up (one ulp above it when the runner-up
+     * comes first), so the prediction never changes; the row sum moves by an ulp at most */
+    for (size_t j = 0; j < k; j++) {
+        if (j == top) continue;
+        if (j < top ? q[j] >= q[top] : q[j] > q[top]) q[top] = j < top ? nextafter(q[j], 2.0) : q[j];
+    }
+}
+
+/* Bin (i/M, (i+1)/M] of x, 0 in bin 0, as the metrics bin it. */
+int cs_rc_ubin(double x, int M)
+{
+    if (!(x > 1.0 / M) || M == 1) return 0;
+    if (x >= 1) return M - 1;
+    double f = ceil(x * (double)M) - 1.0;
+    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
+    while (b > 0 && !(x > (double)b / (double)M)) b--;
+    while (b < M - 1 && x > (double)(b + 1) / (double)M) b++;
+    return b;
+}
+
+/* ---- dispatcher ---- */
+
+cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
+                           cs_recal_info *info, cs_error *err)
+{
+    cs_recal_info tmp;
+    if (!info) info = &tmp;
+    memset(info, 0, sizeof *info);
+    info->method = method;
+    if (!cs_recal_name(method)) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "unknown recalibration method %d", method);
+        return NULL;
+    }
+    if (!o->fit_mask && (o->folds < 2 || o->folds > CS_RECAL_MAX_FOLDS)) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration folds must be 2..%d, not %d", CS_RECAL_MAX_FOLDS, o->folds);
+        return NULL;
+    }
+    if (method == CS_RECAL_HIST && (o->bins < 1 || o->bins > 100000)) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "histogram binning needs 1..100000 bins, not %d", o->bins);
+        return NULL;
+    }
+    if (method == CS_RECAL_PLATT && d->k != 2) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: Platt scaling needs a binary file (it has %zu classes); "
+                     "use ts for multiclass files", d->path ? d->path : "?", d->k);
+        return NULL;
+    }
+    if (!d->conf) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
+        return NULL;
+    }
+    char suffix[16];
+    snprintf(suffix, sizeof suffix, "+%s", method_names[method]);
+    /* every fit writes every probability, so they are not copied first */
+    cs_dataset *c = copy_rows(d, NULL, 0, suffix, 0, 0, err);
+    if (!c) return NULL;
+
+    cs_rc_plan pl = { 0 };
+    pl.group = malloc(d->n ? d->n : 1);
+    if (!pl.group) {
+        cs_dataset_free(c);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    if (o->fit_mask) {
+        pl.cross = 0;
+        pl.n_groups = 2;
+        pl.n_models = 1;
+        for (size_t r = 0; r < d->n; r++) pl.group[r] = o->fit_mask[r] ? 0 : 1;
+    } else {
+        pl.cross = 1;
+        pl.n_groups = (size_t)o->folds;
+        pl.n_models = (size_t)o->folds + 1;
+        if (plan_folds(d, o->folds, o->seed, &pl)) {
+            free(pl.group);
+            cs_dataset_free(c);
+            cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+            return NULL;
+        }
+    }
+    /* every model must have something to fit on */
+    size_t per_group[CS_RECAL_MAX_FOLDS] = { 0 };
+    for (size_t j = 0; j < d->n_samples; j++) per_group[pl.group[d->sample_rows[j]]]++;
+    for (size_t m = 0; m < pl.n_models; m++) {
+        size_t nf = 0;
+        for (size_t g = 0; g < pl.n_groups; g++) if (cs_rc_uses(&pl, m, g)) nf += per_group[g];
+        if (nf == 0) {
+            free(pl.group);
+            cs_dataset_free(c);
+            cs_error_set(err, CS_EEMPTY, 0, 0, "%s: %s has no row to fit on%s", d->path ? d->path : "?",
+                         method_names[method], pl.cross ? " in some cross-fitting fold (too few samples)" : "");
+            return NULL;
+        }
+        if (m + 1 == pl.n_models) info->fit_rows = nf;
+    }
+    info->folds = pl.cross ? o->folds : 0;
+
+    cs_status st;
+    switch (method) {
+    case CS_RECAL_TS: st = cs_rc_temperature(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_PLATT: st = cs_rc_platt(d, &pl, c->prob, info, err); break;
+    case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
+    default: st = cs_rc_iso(d, &pl, c->prob, err); break;
+    }
+    free(pl.group);
+    if (st == CS_OK) st = cs_dataset_prepare(c, err);
+    if (st != CS_OK) {
+        cs_dataset_free(c);
+        return NULL;
+    }
+    return c;
+}

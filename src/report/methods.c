@@ -1,0 +1,677 @@
+/* `calscope report --compare` methods table (see methods.h).
+ *
+ * Rows are methods: the loaded files in argument order, then the recalibrations of the
+ * reference file (--recal, in the order given; cross-fitted unless --recal-split). Columns are
+ * accuracy, ECE, ACE, MCE, AECE, RECE-G, SCE, top-k ECE, Brier and NLL under the report's
+ * settings, each with a bootstrap 95 % interval (cs_bootstrap_ci with --ci R, default 200, and
+ * --seed: the same numbers a single-file report with the same flags prints) and, for every
+ * method but the reference, the paired-bootstrap difference method − reference (cs_compare_run,
+ * --repeats R, default 1000) with its interval; the difference is marked when the interval
+ * excludes 0. With --recal-split F every method is measured on the held-out rows only. */
+#include "report/methods.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/curves.h"
+#include "calscope/methods.h"
+#include "calscope/metrics.h"
+#include "report/rep.h"
+
+/* Table columns: nine cs_metric ids, then top-k ECE. */
+enum { COL_TOPK = CS_METHODS_COL_TOPK, NCOL = CS_METHODS_NCOL };
+#define MASS_TOP CS_METHODS_MASS_TOP
+
+typedef struct rep_method {
+    char *name;              /* path, or "<path>+ts" (owned) */
+    const cs_dataset *d;     /* measured dataset (borrowed file, or owned when own != NULL) */
+    cs_dataset *own;
+    int recal;               /* cs_recal_method, or -1 for a file */
+    cs_recal_info info;
+    int ok;                  /* values are valid */
+    double v[NCOL], lo[NCOL], hi[NCOL];
+    int has_diff;
+    double diff[NCOL], dlo[NCOL], dhi[NCOL], pbetter[NCOL];
+    size_t n_pairs;
+    int mass_ok;
+    size_t mass_n;
+    double top[MASS_TOP];
+    double *cls;             /* K class means (borrowed from rep_methods.res) */
+} rep_method;
+
+struct rep_methods {
+    int multi;
+    size_t n;
+    rep_method *m;
+    size_t ref;
+    int k;                   /* top-k column's k */
+    size_t classes;
+    size_t n_top;
+    int ci_repeats, cmp_repeats;
+    uint64_t seed;
+    double split;
+    int folds, bins;
+    char select[CS_SPEC_MAX];
+    char lens[CS_SPEC_MAX + 16];
+    cs_methods res;          /* the engine's table (owned) */
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int musage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("calscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry `calscope report --help`.\n", stderr);
+    return 2;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val)
+{
+    rep_methods_opts *mo = &o->methods;
+    long l;
+    if (strcmp(flag, "--recal") == 0) {
+        mo->n_recal = 0;
+        char buf[128];
+        if (strlen(val) >= sizeof buf) return musage("--recal: list too long");
+        strcpy(buf, val);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int m = cs_recal_from_name(t);
+            if (m < 0) return musage("--recal: '%s' is not ts, platt, hist or iso", t);
+            for (int i = 0; i < mo->n_recal; i++)
+                if (mo->recal[i] == m) return musage("--recal: '%s' is given twice", t);
+            mo->recal[mo->n_recal++] = m;
+        }
+        if (!mo->n_recal) return musage("--recal: empty list");
+    } else if (strcmp(flag, "--reference") == 0) {
+        if (parse_int(val, 1, 100000, &l)) return musage("--reference: '%s' is not a method number (1 = the first file)", val);
+        mo->reference = (int)l;
+    } else if (strcmp(flag, "--compare-k") == 0) {
+        if (parse_int(val, 1, 100000, &l)) return musage("--compare-k: '%s' is not a k >= 1", val);
+        mo->k = (int)l;
+    } else if (strcmp(flag, "--recal-folds") == 0) {
+        if (parse_int(val, 2, CS_RECAL_MAX_FOLDS, &l)) return musage("--recal-folds: '%s' is not a fold count in 2..%d", val, CS_RECAL_MAX_FOLDS);
+        mo->folds = (int)l;
+    } else if (strcmp(flag, "--recal-bins") == 0) {
+        if (parse_int(val, 1, 100000, &l)) return musage("--recal-bins: '%s' is not a bin count in 1..100000", val);
+        mo->bins = (int)l;
+    } else if (strcmp(flag, "--recal-split") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(val, &end);
+        if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
+            return musage("--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
+        mo->split = v;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+int rep_methods_check(struct rep_opts *o)
+{
+    rep_methods_opts *mo = &o->methods;
+    int recal_flags = mo->folds || mo->bins || mo->split > 0;
+    if (recal_flags && !mo->n_recal) return musage("--recal-folds, --recal-bins and --recal-split need --recal");
+    if (mo->n_recal) o->compare = 1;
+    if ((mo->reference || mo->k) && !o->compare) return musage("--reference and --compare-k need --compare or --recal");
+    if (!o->compare) return 0;
+    size_t methods = o->n_files + (size_t)mo->n_recal;
+    if (methods < 2)
+        return musage("--compare needs two or more files (A and B), or a file and --recal");
+    if (mo->reference && (size_t)mo->reference > methods)
+        return musage("--reference %d: there are only %zu methods (files first, then recalibrations)", mo->reference, methods);
+    return 0;
+}
+
+int rep_methods_multi(const rep_methods *m)
+{
+    return m && m->multi;
+}
+
+void rep_methods_free(rep_methods *t)
+{
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->m[i].name);
+        cs_dataset_free(t->m[i].own);
+    }
+    free(t->m);
+    cs_methods_free(&t->res);
+    free(t);
+}
+
+static void say(const char *what, const cs_error *err)
+{
+    fprintf(stderr, "calscope: %s: %s\n", what, err->msg);
+}
+
+static int status_of(cs_status st)
+{
+    return st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
+}
+
+static int worst(int a, int b)
+{
+    if (a == 3 || b == 3) return 3;
+    return a > b ? a : b;
+}
+
+rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
+                             size_t n, int *status)
+{
+    const rep_methods_opts *mo = &o->methods;
+    *status = 0;
+    rep_methods *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
+    if (!t->m) { free(t); return NULL; }
+    t->ci_repeats = o->ci_repeats ? o->ci_repeats : 200;
+    t->cmp_repeats = o->repeats ? o->repeats : 1000;
+    t->seed = o->seed;
+    t->split = mo->split;
+    t->folds = mo->folds ? mo->folds : 5;
+    t->bins = mo->bins ? mo->bins : 15;
+    t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
+    t->multi = n != 2 || mo->n_recal || t->ref != 0;
+    snprintf(t->select, sizeof t->select, "%s", o->settings.select);
+    rep_lens_text(&o->settings, t->lens, sizeof t->lens);
+    cs_error err;
+    cs_error_clear(&err);
+
+    /* the files; with --recal-split each is cut to its held-out rows */
+    for (size_t i = 0; i < n; i++) {
+        rep_method *me = &t->m[t->n++];
+        me->recal = -1;
+        me->name = strdup(paths[i]);
+        me->d = data[i];
+        if (data[i] && t->split > 0) {
+            uint8_t *mask = cs_recal_split_mask(data[i], t->split, t->seed);
+            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &err) : NULL;
+            free(mask);
+            if (!me->own) { say(paths[i], &err); *status = worst(*status, 3); }
+            me->d = me->own;
+        }
+    }
+    /* the recalibrations of the reference file (the reference must be a file for that) */
+    size_t src = t->ref < n ? t->ref : 0;
+    for (int r = 0; r < mo->n_recal; r++) {
+        rep_method *me = &t->m[t->n++];
+        me->recal = mo->recal[r];
+        size_t len = strlen(paths[src]) + 8;
+        me->name = malloc(len);
+        if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
+        if (!data[src]) continue;
+        cs_recal_options ro;
+        cs_recal_options_default(&ro);
+        ro.folds = t->folds;
+        ro.bins = t->bins;
+        ro.seed = o->seed;
+        ro.threads = o->threads;
+        uint8_t *mask = NULL;
+        if (t->split > 0) {
+            mask = cs_recal_split_mask(data[src], t->split, t->seed);
+            ro.fit_mask = mask;
+        }
+        cs_dataset *full = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
+        if (full && mask) {
+            me->own = cs_dataset_subset(full, mask, 0, "", &err);
+            cs_dataset_free(full);
+        } else {
+            me->own = full;
+        }
+        free(mask);
+        if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code)); }
+        me->d = me->own;
+    }
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->m[i].name) { rep_methods_free(t); return NULL; }
+
+    /* the table itself: one engine implementation (calscope/methods.h), shared with the
+     * dashboard; this file only prints it */
+    const cs_dataset *ds[CS_METHODS_MAX];
+    if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
+    for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
+    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed };
+    cs_run run = { o->threads, NULL, NULL };
+    cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
+    if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
+    t->classes = t->res.classes;
+    t->k = t->res.k;
+    t->n_top = t->res.n_top;
+    for (size_t i = 0; i < t->n; i++) {
+        rep_method *me = &t->m[i];
+        const cs_method_row *row = &t->res.rows[i];
+        if (!me->d) continue;
+        if (row->status != CS_OK) { say(me->name, &row->err); *status = worst(*status, status_of(row->status)); }
+        else if (i != t->ref && t->m[t->ref].d && row->diff_status != CS_OK) {
+            char what[2100];
+            snprintf(what, sizeof what, "--compare %s %s", me->name, t->m[t->ref].name);
+            say(what, &row->diff_err);
+            *status = worst(*status, status_of(row->diff_status));
+        }
+        me->ok = row->ok;
+        memcpy(me->v, row->v, sizeof me->v);
+        memcpy(me->lo, row->lo, sizeof me->lo);
+        memcpy(me->hi, row->hi, sizeof me->hi);
+        me->has_diff = row->has_diff;
+        me->n_pairs = row->n_pairs;
+        memcpy(me->diff, row->diff, sizeof me->diff);
+        memcpy(me->dlo, row->dlo, sizeof me->dlo);
+        memcpy(me->dhi, row->dhi, sizeof me->dhi);
+        memcpy(me->pbetter, row->pbetter, sizeof me->pbetter);
+        me->mass_ok = row->mass_ok;
+        me->mass_n = row->mass_n;
+        memcpy(me->top, row->top, sizeof me->top);
+        me->cls = row->cls;   /* borrowed from t->res */
+    }
+    return t;
+}
+
+/* ---- rankings ---- */
+
+static const char *col_name(int col)
+{
+    return cs_methods_col_name(col);
+}
+
+static void ranks(const rep_methods *t, int col, int *rank)
+{
+    cs_methods_ranks(&t->res, col, rank);
+}
+
+static int ranking_differs(const rep_methods *t, int col)
+{
+    return cs_methods_ranking_differs(&t->res, col);
+}
+
+/* ---- JSON ---- */
+
+static void jstr(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
+        else fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void jnum(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, "%.17g", v);
+    else fputs("null", out);
+}
+
+static int excludes_zero(double lo, double hi)
+{
+    return cs_methods_excludes_zero(lo, hi);
+}
+
+static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fputs(", \"recal\": {\"method\": ", out);
+    jstr(out, cs_recal_name(me->recal));
+    fputs(", \"fit\": ", out);
+    jstr(out, t->split > 0 ? "split" : "cross-fit");
+    if (t->split > 0) {
+        fputs(", \"split\": ", out);
+        jnum(out, t->split);
+    } else {
+        fprintf(out, ", \"folds\": %d", t->folds);
+    }
+    fprintf(out, ", \"fit_rows\": %zu", me->info.fit_rows);
+    if (me->recal == CS_RECAL_TS || me->recal == CS_RECAL_PLATT) {
+        fprintf(out, ", \"scores\": \"%s\"", me->info.from_logits ? "logits" : "log-probabilities");
+        size_t all = t->split > 0 ? 0 : (size_t)t->folds;
+        if (me->recal == CS_RECAL_TS) {
+            fputs(", \"temperature\": ", out);
+            jnum(out, me->info.param[all][0]);
+            if (t->split <= 0) {
+                fputs(", \"fold_temperatures\": [", out);
+                for (int f = 0; f < t->folds; f++) {
+                    if (f) fputs(", ", out);
+                    jnum(out, me->info.param[f][0]);
+                }
+                fputc(']', out);
+            }
+            fprintf(out, ", \"clamped\": %s", me->info.clamped ? "true" : "false");
+        } else {
+            fputs(", \"a\": ", out);
+            jnum(out, me->info.param[all][0]);
+            fputs(", \"b\": ", out);
+            jnum(out, me->info.param[all][1]);
+        }
+    }
+    if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
+    fputc('}', out);
+}
+
+void rep_methods_json(FILE *out, const rep_methods *t)
+{
+    const rep_method *ref = &t->m[t->ref];
+    if (t->multi) {
+        /* the SPEC §5 list, one entry per metric and non-reference method, a = the method */
+        fputs(",\n  \"compare_info\": {\"reference\": ", out);
+        jstr(out, ref->name);
+        fprintf(out, ", \"repeats\": %d}", t->cmp_repeats);
+        fputs(",\n  \"compare\": [", out);
+        int first = 1;
+        for (size_t i = 0; i < t->n; i++) {
+            const rep_method *me = &t->m[i];
+            if (!me->has_diff) continue;
+            for (int c = 0; c < NCOL; c++) {
+                fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
+                first = 0;
+                jstr(out, me->name);
+                fprintf(out, ", \"metric\": \"%s\", \"a\": ", col_name(c));
+                jnum(out, me->v[c]);
+                fputs(", \"b\": ", out);
+                jnum(out, ref->v[c]);
+                fputs(", \"diff\": ", out);
+                jnum(out, me->diff[c]);
+                fputs(", \"lo\": ", out);
+                jnum(out, me->dlo[c]);
+                fputs(", \"hi\": ", out);
+                jnum(out, me->dhi[c]);
+                fputs(", \"p_better\": ", out);
+                jnum(out, me->pbetter[c]);
+                fputc('}', out);
+            }
+        }
+        fputs(first ? "]" : "\n  ]", out);
+    }
+    fputs(",\n  \"methods_info\": {\"reference\": ", out);
+    jstr(out, ref->name);
+    fprintf(out, ", \"ci_repeats\": %d, \"compare_repeats\": %d, \"seed\": %llu, \"topk\": %d, \"lens\": ",
+            t->ci_repeats, t->cmp_repeats, (unsigned long long)t->seed, t->k);
+    jstr(out, t->lens);
+    fputs(", \"evaluated_on\": ", out);
+    jstr(out, t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
+    fputs("},\n  \"methods\": [", out);
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        jstr(out, me->name);
+        fprintf(out, ", \"reference\": %s, \"rows\": %zu", i == t->ref ? "true" : "false", me->d ? me->d->n : 0);
+        if (me->recal >= 0) recal_json(out, t, me);
+        fputs(",\n     \"metrics\": {", out);
+        for (int c = 0; c < NCOL; c++) {
+            fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
+            jnum(out, me->ok ? me->v[c] : NAN);
+            fprintf(out, ", \"%s_ci\": [", col_name(c));
+            jnum(out, me->ok ? me->lo[c] : NAN);
+            fputs(", ", out);
+            jnum(out, me->ok ? me->hi[c] : NAN);
+            fputc(']', out);
+        }
+        fputc('}', out);
+        if (me->has_diff) {
+            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", me->n_pairs);
+            for (int c = 0; c < NCOL; c++) {
+                fprintf(out, ", \"%s\": {\"diff\": ", col_name(c));
+                jnum(out, me->diff[c]);
+                fputs(", \"lo\": ", out);
+                jnum(out, me->dlo[c]);
+                fputs(", \"hi\": ", out);
+                jnum(out, me->dhi[c]);
+                fputs(", \"p_better\": ", out);
+                jnum(out, me->pbetter[c]);
+                fprintf(out, ", \"excludes_zero\": %s}", excludes_zero(me->dlo[c], me->dhi[c]) ? "true" : "false");
+            }
+            fputc('}', out);
+        }
+        fputc('}', out);
+    }
+    fputs("\n  ],\n  \"rankings\": {", out);
+    int rank[64];
+    for (int c = 0; c < NCOL && t->n <= 64; c++) {
+        ranks(t, c, rank);
+        fprintf(out, "%s\n    \"%s\": [", c ? "," : "", col_name(c));
+        for (size_t i = 0; i < t->n; i++) {
+            if (i) fputs(", ", out);
+            if (rank[i]) fprintf(out, "%d", rank[i]);
+            else fputs("null", out);
+        }
+        fputc(']', out);
+    }
+    fputs(",\n    \"differs_from_ece\": [", out);
+    int first = 1;
+    for (int c = 0; c < NCOL; c++) {
+        if (c == 1 || !ranking_differs(t, c)) continue;
+        fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
+        first = 0;
+    }
+    fputs("]},\n  \"mass\": {\"reference\": ", out);
+    jstr(out, ref->name);
+    fputs(", \"select\": ", out);
+    jstr(out, t->select);
+    fputs(", \"methods\": [", out);
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        jstr(out, me->name);
+        fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", me->mass_ok ? me->mass_n : 0);
+        for (size_t j = 0; j < t->n_top; j++) {
+            if (j) fputs(", ", out);
+            jnum(out, me->mass_ok ? me->top[j] : NAN);
+        }
+        fputs("], \"topk_delta\": [", out);
+        for (size_t j = 0; j < t->n_top; j++) {
+            if (j) fputs(", ", out);
+            jnum(out, me->mass_ok && ref->mass_ok ? me->top[j] - ref->top[j] : NAN);
+        }
+        fputs("], \"class_mean\": [", out);
+        for (size_t c = 0; me->mass_ok && c < me->d->k; c++) {
+            if (c) fputs(", ", out);
+            jnum(out, me->cls[c]);
+        }
+        fputs("], \"class_delta\": [", out);
+        for (size_t c = 0; me->mass_ok && ref->mass_ok && c < me->d->k && c < ref->d->k; c++) {
+            if (c) fputs(", ", out);
+            jnum(out, me->cls[c] - ref->cls[c]);
+        }
+        fputs("]}", out);
+    }
+    fputs("\n  ]}", out);
+}
+
+/* ---- text ---- */
+
+static void fmt_num(char *buf, size_t size, double v)
+{
+    if (isfinite(v)) snprintf(buf, size, "%.4f", v);
+    else snprintf(buf, size, "n/a");
+}
+
+void rep_methods_text(FILE *out, const rep_methods *t)
+{
+    const rep_method *ref = &t->m[t->ref];
+    size_t w = 8;
+    for (size_t i = 0; i < t->n; i++) if (strlen(t->m[i].name) > w) w = strlen(t->m[i].name);
+    if (w > 40) w = 40;
+    fprintf(out, "Methods (lens %s; reference: %s)\n", t->lens, ref->name);
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        if (me->recal < 0) continue;
+        fprintf(out, "  %s: %s", me->name,
+                me->recal == CS_RECAL_TS ? "temperature scaling" : me->recal == CS_RECAL_PLATT ? "Platt scaling"
+                : me->recal == CS_RECAL_HIST ? "histogram binning" : "isotonic regression");
+        if (t->split > 0) fprintf(out, ", fitted on the %zu fitting rows of --recal-split %g", me->info.fit_rows, t->split);
+        else fprintf(out, ", %d-fold cross-fitted", t->folds);
+        size_t all = t->split > 0 ? 0 : (size_t)t->folds;
+        if (me->recal == CS_RECAL_TS)
+            fprintf(out, ", T = %.4f on all rows%s (from %s)", me->info.param[all][0], me->info.clamped ? " [at bound]" : "",
+                    me->info.from_logits ? "logits" : "log-probabilities");
+        else if (me->recal == CS_RECAL_PLATT)
+            fprintf(out, ", a = %.4f, b = %.4f on all rows (from %s)", me->info.param[all][0], me->info.param[all][1],
+                    me->info.from_logits ? "logits" : "log-probabilities");
+        else if (me->recal == CS_RECAL_HIST)
+            fprintf(out, ", %d bins", t->bins);
+        fputc('\n', out);
+    }
+    if (t->split > 0)
+        fprintf(out, "  every method is measured on the other %zu rows only (held out from the fit)\n", ref->d ? ref->d->n : 0);
+
+    /* compact table: values, and the rank among the methods */
+    fprintf(out, "\n  %-*s", (int)w, "method");
+    for (int c = 0; c < NCOL; c++) {
+        char h[16];
+        if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
+        else snprintf(h, sizeof h, "%s", col_name(c));
+        fprintf(out, " %9s", h);
+    }
+    fputc('\n', out);
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+        for (int c = 0; c < NCOL; c++) {
+            char b[32];
+            fmt_num(b, sizeof b, me->ok ? me->v[c] : NAN);
+            fprintf(out, " %9s", b);
+        }
+        fputs(i == t->ref ? "  (reference)\n" : "\n", out);
+    }
+
+    /* per metric: value [95% CI], and the paired difference to the reference */
+    fprintf(out, "\n  value [95%% bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
+                 "  * = the interval excludes 0; p_better = share of resamples where the method is better\n",
+            t->ci_repeats, t->cmp_repeats);
+    for (int c = 0; c < NCOL; c++) {
+        if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
+        else fprintf(out, "  %s\n", col_name(c));
+        for (size_t i = 0; i < t->n; i++) {
+            const rep_method *me = &t->m[i];
+            char v[32], lo[32], hi[32];
+            fmt_num(v, sizeof v, me->ok ? me->v[c] : NAN);
+            fmt_num(lo, sizeof lo, me->ok ? me->lo[c] : NAN);
+            fmt_num(hi, sizeof hi, me->ok ? me->hi[c] : NAN);
+            fprintf(out, "    %-*.*s %8s [%s, %s]", (int)w, (int)w, me->name, v, lo, hi);
+            if (me->has_diff)
+                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", me->diff[c], me->dlo[c], me->dhi[c],
+                        excludes_zero(me->dlo[c], me->dhi[c]) ? " *" : "  ", me->pbetter[c]);
+            else if (i == t->ref)
+                fputs("  (reference)", out);
+            fputc('\n', out);
+        }
+    }
+
+    /* agreement of definitions: rank of each method under each metric */
+    fprintf(out, "\n  Rankings (1 = best, ties share a rank; ! = the metric orders some pair of methods\n  the other way round from ECE)\n  %-*s", (int)w, "method");
+    for (int c = 0; c < NCOL; c++) {
+        char h[20];
+        if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
+        else snprintf(h, sizeof h, "%s", col_name(c));
+        if (c != 1 && ranking_differs(t, c)) strcat(h, "!");
+        fprintf(out, " %9s", h);
+    }
+    fputc('\n', out);
+    int rk[NCOL][64];
+    for (int c = 0; c < NCOL && t->n <= 64; c++) ranks(t, c, rk[c]);
+    for (size_t i = 0; i < t->n && t->n <= 64; i++) {
+        fprintf(out, "  %-*.*s", (int)w, (int)w, t->m[i].name);
+        for (int c = 0; c < NCOL; c++) {
+            if (rk[c][i]) fprintf(out, " %9d", rk[c][i]);
+            else fprintf(out, " %9s", "-");
+        }
+        fputc('\n', out);
+    }
+
+    /* where the mass goes */
+    if (ref->mass_ok) {
+        fprintf(out, "\n  Mass: mean k-th largest probability%s%s%s; other methods as the difference to the reference\n",
+                t->select[0] ? " (selection '" : "", t->select, t->select[0] ? "')" : "");
+        fprintf(out, "  %-*s", (int)w, "method");
+        for (size_t j = 0; j < t->n_top; j++) fprintf(out, " %8s%zu", "k=", j + 1);
+        fputc('\n', out);
+        for (size_t i = 0; i < t->n; i++) {
+            const rep_method *me = &t->m[i];
+            if (!me->mass_ok) continue;
+            fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+            for (size_t j = 0; j < t->n_top; j++)
+                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? me->top[j] : me->top[j] - ref->top[j]);
+            fputc('\n', out);
+        }
+        if (t->select[0] && t->classes <= 20) {
+            fprintf(out, "\n  Mass: mean probability of each class (selection '%s'); others as the difference\n", t->select);
+            fprintf(out, "  %-*s", (int)w, "method");
+            for (size_t c = 0; c < t->classes; c++) fprintf(out, " %8.8s", ref->d->class_names ? ref->d->class_names[c] : "?");
+            fputc('\n', out);
+            for (size_t i = 0; i < t->n; i++) {
+                const rep_method *me = &t->m[i];
+                if (!me->mass_ok || me->d->k != t->classes) continue;
+                fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+                for (size_t c = 0; c < t->classes; c++)
+                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? me->cls[c] : me->cls[c] - ref->cls[c]);
+                fputc('\n', out);
+            }
+        }
+    }
+    fputc('\n', out);
+}
+
+/* ---- CSV: one row per method ---- */
+
+static void csv_str(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) { fputs(s, out); return; }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void csv_num(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, ",%.17g", v);
+    else fputc(',', out);
+}
+
+void rep_methods_csv(FILE *out, const rep_methods *t)
+{
+    fputs("method,recal,reference,rows", out);
+    for (int c = 0; c < NCOL; c++) {
+        const char *n = col_name(c);
+        fprintf(out, ",%s,%s_lo,%s_hi,%s_diff,%s_diff_lo,%s_diff_hi,%s_p_better,%s_rank", n, n, n, n, n, n, n, n);
+    }
+    fputc('\n', out);
+    int rk[NCOL][64];
+    for (int c = 0; c < NCOL && t->n <= 64; c++) ranks(t, c, rk[c]);
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        csv_str(out, me->name);
+        fprintf(out, ",%s,%d,%zu", me->recal >= 0 ? cs_recal_name(me->recal) : "", i == t->ref, me->d ? me->d->n : 0);
+        for (int c = 0; c < NCOL; c++) {
+            csv_num(out, me->ok ? me->v[c] : NAN);
+            csv_num(out, me->ok ? me->lo[c] : NAN);
+            csv_num(out, me->ok ? me->hi[c] : NAN);
+            csv_num(out, me->has_diff ? me->diff[c] : NAN);
+            csv_num(out, me->has_diff ? me->dlo[c] : NAN);
+            csv_num(out, me->has_diff ? me->dhi[c] : NAN);
+            csv_num(out, me->has_diff ? me->pbetter[c] : NAN);
+            if (t->n <= 64 && rk[c][i]) fprintf(out, ",%d", rk[c][i]);
+            else fputc(',', out);
+        }
+        fputc('\n', out);
+    }
+}

@@ -1,0 +1,48 @@
+/* `calscope report --compare` methods table: every loaded file and every post-hoc
+ * recalibration (--recal) as one "method", with bootstrap intervals, paired differences to a
+ * reference, rankings by each metric, and where each method moves probability mass.
+ * Single-threaded front end over the engine (the bootstraps use --threads). */
+#ifndef CALSCOPE_REPORT_METHODS_H
+#define CALSCOPE_REPORT_METHODS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calscope/dataset.h"
+#include "calscope/recal.h"
+
+/* Flags of the methods table (part of rep_opts). Zero means "default". */
+typedef struct rep_methods_opts {
+    int recal[CS_RECAL_COUNT];   /* --recal ts,platt,hist,iso: methods in the order given */
+    int n_recal;
+    int reference;               /* --reference N, 1-based over files then recalibrations */
+    int k;                       /* --compare-k K: the top-k ECE column (default 3, <= classes) */
+    int folds;                   /* --recal-folds K (default 5) */
+    int bins;                    /* --recal-bins M for hist (default 15) */
+    double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
+} rep_methods_opts;
+
+struct rep_opts;
+typedef struct rep_methods rep_methods;
+
+/* Handles the flags above for args.c: returns -1 when `flag` is not one of them, 0 when
+ * applied, 2 after printing a usage error. */
+int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val);
+/* Final checks once every flag is read (--recal implies --compare; at least two methods).
+ * Returns 0 or 2 after printing a usage error. */
+int rep_methods_check(struct rep_opts *o);
+
+/* Builds the table from the loaded files (data[i] NULL for a file that failed; paths[i] its
+ * argument). Borrows data. Returns the table (rep_methods_free) or NULL when there is nothing
+ * to compare; *status is the exit status its failures imply (0, 2 or 3). */
+rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
+                             size_t n, int *status);
+/* 1 when the table replaces the two-file "compare" output (more than two methods, a
+ * recalibration, or a reference other than the first file). */
+int rep_methods_multi(const rep_methods *m);
+void rep_methods_json(FILE *out, const rep_methods *m);
+void rep_methods_text(FILE *out, const rep_methods *m);
+void rep_methods_csv(FILE *out, const rep_methods *m);
+void rep_methods_free(rep_methods *m);
+
+#endif

@@ -1,0 +1,143 @@
+/* --compat output: the "compat" JSON object (SPEC §5) and the text table of one file —
+ * every library's number beside calscope's, and per library the samples that change bin. */
+#include "report/rep.h"
+
+#include <math.h>
+#include <string.h>
+
+#define TEXT_EXAMPLES 5   /* moved samples listed per library in text */
+#define JSON_EXAMPLES 10  /* ... and in JSON */
+
+static void cstr(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') { fputc('\\', out); fputc(*p, out); }
+        else if (*p < 0x20 || *p == 0x7F) fprintf(out, "\\u%04x", *p);
+        else fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void cnum(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, "%.17g", v);
+    else fputs("null", out);
+}
+
+static void metrics_json(FILE *out, const double *m)
+{
+    for (int i = 0; i < CS_CM_COUNT; i++) {
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", cs_compat_metric_name(i));
+        cnum(out, m[i]);
+    }
+}
+
+
+void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    (void)o;
+    const cs_compat_report *r = &f->compat;
+    fputs(",\n     \"compat\": {\"calscope\": {", out);
+    metrics_json(out, r->calscope);
+    fputc('}', out);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        if (!(r->mask & (1u << l))) continue;
+        const cs_compat_lib_result *lr = &r->lib[l];
+        fputs(",\n       ", out);
+        cstr(out, cs_compat_name((cs_compat_lib)l));
+        fputs(": {", out);
+        metrics_json(out, lr->m);
+        fprintf(out, ", \"applicable\": %s, \"call\": ", lr->applicable ? "true" : "false");
+        cstr(out, lr->call);
+        fputs(", \"semantics\": ", out);
+        cstr(out, lr->semantics);
+        fputs(", \"notes\": {", out);
+        int first = 1;
+        for (int m = 0; m < CS_CM_COUNT; m++) {
+            if (!lr->notes[m][0] || isfinite(lr->m[m])) continue;
+            fprintf(out, "%s\"%s\": ", first ? "" : ", ", cs_compat_metric_name(m));
+            cstr(out, lr->notes[m]);
+            first = 0;
+        }
+        fprintf(out, "}, \"moved\": %zu, \"examples\": [", lr->moved);
+        for (size_t e = 0; e < lr->n_examples && e < JSON_EXAMPLES; e++) {
+            const cs_compat_move *mv = &lr->examples[e];
+            fprintf(out, "%s{\"row\": %u, \"class\": ", e ? ", " : "", (unsigned)mv->row);
+            if (mv->cls < 0) fputs("null", out);
+            else fprintf(out, "%d", (int)mv->cls);
+            fputs(", \"value\": ", out);
+            cnum(out, mv->value);
+            fprintf(out, ", \"calscope_bin\": %d, \"library_bin\": ", mv->cs_bin);
+            if (mv->lib_bin < 0) fputs("null", out);
+            else fprintf(out, "%d", mv->lib_bin);
+            fputs(", \"rule\": ", out);
+            cstr(out, cs_compat_rule_text(mv->rule));
+            fputc('}', out);
+        }
+        fputs("]}", out);
+    }
+    fputc('}', out);
+}
+
+static const char *const short_names[CS_COMPAT_COUNT] = {
+    "torchm", "tm-bin", "netcal", "relplot", "verified", "robustc", "monai",
+};
+static const char *const short_metric[CS_CM_COUNT] = {
+    "ece", "ace", "mce", "rms", "aece", "sce", "rece_g", "receGN",
+};
+
+void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    const cs_compat_report *r = &f->compat;
+    fprintf(out, "  Compat: what each library reports (%s lens, %d %s bins; n/a = no such metric or it fails)\n",
+            r->lens == CS_LENS_CLASSWISE ? "classwise" : "top1", r->bins,
+            r->binning == CS_BIN_MASS ? "equal-mass" : "uniform");
+    fprintf(out, "  %-6s %8s", "metric", "calscope");
+    for (int l = 0; l < CS_COMPAT_COUNT; l++)
+        if (r->mask & (1u << l)) fprintf(out, " %8s", short_names[l]);
+    fputc('\n', out);
+    for (int m = 0; m < CS_CM_COUNT; m++) {
+        int any = 0;
+        for (int l = 0; l < CS_COMPAT_COUNT; l++)
+            if ((r->mask & (1u << l)) && isfinite(r->lib[l].m[m])) any = 1;
+        if (!any) continue;
+        fprintf(out, "  %-6s", short_metric[m]);
+        if (isfinite(r->calscope[m])) fprintf(out, " %8.5f", r->calscope[m]);
+        else fprintf(out, " %8s", "n/a");
+        for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+            if (!(r->mask & (1u << l))) continue;
+            if (isfinite(r->lib[l].m[m])) fprintf(out, " %8.5f", r->lib[l].m[m]);
+            else fprintf(out, " %8s", "n/a");
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "  (receGN: robustcal GECELoss with the Gaussian kernel; its default is Student-t df=3)\n");
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        if (!(r->mask & (1u << l))) continue;
+        const cs_compat_lib_result *lr = &r->lib[l];
+        fprintf(out, "  %s: %s\n", cs_compat_name((cs_compat_lib)l), lr->call);
+        fprintf(out, "    measures: %s\n", lr->semantics);
+        if (lr->applicable)
+            fprintf(out, "    moved: %zu of %zu samples land in another bin than calscope's\n", lr->moved, r->n);
+        for (size_t e = 0; e < lr->n_examples && e < TEXT_EXAMPLES; e++) {
+            const cs_compat_move *mv = &lr->examples[e];
+            char lb[16];
+            if (mv->lib_bin < 0) snprintf(lb, sizeof lb, "none");
+            else snprintf(lb, sizeof lb, "%d", mv->lib_bin);
+            char cls[24] = "";
+            if (mv->cls >= 0) snprintf(cls, sizeof cls, " class %d", (int)mv->cls);
+            fprintf(out, "      row %u%s value %.17g: calscope bin %d, %s bin %s (%s)\n",
+                    (unsigned)mv->row, cls, mv->value, mv->cs_bin, cs_compat_name((cs_compat_lib)l), lb,
+                    cs_compat_rule_text(mv->rule));
+        }
+        for (int m = 0; m < CS_CM_COUNT; m++) {
+            if (!lr->notes[m][0] || isfinite(lr->m[m])) continue;
+            /* only the failures worth reading: "has no" notes are implied by n/a */
+            if (strstr(lr->notes[m], "raises") || strstr(lr->notes[m], "needs"))
+                fprintf(out, "    %s: %s\n", cs_compat_metric_name(m), lr->notes[m]);
+        }
+    }
+    (void)o;
+    fputc('\n', out);
+}

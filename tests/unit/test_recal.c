@@ -1,0 +1,482 @@
+/* Unit tests: post-hoc recalibration (temperature, Platt, histogram binning, isotonic), the
+ * cross-fitting plan, held-out splits, the mass profile, and the paired comparison of a file with
+ * itself. Expected values are worked by hand or come from scikit-learn 1.2 (scripts quoted). */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/curves.h"
+#include "calscope/load.h"
+#include "calscope/metrics.h"
+#include "calscope/recal.h"
+
+/* ---- helpers ---- */
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (b->s && b->len + (size_t)n < b->cap) { b->len += (size_t)n; return; }
+        b->cap = (b->cap + (size_t)n + 1) * 2;
+        b->s = realloc(b->s, b->cap);
+        assert_non_null(b->s);
+    }
+}
+
+static cs_dataset *load_text(const char *text)
+{
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_buffer("t.csv", text, strlen(text), &lo, NULL, &err);
+    if (!d) fprintf(stderr, "load: %s\n", err.msg);
+    assert_non_null(d);
+    return d;
+}
+
+static uint64_t lcg_state;
+static double urand(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+static double nrand(void)
+{
+    double u = urand(), v = urand();
+    return sqrt(-2 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+static cs_dataset *recal(const cs_dataset *d, int method, const uint8_t *mask, int folds, cs_recal_info *info)
+{
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    o.fit_mask = mask;
+    if (folds) o.folds = folds;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *r = cs_recal_apply(d, method, &o, info, &err);
+    if (!r) fprintf(stderr, "recal: %s\n", err.msg);
+    assert_non_null(r);
+    return r;
+}
+
+static double top1_ece(const cs_dataset *d, int bins)
+{
+    cs_settings s;
+    cs_settings_default(&s);
+    s.bins = bins;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &r, &err), CS_OK);
+    double e = r.ece;
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    return e;
+}
+
+/* ---- temperature scaling ---- */
+
+/* Rows whose labels follow softmax(z) exactly: pattern counts (6,3,1) give z = ln(0.6, 0.3, 0.1)
+ * and 10 rows with labels 0×6, 1×3, 2×1. On such data dNLL/dbeta at beta = 1 is
+ * Σ (E[z] − z_y) = 10·E[z] − Σ z_y = 0 by construction, so the NLL-optimal temperature of the
+ * file z·T0 is exactly T0. */
+static cs_dataset *exact_temperature_file(double T0, int logits, int copies)
+{
+    static const int counts[4][3] = { { 6, 3, 1 }, { 2, 5, 3 }, { 1, 1, 8 }, { 4, 4, 2 } };
+    sbuf b = { 0 };
+    sb_printf(&b, logits ? "id,label,logit_a,logit_b,logit_c\n" : "id,label,p_a,p_b,p_c\n");
+    int id = 0;
+    for (int c = 0; c < copies; c++)
+        for (int pat = 0; pat < 4; pat++)
+            for (int y = 0; y < 3; y++)
+                for (int rep = 0; rep < counts[pat][y]; rep++) {
+                    double v[3], z = 0;
+                    for (int j = 0; j < 3; j++) v[j] = T0 * log(counts[pat][j] / 10.0);
+                    if (!logits) {
+                        for (int j = 0; j < 3; j++) z += exp(v[j]);
+                        for (int j = 0; j < 3; j++) v[j] = exp(v[j]) / z;
+                    }
+                    sb_printf(&b, "r%d,%d,%.17g,%.17g,%.17g\n", id++, y, v[0], v[1], v[2]);
+                }
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    return d;
+}
+
+static void test_ts_recovers_temperature(void **state)
+{
+    (void)state;
+    for (int logits = 1; logits >= 0; logits--) {
+        cs_dataset *d = exact_temperature_file(2.5, logits, 10);
+        uint8_t *all = malloc(d->n);
+        memset(all, 1, d->n);
+        cs_recal_info info;
+        cs_dataset *r = recal(d, CS_RECAL_TS, all, 0, &info);
+        assert_int_equal(info.from_logits, logits);
+        assert_int_equal(info.folds, 0);
+        assert_double_near(info.param[0][0], 2.5, 1e-6);
+        /* the recalibrated file is the calibrated one: p = (0.6, 0.3, 0.1) on the first rows */
+        assert_double_near(r->prob[0], 0.6, 1e-6);
+        assert_double_near(r->prob[1], 0.3, 1e-6);
+        cs_dataset_free(r);
+        /* cross-fitted: the all-rows model (index K) is the same fit */
+        r = recal(d, CS_RECAL_TS, NULL, 5, &info);
+        assert_int_equal(info.folds, 5);
+        assert_double_near(info.param[5][0], 2.5, 1e-6);
+        assert_string_equal(r->path, "t.csv+ts");
+        cs_dataset_free(r);
+        free(all);
+        cs_dataset_free(d);
+    }
+}
+
+/* Labels drawn from softmax(z / temp) for z ~ scale·N(0,1) (temp > 1: an over-confident file). */
+static cs_dataset *random_file(size_t n, int k, double temp, int with_id, uint64_t seed, double scale)
+{
+    lcg_state = seed;
+    sbuf b = { 0 };
+    sb_printf(&b, with_id ? "id,label" : "label");
+    for (int j = 0; j < k; j++) sb_printf(&b, ",logit_%d", j);
+    sb_printf(&b, "\n");
+    double *z = malloc((size_t)k * sizeof *z);
+    for (size_t i = 0; i < n; i++) {
+        double mx = -1e300, s = 0;
+        for (int j = 0; j < k; j++) { z[j] = scale * nrand(); if (z[j] > mx) mx = z[j]; }
+        for (int j = 0; j < k; j++) s += exp((z[j] - mx) / temp);
+        double u = urand() * s, acc = 0;
+        int y = k - 1;
+        for (int j = 0; j < k; j++) { acc += exp((z[j] - mx) / temp); if (u < acc) { y = j; break; } }
+        if (with_id) sb_printf(&b, "s%zu,", i);
+        sb_printf(&b, "%d", y);
+        for (int j = 0; j < k; j++) sb_printf(&b, ",%.17g", z[j]);
+        sb_printf(&b, "\n");
+    }
+    free(z);
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    return d;
+}
+
+/* The shared-pass Taylor fit of the K fold models must equal fitting each fold on its own:
+ * read the temperature each row was scaled with off the output ((s1 − s0) / ln(q1 / q0)), group
+ * the rows by it (= by fold), and refit every fold's complement alone through a fit mask. */
+static void test_ts_crossfit_matches_single_fits(void **state)
+{
+    (void)state;
+    cs_dataset *d = random_file(3000, 5, 1.7, 1, 7, 3);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_TS, NULL, 5, &info);
+    double T[5];
+    for (int m = 0; m < 5; m++) T[m] = info.param[m][0];
+    /* over-confident logits: T near 1.7 (the truth), the folds close but not equal */
+    assert_true(fabs(info.param[5][0] - 1.7) < 0.15);
+    uint8_t *mask = malloc(d->n);
+    size_t seen[5] = { 0 };
+    for (int m = 0; m < 5; m++) {
+        for (size_t i = 0; i < d->n; i++) {
+            const double *s = d->logit + i * 5, *q = r->prob + i * 5;
+            double t = (s[1] - s[0]) / log(q[1] / q[0]);
+            int mine = fabs(t - T[m]) < 1e-7 * T[m];
+            mask[i] = !mine;
+            seen[m] += mine;
+        }
+        assert_true(seen[m] > 500 && seen[m] < 700);   /* 3000 / 5, balanced folds */
+        cs_recal_info one;
+        cs_dataset *r1 = recal(d, CS_RECAL_TS, mask, 0, &one);
+        assert_double_rel(one.param[0][0], T[m], 0, 1e-8);
+        cs_dataset_free(r1);
+    }
+    assert_int_equal(seen[0] + seen[1] + seen[2] + seen[3] + seen[4], d->n);
+    /* deterministic: the same seed gives the same folds and temperatures, 1 thread or 2 */
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    o.threads = 1;
+    cs_error err;
+    cs_recal_info info1;
+    cs_dataset *r2 = cs_recal_apply(d, CS_RECAL_TS, &o, &info1, &err);
+    assert_non_null(r2);
+    for (int m = 0; m <= 5; m++) assert_true(info1.param[m][0] == info.param[m][0]);
+    assert_memory_equal(r2->prob, r->prob, d->n * 5 * sizeof *r->prob);
+    cs_dataset_free(r2);
+    free(mask);
+    cs_dataset_free(r);
+    cs_dataset_free(d);
+}
+
+/* ---- Platt ---- */
+
+/* sklearn 1.2:
+ *   s = [-2,-1.5,-1,-.5,0,.3,.6,1,1.4,2,2.5,3,-.8,.9,1.7,-2.4]
+ *   y = [0,0,1,0,0,1,0,1,1,1,0,1,1,0,1,0]
+ *   LogisticRegression(C=1e12, tol=1e-14, solver='newton-cg').fit(s[:,None], y)
+ *   -> coef 0.5865745364387269, intercept -0.19524320959482688 */
+static void test_platt_matches_sklearn(void **state)
+{
+    (void)state;
+    static const double s[16] = { -2, -1.5, -1, -.5, 0, .3, .6, 1, 1.4, 2, 2.5, 3, -.8, .9, 1.7, -2.4 };
+    static const int y[16] = { 0, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 0 };
+    sbuf b = { 0 };
+    sb_printf(&b, "label,logit_0,logit_1\n");
+    for (int i = 0; i < 16; i++) sb_printf(&b, "%d,0,%.17g\n", y[i], s[i]);
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    uint8_t all[16];
+    memset(all, 1, sizeof all);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_PLATT, all, 0, &info);
+    assert_double_near(info.param[0][0], 0.5865745364387269, 1e-7);
+    assert_double_near(info.param[0][1], -0.19524320959482688, 1e-7);
+    /* p1 of the first row = sigmoid(a·(−2) + b) */
+    assert_double_near(r->prob[1], 1 / (1 + exp(-(0.5865745364387269 * -2 - 0.19524320959482688))), 1e-7);
+    cs_dataset_free(r);
+    /* multiclass: refused with a usage error */
+    cs_dataset *m = exact_temperature_file(1, 1, 1);
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    cs_error err;
+    cs_error_clear(&err);
+    assert_null(cs_recal_apply(m, CS_RECAL_PLATT, &o, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    cs_dataset_free(m);
+    cs_dataset_free(d);
+}
+
+/* ---- isotonic ---- */
+
+/* sklearn: IsotonicRegression().fit_transform(arange(10), y, sample_weight=w) with
+ * y = [.2,.9,.4,.4,1,.1,.7,.8,.3,1], w = [1,2,1,3,1,1,2,1,1,1]
+ * -> [.2, .5625 ×5, .625 ×3, 1] */
+static void test_pav_sklearn_monotone_idempotent(void **state)
+{
+    (void)state;
+    static const double y[10] = { .2, .9, .4, .4, 1, .1, .7, .8, .3, 1 };
+    static const double w[10] = { 1, 2, 1, 3, 1, 1, 2, 1, 1, 1 };
+    static const double want[10] = { .2, .5625, .5625, .5625, .5625, .5625, .625, .625, .625, 1 };
+    double out[10], again[10];
+    cs_error err;
+    assert_int_equal(cs_isotonic_pav(y, w, 10, out, &err), CS_OK);
+    for (int i = 0; i < 10; i++) assert_double_near(out[i], want[i], 1e-15);
+    /* random data: non-decreasing, and a second pass changes nothing */
+    lcg_state = 3;
+    enum { N = 5000 };
+    static double ry[N], ro[N], r2[N];
+    for (int i = 0; i < N; i++) ry[i] = urand() + i * 1e-4;
+    assert_int_equal(cs_isotonic_pav(ry, NULL, N, ro, &err), CS_OK);
+    for (int i = 1; i < N; i++) assert_true(ro[i] >= ro[i - 1]);
+    assert_int_equal(cs_isotonic_pav(ro, NULL, N, r2, &err), CS_OK);
+    assert_memory_equal(ro, r2, sizeof ro);
+    assert_int_equal(cs_isotonic_pav(out, w, 10, again, &err), CS_OK);
+    assert_memory_equal(out, again, sizeof out);
+}
+
+/* Through the engine on a K = 20 file whose top class is 0 with confidence x and the other 19
+ * share 1 − x equally (so the prediction-keeping floor is 1/20 and never binds here). Fitted
+ * on the first 12 rows (mask), applied to 5 more. sklearn:
+ *   x = [.5,.6,.6,.7,.8,.8,.9,.95,.55,.75,.3,.35]; c = [0,1,0,1,0,1,1,1,1,0,1,0]
+ *   ir = IsotonicRegression(out_of_bounds='clip').fit(x, c)
+ *   ir.predict(x) -> [1/3, 4/7, 4/7, 4/7, 4/7, 4/7, 1, 1, 4/7, 4/7, 1/3, 1/3]
+ *   ir.predict([.52,.65,.72,.97,.2]) -> [0.42857142857142855, 4/7, 4/7, 1, 1/3] */
+static void test_iso_engine_matches_sklearn(void **state)
+{
+    (void)state;
+    static const double x[17] = { .5, .6, .6, .7, .8, .8, .9, .95, .55, .75, .3, .35, .52, .65, .72, .97, .2 };
+    static const int c[17] = { 0, 1, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1 };
+    static const double want[17] = { 1. / 3, 4. / 7, 4. / 7, 4. / 7, 4. / 7, 4. / 7, 1, 1, 4. / 7, 4. / 7,
+                                     1. / 3, 1. / 3, 0.42857142857142855, 4. / 7, 4. / 7, 1, 1. / 3 };
+    sbuf b = { 0 };
+    sb_printf(&b, "label");
+    for (int j = 0; j < 20; j++) sb_printf(&b, ",p_%d", j);
+    sb_printf(&b, "\n");
+    for (int i = 0; i < 17; i++) {
+        sb_printf(&b, "%d,%.17g", c[i] ? 0 : 1, x[i]);
+        for (int j = 1; j < 20; j++) sb_printf(&b, ",%.17g", (1 - x[i]) / 19);
+        sb_printf(&b, "\n");
+    }
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    uint8_t mask[17];
+    for (int i = 0; i < 17; i++) mask[i] = i < 12;
+    cs_dataset *r = recal(d, CS_RECAL_ISO, mask, 0, NULL);
+    for (int i = 0; i < 17; i++) {
+        assert_double_near(r->conf[i], want[i], 1e-12);
+        assert_int_equal(r->pred[i], 0);
+        /* the others keep their (equal) proportions and the row sums to 1 */
+        double sum = 0;
+        for (int j = 0; j < 20; j++) sum += r->prob[i * 20 + j];
+        assert_double_near(sum, 1, 1e-12);
+        assert_double_near(r->prob[i * 20 + 5], (1 - want[i]) / 19, 1e-12);
+    }
+    /* idempotent: isotonic recalibration of the in-sample output changes nothing */
+    uint8_t all[17];
+    memset(all, 1, sizeof all);
+    cs_dataset *in = recal(d, CS_RECAL_ISO, all, 0, NULL);
+    cs_dataset *twice = recal(in, CS_RECAL_ISO, all, 0, NULL);
+    for (int i = 0; i < 17; i++) assert_double_near(twice->conf[i], in->conf[i], 1e-15);
+    cs_dataset_free(twice);
+    cs_dataset_free(in);
+    cs_dataset_free(r);
+    cs_dataset_free(d);
+}
+
+/* ---- histogram binning ---- */
+
+static void test_hist_zero_in_sample_honest_crossfit(void **state)
+{
+    (void)state;
+    /* K = 10, top class 0 with confidence x ~ U(0.15, 1) and the other nine sharing 1 − x
+     * (the prediction-keeping floor is then 1/10); correct with probability 0.5 + 0.5·x, an
+     * under-confident file whose bin accuracies (>= 0.5) stay above that floor */
+    lcg_state = 11;
+    sbuf b = { 0 };
+    sb_printf(&b, "label,p_0,p_1,p_2,p_3,p_4,p_5,p_6,p_7,p_8,p_9\n");
+    for (int i = 0; i < 2000; i++) {
+        double x = 0.15 + 0.85 * urand();
+        int y = urand() < 0.5 + 0.5 * x ? 0 : 1 + (int)(urand() * 9);
+        sb_printf(&b, "%d,%.17g", y, x);
+        for (int j = 1; j < 10; j++) sb_printf(&b, ",%.17g", (1 - x) / 9);
+        sb_printf(&b, "\n");
+    }
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    uint8_t *all = malloc(d->n);
+    memset(all, 1, d->n);
+    cs_dataset *in = recal(d, CS_RECAL_HIST, all, 0, NULL);
+    /* every fitted bin's rows get its accuracy: the in-sample ECE is 0 (binned at the same M,
+     * and at any coarser M too, since merged bins stay balanced) */
+    assert_double_near(top1_ece(in, 15), 0, 1e-12);
+    assert_double_near(top1_ece(in, 5), 0, 1e-12);
+    for (size_t i = 0; i < d->n; i++) assert_int_equal(in->pred[i], d->pred[i]);
+    cs_dataset *cf = recal(d, CS_RECAL_HIST, NULL, 5, NULL);
+    double e_cf = top1_ece(cf, 15), e_raw = top1_ece(d, 15);
+    /* honest: cross-fitted ECE is clearly above 0, and far below the raw file's */
+    assert_true(e_cf > 0.005);
+    assert_true(e_cf < e_raw / 2);
+    cs_dataset_free(cf);
+    cs_dataset_free(in);
+    free(all);
+    cs_dataset_free(d);
+}
+
+/* ---- paired comparison of a file with itself ---- */
+
+static void test_self_compare_is_zero(void **state)
+{
+    (void)state;
+    cs_dataset *d = load_text(
+        "id,label,p_0,p_1,p_2\n"
+        "a,0,0.7,0.2,0.1\n"
+        "b,1,0.1,0.5,0.4\n"
+        "c,2,0.3,0.3,0.4\n"
+        "d,0,0.2,0.6,0.2\n");
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_compare cmp;
+    cs_run run = { 2, NULL, NULL };
+    cs_error err;
+    assert_int_equal(cs_compare_run(d, d, &s, CS_METRICS_DEFAULT, 100, 1, &run, &cmp, &err), CS_OK);
+    assert_true(cmp.n_entries > 0);
+    for (size_t i = 0; i < cmp.n_entries; i++) {
+        assert_true(cmp.entries[i].diff == 0);
+        assert_true(cmp.entries[i].lo == 0 && cmp.entries[i].hi == 0);
+        assert_true(cmp.entries[i].p_better == 0);
+    }
+    cs_dataset_free(d);
+}
+
+/* ---- mass profile ---- */
+
+static void test_mass_profile_by_hand(void **state)
+{
+    (void)state;
+    cs_dataset *d = load_text("label,p_0,p_1,p_2\n0,0.7,0.2,0.1\n1,0.1,0.5,0.4\n");
+    double top[3], cls[3];
+    size_t n;
+    cs_error err;
+    assert_int_equal(cs_mass_profile(d, "", 3, top, cls, &n, &err), CS_OK);
+    assert_int_equal(n, 2);
+    /* sorted rows (.7,.2,.1) and (.5,.4,.1): means .6, .3, .1; classes (.4, .35, .25) */
+    assert_double_near(top[0], 0.6, 1e-15);
+    assert_double_near(top[1], 0.3, 1e-15);
+    assert_double_near(top[2], 0.1, 1e-15);
+    assert_double_near(cls[0], 0.4, 1e-15);
+    assert_double_near(cls[1], 0.35, 1e-15);
+    assert_double_near(cls[2], 0.25, 1e-15);
+    assert_int_equal(cs_mass_profile(d, "y == 1", 2, top, cls, &n, &err), CS_OK);
+    assert_int_equal(n, 1);
+    assert_double_near(top[0], 0.5, 1e-15);
+    assert_double_near(top[1], 0.4, 1e-15);
+    assert_double_near(cls[2], 0.4, 1e-15);
+    assert_int_equal(cs_mass_profile(d, "y ==", 2, top, cls, &n, &err), CS_EUSAGE);
+    cs_dataset_free(d);
+}
+
+/* ---- held-out split ---- */
+
+static void test_split_mask_and_subset(void **state)
+{
+    (void)state;
+    cs_dataset *d = random_file(1000, 3, 1, 1, 5, 3);
+    uint8_t *m = cs_recal_split_mask(d, 0.3, 9);
+    size_t fit = 0;
+    for (size_t i = 0; i < d->n; i++) fit += m[i];
+    assert_true(fit > 240 && fit < 360);
+    /* the same ids split the same way in a reordered copy: the mask depends on the id only */
+    uint8_t *m2 = cs_recal_split_mask(d, 0.3, 9);
+    assert_memory_equal(m, m2, d->n);
+    cs_error err;
+    cs_dataset *ev = cs_dataset_subset(d, m, 0, "@eval", &err);
+    assert_non_null(ev);
+    assert_int_equal(ev->n, d->n - fit);
+    assert_string_equal(ev->path, "t.csv@eval");
+    assert_non_null(ev->logit);
+    size_t o = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (m[i]) continue;
+        assert_string_equal(ev->id_names[ev->id[o]], d->id_names[d->id[i]]);
+        assert_int_equal(ev->label[o], d->label[i]);
+        o++;
+    }
+    /* fitting on the mask's rows: the fit row count is reported */
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_TS, m, 0, &info);
+    assert_int_equal(info.fit_rows, fit);
+    cs_dataset_free(r);
+    cs_dataset_free(ev);
+    free(m);
+    free(m2);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ts_recovers_temperature),
+        cmocka_unit_test(test_ts_crossfit_matches_single_fits),
+        cmocka_unit_test(test_platt_matches_sklearn),
+        cmocka_unit_test(test_pav_sklearn_monotone_idempotent),
+        cmocka_unit_test(test_iso_engine_matches_sklearn),
+        cmocka_unit_test(test_hist_zero_in_sample_honest_crossfit),
+        cmocka_unit_test(test_self_compare_is_zero),
+        cmocka_unit_test(test_mass_profile_by_hand),
+        cmocka_unit_test(test_split_mask_and_subset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
