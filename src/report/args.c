@@ -92,11 +92,10 @@ static const char usage_text2[] =
 "Exit status: 0 ok, 1 a --check failed, 2 usage error, 3 input error (file unreadable or\n"
 "rejected). Errors read `calscope: FILE:LINE:COL: reason`.\n";
 
-static const char *const not_yet[] = { NULL };
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static int usage_error(const char *fmt, ...)
+int rep_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -159,14 +158,14 @@ static int parse_list(rep_opts *o, const char *flag, const char *val)
         char *end;
         errno = 0;
         double v = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(v)) return usage_error("%s: bad number in '%s'", flag, val);
+        if (end == p || errno == ERANGE || !isfinite(v)) return rep_usage_error("%s: bad number in '%s'", flag, val);
         if (fractions && *end == '%') { v /= 100; end++; }
         if (!(v > 0) || (fractions && v > 1))
-            return usage_error("%s: %g is out of range (%s)", flag, v, fractions ? "fractions are in (0, 1]" : "bins >= 1 or gamma in (0, 1]");
-        if (o->n_curve_x >= CS_CURVE_MAX_POINTS) return usage_error("%s: at most %d values", flag, CS_CURVE_MAX_POINTS);
+            return rep_usage_error("%s: %g is out of range (%s)", flag, v, fractions ? "fractions are in (0, 1]" : "bins >= 1 or gamma in (0, 1]");
+        if (o->n_curve_x >= CS_CURVE_MAX_POINTS) return rep_usage_error("%s: at most %d values", flag, CS_CURVE_MAX_POINTS);
         o->curve_x[o->n_curve_x++] = v;
         if (*end == '\0') break;
-        if (*end != ',') return usage_error("%s: expected a comma-separated list, got '%s'", flag, val);
+        if (*end != ',') return rep_usage_error("%s: expected a comma-separated list, got '%s'", flag, val);
         p = end + 1;
     }
     o->curve_list_flag = fractions ? 1 : 2;
@@ -186,13 +185,13 @@ static int parse_topk(rep_opts *o, const char *val)
             char *e;
             errno = 0;
             k = strtol(p, &e, 10);
-            if (e == p || errno == ERANGE || k < 1 || k > 100000) return usage_error("--topk-bars: bad k in '%s' (k >= 1 or full)", val);
+            if (e == p || errno == ERANGE || k < 1 || k > 100000) return rep_usage_error("--topk-bars: bad k in '%s' (k >= 1 or full)", val);
             end = e;
         }
-        if (o->n_topk >= sizeof o->topk / sizeof o->topk[0]) return usage_error("--topk-bars: too many values");
+        if (o->n_topk >= sizeof o->topk / sizeof o->topk[0]) return rep_usage_error("--topk-bars: too many values");
         o->topk[o->n_topk++] = (int)k;
         if (*end == '\0') break;
-        if (*end != ',') return usage_error("--topk-bars: expected a comma-separated list, got '%s'", val);
+        if (*end != ',') return rep_usage_error("--topk-bars: expected a comma-separated list, got '%s'", val);
         p = end + 1;
     }
     return 0;
@@ -207,17 +206,17 @@ static int parse_likert_cuts(rep_opts *o, const char *val)
         char *end;
         errno = 0;
         double v = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(v)) return usage_error("--likert-cuts: bad number in '%s'", val);
-        if (v < 0 || v > 1) return usage_error("--likert-cuts: %g is not in [0, 1]", v);
-        if (o->n_likert_cuts >= CS_LIKERT_MAX + 1) return usage_error("--likert-cuts: at most %d cut points", CS_LIKERT_MAX + 1);
+        if (end == p || errno == ERANGE || !isfinite(v)) return rep_usage_error("--likert-cuts: bad number in '%s'", val);
+        if (v < 0 || v > 1) return rep_usage_error("--likert-cuts: %g is not in [0, 1]", v);
+        if (o->n_likert_cuts >= CS_LIKERT_MAX + 1) return rep_usage_error("--likert-cuts: at most %d cut points", CS_LIKERT_MAX + 1);
         if (o->n_likert_cuts && !(v > o->likert_cuts[o->n_likert_cuts - 1]))
-            return usage_error("--likert-cuts: cut points must increase (%g then %g)", o->likert_cuts[o->n_likert_cuts - 1], v);
+            return rep_usage_error("--likert-cuts: cut points must increase (%g then %g)", o->likert_cuts[o->n_likert_cuts - 1], v);
         o->likert_cuts[o->n_likert_cuts++] = v;
         if (*end == '\0') break;
-        if (*end != ',') return usage_error("--likert-cuts: expected a comma-separated list, got '%s'", val);
+        if (*end != ',') return rep_usage_error("--likert-cuts: expected a comma-separated list, got '%s'", val);
         p = end + 1;
     }
-    if (o->n_likert_cuts < 2) return usage_error("--likert-cuts: need at least 2 cut points, got '%s'", val);
+    if (o->n_likert_cuts < 2) return rep_usage_error("--likert-cuts: need at least 2 cut points, got '%s'", val);
     o->likert = 1;
     return 0;
 }
@@ -231,66 +230,66 @@ static int apply(rep_opts *o, const char *flag, const char *val)
     int mr = rep_methods_flag(o, flag, val);   /* --recal, --reference, ... (methods.c) */
     if (mr >= 0) return mr;
     if (strcmp(flag, "--lens") == 0) {
-        if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return usage_error("--lens: %s", err.msg);
+        if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return rep_usage_error("--lens: %s", err.msg);
     } else if (strcmp(flag, "--bins") == 0) {
-        if (cs_settings_set_bins(&o->settings, val, &err) != CS_OK) return usage_error("--bins: %s", err.msg);
+        if (cs_settings_set_bins(&o->settings, val, &err) != CS_OK) return rep_usage_error("--bins: %s", err.msg);
     } else if (strcmp(flag, "--binning") == 0) {
-        if (cs_settings_set_binning(&o->settings, val, &err) != CS_OK) return usage_error("--binning: %s", err.msg);
+        if (cs_settings_set_binning(&o->settings, val, &err) != CS_OK) return rep_usage_error("--binning: %s", err.msg);
     } else if (strcmp(flag, "--gamma") == 0) {
-        if (cs_settings_set_gamma(&o->settings, val, &err) != CS_OK) return usage_error("--gamma: %s", err.msg);
+        if (cs_settings_set_gamma(&o->settings, val, &err) != CS_OK) return rep_usage_error("--gamma: %s", err.msg);
     } else if (strcmp(flag, "--sigma") == 0) {
-        if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return usage_error("--sigma: %s", err.msg);
+        if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return rep_usage_error("--sigma: %s", err.msg);
     } else if (strcmp(flag, "--mixture") == 0) {
-        if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return usage_error("--mixture: %s", err.msg);
+        if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return rep_usage_error("--mixture: %s", err.msg);
     } else if (strcmp(flag, "--distance") == 0) {
-        if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return usage_error("--distance: %s", err.msg);
+        if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return rep_usage_error("--distance: %s", err.msg);
     } else if (strcmp(flag, "--select") == 0) {
-        if (strlen(val) >= sizeof o->settings.select) return usage_error("--select: expression too long");
+        if (strlen(val) >= sizeof o->settings.select) return rep_usage_error("--select: expression too long");
         strcpy(o->settings.select, val);
         o->select_given = 1;
     } else if (strcmp(flag, "--format") == 0) {
         if (strcmp(val, "text") == 0) o->format = REP_TEXT;
         else if (strcmp(val, "json") == 0) o->format = REP_JSON;
         else if (strcmp(val, "csv") == 0) o->format = REP_CSV;
-        else return usage_error("--format: '%s' is not text, json or csv", val);
+        else return rep_usage_error("--format: '%s' is not text, json or csv", val);
     } else if (strcmp(flag, "--check") == 0) {
         char msg[256];
         rep_check c;
-        if (rep_check_parse(val, &c, msg, sizeof msg)) return usage_error("--check '%s': %s", val, msg);
+        if (rep_check_parse(val, &c, msg, sizeof msg)) return rep_usage_error("--check '%s': %s", val, msg);
         rep_check *n = realloc(o->checks, (o->n_checks + 1) * sizeof *n);
-        if (!n) return usage_error("out of memory");
+        if (!n) return rep_usage_error("out of memory");
         o->checks = n;
         o->checks[o->n_checks++] = c;
     } else if (strcmp(flag, "--sum-tol") == 0) {
-        if (parse_double(val, &d) || !(d >= 0 && d < 1)) return usage_error("--sum-tol: '%s' is not a tolerance in [0, 1)", val);
+        if (parse_double(val, &d) || !(d >= 0 && d < 1)) return rep_usage_error("--sum-tol: '%s' is not a tolerance in [0, 1)", val);
         o->load.sum_tol = d;
     } else if (strcmp(flag, "--label-col") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return usage_error("--label-col: '%s' is not a column number (1, 2, ...)", val);
+        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--label-col: '%s' is not a column number (1, 2, ...)", val);
         o->load.label_col = (int)l;
     } else if (strcmp(flag, "--delimiter") == 0) {
         if (strcmp(val, ",") == 0 || strcmp(val, "comma") == 0) o->load.delimiter = ',';
         else if (strcmp(val, ";") == 0 || strcmp(val, "semicolon") == 0) o->load.delimiter = ';';
         else if (strcmp(val, "\t") == 0 || strcmp(val, "tab") == 0 || strcmp(val, "\\t") == 0) o->load.delimiter = '\t';
-        else return usage_error("--delimiter: '%s' is not , ; or tab", val);
+        else return rep_usage_error("--delimiter: '%s' is not , ; or tab", val);
     } else if (strcmp(flag, "--seed") == 0) {
         char *end;
         errno = 0;
         unsigned long long v = strtoull(val, &end, 10);
-        if (end == val || *end || errno == ERANGE || val[0] == '-') return usage_error("--seed: '%s' is not a non-negative integer", val);
+        if (end == val || *end || errno == ERANGE || val[0] == '-') return rep_usage_error("--seed: '%s' is not a non-negative integer", val);
         o->seed = (uint64_t)v;
     } else if (strcmp(flag, "--threads") == 0) {
-        if (parse_long(val, 0, 1024, &l)) return usage_error("--threads: '%s' is not a thread count in 0..1024", val);
+        if (parse_long(val, 0, 1024, &l)) return rep_usage_error("--threads: '%s' is not a thread count in 0..1024", val);
         o->threads = (int)l;
     } else if (strcmp(flag, "--ci") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return usage_error("--ci: '%s' is not a number of resamples in 1..1000000", val);
+        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--ci: '%s' is not a number of resamples in 1..1000000", val);
         o->ci_repeats = (int)l;
     } else if (strcmp(flag, "--repeats") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return usage_error("--repeats: '%s' is not a number of repeats in 1..1000000", val);
+        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--repeats: '%s' is not a number of repeats in 1..1000000", val);
         o->repeats = (int)l;
     } else if (strcmp(flag, "--curve") == 0) {
         if (strcmp(val, "size") == 0) o->curve = 1;
         else if (strcmp(val, "bins") == 0) o->curve = 2;
-        else return usage_error("--curve: '%s' is not size or bins", val);
+        else return rep_usage_error("--curve: '%s' is not size or bins", val);
     } else if (strcmp(flag, "--fractions") == 0 || strcmp(flag, "--bins-list") == 0) {
         return parse_list(o, flag, val);
     } else if (strcmp(flag, "--topk-bars") == 0) {
@@ -298,7 +297,7 @@ static int apply(rep_opts *o, const char *flag, const char *val)
     } else if (strcmp(flag, "--compat") == 0) {
         if (strcmp(val, "all") == 0) o->compat = REP_COMPAT_ALL;
         else if ((o->compat = cs_compat_from_name(val)) < 0)
-            return usage_error("--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", val);
+            return rep_usage_error("--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", val);
     } else if (strcmp(flag, "--likert-cuts") == 0) {
         return parse_likert_cuts(o, val);
     }
@@ -313,7 +312,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     o->format = REP_TEXT;
     o->compat = -1;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
-    if (!o->files) return usage_error("out of memory");
+    if (!o->files) return rep_usage_error("out of memory");
 
     int only_files = 0;
     for (int i = 1; i < argc; i++) {
@@ -325,19 +324,16 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         char flag[64];
         const char *val = NULL, *eq = strchr(a, '=');
         size_t fl = eq ? (size_t)(eq - a) : strlen(a);
-        if (fl >= sizeof flag) return usage_error("unknown option '%s'", a);
+        if (fl >= sizeof flag) return rep_usage_error("unknown option '%s'", a);
         memcpy(flag, a, fl);
         flag[fl] = '\0';
         if (eq) val = eq + 1;
 
-        if (in_list(not_yet, flag)) {
-            return usage_error("%s is not available yet in this build", flag);
-        }
         if (strcmp(flag, "--plot") == 0 || strcmp(flag, "--ascii") == 0 || strcmp(flag, "--renormalize") == 0
             || strcmp(flag, "--skip-bad-rows") == 0 || strcmp(flag, "--no-header") == 0
             || strcmp(flag, "--replace") == 0 || strcmp(flag, "--compare") == 0
             || strcmp(flag, "--likert") == 0) {
-            if (val) return usage_error("%s takes no value", flag);
+            if (val) return rep_usage_error("%s takes no value", flag);
             if (strcmp(flag, "--replace") == 0) o->replace = 1;
             else if (strcmp(flag, "--likert") == 0) o->likert = 1;
             else if (strcmp(flag, "--compare") == 0) o->compare = 1;
@@ -348,29 +344,29 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
             else o->load.no_header = 1;
             continue;
         }
-        if (!in_list(valued, flag)) return usage_error("unknown option '%s'", flag);
+        if (!in_list(valued, flag)) return rep_usage_error("unknown option '%s'", flag);
         if (!val) {
-            if (i + 1 >= argc) return usage_error("%s needs a value", flag);
+            if (i + 1 >= argc) return rep_usage_error("%s needs a value", flag);
             val = argv[++i];
         }
         int rc = apply(o, flag, val);
         if (rc) return rc;
     }
-    if (o->n_files == 0) return usage_error("no FILE given");
-    if (o->curve_list_flag == 1 && o->curve != 1) return usage_error("--fractions needs --curve size");
-    if (o->curve_list_flag == 2 && o->curve != 2) return usage_error("--bins-list needs --curve bins");
-    if (o->replace && o->curve != 1) return usage_error("--replace needs --curve size");
-    if (o->repeats && !o->curve && !o->compare) return usage_error("--repeats needs --curve or --compare");
+    if (o->n_files == 0) return rep_usage_error("no FILE given");
+    if (o->curve_list_flag == 1 && o->curve != 1) return rep_usage_error("--fractions needs --curve size");
+    if (o->curve_list_flag == 2 && o->curve != 2) return rep_usage_error("--bins-list needs --curve bins");
+    if (o->replace && o->curve != 1) return rep_usage_error("--replace needs --curve size");
+    if (o->repeats && !o->curve && !o->compare) return rep_usage_error("--repeats needs --curve or --compare");
     if (o->curve_list_flag == 2 && o->settings.binning != CS_BIN_KDTREE)
         for (size_t i = 0; i < o->n_curve_x; i++)
-            if (o->curve_x[i] != floor(o->curve_x[i])) return usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
+            if (o->curve_x[i] != floor(o->curve_x[i])) return rep_usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
     if (rep_methods_check(o)) return 2;   /* --compare file counts, --recal (methods.c) */
     if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
-        return usage_error("--compat needs --lens top1 or classwise (the libraries measure nothing else)");
+        return rep_usage_error("--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)
-        return usage_error("--compat needs --binning uniform or mass (no library has kd-tree bins)");
+        return rep_usage_error("--compat needs --binning uniform or mass (no library has kd-tree bins)");
     if (o->likert && (o->settings.lens == CS_LENS_CLASSWISE || o->settings.lens == CS_LENS_GROUP))
-        return usage_error("--likert: the classwise and group lenses have no single first coordinate; "
+        return rep_usage_error("--likert: the classwise and group lenses have no single first coordinate; "
                            "use top1, topk, class or full");
     return 0;
 }

@@ -59,20 +59,6 @@ struct rep_methods {
     cs_methods res;          /* the engine's table (owned) */
 };
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int musage(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("calscope: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry `calscope report --help`.\n", stderr);
-    return 2;
-}
-
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
@@ -90,34 +76,34 @@ int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val)
     if (strcmp(flag, "--recal") == 0) {
         mo->n_recal = 0;
         char buf[128];
-        if (strlen(val) >= sizeof buf) return musage("--recal: list too long");
+        if (strlen(val) >= sizeof buf) return rep_usage_error("--recal: list too long");
         strcpy(buf, val);
         for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             int m = cs_recal_from_name(t);
-            if (m < 0) return musage("--recal: '%s' is not ts, platt, hist or iso", t);
+            if (m < 0) return rep_usage_error("--recal: '%s' is not ts, platt, hist or iso", t);
             for (int i = 0; i < mo->n_recal; i++)
-                if (mo->recal[i] == m) return musage("--recal: '%s' is given twice", t);
+                if (mo->recal[i] == m) return rep_usage_error("--recal: '%s' is given twice", t);
             mo->recal[mo->n_recal++] = m;
         }
-        if (!mo->n_recal) return musage("--recal: empty list");
+        if (!mo->n_recal) return rep_usage_error("--recal: empty list");
     } else if (strcmp(flag, "--reference") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return musage("--reference: '%s' is not a method number (1 = the first file)", val);
+        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--reference: '%s' is not a method number (1 = the first file)", val);
         mo->reference = (int)l;
     } else if (strcmp(flag, "--compare-k") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return musage("--compare-k: '%s' is not a k >= 1", val);
+        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--compare-k: '%s' is not a k >= 1", val);
         mo->k = (int)l;
     } else if (strcmp(flag, "--recal-folds") == 0) {
-        if (parse_int(val, 2, CS_RECAL_MAX_FOLDS, &l)) return musage("--recal-folds: '%s' is not a fold count in 2..%d", val, CS_RECAL_MAX_FOLDS);
+        if (parse_int(val, 2, CS_RECAL_MAX_FOLDS, &l)) return rep_usage_error("--recal-folds: '%s' is not a fold count in 2..%d", val, CS_RECAL_MAX_FOLDS);
         mo->folds = (int)l;
     } else if (strcmp(flag, "--recal-bins") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return musage("--recal-bins: '%s' is not a bin count in 1..100000", val);
+        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--recal-bins: '%s' is not a bin count in 1..100000", val);
         mo->bins = (int)l;
     } else if (strcmp(flag, "--recal-split") == 0) {
         char *end;
         errno = 0;
         double v = strtod(val, &end);
         if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
-            return musage("--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
+            return rep_usage_error("--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
         mo->split = v;
     } else {
         return -1;
@@ -129,15 +115,15 @@ int rep_methods_check(struct rep_opts *o)
 {
     rep_methods_opts *mo = &o->methods;
     int recal_flags = mo->folds || mo->bins || mo->split > 0;
-    if (recal_flags && !mo->n_recal) return musage("--recal-folds, --recal-bins and --recal-split need --recal");
+    if (recal_flags && !mo->n_recal) return rep_usage_error("--recal-folds, --recal-bins and --recal-split need --recal");
     if (mo->n_recal) o->compare = 1;
-    if ((mo->reference || mo->k) && !o->compare) return musage("--reference and --compare-k need --compare or --recal");
+    if ((mo->reference || mo->k) && !o->compare) return rep_usage_error("--reference and --compare-k need --compare or --recal");
     if (!o->compare) return 0;
     size_t methods = o->n_files + (size_t)mo->n_recal;
     if (methods < 2)
-        return musage("--compare needs two or more files (A and B), or a file and --recal");
+        return rep_usage_error("--compare needs two or more files (A and B), or a file and --recal");
     if (mo->reference && (size_t)mo->reference > methods)
-        return musage("--reference %d: there are only %zu methods (files first, then recalibrations)", mo->reference, methods);
+        return rep_usage_error("--reference %d: there are only %zu methods (files first, then recalibrations)", mo->reference, methods);
     return 0;
 }
 

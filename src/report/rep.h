@@ -131,4 +131,11 @@ void rep_distance_text(const cs_settings *s, char *buf, size_t size);
 const char *rep_binning_text(cs_binning b);
 const char *rep_mixture_text(cs_mixture m);
 
+/* Prints "calscope: <message>" and a pointer to --help on stderr; returns 2 (usage error). */
+int rep_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 #endif

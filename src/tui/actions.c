@@ -315,7 +315,7 @@ static unsigned h_quit(tui_state *st, int key)
 
 /* ---- flag values ------------------------------------------------------------------------- */
 
-static void v_lens(const tui_state *st, char *buf, size_t size) { tui_lens_spelling(&st->settings, buf, size); }
+static void v_lens(const tui_state *st, char *buf, size_t size) { cs_settings_lens_name(&st->settings, buf, size); }
 static void v_bins(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%d", st->settings.bins); }
 static void v_binning(const tui_state *st, char *buf, size_t size)
 {

@@ -193,7 +193,7 @@ static void draw_status(const app *a, const tui_layout *l)
 {
     const tui_state *st = &a->st;
     char lens[64], dist[80], line[1024];
-    tui_lens_spelling(&st->settings, lens, sizeof lens);
+    cs_settings_lens_name(&st->settings, lens, sizeof lens);
     tui_distance_spelling(&st->settings, dist, sizeof dist);
     const char *fname = st->active < a->m.n_files ? tui_basename(a->m.files[st->active].path) : "-";
     char sigma[32];

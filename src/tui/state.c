@@ -45,18 +45,6 @@ void tui_fmt_double(char *buf, size_t size, double v)
     }
 }
 
-void tui_lens_spelling(const cs_settings *s, char *buf, size_t size)
-{
-    switch (s->lens) {
-    case CS_LENS_TOP1: snprintf(buf, size, "top1"); break;
-    case CS_LENS_TOPK: snprintf(buf, size, "topk:%d", s->topk); break;
-    case CS_LENS_CLASS: snprintf(buf, size, "class:%s", s->lens_arg); break;
-    case CS_LENS_CLASSWISE: snprintf(buf, size, "classwise"); break;
-    case CS_LENS_GROUP: snprintf(buf, size, "group:%s", s->lens_arg); break;
-    case CS_LENS_FULL: snprintf(buf, size, "full"); break;
-    default: snprintf(buf, size, "?"); break;
-    }
-}
 
 const char *tui_binning_spelling(cs_binning b)
 {

@@ -91,8 +91,6 @@ void tui_state_init(tui_state *st);
 /* Short name of a view ("Reliability", ...). */
 const char *tui_view_name(tui_view v);
 
-/* Lens as its command-line spelling ("top1", "topk:2", "class:3", ...), into buf. */
-void tui_lens_spelling(const cs_settings *s, char *buf, size_t size);
 const char *tui_binning_spelling(cs_binning b);
 void tui_distance_spelling(const cs_settings *s, char *buf, size_t size);
 

@@ -185,7 +185,7 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     if (tui_draw_response_state(c, resp, &l->a, "metrics")) return;
 
     char lens[64], title[256];
-    tui_lens_spelling(&st->settings, lens, sizeof lens);
+    cs_settings_lens_name(&st->settings, lens, sizeof lens);
     snprintf(title, sizeof title, "%s  %s %d %s", tui_basename(c->m->files[st->active].path), lens,
              st->settings.bins, tui_binning_spelling(st->settings.binning));
     if (ch_text_width(title) > l->a.w)        /* narrow: the status line has the settings */

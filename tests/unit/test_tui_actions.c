@@ -66,17 +66,17 @@ static void test_lens_cycle(void **state)
     for (size_t i = 0; i < 5; i++) {
         unsigned f = tui_action_dispatch(&st, 'l');
         assert_true(f & TUI_RECOMPUTE);
-        tui_lens_spelling(&st.settings, buf, sizeof buf);
+        cs_settings_lens_name(&st.settings, buf, sizeof buf);
         assert_string_equal(buf, want[i]);
     }
     /* k and class keys follow into the lens */
     tui_action_dispatch(&st, 'l');                 /* topk:2 */
     tui_action_dispatch(&st, 'k');
-    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    cs_settings_lens_name(&st.settings, buf, sizeof buf);
     assert_string_equal(buf, "topk:3");
     tui_action_dispatch(&st, 'l');                 /* class:0 */
     tui_action_dispatch(&st, 'C');                 /* previous class wraps to 9 */
-    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    cs_settings_lens_name(&st.settings, buf, sizeof buf);
     assert_string_equal(buf, "class:9");
 }
 
@@ -253,14 +253,14 @@ static void test_class_overlay_and_help_pages(void **state)
     assert_int_equal(f & TUI_RECOMPUTE, 0);
     assert_true(f & TUI_REDRAW);
     char buf[64];
-    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    cs_settings_lens_name(&st.settings, buf, sizeof buf);
     assert_string_equal(buf, "top1");
     /* under the class lens it is a setting: recompute */
     tui_action_dispatch(&st, 'l');
     tui_action_dispatch(&st, 'l');                 /* class:1 */
     f = tui_action_dispatch(&st, 'c');
     assert_true(f & TUI_RECOMPUTE);
-    tui_lens_spelling(&st.settings, buf, sizeof buf);
+    cs_settings_lens_name(&st.settings, buf, sizeof buf);
     assert_string_equal(buf, "class:2");
 
     /* g: the RECE-G overlay, on by default; a redraw, never a recompute, no flag */
