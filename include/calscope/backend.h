@@ -155,7 +155,7 @@ uint64_t cs_backend_submit(cs_backend *b, const cs_request *req, cs_error *err);
 void cs_backend_cancel(cs_backend *b, int slot);
 
 /* Cancels every request that uses dataset d and waits until none runs; afterwards d may be freed.
- * Their responses are not delivered. */
+ * Their responses are not delivered (nor those already finished but not yet polled). */
 void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d);
 
 /* Read end of the wake-up pipe (non-blocking): poll it for POLLIN together with stdin. */

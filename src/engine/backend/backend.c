@@ -36,6 +36,7 @@ typedef struct job {
 
 typedef struct done_item {
     cs_response *resp;
+    cs_request req;          /* the request's copy: which datasets the response came from */
     struct done_item *next;
 } done_item;
 
@@ -289,6 +290,7 @@ static void *worker_main(void *arg)
         done_item *d = current && r ? malloc(sizeof *d) : NULL;
         if (d) {
             d->resp = r;
+            d->req = j->req;
             d->next = NULL;
             if (b->d_tail)
                 b->d_tail->next = d;
@@ -445,12 +447,16 @@ void cs_backend_cancel(cs_backend *b, int slot)
     pthread_mutex_unlock(&b->mu);
 }
 
+static int uses_req(const cs_request *q, const cs_dataset *d)
+{
+    for (size_t i = 0; q->kind == CS_JOB_METHODS && i < q->n_methods; i++)
+        if (q->methods[i] == d) return 1;
+    return q->data == d || q->data_b == d;
+}
+
 static int uses(const job *j, const cs_dataset *d)
 {
-    if (!j) return 0;
-    for (size_t i = 0; j->req.kind == CS_JOB_METHODS && i < j->req.n_methods; i++)
-        if (j->req.methods[i] == d) return 1;
-    return j->req.data == d || j->req.data_b == d;
+    return j && uses_req(&j->req, d);
 }
 
 void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
@@ -472,6 +478,25 @@ void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
         if (!busy)
             break;
         pthread_cond_wait(&b->idle, &b->mu);
+    }
+    /* Finished but not yet polled: not delivered either (their data pointer would dangle). */
+    for (done_item **pp = &b->d_head, *prev = NULL; *pp;) {
+        done_item *it = *pp;
+        if (!uses_req(&it->req, d)) {
+            prev = it;
+            pp = &it->next;
+            continue;
+        }
+        *pp = it->next;
+        if (b->d_tail == it)
+            b->d_tail = prev;
+        int s = it->resp->slot;
+        if (atomic_load(&b->latest[s]) == it->resp->generation) {
+            b->slot_done[s] = 0;
+            atomic_store(&b->latest[s], ++b->gen_counter);
+        }
+        cs_response_free(it->resp);
+        free(it);
     }
     pthread_mutex_unlock(&b->mu);
 }

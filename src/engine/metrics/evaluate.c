@@ -447,16 +447,29 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
-    if (idx)
-        for (size_t j = 0; j < ni; j++)
-            if (idx[j] >= p->n)
-                return cs_error_set(err, CS_EUSAGE, 0, 0, "sample index %u out of range (%zu)",
-                                    idx[j], p->n);
+    int sorted = 1;
+    if (idx) {
+        /* range check and "already ascending" in one branch-free pass */
+        uint32_t mx = 0, prev = 0;
+        unsigned desc = 0;
+        for (size_t j = 0; j < ni; j++) {
+            uint32_t x = idx[j];
+            mx = x > mx ? x : mx;
+            desc |= x < prev;
+            prev = x;
+        }
+        sorted = !desc;
+        if (mx >= p->n)
+            for (size_t j = 0; j < ni; j++)
+                if (idx[j] >= p->n)
+                    return cs_error_set(err, CS_EUSAGE, 0, 0,
+                                        "sample index %u out of range (%zu)", idx[j], p->n);
+    }
     /* Scratch from the prepared object's pool: no large allocation per call. items: the
      * subset in canonical (ascending) order, or NULL for all samples in order. */
     cs_mx_scratch *sc = cs_mx_scratch_get((cs_prepared *)p);
-    const uint32_t *items = NULL;
-    if (!sc || (idx && !(items = cs_mx_canonical(sc, idx, ni, p->n)))) {
+    const uint32_t *items = idx && sorted ? idx : NULL;
+    if (!sc || (idx && !sorted && !(items = cs_mx_canonical(sc, idx, ni, p->n)))) {
         cs_mx_scratch_put((cs_prepared *)p, sc);
         return nomem(err, "evaluate");
     }

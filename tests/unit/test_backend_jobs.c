@@ -1,0 +1,710 @@
+/* Backend job kinds CS_JOB_RECAL, CS_JOB_METHODS and CS_JOB_COMPAT: the delivered result equals
+ * the direct engine call (cs_recal_apply / cs_methods_run / cs_compat_run, pinned by test_recal,
+ * test_methods and test_compat) with the same inputs; a superseded job on the same slot is never
+ * delivered; cs_backend_release_dataset while such a job runs returns and the result is not
+ * delivered; responses (delivered, dropped or left undelivered at shutdown) are freed cleanly.
+ * Built under TSan by `make test` (test_backend*.c): every assertion is on the test thread. */
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calscope/backend.h"
+#include "calscope/compat.h"
+#include "calscope/curves.h"
+#include "calscope/load.h"
+#include "calscope/methods.h"
+#include "calscope/recal.h"
+#include "support/cs_test.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static cs_backend *new_backend(int workers)
+{
+    cs_error err;
+    cs_backend *b = cs_backend_new(workers, &err);
+    assert_non_null(b);
+    return b;
+}
+
+static uint64_t submit(cs_backend *b, const cs_request *q)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    uint64_t g = cs_backend_submit(b, q, &err);
+    if (!g) fail_msg("submit: %s", err.msg);
+    return g;
+}
+
+/* Blocks until the wake-up fd is readable (a response was queued for delivery), without
+ * draining it or polling the response. */
+static void wait_wake(cs_backend *b, int timeout_ms)
+{
+    struct pollfd pfd = { .fd = cs_backend_wake_fd(b), .events = POLLIN };
+    assert_int_equal(poll(&pfd, 1, timeout_ms), 1);
+}
+
+static cs_dataset *load_sample(const char *name)
+{
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
+    if (!d) fail_msg("load %s: %s", name, err.msg);
+    return d;
+}
+
+static cs_dataset *make_ds(size_t n, size_t k, const double *prob, const int32_t *label)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->path = strdup("hand.csv");
+    d->n = n;
+    d->k = k;
+    d->prob = malloc(n * k * sizeof *d->prob);
+    memcpy(d->prob, prob, n * k * sizeof *d->prob);
+    d->label = malloc(n * sizeof *d->label);
+    memcpy(d->label, label, n * sizeof *d->label);
+    d->class_names = calloc(k, sizeof *d->class_names);
+    for (size_t c = 0; c < k; c++) {
+        char nm[24];
+        snprintf(nm, sizeof nm, "%zu", c);
+        d->class_names[c] = strdup(nm);
+    }
+    cs_error err;
+    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    return d;
+}
+
+/* Multiclass dataset of n rows, K classes, random logits; label drawn from the softmax (so it
+ * is roughly calibrated and recalibration has real work to do). */
+static cs_dataset *make_big(size_t n, size_t k, uint64_t seed)
+{
+    double *p = malloc(n * k * sizeof *p);
+    int32_t *y = malloc(n * sizeof *y);
+    assert_non_null(p);
+    assert_non_null(y);
+    cs_rng r;
+    cs_rng_seed(&r, seed, 7, 0, 0);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t c = 0; c < k; c++) {
+            double u = (double)(cs_rng_next(&r) >> 11) / 9007199254740992.0;
+            p[i * k + c] = exp(4 * u);
+            s += p[i * k + c];
+        }
+        for (size_t c = 0; c < k; c++) p[i * k + c] /= s;
+        double u = (double)(cs_rng_next(&r) >> 11) / 9007199254740992.0, acc = 0;
+        y[i] = (int32_t)(k - 1);
+        for (size_t c = 0; c < k; c++) {
+            acc += p[i * k + c];
+            if (u < acc) { y[i] = (int32_t)c; break; }
+        }
+    }
+    cs_dataset *d = make_ds(n, k, p, y);
+    free(p);
+    free(y);
+    return d;
+}
+
+static cs_request recal_request(int slot, const cs_dataset *d, int method, uint64_t seed)
+{
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_RECAL;
+    q.slot = slot;
+    q.data = d;
+    q.recal = method;
+    cs_recal_options_default(&q.recal_opts);
+    q.recal_opts.seed = seed;
+    return q;
+}
+
+static cs_request methods_request(int slot, const cs_dataset *const *m, size_t n, size_t ref,
+                                  int ci, int cmp, uint64_t seed)
+{
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_METHODS;
+    q.slot = slot;
+    q.data = m[0];                  /* the dashboard fills data too (submit requires it) */
+    for (size_t i = 0; i < n; i++) q.methods[i] = m[i];
+    q.n_methods = n;
+    cs_settings_default(&q.settings);
+    q.methods_opts.ref = ref;
+    q.methods_opts.ci_repeats = ci;
+    q.methods_opts.cmp_repeats = cmp;
+    q.methods_opts.seed = seed;
+    return q;
+}
+
+static cs_request compat_request(int slot, const cs_dataset *d)
+{
+    cs_request q;
+    memset(&q, 0, sizeof q);
+    q.kind = CS_JOB_COMPAT;
+    q.slot = slot;
+    q.data = d;
+    cs_settings_default(&q.settings);
+    return q;
+}
+
+static void same_dataset(const cs_dataset *x, const cs_dataset *y)
+{
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_string_equal(x->path, y->path);
+    assert_int_equal(x->n, y->n);
+    assert_int_equal(x->k, y->k);
+    assert_int_equal(x->n_samples, y->n_samples);
+    assert_memory_equal(x->prob, y->prob, x->n * x->k * sizeof *x->prob);
+    assert_memory_equal(x->label, y->label, x->n * sizeof *x->label);
+    assert_memory_equal(x->conf, y->conf, x->n * sizeof *x->conf);
+    assert_memory_equal(x->pred, y->pred, x->n * sizeof *x->pred);
+    assert_true((x->id == NULL) == (y->id == NULL));
+    if (x->id) assert_memory_equal(x->id, y->id, x->n * sizeof *x->id);
+}
+
+static void same_methods(const cs_methods *x, const cs_methods *y)
+{
+    assert_int_equal(x->n, y->n);
+    assert_int_equal(x->ref, y->ref);
+    assert_int_equal(x->k, y->k);
+    assert_int_equal(x->classes, y->classes);
+    assert_int_equal(x->n_top, y->n_top);
+    for (size_t i = 0; i < x->n; i++) {
+        const cs_method_row *a = &x->rows[i], *b = &y->rows[i];
+        assert_int_equal(a->status, b->status);
+        assert_int_equal(a->ok, b->ok);
+        assert_int_equal(a->diff_status, b->diff_status);
+        assert_string_equal(a->diff_err.msg, b->diff_err.msg);
+        assert_int_equal(a->has_diff, b->has_diff);
+        assert_int_equal(a->n_pairs, b->n_pairs);
+        assert_memory_equal(a->v, b->v, sizeof a->v);
+        assert_memory_equal(a->lo, b->lo, sizeof a->lo);
+        assert_memory_equal(a->hi, b->hi, sizeof a->hi);
+        assert_memory_equal(a->diff, b->diff, sizeof a->diff);
+        assert_memory_equal(a->dlo, b->dlo, sizeof a->dlo);
+        assert_memory_equal(a->dhi, b->dhi, sizeof a->dhi);
+        assert_memory_equal(a->pbetter, b->pbetter, sizeof a->pbetter);
+        assert_int_equal(a->mass_ok, b->mass_ok);
+        assert_int_equal(a->mass_n, b->mass_n);
+        assert_memory_equal(a->top, b->top, x->n_top * sizeof *a->top);
+        assert_int_equal(a->k, b->k);
+        if (a->cls) assert_memory_equal(a->cls, b->cls, a->k * sizeof *a->cls);
+    }
+}
+
+static void same_compat(const cs_compat_report *x, const cs_compat_report *y)
+{
+    assert_int_equal(x->n, y->n);
+    assert_memory_equal(x->rows, y->rows, x->n * sizeof *x->rows);
+    assert_int_equal(x->bins, y->bins);
+    assert_int_equal(x->lens, y->lens);
+    assert_int_equal(x->binning, y->binning);
+    assert_int_equal(x->mask, y->mask);
+    assert_memory_equal(x->calscope, y->calscope, sizeof x->calscope);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        const cs_compat_lib_result *a = &x->lib[l], *b = &y->lib[l];
+        assert_int_equal(a->applicable, b->applicable);
+        assert_memory_equal(a->m, b->m, sizeof a->m);
+        assert_memory_equal(a->notes, b->notes, sizeof a->notes);
+        assert_int_equal(a->moved, b->moved);
+        assert_int_equal(a->n_examples, b->n_examples);
+        for (size_t e = 0; e < a->n_examples; e++) {
+            assert_int_equal(a->examples[e].row, b->examples[e].row);
+            assert_int_equal(a->examples[e].cls, b->examples[e].cls);
+            assert_int_equal(a->examples[e].cs_bin, b->examples[e].cs_bin);
+            assert_int_equal(a->examples[e].lib_bin, b->examples[e].lib_bin);
+            assert_int_equal(a->examples[e].rule, b->examples[e].rule);
+        }
+        assert_true((a->moved_flag == NULL) == (b->moved_flag == NULL));
+        if (a->moved_flag) assert_memory_equal(a->moved_flag, b->moved_flag, x->n);
+    }
+}
+
+/* calscope's uniform bin of a confidence by the SPEC rule, by a plain scan: bin i is
+ * (i/M, (i+1)/M], 0 in bin 0. */
+static size_t spec_bin(double conf, size_t m)
+{
+    for (size_t i = 0; i < m; i++)
+        if (conf <= (double)(i + 1) / (double)m) return i;
+    return m - 1;
+}
+
+/* compat_bin_moved counted independently from the report's moved flags. */
+static void check_bin_moved(const cs_response *r, const cs_dataset *d)
+{
+    const cs_compat_report *c = &r->compat;
+    size_t m = (size_t)c->bins;
+    assert_non_null(r->compat_bin_moved);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        uint32_t *want = calloc(m, sizeof *want);
+        assert_non_null(want);
+        size_t total = 0;
+        for (size_t s = 0; s < c->n; s++)
+            if (c->lib[l].moved_flag && c->lib[l].moved_flag[s]) want[spec_bin(d->conf[c->rows[s]], m)]++;
+        for (size_t i = 0; i < m; i++) total += r->compat_bin_moved[(size_t)l * m + i];
+        assert_memory_equal(r->compat_bin_moved + (size_t)l * m, want, m * sizeof *want);
+        assert_int_equal(total, c->lib[l].moved);
+        free(want);
+    }
+}
+
+/* ---- CS_JOB_RECAL ----------------------------------------------------------------------- */
+
+static void test_recal_job(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_dataset *bin = load_sample("breast_cancer_gnb.csv");
+    cs_backend *b = new_backend(2);
+    for (int method = 0; method < CS_RECAL_COUNT; method++) {
+        const cs_dataset *d = method == CS_RECAL_PLATT ? bin : g;
+        cs_request q = recal_request(3, d, method, 17);
+        q.threads = 2;                     /* the direct call below uses 1 */
+        uint64_t gen = submit(b, &q);
+        cs_response *r = cs_backend_wait(b, 30000);
+        assert_non_null(r);
+        assert_int_equal(r->kind, CS_JOB_RECAL);
+        assert_int_equal(r->slot, 3);
+        assert_true(r->generation == gen);
+        assert_int_equal(r->status, CS_OK);
+        assert_ptr_equal(r->data, d);
+        cs_recal_options o;
+        cs_recal_options_default(&o);
+        o.seed = 17;
+        o.threads = 1;
+        cs_recal_info info;
+        cs_error err;
+        cs_dataset *want = cs_recal_apply(d, method, &o, &info, &err);
+        assert_non_null(want);
+        same_dataset(r->dataset, want);
+        assert_int_equal(r->recal_info.method, info.method);
+        assert_int_equal(r->recal_info.folds, info.folds);
+        assert_int_equal(r->recal_info.fit_rows, info.fit_rows);
+        assert_int_equal(r->recal_info.from_logits, info.from_logits);
+        assert_memory_equal(r->recal_info.param, info.param, sizeof info.param);
+        assert_int_equal(r->recal_info.clamped, info.clamped);
+        cs_dataset_free(want);
+        if (method == CS_RECAL_TS) {
+            /* the caller may take the dataset out of the response and keep it */
+            cs_dataset *kept = r->dataset;
+            r->dataset = NULL;
+            cs_response_free(r);
+            assert_int_equal(kept->n, 1797);
+            assert_non_null(kept->conf);       /* prepared */
+            cs_dataset_free(kept);
+        } else {
+            cs_response_free(r);
+        }
+    }
+    /* an engine refusal comes back as the response, with the direct call's message */
+    cs_request q = recal_request(3, g, CS_RECAL_PLATT, 0);   /* platt on 10 classes */
+    submit(b, &q);
+    cs_response *r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_EUSAGE);
+    assert_null(r->dataset);
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    cs_error err;
+    assert_null(cs_recal_apply(g, CS_RECAL_PLATT, &o, NULL, &err));
+    assert_int_equal(r->err.code, err.code);
+    assert_string_equal(r->err.msg, err.msg);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 30));
+    cs_backend_free(b);
+    cs_dataset_free(g);
+    cs_dataset_free(bin);
+}
+
+/* ---- CS_JOB_METHODS --------------------------------------------------------------------- */
+
+static void test_methods_job(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_recal_options ro;
+    cs_recal_options_default(&ro);
+    cs_error err;
+    cs_dataset *iso = cs_recal_apply(g, CS_RECAL_ISO, &ro, NULL, &err);
+    assert_non_null(iso);
+    const cs_dataset *m[3] = { g, ts, iso };
+    cs_backend *b = new_backend(2);
+
+    cs_request q = methods_request(5, m, 3, 1, 25, 50, 9);
+    q.methods_opts.k = 4;
+    q.threads = 2;
+    uint64_t gen = submit(b, &q);
+    cs_response *r = cs_backend_wait(b, 60000);
+    assert_non_null(r);
+    assert_int_equal(r->kind, CS_JOB_METHODS);
+    assert_true(r->generation == gen);
+    assert_int_equal(r->status, CS_OK);
+    cs_methods want;
+    cs_run run1 = { .threads = 1 };
+    assert_int_equal(cs_methods_run(m, 3, &q.settings, &q.methods_opts, &run1, &want, &err), CS_OK);
+    assert_int_equal(r->methods.k, 4);
+    assert_int_equal(r->methods.ref, 1);
+    same_methods(&r->methods, &want);
+    assert_true(r->methods.rows[0].has_diff);      /* not a table of empty rows */
+    assert_true(r->methods.rows[2].lo[CS_METHODS_COL_ECE] < r->methods.rows[2].hi[CS_METHODS_COL_ECE]);
+    cs_methods_free(&want);
+    cs_response_free(r);
+
+    /* settings travel with the request: another selection gives the direct call's table */
+    q = methods_request(5, m, 2, 0, 0, 30, 2);
+    snprintf(q.settings.select, sizeof q.settings.select, "y == 3");
+    submit(b, &q);
+    r = cs_backend_wait(b, 60000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(cs_methods_run(m, 2, &q.settings, &q.methods_opts, &run1, &want, &err), CS_OK);
+    same_methods(&r->methods, &want);
+    assert_int_equal(r->methods.rows[1].n_pairs, 183);
+    cs_methods_free(&want);
+    cs_response_free(r);
+
+    /* the engine's usage error (reference out of range) comes back as the response */
+    q = methods_request(5, m, 2, 2, 0, 10, 0);
+    submit(b, &q);
+    r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_EUSAGE);
+    assert_string_equal(r->err.msg, "methods: 2 methods, reference 2");
+    assert_null(r->methods.rows);
+    cs_response_free(r);
+
+    /* the backend's own limits: no methods, or more than CS_BACKEND_MAX_METHODS */
+    q = methods_request(5, m, 1, 0, 0, 10, 0);
+    q.n_methods = 0;
+    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    assert_int_equal(err.code, CS_EUSAGE);
+    q.n_methods = CS_BACKEND_MAX_METHODS + 1;
+    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    assert_int_equal(err.code, CS_EUSAGE);
+    q.n_methods = CS_BACKEND_MAX_METHODS;
+    for (size_t i = 0; i < CS_BACKEND_MAX_METHODS; i++) q.methods[i] = ts;
+    q.methods_opts.cmp_repeats = 5;
+    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    r = cs_backend_wait(b, 60000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->methods.n, CS_BACKEND_MAX_METHODS);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 30));
+
+    cs_backend_free(b);
+    cs_dataset_free(iso);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+/* ---- CS_JOB_COMPAT ---------------------------------------------------------------------- */
+
+static void test_compat_job(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_backend *b = new_backend(2);
+    cs_error err;
+
+    /* top1 uniform (the default): report equal to the direct call, plus the moved-per-bin table */
+    cs_request q = compat_request(8, g);
+    uint64_t gen = submit(b, &q);
+    cs_response *r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->kind, CS_JOB_COMPAT);
+    assert_true(r->generation == gen);
+    assert_int_equal(r->status, CS_OK);
+    cs_compat_report want;
+    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
+    same_compat(&r->compat, &want);
+    assert_int_equal(r->compat.mask, CS_COMPAT_ALL_MASK);
+    check_bin_moved(r, g);
+    cs_compat_report_free(&want);
+    cs_response_free(r);
+
+    /* classwise, mass binning: no per-bin table (top1 uniform only), report still equal */
+    q.settings.lens = CS_LENS_CLASSWISE;
+    q.settings.binning = CS_BIN_MASS;
+    q.settings.bins = 10;
+    submit(b, &q);
+    r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_null(r->compat_bin_moved);
+    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
+    same_compat(&r->compat, &want);
+    cs_compat_report_free(&want);
+    cs_response_free(r);
+
+    /* kd-tree binning has no library counterpart: the engine's error is the response */
+    q = compat_request(8, g);
+    q.settings.binning = CS_BIN_KDTREE;
+    submit(b, &q);
+    r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_EUSAGE);
+    assert_null(r->compat_bin_moved);
+    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_EUSAGE);
+    assert_string_equal(r->err.msg, err.msg);
+    cs_compat_report_free(&want);
+    cs_response_free(r);
+
+    /* hand case (test_compat's inner edge, M = 4): rows 0 and 1 have confidence .5, calscope's
+     * bin 1 = (.25,.5]; torchmetrics, netcal and relplot bin [lo,hi) and move both to bin 2;
+     * the others move nothing. So the table is 2 in bin 1 for those three, 0 elsewhere. */
+    static const double p[] = { .5, .3, .2,  .25, .5, .25,  .1, .9, 0,  .2, .1, .7,  .3, .3, .4 };
+    static const int32_t y[] = { 0, 1, 1, 0, 2 };
+    cs_dataset *h = make_ds(5, 3, p, y);
+    q = compat_request(8, h);
+    q.settings.bins = 4;
+    submit(b, &q);
+    r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_int_equal(r->status, CS_OK);
+    assert_non_null(r->compat_bin_moved);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        int left_closed = l == CS_COMPAT_TORCHMETRICS || l == CS_COMPAT_NETCAL || l == CS_COMPAT_RELPLOT;
+        for (size_t i = 0; i < 4; i++)
+            assert_int_equal(r->compat_bin_moved[(size_t)l * 4 + i], left_closed && i == 1 ? 2 : 0);
+    }
+    check_bin_moved(r, h);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 30));
+    cs_backend_free(b);
+    cs_dataset_free(h);
+    cs_dataset_free(g);
+}
+
+/* ---- supersession ----------------------------------------------------------------------- */
+
+/* Submits `first`, lets a 1-worker backend start it, then `second` on the same slot: only the
+ * second is ever delivered. */
+static void check_superseded(cs_backend *b, const cs_request *first, const cs_request *second)
+{
+    uint64_t g1 = submit(b, first);
+    sleep_ms(5);
+    uint64_t g2 = submit(b, second);
+    assert_true(g2 > g1);
+    cs_response *r = cs_backend_wait(b, 120000);
+    assert_non_null(r);
+    assert_true(r->generation == g2);
+    assert_int_equal(r->status, CS_OK);
+    assert_int_equal(r->kind, second->kind);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 100));
+    assert_false(cs_backend_busy(b, first->slot));
+}
+
+static void test_superseded_never_delivered(void **state)
+{
+    (void)state;
+    cs_dataset *big = make_big(100000, 10, 1);
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_backend *b = new_backend(1);
+
+    /* RECAL cannot be cancelled inside the fit: the superseded one finishes and is dropped */
+    cs_request q1 = recal_request(2, big, CS_RECAL_TS, 1);
+    cs_request q2 = recal_request(2, g, CS_RECAL_HIST, 1);
+    check_superseded(b, &q1, &q2);
+
+    /* METHODS: a long bootstrap is cancelled when superseded */
+    const cs_dataset *m[2] = { g, ts };
+    q1 = methods_request(2, m, 2, 0, 200000, 10, 0);
+    q2 = methods_request(2, m, 2, 1, 0, 10, 0);
+    double t0 = now_s();
+    check_superseded(b, &q1, &q2);
+    if (!(now_s() - t0 < 30)) fail_msg("superseded methods job was not cancelled");
+
+    /* COMPAT: not cancellable, finishes and is dropped */
+    q1 = compat_request(2, big);
+    q2 = compat_request(2, g);
+    check_superseded(b, &q1, &q2);
+
+    /* mixed kinds on one slot: the newest wins whatever the kinds */
+    q1 = recal_request(2, big, CS_RECAL_TS, 3);
+    q2 = compat_request(2, g);
+    check_superseded(b, &q1, &q2);
+
+    /* finished and queued for delivery, then superseded before the poll: dropped at the poll */
+    q1 = recal_request(2, g, CS_RECAL_HIST, 1);
+    uint64_t g1 = submit(b, &q1);
+    wait_wake(b, 30000);                 /* g1's response is on the done list */
+    q2 = compat_request(2, g);
+    uint64_t g2 = submit(b, &q2);
+    cs_response *r;
+    double t1 = now_s();
+    while ((r = cs_backend_poll(b)) == NULL && now_s() - t1 < 30) sleep_ms(1);
+    assert_non_null(r);
+    assert_true(r->generation == g2);
+    assert_true(g2 > g1);
+    assert_int_equal(r->kind, CS_JOB_COMPAT);
+    cs_response_free(r);
+
+    /* the same with cs_backend_cancel instead of a new request: nothing at all */
+    q1 = methods_request(2, m, 2, 0, 0, 10, 0);
+    submit(b, &q1);
+    wait_wake(b, 30000);
+    cs_backend_cancel(b, 2);
+    assert_null(cs_backend_poll(b));
+    assert_null(cs_backend_wait(b, 50));
+
+    cs_backend_free(b);
+    cs_dataset_free(big);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+/* ---- release_dataset while a job runs ---------------------------------------------------- */
+
+static void test_release_while_running(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_backend *b = new_backend(1);
+    cs_error err;
+
+    /* METHODS using d only as a later method (not as req.data): cancelled promptly, not
+     * delivered, and d may be freed at once (ASan would catch a late read). */
+    cs_dataset *ts = load_sample("digits_ts.csv");
+    const cs_dataset *m[2] = { g, ts };
+    cs_request q = methods_request(4, m, 2, 0, 200000, 10, 0);
+    submit(b, &q);
+    sleep_ms(20);
+    double t0 = now_s();
+    cs_backend_release_dataset(b, ts);
+    double took = now_s() - t0;
+    if (!(took < 5.0)) fail_msg("release of a methods job took %.3f s", took);
+    assert_false(cs_backend_busy(b, 4));
+    cs_dataset_free(ts);
+    assert_null(cs_backend_wait(b, 100));
+
+    /* RECAL (not cancellable): release waits for it, then nothing is delivered */
+    cs_dataset *big = make_big(100000, 10, 2);
+    q = recal_request(6, big, CS_RECAL_TS, 0);
+    submit(b, &q);
+    sleep_ms(5);
+    cs_backend_release_dataset(b, big);
+    assert_false(cs_backend_busy(b, 6));
+    cs_dataset_free(big);
+    assert_null(cs_backend_wait(b, 100));
+
+    /* COMPAT (not cancellable): the same */
+    big = make_big(100000, 10, 3);
+    q = compat_request(7, big);
+    submit(b, &q);
+    sleep_ms(5);
+    cs_backend_release_dataset(b, big);
+    assert_false(cs_backend_busy(b, 7));
+    cs_dataset_free(big);
+    assert_null(cs_backend_wait(b, 100));
+
+    /* a job on another slot that does not use the released dataset is untouched */
+    cs_dataset *other = make_big(2000, 4, 4);
+    q = compat_request(7, g);
+    uint64_t gen = submit(b, &q);
+    cs_request q2 = recal_request(6, other, CS_RECAL_TS, 0);
+    submit(b, &q2);
+    cs_backend_release_dataset(b, other);
+    cs_dataset_free(other);
+    cs_response *r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_true(r->generation == gen);
+    assert_int_equal(r->status, CS_OK);
+    cs_response_free(r);
+    assert_null(cs_backend_wait(b, 100));
+
+    /* finished and queued for delivery but not yet polled when the dataset is released:
+     * "their responses are not delivered" holds for these too (the response's data pointer
+     * would dangle once d is freed), whichever request field named d */
+    cs_dataset *done_d = make_big(2000, 4, 5);
+    q = recal_request(6, done_d, CS_RECAL_HIST, 0);          /* d as req.data */
+    submit(b, &q);
+    wait_wake(b, 30000);
+    cs_backend_release_dataset(b, done_d);
+    assert_null(cs_backend_poll(b));
+    const cs_dataset *m2[2] = { g, done_d };
+    q = methods_request(4, m2, 2, 0, 0, 10, 0);               /* d as methods[1] only */
+    submit(b, &q);
+    wait_wake(b, 30000);
+    cs_backend_release_dataset(b, done_d);
+    assert_null(cs_backend_poll(b));
+    assert_false(cs_backend_busy(b, 4));
+    cs_dataset_free(done_d);
+    assert_null(cs_backend_wait(b, 50));
+
+    /* the slots work normally afterwards */
+    q = recal_request(6, g, CS_RECAL_HIST, 0);
+    gen = submit(b, &q);
+    r = cs_backend_wait(b, 30000);
+    assert_non_null(r);
+    assert_true(r->generation == gen);
+    assert_int_equal(r->status, CS_OK);
+    assert_non_null(r->dataset);
+    cs_response_free(r);
+    (void)err;
+    cs_backend_free(b);
+    cs_dataset_free(g);
+}
+
+/* Responses queued but never polled are freed by cs_backend_free (LeakSanitizer checks). */
+static void test_undelivered_freed(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    const cs_dataset *m[2] = { g, ts };
+    cs_backend *b = new_backend(2);
+    cs_request q = recal_request(1, g, CS_RECAL_TS, 0);
+    submit(b, &q);
+    q = methods_request(2, m, 2, 0, 10, 10, 0);
+    submit(b, &q);
+    q = compat_request(3, g);
+    submit(b, &q);
+    /* three wake-up bytes: all three responses are waiting */
+    int n = 0;
+    double t0 = now_s();
+    while (n < 3 && now_s() - t0 < 60) {
+        char buf[8];
+        wait_wake(b, 60000);
+        ssize_t got = read(cs_backend_wake_fd(b), buf, sizeof buf);
+        if (got > 0) n += (int)got;
+    }
+    assert_int_equal(n, 3);
+    assert_true(cs_backend_busy(b, 1) == 0);
+    cs_backend_free(b);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recal_job),
+        cmocka_unit_test(test_methods_job),
+        cmocka_unit_test(test_compat_job),
+        cmocka_unit_test(test_superseded_never_delivered),
+        cmocka_unit_test(test_release_while_running),
+        cmocka_unit_test(test_undelivered_freed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

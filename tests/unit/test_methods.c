@@ -1,0 +1,883 @@
+/* Unit tests: the multi-method comparison table (calscope/methods.h, cs_methods_run).
+ *
+ * Expected values come from (a) hand computation on tiny hand-made datasets, (b) numpy on the
+ * bundled samples (script quoted where used), or (c) the independent engine entry points the
+ * table is documented to be built from — cs_prepare/cs_evaluate, cs_bootstrap_ci and
+ * cs_compare_run on one dataset (or one pair) alone with the same settings — whose own tests
+ * (test_metrics, test_resample_curves, test_recal) pin them. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calscope/curves.h"
+#include "calscope/load.h"
+#include "calscope/methods.h"
+#include "calscope/metrics.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+/* A dataset built by hand: n rows of k probabilities (row-major) and labels; prepared. */
+static cs_dataset *make_ds(const char *path, size_t n, size_t k, const double *prob,
+                           const int *label)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->path = strdup(path);
+    d->n = n;
+    d->k = k;
+    d->prob = malloc(n * k * sizeof *d->prob);
+    d->label = malloc(n * sizeof *d->label);
+    d->class_names = calloc(k, sizeof *d->class_names);
+    assert_non_null(d->prob);
+    assert_non_null(d->label);
+    assert_non_null(d->class_names);
+    memcpy(d->prob, prob, n * k * sizeof *prob);
+    for (size_t i = 0; i < n; i++) d->label[i] = label[i];
+    for (size_t c = 0; c < k; c++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", c);
+        d->class_names[c] = strdup(name);
+    }
+    cs_error err;
+    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    return d;
+}
+
+/* Binary, 4 rows, labels 0,0,0,1; every row of the method gets p(class 0) = p0[i]. */
+static const int LAB4[4] = { 0, 0, 0, 1 };
+
+static cs_dataset *make_bin4(const char *path, const double p0[4], const int label[4])
+{
+    double prob[8];
+    for (int i = 0; i < 4; i++) { prob[2 * i] = p0[i]; prob[2 * i + 1] = 1 - p0[i]; }
+    return make_ds(path, 4, 2, prob, label);
+}
+
+/* Hand-made methods on the 4 samples above (labels 0,0,0,1), top1, 15 uniform bins:
+ *   A  p0 = .75 everywhere: acc .75, conf .75 in one bin     -> ECE 0
+ *      Brier: correct rows 2·.25² = .125, the wrong row 2·.75² = 1.125 -> 1.5/4 = .375
+ *   B  p0 = .95,.95,.95,.2: all correct, confs .95 ×3 (one bin, gap .05) and .8 (gap .2)
+ *      -> ECE (3·.05 + .2)/4 = .0875; Brier (3·2·.05² + 2·.2²)/4 = .095/4 = .02375
+ *   C  p0 = .6 everywhere: acc .75, conf .6 -> ECE .15; Brier (3·2·.4² + 2·.6²)/4 = .42
+ *   D  p0 = .7 everywhere: acc .75, conf .7 -> ECE .05; Brier (3·2·.3² + 2·.7²)/4 = .38
+ * ECE orders A < B < C but Brier B < A < C: the trio A,B,C disagrees; A,D,C agree
+ * (ECE A < D < C, Brier .375 < .38 < .42). */
+static const double P_A[4] = { 0.75, 0.75, 0.75, 0.75 };
+static const double P_B[4] = { 0.95, 0.95, 0.95, 0.2 };
+static const double P_C[4] = { 0.6, 0.6, 0.6, 0.6 };
+static const double P_D[4] = { 0.7, 0.7, 0.7, 0.7 };
+
+/* Gives d an id column with the given (distinct) names, one per row. */
+static void add_ids(cs_dataset *d, const char *const *names)
+{
+    d->id = malloc(d->n * sizeof *d->id);
+    d->id_names = calloc(d->n, sizeof *d->id_names);
+    assert_non_null(d->id);
+    assert_non_null(d->id_names);
+    for (size_t i = 0; i < d->n; i++) {
+        d->id[i] = (int32_t)i;
+        d->id_names[i] = strdup(names[i]);
+    }
+    d->n_ids = d->n;
+}
+
+static cs_dataset *load_sample(const char *name)
+{
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
+    if (!d) fail_msg("load %s: %s", name, err.msg);
+    return d;
+}
+
+static cs_methods_options opts(size_t ref, int k, int ci, int cmp, uint64_t seed)
+{
+    cs_methods_options o;
+    memset(&o, 0, sizeof o);
+    o.ref = ref;
+    o.k = k;
+    o.ci_repeats = ci;
+    o.cmp_repeats = cmp;
+    o.seed = seed;
+    return o;
+}
+
+/* The ten table columns read straight off a cs_result (not through cs_methods_col_metric). */
+static void result_cols(const cs_result *r, double *v)
+{
+    v[0] = r->accuracy;
+    v[1] = r->ece;
+    v[2] = r->ace;
+    v[3] = r->mce;
+    v[4] = r->aece;
+    v[5] = r->rece_g;
+    v[6] = r->sce;
+    v[7] = r->brier;
+    v[8] = r->nll;
+}
+
+/* Expected row values of method d alone: cs_prepare + cs_evaluate under s, and the top-k ECE
+ * under s with lens topk:k (top1 when k == 1). */
+static void direct_values(const cs_dataset *d, const cs_settings *s, int k, double *v)
+{
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, s, &err);
+    assert_non_null(p);
+    cs_result r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    result_cols(&r, v);
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    cs_settings sk = *s;
+    sk.lens = k == 1 ? CS_LENS_TOP1 : CS_LENS_TOPK;
+    sk.topk = k;
+    p = cs_prepare(d, &sk, &err);
+    assert_non_null(p);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    v[CS_METHODS_COL_TOPK] = r.ece;
+    cs_result_free(&r);
+    cs_prepared_free(p);
+}
+
+/* Column c of the table against a cs_compare entry of the same metric. */
+static const cs_compare_entry *entry_of(const cs_compare *c, int metric)
+{
+    for (size_t e = 0; e < c->n_entries; e++)
+        if (c->entries[e].metric == metric) return &c->entries[e];
+    return NULL;
+}
+
+/* Every value and difference of t against the direct engine calls (exactly: same code path,
+ * same seeds, so bit-identical is the contract). */
+static void check_against_direct(const cs_methods *t, const cs_dataset *const *d, size_t n,
+                                 const cs_settings *s, const cs_methods_options *o)
+{
+    static const int metric_of_col[CS_METHODS_COL_TOPK] = {
+        CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
+        CS_METRIC_RECE_G, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL
+    };
+    assert_int_equal(t->n, n);
+    cs_settings sk = *s;
+    sk.lens = t->k == 1 ? CS_LENS_TOP1 : CS_LENS_TOPK;
+    sk.topk = t->k;
+    for (size_t i = 0; i < n; i++) {
+        const cs_method_row *row = &t->rows[i];
+        assert_int_equal(row->status, CS_OK);
+        assert_true(row->ok);
+        double want[CS_METHODS_NCOL];
+        direct_values(d[i], s, t->k, want);
+        for (int c = 0; c < CS_METHODS_NCOL; c++) assert_double_near(row->v[c], want[c], 0);
+        cs_error err;
+        if (o->ci_repeats > 0) {
+            cs_ci ci, cik;
+            cs_run run1 = { .threads = 1 };
+            cs_prepared *p = cs_prepare(d[i], s, &err);
+            assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, o->ci_repeats, o->seed, &run1, &ci, &err), CS_OK);
+            cs_prepared_free(p);
+            p = cs_prepare(d[i], &sk, &err);
+            assert_int_equal(cs_bootstrap_ci(p, CS_METRIC_BIT(CS_METRIC_ECE), o->ci_repeats, o->seed, &run1, &cik, &err), CS_OK);
+            cs_prepared_free(p);
+            for (int c = 0; c < CS_METHODS_COL_TOPK; c++) {
+                assert_double_near(row->lo[c], ci.lo[metric_of_col[c]], 0);
+                assert_double_near(row->hi[c], ci.hi[metric_of_col[c]], 0);
+                assert_true(row->lo[c] <= row->hi[c]);
+            }
+            assert_double_near(row->lo[CS_METHODS_COL_TOPK], cik.lo[CS_METRIC_ECE], 0);
+            assert_double_near(row->hi[CS_METHODS_COL_TOPK], cik.hi[CS_METRIC_ECE], 0);
+        } else {
+            for (int c = 0; c < CS_METHODS_NCOL; c++) {
+                assert_true(isnan(row->lo[c]));
+                assert_true(isnan(row->hi[c]));
+            }
+        }
+        if (i == o->ref) {
+            assert_false(row->has_diff);
+            for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(row->diff[c]));
+            continue;
+        }
+        assert_int_equal(row->diff_status, CS_OK);
+        assert_true(row->has_diff);
+        int R = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;   /* header: 0 = 1000 */
+        cs_compare cmp, cmpk;
+        cs_run run2 = { .threads = 2 };
+        assert_int_equal(cs_compare_run(d[i], d[o->ref], s, CS_METRICS_DEFAULT, R, o->seed, &run2, &cmp, &err), CS_OK);
+        assert_int_equal(cs_compare_run(d[i], d[o->ref], &sk, CS_METRIC_BIT(CS_METRIC_ECE), R, o->seed, &run2, &cmpk, &err), CS_OK);
+        assert_int_equal(row->n_pairs, cmp.n_pairs);
+        for (int c = 0; c < CS_METHODS_COL_TOPK; c++) {
+            const cs_compare_entry *e = entry_of(&cmp, metric_of_col[c]);
+            assert_non_null(e);
+            assert_double_near(row->diff[c], e->diff, 0);
+            assert_double_near(row->dlo[c], e->lo, 0);
+            assert_double_near(row->dhi[c], e->hi, 0);
+            assert_double_near(row->pbetter[c], e->p_better, 0);
+            /* and the difference is that of the two rows' own values */
+            assert_double_near(row->diff[c], row->v[c] - t->rows[o->ref].v[c], 1e-12);
+        }
+        assert_double_near(row->diff[CS_METHODS_COL_TOPK], cmpk.entries[0].diff, 0);
+        assert_double_near(row->dlo[CS_METHODS_COL_TOPK], cmpk.entries[0].lo, 0);
+        assert_double_near(row->dhi[CS_METHODS_COL_TOPK], cmpk.entries[0].hi, 0);
+        assert_double_near(row->pbetter[CS_METHODS_COL_TOPK], cmpk.entries[0].p_better, 0);
+    }
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_columns(void **state)
+{
+    (void)state;
+    static const char *names[CS_METHODS_NCOL] = {
+        "accuracy", "ece", "ace", "mce", "aece", "rece_g", "sce", "brier", "nll", "topk_ece"
+    };
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        assert_string_equal(cs_methods_col_name(c), names[c]);
+        assert_int_equal(cs_methods_lower_better(c), c != 0);
+    }
+    assert_int_equal(cs_methods_col_metric(CS_METHODS_COL_ECE), CS_METRIC_ECE);
+    assert_int_equal(cs_methods_col_metric(CS_METHODS_COL_TOPK), CS_METRIC_ECE);
+    assert_int_equal(cs_methods_col_metric(6), CS_METRIC_SCE);
+    assert_int_equal(cs_methods_excludes_zero(0.1, 0.2), 1);
+    assert_int_equal(cs_methods_excludes_zero(-0.2, -0.1), 1);
+    assert_int_equal(cs_methods_excludes_zero(-0.1, 0.1), 0);
+    assert_int_equal(cs_methods_excludes_zero(0, 0), 0);
+    assert_int_equal(cs_methods_excludes_zero(NAN, 0.3), 0);
+    assert_int_equal(cs_methods_excludes_zero(0.1, INFINITY), 0);
+}
+
+/* Hand values on the hand-made trio, and every cell equal to the direct engine calls. */
+static void test_hand_trio_values(void **state)
+{
+    (void)state;
+    cs_dataset *a = make_bin4("a.csv", P_A, LAB4), *b = make_bin4("b.csv", P_B, LAB4),
+               *c = make_bin4("c.csv", P_C, LAB4);
+    const cs_dataset *d[3] = { a, b, c };
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods_options o = opts(0, 0, 0, 0, 11);    /* cmp_repeats 0 -> 1000 */
+    cs_methods t;
+    cs_error err;
+    assert_int_equal(cs_methods_run(d, 3, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.ref, 0);
+    assert_int_equal(t.classes, 2);
+    assert_int_equal(t.k, 2);           /* default 3, clamped to K = 2 */
+    assert_int_equal(t.n_top, 2);
+    /* by hand (see P_A..P_D) */
+    const double acc[3] = { 0.75, 1.0, 0.75 }, ece[3] = { 0, 0.0875, 0.15 },
+                 brier[3] = { 0.375, 0.02375, 0.42 };
+    /* NLL = −mean ln p(label): A (3 ln .75 + ln .25)/4; B (3 ln .95 + ln .8)/4; C (3 ln .6 + ln .4)/4 */
+    const double nll[3] = { -(3 * log(0.75) + log(0.25)) / 4, -(3 * log(0.95) + log(0.8)) / 4,
+                            -(3 * log(0.6) + log(0.4)) / 4 };
+    for (int i = 0; i < 3; i++) {
+        assert_double_near(t.rows[i].v[0], acc[i], 1e-15);
+        assert_double_near(t.rows[i].v[CS_METHODS_COL_ECE], ece[i], 1e-12);
+        assert_double_near(t.rows[i].v[7], brier[i], 1e-12);
+        assert_double_near(t.rows[i].v[8], nll[i], 1e-12);
+        /* one bin holds everything for A and C: ACE = MCE = ECE */
+        if (i != 1) {
+            assert_double_near(t.rows[i].v[2], ece[i], 1e-12);
+            assert_double_near(t.rows[i].v[3], ece[i], 1e-12);
+        }
+    }
+    /* B: two non-empty bins with gaps .05 and .2 -> ACE .125, MCE .2 */
+    assert_double_near(t.rows[1].v[2], 0.125, 1e-12);
+    assert_double_near(t.rows[1].v[3], 0.2, 1e-12);
+    /* paired differences on the full sample are the differences of the values */
+    assert_double_near(t.rows[1].diff[CS_METHODS_COL_ECE], 0.0875, 1e-12);
+    assert_double_near(t.rows[1].diff[7], 0.02375 - 0.375, 1e-12);
+    assert_double_near(t.rows[2].diff[0], 0, 1e-15);
+    assert_int_equal(t.rows[1].n_pairs, 4);
+    check_against_direct(&t, d, 3, &s, &o);
+    cs_methods_free(&t);
+    assert_null(t.rows);
+    cs_methods_free(&t);              /* twice: harmless */
+    cs_methods_free(NULL);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_dataset_free(c);
+}
+
+/* Samples: digits_gnb and digits_ts (same 1797 samples, id column), with intervals, several
+ * references, k and settings. */
+static void test_samples_match_direct(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    const cs_dataset *d[2] = { g, ts };
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods t;
+
+    cs_methods_options o = opts(0, 0, 40, 60, 3);
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.classes, 10);
+    assert_int_equal(t.k, 3);
+    assert_int_equal(t.n_top, 10);
+    assert_int_equal(t.rows[1].n_pairs, 1797);
+    check_against_direct(&t, d, 2, &s, &o);
+    /* digits_gnb is far worse calibrated than the temperature-scaled regression (docs/compare.md:
+     * ECE .137 vs .0072): the ts row's ECE difference is negative and its interval excludes 0 */
+    assert_true(t.rows[1].diff[CS_METHODS_COL_ECE] < -0.1);
+    assert_true(cs_methods_excludes_zero(t.rows[1].dlo[CS_METHODS_COL_ECE], t.rows[1].dhi[CS_METHODS_COL_ECE]));
+    assert_double_near(t.rows[1].pbetter[CS_METHODS_COL_ECE], 1.0, 0);
+    cs_methods_free(&t);
+
+    /* other reference, k, bins, binning and a selection */
+    cs_settings_set_binning(&s, "mass", &err);
+    s.bins = 10;
+    snprintf(s.select, sizeof s.select, "y == 3");
+    o = opts(1, 5, 0, 50, 9);
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.k, 5);
+    assert_int_equal(t.rows[0].n_pairs, 183);     /* numpy: (label == 3).sum() */
+    check_against_direct(&t, d, 2, &s, &o);
+    cs_methods_free(&t);
+
+    /* k = 1: the top-k column is the top-1 ECE */
+    cs_settings_default(&s);
+    o = opts(0, 1, 0, 20, 1);
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.k, 1);
+    for (size_t i = 0; i < 2; i++)
+        assert_double_near(t.rows[i].v[CS_METHODS_COL_TOPK], t.rows[i].v[CS_METHODS_COL_ECE], 0);
+    check_against_direct(&t, d, 2, &s, &o);
+    cs_methods_free(&t);
+
+    /* k larger than the class count is clamped */
+    o = opts(0, 50, 0, 20, 1);
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.k, 10);
+    check_against_direct(&t, d, 2, &s, &o);
+    cs_methods_free(&t);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+/* A method compared with itself: diff 0, a zero-width interval at 0, p_better 0 (never strictly
+ * better), for every column; with and without intervals. */
+static void check_self(const cs_dataset *x, int ci)
+{
+    const cs_dataset *d[2] = { x, x };
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods_options o = opts(0, 0, ci, 100, 5);
+    cs_methods t;
+    cs_error err;
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    const cs_method_row *r = &t.rows[1];
+    assert_int_equal(r->diff_status, CS_OK);
+    assert_true(r->has_diff);
+    assert_int_equal(r->n_pairs, x->n_samples);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        assert_double_near(r->diff[c], 0, 0);
+        assert_double_near(r->dlo[c], 0, 0);
+        assert_double_near(r->dhi[c], 0, 0);
+        assert_double_near(r->pbetter[c], 0, 0);
+        assert_false(cs_methods_excludes_zero(r->dlo[c], r->dhi[c]));
+        assert_double_near(r->v[c], t.rows[0].v[c], 0);
+        assert_double_near(r->lo[c], t.rows[0].lo[c], 0);
+        assert_double_near(r->hi[c], t.rows[0].hi[c], 0);
+    }
+    /* same values: every rank is 1 and no column disagrees */
+    int rank[2];
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        cs_methods_ranks(&t, c, rank);
+        assert_int_equal(rank[0], 1);
+        assert_int_equal(rank[1], 1);
+        assert_int_equal(cs_methods_ranking_differs(&t, c), 0);
+    }
+    cs_methods_free(&t);
+}
+
+static void test_self_compare(void **state)
+{
+    (void)state;
+    cs_dataset *b = make_bin4("b.csv", P_B, LAB4);
+    check_self(b, 0);
+    check_self(b, 30);
+    cs_dataset_free(b);
+    cs_dataset *g = load_sample("digits_gnb.csv");
+    check_self(g, 0);
+    cs_dataset_free(g);
+}
+
+static void test_rankings(void **state)
+{
+    (void)state;
+    cs_dataset *a = make_bin4("a.csv", P_A, LAB4), *b = make_bin4("b.csv", P_B, LAB4),
+               *c = make_bin4("c.csv", P_C, LAB4), *dd = make_bin4("d.csv", P_D, LAB4);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods_options o = opts(0, 0, 0, 20, 1);
+    cs_methods t;
+    cs_error err;
+    int rank[3];
+
+    /* disagreeing trio A, B, C (see P_A) */
+    const cs_dataset *dis[3] = { a, b, c };
+    assert_int_equal(cs_methods_run(dis, 3, &s, &o, NULL, &t, &err), CS_OK);
+    cs_methods_ranks(&t, CS_METHODS_COL_ECE, rank);
+    assert_int_equal(rank[0], 1);
+    assert_int_equal(rank[1], 2);
+    assert_int_equal(rank[2], 3);
+    cs_methods_ranks(&t, 7 /* brier */, rank);
+    assert_int_equal(rank[0], 2);
+    assert_int_equal(rank[1], 1);
+    assert_int_equal(rank[2], 3);
+    assert_int_equal(cs_methods_ranking_differs(&t, 7), 1);
+    assert_int_equal(cs_methods_ranking_differs(&t, CS_METHODS_COL_ECE), 0);
+    /* accuracy (higher is better): B 1.0 first, A and C tie at .75 and share rank 2; B beats A
+     * there while A beats B under ECE -> a disagreement too */
+    cs_methods_ranks(&t, 0, rank);
+    assert_int_equal(rank[0], 2);
+    assert_int_equal(rank[1], 1);
+    assert_int_equal(rank[2], 2);
+    assert_int_equal(cs_methods_ranking_differs(&t, 0), 1);
+    cs_methods_free(&t);
+
+    /* agreeing trio A, D, C: ECE 0 < .05 < .15, Brier .375 < .38 < .42; accuracy all .75 (a tie
+     * is not a disagreement) */
+    const cs_dataset *agr[3] = { a, dd, c };
+    assert_int_equal(cs_methods_run(agr, 3, &s, &o, NULL, &t, &err), CS_OK);
+    assert_double_near(t.rows[1].v[CS_METHODS_COL_ECE], 0.05, 1e-12);
+    assert_double_near(t.rows[1].v[7], 0.38, 1e-12);
+    cs_methods_ranks(&t, 7, rank);
+    assert_int_equal(rank[0], 1);
+    assert_int_equal(rank[1], 2);
+    assert_int_equal(rank[2], 3);
+    assert_int_equal(cs_methods_ranking_differs(&t, 7), 0);
+    cs_methods_ranks(&t, 0, rank);
+    assert_int_equal(rank[0], 1);
+    assert_int_equal(rank[1], 1);
+    assert_int_equal(rank[2], 1);
+    assert_int_equal(cs_methods_ranking_differs(&t, 0), 0);
+    cs_methods_free(&t);
+
+    /* a method without data gets rank 0 and takes no part in the disagreement test */
+    const cs_dataset *gap[4] = { a, NULL, b, c };
+    assert_int_equal(cs_methods_run(gap, 4, &s, &o, NULL, &t, &err), CS_OK);
+    int r4[4];
+    cs_methods_ranks(&t, 7, r4);
+    assert_int_equal(r4[0], 2);
+    assert_int_equal(r4[1], 0);
+    assert_int_equal(r4[2], 1);
+    assert_int_equal(r4[3], 3);
+    assert_int_equal(cs_methods_ranking_differs(&t, 7), 1);
+    cs_methods_free(&t);
+
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_dataset_free(c);
+    cs_dataset_free(dd);
+}
+
+static void rows_identical(const cs_methods *x, const cs_methods *y)
+{
+    assert_int_equal(x->n, y->n);
+    assert_int_equal(x->k, y->k);
+    assert_int_equal(x->n_top, y->n_top);
+    for (size_t i = 0; i < x->n; i++) {
+        const cs_method_row *a = &x->rows[i], *b = &y->rows[i];
+        assert_int_equal(a->status, b->status);
+        assert_int_equal(a->ok, b->ok);
+        assert_int_equal(a->has_diff, b->has_diff);
+        assert_int_equal(a->n_pairs, b->n_pairs);
+        assert_memory_equal(a->v, b->v, sizeof a->v);
+        assert_memory_equal(a->lo, b->lo, sizeof a->lo);
+        assert_memory_equal(a->hi, b->hi, sizeof a->hi);
+        assert_memory_equal(a->diff, b->diff, sizeof a->diff);
+        assert_memory_equal(a->dlo, b->dlo, sizeof a->dlo);
+        assert_memory_equal(a->dhi, b->dhi, sizeof a->dhi);
+        assert_memory_equal(a->pbetter, b->pbetter, sizeof a->pbetter);
+        assert_int_equal(a->mass_n, b->mass_n);
+        assert_memory_equal(a->top, b->top, x->n_top * sizeof *a->top);
+        assert_int_equal(a->k, b->k);
+        assert_memory_equal(a->cls, b->cls, a->k * sizeof *a->cls);
+    }
+}
+
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    const cs_dataset *d[3] = { ts, g, ts };
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods_options o = opts(1, 0, 40, 80, 123);
+    cs_methods t1, t2, t3;
+    cs_error err;
+    cs_run r1 = { .threads = 1 }, r2 = { .threads = 2 };
+    assert_int_equal(cs_methods_run(d, 3, &s, &o, &r1, &t1, &err), CS_OK);
+    assert_int_equal(cs_methods_run(d, 3, &s, &o, &r2, &t2, &err), CS_OK);
+    rows_identical(&t1, &t2);
+    /* the intervals really were resampled (not a degenerate, trivially equal table) */
+    assert_true(t1.rows[0].lo[CS_METHODS_COL_ECE] < t1.rows[0].hi[CS_METHODS_COL_ECE]);
+    assert_true(t1.rows[0].dlo[CS_METHODS_COL_ECE] < t1.rows[0].dhi[CS_METHODS_COL_ECE]);
+    /* another seed gives other intervals */
+    o.seed = 124;
+    assert_int_equal(cs_methods_run(d, 3, &s, &o, &r2, &t3, &err), CS_OK);
+    assert_true(memcmp(t1.rows[0].lo, t3.rows[0].lo, sizeof t1.rows[0].lo) != 0 ||
+                memcmp(t1.rows[0].hi, t3.rows[0].hi, sizeof t1.rows[0].hi) != 0);
+    assert_memory_equal(t1.rows[0].v, t3.rows[0].v, sizeof t1.rows[0].v);
+    cs_methods_free(&t1);
+    cs_methods_free(&t2);
+    cs_methods_free(&t3);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+typedef struct canceller {
+    atomic_int *flag;
+    unsigned ms;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = arg;
+    struct timespec ts = { (time_t)(c->ms / 1000), (long)(c->ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+    atomic_store(c->flag, 1);
+    return NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void test_cancel(void **state)
+{
+    (void)state;
+    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    const cs_dataset *d[2] = { g, ts };
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods t;
+
+    /* raised before the call: nothing is measured */
+    atomic_int flag;
+    atomic_init(&flag, 1);
+    cs_run run = { .threads = 2, .cancel = &flag };
+    cs_methods_options o = opts(0, 0, 0, 0, 0);
+    cs_error_clear(&err);
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, &run, &t, &err), CS_ECANCELLED);
+    assert_int_equal(err.code, CS_ECANCELLED);
+    assert_null(t.rows);
+    assert_int_equal(t.n, 0);
+    cs_methods_free(&t);
+
+    /* raised while the bootstrap runs (200000 resamples would take many seconds): the call
+     * returns promptly with CS_ECANCELLED and out holds nothing */
+    atomic_store(&flag, 0);
+    o = opts(0, 0, 200000, 0, 0);
+    canceller c = { &flag, 50 };
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    double t0 = now_s();
+    cs_error_clear(&err);
+    cs_status st = cs_methods_run(d, 2, &s, &o, &run, &t, &err);
+    double took = now_s() - t0;
+    pthread_join(th, NULL);
+    assert_int_equal(st, CS_ECANCELLED);
+    assert_int_equal(err.code, CS_ECANCELLED);
+    assert_null(t.rows);
+    assert_int_equal(t.n, 0);
+    if (!(took < 5.0)) fail_msg("cancelled run took %.3f s", took);
+
+    /* raised during the paired comparison of the second row */
+    atomic_store(&flag, 0);
+    o = opts(0, 0, 0, 400000, 0);
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    cs_error_clear(&err);
+    st = cs_methods_run(d, 2, &s, &o, &run, &t, &err);
+    pthread_join(th, NULL);
+    assert_int_equal(st, CS_ECANCELLED);
+    assert_null(t.rows);
+    cs_dataset_free(g);
+    cs_dataset_free(ts);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    cs_dataset *a = make_bin4("a.csv", P_A, LAB4);
+    const cs_dataset *many[CS_METHODS_MAX + 1];
+    for (size_t i = 0; i <= CS_METHODS_MAX; i++) many[i] = a;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods t;
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, 10, 0);
+
+    assert_int_equal(cs_methods_run(many, 0, &s, &o, NULL, &t, &err), CS_EUSAGE);
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_string_equal(err.msg, "methods: 0 methods, reference 0");
+    assert_null(t.rows);
+
+    assert_int_equal(cs_methods_run(many, CS_METHODS_MAX + 1, &s, &o, NULL, &t, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "methods: 65 methods, reference 0");
+    assert_null(t.rows);
+
+    o.ref = 3;
+    assert_int_equal(cs_methods_run(many, 3, &s, &o, NULL, &t, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "methods: 3 methods, reference 3");
+    assert_null(t.rows);
+
+    /* the maximum itself is allowed */
+    o.ref = CS_METHODS_MAX - 1;
+    assert_int_equal(cs_methods_run(many, CS_METHODS_MAX, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.n, CS_METHODS_MAX);
+    assert_true(t.rows[0].has_diff);
+    assert_false(t.rows[CS_METHODS_MAX - 1].has_diff);
+    cs_methods_free(&t);
+    cs_dataset_free(a);
+}
+
+/* Per-method failures are recorded in the rows with the engine's own messages; the call still
+ * succeeds and the other rows are measured. */
+static void test_row_errors(void **state)
+{
+    (void)state;
+    cs_dataset *a = make_bin4("a.csv", P_A, LAB4);
+    static const int lab_e[4] = { 0, 1, 0, 1 };       /* differs from a at sample 2 */
+    cs_dataset *e = make_bin4("e.csv", P_B, lab_e);
+    const double p3[6] = { 0.9, 0.1, 0.8, 0.2, 0.3, 0.7 };
+    const int l3[3] = { 0, 0, 1 };
+    cs_dataset *f = make_ds("f.csv", 3, 2, p3, l3);  /* 3 samples, a has 4 */
+    const double pk3[12] = { .5, .3, .2, .6, .2, .2, .7, .2, .1, .1, .3, .6 };
+    cs_dataset *g3 = make_ds("g.csv", 4, 3, pk3, LAB4); /* 3 classes, a has 2 */
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods t;
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, 10, 0);
+
+    const cs_dataset *d[5] = { a, e, f, g3, NULL };
+    assert_int_equal(cs_methods_run(d, 5, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.classes, 2);
+    /* mismatched labels */
+    assert_int_equal(t.rows[1].status, CS_OK);
+    assert_true(t.rows[1].ok);
+    assert_int_equal(t.rows[1].diff_status, CS_EINPUT);
+    assert_int_equal(t.rows[1].diff_err.code, CS_EINPUT);
+    assert_string_equal(t.rows[1].diff_err.msg,
+                        "compare: labels differ at sample 2 (e.csv: 1, a.csv: 0); the files have "
+                        "no id column, so rows are paired in order");
+    assert_false(t.rows[1].has_diff);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(t.rows[1].diff[c]));
+    /* e's own values are still its values: B's predictions 0,0,0,1 against labels 0,1,0,1 */
+    assert_double_near(t.rows[1].v[0], 0.75, 1e-15);
+    /* mismatched sample counts */
+    assert_true(t.rows[2].ok);
+    assert_int_equal(t.rows[2].diff_status, CS_EINPUT);
+    assert_string_equal(t.rows[2].diff_err.msg,
+                        "compare: f.csv has 3 samples but a.csv has 4 (no id column to pair them by)");
+    assert_false(t.rows[2].has_diff);
+    /* mismatched class counts */
+    assert_int_equal(t.rows[3].diff_status, CS_EINPUT);
+    assert_string_equal(t.rows[3].diff_err.msg, "compare: g.csv has 3 classes but a.csv has 2");
+    assert_int_equal(t.rows[3].k, 3);
+    /* no data */
+    assert_int_equal(t.rows[4].status, CS_EUSAGE);
+    assert_false(t.rows[4].ok);
+    assert_false(t.rows[4].has_diff);
+    assert_false(t.rows[4].mass_ok);
+    assert_null(t.rows[4].cls);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(t.rows[4].v[c]));
+    cs_methods_free(&t);
+
+    /* with an id column in both files samples are paired by id: m holds B's rows in reverse
+     * order (ids s4..s1) and pairs with a row by row of the same id; n holds an id a lacks */
+    const double p_rev[4] = { P_B[3], P_B[2], P_B[1], P_B[0] };
+    const int l_rev[4] = { LAB4[3], LAB4[2], LAB4[1], LAB4[0] };
+    cs_dataset *ai = make_bin4("a.csv", P_A, LAB4), *m = make_bin4("m.csv", p_rev, l_rev),
+               *nn = make_bin4("n.csv", P_B, LAB4);
+    static const char *ids_a[4] = { "s1", "s2", "s3", "s4" }, *ids_m[4] = { "s4", "s3", "s2", "s1" },
+                      *ids_n[4] = { "s1", "s2", "s3", "s9" };
+    add_ids(ai, ids_a);
+    add_ids(m, ids_m);
+    add_ids(nn, ids_n);
+    const cs_dataset *dl[3] = { ai, m, nn };
+    assert_int_equal(cs_methods_run(dl, 3, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.rows[1].diff_status, CS_OK);
+    assert_true(t.rows[1].has_diff);
+    assert_int_equal(t.rows[1].n_pairs, 4);
+    assert_double_near(t.rows[1].diff[CS_METHODS_COL_ECE], 0.0875, 1e-12);   /* B − A by hand */
+    assert_double_near(t.rows[1].diff[7], 0.02375 - 0.375, 1e-12);
+    assert_int_equal(t.rows[2].diff_status, CS_EINPUT);
+    assert_string_equal(t.rows[2].diff_err.msg, "compare: id 's9' of n.csv is not in a.csv");
+    assert_false(t.rows[2].has_diff);
+    cs_methods_free(&t);
+    cs_dataset_free(ai);
+    cs_dataset_free(m);
+    cs_dataset_free(nn);
+
+    /* reference without data: values but no differences */
+    const cs_dataset *dn[2] = { NULL, a };
+    assert_int_equal(cs_methods_run(dn, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.classes, 2);
+    assert_true(t.rows[1].ok);
+    assert_false(t.rows[1].has_diff);
+    assert_int_equal(t.rows[1].diff_status, CS_OK);
+    assert_double_near(t.rows[1].v[0], 0.75, 1e-15);
+    cs_methods_free(&t);
+
+    /* a bad selection: every row fails with cs_prepare's own message */
+    snprintf(s.select, sizeof s.select, "y ==");
+    cs_error perr;
+    assert_null(cs_prepare(a, &s, &perr));
+    const cs_dataset *d2[2] = { a, a };
+    assert_int_equal(cs_methods_run(d2, 2, &s, &o, NULL, &t, &err), CS_OK);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(t.rows[i].status, perr.code);
+        assert_int_equal(t.rows[i].status, CS_EUSAGE);
+        assert_string_equal(t.rows[i].err.msg, perr.msg);
+        assert_false(t.rows[i].ok);
+        assert_false(t.rows[i].has_diff);
+        assert_false(t.rows[i].mass_ok);
+    }
+    cs_methods_free(&t);
+
+    /* a selection that keeps nothing: CS_EEMPTY in the rows */
+    snprintf(s.select, sizeof s.select, "conf > 0.99");
+    assert_int_equal(cs_methods_run(d2, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.rows[0].status, CS_EEMPTY);
+    assert_false(t.rows[0].ok);
+    assert_false(t.rows[0].mass_ok);
+    cs_methods_free(&t);
+
+    cs_dataset_free(a);
+    cs_dataset_free(e);
+    cs_dataset_free(f);
+    cs_dataset_free(g3);
+}
+
+/* The mass profile: mean k-th largest probability and mean probability per class. */
+static void test_mass_profile(void **state)
+{
+    (void)state;
+    /* rows (label): (.5,.3,.2) 0; (.1,.6,.3) 1; (.2,.2,.6) 2; (.3,.45,.25) 0 */
+    const double p[12] = { .5, .3, .2, .1, .6, .3, .2, .2, .6, .3, .45, .25 };
+    const int lab[4] = { 0, 1, 2, 0 };
+    cs_dataset *x = make_ds("x.csv", 4, 3, p, lab);
+    cs_dataset *b = make_bin4("b.csv", P_B, LAB4);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods_options o = opts(0, 0, 0, 10, 0);
+    cs_methods t;
+    cs_error err;
+    const cs_dataset *d[2] = { x, b };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.classes, 3);
+    assert_int_equal(t.n_top, 3);
+    const cs_method_row *r = &t.rows[0];
+    assert_true(r->mass_ok);
+    assert_int_equal(r->mass_n, 4);
+    assert_int_equal(r->k, 3);
+    /* sorted rows: (.5,.3,.2) (.6,.3,.1) (.6,.2,.2) (.45,.3,.25) */
+    assert_double_near(r->top[0], 2.15 / 4, 1e-15);
+    assert_double_near(r->top[1], 1.1 / 4, 1e-15);
+    assert_double_near(r->top[2], 0.75 / 4, 1e-15);
+    assert_double_near(r->cls[0], 1.1 / 4, 1e-15);
+    assert_double_near(r->cls[1], 1.55 / 4, 1e-15);
+    assert_double_near(r->cls[2], 1.35 / 4, 1e-15);
+    /* binary B (a different K than the reference): its own K; top (3·.95 + .8)/4, (3·.05 + .2)/4;
+     * class means (3·.95 + .2)/4, (3·.05 + .8)/4 */
+    r = &t.rows[1];
+    assert_true(r->mass_ok);
+    assert_int_equal(r->k, 2);
+    assert_double_near(r->top[0], 0.9125, 1e-15);
+    assert_double_near(r->top[1], 0.0875, 1e-15);
+    assert_double_near(r->cls[0], 0.7625, 1e-15);
+    assert_double_near(r->cls[1], 0.2375, 1e-15);
+    cs_methods_free(&t);
+
+    /* on the selected samples only: y == 0 keeps rows 0 and 3 */
+    snprintf(s.select, sizeof s.select, "y == 0");
+    const cs_dataset *d1[1] = { x };
+    assert_int_equal(cs_methods_run(d1, 1, &s, &o, NULL, &t, &err), CS_OK);
+    r = &t.rows[0];
+    assert_true(r->mass_ok);
+    assert_int_equal(r->mass_n, 2);
+    assert_double_near(r->top[0], 0.475, 1e-15);
+    assert_double_near(r->top[1], 0.3, 1e-15);
+    assert_double_near(r->top[2], 0.225, 1e-15);
+    assert_double_near(r->cls[0], 0.4, 1e-15);
+    assert_double_near(r->cls[1], 0.375, 1e-15);
+    assert_double_near(r->cls[2], 0.225, 1e-15);
+    cs_methods_free(&t);
+    cs_dataset_free(x);
+    cs_dataset_free(b);
+
+    /* digits_ts (10 classes, n_top = 10), against numpy:
+     *   a = np.loadtxt('samples/digits_ts.csv', delimiter=',', skiprows=1); p = a[:, 2:]
+     *   s = -np.sort(-p, axis=1); s.mean(axis=0); p.mean(axis=0)
+     *   sel = a[:, 1] == 3; s[sel].mean(axis=0); sel.sum()  -> 183 */
+    static const double top_all[10] = {
+        0.96431522807121306, 0.027587081521742544, 0.0054683430310731159, 0.0016724596913258753,
+        0.0005818921776726602, 0.00025179094691819571, 8.6268940495961514e-05,
+        2.8996816853814869e-05, 6.8216002859436888e-06, 1.1172024185212429e-06 };
+    static const double cls_all[10] = {
+        0.098171455631775928, 0.10451976648895217, 0.098714704257982122, 0.099120831598029535,
+        0.099729006882113502, 0.10164775737455388, 0.10053160812498863, 0.10100221568345526,
+        0.095813717061032158, 0.10074893689711643 };
+    static const double top_y3[10] = {
+        0.95067586595856501, 0.037416246713904172, 0.0086648578064805661, 0.0025308134098342818,
+        0.00054051391762528485, 0.00012114279025673822, 4.16811000580778e-05,
+        6.5050203363417961e-06, 1.9444689548932445e-06, 4.2881398451199715e-07 };
+    cs_dataset *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = load_sample("digits_gnb.csv");
+    const cs_dataset *dg[2] = { g, ts };
+    cs_settings_default(&s);
+    assert_int_equal(cs_methods_run(dg, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.n_top, 10);
+    r = &t.rows[1];
+    assert_true(r->mass_ok);
+    assert_int_equal(r->mass_n, 1797);
+    for (int j = 0; j < 10; j++) {
+        assert_double_rel(r->top[j], top_all[j], 1e-17, 1e-12);
+        assert_double_rel(r->cls[j], cls_all[j], 1e-17, 1e-12);
+    }
+    /* the reference row too: digits_gnb's mean top-1 probability (numpy, same script) */
+    assert_double_rel(t.rows[0].top[0], 0.98776365372302166, 0, 1e-12);
+    assert_double_rel(t.rows[0].top[1], 0.011848905450002266, 0, 1e-12);
+    cs_methods_free(&t);
+    snprintf(s.select, sizeof s.select, "y == 3");
+    assert_int_equal(cs_methods_run(dg, 2, &s, &o, NULL, &t, &err), CS_OK);
+    r = &t.rows[1];
+    assert_int_equal(r->mass_n, 183);
+    for (int j = 0; j < 10; j++) assert_double_rel(r->top[j], top_y3[j], 1e-17, 1e-12);
+    cs_methods_free(&t);
+    cs_dataset_free(ts);
+    cs_dataset_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_hand_trio_values),
+        cmocka_unit_test(test_samples_match_direct),
+        cmocka_unit_test(test_self_compare),
+        cmocka_unit_test(test_rankings),
+        cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_row_errors),
+        cmocka_unit_test(test_mass_profile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
