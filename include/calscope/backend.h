@@ -76,7 +76,8 @@ typedef enum cs_job_kind {
                            prepared, "FILE+ts") + response.recal_info; not cancellable inside
                            the fit (milliseconds): a superseded one finishes and is dropped */
     CS_JOB_METHODS,     /* cs_methods_run(methods[0..n_methods), settings, methods_opts)
-                           -> response.methods */
+                           -> response.methods; `data` must be set too (to methods[0]): it
+                           names the dataset the slot's result belongs to */
     CS_JOB_COMPAT       /* cs_compat_run(data, settings, CS_COMPAT_ALL_MASK) -> response.compat,
                            plus response.compat_bin_moved: per library and calscope bin (top1
                            uniform only) the moved samples that calscope puts in that bin */

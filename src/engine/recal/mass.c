@@ -36,7 +36,7 @@ cs_status cs_mass_profile(const cs_dataset *d, const char *select, size_t n_top,
         for (size_t c = 0; c < k; c++) {
             if (cls) cls[c] += g[c];
             /* insertion into the n_top largest so far (n_top is small: at most 10 in use) */
-            if (nb < n_top || g[c] > best[nb - 1]) {
+            if (n_top && (nb < n_top || g[c] > best[nb - 1])) {
                 size_t at = nb < n_top ? nb++ : nb - 1;
                 while (at > 0 && best[at - 1] < g[c]) { best[at] = best[at - 1]; at--; }
                 best[at] = g[c];
