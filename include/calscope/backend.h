@@ -101,7 +101,8 @@ typedef struct cs_request {
     int topk_k[CS_BACKEND_MAX_TOPK]; /* TOPK: the k values */
     size_t n_topk;
     int threads;                 /* helper threads for this request's computation; 0 = the pool
-                                    size (results are identical for any value) */
+                                    size divided by the jobs running when it starts (results are
+                                    identical for any value) */
     unsigned sleep_ms;           /* SLEEP */
     double likert_cuts[CS_LIKERT_MAX + 1]; /* LIKERT: the cut points (copied) */
     size_t n_likert_cuts;        /* LIKERT: 0 = cs_likert_default_cuts */

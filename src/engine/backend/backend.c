@@ -31,6 +31,7 @@ typedef struct job {
     uint64_t gen;
     atomic_int cancel;
     atomic_int progress;     /* parts per million */
+    int share;               /* helper threads when the request leaves it to the pool */
     struct job *next;
 } job;
 
@@ -151,7 +152,7 @@ static void compat_bins(const cs_dataset *d, cs_response *r)
     }
 }
 
-static cs_response *run_job(cs_backend *b, job *j)
+static cs_response *run_job(job *j)
 {
     cs_response *r = calloc(1, sizeof *r);
     if (!r)
@@ -163,7 +164,7 @@ static cs_response *run_job(cs_backend *b, job *j)
     r->generation = j->gen;
     r->data = q->data;
     cs_error_clear(&r->err);
-    cs_run run = { .threads = q->threads > 0 ? q->threads : b->default_threads,
+    cs_run run = { .threads = q->threads > 0 ? q->threads : j->share,
                    .cancel = &j->cancel, .progress_ppm = &j->progress };
     unsigned metrics = q->metrics ? q->metrics : CS_METRICS_DEFAULT;
     cs_prepared *p = NULL;
@@ -277,9 +278,16 @@ static void *worker_main(void *arg)
             b->q_tail = NULL;
         j->next = NULL;
         b->running[me] = j;
+        /* Jobs that start while others run get a share of the cores, not all of them: two
+         * curves side by side on 2 cores would otherwise run 4 threads and hold 4 threads'
+         * scratch memory for no speed. Results do not depend on the count. */
+        int busy = 0;
+        for (int w = 0; w < b->n_workers; w++)
+            busy += b->running[w] != NULL;
+        j->share = b->default_threads / busy > 1 ? b->default_threads / busy : 1;
         pthread_mutex_unlock(&b->mu);
 
-        cs_response *r = run_job(b, j);
+        cs_response *r = run_job(j);
 
         pthread_mutex_lock(&b->mu);
         b->running[me] = NULL;

@@ -174,23 +174,23 @@ void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void
     else chunk_thread(&r[1]);
 }
 
-typedef struct { cs_prepared *p; uint32_t *ub; const double *e; int M; } ubin_ctx;
+typedef struct { cs_prepared *p; uint16_t *ub; const double *e; int M; } ubin_ctx;
 
 static void ubin_chunk(void *vctx, size_t c)
 {
     ubin_ctx *x = vctx;
     size_t a = c * CS_MX_CHUNK, z = a + CS_MX_CHUNK < x->p->n ? a + CS_MX_CHUNK : x->p->n;
-    for (size_t i = a; i < z; i++) x->ub[i] = (uint32_t)cs_mx_ubin(x->p->v[i], x->e, x->M);
+    for (size_t i = a; i < z; i++) x->ub[i] = (uint16_t)cs_mx_ubin(x->p->v[i], x->e, x->M);
 }
 
-const uint32_t *cs_mx_ubin_cache(cs_prepared *p)
+const uint16_t *cs_mx_ubin_cache(cs_prepared *p)
 {
     pthread_mutex_lock(&p->lock);
-    if (!p->ubin && !p->ubin_tried && p->v) {
+    if (!p->ubin && !p->ubin_tried && p->v && p->s.bins <= 65536) {
         p->ubin_tried = 1;
         int M = p->s.bins;
         double *e = malloc((size_t)(M + 1) * sizeof *e);
-        uint32_t *ub = malloc((p->n ? p->n : 1) * sizeof *ub);
+        uint16_t *ub = malloc((p->n ? p->n : 1) * sizeof *ub);
         if (e && ub) {
             cs_mx_edges(e, M);
             ubin_ctx x = {p, ub, e, M};
@@ -202,14 +202,15 @@ const uint32_t *cs_mx_ubin_cache(cs_prepared *p)
         free(e);
         free(ub);
     }
-    const uint32_t *r = p->ubin;
+    const uint16_t *r = p->ubin;
     pthread_mutex_unlock(&p->lock);
     return r;
 }
 
 typedef struct {
     const cs_prepared *p;
-    const uint32_t *items, *ub;
+    const uint32_t *items;
+    const uint16_t *ub;
     size_t ni, csz;
     const double *e;
     int M;
@@ -227,7 +228,8 @@ static void usum_chunk(void *vctx, size_t c)
     double *sv = x->sv + c * M;
     const double *v = x->p->v;
     const uint8_t *t = x->p->t;
-    const uint32_t *items = x->items, *ub = x->ub;
+    const uint32_t *items = x->items;
+    const uint16_t *ub = x->ub;
     for (size_t q0 = a; q0 < z; q0 += 8192) {
         if (cs_mx_cancelled(x->cancel) || atomic_load_explicit(&x->stop, memory_order_relaxed)) {
             atomic_store(&x->stop, 1);

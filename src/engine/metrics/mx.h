@@ -32,7 +32,8 @@ struct cs_prepared {
     /* First coordinate of the lensed output / target, for every lens but classwise. */
     double *v;
     uint8_t *t;
-    uint32_t *ubin;        /* scalar lenses: uniform bin of v under s.bins */
+    uint16_t *ubin;        /* scalar lenses: uniform bin of v under s.bins (M <= 65536 only:
+                              2 bytes a sample keeps the cache small beside the data) */
 
     /* Vector lenses (topk, group, full): coordinate j < nrow of sample i is
      * obase[(by_row ? rows[i] : i) * ostride + j]; coordinate nrow (if rem) is rem[i]. */
@@ -93,7 +94,7 @@ const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n);
 const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni,
                               const uint32_t *order, const uint32_t *rank, size_t N);
 /* Lazily built uniform bin of every sample (scalar lenses but classwise); NULL on ENOMEM. */
-const uint32_t *cs_mx_ubin_cache(cs_prepared *p);
+const uint16_t *cs_mx_ubin_cache(cs_prepared *p);
 /* Runs fn(ctx, c) for the chunks c = 0..nchunks-1, on two threads (fixed halves) when
  * `big`; every chunk writes only its own partial results. */
 void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void *ctx);
