@@ -21,7 +21,7 @@ static double nice_step(double raw)
     return 10 * p;
 }
 
-static void y_range(const ch_curve *c, double *lo, double *hi)
+static void y_range(const ch_curve *c, int nt, double *lo, double *hi)
 {
     double mn = INFINITY, mx = -INFINITY;
     for (size_t s = 0; s < c->n_series; s++) {
@@ -36,8 +36,8 @@ static void y_range(const ch_curve *c, double *lo, double *hi)
     *lo = isfinite(c->y_min) ? c->y_min : (mn >= 0 ? 0 : mn);
     if (isfinite(c->y_max)) *hi = c->y_max;
     else {
-        double step = nice_step((mx - *lo) / 4);
-        *hi = *lo + 4 * step;
+        double step = nice_step((mx - *lo) / nt);
+        *hi = *lo + nt * step;
     }
     if (!(*hi > *lo)) *hi = *lo + 1;
 }
@@ -76,8 +76,14 @@ int ch_curve_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_curve *c, co
     int title = c->title != NULL;
     int H = h - title - 3, W = w - YLAB_W - 1;
     if (H < 3) return -1;
+    /* As many tick intervals (about 4) as divide the H-1 row steps, so every tick label sits
+     * exactly on its value's row and the labels are evenly spaced. */
+    int nt = 4;
+    static const int pref[] = { 4, 3, 5, 2, 6 };
+    for (size_t i = 0; i < sizeof pref / sizeof pref[0]; i++)
+        if ((H - 1) % pref[i] == 0) { nt = pref[i]; break; }
     double ylo, yhi;
-    y_range(c, &ylo, &yhi);
+    y_range(c, nt, &ylo, &yhi);
 
     int y = y0;
     if (title) ch_buf_puts(b, x0, y++, w, c->title, CH_ROLE_TITLE, !g->utf8);
@@ -85,8 +91,8 @@ int ch_curve_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_curve *c, co
 #define ROW(v) (top + H - 1 - (int)floor(((v) - ylo) / (yhi - ylo) * (H - 1) + 0.5))
 
     for (int r = 0; r < H; r++) ch_buf_glyph(b, px - 1, top + r, g, CH_G_VLINE, CH_ROLE_AXIS);
-    for (int t = 0; t <= 4; t++) {
-        double v = ylo + t * (yhi - ylo) / 4;
+    for (int t = 0; t <= nt; t++) {
+        double v = ylo + t * (yhi - ylo) / nt;
         int ry = ROW(v);
         char lab[16];
         snprintf(lab, sizeof lab, "%.4g", v);
