@@ -3,7 +3,7 @@
 #   make test             unit (cmocka) + end-to-end tests, then the same under ASan+UBSan,
 #                         then the backend tests under TSan; ends with "N passed, N failed"
 #   make bench            benchmark against the Python reference (pandas/numpy/sklearn)
-#   make demo             opens calscope on a bundled sample
+#   make demo             opens the dashboard on two bundled samples
 #   make deps             installs the Debian packages the build needs (root)
 #   make fuzz             builds and runs the loader fuzzer for FUZZ_SECONDS (clang libFuzzer)
 # Variants: BUILD=dir SANITIZE=address,undefined|thread V=1
@@ -44,7 +44,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 
-.PHONY: all test unit e2e check-asan check-tsan bench demo deps fuzz clean samples
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz clean samples
 all: $(BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -99,7 +99,7 @@ bench: $(BIN) $(BENCH_ENGINE) $(BENCH_GEN)
 # ---- end of benchmark section ----
 
 demo: $(BIN)
-	$(Q)$(BIN) report --plot samples/digits_gnb.csv
+	$(Q)$(BIN) samples/digits_gnb.csv samples/digits_ts.csv
 
 deps:
 	$(Q)tools/install-deps.sh
