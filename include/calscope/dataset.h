@@ -31,6 +31,10 @@ typedef struct cs_dataset {
     int32_t *case_id;      /* n, index into case_names */
     char **case_names;
     size_t n_cases;
+    int32_t *split;        /* n, index into split_names: the column cs_load_options.split_column
+                              named (NULL when none was asked for) */
+    char **split_names;
+    size_t n_splits;
 
     /* Derived once per file by cs_dataset_prepare (NULL before). */
     double *conf;          /* n, max_j prob[i][j] */

@@ -2,10 +2,10 @@
  *
  * Columns are found by name in the header (case-insensitive): label|y|target|true,
  * p_<name>|prob_<name> (K >= 2), logit_<name> (softmax applied, logits kept),
- * p|prob|score (binary shorthand), id, tta, case. Anything else is ignored and listed
- * in the summary. Input may be gzip-compressed (detected by magic bytes), use `,` `;` or
- * tab as delimiter (sniffed from the header), carry a UTF-8 BOM, CRLF line ends and
- * RFC 4180 quoting.
+ * p|prob|score (binary shorthand), id, tta, case, and the split column when one is named
+ * (cs_load_options.split_column). Anything else is ignored and listed in the summary.
+ * Input may be gzip-compressed (detected by magic bytes), use `,` `;` or tab as delimiter
+ * (sniffed from the header), carry a UTF-8 BOM, CRLF line ends and RFC 4180 quoting.
  *
  * Strict by default: the first bad row refuses the whole file; err->msg then reads
  * "FILE:LINE:COL: reason" followed by how many further rows are bad. With skip_bad_rows
@@ -33,6 +33,10 @@ typedef struct cs_load_options {
                               every other column is a class probability (p_0, p_1, ...) */
     int label_col;         /* 1-based label column for no_header (default 1) */
     char delimiter;        /* ',' ';' '\t', or 0 to sniff from the first line */
+    const char *split_column; /* NULL, or the name (case-insensitive) of a column kept per row as
+                              an interned string (cs_dataset.split, e.g. fit / eval): the file
+                              is refused when it has no such column, an empty value is a bad
+                              row, and the name may not be one of the columns above */
     cs_progress_fn progress;
     void *progress_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */

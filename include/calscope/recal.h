@@ -31,7 +31,8 @@
  * sample is recalibrated by the model fitted on the other K − 1 folds, so no sample is ever
  * scored by a model that saw it. Alternatively a fit mask (one model fitted on the masked rows
  * and applied to every row): the caller must then evaluate only the rows outside the mask —
- * cs_recal_split_mask and cs_dataset_subset do that for `--recal-split F`. Only samples (rows
+ * cs_recal_split_mask and cs_dataset_subset do that for `--recal-split F`, cs_recal_column_mask
+ * (or the split_fit option) for a named split column (`--recal-split-column`). Only samples (rows
  * with tta 0) are fitted on; every row is transformed (TTA observations by their id's fold).
  *
  * Threads: every function reads its inputs only; any thread may call them. */
@@ -60,6 +61,9 @@ typedef struct cs_recal_options {
     uint64_t seed;           /* fold assignment */
     int bins;                /* hist: M, 1..100000 (default 15) */
     const uint8_t *fit_mask; /* NULL, or per dataset row 1 = fit on it (then no cross-fitting) */
+    const char *split_fit;   /* NULL, or (without fit_mask) fit on the rows whose split column
+                                value is this: the mask of cs_recal_column_mask (no cross-fitting;
+                                "" = fit or train) */
     int threads;             /* ts passes; <= 0 all cores */
 } cs_recal_options;
 
@@ -91,9 +95,16 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
  * NULL when out of memory. */
 uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed);
 
+/* Fit mask of a named split column (d->split, loaded with cs_load_options.split_column): row r
+ * is a fitting row iff its split value equals fit_value, compared case-insensitively; NULL or ""
+ * means "fit" or "train". Returns a malloc'd array of d->n bytes (caller frees), or NULL with
+ * err: CS_EUSAGE (d has no split column), CS_EINPUT (no sample would be fitted on, or none would
+ * be left to evaluate; the message lists the column's values), CS_ENOMEM. */
+uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_error *err);
+
 /* A copy of d with the rows r whose mask[r] == keep_value (mask NULL: every row), prepared,
- * with path "<d->path><suffix>" and the logits kept. Id, case and class name tables are copied
- * whole. Returns a dataset owned by the caller, or NULL with err (CS_ENOMEM, CS_EEMPTY when no
+ * with path "<d->path><suffix>" and the logits kept. Id, case, split and class name tables are
+ * copied whole. Returns a dataset owned by the caller, or NULL with err (CS_ENOMEM, CS_EEMPTY when no
  * row is kept). */
 cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
                               const char *suffix, cs_error *err);

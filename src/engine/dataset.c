@@ -24,6 +24,8 @@ void cs_dataset_free(cs_dataset *d)
     free(d->tta);
     free(d->case_id);
     free_names(d->case_names, d->n_cases);
+    free(d->split);
+    free_names(d->split_names, d->n_splits);
     free(d->conf);
     free(d->pred);
     free(d->correct);

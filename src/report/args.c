@@ -62,7 +62,10 @@ static const char usage_text2[] =
 "                      isotonic); 5-fold cross-fitted (implies --compare)\n"
 "  --recal-folds K     cross-fitting folds (default 5)   --recal-bins M   hist bins (15)\n"
 "  --recal-split F     fit on a seeded id-hash fraction F of the rows instead, and measure\n"
-"                      every method on the other rows only\n"
+"                      every method on the other rows only\n""  --recal-split-column COL[=FIT]\n"
+"                      fit on the rows whose column COL is FIT (default: fit or train,\n"
+"                      any case) instead, and measure every method on the other rows\n"
+"                      only (every FILE must have the column COL)\n"
 "  --reference N       method N (1 = first file; files, then recalibrations) is the reference\n"
 "  --compare-k K       k of the table's top-k ECE column (default 3)\n"
 "  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full\n"
@@ -138,7 +141,7 @@ void rep_opts_free(rep_opts *o)
 static const char *const valued[] = {
     "--lens", "--bins", "--binning", "--gamma", "--sigma", "--mixture", "--distance", "--select",
     "--format", "--check", "--sum-tol", "--label-col", "--delimiter", "--seed", "--threads",
-    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--compat", "--likert-cuts", NULL,
+    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--recal-split-column", "--compat", "--likert-cuts", NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -356,11 +359,12 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     if (o->curve_list_flag == 1 && o->curve != 1) return rep_usage_error("--fractions needs --curve size");
     if (o->curve_list_flag == 2 && o->curve != 2) return rep_usage_error("--bins-list needs --curve bins");
     if (o->replace && o->curve != 1) return rep_usage_error("--replace needs --curve size");
-    if (o->repeats && !o->curve && !o->compare) return rep_usage_error("--repeats needs --curve or --compare");
     if (o->curve_list_flag == 2 && o->settings.binning != CS_BIN_KDTREE)
         for (size_t i = 0; i < o->n_curve_x; i++)
             if (o->curve_x[i] != floor(o->curve_x[i])) return rep_usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
     if (rep_methods_check(o)) return 2;   /* --compare file counts, --recal (methods.c) */
+    /* after rep_methods_check: --recal implies --compare */
+    if (o->repeats && !o->curve && !o->compare) return rep_usage_error("--repeats needs --curve, --compare or --recal");
     if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
         return rep_usage_error("--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)

@@ -1,13 +1,16 @@
 /* `calscope report --compare` methods table (see methods.h).
  *
  * Rows are methods: the loaded files in argument order, then the recalibrations of the
- * reference file (--recal, in the order given; cross-fitted unless --recal-split). Columns are
+ * reference file (--recal, in the order given; cross-fitted unless --recal-split or
+ * --recal-split-column). Columns are
  * accuracy, ECE, ACE, MCE, AECE, RECE-G, SCE, top-k ECE, Brier and NLL under the report's
  * settings, each with a bootstrap 95 % interval (cs_bootstrap_ci with --ci R, default 200, and
  * --seed: the same numbers a single-file report with the same flags prints) and, for every
  * method but the reference, the paired-bootstrap difference method − reference (cs_compare_run,
  * --repeats R, default 1000) with its interval; the difference is marked when the interval
- * excludes 0. With --recal-split F every method is measured on the held-out rows only. */
+ * excludes 0. With --recal-split F or --recal-split-column COL every method is measured on the
+ * held-out rows only: one fit mask per file (held_out_mask) chooses both the rows the
+ * recalibrations are fitted on and the rows every method is measured on. */
 #include "report/methods.h"
 
 #include <errno.h>
@@ -53,6 +56,9 @@ struct rep_methods {
     int ci_repeats, cmp_repeats;
     uint64_t seed;
     double split;
+    char split_column[128];  /* --recal-split-column, "" when not given */
+    char split_fit[128];     /* its fitting value, "" = fit or train */
+    int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
     int folds, bins;
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
@@ -105,6 +111,16 @@ int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val)
         if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
             return rep_usage_error("--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
         mo->split = v;
+    } else if (strcmp(flag, "--recal-split-column") == 0) {
+        const char *eq = strchr(val, '=');
+        size_t cl = eq ? (size_t)(eq - val) : strlen(val);
+        if (cl == 0) return rep_usage_error("--recal-split-column: '%s' names no column (COL or COL=FITVALUE)", val);
+        if (eq && !eq[1]) return rep_usage_error("--recal-split-column: '%s' has an empty fitting value", val);
+        if (cl >= sizeof mo->split_column || (eq && strlen(eq + 1) >= sizeof mo->split_fit))
+            return rep_usage_error("--recal-split-column: '%s' is too long", val);
+        memcpy(mo->split_column, val, cl);
+        mo->split_column[cl] = '\0';
+        snprintf(mo->split_fit, sizeof mo->split_fit, "%s", eq ? eq + 1 : "");
     } else {
         return -1;
     }
@@ -114,8 +130,14 @@ int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val)
 int rep_methods_check(struct rep_opts *o)
 {
     rep_methods_opts *mo = &o->methods;
-    int recal_flags = mo->folds || mo->bins || mo->split > 0;
-    if (recal_flags && !mo->n_recal) return rep_usage_error("--recal-folds, --recal-bins and --recal-split need --recal");
+    int recal_flags = mo->folds || mo->bins || mo->split > 0 || mo->split_column[0];
+    if (recal_flags && !mo->n_recal)
+        return rep_usage_error("--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal");
+    if (mo->split > 0 && mo->split_column[0])
+        return rep_usage_error("--recal-split and --recal-split-column both choose the fitting rows: give one");
+    if (mo->folds && (mo->split_column[0] || mo->split > 0))
+        return rep_usage_error("--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");
+    if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */
     if (mo->n_recal) o->compare = 1;
     if ((mo->reference || mo->k) && !o->compare) return rep_usage_error("--reference and --compare-k need --compare or --recal");
     if (!o->compare) return 0;
@@ -160,6 +182,34 @@ static int worst(int a, int b)
     return a > b ? a : b;
 }
 
+/* The fit mask of one file under --recal-split F (a seeded id hash) or --recal-split-column
+ * (its split column): 1 = a fitting row; the evaluation keeps the rows where it is 0. On failure
+ * returns NULL and, unless status is NULL (already reported), says why (a split column with no
+ * fitting or no evaluation row is an input error) and raises *status. */
+static uint8_t *held_out_mask(const rep_methods *t, const cs_dataset *d, const char *path, int *status,
+                              cs_error *err)
+{
+    uint8_t *m;
+    if (t->split_column[0]) {
+        m = cs_recal_column_mask(d, t->split_fit, err);
+        if (!m && status) {
+            char what[300];
+            snprintf(what, sizeof what, "--recal-split-column %s%s%s", t->split_column, t->split_fit[0] ? "=" : "",
+                     t->split_fit);
+            say(what, err);
+            *status = worst(*status, status_of(err->code));
+        }
+        return m;
+    }
+    m = cs_recal_split_mask(d, t->split, t->seed);
+    if (!m && status) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+        say(path, err);
+        *status = worst(*status, 3);
+    }
+    return m;
+}
+
 rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
                              size_t n, int *status)
 {
@@ -173,6 +223,9 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     t->cmp_repeats = o->repeats ? o->repeats : 1000;
     t->seed = o->seed;
     t->split = mo->split;
+    snprintf(t->split_column, sizeof t->split_column, "%s", mo->split_column);
+    snprintf(t->split_fit, sizeof t->split_fit, "%s", mo->split_fit);
+    t->held_out = t->split > 0 || t->split_column[0];
     t->folds = mo->folds ? mo->folds : 5;
     t->bins = mo->bins ? mo->bins : 15;
     t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
@@ -182,17 +235,17 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     cs_error err;
     cs_error_clear(&err);
 
-    /* the files; with --recal-split each is cut to its held-out rows */
+    /* the files; with a held-out split each is cut to its held-out rows */
     for (size_t i = 0; i < n; i++) {
         rep_method *me = &t->m[t->n++];
         me->recal = -1;
         me->name = strdup(paths[i]);
         me->d = data[i];
-        if (data[i] && t->split > 0) {
-            uint8_t *mask = cs_recal_split_mask(data[i], t->split, t->seed);
+        if (data[i] && t->held_out) {
+            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, &err);
             me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &err) : NULL;
+            if (mask && !me->own) { say(paths[i], &err); *status = worst(*status, 3); }
             free(mask);
-            if (!me->own) { say(paths[i], &err); *status = worst(*status, 3); }
             me->d = me->own;
         }
     }
@@ -212,8 +265,10 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
         ro.seed = o->seed;
         ro.threads = o->threads;
         uint8_t *mask = NULL;
-        if (t->split > 0) {
-            mask = cs_recal_split_mask(data[src], t->split, t->seed);
+        if (t->held_out) {
+            /* the reference file's own cut (a failure is reported above): the rows it keeps out
+             * of the fit are the rows every method is measured on */
+            if (!(mask = held_out_mask(t, data[src], paths[src], NULL, &err))) continue;
             ro.fit_mask = mask;
         }
         cs_dataset *full = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
@@ -312,13 +367,28 @@ static int excludes_zero(double lo, double hi)
     return cs_methods_excludes_zero(lo, hi);
 }
 
+/* "column": "split", "fit_values": ["fit", "train"] (members of an object) */
+static void split_column_json(FILE *out, const rep_methods *t)
+{
+    fputs("\"column\": ", out);
+    jstr(out, t->split_column);
+    fputs(", \"fit_values\": [", out);
+    if (t->split_fit[0]) jstr(out, t->split_fit);
+    else fputs("\"fit\", \"train\"", out);
+    fputc(']', out);
+}
+
 static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
 {
     fputs(", \"recal\": {\"method\": ", out);
     jstr(out, cs_recal_name(me->recal));
     fputs(", \"fit\": ", out);
-    jstr(out, t->split > 0 ? "split" : "cross-fit");
-    if (t->split > 0) {
+    jstr(out, t->split_column[0] ? "split-column" : t->split > 0 ? "split" : "cross-fit");
+    if (t->split_column[0]) {
+        fputs(", \"split_column\": {", out);
+        split_column_json(out, t);
+        fputc('}', out);
+    } else if (t->split > 0) {
         fputs(", \"split\": ", out);
         jnum(out, t->split);
     } else {
@@ -327,11 +397,11 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
     fprintf(out, ", \"fit_rows\": %zu", me->info.fit_rows);
     if (me->recal == CS_RECAL_TS || me->recal == CS_RECAL_PLATT) {
         fprintf(out, ", \"scores\": \"%s\"", me->info.from_logits ? "logits" : "log-probabilities");
-        size_t all = t->split > 0 ? 0 : (size_t)t->folds;
+        size_t all = t->held_out ? 0 : (size_t)t->folds;
         if (me->recal == CS_RECAL_TS) {
             fputs(", \"temperature\": ", out);
             jnum(out, me->info.param[all][0]);
-            if (t->split <= 0) {
+            if (!t->held_out) {
                 fputs(", \"fold_temperatures\": [", out);
                 for (int f = 0; f < t->folds; f++) {
                     if (f) fputs(", ", out);
@@ -391,7 +461,24 @@ void rep_methods_json(FILE *out, const rep_methods *t)
             t->ci_repeats, t->cmp_repeats, (unsigned long long)t->seed, t->k);
     jstr(out, t->lens);
     fputs(", \"evaluated_on\": ", out);
-    jstr(out, t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
+    jstr(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
+              : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
+    /* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
+    fputs(", \"recal_split\": {\"kind\": ", out);
+    if (t->split_column[0]) {
+        jstr(out, "column");
+        fputs(", ", out);
+        split_column_json(out, t);
+    } else if (t->split > 0) {
+        jstr(out, "hash");
+        fputs(", \"fraction\": ", out);
+        jnum(out, t->split);
+        fprintf(out, ", \"seed\": %llu", (unsigned long long)t->seed);
+    } else {
+        jstr(out, "cross-fit");
+        fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
+    }
+    fputc('}', out);
     fputs("},\n  \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
@@ -501,20 +588,24 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         fprintf(out, "  %s: %s", me->name,
                 me->recal == CS_RECAL_TS ? "temperature scaling" : me->recal == CS_RECAL_PLATT ? "Platt scaling"
                 : me->recal == CS_RECAL_HIST ? "histogram binning" : "isotonic regression");
-        if (t->split > 0) fprintf(out, ", fitted on the %zu fitting rows of --recal-split %g", me->info.fit_rows, t->split);
+        if (t->split_column[0])
+            fprintf(out, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
+                    t->split_fit[0] ? t->split_fit : "fit or train");
+        else if (t->split > 0) fprintf(out, ", fitted on the %zu fitting rows of --recal-split %g", me->info.fit_rows, t->split);
         else fprintf(out, ", %d-fold cross-fitted", t->folds);
-        size_t all = t->split > 0 ? 0 : (size_t)t->folds;
+        size_t all = t->held_out ? 0 : (size_t)t->folds;
+        const char *on = t->held_out ? "the fitting rows" : "all rows";
         if (me->recal == CS_RECAL_TS)
-            fprintf(out, ", T = %.4f on all rows%s (from %s)", me->info.param[all][0], me->info.clamped ? " [at bound]" : "",
+            fprintf(out, ", T = %.4f on %s%s (from %s)", me->info.param[all][0], on, me->info.clamped ? " [at bound]" : "",
                     me->info.from_logits ? "logits" : "log-probabilities");
         else if (me->recal == CS_RECAL_PLATT)
-            fprintf(out, ", a = %.4f, b = %.4f on all rows (from %s)", me->info.param[all][0], me->info.param[all][1],
+            fprintf(out, ", a = %.4f, b = %.4f on %s (from %s)", me->info.param[all][0], me->info.param[all][1], on,
                     me->info.from_logits ? "logits" : "log-probabilities");
         else if (me->recal == CS_RECAL_HIST)
             fprintf(out, ", %d bins", t->bins);
         fputc('\n', out);
     }
-    if (t->split > 0)
+    if (t->held_out)
         fprintf(out, "  every method is measured on the other %zu rows only (held out from the fit)\n", ref->d ? ref->d->n : 0);
 
     /* compact table: values, and the rank among the methods */

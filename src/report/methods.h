@@ -20,6 +20,8 @@ typedef struct rep_methods_opts {
     int folds;                   /* --recal-folds K (default 5) */
     int bins;                    /* --recal-bins M for hist (default 15) */
     double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
+    char split_column[128];      /* --recal-split-column COL[=FITVALUE]: fit on the rows whose COL */
+    char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */
 } rep_methods_opts;
 
 struct rep_opts;

@@ -52,6 +52,10 @@ static void settings_json(FILE *out, const rep_opts *o)
     jstr(out, rep_mixture_text(s->mixture));
     fputs(", \"sum_tol\": ", out);
     jnum(out, o->load.sum_tol);
+    if (o->load.split_column) {   /* --recal-split-column: the column every FILE was split by */
+        fputs(", \"split_column\": ", out);
+        jstr(out, o->load.split_column);
+    }
     if (o->compat >= 0) {
         fputs(", \"compat\": ", out);
         jstr(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));

@@ -71,28 +71,6 @@ static cs_dataset *load_sample(const char *name)
     return d;
 }
 
-static cs_dataset *make_ds(size_t n, size_t k, const double *prob, const int32_t *label)
-{
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->path = strdup("hand.csv");
-    d->n = n;
-    d->k = k;
-    d->prob = malloc(n * k * sizeof *d->prob);
-    memcpy(d->prob, prob, n * k * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    memcpy(d->label, label, n * sizeof *d->label);
-    d->class_names = calloc(k, sizeof *d->class_names);
-    for (size_t c = 0; c < k; c++) {
-        char nm[24];
-        snprintf(nm, sizeof nm, "%zu", c);
-        d->class_names[c] = strdup(nm);
-    }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
-    return d;
-}
-
 /* Multiclass dataset of n rows, K classes, random logits; label drawn from the softmax (so it
  * is roughly calibrated and recalibration has real work to do). */
 static cs_dataset *make_big(size_t n, size_t k, uint64_t seed)
@@ -118,7 +96,7 @@ static cs_dataset *make_big(size_t n, size_t k, uint64_t seed)
             if (u < acc) { y[i] = (int32_t)c; break; }
         }
     }
-    cs_dataset *d = make_ds(n, k, p, y);
+    cs_dataset *d = cs_test_dataset(n, k, p, y);
     free(p);
     free(y);
     return d;
@@ -475,7 +453,7 @@ static void test_compat_job(void **state)
      * the others move nothing. So the table is 2 in bin 1 for those three, 0 elsewhere. */
     static const double p[] = { .5, .3, .2,  .25, .5, .25,  .1, .9, 0,  .2, .1, .7,  .3, .3, .4 };
     static const int32_t y[] = { 0, 1, 1, 0, 2 };
-    cs_dataset *h = make_ds(5, 3, p, y);
+    cs_dataset *h = cs_test_dataset(5, 3, p, y);
     q = compat_request(8, h);
     q.settings.bins = 4;
     submit(b, &q);

@@ -18,30 +18,17 @@ static const row ROWS[] = {
 
 static cs_dataset *make(int with_case)
 {
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->n = NR;
-    d->k = 2;
-    d->prob = calloc(NR * 2, sizeof *d->prob);
-    d->label = calloc(NR, sizeof *d->label);
-    d->class_names = calloc(2, sizeof *d->class_names);
-    d->class_names[0] = strdup("bg");
-    d->class_names[1] = strdup("fg");
-    if (with_case) {
-        d->case_id = calloc(NR, sizeof *d->case_id);
-        d->n_cases = 4;
-        d->case_names = calloc(4, sizeof *d->case_names);
-        const char *names[4] = { "A", "B", "C", "D" };
-        for (int i = 0; i < 4; i++) d->case_names[i] = strdup(names[i]);
-    }
+    cs_dataset *d = cs_test_dataset_new(NR, 2);
+    cs_test_set_class_names(d, (const char *const[]){ "bg", "fg" });
+    int32_t case_id[NR];
     for (size_t r = 0; r < NR; r++) {
         d->prob[r * 2] = ROWS[r].p0;
         d->prob[r * 2 + 1] = 1 - ROWS[r].p0;
         d->label[r] = ROWS[r].y;
-        if (with_case) d->case_id[r] = ROWS[r].c;
+        case_id[r] = ROWS[r].c;
     }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    if (with_case) cs_test_set_cases(d, 4, (const char *const[]){ "A", "B", "C", "D" }, case_id);
+    cs_test_prepare(d);
     return d;
 }
 

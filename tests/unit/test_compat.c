@@ -10,27 +10,6 @@
 
 #include "calscope/compat.h"
 
-static cs_dataset *make(size_t n, size_t k, const double *prob, const int32_t *label)
-{
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->n = n;
-    d->k = k;
-    d->prob = malloc(n * k * sizeof *d->prob);
-    memcpy(d->prob, prob, n * k * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    memcpy(d->label, label, n * sizeof *d->label);
-    d->class_names = calloc(k, sizeof *d->class_names);
-    for (size_t c = 0; c < k; c++) {
-        char b[24];
-        snprintf(b, sizeof b, "%zu", c);
-        d->class_names[c] = strdup(b);
-    }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
-    return d;
-}
-
 static void run(const cs_dataset *d, int bins, cs_lens_kind lens, cs_binning binning, cs_compat_report *r)
 {
     cs_settings s;
@@ -60,7 +39,7 @@ static void test_inner_edge(void **state)
     (void)state;
     static const double p[] = { .5, .3, .2,  .25, .5, .25,  .1, .9, 0,  .2, .1, .7,  .3, .3, .4 };
     static const int32_t y[] = { 0, 1, 1, 0, 2 };
-    cs_dataset *d = make(5, 3, p, y);
+    cs_dataset *d = cs_test_dataset(5, 3, p, y);
     cs_compat_report r;
     run(d, 4, CS_LENS_TOP1, CS_BIN_UNIFORM, &r);
     assert_double_near(r.calscope[CS_CM_ECE], .48, 1e-12);
@@ -103,7 +82,7 @@ static void test_exactly_one(void **state)
     (void)state;
     static const double p[] = { 1, 0, 0,  .8, .1, .1,  .1, .2, .7 };
     static const int32_t y[] = { 1, 0, 2 };
-    cs_dataset *d = make(3, 3, p, y);
+    cs_dataset *d = cs_test_dataset(3, 3, p, y);
     cs_compat_report r;
     run(d, 4, CS_LENS_TOP1, CS_BIN_UNIFORM, &r);
     assert_double_near(r.calscope[CS_CM_ECE], 1.1 / 3, 1e-12);
@@ -134,7 +113,7 @@ static void test_zero_classwise(void **state)
     (void)state;
     static const double p[] = { 1, 0,  0, 1,  .5, .5 };
     static const int32_t y[] = { 0, 0, 1 };
-    cs_dataset *d = make(3, 2, p, y);
+    cs_dataset *d = cs_test_dataset(3, 2, p, y);
     cs_compat_report r;
     run(d, 4, CS_LENS_CLASSWISE, CS_BIN_UNIFORM, &r);
     assert_double_near(r.calscope[CS_CM_ECE], .5, 1e-12);
@@ -168,7 +147,7 @@ static void test_mass_ties(void **state)
     (void)state;
     static const double p[] = { .6, .3, .1,  .7, .2, .1,  .2, .7, .1,  .05, .05, .9 };
     static const int32_t y[] = { 0, 1, 1, 2 };
-    cs_dataset *d = make(4, 3, p, y);
+    cs_dataset *d = cs_test_dataset(4, 3, p, y);
     cs_compat_report r;
     run(d, 2, CS_LENS_TOP1, CS_BIN_MASS, &r);
     assert_double_near(r.calscope[CS_CM_ECE], .175, 1e-12);
@@ -198,7 +177,7 @@ static void test_two_label_values(void **state)
     (void)state;
     static const double p[] = { .6, .3, .1,  .2, .7, .1,  .5, .4, .1 };
     static const int32_t y[] = { 0, 1, 1 };
-    cs_dataset *d = make(3, 3, p, y);
+    cs_dataset *d = cs_test_dataset(3, 3, p, y);
     cs_compat_report r;
     run(d, 4, CS_LENS_TOP1, CS_BIN_UNIFORM, &r);
     assert_int_equal(LIB(r, NETCAL)->applicable, 0);
@@ -232,7 +211,7 @@ static void test_float32_point3(void **state)
     static const double p[] = { .3, .25, .25, .2,  .299999999, .2500000005, .25, .2000000005,
                                 .1, .8, .05, .05,  .05, .05, .05, .85 };
     static const int32_t y[] = { 0, 1, 2, 3 };
-    cs_dataset *d = make(4, 4, p, y);
+    cs_dataset *d = cs_test_dataset(4, 4, p, y);
     cs_compat_report r;
     run(d, 10, CS_LENS_TOP1, CS_BIN_UNIFORM, &r);
     assert_double_near(r.calscope[CS_CM_ECE], .33750000025, 1e-12);
@@ -262,7 +241,7 @@ static void test_all_agree(void **state)
     static const double p[] = { .41, .3, .29,  .2, .62, .18,  .07, .06, .87,  .55, .25, .2,
                                 .03, .93, .04,  .33, .36, .31 };
     static const int32_t y[] = { 0, 0, 2, 1, 1, 2 };
-    cs_dataset *d = make(6, 3, p, y);
+    cs_dataset *d = cs_test_dataset(6, 3, p, y);
     cs_compat_report r;
     run(d, 4, CS_LENS_TOP1, CS_BIN_UNIFORM, &r);
     double want = r.calscope[CS_CM_ECE];
@@ -285,7 +264,7 @@ static void test_names_and_usage(void **state)
     assert_int_equal(cs_compat_from_name("sklearn"), -1);
     static const double p[] = { .6, .4,  .3, .7 };
     static const int32_t y[] = { 0, 1 };
-    cs_dataset *d = make(2, 2, p, y);
+    cs_dataset *d = cs_test_dataset(2, 2, p, y);
     cs_settings s;
     cs_settings_default(&s);
     s.lens = CS_LENS_FULL;

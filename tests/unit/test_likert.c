@@ -17,20 +17,8 @@ static cs_dataset *make(void)
     static const double prob[7 * 3] = {
         .34, .33, .33,  .4, .3, .3,  .5, .25, .25,  .7, .2, .1,  .9, .05, .05,  1, 0, 0,  .66, .2, .14 };
     static const int32_t label[7] = { 0, 1, 1, 0, 1, 0, 2 };
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->n = 7;
-    d->k = 3;
-    d->prob = malloc(sizeof prob);
-    memcpy(d->prob, prob, sizeof prob);
-    d->label = malloc(sizeof label);
-    memcpy(d->label, label, sizeof label);
-    d->class_names = calloc(3, sizeof *d->class_names);
-    d->class_names[0] = strdup("a");
-    d->class_names[1] = strdup("b");
-    d->class_names[2] = strdup("c");
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    cs_dataset *d = cs_test_dataset(7, 3, prob, label);
+    cs_test_set_class_names(d, (const char *const[]){ "a", "b", "c" });
     return d;
 }
 

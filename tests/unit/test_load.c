@@ -51,6 +51,13 @@ static cs_dataset *load_opt(const char *text, size_t len, const cs_load_options 
             assert_memory_equal(d->label, f->label, d->n * sizeof(int32_t));
             assert_int_equal(d->logit == NULL, f->logit == NULL);
             if (d->logit) assert_memory_equal(d->logit, f->logit, d->n * d->k * sizeof(double));
+            assert_int_equal(d->split == NULL, f->split == NULL);
+            if (d->split) {
+                assert_memory_equal(d->split, f->split, d->n * sizeof(int32_t));
+                assert_int_equal(d->n_splits, f->n_splits);
+                for (size_t i = 0; i < d->n_splits; i++)
+                    assert_string_equal(d->split_names[i], f->split_names[i]);
+            }
         }
         cs_dataset_free(f);
         cs_load_summary_free(&s2);
@@ -447,6 +454,111 @@ static void test_id_tta_case(void **state)
     cs_load_summary_free(&sum);
 }
 
+/* split_column: a named column kept per row as an interned string (fit / eval ...). */
+static void expect_refused_opt(const char *text, const cs_load_options *o, long line, long col,
+                               const char *msg)
+{
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_opt(text, strlen(text), o, &sum, &err);
+    if (d) fail_msg("accepted, expected '%s'", msg);
+    assert_int_equal(err.code, CS_EINPUT);
+    if (strcmp(err.msg, msg) != 0) fail_msg("message\n  got:  %s\n  want: %s", err.msg, msg);
+    assert_int_equal(err.line, line);
+    assert_int_equal(err.col, col);
+    cs_load_summary_free(&sum);
+}
+
+static void test_split_column(void **state)
+{
+    (void)state;
+    cs_load_options o;
+    cs_load_options_default(&o);
+    o.split_column = "split";                 /* matched case-insensitively */
+    cs_error err;
+    cs_load_summary sum;
+    const char *t = "id,label,p_a,p_b,Split,note\n"
+                    "s1,0,0.5,0.5,fit,x\n"
+                    "s2,1,0.4,0.6,eval,x\n"
+                    "s3,1,0.2,0.8, fit ,x\n"      /* trimmed like every unquoted field */
+                    "s4,0,0.9,0.1,test,x\n"
+                    "s5,0,0.7,0.3,eval,x\n";
+    cs_dataset *d = load_opt(t, strlen(t), &o, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->n, 5);
+    assert_non_null(d->split);
+    int32_t want[] = {0, 1, 0, 2, 1};
+    assert_memory_equal(d->split, want, sizeof want);
+    assert_int_equal(d->n_splits, 3);
+    assert_string_equal(d->split_names[0], "fit");
+    assert_string_equal(d->split_names[1], "eval");
+    assert_string_equal(d->split_names[2], "test");
+    assert_int_equal(sum.n_ignored, 1);      /* the split column is not "ignored" */
+    assert_string_equal(sum.ignored_columns[0], "note");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    /* not asked for: an ordinary ignored column, no per-row array */
+    d = load_text(t, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_null(d->split);
+    assert_null(d->split_names);
+    assert_int_equal(d->n_splits, 0);
+    assert_int_equal(sum.n_ignored, 2);
+    assert_string_equal(sum.ignored_columns[0], "Split");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    /* a quoted value (the fast path steps aside) reads the same */
+    t = "label,p_a,p_b,split\n0,0.5,0.5,\"fit\"\n1,0.4,0.6,eval\n";
+    d = load_opt(t, strlen(t), &o, NULL, &err);
+    if (!d) fail_msg("%s", err.msg);
+    int32_t want2[] = {0, 1};
+    assert_memory_equal(d->split, want2, sizeof want2);
+    assert_string_equal(d->split_names[0], "fit");
+    cs_dataset_free(d);
+
+    /* refusals: missing column, empty value, duplicate, a column that already means something */
+    expect_refused_opt("label,p_a,p_b,fold\n0,0.4,0.6,fit\n", &o, 1, 1,
+                       "t.csv:1:1: no split column 'split' in the header");
+    expect_refused_opt("\n\nlabel,p_a,p_b\n0,0.4,0.6\n", &o, 3, 1,
+                       "t.csv:3:1: no split column 'split' in the header");
+    expect_refused_opt("label,p_a,p_b,split\n0,0.4,0.6,fit\n1,0.3,0.7,\n0,0.5,0.5,\n", &o, 3, 4,
+                       "t.csv:3:4: empty field in column 'split' (and 1 more bad row)");
+    expect_refused_opt("label,split,p_a,p_b,SPLIT\n0,fit,0.4,0.6,eval\n", &o, 1, 5,
+                       "t.csv:1:5: duplicate column 'SPLIT' (same meaning as column 2)");
+    cs_load_options oc = o;
+    oc.split_column = "Case";
+    expect_refused_opt("label,p_a,p_b,case\n0,0.4,0.6,v1\n", &oc, 1, 4,
+                       "t.csv:1:4: column 'case' cannot be the split column: it already has a"
+                       " meaning (label, probability, id, tta or case)");
+
+    /* skip_bad_rows: the row with no split value is skipped and counted */
+    cs_load_options os = o;
+    os.skip_bad_rows = 1;
+    t = "label,p_a,p_b,split\n0,0.4,0.6,fit\n1,0.3,0.7,\n0,0.5,0.5,eval\n";
+    d = load_opt(t, strlen(t), &os, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->n, 2);
+    int32_t want3[] = {0, 1};
+    assert_memory_equal(d->split, want3, sizeof want3);
+    assert_int_equal(sum.rows_rejected, 1);
+    assert_string_equal(sum.skipped[0], "t.csv:3:4: empty field in column 'split'");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+
+    /* usage errors: an empty name, or a headerless file */
+    cs_load_options ou = o;
+    ou.split_column = "";
+    assert_null(cs_load_buffer("t.csv", "label,p_a,p_b\n0,0.4,0.6\n", 24, &ou, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    ou.split_column = "split";
+    ou.no_header = 1;
+    assert_null(cs_load_buffer("t.csv", "0,0.4,0.6\n", 10, &ou, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_non_null(strstr(err.msg, "needs a header row"));
+}
+
 static void test_headerless(void **state)
 {
     (void)state;
@@ -581,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_logits),
         cmocka_unit_test(test_binary_and_class_names),
         cmocka_unit_test(test_id_tta_case),
+        cmocka_unit_test(test_split_column),
         cmocka_unit_test(test_headerless),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_broken_samples),

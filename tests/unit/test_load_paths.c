@@ -52,6 +52,18 @@ static void same(const outcome *a, const outcome *b)
     }
     assert_int_equal(x->tta == NULL, y->tta == NULL);
     if (x->tta) assert_memory_equal(x->tta, y->tta, x->n * sizeof(int32_t));
+    assert_int_equal(x->case_id == NULL, y->case_id == NULL);
+    if (x->case_id) {
+        assert_memory_equal(x->case_id, y->case_id, x->n * sizeof(int32_t));
+        assert_int_equal(x->n_cases, y->n_cases);
+        for (size_t i = 0; i < x->n_cases; i++) assert_string_equal(x->case_names[i], y->case_names[i]);
+    }
+    assert_int_equal(x->split == NULL, y->split == NULL);
+    if (x->split) {
+        assert_memory_equal(x->split, y->split, x->n * sizeof(int32_t));
+        assert_int_equal(x->n_splits, y->n_splits);
+        for (size_t i = 0; i < x->n_splits; i++) assert_string_equal(x->split_names[i], y->split_names[i]);
+    }
 }
 
 static void release(outcome *o)
@@ -181,6 +193,65 @@ static void test_mixed_file_all_paths(void **state)
         }
 }
 
+/* A split column (split_column option) among id and case columns, with blank, padded and
+ * empty values: both paths, strict and skipping, any feed size, intern the same strings in
+ * the same order. */
+static char *split_file(size_t rows, size_t *len)
+{
+    size_t cap = rows * 64 + 64, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    o += (size_t)snprintf(b, cap, "id,label,p_a,p_b,Fold,case,note\n");
+    static const char *val[] = {"fit", "eval", " fit", "eval ", "Train", "", "test", "f\t1"};
+    for (size_t i = 0; i < rows; i++) {
+        unsigned long long r = rnd();
+        if (r % 97 == 0) { o += (size_t)snprintf(b + o, cap - o, "\n"); continue; }
+        const char *v = val[(r >> 8) % 8];
+        if ((r >> 12) % 50) v = val[(r >> 8) % 2];    /* mostly fit / eval */
+        o += (size_t)snprintf(b + o, cap - o, "s%zu,%d,%.3f,%.3f,%s,c%d,n\n", i, (int)(r % 2),
+                              (double)(r % 1000) / 1000, 1.0 - (double)(r % 1000) / 1000, v,
+                              (int)((r >> 30) % 5));
+    }
+    *len = o;
+    return b;
+}
+
+static void test_split_column_paths(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = split_file(4000, &len);
+    for (int skip = 0; skip <= 1; skip++) {
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        opt.skip_bad_rows = skip;
+        opt.split_column = "fold";
+        outcome c, f;
+        run(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+        assert_true(c.sum.rows_rejected > 0);      /* some rows have an empty split value */
+        if (skip) {
+            assert_non_null(c.d);
+            assert_non_null(c.d->split);
+            assert_true(c.d->n_splits >= 5);
+            assert_string_equal(c.d->split_names[c.d->split[0]], c.d->split[0] ? "eval" : "fit");
+        } else {
+            assert_null(c.d);
+        }
+        for (int th = 1; th <= 3; th++) {
+            run(&f, text, len, &opt, CSL_PATH_FAST, 0, th);
+            same(&c, &f);
+            release(&f);
+        }
+        for (size_t block = 7; block < 300; block += 97) {
+            run(&f, text, len, &opt, CSL_PATH_CSV, block, 0);
+            same(&c, &f);
+            release(&f);
+        }
+        release(&c);
+    }
+    free(text);
+}
+
 /* libcsv's own test style: every feed size from 1 byte up gives the same result. */
 static void test_every_block_size(void **state)
 {
@@ -282,6 +353,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_numbers_bit_identical),
         cmocka_unit_test(test_mixed_file_all_paths),
+        cmocka_unit_test(test_split_column_paths),
         cmocka_unit_test(test_every_block_size),
         cmocka_unit_test(test_fast_path_steps_aside),
         cmocka_unit_test(test_file_mapping_releases_pages),

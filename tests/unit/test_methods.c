@@ -26,26 +26,13 @@
 static cs_dataset *make_ds(const char *path, size_t n, size_t k, const double *prob,
                            const int *label)
 {
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
+    cs_dataset *d = cs_test_dataset_new(n, k);
+    free(d->path);
     d->path = strdup(path);
-    d->n = n;
-    d->k = k;
-    d->prob = malloc(n * k * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    d->class_names = calloc(k, sizeof *d->class_names);
-    assert_non_null(d->prob);
-    assert_non_null(d->label);
-    assert_non_null(d->class_names);
+    assert_non_null(d->path);
     memcpy(d->prob, prob, n * k * sizeof *prob);
     for (size_t i = 0; i < n; i++) d->label[i] = label[i];
-    for (size_t c = 0; c < k; c++) {
-        char name[24];
-        snprintf(name, sizeof name, "%zu", c);
-        d->class_names[c] = strdup(name);
-    }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    cs_test_prepare(d);
     return d;
 }
 

@@ -14,22 +14,16 @@
 #include "calscope/topk.h"
 #include "engine/metrics/mx.h"
 
+/* Classes named c0, c1...: some lenses below name them ("class:c1", "group:c0,c1"). */
 static cs_dataset *mkds(size_t n, size_t k, const double *prob, const int32_t *label)
 {
-    cs_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->k = k;
-    d->prob = malloc(n * k * sizeof *d->prob);
-    memcpy(d->prob, prob, n * k * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    memcpy(d->label, label, n * sizeof *d->label);
-    d->class_names = calloc(k, sizeof *d->class_names);
+    cs_dataset *d = cs_test_dataset(n, k, prob, label);
     for (size_t j = 0; j < k; j++) {
+        free(d->class_names[j]);
         d->class_names[j] = malloc(24);
+        assert_non_null(d->class_names[j]);
         snprintf(d->class_names[j], 24, "c%zu", j);
     }
-    cs_error e;
-    assert_int_equal(cs_dataset_prepare(d, &e), CS_OK);
     return d;
 }
 

@@ -2,10 +2,7 @@
  * large enough to use them: several sum chunks (CS_MX_CHUNK), the two-thread split, the
  * bitmap / counting / radix canonical orders, the RECE-G row cache. Every number must be
  * bit-identical whichever path forms it. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <cmocka.h>
+#include "support/cs_test.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,16 +26,7 @@ static double urand(void)
  * `rows` (or all) of the source are copied when src is given. */
 static cs_dataset *mk(size_t n, size_t k, const cs_dataset *src, const uint32_t *rows)
 {
-    cs_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->k = k;
-    d->prob = malloc(n * k * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    d->class_names = calloc(k, sizeof *d->class_names);
-    for (size_t j = 0; j < k; j++) {
-        d->class_names[j] = malloc(24);
-        snprintf(d->class_names[j], 24, "c%zu", j);
-    }
+    cs_dataset *d = cs_test_dataset_new(n, k);
     for (size_t i = 0; i < n; i++) {
         if (src) {
             memcpy(d->prob + i * k, src->prob + (size_t)rows[i] * k, k * sizeof *d->prob);
@@ -60,8 +48,7 @@ static cs_dataset *mk(size_t n, size_t k, const cs_dataset *src, const uint32_t 
             if (u < c) { d->label[i] = (int32_t)j; break; }
         }
     }
-    cs_error e;
-    assert_int_equal(cs_dataset_prepare(d, &e), CS_OK);
+    cs_test_prepare(d);
     return d;
 }
 

@@ -465,6 +465,132 @@ static void test_split_mask_and_subset(void **state)
     cs_dataset_free(d);
 }
 
+/* ---- a named split column (--recal-split-column) ---- */
+
+static cs_dataset *load_split(const char *text)
+{
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    lo.split_column = "split";
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_buffer("t.csv", text, strlen(text), &lo, NULL, &err);
+    if (!d) fprintf(stderr, "load: %s\n", err.msg);
+    assert_non_null(d);
+    return d;
+}
+
+/* Seven fitting rows (fit / train, any case) and four others. Histogram binning with M = 4 bins
+ * ((0,.25] (.25,.5] (.5,.75] (.75,1]) fitted on the fitting rows only:
+ *   bin 2 (conf .6 .7 .65): correct, wrong, correct          -> 2/3
+ *   bin 3 (conf .9 .8 .95 .85): correct, correct, wrong, correct -> 3/4
+ * The evaluation rows are all wrong; had they been fitted on, bin 2 would hold 2/5 and bin 3
+ * 3/6. Binary file, so the other class gets 1 - c' (the floor p2/(1-c+p2) is at most 1/2). */
+static const char split_csv[] =
+    "label,p_a,p_b,split\n"
+    "0,0.6,0.4,fit\n"
+    "1,0.7,0.3,fit\n"
+    "0,0.65,0.35,Train\n"
+    "0,0.9,0.1,fit\n"
+    "1,0.2,0.8,fit\n"
+    "0,0.05,0.95,train\n"
+    "1,0.15,0.85,fit\n"
+    "1,0.55,0.45,eval\n"        /* conf .55 -> bin 2 -> 2/3, pred a */
+    "1,0.8,0.2,eval\n"          /* conf .8  -> bin 3 -> 3/4, pred a */
+    "0,0.3,0.7,test\n"          /* conf .7  -> bin 2 -> 2/3, pred b */
+    "1,0.99,0.01,eval\n";       /* conf .99 -> bin 3 -> 3/4, pred a */
+
+static void test_split_column_mask(void **state)
+{
+    (void)state;
+    cs_dataset *d = load_split(split_csv);
+    cs_error err;
+    cs_error_clear(&err);
+    uint8_t *m = cs_recal_column_mask(d, NULL, &err);
+    assert_non_null(m);
+    const uint8_t want[11] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+    assert_memory_equal(m, want, sizeof want);
+    uint8_t *m2 = cs_recal_column_mask(d, "", &err);          /* "" = the defaults too */
+    assert_memory_equal(m2, want, sizeof want);
+    free(m2);
+    m2 = cs_recal_column_mask(d, "EVAL", &err);                /* a named value, any case */
+    assert_non_null(m2);
+    const uint8_t want_eval[11] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1};
+    assert_memory_equal(m2, want_eval, sizeof want_eval);
+    free(m2);
+
+    /* the engine option fits on the same rows as the mask, and only on them */
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    o.bins = 4;
+    o.split_fit = "";
+    o.folds = 0;                   /* not used without cross-fitting */
+    cs_recal_info info;
+    cs_dataset *r = cs_recal_apply(d, CS_RECAL_HIST, &o, &info, &err);
+    if (!r) fail_msg("%s", err.msg);
+    assert_int_equal(info.fit_rows, 7);
+    assert_int_equal(info.folds, 0);
+    const double want_p[4][2] = {{2.0 / 3, 1.0 / 3}, {0.75, 0.25}, {1.0 / 3, 2.0 / 3}, {0.75, 0.25}};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 2; j++) assert_double_near(r->prob[(7 + i) * 2 + j], want_p[i][j], 1e-15);
+    assert_double_near(r->prob[0], 2.0 / 3, 1e-15);       /* a fitting row: its own bin too */
+    assert_double_near(r->prob[2 * 3], 0.75, 1e-15);
+    o.split_fit = NULL;
+    o.fit_mask = m;
+    o.folds = 5;
+    cs_dataset *r2 = cs_recal_apply(d, CS_RECAL_HIST, &o, NULL, &err);
+    assert_non_null(r2);
+    assert_memory_equal(r->prob, r2->prob, d->n * d->k * sizeof(double));
+    cs_dataset_free(r2);
+
+    /* the evaluation rows of the recalibration, split column carried along */
+    cs_dataset *ev = cs_dataset_subset(r, m, 0, "", &err);
+    assert_non_null(ev);
+    assert_int_equal(ev->n, 4);
+    assert_non_null(ev->split);
+    assert_string_equal(ev->split_names[ev->split[2]], "test");
+    assert_string_equal(ev->split_names[ev->split[3]], "eval");
+    assert_double_near(ev->conf[0], 2.0 / 3, 1e-15);
+    assert_double_near(ev->conf[1], 0.75, 1e-15);
+    assert_int_equal(ev->correct[0] + ev->correct[1] + ev->correct[2] + ev->correct[3], 0);
+    cs_dataset_free(ev);
+    cs_dataset_free(r);
+    free(m);
+
+    /* refusals: no fitting row, no evaluation row, no split column */
+    assert_null(cs_recal_column_mask(d, "holdout", &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_string_equal(err.msg, "t.csv: the split column leaves no row to fit on (fitting rows: value "
+                                 "'holdout'; its values: 'fit', 'Train', 'train', 'eval', 'test')");
+    o.fit_mask = NULL;
+    o.split_fit = "holdout";
+    assert_null(cs_recal_apply(d, CS_RECAL_TS, &o, NULL, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    cs_dataset_free(d);
+    d = load_split("label,p_a,p_b,split\n0,0.6,0.4,fit\n1,0.7,0.3,train\n");
+    assert_null(cs_recal_column_mask(d, NULL, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_non_null(strstr(err.msg, "leaves no row to evaluate on (fitting rows: value 'fit' or 'train'"));
+    cs_dataset_free(d);
+    d = load_text("label,p_a,p_b,split\n0,0.6,0.4,fit\n1,0.7,0.3,eval\n");
+    assert_null(d->split);
+    assert_null(cs_recal_column_mask(d, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    cs_dataset_free(d);
+
+    /* many values: the list in the message is cut, not overrun */
+    sbuf b = {0};
+    sb_printf(&b, "label,p_a,p_b,split\n");
+    for (int i = 0; i < 60; i++) sb_printf(&b, "0,0.6,0.4,value_number_%02d\n", i);
+    d = load_split(b.s);
+    assert_null(cs_recal_column_mask(d, NULL, &err));
+    assert_non_null(strstr(err.msg, "'value_number_00', "));
+    assert_non_null(strstr(err.msg, ", ...)"));
+    assert_null(strstr(err.msg, "value_number_59"));
+    cs_dataset_free(d);
+    free(b.s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_self_compare_is_zero),
         cmocka_unit_test(test_mass_profile_by_hand),
         cmocka_unit_test(test_split_mask_and_subset),
+        cmocka_unit_test(test_split_column_mask),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

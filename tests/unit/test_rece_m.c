@@ -17,22 +17,10 @@ typedef struct obs_row { const char *id; int tta; int label; double conf; } obs_
  * row is correct iff label == 0. */
 static cs_dataset *make_long(const obs_row *rows, size_t n, int with_tta)
 {
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->n = n;
-    d->k = K;
-    d->path = strdup("tta.csv");
-    d->prob = calloc(n * K, sizeof *d->prob);
-    d->label = calloc(n, sizeof *d->label);
+    cs_dataset *d = cs_test_dataset_new(n, K);
     d->id = calloc(n, sizeof *d->id);
     d->tta = with_tta ? calloc(n, sizeof *d->tta) : NULL;
     d->id_names = calloc(n, sizeof *d->id_names);
-    d->class_names = calloc(K, sizeof *d->class_names);
-    for (int j = 0; j < K; j++) {
-        char b[16];
-        snprintf(b, sizeof b, "%d", j);
-        d->class_names[j] = strdup(b);
-    }
     for (size_t r = 0; r < n; r++) {
         d->prob[r * K] = rows[r].conf;
         for (int j = 1; j < K; j++) d->prob[r * K + j] = (1 - rows[r].conf) / 4;
@@ -43,8 +31,7 @@ static cs_dataset *make_long(const obs_row *rows, size_t n, int with_tta)
         if (i == d->n_ids) d->id_names[d->n_ids++] = strdup(rows[r].id);
         d->id[r] = (int32_t)i;
     }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    cs_test_prepare(d);
     return d;
 }
 

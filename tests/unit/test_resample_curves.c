@@ -15,31 +15,11 @@ static double unif(cs_rng *r)
     return (double)(cs_rng_next(r) >> 11) / 9007199254740992.0;
 }
 
-static cs_dataset *new_binary(size_t n)
-{
-    cs_dataset *d = calloc(1, sizeof *d);
-    d->path = strdup("synthetic.csv");
-    d->n = n;
-    d->k = 2;
-    d->prob = malloc(n * 2 * sizeof *d->prob);
-    d->label = malloc(n * sizeof *d->label);
-    d->class_names = malloc(2 * sizeof *d->class_names);
-    d->class_names[0] = strdup("0");
-    d->class_names[1] = strdup("1");
-    return d;
-}
-
-static void finish(cs_dataset *d)
-{
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
-}
-
 /* Perfectly calibrated: q uniform, label 1 with probability q. `sharpen` > 1 makes the same
  * draws overconfident (q pushed away from 0.5), a worse-calibrated twin with the same labels. */
 static cs_dataset *calibrated(size_t n, uint64_t seed, double sharpen)
 {
-    cs_dataset *d = new_binary(n);
+    cs_dataset *d = cs_test_dataset_new(n, 2);
     cs_rng r;
     cs_rng_seed(&r, seed, 77, 0, 0);
     for (size_t i = 0; i < n; i++) {
@@ -52,7 +32,7 @@ static cs_dataset *calibrated(size_t n, uint64_t seed, double sharpen)
         d->prob[2 * i] = 1 - q;
         d->prob[2 * i + 1] = q;
     }
-    finish(d);
+    cs_test_prepare(d);
     return d;
 }
 
@@ -73,7 +53,7 @@ static void add_ids(cs_dataset *d, int reverse)
 /* Copy with rows in reverse order (ids follow their rows). */
 static cs_dataset *reversed_copy(const cs_dataset *a)
 {
-    cs_dataset *d = new_binary(a->n);
+    cs_dataset *d = cs_test_dataset_new(a->n, 2);
     for (size_t i = 0; i < a->n; i++) {
         size_t s = a->n - 1 - i;
         d->prob[2 * i] = a->prob[2 * s];
@@ -81,7 +61,7 @@ static cs_dataset *reversed_copy(const cs_dataset *a)
         d->label[i] = a->label[s];
     }
     add_ids(d, 1);
-    finish(d);
+    cs_test_prepare(d);
     return d;
 }
 
@@ -240,7 +220,7 @@ static void test_bernoulli_bootstrap_sd(void **state)
     /* Prediction is always class 0 (p = 0.8); the label is 0 with probability 0.7, so the
      * correctness column is Bernoulli(0.7) and the bootstrap sd of accuracy is sqrt(a(1-a)/N). */
     const size_t n = 2000;
-    cs_dataset *d = new_binary(n);
+    cs_dataset *d = cs_test_dataset_new(n, 2);
     cs_rng r;
     cs_rng_seed(&r, 11, 0, 0, 0);
     size_t correct = 0;
@@ -250,7 +230,7 @@ static void test_bernoulli_bootstrap_sd(void **state)
         d->label[i] = unif(&r) < 0.7 ? 0 : 1;
         correct += d->label[i] == 0;
     }
-    finish(d);
+    cs_test_prepare(d);
     double a = (double)correct / (double)n, want = sqrt(a * (1 - a) / (double)n);
     cs_prepared *p = prep(d);
     cs_curve_options o;

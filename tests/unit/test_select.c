@@ -28,25 +28,9 @@ static cs_dataset *make_dataset(int with_case)
     static const int32_t cases[NR] = { 0, 1, 0, 2, 1, 2, 3, 1 };
     static const char *const names[K] = { "cat", "dog", "bird" };
     static const char *const case_names[4] = { "a", "b", "17", "\xc4\x87" };
-    cs_dataset *d = calloc(1, sizeof *d);
-    assert_non_null(d);
-    d->n = NR;
-    d->k = K;
-    d->prob = malloc(sizeof prob);
-    memcpy(d->prob, prob, sizeof prob);
-    d->label = malloc(sizeof label);
-    memcpy(d->label, label, sizeof label);
-    d->class_names = calloc(K, sizeof *d->class_names);
-    for (int j = 0; j < K; j++) d->class_names[j] = strdup(names[j]);
-    if (with_case) {
-        d->case_id = malloc(sizeof cases);
-        memcpy(d->case_id, cases, sizeof cases);
-        d->n_cases = 4;
-        d->case_names = calloc(4, sizeof *d->case_names);
-        for (int j = 0; j < 4; j++) d->case_names[j] = strdup(case_names[j]);
-    }
-    cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    cs_dataset *d = cs_test_dataset(NR, K, prob, label);
+    cs_test_set_class_names(d, names);
+    if (with_case) cs_test_set_cases(d, 4, case_names, cases);
     return d;
 }
 

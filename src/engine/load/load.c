@@ -58,6 +58,7 @@ void cs_load_parsed_free(csl_parsed *p)
     cs_load_schema_free(&p->schema);
     cs_load_intern_free(&p->ids);
     cs_load_intern_free(&p->cases);
+    cs_load_intern_free(&p->splits);
     memset(p, 0, sizeof *p);
 }
 
@@ -169,6 +170,14 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
         ps->cases.names = NULL;
         ps->cases.n = 0;
     }
+    if (r->split) {
+        d->split = shrink(r->split, n * sizeof *r->split);
+        r->split = NULL;
+        d->split_names = ps->splits.names;
+        d->n_splits = ps->splits.n;
+        ps->splits.names = NULL;
+        ps->splits.n = 0;
+    }
     d->class_names = ps->schema.class_names;
     ps->schema.class_names = NULL;
     if (cs_dataset_prepare(d, err) != CS_OK) {
@@ -206,6 +215,14 @@ static int check_options(const char *name, const cs_load_options *opt, cs_error 
     char dl = opt->delimiter;
     if (dl == '"' || dl == '\n' || dl == '\r' || dl == ' ') {
         cs_error_set(err, CS_EUSAGE, 0, 0, "%s: unusable delimiter", name);
+        return -1;
+    }
+    if (opt->split_column && !opt->split_column[0]) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: the split column needs a name", name);
+        return -1;
+    }
+    if (opt->split_column && opt->no_header) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a split column is found by name: it needs a header row", name);
         return -1;
     }
     if (opt->no_header && opt->label_col < 0) {

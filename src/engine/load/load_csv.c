@@ -101,6 +101,7 @@ static void handle_record(csv_state *st)
         out->w.rows.growable = 1;
         out->w.ids = &out->ids;
         out->w.cases = &out->cases;
+        out->w.splits = &out->splits;
         if (!st->opt->no_header) return;     /* headerless: the first record is data too */
     }
     if (cs_load_row(&out->w, st->fields, st->nf, st->row_line)) fail_nomem(st);

@@ -125,7 +125,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
     double *v = w->scratch;
     const char delim = c->delim;
     int32_t label = 0, tta = 0;
-    csl_field idf = {NULL, 0}, casef = {NULL, 0};
+    csl_field idf = {NULL, 0}, casef = {NULL, 0}, splitf = {NULL, 0};
     for (size_t col = 0; col < s->ncols; col++) {
         const csl_col *cc = &s->col[col];
         if (col) {
@@ -162,7 +162,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             }
             p = q;
             break;
-        default: /* ignored, id, case: text up to the delimiter */
+        default: /* ignored, id, case, split: text up to the delimiter */
             q = p;
             while (q < le && *q != delim) {
                 if (*q == '"' || *q == '\r') return 0;
@@ -170,7 +170,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             }
             if (cc->role != CSL_IGNORE) {
                 if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
-                csl_field *fd = cc->role == CSL_ID ? &idf : &casef;
+                csl_field *fd = cc->role == CSL_ID ? &idf : cc->role == CSL_CASE ? &casef : &splitf;
                 fd->p = p;
                 fd->len = (size_t)(q - p);
             }
@@ -179,8 +179,8 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
         }
     }
     if (p != le) return 0;
-    return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL, line)
-               ? -1 : 1;
+    return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
+                              splitf.p ? &splitf : NULL, line) ? -1 : 1;
 }
 
 /* One line [p, e) without its LF; strips the CR of a CRLF. */
@@ -306,6 +306,7 @@ static void move_rows(csl_rows *r, const csl_schema *s, size_t dst, size_t src, 
     if (r->id) memmove(r->id + dst, r->id + src, n * sizeof *r->id);
     if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
     if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
+    if (r->split) memmove(r->split + dst, r->split + src, n * sizeof *r->split);
 }
 
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
@@ -318,6 +319,7 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     if (all->id) v->id = all->id + base;
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;
+    if (all->split) v->split = all->split + base;
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
@@ -395,6 +397,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     out->have_worker = 1;
     out->w.ids = &out->ids;
     out->w.cases = &out->cases;
+    out->w.splits = &out->splits;
 
     int nt = threads;
     if (nt <= 0) {
@@ -403,7 +406,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     }
     if (nt > MAX_THREADS) nt = MAX_THREADS;
     if ((size_t)(end - p) < MIN_PARALLEL_BYTES && threads <= 0) nt = 1;
-    if (s->has_id || s->has_case) nt = 1;       /* interning order must be file order */
+    if (s->has_id || s->has_case || s->has_split) nt = 1;  /* interning order must be file order */
     if ((size_t)(end - p) < (size_t)nt) nt = 1;
 
     chunk ch[MAX_THREADS];
@@ -443,6 +446,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         else if (cs_load_worker_init(&ch[i].w, s, opt, name)) ch[i].nomem = 1;
         ch[i].w.ids = &out->ids;
         ch[i].w.cases = &out->cases;
+        ch[i].w.splits = &out->splits;
         view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
     }
     int nomem = 0;

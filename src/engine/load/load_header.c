@@ -171,7 +171,7 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
     s->ignored = calloc(nf ? nf : 1, sizeof *s->ignored);
     if (!s->col || !s->class_names || !s->ignored) return nomem(name, err);
 
-    long seen[8] = {0};        /* column (1-based) that took each singleton role */
+    long seen[CSL_SPLIT + 1] = {0}; /* column (1-based) that took each singleton role */
     long prob_col = 0, logit_col = 0, binary_col = 0, label_col = 0;
     for (size_t c = 0; c < nf; c++) {
         csl_col *col = &s->col[c];
@@ -196,6 +196,14 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
         } else if ((pl = prefix_len(&f[c], "logit_"))) {
             role = CSL_LOGIT;
             suffix = col->name + pl;
+        }
+        if (opt->split_column && f[c].len == strlen(opt->split_column) &&
+            strncasecmp(f[c].p, opt->split_column, f[c].len) == 0) {
+            if (role != CSL_IGNORE)
+                return header_error(err, name, line, (long)c + 1,
+                                    "column '%s' cannot be the split column: it already has a"
+                                    " meaning (label, probability, id, tta or case)", col->name);
+            role = CSL_SPLIT;
         }
         col->role = role;
         if (role == CSL_IGNORE) {
@@ -253,6 +261,7 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
         if (role == CSL_ID) s->has_id = 1;
         if (role == CSL_TTA) s->has_tta = 1;
         if (role == CSL_CASE) s->has_case = 1;
+        if (role == CSL_SPLIT) s->has_split = 1;
     }
     if (!label_col)
         return header_error(err, name, line, 1,
@@ -271,6 +280,9 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
                             "only one class column '%s' (need two or more, or name it p, prob or"
                             " score for a binary file)", s->col[s->first_prob_col - 1].name);
     }
+    if (opt->split_column && !s->has_split)
+        return header_error(err, name, line, 1, "no split column '%s' in the header",
+                            opt->split_column);
     s->from_logits = logit_col != 0;
     return CS_OK;
 }

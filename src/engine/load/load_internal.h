@@ -53,7 +53,8 @@ typedef struct csl_field {
 } csl_field;
 
 enum csl_role {
-    CSL_IGNORE = 0, CSL_LABEL, CSL_PROB, CSL_LOGIT, CSL_BINARY, CSL_ID, CSL_TTA, CSL_CASE
+    CSL_IGNORE = 0, CSL_LABEL, CSL_PROB, CSL_LOGIT, CSL_BINARY, CSL_ID, CSL_TTA, CSL_CASE,
+    CSL_SPLIT                /* the column cs_load_options.split_column names */
 };
 
 typedef struct csl_col {
@@ -67,7 +68,7 @@ typedef struct csl_schema {
     csl_col *col;
     size_t k;
     char **class_names;    /* k names (owned until moved into the dataset) */
-    int binary, from_logits, has_id, has_tta, has_case;
+    int binary, from_logits, has_id, has_tta, has_case, has_split;
     long first_prob_col;   /* 1-based column of the first probability/logit column */
     long header_line;      /* physical line of the header (or of the first row, no_header) */
     char **ignored;        /* header names not recognised (owned) */
@@ -101,7 +102,7 @@ typedef struct csl_rows {
     size_t n, cap;
     int growable;          /* libcsv path grows the arrays; the fast path preallocates */
     double *prob, *logit;
-    int32_t *label, *id, *tta, *case_id;
+    int32_t *label, *id, *tta, *case_id, *split;
 } csl_rows;
 
 typedef struct csl_worker {
@@ -109,7 +110,7 @@ typedef struct csl_worker {
     const cs_load_options *opt;
     const char *name;
     csl_rows rows;
-    csl_intern *ids, *cases;   /* NULL unless the schema has id / case */
+    csl_intern *ids, *cases, *splits; /* NULL unless the schema has id / case / split */
     size_t rows_read, blank_lines, renorm, bad;
     long first_line, first_col;
     char *msgs[CS_LOAD_MAX_SKIP_MESSAGES];
@@ -131,7 +132,7 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
  * only accepts fields the checker would accept with the same bits): w->scratch[0..k) holds
  * the values as written, in class order. Runs the row-level checks (sum) and stores it. */
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                       const csl_field *casef, long line);
+                       const csl_field *casef, const csl_field *splitf, long line);
 
 /* Allocates `cap` rows of every array the schema needs. Returns 0 or -1. */
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap);
@@ -185,7 +186,7 @@ typedef struct csl_parsed {
     int have_schema;
     csl_worker w;
     int have_worker;
-    csl_intern ids, cases;
+    csl_intern ids, cases, splits;
     size_t blank_lines;
 } csl_parsed;
 

@@ -120,7 +120,7 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
 void cs_load_rows_free(csl_rows *r)
 {
     free(r->prob); free(r->logit); free(r->label);
-    free(r->id); free(r->tta); free(r->case_id);
+    free(r->id); free(r->tta); free(r->case_id); free(r->split);
     memset(r, 0, sizeof *r);
 }
 
@@ -144,6 +144,7 @@ static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
     if (s->has_id && grow((void **)&r->id, cap, sizeof(int32_t))) return -1;
     if (s->has_tta && grow((void **)&r->tta, cap, sizeof(int32_t))) return -1;
     if (s->has_case && grow((void **)&r->case_id, cap, sizeof(int32_t))) return -1;
+    if (s->has_split && grow((void **)&r->split, cap, sizeof(int32_t))) return -1;
     r->cap = cap;
     return 0;
 }
@@ -269,7 +270,7 @@ static int class_by_name(const csl_schema *s, const csl_field *f)
 }
 
 static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                    const csl_field *casef, long line, size_t nf)
+                    const csl_field *casef, const csl_field *splitf, long line, size_t nf)
 {
     const csl_schema *s = w->s;
     const cs_load_options *opt = w->opt;
@@ -319,16 +320,17 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     if (s->has_tta) rows->tta[i] = tta;
     if (idf && intern(w->ids, idf->p, idf->len, &rows->id[i])) { w->nomem = 1; return -1; }
     if (casef && intern(w->cases, casef->p, casef->len, &rows->case_id[i])) { w->nomem = 1; return -1; }
+    if (splitf && intern(w->splits, splitf->p, splitf->len, &rows->split[i])) { w->nomem = 1; return -1; }
     rows->n++;
     w->renorm += (size_t)renormalized;
     return 0;
 }
 
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                       const csl_field *casef, long line)
+                       const csl_field *casef, const csl_field *splitf, long line)
 {
     w->rows_read++;
-    return row_tail(w, label, tta, idf, casef, line, w->s->ncols);
+    return row_tail(w, label, tta, idf, casef, splitf, line, w->s->ncols);
 }
 
 int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
@@ -342,7 +344,7 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
     size_t k = s->k;
     double *v = w->scratch;          /* values as written */
     int32_t label = 0, tta = 0;
-    const csl_field *idf = NULL, *casef = NULL;
+    const csl_field *idf = NULL, *casef = NULL, *splitf = NULL;
 
     for (size_t c = 0; c < nf; c++) {
         const csl_col *col = &s->col[c];
@@ -389,14 +391,16 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
             break;
         case CSL_ID:
         case CSL_CASE:
+        case CSL_SPLIT:
             if (f[c].len == 0) { bad_row(w, R_EMPTY, line, cn, &f[c], 0, nf); goto out; }
             if (col->role == CSL_ID) idf = &f[c];
-            else casef = &f[c];
+            else if (col->role == CSL_CASE) casef = &f[c];
+            else splitf = &f[c];
             break;
         }
     }
 
-    return row_tail(w, label, tta, idf, casef, line, nf);
+    return row_tail(w, label, tta, idf, casef, splitf, line, nf);
 out:
     return w->nomem ? -1 : 0;
 }

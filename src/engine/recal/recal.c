@@ -81,6 +81,58 @@ uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed
     return m;
 }
 
+static int is_fit_value(const char *v, const char *fit_value)
+{
+    if (fit_value && fit_value[0]) return strcasecmp(v, fit_value) == 0;
+    return strcasecmp(v, "fit") == 0 || strcasecmp(v, "train") == 0;
+}
+
+uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_error *err)
+{
+    const char *path = d->path ? d->path : "?";
+    if (!d->split || !d->split_names) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: no split column was loaded", path);
+        return NULL;
+    }
+    uint8_t *fit_name = calloc(d->n_splits ? d->n_splits : 1, 1);
+    uint8_t *m = malloc(d->n ? d->n : 1);
+    if (!fit_name || !m) {
+        free(fit_name);
+        free(m);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < d->n_splits; i++)
+        fit_name[i] = (uint8_t)(d->split_names[i] && is_fit_value(d->split_names[i], fit_value));
+    for (size_t r = 0; r < d->n; r++) m[r] = fit_name[d->split[r]];
+    free(fit_name);
+    size_t n_fit = 0, n_eval = 0;
+    for (size_t j = 0; j < d->n_samples; j++) {
+        if (m[d->sample_rows[j]]) n_fit++;
+        else n_eval++;
+    }
+    if (n_fit && n_eval) return m;
+    free(m);
+    /* name what the column holds, so a misspelt value is easy to spot */
+    char vals[200];
+    size_t o = 0;
+    vals[0] = '\0';
+    for (size_t i = 0; i < d->n_splits; i++) {
+        const char *nm = d->split_names[i] ? d->split_names[i] : "";
+        if (o + strlen(nm) + 12 >= sizeof vals) {     /* room for this one and a final ", ..." */
+            snprintf(vals + o, sizeof vals - o, "%s...", i ? ", " : "");
+            break;
+        }
+        o += (size_t)snprintf(vals + o, sizeof vals - o, "%s'%s'", i ? ", " : "", nm);
+    }
+    char want[160];
+    if (fit_value && fit_value[0]) snprintf(want, sizeof want, "'%.100s'", fit_value);
+    else snprintf(want, sizeof want, "'fit' or 'train'");
+    cs_error_set(err, CS_EINPUT, 0, 0, "%s: the split column leaves %s (fitting rows: value %s; its values: %s)",
+                 path, n_fit ? "no row to evaluate on" : "no row to fit on", want, vals);
+    return NULL;
+}
+
 /* Stable LSD radix sort of 64-bit keys carrying 32-bit values; byte passes whose digit is
  * constant are skipped. Returns 0 or -1 (out of memory). */
 int cs_rc_radix64(uint64_t *key, uint32_t *val, size_t n)
@@ -187,9 +239,16 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
         c->n_cases = d->n_cases;
         bad |= !c->case_id;
     }
+    if (d->split) {
+        c->split = malloc(n * sizeof *c->split);
+        c->split_names = copy_names(d->split_names, d->n_splits, &bad);
+        c->n_splits = d->n_splits;
+        bad |= !c->split;
+    }
     if (bad || !c->path || !c->prob || !c->label || (keep_logits && d->logit && !c->logit)) {
         if (!c->id_names) c->n_ids = 0;
         if (!c->case_names) c->n_cases = 0;
+        if (!c->split_names) c->n_splits = 0;
         if (!c->class_names) c->k = 0;
         cs_dataset_free(c);
         goto nomem;
@@ -203,6 +262,7 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
         if (c->id) c->id[o] = d->id[r];
         if (c->tta) c->tta[o] = d->tta[r];
         if (c->case_id) c->case_id[o] = d->case_id[r];
+        if (c->split) c->split[o] = d->split[r];
         o++;
     }
     return c;
@@ -275,7 +335,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
         cs_error_set(err, CS_EUSAGE, 0, 0, "unknown recalibration method %d", method);
         return NULL;
     }
-    if (!o->fit_mask && (o->folds < 2 || o->folds > CS_RECAL_MAX_FOLDS)) {
+    if (!o->fit_mask && !o->split_fit && (o->folds < 2 || o->folds > CS_RECAL_MAX_FOLDS)) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration folds must be 2..%d, not %d", CS_RECAL_MAX_FOLDS, o->folds);
         return NULL;
     }
@@ -292,24 +352,31 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
         cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
         return NULL;
     }
+    /* the fit mask: given, or from the split column */
+    uint8_t *col_mask = NULL;
+    if (!o->fit_mask && o->split_fit && !(col_mask = cs_recal_column_mask(d, o->split_fit, err)))
+        return NULL;
+    const uint8_t *fit_mask = o->fit_mask ? o->fit_mask : col_mask;
     char suffix[16];
     snprintf(suffix, sizeof suffix, "+%s", method_names[method]);
     /* every fit writes every probability, so they are not copied first */
     cs_dataset *c = copy_rows(d, NULL, 0, suffix, 0, 0, err);
-    if (!c) return NULL;
+    if (!c) { free(col_mask); return NULL; }
 
     cs_rc_plan pl = { 0 };
     pl.group = malloc(d->n ? d->n : 1);
     if (!pl.group) {
+        free(col_mask);
         cs_dataset_free(c);
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
     }
-    if (o->fit_mask) {
+    if (fit_mask) {
         pl.cross = 0;
         pl.n_groups = 2;
         pl.n_models = 1;
-        for (size_t r = 0; r < d->n; r++) pl.group[r] = o->fit_mask[r] ? 0 : 1;
+        for (size_t r = 0; r < d->n; r++) pl.group[r] = fit_mask[r] ? 0 : 1;
+        free(col_mask);
     } else {
         pl.cross = 1;
         pl.n_groups = (size_t)o->folds;

@@ -48,3 +48,69 @@ const char *cs_test_tmpfile(const char *suffix, const void *text, size_t len)
     close(fd);
     return p;
 }
+
+static char *dup_checked(const char *s)
+{
+    char *p = strdup(s);
+    assert_non_null(p);
+    return p;
+}
+
+cs_dataset *cs_test_dataset_new(size_t n, size_t k)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->path = dup_checked("test.csv");
+    d->n = n;
+    d->k = k;
+    d->prob = calloc(n * k > 0 ? n * k : 1, sizeof *d->prob);
+    d->label = calloc(n ? n : 1, sizeof *d->label);
+    d->class_names = calloc(k ? k : 1, sizeof *d->class_names);
+    assert_non_null(d->prob);
+    assert_non_null(d->label);
+    assert_non_null(d->class_names);
+    for (size_t c = 0; c < k; c++) {
+        char name[24];
+        snprintf(name, sizeof name, "%zu", c);
+        d->class_names[c] = dup_checked(name);
+    }
+    return d;
+}
+
+void cs_test_prepare(cs_dataset *d)
+{
+    cs_error err;
+    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+}
+
+cs_dataset *cs_test_dataset(size_t n, size_t k, const double *prob, const int32_t *label)
+{
+    cs_dataset *d = cs_test_dataset_new(n, k);
+    if (n) {
+        memcpy(d->prob, prob, n * k * sizeof *d->prob);
+        memcpy(d->label, label, n * sizeof *d->label);
+    }
+    cs_test_prepare(d);
+    return d;
+}
+
+void cs_test_set_class_names(cs_dataset *d, const char *const *names)
+{
+    for (size_t c = 0; c < d->k; c++) {
+        free(d->class_names[c]);
+        d->class_names[c] = dup_checked(names[c]);
+    }
+}
+
+void cs_test_set_cases(cs_dataset *d, size_t n_cases, const char *const *names,
+                       const int32_t *case_id)
+{
+    assert_null(d->case_id);
+    d->case_id = malloc((d->n ? d->n : 1) * sizeof *d->case_id);
+    d->case_names = calloc(n_cases ? n_cases : 1, sizeof *d->case_names);
+    assert_non_null(d->case_id);
+    assert_non_null(d->case_names);
+    if (d->n) memcpy(d->case_id, case_id, d->n * sizeof *d->case_id);
+    for (size_t c = 0; c < n_cases; c++) d->case_names[c] = dup_checked(names[c]);
+    d->n_cases = n_cases;
+}

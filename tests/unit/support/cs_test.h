@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "calscope/dataset.h"
+
 /* Fails the test unless |got - want| <= abs_tol + rel_tol*|want|; prints both with %.17g.
  * NAN equals NAN only when both are NAN. */
 #define assert_double_near(got, want, tol) \
@@ -24,5 +26,25 @@ const char *cs_test_sample(const char *name);
 /* Writes `text` to a fresh temporary file with the given suffix (".csv", ".csv.gz"...) and
  * returns its path (static storage for up to 8 live paths; removed at exit). */
 const char *cs_test_tmpfile(const char *suffix, const void *text, size_t len);
+
+/* Hand-made datasets. Classes are named "0".."k-1" and the path is "test.csv"; every
+ * allocation is checked (the test fails on out-of-memory). Free with cs_dataset_free. */
+
+/* n rows of k classes: copies prob (n*k, row-major) and label (n), then cs_test_prepare. */
+cs_dataset *cs_test_dataset(size_t n, size_t k, const double *prob, const int32_t *label);
+
+/* The same with prob and label zero-filled for the caller to fill (and add columns such as
+ * tta that cs_dataset_prepare reads), not prepared: finish with cs_test_prepare. */
+cs_dataset *cs_test_dataset_new(size_t n, size_t k);
+
+/* cs_dataset_prepare; fails the test unless it returns CS_OK. */
+void cs_test_prepare(cs_dataset *d);
+
+/* Replaces the class names with copies of names[0..k-1]. */
+void cs_test_set_class_names(cs_dataset *d, const char *const *names);
+
+/* Adds a case column: copies case_id (n, each < n_cases) and names[0..n_cases-1]. */
+void cs_test_set_cases(cs_dataset *d, size_t n_cases, const char *const *names,
+                       const int32_t *case_id);
 
 #endif
