@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/version.h"
+
 static const char usage_text[] =
 "Usage: calscope report [OPTIONS] FILE...\n"
 "Prints the calibration metrics of prediction files (CSV, .csv.gz; \"-\" reads stdin).\n"
@@ -81,7 +83,7 @@ static const char usage_text2[] =
 "                      edges, 1.0/0/empty-bin and equal-mass rules; `all` shows every library\n"
 "                      beside calscope and the samples that change bin (top1/classwise lens)\n"
 "\n"
-"  -h, --help          this text\n"
+"  -h, --help          this text          --version   print the version\n"
 "\n"
 "Metrics: accuracy; ece = sum over bins of n_b/N * gap (with --binning mass it is the\n"
 "adaptive ECE, with --lens classwise the class-wise ECE / SCE); ACE = mean over non-empty bins\n"
@@ -323,6 +325,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { o->files[o->n_files++] = a; continue; }
         if (strcmp(a, "--") == 0) { only_files = 1; continue; }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); return REP_EXIT_HELP; }
+        if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return REP_EXIT_HELP; }
 
         char flag[64];
         const char *val = NULL, *eq = strchr(a, '=');

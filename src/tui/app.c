@@ -20,6 +20,7 @@
 #include "calscope/backend.h"
 #include "calscope/load.h"
 #include "calscope/select.h"
+#include "calscope/version.h"
 #include "chart/cells.h"
 #include "tui/actions.h"
 #include "tui/blit.h"
@@ -54,6 +55,19 @@ static double now_s(void)
 
 /* ---- arguments --------------------------------------------------------------------------- */
 
+/* The options that take a value: anything else starting with '-' is unknown, and must not
+ * swallow the next argument (a file name) as its value. */
+static int is_valued_option(const char *name)
+{
+    static const char *const valued[] = {
+        "--lens", "--binning", "--distance", "--mixture", "--bins", "--gamma", "--sigma",
+        "--select", "--ci", "--repeats", "--seed", "--threads", "--sum-tol", NULL
+    };
+    for (const char *const *v = valued; *v; v++)
+        if (strcmp(*v, name) == 0) return 1;
+    return 0;
+}
+
 static int usage_error(const char *what, const char *detail)
 {
     fprintf(stderr, "calscope: %s%s%s\nTry `calscope --help`.\n", what, detail ? ": " : "",
@@ -84,6 +98,7 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
         }
         if (strcmp(a, "--") == 0) { files_only = 1; continue; }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return 0; }
+        if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return 0; }
         if (strcmp(a, "--ascii") == 0) { st->ascii = 1; continue; }
         if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) { st->no_color = 1; continue; }
         if (strcmp(a, "--renormalize") == 0) { lo->renormalize = 1; continue; }
@@ -98,6 +113,7 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
             val = eq + 1;
         } else {
             snprintf(name, sizeof name, "%s", a);
+            if (!is_valued_option(name)) return usage_error("unknown option", name);
             if (i + 1 >= argc) return usage_error("missing value for", a);
             val = argv[++i];
         }
@@ -110,16 +126,10 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
         else if (strcmp(name, "--binning") == 0) s = cs_settings_set_binning(set, val, &err);
         else if (strcmp(name, "--distance") == 0) s = cs_settings_set_distance(set, val, &err);
         else if (strcmp(name, "--mixture") == 0) s = cs_settings_set_mixture(set, val, &err);
-        else if (strcmp(name, "--bins") == 0) {
-            if (parse_num(val, 1, 100000, &d) || d != (int)d) return usage_error("bad --bins", val);
-            set->bins = (int)d;
-        } else if (strcmp(name, "--gamma") == 0) {
-            if (parse_num(val, 1e-9, 1, &d)) return usage_error("bad --gamma", val);
-            set->gamma = d;
-        } else if (strcmp(name, "--sigma") == 0) {
-            if (parse_num(val, 1e-9, 10, &d)) return usage_error("bad --sigma", val);
-            set->sigma = d;
-        } else if (strcmp(name, "--select") == 0) {
+        else if (strcmp(name, "--bins") == 0) s = cs_settings_set_bins(set, val, &err);
+        else if (strcmp(name, "--gamma") == 0) s = cs_settings_set_gamma(set, val, &err);
+        else if (strcmp(name, "--sigma") == 0) s = cs_settings_set_sigma(set, val, &err);
+        else if (strcmp(name, "--select") == 0) {
             if (strlen(val) >= sizeof set->select) return usage_error("--select too long", NULL);
             snprintf(set->select, sizeof set->select, "%s", val);
         } else if (strcmp(name, "--ci") == 0) {

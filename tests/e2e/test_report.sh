@@ -226,4 +226,14 @@ for f in samples/digits_gnb.csv samples/breast_cancer_logreg.csv; do
     if printf '%s' "$OUT" | width_ok; then ok "sample: $f plot within 80 columns"; else not_ok "sample: $f plot within 80 columns"; fi
 done
 
+# --version, and the dashboard's own flags (it exits before opening a screen on these)
+expect_rc "version: report" 0 "$CALSCOPE" report --version
+expect_match "version: report prints it" "^calscope [0-9]+\.[0-9]+\.[0-9]+$" "$OUT"
+expect_rc "version: dashboard" 0 "$CALSCOPE" --version
+expect_match "version: dashboard prints it" "^calscope [0-9]+\.[0-9]+\.[0-9]+$" "$OUT"
+expect_rc "dashboard: unknown option is a usage error" 2 "$CALSCOPE" --bogus samples/digits_ts.csv
+expect_match "dashboard: names the unknown option, not the file after it" "unknown option: --bogus" "$ERR"
+expect_rc "dashboard: bad --bins is a usage error" 2 "$CALSCOPE" --bins 0 samples/digits_ts.csv
+expect_match "dashboard: --bins message from the engine's parser" "between 1 and 1000000" "$ERR"
+
 done_testing
