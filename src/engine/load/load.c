@@ -108,6 +108,19 @@ static void *shrink(void *p, size_t bytes)
     return q ? q : p;
 }
 
+/* Moves an interned string column (per-row indices + the names table) into the dataset. */
+static void take_interned(int32_t **col, char ***names, size_t *n_names, int32_t **rows,
+                          csl_intern *t, size_t n)
+{
+    if (!*rows) return;
+    *col = shrink(*rows, n * sizeof **rows);
+    *rows = NULL;
+    *names = t->names;
+    *n_names = t->n;
+    t->names = NULL;
+    t->n = 0;
+}
+
 static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
                           cs_load_summary *sum, int gz, cs_status st, cs_error *err)
 {
@@ -154,30 +167,9 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
     d->label = shrink(r->label, n * sizeof *r->label);
     r->label = NULL;
     if (r->tta) { d->tta = shrink(r->tta, n * sizeof *r->tta); r->tta = NULL; }
-    if (r->id) {
-        d->id = shrink(r->id, n * sizeof *r->id);
-        r->id = NULL;
-        d->id_names = ps->ids.names;
-        d->n_ids = ps->ids.n;
-        ps->ids.names = NULL;
-        ps->ids.n = 0;
-    }
-    if (r->case_id) {
-        d->case_id = shrink(r->case_id, n * sizeof *r->case_id);
-        r->case_id = NULL;
-        d->case_names = ps->cases.names;
-        d->n_cases = ps->cases.n;
-        ps->cases.names = NULL;
-        ps->cases.n = 0;
-    }
-    if (r->split) {
-        d->split = shrink(r->split, n * sizeof *r->split);
-        r->split = NULL;
-        d->split_names = ps->splits.names;
-        d->n_splits = ps->splits.n;
-        ps->splits.names = NULL;
-        ps->splits.n = 0;
-    }
+    take_interned(&d->id, &d->id_names, &d->n_ids, &r->id, &ps->ids, n);
+    take_interned(&d->case_id, &d->case_names, &d->n_cases, &r->case_id, &ps->cases, n);
+    take_interned(&d->split, &d->split_names, &d->n_splits, &r->split, &ps->splits, n);
     d->class_names = ps->schema.class_names;
     ps->schema.class_names = NULL;
     if (cs_dataset_prepare(d, err) != CS_OK) {
