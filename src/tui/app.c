@@ -507,7 +507,12 @@ int tui_main(int argc, char **argv)
         if (flags & (TUI_RECOMPUTE | TUI_CURVES)) tui_model_invalidate(&a->m);
         flags &= ~(unsigned)(TUI_RECOMPUTE | TUI_CURVES | TUI_PROMPT | TUI_RELOAD);
         if (a->st.active < a->m.n_files && a->m.files[a->st.active].data) {
-            a->st.n_classes = a->m.files[a->st.active].data->k;
+            const cs_dataset *d = a->m.files[a->st.active].data;
+            a->st.n_classes = d->k;
+            /* --lens class:NAME names the class; c/C then cycle from that class */
+            int named = a->st.settings.lens == CS_LENS_CLASS
+                            ? cs_dataset_class_index(d, a->st.settings.lens_arg) : -1;
+            if (named >= 0) a->st.klass = named;
             if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
         }
         if (tui_model_submit(&a->m, &a->st) > 0) flags |= TUI_REDRAW;

@@ -380,4 +380,13 @@ if [ -f "$CSAMPLE" ]; then
     keys q
 fi
 
+# --lens class:NAME: the class is found by name once the file is loaded, and c cycles from it
+start -- --lens class:benign samples/breast_cancer_gnb.csv
+check_screen "class:NAME starts on that class" '\| class:benign \|'
+keys c
+check_screen "c moves from the named class (benign = 1) to the next one (0)" '\| class:0 \|'
+keys c
+check_screen "and on to 1" '\| class:1 \|'
+keys q
+
 done_testing
