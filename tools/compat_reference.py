@@ -22,8 +22,13 @@ each code path is transcribed from the library's public source, keeping its arra
 
 Usage: compat_reference.py FILE [--bins M] [--sigma S] [--lens top1|classwise]
                            [--binning uniform|mass] [--distance tvd|l2]
-Prints {"torchmetrics": {"ece": ..., ...}, ...} (null = the library has no such number or
-fails) in the key layout of the "compat" object of `calscope report --format json`.
+Prints {"torchmetrics": {"ece": ..., ..., "bins": [...] | null}, ...} (null = the library has
+no such number or fails) in the key layout of the "compat" object of `calscope report --format
+json`. "bins" is the library's per-bin table behind the reported ece (with --distance l2 behind
+its ace / mce) as `calscope report --compat NAME` prints it: {"lo", "hi", "count", "conf",
+"acc", "gap"} per bin of the library, empty bins included, with the library's values for them
+(0, or null where it has NaN / nothing); class-wise, bin j of every class pooled (counts summed,
+conf / acc pooled means, lo / hi the widest over classes); null when it has no table.
 """
 import argparse
 import json
@@ -35,6 +40,32 @@ import scipy.stats
 from scipy.stats import binned_statistic_dd
 
 METRICS = ["ece", "ace", "mce", "rms", "aece", "sce", "rece_g", "rece_g_gaussian"]
+
+
+def fnum(v):
+    return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
+def row(lo, hi, count, conf, acc, gap):
+    return {"lo": fnum(lo), "hi": fnum(hi), "count": int(count), "conf": fnum(conf),
+            "acc": fnum(acc), "gap": fnum(gap)}
+
+
+def pool(per_class, empty):
+    """Bin j of every class together: per_class is a list (one per class) of lists of
+    (lo, hi, count, sum_conf, sum_acc); empty = the (conf, acc, gap) of an empty pooled bin."""
+    nb = max(len(c) for c in per_class)
+    out = []
+    for j in range(nb):
+        parts = [c[j] for c in per_class if j < len(c)]
+        n = sum(p[2] for p in parts)
+        sc = sum(p[3] for p in parts); sa = sum(p[4] for p in parts)
+        lo = min(p[0] for p in parts); hi = max(p[1] for p in parts)
+        if n:
+            out.append(row(lo, hi, n, sc / n, sa / n, abs(sc / n - sa / n)))
+        else:
+            out.append(row(lo, hi, 0, *empty))
+    return out
 
 
 def load(path):
@@ -79,11 +110,14 @@ def tm_ce(conf, acc, M):
     l1 = np.sum(np.abs(ab - cb) * prop, dtype=np.float32)
     mx = np.max(np.abs(ab - cb))
     l2 = np.sum(np.power(ab - cb, 2) * prop, dtype=np.float32)
-    return float(l1), float(mx), float(np.sqrt(l2) if l2 > 0 else 0.0)
+    # the M + 1 entries: [bounds[b], bounds[b+1]) and the extra one [1, 1]; empty ones 0
+    table = [row(bounds[b], bounds[min(b + 1, M)], cnt[b], cb[b], ab[b], np.abs(ab[b] - cb[b]))
+             for b in range(M + 1)]
+    return float(l1), float(mx), float(np.sqrt(l2) if l2 > 0 else 0.0), table
 
 
 def torchmetrics(P, y, a, binary):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     if binary:
         if P.shape[1] != 2:
             return r
@@ -91,17 +125,18 @@ def torchmetrics(P, y, a, binary):
     else:
         P32 = P.astype(np.float32)
         conf = P32.max(axis=1); acc = (P32.argmax(axis=1) == y).astype(np.float32)
-    l1, mx, rms = tm_ce(conf, acc, a.bins)
+    l1, mx, rms, table = tm_ce(conf, acc, a.bins)
     r["rms"] = rms
     if a.lens == "top1" and a.binning == "uniform":
         r["ece"] = rms if a.distance == "l2" else l1
         r["mce"] = mx
+        r["bins"] = table
     return r
 
 
 # ---------------------------------------------------------------- netcal
 def netcal(P, y, a):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     eps = np.finfo(float).eps
     M = a.bins
     if len(np.unique(y)) <= 2:
@@ -123,7 +158,8 @@ def netcal(P, y, a):
         dev = np.abs(acc - conf)
         ece = np.sum(dev * n_hist / np.sum(n_hist))
         ace = np.sum(dev) / np.count_nonzero(n_hist)
-        return float(ece), float(ace), float(np.max(dev))
+        table = [row(bounds[b], bounds[b + 1], n_hist[b], conf[b], acc[b], dev[b]) for b in range(M)]
+        return float(ece), float(ace), float(np.max(dev)), table
 
     u = measure(np.linspace(0.0, 1.0, M + 1))
     try:
@@ -131,11 +167,11 @@ def netcal(P, y, a):
         q[0] = 0.0; q[-1] = 1.0
         m = measure(q)
     except ValueError:
-        m = (None, None, None)
+        m = (None, None, None, None)
     r["aece"] = m[0]
     if a.lens == "top1":
         e = m if a.binning == "mass" else u
-        r["ece"], r["ace"], r["mce"] = e
+        r["ece"], r["ace"], r["mce"], r["bins"] = e
         if a.distance == "l2":
             r["ece"] = None
     return r
@@ -143,7 +179,7 @@ def netcal(P, y, a):
 
 # ---------------------------------------------------------------- relplot
 def relplot(P, y, a):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     if a.lens != "top1" or a.binning != "uniform" or a.distance != "tvd":
         return r
     f = P.max(axis=-1).reshape(-1)
@@ -153,6 +189,18 @@ def relplot(P, y, a):
     bins = np.zeros(int((0 + 1) / bin_size) + 1)
     np.add.at(bins, bi, f - yy)
     r["ece"] = float(np.abs(bins).sum() / len(f))
+    # relplot keeps only sum(f - y) per bin; count and means counted beside it
+    cnt = np.zeros(len(bins)); sf = np.zeros(len(bins)); sy = np.zeros(len(bins))
+    np.add.at(cnt, bi, 1.0); np.add.at(sf, bi, f); np.add.at(sy, bi, yy)
+    M = a.bins
+    table = []
+    for b in range(len(bins)):
+        lo, hi = (b * bin_size, min((b + 1) * bin_size, 1.0)) if b < M else (1.0, 1.0)
+        if cnt[b]:
+            table.append(row(lo, hi, cnt[b], sf[b] / cnt[b], sy[b] / cnt[b], abs(bins[b]) / cnt[b]))
+        else:
+            table.append(row(lo, hi, 0, None, None, 0.0))
+    r["bins"] = table
     return r
 
 
@@ -179,27 +227,38 @@ def v_plugin(probs, labels, bins):
     sizes = [len(b) for b in binned]
     n = sum(sizes)
     errs = [0.0 if len(b) == 0 else abs(np.mean(b[:, 0]) - np.mean(b[:, 1])) for b in binned]
-    return float(np.dot([s * 1.0 / n for s in sizes], errs))
+    # bin j is (bins[j-1], bins[j]], bin 0 from 0: (lo, hi, count, sum of probs, sum of labels)
+    parts = [(bins[j - 1] if j else 0.0, bins[j], len(b), float(np.sum(b[:, 0])) if len(b) else 0.0,
+              float(np.sum(b[:, 1])) if len(b) else 0.0) for j, b in enumerate(binned)]
+    return float(np.dot([s * 1.0 / n for s in sizes], errs)), parts
+
+
+def v_table(parts):
+    return pool([parts], (None, None, 0.0))
 
 
 def verified(P, y, a):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     M = a.bins
     conf = np.max(P, 1); correct = (np.argmax(P, 1) == y).astype(P.dtype)
-    top_u = v_plugin(conf, correct, v_equal_prob_bins(conf, M))
-    top_m = v_plugin(conf, correct, v_equal_bins(conf, M))
+    top_u, tu = v_plugin(conf, correct, v_equal_prob_bins(conf, M))
+    top_m, tm = v_plugin(conf, correct, v_equal_bins(conf, M))
     r["aece"] = top_m
-    mu = mm = None
+    mu = mm = pu = pm = None
     if np.min(y) == 0 and np.max(y) == P.shape[1] - 1:
         oh = np.zeros_like(P); oh[np.arange(len(y)), y] = 1
-        mu = float(np.mean([v_plugin(P[:, k], oh[:, k], v_equal_prob_bins(P[:, k], M)) for k in range(P.shape[1])]))
-        mm = float(np.mean([v_plugin(P[:, k], oh[:, k], v_equal_bins(P[:, k], M)) for k in range(P.shape[1])]))
+        cu = [v_plugin(P[:, k], oh[:, k], v_equal_prob_bins(P[:, k], M)) for k in range(P.shape[1])]
+        cm = [v_plugin(P[:, k], oh[:, k], v_equal_bins(P[:, k], M)) for k in range(P.shape[1])]
+        mu = float(np.mean([c[0] for c in cu])); mm = float(np.mean([c[0] for c in cm]))
+        pu = pool([c[1] for c in cu], (None, None, 0.0)); pm = pool([c[1] for c in cm], (None, None, 0.0))
     r["sce"] = mu
     if a.distance != "l2":
         if a.lens == "classwise":
             r["ece"] = mm if a.binning == "mass" else mu
+            r["bins"] = pm if a.binning == "mass" else pu
         else:
             r["ece"] = top_m if a.binning == "mass" else top_u
+            r["bins"] = v_table(tm if a.binning == "mass" else tu)
     return r
 
 
@@ -214,13 +273,16 @@ def rc_bins(M, probabilities=None):
     return b[:-1], b[1:]
 
 
-def rc_ce(conf, acc, lowers, uppers):
+def rc_ce(conf, acc, lowers, uppers, parts=None):
     prop = np.zeros(len(lowers)); score = np.zeros(len(lowers))
     for i, (lo, hi) in enumerate(zip(lowers, uppers)):
         in_bin = np.greater(conf, lo.item()) * np.less_equal(conf, hi.item())
         prop[i] = np.mean(in_bin)
         if prop[i].item() > 0:
             score[i] = np.abs(np.mean(conf[in_bin]) - np.mean(acc[in_bin]))
+        if parts is not None:
+            parts.append((float(lo), float(hi), int(np.sum(in_bin)), float(np.sum(conf[in_bin])),
+                          float(np.sum(acc[in_bin]))))
     return float(np.dot(prop, score)), float(np.max(score))
 
 
@@ -245,14 +307,19 @@ def rc_gece(conf, acc, M, sigma, distr_name):
 
 
 def robustcal(P, y, a):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     M = a.bins
     conf = np.max(P, axis=1); acc = np.equal(np.argmax(P, axis=1), y)
-    ece, mce = rc_ce(conf, acc, *rc_bins(M))
-    aece, _ = rc_ce(conf, acc, *rc_bins(M, conf))
+    tu, tm = [], []
+    ece, mce = rc_ce(conf, acc, *rc_bins(M), tu)
+    aece, _ = rc_ce(conf, acc, *rc_bins(M, conf), tm)
     K = P.shape[1]
-    sce = sum(rc_ce(P[:, i], (y == i).astype(float), *rc_bins(M))[0] for i in range(K)) / K
-    ace = sum(rc_ce(P[:, i], (y == i).astype(float), *rc_bins(M, P[:, i]))[0] for i in range(K)) / K
+    cu, cm = [[] for _ in range(K)], [[] for _ in range(K)]
+    sce = sum(rc_ce(P[:, i], (y == i).astype(float), *rc_bins(M), cu[i])[0] for i in range(K)) / K
+    ace = sum(rc_ce(P[:, i], (y == i).astype(float), *rc_bins(M, P[:, i]), cm[i])[0] for i in range(K)) / K
+    if a.distance != "l2":   # bin_conf / bin_acc start at 0: empty bins 0
+        parts = (cm if a.binning == "mass" else cu) if a.lens == "classwise" else [tm if a.binning == "mass" else tu]
+        r["bins"] = pool(parts, (0.0, 0.0, 0.0))
     r["aece"], r["sce"] = aece, sce
     r["rece_g"] = rc_gece(conf, acc, M, a.sigma, "t")
     r["rece_g_gaussian"] = rc_gece(conf, acc, M, a.sigma, "gaussian")
@@ -277,22 +344,26 @@ def monai_channel(vp, vg, M):
     mp[cnt == 0] = np.nan; mg[cnt == 0] = np.nan
     d = np.abs(mp - mg)
     ece = np.nansum(d * cnt, dtype=np.float32) / np.sum(cnt, dtype=np.float32)
-    return np.float32(ece), np.float32(np.nanmean(d)), np.float32(np.nanmax(d))
+    table = [row(bounds[b], bounds[b + 1], cnt[b], mp[b], mg[b], d[b]) for b in range(M)]
+    parts = [(float(bounds[b]), float(bounds[b + 1]), int(cnt[b]), float(sp[b]), float(sg[b])) for b in range(M)]
+    return np.float32(ece), np.float32(np.nanmean(d)), np.float32(np.nanmax(d)), table, parts
 
 
 def monai(P, y, a):
-    r = dict.fromkeys(METRICS)
+    r = dict.fromkeys(METRICS + ["bins"])
     M = a.bins
     P32 = P.astype(np.float32)
     oh = np.zeros_like(P32); oh[np.arange(len(y)), y] = 1
     ch = [monai_channel(P32[:, c], oh[:, c], M) for c in range(P.shape[1])]
     cw = [float(np.mean(np.array([c[j] for c in ch], dtype=np.float32), dtype=np.float32)) for j in range(3)]
     conf = np.max(P, axis=1).astype(np.float32); cor = (np.argmax(P, axis=1) == y).astype(np.float32)
-    top = [float(v) for v in monai_channel(conf, cor, M)]
+    tch = monai_channel(conf, cor, M)
+    top = [float(v) for v in tch[:3]]
     r["sce"] = cw[0]
     if a.binning == "uniform":
         e = cw if a.lens == "classwise" else top
         r["ece"], r["ace"], r["mce"] = e
+        r["bins"] = pool([c[4] for c in ch], (None, None, None)) if a.lens == "classwise" else tch[3]
         if a.distance == "l2":
             r["ece"] = None
     return r
@@ -319,7 +390,7 @@ def main():
     }
     for lib in out.values():
         for k, v in lib.items():
-            if v is not None and not math.isfinite(v):
+            if k != "bins" and v is not None and not math.isfinite(v):
                 lib[k] = None
     print(json.dumps(out, indent=1))
 

@@ -85,6 +85,21 @@ typedef struct cs_compat_lib_result {
     cs_compat_move examples[CS_COMPAT_EXAMPLES];
     size_t n_examples;
     uint8_t *moved_flag;          /* owned, length n of the report: 1 = this sample moved */
+    /* The library's per-bin table behind the reported `ece` (with --distance l2, behind its ace /
+     * mce), NULL when the library has none for these settings (bins_note says why). One entry
+     * per bin of the library, in its order, empty bins included: lo / hi its edges as doubles
+     * (float32 edges widened exactly; an extra bin at 1.0 has lo = hi = 1), count its members,
+     * conf / acc the mean value and target, gap |conf - acc| — as the library computes them,
+     * also for empty bins: 0 where it fills them with 0 (torchmetrics, netcal, robustcal; the
+     * gap of verified and relplot), NAN where it leaves them undefined (MONAI; the conf / acc of
+     * verified and relplot). Class-wise: bin j of every class pooled (counts summed, conf / acc
+     * the pooled means, lo / hi the widest over classes when the edges are per class). */
+    cs_bin *bins;
+    size_t n_bins;
+    size_t bins_counted;          /* sum of the counts: n, n*K class-wise, fewer when the library
+                                     leaves samples in no bin (robustcal: 0, the adaptive minimum) */
+    int bins_pooled;              /* 1: class-wise, pooled over classes */
+    char bins_note[240];          /* what the table is, or why there is none */
 } cs_compat_lib_result;
 
 typedef struct cs_compat_report {
@@ -106,7 +121,7 @@ typedef struct cs_compat_report {
 cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask,
                         cs_compat_report *out, cs_error *err);
 
-/* Frees what the report owns (rows, moved flags); the struct itself is the caller's. */
+/* Frees what the report owns (rows, moved flags, bin tables); the struct itself is the caller's. */
 void cs_compat_report_free(cs_compat_report *r);
 
 /* "torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", "robustcal",

@@ -80,6 +80,21 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
     fputc('}', out);
 }
 
+const char *rep_file_bins(const rep_opts *o, const rep_file *f, const cs_bin **bins, size_t *n,
+                          const char **note)
+{
+    *bins = f->res.bins;
+    *n = f->res.n_bins;
+    if (note) *note = "";
+    if (o->compat < 0 || o->compat == REP_COMPAT_ALL || !f->has_compat) return "calscope";
+    const cs_compat_lib_result *lr = &f->compat.lib[o->compat];
+    if (note) *note = lr->bins_note;
+    if (!lr->bins) return "calscope";
+    *bins = lr->bins;
+    *n = lr->n_bins;
+    return cs_compat_name(lr->lib);
+}
+
 static const char *const short_names[CS_COMPAT_COUNT] = {
     "torchm", "tm-bin", "netcal", "relplot", "verified", "robustc", "monai",
 };

@@ -1,5 +1,7 @@
 /* `--format csv`: a header row and one row per reported file; a metric that is not available
- * is an empty field. Rejected files have no row (their error is on stderr). */
+ * is an empty field. Rejected files have no row (their error is on stderr). With --compat all,
+ * four columns per library follow: <lib>_ece, <lib>_ace, <lib>_mce, <lib>_moved (empty when
+ * the library has no such number, fails, or cannot measure the file at all). */
 #include "report/rep.h"
 
 #include <math.h>
@@ -26,6 +28,13 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
     for (int m = 0; m < REP_M_COUNT; m++) fprintf(out, ",%s", rep_metric_names[m]);
     for (size_t c = 0; c < n_cat; c++)
         fprintf(out, ",likert_%g_%g_count,likert_%g_%g_ece", cuts[c], cuts[c + 1], cuts[c], cuts[c + 1]);
+    int compat = o->compat == REP_COMPAT_ALL;
+    static const int cm[3] = { CS_CM_ECE, CS_CM_ACE, CS_CM_MCE };
+    for (int l = 0; compat && l < CS_COMPAT_COUNT; l++) {
+        const char *name = cs_compat_name((cs_compat_lib)l);
+        for (int j = 0; j < 3; j++) fprintf(out, ",%s_%s", name, cs_compat_metric_name(cm[j]));
+        fprintf(out, ",%s_moved", name);
+    }
     fputs("\n", out);
     for (size_t i = 0; i < n; i++) {
         const rep_file *f = &files[i];
@@ -41,6 +50,16 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
             if (!f->has_likert || c >= f->likert.n) { fputs(",,", out); continue; }
             fprintf(out, ",%zu", f->likert.iv[c].count);
             if (isfinite(f->likert.iv[c].ece)) fprintf(out, ",%.17g", f->likert.iv[c].ece);
+            else fputc(',', out);
+        }
+        for (int l = 0; compat && l < CS_COMPAT_COUNT; l++) {
+            const cs_compat_lib_result *lr = &f->compat.lib[l];
+            int have = f->has_compat && (f->compat.mask & (1u << l));
+            for (int j = 0; j < 3; j++) {
+                if (have && isfinite(lr->m[cm[j]])) fprintf(out, ",%.17g", lr->m[cm[j]]);
+                else fputc(',', out);
+            }
+            if (have && lr->applicable) fprintf(out, ",%zu", lr->moved);
             else fputc(',', out);
         }
         fputc('\n', out);

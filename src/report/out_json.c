@@ -199,20 +199,34 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
             fputc(']', out);
         }
     }
-    fputs("},\n     \"bins\": [", out);
+    /* whose bins: calscope's, or with --compat NAME the library's own table (its edges, its
+     * membership rule and its values for empty bins: 0 where it fills them, null where NaN) */
+    const cs_bin *bins;
+    size_t nb;
+    const char *note;
+    const char *from = rep_file_bins(o, f, &bins, &nb, &note);
+    int lib = strcmp(from, "calscope") != 0;
+    fputs("},\n     \"bins_from\": ", out);
+    jstr(out, from);
+    if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
+        fputs(", \"bins_note\": ", out);
+        jstr(out, note);
+        if (lib) fprintf(out, ", \"bins_counted\": %zu", f->compat.lib[o->compat].bins_counted);
+    }
+    fputs(",\n     \"bins\": [", out);
     if (f->evaluated) {
-        for (size_t i = 0; i < f->res.n_bins; i++) {
-            const cs_bin *b = &f->res.bins[i];
+        for (size_t i = 0; i < nb; i++) {
+            const cs_bin *b = &bins[i];
             fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
             jnum(out, b->lo);
             fputs(", \"hi\": ", out);
             jnum(out, b->hi);
             fprintf(out, ", \"count\": %zu, \"conf\": ", b->count);
-            jnum(out, b->count ? b->conf : NAN);
+            jnum(out, b->count || lib ? b->conf : NAN);
             fputs(", \"acc\": ", out);
-            jnum(out, b->count ? b->acc : NAN);
+            jnum(out, b->count || lib ? b->acc : NAN);
             fputs(", \"gap\": ", out);
-            jnum(out, b->count ? b->gap : NAN);
+            jnum(out, b->count || lib ? b->gap : NAN);
             fputc('}', out);
         }
     }

@@ -129,14 +129,24 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         else fprintf(out, "  %-9s %10s   %s%s\n", rep_metric_names[m], "n/a", metric_help[m],
                      m == REP_M_RECE_M ? " (needs id/tta rows)" : "");
     }
-    fprintf(out, "\n  %4s %8s %8s %8s %9s %9s %9s\n", "bin", "lo", "hi", "count", "conf", "acc", "gap");
-    for (size_t i = 0; i < f->res.n_bins; i++) {
-        const cs_bin *b = &f->res.bins[i];
-        if (b->count)
-            fprintf(out, "  %4zu %8.4f %8.4f %8zu %9.6f %9.6f %9.6f\n", i + 1, b->lo, b->hi, b->count,
-                    b->conf, b->acc, b->gap);
-        else
-            fprintf(out, "  %4zu %8.4f %8.4f %8zu %9s %9s %9s\n", i + 1, b->lo, b->hi, b->count, "-", "-", "-");
+    const cs_bin *bins;
+    size_t nb;
+    const char *note;
+    const char *from = rep_file_bins(o, f, &bins, &nb, &note);
+    int lib = strcmp(from, "calscope") != 0;
+    fputc('\n', out);
+    if (note[0]) fprintf(out, "  bins from %s: %s\n", from, note);
+    fprintf(out, "  %4s %8s %8s %8s %9s %9s %9s\n", "bin", "lo", "hi", "count", "conf", "acc", "gap");
+    for (size_t i = 0; i < nb; i++) {
+        const cs_bin *b = &bins[i];
+        fprintf(out, "  %4zu %8.4f %8.4f %8zu", i + 1, b->lo, b->hi, b->count);
+        /* a library's empty bins show what it puts there (0), "-" where it has nothing */
+        const double v[3] = { b->conf, b->acc, b->gap };
+        for (int j = 0; j < 3; j++) {
+            if ((b->count || lib) && isfinite(v[j])) fprintf(out, " %9.6f", v[j]);
+            else fprintf(out, " %9s", "-");
+        }
+        fputc('\n', out);
     }
     fputc('\n', out);
     if (f->has_cases) {
@@ -222,11 +232,16 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
     char lens[CS_SPEC_MAX + 16], title[CS_SPEC_MAX + 512];
     rep_lens_text(&o->settings, lens, sizeof lens);
     /* the path goes last so a long one is what gets clipped */
-    snprintf(title, sizeof title, "Reliability: %s, %d %s bins, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
-             rep_binning_text(o->settings.binning), f->res.n, f->res.ece, f->path);
+    const cs_bin *bins;
+    size_t nb;
+    const char *from = rep_file_bins(o, f, &bins, &nb, NULL);
+    char whose[64] = "";
+    if (strcmp(from, "calscope") != 0) snprintf(whose, sizeof whose, " (%s's)", from);
+    snprintf(title, sizeof title, "Reliability: %s, %d %s bins%s, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
+             rep_binning_text(o->settings.binning), whose, f->res.n, f->res.ece, f->path);
     ch_buf *b = ch_buf_new(80, 24);
     if (!b) return;
-    ch_reliability r = { f->res.bins, f->res.n_bins, 0, title, 1 };
+    ch_reliability r = { bins, nb, 0, title, 1 };
     if (ch_reliability_draw(b, 0, 0, 80, 23, &r, g) > 0) {
         ch_buf_write(b, out);
         fputc('\n', out);

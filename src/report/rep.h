@@ -122,6 +122,12 @@ void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
 void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f);
 void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f);
 void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
+/* The bin table a file's output shows (JSON "bins", the text table, --plot): with --compat NAME
+ * the library's when it has one for these settings, else calscope's. Returns whose they are
+ * ("calscope" or the library's name); *note (may be NULL) gets the library's description of its
+ * table or why there is none, "" without --compat NAME. */
+const char *rep_file_bins(const rep_opts *o, const rep_file *f, const cs_bin **bins, size_t *n,
+                          const char **note);
 /* The --plot reliability diagram of one evaluated file, at most 80 columns. */
 void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g);
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # --compat: calscope report --compat all --format json against tools/compat_reference.py, the
 # numpy transcriptions of each library's code path, on every bundled sample (1e-12; torchmetrics
-# and MONAI work in float32: 1e-6), plus the CLI contract (settings.compat, text table, errors).
+# and MONAI work in float32: 1e-6); per library, the "bins" table of --compat NAME against the
+# reference's table (bins_from, edges, counts, conf/acc/gap, empty bins), counts summing to N
+# (N*K class-wise; fewer only where robustcal leaves samples in no bin) and, for the top-1 L1
+# tables, sum(count/N * gap) = the library's ece; plus the CLI contract (settings.compat, text
+# table, CSV columns, errors).
 . "$(dirname "$0")/lib.sh"
 REF="/usr/bin/python3 tools/compat_reference.py"
 
@@ -18,12 +22,48 @@ ref = json.load(open(sys.argv[1])); got = json.load(open(sys.argv[2]))["files"][
 for lib, r in ref.items():
     tol = 1e-6 if lib in ("torchmetrics", "torchmetrics-binary", "monai") else 1e-12
     for k, want in r.items():
+        if k == "bins":
+            continue
         have = got[lib][k]
         if (want is None) != (have is None) or (want is not None and abs(want - have) > tol):
             print(f"{lib}.{k}: reference {want} calscope {have}")
 PY
-)
+2>&1)
     if [ -z "$diffs" ]; then ok "$name"; else not_ok "$name" "$diffs"; fi
+    # the per-bin table of each library under --compat NAME
+    diffs=$(/usr/bin/python3 - "$TMP/ref.json" "$CALSCOPE" "$file" "$@" <<'PY'
+import json, subprocess, sys
+ref = json.load(open(sys.argv[1])); exe, path, opts = sys.argv[2], sys.argv[3], sys.argv[4:]
+classwise = "classwise" in opts; l2 = "l2" in opts
+for lib, r in ref.items():
+    tol = 1e-6 if lib in ("torchmetrics", "torchmetrics-binary", "monai") else 1e-12
+    p = subprocess.run([exe, "report", "--compat", lib, "--format", "json", path] + opts, capture_output=True, text=True)
+    f = json.loads(p.stdout)["files"][0]
+    want, got = r["bins"], f["bins"]
+    if f["bins_from"] != (lib if want is not None else "calscope"):
+        print(f"{lib}: bins_from {f['bins_from']!r} (reference table: {want is not None})"); continue
+    if want is None:
+        continue
+    if len(got) != len(want):
+        print(f"{lib}: {len(got)} bins, reference {len(want)}"); continue
+    for i, (g, w) in enumerate(zip(got, want)):
+        for k in ("lo", "hi", "count", "conf", "acc", "gap"):
+            if (w[k] is None) != (g[k] is None) or (w[k] is not None and abs(w[k] - g[k]) > tol):
+                print(f"{lib}: bins[{i}].{k} = {g[k]}, reference {w[k]}")
+    n = f["selected"] if "selected" in f else f["samples"]
+    total = sum(b["count"] for b in got)
+    if total != f["bins_counted"]:
+        print(f"{lib}: counts sum to {total}, bins_counted {f['bins_counted']}")
+    full = n * f["classes"] if classwise else n
+    if total != full and not (lib == "robustcal" and total < full):
+        print(f"{lib}: counts sum to {total}, want {full}")
+    if not classwise and not l2:
+        e = sum(b["count"] / n * b["gap"] for b in got if b["count"])
+        if abs(e - f["metrics"]["ece"]) > tol:
+            print(f"{lib}: sum(count/N * gap) = {e}, metrics.ece {f['metrics']['ece']}")
+PY
+2>&1)
+    if [ -z "$diffs" ]; then ok "$name: bin tables"; else not_ok "$name: bin tables" "$diffs"; fi
 }
 
 for f in samples/*.csv; do
@@ -43,6 +83,61 @@ v=$(json_get 'd["files"][0]["metrics"]["ece"] == d["files"][0]["compat"]["torchm
 expect_match "--compat NAME: metrics.ece is the library's, ace null (torchmetrics has none)" '^True$' "$v"
 run "$CALSCOPE" report --compat torchmetrics --format json --check 'ece<=0.5' samples/digits_gnb.csv
 [ "$RC" -eq 0 ] && ok "--compat NAME with --check" || not_ok "--compat NAME with --check" "exit $RC"
+
+# whose bins: calscope's without --compat NAME, the library's with it (text table, --plot)
+run "$CALSCOPE" report --format json samples/digits_gnb.csv
+v=$(json_get 'd["files"][0]["bins_from"] == "calscope" and "bins_note" not in d["files"][0]')
+expect_match "bins_from is calscope without --compat" '^True$' "$v"
+run "$CALSCOPE" report --compat all --format json samples/digits_gnb.csv
+v=$(json_get 'd["files"][0]["bins_from"] == "calscope"')
+expect_match "bins_from is calscope with --compat all" '^True$' "$v"
+run "$CALSCOPE" report --compat torchmetrics --format json --binning mass samples/digits_gnb.csv
+v=$(json_get 'd["files"][0]["bins_from"] == "calscope" and "equal-mass" in d["files"][0]["bins_note"]')
+expect_match "--compat NAME without a table for the settings: calscope's bins, and why" '^True$' "$v"
+run "$CALSCOPE" report --compat torchmetrics --bins 5 --plot samples/breast_cancer_gnb.csv
+expect_match "--compat NAME text: the table says whose bins" 'bins from torchmetrics: ' "$OUT"
+expect_match "--compat NAME text: the extra bin at 1.0 with 473 members" '^ +6 +1\.0000 +1\.0000 +473 ' "$OUT"
+expect_match "--compat NAME text: empty bins show the library's 0" '^ +1 +0\.0000 +0\.2000 +0 +0\.000000 +0\.000000 +0\.000000$' "$OUT"
+expect_match "--compat NAME --plot: the diagram says whose bins" "Reliability: top1, 5 uniform bins \(torchmetrics's\)" "$OUT"
+
+# CSV: four columns per library with --compat all, the same numbers as the JSON, empty for n/a
+run "$CALSCOPE" report --compat all --format json samples/breast_cancer_gnb.csv samples/digits_rf.csv
+printf '%s' "$OUT" >"$TMP/all.json"
+run "$CALSCOPE" report --compat all --format csv samples/breast_cancer_gnb.csv samples/digits_rf.csv
+printf '%s\n' "$OUT" >"$TMP/all.csv"
+diffs=$(/usr/bin/python3 - "$TMP/all.json" "$TMP/all.csv" <<'PY' 2>&1
+import csv, json, sys
+libs = ["torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", "robustcal", "monai"]
+files = json.load(open(sys.argv[1]))["files"]
+rows = list(csv.reader(open(sys.argv[2])))
+head = rows[0]
+want = [f"{l}_{k}" for l in libs for k in ("ece", "ace", "mce", "moved")]
+if head[-len(want):] != want or head[:15] != "path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce".split(","):
+    print("header:", head)
+for f, r in zip(files, rows[1:]):
+    got = dict(zip(head, r))
+    for l in libs:
+        c = f["compat"][l]
+        for k in ("ece", "ace", "mce"):
+            w = "" if c[k] is None else repr(c[k])
+            if (w == "") != (got[f"{l}_{k}"] == "") or (w and float(got[f"{l}_{k}"]) != c[k]):
+                print(f"{f['path']} {l}_{k}: csv {got[f'{l}_{k}']!r} json {c[k]!r}")
+        w = str(c["moved"]) if c["applicable"] else ""
+        if got[f"{l}_moved"] != w:
+            print(f"{f['path']} {l}_moved: csv {got[f'{l}_moved']!r} want {w!r}")
+if len(rows) != 3:
+    print("rows:", len(rows))
+# spot values: digits_rf has 10 classes, so torchmetrics-binary is all empty; torchmetrics has no ACE
+d = dict(zip(head, rows[2]))
+if [d[f"torchmetrics-binary_{k}"] for k in ("ece", "ace", "mce", "moved")] != ["", "", "", ""] or d["torchmetrics_ace"] != "":
+    print("n/a columns not empty:", d)
+if d["torchmetrics_moved"] != "200":
+    print("torchmetrics_moved on digits_rf:", d["torchmetrics_moved"])
+PY
+)
+if [ -z "$diffs" ]; then ok "csv --compat all: per-library columns match the JSON"; else not_ok "csv --compat all: per-library columns match the JSON" "$diffs"; fi
+run "$CALSCOPE" report --compat netcal --format csv samples/digits_rf.csv
+expect_no_match "csv --compat NAME: no per-library columns" 'netcal_ece' "$OUT"
 
 # --compat all on a file with 1.0 confidences: torchmetrics moves them to the extra bin
 run "$CALSCOPE" report --compat all --format json samples/breast_cancer_gnb.csv

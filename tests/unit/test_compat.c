@@ -24,6 +24,21 @@ static void run(const cs_dataset *d, int bins, cs_lens_kind lens, cs_binning bin
 
 #define LIB(r, l) (&(r).lib[CS_COMPAT_##l])
 
+/* One bin of a library's table: count exactly, conf / acc / gap to tol (NAN = must be NAN). */
+static void check_bin(const cs_compat_lib_result *o, size_t b, size_t count, double conf, double acc,
+                      double gap, double tol)
+{
+    assert_non_null(o->bins);
+    assert_true(b < o->n_bins);
+    const cs_bin *t = &o->bins[b];
+    assert_int_equal(t->count, count);
+    const double got[3] = { t->conf, t->acc, t->gap }, want[3] = { conf, acc, gap };
+    for (int i = 0; i < 3; i++) {
+        if (isnan(want[i])) assert_true(isnan(got[i]));
+        else assert_double_near(got[i], want[i], tol);
+    }
+}
+
 /* Inner edge, M = 4 (edges .25 .5 .75 exact in float32 and float64, so only the edge side
  * matters). Top-1 (conf, correct): r0 (.5,1) r1 (.5,1) r2 (.9,1) r3 (.7,0) r4 (.4,1).
  * calscope (lo,hi]: bin1 {.5,.5,.4}: conf 1.4/3, acc 1 -> gap 1.6/3, weight 3/5 -> .32;
@@ -67,6 +82,44 @@ static void test_inner_edge(void **state)
     assert_int_equal(LIB(r, MONAI)->moved, 0);
     assert_int_equal(r.lib[CS_COMPAT_TORCHMETRICS].moved_flag[0], 1);
     assert_int_equal(r.lib[CS_COMPAT_TORCHMETRICS].moved_flag[2], 0);
+    /* bin tables. [lo,hi): bin0 {} bin1 {.4} bin2 {.5 .5 .7} bin3 {.9}, torchmetrics and relplot
+     * also the extra bin 4 {} at [1, 1]. torchmetrics fills empty bins with 0, relplot has gap 0
+     * and no conf / acc, netcal 0 (nan_to_num). (lo,hi]: bin0 {} bin1 {.5 .5 .4} bin2 {.7}
+     * bin3 {.9}; empty: verified gap 0 (no conf / acc), robustcal 0, MONAI NaN. Counts sum to 5. */
+    const cs_compat_lib_result *tm = LIB(r, TORCHMETRICS), *rp = LIB(r, RELPLOT), *nc = LIB(r, NETCAL);
+    assert_int_equal(tm->n_bins, 5);
+    assert_int_equal(rp->n_bins, 5);
+    assert_int_equal(nc->n_bins, 4);
+    check_bin(tm, 0, 0, 0, 0, 0, 0);
+    check_bin(tm, 1, 1, .4, 1, .6, 1e-6);
+    check_bin(tm, 2, 3, 1.7 / 3, 2.0 / 3, .1, 1e-6);
+    check_bin(tm, 3, 1, .9, 1, .1, 1e-6);
+    check_bin(tm, 4, 0, 0, 0, 0, 0);
+    assert_true(tm->bins[4].lo == 1.0 && tm->bins[4].hi == 1.0);
+    assert_true(tm->bins[1].lo == .25 && tm->bins[1].hi == .5);
+    check_bin(rp, 0, 0, NAN, NAN, 0, 0);
+    check_bin(rp, 2, 3, 1.7 / 3, 2.0 / 3, .1, 1e-12);
+    check_bin(rp, 4, 0, NAN, NAN, 0, 0);
+    check_bin(nc, 0, 0, 0, 0, 0, 0);
+    check_bin(nc, 2, 3, 1.7 / 3, 2.0 / 3, .1, 1e-12);
+    check_bin(LIB(r, VERIFIED), 0, 0, NAN, NAN, 0, 0);
+    check_bin(LIB(r, VERIFIED), 1, 3, 1.4 / 3, 1, 1.6 / 3, 1e-12);
+    check_bin(LIB(r, VERIFIED), 2, 1, .7, 0, .7, 1e-12);
+    check_bin(LIB(r, ROBUSTCAL), 0, 0, 0, 0, 0, 0);
+    check_bin(LIB(r, ROBUSTCAL), 1, 3, 1.4 / 3, 1, 1.6 / 3, 1e-12);
+    check_bin(LIB(r, MONAI), 0, 0, NAN, NAN, NAN, 0);
+    check_bin(LIB(r, MONAI), 1, 3, 1.4 / 3, 1, 1.6 / 3, 1e-6);
+    check_bin(LIB(r, MONAI), 3, 1, .9, 1, .1, 1e-6);
+    assert_true(LIB(r, MONAI)->bins[3].hi == 1.0 + 0x1p-23);   /* float32 1 + eps32 */
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
+        if (l == CS_COMPAT_TORCHMETRICS_BINARY) {
+            assert_null(r.lib[l].bins);   /* K = 3: cannot measure */
+            assert_true(r.lib[l].bins_note[0] != 0);
+            continue;
+        }
+        assert_int_equal(r.lib[l].bins_counted, 5);
+        assert_int_equal(r.lib[l].bins_pooled, 0);
+    }
     cs_compat_report_free(&r);
     cs_dataset_free(d);
 }
@@ -98,6 +151,11 @@ static void test_exactly_one(void **state)
     assert_int_equal(LIB(r, TORCHMETRICS)->examples[0].rule, CS_RULE_PHANTOM_ONE);
     assert_int_equal(LIB(r, RELPLOT)->examples[0].rule, CS_RULE_PHANTOM_ONE);
     assert_int_equal(LIB(r, NETCAL)->moved, 0);
+    /* the extra bin [1, 1] holds the wrong 1.0 alone: gap 1; bin 3 keeps .8 (right): gap .2 */
+    check_bin(LIB(r, TORCHMETRICS), 4, 1, 1, 0, 1, 1e-6);
+    check_bin(LIB(r, TORCHMETRICS), 3, 1, .8, 1, .2, 1e-6);
+    check_bin(LIB(r, RELPLOT), 4, 1, 1, 0, 1, 1e-12);
+    check_bin(LIB(r, VERIFIED), 3, 2, .9, .5, .4, 1e-12);
     cs_compat_report_free(&r);
     cs_dataset_free(d);
 }
@@ -127,6 +185,25 @@ static void test_zero_classwise(void **state)
     assert_int_equal(LIB(r, ROBUSTCAL)->examples[0].lib_bin, -1);
     assert_int_equal(LIB(r, ROBUSTCAL)->examples[0].rule, CS_RULE_ZERO_NO_BIN);
     assert_true(isnan(LIB(r, TORCHMETRICS)->m[CS_CM_ECE])); /* no class-wise error */
+    /* pooled tables (bin j of both classes): robustcal drops the two zeros, so it counts 4 of
+     * N*K = 6: bin1 {.5 t0, .5 t1}: gap 0; bin3 {1 t1, 1 t0}: conf 1 acc .5. MONAI and verified
+     * keep the zeros in bin0 {0 t1, 0 t0}: conf 0 acc .5; bin2 is empty (MONAI NaN). */
+    const cs_compat_lib_result *rc = LIB(r, ROBUSTCAL);
+    assert_int_equal(rc->bins_pooled, 1);
+    assert_int_equal(rc->bins_counted, 4);
+    check_bin(rc, 0, 0, 0, 0, 0, 0);
+    check_bin(rc, 1, 2, .5, .5, 0, 1e-12);
+    check_bin(rc, 3, 2, 1, .5, .5, 1e-12);
+    assert_int_equal(LIB(r, MONAI)->bins_counted, 6);
+    check_bin(LIB(r, MONAI), 0, 2, 0, .5, .5, 1e-6);
+    check_bin(LIB(r, MONAI), 2, 0, NAN, NAN, NAN, 0);
+    assert_int_equal(LIB(r, VERIFIED)->bins_counted, 6);
+    check_bin(LIB(r, VERIFIED), 0, 2, 0, .5, .5, 1e-12);
+    check_bin(LIB(r, VERIFIED), 2, 0, NAN, NAN, 0, 0);
+    assert_null(LIB(r, TORCHMETRICS)->bins);
+    assert_non_null(strstr(LIB(r, TORCHMETRICS)->bins_note, "class-wise"));
+    assert_null(LIB(r, NETCAL)->bins);
+    assert_null(LIB(r, RELPLOT)->bins);
     cs_compat_report_free(&r);
     cs_dataset_free(d);
 }
@@ -163,6 +240,26 @@ static void test_mass_ties(void **state)
     assert_int_equal(LIB(r, ROBUSTCAL)->examples[0].rule, CS_RULE_MASS_DROPPED);
     assert_int_equal(LIB(r, NETCAL)->moved, 1);
     assert_int_equal(LIB(r, NETCAL)->examples[0].row, 1);
+    /* equal-mass tables. verified: (0,.7] {.6 .7 .7} conf = acc = 2/3; (.7,1] {.9}.
+     * robustcal: (.6,.7] {.7(0) .7(1)} conf .7 acc .5; (.7,1] {.9}; the minimum .6 is in no
+     * bin: 3 of 4 counted. netcal: [0,.7) {.6(1)} gap .4; [.7,1] {.7 .7 .9}. No table for the
+     * uniform-only libraries. */
+    const cs_compat_lib_result *v = LIB(r, VERIFIED), *rc = LIB(r, ROBUSTCAL), *nc = LIB(r, NETCAL);
+    assert_int_equal(v->n_bins, 2);
+    check_bin(v, 0, 3, 2.0 / 3, 2.0 / 3, 0, 1e-12);
+    check_bin(v, 1, 1, .9, 1, .1, 1e-12);
+    assert_true(v->bins[0].lo == 0 && v->bins[0].hi == .7 && v->bins[1].lo == .7 && v->bins[1].hi == 1);
+    assert_int_equal(rc->n_bins, 2);
+    assert_int_equal(rc->bins_counted, 3);
+    check_bin(rc, 0, 2, .7, .5, .2, 1e-12);
+    check_bin(rc, 1, 1, .9, 1, .1, 1e-12);
+    assert_true(rc->bins[0].lo == .6 && rc->bins[0].hi == .7);
+    check_bin(nc, 0, 1, .6, 1, .4, 1e-12);
+    check_bin(nc, 1, 3, 2.3 / 3, 2.0 / 3, .1, 1e-12);
+    assert_null(LIB(r, TORCHMETRICS)->bins);
+    assert_null(LIB(r, RELPLOT)->bins);
+    assert_null(LIB(r, MONAI)->bins);
+    assert_non_null(strstr(LIB(r, MONAI)->bins_note, "uniform"));
     cs_compat_report_free(&r);
     cs_dataset_free(d);
 }
@@ -189,6 +286,8 @@ static void test_two_label_values(void **state)
     assert_double_near(LIB(r, VERIFIED)->m[CS_CM_ECE], .4, 1e-12);
     assert_double_near(LIB(r, ROBUSTCAL)->m[CS_CM_ECE], .4, 1e-12);
     assert_double_near(LIB(r, TORCHMETRICS)->m[CS_CM_ECE], .2 / 3, 1e-6);
+    assert_null(LIB(r, NETCAL)->bins);            /* netcal raises: no table, and why */
+    assert_non_null(strstr(LIB(r, NETCAL)->bins_note, "cannot measure"));
     cs_compat_report_free(&r);
     cs_dataset_free(d);
 }

@@ -57,6 +57,30 @@ void cx_move(cs_compat_lib_result *o, size_t i, const cx_in *in, int cls, double
 int cx_mass_moves(cs_compat_lib_result *o, const cx_in *in, const int *lib_bin, int nb,
                   cs_compat_rule (*rule_of)(const cx_in *in, size_t i, int lib_bin));
 
+/* Bin tables (cs_compat_lib_result.bins). cx_table_new allocates nb bins ready for cx_table_add
+ * (lo = +inf, hi = -inf, sums 0) and sets bins_note; returns -1 when memory ran out. */
+int cx_table_new(cs_compat_lib_result *o, size_t nb, int pooled, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Adds one class's (or the top-1 value's) bin b: its edges widen lo / hi, count and the sums of
+ * value and target accumulate in count / conf / acc until cx_table_finish. */
+void cx_table_add(cs_compat_lib_result *o, size_t b, double lo, double hi, double count,
+                  double sum_conf, double sum_acc);
+/* What a library puts in an empty bin. */
+enum { CX_EMPTY_ZERO,      /* conf = acc = gap = 0 */
+       CX_EMPTY_GAP0,      /* conf, acc undefined (NAN), gap 0 */
+       CX_EMPTY_NAN };     /* all NAN */
+/* Turns the sums into means (conf, acc) and gap = |conf - acc|. */
+void cx_table_finish(cs_compat_lib_result *o, int empty);
+/* No table: note why (bins stays NULL). */
+void cx_table_none(cs_compat_lib_result *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -97,6 +97,62 @@ void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
     va_end(ap);
 }
 
+int cx_table_new(cs_compat_lib_result *o, size_t nb, int pooled, const char *fmt, ...)
+{
+    free(o->bins);
+    o->n_bins = 0;
+    o->bins = malloc((nb ? nb : 1) * sizeof *o->bins);
+    if (!o->bins) return -1;
+    for (size_t b = 0; b < nb; b++)
+        o->bins[b] = (cs_bin){ INFINITY, -INFINITY, 0, 0.0, 0.0, 0.0 };
+    o->n_bins = nb;
+    o->bins_pooled = pooled;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->bins_note, sizeof o->bins_note, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+void cx_table_add(cs_compat_lib_result *o, size_t b, double lo, double hi, double count,
+                  double sum_conf, double sum_acc)
+{
+    cs_bin *t = &o->bins[b];
+    if (lo < t->lo) t->lo = lo;
+    if (hi > t->hi) t->hi = hi;
+    t->count += (size_t)count;
+    t->conf += sum_conf;
+    t->acc += sum_acc;
+}
+
+void cx_table_finish(cs_compat_lib_result *o, int empty)
+{
+    /* bins no class reached (de-duplicated per-class edges leave fewer bins) are not bins */
+    while (o->n_bins && o->bins[o->n_bins - 1].lo == INFINITY) o->n_bins--;
+    for (size_t b = 0; b < o->n_bins; b++) {
+        cs_bin *t = &o->bins[b];
+        if (t->count) {
+            t->conf /= (double)t->count;
+            t->acc /= (double)t->count;
+            t->gap = fabs(t->conf - t->acc);
+        } else {
+            t->conf = t->acc = empty == CX_EMPTY_ZERO ? 0.0 : NAN;
+            t->gap = empty == CX_EMPTY_NAN ? NAN : 0.0;
+        }
+    }
+}
+
+void cx_table_none(cs_compat_lib_result *o, const char *fmt, ...)
+{
+    free(o->bins);
+    o->bins = NULL;
+    o->n_bins = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->bins_note, sizeof o->bins_note, fmt, ap);
+    va_end(ap);
+}
+
 void cx_move(cs_compat_lib_result *o, size_t i, const cx_in *in, int cls, double v,
              int csb, int lib_bin, cs_compat_rule rule)
 {
@@ -152,6 +208,9 @@ void cs_compat_report_free(cs_compat_report *r)
     for (int i = 0; i < CS_COMPAT_COUNT; i++) {
         free(r->lib[i].moved_flag);
         r->lib[i].moved_flag = NULL;
+        free(r->lib[i].bins);
+        r->lib[i].bins = NULL;
+        r->lib[i].n_bins = 0;
     }
 }
 
@@ -268,6 +327,12 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
         default: break;
         }
         if (rc) goto nomem;
+        o->bins_counted = 0;
+        for (size_t b = 0; b < o->n_bins; b++) o->bins_counted += o->bins[b].count;
+        if (!o->bins && !o->bins_note[0])
+            snprintf(o->bins_note, sizeof o->bins_note, "%s", o->applicable
+                     ? "the library has no bin table for these settings"
+                     : "the library cannot measure this input");
     }
     free(conf);
     free(correct);

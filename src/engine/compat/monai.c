@@ -34,8 +34,11 @@ static int mo_bin(const float *upper, int M, float v)
     return lo > M - 1 ? M - 1 : lo;
 }
 
+/* upper = edges + 1, so upper[b - 1] is bin b's lower edge (edges[0] = 0 for b = 0).
+ * tab: the result whose bin table (M bins) receives this channel's bins (pooled: summed over
+ * the class channels, means taken later), or NULL. */
 static int channel(const float *upper, int M, const float *v, const float *gt, size_t n,
-                   int *bin_out, mo_stats *st)
+                   int *bin_out, mo_stats *st, cs_compat_lib_result *tab, int pooled)
 {
     float *cnt = calloc((size_t)M, sizeof *cnt), *sp = calloc((size_t)M, sizeof *sp),
           *sg = calloc((size_t)M, sizeof *sg);
@@ -51,6 +54,13 @@ static int channel(const float *upper, int M, const float *v, const float *gt, s
     int ne = 0;
     for (int b = 0; b < M; b++) {
         den += cnt[b];
+        if (tab && pooled) cx_table_add(tab, (size_t)b, upper[b - 1], upper[b], cnt[b], sp[b], sg[b]);
+        else if (tab) {
+            /* sum / counts.clamp(min=1) in float32, then NaN for the empty bins */
+            float mp = sp[b] / cnt[b], mg = sg[b] / cnt[b];
+            tab->bins[b] = cnt[b] > 0 ? (cs_bin){ upper[b - 1], upper[b], (size_t)cnt[b], mp, mg, fabsf(mp - mg) }
+                                      : (cs_bin){ upper[b - 1], upper[b], 0, NAN, NAN, NAN };
+        }
         if (cnt[b] == 0) continue;
         float d = fabsf(sp[b] / cnt[b] - sg[b] / cnt[b]);
         num += d * cnt[b];
@@ -92,7 +102,13 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
         v[i] = (float)in->conf[i];
         gt[i] = in->correct[i] ? 1.0f : 0.0f;
     }
-    if (channel(upper, M, v, gt, n, bin, &top)) goto nomem;
+    int tab_top = !in->mass && !in->classwise, tab_cw = !in->mass && in->classwise;
+    if (in->mass) cx_table_none(o, "MONAI has only uniform bins: the bins are calscope's");
+    else if (cx_table_new(o, (size_t)M, tab_cw, "%s", tab_cw
+                          ? "MONAI's bins (lo,hi] on float32 linspace(0, 1+eps32) edges, each class channel one-vs-rest in float32, bin j of every channel pooled; empty bins NaN"
+                          : "MONAI's bins (lo,hi] of the float32 top-1 confidence on float32 linspace(0, 1+eps32) edges; empty bins NaN (skipped)"))
+        goto nomem;
+    if (channel(upper, M, v, gt, n, bin, &top, tab_top ? o : NULL, 0)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cx_cs_ubin(in->conf[i], M);
@@ -105,12 +121,13 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
             gt[i] = cx_label(in, i) == (int32_t)c ? 1.0f : 0.0f;
         }
         mo_stats st;
-        if (channel(upper, M, v, gt, n, bin, &st)) goto nomem;
+        if (channel(upper, M, v, gt, n, bin, &st, tab_cw ? o : NULL, 1)) goto nomem;
         for (size_t i = 0; i < n; i++) cbin[i * k + c] = bin[i];
         se += st.ece;
         sa += st.ace;
         sm += st.mce;
     }
+    if (tab_cw) cx_table_finish(o, CX_EMPTY_NAN);
     float cw_e = se / (float)k, cw_a = sa / (float)k, cw_m = sm / (float)k;
     o->m[CS_CM_SCE] = cw_e;
     if (in->classwise && !in->mass)

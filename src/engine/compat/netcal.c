@@ -69,8 +69,9 @@ static double np_quantile(const double *s, size_t n, double q)
 
 typedef struct nc_stats { double ece, ace, mce; } nc_stats;
 
+/* tab: the library result whose bin table (allocated, M bins) receives this binning, or NULL. */
 static int measure(const double *x, const double *matched, size_t n, const double *e, int M,
-                   int *bin_out, nc_stats *st)
+                   int *bin_out, nc_stats *st, cs_compat_lib_result *tab)
 {
     double *cnt = calloc((size_t)M, sizeof *cnt), *sx = calloc((size_t)M, sizeof *sx),
            *sm = calloc((size_t)M, sizeof *sm);
@@ -90,7 +91,10 @@ static int measure(const double *x, const double *matched, size_t n, const doubl
         dsum += dev;
         if (dev > mce) mce = dev;
         if (cnt[b] > 0) nonempty++;
+        if (tab) cx_table_add(tab, (size_t)b, e[b], e[b + 1], cnt[b], sx[b], sm[b]);
     }
+    /* binned_statistic_dd means, NaN for empty bins, then np.nan_to_num: 0 */
+    if (tab) cx_table_finish(tab, CX_EMPTY_ZERO);
     st->ece = ece;
     st->ace = nonempty ? dsum / nonempty : NAN;
     st->mce = mce;
@@ -171,7 +175,13 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
     /* uniform bins */
     cx_linspace_f64(e, M);
     nc_stats u;
-    if (measure(x, mt, n, e, M, bin, &u)) goto nomem;
+    const char *what = binary ? "p[1] (labels take <= 2 values), clipped to [eps, 1-eps]"
+                              : "the top-1 of P clipped to [eps, 1-eps]";
+    int utab = !in->classwise && !in->mass;
+    if (utab && cx_table_new(o, (size_t)M, 0, "netcal's M bins of %s: [lo,hi) on np.linspace edges, the last closed; empty bins conf = acc = 0", what))
+        goto nomem;
+    if (in->classwise) cx_table_none(o, "netcal has no class-wise calibration error: the bins are calscope's");
+    if (measure(x, mt, n, e, M, bin, &u, utab ? o : NULL)) goto nomem;
     if (!in->classwise && !in->mass) {
         for (size_t i = 0; i < n; i++) {
             double v = binary ? cx_p(in, i, 1) : in->conf[i];
@@ -195,10 +205,14 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
     int dup = 0;
     for (int j = 0; j < M; j++) if (!(e[j + 1] - e[j] > 0)) dup = 1;
     nc_stats m = { NAN, NAN, NAN };
+    int mtab = in->mass && !in->classwise;
     if (dup) {
         cx_note(o, CS_CM_AECE, "netcal raises ValueError: duplicate equal-mass edges from tied confidences (scipy: the smallest edge difference is numerically 0)");
+        if (mtab) cx_table_none(o, "netcal raises ValueError on duplicate equal-mass edges: the bins are calscope's");
     } else {
-        if (measure(x, mt, n, e, M, bin, &m)) goto nomem;
+        if (mtab && cx_table_new(o, (size_t)M, 0, "netcal's M equal-mass bins of %s: [lo,hi) on np.quantile edges with the outer edges 0 and 1, the last closed; empty bins conf = acc = 0", what))
+            goto nomem;
+        if (measure(x, mt, n, e, M, bin, &m, mtab ? o : NULL)) goto nomem;
         o->m[CS_CM_AECE] = m.ece;
         if (in->mass && !in->classwise && !binary && cx_mass_moves(o, in, bin, M, mass_rule)) goto nomem;
     }

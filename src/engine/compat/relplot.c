@@ -30,17 +30,28 @@ int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
     cx_note(o, CS_CM_RECE_G_GAUSS, "relplot has no RECE-G");
     if (in->classwise || in->mass || in->l2) {
         cx_note(o, CS_CM_ECE, "relplot's binnedECE is top-1, uniform, L1 only");
+        cx_table_none(o, "relplot's binnedECE is top-1, uniform, L1 only: the bins are calscope's");
         return 0;
     }
     double bin_size = 1.0 / (double)M;
     long cnt = (long)((0.0 + 1.0) / bin_size) + 1;
     double *bins = calloc((size_t)cnt, sizeof *bins);
-    if (!bins) return -1;
+    /* the table: members and sums of f and y per bin (relplot itself keeps only sum(f - y)) */
+    double *tc = calloc((size_t)cnt, sizeof *tc), *tf = calloc((size_t)cnt, sizeof *tf),
+           *ty = calloc((size_t)cnt, sizeof *ty);
+    if (!bins || !tc || !tf || !ty ||
+        cx_table_new(o, (size_t)cnt, 0, "relplot's bins int(f / (1/M)) of the top-1 confidence: [lo,hi) by its own arithmetic, the extra bin M holds 1.0; relplot sums f - y per bin, so an empty bin has gap 0 and no conf / acc")) {
+        free(bins); free(tc); free(tf); free(ty);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         double f = in->conf[i];
         long bi = (long)((f + 0.0) / bin_size);
         if (bi >= cnt) bi = cnt - 1; /* cannot happen for f <= 1 (division is monotonic) */
         bins[bi] += f - (in->correct[i] ? 1.0 : 0.0);
+        tc[bi] += 1.0;
+        tf[bi] += f;
+        ty[bi] += in->correct[i] ? 1.0 : 0.0;
         int cb = cx_cs_ubin(f, M);
         if ((int)bi != cb) {
             cs_compat_rule r = f == 1.0 ? CS_RULE_PHANTOM_ONE
@@ -49,8 +60,18 @@ int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
         }
     }
     double s = 0;
-    for (long b = 0; b < cnt; b++) s += fabs(bins[b]);
-    free(bins);
+    for (long b = 0; b < cnt; b++) {
+        s += fabs(bins[b]);
+        /* bin b holds the f with int(f / bin_size) == b; the last one (b = M) only 1.0 */
+        double lo = b < M ? (double)b * bin_size : 1.0, hi = b < M ? (double)(b + 1) * bin_size : 1.0;
+        if (hi > 1.0) hi = 1.0;
+        cx_table_add(o, (size_t)b, lo, hi, tc[b], tf[b], ty[b]);
+    }
+    cx_table_finish(o, CX_EMPTY_GAP0);
+    /* the gap relplot weighs: |sum(f - y)| / count, the same number up to rounding */
+    for (long b = 0; b < cnt; b++)
+        if (o->bins[b].count) o->bins[b].gap = fabs(bins[b]) / (double)o->bins[b].count;
+    free(bins); free(tc); free(tf); free(ty);
     o->m[CS_CM_ECE] = s / (double)n;
     return 0;
 }

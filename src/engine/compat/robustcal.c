@@ -38,9 +38,10 @@ static int open_closed_bin(const double *e, int nb, double v)
     return lo - 1;
 }
 
-/* dot(bin_prop, bin_score) for values v / accuracies a on edges e; bins written to bin_out. */
+/* dot(bin_prop, bin_score) for values v / accuracies a on edges e; bins written to bin_out;
+ * tab: the result whose bin table (nb bins) receives these bins, or NULL. */
 static int ce(const double *v, const double *a, size_t n, const double *e, int nb, int *bin_out,
-              double *ece, double *mce)
+              double *ece, double *mce, cs_compat_lib_result *tab)
 {
     double *c = calloc((size_t)nb, sizeof *c), *sv = calloc((size_t)nb, sizeof *sv),
            *sa = calloc((size_t)nb, sizeof *sa);
@@ -55,6 +56,7 @@ static int ce(const double *v, const double *a, size_t n, const double *e, int n
     }
     double s = 0, mx = 0;
     for (int b = 0; b < nb; b++) {
+        if (tab) cx_table_add(tab, (size_t)b, e[b], e[b + 1], c[b], sv[b], sa[b]);
         if (c[b] > 0) {
             double sc = fabs(sv[b] / c[b] - sa[b] / c[b]);
             s += (c[b] / (double)n) * sc;
@@ -161,7 +163,15 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
     for (size_t i = 0; i < n; i++) acc[i] = in->correct[i] ? 1.0 : 0.0;
 
     double ece_u, mce_u, ece_a;
-    if (ce(in->conf, acc, n, e, M, bin, &ece_u, &mce_u)) goto nomem;
+    int tab_top = !in->l2 && !in->classwise, tab_cw = !in->l2 && in->classwise;
+    if (in->l2) cx_table_none(o, "robustcal has no L2 calibration error: the bins are calscope's");
+    else if (cx_table_new(o, (size_t)M, tab_cw, "%s", tab_cw
+                          ? (in->mass ? "robustcal ACELoss: each class's adaptive bins (lo,hi] on sorted[i*floor(N/M)], bin j of every class pooled (lo / hi the widest over classes); values at or below a class's first edge are in no bin"
+                                      : "robustcal SCELoss: (lo,hi] on np.linspace edges, bin j of every class pooled; a value of exactly 0 is in no bin")
+                          : (in->mass ? "robustcal AdaptiveECELoss: (lo,hi] on sorted[i*floor(N/M)] with a strict lower edge (the minimum is in no bin); empty bins conf = acc = 0"
+                                      : "robustcal ECELoss: (lo,hi] on np.linspace edges (0 would be in no bin); empty bins conf = acc = 0")))
+        goto nomem;
+    if (ce(in->conf, acc, n, e, M, bin, &ece_u, &mce_u, tab_top && !in->mass ? o : NULL)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cx_cs_ubin(in->conf[i], M);
@@ -170,7 +180,7 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
                         in->conf[i] == 0.0 ? CS_RULE_ZERO_NO_BIN : CS_RULE_EDGE_ARITH);
         }
     adaptive_edges(in->conf, n, M, ea, scratch);
-    if (ce(in->conf, acc, n, ea, M, bin, &ece_a, NULL)) goto nomem;
+    if (ce(in->conf, acc, n, ea, M, bin, &ece_a, NULL, tab_top && in->mass ? o : NULL)) goto nomem;
     o->m[CS_CM_AECE] = ece_a;
     if (in->mass && !in->classwise && cx_mass_moves(o, in, bin, M, mass_rule)) goto nomem;
 
@@ -182,15 +192,16 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
             acc[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
         }
         double a, b;
-        if (ce(v, acc, n, e, M, bin, &a, NULL)) goto nomem;
+        if (ce(v, acc, n, e, M, bin, &a, NULL, tab_cw && !in->mass ? o : NULL)) goto nomem;
         for (size_t i = 0; i < n; i++) cbin[i * k + c] = bin[i];
         adaptive_edges(v, n, M, ea, scratch);
-        if (ce(v, acc, n, ea, M, NULL, &b, NULL)) goto nomem;
+        if (ce(v, acc, n, ea, M, NULL, &b, NULL, tab_cw && in->mass ? o : NULL)) goto nomem;
         sce += a;
         ace_cw += b;
     }
     sce /= (double)k;
     ace_cw /= (double)k;
+    if (!in->l2) cx_table_finish(o, CX_EMPTY_ZERO);   /* bin_acc / bin_conf start at 0 */
     o->m[CS_CM_SCE] = sce;
     if (in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++)

@@ -101,6 +101,16 @@ int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary)
             cx_move(o, i, in, binary ? 1 : -1, v, cb, idx, r);
         }
     }
+    int table = !in->classwise && !in->mass;
+    if (table && cx_table_new(o, (size_t)M + 1, 0, "%s",
+                              binary ? "torchmetrics' M + 1 bins of float32 p[1] (positive class): [lo,hi) on float32 torch.linspace edges, the extra bin M holds 1.0; empty bins conf = acc = 0"
+                                     : "torchmetrics' M + 1 bins of the float32 top-1 confidence: [lo,hi) on float32 torch.linspace edges, the extra bin M holds 1.0; empty bins conf = acc = 0")) {
+        free(e); free(cnt); free(csum); free(asum);
+        return -1;
+    }
+    if (!table)
+        cx_table_none(o, "torchmetrics has no %s calibration error: the bins are calscope's",
+                      in->classwise ? "class-wise" : "equal-mass");
     float total = 0.0f;
     for (int b = 0; b <= M; b++) total += cnt[b];
     float l1 = 0.0f, mx = 0.0f, l2 = 0.0f;
@@ -112,6 +122,8 @@ int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary)
         l1 += fabsf(d) * prop;
         if (fabsf(d) > mx) mx = fabsf(d);
         l2 += d * d * prop;
+        if (table)
+            o->bins[b] = (cs_bin){ e[b], b < M ? e[b + 1] : e[M], (size_t)cnt[b], conf_b, acc_b, fabsf(d) };
     }
     float rms = l2 > 0.0f ? sqrtf(l2) : 0.0f;
     free(e);

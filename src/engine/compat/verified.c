@@ -65,9 +65,10 @@ static int left_bin(const double *b, int nb, double p)
     return lo;
 }
 
-/* plugin_ce with power 1 over the bins `b` (upper edges); bin_out may be NULL. */
+/* plugin_ce with power 1 over the bins `b` (upper edges); bin_out may be NULL; tab: the result
+ * whose bin table (at least nb bins) receives these bins, or NULL. */
 static int ce_1d(const double *p, const double *lab, size_t n, const double *b, int nb,
-                 int *bin_out, double *ce)
+                 int *bin_out, double *ce, cs_compat_lib_result *tab)
 {
     double *c = calloc((size_t)nb + 1, sizeof *c), *sp = calloc((size_t)nb + 1, sizeof *sp),
            *sl = calloc((size_t)nb + 1, sizeof *sl);
@@ -82,6 +83,9 @@ static int ce_1d(const double *p, const double *lab, size_t n, const double *b, 
     double s = 0;
     for (int j = 0; j <= nb; j++)
         if (c[j] > 0) s += (c[j] / (double)n) * fabs(sp[j] / c[j] - sl[j] / c[j]);
+    /* bin j is (b[j-1], b[j]], bin 0 takes everything up to b[0] (probabilities are >= 0);
+     * slot nb (above the last edge 1.0) never fills */
+    for (int j = 0; tab && j < nb; j++) cx_table_add(tab, (size_t)j, j ? b[j - 1] : 0.0, b[j], c[j], sp[j], sl[j]);
     *ce = s;
     free(c); free(sp); free(sl);
     return 0;
@@ -118,17 +122,26 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
     if (!p || !lab || !scratch || !ub || !eb || !bin) goto nomem;
     for (int i = 1; i <= M; i++) ub[i - 1] = (double)i * 1.0 / (double)M;
 
+    /* the table: that of the reported ece (none for l2) */
+    int top = !in->classwise && !in->l2, tab_u = top && !in->mass, tab_m = top && in->mass;
+    if (in->l2) cx_table_none(o, "verified_calibration's L2 estimators are not compared: the bins are calscope's");
+    if (tab_u && cx_table_new(o, (size_t)M, 0, "verified's M bins of the top-1 confidence: (lo,hi] on edges i/M (as calscope's); empty bins weigh 0 and have no conf / acc"))
+        goto nomem;
+    if (tab_m && cx_table_new(o, (size_t)M, 0, "verified's equal-mass bins of the top-1 confidence (get_ece_em): (lo,hi] with edges at the midpoints between np.array_split chunks, de-duplicated"))
+        goto nomem;
+
     /* top-label */
     for (size_t i = 0; i < n; i++) lab[i] = in->correct[i] ? 1.0 : 0.0;
     double ece_u, ece_m;
-    if (ce_1d(in->conf, lab, n, ub, M, bin, &ece_u)) goto nomem;
+    if (ce_1d(in->conf, lab, n, ub, M, bin, &ece_u, tab_u ? o : NULL)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cx_cs_ubin(in->conf[i], M);
             if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_EDGE_ARITH);
         }
     int ne = equal_bins(in->conf, n, M, eb, scratch);
-    if (ce_1d(in->conf, lab, n, eb, ne, bin, &ece_m)) goto nomem;
+    if (ce_1d(in->conf, lab, n, eb, ne, bin, &ece_m, tab_m ? o : NULL)) goto nomem;
+    if (top) cx_table_finish(o, CX_EMPTY_GAP0);
     o->m[CS_CM_AECE] = ece_m;
     if (in->mass && !in->classwise && cx_mass_moves(o, in, bin, ne + 1, mass_rule)) goto nomem;
 
@@ -143,7 +156,13 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
     if (lmin != 0 || lmax != (int32_t)k - 1) {
         cx_note(o, CS_CM_SCE, "verified_calibration raises AssertionError in get_labels_one_hot: the labels must include 0 and K-1 (they span %d..%d)",
                 (int)lmin, (int)lmax);
+        if (in->classwise && !in->l2) cx_table_none(o, "verified_calibration raises AssertionError (marginal mode): the bins are calscope's");
     } else {
+        int cw = in->classwise && !in->l2;
+        if (cw && cx_table_new(o, (size_t)M, 1, in->mass
+                               ? "verified's marginal equal-mass bins, bin j of every class pooled (each class has its own midpoint edges: lo / hi the widest over classes)"
+                               : "verified's marginal bins (lo,hi] on edges i/M, bin j of every class pooled; empty bins weigh 0 and have no conf / acc"))
+            goto nomem;
         double su = 0, sm = 0;
         for (size_t c = 0; c < k; c++) {
             for (size_t i = 0; i < n; i++) {
@@ -151,12 +170,13 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
                 lab[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
             }
             double a, b;
-            if (ce_1d(p, lab, n, ub, M, NULL, &a)) goto nomem;
+            if (ce_1d(p, lab, n, ub, M, NULL, &a, cw && !in->mass ? o : NULL)) goto nomem;
             int ne2 = equal_bins(p, n, M, eb, scratch);
-            if (ce_1d(p, lab, n, eb, ne2, NULL, &b)) goto nomem;
+            if (ce_1d(p, lab, n, eb, ne2, NULL, &b, cw && in->mass ? o : NULL)) goto nomem;
             su += a;
             sm += b;
         }
+        if (cw) cx_table_finish(o, CX_EMPTY_GAP0);
         sce_u = su / (double)k;
         sce_m = sm / (double)k;
         o->m[CS_CM_SCE] = sce_u;
