@@ -37,6 +37,12 @@ size_t cs_subset_size(double fraction, size_t n);
  * undone in reverse order), so a caller reuses one perm per thread at O(k) cost per draw.
  * `undo` is scratch for k entries. Requires k <= n <= UINT32_MAX. */
 void cs_draw_without(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *undo, uint32_t *out);
+/* The same draw as cs_draw_without (same generator use, the same k indices) written to out[0..k)
+ * in ascending order, the order cs_evaluate would put it in anyway. `bits` holds (n+63)/64 words,
+ * all zero on entry and again on return; the output pass reads all of them, so this pays when
+ * k is not far below n/64. */
+void cs_draw_without_sorted(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *undo,
+                            uint64_t *bits, uint32_t *out);
 /* Draws k indices uniformly from 0..n-1 with replacement. */
 void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
 

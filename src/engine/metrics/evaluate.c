@@ -55,6 +55,35 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
     return rc;
 }
 
+/* The top-1 confidence and correctness in their rank order (vs[r] = v[order[r]]): a
+ * subset's AECE groups read them in sequence instead of through order[]. */
+static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
+{
+    const double *v; const uint8_t *t; const uint32_t *o, *r;
+    if (lazy_order(p, 1, &v, &t, &o, &r) != 0) return -1;
+    pthread_mutex_lock(&p->lock);
+    if (!p->vs_c) {
+        double *a = malloc((p->n ? p->n : 1) * sizeof *a);
+        uint8_t *b = malloc(p->n ? p->n : 1);
+        if (a && b) {
+            for (size_t k = 0; k < p->n; k++) {
+                a[k] = v[o[k]];
+                b[k] = t[o[k]];
+            }
+            p->vs_c = a;
+            p->ts_c = b;
+            a = NULL;
+            b = NULL;
+        }
+        free(a);
+        free(b);
+    }
+    *vs = p->vs_c;
+    *ts = p->ts_c;
+    pthread_mutex_unlock(&p->lock);
+    return *vs ? 0 : -1;
+}
+
 const uint32_t *cs_mx_order_v(cs_prepared *p)
 {
     const double *v; const uint8_t *t; const uint32_t *o, *r;
@@ -331,6 +360,30 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
     return CS_OK;
 }
 
+/* Uniform scalar bins from their sums (count, sum of v, sum of t per bin) -> out. */
+static cs_status uniform_finish(const cs_settings *s, size_t ni, const double *e,
+                                const size_t *cnt, const double *sv, const size_t *st,
+                                cs_result *out, cs_error *err)
+{
+    size_t M = (size_t)s->bins;
+    cs_bin *bins = malloc(M * sizeof *bins);
+    if (!bins) return nomem(err, "bins");
+    for (size_t b = 0; b < M; b++) {
+        size_t n = cnt[b];
+        bins[b].count = n;
+        bins[b].lo = e[b];
+        bins[b].hi = e[b + 1];
+        bins[b].conf = n ? sv[b] / (double)n : NAN;
+        bins[b].acc = n ? (double)st[b] / (double)n : NAN;
+        bins[b].gap = n ? cs_mx_scalar_gap(s, bins[b].conf, bins[b].acc) : NAN;
+    }
+    cs_mx_agg a = cs_mx_aggregate(s, bins, M, ni);
+    out->ece = a.ece; out->ace = a.ace; out->mce = a.mce;
+    out->bins = bins;
+    out->n_bins = M;
+    return CS_OK;
+}
+
 cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, cs_result *out, cs_error *err)
 {
@@ -358,29 +411,16 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     }
     if (s->binning == CS_BIN_UNIFORM && !p->vector) {
         size_t M = (size_t)s->bins;
-        bins = malloc(M * sizeof *bins);
         double *sv = calloc(M, sizeof *sv), *e = malloc((M + 1) * sizeof *e);
-        size_t *st = calloc(M, sizeof *st);
-        if (!bins || !sv || !e || !st) { free(bins); free(sv); free(e); free(st); return nomem(err, "bins"); }
+        size_t *st = calloc(M, sizeof *st), *cnt = calloc(M, sizeof *cnt);
+        if (!sv || !e || !st || !cnt) { free(sv); free(e); free(st); free(cnt); return nomem(err, "bins"); }
         cs_mx_edges(e, (int)M);
-        size_t *cnt = calloc(M, sizeof *cnt);
-        int ur = cnt ? cs_mx_uniform_sums(p, items, ni, e, (int)M, cnt, sv, st, cancel) : -1;
-        if (ur != 0) {
-            free(bins); free(sv); free(e); free(st); free(cnt);
-            return ur < 0 ? nomem(err, "bins") : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-        }
-        for (size_t b = 0; b < M; b++) bins[b].count = cnt[b];
-        free(cnt);
-        for (size_t b = 0; b < M; b++) {
-            size_t n = bins[b].count;
-            bins[b].lo = e[b];
-            bins[b].hi = e[b + 1];
-            bins[b].conf = n ? sv[b] / (double)n : NAN;
-            bins[b].acc = n ? (double)st[b] / (double)n : NAN;
-            bins[b].gap = n ? cs_mx_scalar_gap(s, bins[b].conf, bins[b].acc) : NAN;
-        }
-        nb = M;
-        free(sv); free(e); free(st);
+        int ur = cs_mx_uniform_sums(p, items, ni, e, (int)M, cnt, sv, st, cancel);
+        rc = ur < 0 ? nomem(err, "bins")
+             : ur > 0 ? cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled")
+             : uniform_finish(s, ni, e, cnt, sv, st, out, err);
+        free(sv); free(e); free(st); free(cnt);
+        return rc;
     } else if (s->binning == CS_BIN_UNIFORM) {
         rc = vector_grid(p, items, ni, &bins, &nb, err);
     } else if (!p->vector) {
@@ -438,6 +478,183 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
+/* ---- one walk for a subset --------------------------------------------------------------
+ * A subset of a scalar lens (not classwise) of at most CS_MX_CHUNK items (one chunk: the
+ * uniform sums are plain sequences, RECE-G a single part) with M <= 64: the uniform-bin sums,
+ * the RECE-G row sums and the AECE rank bitmap are formed in one pass over the canonical
+ * items instead of three. Per bin the additions are the same, in the same order, as in
+ * cs_mx_uniform_sums, cs_mx_rece_g and aece (cs_mx_by_rank's bitmap), so the numbers are
+ * identical; each metric that cannot take part here is left to its own path. */
+#define FUSE_MAXM 64
+
+/* AECE from the bitmap of the subset's ranks (no repeats): the ranks in ascending order are
+ * the subset in value order, cut into the array_split groups (as cs_mx_scalar_groups). */
+static void group_close(const cs_settings *s, cs_bin *b, size_t c, double sv, size_t st,
+                        double lo, double hi)
+{
+    b->count = c;
+    if (c == 0) {
+        b->lo = b->hi = b->conf = b->acc = b->gap = NAN;
+        return;
+    }
+    b->lo = lo;
+    b->hi = hi;
+    b->conf = sv / (double)c;
+    b->acc = (double)st / (double)c;
+    b->gap = cs_mx_scalar_gap(s, b->conf, b->acc);
+}
+
+static double aece_from_bits(const cs_prepared *p, const uint64_t *bits, size_t W, size_t ni,
+                             const double *vs, const uint8_t *ts)
+{
+    cs_settings s = p->s;
+    s.binning = CS_BIN_MASS;
+    s.distance = CS_DIST_TVD;
+    size_t M = (size_t)s.bins, G = M < ni ? M : ni;
+    size_t starts[FUSE_MAXM + 1];
+    cs_bin b[FUSE_MAXM];
+    for (size_t g = 0; g <= G; g++) starts[g] = g < G ? cs_mx_split_start(ni, M, g) : ni;
+    size_t g = 0, st = 0, rem;
+    double sv = 0.0, lo = INFINITY, hi = -INFINITY;
+    /* rem: items still to come in group g (empty groups closed on the way) */
+    while (g < G && (rem = starts[g + 1] - starts[g]) == 0) {
+        group_close(&s, &b[g], 0, 0, 0, 0, 0);
+        g++;
+    }
+    for (size_t w = 0; w < W && g < G; w++) {
+        uint64_t m = bits[w];
+        while (m) {
+            size_t r = w * 64 + (size_t)__builtin_ctzll(m);
+            m &= m - 1;
+            double x = vs[r];
+            sv += x;
+            st += ts[r];
+            if (x < lo) lo = x;
+            if (x > hi) hi = x;
+            if (--rem == 0) {
+                group_close(&s, &b[g], starts[g + 1] - starts[g], sv, st, lo, hi);
+                g++;
+                sv = 0.0; st = 0; lo = INFINITY; hi = -INFINITY;
+                while (g < G && (rem = starts[g + 1] - starts[g]) == 0) {
+                    group_close(&s, &b[g], 0, 0, 0, 0, 0);
+                    g++;
+                }
+                if (g == G) break;
+            }
+        }
+    }
+    return cs_mx_aggregate(&s, b, G, ni).ece;
+}
+
+/* Items j0..j1-1 of the walk; `all` (a constant at each call): D with 16-double rows, ub and
+ * rank are all there. The 16 RECE-G sums stay in registers over the block. */
+static inline __attribute__((always_inline)) void
+walk_block(const uint32_t *items, size_t j0, size_t j1, size_t ni, const double *D, size_t Ms,
+           int all, const double *v, const uint8_t *t, const uint16_t *ub, size_t *cnt,
+           double *sv, size_t *st, const uint32_t *rank, uint64_t *bits, double *acc)
+{
+    int d16 = all || (D && Ms == 16);
+    double s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], s4 = acc[4], s5 = acc[5];
+    double s6 = acc[6], s7 = acc[7], s8 = acc[8], s9 = acc[9], s10 = acc[10], s11 = acc[11];
+    double s12 = acc[12], s13 = acc[13], s14 = acc[14], s15 = acc[15];
+    for (size_t j = j0; j < j1; j++) {
+        uint32_t i = items[j];
+        if (all || D) {
+            /* a subset's rows are scattered: fetch those of later items ahead */
+            if (j + 16 < ni) {
+                const double *f = D + (size_t)items[j + 16] * Ms;
+                __builtin_prefetch(f);
+                if (all || Ms > 8) __builtin_prefetch(f + 8);
+            }
+            const double *d = D + (size_t)i * Ms;
+            if (d16) {
+                s0 += d[0]; s1 += d[1]; s2 += d[2]; s3 += d[3];
+                s4 += d[4]; s5 += d[5]; s6 += d[6]; s7 += d[7];
+                s8 += d[8]; s9 += d[9]; s10 += d[10]; s11 += d[11];
+                s12 += d[12]; s13 += d[13]; s14 += d[14]; s15 += d[15];
+            } else {
+                for (size_t b = 0; b < Ms; b++) acc[b] += d[b];
+            }
+        }
+        if (all || ub) {
+            uint32_t b = ub[i];
+            cnt[b]++;
+            sv[b] += v[i];
+            st[b] += t[i];
+        }
+        if (all || rank) {
+            uint32_t r = rank[i];
+            bits[r >> 6] |= 1ull << (r & 63u);
+        }
+    }
+    if (d16) {
+        acc[0] = s0; acc[1] = s1; acc[2] = s2; acc[3] = s3; acc[4] = s4; acc[5] = s5;
+        acc[6] = s6; acc[7] = s7; acc[8] = s8; acc[9] = s9; acc[10] = s10; acc[11] = s11;
+        acc[12] = s12; acc[13] = s13; acc[14] = s14; acc[15] = s15;
+    }
+}
+
+/* Returns the CS_WANT_* flags it computed into out (0: nothing, take the usual paths), or
+ * sets *rc on an error. strict: items are strictly ascending (no repeats). */
+static unsigned fused_walk(cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
+                           int strict, cs_mx_scratch *sc, const atomic_int *cancel,
+                           cs_result *out, cs_status *rc, cs_error *err)
+{
+    *rc = CS_OK;
+    int M = p->s.bins;
+    if (!items || ni > CS_MX_CHUNK || p->vector || p->kind == CS_LENS_CLASSWISE ||
+        M > FUSE_MAXM)
+        return 0;
+    const uint16_t *ub = NULL;
+    const double *D = NULL;
+    size_t Ms = 0;
+    const uint32_t *rank = NULL, *order = NULL;
+    const double *va = NULL, *vs = NULL;
+    const uint8_t *ta = NULL, *ts = NULL;
+    uint64_t *bits = NULL;
+    size_t W = (p->n + 63) / 64;
+    if ((want & CS_WANT_BINNED) && p->s.binning == CS_BIN_UNIFORM) ub = cs_mx_ubin_cache(p);
+    if (want & CS_WANT_RECE_G) D = cs_mx_rece_rows(p, &Ms);
+    if ((want & CS_WANT_AECE) && strict && W <= ni + 2048 &&
+        lazy_order(p, 1, &va, &ta, &order, &rank) == 0 && lazy_sorted_vt(p, &vs, &ts) == 0)
+        bits = cs_mx_scratch_bits(sc, W);
+    if (!bits) rank = NULL;
+    if (!ub && !D && !rank) return 0;
+    size_t cnt[FUSE_MAXM] = {0}, st[FUSE_MAXM] = {0};
+    double sv[FUSE_MAXM] = {0}, acc[FUSE_MAXM] = {0};
+    int all16 = D && Ms == 16 && ub && rank;
+    for (size_t j0 = 0; j0 < ni; j0 += 4096) {
+        if (cs_mx_cancelled(cancel)) {
+            *rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+            return 0;
+        }
+        size_t j1 = j0 + 4096 < ni ? j0 + 4096 : ni;
+        if (all16)   /* the usual case, with the tests folded away */
+            walk_block(items, j0, j1, ni, D, 16, 1, p->v, p->t, ub, cnt, sv, st, rank, bits, acc);
+        else
+            walk_block(items, j0, j1, ni, D, Ms, 0, p->v, p->t, ub, cnt, sv, st, rank, bits, acc);
+    }
+    unsigned done = 0;
+    if (D) {
+        double sum = 0.0;
+        for (int b = 0; b < M; b++) sum += fabs(acc[b]);
+        out->rece_g = sum / (double)ni;
+        done |= CS_WANT_RECE_G;
+    }
+    if (rank) {
+        out->aece = aece_from_bits(p, bits, W, ni, vs, ts);
+        done |= CS_WANT_AECE;
+    }
+    if (ub) {
+        double e[FUSE_MAXM + 1];
+        cs_mx_edges(e, M);
+        *rc = uniform_finish(&p->s, ni, e, cnt, sv, st, out, err);
+        if (*rc != CS_OK) return 0;
+        done |= CS_WANT_BINNED;
+    }
+    return done;
+}
+
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
                       const atomic_int *cancel, cs_result *out, cs_error *err)
 {
@@ -447,18 +664,28 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
-    int sorted = 1;
+    int sorted = 1, strict = 0;
     if (idx) {
         /* range check and "already ascending" in one branch-free pass */
-        uint32_t mx = 0, prev = 0;
-        unsigned desc = 0;
-        for (size_t j = 0; j < ni; j++) {
-            uint32_t x = idx[j];
-            mx = x > mx ? x : mx;
-            desc |= x < prev;
-            prev = x;
+        /* strictly ascending (a draw without replacement in canonical order): the last is
+         * the largest; otherwise one branch-free pass for the largest and "ascending" */
+        size_t up = 1;
+        while (up < ni && idx[up - 1] < idx[up]) up++;
+        uint32_t mx = idx[ni - 1];
+        if (up < ni) {
+            unsigned desc = 0;
+            uint32_t prev = 0;
+            mx = 0;
+            for (size_t j = 0; j < ni; j++) {
+                uint32_t x = idx[j];
+                mx = x > mx ? x : mx;
+                desc |= x < prev;
+                prev = x;
+            }
+            sorted = !desc;
+        } else {
+            strict = 1;
         }
-        sorted = !desc;
         if (mx >= p->n)
             for (size_t j = 0; j < ni; j++)
                 if (idx[j] >= p->n)
@@ -486,6 +713,10 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     }
     if (rc == CS_OK && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, &out->brier, &out->nll, err);
+    unsigned fused = 0;
+    if (rc == CS_OK)
+        fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
+    want &= ~fused;
     if (rc == CS_OK && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
     if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
     /* the remaining paths (but RECE-G) read an explicit array */

@@ -129,6 +129,13 @@ const uint32_t *cs_mx_canonical(cs_mx_scratch *s, const uint32_t *idx, size_t ni
     return s->items;
 }
 
+uint64_t *cs_mx_scratch_bits(cs_mx_scratch *s, size_t words)
+{
+    if (grow64(&s->bits, &s->cap_bits, words)) return NULL;
+    memset(s->bits, 0, words * sizeof *s->bits);
+    return s->bits;
+}
+
 const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n)
 {
     if (grow32(&s->items, &s->cap_items, n)) return NULL;

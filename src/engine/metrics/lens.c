@@ -45,6 +45,8 @@ void cs_prepared_free(cs_prepared *p)
     free(p->t1);
     free(p->order_c);
     free(p->rank_c);
+    free(p->vs_c);
+    free(p->ts_c);
     free(p->rece_w);
     free(p->brier);
     free(p->nll);

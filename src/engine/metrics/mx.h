@@ -53,6 +53,8 @@ struct cs_prepared {
     double *v1;                   /* top-1 confidence / correctness per sample when the lens */
     uint8_t *t1;                  /*   is not top1 (AECE), built lazily */
     uint32_t *order_c, *rank_c;   /* stable sort of the top-1 confidence (AECE) */
+    double *vs_c;                 /* top-1 confidence / correctness in that order (AECE of */
+    uint8_t *ts_c;                /*   subsets, evaluate.c), built lazily */
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
@@ -87,6 +89,8 @@ void cs_mx_scratch_free_all(cs_prepared *p);
 /* idx[0..ni) (values < N) in ascending order: idx itself when it is already sorted, else a
  * sorted copy in s->items; NULL on ENOMEM. */
 const uint32_t *cs_mx_canonical(cs_mx_scratch *s, const uint32_t *idx, size_t ni, size_t N);
+/* A bitmap of `words` zeroed words in s->bits; NULL on ENOMEM. */
+uint64_t *cs_mx_scratch_bits(cs_mx_scratch *s, size_t words);
 /* 0..n-1 in s->items (for the paths that need an explicit array); NULL on ENOMEM. */
 const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n);
 /* Sample indices of items ordered by rank[] (rank: a permutation of 0..N-1 whose inverse is
@@ -177,6 +181,12 @@ cs_status cs_mx_rece_g(const cs_prepared *p, const uint32_t *items, size_t ni,
 cs_status cs_mx_rece_curve(const cs_prepared *p, const uint32_t *items, size_t ni,
                            const atomic_int *cancel, double *out, double *curve_acc,
                            double *curve_conf, cs_error *err);
+/* The cached per-sample RECE-G rows d_j = w_j (acc_j - c_j) of a scalar lens (not classwise),
+ * *stride doubles each (M rounded up to a multiple of 8, zero padded), built on first use;
+ * NULL when too large to cache, not a scalar lens, or ENOMEM. Summing the rows of the items
+ * bin by bin in canonical order (from 0.0) and then sum |acc_b| / ni is RECE-G for ni <
+ * 200000 (cs_mx_rece_g splits larger inputs in two fixed halves). */
+const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride);
 /* Phi(z) for z <= 0, 1 - Phi(z) for z > 0 (table + Taylor; exposed for its unit test). */
 double cs_mx_normal_tail(double z);
 /* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */

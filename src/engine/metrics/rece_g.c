@@ -59,8 +59,15 @@ static inline double tail(double z)
     int i = (int)(a * TAB_STEP + 0.5);
     double d = a - (double)i / TAB_STEP;
     const double *c = tab[i];
+    /* Horner, n = 6 down to 1, written out: one dependent chain per tail, and the tails of
+     * the M+1 edges of a sample are independent of each other */
     double poly = c[7];
-    for (int n = 6; n >= 1; n--) poly = poly * d + c[n];
+    poly = poly * d + c[6];
+    poly = poly * d + c[5];
+    poly = poly * d + c[4];
+    poly = poly * d + c[3];
+    poly = poly * d + c[2];
+    poly = poly * d + c[1];
     return c[0] - poly * d;
 }
 
@@ -73,6 +80,28 @@ double cs_mx_normal_tail(double z)
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w)
 {
     pthread_once(&tab_once, tab_init);
+    if (M <= 64) {
+        /* the same numbers, the M+1 edge tails first (independent: they overlap) */
+        double z[65], q[65], Z = 0.0;
+        for (int i = 0; i <= M; i++) {
+            z[i] = (e[i] - c) / sigma;
+            q[i] = tail(z[i]);
+        }
+        for (int i = 0; i < M; i++) {
+            double zp = z[i], zn = z[i + 1], tp = q[i], tn = q[i + 1], m;
+            if (zn <= 0) m = tn - tp;
+            else if (zp >= 0) m = tp - tn;
+            else m = 1.0 - tp - tn;
+            w[i] = m > 0 ? m : 0.0;
+            Z += w[i];
+        }
+        if (Z > 0) {
+            double inv = 1.0 / Z;
+            for (int i = 0; i < M; i++) w[i] *= inv;
+            return;
+        }
+        /* else the fallback below (it recomputes Z = 0) */
+    }
     double zp = (e[0] - c) / sigma, tp = tail(zp), Z = 0.0;
     for (int i = 0; i < M; i++) {
         double zn = (e[i + 1] - c) / sigma, tn = tail(zn), m;
@@ -340,13 +369,15 @@ static cs_status rece_d_scalar(const double *v, const uint8_t *t, const double *
     return rc;
 }
 
+/* Rows per chunk of the cache build (small enough that a 20k-sample cache is split in two) */
+#define DC_ROWS 4096u
 typedef struct { cs_prepared *p; double *D; const double *e; int M; } dcache_ctx;
 
 static void dcache_chunk(void *vctx, size_t c)
 {
     dcache_ctx *x = vctx;
-    size_t M = (size_t)x->M, Ms = DSTRIDE(M), a = c * CS_MX_CHUNK;
-    size_t z = a + CS_MX_CHUNK < x->p->n ? a + CS_MX_CHUNK : x->p->n;
+    size_t M = (size_t)x->M, Ms = DSTRIDE(M), a = c * DC_ROWS;
+    size_t z = a + DC_ROWS < x->p->n ? a + DC_ROWS : x->p->n;
     for (size_t i = a; i < z; i++) {
         double *di = x->D + i * Ms;
         cs_mx_gauss_weights(x->p->v[i], x->p->s.sigma, x->e, x->M, di);
@@ -371,7 +402,7 @@ static const double *d_cache(cs_prepared *p)
             cs_mx_edges(e, M);
             dcache_ctx x = {p, D, e, M};
             /* rows are independent: two threads on a large cache cannot change a value */
-            cs_mx_chunks((p->n + CS_MX_CHUNK - 1) / CS_MX_CHUNK, p->n * (size_t)M >= 300000,
+            cs_mx_chunks((p->n + DC_ROWS - 1) / DC_ROWS, p->n * (size_t)M >= 300000,
                          dcache_chunk, &x);
             p->rece_d = D;
             D = NULL;
@@ -382,6 +413,13 @@ static const double *d_cache(cs_prepared *p)
     const double *D = p->rece_d;
     pthread_mutex_unlock(&p->lock);
     return D;
+}
+
+const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride)
+{
+    if (p->vector || p->kind == CS_LENS_CLASSWISE) return NULL;
+    *stride = DSTRIDE(p->s.bins);
+    return d_cache(p);
 }
 
 cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,

@@ -190,6 +190,7 @@ typedef struct scratch {
     uint32_t *undo;
     uint32_t *idx;
     uint32_t *idx2;
+    uint64_t *bits;   /* (n+63)/64 zero words (without replacement only) */
 } scratch;
 
 static void scratch_free(scratch *s, int threads)
@@ -201,6 +202,7 @@ static void scratch_free(scratch *s, int threads)
         free(s[t].undo);
         free(s[t].idx);
         free(s[t].idx2);
+        free(s[t].bits);
     }
     free(s);
 }
@@ -217,8 +219,10 @@ static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
         if (n_perm) {
             s[t].perm = malloc(n_perm * sizeof(uint32_t));
             s[t].undo = malloc(kk * sizeof(uint32_t));
+            s[t].bits = calloc((n_perm + 63) / 64, sizeof(uint64_t));
         }
-        if (!s[t].idx || (two && !s[t].idx2) || (n_perm && (!s[t].perm || !s[t].undo))) {
+        if (!s[t].idx || (two && !s[t].idx2) ||
+            (n_perm && (!s[t].perm || !s[t].undo || !s[t].bits))) {
             scratch_free(s, threads);
             return NULL;
         }
@@ -283,6 +287,9 @@ static void size_task(void *vctx, size_t i, int worker)
     cs_rng_seed(&rng, x->o->seed, STREAM_SIZE, pt, rep);
     if (x->o->replace)
         cs_draw_with(&rng, x->n, k, s->idx);
+    else if ((x->n + 63) / 64 <= k + 2048)
+        /* the same draw, already in the ascending order cs_evaluate works in */
+        cs_draw_without_sorted(&rng, s->perm, x->n, k, s->undo, s->bits, s->idx);
     else
         cs_draw_without(&rng, s->perm, x->n, k, s->undo, s->idx);
     eval_row(&x->rn, x->p, s->idx, k, x->o->metrics, x->values + i * CS_METRIC_COUNT);

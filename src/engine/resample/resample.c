@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
 
@@ -84,32 +87,108 @@ size_t cs_subset_size(double fraction, size_t n)
     return (size_t)k;
 }
 
+#ifdef __SSE2__
+/* pos_tab[b]: the positions of the set bits of byte b, ascending; pos_cnt[b]: how many */
+static uint8_t pos_tab[256][8], pos_cnt[256];
+static pthread_once_t pos_once = PTHREAD_ONCE_INIT;
+
+static void pos_init(void)
+{
+    for (unsigned b = 0; b < 256; b++) {
+        unsigned c = 0;
+        for (unsigned q = 0; q < 8; q++)
+            if (b >> q & 1u) pos_tab[b][c++] = (uint8_t)q;
+        pos_cnt[b] = (uint8_t)c;
+    }
+}
+#endif
+
+/* The swap targets j of steps i0..i1-1 (into undo, in order), their perm entries
+ * prefetched: they depend only on the generator, not on perm, so the random accesses of a
+ * block overlap. */
+static inline void draw_targets(cs_rng *r, const uint32_t *perm, size_t n, size_t i0, size_t i1,
+                                uint32_t *undo)
+{
+    for (size_t i = i0; i < i1; i++) {
+        size_t j = i + (n - i <= UINT32_MAX ? (n - i > 1 ? (size_t)below32(r, (uint32_t)(n - i)) : 0)
+                                            : (size_t)cs_rng_below(r, n - i));
+        undo[i] = (uint32_t)j;
+        __builtin_prefetch(&perm[j], 1);
+    }
+}
+
+/* Back to the identity: every position a step touched (i < k and its j) gets its own index,
+ * which is what undoing the swaps in reverse order gives, without the loads. */
+static inline void restore_identity(uint32_t *perm, size_t k, const uint32_t *undo)
+{
+    for (size_t i = 0; i < k; i++) perm[undo[i]] = undo[i];
+    for (size_t i = 0; i < k; i++) perm[i] = (uint32_t)i;
+}
+
 void cs_draw_without(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *undo, uint32_t *out)
 {
-    /* The swap targets j depend only on the generator, not on perm: they are drawn a block
-     * ahead (into undo, in the same order) and their perm entries prefetched, so the random
-     * accesses overlap. Same draws, same swaps, same output as one step at a time. */
+    /* Step i swaps perm[i] and perm[j] (j >= i) and outputs the new perm[i]. Position i is
+     * never read again by later steps (their j is > i), so it is not written back. */
     for (size_t i0 = 0; i0 < k; i0 += 64) {
         size_t i1 = i0 + 64 < k ? i0 + 64 : k;
-        for (size_t i = i0; i < i1; i++) {
-            size_t j = i + (n - i <= UINT32_MAX ? (n - i > 1 ? (size_t)below32(r, (uint32_t)(n - i)) : 0)
-                                                : (size_t)cs_rng_below(r, n - i));
-            undo[i] = (uint32_t)j;
-            __builtin_prefetch(&perm[j], 1);
-        }
+        draw_targets(r, perm, n, i0, i1, undo);
         for (size_t i = i0; i < i1; i++) {
             size_t j = undo[i];
-            uint32_t t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-            out[i] = perm[i];
+            uint32_t x = perm[j];
+            perm[j] = perm[i];
+            out[i] = x;
         }
     }
-    for (size_t i = k; i-- > 0;) {
-        size_t j = undo[i];
-        uint32_t t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
+    restore_identity(perm, k, undo);
+}
+
+void cs_draw_without_sorted(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint32_t *undo,
+                            uint64_t *bits, uint32_t *out)
+{
+    /* The steps of cs_draw_without, the drawn index marked in the bitmap instead of written
+     * out; then the bitmap read in order (and cleared). */
+    for (size_t i0 = 0; i0 < k; i0 += 64) {
+        size_t i1 = i0 + 64 < k ? i0 + 64 : k;
+        draw_targets(r, perm, n, i0, i1, undo);
+        for (size_t i = i0; i < i1; i++) {
+            size_t j = undo[i];
+            uint32_t x = perm[j];
+            perm[j] = perm[i];
+            bits[x >> 6] |= 1ull << (x & 63u);
+        }
+    }
+    restore_identity(perm, k, undo);
+    size_t m = 0, W = (n + 63) / 64, w = 0;
+#ifdef __SSE2__
+    if (k >= n / 4) {
+        /* dense: the positions of each byte's bits from a table, 8 lanes stored at once (no
+         * bit-by-bit chain, no data-dependent branch) while 64 more cannot pass k */
+        pthread_once(&pos_once, pos_init);
+        const __m128i z = _mm_setzero_si128();
+        for (; w < W && m + 64 <= k; w++) {
+            uint64_t b = bits[w];
+            bits[w] = 0;
+            for (unsigned q = 0; q < 8; q++) {
+                unsigned by = (unsigned)(b >> (8 * q)) & 255u;
+                __m128i e = _mm_loadl_epi64((const __m128i *)pos_tab[by]);
+                __m128i base = _mm_set1_epi32((int)(w * 64 + 8 * q));
+                __m128i h = _mm_unpacklo_epi8(e, z);
+                _mm_storeu_si128((__m128i *)(out + m), _mm_add_epi32(_mm_unpacklo_epi16(h, z), base));
+                _mm_storeu_si128((__m128i *)(out + m + 4),
+                                 _mm_add_epi32(_mm_unpackhi_epi16(h, z), base));
+                m += pos_cnt[by];
+            }
+        }
+    }
+#endif
+    for (; w < W && m < k; w++) {
+        uint64_t b = bits[w];
+        if (!b) continue;
+        bits[w] = 0;
+        do {
+            out[m++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(b));
+            b &= b - 1;
+        } while (b);
     }
 }
 
