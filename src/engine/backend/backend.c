@@ -17,6 +17,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,12 +262,26 @@ static void wake(cs_backend *b)
     (void)w;
 }
 
+/* Workers run at a lower priority than the thread that created the pool (the front end's):
+ * with every core computing, a key must still take effect within a frame. Linux applies nice
+ * per thread, and the helper threads a job starts inherit it. Failure only costs latency. */
+static void lower_priority(void)
+{
+#if defined(__linux__) && defined(SYS_gettid)
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0 && cur < 19) (void)setpriority(PRIO_PROCESS, tid, cur + 5 < 19 ? cur + 5 : 19);
+#endif
+}
+
 static void *worker_main(void *arg)
 {
     worker_arg *wa = arg;
     cs_backend *b = wa->b;
     int me = wa->index;
     free(wa);
+    lower_priority();
     pthread_mutex_lock(&b->mu);
     for (;;) {
         while (!b->stop && !b->q_head)
