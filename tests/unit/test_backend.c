@@ -1,5 +1,6 @@
 /* Backend: queue, generations, supersession, cancellation, wake-up pipe, shutdown, and real jobs
  * compared with direct engine calls. Built under TSan by `make test`. */
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "calscope/backend.h"
 #include "calscope/curves.h"
@@ -597,6 +601,56 @@ static void test_likert_job(void **state)
     cs_dataset_free(d);
 }
 
+/* Nice value of thread `tid` of this process (field 19 of /proc/self/task/TID/stat), or 99;
+ * *worker is set when the thread is named "cs-worker". */
+static int thread_nice(long tid, int *worker)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 99;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    *worker = strstr(buf, "(cs-worker)") != NULL;
+    const char *p = strrchr(buf, ')');   /* the command name may hold spaces */
+    int field = 2, nice = 99;
+    for (; p && *p; p++)
+        if (*p == ' ' && ++field == 19) { nice = atoi(p + 1); break; }
+    return nice;
+}
+
+/* Workers run 5 nice levels below the thread that started the pool, so the screen thread wins
+ * the cores while every worker computes. */
+static void test_workers_yield_to_the_front_end(void **state)
+{
+    (void)state;
+    errno = 0;
+    int base = getpriority(PRIO_PROCESS, 0);
+    assert_int_equal(errno, 0);
+    if (base > 14) skip();   /* no room below: the workers stay at 19 */
+    cs_backend *b = new_backend(2);
+    submit_sleep(b, 0, 300);
+    submit_sleep(b, 1, 300);
+    struct timespec ts = { 0, 100 * 1000000 };
+    nanosleep(&ts, NULL);
+    DIR *dir = opendir("/proc/self/task");
+    assert_non_null(dir);
+    int workers = 0, lowered = 0;   /* sanitizer runtimes may add threads of their own */
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        long tid = atol(e->d_name);
+        if (tid <= 0) continue;
+        int is_worker = 0, n = thread_nice(tid, &is_worker);
+        workers += is_worker;
+        lowered += is_worker && n == base + 5;
+    }
+    closedir(dir);
+    assert_true(workers >= 2);            /* both workers (and any helpers they started) */
+    assert_int_equal(lowered, workers);   /* all of them 5 levels below the caller */
+    assert_int_equal(getpriority(PRIO_PROCESS, 0), base);   /* the caller's thread is untouched */
+    cs_backend_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_cancel_slot),
         cmocka_unit_test(test_rapid_replacement),
         cmocka_unit_test(test_shutdown_mid_job),
+        cmocka_unit_test(test_workers_yield_to_the_front_end),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_metrics_job),
         cmocka_unit_test(test_load_job),

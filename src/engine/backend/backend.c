@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -264,10 +265,12 @@ static void wake(cs_backend *b)
 
 /* Workers run at a lower priority than the thread that created the pool (the front end's):
  * with every core computing, a key must still take effect within a frame. Linux applies nice
- * per thread, and the helper threads a job starts inherit it. Failure only costs latency. */
+ * per thread, and the helper threads a job starts inherit it (and the name "cs-worker", which
+ * shows in top -H and lets the tests find them). Failure only costs latency. */
 static void lower_priority(void)
 {
 #if defined(__linux__) && defined(SYS_gettid)
+    (void)prctl(PR_SET_NAME, "cs-worker", 0, 0, 0);
     id_t tid = (id_t)syscall(SYS_gettid);
     errno = 0;
     int cur = getpriority(PRIO_PROCESS, tid);
