@@ -345,23 +345,6 @@ static int ranking_differs(const rep_methods *t, int col)
 
 /* ---- JSON ---- */
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-static void jnum(FILE *out, double v)
-{
-    if (isfinite(v)) fprintf(out, "%.17g", v);
-    else fputs("null", out);
-}
-
 static int excludes_zero(double lo, double hi)
 {
     return cs_methods_excludes_zero(lo, hi);
@@ -371,9 +354,9 @@ static int excludes_zero(double lo, double hi)
 static void split_column_json(FILE *out, const rep_methods *t)
 {
     fputs("\"column\": ", out);
-    jstr(out, t->split_column);
+    rep_json_str(out, t->split_column);
     fputs(", \"fit_values\": [", out);
-    if (t->split_fit[0]) jstr(out, t->split_fit);
+    if (t->split_fit[0]) rep_json_str(out, t->split_fit);
     else fputs("\"fit\", \"train\"", out);
     fputc(']', out);
 }
@@ -381,16 +364,16 @@ static void split_column_json(FILE *out, const rep_methods *t)
 static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
 {
     fputs(", \"recal\": {\"method\": ", out);
-    jstr(out, cs_recal_name(me->recal));
+    rep_json_str(out, cs_recal_name(me->recal));
     fputs(", \"fit\": ", out);
-    jstr(out, t->split_column[0] ? "split-column" : t->split > 0 ? "split" : "cross-fit");
+    rep_json_str(out, t->split_column[0] ? "split-column" : t->split > 0 ? "split" : "cross-fit");
     if (t->split_column[0]) {
         fputs(", \"split_column\": {", out);
         split_column_json(out, t);
         fputc('}', out);
     } else if (t->split > 0) {
         fputs(", \"split\": ", out);
-        jnum(out, t->split);
+        rep_json_num(out, t->split);
     } else {
         fprintf(out, ", \"folds\": %d", t->folds);
     }
@@ -400,21 +383,21 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         size_t all = t->held_out ? 0 : (size_t)t->folds;
         if (me->recal == CS_RECAL_TS) {
             fputs(", \"temperature\": ", out);
-            jnum(out, me->info.param[all][0]);
+            rep_json_num(out, me->info.param[all][0]);
             if (!t->held_out) {
                 fputs(", \"fold_temperatures\": [", out);
                 for (int f = 0; f < t->folds; f++) {
                     if (f) fputs(", ", out);
-                    jnum(out, me->info.param[f][0]);
+                    rep_json_num(out, me->info.param[f][0]);
                 }
                 fputc(']', out);
             }
             fprintf(out, ", \"clamped\": %s", me->info.clamped ? "true" : "false");
         } else {
             fputs(", \"a\": ", out);
-            jnum(out, me->info.param[all][0]);
+            rep_json_num(out, me->info.param[all][0]);
             fputs(", \"b\": ", out);
-            jnum(out, me->info.param[all][1]);
+            rep_json_num(out, me->info.param[all][1]);
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
@@ -427,7 +410,7 @@ void rep_methods_json(FILE *out, const rep_methods *t)
     if (t->multi) {
         /* the SPEC §5 list, one entry per metric and non-reference method, a = the method */
         fputs(",\n  \"compare_info\": {\"reference\": ", out);
-        jstr(out, ref->name);
+        rep_json_str(out, ref->name);
         fprintf(out, ", \"repeats\": %d}", t->cmp_repeats);
         fputs(",\n  \"compare\": [", out);
         int first = 1;
@@ -437,45 +420,36 @@ void rep_methods_json(FILE *out, const rep_methods *t)
             for (int c = 0; c < NCOL; c++) {
                 fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
                 first = 0;
-                jstr(out, me->name);
-                fprintf(out, ", \"metric\": \"%s\", \"a\": ", col_name(c));
-                jnum(out, me->v[c]);
-                fputs(", \"b\": ", out);
-                jnum(out, ref->v[c]);
-                fputs(", \"diff\": ", out);
-                jnum(out, me->diff[c]);
-                fputs(", \"lo\": ", out);
-                jnum(out, me->dlo[c]);
-                fputs(", \"hi\": ", out);
-                jnum(out, me->dhi[c]);
-                fputs(", \"p_better\": ", out);
-                jnum(out, me->pbetter[c]);
+                rep_json_str(out, me->name);
+                fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
+                const double v[] = { me->v[c], ref->v[c], me->diff[c], me->dlo[c], me->dhi[c], me->pbetter[c] };
+                rep_json_fields(out, rep_compare_keys, v, 6);
                 fputc('}', out);
             }
         }
         fputs(first ? "]" : "\n  ]", out);
     }
     fputs(",\n  \"methods_info\": {\"reference\": ", out);
-    jstr(out, ref->name);
+    rep_json_str(out, ref->name);
     fprintf(out, ", \"ci_repeats\": %d, \"compare_repeats\": %d, \"seed\": %llu, \"topk\": %d, \"lens\": ",
             t->ci_repeats, t->cmp_repeats, (unsigned long long)t->seed, t->k);
-    jstr(out, t->lens);
+    rep_json_str(out, t->lens);
     fputs(", \"evaluated_on\": ", out);
-    jstr(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
+    rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
               : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
     /* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
     fputs(", \"recal_split\": {\"kind\": ", out);
     if (t->split_column[0]) {
-        jstr(out, "column");
+        rep_json_str(out, "column");
         fputs(", ", out);
         split_column_json(out, t);
     } else if (t->split > 0) {
-        jstr(out, "hash");
+        rep_json_str(out, "hash");
         fputs(", \"fraction\": ", out);
-        jnum(out, t->split);
+        rep_json_num(out, t->split);
         fprintf(out, ", \"seed\": %llu", (unsigned long long)t->seed);
     } else {
-        jstr(out, "cross-fit");
+        rep_json_str(out, "cross-fit");
         fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
     }
     fputc('}', out);
@@ -483,31 +457,26 @@ void rep_methods_json(FILE *out, const rep_methods *t)
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-        jstr(out, me->name);
+        rep_json_str(out, me->name);
         fprintf(out, ", \"reference\": %s, \"rows\": %zu", i == t->ref ? "true" : "false", me->d ? me->d->n : 0);
         if (me->recal >= 0) recal_json(out, t, me);
         fputs(",\n     \"metrics\": {", out);
         for (int c = 0; c < NCOL; c++) {
             fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
-            jnum(out, me->ok ? me->v[c] : NAN);
+            rep_json_num(out, me->ok ? me->v[c] : NAN);
             fprintf(out, ", \"%s_ci\": [", col_name(c));
-            jnum(out, me->ok ? me->lo[c] : NAN);
+            rep_json_num(out, me->ok ? me->lo[c] : NAN);
             fputs(", ", out);
-            jnum(out, me->ok ? me->hi[c] : NAN);
+            rep_json_num(out, me->ok ? me->hi[c] : NAN);
             fputc(']', out);
         }
         fputc('}', out);
         if (me->has_diff) {
             fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", me->n_pairs);
             for (int c = 0; c < NCOL; c++) {
-                fprintf(out, ", \"%s\": {\"diff\": ", col_name(c));
-                jnum(out, me->diff[c]);
-                fputs(", \"lo\": ", out);
-                jnum(out, me->dlo[c]);
-                fputs(", \"hi\": ", out);
-                jnum(out, me->dhi[c]);
-                fputs(", \"p_better\": ", out);
-                jnum(out, me->pbetter[c]);
+                fprintf(out, ", \"%s\": {", col_name(c));
+                const double v[] = { me->diff[c], me->dlo[c], me->dhi[c], me->pbetter[c] };
+                rep_json_fields(out, rep_compare_keys + 2, v, 4);
                 fprintf(out, ", \"excludes_zero\": %s}", excludes_zero(me->dlo[c], me->dhi[c]) ? "true" : "false");
             }
             fputc('}', out);
@@ -534,33 +503,33 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         first = 0;
     }
     fputs("]},\n  \"mass\": {\"reference\": ", out);
-    jstr(out, ref->name);
+    rep_json_str(out, ref->name);
     fputs(", \"select\": ", out);
-    jstr(out, t->select);
+    rep_json_str(out, t->select);
     fputs(", \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-        jstr(out, me->name);
+        rep_json_str(out, me->name);
         fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", me->mass_ok ? me->mass_n : 0);
         for (size_t j = 0; j < t->n_top; j++) {
             if (j) fputs(", ", out);
-            jnum(out, me->mass_ok ? me->top[j] : NAN);
+            rep_json_num(out, me->mass_ok ? me->top[j] : NAN);
         }
         fputs("], \"topk_delta\": [", out);
         for (size_t j = 0; j < t->n_top; j++) {
             if (j) fputs(", ", out);
-            jnum(out, me->mass_ok && ref->mass_ok ? me->top[j] - ref->top[j] : NAN);
+            rep_json_num(out, me->mass_ok && ref->mass_ok ? me->top[j] - ref->top[j] : NAN);
         }
         fputs("], \"class_mean\": [", out);
         for (size_t c = 0; me->mass_ok && c < me->d->k; c++) {
             if (c) fputs(", ", out);
-            jnum(out, me->cls[c]);
+            rep_json_num(out, me->cls[c]);
         }
         fputs("], \"class_delta\": [", out);
         for (size_t c = 0; me->mass_ok && ref->mass_ok && c < me->d->k && c < ref->d->k; c++) {
             if (c) fputs(", ", out);
-            jnum(out, me->cls[c] - ref->cls[c]);
+            rep_json_num(out, me->cls[c] - ref->cls[c]);
         }
         fputs("]}", out);
     }

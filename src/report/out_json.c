@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-static void jstr(FILE *out, const char *s)
+void rep_json_str(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -24,10 +24,20 @@ static void jstr(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void jnum(FILE *out, double v)
+void rep_json_num(FILE *out, double v)
 {
     if (isfinite(v)) fprintf(out, "%.17g", v);
     else fputs("null", out);
+}
+
+const char *const rep_compare_keys[6] = { "a", "b", "diff", "lo", "hi", "p_better" };
+
+void rep_json_fields(FILE *out, const char *const *keys, const double *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", keys[i]);
+        rep_json_num(out, vals[i]);
+    }
 }
 
 static void settings_json(FILE *out, const rep_opts *o)
@@ -36,29 +46,29 @@ static void settings_json(FILE *out, const rep_opts *o)
     char buf[CS_SPEC_MAX + 32];
     fputs("{\"lens\": ", out);
     rep_lens_text(s, buf, sizeof buf);
-    jstr(out, buf);
+    rep_json_str(out, buf);
     fprintf(out, ", \"bins\": %d, \"binning\": ", s->bins);
-    jstr(out, rep_binning_text(s->binning));
+    rep_json_str(out, rep_binning_text(s->binning));
     fputs(", \"gamma\": ", out);
-    jnum(out, s->gamma);
+    rep_json_num(out, s->gamma);
     fputs(", \"sigma\": ", out);
-    jnum(out, s->sigma);
+    rep_json_num(out, s->sigma);
     fputs(", \"distance\": ", out);
     rep_distance_text(s, buf, sizeof buf);
-    jstr(out, buf);
+    rep_json_str(out, buf);
     fputs(", \"select\": ", out);
-    jstr(out, s->select);
+    rep_json_str(out, s->select);
     fputs(", \"mixture\": ", out);
-    jstr(out, rep_mixture_text(s->mixture));
+    rep_json_str(out, rep_mixture_text(s->mixture));
     fputs(", \"sum_tol\": ", out);
-    jnum(out, o->load.sum_tol);
+    rep_json_num(out, o->load.sum_tol);
     if (o->load.split_column) {   /* --recal-split-column: the column every FILE was split by */
         fputs(", \"split_column\": ", out);
-        jstr(out, o->load.split_column);
+        rep_json_str(out, o->load.split_column);
     }
     if (o->compat >= 0) {
         fputs(", \"compat\": ", out);
-        jstr(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));
+        rep_json_str(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));
     }
     fprintf(out, ", \"renormalize\": %s, \"skip_bad_rows\": %s}",
             o->load.renormalize ? "true" : "false", o->load.skip_bad_rows ? "true" : "false");
@@ -66,16 +76,10 @@ static void settings_json(FILE *out, const rep_opts *o)
 
 static void stat_json(FILE *out, const cs_stat *st)
 {
-    fputs("{\"mean\": ", out);
-    jnum(out, st->mean);
-    fputs(", \"sd\": ", out);
-    jnum(out, st->sd);
-    fputs(", \"lo\": ", out);
-    jnum(out, st->lo);
-    fputs(", \"hi\": ", out);
-    jnum(out, st->hi);
-    fputs(", \"abs_dev\": ", out);
-    jnum(out, st->abs_dev);
+    static const char *const keys[] = { "mean", "sd", "lo", "hi", "abs_dev" };
+    const double v[] = { st->mean, st->sd, st->lo, st->hi, st->abs_dev };
+    fputc('{', out);
+    rep_json_fields(out, keys, v, 5);
     fputc('}', out);
 }
 
@@ -87,9 +91,9 @@ static void curve_json(FILE *out, const cs_curve *c)
     if (c->kind == CS_CURVE_BINS && c->stable_first >= 0) {
         const cs_curve_point *a = &c->points[c->stable_first], *b = &c->points[c->stable_last];
         fprintf(out, ", \"stable\": {\"metric\": \"%s\", \"from\": ", cs_metric_name(c->stable_metric));
-        jnum(out, a->x);
+        rep_json_num(out, a->x);
         fputs(", \"to\": ", out);
-        jnum(out, b->x);
+        rep_json_num(out, b->x);
         fputc('}', out);
     }
     fputs(", \"points\": [", out);
@@ -97,7 +101,7 @@ static void curve_json(FILE *out, const cs_curve *c)
         const cs_curve_point *pt = &c->points[i];
         fprintf(out, "%s\n       {\"%s\": ", i ? "," : "", xkey);
         if (c->kind == CS_CURVE_BINS && !c->kdtree) fprintf(out, "%.0f", pt->x);
-        else jnum(out, pt->x);
+        else rep_json_num(out, pt->x);
         fprintf(out, ", \"rows\": %zu, \"metrics\": {", pt->rows);
         int first = 1;
         for (int id = 0; id < CS_METRIC_COUNT; id++) {
@@ -114,11 +118,11 @@ static void curve_json(FILE *out, const cs_curve *c)
 static void case_stat_json(FILE *out, const char *name, cs_case_stat st, double pooled)
 {
     fprintf(out, "\"%s\": {\"mean\": ", name);
-    jnum(out, st.mean);
+    rep_json_num(out, st.mean);
     fputs(", \"sd\": ", out);
-    jnum(out, st.sd);
+    rep_json_num(out, st.sd);
     fputs(", \"pooled\": ", out);
-    jnum(out, pooled);
+    rep_json_num(out, pooled);
     fputc('}', out);
 }
 
@@ -148,27 +152,18 @@ static void cases_json(FILE *out, const cs_case_metrics *cm)
 static void compare_json(FILE *out, const rep_compare *cmp)
 {
     fputs(",\n  \"compare_info\": {\"a\": ", out);
-    jstr(out, cmp->a);
+    rep_json_str(out, cmp->a);
     fputs(", \"b\": ", out);
-    jstr(out, cmp->b);
+    rep_json_str(out, cmp->b);
     if (cmp->done)
         fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
                 cmp->res.n_pairs, cmp->res.repeats);
     fputs("},\n  \"compare\": [", out);
     for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
-        fprintf(out, "%s\n    {\"metric\": \"%s\", \"a\": ", i ? "," : "", cs_metric_name(e->metric));
-        jnum(out, e->a);
-        fputs(", \"b\": ", out);
-        jnum(out, e->b);
-        fputs(", \"diff\": ", out);
-        jnum(out, e->diff);
-        fputs(", \"lo\": ", out);
-        jnum(out, e->lo);
-        fputs(", \"hi\": ", out);
-        jnum(out, e->hi);
-        fputs(", \"p_better\": ", out);
-        jnum(out, e->p_better);
+        fprintf(out, "%s\n    {\"metric\": \"%s\", ", i ? "," : "", cs_metric_name(e->metric));
+        const double v[] = { e->a, e->b, e->diff, e->lo, e->hi, e->p_better };
+        rep_json_fields(out, rep_compare_keys, v, 6);
         fputc('}', out);
     }
     fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
@@ -177,7 +172,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
 static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
 {
     fputs("    {\"path\": ", out);
-    jstr(out, f->path);
+    rep_json_str(out, f->path);
     fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
             f->rows, f->classes, f->sum.rows_rejected, f->samples);
     if (o->select_given) fprintf(out, ", \"selected\": %zu", f->selected);
@@ -186,16 +181,16 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     fputs(",\n     \"metrics\": {", out);
     for (int m = 0; m < REP_M_COUNT; m++) {
         fprintf(out, "%s\"%s\": ", m ? ", " : "", rep_metric_names[m]);
-        jnum(out, f->evaluated ? rep_metric_value(&f->res, m) : NAN);
+        rep_json_num(out, f->evaluated ? rep_metric_value(&f->res, m) : NAN);
     }
     if (f->has_ci) {
         for (int m = 0; m < REP_M_COUNT; m++) {
             int id = cs_metric_from_name(rep_metric_names[m]);
             if (id < 0 || !(f->ci.metrics & CS_METRIC_BIT(id))) continue;
             fprintf(out, ", \"%s_ci\": [", rep_metric_names[m]);
-            jnum(out, f->ci.lo[id]);
+            rep_json_num(out, f->ci.lo[id]);
             fputs(", ", out);
-            jnum(out, f->ci.hi[id]);
+            rep_json_num(out, f->ci.hi[id]);
             fputc(']', out);
         }
     }
@@ -207,10 +202,10 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     const char *from = rep_file_bins(o, f, &bins, &nb, &note);
     int lib = strcmp(from, "calscope") != 0;
     fputs("},\n     \"bins_from\": ", out);
-    jstr(out, from);
+    rep_json_str(out, from);
     if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
         fputs(", \"bins_note\": ", out);
-        jstr(out, note);
+        rep_json_str(out, note);
         if (lib) fprintf(out, ", \"bins_counted\": %zu", f->compat.lib[o->compat].bins_counted);
     }
     fputs(",\n     \"bins\": [", out);
@@ -218,15 +213,15 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         for (size_t i = 0; i < nb; i++) {
             const cs_bin *b = &bins[i];
             fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
-            jnum(out, b->lo);
+            rep_json_num(out, b->lo);
             fputs(", \"hi\": ", out);
-            jnum(out, b->hi);
+            rep_json_num(out, b->hi);
             fprintf(out, ", \"count\": %zu, \"conf\": ", b->count);
-            jnum(out, b->count || lib ? b->conf : NAN);
+            rep_json_num(out, b->count || lib ? b->conf : NAN);
             fputs(", \"acc\": ", out);
-            jnum(out, b->count || lib ? b->acc : NAN);
+            rep_json_num(out, b->count || lib ? b->acc : NAN);
             fputs(", \"gap\": ", out);
-            jnum(out, b->count || lib ? b->gap : NAN);
+            rep_json_num(out, b->count || lib ? b->gap : NAN);
             fputc('}', out);
         }
     }
@@ -237,12 +232,12 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
             f->sum.from_logits ? "true" : "false", f->sum.gzip ? "true" : "false");
     for (size_t i = 0; i < f->sum.n_ignored; i++) {
         if (i) fputs(", ", out);
-        jstr(out, f->sum.ignored_columns[i]);
+        rep_json_str(out, f->sum.ignored_columns[i]);
     }
     fputs("], \"skipped\": [", out);
     for (size_t i = 0; i < f->sum.n_skipped_messages; i++) {
         if (i) fputs(", ", out);
-        jstr(out, f->sum.skipped[i]);
+        rep_json_str(out, f->sum.skipped[i]);
     }
     fputs("]}", out);
     if (f->has_cases) cases_json(out, &f->cases);
@@ -251,7 +246,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         fputs(",\n     \"topk\": [", out);
         for (size_t i = 0; i < o->n_topk; i++) {
             fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->topk_k[i]);
-            jnum(out, f->topk_ece[i]);
+            rep_json_num(out, f->topk_ece[i]);
             fputc('}', out);
         }
         fputc(']', out);
@@ -261,11 +256,11 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         for (size_t i = 0; i < f->likert.n; i++) {
             const cs_likert_interval *iv = &f->likert.iv[i];
             fputs(i ? ", {\"lo\": " : "{\"lo\": ", out);
-            jnum(out, iv->lo);
+            rep_json_num(out, iv->lo);
             fputs(", \"hi\": ", out);
-            jnum(out, iv->hi);
+            rep_json_num(out, iv->hi);
             fprintf(out, ", \"count\": %zu, \"ece\": ", iv->count);
-            jnum(out, iv->ece);
+            rep_json_num(out, iv->ece);
             fputc('}', out);
         }
         fputc(']', out);
@@ -289,9 +284,9 @@ void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (files[i].loaded && !files[i].usage_error) continue;
         fputs(first ? "\n    {\"path\": " : ",\n    {\"path\": ", out);
-        jstr(out, files[i].path);
+        rep_json_str(out, files[i].path);
         fprintf(out, ", \"status\": %d, \"message\": ", files[i].usage_error ? 2 : 3);
-        jstr(out, files[i].error);
+        rep_json_str(out, files[i].error);
         fputc('}', out);
         first = 0;
     }

@@ -144,4 +144,12 @@ int rep_usage_error(const char *fmt, ...)
 #endif
     ;
 
+/* JSON writers shared by the report's outputs (out_json.c): a quoted, escaped string; a number
+ * with %.17g, or null when not finite; `"key": value` pairs joined with ", " (no braces). */
+void rep_json_str(FILE *out, const char *s);
+void rep_json_num(FILE *out, double v);
+void rep_json_fields(FILE *out, const char *const *keys, const double *vals, size_t n);
+/* The keys of a paired-comparison entry, in order: a, b, diff, lo, hi, p_better. */
+extern const char *const rep_compare_keys[6];
+
 #endif
