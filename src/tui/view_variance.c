@@ -22,17 +22,25 @@ static void draw_curve(const tui_ctx *c, const tui_rect *r, const ch_curve *cv, 
     ch_buf_free(b);
 }
 
+/* The curve in `slot`, or NULL after drawing its state (waiting, error) and progress into r. */
+static const cs_response *curve_result(const tui_ctx *c, int slot, const tui_rect *r,
+                                       const char *name, int *stale)
+{
+    char what[32];
+    snprintf(what, sizeof what, "the %s", name);
+    const cs_response *resp = tui_model_result(c->m, slot, stale);
+    if (!tui_draw_response_state(c, resp, r, what)) return resp;
+    tui_text(r->y, r->x, r->w, CH_ROLE_TITLE, name);
+    if (cs_backend_busy(c->m->backend, slot))
+        tui_draw_progress(c, r->y + 2, r->x + 1, 30, cs_backend_progress(c->m->backend, slot));
+    return NULL;
+}
+
 static void size_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_SIZE, &stale);
-    if (tui_draw_response_state(c, resp, &l->a, "the size curve")) {
-        tui_text(l->a.y, l->a.x, l->a.w, CH_ROLE_TITLE, "size curve");
-        if (cs_backend_busy(c->m->backend, TUI_SLOT_SIZE))
-            tui_draw_progress(c, l->a.y + 2, l->a.x + 1, 30,
-                              cs_backend_progress(c->m->backend, TUI_SLOT_SIZE));
-        return;
-    }
+    const cs_response *resp = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale);
+    if (!resp) return;
     const cs_curve *cu = resp->curve;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
@@ -85,14 +93,8 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
 static void bins_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_BINS, &stale);
-    if (tui_draw_response_state(c, resp, &l->b, "the bins curve")) {
-        tui_text(l->b.y, l->b.x, l->b.w, CH_ROLE_TITLE, "bins curve");
-        if (cs_backend_busy(c->m->backend, TUI_SLOT_BINS))
-            tui_draw_progress(c, l->b.y + 2, l->b.x + 1, 30,
-                              cs_backend_progress(c->m->backend, TUI_SLOT_BINS));
-        return;
-    }
+    const cs_response *resp = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale);
+    if (!resp) return;
     const cs_curve *cu = resp->curve;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
