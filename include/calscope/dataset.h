@@ -51,7 +51,19 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
 void cs_dataset_free(cs_dataset *d);
 
-/* Index of the class named `name` (a class name, or a decimal index 0..k-1), or -1. */
+/* Index of the class that `name` names under the rule of calscope/classes.h (a class name,
+ * the number a class is named by, an index 0..k-1 when no class is named by a number, or
+ * `#N`), or -1. Builds a lookup table per call (O(k)); any thread. */
 int cs_dataset_class_index(const cs_dataset *d, const char *name);
+
+/* The same with the reason (CS_CLASS_*) in *why when it returns -1 (why may be NULL); also -1
+ * with *why 0 when out of memory. */
+int cs_dataset_class_find(const cs_dataset *d, const char *name, int *why);
+
+/* Fills err for a class token that cs_dataset_class_find refused with `why`, prefixed by
+ * `what` (e.g. "--lens class"): "WHAT: unknown class 'x' (K classes)", the classes.h wording
+ * for numbers and positions, or out of memory (why 0). Returns the status set. */
+cs_status cs_dataset_class_error(const cs_dataset *d, const char *what, const char *name, int why,
+                                 cs_error *err);
 
 #endif

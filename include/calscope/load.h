@@ -58,6 +58,10 @@ typedef struct cs_load_summary {
     int gzip;              /* the input was gzip-compressed */
     size_t blank_lines;    /* empty (or all-space) lines skipped; they hold no data, so nothing
                               is lost, but they are counted (a final newline is not a blank line) */
+    char *class_note;      /* NULL, or (owned) when some class is named by a number that is not
+                              its position (calscope/classes.h), e.g. "named by numbers other
+                              than 0..1 in column order (p_1, p_0): labels match names, not
+                              positions" (a front end prints it after "classes") */
 } cs_load_summary;
 
 /* Fills opt with the defaults above. */

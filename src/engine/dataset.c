@@ -1,5 +1,7 @@
 #include "calscope/dataset.h"
 
+#include "calscope/classes.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -66,11 +68,5 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
 
 int cs_dataset_class_index(const cs_dataset *d, const char *name)
 {
-    for (size_t j = 0; j < d->k; j++)
-        if (d->class_names && d->class_names[j] && strcasecmp(d->class_names[j], name) == 0)
-            return (int)j;
-    char *end;
-    long v = strtol(name, &end, 10);
-    if (end != name && *end == '\0' && v >= 0 && (size_t)v < d->k) return (int)v;
-    return -1;
+    return cs_dataset_class_find(d, name, NULL);
 }

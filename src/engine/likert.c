@@ -41,9 +41,8 @@ cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const 
         snprintf(coord, sizeof coord, "conf");
         break;
     case CS_LENS_CLASS: {
-        int c = cs_dataset_class_index(d, base->lens_arg);
-        if (c < 0)
-            return cs_error_set(err, CS_EUSAGE, 0, 0, "--lens class: unknown class '%s'", base->lens_arg);
+        int why, c = cs_dataset_class_find(d, base->lens_arg, &why);
+        if (c < 0) return cs_dataset_class_error(d, "--lens class", base->lens_arg, why, err);
         snprintf(coord, sizeof coord, "p[%d]", c);
         break;
     }

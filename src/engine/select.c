@@ -5,6 +5,8 @@
  * per case) so `in {…}` costs one load per row whatever the size of the set. */
 #include "calscope/select.h"
 
+#include "calscope/classes.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -133,6 +135,7 @@ typedef struct parser {
     token *t;
     size_t pos;
     cs_error *err;
+    cs_classmap *classes; /* the dataset's class names, built at the first class token */
     char buf[128];        /* scratch for token text */
 } parser;
 
@@ -204,15 +207,6 @@ static int word_is(parser *p, const token *k, const char *kw)
 static const token *peek(parser *p) { return &p->t[p->pos]; }
 static const token *next(parser *p) { const token *k = &p->t[p->pos]; if (k->kind != T_END) p->pos++; return k; }
 
-static int is_integer_text(const char *s)
-{
-    if (*s == '-' || *s == '+') s++;
-    if (!*s) return 0;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9') return 0;
-    return 1;
-}
-
 /* Resolves a class token to its index, or reports unknown / out of range. */
 static cs_status parse_class(parser *p, int *out)
 {
@@ -223,12 +217,24 @@ static cs_status parse_class(parser *p, int *out)
     if (k->kind != T_WORD && k->kind != T_STR)
         return fail_at(p, k, "expected a class name or index, got %s", tok_desc(p, k, desc, sizeof desc));
     const char *name = tok_text(p, k);
-    int c = cs_dataset_class_index(p->d, name);
+    if (!p->classes && !(p->classes = cs_classmap_of(p->d->class_names, p->d->k)))
+        return cs_error_set(p->err, CS_ENOMEM, 0, 0, "selection: out of memory");
+    int why = 0;
+    int c = cs_classmap_find(p->classes, name, strlen(name), &why);
     if (c >= 0) { *out = c; return CS_OK; }
-    if (k->kind == T_WORD && is_integer_text(name))
+    char e[400];
+    switch (why) {
+    case CS_CLASS_RANGE:
         return fail_at(p, k, "class %s out of range: the file has %zu classes (0..%zu)", name,
                        p->d->k, p->d->k - 1);
-    return fail_at(p, k, "unknown class '%s'", name);
+    case CS_CLASS_NO_NUMBER:
+    case CS_CLASS_AMBIGUOUS:
+    case CS_CLASS_POSITION:
+        return fail_at(p, k, "class %s",
+                       cs_classmap_explain(p->classes, why, name, strlen(name), e, sizeof e));
+    default:
+        return fail_at(p, k, "unknown class '%s'", name);
+    }
 }
 
 /* Resolves a case token to its index in d->case_names. Exact match first, then
@@ -440,6 +446,7 @@ cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *er
         }
     }
     free(t);
+    cs_classmap_free(p.classes);
     if (st != CS_OK) { cs_select_free(s); return NULL; }
     return s;
 }

@@ -234,7 +234,10 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         if (i) fputs(", ", out);
         rep_json_str(out, f->sum.ignored_columns[i]);
     }
-    fputs("], \"skipped\": [", out);
+    fputs("], \"class_note\": ", out);
+    if (f->sum.class_note) rep_json_str(out, f->sum.class_note);
+    else fputs("null", out);
+    fputs(", \"skipped\": [", out);
     for (size_t i = 0; i < f->sum.n_skipped_messages; i++) {
         if (i) fputs(", ", out);
         rep_json_str(out, f->sum.skipped[i]);

@@ -102,6 +102,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
     if (f->samples != f->rows) fprintf(out, "; %zu samples (tta 0)", f->samples);
     if (f->sum.from_logits) fputs("; softmax of logits", out);
     if (f->sum.rows_renormalized) fprintf(out, "; %zu rows renormalized", f->sum.rows_renormalized);
+    if (f->sum.class_note) fprintf(out, "\n  classes   %s", f->sum.class_note);
     fputs("\n  ignored   ", out);
     if (!f->sum.n_ignored) fputs("no columns", out);
     for (size_t i = 0; i < f->sum.n_ignored; i++) fprintf(out, "%s%s", i ? ", " : "", f->sum.ignored_columns[i]);

@@ -49,9 +49,10 @@ static unsigned h_view_cycle(tui_state *st, int key)
     return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
 }
 
+/* `#N` names the N-th column whatever the class names (calscope/classes.h) */
 static void set_class_arg(tui_state *st)
 {
-    snprintf(st->settings.lens_arg, sizeof st->settings.lens_arg, "%d", st->klass);
+    snprintf(st->settings.lens_arg, sizeof st->settings.lens_arg, "#%d", st->klass);
 }
 
 static unsigned h_lens(tui_state *st, int key)

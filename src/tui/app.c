@@ -156,7 +156,7 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
     }
     if (st->n_files == 0) return usage_error("no input file", "give one or more prediction CSVs");
     if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
-    if (st->settings.lens == CS_LENS_CLASS) st->klass = atoi(st->settings.lens_arg);
+    if (st->settings.lens == CS_LENS_CLASS) st->klass = atoi(st->settings.lens_arg + (st->settings.lens_arg[0] == '#'));
     return -1;
 }
 
@@ -510,7 +510,7 @@ int tui_main(int argc, char **argv)
             const cs_dataset *d = a->m.files[a->st.active].data;
             a->st.n_classes = d->k;
             /* --lens class:NAME names the class; c/C then cycle from that class */
-            int named = a->st.settings.lens == CS_LENS_CLASS
+            int named = a->st.settings.lens == CS_LENS_CLASS && a->st.settings.lens_arg[0] != '#'
                             ? cs_dataset_class_index(d, a->st.settings.lens_arg) : -1;
             if (named >= 0) a->st.klass = named;
             if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;

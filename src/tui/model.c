@@ -234,7 +234,7 @@ int tui_model_submit(tui_model *m, tui_state *st)
         for (size_t c = 0; c < k; c++) {
             base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_CLASS0 + (int)c, act);
             req.settings.lens = CS_LENS_CLASS;
-            snprintf(req.settings.lens_arg, sizeof req.settings.lens_arg, "%zu", c);
+            snprintf(req.settings.lens_arg, sizeof req.settings.lens_arg, "#%zu", c); /* position */
             if (req.settings.binning == CS_BIN_KDTREE) req.settings.binning = CS_BIN_UNIFORM;
             req.want = CS_WANT_ACCURACY | CS_WANT_BINNED;
             m->slots[req.slot].class_index = (int)c;

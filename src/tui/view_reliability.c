@@ -59,6 +59,8 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
     if (y < r->y + r->h && f->data)
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
                   f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);
+    if (y < r->y + r->h && f->data && f->summary.class_note)
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "classes %s", f->summary.class_note);
     if (y < r->y + r->h && st->settings.select[0])
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "select %s", st->settings.select);
     if (y < r->y + r->h && resp->has_ci)

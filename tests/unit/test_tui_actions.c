@@ -61,7 +61,7 @@ static void test_lens_cycle(void **state)
     (void)state;
     tui_state st;
     fresh(&st);
-    const char *want[] = { "topk:2", "class:0", "classwise", "full", "top1" };
+    const char *want[] = { "topk:2", "class:#0", "classwise", "full", "top1" };
     char buf[64];
     for (size_t i = 0; i < 5; i++) {
         unsigned f = tui_action_dispatch(&st, 'l');
@@ -77,7 +77,7 @@ static void test_lens_cycle(void **state)
     tui_action_dispatch(&st, 'l');                 /* class:0 */
     tui_action_dispatch(&st, 'C');                 /* previous class wraps to 9 */
     cs_settings_lens_name(&st.settings, buf, sizeof buf);
-    assert_string_equal(buf, "class:9");
+    assert_string_equal(buf, "class:#9");
 }
 
 static void test_sigma_binning_distance(void **state)
@@ -261,7 +261,7 @@ static void test_class_overlay_and_help_pages(void **state)
     f = tui_action_dispatch(&st, 'c');
     assert_true(f & TUI_RECOMPUTE);
     cs_settings_lens_name(&st.settings, buf, sizeof buf);
-    assert_string_equal(buf, "class:2");
+    assert_string_equal(buf, "class:#2");
 
     /* g: the RECE-G overlay, on by default; a redraw, never a recompute, no flag */
     assert_int_equal(st.rece_overlay, 1);

@@ -2,9 +2,12 @@
  * turns a parse into a dataset or into one refusal message. */
 #include "engine/load/load_internal.h"
 
+#include "calscope/classes.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -69,7 +72,34 @@ void cs_load_summary_free(cs_load_summary *summary)
     free(summary->ignored_columns);
     for (size_t i = 0; i < summary->n_skipped_messages; i++) free(summary->skipped[i]);
     free(summary->skipped);
+    free(summary->class_note);
     memset(summary, 0, sizeof *summary);
+}
+
+/* "named by numbers other than 0..1 in column order (p_1, p_0): ..." when the names and the
+ * positions of numbered classes disagree, so a reader of the summary knows which one labels
+ * follow (calscope/classes.h). NULL otherwise or when out of memory. */
+static char *class_note(const csl_schema *s)
+{
+    if (!s->classes || !cs_classmap_out_of_order(s->classes)) return NULL;
+    char cols[200];
+    size_t o = 0, shown = 0;
+    cols[0] = '\0';
+    for (size_t c = 0; c < s->ncols; c++) {
+        if (s->col[c].role != CSL_PROB && s->col[c].role != CSL_LOGIT) continue;
+        if (shown == 6 || o + 48 >= sizeof cols) {
+            snprintf(cols + o, sizeof cols - o, ", ...");
+            break;
+        }
+        char one[48];
+        cs_load_excerpt(one, 40, s->col[c].name, strlen(s->col[c].name));
+        o += (size_t)snprintf(cols + o, sizeof cols - o, "%s%s", shown ? ", " : "", one);
+        shown++;
+    }
+    char note[320];
+    snprintf(note, sizeof note, "named by numbers other than 0..%zu in column order (%s): labels"
+             " match names, not positions", s->k - 1, cols);
+    return strdup(note);
 }
 
 static void fill_summary(cs_load_summary *sum, csl_parsed *ps, int gz)
@@ -79,6 +109,7 @@ static void fill_summary(cs_load_summary *sum, csl_parsed *ps, int gz)
     sum->blank_lines = ps->blank_lines;
     if (ps->have_schema) {
         sum->from_logits = ps->schema.from_logits;
+        sum->class_note = class_note(&ps->schema);
         if (ps->schema.n_ignored) {
             sum->ignored_columns = ps->schema.ignored;
             sum->n_ignored = ps->schema.n_ignored;

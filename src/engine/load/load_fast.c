@@ -11,6 +11,8 @@
  * the libcsv path on the same bytes. */
 #include "engine/load/load_internal.h"
 
+#include "calscope/classes.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,6 +37,7 @@ typedef struct fast_ctx {
     csl_progress pr;
     size_t total;
     int file_backed;          /* pages of the input may be dropped once read */
+    int label_is_index;       /* an integer label is its class index (classes.h rule) */
     size_t page;
 } fast_ctx;
 
@@ -154,8 +157,14 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             q = quick_num(p, le, &x);
             if (!q || !(x >= 0.0) || x != floor(x)) return 0;
             if (cc->role == CSL_LABEL) {
-                if (x > (double)(s->k - 1)) return 0;
-                label = (int32_t)x;
+                if (c->label_is_index) {
+                    if (x > (double)(s->k - 1)) return 0;
+                    label = (int32_t)x;
+                } else {                     /* classes named by numbers: calscope/classes.h */
+                    int why, j = cs_classmap_find_number(s->classes, x, &why);
+                    if (j < 0) return 0;
+                    label = (int32_t)j;
+                }
             } else {
                 if (x > (double)INT32_MAX) return 0;
                 tta = (int32_t)x;
@@ -390,6 +399,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
 
     const csl_schema *s = &out->schema;
     c.s = s;
+    c.label_is_index = cs_classmap_numbers_are_positions(s->classes);
     if (cs_load_worker_init(&out->w, s, opt, name)) {
         *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return CSL_DONE;

@@ -1,6 +1,8 @@
 /* Header handling: delimiter sniffing and the mapping of column names to roles. */
 #include "engine/load/load_internal.h"
 
+#include "calscope/classes.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,7 @@ void cs_load_schema_free(csl_schema *s)
     free(s->class_names);
     for (size_t i = 0; i < s->n_ignored; i++) free(s->ignored[i]);
     free(s->ignored);
+    cs_classmap_free(s->classes);
     memset(s, 0, sizeof *s);
 }
 
@@ -140,6 +143,7 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
         snprintf(a, sizeof a, "%zu", j);
         if (!(s->class_names[j] = dup_n(a, strlen(a)))) return nomem(name, err);
     }
+    if (!(s->classes = cs_classmap_of(s->class_names, s->k))) return nomem(name, err);
     size_t cls = 0;
     for (size_t c = 0; c < nf; c++) {
         if ((long)c + 1 == lc) {
@@ -169,36 +173,38 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
     s->col = calloc(nf ? nf : 1, sizeof *s->col);
     s->class_names = calloc(nf ? nf : 1, sizeof *s->class_names);
     s->ignored = calloc(nf ? nf : 1, sizeof *s->ignored);
-    if (!s->col || !s->class_names || !s->ignored) return nomem(name, err);
+    s->classes = cs_classmap_new(nf);
+    if (!s->col || !s->class_names || !s->ignored || !s->classes) return nomem(name, err);
 
     long seen[CSL_SPLIT + 1] = {0}; /* column (1-based) that took each singleton role */
     long prob_col = 0, logit_col = 0, binary_col = 0, label_col = 0;
     for (size_t c = 0; c < nf; c++) {
         csl_col *col = &s->col[c];
-        if (!(col->name = dup_n(f[c].p, f[c].len))) return nomem(name, err);
+        const csl_field fc = cs_load_trim(f[c]);   /* quoted or not, spaces around a name do not count */
+        if (!(col->name = dup_n(fc.p, fc.len))) return nomem(name, err);
         size_t pl;
         int role = CSL_IGNORE;
         const char *suffix = NULL;
-        if (name_is(&f[c], "label") || name_is(&f[c], "y") || name_is(&f[c], "target") ||
-            name_is(&f[c], "true"))
+        if (name_is(&fc, "label") || name_is(&fc, "y") || name_is(&fc, "target") ||
+            name_is(&fc, "true"))
             role = CSL_LABEL;
-        else if (name_is(&f[c], "p") || name_is(&f[c], "prob") || name_is(&f[c], "score"))
+        else if (name_is(&fc, "p") || name_is(&fc, "prob") || name_is(&fc, "score"))
             role = CSL_BINARY;
-        else if (name_is(&f[c], "id"))
+        else if (name_is(&fc, "id"))
             role = CSL_ID;
-        else if (name_is(&f[c], "tta"))
+        else if (name_is(&fc, "tta"))
             role = CSL_TTA;
-        else if (name_is(&f[c], "case"))
+        else if (name_is(&fc, "case"))
             role = CSL_CASE;
-        else if ((pl = prefix_len(&f[c], "p_")) || (pl = prefix_len(&f[c], "prob_"))) {
+        else if ((pl = prefix_len(&fc, "p_")) || (pl = prefix_len(&fc, "prob_"))) {
             role = CSL_PROB;
             suffix = col->name + pl;
-        } else if ((pl = prefix_len(&f[c], "logit_"))) {
+        } else if ((pl = prefix_len(&fc, "logit_"))) {
             role = CSL_LOGIT;
             suffix = col->name + pl;
         }
-        if (opt->split_column && f[c].len == strlen(opt->split_column) &&
-            strncasecmp(f[c].p, opt->split_column, f[c].len) == 0) {
+        if (opt->split_column && fc.len == strlen(opt->split_column) &&
+            strncasecmp(fc.p, opt->split_column, fc.len) == 0) {
             if (role != CSL_IGNORE)
                 return header_error(err, name, line, (long)c + 1,
                                     "column '%s' cannot be the split column: it already has a"
@@ -207,23 +213,27 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
         }
         col->role = role;
         if (role == CSL_IGNORE) {
-            if (!(s->ignored[s->n_ignored++] = dup_n(f[c].p, f[c].len))) return nomem(name, err);
+            if (!(s->ignored[s->n_ignored++] = dup_n(fc.p, fc.len))) return nomem(name, err);
             continue;
         }
         if (role == CSL_PROB || role == CSL_LOGIT) {
-            for (size_t j = 0; j < s->k; j++) {
-                if (strcasecmp(s->class_names[j], suffix) == 0) {
-                    char other[32];
-                    long oc = 0;
-                    for (size_t q = 0; q < c; q++)
-                        if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
-                            s->col[q].cls == (int)j)
-                            oc = (long)q + 1;
-                    snprintf(other, sizeof other, "%ld", oc);
-                    return header_error(err, name, line, (long)c + 1,
-                                        "duplicate column '%s' (class already given by column %s)",
-                                        col->name, other);
-                }
+            long dup = cs_classmap_add(s->classes, suffix);
+            if (dup == CS_CLASSMAP_NOMEM) return nomem(name, err);
+            if (dup == CS_CLASSMAP_HASH_NAME)
+                return header_error(err, name, line, (long)c + 1,
+                                    "column '%s': a class name cannot be '#' and digits (that"
+                                    " spells a class position)", col->name);
+            if (dup >= 0) {
+                char other[32];
+                long oc = 0;
+                for (size_t q = 0; q < c && !oc; q++)
+                    if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
+                        s->col[q].cls == (int)dup)
+                        oc = (long)q + 1;
+                snprintf(other, sizeof other, "%ld", oc);
+                return header_error(err, name, line, (long)c + 1,
+                                    "duplicate column '%s' (class already given by column %s)",
+                                    col->name, other);
             }
             if (role == CSL_PROB && !prob_col) prob_col = (long)c + 1;
             if (role == CSL_LOGIT && !logit_col) logit_col = (long)c + 1;
@@ -273,7 +283,8 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
     if (binary_col) {
         s->binary = 1;
         s->k = 2;
-        if (!(s->class_names[0] = dup_n("0", 1)) || !(s->class_names[1] = dup_n("1", 1)))
+        if (!(s->class_names[0] = dup_n("0", 1)) || !(s->class_names[1] = dup_n("1", 1)) ||
+            cs_classmap_add(s->classes, "0") != -1 || cs_classmap_add(s->classes, "1") != -1)
             return nomem(name, err);
     } else if (s->k < 2) {
         return header_error(err, name, line, s->first_prob_col,

@@ -52,6 +52,16 @@ typedef struct csl_field {
     size_t len;
 } csl_field;
 
+/* The field without the spaces and tabs around it. libcsv and the fast path already trim
+ * unquoted fields; trimming again here makes a quoted `" 0.3"` read like an unquoted ` 0.3`
+ * (one rule, whatever the quoting). */
+static inline csl_field cs_load_trim(csl_field f)
+{
+    while (f.len && (f.p[0] == ' ' || f.p[0] == '\t')) { f.p++; f.len--; }
+    while (f.len && (f.p[f.len - 1] == ' ' || f.p[f.len - 1] == '\t')) f.len--;
+    return f;
+}
+
 enum csl_role {
     CSL_IGNORE = 0, CSL_LABEL, CSL_PROB, CSL_LOGIT, CSL_BINARY, CSL_ID, CSL_TTA, CSL_CASE,
     CSL_SPLIT                /* the column cs_load_options.split_column names */
@@ -68,6 +78,8 @@ typedef struct csl_schema {
     csl_col *col;
     size_t k;
     char **class_names;    /* k names (owned until moved into the dataset) */
+    struct cs_classmap *classes; /* the k names as calscope/classes.h resolves them (owned;
+                              borrows the column names) */
     int binary, from_logits, has_id, has_tta, has_case, has_split;
     long first_prob_col;   /* 1-based column of the first probability/logit column */
     long header_line;      /* physical line of the header (or of the first row, no_header) */

@@ -3,6 +3,8 @@
  * disagree about it. */
 #include "engine/load/load_internal.h"
 
+#include "calscope/classes.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +14,8 @@
 
 enum reason {
     R_RAGGED, R_EMPTY, R_NONNUM, R_NONFINITE, R_RANGE, R_SUM, R_SUM_ZERO,
-    R_LABEL_RANGE, R_LABEL_INT, R_CLASS, R_TTA
+    R_LABEL_RANGE, R_LABEL_INT, R_CLASS, R_TTA,
+    R_CLASS_NUMBER, R_CLASS_AMBIGUOUS, R_CLASS_POSITION   /* worded by cs_classmap_explain */
 };
 
 /* ---- messages ------------------------------------------------------------------------------ */
@@ -90,18 +93,17 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
         break;
     case R_CLASS: {
         char names[160];
-        size_t no = 0;
-        names[0] = '\0';
-        for (size_t j = 0; j < s->k && no + 40 < sizeof names; j++) {
-            char one[48];
-            cs_load_excerpt(one, 40, s->class_names[j], strlen(s->class_names[j]));
-            no += (size_t)snprintf(names + no, sizeof names - no, "%s%s", j ? ", " : "", one);
-            if (j + 1 < s->k && no + 40 >= sizeof names) {
-                snprintf(names + no, sizeof names - no, ", ...");
-                break;
-            }
-        }
-        snprintf(m, cap, "unknown class name '%s' (classes: %s)", txt, names);
+        snprintf(m, cap, "unknown class name '%s' (classes: %s)", txt,
+                 cs_classmap_list(s->classes, names, sizeof names));
+        break;
+    }
+    case R_CLASS_NUMBER:
+    case R_CLASS_AMBIGUOUS:
+    case R_CLASS_POSITION: {
+        static const int why[] = {CS_CLASS_NO_NUMBER, CS_CLASS_AMBIGUOUS, CS_CLASS_POSITION};
+        char e[400];
+        snprintf(m, cap, "label %s", cs_classmap_explain(s->classes, why[reason - R_CLASS_NUMBER],
+                                                         f->p, f->len, e, sizeof e));
         break;
     }
     case R_TTA:
@@ -258,15 +260,16 @@ static int parse_index(const csl_field *f, long hi, int32_t *out, int *num_statu
     return 0;
 }
 
-static int class_by_name(const csl_schema *s, const csl_field *f)
+static int label_reason(int why)
 {
-    for (size_t j = 0; j < s->k; j++)
-        if (strlen(s->class_names[j]) == f->len && memcmp(s->class_names[j], f->p, f->len) == 0)
-            return (int)j;
-    for (size_t j = 0; j < s->k; j++)
-        if (strlen(s->class_names[j]) == f->len && strncasecmp(s->class_names[j], f->p, f->len) == 0)
-            return (int)j;
-    return -1;
+    switch (why) {
+    case CS_CLASS_RANGE: return R_LABEL_RANGE;
+    case CS_CLASS_NOT_INT: return R_LABEL_INT;
+    case CS_CLASS_NO_NUMBER: return R_CLASS_NUMBER;
+    case CS_CLASS_AMBIGUOUS: return R_CLASS_AMBIGUOUS;
+    case CS_CLASS_POSITION: return R_CLASS_POSITION;
+    default: return R_CLASS;
+    }
 }
 
 static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
@@ -341,13 +344,14 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
         bad_row(w, R_RAGGED, line, (long)(nf < s->ncols ? nf + 1 : s->ncols + 1), NULL, 0, nf);
         return w->nomem ? -1 : 0;
     }
-    size_t k = s->k;
     double *v = w->scratch;          /* values as written */
     int32_t label = 0, tta = 0;
     const csl_field *idf = NULL, *casef = NULL, *splitf = NULL;
+    csl_field idv, casev, splitv;
 
     for (size_t c = 0; c < nf; c++) {
         const csl_col *col = &s->col[c];
+        const csl_field fc = cs_load_trim(f[c]);
         long cn = (long)c + 1;
         int r, st;
         double x;
@@ -357,45 +361,41 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
         case CSL_PROB:
         case CSL_BINARY:
         case CSL_LOGIT:
-            r = cs_load_parse_double(f[c].p, f[c].len, &x);
-            if (r != CSL_NUM_OK) { bad_row(w, num_reason(r), line, cn, &f[c], 0, nf); goto out; }
+            r = cs_load_parse_double(fc.p, fc.len, &x);
+            if (r != CSL_NUM_OK) { bad_row(w, num_reason(r), line, cn, &fc, 0, nf); goto out; }
             if (col->role != CSL_LOGIT && !(x >= 0.0 && x <= 1.0)) {
-                bad_row(w, R_RANGE, line, cn, &f[c], 0, nf);
+                bad_row(w, R_RANGE, line, cn, &fc, 0, nf);
                 goto out;
             }
             if (col->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
             else v[col->cls] = x;
             break;
-        case CSL_LABEL:
-            r = parse_index(&f[c], (long)k - 1, &label, &st);
-            if (r < 0 && st != CSL_NUM_NONNUM) {
-                bad_row(w, num_reason(st), line, cn, &f[c], 0, nf);
+        case CSL_LABEL: {
+            /* empty and NaN/Inf are worded as for any number; the rest is the class rule */
+            r = cs_load_parse_double(fc.p, fc.len, &x);
+            if (r == CSL_NUM_EMPTY || r == CSL_NUM_NONFINITE) {
+                bad_row(w, num_reason(r), line, cn, &fc, 0, nf);
                 goto out;
             }
-            if (r < 0) {
-                int j = class_by_name(s, &f[c]);
-                if (j < 0) { bad_row(w, R_CLASS, line, cn, &f[c], 0, nf); goto out; }
-                label = (int32_t)j;
-            } else if (r == 1) {
-                bad_row(w, R_LABEL_INT, line, cn, &f[c], 0, nf);
-                goto out;
-            } else if (r == 2) {
-                bad_row(w, R_LABEL_RANGE, line, cn, &f[c], 0, nf);
-                goto out;
-            }
+            int why = 0;
+            int j = r == CSL_NUM_OK ? cs_classmap_find_number(s->classes, x, &why)
+                                    : cs_classmap_find(s->classes, fc.p, fc.len, &why);
+            if (j < 0) { bad_row(w, label_reason(why), line, cn, &fc, 0, nf); goto out; }
+            label = (int32_t)j;
             break;
+        }
         case CSL_TTA:
-            r = parse_index(&f[c], INT32_MAX, &tta, &st);
-            if (r < 0 && st == CSL_NUM_EMPTY) { bad_row(w, R_EMPTY, line, cn, &f[c], 0, nf); goto out; }
-            if (r != 0) { bad_row(w, R_TTA, line, cn, &f[c], 0, nf); goto out; }
+            r = parse_index(&fc, INT32_MAX, &tta, &st);
+            if (r < 0 && st == CSL_NUM_EMPTY) { bad_row(w, R_EMPTY, line, cn, &fc, 0, nf); goto out; }
+            if (r != 0) { bad_row(w, R_TTA, line, cn, &fc, 0, nf); goto out; }
             break;
         case CSL_ID:
         case CSL_CASE:
         case CSL_SPLIT:
-            if (f[c].len == 0) { bad_row(w, R_EMPTY, line, cn, &f[c], 0, nf); goto out; }
-            if (col->role == CSL_ID) idf = &f[c];
-            else if (col->role == CSL_CASE) casef = &f[c];
-            else splitf = &f[c];
+            if (fc.len == 0) { bad_row(w, R_EMPTY, line, cn, &fc, 0, nf); goto out; }
+            if (col->role == CSL_ID) { idv = fc; idf = &idv; }
+            else if (col->role == CSL_CASE) { casev = fc; casef = &casev; }
+            else { splitv = fc; splitf = &splitv; }
             break;
         }
     }

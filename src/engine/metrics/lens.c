@@ -100,11 +100,8 @@ cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *gro
                                     spec);
             char save = *z;
             *z = '\0';
-            int c = cs_dataset_class_index(d, a);
-            if (c < 0) {
-                cs_error_set(err, CS_EUSAGE, 0, 0, "--lens group: unknown class '%s'", a);
-                return CS_EUSAGE;
-            }
+            int why, c = cs_dataset_class_find(d, a, &why);
+            if (c < 0) return cs_dataset_class_error(d, "--lens group", a, why, err);
             if (group_of[c] >= 0) {
                 cs_error_set(err, CS_EUSAGE, 0, 0,
                              "--lens group: class '%s' is named more than once", a);
@@ -302,10 +299,10 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         if (p->k_eff == 1) p->kind = CS_LENS_TOP1;
     }
     if (p->kind == CS_LENS_CLASS) {
-        p->cls = cs_dataset_class_index(d, s->lens_arg);
+        int why;
+        p->cls = cs_dataset_class_find(d, s->lens_arg, &why);
         if (p->cls < 0) {
-            cs_error_set(err, CS_EUSAGE, 0, 0, "--lens class: unknown class '%s' (%zu classes)",
-                         s->lens_arg, K);
+            cs_dataset_class_error(d, "--lens class", s->lens_arg, why, err);
             cs_prepared_free(p);
             return NULL;
         }
