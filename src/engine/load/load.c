@@ -168,6 +168,7 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
                      "%s:%ld:1: header only, no data rows", name, ps->schema.header_line);
         goto out;
     }
+    if (cs_load_check_tta(w)) goto nomem;
     if (w->bad && !opt->skip_bad_rows) {
         size_t more = w->bad - 1;
         const char *first = w->n_msgs ? w->msgs[0] : name;

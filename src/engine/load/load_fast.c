@@ -316,6 +316,7 @@ static void move_rows(csl_rows *r, const csl_schema *s, size_t dst, size_t src, 
     if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
     if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
     if (r->split) memmove(r->split + dst, r->split + src, n * sizeof *r->split);
+    if (r->line) memmove(r->line + dst, r->line + src, n * sizeof *r->line);
 }
 
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
@@ -329,6 +330,7 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;
     if (all->split) v->split = all->split + base;
+    if (all->line) v->line = all->line + base;
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,

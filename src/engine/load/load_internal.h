@@ -115,6 +115,8 @@ typedef struct csl_rows {
     int growable;          /* libcsv path grows the arrays; the fast path preallocates */
     double *prob, *logit;
     int32_t *label, *id, *tta, *case_id, *split;
+    long *line;            /* physical line of each row, kept for id + tta files only: the checks
+                              across the rows of an id (cs_load_check_tta) name it */
 } csl_rows;
 
 typedef struct csl_worker {
@@ -145,6 +147,14 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
  * the values as written, in class order. Runs the row-level checks (sum) and stores it. */
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
                        const csl_field *casef, const csl_field *splitf, long line);
+
+/* The checks across the rows of one id in a long test-time-augmentation file (id and tta
+ * columns), run once on the stored rows after both tokenisers: each id has exactly one tta 0
+ * row, and every row of an id has that row's label. A row that breaks one is a bad row like
+ * any other (counted, "FILE:LINE:COL: reason" message) and is removed from the rows; the first
+ * tta 0 row of an id is the one kept. Does nothing when the file is refused anyway (strict mode
+ * with bad rows: those rows were not stored). Returns 0, or -1 when out of memory. */
+int cs_load_check_tta(csl_worker *w);
 
 /* Allocates `cap` rows of every array the schema needs. Returns 0 or -1. */
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap);

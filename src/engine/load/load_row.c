@@ -48,12 +48,25 @@ void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len)
     buf[o < cap ? o : cap - 1] = '\0';
 }
 
-static void bad_row(csl_worker *w, int reason, long line, long col, const csl_field *f,
-                    double x, size_t nf)
+/* Counts a bad row; nonzero when its message is still to be kept. */
+static int count_bad(csl_worker *w, long line, long col)
 {
     w->bad++;
     if (w->bad == 1) { w->first_line = line; w->first_col = col; }
-    if (w->n_msgs >= CS_LOAD_MAX_SKIP_MESSAGES) return;
+    return w->n_msgs < CS_LOAD_MAX_SKIP_MESSAGES;
+}
+
+static void keep_msg(csl_worker *w, const char *msg)
+{
+    char *copy = strdup(msg);
+    if (!copy) { w->nomem = 1; return; }
+    w->msgs[w->n_msgs++] = copy;
+}
+
+static void bad_row(csl_worker *w, int reason, long line, long col, const csl_field *f,
+                    double x, size_t nf)
+{
+    if (!count_bad(w, line, col)) return;
 
     char msg[768], txt[200];
     size_t o = cs_load_format_pos(msg, sizeof msg, w->name, line, col);
@@ -112,9 +125,7 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
     default:
         snprintf(m, cap, "bad row");
     }
-    char *copy = strdup(msg);
-    if (!copy) { w->nomem = 1; return; }
-    w->msgs[w->n_msgs++] = copy;
+    keep_msg(w, msg);
 }
 
 /* ---- storage ------------------------------------------------------------------------------- */
@@ -122,7 +133,7 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
 void cs_load_rows_free(csl_rows *r)
 {
     free(r->prob); free(r->logit); free(r->label);
-    free(r->id); free(r->tta); free(r->case_id); free(r->split);
+    free(r->id); free(r->tta); free(r->case_id); free(r->split); free(r->line);
     memset(r, 0, sizeof *r);
 }
 
@@ -147,6 +158,7 @@ static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
     if (s->has_tta && grow((void **)&r->tta, cap, sizeof(int32_t))) return -1;
     if (s->has_case && grow((void **)&r->case_id, cap, sizeof(int32_t))) return -1;
     if (s->has_split && grow((void **)&r->split, cap, sizeof(int32_t))) return -1;
+    if (s->has_id && s->has_tta && grow((void **)&r->line, cap, sizeof(long))) return -1;
     r->cap = cap;
     return 0;
 }
@@ -321,6 +333,7 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     if (s->from_logits) memcpy(rows->logit + i * k, v, k * sizeof *v);
     rows->label[i] = label;
     if (s->has_tta) rows->tta[i] = tta;
+    if (rows->line) rows->line[i] = line;
     if (idf && intern(w->ids, idf->p, idf->len, &rows->id[i])) { w->nomem = 1; return -1; }
     if (casef && intern(w->cases, casef->p, casef->len, &rows->case_id[i])) { w->nomem = 1; return -1; }
     if (splitf && intern(w->splits, splitf->p, splitf->len, &rows->split[i])) { w->nomem = 1; return -1; }
@@ -402,5 +415,78 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
 
     return row_tail(w, label, tta, idf, casef, splitf, line, nf);
 out:
+    return w->nomem ? -1 : 0;
+}
+
+/* ---- checks across the rows of an id ------------------------------------------------------- */
+
+static long column_of(const csl_schema *s, int role)
+{
+    for (size_t c = 0; c < s->ncols; c++)
+        if (s->col[c].role == role) return (long)c + 1;
+    return 0;
+}
+
+static void copy_row(csl_rows *r, const csl_schema *s, size_t dst, size_t src)
+{
+    size_t k = s->k;
+    memcpy(r->prob + dst * k, r->prob + src * k, k * sizeof *r->prob);
+    if (r->logit) memcpy(r->logit + dst * k, r->logit + src * k, k * sizeof *r->logit);
+    r->label[dst] = r->label[src];
+    r->id[dst] = r->id[src];
+    r->tta[dst] = r->tta[src];
+    r->line[dst] = r->line[src];
+    if (r->case_id) r->case_id[dst] = r->case_id[src];
+    if (r->split) r->split[dst] = r->split[src];
+}
+
+int cs_load_check_tta(csl_worker *w)
+{
+    const csl_schema *s = w->s;
+    csl_rows *r = &w->rows;
+    if (!s->has_id || !s->has_tta || !r->line || !r->n || !w->ids) return 0;
+    if (w->bad && !w->opt->skip_bad_rows) return 0;
+    size_t nid = w->ids->n;
+    size_t *clean = malloc((nid ? nid : 1) * sizeof *clean);    /* row + 1 of the tta 0 row */
+    if (!clean) { w->nomem = 1; return -1; }
+    memset(clean, 0, (nid ? nid : 1) * sizeof *clean);
+    for (size_t i = 0; i < r->n; i++)
+        if (r->tta[i] == 0 && !clean[r->id[i]]) clean[r->id[i]] = i + 1;
+    long id_col = column_of(s, CSL_ID), tta_col = column_of(s, CSL_TTA);
+    long label_col = column_of(s, CSL_LABEL);
+    size_t out = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t c = clean[r->id[i]];
+        long line = r->line[i], col = 0;
+        enum { GOOD, NO_CLEAN, TWO_CLEAN, LABEL } why = GOOD;
+        if (!c) { why = NO_CLEAN; col = id_col; }
+        else if (r->tta[i] == 0 && c != i + 1) { why = TWO_CLEAN; col = tta_col; }
+        else if (r->label[i] != r->label[c - 1]) { why = LABEL; col = label_col; }
+        if (why == GOOD) {
+            if (out != i) copy_row(r, s, out, i);
+            out++;
+            continue;
+        }
+        if (!count_bad(w, line, col)) continue;
+        char msg[768], id[200], a[200], b[200];
+        size_t o = cs_load_format_pos(msg, sizeof msg, w->name, line, col);
+        const char *idn = w->ids->names[r->id[i]];
+        cs_load_excerpt(id, sizeof id, idn, strlen(idn));
+        if (why == NO_CLEAN) {
+            snprintf(msg + o, sizeof msg - o, "id '%s' has no tta 0 row (the clean prediction)", id);
+        } else if (why == TWO_CLEAN) {
+            snprintf(msg + o, sizeof msg - o, "id '%s' has more than one tta 0 row (the first is"
+                     " on line %ld)", id, r->line[c - 1]);
+        } else {
+            const char *la = s->class_names[r->label[i]], *lb = s->class_names[r->label[c - 1]];
+            cs_load_excerpt(a, sizeof a, la, strlen(la));
+            cs_load_excerpt(b, sizeof b, lb, strlen(lb));
+            snprintf(msg + o, sizeof msg - o, "label '%s' differs from the label '%s' of id '%s'"
+                     " at tta 0 (line %ld)", a, b, id, r->line[c - 1]);
+        }
+        keep_msg(w, msg);
+    }
+    free(clean);
+    r->n = out;
     return w->nomem ? -1 : 0;
 }
