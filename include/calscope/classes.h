@@ -28,8 +28,9 @@ typedef struct cs_classmap cs_classmap;
 /* Why a token names no class (the `why` of the find functions). */
 enum {
     CS_CLASS_UNKNOWN = 1,  /* not a number, and no class has this name */
-    CS_CLASS_RANGE,        /* an integer outside 0..K-1 (no class name is a number) */
-    CS_CLASS_NOT_INT,      /* a number that is not an integer (no class name is a number) */
+    CS_CLASS_RANGE,        /* an integer outside 0..K-1 (no class name is a number, or the
+                              names are exactly 0..K-1 in column order) */
+    CS_CLASS_NOT_INT,      /* a number that is not an integer (idem) */
     CS_CLASS_NO_NUMBER,    /* a number, every class is named by a number, none by this one */
     CS_CLASS_AMBIGUOUS,    /* a number no class is named by, while some classes are named by
                               numbers and some not: a position would be a guess */

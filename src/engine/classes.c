@@ -187,7 +187,8 @@ cs_classmap *cs_classmap_of(char *const *names, size_t k)
 int cs_classmap_find_number(const cs_classmap *m, double v, int *why)
 {
     if (v == 0) v = 0.0;
-    if (m->numbered) {
+    /* names that are exactly their positions (p_0..p_{K-1}) read as positions, messages too */
+    if (m->numbered && !(m->numbered == m->k && m->misplaced == 0)) {
         size_t h = probe_value(m, v);
         if (m->slot[h]) return (int)m->slot[h] - 1;
         *why = m->numbered == m->k ? CS_CLASS_NO_NUMBER : CS_CLASS_AMBIGUOUS;

@@ -43,6 +43,8 @@ static cs_dataset *load_opt(const char *text, size_t len, const cs_load_options 
             assert_int_equal(sum->n_skipped_messages, s2.n_skipped_messages);
             for (size_t i = 0; i < sum->n_skipped_messages; i++)
                 assert_string_equal(sum->skipped[i], s2.skipped[i]);
+            assert_int_equal(sum->class_note == NULL, s2.class_note == NULL);
+            if (sum->class_note) assert_string_equal(sum->class_note, s2.class_note);
         }
         if (d) {
             assert_int_equal(d->n, f->n);
@@ -426,6 +428,208 @@ static void test_binary_and_class_names(void **state)
     cs_dataset_free(d);
 }
 
+/* ---- which class a label names (calscope/classes.h) --------------------------------------- */
+
+/* Loads text (both paths), checks the labels and the class note (NULL = none). */
+static void expect_labels(const char *text, size_t n, const int32_t *want, const char *note)
+{
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_text(text, &sum, &err);
+    if (!d) fail_msg("refused: %s", err.msg);
+    assert_int_equal(d->n, n);
+    assert_memory_equal(d->label, want, n * sizeof *want);
+    if (!note) {
+        if (sum.class_note) fail_msg("unexpected class note '%s'", sum.class_note);
+    } else {
+        if (!sum.class_note) fail_msg("no class note, want '%s'", note);
+        assert_string_equal(sum.class_note, note);
+    }
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+}
+
+static void test_label_names_versus_positions(void **state)
+{
+    (void)state;
+    /* issue 15.1: digit names out of index order; a perfect classifier is 100 % accurate */
+    const char *issue = "label,p_1,p_0\n1,0.9,0.1\n0,0.2,0.8\n";
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_text(issue, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->label[0], 0);      /* '1' is the column p_1, the first one */
+    assert_int_equal(d->label[1], 1);
+    assert_int_equal(d->correct[0], 1);
+    assert_int_equal(d->correct[1], 1);
+    assert_non_null(sum.class_note);
+    assert_string_equal(sum.class_note, "named by numbers other than 0..1 in column order"
+                                        " (p_1, p_0): labels match names, not positions");
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+    /* the same with letters, and letters read by position when no name is a number */
+    expect_labels("label,p_b,p_a\nb,0.9,0.1\na,0.2,0.8\n", 2, (const int32_t[]){0, 1}, NULL);
+    expect_labels("label,p_cat,p_dog\n1,0.1,0.9\nCAT,0.8,0.2\n0,0.8,0.2\n", 3,
+                  (const int32_t[]){1, 0, 0}, NULL);
+    /* names 0..K-1 in order: names and positions agree, 1.0 and 1e0 are 1, no note */
+    expect_labels("label,p_0,p_1,p_2\n2,0.1,0.1,0.8\n1.0,0.1,0.8,0.1\n1e0,0.1,0.8,0.1\n", 3,
+                  (const int32_t[]){2, 1, 1}, NULL);
+    expect_refused("label,p_0,p_1\n2,0.4,0.6\n", 2, 1, "t.csv:2:1: label '2' out of range 0..1");
+    /* p_0,p_5: label 5 is class 5 (index 1); 1 names no class */
+    expect_labels("label,p_0,p_5\n5,0.1,0.9\n0,0.8,0.2\n5.0,0.1,0.9\n", 3,
+                  (const int32_t[]){1, 0, 1},
+                  "named by numbers other than 0..1 in column order (p_0, p_5): labels match"
+                  " names, not positions");
+    expect_refused("label,p_0,p_5\n5,0.1,0.9\n1,0.8,0.2\n", 3, 1,
+                   "t.csv:3:1: label '1' names no class (the classes are named by numbers: 0, 5)");
+    /* some names numbers, some not: a number that names no class is not guessed as a position */
+    expect_labels("label,p_cat,p_1\n1,0.1,0.9\ncat,0.8,0.2\n", 2, (const int32_t[]){1, 0}, NULL);
+    expect_labels("label,p_1,p_cat\n1,0.9,0.1\ncat,0.2,0.8\n", 2, (const int32_t[]){0, 1},
+                  "named by numbers other than 0..1 in column order (p_1, p_cat): labels match"
+                  " names, not positions");
+    expect_refused("label,p_cat,p_1\n1,0.1,0.9\n0,0.8,0.2\n", 3, 1,
+                   "t.csv:3:1: label '0' names no class, and is not read as a position because"
+                   " some class names are numbers (classes: cat, 1)");
+    /* `#N` is always a position */
+    expect_labels("label,p_1,p_0\n#0,0.9,0.1\n#1,0.2,0.8\n", 2, (const int32_t[]){0, 1},
+                  "named by numbers other than 0..1 in column order (p_1, p_0): labels match"
+                  " names, not positions");
+    expect_refused("label,p_1,p_0\n#2,0.9,0.1\n", 2, 1, "t.csv:2:1: label '#2' is past the last class, #1");
+    expect_refused("label,p_#1,p_0\n0,0.9,0.1\n", 1, 2,
+                   "t.csv:1:2: column 'p_#1': a class name cannot be '#' and digits (that spells a"
+                   " class position)");
+    /* the same class twice: same text ignoring case, or the same number */
+    expect_refused("label,p_1,p_1.0\n1,0.9,0.1\n", 1, 3,
+                   "t.csv:1:3: duplicate column 'p_1.0' (class already given by column 2)");
+    expect_refused("label,p_x,p_0,p_X\n1,0.9,0.1,0\n", 1, 4,
+                   "t.csv:1:4: duplicate column 'p_X' (class already given by column 2)");
+    /* logits follow the same rule */
+    expect_labels("label,logit_1,logit_0\n1,3,-1\n0,0,2\n", 2, (const int32_t[]){0, 1},
+                  "named by numbers other than 0..1 in column order (logit_1, logit_0): labels"
+                  " match names, not positions");
+    /* a quoted label (libcsv path only) follows the same rule */
+    d = load_text("label,p_1,p_0\n\"1\",0.9,0.1\n", NULL, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(d->label[0], 0);
+    cs_dataset_free(d);
+}
+
+/* Many classes: the duplicate check is a hash (issue 15.6); it must still find the one duplicate
+ * and name both columns, among 100,000. */
+static void test_many_classes_duplicates(void **state)
+{
+    (void)state;
+    const size_t k = 100000;
+    for (int dup = 0; dup <= 2; dup++) {
+        size_t cap = k * 16 + 64, o = 0;
+        char *b = malloc(cap);
+        assert_non_null(b);
+        o += (size_t)snprintf(b + o, cap - o, "label");
+        for (size_t j = 0; j < k; j++) {
+            if (dup == 1 && j == k - 1) o += (size_t)snprintf(b + o, cap - o, ",p_C%zu", (size_t)4321);
+            else if (dup == 2 && j == k - 1) o += (size_t)snprintf(b + o, cap - o, ",p_77.0");
+            else if (dup == 2) o += (size_t)snprintf(b + o, cap - o, ",p_%zu", j);
+            else o += (size_t)snprintf(b + o, cap - o, ",p_c%zu", j);
+        }
+        o += (size_t)snprintf(b + o, cap - o, "\n%s", dup == 2 ? "99998" : "c99998");
+        for (size_t j = 0; j < k; j++) o += (size_t)snprintf(b + o, cap - o, ",%s", j == k - 2 ? "1" : "0");
+        o += (size_t)snprintf(b + o, cap - o, "\n");
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        cs_error err;
+        cs_dataset *d = load_opt(b, o, &opt, NULL, &err);
+        char want[160];
+        if (dup == 0) {
+            if (!d) fail_msg("%s", err.msg);
+            assert_int_equal(d->k, k);
+            assert_int_equal(d->label[0], (int32_t)(k - 2));
+            assert_int_equal(d->correct[0], 1);
+            cs_dataset_free(d);
+        } else {
+            assert_null(d);
+            if (dup == 1)
+                snprintf(want, sizeof want, "t.csv:1:%zu: duplicate column 'p_C4321' (class already"
+                         " given by column 4323)", k + 1);
+            else
+                snprintf(want, sizeof want, "t.csv:1:%zu: duplicate column 'p_77.0' (class already"
+                         " given by column 79)", k + 1);
+            assert_string_equal(err.msg, want);
+        }
+        free(b);
+    }
+}
+
+/* issue 15.10: spaces around a value count the same, quoted or not */
+static void test_spaces_inside_quotes(void **state)
+{
+    (void)state;
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *plain = load_text("id,label,p_a,p_b\ns1, 1 , 0.3,0.7\t\n", NULL, &err);
+    if (!plain) fail_msg("%s", err.msg);
+    cs_dataset *quoted = load_text("\" id\",\"label \",\" p_a\",p_b\n\"s1 \",\" 1\",\" 0.3\",\"0.7\t\"\n",
+                                   &sum, &err);
+    if (!quoted) fail_msg("%s", err.msg);
+    assert_int_equal(sum.n_ignored, 0);
+    assert_int_equal(quoted->k, 2);
+    assert_memory_equal(quoted->prob, plain->prob, 2 * sizeof(double));
+    assert_double_near(quoted->prob[0], 0.3, 0);
+    assert_int_equal(quoted->label[0], 1);
+    assert_string_equal(quoted->id_names[0], "s1");
+    assert_string_equal(plain->id_names[0], "s1");
+    cs_dataset_free(plain);
+    cs_dataset_free(quoted);
+    cs_load_summary_free(&sum);
+    /* spaces inside a number are still not a number */
+    expect_refused("label,p_a,p_b\n1,\"0. 3\",0.7\n", 2, 2,
+                   "t.csv:2:2: non-numeric value '0. 3' in column 'p_a'");
+}
+
+/* issues 15.2 and 15.3: the rows of an id in a long TTA file, checked across rows, located */
+static void test_tta_rows_of_an_id(void **state)
+{
+    (void)state;
+    expect_refused("id,tta,label,p_a,p_b\n1,0,a,0.9,0.1\n1,1,b,0.8,0.2\n2,0,b,0.3,0.7\n", 3, 3,
+                   "t.csv:3:3: label 'b' differs from the label 'a' of id '1' at tta 0 (line 2)");
+    expect_refused("id,tta,label,p_a,p_b\n1,0,a,0.9,0.1\n\n1,0,a,0.8,0.2\n", 4, 2,
+                   "t.csv:4:2: id '1' has more than one tta 0 row (the first is on line 2)");
+    expect_refused("label,tta,id,p_a,p_b\na,0,1,0.9,0.1\nb,2,x y,0.3,0.7\nb,1,x y,0.3,0.7\n", 3, 3,
+                   "t.csv:3:3: id 'x y' has no tta 0 row (the clean prediction) (and 1 more bad row)");
+    /* skipping: each such row is reported at its line and left out; the rest is used */
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    opt.skip_bad_rows = 1;
+    const char *t = "id,tta,label,p_a,p_b\n1,0,a,0.9,0.1\n1,1,b,0.8,0.2\n1,2,a,0.6,0.4\n"
+                    "2,1,a,0.5,0.5\n1,0,a,0.7,0.3\n3,0,b,0.2,0.8\n2,2,a,0.5,0.5\n";
+    cs_error err;
+    cs_load_summary sum;
+    cs_dataset *d = load_opt(t, strlen(t), &opt, &sum, &err);
+    if (!d) fail_msg("%s", err.msg);
+    assert_int_equal(sum.rows_read, 7);
+    assert_int_equal(sum.rows_rejected, 4);
+    assert_int_equal(sum.rows_used, 3);
+    assert_int_equal(sum.n_skipped_messages, 4);
+    assert_string_equal(sum.skipped[0], "t.csv:3:3: label 'b' differs from the label 'a' of id '1' at tta 0 (line 2)");
+    assert_string_equal(sum.skipped[1], "t.csv:5:1: id '2' has no tta 0 row (the clean prediction)");
+    assert_string_equal(sum.skipped[2], "t.csv:6:2: id '1' has more than one tta 0 row (the first is on line 2)");
+    assert_string_equal(sum.skipped[3], "t.csv:8:1: id '2' has no tta 0 row (the clean prediction)");
+    assert_int_equal(d->n, 3);
+    assert_int_equal(d->tta[0], 0);
+    assert_int_equal(d->tta[1], 2);
+    assert_int_equal(d->tta[2], 0);
+    assert_double_near(d->prob[2], 0.6, 0);
+    assert_int_equal(d->n_samples, 2);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+    /* a bad tta 0 row that is skipped leaves its id without one: reported, not dropped silently */
+    t = "id,tta,label,p_a,p_b\n1,0,a,0.9,x\n1,1,a,0.8,0.2\n";
+    d = load_opt(t, strlen(t), &opt, &sum, &err);
+    assert_null(d);
+    assert_int_equal(sum.rows_rejected, 2);
+    assert_string_equal(sum.skipped[1], "t.csv:3:1: id '1' has no tta 0 row (the clean prediction)");
+    cs_load_summary_free(&sum);
+}
+
 static void test_id_tta_case(void **state)
 {
     (void)state;
@@ -692,6 +896,10 @@ int main(void)
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_logits),
         cmocka_unit_test(test_binary_and_class_names),
+        cmocka_unit_test(test_label_names_versus_positions),
+        cmocka_unit_test(test_many_classes_duplicates),
+        cmocka_unit_test(test_spaces_inside_quotes),
+        cmocka_unit_test(test_tta_rows_of_an_id),
         cmocka_unit_test(test_id_tta_case),
         cmocka_unit_test(test_split_column),
         cmocka_unit_test(test_headerless),
