@@ -245,6 +245,37 @@ static void test_errors(void **state)
 }
 
 /* Without cs_dataset_prepare, conf/pred come from the probabilities directly. */
+/* Classes named by numbers out of column order (issue 15.1): a class in an expression is
+ * matched to the names first, exactly as labels are when the file loads (calscope/classes.h).
+ * The same 8 rows with the columns named 2, 0, 1: `y == 2` is the first column. */
+static void test_classes_named_by_numbers(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_dataset(0);
+    static const char *const numbered[K] = { "2", "0", "1" };
+    cs_test_set_class_names(d, numbered);
+    /* labels 0 2 2 1 0 1 1 0 are columns; the class named 2 is column 0 */
+    check_mask(d, "y == 2", "10001001");
+    check_mask(d, "y == 2.0", "10001001");
+    check_mask(d, "y == #0", "10001001");
+    check_mask(d, "y == 0", "00010110");          /* column 1 */
+    check_mask(d, "y in {1, 0}", "01110110");     /* columns 2 and 1 */
+    check_mask(d, "pred == 2", "10001101");       /* pred column 0: rows 0 4 5 7 */
+    check_mask(d, "p[2] > 0.5", "10001001");      /* column 0 above .5: .7 .96 .6 */
+    check_mask(d, "p[#1] >= 0.5", "01000010");    /* column 1: .5 .66 */
+    check_error(d, "y == 3", 6, "class '3' names no class (the classes are named by numbers: 2, 0, 1)");
+    check_error(d, "p[#3] > 0", 3, "class '#3' is past the last class, #2");
+    /* some names numbers, some not: a number is never guessed as a position */
+    static const char *const mixed[K] = { "cat", "1", "bird" };
+    cs_test_set_class_names(d, mixed);
+    check_mask(d, "y == 1", "00010110");
+    check_mask(d, "y == CAT", "10001001");
+    check_error(d, "y == 2", 6, "class '2' names no class, and is not read as a position because"
+                                " some class names are numbers (classes: cat, 1, bird)");
+    check_mask(d, "y == #2", "01100000");
+    cs_dataset_free(d);
+}
+
 static void test_unprepared(void **state)
 {
     (void)state;
@@ -265,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_case_and_conjunction),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_unprepared),
+        cmocka_unit_test(test_classes_named_by_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
