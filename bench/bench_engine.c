@@ -429,6 +429,79 @@ static int case_recal_iso(bench_ctx *c, double *secs, char *note, size_t n) {
     return 0;
 }
 
+/* Issue 15.6: the header of a wide file must cost no more than the same bytes of rows.
+ * Builds, in memory, a file with K = 100,000 probability columns and 3 rows, and a file of the
+ * same size with K = 10 (as many rows as it takes), and times cs_load_buffer on each (best of
+ * 3 for each, alternating). *secs is the wide load; the note carries the K = 10 time and the
+ * ratio for bench/reference_bench.py. */
+enum { WIDE_HDR_K = 100000, WIDE_HDR_ROWS = 3 };
+
+static char *wide_header_file(size_t k, size_t rows, size_t min_len, size_t *len) {
+    size_t cap = 64, o = 0;
+    char *b = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        o = 0;
+#define PUT(...) do { int w_ = snprintf(b ? b + o : NULL, b ? cap - o : 0, __VA_ARGS__); o += (size_t)w_; } while (0)
+        PUT("label");
+        for (size_t j = 0; j < k; j++) PUT(",p_%zu", j);
+        PUT("\n");
+        for (size_t r = 0; r < rows || o < min_len; r++) {
+            PUT("%zu", r % k);
+            /* one-hot rows: every cell a short number, like a sparse classifier output */
+            for (size_t j = 0; j < k; j++) PUT(",%s", j == r % k ? "1" : "0");
+            PUT("\n");
+        }
+#undef PUT
+        if (b) break;
+        cap = o + 1;
+        b = malloc(cap);
+        if (!b) return NULL;
+    }
+    *len = o;
+    return b;
+}
+
+static int case_wide_header(bench_ctx *c, double *secs, char *note, size_t n) {
+    (void)c;
+    size_t wl, nl;
+    char *wide = wide_header_file(WIDE_HDR_K, WIDE_HDR_ROWS, 0, &wl);
+    char *narrow = wide ? wide_header_file(10, 0, wl, &nl) : NULL;
+    if (!wide || !narrow) {
+        free(wide);
+        free(narrow);
+        return snprintf(note, n, "out of memory"), -1;
+    }
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    double best_w = 1e300, best_n = 1e300;
+    size_t rows_n = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        for (int which = 0; which < 2; which++) {
+            cs_error err;
+            double t0 = now();
+            cs_dataset *d = which ? cs_load_buffer("narrow.csv", narrow, nl, &opt, NULL, &err)
+                                  : cs_load_buffer("wide.csv", wide, wl, &opt, NULL, &err);
+            double t = now() - t0;
+            if (!d) {
+                snprintf(note, n, "load failed: %s", err.msg);
+                free(wide);
+                free(narrow);
+                return -1;
+            }
+            if (which) { rows_n = d->n; if (t < best_n) best_n = t; }
+            else if (t < best_w) best_w = t;
+            cs_dataset_free(d);
+        }
+    }
+    *secs = best_w;
+    snprintf(note, n, "K=100000 x %d rows %.2f MB vs K=10 x %zu rows %.2f MB: k10 %.6f s, ratio %.3f"
+             " (wide / narrow time; each best of 3)", WIDE_HDR_ROWS, (double)wl / 1e6, rows_n,
+             (double)nl / 1e6, best_n, best_w / best_n);
+    free(wide);
+    free(narrow);
+    return 0;
+}
+
 static const bench_case cases[] = {
     {"load", "cs_load_file", 3, case_load},
     {"metrics", "accuracy+ECE+ACE+MCE+Brier+NLL", 0, case_metrics},
@@ -442,6 +515,7 @@ static const bench_case cases[] = {
     {"bins_curve", "bins curve, 2 threads", 3, case_bins_curve_t2},
     {"recal_iso_1m", "isotonic recalibration, 5-fold cross-fitted", 3, case_recal_iso},
     {"recal_ts", "temperature scaling, 5-fold cross-fitted", 3, case_recal_ts},
+    {"wide_header", "load of a K = 100,000 header vs the same bytes at K = 10", 1, case_wide_header},
 };
 
 static int cmp_double(const void *a, const void *b) {

@@ -1,6 +1,8 @@
 /* The class-naming rule (calscope/classes.h): one hash table keyed by a name's lowercase text,
  * or by its value when the name is a number, so that the loader's per-row lookups and the
- * header's duplicate check cost O(1) whatever K. */
+ * header's duplicate check cost O(1) whatever K. A name that is the number of its own position
+ * (p_0, p_1, ... the common case) is not hashed at all: it is found at value[v], which keeps
+ * a 100,000-column header free of random memory accesses (issue 15.6). */
 #include "calscope/classes.h"
 #include "calscope/dataset.h"
 
@@ -17,7 +19,7 @@ struct cs_classmap {
     double *value;         /* k values; NaN when the name is not a number */
     size_t k, cap;
     size_t numbered;       /* names that are numbers */
-    size_t misplaced;      /* of those, the ones whose value is not their index */
+    size_t misplaced;      /* of those, the ones whose value is not their index (hashed) */
     uint32_t *slot;        /* open addressing: class index + 1, 0 = empty */
     size_t nslots;         /* a power of two, at least twice k */
 };
@@ -110,6 +112,14 @@ static size_t probe_text(const cs_classmap *m, const char *p, size_t len)
     return h;
 }
 
+/* Class j whose name is the number v and sits at position v (not hashed), or -1. */
+static long at_own_position(const cs_classmap *m, double v)
+{
+    if (!(v >= 0 && v < (double)m->k) || v != floor(v)) return -1;
+    size_t j = (size_t)v;
+    return m->value[j] == v ? (long)j : -1;
+}
+
 static size_t probe_value(const cs_classmap *m, double v)
 {
     size_t h = (size_t)hash_value(v) & (m->nslots - 1);
@@ -125,7 +135,7 @@ static int rehash(cs_classmap *m, size_t nslots)
     if (!m->slot) { m->slot = old; return -1; }
     m->nslots = nslots;
     for (size_t i = 0; i < old_n; i++) {
-        if (!old[i]) continue;
+        if (!old[i]) continue;   /* (names at their own position are never in the table) */
         size_t j = old[i] - 1;
         size_t h = isnan(m->value[j]) ? probe_text(m, m->name[j], strlen(m->name[j]))
                                       : probe_value(m, m->value[j]);
@@ -153,16 +163,25 @@ long cs_classmap_add(cs_classmap *m, const char *name)
     if (2 * (m->k + 1) > m->nslots && rehash(m, m->nslots * 2)) return CS_CLASSMAP_NOMEM;
     double v;
     int num = as_number(name, len, &v);
-    size_t h = num ? probe_value(m, v) : probe_text(m, name, len);
-    if (m->slot[h]) return (long)m->slot[h] - 1;
+    if (num) {
+        long at = at_own_position(m, v);
+        if (at >= 0) return at;
+    }
+    /* a number at its own position needs no slot; with no number hashed yet nothing to check */
+    int own = num && v == (double)m->k;
+    size_t h = 0;
+    if (!own || m->misplaced) {
+        h = num ? probe_value(m, v) : probe_text(m, name, len);
+        if (m->slot[h]) return (long)m->slot[h] - 1;
+    }
     size_t j = m->k++;
     m->name[j] = name;
     m->value[j] = num ? v : NAN;
-    m->slot[h] = (uint32_t)j + 1;
     if (num) {
         m->numbered++;
         if (v != (double)j) m->misplaced++;
     }
+    if (!own) m->slot[h] = (uint32_t)j + 1;
     return -1;
 }
 
@@ -189,7 +208,9 @@ int cs_classmap_find_number(const cs_classmap *m, double v, int *why)
     if (v == 0) v = 0.0;
     /* names that are exactly their positions (p_0..p_{K-1}) read as positions, messages too */
     if (m->numbered && !(m->numbered == m->k && m->misplaced == 0)) {
-        size_t h = probe_value(m, v);
+        long own = at_own_position(m, v);
+        if (own >= 0) return (int)own;
+        size_t h = probe_value(m, v);     /* misplaced > 0 here: some number is hashed */
         if (m->slot[h]) return (int)m->slot[h] - 1;
         *why = m->numbered == m->k ? CS_CLASS_NO_NUMBER : CS_CLASS_AMBIGUOUS;
         return -1;

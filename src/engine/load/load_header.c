@@ -59,7 +59,7 @@ char cs_load_sniff_delim(const char *buf, size_t len)
 void cs_load_schema_free(csl_schema *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->ncols; i++) free(s->col[i].name);
+    free(s->col_text);
     free(s->col);
     if (s->class_names)
         for (size_t j = 0; j < s->k; j++) free(s->class_names[j]);
@@ -133,7 +133,9 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
     }
     s->ncols = nf;
     s->col = calloc(nf, sizeof *s->col);
-    if (!s->col) return nomem(name, err);
+    s->col_text = malloc(nf * 24);            /* "label" or "p_<index>": under 24 bytes each */
+    if (!s->col || !s->col_text) return nomem(name, err);
+    char *text = s->col_text;
     size_t nprob = nf - 1;
     s->binary = nprob == 1;
     s->k = s->binary ? 2 : nprob;
@@ -146,18 +148,18 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
     if (!(s->classes = cs_classmap_of(s->class_names, s->k))) return nomem(name, err);
     size_t cls = 0;
     for (size_t c = 0; c < nf; c++) {
+        s->col[c].name = text;
         if ((long)c + 1 == lc) {
             s->col[c].role = CSL_LABEL;
-            s->col[c].name = dup_n("label", 5);
+            text += snprintf(text, 24, "label") + 1;
         } else {
             s->col[c].role = s->binary ? CSL_BINARY : CSL_PROB;
             s->col[c].cls = (int)cls;
-            snprintf(a, sizeof a, s->binary ? "p" : "p_%zu", cls);
-            s->col[c].name = dup_n(a, strlen(a));
+            if (s->binary) text += snprintf(text, 24, "p") + 1;
+            else text += snprintf(text, 24, "p_%zu", cls) + 1;
             if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
             cls++;
         }
-        if (!s->col[c].name) return nomem(name, err);
     }
     return CS_OK;
 }
@@ -174,14 +176,23 @@ cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field 
     s->class_names = calloc(nf ? nf : 1, sizeof *s->class_names);
     s->ignored = calloc(nf ? nf : 1, sizeof *s->ignored);
     s->classes = cs_classmap_new(nf);
-    if (!s->col || !s->class_names || !s->ignored || !s->classes) return nomem(name, err);
+    /* every header name in one block: one allocation, not one per column (issue 15.6) */
+    size_t text_len = 1;
+    for (size_t c = 0; c < nf; c++) text_len += f[c].len + 1;
+    s->col_text = malloc(text_len);
+    if (!s->col || !s->class_names || !s->ignored || !s->classes || !s->col_text)
+        return nomem(name, err);
+    char *text = s->col_text;
 
     long seen[CSL_SPLIT + 1] = {0}; /* column (1-based) that took each singleton role */
     long prob_col = 0, logit_col = 0, binary_col = 0, label_col = 0;
     for (size_t c = 0; c < nf; c++) {
         csl_col *col = &s->col[c];
         const csl_field fc = cs_load_trim(f[c]);   /* quoted or not, spaces around a name do not count */
-        if (!(col->name = dup_n(fc.p, fc.len))) return nomem(name, err);
+        col->name = text;
+        memcpy(text, fc.p, fc.len);
+        text[fc.len] = '\0';
+        text += fc.len + 1;
         size_t pl;
         int role = CSL_IGNORE;
         const char *suffix = NULL;

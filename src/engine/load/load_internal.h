@@ -70,12 +70,13 @@ enum csl_role {
 typedef struct csl_col {
     int role;
     int cls;               /* class index for CSL_PROB / CSL_LOGIT */
-    char *name;            /* header text (owned) */
+    char *name;            /* header text (in csl_schema.col_text) */
 } csl_col;
 
 typedef struct csl_schema {
     size_t ncols;
     csl_col *col;
+    char *col_text;        /* the column names, NUL-separated (owned) */
     size_t k;
     char **class_names;    /* k names (owned until moved into the dataset) */
     struct cs_classmap *classes; /* the k names as calscope/classes.h resolves them (owned;
