@@ -240,6 +240,12 @@ def main(argv):
             sp.append(f"{what} {t1 / t2:.2f}x ({fmt_t(t1)} -> {fmt_t(t2)})")
     if sp:
         print("speed-up from 1 to 2 threads: " + "; ".join(sp))
+    wh = c.get("wide_header")
+    if wh and wh[0]:
+        k10 = parse_values(wh[2]).get("k10")
+        if k10:
+            print(f"wide header (issue 15.6): K = 100,000 x 3 rows {fmt_t(wh[0])} vs the same bytes "
+                  f"at K = 10 {fmt_t(k10)}: ratio {wh[0] / k10:.2f} (wide / narrow time)")
 
     print("\nnotes:")
     for key, *_ in ROWS:
