@@ -121,7 +121,32 @@ for f in samples/broken/*; do
     first=$(printf '%s\n' "$ERR" | head -1)
     # every rejection, row- or file-level (empty, header only, bad gzip), reads FILE:LINE:COL: reason
     expect_match "broken: $b first stderr line is FILE:LINE:COL: reason" "^calscope: samples/broken/$(printf '%s' "$b" | sed 's/[.[\*^$]/\\&/g'):[1-9][0-9]*:[1-9][0-9]*: [A-Za-z]" "$first"
+    # and its own message, verbatim (tests/e2e/broken_expected.tsv; a new sample needs its line)
+    want=$(awk -F '\t' -v b="$b" '$1 == b { sub(/^[^\t]*\t/, ""); print; exit }' tests/e2e/broken_expected.tsv)
+    if [ -z "$want" ]; then
+        not_ok "broken: $b has its message in tests/e2e/broken_expected.tsv"
+    elif [ "$first" = "calscope: samples/broken/$b$want" ]; then
+        ok "broken: $b message verbatim"
+    else
+        not_ok "broken: $b message verbatim (got '$first', want 'calscope: samples/broken/$b$want')"
+    fi
 done
+
+# issue 15.1: class names that are digits out of column order match labels by name, in both
+# loader paths, and the load summary says so; a perfect classifier is 100 % accurate
+printf 'label,p_1,p_0\n1,0.9,0.1\n0,0.2,0.8\n' >"$TMP/digits_swapped.csv"
+for loader in auto csv; do
+    run env CALSCOPE_LOADER=$loader "$CALSCOPE" report "$TMP/digits_swapped.csv"
+    expect_match "classes by name ($loader path): accuracy 1" "accuracy +1\.000000" "$OUT"
+    expect_match "classes by name ($loader path): the classes line" \
+        "^  classes   named by numbers other than 0\.\.1 in column order \(p_1, p_0\): labels match names, not positions$" "$OUT"
+done
+run "$CALSCOPE" report --format json "$TMP/digits_swapped.csv"
+expect_match "classes by name: JSON class_note" "^named by numbers other than 0\.\.1 in column order \(p_1, p_0\): labels match names, not positions$" "$(json_get "d['files'][0]['load']['class_note']")"
+run "$CALSCOPE" report --select 'y == 1' --format json "$TMP/digits_swapped.csv"
+expect_match "classes by name: y == 1 selects the p_1 row" "^1 1$" "$(json_get "d['files'][0]['selected'], d['files'][0]['metrics']['accuracy']")"
+run "$CALSCOPE" report --format json "$TINY"
+expect_match "classes in order: class_note null" "^None$" "$(json_get "d['files'][0]['load']['class_note']")"
 
 # several files, one rejected: the good one is still reported, exit 3
 expect_rc "multi: one rejected file exits 3" 3 "$CALSCOPE" report --format json "$TINY" "$TMP/badprob.csv"
