@@ -252,6 +252,60 @@ static void test_split_column_paths(void **state)
     free(text);
 }
 
+/* A long TTA file whose ids break the checks across rows now and then (a label that differs
+ * from the id's tta 0 row, a second tta 0 row, an id without one), with classes named by numbers
+ * out of order: both paths, strict and skipping, any feed size, give the same rows and messages. */
+static char *tta_file(size_t ids, size_t *len)
+{
+    size_t cap = ids * 4 * 64 + 64, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    o += (size_t)snprintf(b, cap, "id,tta,label,p_2,p_0,p_1\n");
+    for (size_t i = 0; i < ids; i++) {
+        unsigned long long r = rnd();
+        int label = (int)(r % 3), t0 = (r >> 8) % 53 != 0;      /* 1 in 53 has no tta 0 row */
+        for (int t = t0 ? 0 : 1; t < 4; t++) {
+            int l = label, tt = t;
+            if (t == 2 && (r >> 16) % 41 == 0) l = (label + 1) % 3;   /* label differs */
+            if (t == 3 && (r >> 24) % 37 == 0) tt = 0;                /* a second tta 0 row */
+            double a = (double)((r >> (t * 4)) % 900) / 1000;
+            o += (size_t)snprintf(b + o, cap - o, "s%zu,%d,%d,%.3f,%.3f,%.3f\n", i, tt, l, a, 0.1,
+                                  0.9 - a);
+        }
+    }
+    *len = o;
+    return b;
+}
+
+static void test_tta_checks_paths(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = tta_file(3000, &len);
+    for (int skip = 0; skip <= 1; skip++) {
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        opt.skip_bad_rows = skip;
+        outcome c, f;
+        run(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+        assert_true(c.sum.rows_rejected > 50);
+        assert_non_null(c.sum.class_note);
+        if (skip) assert_non_null(c.d);
+        else assert_null(c.d);
+        for (int th = 1; th <= 2; th++) {
+            run(&f, text, len, &opt, CSL_PATH_FAST, 0, th);
+            same(&c, &f);
+            assert_string_equal(c.sum.class_note, f.sum.class_note);
+            release(&f);
+        }
+        run(&f, text, len, &opt, CSL_PATH_CSV, 4093, 0);
+        same(&c, &f);
+        release(&f);
+        release(&c);
+    }
+    free(text);
+}
+
 /* libcsv's own test style: every feed size from 1 byte up gives the same result. */
 static void test_every_block_size(void **state)
 {
@@ -354,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_random_numbers_bit_identical),
         cmocka_unit_test(test_mixed_file_all_paths),
         cmocka_unit_test(test_split_column_paths),
+        cmocka_unit_test(test_tta_checks_paths),
         cmocka_unit_test(test_every_block_size),
         cmocka_unit_test(test_fast_path_steps_aside),
         cmocka_unit_test(test_file_mapping_releases_pages),

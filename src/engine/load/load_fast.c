@@ -306,19 +306,6 @@ static void run_all(chunk *ch, int n, void *(*fn)(void *))
     }
 }
 
-static void move_rows(csl_rows *r, const csl_schema *s, size_t dst, size_t src, size_t n)
-{
-    size_t k = s->k;
-    memmove(r->prob + dst * k, r->prob + src * k, n * k * sizeof *r->prob);
-    if (r->logit) memmove(r->logit + dst * k, r->logit + src * k, n * k * sizeof *r->logit);
-    memmove(r->label + dst, r->label + src, n * sizeof *r->label);
-    if (r->id) memmove(r->id + dst, r->id + src, n * sizeof *r->id);
-    if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
-    if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
-    if (r->split) memmove(r->split + dst, r->split + src, n * sizeof *r->split);
-    if (r->line) memmove(r->line + dst, r->line + src, n * sizeof *r->line);
-}
-
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
 {
     memset(v, 0, sizeof *v);
@@ -478,7 +465,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     for (int i = 1; i < nt; i++) {
         csl_worker *o = &ch[i].w;
         if (!bail && !cancelled && !nomem && o->rows.n) {
-            move_rows(&all, s, dst, ch[i].base, o->rows.n);
+            cs_load_rows_move(&all, s, dst, ch[i].base, o->rows.n);
             dst += o->rows.n;
         }
         if (o->bad && !w->bad) { w->first_line = o->first_line; w->first_col = o->first_col; }

@@ -159,6 +159,8 @@ int cs_load_check_tta(csl_worker *w);
 
 /* Allocates `cap` rows of every array the schema needs. Returns 0 or -1. */
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap);
+/* Moves rows [src, src+n) to [dst, dst+n) in every array (the ranges may overlap). */
+void cs_load_rows_move(csl_rows *r, const csl_schema *s, size_t dst, size_t src, size_t n);
 void cs_load_rows_free(csl_rows *r);
 
 void cs_load_intern_free(csl_intern *t);

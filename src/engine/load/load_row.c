@@ -163,6 +163,19 @@ static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
     return 0;
 }
 
+void cs_load_rows_move(csl_rows *r, const csl_schema *s, size_t dst, size_t src, size_t n)
+{
+    size_t k = s->k;
+    memmove(r->prob + dst * k, r->prob + src * k, n * k * sizeof *r->prob);
+    if (r->logit) memmove(r->logit + dst * k, r->logit + src * k, n * k * sizeof *r->logit);
+    memmove(r->label + dst, r->label + src, n * sizeof *r->label);
+    if (r->id) memmove(r->id + dst, r->id + src, n * sizeof *r->id);
+    if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
+    if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
+    if (r->split) memmove(r->split + dst, r->split + src, n * sizeof *r->split);
+    if (r->line) memmove(r->line + dst, r->line + src, n * sizeof *r->line);
+}
+
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap)
 {
     memset(r, 0, sizeof *r);
@@ -427,19 +440,6 @@ static long column_of(const csl_schema *s, int role)
     return 0;
 }
 
-static void copy_row(csl_rows *r, const csl_schema *s, size_t dst, size_t src)
-{
-    size_t k = s->k;
-    memcpy(r->prob + dst * k, r->prob + src * k, k * sizeof *r->prob);
-    if (r->logit) memcpy(r->logit + dst * k, r->logit + src * k, k * sizeof *r->logit);
-    r->label[dst] = r->label[src];
-    r->id[dst] = r->id[src];
-    r->tta[dst] = r->tta[src];
-    r->line[dst] = r->line[src];
-    if (r->case_id) r->case_id[dst] = r->case_id[src];
-    if (r->split) r->split[dst] = r->split[src];
-}
-
 int cs_load_check_tta(csl_worker *w)
 {
     const csl_schema *s = w->s;
@@ -463,7 +463,7 @@ int cs_load_check_tta(csl_worker *w)
         else if (r->tta[i] == 0 && c != i + 1) { why = TWO_CLEAN; col = tta_col; }
         else if (r->label[i] != r->label[c - 1]) { why = LABEL; col = label_col; }
         if (why == GOOD) {
-            if (out != i) copy_row(r, s, out, i);
+            if (out != i) cs_load_rows_move(r, s, out, i, 1);
             out++;
             continue;
         }
