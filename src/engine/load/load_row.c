@@ -304,7 +304,7 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     const cs_load_options *opt = w->opt;
     size_t k = s->k;
     double *v = w->scratch;          /* values as written */
-    double *pr = w->scratch + k;     /* probabilities to store */
+    double *pr = w->scratch + k;     /* probabilities to store (v itself when unchanged) */
     int renormalized = 0;
     if (s->from_logits) {
         /* softmax with the maximum subtracted, so large logits cannot overflow exp */
@@ -322,14 +322,14 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
                 for (size_t j = 0; j < k; j++) pr[j] = v[j] / sum;
                 renormalized = 1;
             } else {
-                memcpy(pr, v, k * sizeof *pr);
+                pr = v;
             }
         } else {
             if (!s->binary && !(fabs(sum - 1.0) <= opt->sum_tol)) {
                 bad_row(w, R_SUM, line, s->first_prob_col, NULL, sum, nf);
                 return w->nomem ? -1 : 0;
             }
-            memcpy(pr, v, k * sizeof *pr);
+            pr = v;
         }
     }
 
