@@ -1,7 +1,5 @@
 #include "calscope/dataset.h"
 
-#include "calscope/classes.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
