@@ -37,7 +37,7 @@ typedef enum cs_mixture { CS_MIX_KDE, CS_MIX_GMM3 } cs_mixture;
 typedef struct cs_settings {
     cs_lens_kind lens;
     int topk;                    /* K of topk:K */
-    char lens_arg[CS_SPEC_MAX];  /* class:C -> "C" (index or name); group -> "A,B;C,D" */
+    char lens_arg[CS_SPEC_MAX];  /* class:C -> "C" (calscope/classes.h); group -> "A,B;C,D" */
     cs_binning binning;
     int bins;                    /* M, default 15 */
     double gamma;                /* kd-tree max bin fraction, default 0.1 */

@@ -94,7 +94,7 @@ static void test_rule(void **state)
     assert_int_equal(cs_classmap_add(m, "#"), -1);     /* no digits: an ordinary name */
     assert_int_equal(cs_classmap_size(m), 3);
     /* growing far past the hint keeps every name findable */
-    static char names[5000][8];
+    static char names[5000][16];
     for (int i = 0; i < 5000; i++) {
         snprintf(names[i], sizeof names[i], "n%d", i);
         assert_int_equal(cs_classmap_add(m, names[i]), -1);

@@ -76,7 +76,7 @@ cs_status cs_settings_set_lens(cs_settings *s, const char *text, cs_error *err)
         if (!*arg)
             return cs_error_set(err, CS_EUSAGE, 0, 0, "--lens: %s needs an argument (%s)",
                                 group ? "group" : "class",
-                                group ? "group:A,B;C,D" : "class:C, a class name or index");
+                                group ? "group:A,B;C,D" : "class:C, a class name, number or #index");
         if (strlen(arg) >= CS_SPEC_MAX)
             return cs_error_set(err, CS_EUSAGE, 0, 0, "--lens: argument too long (max %d bytes)",
                                 CS_SPEC_MAX - 1);
