@@ -11,7 +11,7 @@ flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std
        -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Isrc -pthread"
 # shellcheck disable=SC2086
 clang $flags -o "$out/fuzz_load" tests/fuzz/fuzz_load.c src/engine/load/*.c \
-    src/engine/dataset.c src/engine/error.c -lcsv -lz -lm
+    src/engine/dataset.c src/engine/classes.c src/engine/error.c -lcsv -lz -lm
 cp -n tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
 # libFuzzer's progress goes to a log (thousands of lines); a finding prints the log's tail and
 # fails; a clean run prints the final statistics.
