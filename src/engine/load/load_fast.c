@@ -303,6 +303,7 @@ static void move_rows(csl_rows *r, const csl_schema *s, size_t dst, size_t src, 
     memmove(r->prob + dst * k, r->prob + src * k, n * k * sizeof *r->prob);
     if (r->logit) memmove(r->logit + dst * k, r->logit + src * k, n * k * sizeof *r->logit);
     memmove(r->label + dst, r->label + src, n * sizeof *r->label);
+    memmove(r->line + dst, r->line + src, n * sizeof *r->line);
     if (r->id) memmove(r->id + dst, r->id + src, n * sizeof *r->id);
     if (r->tta) memmove(r->tta + dst, r->tta + src, n * sizeof *r->tta);
     if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
@@ -316,6 +317,7 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     v->prob = all->prob + base * s->k;
     if (all->logit) v->logit = all->logit + base * s->k;
     v->label = all->label + base;
+    v->line = all->line + base;
     if (all->id) v->id = all->id + base;
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;

@@ -120,7 +120,7 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
 void cs_load_rows_free(csl_rows *r)
 {
     free(r->prob); free(r->logit); free(r->label);
-    free(r->id); free(r->tta); free(r->case_id); free(r->split);
+    free(r->id); free(r->tta); free(r->case_id); free(r->split); free(r->line);
     memset(r, 0, sizeof *r);
 }
 
@@ -141,6 +141,7 @@ static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
     if (grow((void **)&r->prob, cap * k, sizeof(double))) return -1;
     if (s->from_logits && grow((void **)&r->logit, cap * k, sizeof(double))) return -1;
     if (grow((void **)&r->label, cap, sizeof(int32_t))) return -1;
+    if (grow((void **)&r->line, cap, sizeof(uint32_t))) return -1;
     if (s->has_id && grow((void **)&r->id, cap, sizeof(int32_t))) return -1;
     if (s->has_tta && grow((void **)&r->tta, cap, sizeof(int32_t))) return -1;
     if (s->has_case && grow((void **)&r->case_id, cap, sizeof(int32_t))) return -1;
@@ -317,6 +318,7 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     memcpy(rows->prob + i * k, pr, k * sizeof *pr);
     if (s->from_logits) memcpy(rows->logit + i * k, v, k * sizeof *v);
     rows->label[i] = label;
+    rows->line[i] = line > 0 && (unsigned long)line <= UINT32_MAX ? (uint32_t)line : 0;
     if (s->has_tta) rows->tta[i] = tta;
     if (idf && intern(w->ids, idf->p, idf->len, &rows->id[i])) { w->nomem = 1; return -1; }
     if (casef && intern(w->cases, casef->p, casef->len, &rows->case_id[i])) { w->nomem = 1; return -1; }
