@@ -233,7 +233,6 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
             fputc(']', out);
         }
     }
-    if (f->has_ci) ci_info_json(out, &f->ci);
     /* whose bins: calscope's, or with --compat NAME the library's own table (its edges, its
      * membership rule and its values for empty bins: 0 where it fills them, null where NaN) */
     const cs_bin *bins;
@@ -241,7 +240,9 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     const char *note;
     const char *from = rep_file_bins(o, f, &bins, &nb, &note);
     int lib = strcmp(from, "calscope") != 0;
-    fputs("},\n     \"bins_from\": ", out);
+    fputc('}', out);
+    if (f->has_ci) ci_info_json(out, &f->ci);
+    fputs(",\n     \"bins_from\": ", out);
     rep_json_str(out, from);
     if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
         fputs(", \"bins_note\": ", out);

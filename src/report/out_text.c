@@ -66,8 +66,9 @@ static void curve_text(FILE *out, const cs_curve *c)
     }
     if (c->kind == CS_CURVE_BINS && c->stable_thin)
         fprintf(out, "  %s: stability is only claimed where there are at least %d samples per bin\n"
-                "  (N/M%s)\n", c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
-                CS_CURVE_MIN_PER_BIN, c->kdtree ? ", here gamma*N" : "");
+                "  (N/M for M bins, gamma*N for kd-tree cells)\n",
+                c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
+                CS_CURVE_MIN_PER_BIN);
     fputc('\n', out);
 }
 
