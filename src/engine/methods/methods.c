@@ -98,7 +98,10 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
 {
     int repeats = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;
     cs_compare c;
-    cs_status st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
+    /* pairing first with the reference as A, so that a refusal reads as the report's */
+    cs_status st = cs_compare_pair(ref, d, NULL, NULL, &me->diff_err);
+    if (st != CS_OK) return st;
+    st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
     for (size_t e = 0; e < c.n_entries; e++)
