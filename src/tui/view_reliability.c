@@ -67,11 +67,10 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
     if (y < r->y + r->h && st->settings.select[0])
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "select %s", st->settings.select);
     if (y < r->y + r->h && resp->has_ci)
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, %d resamples", cs_ci_method_name(resp->ci.method),
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d", cs_ci_method_name(resp->ci.method),
                   resp->ci.repeats);
-    if (y < r->y + r->h && excl)
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "! misses the value: biased metric%s",
-                  resp->ci.method == CS_CI_PERCENTILE ? " (--ci-method bca)" : "");
+    if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");
     /* legend: the same glyphs as the chart, so it reads without colour */
     if (y + 2 < r->y + r->h) {
         const ch_glyphs *g = c->g;

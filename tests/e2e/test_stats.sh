@@ -230,4 +230,53 @@ run "$CALSCOPE" report --format json --curve bins samples/digits_ts.csv
 expect_eq "1797 samples: the stable range lies where N/M >= 10 (M <= 179)" "True" \
     "$(json_get "d['files'][0]['curve']['stable'] is not None and d['files'][0]['curve']['stable']['to'] <= 179")"
 
+# ---- the dashboard: --ci-method, the marker, ':' and ties ---------------------------------------
+SOCK="calscope-stats-$$-$RANDOM"
+T() { tmux -L "$SOCK" "$@"; }
+trap 'T kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+# dash ARGS...: a fresh 80x24 dashboard (the pane stays after it exits and says EXITED <status>)
+dash() {
+    T kill-server >/dev/null 2>&1
+    T new-session -d -x 80 -y 24 "env LANG=C.UTF-8 $CALSCOPE $*; echo EXITED \$?; sleep 120"
+}
+# wait_for REGEX: polls the screen (a liveness limit of 60 s only catches hangs); sets SCREEN
+wait_for() {
+    local i=0
+    while [ "$i" -lt 1200 ]; do
+        SCREEN=$(T capture-pane -p -J 2>/dev/null)
+        if printf '%s' "$SCREEN" | grep -Eq -- "$1"; then return 0; fi
+        sleep 0.05; i=$((i + 1))
+    done
+    return 1
+}
+check_screen() { if wait_for "$2"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi; }
+if command -v tmux >/dev/null; then
+    dash --ci 200 samples/digits_ts.csv
+    check_screen "dashboard: the interval that misses its value is marked" 'SCE +0\.0042 \[0\.0048,0\.0067\]!'
+    check_screen "dashboard: the marker explained" 'intervals: percentile, R=200'
+    check_screen "dashboard: the marker's line" '\]! misses the value: biased'
+    T send-keys q
+    dash --ci 200 --ci-method bca samples/digits_ts.csv
+    check_screen "dashboard --ci-method bca: BCa intervals, undefined as n/a" 'SCE +0\.0042 \[n/a\]'
+    check_screen "dashboard --ci-method bca: named" 'intervals: bca, R=200'
+    T send-keys :
+    check_screen "dashboard ':' shows --ci-method beside --ci" '--ci 200 --ci-method bca'
+    T send-keys Escape q
+    dash --ci-method basic samples/digits_ts.csv
+    T send-keys :
+    if wait_for 'calscope report'; then
+        expect_no_match "dashboard ':' without intervals: no --ci-method (the report would refuse it)" 'ci-method' "$SCREEN"
+    else not_ok "dashboard ':' shows the command line" "$SCREEN"; fi
+    T send-keys Escape q
+    dash --ci-method jackknife samples/digits_ts.csv
+    check_screen "dashboard: unknown --ci-method refused" 'calscope: --ci-method: not percentile, basic or bca: jackknife'
+    check_screen "dashboard: unknown --ci-method exits 2" 'EXITED 2'
+    dash "$TMP/probs.csv" "$TMP/logits.csv"
+    T send-keys 5
+    check_screen "dashboard compare: the noise pair shows = for P1st<" 'logits\.csv +[0-9.]+ .* \+0\.0000 +\[\+0\.0000,\+0\.0000\] +=$'
+    T send-keys q
+else
+    ok "dashboard checks skipped: no tmux # SKIP"
+fi
+
 done_testing
