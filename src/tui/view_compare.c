@@ -165,7 +165,8 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
         char v[16], iv[48] = "";
         tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
         if (ci && row->ok && isfinite(row->lo[focus]))
-            snprintf(iv, sizeof iv, "[%.4f,%.4f]", row->lo[focus], row->hi[focus]);
+            snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
+                     row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
         len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
                        name, v, ci ? 17 : 0, iv);
         if (i == t->ref)
