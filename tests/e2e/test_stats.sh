@@ -231,21 +231,24 @@ expect_eq "1797 samples: the stable range lies where N/M >= 10 (M <= 179)" "True
     "$(json_get "d['files'][0]['curve']['stable'] is not None and d['files'][0]['curve']['stable']['to'] <= 179")"
 
 # ---- the dashboard: --ci-method, the marker, ':' and ties ---------------------------------------
-SOCK="calscope-stats-$$-$RANDOM"
+SOCK_BASE="calscope-stats-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
 T() { tmux -L "$SOCK" "$@"; }
-trap 'T kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-# dash ARGS...: a fresh 80x24 dashboard (the pane stays after it exits and says EXITED <status>)
+kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
+trap 'kill_all; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK_BASE"-*; rm -rf "$TMP"' EXIT
+# dash ARGS...: a fresh 80x24 dashboard on a fresh server (the pane stays after it exits and
+# says EXITED <status>)
 dash() {
     T kill-server >/dev/null 2>&1
+    N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK
     T new-session -d -x 80 -y 24 "env LANG=C.UTF-8 $CALSCOPE $*; echo EXITED \$?; sleep 120"
 }
 # wait_for REGEX: polls the screen (a liveness limit of 60 s only catches hangs); sets SCREEN
 wait_for() {
-    local i=0
-    while [ "$i" -lt 1200 ]; do
+    local end=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$end" ]; do
         SCREEN=$(T capture-pane -p -J 2>/dev/null)
         if printf '%s' "$SCREEN" | grep -Eq -- "$1"; then return 0; fi
-        sleep 0.05; i=$((i + 1))
+        sleep 0.05
     done
     return 1
 }
