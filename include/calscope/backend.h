@@ -95,6 +95,7 @@ typedef struct cs_request {
     unsigned want;               /* METRICS: CS_WANT_* (0 = CS_WANT_ALL) */
     unsigned metrics;            /* CI / COMPARE metric mask (0 = CS_METRICS_DEFAULT) */
     int ci_repeats;              /* METRICS: bootstrap CI resamples, 0 = none */
+    int ci_method;               /* METRICS: the intervals' cs_ci_method (0 = percentile) */
     int compare_repeats;         /* COMPARE: resamples (0 = 1000) */
     uint64_t seed;               /* CI / COMPARE seed (curves use curve.seed) */
     cs_curve_options curve;      /* SIZE_CURVE / BINS_CURVE */

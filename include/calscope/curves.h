@@ -55,6 +55,21 @@ double cs_metric_value(const cs_result *r, int id);
 /* 1 when lower is better (every error and scoring rule), 0 for accuracy. */
 int cs_metric_lower_is_better(int id);
 
+/* Ties. Two values of a metric are tied when they differ by no more than
+ * CS_TIE_REL · max(1, |a|, |b|): 1e-9 of the metric's scale (every metric here is of order 1;
+ * NLL and Brier larger values scale the band with them). Why 1e-9: the same predictions written
+ * as probabilities and as logits differ by a few ulps per value, and a metric (a mean of N
+ * terms, each of order 1) then differs by about 1e-16·N at worst — under 1e-9 up to several
+ * million rows; while any real difference (moving one sample among N ≤ 1e8) changes a mean by
+ * far more. Differences inside the band are rounding noise: rankings treat them as ties and a
+ * paired bootstrap whose every difference is inside it reports equal (cs_compare_entry). */
+#define CS_TIE_REL 1e-9
+/* The tie band of a and b (NAN when either is not finite). */
+double cs_metric_tie_tol(double a, double b);
+/* +1 when a is better than b under metric id by more than the band, -1 when worse, 0 when tied
+ * (or either is not finite). */
+int cs_metric_compare(int id, double a, double b);
+
 /* Threads, cancellation and progress of one call. Zero-initialise for "all cores, no cancel". */
 typedef struct cs_run {
     int threads;                 /* <= 0: online core count */
@@ -103,14 +118,23 @@ typedef struct cs_curve {
     size_t n_points;
     cs_curve_point *points;      /* owned */
     /* Bins curve only: the stable range of `stable_metric`, point indices first..last inclusive
-     * (-1 when undefined). Rule: two neighbouring points agree when their means differ by no more
-     * than the larger of their two bootstrap sds; the stable range is the longest run of
-     * consecutive points in which every neighbouring pair agrees (the earliest on ties). A run
-     * of one point is allowed, so a finite curve always has a range; read it as "M values in
-     * which changing M moves the estimate by less than its own sampling noise". */
+     * (-1 when undefined). Rule: only points with at least CS_CURVE_MIN_PER_BIN samples per bin
+     * take part (N/M for uniform and mass bins, gamma·N for kd-tree cells); two neighbouring such
+     * points agree when their means differ by no more than the larger of their two bootstrap
+     * sds; the stable range is the longest run of consecutive points in which every neighbouring
+     * pair agrees (the earliest on ties). A run of one point is allowed; with no point dense
+     * enough there is no range (stable_first -1, stable_thin 1). Read it as "M values in which
+     * changing M moves the estimate by less than its own sampling noise". */
     int stable_metric;
     int stable_first, stable_last;
+    int stable_thin;             /* 1 when points were left out for having too few samples per
+                                    bin (then no range, or a range over the dense points only) */
 } cs_curve;
+
+/* The fewest samples per bin at which the bins curve claims stability. Below about 10 a bin's
+ * accuracy moves in steps of 0.1 or more and its gap is mostly binomial noise; every M then
+ * looks "stable" because every M is equally noisy. */
+#define CS_CURVE_MIN_PER_BIN 10
 
 /* Size curve on a prepared problem (selection + lens done; bins from its settings). Returns a
  * curve owned by the caller (cs_curve_free), or NULL with err: CS_EUSAGE (bad options),
@@ -129,16 +153,52 @@ void cs_curve_flag_stable(cs_curve *c, int metric);
 
 void cs_curve_free(cs_curve *c);
 
-/* Bootstrap percentile intervals. */
+/* Bootstrap 95 % intervals, three ways (Efron & Tibshirani 1993, ch. 13-14):
+ *   percentile  the 2.5 / 97.5 % quantiles q of the resampled values (the default). For a
+ *               biased statistic — a binned ECE is biased upwards, and a resample (with its
+ *               repeated rows) more so — the whole interval can lie above the estimate.
+ *   basic       [2θ̂ − q97.5, 2θ̂ − q2.5]: the percentile interval reflected about θ̂, which
+ *               removes the bootstrap's estimate of the bias; clipped to the metric's range
+ *               (every metric >= 0, accuracy <= 1).
+ *   bca         bias-corrected and accelerated: quantiles at Φ(z0 + (z0 + zα)/(1 − a(z0 + zα)))
+ *               with z0 = Φ⁻¹(share of resamples below θ̂, ties counting half) and the
+ *               acceleration a = Σ u³ / (6 (Σ u²)^1.5), u = mean(θ₍ⱼ₎) − θ₍ⱼ₎ over jackknife
+ *               values θ₍ⱼ₎ (scipy.stats.bootstrap's formulas). The jackknife leaves out one
+ *               sample at a time when N <= CS_CI_JACK_GROUPS, else one of CS_CI_JACK_GROUPS
+ *               groups (a seeded random partition into near-equal groups: the grouped
+ *               jackknife, which estimates the same skewness at the cost of that many
+ *               evaluations instead of N). Undefined (NAN) when every resample lies on one side
+ *               of θ̂ (z0 infinite): then the bias is larger than the resampling spread. */
+typedef enum cs_ci_method { CS_CI_PERCENTILE, CS_CI_BASIC, CS_CI_BCA, CS_CI_METHOD_COUNT } cs_ci_method;
+
+#define CS_CI_JACK_GROUPS 100
+
+/* "percentile", "basic", "bca"; NULL for an unknown one. */
+const char *cs_ci_method_name(int method);
+/* The method of a name, or -1. */
+int cs_ci_method_from_name(const char *name);
+
 typedef struct cs_ci {
     unsigned metrics;
     int repeats;
+    cs_ci_method method;
     double value[CS_METRIC_COUNT];   /* on all samples */
-    double lo[CS_METRIC_COUNT], hi[CS_METRIC_COUNT]; /* 2.5 / 97.5 % quantiles of the resamples */
+    double lo[CS_METRIC_COUNT], hi[CS_METRIC_COUNT]; /* the method's interval (NAN: undefined) */
+    double boot_mean[CS_METRIC_COUNT]; /* mean of the resampled values; minus value = the bias */
+    double z0[CS_METRIC_COUNT], accel[CS_METRIC_COUNT]; /* bca only, else NAN */
+    size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
 } cs_ci;
 
-/* Fills out for the metric mask from `repeats` resamples (N draws with replacement each).
- * Returns CS_OK, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+/* 1 when metric id has a finite interval that does not contain its value: the sign of a
+ * biased statistic (see above), shown as a marker by the front ends. */
+int cs_ci_excludes_value(const cs_ci *ci, int id);
+
+/* Fills out for the metric mask from `repeats` resamples (N draws with replacement each), the
+ * interval by `method`. Returns CS_OK, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repeats,
+                                uint64_t seed, cs_ci_method method, const cs_run *run,
+                                cs_ci *out, cs_error *err);
+/* cs_bootstrap_interval with the percentile method. */
 cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, uint64_t seed,
                           const cs_run *run, cs_ci *out, cs_error *err);
 
@@ -148,8 +208,12 @@ typedef struct cs_compare_entry {
     double a, b;                 /* on all paired samples */
     double diff;                 /* a − b */
     double lo, hi;               /* 2.5 / 97.5 % quantiles of the resampled a − b */
-    double p_better;             /* share of resamples where A is strictly better (lower for
-                                    errors and scoring rules, higher for accuracy) */
+    double p_better;             /* share of resamples where A is better by more than the tie
+                                    band (lower for errors and scoring rules, higher for
+                                    accuracy; cs_metric_compare) */
+    double p_equal;              /* share of resamples where A and B are tied (within the band) */
+    int equal;                   /* 1 when a, b and every resample are tied: the difference is
+                                    rounding noise; front ends show "=" instead of p_better */
 } cs_compare_entry;
 
 typedef struct cs_compare {
@@ -160,9 +224,19 @@ typedef struct cs_compare {
     cs_compare_entry entries[CS_METRIC_COUNT];
 } cs_compare;
 
-/* Pairs the samples of a and b — by id when both files have an id column (every id must occur
- * once in each file), else by row (same sample count) — and checks that paired labels agree;
- * a mismatch is CS_EINPUT with a message naming the first offending id or row. Both are prepared
+/* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have
+ * an id column (every id must occur once in each file), else by row (same sample count) — and
+ * checks that they have the same number of classes and that paired labels agree. On a mismatch
+ * returns CS_EINPUT with err naming the place "FILE:LINE:COL: --compare: reason" when the
+ * datasets know their lines (cs_dataset.line): the header column of the first class without a
+ * partner, the first id of a missing from b (then of b missing from a), the second occurrence
+ * of a repeated id, the first sample without a partner, or b's label of the first pair whose
+ * labels differ. a_to_b (a->n entries, may be NULL) gets the paired row of b for each sample
+ * row of a (UINT32_MAX elsewhere); *by_id whether ids paired them. CS_ENOMEM as usual. */
+cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b, int *by_id,
+                          cs_error *err);
+
+/* Pairs a and b with cs_compare_pair (its errors are returned as they are). Both are prepared
  * under `s`; a sample counts when both selections keep it. Then `repeats` resamples of the pairs
  * with replacement. Returns CS_OK, CS_EINPUT, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
 cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,

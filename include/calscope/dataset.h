@@ -36,6 +36,13 @@ typedef struct cs_dataset {
     char **split_names;
     size_t n_splits;
 
+    /* Where the rows came from, for messages that point into the file (--compare pairing).
+     * NULL / 0 when unknown (a dataset not read from a file). */
+    uint32_t *line;        /* n, 1-based physical line of each row (0 beyond UINT32_MAX) */
+    long header_line;      /* the header's line (0: no header) */
+    long label_col, id_col;/* 1-based columns of label and id (0: none) */
+    long *class_col;       /* k, 1-based column of each class's probability or logit */
+
     /* Derived once per file by cs_dataset_prepare (NULL before). */
     double *conf;          /* n, max_j prob[i][j] */
     int32_t *pred;         /* n, first index attaining the max (ties: the first maximal index) */

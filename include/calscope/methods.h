@@ -34,6 +34,7 @@ typedef struct cs_methods_options {
                                     (lo, hi NAN) */
     int cmp_repeats;             /* paired-bootstrap resamples (0 = 1000) */
     uint64_t seed;
+    cs_ci_method ci_method;      /* the intervals' method (0 = percentile) */
 } cs_methods_options;
 
 typedef struct cs_method_row {
@@ -46,6 +47,8 @@ typedef struct cs_method_row {
     int has_diff;
     size_t n_pairs;
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
+    int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
+    int ci_excludes[CS_METHODS_NCOL]; /* the value's interval does not contain it (cs_ci_excludes_value) */
     int mass_ok;
     size_t mass_n;
     double top[CS_METHODS_MASS_TOP];  /* mean (j+1)-th largest probability, j < n_top */
@@ -79,15 +82,17 @@ int cs_methods_col_metric(int col);
 const char *cs_methods_col_name(int col);
 int cs_methods_lower_better(int col);
 
-/* rank[i] = 1 + the number of methods strictly better under column col (ties share the best
- * rank); 0 when the method has no value. rank has t->n entries. */
+/* rank[i] = 1 + the number of methods better under column col by more than the tie band
+ * (cs_metric_compare: methods within it share a rank); 0 when the method has no value. rank
+ * has t->n entries. */
 void cs_methods_ranks(const cs_methods *t, int col, int *rank);
 
-/* 1 when column col orders some pair of methods strictly the other way round from ECE (a tie
- * under one metric is not a disagreement). */
+/* 1 when column col orders some pair of methods the other way round from ECE, both beyond the
+ * tie band (a tie under one metric is not a disagreement). */
 int cs_methods_ranking_differs(const cs_methods *t, int col);
 
-/* 1 when [lo, hi] is finite and excludes 0. */
+/* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)
+ * (an interval of rounding noise excludes nothing). */
 int cs_methods_excludes_zero(double lo, double hi);
 
 #endif

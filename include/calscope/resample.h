@@ -60,7 +60,8 @@ typedef struct cs_stat {
 } cs_stat;
 
 /* Summarises values[0..n) (read only; `scratch` holds n doubles) against `reference`. The sum is
- * taken in index order, so the result depends only on the values, never on the thread count. */
+ * taken in index order, so the result depends only on the values, never on the thread count.
+ * On return scratch[0..out->count) holds the finite values in ascending order. */
 void cs_stat_compute(const double *values, size_t n, double reference, double *scratch,
                      cs_stat *out);
 

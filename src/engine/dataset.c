@@ -30,6 +30,8 @@ void cs_dataset_free(cs_dataset *d)
     free(d->pred);
     free(d->correct);
     free(d->sample_rows);
+    free(d->line);
+    free(d->class_col);
     free(d);
 }
 

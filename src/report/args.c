@@ -49,6 +49,8 @@ static const char usage_text[] =
 static const char usage_text2[] =
 "Resampling (deterministic for a --seed whatever --threads):\n"
 "  --ci R              bootstrap 95% intervals of every metric from R resamples\n"
+"  --ci-method M       percentile|basic|bca (default percentile; ! marks an interval that\n"
+"                      misses its value: a biased metric; bca = bias-corrected, accelerated)\n"
 "  --curve size|bins   variance curve: metric against sample fraction / number of bins\n"
 "  --fractions LIST    size curve fractions (default 0.01,0.05,0.1,0.25,0.5,1; 5% also works)\n"
 "  --bins-list LIST    bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
@@ -85,7 +87,9 @@ static const char usage_text2[] =
 "                      (CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)\n"
 "\n"
 "  -h, --help          this text          --version   print the version\n"
-"\n"
+"\n";
+
+static const char usage_text3[] =
 "Metrics: accuracy; ece = sum over bins of n_b/N * gap (with --binning mass it is the\n"
 "adaptive ECE, with --lens classwise the class-wise ECE / SCE); ACE = mean over non-empty bins\n"
 "(seed 003), not Nixon's adaptive ECE; mce = max over non-empty bins; rece_g = Gaussian-\n"
@@ -144,7 +148,7 @@ void rep_opts_free(rep_opts *o)
 static const char *const valued[] = {
     "--lens", "--bins", "--binning", "--gamma", "--sigma", "--mixture", "--distance", "--select",
     "--format", "--check", "--sum-tol", "--label-col", "--delimiter", "--seed", "--threads",
-    "--ci", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--recal-split-column", "--compat", "--likert-cuts", NULL,
+    "--ci", "--ci-method", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--recal-split-column", "--compat", "--likert-cuts", NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -289,6 +293,11 @@ static int apply(rep_opts *o, const char *flag, const char *val)
     } else if (strcmp(flag, "--ci") == 0) {
         if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--ci: '%s' is not a number of resamples in 1..1000000", val);
         o->ci_repeats = (int)l;
+    } else if (strcmp(flag, "--ci-method") == 0) {
+        int m = cs_ci_method_from_name(val);
+        if (m < 0) return rep_usage_error("--ci-method: '%s' is not percentile, basic or bca", val);
+        o->ci_method = m;
+        o->ci_method_given = 1;
     } else if (strcmp(flag, "--repeats") == 0) {
         if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--repeats: '%s' is not a number of repeats in 1..1000000", val);
         o->repeats = (int)l;
@@ -325,7 +334,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         const char *a = argv[i];
         if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { o->files[o->n_files++] = a; continue; }
         if (strcmp(a, "--") == 0) { only_files = 1; continue; }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); return REP_EXIT_HELP; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); fputs(usage_text3, stdout); return REP_EXIT_HELP; }
         if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return REP_EXIT_HELP; }
 
         char flag[64];
@@ -369,6 +378,8 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     if (rep_methods_check(o)) return 2;   /* --compare file counts, --recal (methods.c) */
     /* after rep_methods_check: --recal implies --compare */
     if (o->repeats && !o->curve && !o->compare) return rep_usage_error("--repeats needs --curve, --compare or --recal");
+    if (o->ci_method_given && !o->ci_repeats && !o->compare)
+        return rep_usage_error("--ci-method needs --ci, --compare or --recal");
     if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
         return rep_usage_error("--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)

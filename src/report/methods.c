@@ -38,6 +38,7 @@ typedef struct rep_method {
     double v[NCOL], lo[NCOL], hi[NCOL];
     int has_diff;
     double diff[NCOL], dlo[NCOL], dhi[NCOL], pbetter[NCOL];
+    int equal[NCOL], ci_excludes[NCOL];
     size_t n_pairs;
     int mass_ok;
     size_t mass_n;
@@ -54,6 +55,7 @@ struct rep_methods {
     size_t classes;
     size_t n_top;
     int ci_repeats, cmp_repeats;
+    int ci_method;           /* cs_ci_method */
     uint64_t seed;
     double split;
     char split_column[128];  /* --recal-split-column, "" when not given */
@@ -210,8 +212,31 @@ static uint8_t *held_out_mask(const rep_methods *t, const cs_dataset *d, const c
     return m;
 }
 
+/* Pairs every method with the reference; prints and records each refusal. Returns 1 when all
+ * pair. */
+static int all_pair(const rep_methods *t, int *status, rep_pair_errors *pair)
+{
+    const cs_dataset *rd = t->m[t->ref].d;
+    int ok = 1;
+    for (size_t i = 0; i < t->n && rd; i++) {
+        if (i == t->ref || !t->m[i].d) continue;
+        cs_error err;
+        cs_error_clear(&err);
+        if (cs_compare_pair(rd, t->m[i].d, NULL, NULL, &err) == CS_OK) continue;
+        fprintf(stderr, "calscope: %s\n", err.msg);
+        if (pair && pair->n < REP_PAIR_ERRORS) {
+            snprintf(pair->path[pair->n], sizeof pair->path[0], "%s", t->m[i].name);
+            snprintf(pair->msg[pair->n], sizeof pair->msg[0], "%s", err.msg);
+            pair->n++;
+        }
+        *status = worst(*status, status_of(err.code));
+        ok = 0;
+    }
+    return ok;
+}
+
 rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
-                             size_t n, int *status)
+                             size_t n, int *status, rep_pair_errors *pair)
 {
     const rep_methods_opts *mo = &o->methods;
     *status = 0;
@@ -221,6 +246,7 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     if (!t->m) { free(t); return NULL; }
     t->ci_repeats = o->ci_repeats ? o->ci_repeats : 200;
     t->cmp_repeats = o->repeats ? o->repeats : 1000;
+    t->ci_method = o->ci_method;
     t->seed = o->seed;
     t->split = mo->split;
     snprintf(t->split_column, sizeof t->split_column, "%s", mo->split_column);
@@ -284,13 +310,19 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     }
     for (size_t i = 0; i < t->n; i++)
         if (!t->m[i].name) { rep_methods_free(t); return NULL; }
+    /* no table built on an error: every method must have its data (a failure was reported
+     * above or by the loader) and pair with the reference */
+    int whole = 1;
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->m[i].d) whole = 0;
+    if (!all_pair(t, status, pair) || !whole) { rep_methods_free(t); return NULL; }
 
     /* the table itself: one engine implementation (calscope/methods.h), shared with the
      * dashboard; this file only prints it */
     const cs_dataset *ds[CS_METHODS_MAX];
     if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
-    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed };
+    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method };
     cs_run run = { o->threads, NULL, NULL };
     cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
     if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
@@ -304,7 +336,7 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
         if (row->status != CS_OK) { say(me->name, &row->err); *status = worst(*status, status_of(row->status)); }
         else if (i != t->ref && t->m[t->ref].d && row->diff_status != CS_OK) {
             char what[2100];
-            snprintf(what, sizeof what, "--compare %s %s", me->name, t->m[t->ref].name);
+            snprintf(what, sizeof what, "--compare %s %s", t->m[t->ref].name, me->name);
             say(what, &row->diff_err);
             *status = worst(*status, status_of(row->diff_status));
         }
@@ -318,6 +350,8 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
         memcpy(me->dlo, row->dlo, sizeof me->dlo);
         memcpy(me->dhi, row->dhi, sizeof me->dhi);
         memcpy(me->pbetter, row->pbetter, sizeof me->pbetter);
+        memcpy(me->equal, row->equal, sizeof me->equal);
+        memcpy(me->ci_excludes, row->ci_excludes, sizeof me->ci_excludes);
         me->mass_ok = row->mass_ok;
         me->mass_n = row->mass_n;
         memcpy(me->top, row->top, sizeof me->top);
@@ -422,17 +456,19 @@ void rep_methods_json(FILE *out, const rep_methods *t)
                 first = 0;
                 rep_json_str(out, me->name);
                 fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
-                const double v[] = { me->v[c], ref->v[c], me->diff[c], me->dlo[c], me->dhi[c], me->pbetter[c] };
+                const double v[] = { me->v[c], ref->v[c], me->diff[c], me->dlo[c], me->dhi[c],
+                                     me->equal[c] ? NAN : me->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys, v, 6);
-                fputc('}', out);
+                fprintf(out, ", \"equal\": %s}", me->equal[c] ? "true" : "false");
             }
         }
         fputs(first ? "]" : "\n  ]", out);
     }
     fputs(",\n  \"methods_info\": {\"reference\": ", out);
     rep_json_str(out, ref->name);
-    fprintf(out, ", \"ci_repeats\": %d, \"compare_repeats\": %d, \"seed\": %llu, \"topk\": %d, \"lens\": ",
-            t->ci_repeats, t->cmp_repeats, (unsigned long long)t->seed, t->k);
+    fprintf(out, ", \"ci_repeats\": %d, \"ci_method\": \"%s\", \"compare_repeats\": %d, \"tie_rel\": %g, \"seed\": %llu, "
+            "\"topk\": %d, \"lens\": ", t->ci_repeats, cs_ci_method_name(t->ci_method), t->cmp_repeats, CS_TIE_REL,
+            (unsigned long long)t->seed, t->k);
     rep_json_str(out, t->lens);
     fputs(", \"evaluated_on\": ", out);
     rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
@@ -470,14 +506,22 @@ void rep_methods_json(FILE *out, const rep_methods *t)
             rep_json_num(out, me->ok ? me->hi[c] : NAN);
             fputc(']', out);
         }
-        fputc('}', out);
+        /* the metrics whose interval does not contain the value (a biased statistic) */
+        fputs("},\n     \"ci_excludes_value\": [", out);
+        for (int c = 0, first = 1; c < NCOL; c++) {
+            if (!me->ok || !me->ci_excludes[c]) continue;
+            fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
+            first = 0;
+        }
+        fputc(']', out);
         if (me->has_diff) {
             fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", me->n_pairs);
             for (int c = 0; c < NCOL; c++) {
                 fprintf(out, ", \"%s\": {", col_name(c));
-                const double v[] = { me->diff[c], me->dlo[c], me->dhi[c], me->pbetter[c] };
+                const double v[] = { me->diff[c], me->dlo[c], me->dhi[c], me->equal[c] ? NAN : me->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"excludes_zero\": %s}", excludes_zero(me->dlo[c], me->dhi[c]) ? "true" : "false");
+                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s}", me->equal[c] ? "true" : "false",
+                        excludes_zero(me->dlo[c], me->dhi[c]) ? "true" : "false");
             }
             fputc('}', out);
         }
@@ -544,6 +588,12 @@ static void fmt_num(char *buf, size_t size, double v)
     else snprintf(buf, size, "n/a");
 }
 
+/* A difference inside the tie band prints as 0 (not "-0.0000"): rounding noise has no sign. */
+static double snap(double d)
+{
+    return fabs(d) <= CS_TIE_REL ? 0.0 : d;
+}
+
 void rep_methods_text(FILE *out, const rep_methods *t)
 {
     const rep_method *ref = &t->m[t->ref];
@@ -598,9 +648,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     }
 
     /* per metric: value [95% CI], and the paired difference to the reference */
-    fprintf(out, "\n  value [95%% bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
-                 "  * = the interval excludes 0; p_better = share of resamples where the method is better\n",
-            t->ci_repeats, t->cmp_repeats);
+    fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
+                 "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
+                 "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
+            cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
+    int any_excl = 0;
     for (int c = 0; c < NCOL; c++) {
         if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
         else fprintf(out, "  %s\n", col_name(c));
@@ -610,8 +662,12 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fmt_num(v, sizeof v, me->ok ? me->v[c] : NAN);
             fmt_num(lo, sizeof lo, me->ok ? me->lo[c] : NAN);
             fmt_num(hi, sizeof hi, me->ok ? me->hi[c] : NAN);
-            fprintf(out, "    %-*.*s %8s [%s, %s]", (int)w, (int)w, me->name, v, lo, hi);
-            if (me->has_diff)
+            int excl = me->ok && me->ci_excludes[c];
+            any_excl |= excl;
+            fprintf(out, "    %-*.*s %8s [%s, %s]%s", (int)w, (int)w, me->name, v, lo, hi, excl ? "!" : " ");
+            if (me->has_diff && me->equal[c])
+                fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
+            else if (me->has_diff)
                 fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", me->diff[c], me->dlo[c], me->dhi[c],
                         excludes_zero(me->dlo[c], me->dhi[c]) ? " *" : "  ", me->pbetter[c]);
             else if (i == t->ref)
@@ -620,8 +676,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         }
     }
 
+    if (any_excl) rep_ci_note(out, t->ci_method);
+
     /* agreement of definitions: rank of each method under each metric */
-    fprintf(out, "\n  Rankings (1 = best, ties share a rank; ! = the metric orders some pair of methods\n  the other way round from ECE)\n  %-*s", (int)w, "method");
+    fprintf(out, "\n  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the metric\n"
+                 "  orders some pair of methods the other way round from ECE)\n  %-*s", CS_TIE_REL, (int)w, "method");
     for (int c = 0; c < NCOL; c++) {
         char h[20];
         if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
@@ -653,7 +712,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             if (!me->mass_ok) continue;
             fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
             for (size_t j = 0; j < t->n_top; j++)
-                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? me->top[j] : me->top[j] - ref->top[j]);
+                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? me->top[j] : snap(me->top[j] - ref->top[j]));
             fputc('\n', out);
         }
         if (t->select[0] && t->classes <= 20) {
@@ -666,7 +725,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
                 if (!me->mass_ok || me->d->k != t->classes) continue;
                 fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
                 for (size_t c = 0; c < t->classes; c++)
-                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? me->cls[c] : me->cls[c] - ref->cls[c]);
+                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? me->cls[c] : snap(me->cls[c] - ref->cls[c]));
                 fputc('\n', out);
             }
         }
@@ -714,7 +773,7 @@ void rep_methods_csv(FILE *out, const rep_methods *t)
             csv_num(out, me->has_diff ? me->diff[c] : NAN);
             csv_num(out, me->has_diff ? me->dlo[c] : NAN);
             csv_num(out, me->has_diff ? me->dhi[c] : NAN);
-            csv_num(out, me->has_diff ? me->pbetter[c] : NAN);
+            csv_num(out, me->has_diff && !me->equal[c] ? me->pbetter[c] : NAN);   /* empty for a tie */
             if (t->n <= 64 && rk[c][i]) fprintf(out, ",%d", rk[c][i]);
             else fputc(',', out);
         }

@@ -27,6 +27,14 @@ typedef struct rep_methods_opts {
 struct rep_opts;
 typedef struct rep_methods rep_methods;
 
+/* --compare pairing refusals, as printed on stderr (for JSON "errors"). */
+#define REP_PAIR_ERRORS 8
+typedef struct rep_pair_errors {
+    size_t n;
+    char path[REP_PAIR_ERRORS][512];   /* the method that does not pair with the reference */
+    char msg[REP_PAIR_ERRORS][1100];   /* "FILE:LINE:COL: --compare: reason" */
+} rep_pair_errors;
+
 /* Handles the flags above for args.c: returns -1 when `flag` is not one of them, 0 when
  * applied, 2 after printing a usage error. */
 int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val);
@@ -35,10 +43,13 @@ int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val);
 int rep_methods_check(struct rep_opts *o);
 
 /* Builds the table from the loaded files (data[i] NULL for a file that failed; paths[i] its
- * argument). Borrows data. Returns the table (rep_methods_free) or NULL when there is nothing
- * to compare; *status is the exit status its failures imply (0, 2 or 3). */
+ * argument). Borrows data. Every method is first paired with the reference
+ * (cs_compare_pair); each refusal is printed once and recorded in *pair (may be NULL). Returns
+ * the table (rep_methods_free), or NULL when there is nothing to compare or no table may be
+ * built: a method without data (its error was already printed) or one that does not pair.
+ * *status is the exit status its failures imply (0, 2 or 3). */
 rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
-                             size_t n, int *status);
+                             size_t n, int *status, rep_pair_errors *pair);
 /* 1 when the table replaces the two-file "compare" output (more than two methods, a
  * recalibration, or a reference other than the first file). */
 int rep_methods_multi(const rep_methods *m);

@@ -66,12 +66,44 @@ static void settings_json(FILE *out, const rep_opts *o)
         fputs(", \"split_column\": ", out);
         rep_json_str(out, o->load.split_column);
     }
+    if (o->ci_repeats || o->compare) fprintf(out, ", \"ci_method\": \"%s\"", cs_ci_method_name(o->ci_method));
     if (o->compat >= 0) {
         fputs(", \"compat\": ", out);
         rep_json_str(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));
     }
     fprintf(out, ", \"renormalize\": %s, \"skip_bad_rows\": %s}",
             o->load.renormalize ? "true" : "false", o->load.skip_bad_rows ? "true" : "false");
+}
+
+/* After "metrics": how the intervals were made, the metrics whose interval does not contain
+ * the value (the percentile bootstrap of a biased statistic), and each metric's bootstrap bias
+ * (mean of the resamples minus the value). */
+static void ci_info_json(FILE *out, const cs_ci *ci)
+{
+    fprintf(out, ", \"ci_info\": {\"method\": \"%s\", \"repeats\": %d", cs_ci_method_name(ci->method), ci->repeats);
+    if (ci->method == CS_CI_BCA) fprintf(out, ", \"jackknife_groups\": %zu", ci->jack_groups);
+    const char *lists[2] = { "excludes_value", "undefined" };
+    for (int l = 0; l < 2; l++) {
+        fprintf(out, ", \"%s\": [", lists[l]);
+        for (int m = 0, first = 1; m < REP_M_COUNT; m++) {
+            int id = cs_metric_from_name(rep_metric_names[m]);
+            if (id < 0 || !(ci->metrics & CS_METRIC_BIT(id)) || !isfinite(ci->value[id])) continue;
+            int hit = l == 0 ? cs_ci_excludes_value(ci, id) : !isfinite(ci->lo[id]) || !isfinite(ci->hi[id]);
+            if (!hit) continue;
+            fprintf(out, "%s\"%s\"", first ? "" : ", ", rep_metric_names[m]);
+            first = 0;
+        }
+        fputc(']', out);
+    }
+    fputs(", \"bias\": {", out);
+    for (int m = 0, first = 1; m < REP_M_COUNT; m++) {
+        int id = cs_metric_from_name(rep_metric_names[m]);
+        if (id < 0 || !(ci->metrics & CS_METRIC_BIT(id))) continue;
+        fprintf(out, "%s\"%s\": ", first ? "" : ", ", rep_metric_names[m]);
+        rep_json_num(out, ci->boot_mean[id] - ci->value[id]);
+        first = 0;
+    }
+    fputs("}}", out);
 }
 
 static void stat_json(FILE *out, const cs_stat *st)
@@ -95,7 +127,11 @@ static void curve_json(FILE *out, const cs_curve *c)
         fputs(", \"to\": ", out);
         rep_json_num(out, b->x);
         fputc('}', out);
+    } else if (c->kind == CS_CURVE_BINS) {
+        fputs(", \"stable\": null", out);   /* no claim (e.g. too few samples per bin everywhere) */
     }
+    if (c->kind == CS_CURVE_BINS)
+        fprintf(out, ", \"stable_min_per_bin\": %d", CS_CURVE_MIN_PER_BIN);
     fputs(", \"points\": [", out);
     for (size_t i = 0; i < c->n_points; i++) {
         const cs_curve_point *pt = &c->points[i];
@@ -162,9 +198,12 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
         fprintf(out, "%s\n    {\"metric\": \"%s\", ", i ? "," : "", cs_metric_name(e->metric));
-        const double v[] = { e->a, e->b, e->diff, e->lo, e->hi, e->p_better };
+        /* a tie (rounding noise) has no better side: p_better null, equal true */
+        const double v[] = { e->a, e->b, e->diff, e->lo, e->hi, e->equal ? NAN : e->p_better };
         rep_json_fields(out, rep_compare_keys, v, 6);
-        fputc('}', out);
+        fputs(", \"p_equal\": ", out);
+        rep_json_num(out, e->p_equal);
+        fprintf(out, ", \"equal\": %s}", e->equal ? "true" : "false");
     }
     fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
 }
@@ -201,7 +240,9 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     const char *note;
     const char *from = rep_file_bins(o, f, &bins, &nb, &note);
     int lib = strcmp(from, "calscope") != 0;
-    fputs("},\n     \"bins_from\": ", out);
+    fputc('}', out);
+    if (f->has_ci) ci_info_json(out, &f->ci);
+    fputs(",\n     \"bins_from\": ", out);
     rep_json_str(out, from);
     if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
         fputs(", \"bins_note\": ", out);
@@ -290,6 +331,14 @@ void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n,
         rep_json_str(out, files[i].path);
         fprintf(out, ", \"status\": %d, \"message\": ", files[i].usage_error ? 2 : 3);
         rep_json_str(out, files[i].error);
+        fputc('}', out);
+        first = 0;
+    }
+    for (size_t i = 0; cmp && i < cmp->pair.n; i++) {   /* --compare: files that do not pair */
+        fputs(first ? "\n    {\"path\": " : ",\n    {\"path\": ", out);
+        rep_json_str(out, cmp->pair.path[i]);
+        fputs(", \"status\": 3, \"message\": ", out);
+        rep_json_str(out, cmp->pair.msg[i]);
         fputc('}', out);
         first = 0;
     }

@@ -64,7 +64,24 @@ static void curve_text(FILE *out, const cs_curve *c)
                     (int)i <= c->stable_last && c->stable_first >= 0 ? "  stable" : "");
         }
     }
+    if (c->kind == CS_CURVE_BINS && c->stable_thin)
+        fprintf(out, "  %s: stability is only claimed where there are at least %d samples per bin\n"
+                "  (N/M for M bins, gamma*N for kd-tree cells)\n",
+                c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
+                CS_CURVE_MIN_PER_BIN);
     fputc('\n', out);
+}
+
+void rep_ci_note(FILE *out, int method)
+{
+    if (method == CS_CI_PERCENTILE)
+        fputs("  ! the interval does not contain the value: it is the percentile bootstrap of a biased\n"
+              "    statistic (binned errors are biased upwards, resamples with their repeated rows more so);\n"
+              "    --ci-method bca (or basic) gives a bias-corrected interval\n", out);
+    else
+        fprintf(out, "  ! the %s interval does not contain the value: the value itself is biased by more than\n"
+                "    its sampling spread (the bias-corrected interval is where the metric likely is)\n",
+                method == CS_CI_BCA ? "BCa" : "basic");
 }
 
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
@@ -75,11 +92,21 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
             "  p_better = share of resamples where A is better\n",
             cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     fprintf(out, "  %-9s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
+    int ties = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
-        fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
-                e->diff, e->lo, e->hi, e->p_better);
+        if (e->equal) {   /* rounding noise: no side is better */
+            fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8s\n", cs_metric_name(e->metric), e->a, e->b,
+                    0.0, 0.0, 0.0, "=");
+            ties = 1;
+        } else {
+            fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
+                    e->diff, e->lo, e->hi, e->p_better);
+        }
     }
+    if (ties)
+        fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale (rounding noise)\n",
+                CS_TIE_REL);
     fputc('\n', out);
 }
 
@@ -118,18 +145,32 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fputs("  no sample to measure: every metric is n/a\n\n", out);
         return;
     }
-    if (f->has_ci) fprintf(out, "  %-9s %10s   %-22s  (%d resamples, seed %llu)\n", "metric", "value", "95% interval",
-                           f->ci.repeats, (unsigned long long)o->seed);
+    if (f->has_ci) fprintf(out, "  %-9s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
+                           cs_ci_method_name(f->ci.method), f->ci.repeats, (unsigned long long)o->seed);
     else fprintf(out, "  %-9s %10s\n", "metric", "value");
+    int excl = 0, undefined = 0;
     for (int m = 0; m < REP_M_COUNT; m++) {
         double v = rep_metric_value(&f->res, m);
         int id = cs_metric_from_name(rep_metric_names[m]);
-        if (f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v))
-            fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]\n", rep_metric_names[m], v, f->ci.lo[id], f->ci.hi[id]);
+        if (f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
+            int x = cs_ci_excludes_value(&f->ci, id);
+            excl |= x;
+            if (isfinite(f->ci.lo[id]) && isfinite(f->ci.hi[id]))
+                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", rep_metric_names[m], v, f->ci.lo[id], f->ci.hi[id],
+                        x ? " !" : "");
+            else {
+                fprintf(out, "  %-9s %10.6f   [%9s, %9s]\n", rep_metric_names[m], v, "n/a", "n/a");
+                undefined = 1;
+            }
+        }
         else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", rep_metric_names[m], v, metric_help[m]);
         else fprintf(out, "  %-9s %10s   %s%s\n", rep_metric_names[m], "n/a", metric_help[m],
                      m == REP_M_RECE_M ? " (needs id/tta rows)" : "");
     }
+    if (excl) rep_ci_note(out, f->ci.method);
+    if (undefined)
+        fputs("  n/a: BCa is undefined when every resample lies on one side of the value (the bias exceeds\n"
+              "  the resampling spread); --ci-method basic still gives a bias-corrected interval\n", out);
     const cs_bin *bins;
     size_t nb;
     const char *note;

@@ -38,6 +38,8 @@ typedef struct rep_opts {
     uint64_t seed;
     int threads;
     int ci_repeats;        /* --ci R, 0 = none */
+    int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
+    int ci_method_given;
     int curve;             /* 0 none, 1 size, 2 bins */
     double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
     size_t n_curve_x;
@@ -112,11 +114,15 @@ typedef struct rep_compare {
     int status;            /* exit status the failure implies (0 when done or not asked) */
     cs_compare res;
     const rep_methods *methods; /* the --compare methods table (methods.c), or NULL */
+    rep_pair_errors pair;  /* files that do not pair with the reference (then no table) */
 } rep_compare;
 
 /* Output writers (stdout). cmp is NULL without --compare. */
 void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp);
 void rep_out_compare_text(FILE *out, const rep_compare *cmp);
+/* The note under intervals marked "!" (an interval that does not contain its value): why it
+ * happens under the given cs_ci_method and what to do about it. */
+void rep_ci_note(FILE *out, int method);
 void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
 /* --compat: JSON object / text table of one file (out_compat.c). */
 void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f);

@@ -46,7 +46,8 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
     if (o->ci_repeats) {
-        cs_status st = cs_bootstrap_ci(p, CS_METRICS_DEFAULT, o->ci_repeats, o->seed, &run, &f->ci, &err);
+        cs_status st = cs_bootstrap_interval(p, CS_METRICS_DEFAULT, o->ci_repeats, o->seed, (cs_ci_method)o->ci_method,
+                                             &run, &f->ci, &err);
         if (st == CS_OK) f->has_ci = 1;
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
@@ -176,9 +177,11 @@ int report_main(int argc, char **argv)
     }
     rep_compare cmp = { 0 };
     int mt_status = 0;
-    rep_methods *mt = o.compare ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status) : NULL;
+    rep_methods *mt = o.compare ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status, &cmp.pair) : NULL;
     cmp.methods = mt;
-    if (o.compare && !rep_methods_multi(mt) && kept[0] && kept[1]) {
+    /* the two-file table only when the methods table could be built (the files pair): a
+     * failure was said once there */
+    if (mt && !rep_methods_multi(mt) && kept[0] && kept[1]) {
         cs_error err;
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
@@ -186,7 +189,7 @@ int report_main(int argc, char **argv)
                                       o.repeats ? o.repeats : 1000, o.seed, &run, &cmp.res, &err);
         if (st == CS_OK) cmp.done = 1;
         else {
-            fprintf(stderr, "calscope: --compare %s %s: %s\n", files[0].path, files[1].path, err.msg);
+            /* the table's row for B failed the same way and was reported */
             cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
         }
     }

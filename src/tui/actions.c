@@ -334,6 +334,11 @@ static void v_ci(const tui_state *st, char *buf, size_t size)
 {
     if (st->ci > 0) snprintf(buf, size, "%d", st->ci); else buf[0] = 0;
 }
+static void v_ci_method(const tui_state *st, char *buf, size_t size)
+{
+    /* only beside --ci (the report refuses it alone), and only when not the default */
+    snprintf(buf, size, "%s", st->ci > 0 && st->ci_method ? cs_ci_method_name(st->ci_method) : "");
+}
 static void v_curve(const tui_state *st, char *buf, size_t size)
 {
     snprintf(buf, size, "%s", st->view == TUI_VIEW_VARIANCE ? "size" : "");
@@ -395,6 +400,7 @@ static const tui_action actions[] = {
       "--select", v_select, 0 },
     { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous", NULL, NULL, 0 },
     { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off", "--ci", v_ci, 0 },
+    { { 0 }, "", "interval method", NULL, NULL, "--ci-method", v_ci_method, 0 },
     { { 0 }, "", "curve", NULL, NULL, "--curve", v_curve, 0 },
     { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down", "--repeats", v_repeats, 0 },
     { { 't', 'T' }, "t T", "recalibrate", h_recal,

@@ -40,6 +40,8 @@ static const char usage_text[] =
 "  --lens L  --bins M  --binning B  --gamma G  --sigma S  --distance D  --mixture X\n"
 "  --select 'EXPR'     initial settings, spelled as for `calscope report`\n"
 "  --ci R              bootstrap intervals in the metrics table (0 = off, the default)\n"
+"  --ci-method M       percentile|basic|bca (default percentile; ! marks an interval\n"
+"                      that misses its value: see calscope report --help)\n"
 "  --repeats R         variance curve repeats (default 20)\n"
 "  --seed N  --threads N\n"
 "  --sum-tol T  --renormalize  --skip-bad-rows   loading, as for `calscope report`\n"
@@ -61,7 +63,7 @@ static int is_valued_option(const char *name)
 {
     static const char *const valued[] = {
         "--lens", "--binning", "--distance", "--mixture", "--bins", "--gamma", "--sigma",
-        "--select", "--ci", "--repeats", "--seed", "--threads", "--sum-tol", NULL
+        "--select", "--ci", "--ci-method", "--repeats", "--seed", "--threads", "--sum-tol", NULL
     };
     for (const char *const *v = valued; *v; v++)
         if (strcmp(*v, name) == 0) return 1;
@@ -136,6 +138,10 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
             if (parse_num(val, 0, 1e8, &d) || d != (int)d) return usage_error("bad --ci", val);
             st->ci = (int)d;
             if (d > 0) st->ci_on = (int)d;
+        } else if (strcmp(name, "--ci-method") == 0) {
+            int cm = cs_ci_method_from_name(val);
+            if (cm < 0) return usage_error("--ci-method: not percentile, basic or bca", val);
+            st->ci_method = cm;
         } else if (strcmp(name, "--repeats") == 0) {
             if (parse_num(val, 1, 100000, &d) || d != (int)d) return usage_error("bad --repeats", val);
             st->repeats = (int)d;

@@ -176,6 +176,7 @@ static int submit_methods(tui_model *m, tui_state *st)
     req.methods_opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
     req.methods_opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
     req.methods_opts.seed = st->seed;
+    req.methods_opts.ci_method = (cs_ci_method)st->ci_method;
     tui_slot *sl = &m->slots[TUI_SLOT_METHODS];
     if (m->methods_sub_version != m->methods_version) sl->sub_epoch = -1;
     int done = submit(m, st, &req, st->active);
@@ -197,6 +198,7 @@ int tui_model_submit(tui_model *m, tui_state *st)
         base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_METRICS((int)f), d);
         req.want = CS_WANT_ALL | CS_WANT_RECE_CURVE;   /* the curve: the `g` overlay */
         req.ci_repeats = f == st->active ? st->ci : 0;
+        req.ci_method = st->ci_method;
         n += submit(m, st, &req, f);
     }
     const cs_dataset *act = loaded(m, st->active);

@@ -64,6 +64,7 @@ typedef struct tui_state {
     int rece_overlay;           /* draw the RECE-G smoothed curve on the reliability diagram */
     int ci;                     /* bootstrap repeats for intervals (0 = off) */
     int ci_on;                  /* what `i` turns intervals on with (--ci R, default 200) */
+    int ci_method;              /* --ci-method: cs_ci_method of the intervals (0 = percentile) */
     int repeats;                /* variance curve repeats */
     unsigned long seed;
     int threads;                /* 0 = backend default */

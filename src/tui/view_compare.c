@@ -165,11 +165,14 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
         char v[16], iv[48] = "";
         tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
         if (ci && row->ok && isfinite(row->lo[focus]))
-            snprintf(iv, sizeof iv, "[%.4f,%.4f]", row->lo[focus], row->hi[focus]);
+            snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
+                     row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
         len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
                        name, v, ci ? 17 : 0, iv);
         if (i == t->ref)
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
+        else if (row->has_diff && row->equal[focus])   /* rounding noise: a tie */
+            snprintf(line + len, sizeof line - (size_t)len, " %+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
         else if (row->has_diff)
             snprintf(line + len, sizeof line - (size_t)len, " %+8.4f [%+.4f,%+.4f]%c %5.3f",
                      row->diff[focus], row->dlo[focus], row->dhi[focus],
@@ -293,7 +296,9 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         } else {
             const cs_response *cr = tui_model_result(c->m, TUI_SLOT_COMPARE((int)f), &cstale);
             const cs_compare_entry *en = cr && cr->status == CS_OK ? find_entry(&cr->compare, CS_METRIC_ECE) : NULL;
-            if (en)
+            if (en && en->equal)   /* rounding noise: a tie */
+                snprintf(line + len, sizeof line - (size_t)len, "  %+8.4f  [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
+            else if (en)
                 snprintf(line + len, sizeof line - (size_t)len, "  %+8.4f  [%+.4f,%+.4f]  %5.3f",
                          en->diff, en->lo, en->hi, en->p_better);
             else if (cr && cr->status != CS_OK)

@@ -35,6 +35,7 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
               wide ? (resp && resp->has_ci ? "  95% interval  " : "") : "");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
+    int excl = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0] && y < r->y + r->h; i++) {
         double v = cs_metric_value(&resp->result, rows[i].id);
         if (rows[i].id == CS_METRIC_RECE_M && isnan(v)) continue;
@@ -42,7 +43,11 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
         tui_fmt_value(val, sizeof val, v);
         if (wide && resp->has_ci && (resp->ci.metrics & CS_METRIC_BIT(rows[i].id))) {
             double lo = resp->ci.lo[rows[i].id], hi = resp->ci.hi[rows[i].id];
-            if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]", lo, hi);
+            /* "!" as in the report: the interval misses the value (a biased metric) */
+            int x = cs_ci_excludes_value(&resp->ci, rows[i].id);
+            excl |= x;
+            if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]%s", lo, hi, x ? "!" : "");
+            else snprintf(ci, sizeof ci, "[n/a]");
         }
         tui_textf(y++, r->x, r->w, role, "%-8s %s %s", rows[i].label, val, ci);
     }
@@ -64,7 +69,10 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
     if (y < r->y + r->h && st->settings.select[0])
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "select %s", st->settings.select);
     if (y < r->y + r->h && resp->has_ci)
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %d resamples", resp->ci.repeats);
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d", cs_ci_method_name(resp->ci.method),
+                  resp->ci.repeats);
+    if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");
     /* legend: the same glyphs as the chart, so it reads without colour */
     if (y + 2 < r->y + r->h) {
         const ch_glyphs *g = c->g;

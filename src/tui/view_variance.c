@@ -109,6 +109,8 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     }
     ch_series s[2] = { { "ECE", m, lo, hi }, { "ACE", ace, NULL, NULL } };
     char title[160], range[64] = "no stable range";
+    if (cu->stable_thin && cu->stable_first < 0)   /* no claim under the samples-per-bin floor */
+        snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_CURVE_MIN_PER_BIN);
     if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
         snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
                  cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);

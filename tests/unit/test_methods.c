@@ -661,8 +661,8 @@ static void test_row_errors(void **state)
     assert_int_equal(t.rows[1].diff_status, CS_EINPUT);
     assert_int_equal(t.rows[1].diff_err.code, CS_EINPUT);
     assert_string_equal(t.rows[1].diff_err.msg,
-                        "compare: labels differ at sample 2 (e.csv: 1, a.csv: 0); the files have "
-                        "no id column, so rows are paired in order");
+                        "e.csv: --compare: label '1' of sample 2 differs from a.csv (label '0'); "
+                        "no id column in both: samples pair in file order");
     assert_false(t.rows[1].has_diff);
     for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(t.rows[1].diff[c]));
     /* e's own values are still its values: B's predictions 0,0,0,1 against labels 0,1,0,1 */
@@ -671,11 +671,12 @@ static void test_row_errors(void **state)
     assert_true(t.rows[2].ok);
     assert_int_equal(t.rows[2].diff_status, CS_EINPUT);
     assert_string_equal(t.rows[2].diff_err.msg,
-                        "compare: f.csv has 3 samples but a.csv has 4 (no id column to pair them by)");
+                        "a.csv: --compare: sample 4 has no partner: a.csv has 4 samples, f.csv has 3 "
+                        "(no id column in both: samples pair in file order)");
     assert_false(t.rows[2].has_diff);
     /* mismatched class counts */
     assert_int_equal(t.rows[3].diff_status, CS_EINPUT);
-    assert_string_equal(t.rows[3].diff_err.msg, "compare: g.csv has 3 classes but a.csv has 2");
+    assert_string_equal(t.rows[3].diff_err.msg, "g.csv: --compare: class '2' has no partner: a.csv has 2 classes, g.csv has 3");
     assert_int_equal(t.rows[3].k, 3);
     /* no data */
     assert_int_equal(t.rows[4].status, CS_EUSAGE);
@@ -705,7 +706,8 @@ static void test_row_errors(void **state)
     assert_double_near(t.rows[1].diff[CS_METHODS_COL_ECE], 0.0875, 1e-12);   /* B − A by hand */
     assert_double_near(t.rows[1].diff[7], 0.02375 - 0.375, 1e-12);
     assert_int_equal(t.rows[2].diff_status, CS_EINPUT);
-    assert_string_equal(t.rows[2].diff_err.msg, "compare: id 's9' of n.csv is not in a.csv");
+    /* the first id of the reference (A) that n lacks, scanning A in file order */
+    assert_string_equal(t.rows[2].diff_err.msg, "a.csv: --compare: id 's4' is not in n.csv");
     assert_false(t.rows[2].has_diff);
     cs_methods_free(&t);
     cs_dataset_free(ai);

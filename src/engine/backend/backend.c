@@ -192,8 +192,8 @@ static cs_response *run_job(job *j)
         r->status = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, &j->cancel,
                                 &r->result, &r->err);
         if (r->status == CS_OK && q->ci_repeats > 0) {
-            r->status = cs_bootstrap_ci(p, metrics, q->ci_repeats, q->seed, &run, &r->ci,
-                                        &r->err);
+            r->status = cs_bootstrap_interval(p, metrics, q->ci_repeats, q->seed,
+                                              (cs_ci_method)q->ci_method, &run, &r->ci, &r->err);
             r->has_ci = r->status == CS_OK;
         }
         break;

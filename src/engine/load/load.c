@@ -202,8 +202,23 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
     take_interned(&d->id, &d->id_names, &d->n_ids, &r->id, &ps->ids, n);
     take_interned(&d->case_id, &d->case_names, &d->n_cases, &r->case_id, &ps->cases, n);
     take_interned(&d->split, &d->split_names, &d->n_splits, &r->split, &ps->splits, n);
+    d->line = shrink(r->line, n * sizeof *r->line);
+    r->line = NULL;
     d->class_names = ps->schema.class_names;
     ps->schema.class_names = NULL;
+    /* columns, for messages that point into the file (--compare) */
+    d->header_line = opt->no_header ? 0 : s->header_line;
+    d->class_col = calloc(k, sizeof *d->class_col);
+    if (!d->class_col) goto nomem;
+    for (size_t c = 0; c < s->ncols; c++) {
+        int role = s->col[c].role;
+        if (role == CSL_LABEL) d->label_col = (long)c + 1;
+        else if (role == CSL_ID) d->id_col = (long)c + 1;
+        else if ((role == CSL_PROB || role == CSL_LOGIT) && s->col[c].cls >= 0 && (size_t)s->col[c].cls < k)
+            d->class_col[s->col[c].cls] = (long)c + 1;
+        else if (role == CSL_BINARY && k == 2)
+            d->class_col[0] = d->class_col[1] = (long)c + 1;
+    }
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
         d = NULL;

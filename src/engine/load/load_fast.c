@@ -313,11 +313,11 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     v->prob = all->prob + base * s->k;
     if (all->logit) v->logit = all->logit + base * s->k;
     v->label = all->label + base;
+    v->line = all->line + base;
     if (all->id) v->id = all->id + base;
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;
     if (all->split) v->split = all->split + base;
-    if (all->line) v->line = all->line + base;
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,

@@ -116,8 +116,7 @@ typedef struct csl_rows {
     int growable;          /* libcsv path grows the arrays; the fast path preallocates */
     double *prob, *logit;
     int32_t *label, *id, *tta, *case_id, *split;
-    long *line;            /* physical line of each row, kept for id + tta files only: the checks
-                              across the rows of an id (cs_load_check_tta) name it */
+    uint32_t *line;        /* physical line of each row (0 beyond UINT32_MAX) */
 } csl_rows;
 
 typedef struct csl_worker {

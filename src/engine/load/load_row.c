@@ -154,11 +154,11 @@ static int rows_resize(csl_rows *r, const csl_schema *s, size_t cap)
     if (grow((void **)&r->prob, cap * k, sizeof(double))) return -1;
     if (s->from_logits && grow((void **)&r->logit, cap * k, sizeof(double))) return -1;
     if (grow((void **)&r->label, cap, sizeof(int32_t))) return -1;
+    if (grow((void **)&r->line, cap, sizeof(uint32_t))) return -1;
     if (s->has_id && grow((void **)&r->id, cap, sizeof(int32_t))) return -1;
     if (s->has_tta && grow((void **)&r->tta, cap, sizeof(int32_t))) return -1;
     if (s->has_case && grow((void **)&r->case_id, cap, sizeof(int32_t))) return -1;
     if (s->has_split && grow((void **)&r->split, cap, sizeof(int32_t))) return -1;
-    if (s->has_id && s->has_tta && grow((void **)&r->line, cap, sizeof(long))) return -1;
     r->cap = cap;
     return 0;
 }
@@ -345,8 +345,8 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     memcpy(rows->prob + i * k, pr, k * sizeof *pr);
     if (s->from_logits) memcpy(rows->logit + i * k, v, k * sizeof *v);
     rows->label[i] = label;
+    rows->line[i] = line > 0 && (unsigned long)line <= UINT32_MAX ? (uint32_t)line : 0;
     if (s->has_tta) rows->tta[i] = tta;
-    if (rows->line) rows->line[i] = line;
     if (idf && intern(w->ids, idf->p, idf->len, &rows->id[i])) { w->nomem = 1; return -1; }
     if (casef && intern(w->cases, casef->p, casef->len, &rows->case_id[i])) { w->nomem = 1; return -1; }
     if (splitf && intern(w->splits, splitf->p, splitf->len, &rows->split[i])) { w->nomem = 1; return -1; }
@@ -476,13 +476,13 @@ int cs_load_check_tta(csl_worker *w)
             snprintf(msg + o, sizeof msg - o, "id '%s' has no tta 0 row (the clean prediction)", id);
         } else if (why == TWO_CLEAN) {
             snprintf(msg + o, sizeof msg - o, "id '%s' has more than one tta 0 row (the first is"
-                     " on line %ld)", id, r->line[c - 1]);
+                     " on line %ld)", id, (long)r->line[c - 1]);
         } else {
             const char *la = s->class_names[r->label[i]], *lb = s->class_names[r->label[c - 1]];
             cs_load_excerpt(a, sizeof a, la, strlen(la));
             cs_load_excerpt(b, sizeof b, lb, strlen(lb));
             snprintf(msg + o, sizeof msg - o, "label '%s' differs from the label '%s' of id '%s'"
-                     " at tta 0 (line %ld)", a, b, id, r->line[c - 1]);
+                     " at tta 0 (line %ld)", a, b, id, (long)r->line[c - 1]);
         }
         keep_msg(w, msg);
     }

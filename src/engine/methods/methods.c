@@ -30,7 +30,9 @@ int cs_methods_lower_better(int col)
 
 int cs_methods_excludes_zero(double lo, double hi)
 {
-    return isfinite(lo) && isfinite(hi) && (lo > 0 || hi < 0);
+    /* beyond the tie band: an interval of rounding noise around 0 excludes nothing */
+    double tol = cs_metric_tie_tol(lo, hi);
+    return isfinite(lo) && isfinite(hi) && (lo > tol || hi < -tol);
 }
 
 void cs_methods_free(cs_methods *t)
@@ -59,13 +61,14 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
         if (o->ci_repeats > 0) {
             cs_ci ci;
             unsigned mask = pass ? CS_METRIC_BIT(CS_METRIC_ECE) : CS_METRICS_DEFAULT;
-            st = cs_bootstrap_ci(p, mask, o->ci_repeats, o->seed, run, &ci, err);
+            st = cs_bootstrap_interval(p, mask, o->ci_repeats, o->seed, o->ci_method, run, &ci, err);
             if (st == CS_OK) {
                 for (int c = pass ? CS_METHODS_COL_TOPK : 0; c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
                     int m = cs_methods_col_metric(c);
                     me->v[c] = ci.value[m];
                     me->lo[c] = ci.lo[m];
                     me->hi[c] = ci.hi[m];
+                    me->ci_excludes[c] = cs_ci_excludes_value(&ci, m);
                 }
             }
         } else {
@@ -95,7 +98,10 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
 {
     int repeats = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;
     cs_compare c;
-    cs_status st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
+    /* pairing first with the reference as A, so that a refusal reads as the report's */
+    cs_status st = cs_compare_pair(ref, d, NULL, NULL, &me->diff_err);
+    if (st != CS_OK) return st;
+    st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
     for (size_t e = 0; e < c.n_entries; e++)
@@ -105,6 +111,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
                 me->dlo[col] = c.entries[e].lo;
                 me->dhi[col] = c.entries[e].hi;
                 me->pbetter[col] = c.entries[e].p_better;
+                me->equal[col] = c.entries[e].equal;
             }
     st = cs_compare_run(d, ref, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
@@ -112,6 +119,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     me->dlo[CS_METHODS_COL_TOPK] = c.entries[0].lo;
     me->dhi[CS_METHODS_COL_TOPK] = c.entries[0].hi;
     me->pbetter[CS_METHODS_COL_TOPK] = c.entries[0].p_better;
+    me->equal[CS_METHODS_COL_TOPK] = c.entries[0].equal;
     me->has_diff = 1;
     return CS_OK;
 }
@@ -166,29 +174,29 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
     return CS_OK;
 }
 
+/* +1 when method i is better than j under col beyond the tie band, -1 worse, 0 tied or
+ * either has no value. */
+static int better(const cs_methods *t, int col, size_t i, size_t j)
+{
+    if (!t->rows[i].ok || !t->rows[j].ok) return 0;
+    return cs_metric_compare(cs_methods_col_metric(col), t->rows[i].v[col], t->rows[j].v[col]);
+}
+
 void cs_methods_ranks(const cs_methods *t, int col, int *rank)
 {
     for (size_t i = 0; i < t->n; i++) {
         rank[i] = 0;
-        double vi = t->rows[i].v[col];
-        if (!t->rows[i].ok || !isfinite(vi)) continue;
+        if (!t->rows[i].ok || !isfinite(t->rows[i].v[col])) continue;
         rank[i] = 1;
-        for (size_t j = 0; j < t->n; j++) {
-            double vj = t->rows[j].v[col];
-            if (j == i || !t->rows[j].ok || !isfinite(vj)) continue;
-            if (cs_methods_lower_better(col) ? vj < vi : vj > vi) rank[i]++;
-        }
+        for (size_t j = 0; j < t->n; j++)
+            if (j != i && better(t, col, j, i) > 0) rank[i]++;
     }
 }
 
 int cs_methods_ranking_differs(const cs_methods *t, int col)
 {
-    int a[CS_METHODS_MAX], b[CS_METHODS_MAX];
-    if (t->n > CS_METHODS_MAX) return 0;
-    cs_methods_ranks(t, col, a);
-    cs_methods_ranks(t, CS_METHODS_COL_ECE, b);
     for (size_t i = 0; i < t->n; i++)
         for (size_t j = 0; j < t->n; j++)
-            if (a[i] && a[j] && b[i] && b[j] && a[i] < a[j] && b[i] > b[j]) return 1;
+            if (better(t, col, i, j) > 0 && better(t, CS_METHODS_COL_ECE, j, i) > 0) return 1;
     return 0;
 }

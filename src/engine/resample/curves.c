@@ -6,11 +6,13 @@
  * is what makes the output independent of the thread count. */
 #include "calscope/curves.h"
 
+#include "ci_internal.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4 };
+enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 
 static const char *const metric_names[CS_METRIC_COUNT] = {
     "accuracy", "ece", "ace", "mce", "aece", "rece_g", "rece_m", "sce", "brier", "nll",
@@ -65,6 +67,23 @@ double cs_metric_value(const cs_result *r, int id)
 int cs_metric_lower_is_better(int id)
 {
     return id != CS_METRIC_ACCURACY;
+}
+
+double cs_metric_tie_tol(double a, double b)
+{
+    if (!isfinite(a) || !isfinite(b))
+        return NAN;
+    double s = fmax(1.0, fmax(fabs(a), fabs(b)));
+    return CS_TIE_REL * s;
+}
+
+int cs_metric_compare(int id, double a, double b)
+{
+    double tol = cs_metric_tie_tol(a, b);
+    if (!(fabs(a - b) > tol))   /* also NAN */
+        return 0;
+    int a_lower = a < b;
+    return a_lower == cs_metric_lower_is_better(id) ? 1 : -1;
 }
 
 void cs_curve_options_size_default(cs_curve_options *o)
@@ -443,6 +462,16 @@ static void bins_task(void *vctx, size_t rep, int worker)
     }
 }
 
+/* Point i of a bins curve has at least CS_CURVE_MIN_PER_BIN samples per bin: N/M on average
+ * for uniform and mass bins, gamma·N (the cell size below which kd-tree cells stop splitting)
+ * for kd-tree cells. */
+static int dense_enough(const cs_curve *c, size_t i)
+{
+    double n = (double)c->points[i].rows, x = c->points[i].x;
+    double per = c->kdtree ? x * n : n / x;
+    return per >= CS_CURVE_MIN_PER_BIN;
+}
+
 void cs_curve_flag_stable(cs_curve *c, int metric)
 {
     c->stable_metric = -1;
@@ -450,9 +479,15 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
     if (metric < 0 || metric >= CS_METRIC_COUNT || !(c->metrics & CS_METRIC_BIT(metric)))
         return;
     c->stable_metric = metric;
+    c->stable_thin = 0;
     int best_first = -1, best_len = 0, first = -1;
     for (size_t i = 0; i < c->n_points; i++) {
         const cs_stat *s = &c->points[i].stat[metric];
+        if (c->kind == CS_CURVE_BINS && !dense_enough(c, i)) {
+            c->stable_thin = 1;   /* too few samples per bin for a claim */
+            first = -1;
+            continue;
+        }
         if (!isfinite(s->mean)) {
             first = -1;
             continue;
@@ -568,142 +603,163 @@ static void ci_task(void *vctx, size_t i, int worker)
     runner_tick(&x->rn);
 }
 
-cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, uint64_t seed,
-                          const cs_run *run, cs_ci *out, cs_error *err)
+/* BCa's jackknife: task g evaluates every sample whose group is not g (in ascending order). */
+typedef struct jack_ctx {
+    runner *rn;
+    const cs_prepared *p;
+    unsigned mask;
+    size_t n;
+    const uint8_t *group;    /* n entries, 0..groups-1 */
+    scratch *sc;
+    double *values;          /* [group][metric] */
+} jack_ctx;
+
+static void jack_task(void *vctx, size_t g, int worker)
+{
+    jack_ctx *x = vctx;
+    uint32_t *idx = x->sc[worker].idx;
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->group[i] != g)
+            idx[k++] = (uint32_t)i;
+    eval_row(x->rn, x->p, idx, k, x->mask, x->values + g * CS_METRIC_COUNT);
+    runner_tick(x->rn);
+}
+
+/* Jackknife values of every metric: leave-one-out when n <= CS_CI_JACK_GROUPS, else leave out
+ * one of CS_CI_JACK_GROUPS groups of a seeded random partition (sizes differ by at most one).
+ * Returns the group count, 0 on ENOMEM (values then owned by nobody). */
+static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t n, uint64_t seed,
+                        scratch *sc, double **values)
+{
+    size_t G = n <= CS_CI_JACK_GROUPS ? n : CS_CI_JACK_GROUPS;
+    uint8_t *group = malloc(n * sizeof *group);
+    uint32_t *perm = n > G ? malloc(n * sizeof *perm) : NULL;
+    *values = malloc(G * CS_METRIC_COUNT * sizeof **values);
+    if (!group || (n > G && !perm) || !*values) {
+        free(group);
+        free(perm);
+        free(*values);
+        *values = NULL;
+        return 0;
+    }
+    if (n == G) {
+        for (size_t i = 0; i < n; i++)
+            group[i] = (uint8_t)i;
+    } else {
+        /* a shuffle, then consecutive runs of it: run g = positions [g·n/G, (g+1)·n/G) */
+        cs_rng rng;
+        cs_rng_seed(&rng, seed, STREAM_JACK, 0, 0);
+        for (size_t i = 0; i < n; i++)
+            perm[i] = (uint32_t)i;
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = (size_t)cs_rng_below(&rng, i + 1);
+            uint32_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (size_t g = 0; g < G; g++)
+            for (size_t i = g * n / G; i < (g + 1) * n / G; i++)
+                group[perm[i]] = (uint8_t)g;
+    }
+    free(perm);
+    jack_ctx x = { rn, p, mask, n, group, sc, *values };
+    cs_parallel_for(rn->threads, G, jack_task, &x, rn->cancel);
+    free(group);
+    return G;
+}
+
+/* The method's interval of every metric from the resampled values[rep][metric]; col and tmp
+ * hold R doubles, jcol G. */
+static void ci_finish(cs_ci *out, const double *values, size_t R, const double *jack, size_t G,
+                      double *col, double *tmp, double *jcol)
+{
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        double v = out->value[m];
+        out->z0[m] = out->accel[m] = NAN;
+        if (!(out->metrics & CS_METRIC_BIT(m))) {
+            out->lo[m] = out->hi[m] = out->boot_mean[m] = NAN;
+            continue;
+        }
+        cs_stat st;
+        for (size_t r = 0; r < R; r++)
+            col[r] = values[r * CS_METRIC_COUNT + (size_t)m];
+        cs_stat_compute(col, R, v, tmp, &st);   /* leaves tmp[0..count) sorted */
+        out->boot_mean[m] = st.mean;
+        if (out->method == CS_CI_BASIC) {
+            /* reflected endpoints can leave the metric's range: clipped to it (every metric is
+             * >= 0, accuracy <= 1) */
+            out->lo[m] = fmax(2 * v - st.hi, 0.0);
+            out->hi[m] = 2 * v - st.lo;
+            if (m == CS_METRIC_ACCURACY) out->hi[m] = fmin(out->hi[m], 1.0);
+        } else if (out->method == CS_CI_BCA) {
+            for (size_t g = 0; g < G; g++)
+                jcol[g] = jack[g * CS_METRIC_COUNT + (size_t)m];
+            cs_ci_bca(tmp, st.count, v, jcol, G, &out->lo[m], &out->hi[m], &out->z0[m], &out->accel[m]);
+        } else {
+            out->lo[m] = st.lo;
+            out->hi[m] = st.hi;
+        }
+    }
+}
+
+cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repeats,
+                                uint64_t seed, cs_ci_method method, const cs_run *run,
+                                cs_ci *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!check_repeats(repeats, err))
         return err->code;
+    if (method < 0 || method >= CS_CI_METHOD_COUNT)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
     ci_ctx x = { .p = p, .mask = metrics, .seed = seed, .n = cs_prepared_count(p) };
     if (x.n == 0)
         return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
     size_t R = (size_t)repeats;
-    runner_init(&x.rn, run, R + 1);
+    size_t G = method == CS_CI_BCA ? (x.n <= CS_CI_JACK_GROUPS ? x.n : CS_CI_JACK_GROUPS) : 0;
+    runner_init(&x.rn, run, R + 1 + G);
     x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
-    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp), *jack = NULL;
+    double *jcol = malloc((G ? G : 1) * sizeof *jcol);
     cs_status st;
-    if (!x.values || !x.sc || !col || !tmp) {
+    if (!x.values || !x.sc || !col || !tmp || !jcol) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
     if (eval_row(&x.rn, p, NULL, x.n, metrics, out->value) == CS_OK) {
         runner_tick(&x.rn);
         cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
+        if (G && !runner_cancelled(&x.rn) && jackknife(&x.rn, p, metrics, x.n, seed, x.sc, &jack) == 0) {
+            st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+            goto done;
+        }
     }
     st = runner_finish(&x.rn, err);
     if (st == CS_OK) {
-        cs_stat stat[CS_METRIC_COUNT];
-        summarise(x.values, R, metrics, out->value, col, tmp, stat);
         out->metrics = metrics;
         out->repeats = repeats;
-        for (int m = 0; m < CS_METRIC_COUNT; m++) {
-            out->lo[m] = stat[m].lo;
-            out->hi[m] = stat[m].hi;
-        }
+        out->method = method;
+        out->jack_groups = G;
+        ci_finish(out, x.values, R, jack, G, col, tmp, jcol);
     }
 done:
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
     free(col);
     free(tmp);
+    free(jack);
+    free(jcol);
     return st;
 }
 
+cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, uint64_t seed,
+                          const cs_run *run, cs_ci *out, cs_error *err)
+{
+    return cs_bootstrap_interval(p, metrics, repeats, seed, CS_CI_PERCENTILE, run, out, err);
+}
+
 /* ---- paired comparison ------------------------------------------------------------------ */
-
-typedef struct id_ref {
-    const char *name;
-    uint32_t row;
-} id_ref;
-
-static int cmp_id_ref(const void *a, const void *b)
-{
-    return strcmp(((const id_ref *)a)->name, ((const id_ref *)b)->name);
-}
-
-static const char *base_name(const cs_dataset *d)
-{
-    return d->path ? d->path : "(unnamed)";
-}
-
-/* Fills a_to_b[row of a] = paired row of b (UINT32_MAX for non-samples). */
-static cs_status pair_samples(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b,
-                              int *by_id, cs_error *err)
-{
-    for (size_t i = 0; i < a->n; i++)
-        a_to_b[i] = UINT32_MAX;
-    if (a->k != b->k)
-        return cs_error_set(err, CS_EINPUT, 0, 0, "compare: %s has %zu classes but %s has %zu",
-                            base_name(a), a->k, base_name(b), b->k);
-    *by_id = a->id && b->id;
-    if (!*by_id) {
-        if (a->n_samples != b->n_samples)
-            return cs_error_set(err, CS_EINPUT, 0, 0,
-                                "compare: %s has %zu samples but %s has %zu (no id column to "
-                                "pair them by)", base_name(a), a->n_samples, base_name(b),
-                                b->n_samples);
-        for (size_t j = 0; j < a->n_samples; j++)
-            a_to_b[a->sample_rows[j]] = b->sample_rows[j];
-    } else {
-        size_t nb = b->n_samples;
-        id_ref *refs = malloc((nb ? nb : 1) * sizeof *refs);
-        uint8_t *used = calloc(nb ? nb : 1, 1);
-        if (!refs || !used) {
-            free(refs);
-            free(used);
-            return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        }
-        for (size_t j = 0; j < nb; j++) {
-            uint32_t row = b->sample_rows[j];
-            refs[j] = (id_ref){ b->id_names[b->id[row]], row };
-        }
-        qsort(refs, nb, sizeof *refs, cmp_id_ref);
-        cs_status st = CS_OK;
-        for (size_t j = 0; j + 1 < nb && st == CS_OK; j++)
-            if (strcmp(refs[j].name, refs[j + 1].name) == 0)
-                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' occurs twice in %s",
-                                  refs[j].name, base_name(b));
-        for (size_t j = 0; j < a->n_samples && st == CS_OK; j++) {
-            uint32_t row = a->sample_rows[j];
-            id_ref key = { a->id_names[a->id[row]], 0 };
-            id_ref *hit = bsearch(&key, refs, nb, sizeof *refs, cmp_id_ref);
-            if (!hit)
-                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' of %s is not in %s",
-                                  key.name, base_name(a), base_name(b));
-            else if (used[hit - refs])
-                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' occurs twice in %s",
-                                  key.name, base_name(a));
-            else {
-                used[hit - refs] = 1;
-                a_to_b[row] = hit->row;
-            }
-        }
-        for (size_t j = 0; j < nb && st == CS_OK; j++)
-            if (!used[j])
-                st = cs_error_set(err, CS_EINPUT, 0, 0, "compare: id '%s' of %s is not in %s",
-                                  refs[j].name, base_name(b), base_name(a));
-        free(refs);
-        free(used);
-        if (st != CS_OK)
-            return st;
-    }
-    for (size_t j = 0; j < a->n_samples; j++) {
-        uint32_t ra = a->sample_rows[j], rb = a_to_b[ra];
-        if (a->label[ra] != b->label[rb]) {
-            if (*by_id)
-                return cs_error_set(err, CS_EINPUT, 0, 0,
-                                    "compare: labels differ for id '%s' (%s: %d, %s: %d)",
-                                    a->id_names[a->id[ra]], base_name(a), (int)a->label[ra],
-                                    base_name(b), (int)b->label[rb]);
-            return cs_error_set(err, CS_EINPUT, 0, 0,
-                                "compare: labels differ at sample %zu (%s: %d, %s: %d); the files "
-                                "have no id column, so rows are paired in order", j + 1,
-                                base_name(a), (int)a->label[ra], base_name(b), (int)b->label[rb]);
-        }
-    }
-    return CS_OK;
-}
 
 typedef struct cmp_ctx {
     runner rn;
@@ -754,7 +810,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
-    st = pair_samples(a, b, a_to_b, &out->by_id, err);
+    st = cs_compare_pair(a, b, a_to_b, &out->by_id, err);
     if (st != CS_OK)
         goto done;
     x.pa = cs_prepare(a, s, err);
@@ -818,15 +874,17 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         if (!(metrics & CS_METRIC_BIT(m)))
             continue;
         cs_compare_entry *e = &out->entries[out->n_entries++];
-        size_t better = 0, valid = 0;
-        int lower = cs_metric_lower_is_better(m);
+        size_t better = 0, tied = 0, valid = 0;
         for (size_t r = 0; r < R; r++) {
             double va = x.va[r * CS_METRIC_COUNT + (size_t)m];
             double vb = x.vb[r * CS_METRIC_COUNT + (size_t)m];
             col[r] = va - vb;
             if (isfinite(va) && isfinite(vb)) {
+                /* differences inside the tie band are rounding noise, not "better" */
+                int c = cs_metric_compare(m, va, vb);
                 valid++;
-                better += lower ? va < vb : va > vb;
+                better += c > 0;
+                tied += c == 0;
             }
         }
         cs_stat stat;
@@ -838,6 +896,8 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         e->lo = stat.lo;
         e->hi = stat.hi;
         e->p_better = valid ? (double)better / (double)valid : NAN;
+        e->p_equal = valid ? (double)tied / (double)valid : NAN;
+        e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa[m], fb[m]) == 0;
     }
 done:
     scratch_free(x.sc, x.rn.threads);
