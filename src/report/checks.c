@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const rep_metric_names[REP_M_COUNT] = {
     "accuracy", "ece", "ace", "mce", "rece_g", "rece_m", "brier", "nll", "aece", "sce",
@@ -43,8 +44,9 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
 
     c->text = text;
     c->metric = -1;
+    /* case-insensitive: the dashboard labels them ECE, RECE-G... (rece-g is not a name here) */
     for (int i = 0; i < REP_M_COUNT; i++)
-        if (strlen(rep_metric_names[i]) == nl && strncmp(rep_metric_names[i], name, nl) == 0) c->metric = i;
+        if (strlen(rep_metric_names[i]) == nl && strncasecmp(rep_metric_names[i], name, nl) == 0) c->metric = i;
     if (nl == 0 || c->metric < 0) {
         snprintf(msg, msg_size, "unknown metric '%.*s' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)",
                  (int)nl, name);
@@ -58,19 +60,24 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
     }
     p += (c->op == REP_LE || c->op == REP_GE) ? 2 : 1;
     while (isspace((unsigned char)*p)) p++;
+    /* the number up to trailing blanks, read by the one number rule (cs_parse_number) */
+    size_t len = strlen(p);
+    while (len && isspace((unsigned char)p[len - 1])) len--;
+    char num[128];
+    if (len && len < sizeof num) {
+        memcpy(num, p, len);
+        num[len] = '\0';
+        if (cs_parse_number(num, &c->value)) return 0;
+    }
     char *end;
-    errno = 0;
-    c->value = strtod(p, &end);
-    if (end == p || errno == ERANGE || !isfinite(c->value)) {
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v)) {
         snprintf(msg, msg_size, "expected a number after '%s'", op_text[c->op]);
         return -1;
     }
     while (isspace((unsigned char)*end)) end++;
-    if (*end) {
-        snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
-        return -1;
-    }
-    return 0;
+    snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
+    return -1;
 }
 
 static int holds(const rep_check *c, double v)

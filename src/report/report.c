@@ -21,11 +21,16 @@
 /* Records an engine failure for f: usage (2) or input (3) as the status says. */
 static void fail(rep_file *f, const cs_error *err)
 {
-    if (err->code == CS_EUSAGE) f->usage_error = 1;
+    if (err->code == CS_EUSAGE) f->usage_error = 1;   /* wins over loaded == 0 (report_main) */
     else f->loaded = 0;
     if (strncmp(err->msg, f->path, strlen(f->path)) == 0) snprintf(f->error, sizeof f->error, "%s", err->msg);
     else snprintf(f->error, sizeof f->error, "%s: %s", f->path, err->msg);
     fprintf(stderr, "calscope: %s\n", f->error);
+}
+
+int rep_topk_used(int k, size_t classes)
+{
+    return k > 0 && (size_t)k < classes ? k : (int)classes;
 }
 
 /* The extras that need the prepared problem or the dataset: intervals, curves, top-k bars. */
@@ -66,8 +71,16 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
         if (!f->curve && err.code != CS_EEMPTY) { fail(f, &err); return; }
     }
     if (o->n_topk) {
-        for (size_t i = 0; i < o->n_topk; i++) f->topk_k[i] = o->topk[i] ? o->topk[i] : (int)d->k;
-        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, o->n_topk, f->topk_ece, &err);
+        /* each k as used (rep_topk_used) once, in the order given: 10,full on a 10-class file
+         * is one bar */
+        f->n_topk = 0;
+        for (size_t i = 0; i < o->n_topk; i++) {
+            int k = rep_topk_used(o->topk[i], d->k);
+            size_t j = 0;
+            while (j < f->n_topk && f->topk_k[j] != k) j++;
+            if (j == f->n_topk) f->topk_k[f->n_topk++] = k;
+        }
+        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, f->n_topk, f->topk_ece, &err);
         if (st == CS_OK) f->has_topk = 1;
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
@@ -110,7 +123,8 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     cs_dataset *d = cs_load_file(f->path, &o->load, &f->sum, &err);
     if (!d) {
         if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
-        err.code = CS_EINPUT;
+        /* the loader's usage errors (options that cannot apply to this file) stay usage errors */
+        if (err.code != CS_EUSAGE) err.code = CS_EINPUT;
         fail(f, &err);
         return NULL;
     }
@@ -218,18 +232,15 @@ int report_main(int argc, char **argv)
     size_t failed = rep_checks_run(&o, files, o.n_files);
     int input_err = 0, usage_err = 0;
     for (size_t i = 0; i < o.n_files; i++) {
-        if (!files[i].loaded) input_err = 1;
-        else if (files[i].usage_error) usage_err = 1;
+        if (files[i].usage_error) usage_err = 1;
+        else if (!files[i].loaded) input_err = 1;
         cs_result_free(&files[i].res);
         cs_curve_free(files[i].curve);
         cs_case_metrics_free(&files[i].cases);
         cs_load_summary_free(&files[i].sum);
         cs_compat_report_free(&files[i].compat);
     }
-    if (ferror(stdout)) {
-        fputs("calscope: error writing the output\n", stderr);
-        input_err = 1;
-    }
+    /* a write error on stdout or stderr is reported by main (exit 3) */
     rep_methods_free(mt);
     for (size_t i = 0; i < o.n_files; i++) cs_dataset_free(kept[i]);
     free(kept);
