@@ -24,6 +24,7 @@ num_near() { # NAME GOT WANT
 
 # Every message is checked verbatim (stderr compared whole) with its exit status.
 HINT='Try `calscope report --help`.'
+DHINT='Try `calscope --help`.'
 # expect_stderr NAME RC "STDERR" CMD...
 expect_stderr() {
     local name=$1 want_rc=$2 want=$3; shift 3; run "$@"
@@ -265,6 +266,53 @@ if [ -w /dev/full ]; then
     expect_rc "full device: json --plot with the plot's stderr full" 3 sh -c '"$0" report --format json --plot "$1" >/dev/null 2>/dev/full' "$CALSCOPE" "$TINY"
 fi
 
+# --- RECE-G at both ends of the sigma range, against the definition computed here (SPEC §2:
+# Normal(c, sigma) masses on the M uniform bins, normalised; sum_i |A_i - C_i| / N)
+rece_g_ref() { /usr/bin/python3 - "$1" <<'PY'
+import math, sys
+s = float(sys.argv[1]); M = 15
+conf = [0.9, 0.9, 0.7, 0.7, 0.7]; acc = [1, 0, 1, 1, 0]   # TINY's top-1 confidence and correctness
+Phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))
+A = [0.0] * M; C = [0.0] * M
+for c, a in zip(conf, acc):
+    w = [Phi((( i + 1) / M - c) / s) - Phi((i / M - c) / s) for i in range(M)]
+    t = sum(w)
+    for i in range(M):
+        A[i] += w[i] / t * a; C[i] += w[i] / t * c
+print(repr(sum(abs(x - y) for x, y in zip(A, C)) / len(conf)))
+PY
+}
+for sg in 10 1e-6 0.1; do
+    run "$CALSCOPE" report --format json --sigma "$sg" "$TINY"
+    num_near "rece_g at --sigma $sg matches the definition" "$(json_get "d['files'][0]['metrics']['rece_g']")" "$(rece_g_ref "$sg")"
+done
+
+# --- CSV carries --ci and --topk-bars (columns documented in the README)
+run "$CALSCOPE" report --format csv --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY"
+expect_match "csv --ci --topk-bars: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,accuracy_lo,accuracy_hi,ece_lo,ece_hi,ace_lo,ace_hi,mce_lo,mce_hi,rece_g_lo,rece_g_hi,rece_m_lo,rece_m_hi,brier_lo,brier_hi,nll_lo,nll_hi,aece_lo,aece_hi,sce_lo,sce_hi,topk_1,topk_full,topk_5$" "$(printf '%s\n' "$OUT" | head -1)"
+csv_row=$(printf '%s\n' "$OUT" | sed -n 2p)
+OUT=$("$CALSCOPE" report --format json --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY")
+want=$(json_get "','.join(['' if v is None else repr(v) for m in ('accuracy','ece','ace','mce','rece_g','rece_m','brier','nll','aece','sce') for v in (d['files'][0]['metrics'].get(m+'_ci') or [None, None])] + [repr(d['files'][0]['topk'][i]['ece']) for i in (0, 1, 1)])")
+got=$(printf '%s\n' "$csv_row" | cut -d, -f16-)
+if [ "$(printf '%s' "$got" | /usr/bin/python3 -c "import sys; a=sys.stdin.read().strip().split(','); b='$want'.split(','); print(all((x=='' and y=='') or (x!='' and y!='' and float(x)==float(y)) for x,y in zip(a,b)) and len(a)==len(b))")" = True ]
+then ok "csv --ci --topk-bars: the JSON's intervals and bars (full and 5 are k = 2 here)"
+else not_ok "csv --ci --topk-bars: the JSON's intervals and bars" "csv  $got" "json $want"; fi
+if [ -f samples/digits_ts.csv ]; then
+    run "$CALSCOPE" report --format json --topk-bars 1,2,3,5,10,full samples/digits_ts.csv
+    expect_match "topk: 10 and full on a 10-class file are one bar" "^\[1, 2, 3, 5, 10\]$" "$(json_get "[t['k'] for t in d['files'][0]['topk']]")"
+    run "$CALSCOPE" report --topk-bars 1,2,3,5,10,full samples/digits_ts.csv
+    expect_match "topk: text lists k=10 once" "^1$" "$(printf '%s\n' "$OUT" | grep -c '^  k=10 ')"
+fi
+
+# --- thread counts: the documented maximum works, above it is refused (also in the dashboard)
+expect_rc "threads: --threads 256 (the maximum) works" 0 "$CALSCOPE" report --ci 5 --threads 256 "$TINY"
+expect_stderr "dashboard: --threads 1024" 2 "calscope: --threads: need a whole number between 0 (all cores) and 256, got '1024'"$'\n'"$DHINT" "$CALSCOPE" --threads 1024 "$TINY"
+expect_stderr "dashboard: --sigma 1e300" 2 "calscope: --sigma: need a number in [1e-06, 10], got '1e300'"$'\n'"$DHINT" "$CALSCOPE" --sigma 1e300 "$TINY"
+expect_stderr "dashboard: --ci 100001" 2 "calscope: --ci: need a whole number between 0 and 100000, got '100001'"$'\n'"$DHINT" "$CALSCOPE" --ci 100001 "$TINY"
+expect_stderr "dashboard: --repeats 0" 2 "calscope: --repeats: need a whole number between 1 and 100000, got '0'"$'\n'"$DHINT" "$CALSCOPE" --repeats 0 "$TINY"
+expect_stderr "dashboard: --sum-tol 1" 2 "calscope: --sum-tol: need a tolerance in [0, 1), got '1'"$'\n'"$DHINT" "$CALSCOPE" --sum-tol 1 "$TINY"
+expect_stderr "dashboard: --bins 1001" 2 "calscope: --bins: need a whole number between 1 and 1000, got '1001'"$'\n'"$DHINT" "$CALSCOPE" --bins 1001 "$TINY"
+
 expect_rc "help: exit 0" 0 "$CALSCOPE" report --help
 for f in --lens --bins --binning --gamma --sigma --mixture --distance --select --format --plot \
          --ci --seed --threads --curve --check --compat --ascii --skip-bad-rows --sum-tol; do
@@ -404,7 +452,6 @@ expect_match "version: dashboard prints it" "^calscope [0-9]+\.[0-9]+\.[0-9]+$" 
 expect_rc "dashboard: unknown option is a usage error" 2 "$CALSCOPE" --bogus samples/digits_ts.csv
 expect_match "dashboard: names the unknown option, not the file after it" "unknown option: --bogus" "$ERR"
 expect_rc "dashboard: bad --bins is a usage error" 2 "$CALSCOPE" --bins 0 samples/digits_ts.csv
-DHINT='Try `calscope --help`.'
 expect_stderr "dashboard: --bins message from the engine's parser" 2 "calscope: --bins: need a whole number between 1 and 1000, got '0'"$'\n'"$DHINT" "$CALSCOPE" --bins 0 samples/digits_ts.csv
 
 done_testing
