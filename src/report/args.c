@@ -18,10 +18,10 @@ static const char usage_text[] =
 "\n"
 "Metric settings:\n"
 "  --lens L            top1|topk:K|class:C|classwise|group:A,B;C,D|full (default top1)\n"
-"  --bins M            number of bins (default 15)\n"
+"  --bins M            number of bins, 1..1000 (default 15)\n"
 "  --binning B         uniform|mass|kdtree (default uniform; mass = equal-mass bins)\n"
 "  --gamma G           kd-tree: split while a cell holds >= G*N samples (default 0.1)\n"
-"  --sigma S           RECE-G / RECE-M Gaussian kernel sd (default 0.1)\n"
+"  --sigma S           RECE-G / RECE-M Gaussian kernel sd, 1e-6..10 (default 0.1)\n"
 "  --mixture X         RECE-M mixture kde|gmm3 (default kde; needs an id/tta long file)\n"
 "  --distance D        tvd|l2|max|interval:L,H (default tvd)\n"
 "  --select 'EXPR'     keep the samples matching EXPR, e.g. 'conf > 0.9 and y in {3,5}'\n"
@@ -31,10 +31,10 @@ static const char usage_text[] =
 "  --format F          text|json|csv (default text)\n"
 "  --plot              text reliability diagram after the table, 80 columns (on stdout;\n"
 "                      with --format json|csv it goes to stderr so stdout stays parseable)\n"
-"  --ascii             ASCII glyphs even when the locale is UTF-8\n"
+"  --ascii             ASCII glyphs for --plot even when the locale is UTF-8\n"
 "  --check 'M OP V'    gate, repeatable: exit 1 when metric M of any file fails, e.g.\n"
 "                      --check 'ece<=0.05' --check 'accuracy>=0.9' (OP: <= < >= >;\n"
-"                      M: accuracy ece ace mce rece_g rece_m brier nll aece sce)\n"
+"                      M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce)\n"
 "\n"
 "Input:\n"
 "  --sum-tol T         probability rows must sum to 1 within T (default 0.001)\n"
@@ -48,12 +48,14 @@ static const char usage_text[] =
 /* Split in two: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
 static const char usage_text2[] =
 "Resampling (deterministic for a --seed whatever --threads):\n"
-"  --ci R              bootstrap 95% intervals of every metric from R resamples\n"
+"  --ci R              bootstrap 95% intervals of every metric from R resamples (at most\n"
+"                      100000; CSV: <metric>_lo, <metric>_hi columns)\n"
 "  --curve size|bins   variance curve: metric against sample fraction / number of bins\n"
 "  --fractions LIST    size curve fractions (default 0.01,0.05,0.1,0.25,0.5,1; 5% also works)\n"
 "  --bins-list LIST    bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
 "                      gamma values with --binning kdtree)\n"
-"  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare)\n"
+"  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare;\n"
+"                      at most 100000)\n"
 "  --replace           size curve draws with replacement (default: without, as seed 000)\n"
 "  --compare           files with the same samples (paired by id, else by row): two files\n"
 "                      A B give metric(A) - metric(B) with a bootstrap interval (--repeats);\n"
@@ -70,21 +72,25 @@ static const char usage_text2[] =
 "                      only (every FILE must have the column COL)\n"
 "  --reference N       method N (1 = first file; files, then recalibrations) is the reference\n"
 "  --compare-k K       k of the table's top-k ECE column (default 3)\n"
-"  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full\n"
+"  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full (each k once;\n"
+"                      full and k > K are K; CSV: topk_<k> columns)\n"
 "  --likert            Likert view (seed 002 5.3): confidence categories [0,0.33) [0.33,0.66)\n"
 "                      [0.66,1], each with its sample count and its ECE under the interval\n"
 "                      distance interval:lo,hi (on the lens's first coordinate; top1, topk,\n"
 "                      class or full lens; --bins/--binning/--select apply)\n"
 "  --likert-cuts LIST  Likert view with these cut points, e.g. 0,0.2,0.8,1 (implies --likert;\n"
 "                      2 to 17 increasing values in [0, 1]; the last category includes its top)\n"
-"  --seed N            random seed (default 0)     --threads N   worker threads (0 = all cores)\n"
+"  --seed N            random seed (default 0)     --threads N   worker threads (0 = all\n"
+"                      cores, at most 256); both need --ci, --curve, --compare or --recal\n"
 "  --compat NAME|all   the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
 "                      netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
 "                      edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
 "                      shows every library beside calscope and the samples that change bin\n"
 "                      (CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)\n"
 "\n"
-"  -h, --help          this text          --version   print the version\n"
+"  -h, --help          this text          --version   print the version\n";
+
+static const char usage_text3[] =
 "\n"
 "Metrics: accuracy; ece = sum over bins of n_b/N * gap (with --binning mass it is the\n"
 "adaptive ECE, with --lens classwise the class-wise ECE / SCE); ACE = mean over non-empty bins\n"
@@ -364,7 +370,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
         const char *a = argv[i];
         if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { o->files[o->n_files++] = a; continue; }
         if (strcmp(a, "--") == 0) { only_files = 1; continue; }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); return REP_EXIT_HELP; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); fputs(usage_text2, stdout); fputs(usage_text3, stdout); return REP_EXIT_HELP; }
         if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return REP_EXIT_HELP; }
 
         char flag[64];
