@@ -262,6 +262,7 @@ static int apply(rep_opts *o, const char *flag, const char *val)
         if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--mixture") == 0) {
         if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
+        o->mixture_given = 1;
     } else if (strcmp(flag, "--distance") == 0) {
         if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--select") == 0) {

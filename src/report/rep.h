@@ -37,7 +37,7 @@ typedef struct rep_opts {
     int plot, ascii;
     uint64_t seed;
     /* given on the command line: a flag that would change nothing is refused (rep_parse_args) */
-    int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given;
+    int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;
     int threads;
     int ci_repeats;        /* --ci R, 0 = none */
     int curve;             /* 0 none, 1 size, 2 bins */
@@ -85,6 +85,7 @@ typedef struct rep_file {
     char error[1100];      /* "FILE:LINE:COL: reason" when !loaded or usage_error */
     size_t rows, classes;
     size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
+    int tta;               /* an id/tta long file (RECE-M applies) */
     size_t selected;       /* samples the selection kept (all samples without --select) */
     int evaluated;         /* res is valid (0 when the selection kept nothing) */
     cs_result res;

@@ -132,6 +132,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     f->rows = d->n;
     f->classes = d->k;
     f->samples = d->n_samples;
+    f->tta = d->id && d->tta;
 
     cs_prepared *p = cs_prepare(d, &o->settings, &err);
     if (!p) {
@@ -207,9 +208,22 @@ int report_main(int argc, char **argv)
     cmp.a = files[0].path;
     cmp.b = o.n_files > 1 ? files[1].path : "";
 
+    /* --mixture changes RECE-M only, which needs an id/tta file: refused (no output) when no
+     * loaded file has one, as a flag that would change nothing */
+    int unused = 0;
+    if (o.mixture_given) {
+        int loaded = 0, tta = 0;
+        for (size_t i = 0; i < o.n_files; i++) {
+            loaded |= files[i].loaded;
+            tta |= files[i].loaded && files[i].tta;
+        }
+        if (loaded && !tta)
+            unused = rep_usage_error("--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns");
+    }
+
     /* machine formats keep stdout parseable: their plots go to stderr */
     FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;
-    switch (o.format) {
+    switch (unused ? -1 : (int)o.format) {
     case REP_JSON: rep_out_json(stdout, &o, files, o.n_files, o.compare ? &cmp : NULL); break;
     case REP_CSV:
         if (mt) rep_methods_csv(stdout, mt);   /* --compare: one row per method instead */
@@ -224,13 +238,13 @@ int report_main(int argc, char **argv)
         if (mt) rep_methods_text(stdout, mt);
         break;
     }
-    if (o.plot && o.format != REP_TEXT)
+    if (o.plot && o.format != REP_TEXT && !unused)
         for (size_t i = 0; i < o.n_files; i++)
             if (files[i].loaded && !files[i].usage_error) rep_out_plot(plot_out, &o, &files[i], g);
     fflush(stdout);
 
-    size_t failed = rep_checks_run(&o, files, o.n_files);
-    int input_err = 0, usage_err = 0;
+    size_t failed = unused ? 0 : rep_checks_run(&o, files, o.n_files);
+    int input_err = 0, usage_err = unused;
     for (size_t i = 0; i < o.n_files; i++) {
         if (files[i].usage_error) usage_err = 1;
         else if (!files[i].loaded) input_err = 1;

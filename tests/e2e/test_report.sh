@@ -183,6 +183,7 @@ usage "--curve with csv" "--curve has no CSV form (one row per file); use --form
 usage "--topk-bars with csv --compare" "--topk-bars is not in --format csv with --compare (one row per method); use --format text or json" --format csv --topk-bars 1 --recal ts "$TINY"
 usage "--likert with csv --compare" "--likert is not in --format csv with --compare (one row per method); use --format text or json" --format csv --likert --recal ts "$TINY"
 usage "--likert-cuts with csv --compare" "--likert-cuts is not in --format csv with --compare (one row per method); use --format text or json" --format csv --likert-cuts 0,0.5,1 --recal ts "$TINY"
+usage "--mixture without an id/tta file" "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns" --mixture gmm3 "$TINY"
 usage "--compat with csv --compare" "--compat is not in --format csv with --compare (one row per method); use --format text or json" --format csv --compat netcal --recal ts "$TINY"
 
 # every flag x format that is accepted does something: the outputs differ from the plain run
@@ -430,6 +431,8 @@ printf 'id,tta,label,p_a,p_b\na,0,0,0.8,0.2\na,1,0,0.6,0.4\nb,0,1,0.3,0.7\nb,1,1
 expect_rc "tta: exit 0" 0 "$CALSCOPE" report --format json "$TMP/tta.csv"
 expect_match "tta: rece_m is a number, samples are the tta 0 rows" "^True 4 2$" "$(json_get "isinstance(d['files'][0]['metrics']['rece_m'], float), d['files'][0]['rows'], d['files'][0]['samples']" | tr -d '(),')"
 expect_rc "tta: rece_m check passes" 0 "$CALSCOPE" report --check 'rece_m<=1' "$TMP/tta.csv"
+expect_rc "tta: --mixture gmm3 applies to it" 0 "$CALSCOPE" report --format json --mixture gmm3 "$TMP/tta.csv" "$TINY"
+expect_match "tta: --mixture gmm3 is in its settings" "^gmm3$" "$(json_get "d['files'][0]['settings']['mixture']")"
 printf 'case,label,p_a,p_b\nc1,0,0.9,0.1\nc1,1,0.9,0.1\nc2,1,0.2,0.8\nc2,1,0.4,0.6\n' >"$TMP/cases.csv"
 expect_rc "cases: exit 0" 0 "$CALSCOPE" report --format json --bins 4 "$TMP/cases.csv"
 expect_match "cases: count, stats, K x M x M histogram" "^2 True 2 4 4$" "$(json_get "d['files'][0]['cases']['count'], all(set(v) >= {'mean','sd'} for v in d['files'][0]['cases']['metrics'].values()), len(d['files'][0]['cases']['reliability_histogram']), len(d['files'][0]['cases']['reliability_histogram'][0]), len(d['files'][0]['cases']['reliability_histogram'][0][0])" | tr -d '(),')"
