@@ -45,7 +45,7 @@ static const char usage_text[] =
 "  --delimiter C       , ; or tab (default: sniffed from the first line)\n"
 "\n";
 
-/* Split in two: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
+/* Split in three: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
 static const char usage_text2[] =
 "Resampling (deterministic for a --seed whatever --threads):\n"
 "  --ci R              bootstrap 95% intervals of every metric from R resamples (at most\n"
@@ -223,7 +223,7 @@ static int parse_likert_cuts(rep_opts *o, const char *val)
         size_t len = strcspn(p, ",");
         char tok[64];
         double v;
-        if (len >= sizeof tok) len = sizeof tok - 1;
+        if (len >= sizeof tok) return rep_usage_error("--likert-cuts: bad number '%.*s' in '%s'", (int)(sizeof tok - 1), p, val);
         memcpy(tok, p, len);
         tok[len] = '\0';
         if (!cs_parse_number(tok, &v)) return rep_usage_error("--likert-cuts: bad number '%s' in '%s'", tok, val);

@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 const char *const rep_metric_names[REP_M_COUNT] = {
     "accuracy", "ece", "ace", "mce", "rece_g", "rece_m", "brier", "nll", "aece", "sce",
@@ -38,15 +37,19 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
     const char *p = text;
     while (isspace((unsigned char)*p)) p++;
     const char *name = p;
-    while (isalnum((unsigned char)*p) || *p == '_') p++;
+    while (isalnum((unsigned char)*p) || *p == '_' || *p == '-') p++;
     size_t nl = (size_t)(p - name);
     while (isspace((unsigned char)*p)) p++;
 
     c->text = text;
     c->metric = -1;
-    /* case-insensitive: the dashboard labels them ECE, RECE-G... (rece-g is not a name here) */
-    for (int i = 0; i < REP_M_COUNT; i++)
-        if (strlen(rep_metric_names[i]) == nl && strncasecmp(rep_metric_names[i], name, nl) == 0) c->metric = i;
+    /* as the dashboard labels them too: any case, '-' for '_' (ECE, RECE-G) */
+    for (int i = 0; i < REP_M_COUNT; i++) {
+        const char *m = rep_metric_names[i];
+        size_t j = 0;
+        while (j < nl && m[j] && (tolower((unsigned char)name[j]) == m[j] || (name[j] == '-' && m[j] == '_'))) j++;
+        if (j == nl && m[j] == '\0') c->metric = i;
+    }
     if (nl == 0 || c->metric < 0) {
         snprintf(msg, msg_size, "unknown metric '%.*s' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)",
                  (int)nl, name);

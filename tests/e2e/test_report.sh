@@ -238,7 +238,8 @@ expect_stderr "run: an empty selection is said, exit 0" 0 "calscope: $TINY: the 
 expect_stderr "run: failed check" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=0.05)" "$CALSCOPE" report --check 'ece<=0.05' "$TINY"
 expect_stderr "run: unavailable metric fails its check" 1 "calscope: check failed: $TINY: rece_m is not available (want rece_m<=1)" "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
 expect_stderr "run: metric names are case-insensitive (the dashboard says ECE)" 1 "calscope: check failed: $TINY: ece = 0.18 (want ECE<=0.05)" "$CALSCOPE" report --check 'ECE<=0.05' "$TINY"
-expect_stderr "run: RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
+expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
+usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)" --check 'ec-e<=0.1' "$TINY"
 expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=1e-320)" "$CALSCOPE" report --check 'ece<=1e-320' "$TINY"
 expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
 # a usage error found while loading is exit 2, not 3 (it was 3)
