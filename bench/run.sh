@@ -66,4 +66,13 @@ echo "bench: python reference (/usr/bin/python3: pandas, numpy)"
 rm -f "$WIDE"
 # dashboard key-to-draw latency and peak RSS under load (rows "tui ...")
 BENCH_DATA="$DATA" bash bench/tui_latency.sh "$BUILD" || true
+# Costs that grow with M alone: the largest M (--bins 1000; above it is refused) on a small TTA
+# file and a case file, wall clock and peak RSS. Before the bound, --bins 1000000 on a small TTA
+# file took 79.5 s and 2.4 GB.
+if [ -x "$BUILD/calscope" ] && [ -x /usr/bin/time ]; then
+    echo "bench: largest M on small files (seconds, peak RSS)"
+    for f in samples/digits_tta.csv samples/seg_cases.csv; do
+        /usr/bin/time -f "  report --bins 1000 $f: %e s, %M KB" "$BUILD/calscope" report --bins 1000 "$f" >/dev/null || true
+    done
+fi
 exit 0

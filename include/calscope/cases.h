@@ -14,7 +14,9 @@
  * [i][j] counts the cases whose observed frequency of c (fraction of labels == c) among their
  * selected pixels with p_c in probability bin i falls in frequency bin j. Bins are the uniform
  * ones of the SPEC: bin i = (i/M, (i+1)/M], 0 in bin 0, edges i/M in double. A case with no
- * pixel in bin i is not counted in row i. The histogram does not depend on the lens.
+ * pixel in bin i is not counted in row i. The histogram does not depend on the lens. It is
+ * dense (K*M*M counts, printed whole in JSON), so K*M*M is bounded by CS_CASE_HIST_MAX_CELLS:
+ * above it cs_case_metrics_compute refuses (CS_EUSAGE) before allocating anything.
  *
  * Ownership: cs_case_metrics owns its arrays; cs_case_metrics_free releases them.
  * Threads: reads the dataset only; any thread (cancel polled between cases). */
@@ -28,6 +30,8 @@
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/metrics.h"
+
+#define CS_CASE_HIST_MAX_CELLS (1u << 24)   /* 64 MiB of counts */
 
 typedef struct cs_case_stat { double mean, sd; } cs_case_stat;
 

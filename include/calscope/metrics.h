@@ -57,11 +57,44 @@ cs_status cs_settings_set_binning(cs_settings *s, const char *text, cs_error *er
 cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *err); /* tvd|l2|max|interval:L,H */
 cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *err);  /* kde|gmm3 */
 
-/* Strict numeric parsers for --bins (integer 1..1000000), --gamma (0 < G <= 1) and
- * --sigma (finite, > 0). Return CS_OK, or CS_EUSAGE with a message; s is unchanged on error. */
+/* Documented limits of the settings (README "Limits"), enforced by the parsers below and by
+ * cs_settings_validate, so both front ends and library callers get the same bounds.
+ * M: SPEC's bins curve spans 5..1000, and costs that grow with M alone (RECE-G/RECE-M weights,
+ * the per-case K*M*M histogram) stay bounded. sigma is on the confidence scale [0, 1]: below
+ * 1e-6 RECE-G equals ECE to the printed digits, above 10 the kernel is flat over [0, 1], and
+ * far outside the range the Gaussian masses underflow. */
+#define CS_BINS_MAX 1000
+#define CS_SIGMA_MIN 1e-6
+#define CS_SIGMA_MAX 10.0
+
+/* Strict numeric parsers for --bins (integer 1..CS_BINS_MAX), --gamma (0 < G <= 1) and
+ * --sigma (CS_SIGMA_MIN..CS_SIGMA_MAX). Return CS_OK, or CS_EUSAGE with a message that starts
+ * with the flag ("--bins: ..."); s is unchanged on error. */
 cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err);
 cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err);
 cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err);
+
+/* Upper bounds of the resampling counts both front ends accept: --ci R and --repeats R. */
+#define CS_RESAMPLES_MAX 100000
+
+/* A number as the command line spells it: the whole string, finite, no leading blank; a value
+ * that underflows to a subnormal or zero (1e-320) is accepted as strtod gives it. Returns 1 and
+ * sets *out, or 0. Any thread. */
+int cs_parse_number(const char *text, double *out);
+/* Writes v as the shortest decimal that reads back to the same double ("0.001", "1e-320",
+ * "1.0000000000000002"), so a number in a message or a flag means exactly the value used. */
+void cs_format_number(char *out, size_t size, double v);
+/* A whole number lo..hi written in decimal (an optional '+', no blanks). Returns 1 and sets
+ * *out, or 0. Any thread. */
+int cs_parse_whole(const char *text, long lo, long hi, long *out);
+
+/* The front ends' shared flag parsers (message "FLAG: ..." naming the range, CS_EUSAGE):
+ * --threads N (0 = all cores, at most CS_THREADS_MAX), --ci R / --repeats R (lo..
+ * CS_RESAMPLES_MAX; flag is the name to print) and --sum-tol T ([0, 1)). *out is unchanged on
+ * error. Any thread. */
+cs_status cs_parse_threads(const char *text, int *out, cs_error *err);
+cs_status cs_parse_resamples(const char *flag, const char *text, long lo, int *out, cs_error *err);
+cs_status cs_parse_sum_tol(const char *text, double *out, cs_error *err);
 
 /* Checks a settings struct filled by hand (ranges above, lens/distance arguments).
  * cs_prepare calls it. Returns CS_OK or CS_EUSAGE. */

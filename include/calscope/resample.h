@@ -65,11 +65,12 @@ typedef struct cs_stat {
 void cs_stat_compute(const double *values, size_t n, double reference, double *scratch,
                      cs_stat *out);
 
-/* Runs task(ctx, i, worker) for every i in [0, n_tasks) on min(threads, n_tasks) threads
- * (threads <= 0: the online core count); `worker` is 0..threads-1 and lets a task use per-thread
+/* Runs task(ctx, i, worker) for every i in [0, n_tasks) on min(threads, n_tasks,
+ * CS_THREADS_MAX) threads (threads <= 0: the online core count); `worker` is 0..threads-1 and lets a task use per-thread
  * scratch. Tasks are taken in index order from a shared counter. When `cancel` is raised no new
  * task is started. Async signals are blocked in the extra threads. Returns 0, or -1 when a thread
  * could not be created (the remaining tasks then run on the caller's thread). */
+#define CS_THREADS_MAX 256   /* --threads; cs_parallel_for never starts more */
 int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t i, int worker),
                     void *ctx, const atomic_int *cancel);
 

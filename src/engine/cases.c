@@ -82,10 +82,24 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
     if (!d->case_id)
         return cs_error_set(err, CS_EUSAGE, 0, 0,
                             "%s: per-case metrics need a case column (segmentation-style file)", path);
+    size_t m = (size_t)(s->bins > 0 ? s->bins : 1), k = d->k;
+    if ((double)k * (double)m * (double)m > (double)CS_CASE_HIST_MAX_CELLS) {
+        /* the largest M whose K*M*M histogram fits, to suggest */
+        size_t fit = 1;
+        while ((double)k * (double)(fit + 1) * (double)(fit + 1) <= (double)CS_CASE_HIST_MAX_CELLS) fit++;
+        if ((double)k > (double)CS_CASE_HIST_MAX_CELLS)
+            return cs_error_set(err, CS_EUSAGE, 0, 0,
+                                "%s: the per-case reliability histogram of %zu classes needs more than "
+                                "%u cells even with 1 bin", path, k, CS_CASE_HIST_MAX_CELLS);
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "%s: the per-case reliability histogram needs K*M*M = %zu*%zu*%zu cells, "
+                            "more than %u: use --bins %zu or fewer", path, k, m, m,
+                            CS_CASE_HIST_MAX_CELLS, fit);
+    }
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;
 
-    size_t n = cs_prepared_count(p), nc = d->n_cases, m = (size_t)s->bins, k = d->k;
+    size_t n = cs_prepared_count(p), nc = d->n_cases;
     const uint32_t *rows = cs_prepared_rows(p);
     size_t *start = calloc(nc + 2, sizeof *start);
     uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);

@@ -18,10 +18,10 @@ static const char usage_text[] =
 "\n"
 "Metric settings:\n"
 "  --lens L            top1|topk:K|class:C|classwise|group:A,B;C,D|full (default top1)\n"
-"  --bins M            number of bins (default 15)\n"
+"  --bins M            number of bins, 1..1000 (default 15)\n"
 "  --binning B         uniform|mass|kdtree (default uniform; mass = equal-mass bins)\n"
 "  --gamma G           kd-tree: split while a cell holds >= G*N samples (default 0.1)\n"
-"  --sigma S           RECE-G / RECE-M Gaussian kernel sd (default 0.1)\n"
+"  --sigma S           RECE-G / RECE-M Gaussian kernel sd, 1e-6..10 (default 0.1)\n"
 "  --mixture X         RECE-M mixture kde|gmm3 (default kde; needs an id/tta long file)\n"
 "  --distance D        tvd|l2|max|interval:L,H (default tvd)\n"
 "  --select 'EXPR'     keep the samples matching EXPR, e.g. 'conf > 0.9 and y in {3,5}'\n"
@@ -31,10 +31,10 @@ static const char usage_text[] =
 "  --format F          text|json|csv (default text)\n"
 "  --plot              text reliability diagram after the table, 80 columns (on stdout;\n"
 "                      with --format json|csv it goes to stderr so stdout stays parseable)\n"
-"  --ascii             ASCII glyphs even when the locale is UTF-8\n"
+"  --ascii             ASCII glyphs for --plot even when the locale is UTF-8\n"
 "  --check 'M OP V'    gate, repeatable: exit 1 when metric M of any file fails, e.g.\n"
 "                      --check 'ece<=0.05' --check 'accuracy>=0.9' (OP: <= < >= >;\n"
-"                      M: accuracy ece ace mce rece_g rece_m brier nll aece sce)\n"
+"                      M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce)\n"
 "\n"
 "Input:\n"
 "  --sum-tol T         probability rows must sum to 1 within T (default 0.001)\n"
@@ -45,17 +45,19 @@ static const char usage_text[] =
 "  --delimiter C       , ; or tab (default: sniffed from the first line)\n"
 "\n";
 
-/* Split in two: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
+/* Split in three: ISO C limits a string literal to 4095 characters (-Woverlength-strings). */
 static const char usage_text2[] =
 "Resampling (deterministic for a --seed whatever --threads):\n"
-"  --ci R              bootstrap 95% intervals of every metric from R resamples\n"
+"  --ci R              bootstrap 95% intervals of every metric from R resamples (at most\n"
+"                      100000; CSV: <metric>_lo, <metric>_hi columns)\n"
 "  --ci-method M       percentile|basic|bca (default percentile; ! marks an interval that\n"
 "                      misses its value: a biased metric; bca = bias-corrected, accelerated)\n"
 "  --curve size|bins   variance curve: metric against sample fraction / number of bins\n"
 "  --fractions LIST    size curve fractions (default 0.01,0.05,0.1,0.25,0.5,1; 5% also works)\n"
 "  --bins-list LIST    bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
 "                      gamma values with --binning kdtree)\n"
-"  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare)\n"
+"  --repeats R         subsets per point (default 20 size, 200 bins; 1000 for --compare;\n"
+"                      at most 100000)\n"
 "  --replace           size curve draws with replacement (default: without, as seed 000)\n"
 "  --compare           files with the same samples (paired by id, else by row): two files\n"
 "                      A B give metric(A) - metric(B) with a bootstrap interval (--repeats);\n"
@@ -72,24 +74,26 @@ static const char usage_text2[] =
 "                      only (every FILE must have the column COL)\n"
 "  --reference N       method N (1 = first file; files, then recalibrations) is the reference\n"
 "  --compare-k K       k of the table's top-k ECE column (default 3)\n"
-"  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full\n"
+"  --topk-bars LIST    top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full (each k once;\n"
+"                      full and k > K are K; CSV: topk_<k> columns)\n"
 "  --likert            Likert view (seed 002 5.3): confidence categories [0,0.33) [0.33,0.66)\n"
 "                      [0.66,1], each with its sample count and its ECE under the interval\n"
 "                      distance interval:lo,hi (on the lens's first coordinate; top1, topk,\n"
 "                      class or full lens; --bins/--binning/--select apply)\n"
 "  --likert-cuts LIST  Likert view with these cut points, e.g. 0,0.2,0.8,1 (implies --likert;\n"
 "                      2 to 17 increasing values in [0, 1]; the last category includes its top)\n"
-"  --seed N            random seed (default 0)     --threads N   worker threads (0 = all cores)\n"
+"  --seed N            random seed (default 0)     --threads N   worker threads (0 = all\n"
+"                      cores, at most 256); both need --ci, --curve, --compare or --recal\n"
 "  --compat NAME|all   the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
 "                      netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
 "                      edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
 "                      shows every library beside calscope and the samples that change bin\n"
 "                      (CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)\n"
 "\n"
-"  -h, --help          this text          --version   print the version\n"
-"\n";
+"  -h, --help          this text          --version   print the version\n";
 
 static const char usage_text3[] =
+"\n"
 "Metrics: accuracy; ece = sum over bins of n_b/N * gap (with --binning mass it is the\n"
 "adaptive ECE, with --lens classwise the class-wise ECE / SCE); ACE = mean over non-empty bins\n"
 "(seed 003), not Nixon's adaptive ECE; mce = max over non-empty bins; rece_g = Gaussian-\n"
@@ -116,26 +120,6 @@ int rep_usage_error(const char *fmt, ...)
     return 2;
 }
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v)) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
 void rep_opts_free(rep_opts *o)
 {
     free(o->checks);
@@ -158,27 +142,52 @@ static int in_list(const char *const *list, const char *s)
 }
 
 /* --fractions 0.01,0.1,1 (or 1%,10%,100%) / --bins-list 5,10,15 (gamma values with kd-tree
- * binning). Checked against the curve kind once every flag is read. */
+ * binning). Each value keeps its token for messages; the ranges are checked against the curve
+ * kind and the binning once every flag is read (check_curve_list). */
 static int parse_list(rep_opts *o, const char *flag, const char *val)
 {
     int fractions = strcmp(flag, "--fractions") == 0;
     o->n_curve_x = 0;
     const char *p = val;
     for (;;) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(v)) return rep_usage_error("%s: bad number in '%s'", flag, val);
-        if (fractions && *end == '%') { v /= 100; end++; }
-        if (!(v > 0) || (fractions && v > 1))
-            return rep_usage_error("%s: %g is out of range (%s)", flag, v, fractions ? "fractions are in (0, 1]" : "bins >= 1 or gamma in (0, 1]");
+        size_t len = strcspn(p, ",");
+        char tok[64];
+        if (len == 0 || len >= sizeof tok) return rep_usage_error("%s: bad number '%.*s' in '%s'", flag, (int)(len < sizeof tok ? len : sizeof tok - 1), p, val);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        double v;
+        int pct = fractions && len > 1 && tok[len - 1] == '%';
+        if (pct) tok[len - 1] = '\0';
+        if (!cs_parse_number(tok, &v)) return rep_usage_error("%s: bad number '%.*s' in '%s'", flag, (int)len, p, val);
+        if (pct) v /= 100;
         if (o->n_curve_x >= CS_CURVE_MAX_POINTS) return rep_usage_error("%s: at most %d values", flag, CS_CURVE_MAX_POINTS);
+        o->curve_tok[o->n_curve_x] = p;
+        o->curve_tok_len[o->n_curve_x] = (int)len;
         o->curve_x[o->n_curve_x++] = v;
-        if (*end == '\0') break;
-        if (*end != ',') return rep_usage_error("%s: expected a comma-separated list, got '%s'", flag, val);
-        p = end + 1;
+        if (p[len] == '\0') break;
+        p += len + 1;
     }
     o->curve_list_flag = fractions ? 1 : 2;
+    return 0;
+}
+
+/* The list's values against its kind: fractions in (0, 1], bins whole 1..CS_BINS_MAX, gamma
+ * (kd-tree binning) in (0, 1]. Messages echo the value as the user wrote it. */
+static int check_curve_list(const rep_opts *o)
+{
+    int kd = o->settings.binning == CS_BIN_KDTREE;
+    for (size_t i = 0; i < o->n_curve_x; i++) {
+        double v = o->curve_x[i];
+        int n = o->curve_tok_len[i];
+        const char *t = o->curve_tok[i];
+        if (o->curve_list_flag == 1) {
+            if (!(v > 0 && v <= 1)) return rep_usage_error("--fractions: '%.*s' is not a fraction in (0, 1] (or a percentage)", n, t);
+        } else if (kd) {
+            if (!(v > 0 && v <= 1)) return rep_usage_error("--bins-list: '%.*s' is not a gamma in (0, 1] (--binning kdtree)", n, t);
+        } else if (!(v >= 1 && v <= CS_BINS_MAX && v == floor(v))) {
+            return rep_usage_error("--bins-list: '%.*s' is not a whole number of bins between 1 and %d", n, t, CS_BINS_MAX);
+        }
+    }
     return 0;
 }
 
@@ -188,21 +197,20 @@ static int parse_topk(rep_opts *o, const char *val)
     o->n_topk = 0;
     const char *p = val;
     for (;;) {
+        size_t len = strcspn(p, ",");
+        char tok[16];
         long k = 0;
-        const char *end = p;
-        if (strncmp(p, "full", 4) == 0) { k = 0; end = p + 4; }
+        if (len == 4 && strncmp(p, "full", 4) == 0) k = 0;
         else {
-            char *e;
-            errno = 0;
-            k = strtol(p, &e, 10);
-            if (e == p || errno == ERANGE || k < 1 || k > 100000) return rep_usage_error("--topk-bars: bad k in '%s' (k >= 1 or full)", val);
-            end = e;
+            if (len == 0 || len >= sizeof tok) return rep_usage_error("--topk-bars: bad k '%.*s' in '%s' (a whole number k >= 1, or full)", (int)(len < sizeof tok ? len : sizeof tok - 1), p, val);
+            memcpy(tok, p, len);
+            tok[len] = '\0';
+            if (!cs_parse_whole(tok, 1, 100000, &k)) return rep_usage_error("--topk-bars: bad k '%s' in '%s' (a whole number k >= 1, or full)", tok, val);
         }
-        if (o->n_topk >= sizeof o->topk / sizeof o->topk[0]) return rep_usage_error("--topk-bars: too many values");
+        if (o->n_topk >= sizeof o->topk / sizeof o->topk[0]) return rep_usage_error("--topk-bars: at most %zu values", sizeof o->topk / sizeof o->topk[0]);
         o->topk[o->n_topk++] = (int)k;
-        if (*end == '\0') break;
-        if (*end != ',') return rep_usage_error("--topk-bars: expected a comma-separated list, got '%s'", val);
-        p = end + 1;
+        if (p[len] == '\0') break;
+        p += len + 1;
     }
     return 0;
 }
@@ -211,20 +219,25 @@ static int parse_topk(rep_opts *o, const char *val)
 static int parse_likert_cuts(rep_opts *o, const char *val)
 {
     o->n_likert_cuts = 0;
-    const char *p = val;
+    const char *p = val, *prev = NULL;
+    int prev_len = 0;
     for (;;) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno == ERANGE || !isfinite(v)) return rep_usage_error("--likert-cuts: bad number in '%s'", val);
-        if (v < 0 || v > 1) return rep_usage_error("--likert-cuts: %g is not in [0, 1]", v);
+        size_t len = strcspn(p, ",");
+        char tok[64];
+        double v;
+        if (len >= sizeof tok) return rep_usage_error("--likert-cuts: bad number '%.*s' in '%s'", (int)(sizeof tok - 1), p, val);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (!cs_parse_number(tok, &v)) return rep_usage_error("--likert-cuts: bad number '%s' in '%s'", tok, val);
+        if (v < 0 || v > 1) return rep_usage_error("--likert-cuts: '%s' is not in [0, 1]", tok);
         if (o->n_likert_cuts >= CS_LIKERT_MAX + 1) return rep_usage_error("--likert-cuts: at most %d cut points", CS_LIKERT_MAX + 1);
         if (o->n_likert_cuts && !(v > o->likert_cuts[o->n_likert_cuts - 1]))
-            return rep_usage_error("--likert-cuts: cut points must increase (%g then %g)", o->likert_cuts[o->n_likert_cuts - 1], v);
+            return rep_usage_error("--likert-cuts: cut points must increase ('%.*s' then '%s')", prev_len, prev, tok);
         o->likert_cuts[o->n_likert_cuts++] = v;
-        if (*end == '\0') break;
-        if (*end != ',') return rep_usage_error("--likert-cuts: expected a comma-separated list, got '%s'", val);
-        p = end + 1;
+        prev = p;
+        prev_len = (int)len;
+        if (p[len] != ',') break;
+        p += len + 1;
     }
     if (o->n_likert_cuts < 2) return rep_usage_error("--likert-cuts: need at least 2 cut points, got '%s'", val);
     o->likert = 1;
@@ -235,24 +248,25 @@ static int apply(rep_opts *o, const char *flag, const char *val)
 {
     cs_error err;
     cs_error_clear(&err);
-    double d;
     long l;
     int mr = rep_methods_flag(o, flag, val);   /* --recal, --reference, ... (methods.c) */
     if (mr >= 0) return mr;
     if (strcmp(flag, "--lens") == 0) {
-        if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return rep_usage_error("--lens: %s", err.msg);
+        if (cs_settings_set_lens(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--bins") == 0) {
-        if (cs_settings_set_bins(&o->settings, val, &err) != CS_OK) return rep_usage_error("--bins: %s", err.msg);
+        if (cs_settings_set_bins(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--binning") == 0) {
-        if (cs_settings_set_binning(&o->settings, val, &err) != CS_OK) return rep_usage_error("--binning: %s", err.msg);
+        if (cs_settings_set_binning(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--gamma") == 0) {
-        if (cs_settings_set_gamma(&o->settings, val, &err) != CS_OK) return rep_usage_error("--gamma: %s", err.msg);
+        if (cs_settings_set_gamma(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
+        o->gamma_given = 1;
     } else if (strcmp(flag, "--sigma") == 0) {
-        if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return rep_usage_error("--sigma: %s", err.msg);
+        if (cs_settings_set_sigma(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--mixture") == 0) {
-        if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return rep_usage_error("--mixture: %s", err.msg);
+        if (cs_settings_set_mixture(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
+        o->mixture_given = 1;
     } else if (strcmp(flag, "--distance") == 0) {
-        if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return rep_usage_error("--distance: %s", err.msg);
+        if (cs_settings_set_distance(&o->settings, val, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--select") == 0) {
         if (strlen(val) >= sizeof o->settings.select) return rep_usage_error("--select: expression too long");
         strcpy(o->settings.select, val);
@@ -271,11 +285,12 @@ static int apply(rep_opts *o, const char *flag, const char *val)
         o->checks = n;
         o->checks[o->n_checks++] = c;
     } else if (strcmp(flag, "--sum-tol") == 0) {
-        if (parse_double(val, &d) || !(d >= 0 && d < 1)) return rep_usage_error("--sum-tol: '%s' is not a tolerance in [0, 1)", val);
-        o->load.sum_tol = d;
+        if (cs_parse_sum_tol(val, &o->load.sum_tol, &err) != CS_OK) return rep_usage_error("%s", err.msg);
+        o->sum_tol_given = 1;
     } else if (strcmp(flag, "--label-col") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--label-col: '%s' is not a column number (1, 2, ...)", val);
+        if (!cs_parse_whole(val, 1, 1000000, &l)) return rep_usage_error("--label-col: '%s' is not a column number (1, 2, ...)", val);
         o->load.label_col = (int)l;
+        o->label_col_given = 1;
     } else if (strcmp(flag, "--delimiter") == 0) {
         if (strcmp(val, ",") == 0 || strcmp(val, "comma") == 0) o->load.delimiter = ',';
         else if (strcmp(val, ";") == 0 || strcmp(val, "semicolon") == 0) o->load.delimiter = ';';
@@ -287,20 +302,19 @@ static int apply(rep_opts *o, const char *flag, const char *val)
         unsigned long long v = strtoull(val, &end, 10);
         if (end == val || *end || errno == ERANGE || val[0] == '-') return rep_usage_error("--seed: '%s' is not a non-negative integer", val);
         o->seed = (uint64_t)v;
+        o->seed_given = 1;
     } else if (strcmp(flag, "--threads") == 0) {
-        if (parse_long(val, 0, 1024, &l)) return rep_usage_error("--threads: '%s' is not a thread count in 0..1024", val);
-        o->threads = (int)l;
+        if (cs_parse_threads(val, &o->threads, &err) != CS_OK) return rep_usage_error("%s", err.msg);
+        o->threads_given = 1;
     } else if (strcmp(flag, "--ci") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--ci: '%s' is not a number of resamples in 1..1000000", val);
-        o->ci_repeats = (int)l;
+        if (cs_parse_resamples("--ci", val, 1, &o->ci_repeats, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--ci-method") == 0) {
         int m = cs_ci_method_from_name(val);
         if (m < 0) return rep_usage_error("--ci-method: '%s' is not percentile, basic or bca", val);
         o->ci_method = m;
         o->ci_method_given = 1;
     } else if (strcmp(flag, "--repeats") == 0) {
-        if (parse_long(val, 1, 1000000, &l)) return rep_usage_error("--repeats: '%s' is not a number of repeats in 1..1000000", val);
-        o->repeats = (int)l;
+        if (cs_parse_resamples("--repeats", val, 1, &o->repeats, &err) != CS_OK) return rep_usage_error("%s", err.msg);
     } else if (strcmp(flag, "--curve") == 0) {
         if (strcmp(val, "size") == 0) o->curve = 1;
         else if (strcmp(val, "bins") == 0) o->curve = 2;
@@ -315,6 +329,36 @@ static int apply(rep_opts *o, const char *flag, const char *val)
             return rep_usage_error("--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", val);
     } else if (strcmp(flag, "--likert-cuts") == 0) {
         return parse_likert_cuts(o, val);
+    }
+    return 0;
+}
+
+/* No flag is accepted and then ignored: a flag that would change nothing under the others is
+ * a usage error (README "Flags that need another"). Runs after rep_methods_check (--recal
+ * implies --compare). */
+static int refuse_unused(const rep_opts *o)
+{
+    int resampled = o->ci_repeats || o->curve || o->compare;
+    if (o->seed_given && !resampled)
+        return rep_usage_error("--seed needs --ci, --curve, --compare or --recal (nothing else is random)");
+    if (o->threads_given && !resampled)
+        return rep_usage_error("--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)");
+    if (o->gamma_given && o->settings.binning != CS_BIN_KDTREE)
+        return rep_usage_error("--gamma needs --binning kdtree (it is the kd-tree's cell size)");
+    if (o->label_col_given && !o->load.no_header)
+        return rep_usage_error("--label-col needs --no-header (with a header the label column is found by its name)");
+    if (o->sum_tol_given && o->load.renormalize)
+        return rep_usage_error("--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one");
+    if (o->ascii && !o->plot)
+        return rep_usage_error("--ascii needs --plot (only the plot draws glyphs)");
+    if (o->format == REP_CSV && o->curve)
+        return rep_usage_error("--curve has no CSV form (one row per file); use --format text or json");
+    if (o->format == REP_CSV && o->compare) {
+        /* --format csv with --compare is the methods table, one row per method */
+        const char *lost = o->n_topk ? "--topk-bars" : o->likert ? (o->n_likert_cuts ? "--likert-cuts" : "--likert")
+                         : o->compat >= 0 ? "--compat" : NULL;
+        if (lost)
+            return rep_usage_error("%s is not in --format csv with --compare (one row per method); use --format text or json", lost);
     }
     return 0;
 }
@@ -372,9 +416,7 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     if (o->curve_list_flag == 1 && o->curve != 1) return rep_usage_error("--fractions needs --curve size");
     if (o->curve_list_flag == 2 && o->curve != 2) return rep_usage_error("--bins-list needs --curve bins");
     if (o->replace && o->curve != 1) return rep_usage_error("--replace needs --curve size");
-    if (o->curve_list_flag == 2 && o->settings.binning != CS_BIN_KDTREE)
-        for (size_t i = 0; i < o->n_curve_x; i++)
-            if (o->curve_x[i] != floor(o->curve_x[i])) return rep_usage_error("--bins-list: %g is not a whole number of bins", o->curve_x[i]);
+    if (check_curve_list(o)) return 2;
     if (rep_methods_check(o)) return 2;   /* --compare file counts, --recal (methods.c) */
     /* after rep_methods_check: --recal implies --compare */
     if (o->repeats && !o->curve && !o->compare) return rep_usage_error("--repeats needs --curve, --compare or --recal");
@@ -387,5 +429,5 @@ int rep_parse_args(int argc, char **argv, rep_opts *o)
     if (o->likert && (o->settings.lens == CS_LENS_CLASSWISE || o->settings.lens == CS_LENS_GROUP))
         return rep_usage_error("--likert: the classwise and group lenses have no single first coordinate; "
                            "use top1, topk, class or full");
-    return 0;
+    return refuse_unused(o);
 }

@@ -37,14 +37,19 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
     const char *p = text;
     while (isspace((unsigned char)*p)) p++;
     const char *name = p;
-    while (isalnum((unsigned char)*p) || *p == '_') p++;
+    while (isalnum((unsigned char)*p) || *p == '_' || *p == '-') p++;
     size_t nl = (size_t)(p - name);
     while (isspace((unsigned char)*p)) p++;
 
     c->text = text;
     c->metric = -1;
-    for (int i = 0; i < REP_M_COUNT; i++)
-        if (strlen(rep_metric_names[i]) == nl && strncmp(rep_metric_names[i], name, nl) == 0) c->metric = i;
+    /* as the dashboard labels them too: any case, '-' for '_' (ECE, RECE-G) */
+    for (int i = 0; i < REP_M_COUNT; i++) {
+        const char *m = rep_metric_names[i];
+        size_t j = 0;
+        while (j < nl && m[j] && (tolower((unsigned char)name[j]) == m[j] || (name[j] == '-' && m[j] == '_'))) j++;
+        if (j == nl && m[j] == '\0') c->metric = i;
+    }
     if (nl == 0 || c->metric < 0) {
         snprintf(msg, msg_size, "unknown metric '%.*s' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)",
                  (int)nl, name);
@@ -58,19 +63,24 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
     }
     p += (c->op == REP_LE || c->op == REP_GE) ? 2 : 1;
     while (isspace((unsigned char)*p)) p++;
+    /* the number up to trailing blanks, read by the one number rule (cs_parse_number) */
+    size_t len = strlen(p);
+    while (len && isspace((unsigned char)p[len - 1])) len--;
+    char num[128];
+    if (len && len < sizeof num) {
+        memcpy(num, p, len);
+        num[len] = '\0';
+        if (cs_parse_number(num, &c->value)) return 0;
+    }
     char *end;
-    errno = 0;
-    c->value = strtod(p, &end);
-    if (end == p || errno == ERANGE || !isfinite(c->value)) {
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v)) {
         snprintf(msg, msg_size, "expected a number after '%s'", op_text[c->op]);
         return -1;
     }
     while (isspace((unsigned char)*end)) end++;
-    if (*end) {
-        snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
-        return -1;
-    }
-    return 0;
+    snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
+    return -1;
 }
 
 static int holds(const rep_check *c, double v)

@@ -305,7 +305,8 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
             me->own = full;
         }
         free(mask);
-        if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code)); }
+        /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
+        if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
         me->d = me->own;
     }
     for (size_t i = 0; i < t->n; i++)

@@ -1,7 +1,10 @@
 /* `--format csv`: a header row and one row per reported file; a metric that is not available
- * is an empty field. Rejected files have no row (their error is on stderr). With --compat all,
- * four columns per library follow: <lib>_ece, <lib>_ace, <lib>_mce, <lib>_moved (empty when
- * the library has no such number, fails, or cannot measure the file at all). */
+ * is an empty field. Rejected files have no row (their error is on stderr). With --ci R,
+ * <metric>_lo and <metric>_hi follow the metrics (the 95% interval; empty for a metric without
+ * one). With --topk-bars LIST, one column topk_<k> per entry of LIST as written (topk_full:
+ * k = the file's classes). With --compat all, four columns per library follow: <lib>_ece,
+ * <lib>_ace, <lib>_mce, <lib>_moved (empty when the library has no such number, fails, or
+ * cannot measure the file at all). --curve has no CSV form (rep_parse_args refuses it). */
 #include "report/rep.h"
 
 #include <math.h>
@@ -19,6 +22,13 @@ static void csv_field(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* ",value" with %.17g, or an empty field when not finite */
+static void num(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, ",%.17g", v);
+    else fputc(',', out);
+}
+
 void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
 {
     /* --likert: two columns per category, likert_<lo>_<hi>_count and likert_<lo>_<hi>_ece */
@@ -26,6 +36,11 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
     size_t n_cat = o->likert ? (o->n_likert_cuts ? o->n_likert_cuts : 4) - 1 : 0;
     fputs("path,rows,classes,rejected,selected", out);
     for (int m = 0; m < REP_M_COUNT; m++) fprintf(out, ",%s", rep_metric_names[m]);
+    for (int m = 0; o->ci_repeats && m < REP_M_COUNT; m++)
+        fprintf(out, ",%s_lo,%s_hi", rep_metric_names[m], rep_metric_names[m]);
+    for (size_t t = 0; t < o->n_topk; t++)
+        if (o->topk[t]) fprintf(out, ",topk_%d", o->topk[t]);
+        else fputs(",topk_full", out);
     for (size_t c = 0; c < n_cat; c++)
         fprintf(out, ",likert_%g_%g_count,likert_%g_%g_ece", cuts[c], cuts[c + 1], cuts[c], cuts[c + 1]);
     int compat = o->compat == REP_COMPAT_ALL;
@@ -45,6 +60,19 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
             double v = f->evaluated ? rep_metric_value(&f->res, m) : NAN;
             if (isfinite(v)) fprintf(out, ",%.17g", v);
             else fputc(',', out);
+        }
+        for (int m = 0; o->ci_repeats && m < REP_M_COUNT; m++) {
+            int id = cs_metric_from_name(rep_metric_names[m]);
+            int have = f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id));
+            num(out, have ? f->ci.lo[id] : NAN);
+            num(out, have ? f->ci.hi[id] : NAN);
+        }
+        for (size_t t = 0; t < o->n_topk; t++) {
+            int k = rep_topk_used(o->topk[t], f->classes);
+            double v = NAN;
+            for (size_t j = 0; f->has_topk && j < f->n_topk; j++)
+                if (f->topk_k[j] == k) v = f->topk_ece[j];
+            num(out, v);
         }
         for (size_t c = 0; c < n_cat; c++) {
             if (!f->has_likert || c >= f->likert.n) { fputs(",,", out); continue; }

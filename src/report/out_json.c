@@ -288,7 +288,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     if (f->curve) curve_json(out, f->curve);
     if (f->has_topk) {
         fputs(",\n     \"topk\": [", out);
-        for (size_t i = 0; i < o->n_topk; i++) {
+        for (size_t i = 0; i < f->n_topk; i++) {
             fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->topk_k[i]);
             rep_json_num(out, f->topk_ece[i]);
             fputc('}', out);

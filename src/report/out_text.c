@@ -201,7 +201,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
     if (f->curve) curve_text(out, f->curve);
     if (f->has_topk) {
         fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, rep_binning_text(o->settings.binning));
-        for (size_t i = 0; i < o->n_topk; i++) {
+        for (size_t i = 0; i < f->n_topk; i++) {
             if (isfinite(f->topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->topk_k[i], f->topk_ece[i]);
             else fprintf(out, "  k=%-6d %10s\n", f->topk_k[i], "n/a");
         }
@@ -292,11 +292,11 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
     if (f->has_topk) {
         ch_bar bars[32];
         char labels[32][16];
-        for (size_t i = 0; i < o->n_topk; i++) {
+        for (size_t i = 0; i < f->n_topk; i++) {
             snprintf(labels[i], sizeof labels[i], "k=%d", f->topk_k[i]);
             bars[i] = (ch_bar){ labels[i], f->topk_ece[i], NAN, NAN, 0 };
         }
-        ch_bars bc = { "Top-k ECE", bars, o->n_topk, 0, 4 };
+        ch_bars bc = { "Top-k ECE", bars, f->n_topk, 0, 4 };
         ch_buf_clear(b);
         if (ch_bars_draw(b, 0, 0, 60, 24, &bc, g) > 0) {
             ch_buf_write(b, out);

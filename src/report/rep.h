@@ -36,6 +36,8 @@ typedef struct rep_opts {
     rep_format format;
     int plot, ascii;
     uint64_t seed;
+    /* given on the command line: a flag that would change nothing is refused (rep_parse_args) */
+    int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;
     int threads;
     int ci_repeats;        /* --ci R, 0 = none */
     int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
@@ -43,6 +45,8 @@ typedef struct rep_opts {
     int curve;             /* 0 none, 1 size, 2 bins */
     double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
     size_t n_curve_x;
+    const char *curve_tok[CS_CURVE_MAX_POINTS]; /* each value as written (in argv, not owned) */
+    int curve_tok_len[CS_CURVE_MAX_POINTS];
     int curve_list_flag;   /* 1 --fractions, 2 --bins-list given */
     int repeats;           /* --repeats, 0 = the curve's default */
     int replace;
@@ -83,6 +87,7 @@ typedef struct rep_file {
     char error[1100];      /* "FILE:LINE:COL: reason" when !loaded or usage_error */
     size_t rows, classes;
     size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
+    int tta;               /* an id/tta long file (RECE-M applies) */
     size_t selected;       /* samples the selection kept (all samples without --select) */
     int evaluated;         /* res is valid (0 when the selection kept nothing) */
     cs_result res;
@@ -94,11 +99,16 @@ typedef struct rep_file {
     int has_compat;
     cs_compat_report compat; /* owned, --compat */
     int has_topk;
+    size_t n_topk;         /* distinct k of --topk-bars for this file */
     double topk_ece[32];
-    int topk_k[32];        /* k as used (full -> K) */
+    int topk_k[32];        /* k as used (full and k > K -> K), each once */
     int has_likert;
     cs_likert likert;      /* --likert: one entry per confidence category */
 } rep_file;
+
+/* The k a --topk-bars entry measures on a file of `classes` classes: full (0) and k above the
+ * class count are the class count (the top-K set is every class). */
+int rep_topk_used(int k, size_t classes);
 
 /* --check: parses "ece<=0.05" (blanks allowed around the parts). Returns 0, or -1 with a
  * message in msg. */

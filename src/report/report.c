@@ -21,11 +21,16 @@
 /* Records an engine failure for f: usage (2) or input (3) as the status says. */
 static void fail(rep_file *f, const cs_error *err)
 {
-    if (err->code == CS_EUSAGE) f->usage_error = 1;
+    if (err->code == CS_EUSAGE) f->usage_error = 1;   /* wins over loaded == 0 (report_main) */
     else f->loaded = 0;
     if (strncmp(err->msg, f->path, strlen(f->path)) == 0) snprintf(f->error, sizeof f->error, "%s", err->msg);
     else snprintf(f->error, sizeof f->error, "%s: %s", f->path, err->msg);
     fprintf(stderr, "calscope: %s\n", f->error);
+}
+
+int rep_topk_used(int k, size_t classes)
+{
+    return k > 0 && (size_t)k < classes ? k : (int)classes;
 }
 
 /* The extras that need the prepared problem or the dataset: intervals, curves, top-k bars. */
@@ -67,8 +72,16 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
         if (!f->curve && err.code != CS_EEMPTY) { fail(f, &err); return; }
     }
     if (o->n_topk) {
-        for (size_t i = 0; i < o->n_topk; i++) f->topk_k[i] = o->topk[i] ? o->topk[i] : (int)d->k;
-        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, o->n_topk, f->topk_ece, &err);
+        /* each k as used (rep_topk_used) once, in the order given: 10,full on a 10-class file
+         * is one bar */
+        f->n_topk = 0;
+        for (size_t i = 0; i < o->n_topk; i++) {
+            int k = rep_topk_used(o->topk[i], d->k);
+            size_t j = 0;
+            while (j < f->n_topk && f->topk_k[j] != k) j++;
+            if (j == f->n_topk) f->topk_k[f->n_topk++] = k;
+        }
+        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, f->n_topk, f->topk_ece, &err);
         if (st == CS_OK) f->has_topk = 1;
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
@@ -111,7 +124,8 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     cs_dataset *d = cs_load_file(f->path, &o->load, &f->sum, &err);
     if (!d) {
         if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
-        err.code = CS_EINPUT;
+        /* the loader's usage errors (options that cannot apply to this file) stay usage errors */
+        if (err.code != CS_EUSAGE) err.code = CS_EINPUT;
         fail(f, &err);
         return NULL;
     }
@@ -119,6 +133,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     f->rows = d->n;
     f->classes = d->k;
     f->samples = d->n_samples;
+    f->tta = d->id && d->tta;
 
     cs_prepared *p = cs_prepare(d, &o->settings, &err);
     if (!p) {
@@ -196,9 +211,22 @@ int report_main(int argc, char **argv)
     cmp.a = files[0].path;
     cmp.b = o.n_files > 1 ? files[1].path : "";
 
+    /* --mixture changes RECE-M only, which needs an id/tta file: refused (no output) when no
+     * loaded file has one, as a flag that would change nothing */
+    int unused = 0;
+    if (o.mixture_given) {
+        int loaded = 0, tta = 0;
+        for (size_t i = 0; i < o.n_files; i++) {
+            loaded |= files[i].loaded;
+            tta |= files[i].loaded && files[i].tta;
+        }
+        if (loaded && !tta)
+            unused = rep_usage_error("--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns");
+    }
+
     /* machine formats keep stdout parseable: their plots go to stderr */
     FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;
-    switch (o.format) {
+    switch (unused ? -1 : (int)o.format) {
     case REP_JSON: rep_out_json(stdout, &o, files, o.n_files, o.compare ? &cmp : NULL); break;
     case REP_CSV:
         if (mt) rep_methods_csv(stdout, mt);   /* --compare: one row per method instead */
@@ -213,26 +241,23 @@ int report_main(int argc, char **argv)
         if (mt) rep_methods_text(stdout, mt);
         break;
     }
-    if (o.plot && o.format != REP_TEXT)
+    if (o.plot && o.format != REP_TEXT && !unused)
         for (size_t i = 0; i < o.n_files; i++)
             if (files[i].loaded && !files[i].usage_error) rep_out_plot(plot_out, &o, &files[i], g);
     fflush(stdout);
 
-    size_t failed = rep_checks_run(&o, files, o.n_files);
-    int input_err = 0, usage_err = 0;
+    size_t failed = unused ? 0 : rep_checks_run(&o, files, o.n_files);
+    int input_err = 0, usage_err = unused;
     for (size_t i = 0; i < o.n_files; i++) {
-        if (!files[i].loaded) input_err = 1;
-        else if (files[i].usage_error) usage_err = 1;
+        if (files[i].usage_error) usage_err = 1;
+        else if (!files[i].loaded) input_err = 1;
         cs_result_free(&files[i].res);
         cs_curve_free(files[i].curve);
         cs_case_metrics_free(&files[i].cases);
         cs_load_summary_free(&files[i].sum);
         cs_compat_report_free(&files[i].compat);
     }
-    if (ferror(stdout)) {
-        fputs("calscope: error writing the output\n", stderr);
-        input_err = 1;
-    }
+    /* a write error on stdout or stderr is reported by main (exit 3) */
     rep_methods_free(mt);
     for (size_t i = 0; i < o.n_files; i++) cs_dataset_free(kept[i]);
     free(kept);

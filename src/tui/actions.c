@@ -347,7 +347,6 @@ static void v_repeats(const tui_state *st, char *buf, size_t size)
 {
     if (st->view == TUI_VIEW_VARIANCE) snprintf(buf, size, "%d", st->repeats); else buf[0] = 0;
 }
-static void v_seed(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%lu", st->seed); }
 static int methods_shown(const tui_state *st)
 {
     return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
@@ -369,6 +368,17 @@ static void v_reference(const tui_state *st, char *buf, size_t size)
 {
     if (methods_shown(st) && st->active > 0) snprintf(buf, size, "%zu", st->active + 1);
     else buf[0] = 0;
+}
+/* --seed only where the command has something random: the report refuses it otherwise */
+static void v_seed(const tui_state *st, char *buf, size_t size)
+{
+    char any[CS_SPEC_MAX];
+    void (*const random[])(const tui_state *, char *, size_t) = { v_ci, v_curve, v_compare, v_recal };
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof random / sizeof random[0]; i++) {
+        random[i](st, any, sizeof any);
+        if (any[0]) { snprintf(buf, size, "%lu", st->seed); return; }
+    }
 }
 static void v_compat(const tui_state *st, char *buf, size_t size)
 {

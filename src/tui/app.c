@@ -135,26 +135,26 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
             if (strlen(val) >= sizeof set->select) return usage_error("--select too long", NULL);
             snprintf(set->select, sizeof set->select, "%s", val);
         } else if (strcmp(name, "--ci") == 0) {
-            if (parse_num(val, 0, 1e8, &d) || d != (int)d) return usage_error("bad --ci", val);
-            st->ci = (int)d;
-            if (d > 0) st->ci_on = (int)d;
+            /* the report's bounds (settings.c); 0 = off here */
+            int r = 0;
+            if ((s = cs_parse_resamples("--ci", val, 0, &r, &err)) == CS_OK) {
+                st->ci = r;
+                if (r > 0) st->ci_on = r;
+            }
         } else if (strcmp(name, "--ci-method") == 0) {
             int cm = cs_ci_method_from_name(val);
             if (cm < 0) return usage_error("--ci-method: not percentile, basic or bca", val);
             st->ci_method = cm;
         } else if (strcmp(name, "--repeats") == 0) {
-            if (parse_num(val, 1, 100000, &d) || d != (int)d) return usage_error("bad --repeats", val);
-            st->repeats = (int)d;
+            s = cs_parse_resamples("--repeats", val, 1, &st->repeats, &err);
         } else if (strcmp(name, "--seed") == 0) {
             if (parse_num(val, 0, 4294967295.0, &d) || d != (double)(unsigned long)d)
                 return usage_error("bad --seed", val);
             st->seed = (unsigned long)d;
         } else if (strcmp(name, "--threads") == 0) {
-            if (parse_num(val, 0, 1024, &d) || d != (int)d) return usage_error("bad --threads", val);
-            st->threads = (int)d;
+            s = cs_parse_threads(val, &st->threads, &err);
         } else if (strcmp(name, "--sum-tol") == 0) {
-            if (parse_num(val, 0, 1, &d)) return usage_error("bad --sum-tol", val);
-            lo->sum_tol = d;
+            s = cs_parse_sum_tol(val, &lo->sum_tol, &err);
         } else {
             return usage_error("unknown option", name);
         }

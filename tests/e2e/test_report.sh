@@ -22,6 +22,18 @@ num_near() { # NAME GOT WANT
     then ok "$1"; else not_ok "$1" "got $2, want $3"; fi
 }
 
+# Every message is checked verbatim (stderr compared whole) with its exit status.
+HINT='Try `calscope report --help`.'
+DHINT='Try `calscope --help`.'
+# expect_stderr NAME RC "STDERR" CMD...
+expect_stderr() {
+    local name=$1 want_rc=$2 want=$3; shift 3; run "$@"
+    if [ "$RC" -eq "$want_rc" ] && [ "$ERR" = "$want" ]; then ok "$name"
+    else not_ok "$name" "exit $RC (want $want_rc)" "stderr: ${ERR:0:600}" "want:   ${want:0:600}"; fi
+}
+# usage NAME "MESSAGE" ARGS...: `calscope report ARGS` exits 2 with "calscope: MESSAGE" and the hint
+usage() { local name=$1 msg=$2; shift 2; expect_stderr "usage: $name" 2 "calscope: $msg"$'\n'"$HINT" "$CALSCOPE" report "$@"; }
+
 # --- success, JSON structure and hand-worked numbers
 expect_rc "json: exit 0" 0 "$CALSCOPE" report --format json "$TINY"
 if printf '%s' "$OUT" | /usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null
@@ -76,25 +88,233 @@ expect_rc "check: strict < fails on equality" 1 "$CALSCOPE" report --format json
 expect_rc "check: > passes" 0 "$CALSCOPE" report --check 'nll>0' "$TINY"
 expect_rc "check: unavailable metric fails" 1 "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
 expect_match "check: unavailable metric says so" "rece_m is not available" "$ERR"
-expect_rc "check: unknown metric is a usage error" 2 "$CALSCOPE" report --check 'eec<=0.1' "$TINY"
-expect_rc "check: missing operator is a usage error" 2 "$CALSCOPE" report --check 'ece=0.1' "$TINY"
-expect_rc "check: missing number is a usage error" 2 "$CALSCOPE" report --check 'ece<=' "$TINY"
+# --- usage errors: one line per message a flag can give (exit 2, text verbatim)
+usage "check: unknown metric" "--check 'eec<=0.1': unknown metric 'eec' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)" --check 'eec<=0.1' "$TINY"
+usage "check: missing operator" "--check 'ece=0.1': expected one of <= < >= > after 'ece'" --check 'ece=0.1' "$TINY"
+usage "check: missing number" "--check 'ece<=': expected a number after '<='" --check 'ece<=' "$TINY"
+usage "check: text after the number" "--check 'ece<=0.1 x': unexpected text 'x' after the number" --check 'ece<=0.1 x' "$TINY"
+usage "check: overflowing number" "--check 'ece<=1e999': expected a number after '<='" --check 'ece<=1e999' "$TINY"
+usage "unknown flag" "unknown option '--no-such-flag'" --no-such-flag "$TINY"
+usage "unknown flag=value" "unknown option '--no-such-flag'" --no-such-flag=3 "$TINY"
+usage "flag without value" "--bins needs a value" "$TINY" --bins
+usage "no FILE" "no FILE given"
+usage "--plot takes no value" "--plot takes no value" --plot=yes "$TINY"
+usage "--lens bogus" "--lens: unknown lens 'bogus' (top1|topk:K|class:C|classwise|group:A,B;C,D|full)" --lens bogus "$TINY"
+usage "--lens foo (one prefix)" "--lens: unknown lens 'foo' (top1|topk:K|class:C|classwise|group:A,B;C,D|full)" --lens foo "$TINY"
+usage "--lens topk:0" "--lens: topk needs a whole number k >= 1 (topk:K), got 'topk:0'" --lens topk:0 "$TINY"
+usage "--lens class:" "--lens: class needs an argument (class:C, a class name, number or #index)" --lens class: "$TINY"
+usage "--lens group:" "--lens: group needs an argument (group:A,B;C,D)" --lens group: "$TINY"
+usage "--bins abc (one prefix)" "--bins: need a whole number between 1 and 1000, got 'abc'" --bins abc "$TINY"
+usage "--bins 0" "--bins: need a whole number between 1 and 1000, got '0'" --bins 0 "$TINY"
+usage "--bins 1001 (above the maximum M)" "--bins: need a whole number between 1 and 1000, got '1001'" --bins 1001 "$TINY"
+usage "--bins 1000000" "--bins: need a whole number between 1 and 1000, got '1000000'" --bins 1000000 "$TINY"
+usage "--binning bogus" "--binning: unknown scheme 'bogus' (uniform|mass|kdtree)" --binning bogus "$TINY"
+usage "--gamma 0" "--gamma: need a number in (0, 1], got '0'" --gamma 0 --binning kdtree "$TINY"
+usage "--sigma -1" "--sigma: need a number in [1e-06, 10], got '-1'" --sigma -1 "$TINY"
+usage "--sigma 1e300 (masses underflow)" "--sigma: need a number in [1e-06, 10], got '1e300'" --sigma 1e300 "$TINY"
+usage "--sigma 1e-7 (below the range)" "--sigma: need a number in [1e-06, 10], got '1e-7'" --sigma 1e-7 "$TINY"
+usage "--sigma 10.5" "--sigma: need a number in [1e-06, 10], got '10.5'" --sigma 10.5 "$TINY"
+usage "--mixture bogus" "--mixture: unknown mixture 'bogus' (kde|gmm3)" --mixture bogus "$TINY"
+usage "--distance bogus" "--distance: unknown distance 'bogus' (tvd|l2|max|interval:L,H)" --distance bogus "$TINY"
+usage "--distance interval:0.5" "--distance: interval needs two numbers (interval:L,H), got 'interval:0.5'" --distance interval:0.5 "$TINY"
+usage "--distance interval:0.6,0.5" "--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'" --distance interval:0.6,0.5 "$TINY"
+usage "--select too long" "--select: expression too long" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
+usage "--format xml" "--format: 'xml' is not text, json or csv" --format xml "$TINY"
+usage "--sum-tol 1" "--sum-tol: need a tolerance in [0, 1), got '1'" --sum-tol 1 "$TINY"
+usage "--sum-tol abc" "--sum-tol: need a tolerance in [0, 1), got 'abc'" --sum-tol abc "$TINY"
+usage "--label-col 0" "--label-col: '0' is not a column number (1, 2, ...)" --label-col 0 --no-header "$TINY"
+usage "--delimiter :" "--delimiter: ':' is not , ; or tab" --delimiter : "$TINY"
+usage "--seed -1" "--seed: '-1' is not a non-negative integer" --seed -1 --ci 5 "$TINY"
+usage "--threads 1024 (above the maximum)" "--threads: need a whole number between 0 (all cores) and 256, got '1024'" --threads 1024 --ci 5 "$TINY"
+usage "--threads -1" "--threads: need a whole number between 0 (all cores) and 256, got '-1'" --threads -1 --ci 5 "$TINY"
+usage "--ci 0" "--ci: need a whole number between 1 and 100000, got '0'" --ci 0 "$TINY"
+usage "--ci 100001" "--ci: need a whole number between 1 and 100000, got '100001'" --ci 100001 "$TINY"
+usage "--repeats 100001" "--repeats: need a whole number between 1 and 100000, got '100001'" --repeats 100001 --curve size "$TINY"
+usage "--curve bogus" "--curve: 'bogus' is not size or bins" --curve bogus "$TINY"
+usage "--fractions without --curve size" "--fractions needs --curve size" --fractions 0.5 "$TINY"
+usage "--bins-list without --curve bins" "--bins-list needs --curve bins" --bins-list 5 "$TINY"
+usage "--replace without --curve size" "--replace needs --curve size" --replace "$TINY"
+usage "--fractions 0.5,2" "--fractions: '2' is not a fraction in (0, 1] (or a percentage)" --curve size --fractions 0.5,2 "$TINY"
+usage "--fractions 150%" "--fractions: '150%' is not a fraction in (0, 1] (or a percentage)" --curve size --fractions 150% "$TINY"
+usage "--fractions bad number" "--fractions: bad number 'x' in '0.5,x'" --curve size --fractions 0.5,x "$TINY"
+usage "--fractions empty entry" "--fractions: bad number '' in '0.5,'" --curve size --fractions 0.5, "$TINY"
+usage "--bins-list 1000001 echoes the token" "--bins-list: '1000001' is not a whole number of bins between 1 and 1000" --curve bins --bins-list 5,1000001 "$TINY"
+usage "--bins-list 2.5" "--bins-list: '2.5' is not a whole number of bins between 1 and 1000" --curve bins --bins-list 2.5 "$TINY"
+usage "--bins-list gamma 2 with kdtree" "--bins-list: '2' is not a gamma in (0, 1] (--binning kdtree)" --curve bins --binning kdtree --bins-list 0.1,2 "$TINY"
+usage "--bins-list 33 values" "--bins-list: at most 32 values" --curve bins --bins-list "$(seq -s, 1 33)" "$TINY"
+usage "--repeats without a resampler" "--repeats needs --curve, --compare or --recal" --repeats 5 "$TINY"
+usage "--topk-bars 0" "--topk-bars: bad k '0' in '0,1' (a whole number k >= 1, or full)" --topk-bars 0,1 "$TINY"
+usage "--topk-bars fool" "--topk-bars: bad k 'fool' in '1,fool' (a whole number k >= 1, or full)" --topk-bars 1,fool "$TINY"
+usage "--topk-bars 33 values" "--topk-bars: at most 32 values" --topk-bars "$(seq -s, 1 33)" "$TINY"
+usage "--likert-cuts bad number" "--likert-cuts: bad number 'x' in '0,x,1'" --likert-cuts 0,x,1 "$TINY"
+usage "--likert-cuts 1.5" "--likert-cuts: '1.5' is not in [0, 1]" --likert-cuts 0,1.5 "$TINY"
+usage "--likert-cuts not increasing" "--likert-cuts: cut points must increase ('0.5' then '0.5')" --likert-cuts 0,0.5,0.5,1 "$TINY"
+usage "--likert-cuts one point" "--likert-cuts: need at least 2 cut points, got '0.5'" --likert-cuts 0.5 "$TINY"
+usage "--likert-cuts 19 points" "--likert-cuts: at most 17 cut points" --likert-cuts "$(seq -s, 0 0.05 0.9)" "$TINY"
+usage "--likert with classwise" "--likert: the classwise and group lenses have no single first coordinate; use top1, topk, class or full" --likert --lens classwise "$TINY"
+usage "--compat sklearn" "--compat: 'sklearn' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai" --compat sklearn "$TINY"
+usage "--compat with a full lens" "--compat needs --lens top1 or classwise (the libraries measure nothing else)" --compat netcal --lens full "$TINY"
+usage "--compat with kdtree" "--compat needs --binning uniform or mass (no library has kd-tree bins)" --compat netcal --binning kdtree "$TINY"
+usage "--compare one file" "--compare needs two or more files (A and B), or a file and --recal" --compare "$TINY"
+usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist or iso" --recal ts,bogus "$TINY"
+usage "--recal twice" "--recal: 'ts' is given twice" --recal ts,ts "$TINY"
+usage "--recal empty" "--recal: empty list" --recal , "$TINY"
+usage "--reference 0" "--reference: '0' is not a method number (1 = the first file)" --reference 0 --recal ts "$TINY"
+usage "--reference 3 of 2" "--reference 3: there are only 2 methods (files first, then recalibrations)" --reference 3 --recal ts "$TINY"
+usage "--compare-k 0" "--compare-k: '0' is not a k >= 1" --compare-k 0 --recal ts "$TINY"
+usage "--compare-k without --compare" "--reference and --compare-k need --compare or --recal" --compare-k 2 "$TINY"
+usage "--recal-folds 1" "--recal-folds: '1' is not a fold count in 2..32" --recal-folds 1 --recal ts "$TINY"
+usage "--recal-bins 0" "--recal-bins: '0' is not a bin count in 1..100000" --recal-bins 0 --recal hist "$TINY"
+usage "--recal-split 1" "--recal-split: '1' is not a fitting fraction in (0, 1)" --recal-split 1 --recal ts "$TINY"
+usage "--recal-split-column =x" "--recal-split-column: '=x' names no column (COL or COL=FITVALUE)" --recal-split-column =x --recal ts "$TINY"
+usage "--recal-split-column c=" "--recal-split-column: 'c=' has an empty fitting value" --recal-split-column c= --recal ts "$TINY"
+usage "--recal-folds without --recal" "--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal" --recal-folds 3 "$TINY"
+usage "--recal-split and --recal-split-column" "--recal-split and --recal-split-column both choose the fitting rows: give one" --recal ts --recal-split 0.5 --recal-split-column c "$TINY"
+usage "--recal-folds with a split" "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds" --recal ts --recal-folds 3 --recal-split 0.5 "$TINY"
 
-# --- usage errors
-expect_rc "usage: unknown flag" 2 "$CALSCOPE" report --no-such-flag "$TINY"
-expect_match "usage: unknown flag names it and hints --help" "unknown option '--no-such-flag'.*" "$ERR"
-expect_match "usage: hint" "calscope report --help" "$ERR"
-expect_rc "usage: --bins abc" 2 "$CALSCOPE" report --bins abc "$TINY"
-expect_rc "usage: --bins 0" 2 "$CALSCOPE" report --bins 0 "$TINY"
-expect_rc "usage: --sigma -1" 2 "$CALSCOPE" report --sigma -1 "$TINY"
-expect_rc "usage: --lens bogus" 2 "$CALSCOPE" report --lens bogus "$TINY"
-expect_rc "usage: --format xml" 2 "$CALSCOPE" report --format xml "$TINY"
-expect_rc "usage: flag without value" 2 "$CALSCOPE" report "$TINY" --bins
-expect_rc "usage: no FILE" 2 "$CALSCOPE" report
-expect_match "usage: no FILE message" "no FILE given" "$ERR"
-expect_rc "usage: --plot takes no value" 2 "$CALSCOPE" report --plot=yes "$TINY"
-expect_rc "usage: bad --select" 2 "$CALSCOPE" report --select 'conf >> 0.5' "$TINY"
-expect_match "usage: bad --select shows a caret" "\^" "$ERR"
+# --- no flag is accepted and then ignored: one that would change nothing is refused
+usage "--seed alone" "--seed needs --ci, --curve, --compare or --recal (nothing else is random)" --seed 3 "$TINY"
+usage "--threads alone" "--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)" --threads 2 "$TINY"
+usage "--gamma without kdtree" "--gamma needs --binning kdtree (it is the kd-tree's cell size)" --gamma 0.2 "$TINY"
+usage "--label-col without --no-header" "--label-col needs --no-header (with a header the label column is found by its name)" --label-col 2 "$TINY"
+usage "--sum-tol with --renormalize" "--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one" --sum-tol 0.01 --renormalize "$TINY"
+usage "--ascii without --plot" "--ascii needs --plot (only the plot draws glyphs)" --ascii "$TINY"
+usage "--curve with csv" "--curve has no CSV form (one row per file); use --format text or json" --format csv --curve size "$TINY"
+usage "--topk-bars with csv --compare" "--topk-bars is not in --format csv with --compare (one row per method); use --format text or json" --format csv --topk-bars 1 --recal ts "$TINY"
+usage "--likert with csv --compare" "--likert is not in --format csv with --compare (one row per method); use --format text or json" --format csv --likert --recal ts "$TINY"
+usage "--likert-cuts with csv --compare" "--likert-cuts is not in --format csv with --compare (one row per method); use --format text or json" --format csv --likert-cuts 0,0.5,1 --recal ts "$TINY"
+usage "--mixture without an id/tta file" "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns" --mixture gmm3 "$TINY"
+usage "--compat with csv --compare" "--compat is not in --format csv with --compare (one row per method); use --format text or json" --format csv --compat netcal --recal ts "$TINY"
+
+# every flag x format that is accepted does something: the outputs differ from the plain run
+# (a table: flags | formats; "-" = the flag's effect is on stderr, compared there)
+plain_out() { "$CALSCOPE" report --format "$1" "$TINY" 2>&1; }
+while IFS='|' read -r flags formats; do
+    [ -n "$flags" ] || continue
+    for fmt in $formats; do
+        # shellcheck disable=SC2086
+        got=$("$CALSCOPE" report --format "$fmt" $flags "$TINY" 2>&1); rc=$?
+        if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then not_ok "flag x format: $flags with $fmt runs" "exit $rc: ${got:0:300}"
+        elif [ "$got" = "$(plain_out "$fmt")" ]; then not_ok "flag x format: $flags changes the $fmt output" "same as without it"
+        else ok "flag x format: $flags changes the $fmt output"; fi
+    done
+done <<'EOF'
+--lens classwise|text json csv
+--bins 2|text json csv
+--binning mass|text json csv
+--binning kdtree --gamma 1|text json
+--sigma 0.05|text json csv
+--distance l2|text json csv
+--select conf>0.8|text json csv
+--plot|text json csv
+--plot --ascii|text json csv
+--check ece<=0.01|text json csv
+--ci 5|text json csv
+--ci 5 --seed 1|text json csv
+--ci 5 --threads 1|text json csv
+--curve size --repeats 2|text json
+--curve bins --bins-list 2,3 --repeats 2|text json
+--topk-bars 1,full|text json csv
+--likert|text json csv
+--likert-cuts 0,0.5,1|text json csv
+--compat netcal|text json
+--compat all|text json csv
+EOF
+# the input flags, on files they change: rows that do not sum to 1, a file without a header
+printf 'label,p_a,p_b\n0,0.9,0.08\n1,0.3,0.7\n' >"$TMP/sum98.csv"
+printf '0.9,0.1,0\n0.3,0.7,1\n' >"$TMP/nohead.csv"
+for fmt in text json csv; do
+    expect_rc "input flags: a row summing to 0.98 is refused ($fmt)" 3 "$CALSCOPE" report --format "$fmt" "$TMP/sum98.csv"
+    expect_rc "input flags: --renormalize loads it ($fmt)" 0 "$CALSCOPE" report --format "$fmt" --renormalize "$TMP/sum98.csv"
+    expect_rc "input flags: --sum-tol 0.05 loads it ($fmt)" 0 "$CALSCOPE" report --format "$fmt" --sum-tol 0.05 "$TMP/sum98.csv"
+    expect_rc "input flags: --no-header --label-col 3 ($fmt)" 0 "$CALSCOPE" report --format "$fmt" --no-header --label-col 3 "$TMP/nohead.csv"
+done
+run "$CALSCOPE" report --format csv --no-header --label-col 3 "$TMP/nohead.csv"
+expect_match "input flags: --label-col 3 takes the third column as the label" "nohead\.csv,2,2,0,2,1," "$OUT"
+# --- messages at run time, verbatim, with their exit status
+expect_stderr "run: missing file" 3 "calscope: $TMP/nope.csv: cannot open: No such file or directory" "$CALSCOPE" report "$TMP/nope.csv"
+expect_stderr "run: unknown class is a usage error" 2 "calscope: $TINY: --lens class: unknown class 'foo' (2 classes)" "$CALSCOPE" report --lens class:foo "$TINY"
+expect_stderr "run: an empty selection is said, exit 0" 0 "calscope: $TINY: the selection 'conf>0.95' kept no sample" "$CALSCOPE" report --select 'conf>0.95' "$TINY"
+expect_stderr "run: failed check" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=0.05)" "$CALSCOPE" report --check 'ece<=0.05' "$TINY"
+expect_stderr "run: unavailable metric fails its check" 1 "calscope: check failed: $TINY: rece_m is not available (want rece_m<=1)" "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
+expect_stderr "run: metric names are case-insensitive (the dashboard says ECE)" 1 "calscope: check failed: $TINY: ece = 0.18 (want ECE<=0.05)" "$CALSCOPE" report --check 'ECE<=0.05' "$TINY"
+expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
+usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)" --check 'ec-e<=0.1' "$TINY"
+expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=1e-320)" "$CALSCOPE" report --check 'ece<=1e-320' "$TINY"
+expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
+# a usage error found while loading is exit 2, not 3 (it was 3)
+expect_stderr "run: loader usage error exits 2" 2 "calscope: $TINY: a split column is found by name: it needs a header row" "$CALSCOPE" report --no-header --recal ts --recal-split-column c "$TINY"
+printf 'label,p_a,p_b,p_c\n0,0.7,0.2,0.1\n' >"$TMP/sum1ulp.csv"
+expect_stderr "run: --sum-tol 0 prints the sum that is not 1" 3 "calscope: $TMP/sum1ulp.csv:2:2: probabilities sum to 0.9999999999999999, not 1 within 0" "$CALSCOPE" report --sum-tol 0 "$TMP/sum1ulp.csv"
+expect_stderr "run: --sum-tol 1e-320 is accepted and printed as given" 3 "calscope: $TMP/sum1ulp.csv:2:2: probabilities sum to 0.9999999999999999, not 1 within 1e-320" "$CALSCOPE" report --sum-tol 1e-320 "$TMP/sum1ulp.csv"
+expect_stderr "run: a tolerance that covers it" 0 "" "$CALSCOPE" report --sum-tol 1e-15 "$TMP/sum1ulp.csv"
+expect_stderr "run: sum to 0.9 (ten digits read well)" 3 "calscope: $TMP/badsum.csv:2:2: probabilities sum to 0.9, not 1 within 0.001" \
+    sh -c 'printf "label,p_a,p_b,p_c\n0,0.3,0.3,0.3\n" >"$1"; "$2" report "$1"' sh "$TMP/badsum.csv" "$CALSCOPE"
+printf 'label,p_a,p_b\n0,0.8,0.2\n' >"$TMP/one.csv"
+expect_stderr "run: --recal iso with no row to fit on exits 3" 3 "calscope: $TMP/one.csv+iso: $TMP/one.csv: iso has no row to fit on in some cross-fitting fold (too few samples)" "$CALSCOPE" report --recal iso "$TMP/one.csv"
+# the per-case histogram is K*M*M counts: bounded, refused with the largest M that fits
+{ printf 'case,label'; for c in $(seq 0 19); do printf ',p_%d' "$c"; done; printf '\n'
+  for r in 1 2 3; do printf 'c%d,%d' "$r" "$r"; for c in $(seq 0 19); do printf ',0.05'; done; printf '\n'; done; } >"$TMP/case20.csv"
+expect_stderr "run: case histogram above 2^24 cells" 2 "calscope: $TMP/case20.csv: the per-case reliability histogram needs K*M*M = 20*1000*1000 cells, more than 16777216: use --bins 915 or fewer" "$CALSCOPE" report --bins 1000 "$TMP/case20.csv"
+expect_rc "run: case histogram at the largest M that fits" 0 "$CALSCOPE" report --format json --bins 915 "$TMP/case20.csv"
+expect_match "run: that histogram is K x M x M" "^20 915 915$" "$(json_get "(lambda h: '%d %d %d' % (len(h), len(h[0]), len(h[0][0])))(d['files'][0]['cases']['reliability_histogram'])")"
+
+# output that cannot be written is exit 3 everywhere (here a full device)
+if [ -w /dev/full ]; then
+    for args in "report --help" "report --version" "--help" "--version" "report $TINY" "report --format json $TINY"; do
+        # shellcheck disable=SC2086
+        expect_stderr "full device: calscope $args" 3 "calscope: error writing the output" sh -c '"$0" "$@" >/dev/full' "$CALSCOPE" $args
+    done
+    expect_rc "full device: json --plot with the plot's stderr full" 3 sh -c '"$0" report --format json --plot "$1" >/dev/null 2>/dev/full' "$CALSCOPE" "$TINY"
+fi
+
+# --- RECE-G at both ends of the sigma range, against the definition computed here (SPEC §2:
+# Normal(c, sigma) masses on the M uniform bins, normalised; sum_i |A_i - C_i| / N)
+rece_g_ref() { /usr/bin/python3 - "$1" <<'PY'
+import math, sys
+s = float(sys.argv[1]); M = 15
+conf = [0.9, 0.9, 0.7, 0.7, 0.7]; acc = [1, 0, 1, 1, 0]   # TINY's top-1 confidence and correctness
+Phi = lambda x: 0.5 * math.erfc(-x / math.sqrt(2))
+A = [0.0] * M; C = [0.0] * M
+for c, a in zip(conf, acc):
+    w = [Phi((( i + 1) / M - c) / s) - Phi((i / M - c) / s) for i in range(M)]
+    t = sum(w)
+    for i in range(M):
+        A[i] += w[i] / t * a; C[i] += w[i] / t * c
+print(repr(sum(abs(x - y) for x, y in zip(A, C)) / len(conf)))
+PY
+}
+for sg in 10 1e-6 0.1; do
+    run "$CALSCOPE" report --format json --sigma "$sg" "$TINY"
+    num_near "rece_g at --sigma $sg matches the definition" "$(json_get "d['files'][0]['metrics']['rece_g']")" "$(rece_g_ref "$sg")"
+done
+
+# --- CSV carries --ci and --topk-bars (columns documented in the README)
+run "$CALSCOPE" report --format csv --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY"
+expect_match "csv --ci --topk-bars: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,accuracy_lo,accuracy_hi,ece_lo,ece_hi,ace_lo,ace_hi,mce_lo,mce_hi,rece_g_lo,rece_g_hi,rece_m_lo,rece_m_hi,brier_lo,brier_hi,nll_lo,nll_hi,aece_lo,aece_hi,sce_lo,sce_hi,topk_1,topk_full,topk_5$" "$(printf '%s\n' "$OUT" | head -1)"
+csv_row=$(printf '%s\n' "$OUT" | sed -n 2p)
+OUT=$("$CALSCOPE" report --format json --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY")
+want=$(json_get "','.join(['' if v is None else repr(v) for m in ('accuracy','ece','ace','mce','rece_g','rece_m','brier','nll','aece','sce') for v in (d['files'][0]['metrics'].get(m+'_ci') or [None, None])] + [repr(d['files'][0]['topk'][i]['ece']) for i in (0, 1, 1)])")
+got=$(printf '%s\n' "$csv_row" | cut -d, -f16-)
+if [ "$(printf '%s' "$got" | /usr/bin/python3 -c "import sys; a=sys.stdin.read().strip().split(','); b='$want'.split(','); print(all((x=='' and y=='') or (x!='' and y!='' and float(x)==float(y)) for x,y in zip(a,b)) and len(a)==len(b))")" = True ]
+then ok "csv --ci --topk-bars: the JSON's intervals and bars (full and 5 are k = 2 here)"
+else not_ok "csv --ci --topk-bars: the JSON's intervals and bars" "csv  $got" "json $want"; fi
+if [ -f samples/digits_ts.csv ]; then
+    run "$CALSCOPE" report --format json --topk-bars 1,2,3,5,10,full samples/digits_ts.csv
+    expect_match "topk: 10 and full on a 10-class file are one bar" "^\[1, 2, 3, 5, 10\]$" "$(json_get "[t['k'] for t in d['files'][0]['topk']]")"
+    run "$CALSCOPE" report --topk-bars 1,2,3,5,10,full samples/digits_ts.csv
+    expect_match "topk: text lists k=10 once" "^1$" "$(printf '%s\n' "$OUT" | grep -c '^  k=10 ')"
+fi
+
+# --- thread counts: the documented maximum works, above it is refused (also in the dashboard)
+expect_rc "threads: --threads 256 (the maximum) works" 0 "$CALSCOPE" report --ci 5 --threads 256 "$TINY"
+expect_stderr "dashboard: --threads 1024" 2 "calscope: --threads: need a whole number between 0 (all cores) and 256, got '1024'"$'\n'"$DHINT" "$CALSCOPE" --threads 1024 "$TINY"
+expect_stderr "dashboard: --sigma 1e300" 2 "calscope: --sigma: need a number in [1e-06, 10], got '1e300'"$'\n'"$DHINT" "$CALSCOPE" --sigma 1e300 "$TINY"
+expect_stderr "dashboard: --ci 100001" 2 "calscope: --ci: need a whole number between 0 and 100000, got '100001'"$'\n'"$DHINT" "$CALSCOPE" --ci 100001 "$TINY"
+expect_stderr "dashboard: --repeats 0" 2 "calscope: --repeats: need a whole number between 1 and 100000, got '0'"$'\n'"$DHINT" "$CALSCOPE" --repeats 0 "$TINY"
+expect_stderr "dashboard: --sum-tol 1" 2 "calscope: --sum-tol: need a tolerance in [0, 1), got '1'"$'\n'"$DHINT" "$CALSCOPE" --sum-tol 1 "$TINY"
+expect_stderr "dashboard: --bins 1001" 2 "calscope: --bins: need a whole number between 1 and 1000, got '1001'"$'\n'"$DHINT" "$CALSCOPE" --bins 1001 "$TINY"
+
 expect_rc "help: exit 0" 0 "$CALSCOPE" report --help
 for f in --lens --bins --binning --gamma --sigma --mixture --distance --select --format --plot \
          --ci --seed --threads --curve --check --compat --ascii --skip-bad-rows --sum-tol; do
@@ -225,7 +445,7 @@ expect_rc "compare: text" 0 "$CALSCOPE" report --compare --repeats 20 "$TMP/a.cs
 expect_match "compare: text table" "metric +A +B +diff +95% interval +p_better" "$OUT"
 
 expect_rc "topk: exit 0" 0 "$CALSCOPE" report --format json --topk-bars 1,2,full "$TINY"
-expect_match "topk: k values (full = K)" "^\[1, 2, 2\]$" "$(json_get "[t['k'] for t in d['files'][0]['topk']]")"
+expect_match "topk: k values, full = K = 2 given once" "^\[1, 2\]$" "$(json_get "[t['k'] for t in d['files'][0]['topk']]")"
 num_near "topk: k=1 is the top-1 ECE" "$(json_get "d['files'][0]['topk'][0]['ece']")" 0.18
 expect_rc "topk: bad k" 2 "$CALSCOPE" report --topk-bars 0,1 "$TINY"
 expect_rc "compat: a known library" 0 "$CALSCOPE" report --format json --compat netcal "$TINY"
@@ -237,6 +457,8 @@ printf 'id,tta,label,p_a,p_b\na,0,0,0.8,0.2\na,1,0,0.6,0.4\nb,0,1,0.3,0.7\nb,1,1
 expect_rc "tta: exit 0" 0 "$CALSCOPE" report --format json "$TMP/tta.csv"
 expect_match "tta: rece_m is a number, samples are the tta 0 rows" "^True 4 2$" "$(json_get "isinstance(d['files'][0]['metrics']['rece_m'], float), d['files'][0]['rows'], d['files'][0]['samples']" | tr -d '(),')"
 expect_rc "tta: rece_m check passes" 0 "$CALSCOPE" report --check 'rece_m<=1' "$TMP/tta.csv"
+expect_rc "tta: --mixture gmm3 applies to it" 0 "$CALSCOPE" report --format json --mixture gmm3 "$TMP/tta.csv" "$TINY"
+expect_match "tta: --mixture gmm3 is in its settings" "^gmm3$" "$(json_get "d['files'][0]['settings']['mixture']")"
 printf 'case,label,p_a,p_b\nc1,0,0.9,0.1\nc1,1,0.9,0.1\nc2,1,0.2,0.8\nc2,1,0.4,0.6\n' >"$TMP/cases.csv"
 expect_rc "cases: exit 0" 0 "$CALSCOPE" report --format json --bins 4 "$TMP/cases.csv"
 expect_match "cases: count, stats, K x M x M histogram" "^2 True 2 4 4$" "$(json_get "d['files'][0]['cases']['count'], all(set(v) >= {'mean','sd'} for v in d['files'][0]['cases']['metrics'].values()), len(d['files'][0]['cases']['reliability_histogram']), len(d['files'][0]['cases']['reliability_histogram'][0]), len(d['files'][0]['cases']['reliability_histogram'][0][0])" | tr -d '(),')"
@@ -259,6 +481,6 @@ expect_match "version: dashboard prints it" "^calscope [0-9]+\.[0-9]+\.[0-9]+$" 
 expect_rc "dashboard: unknown option is a usage error" 2 "$CALSCOPE" --bogus samples/digits_ts.csv
 expect_match "dashboard: names the unknown option, not the file after it" "unknown option: --bogus" "$ERR"
 expect_rc "dashboard: bad --bins is a usage error" 2 "$CALSCOPE" --bins 0 samples/digits_ts.csv
-expect_match "dashboard: --bins message from the engine's parser" "between 1 and 1000000" "$ERR"
+expect_stderr "dashboard: --bins message from the engine's parser" 2 "calscope: --bins: need a whole number between 1 and 1000, got '0'"$'\n'"$DHINT" "$CALSCOPE" --bins 0 samples/digits_ts.csv
 
 done_testing

@@ -2,6 +2,7 @@
  * Every rule about what a good row is lives here and nowhere else, so the two paths cannot
  * disagree about it. */
 #include "engine/load/load_internal.h"
+#include "calscope/metrics.h"
 
 #include "calscope/classes.h"
 
@@ -93,7 +94,15 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
         snprintf(m, cap, "probability outside [0,1] '%s' in column '%s'", txt, cname);
         break;
     case R_SUM:
-        snprintf(m, cap, "probabilities sum to %.10g, not 1 within %g", x, w->opt->sum_tol);
+    {
+        /* 10 digits read well, but a sum that misses 1 only in its last digits (--sum-tol 0)
+         * must not print as 1: then every digit it takes; the tolerance exactly as given */
+        char sum[40], tol[40];
+        snprintf(sum, sizeof sum, "%.10g", x);
+        if (strtod(sum, NULL) == 1.0 && x != 1.0) cs_format_number(sum, sizeof sum, x);
+        cs_format_number(tol, sizeof tol, w->opt->sum_tol);
+        snprintf(m, cap, "probabilities sum to %s, not 1 within %s", sum, tol);
+    }
         break;
     case R_SUM_ZERO:
         snprintf(m, cap, "probabilities sum to %.10g, cannot renormalize", x);

@@ -1,7 +1,10 @@
 /* Settings: SPEC defaults, the command-line spellings and their inverse (format_flags). */
 #include "calscope/metrics.h"
+#include "calscope/resample.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,19 +27,22 @@ void cs_settings_default(cs_settings *s)
     s->mixture = CS_MIX_KDE;
 }
 
-/* Whole string consumed, finite, no leading blanks that strtod would skip silently. */
-static int parse_double(const char *t, double *out)
+/* Whole string consumed, finite, no leading blanks that strtod would skip silently. strtod
+ * sets ERANGE on underflow too (1e-320 is a valid subnormal, 1e-400 rounds to 0): only an
+ * overflow (an infinite result) is refused. */
+int cs_parse_number(const char *t, double *out)
 {
-    if (!t || !*t || *t == ' ' || *t == '\t') return 0;
+    if (!t || !*t || isspace((unsigned char)*t)) return 0;
     char *end;
     errno = 0;
     double v = strtod(t, &end);
-    if (end == t || *end != '\0' || errno == ERANGE || !isfinite(v)) return 0;
+    if (end == t || *end != '\0' || !isfinite(v)) return 0;
+    if (errno == ERANGE && fabs(v) > DBL_MIN) return 0;
     *out = v;
     return 1;
 }
 
-static int parse_int(const char *t, long lo, long hi, long *out)
+int cs_parse_whole(const char *t, long lo, long hi, long *out)
 {
     if (!t || !*t || !(*t == '+' || (*t >= '0' && *t <= '9'))) return 0;
     char *end;
@@ -64,7 +70,7 @@ cs_status cs_settings_set_lens(cs_settings *s, const char *text, cs_error *err)
     }
     if (strncasecmp(t, "topk:", 5) == 0) {
         long k;
-        if (!parse_int(t + 5, 1, INT_MAX, &k))
+        if (!cs_parse_whole(t + 5, 1, INT_MAX, &k))
             return cs_error_set(err, CS_EUSAGE, 0, 0,
                                 "--lens: topk needs a whole number k >= 1 (topk:K), got '%s'", t);
         s->lens = CS_LENS_TOPK; s->topk = (int)k; s->lens_arg[0] = '\0';
@@ -116,7 +122,7 @@ cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *e
         if (!comma) goto bad_interval;
         *comma = '\0';
         double lo, hi;
-        if (!parse_double(buf, &lo) || !parse_double(comma + 1, &hi)) goto bad_interval;
+        if (!cs_parse_number(buf, &lo) || !cs_parse_number(comma + 1, &hi)) goto bad_interval;
         if (lo < 0 || hi > 1 || lo > hi)
             return cs_error_set(err, CS_EUSAGE, 0, 0,
                                 "--distance: interval needs 0 <= L <= H <= 1, got '%s'", t);
@@ -144,9 +150,9 @@ cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *er
 cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err)
 {
     long m;
-    if (!parse_int(text, 1, 1000000, &m))
+    if (!cs_parse_whole(text, 1, CS_BINS_MAX, &m))
         return cs_error_set(err, CS_EUSAGE, 0, 0,
-                            "--bins: need a whole number between 1 and 1000000, got '%s'",
+                            "--bins: need a whole number between 1 and %d, got '%s'", CS_BINS_MAX,
                             text ? text : "");
     s->bins = (int)m;
     return CS_OK;
@@ -155,7 +161,7 @@ cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err)
 cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err)
 {
     double g;
-    if (!parse_double(text, &g) || !(g > 0) || g > 1)
+    if (!cs_parse_number(text, &g) || !(g > 0) || g > 1)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "--gamma: need a number in (0, 1], got '%s'",
                             text ? text : "");
     s->gamma = g;
@@ -165,22 +171,54 @@ cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err)
 cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err)
 {
     double v;
-    if (!parse_double(text, &v) || !(v > 0))
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "--sigma: need a number > 0, got '%s'",
-                            text ? text : "");
+    if (!cs_parse_number(text, &v) || !(v >= CS_SIGMA_MIN && v <= CS_SIGMA_MAX))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--sigma: need a number in [%g, %g], got '%s'",
+                            CS_SIGMA_MIN, CS_SIGMA_MAX, text ? text : "");
     s->sigma = v;
+    return CS_OK;
+}
+
+cs_status cs_parse_threads(const char *text, int *out, cs_error *err)
+{
+    long v;
+    if (!cs_parse_whole(text, 0, CS_THREADS_MAX, &v))
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--threads: need a whole number between 0 (all cores) and %d, got '%s'",
+                            CS_THREADS_MAX, text ? text : "");
+    *out = (int)v;
+    return CS_OK;
+}
+
+cs_status cs_parse_resamples(const char *flag, const char *text, long lo, int *out, cs_error *err)
+{
+    long v;
+    if (!cs_parse_whole(text, lo, CS_RESAMPLES_MAX, &v))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: need a whole number between %ld and %d, got '%s'",
+                            flag, lo, CS_RESAMPLES_MAX, text ? text : "");
+    *out = (int)v;
+    return CS_OK;
+}
+
+cs_status cs_parse_sum_tol(const char *text, double *out, cs_error *err)
+{
+    double v;
+    if (!cs_parse_number(text, &v) || !(v >= 0 && v < 1))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--sum-tol: need a tolerance in [0, 1), got '%s'",
+                            text ? text : "");
+    *out = v;
     return CS_OK;
 }
 
 cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
 {
-    if (s->bins < 1 || s->bins > 1000000)
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "bins must be between 1 and 1000000 (got %d)",
-                            s->bins);
+    if (s->bins < 1 || s->bins > CS_BINS_MAX)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "bins must be between 1 and %d (got %d)",
+                            CS_BINS_MAX, s->bins);
     if (!(s->gamma > 0) || s->gamma > 1)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "gamma must be in (0, 1] (got %g)", s->gamma);
-    if (!(s->sigma > 0) || !isfinite(s->sigma))
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "sigma must be > 0 (got %g)", s->sigma);
+    if (!(s->sigma >= CS_SIGMA_MIN && s->sigma <= CS_SIGMA_MAX))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "sigma must be in [%g, %g] (got %.17g)",
+                            CS_SIGMA_MIN, CS_SIGMA_MAX, s->sigma);
     if (s->lens == CS_LENS_TOPK && s->topk < 1)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "topk needs k >= 1 (got %d)", s->topk);
     if ((s->lens == CS_LENS_CLASS || s->lens == CS_LENS_GROUP) &&
@@ -210,7 +248,7 @@ void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size)
 }
 
 /* Shortest decimal that reads back to the same double, so flags round-trip exactly. */
-static void fmt_num(char *out, size_t size, double v)
+void cs_format_number(char *out, size_t size, double v)
 {
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(out, size, "%.*g", prec, v);
@@ -250,8 +288,8 @@ void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size)
     buf[0] = '\0';
     char lens[CS_SPEC_MAX + 16], g[40], sg[40], lo[40], hi[40];
     cs_settings_lens_name(s, lens, sizeof lens);
-    fmt_num(g, sizeof g, s->gamma);
-    fmt_num(sg, sizeof sg, s->sigma);
+    cs_format_number(g, sizeof g, s->gamma);
+    cs_format_number(sg, sizeof sg, s->sigma);
     size_t pos = 0;
 #define PUT(...) do { if (pos < size) pos += (size_t)snprintf(buf + pos, size - pos, __VA_ARGS__); } while (0)
     PUT("--lens ");
@@ -265,8 +303,8 @@ void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size)
     case CS_DIST_L2: PUT("l2"); break;
     case CS_DIST_MAX: PUT("max"); break;
     case CS_DIST_INTERVAL:
-        fmt_num(lo, sizeof lo, s->interval_lo);
-        fmt_num(hi, sizeof hi, s->interval_hi);
+        cs_format_number(lo, sizeof lo, s->interval_lo);
+        cs_format_number(hi, sizeof hi, s->interval_hi);
         PUT("interval:%s,%s", lo, hi);
         break;
     default: PUT("tvd"); break;

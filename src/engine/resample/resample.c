@@ -257,7 +257,7 @@ void cs_stat_compute(const double *values, size_t n, double reference, double *s
 int cs_cpu_count(void)
 {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
-    return c < 1 ? 1 : (c > 256 ? 256 : (int)c);
+    return c < 1 ? 1 : (c > CS_THREADS_MAX ? CS_THREADS_MAX : (int)c);
 }
 
 typedef struct pf_shared {
@@ -297,6 +297,8 @@ int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t 
 {
     if (threads <= 0)
         threads = cs_cpu_count();
+    if (threads > CS_THREADS_MAX)
+        threads = CS_THREADS_MAX;
     if ((size_t)threads > n_tasks)
         threads = n_tasks > 0 ? (int)n_tasks : 1;
     pf_shared sh = { .task = task, .ctx = ctx, .n_tasks = n_tasks, .cancel = cancel };
@@ -305,9 +307,14 @@ int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t 
         pf_loop(&sh, 0);
         return 0;
     }
-    pthread_t tid[256];
-    pf_arg args[256];
+    /* on the heap: a thread count is the caller's number, never a stack array's size */
+    pthread_t *tid = malloc((size_t)(threads - 1) * sizeof *tid);
+    pf_arg *args = malloc((size_t)(threads - 1) * sizeof *args);
     int started = 0, rc = 0;
+    if (!tid || !args) {
+        threads = 1;   /* no helpers: the caller's thread runs every task */
+        rc = -1;
+    }
     /* Helpers must never take SIGINT/SIGWINCH meant for the UI thread. */
     sigset_t all, old;
     sigfillset(&all);
@@ -324,5 +331,7 @@ int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t 
     pf_loop(&sh, 0);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);
+    free(tid);
+    free(args);
     return rc;
 }
