@@ -41,8 +41,9 @@ typedef enum cs_metric_id {
 } cs_metric_id;
 
 #define CS_METRIC_BIT(id) (1u << (id))
-/* Every metric of the table (rece_m included: cs_metrics_available drops it for files
- * without id/tta, as every interval, curve and comparison below does). */
+/* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot
+ * be resampled -- files without id/tta -- as every interval, curve and comparison below does;
+ * the bins curve keeps it only when it can at every M). */
 #define CS_METRICS_DEFAULT 0x3ffu
 
 /* JSON key ("ece", "rece_g", ...), or NULL for an unknown id. */
@@ -51,7 +52,8 @@ const char *cs_metric_name(int id);
 int cs_metric_from_name(const char *name);
 /* The CS_WANT_* bits cs_evaluate needs for a metric mask. */
 unsigned cs_metric_want(unsigned metric_mask);
-/* mask without the metrics p cannot give (rece_m unless p is a long TTA file). Any thread. */
+/* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
+ * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask);
 /* The metric's value in a cs_result. */
 double cs_metric_value(const cs_result *r, int id);

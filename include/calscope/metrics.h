@@ -131,6 +131,12 @@ const uint32_t *cs_prepared_rows(const cs_prepared *p);
 /* 1 when the prepared file is a long test-time-augmentation file (id and tta columns), the
  * only kind on which CS_WANT_RECE_M gives a number. Any thread. */
 int cs_prepared_has_tta(const cs_prepared *p);
+/* 1 when, besides, RECE-M's n x M weight rows are kept in memory after the first evaluation
+ * (they fit in the larger of 48 MiB and the file's probability matrix), so that resampling
+ * RECE-M costs what resampling RECE-G does. Otherwise every evaluation remakes the rows of
+ * its items (T erfc per bin edge and observation): right, but too slow to repeat hundreds
+ * of times, so intervals and curves leave RECE-M out. Any thread. */
+int cs_prepared_rece_m_kept(const cs_prepared *p);
 void cs_prepared_free(cs_prepared *p);
 
 /* Computes the `want` metrics on the samples idx[0..n) of p (NULL idx = all, n ignored then).

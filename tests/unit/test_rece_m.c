@@ -570,7 +570,7 @@ static void test_curves(void **state)
 
 /* Weight rows too large to keep (n*M doubles above both 48 MiB and the probability matrix)
  * are made per evaluation by the same function: the same numbers as the formula, repeats
- * included. 8 ids x 10^6 bins = 64 MB of rows. */
+ * included; resampling leaves RECE-M out then. 8 ids x 10^6 bins = 64 MB of rows. */
 static void test_uncached_rows(void **state)
 {
     (void)state;
@@ -586,6 +586,20 @@ static void test_uncached_rows(void **state)
     const uint32_t idx[6] = { 5, 0, 5, 2, 0, 5 };
     assert_int_equal(evaluate_rece_m(d, &s, idx, 6, CS_WANT_RECE_M, &v, &err), CS_OK);
     assert_double_near(v, rece_m_ref(&g, idx, 6, 1000000, 0.1), 1e-9);
+    /* such rows are not resampled: intervals leave RECE-M out (and keep the rest) */
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_true(cs_prepared_has_tta(p));
+    assert_false(cs_prepared_rece_m_kept(p));
+    cs_run run = { 1, NULL, NULL };
+    cs_ci ci;
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRIC_BIT(CS_METRIC_RECE_M) | CS_METRIC_BIT(CS_METRIC_ACCURACY),
+                                     3, 1, &run, &ci, &err), CS_OK);
+    assert_int_equal(ci.metrics, CS_METRIC_BIT(CS_METRIC_ACCURACY));
+    cs_prepared_free(p);
+    s.bins = 15;
+    p = cs_prepare(d, &s, &err);
+    assert_true(cs_prepared_rece_m_kept(p));
+    cs_prepared_free(p);
     cs_dataset_free(d);
 }
 

@@ -145,10 +145,6 @@ void cs_mx_rm_free(cs_mx_rm *rm)
     free(rm);
 }
 
-int cs_prepared_has_tta(const cs_prepared *p)
-{
-    return p->d->id && p->d->tta;
-}
 
 /* Adds (scale ? g * mass : mass) of Normal(mu, sd) on each bin [e_i, e_i+1] to w[0..m).
  * z/q: m+1 scratch. Each edge's erfc is taken once, q_i = erfc(|z_i|); a bin's mass is
@@ -259,6 +255,16 @@ static int cache_fits(const cs_dataset *d, size_t n, size_t m)
     double need = (double)n * (double)m * sizeof(double);
     double have = (double)d->n * (double)d->k * sizeof(double);
     return need <= (have > RM_CACHE_MIN ? have : (double)RM_CACHE_MIN);
+}
+
+int cs_prepared_has_tta(const cs_prepared *p)
+{
+    return p->d->id && p->d->tta;
+}
+
+int cs_prepared_rece_m_kept(const cs_prepared *p)
+{
+    return cs_prepared_has_tta(p) && cache_fits(p->d, p->n, (size_t)p->s.bins);
 }
 
 static cs_status build(const cs_prepared *p, const atomic_int *cancel, cs_mx_rm **out,

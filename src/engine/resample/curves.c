@@ -45,11 +45,12 @@ unsigned cs_metric_want(unsigned mask)
     return w;
 }
 
-/* RECE-M (recem): a metric only a long test-time-augmentation file has. Masks are cut to what
- * the prepared problem can give, so intervals and curves list RECE-M for such files only. */
+/* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
+ * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
+ * problem can give, so intervals and curves list RECE-M for such files only. */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask)
 {
-    return cs_prepared_has_tta(p) ? mask : mask & ~CS_METRIC_BIT(CS_METRIC_RECE_M);
+    return cs_prepared_rece_m_kept(p) ? mask : mask & ~CS_METRIC_BIT(CS_METRIC_RECE_M);
 }
 
 double cs_metric_value(const cs_result *r, int id)
@@ -520,8 +521,10 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
             goto fail;
     }
     x.n = cs_prepared_count(x.prep[0]);
-    cs_curve_options avail = *o;   /* recem: the metrics this file has */
-    avail.metrics = cs_metrics_available(x.prep[0], o->metrics);
+    cs_curve_options avail = *o;   /* recem: the metrics this file has, at every M */
+    avail.metrics = o->metrics;
+    for (size_t i = 0; i < o->n_points; i++)
+        avail.metrics = cs_metrics_available(x.prep[i], avail.metrics);
     o = x.o = &avail;
     c = curve_new(CS_CURVE_BINS, o, x.n, err);
     if (!c)
