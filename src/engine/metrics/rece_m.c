@@ -209,16 +209,27 @@ typedef struct {
     atomic_int status;    /* 0, 1 cancelled, -1 ENOMEM */
 } build_ctx;
 
+/* Samples [*a, *z) of chunk c, or 0 when the build stops (an error, or a raised cancel flag,
+ * which is recorded as status 1). */
+static int chunk_range(build_ctx *x, size_t c, size_t *a, size_t *z)
+{
+    if (atomic_load(&x->status) || cs_mx_cancelled(x->cancel)) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&x->status, &zero, 1);
+        return 0;
+    }
+    size_t n = x->rm->n;
+    *a = c * RM_CHUNK;
+    *z = *a + RM_CHUNK < n ? *a + RM_CHUNK : n;
+    return 1;
+}
+
 static void fit_chunk(void *vctx, size_t c)
 {
     build_ctx *x = vctx;
     cs_mx_rm *rm = x->rm;
-    if (atomic_load(&x->status) || cs_mx_cancelled(x->cancel)) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&x->status, &zero, 1);
-        return;
-    }
-    size_t a = c * RM_CHUNK, z = a + RM_CHUNK < rm->n ? a + RM_CHUNK : rm->n;
+    size_t a, z;
+    if (!chunk_range(x, c, &a, &z)) return;
     for (size_t j = a; j < z; j++) {
         double *g = rm->gmm + 9 * j, var[3];
         size_t o = rm->obs_start[j];
@@ -234,14 +245,10 @@ static void weight_chunk(void *vctx, size_t c)
 {
     build_ctx *x = vctx;
     cs_mx_rm *rm = x->rm;
-    if (atomic_load(&x->status) || cs_mx_cancelled(x->cancel)) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&x->status, &zero, 1);
-        return;
-    }
+    size_t a, z;
+    if (!chunk_range(x, c, &a, &z)) return;
     double *zq = malloc(2 * (rm->m + 1) * sizeof *zq);
     if (!zq) { atomic_store(&x->status, -1); return; }
-    size_t a = c * RM_CHUNK, z = a + RM_CHUNK < rm->n ? a + RM_CHUNK : rm->n;
     for (size_t j = a; j < z; j++) sample_weights(rm, j, zq, zq + rm->m + 1, rm->w + j * rm->m);
     free(zq);
 }
