@@ -41,8 +41,10 @@ typedef enum cs_metric_id {
 } cs_metric_id;
 
 #define CS_METRIC_BIT(id) (1u << (id))
-/* ece, ace, mce, aece, rece_g, brier, nll, accuracy, sce — the default set of the table. */
-#define CS_METRICS_DEFAULT 0x3bfu
+/* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot
+ * be resampled -- files without id/tta -- as every interval, curve and comparison below does;
+ * the bins curve keeps it only when it can at every M). */
+#define CS_METRICS_DEFAULT 0x3ffu
 
 /* JSON key ("ece", "rece_g", ...), or NULL for an unknown id. */
 const char *cs_metric_name(int id);
@@ -50,6 +52,9 @@ const char *cs_metric_name(int id);
 int cs_metric_from_name(const char *name);
 /* The CS_WANT_* bits cs_evaluate needs for a metric mask. */
 unsigned cs_metric_want(unsigned metric_mask);
+/* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
+ * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
+unsigned cs_metrics_available(const cs_prepared *p, unsigned mask);
 /* The metric's value in a cs_result. */
 double cs_metric_value(const cs_result *r, int id);
 /* 1 when lower is better (every error and scoring rule), 0 for accuracy. */
@@ -97,7 +102,7 @@ typedef struct cs_curve_options {
 /* Defaults: seed 0, repeats 20, without replacement, default metrics, fractions
  * 0.01 0.05 0.10 0.25 0.50 1.00. */
 void cs_curve_options_size_default(cs_curve_options *o);
-/* Defaults: seed 0, repeats 200, ece/ace/mce, M = 5 10 15 20 30 50 100 200 500 1000 (for
+/* Defaults: seed 0, repeats 200, ece/ace/mce/rece_m, M = 5 10 15 20 30 50 100 200 500 1000 (for
  * kd-tree binning, pass kdtree = 1: gamma = 0.5 0.2 0.1 0.05 0.02 0.01 0.005 0.002 0.001). */
 void cs_curve_options_bins_default(cs_curve_options *o, int kdtree);
 

@@ -111,7 +111,7 @@ enum {
     CS_WANT_ACCURACY = 1u << 0,
     CS_WANT_BINNED   = 1u << 1,  /* ece, ace, mce and the bin table, under the chosen settings */
     CS_WANT_RECE_G   = 1u << 2,
-    CS_WANT_RECE_M   = 1u << 3,  /* needs an id/tta long file; NAN otherwise */
+    CS_WANT_RECE_M   = 1u << 3,  /* needs an id/tta long file; NAN otherwise (rece_m.h) */
     CS_WANT_BRIER    = 1u << 4,
     CS_WANT_NLL      = 1u << 5,
     CS_WANT_AECE     = 1u << 6,  /* top-1 equal-mass ECE with the same M, whatever the binning */
@@ -161,6 +161,15 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
 size_t cs_prepared_count(const cs_prepared *p);
 /* The dataset row of each prepared sample (length cs_prepared_count), in dataset order. */
 const uint32_t *cs_prepared_rows(const cs_prepared *p);
+/* 1 when the prepared file is a long test-time-augmentation file (id and tta columns), the
+ * only kind on which CS_WANT_RECE_M gives a number. Any thread. */
+int cs_prepared_has_tta(const cs_prepared *p);
+/* 1 when, besides, RECE-M's n x M weight rows are kept in memory after the first evaluation
+ * (they fit in the larger of 48 MiB and the file's probability matrix), so that resampling
+ * RECE-M costs what resampling RECE-G does. Otherwise every evaluation remakes the rows of
+ * its items (T erfc per bin edge and observation): right, but too slow to repeat hundreds
+ * of times, so intervals and curves leave RECE-M out. Any thread. */
+int cs_prepared_rece_m_kept(const cs_prepared *p);
 void cs_prepared_free(cs_prepared *p);
 
 /* Computes the `want` metrics on the samples idx[0..n) of p (NULL idx = all, n ignored then).

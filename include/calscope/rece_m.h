@@ -27,51 +27,21 @@
  * RECE-M = Σ_i |Ã_i − C̃_i| / N over all M bins, C̃_i = Σ_j w_ji c_j, Ã_i = Σ_j w_ji acc_j,
  * N = number of selected samples. s->select is applied to the tta == 0 rows.
  *
- * Threads: cs_rece_m_prepare reads the dataset only; the prepared weights are immutable, so any
- * number of threads may call cs_rece_m_eval on them at once. */
+ * RECE-M is one of cs_evaluate's metrics (CS_WANT_RECE_M, cs_result.rece_m): the samples of a
+ * prepared long file are its selected tta 0 rows (cs_prepared_rows), each carrying its
+ * mixture, so intervals and curves resample ids exactly as they resample samples for RECE-G.
+ * cs_evaluate gives NAN for a file without id/tta columns (cs_prepared_has_tta), and
+ * CS_EINPUT when an id has no tta 0 row or several (the message names the id).
+ * Implementation: src/engine/metrics/rece_m.c. */
 #ifndef CALSCOPE_RECE_M_H
 #define CALSCOPE_RECE_M_H
 
 #include <stddef.h>
-#include <stdint.h>
 
-#include "calscope/dataset.h"
-#include "calscope/error.h"
-#include "calscope/metrics.h"
-
-/* Per-sample bin weights of the selected samples, in dataset order of their tta == 0 rows
- * (the order of cs_prepared_rows for the same selection, so the same idx works for both). */
-typedef struct cs_rece_m_weights {
-    size_t n;          /* selected samples */
-    size_t m;          /* bins */
-    uint32_t *rows;    /* n: the tta == 0 dataset row of each sample */
-    double *conf;      /* n: c_j */
-    double *acc;       /* n: acc_j (0 or 1) */
-    double *w;         /* n*m: normalised bin weights, row-major */
-} cs_rece_m_weights;
-
-/* Builds the weights for d under s (bins, sigma, mixture, select). Returns an owned struct
- * (free with cs_rece_m_weights_free) or NULL with err set: CS_EUSAGE when the file has no id or
- * tta column, bins < 1, sigma <= 0 (kde), or a bad selection; CS_EINPUT when an id has no
- * tta 0 row or several (the message names the id); CS_EEMPTY when the selection keeps no
- * sample; CS_ENOMEM.
- * The dataset must have been through cs_dataset_prepare. Any thread. */
-cs_rece_m_weights *cs_rece_m_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err);
-
-/* RECE-M of the samples idx[0..n) of w (NULL idx = all samples, n ignored; entries may repeat,
- * as in a bootstrap). Returns NAN when there are no samples. Any thread. */
-double cs_rece_m_eval(const cs_rece_m_weights *w, const uint32_t *idx, size_t n);
-
-/* Frees w and its arrays. NULL is a no-op. */
-void cs_rece_m_weights_free(cs_rece_m_weights *w);
-
-/* Convenience: prepare + eval on all selected samples. *out = RECE-M on CS_OK; errors as
- * cs_rece_m_prepare. Any thread. */
-cs_status cs_rece_m(const cs_dataset *d, const cs_settings *s, double *out, cs_error *err);
-
-/* The 3-component EM fit described above, exposed for tests and the dashboard's per-sample
- * view: fits x[0..t) (t >= 1) and writes weights, means and variances (3 each). Returns the
- * number of EM iterations run. Pure function, any thread. */
+/* The 3-component EM fit described above (rece_m.c uses it per sample; exposed for tests):
+ * fits x[0..t) (t >= 1) and writes weights, means and variances (3 each). Returns the number
+ * of EM iterations run, or -1 when out of memory (t > 64 needs scratch). Pure function, any
+ * thread. */
 int cs_gmm3_fit(const double *x, size_t t, double weight[3], double mean[3], double var[3]);
 
 #endif

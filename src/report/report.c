@@ -14,7 +14,6 @@
 #include "calscope/curves.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
-#include "calscope/rece_m.h"
 #include "calscope/topk.h"
 #include "report/rep.h"
 
@@ -39,12 +38,6 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
     cs_error err;
     cs_error_clear(&err);
     cs_run run = { o->threads, NULL, NULL };
-    if (d->id && d->tta) {
-        double v;
-        cs_status st = cs_rece_m(d, &o->settings, &v, &err);
-        if (st == CS_OK) f->res.rece_m = v;
-        else if (st != CS_EEMPTY) { fail(f, &err); return; }
-    }
     if (d->case_id) {
         cs_status st = cs_case_metrics_compute(d, &o->settings, NULL, &f->cases, &err);
         if (st == CS_OK) f->has_cases = 1;

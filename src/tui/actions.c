@@ -402,7 +402,7 @@ static const tui_action actions[] = {
     { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass > kdtree",
       "--binning", v_binning, 0 },
     { { 0 }, "", "gamma", NULL, NULL, "--gamma", v_gamma, 0 },
-    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G kernel sigma up / down", "--sigma", v_sigma, 0 },
+    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G/M kernel sigma up / down", "--sigma", v_sigma, 0 },
     { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max", "--distance", v_distance, 0 },
     { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off",
       NULL, NULL, 0 },

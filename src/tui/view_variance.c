@@ -1,6 +1,7 @@
 /* View 3: bootstrap variance curves of the active file (seed 000 Fig. 1-2, seed 002 Fig. 7):
  * the size curve (metric mean with its 95% band, and |subset - full|) and the bins curve (ECE
- * against M with its band and the stable range). */
+ * against M with its band and the stable range). A long TTA file's curves also carry RECE-M
+ * (the engine lists it in cu->metrics only for such files). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,9 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
         ehi[CS_CURVE_MAX_POINTS], rg[CS_CURVE_MAX_POINTS], rlo[CS_CURVE_MAX_POINTS],
-        rhi[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS];
+        rhi[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],
+        mlo[CS_CURVE_MAX_POINTS], mhi[CS_CURVE_MAX_POINTS];
+    int has_rm = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M)) != 0;
     for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
         const cs_curve_point *p = &cu->points[i];
         x[i] = p->x;
@@ -56,11 +59,15 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
         rlo[i] = p->stat[CS_METRIC_RECE_G].lo;
         rhi[i] = p->stat[CS_METRIC_RECE_G].hi;
         dev[i] = p->stat[CS_METRIC_ECE].abs_dev;
+        rm[i] = p->stat[CS_METRIC_RECE_M].mean;
+        mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
+        mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
     }
-    ch_series s[3] = {
+    ch_series s[4] = {
         { "ECE", ece, elo, ehi },
         { "RECE-G", rg, rlo, rhi },
         { "|ECE sub-full|", dev, NULL, NULL },
+        { "RECE-M", rm, mlo, mhi },
     };
     char title[128];
     snprintf(title, sizeof title, "size curve: mean and 95%% band over %d subsets%s", cu->repeats,
@@ -73,7 +80,7 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     cv.log_x = 1;
     cv.x_label = "fraction";
     cv.series = s;
-    cv.n_series = 3;
+    cv.n_series = has_rm ? 4 : 3;
     cv.y_min = NAN;
     cv.y_max = NAN;
     draw_curve(c, &l->a, &cv, stale);
@@ -82,11 +89,18 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     const tui_rect *t = &l->c;
     if (t->w == 0) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
-    tui_text(t->y, t->x, t->w, TUI_ROLE_HEADING, " frac  rows  |ECE d| |RG d|");
+    /* with RECE-M its column takes the place of rows (28 columns: rows = ceil(frac N)) */
+    tui_text(t->y, t->x, t->w, TUI_ROLE_HEADING,
+             has_rm ? " frac |ECE d| |RG d| |RM d|" : " frac  rows  |ECE d| |RG d|");
     for (size_t i = 0; i < n && (int)i + 1 < t->h; i++) {
         const cs_curve_point *p = &cu->points[i];
-        tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f %6.4f", p->x, p->rows,
-                  p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev);
+        if (has_rm)
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %6.4f %6.4f %6.4f", p->x,
+                      p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev,
+                      p->stat[CS_METRIC_RECE_M].abs_dev);
+        else
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f %6.4f", p->x, p->rows,
+                      p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev);
     }
 }
 
@@ -98,7 +112,9 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     const cs_curve *cu = resp->curve;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
-        hi[CS_CURVE_MAX_POINTS], ace[CS_CURVE_MAX_POINTS];
+        hi[CS_CURVE_MAX_POINTS], ace[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],
+        mlo[CS_CURVE_MAX_POINTS], mhi[CS_CURVE_MAX_POINTS];
+    int has_rm = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M)) != 0;
     for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
         const cs_curve_point *p = &cu->points[i];
         x[i] = p->x;
@@ -106,8 +122,11 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
         lo[i] = p->stat[CS_METRIC_ECE].lo;
         hi[i] = p->stat[CS_METRIC_ECE].hi;
         ace[i] = p->stat[CS_METRIC_ACE].mean;
+        rm[i] = p->stat[CS_METRIC_RECE_M].mean;
+        mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
+        mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
     }
-    ch_series s[2] = { { "ECE", m, lo, hi }, { "ACE", ace, NULL, NULL } };
+    ch_series s[3] = { { "ECE", m, lo, hi }, { "ACE", ace, NULL, NULL }, { "RECE-M", rm, mlo, mhi } };
     char title[160], range[64] = "no stable range";
     if (cu->stable_thin && cu->stable_first < 0)   /* no claim under the samples-per-bin floor */
         snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_CURVE_MIN_PER_BIN);
@@ -124,7 +143,7 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     cv.log_x = 1;
     cv.x_label = cu->kdtree ? "gamma" : "M";
     cv.series = s;
-    cv.n_series = 2;
+    cv.n_series = has_rm ? 3 : 2;
     cv.y_min = NAN;
     cv.y_max = NAN;
     draw_curve(c, &l->b, &cv, stale);

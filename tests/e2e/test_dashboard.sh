@@ -69,6 +69,11 @@ same_numbers() {
         k=${m#*:}; want=$(report_value "$k" "$@" "$SAMPLE"); got=$(shown "${m%%:*}")
         [ -n "$got" ] && [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', report '$want'")
     done
+    # RECE-M: a row exactly when the report has a number (a long id/tta file), the same number
+    run "$CALSCOPE" report --format json "$@" "$SAMPLE"
+    want=$(json_get "'' if d['files'][0]['metrics']['rece_m'] is None else '%.4f' % d['files'][0]['metrics']['rece_m']")
+    got=$(shown RECE-M)
+    [ "$got" = "$want" ] || bad+=("RECE-M: dashboard '$got', report '$want'")
     if [ ${#bad[@]} -eq 0 ]; then ok "$name"; else not_ok "$name" "${bad[@]}" "$SCREEN"; fi
 }
 
@@ -290,6 +295,46 @@ wait_for 'EXITED' 3
 if [ -s "$TMP/trace" ] && awk 'NF != 2 || $1 < 1 || $2 < 0 { bad = 1 } END { exit bad }' "$TMP/trace"; then
     ok "CALSCOPE_TRACE records one line per drawn key batch"
 else not_ok "CALSCOPE_TRACE records one line per drawn key batch" "$(cat "$TMP/trace" 2>&1)"; fi
+
+# ---- RECE-M on a long test-time-augmentation file: the report's number, `i`, the curves --------
+TTA=samples/digits_tta.csv
+if [ -f "$TTA" ]; then
+    PLAIN=$SAMPLE; SAMPLE=$TTA          # same_numbers measures $SAMPLE
+    start -- "$TTA"
+    check_screen "TTA: the table shows RECE-M" 'RECE-M +0\.[0-9]{4}'
+    wait_for ' ready *$' 10
+    same_numbers "TTA: every number, RECE-M included, equals the report's"
+    keys s
+    check_screen "TTA: s changes sigma" 'σ 0\.15 '
+    keys +
+    check_screen "TTA: + changes the bins" 'M 16 uniform'
+    wait_for ' ready *$' 10
+    same_numbers "TTA: RECE-M follows sigma and M like the report" --sigma 0.15 --bins 16
+    keys i
+    check_screen "TTA: i gives RECE-M an interval" 'RECE-M +0\.[0-9]{4} \[0\.[0-9]{4},0\.[0-9]{4}\]' 30
+    got=$(printf '%s' "$SCREEN" | sed -n 's/.* RECE-M \{1,\}0\.[0-9]\{4\} \(\[[0-9.]*,[0-9.]*\]\).*/\1/p' | head -1)
+    run "$CALSCOPE" report --format json --ci 200 --sigma 0.15 --bins 16 "$TTA"
+    want=$(json_get "'[%.4f,%.4f]' % tuple(d['files'][0]['metrics']['rece_m_ci'])" 2>/dev/null)
+    if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "TTA: RECE-M interval equals report --ci 200 ($want)"
+    else not_ok "TTA: RECE-M interval equals report --ci 200" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    keys 3
+    check_screen "TTA: the size curve draws RECE-M" '▲ RECE-M' 30
+    check_screen "TTA: the |sub-full| table has a RECE-M column" 'frac +\|ECE d\| +\|RG d\| +\|RM d\|' 30
+    check_screen "TTA: the bins curve draws RECE-M" '◆ ACE +■ RECE-M' 60
+    # the size curve's |RECE-M sub-full| at fraction 0.05 equals the report's (20 subsets, seed 0)
+    got=$(printf '%s' "$SCREEN" | sed -n 's/.* 0\.05  [0-9.]* [0-9.]* \([0-9.]*\) *$/\1/p' | head -1)
+    run "$CALSCOPE" report --format json --curve size --sigma 0.15 --bins 16 "$TTA"
+    want=$(json_get "'%.4f' % [p for p in d['files'][0]['curve']['points'] if p['fraction'] == 0.05][0]['metrics']['rece_m']['abs_dev']" 2>/dev/null)
+    if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "TTA: |RECE-M sub-full| at 5% equals report --curve size ($want)"
+    else not_ok "TTA: |RECE-M sub-full| at 5% equals report --curve size" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    keys q
+    start -- --mixture gmm3 --bins 20 "$TTA"
+    check_screen "TTA gmm3: the table shows RECE-M" 'RECE-M +0\.[0-9]{4}'
+    wait_for ' ready *$' 10
+    same_numbers "TTA gmm3: RECE-M equals report --mixture gmm3 --bins 20" --mixture gmm3 --bins 20
+    keys q
+    SAMPLE=$PLAIN
+fi
 
 # ---- two files: compare and file switching ----------------------------------------------------
 start -- "$SAMPLE" "$SAMPLE2"

@@ -1,4 +1,6 @@
-/* RECE-M: kde against a RECE-G written here, EM against hand work and a numpy EM. */
+/* RECE-M: kde against a RECE-G written here, EM against hand work and a numpy EM; RECE-M is
+ * one of cs_evaluate's metrics, so bootstrap intervals and both variance curves carry it
+ * (checked replicate by replicate against a RECE-M written here). */
 #include "support/cs_test.h"
 
 #include <math.h>
@@ -6,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/curves.h"
+#include "calscope/metrics.h"
 #include "calscope/rece_m.h"
+#include "calscope/resample.h"
 
 #define K 5
 
@@ -88,10 +93,26 @@ static const obs_row FOUR[] = {
  */
 static void settings(cs_settings *s, int bins, cs_mixture mix)
 {
-    memset(s, 0, sizeof *s);
+    cs_settings_default(s);
     s->bins = bins;
     s->sigma = 0.1;
     s->mixture = mix;
+}
+
+/* RECE-M through the one path every caller uses: cs_prepare, then cs_evaluate on idx[0..n)
+ * (NULL = all samples). Returns the status; *v = cs_result.rece_m, err filled on failure. */
+static cs_status evaluate_rece_m(const cs_dataset *d, const cs_settings *s, const uint32_t *idx,
+                                 size_t n, unsigned want, double *v, cs_error *err)
+{
+    *v = -1;
+    cs_prepared *p = cs_prepare(d, s, err);
+    if (!p) return err->code;
+    cs_result r;
+    cs_status st = cs_evaluate(p, idx, n, want, NULL, &r, err);
+    if (st == CS_OK) *v = r.rece_m;
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    return st;
 }
 
 static double rece_m_of(const cs_dataset *d, int bins, cs_mixture mix, const char *select)
@@ -100,9 +121,9 @@ static double rece_m_of(const cs_dataset *d, int bins, cs_mixture mix, const cha
     settings(&s, bins, mix);
     snprintf(s.select, sizeof s.select, "%s", select);
     cs_error err;
-    double v = -1;
-    cs_status st = cs_rece_m(d, &s, &v, &err);
-    if (st != CS_OK) fail_msg("cs_rece_m: %s", err.msg);
+    double v;
+    if (evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err) != CS_OK)
+        fail_msg("cs_evaluate: %s", err.msg);
     return v;
 }
 
@@ -132,30 +153,31 @@ static void test_selection_and_idx(void **state)
     cs_settings s;
     settings(&s, 5, CS_MIX_KDE);
     cs_error err;
-    cs_rece_m_weights *w = cs_rece_m_prepare(d, &s, &err);
-    assert_non_null(w);
-    assert_int_equal(w->n, 4);
-    /* samples in dataset order of their clean rows: a (row 0), b (1), c (3), d (7) */
-    assert_int_equal(w->rows[0], 0);
-    assert_int_equal(w->rows[1], 1);
-    assert_int_equal(w->rows[2], 3);
-    assert_int_equal(w->rows[3], 7);
-    for (size_t j = 0; j < w->n; j++) {
-        double sum = 0;
-        for (size_t i = 0; i < w->m; i++) sum += w->w[j * w->m + i];
-        assert_double_near(sum, 1.0, 1e-12);
-    }
-    const uint32_t idx[3] = { 1, 1, 3 };
-    assert_double_near(cs_rece_m_eval(w, idx, 3), 0.3499999999999999, 1e-12);
-    assert_true(isnan(cs_rece_m_eval(w, idx, 0)));
-    cs_rece_m_weights_free(w);
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    assert_true(cs_prepared_has_tta(p));
+    /* samples (the ids) in dataset order of their clean rows: a (row 0), b (1), c (3), d (7) */
+    assert_int_equal(cs_prepared_count(p), 4);
+    const uint32_t *rows = cs_prepared_rows(p);
+    assert_int_equal(rows[0], 0);
+    assert_int_equal(rows[1], 1);
+    assert_int_equal(rows[2], 3);
+    assert_int_equal(rows[3], 7);
+    cs_prepared_free(p);
+    /* numpy: rece([S[1],S[1],S[3]], 5, kde) -- a bootstrap-like multiset, in any order */
+    double v;
+    const uint32_t idx[3] = { 1, 1, 3 }, idx2[3] = { 3, 1, 1 };
+    assert_int_equal(evaluate_rece_m(d, &s, idx, 3, CS_WANT_RECE_M, &v, &err), CS_OK);
+    assert_double_near(v, 0.3499999999999999, 1e-12);
+    double v2;
+    assert_int_equal(evaluate_rece_m(d, &s, idx2, 3, CS_WANT_RECE_M, &v2, &err), CS_OK);
+    assert_memory_equal(&v, &v2, sizeof v);   /* bit-identical whatever the order of idx */
+    assert_int_equal(evaluate_rece_m(d, &s, idx, 0, CS_WANT_RECE_M, &v, &err), CS_EEMPTY);
 
     strcpy(s.select, "conf > 0.95");
-    assert_null(cs_rece_m_prepare(d, &s, &err));
-    assert_int_equal(err.code, CS_EEMPTY);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_EEMPTY);
     strcpy(s.select, "y == 9");
-    assert_null(cs_rece_m_prepare(d, &s, &err));
-    assert_int_equal(err.code, CS_EUSAGE);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_EUSAGE);
     assert_non_null(strstr(err.msg, "class 9 out of range"));
     cs_dataset_free(d);
 }
@@ -200,8 +222,15 @@ static void test_kde_identical_is_rece_g(void **state)
     s.sigma = 0.03;
     double v;
     cs_error err;
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_OK);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_OK);
     assert_double_near(v, rece_g(c, acc, 3, 15, 0.03), 1e-12);
+    /* and RECE-G itself, from the same evaluation */
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_RECE_G | CS_WANT_RECE_M, NULL, &r, &err), CS_OK);
+    assert_double_near(r.rece_m, r.rece_g, 1e-12);
+    cs_result_free(&r);
+    cs_prepared_free(p);
     cs_dataset_free(d);
 }
 
@@ -270,6 +299,8 @@ static void test_single_observation(void **state)
     cs_dataset_free(d);
 }
 
+/* The error paths a user can reach, with their messages verbatim. A long file whose ids do not
+ * have exactly one clean row fails RECE-M only: metrics that do not ask for it still work. */
 static void test_errors(void **state)
 {
     (void)state;
@@ -277,29 +308,298 @@ static void test_errors(void **state)
     settings(&s, 15, CS_MIX_KDE);
     cs_error err;
     double v;
-    cs_dataset *d = make_long(FOUR, NFOUR, 0);   /* id but no tta */
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_EUSAGE);
-    assert_non_null(strstr(err.msg, "id and tta columns"));
+    cs_dataset *d = make_long(FOUR, NFOUR, 0);   /* id but no tta: not a long file, no RECE-M */
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_ALL, &v, &err), CS_OK);
+    assert_true(isnan(v));
     cs_dataset_free(d);
 
     static const obs_row no_clean[] = { { "a", 0, 0, 0.9 }, { "b7", 1, 0, 0.8 }, { "b7", 2, 0, 0.6 } };
     d = make_long(no_clean, 3, 1);
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_EINPUT);
-    assert_non_null(strstr(err.msg, "id 'b7' has no tta 0 row"));
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_ALL, &v, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "test.csv: id 'b7' has no tta 0 row (the clean prediction RECE-M needs)");
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_BINNED, &v, &err), CS_OK);
     cs_dataset_free(d);
 
     static const obs_row two_clean[] = { { "a", 0, 0, 0.9 }, { "q", 0, 0, 0.8 }, { "q", 0, 0, 0.6 } };
     d = make_long(two_clean, 3, 1);
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_EINPUT);
-    assert_non_null(strstr(err.msg, "id 'q' has more than one tta 0 row"));
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "test.csv: id 'q' has more than one tta 0 row");
     cs_dataset_free(d);
 
     d = make_long(FOUR, NFOUR, 1);
     s.sigma = 0;
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_EUSAGE);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_EUSAGE);
     s.sigma = 0.1;
     s.bins = 0;
-    assert_int_equal(cs_rece_m(d, &s, &v, &err), CS_EUSAGE);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_EUSAGE);
+    cs_dataset_free(d);
+}
+
+/* Worked by hand, M = 2, sigma 0.01 (every kernel lies inside one bin up to ~1e-23):
+ *   a: clean 0.9 correct, observations 0.9 0.95  -> w = [0, 1]
+ *   b: clean 0.7 wrong,   observations 0.7 0.3   -> w = [1/2, 1/2]
+ *   c: clean 0.3 correct, observation  0.3       -> w = [1, 0]
+ * C~ = [0.35 + 0.3, 0.9 + 0.35] = [0.65, 1.25], A~ = [1, 1]:
+ * RECE-M = (0.35 + 0.25) / 3 = 0.2. gmm3 puts b's two components on 0.3 and 0.7 with half the
+ * weight each (and a, c inside one bin), so it gives 0.2 as well.
+ * The multiset {b, b, c}: C~ = [1.0, 0.7], A~ = [1, 0] -> (0 + 0.7) / 3. */
+static const obs_row HAND[] = {
+    { "a", 0, 0, 0.9 }, { "a", 1, 0, 0.95 }, { "b", 0, 1, 0.7 }, { "b", 1, 1, 0.3 },
+    { "c", 0, 0, 0.3 },
+};
+
+static void test_hand_worked(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_long(HAND, 5, 1);
+    cs_settings s;
+    cs_error err;
+    double v;
+    for (int mix = 0; mix < 2; mix++) {
+        settings(&s, 2, mix ? CS_MIX_GMM3 : CS_MIX_KDE);
+        s.sigma = 0.01;
+        assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_ALL, &v, &err), CS_OK);
+        assert_double_near(v, 0.2, 1e-12);
+        const uint32_t idx[3] = { 2, 1, 1 };
+        assert_int_equal(evaluate_rece_m(d, &s, idx, 3, CS_WANT_RECE_M, &v, &err), CS_OK);
+        assert_double_near(v, 0.7 / 3, 1e-12);
+    }
+    /* M = 1: every weight is 1, RECE-M = |accuracy - mean confidence| = |2/3 - 1.9/3| */
+    settings(&s, 1, CS_MIX_KDE);
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_OK);
+    assert_double_near(v, 0.1 / 3, 1e-15);
+    cs_dataset_free(d);
+}
+
+/* A long file of n ids written here: id i has 1 + i % 4 observations (tta 0 first), clean
+ * confidences spread over [0.2, 1], and its correctness a fixed pattern. */
+typedef struct gen { obs_row rows[200]; char names[60][8]; size_t n_rows, n_ids; } gen;
+
+static cs_dataset *make_gen(gen *g, size_t n_ids)
+{
+    g->n_rows = 0;
+    g->n_ids = n_ids;
+    for (size_t i = 0; i < n_ids; i++) {
+        snprintf(g->names[i], sizeof g->names[i], "i%zu", i);
+        double c = 0.2 + 0.8 * (double)((i * 37) % 101) / 100.0;
+        int label = (i * 7) % 3 == 0;   /* wrong (label 1) for one id in three */
+        for (size_t t = 0; t <= i % 4; t++) {
+            double o = t == 0 ? c : c + 0.13 * (double)t * ((t & 1) ? -1 : 1);
+            if (o < 0.2) o = 0.2;
+            if (o > 1) o = 1;
+            g->rows[g->n_rows++] = (obs_row){ g->names[i], (int)t, label, o };
+        }
+    }
+    return make_long(g->rows, g->n_rows, 1);
+}
+
+/* RECE-M (kde) of the multiset idx[0..n) of g's ids, from seed 000 eq. 7 as written (erf). */
+static double rece_m_ref(const gen *g, const uint32_t *idx, size_t n, int m, double sigma)
+{
+    double *A = calloc((size_t)m, sizeof *A), *C = calloc((size_t)m, sizeof *C);
+    double *w = calloc((size_t)m, sizeof *w);
+    for (size_t q = 0; q < n; q++) {
+        const char *id = g->names[idx[q]];
+        double c = 0, tot = 0;
+        int acc = 0, T = 0;
+        for (int i = 0; i < m; i++) w[i] = 0;
+        for (size_t r = 0; r < g->n_rows; r++) {
+            if (strcmp(g->rows[r].id, id) != 0) continue;
+            if (g->rows[r].tta == 0) { c = g->rows[r].conf; acc = g->rows[r].label == 0; }
+            double o = g->rows[r].conf;
+            for (int i = 0; i < m; i++) {
+                double a = (double)i / m, b = (double)(i + 1) / m;
+                w[i] += 0.5 * (erf((b - o) / (sigma * sqrt(2.0))) - erf((a - o) / (sigma * sqrt(2.0))));
+            }
+            T++;
+        }
+        for (int i = 0; i < m; i++) tot += w[i] / T;
+        for (int i = 0; i < m; i++) { C[i] += w[i] / T / tot * c; A[i] += w[i] / T / tot * acc; }
+    }
+    double s = 0;
+    for (int i = 0; i < m; i++) s += fabs(A[i] - C[i]);
+    free(A); free(C); free(w);
+    return s / (double)n;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Bootstrap intervals include RECE-M on a long file (and leave it out elsewhere); each
+ * replicate is the resampled ids' RECE-M: the interval is the 2.5/97.5 % quantiles of
+ * rece_m_ref over the same draws (curves.h: replicate r of an interval draws from
+ * cs_rng_seed(seed, 3, 0, r), N with replacement). */
+static void test_bootstrap_ci(void **state)
+{
+    (void)state;
+    static gen g;
+    cs_dataset *d = make_gen(&g, 40);
+    cs_settings s;
+    settings(&s, 15, CS_MIX_KDE);
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    assert_int_equal(cs_prepared_count(p), 40);
+    cs_run run = { 2, NULL, NULL };
+    cs_ci ci;
+    enum { R = 60 };
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, R, 5, &run, &ci, &err), CS_OK);
+    assert_true(ci.metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    uint32_t all[40], idx[40];
+    for (uint32_t i = 0; i < 40; i++) all[i] = i;
+    assert_double_near(ci.value[CS_METRIC_RECE_M], rece_m_ref(&g, all, 40, 15, 0.1), 1e-12);
+    double vals[R];
+    for (size_t r = 0; r < R; r++) {
+        cs_rng rng;
+        cs_rng_seed(&rng, 5, 3, 0, r);
+        cs_draw_with(&rng, 40, 40, idx);
+        vals[r] = rece_m_ref(&g, idx, 40, 15, 0.1);
+    }
+    qsort(vals, R, sizeof vals[0], cmp_dbl);
+    assert_double_near(ci.lo[CS_METRIC_RECE_M], cs_quantile_sorted(vals, R, 0.025), 1e-12);
+    assert_double_near(ci.hi[CS_METRIC_RECE_M], cs_quantile_sorted(vals, R, 0.975), 1e-12);
+    assert_true(ci.lo[CS_METRIC_RECE_M] < ci.hi[CS_METRIC_RECE_M]);
+    /* the same with 1 thread: bit-identical */
+    cs_ci ci1;
+    run.threads = 1;
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, R, 5, &run, &ci1, &err), CS_OK);
+    assert_memory_equal(&ci1.lo[CS_METRIC_RECE_M], &ci.lo[CS_METRIC_RECE_M], sizeof(double));
+    assert_memory_equal(&ci1.hi[CS_METRIC_RECE_M], &ci.hi[CS_METRIC_RECE_M], sizeof(double));
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+
+    /* not a long file: no RECE-M in the interval set */
+    d = make_long(FOUR, NFOUR, 0);
+    p = cs_prepare(d, &s, &err);
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, 10, 5, &run, &ci, &err), CS_OK);
+    assert_false(ci.metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    assert_true(ci.metrics & CS_METRIC_BIT(CS_METRIC_RECE_G));
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+/* Size curve: RECE-M is a curve metric; at each fraction, each subset's RECE-M is rece_m_ref
+ * of the ids drawn (cs_rng_seed(seed, 1, point, rep), k = ceil(f N) without replacement).
+ * Bins curve: weights follow M -- each point's full value is rece_m_ref at that M, and its
+ * replicates (cs_rng_seed(seed, 2, 0, rep), N with replacement, shared by every M) average to
+ * the mean of rece_m_ref over the same draws. */
+static void test_curves(void **state)
+{
+    (void)state;
+    static gen g;
+    cs_dataset *d = make_gen(&g, 30);
+    cs_settings s;
+    settings(&s, 15, CS_MIX_KDE);
+    s.sigma = 0.05;
+    cs_error err;
+    cs_run run = { 2, NULL, NULL };
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    o.repeats = 7;
+    o.seed = 11;
+    o.n_points = 2;
+    o.x[0] = 0.2;
+    o.x[1] = 0.5;
+    cs_curve *c = cs_size_curve(p, &o, &run, &err);
+    assert_non_null(c);
+    assert_true(c->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    uint32_t perm[30], undo[30], idx[30], all[30];
+    for (uint32_t i = 0; i < 30; i++) perm[i] = all[i] = i;
+    double full = rece_m_ref(&g, all, 30, 15, 0.05);
+    for (size_t pt = 0; pt < 2; pt++) {
+        size_t k = c->points[pt].rows;
+        assert_int_equal(k, pt ? 15 : 6);
+        double sum = 0, dev = 0;
+        for (size_t r = 0; r < 7; r++) {
+            cs_rng rng;
+            cs_rng_seed(&rng, 11, 1, pt, r);
+            cs_draw_without(&rng, perm, 30, k, undo, idx);
+            double v = rece_m_ref(&g, idx, k, 15, 0.05);
+            sum += v;
+            dev += fabs(v - full);
+        }
+        assert_double_near(c->points[pt].stat[CS_METRIC_RECE_M].mean, sum / 7, 1e-12);
+        assert_double_near(c->points[pt].stat[CS_METRIC_RECE_M].abs_dev, dev / 7, 1e-12);
+        assert_double_near(c->points[pt].full[CS_METRIC_RECE_M], full, 1e-12);
+    }
+    cs_curve_free(c);
+    cs_prepared_free(p);
+
+    cs_curve_options_bins_default(&o, 0);
+    assert_true(o.metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    o.repeats = 5;
+    o.seed = 4;
+    o.n_points = 3;
+    o.x[0] = 3;
+    o.x[1] = 15;
+    o.x[2] = 40;
+    c = cs_bins_curve(d, &s, &o, &run, &err);
+    assert_non_null(c);
+    assert_true(c->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    for (size_t pt = 0; pt < 3; pt++) {
+        int m = (int)o.x[pt];
+        assert_double_near(c->points[pt].full[CS_METRIC_RECE_M], rece_m_ref(&g, all, 30, m, 0.05), 1e-12);
+        double sum = 0;
+        for (size_t r = 0; r < 5; r++) {
+            cs_rng rng;
+            cs_rng_seed(&rng, 4, 2, 0, r);
+            cs_draw_with(&rng, 30, 30, idx);
+            sum += rece_m_ref(&g, idx, 30, m, 0.05);
+        }
+        assert_double_near(c->points[pt].stat[CS_METRIC_RECE_M].mean, sum / 5, 1e-12);
+    }
+    /* the weights do follow M: the three full values differ */
+    assert_true(c->points[0].full[CS_METRIC_RECE_M] != c->points[1].full[CS_METRIC_RECE_M]);
+    assert_true(c->points[1].full[CS_METRIC_RECE_M] != c->points[2].full[CS_METRIC_RECE_M]);
+    cs_curve_free(c);
+    cs_dataset_free(d);
+
+    /* not a long file: the default curve sets leave RECE-M out */
+    d = make_long(FOUR, NFOUR, 0);
+    c = cs_bins_curve(d, &s, &o, &run, &err);
+    assert_non_null(c);
+    assert_false(c->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M));
+    assert_true(c->metrics & CS_METRIC_BIT(CS_METRIC_ECE));
+    cs_curve_free(c);
+    cs_dataset_free(d);
+}
+
+/* Weight rows too large to keep (n*M doubles above both 48 MiB and the probability matrix)
+ * are made per evaluation by the same function: the same numbers as the formula, repeats
+ * included; resampling leaves RECE-M out then. 8 ids x 10^6 bins = 64 MB of rows. */
+static void test_uncached_rows(void **state)
+{
+    (void)state;
+    static gen g;
+    cs_dataset *d = make_gen(&g, 8);
+    cs_settings s;
+    settings(&s, 1000000, CS_MIX_KDE);
+    cs_error err;
+    double v;
+    uint32_t all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_OK);
+    assert_double_near(v, rece_m_ref(&g, all, 8, 1000000, 0.1), 1e-9);
+    const uint32_t idx[6] = { 5, 0, 5, 2, 0, 5 };
+    assert_int_equal(evaluate_rece_m(d, &s, idx, 6, CS_WANT_RECE_M, &v, &err), CS_OK);
+    assert_double_near(v, rece_m_ref(&g, idx, 6, 1000000, 0.1), 1e-9);
+    /* such rows are not resampled: intervals leave RECE-M out (and keep the rest) */
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_true(cs_prepared_has_tta(p));
+    assert_false(cs_prepared_rece_m_kept(p));
+    cs_run run = { 1, NULL, NULL };
+    cs_ci ci;
+    assert_int_equal(cs_bootstrap_ci(p, CS_METRIC_BIT(CS_METRIC_RECE_M) | CS_METRIC_BIT(CS_METRIC_ACCURACY),
+                                     3, 1, &run, &ci, &err), CS_OK);
+    assert_int_equal(ci.metrics, CS_METRIC_BIT(CS_METRIC_ACCURACY));
+    cs_prepared_free(p);
+    s.bins = 15;
+    p = cs_prepare(d, &s, &err);
+    assert_true(cs_prepared_rece_m_kept(p));
+    cs_prepared_free(p);
     cs_dataset_free(d);
 }
 
@@ -312,6 +612,10 @@ int main(void)
         cmocka_unit_test(test_gmm_fit),
         cmocka_unit_test(test_single_observation),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_hand_worked),
+        cmocka_unit_test(test_bootstrap_ci),
+        cmocka_unit_test(test_curves),
+        cmocka_unit_test(test_uncached_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

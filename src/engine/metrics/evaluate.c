@@ -154,13 +154,15 @@ static cs_status scalar_adaptive(const cs_settings *s, const double *v, const ui
     return CS_OK;
 }
 
-/* ---- uniform grid on a vector lens ---- */
-typedef struct { const uint32_t *off, *coord, *cell; } gridkey;
+/* ---- uniform grid on a vector lens ----
+ * Sparse cell keys: sample q's non-zero cells are coord/cell[off[q]..off[q+1]). Up to
+ * N*(K-1) keys in all, so the offsets are size_t: 32-bit ones would wrap above 4.29e9. */
+typedef struct { const size_t *off; const uint32_t *coord, *cell; } gridkey;
 
 static int cmp_grid(uint32_t a, uint32_t b, const void *vctx)
 {
     const gridkey *g = vctx;
-    uint32_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
+    size_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
     for (;; ia++, ib++) {
         if (ia == ea) return ib == eb ? 0 : -1;   /* b has a non-zero cell where a has 0 */
         if (ib == eb) return 1;
@@ -175,7 +177,7 @@ static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t
     int M = p->s.bins;
     size_t kc = p->dim - 1;   /* the last coordinate is implied by the others */
     double *e = malloc((size_t)(M + 1) * sizeof *e);
-    uint32_t *off = malloc((ni + 1) * sizeof *off);
+    size_t *off = malloc((ni + 1) * sizeof *off);
     uint32_t *pos = malloc(ni * sizeof *pos);
     uint32_t *coord = NULL, *cell = NULL, *order = NULL;
     size_t *starts = NULL;
@@ -186,13 +188,13 @@ static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t
     /* Sparse keys: only cells > 0 are stored (a probability vector has few such coords). */
     size_t tot = 0;
     for (size_t q = 0; q < ni; q++) {
-        off[q] = (uint32_t)tot;
+        off[q] = tot;
         for (size_t j = 0; j < kc && M > 1; j++) {
             if (cs_mx_coord(p, items[q], j) > e[1]) tot++;
             else if (p->sorted_desc) break;   /* the rest are smaller still */
         }
     }
-    off[ni] = (uint32_t)tot;
+    off[ni] = tot;
     coord = malloc((tot ? tot : 1) * sizeof *coord);
     cell = malloc((tot ? tot : 1) * sizeof *cell);
     if (!coord || !cell) { rc = nomem(err, "grid"); goto out; }
@@ -733,6 +735,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         if (rc == CS_OK) out->sce = a.ece;
     }
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_CURVE) && !p->vector && p->kind != CS_LENS_CLASSWISE) {
         size_t M = (size_t)p->s.bins;
         out->rece_acc = malloc(M * sizeof *out->rece_acc);

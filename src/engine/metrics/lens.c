@@ -35,6 +35,7 @@ void cs_prepared_free(cs_prepared *p)
     }
     free(p->ubin);
     free(p->rece_d);
+    cs_mx_rm_free(p->rece_m);
     cs_mx_scratch_free_all(p);
     if (!p->obuf_shared) free(p->obuf);
     free(p->rem);

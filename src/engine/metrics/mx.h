@@ -68,6 +68,10 @@ struct cs_prepared {
     double *rece_d;
     int rece_d_tried;
     struct cs_mx_scratch *pool;
+
+    /* RECE-M (rece_m.c): each sample's mixture and weight row, built on first use; NULL
+     * before, and always for files without id/tta. */
+    struct cs_mx_rm *rece_m;
 };
 
 /* ---- fast.c: evaluation scratch, canonical item order, chunked sums ----
@@ -191,6 +195,15 @@ const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride);
 double cs_mx_normal_tail(double z);
 /* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
+
+/* ---- rece_m.c ---- */
+typedef struct cs_mx_rm cs_mx_rm;
+/* RECE-M of the items (canonical order; NULL = all) into *out: NAN (and CS_OK) when the file
+ * has no id/tta columns. The per-sample state is built on the first call (CS_EINPUT when an
+ * id has no tta 0 row or several; CS_ECANCELLED / CS_ENOMEM leave nothing built). */
+cs_status cs_mx_rece_m(const cs_prepared *p, const uint32_t *items, size_t ni,
+                       const atomic_int *cancel, double *out, cs_error *err);
+void cs_mx_rm_free(cs_mx_rm *rm);
 
 /* ---- scoring.c ---- */
 cs_status cs_mx_scores(const cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,

@@ -47,6 +47,14 @@ unsigned cs_metric_want(unsigned mask)
     return w;
 }
 
+/* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
+ * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
+ * problem can give, so intervals and curves list RECE-M for such files only. */
+unsigned cs_metrics_available(const cs_prepared *p, unsigned mask)
+{
+    return cs_prepared_rece_m_kept(p) ? mask : mask & ~CS_METRIC_BIT(CS_METRIC_RECE_M);
+}
+
 double cs_metric_value(const cs_result *r, int id)
 {
     switch (id) {
@@ -105,7 +113,7 @@ void cs_curve_options_bins_default(cs_curve_options *o, int kdtree)
     o->repeats = 200;
     o->replace = 1;
     o->metrics = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
-                 CS_METRIC_BIT(CS_METRIC_MCE);
+                 CS_METRIC_BIT(CS_METRIC_MCE) | CS_METRIC_BIT(CS_METRIC_RECE_M);
     if (kdtree) {
         o->n_points = sizeof g / sizeof g[0];
         memcpy(o->x, g, sizeof g);
@@ -382,6 +390,9 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
         cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
         return NULL;
     }
+    cs_curve_options avail = *o;   /* recem: the metrics this file has */
+    avail.metrics = cs_metrics_available(p, o->metrics);
+    o = &avail;
     cs_curve *c = curve_new(CS_CURVE_SIZE, o, n, err);
     if (!c)
         return NULL;
@@ -545,6 +556,11 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
             goto fail;
     }
     x.n = cs_prepared_count(x.prep[0]);
+    cs_curve_options avail = *o;   /* recem: the metrics this file has, at every M */
+    avail.metrics = o->metrics;
+    for (size_t i = 0; i < o->n_points; i++)
+        avail.metrics = cs_metrics_available(x.prep[i], avail.metrics);
+    o = x.o = &avail;
     c = curve_new(CS_CURVE_BINS, o, x.n, err);
     if (!c)
         goto fail;
@@ -712,6 +728,7 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
         return err->code;
     if (method < 0 || method >= CS_CI_METHOD_COUNT)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
+    metrics = cs_metrics_available(p, metrics);   /* recem: the metrics this file has */
     ci_ctx x = { .p = p, .mask = metrics, .seed = seed, .n = cs_prepared_count(p) };
     if (x.n == 0)
         return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
@@ -823,6 +840,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         st = err->code;
         goto done;
     }
+    metrics = x.mask = cs_metrics_available(x.pa, cs_metrics_available(x.pb, metrics));   /* recem */
     size_t na = cs_prepared_count(x.pa), nb = cs_prepared_count(x.pb);
     const uint32_t *ra = cs_prepared_rows(x.pa), *rb = cs_prepared_rows(x.pb);
     for (size_t i = 0; i < b->n; i++)
