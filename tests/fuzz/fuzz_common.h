@@ -10,14 +10,20 @@
 
 #include "engine/load/load_internal.h"
 
-/* Bits of the first byte: skip_bad_rows, renormalize, no_header, label_col 1..4. */
-static inline void fuzz_load_options(uint8_t b, cs_load_options *opt)
+/* Takes the options byte off the front of the input (bits: skip_bad_rows, renormalize,
+ * no_header, label_col 1..4). Returns 0 for an empty input: nothing to load. */
+static inline int fuzz_take_options(const uint8_t **data, size_t *size, cs_load_options *opt)
 {
+    if (*size < 1) return 0;
+    uint8_t b = (*data)[0];
     cs_load_options_default(opt);
     opt->skip_bad_rows = b & 1;
     opt->renormalize = (b >> 1) & 1;
     opt->no_header = (b >> 2) & 1;
     opt->label_col = 1 + ((b >> 3) & 3);
+    (*data)++;
+    (*size)--;
+    return 1;
 }
 
 static inline int fuzz_same_names(char **a, char **b, size_t n)
@@ -72,6 +78,30 @@ static inline void fuzz_check_dataset(const cs_dataset *d)
             if (!(p >= 0.0 && p <= 1.0)) abort();
         }
     }
+}
+
+/* Loads data[0..size) with libcsv (fed `block` bytes at a time), checks the dataset, then, when
+ * fast_bytes is given (the same bytes, possibly another copy such as a file mapping), loads those
+ * with tuning *tf and aborts unless the outcome is the same whenever the fast path takes them. */
+static inline void fuzz_against_csv(const uint8_t *data, size_t size, const cs_load_options *opt,
+                                    size_t block, const void *fast_bytes, cs_load_tuning *tf)
+{
+    cs_error e1, e2;
+    cs_load_summary s1, s2;
+    cs_load_tuning tc = { .path = CSL_PATH_CSV, .block = block };
+    cs_dataset *a = cs_load_buffer_tuned("f", data, size, opt, &s1, &e1, &tc);
+    fuzz_check_dataset(a);
+    cs_dataset *b = NULL;
+    memset(&s2, 0, sizeof s2);
+    if (fast_bytes) {
+        b = cs_load_buffer_tuned("f", fast_bytes, size, opt, &s2, &e2, tf);
+        if (b || e2.code != CS_EUSAGE)  /* the fast path took the input */
+            fuzz_same_load(a, &e1, &s1, b, &e2, &s2);
+    }
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_load_summary_free(&s1);
+    cs_load_summary_free(&s2);
 }
 
 #endif

@@ -29,11 +29,8 @@ static int shm_open_once(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1) return 0;
     cs_load_options opt;
-    fuzz_load_options(data[0], &opt);
-    data++;
-    size--;
+    if (!fuzz_take_options(&data, &size, &opt)) return 0;
     if (size == 0) return 0;            /* nothing to map; fuzz_load.c covers empty input */
 
     int fd = shm_open_once();
@@ -42,19 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) abort();
-
-    cs_error e1, e2;
-    cs_load_summary s1, s2;
-    cs_load_tuning tc = { .path = CSL_PATH_CSV };
-    cs_dataset *a = cs_load_buffer_tuned("f", data, size, &opt, &s1, &e1, &tc);
     cs_load_tuning tf = { .path = CSL_PATH_FAST, .threads = 2, .file_backed = 1 };
-    cs_dataset *b = cs_load_buffer_tuned("f", map, size, &opt, &s2, &e2, &tf);
-    if (b || e2.code != CS_EUSAGE)
-        fuzz_same_load(a, &e1, &s1, b, &e2, &s2);
+    fuzz_against_csv(data, size, &opt, 0, map, &tf);
     munmap(map, size);
-    cs_dataset_free(a);
-    cs_dataset_free(b);
-    cs_load_summary_free(&s1);
-    cs_load_summary_free(&s2);
     return 0;
 }

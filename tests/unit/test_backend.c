@@ -47,26 +47,6 @@ static uint64_t submit_sleep(cs_backend *b, int slot, unsigned ms)
     return g;
 }
 
-typedef struct slot_ref {
-    cs_backend *b;
-    int slot;
-} slot_ref;
-
-static int slot_started(void *ctx)
-{
-    slot_ref *s = ctx;
-    return cs_backend_progress(s->b, s->slot) > 0;
-}
-
-/* Waits until the slot's latest request is running and has published progress (a queued one
- * has 0), so a following cancel or supersede hits a running job, not a queued one. */
-static void wait_running(cs_backend *b, int slot)
-{
-    slot_ref s = { b, slot };
-    if (!cs_test_poll_until(slot_started, &s))
-        fail_msg("slot %d: no progress within %d s", slot, CS_TEST_LIVENESS_S);
-}
-
 /* Binary dataset, perfectly calibrated by construction: P(label 1) = q. */
 static cs_dataset *make_binary(size_t n, uint64_t seed)
 {
@@ -121,7 +101,7 @@ static void test_supersede_running(void **state)
     (void)state;
     cs_backend *b = new_backend(1);
     submit_sleep(b, 0, ENDLESS_MS);
-    wait_running(b, 0);
+    cs_test_wait_running(b, 0);
     uint64_t g2 = submit_sleep(b, 0, 5);
     cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
@@ -138,7 +118,7 @@ static void test_cancel_slot(void **state)
     (void)state;
     cs_backend *b = new_backend(1);
     submit_sleep(b, 5, ENDLESS_MS);
-    wait_running(b, 5);
+    cs_test_wait_running(b, 5);
     submit_sleep(b, 6, 10); /* waits behind slot 5 on a 1-worker pool: runs only once 5 stops */
     cs_backend_cancel(b, 5);
     assert_false(cs_backend_busy(b, 5));
@@ -205,8 +185,8 @@ static void test_shutdown_mid_job(void **state)
     cs_backend *b = new_backend(2);
     submit_sleep(b, 0, ENDLESS_MS);
     submit_sleep(b, 1, ENDLESS_MS);
-    wait_running(b, 0);
-    wait_running(b, 1);
+    cs_test_wait_running(b, 0);
+    cs_test_wait_running(b, 1);
     submit_sleep(b, 2, ENDLESS_MS); /* queued behind them */
     assert_true(cs_backend_busy(b, 2));
     cs_test_liveness_begin("cs_backend_free with two endless jobs running");
@@ -286,7 +266,7 @@ static void test_metrics_job(void **state)
     cs_curve_options_size_default(&q.curve);
     q.curve.repeats = 100000;
     assert_true(cs_backend_submit(b, &q, &err) > 0);
-    wait_running(b, 2);
+    cs_test_wait_running(b, 2);
     cs_test_liveness_begin("cs_backend_release_dataset of a running size curve");
     cs_backend_release_dataset(b, big);
     cs_test_liveness_end();
@@ -651,8 +631,8 @@ static void test_workers_yield_to_the_front_end(void **state)
     cs_backend *b = new_backend(2);
     submit_sleep(b, 0, ENDLESS_MS);
     submit_sleep(b, 1, ENDLESS_MS);
-    wait_running(b, 0);      /* both workers have started (and named and niced themselves) */
-    wait_running(b, 1);
+    cs_test_wait_running(b, 0);      /* both workers have started (and named and niced themselves) */
+    cs_test_wait_running(b, 1);
     DIR *dir = opendir("/proc/self/task");
     assert_non_null(dir);
     int workers = 0, lowered = 0;   /* sanitizer runtimes may add threads of their own */

@@ -58,26 +58,6 @@ static void wait_wake(cs_backend *b, int timeout_ms)
     assert_int_equal(poll(&pfd, 1, timeout_ms), 1);
 }
 
-typedef struct slot_ref {
-    cs_backend *b;
-    int slot;
-} slot_ref;
-
-static int slot_started(void *ctx)
-{
-    slot_ref *s = ctx;
-    return cs_backend_progress(s->b, s->slot) > 0;
-}
-
-/* Waits until the slot's latest request runs and has published progress (a queued one shows 0):
- * for jobs that resample (METHODS with an interval publishes its bootstrap's progress). */
-static void wait_running(cs_backend *b, int slot)
-{
-    slot_ref s = { b, slot };
-    if (!cs_test_poll_until(slot_started, &s))
-        fail_msg("slot %d: no progress within %d s", slot, CS_TEST_LIVENESS_S);
-}
-
 static cs_dataset *load_sample(const char *name)
 {
     cs_load_options lo;
@@ -502,7 +482,7 @@ static void check_superseded(cs_backend *b, const cs_request *first, const cs_re
 {
     uint64_t g1 = submit(b, first);
     if (started)
-        wait_running(b, first->slot);
+        cs_test_wait_running(b, first->slot);
     else
         sleep_ms(5);
     uint64_t g2 = submit(b, second);
@@ -594,7 +574,7 @@ static void test_release_while_running(void **state)
     const cs_dataset *m[2] = { first, later };
     cs_request q = methods_request(4, m, 2, 0, 200000, 10, 0);
     submit(b, &q);
-    wait_running(b, 4);
+    cs_test_wait_running(b, 4);
     cs_test_liveness_begin("cs_backend_release_dataset of a running methods job");
     cs_backend_release_dataset(b, later);
     cs_test_liveness_end();

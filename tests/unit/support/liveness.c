@@ -1,4 +1,5 @@
 #include "liveness.h"
+#include "cs_test.h"
 
 #include <signal.h>
 #include <string.h>
@@ -56,4 +57,22 @@ int cs_test_poll_until(int (*ready)(void *ctx), void *ctx)
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
+}
+
+typedef struct slot_ref {
+    cs_backend *b;
+    int slot;
+} slot_ref;
+
+static int slot_started(void *ctx)
+{
+    slot_ref *s = ctx;
+    return cs_backend_progress(s->b, s->slot) > 0;
+}
+
+void cs_test_wait_running(cs_backend *b, int slot)
+{
+    slot_ref s = { b, slot };
+    if (!cs_test_poll_until(slot_started, &s))
+        fail_msg("slot %d: no progress within %d s", slot, CS_TEST_LIVENESS_S);
 }

@@ -7,6 +7,8 @@
 #ifndef CS_TEST_LIVENESS_H
 #define CS_TEST_LIVENESS_H
 
+#include "calscope/backend.h"
+
 #define CS_TEST_LIVENESS_S 60
 #define CS_TEST_LIVENESS_MS (CS_TEST_LIVENESS_S * 1000)
 
@@ -21,5 +23,11 @@ void cs_test_liveness_end(void);
 /* Polls ready(ctx) every millisecond until it returns nonzero (returns 1) or CS_TEST_LIVENESS_S
  * pass (returns 0: the caller fails the test). Calls ready from the calling thread only. */
 int cs_test_poll_until(int (*ready)(void *ctx), void *ctx);
+
+/* Waits until the backend slot's latest request is running and has published progress (a queued
+ * one shows 0: cs_backend_progress > 0 means a worker runs it), so a following cancel, supersede
+ * or release hits a running job. Only for jobs that publish progress (SLEEP, the resampling
+ * kinds). Fails the test after CS_TEST_LIVENESS_S. The backend's thread (the test's). */
+void cs_test_wait_running(cs_backend *b, int slot);
 
 #endif
