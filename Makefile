@@ -5,7 +5,8 @@
 #   make bench            benchmark against the Python reference (pandas/numpy/sklearn)
 #   make demo             opens the dashboard on two bundled samples
 #   make deps             installs the Debian packages the build needs (root)
-#   make fuzz             builds and runs the loader fuzzer for FUZZ_SECONDS (clang libFuzzer)
+#   make fuzz             builds the fuzz targets (clang libFuzzer) and runs them for FUZZ_SECONDS
+#                         in total
 # Variants: BUILD=dir SANITIZE=address,undefined|thread V=1
 
 BUILD    ?= build
@@ -44,7 +45,7 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz clean samples
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples
 all: $(BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -107,8 +108,24 @@ deps:
 samples:
 	$(Q)/usr/bin/python3 tools/make_samples.py
 
+# ---- fuzzing (tests/fuzz/): libFuzzer targets, clang with ASan+UBSan, in build-fuzz/ ----
+# `make fuzz` builds the engine and front-end libraries instrumented for coverage, links every
+# tests/fuzz/fuzz_*.c against them and runs them all for FUZZ_SECONDS in total (run.sh).
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(FRONT_LIB) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(FRONT_LIB) $(ENGINE_LIB) \
+	    $(LDFLAGS) $(PKG_LIBS) $(ENGINE_LIBS)
+
+fuzz-bins: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+
 fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang \
+	    SANITIZE=fuzzer-no-link,address,undefined fuzz-bins
 	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS)
+# ---- end of fuzzing section ----
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz calscope

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the dashboard in a real terminal (tmux), at 80x24 unless said otherwise.
-# Each check polls the screen with a timeout instead of sleeping a fixed time.
+# Each check polls the screen for a state instead of sleeping a fixed time; no check depends on
+# how fast the dashboard answers (CI shares its machine: the suite must pass beside
+# `stress --cpu 2`). Waits end after LIVENESS seconds, a limit that only catches hangs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK_BASE="calscope-dash-$$-$RANDOM"; SOCK=$SOCK_BASE-0; N_SOCK=0
@@ -38,17 +40,22 @@ start() {
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
-# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 on timeout.
+LIVENESS=60
+# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 when it has not
+# matched after LIVENESS seconds (or SECONDS, when larger: a per-call figure never shortens the
+# wait, so no check can fail because the machine is busy).
 wait_for() {
-    local re=$1 limit=${2:-10} i=0
-    while [ "$i" -lt $((limit * 20)) ]; do
+    local re=$1 limit=$LIVENESS
+    [ "${2:-0}" -gt "$limit" ] && limit=$2
+    local end=$((SECONDS + limit))
+    while :; do
         SCREEN=$(screen_text)
         if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
-        sleep 0.05; i=$((i + 1))
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
     done
-    return 1
 }
-# check_screen NAME REGEX [SECONDS]
+# check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
 check_screen() {
     if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
 }
@@ -61,11 +68,13 @@ report_value() {
     run "$CALSCOPE" report --format json "$@"
     json_get "'%.4f' % d['files'][0]['metrics']['$key']"
 }
-# same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places
+# same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places.
+# SAME_METRICS lists them as DASHBOARD-LABEL:JSON-KEY (RECE-M joins once the dashboard shows it).
+SAME_METRICS="accuracy:accuracy ECE:ece ACE:ace MCE:mce AECE:aece SCE:sce Brier:brier NLL:nll RECE-G:rece_g"
 same_numbers() {
     local name=$1; shift
     local bad=() m k want got
-    for m in accuracy:accuracy ECE:ece ACE:ace MCE:mce Brier:brier NLL:nll RECE-G:rece_g; do
+    for m in $SAME_METRICS; do
         k=${m#*:}; want=$(report_value "$k" "$@" "$SAMPLE"); got=$(shown "${m%%:*}")
         [ -n "$got" ] && [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', report '$want'")
     done
@@ -255,14 +264,16 @@ keys f
 check_screen "the other file still works" 'ECE +0\.[0-9]{4}'
 keys q
 
-# ---- q during a long bootstrap exits within a second ------------------------------------------
-start -- --ci 1000000 "$SAMPLE"
-check_screen "a long bootstrap is running" 'metrics +[0-9]+%' 10
-t0=$(date +%s%N)
+# ---- q during a long bootstrap cancels it and exits --------------------------------------------
+# A million resamples of ~36,000 rows (the sample 20 times over) take hours of CPU: the dashboard
+# can only exit within the liveness limit if q cancels the running bootstrap.
+awk 'NR == 1 { print; next } { row[++n] = substr($0, index($0, ",")) }
+     END { for (r = 0; r < 20; r++) for (i = 1; i <= n; i++) print r * n + i row[i] }' \
+    "$SAMPLE" > "$TMP/big.csv"
+start -- --ci 1000000 "$TMP/big.csv"
+check_screen "a long bootstrap is running" 'metrics +[0-9]+%'
 keys q
-if wait_for 'EXITED 0' 1; then
-    ok "q during a long bootstrap exits within a second ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
-else not_ok "q during a long bootstrap exits within a second" "$SCREEN"; fi
+check_screen "q during a long bootstrap cancels it and exits" 'EXITED 0'
 
 # ---- bootstrap intervals equal the report's for the same --ci and --seed ----------------------
 start -- --ci 50 --seed 3 "$SAMPLE"

@@ -1,27 +1,49 @@
 #!/usr/bin/env bash
-# Builds the loader fuzzer with clang (libFuzzer + ASan + UBSan) into build-fuzz/ and runs it
-# for SECONDS (default 60) over a scratch copy of the committed seed corpus.
-#   tests/fuzz/run.sh [SECONDS]
+# Runs the libFuzzer targets that `make fuzz` built in build-fuzz/fuzz/ (ASan + UBSan), splitting
+# SECONDS (default 60) evenly between TARGETs (default: all of them). Each target grows its own
+# scratch corpus build-fuzz/corpus/NAME from the committed seeds tests/fuzz/corpus/SEEDS.
+#   tests/fuzz/run.sh [SECONDS [TARGET...]]       e.g. tests/fuzz/run.sh 3600 fuzz_select
+# Prints one line per target (runs, runs per second, new units) and fails on the first finding,
+# printing the log's tail; the crashing input is saved as build-fuzz/crash-*.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}
+shift || true
 out=build-fuzz
-mkdir -p "$out/corpus"
-flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -std=c11
-       -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Isrc -pthread"
-# shellcheck disable=SC2086
-clang $flags -o "$out/fuzz_load" tests/fuzz/fuzz_load.c src/engine/load/*.c \
-    src/engine/dataset.c src/engine/classes.c src/engine/error.c -lcsv -lz -lm
-cp -n tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
-# libFuzzer's progress goes to a log (thousands of lines); a finding prints the log's tail and
-# fails; a clean run prints the final statistics.
-log=$out/fuzz.log
-if "$out/fuzz_load" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
-    -print_final_stats=1 "$out/corpus" tests/fuzz/corpus >"$log" 2>&1; then
-    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)' "$log"
-    echo "fuzz: no crash, leak or sanitizer report in ${secs} s"
-else
-    tail -60 "$log"
-    echo "fuzz: FAILED (full log: $log; crashing input saved as crash-* in the current directory)"
-    exit 1
-fi
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_load fuzz_load_mt fuzz_select fuzz_check)
+per=$(( secs / ${#targets[@]} )); [ "$per" -ge 1 ] || per=1
+
+# ASan keeps freed memory in a 256 MB quarantine by default, so every input allocates fresh
+# pages (page faults, shadow poisoning: half the time per input). 16 MB still holds everything
+# one input frees, which is what use-after-free detection needs here. Options given in
+# ASAN_OPTIONS come later and win.
+export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
+# target -> seeds directory, dictionary, largest input
+declare -A seeds=([fuzz_load]=load [fuzz_load_mt]=load [fuzz_select]=select [fuzz_check]=check)
+declare -A max_len=([fuzz_load]=4096 [fuzz_load_mt]=16384 [fuzz_select]=512 [fuzz_check]=256)
+
+for t in "${targets[@]}"; do
+    bin=$out/fuzz/$t
+    [ -x "$bin" ] || { echo "fuzz: $bin not built (run make fuzz)"; exit 2; }
+    s=${seeds[$t]:-${t#fuzz_}}
+    mkdir -p "$out/corpus/$t"
+    log=$out/$t.log
+    # -timeout: a liveness limit for one input (a hang), never a speed target
+    if "$bin" -max_total_time="$per" -max_len="${max_len[$t]:-4096}" -timeout=30 \
+        -rss_limit_mb=1024 -print_final_stats=1 -dict="tests/fuzz/$s.dict" \
+        -artifact_prefix="$out/" "$out/corpus/$t" "tests/fuzz/corpus/$s" >"$log" 2>&1; then
+        awk -v t="$t" '
+            /^stat::number_of_executed_units:/ { runs = $2 }
+            /^stat::new_units_added:/ { added = $2 }
+            /^Done [0-9]+ runs in [0-9]+ second/ { secs = $5 }
+            END { printf "fuzz: %-13s %9d runs in %3d s (%d/s), %d new units\n",
+                         t, runs, secs, secs ? runs / secs : runs, added }' "$log"
+    else
+        tail -60 "$log"
+        echo "fuzz: $t FAILED (full log: $log; the input is saved as $out/crash-* or leak-*)"
+        exit 1
+    fi
+done
+echo "fuzz: no crash, leak, sanitizer report or broken invariant in ${secs} s"

@@ -3,7 +3,9 @@
  * test_methods and test_compat) with the same inputs; a superseded job on the same slot is never
  * delivered; cs_backend_release_dataset while such a job runs returns and the result is not
  * delivered; responses (delivered, dropped or left undelivered at shutdown) are freed cleanly.
- * Built under TSan by `make test` (test_backend*.c): every assertion is on the test thread. */
+ * Built under TSan by `make test` (test_backend*.c): every assertion is on the test thread.
+ * No check depends on elapsed time (support/liveness.h): tests wait for states, and a job that
+ * must be cancelled is one that would run for far longer than the liveness limit. */
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,16 +21,12 @@
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "support/cs_test.h"
+#include "support/liveness.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
+/* A nudge that makes a worker likely to have started a job, never a sync: every check after it
+ * holds whether the job was still queued or already running. */
 static void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -259,7 +257,7 @@ static void test_recal_job(void **state)
         cs_request q = recal_request(3, d, method, 17);
         q.threads = 2;                     /* the direct call below uses 1 */
         uint64_t gen = submit(b, &q);
-        cs_response *r = cs_backend_wait(b, 30000);
+        cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
         assert_non_null(r);
         assert_int_equal(r->kind, CS_JOB_RECAL);
         assert_int_equal(r->slot, 3);
@@ -297,7 +295,7 @@ static void test_recal_job(void **state)
     /* an engine refusal comes back as the response, with the direct call's message */
     cs_request q = recal_request(3, g, CS_RECAL_PLATT, 0);   /* platt on 10 classes */
     submit(b, &q);
-    cs_response *r = cs_backend_wait(b, 30000);
+    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
     assert_null(r->dataset);
@@ -332,7 +330,7 @@ static void test_methods_job(void **state)
     q.methods_opts.k = 4;
     q.threads = 2;
     uint64_t gen = submit(b, &q);
-    cs_response *r = cs_backend_wait(b, 60000);
+    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->kind, CS_JOB_METHODS);
     assert_true(r->generation == gen);
@@ -352,7 +350,7 @@ static void test_methods_job(void **state)
     q = methods_request(5, m, 2, 0, 0, 30, 2);
     snprintf(q.settings.select, sizeof q.settings.select, "y == 3");
     submit(b, &q);
-    r = cs_backend_wait(b, 60000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
     assert_int_equal(cs_methods_run(m, 2, &q.settings, &q.methods_opts, &run1, &want, &err), CS_OK);
@@ -364,7 +362,7 @@ static void test_methods_job(void **state)
     /* the engine's usage error (reference out of range) comes back as the response */
     q = methods_request(5, m, 2, 2, 0, 10, 0);
     submit(b, &q);
-    r = cs_backend_wait(b, 30000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
     assert_string_equal(r->err.msg, "methods: 2 methods, reference 2");
@@ -383,7 +381,7 @@ static void test_methods_job(void **state)
     for (size_t i = 0; i < CS_BACKEND_MAX_METHODS; i++) q.methods[i] = ts;
     q.methods_opts.cmp_repeats = 5;
     assert_true(cs_backend_submit(b, &q, &err) > 0);
-    r = cs_backend_wait(b, 60000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
     assert_int_equal(r->methods.n, CS_BACKEND_MAX_METHODS);
@@ -408,7 +406,7 @@ static void test_compat_job(void **state)
     /* top1 uniform (the default): report equal to the direct call, plus the moved-per-bin table */
     cs_request q = compat_request(8, g);
     uint64_t gen = submit(b, &q);
-    cs_response *r = cs_backend_wait(b, 30000);
+    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->kind, CS_JOB_COMPAT);
     assert_true(r->generation == gen);
@@ -426,7 +424,7 @@ static void test_compat_job(void **state)
     q.settings.binning = CS_BIN_MASS;
     q.settings.bins = 10;
     submit(b, &q);
-    r = cs_backend_wait(b, 30000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
     assert_null(r->compat_bin_moved);
@@ -439,7 +437,7 @@ static void test_compat_job(void **state)
     q = compat_request(8, g);
     q.settings.binning = CS_BIN_KDTREE;
     submit(b, &q);
-    r = cs_backend_wait(b, 30000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
     assert_null(r->compat_bin_moved);
@@ -457,7 +455,7 @@ static void test_compat_job(void **state)
     q = compat_request(8, h);
     q.settings.bins = 4;
     submit(b, &q);
-    r = cs_backend_wait(b, 30000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
     assert_non_null(r->compat_bin_moved);
@@ -476,15 +474,22 @@ static void test_compat_job(void **state)
 
 /* ---- supersession ----------------------------------------------------------------------- */
 
-/* Submits `first`, lets a 1-worker backend start it, then `second` on the same slot: only the
- * second is ever delivered. */
-static void check_superseded(cs_backend *b, const cs_request *first, const cs_request *second)
+/* Submits `first` to a 1-worker backend, then `second` on the same slot: only the second is
+ * ever delivered. With `started`, waits until `first` runs (it must publish progress); else
+ * `first` may be superseded queued or running, and the outcome must be the same. */
+static void check_superseded(cs_backend *b, const cs_request *first, const cs_request *second,
+                             int started)
 {
     uint64_t g1 = submit(b, first);
-    sleep_ms(5);
+    if (started)
+        cs_test_wait_running(b, first->slot);
+    else
+        sleep_ms(5);
     uint64_t g2 = submit(b, second);
     assert_true(g2 > g1);
-    cs_response *r = cs_backend_wait(b, 120000);
+    /* A liveness limit: an uncancellable first job (RECAL, COMPAT on 100,000 rows) must finish
+     * before the second runs on the single worker; a cancellable one must stop. */
+    cs_response *r = cs_backend_wait(b, 2 * CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_int_equal(r->status, CS_OK);
@@ -504,35 +509,34 @@ static void test_superseded_never_delivered(void **state)
     /* RECAL cannot be cancelled inside the fit: the superseded one finishes and is dropped */
     cs_request q1 = recal_request(2, big, CS_RECAL_TS, 1);
     cs_request q2 = recal_request(2, g, CS_RECAL_HIST, 1);
-    check_superseded(b, &q1, &q2);
+    check_superseded(b, &q1, &q2, 0);
 
-    /* METHODS: a long bootstrap is cancelled when superseded */
+    /* METHODS: a running bootstrap is cancelled when superseded. 200,000 resamples of 100,000
+     * rows x 10 classes, twice, would take far beyond the liveness limit on the single worker,
+     * so the second request is delivered only because the first stopped. */
+    const cs_dataset *mbig[2] = { big, big };
+    q1 = methods_request(2, mbig, 2, 0, 200000, 10, 0);
     const cs_dataset *m[2] = { g, ts };
-    q1 = methods_request(2, m, 2, 0, 200000, 10, 0);
     q2 = methods_request(2, m, 2, 1, 0, 10, 0);
-    double t0 = now_s();
-    check_superseded(b, &q1, &q2);
-    if (!(now_s() - t0 < 30)) fail_msg("superseded methods job was not cancelled");
+    check_superseded(b, &q1, &q2, 1);
 
     /* COMPAT: not cancellable, finishes and is dropped */
     q1 = compat_request(2, big);
     q2 = compat_request(2, g);
-    check_superseded(b, &q1, &q2);
+    check_superseded(b, &q1, &q2, 0);
 
     /* mixed kinds on one slot: the newest wins whatever the kinds */
     q1 = recal_request(2, big, CS_RECAL_TS, 3);
     q2 = compat_request(2, g);
-    check_superseded(b, &q1, &q2);
+    check_superseded(b, &q1, &q2, 0);
 
     /* finished and queued for delivery, then superseded before the poll: dropped at the poll */
     q1 = recal_request(2, g, CS_RECAL_HIST, 1);
     uint64_t g1 = submit(b, &q1);
-    wait_wake(b, 30000);                 /* g1's response is on the done list */
+    wait_wake(b, CS_TEST_LIVENESS_MS);                 /* g1's response is on the done list */
     q2 = compat_request(2, g);
     uint64_t g2 = submit(b, &q2);
-    cs_response *r;
-    double t1 = now_s();
-    while ((r = cs_backend_poll(b)) == NULL && now_s() - t1 < 30) sleep_ms(1);
+    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_true(g2 > g1);
@@ -542,7 +546,7 @@ static void test_superseded_never_delivered(void **state)
     /* the same with cs_backend_cancel instead of a new request: nothing at all */
     q1 = methods_request(2, m, 2, 0, 0, 10, 0);
     submit(b, &q1);
-    wait_wake(b, 30000);
+    wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_cancel(b, 2);
     assert_null(cs_backend_poll(b));
     assert_null(cs_backend_wait(b, 50));
@@ -562,20 +566,23 @@ static void test_release_while_running(void **state)
     cs_backend *b = new_backend(1);
     cs_error err;
 
-    /* METHODS using d only as a later method (not as req.data): cancelled promptly, not
-     * delivered, and d may be freed at once (ASan would catch a late read). */
-    cs_dataset *ts = load_sample("digits_ts.csv");
-    const cs_dataset *m[2] = { g, ts };
+    /* METHODS using d only as a later method (not as req.data), released while the first
+     * method's bootstrap runs: cancelled (200,000 resamples of 100,000 rows would outlast the
+     * liveness limit many times), not delivered, and d may be freed at once (ASan would catch a
+     * late read). */
+    cs_dataset *first = make_big(100000, 10, 8), *later = make_big(100000, 10, 9);
+    const cs_dataset *m[2] = { first, later };
     cs_request q = methods_request(4, m, 2, 0, 200000, 10, 0);
     submit(b, &q);
-    sleep_ms(20);
-    double t0 = now_s();
-    cs_backend_release_dataset(b, ts);
-    double took = now_s() - t0;
-    if (!(took < 5.0)) fail_msg("release of a methods job took %.3f s", took);
+    cs_test_wait_running(b, 4);
+    cs_test_liveness_begin("cs_backend_release_dataset of a running methods job");
+    cs_backend_release_dataset(b, later);
+    cs_test_liveness_end();
     assert_false(cs_backend_busy(b, 4));
-    cs_dataset_free(ts);
-    assert_null(cs_backend_wait(b, 100));
+    cs_dataset_free(later);
+    assert_null(cs_backend_poll(b));
+    cs_backend_release_dataset(b, first);   /* nothing uses it any more: returns at once */
+    cs_dataset_free(first);
 
     /* RECAL (not cancellable): release waits for it, then nothing is delivered */
     cs_dataset *big = make_big(100000, 10, 2);
@@ -605,7 +612,7 @@ static void test_release_while_running(void **state)
     submit(b, &q2);
     cs_backend_release_dataset(b, other);
     cs_dataset_free(other);
-    cs_response *r = cs_backend_wait(b, 30000);
+    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
@@ -618,13 +625,13 @@ static void test_release_while_running(void **state)
     cs_dataset *done_d = make_big(2000, 4, 5);
     q = recal_request(6, done_d, CS_RECAL_HIST, 0);          /* d as req.data */
     submit(b, &q);
-    wait_wake(b, 30000);
+    wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_release_dataset(b, done_d);
     assert_null(cs_backend_poll(b));
     const cs_dataset *m2[2] = { g, done_d };
     q = methods_request(4, m2, 2, 0, 0, 10, 0);               /* d as methods[1] only */
     submit(b, &q);
-    wait_wake(b, 30000);
+    wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_release_dataset(b, done_d);
     assert_null(cs_backend_poll(b));
     assert_false(cs_backend_busy(b, 4));
@@ -634,7 +641,7 @@ static void test_release_while_running(void **state)
     /* the slots work normally afterwards */
     q = recal_request(6, g, CS_RECAL_HIST, 0);
     gen = submit(b, &q);
-    r = cs_backend_wait(b, 30000);
+    r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
@@ -660,10 +667,9 @@ static void test_undelivered_freed(void **state)
     submit(b, &q);
     /* three wake-up bytes: all three responses are waiting */
     int n = 0;
-    double t0 = now_s();
-    while (n < 3 && now_s() - t0 < 60) {
+    while (n < 3) {
         char buf[8];
-        wait_wake(b, 60000);
+        wait_wake(b, CS_TEST_LIVENESS_MS);
         ssize_t got = read(cs_backend_wake_fd(b), buf, sizeof buf);
         if (got > 0) n += (int)got;
     }

@@ -6,6 +6,7 @@
  * cs_compare_run on one dataset (or one pair) alone with the same settings — whose own tests
  * (test_metrics, test_resample_curves, test_recal) pin them. */
 #include "support/cs_test.h"
+#include "support/liveness.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -525,23 +526,22 @@ static void test_threads_identical(void **state)
 
 typedef struct canceller {
     atomic_int *flag;
-    unsigned ms;
+    atomic_int *progress;
+    int seen;                    /* progress (ppm) when the flag was raised */
 } canceller;
 
-static void *cancel_later(void *arg)
+/* Raises the flag once the resampling under way has finished a replicate (no elapsed time: a
+ * liveness limit only catches a run that never reports progress). */
+static void *cancel_after_progress(void *arg)
 {
     canceller *c = arg;
-    struct timespec ts = { (time_t)(c->ms / 1000), (long)(c->ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
+    for (int waited = 0; (c->seen = atomic_load(c->progress)) <= 0; waited++) {
+        if (waited > CS_TEST_LIVENESS_MS) break;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
     atomic_store(c->flag, 1);
     return NULL;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void test_cancel(void **state)
@@ -566,33 +566,43 @@ static void test_cancel(void **state)
     assert_int_equal(t.n, 0);
     cs_methods_free(&t);
 
-    /* raised while the bootstrap runs (200000 resamples would take many seconds): the call
-     * returns promptly with CS_ECANCELLED and out holds nothing */
+    /* raised while the first row's bootstrap runs (after its first replicates, as its progress
+     * shows): the bootstrap stops part-way (its progress stays below 1,000,000 ppm; one that
+     * ignored the flag would finish all 200,000 and only then the row loop would notice) and
+     * the call returns CS_ECANCELLED with nothing in out */
+    atomic_int progress;
+    atomic_init(&progress, 0);
+    run.progress_ppm = &progress;
     atomic_store(&flag, 0);
     o = opts(0, 0, 200000, 0, 0);
-    canceller c = { &flag, 50 };
+    canceller c = { &flag, &progress, 0 };
     pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
-    double t0 = now_s();
+    assert_int_equal(pthread_create(&th, NULL, cancel_after_progress, &c), 0);
     cs_error_clear(&err);
     cs_status st = cs_methods_run(d, 2, &s, &o, &run, &t, &err);
-    double took = now_s() - t0;
     pthread_join(th, NULL);
     assert_int_equal(st, CS_ECANCELLED);
     assert_int_equal(err.code, CS_ECANCELLED);
     assert_null(t.rows);
     assert_int_equal(t.n, 0);
-    if (!(took < 5.0)) fail_msg("cancelled run took %.3f s", took);
+    assert_true(c.seen > 0);
+    if (!(atomic_load(&progress) < 1000000))
+        fail_msg("the cancelled bootstrap reports %d ppm done", atomic_load(&progress));
 
-    /* raised during the paired comparison of the second row */
+    /* raised during the paired comparison of the second row (the only resampling: no ci) */
     atomic_store(&flag, 0);
+    atomic_store(&progress, 0);
     o = opts(0, 0, 0, 400000, 0);
-    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    c.seen = 0;
+    assert_int_equal(pthread_create(&th, NULL, cancel_after_progress, &c), 0);
     cs_error_clear(&err);
     st = cs_methods_run(d, 2, &s, &o, &run, &t, &err);
     pthread_join(th, NULL);
     assert_int_equal(st, CS_ECANCELLED);
     assert_null(t.rows);
+    assert_true(c.seen > 0);
+    if (!(atomic_load(&progress) < 1000000))
+        fail_msg("the cancelled comparison reports %d ppm done", atomic_load(&progress));
     cs_dataset_free(g);
     cs_dataset_free(ts);
 }

@@ -9,6 +9,7 @@
 
 #include "calscope/curves.h"
 #include "support/cs_test.h"
+#include "support/liveness.h"
 
 static double unif(cs_rng *r)
 {
@@ -415,43 +416,56 @@ static void test_bins_curve(void **state)
 
 typedef struct cancel_arg {
     atomic_int *flag;
+    atomic_int *progress;
+    int seen;                    /* progress (ppm) when the flag was raised */
 } cancel_arg;
 
-static void *raise_later(void *arg)
+/* Raises the cancel flag once the call has finished at least one replicate. A liveness limit
+ * only catches a call that never reports progress. */
+static void *raise_after_progress(void *arg)
 {
     cancel_arg *a = arg;
-    struct timespec ts = { 0, 40 * 1000000 };
-    nanosleep(&ts, NULL);
+    for (int waited = 0; (a->seen = atomic_load(a->progress)) == 0; waited++) {
+        if (waited > CS_TEST_LIVENESS_MS) break;
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
     atomic_store(a->flag, 1);
     return NULL;
 }
 
+/* A cancelled call returns CS_ECANCELLED having done fewer replicates than asked for: the
+ * flag is raised mid-run (after the first replicates, as the progress shows), and a million
+ * repeats of six subsets of 5,000 rows would take minutes, so a call that ignored the flag would
+ * report full progress (1,000,000 ppm) or trip the liveness limit. */
 static void test_cancel(void **state)
 {
     (void)state;
     cs_dataset *d = calibrated(5000, 9, 1.0);
     cs_prepared *p = prep(d);
-    atomic_int cancel;
+    atomic_int cancel, progress;
     atomic_init(&cancel, 1);
-    cs_run run = { .threads = 2, .cancel = &cancel };
+    atomic_init(&progress, -1);
+    cs_run run = { .threads = 2, .cancel = &cancel, .progress_ppm = &progress };
     cs_curve_options o;
     cs_curve_options_size_default(&o);
     cs_error err;
     assert_null(cs_size_curve(p, &o, &run, &err));
     assert_int_equal(err.code, CS_ECANCELLED);
+    assert_int_equal(atomic_load(&progress), 0);   /* raised before: not one replicate */
     atomic_store(&cancel, 0);
     o.repeats = 1000000;
     pthread_t t;
-    cancel_arg a = { &cancel };
-    pthread_create(&t, NULL, raise_later, &a);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cancel_arg a = { &cancel, &progress, 0 };
+    assert_int_equal(pthread_create(&t, NULL, raise_after_progress, &a), 0);
+    cs_test_liveness_begin("cs_size_curve with its cancel flag raised");
     assert_null(cs_size_curve(p, &o, &run, &err));
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cs_test_liveness_end();
     pthread_join(t, NULL);
     assert_int_equal(err.code, CS_ECANCELLED);
-    double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    assert_true(el < 1.0);
+    assert_true(a.seen > 0);                        /* it was running when the flag went up */
+    int done = atomic_load(&progress);
+    if (!(done < 1000000)) fail_msg("cancelled call reports %d ppm done", done);
     cs_prepared_free(p);
     cs_dataset_free(d);
 }
