@@ -12,6 +12,7 @@
 #include "calscope/metrics.h"
 #include "calscope/rece_m.h"
 #include "calscope/resample.h"
+#include "engine/metrics/mx.h"
 
 #define K 5
 
@@ -568,24 +569,26 @@ static void test_curves(void **state)
     cs_dataset_free(d);
 }
 
-/* Weight rows too large to keep (n*M doubles above both 48 MiB and the probability matrix)
- * are made per evaluation by the same function: the same numbers as the formula, repeats
- * included; resampling leaves RECE-M out then. 8 ids x 10^6 bins = 64 MB of rows. */
+/* Weight rows too large to keep (n*M doubles above both the cache floor and the probability
+ * matrix) are made per evaluation by the same function: the same numbers as the formula,
+ * repeats included; resampling leaves RECE-M out then. M is bounded by CS_BINS_MAX, so the
+ * floor is lowered to 0 here: 8 ids x 1000 bins = 64 KB of rows, above the 8-id matrix. */
 static void test_uncached_rows(void **state)
 {
     (void)state;
     static gen g;
     cs_dataset *d = make_gen(&g, 8);
     cs_settings s;
-    settings(&s, 1000000, CS_MIX_KDE);
+    settings(&s, 1000, CS_MIX_KDE);
     cs_error err;
     double v;
     uint32_t all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    cs_mx_rece_m_cache_limit(0);
     assert_int_equal(evaluate_rece_m(d, &s, NULL, 0, CS_WANT_RECE_M, &v, &err), CS_OK);
-    assert_double_near(v, rece_m_ref(&g, all, 8, 1000000, 0.1), 1e-9);
+    assert_double_near(v, rece_m_ref(&g, all, 8, 1000, 0.1), 1e-9);
     const uint32_t idx[6] = { 5, 0, 5, 2, 0, 5 };
     assert_int_equal(evaluate_rece_m(d, &s, idx, 6, CS_WANT_RECE_M, &v, &err), CS_OK);
-    assert_double_near(v, rece_m_ref(&g, idx, 6, 1000000, 0.1), 1e-9);
+    assert_double_near(v, rece_m_ref(&g, idx, 6, 1000, 0.1), 1e-9);
     /* such rows are not resampled: intervals leave RECE-M out (and keep the rest) */
     cs_prepared *p = cs_prepare(d, &s, &err);
     assert_true(cs_prepared_has_tta(p));
@@ -596,6 +599,7 @@ static void test_uncached_rows(void **state)
                                      3, 1, &run, &ci, &err), CS_OK);
     assert_int_equal(ci.metrics, CS_METRIC_BIT(CS_METRIC_ACCURACY));
     cs_prepared_free(p);
+    cs_mx_rece_m_cache_limit((double)(48u << 20));
     s.bins = 15;
     p = cs_prepare(d, &s, &err);
     assert_true(cs_prepared_rece_m_kept(p));

@@ -197,6 +197,10 @@ double cs_mx_normal_tail(double z);
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
 
 /* ---- rece_m.c ---- */
+/* Sets the floor of the weight-row cache (default 48 MiB): tests lower it to reach the
+ * uncached path with few samples, since M is bounded by CS_BINS_MAX. Not thread-safe: call
+ * before any prepared problem is made. */
+void cs_mx_rece_m_cache_limit(double bytes);
 typedef struct cs_mx_rm cs_mx_rm;
 /* RECE-M of the items (canonical order; NULL = all) into *out: NAN (and CS_OK) when the file
  * has no id/tta columns. The per-sample state is built on the first call (CS_EINPUT when an

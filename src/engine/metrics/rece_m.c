@@ -256,12 +256,18 @@ static void weight_chunk(void *vctx, size_t c)
 /* Weight rows are cached when they take no more memory than the probability matrix already
  * loaded, or 48 MiB, whichever is larger; beyond that each evaluation remakes the rows of its
  * items (the same function, so the same numbers). */
-#define RM_CACHE_MIN (48u << 20)
+static double rm_cache_min = (double)(48u << 20);
+
+void cs_mx_rece_m_cache_limit(double bytes)
+{
+    rm_cache_min = bytes;
+}
+
 static int cache_fits(const cs_dataset *d, size_t n, size_t m)
 {
     double need = (double)n * (double)m * sizeof(double);
     double have = (double)d->n * (double)d->k * sizeof(double);
-    return need <= (have > RM_CACHE_MIN ? have : (double)RM_CACHE_MIN);
+    return need <= (have > rm_cache_min ? have : rm_cache_min);
 }
 
 int cs_prepared_has_tta(const cs_prepared *p)
