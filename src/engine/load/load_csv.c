@@ -72,6 +72,11 @@ static void on_field(void *data, size_t len, void *ctx)
     if (st->fatal) return;
     st->last_cr = 0;
     st->field_nl += count_newlines(data, len);
+    if (len > st->lim->field) {
+        cs_load_field_too_long(st->err, st->name, st->row_line, (long)st->nf + 1, st->lim);
+        st->fatal = 1;
+        return;
+    }
     if (st->out->have_schema && st->nf > st->out->schema.ncols) {
         st->nf++;             /* a ragged row says how many fields it has, not what they hold */
         return;
@@ -194,8 +199,9 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL | CSV_APPEND_NULL) != 0)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-    /* the buffer holds the field and libcsv's terminating NUL */
-    field_cap = lim->field < SIZE_MAX ? lim->field + 1 : SIZE_MAX;
+    /* the buffer holds the field, a closing quote or trailing spaces that are cut at the end
+     * of a field (on_field judges the field itself), and libcsv's terminating NUL */
+    field_cap = lim->field < SIZE_MAX - 3 ? lim->field + 3 : SIZE_MAX;
     field_refused = 0;
     csv_set_realloc_func(&p, capped_realloc);
 

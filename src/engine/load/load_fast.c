@@ -127,6 +127,7 @@ static inline const char *quick_num(const char *p, const char *e, double *out)
 static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
 {
     const csl_schema *s = c->s;
+    if ((size_t)(le - p) > c->field_max) return 0;   /* may hold a field over the limit */
     double *v = w->scratch;
     const char delim = c->delim;
     int32_t label = 0, tta = 0;
@@ -173,7 +174,6 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
                 if (*q == '"' || *q == '\r') return 0;
                 q++;
             }
-            if ((size_t)(q - p) > c->field_max) return 0;
             if (cc->role != CSL_IGNORE) {
                 if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
                 csl_field *fd = cc->role == CSL_ID ? &idf : cc->role == CSL_CASE ? &casef : &splitf;

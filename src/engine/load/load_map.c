@@ -67,7 +67,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     uintptr_t a = (uintptr_t)si->si_addr;
     size_t page = atomic_load(&guard_page);
-    for (int i = 0; i < GUARD_SLOTS; i++) {
+    /* only a fault (si_code > 0) has an address; a SIGBUS sent by kill() or raise() is not ours */
+    for (int i = 0; i < GUARD_SLOTS && si->si_code > 0; i++) {
         uintptr_t b = atomic_load(&slots[i].base);
         size_t n = atomic_load(&slots[i].len);
         if (!b || a < b || a - b >= n) continue;
