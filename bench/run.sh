@@ -66,4 +66,6 @@ echo "bench: python reference (/usr/bin/python3: pandas, numpy)"
 rm -f "$WIDE"
 # dashboard key-to-draw latency and peak RSS under load (rows "tui ...")
 BENCH_DATA="$DATA" bash bench/tui_latency.sh "$BUILD" || true
+# input bounds: 1 GiB of NUL bytes as a header or a field, plain and gzipped (rows "NUL ...")
+BENCH_DATA_DIR="$DATA_DIR" bash bench/bounds.sh "$BUILD" || true
 exit 0

@@ -191,7 +191,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
 
 /* One line [p, e) without its LF; strips the CR of a CRLF. Looks at most `max` bytes ahead:
  * returns NULL when the line is longer than that. */
-static const char *line_end(const char *p, const char *end, size_t max, const char **next)
+static inline const char *line_end(const char *p, const char *end, size_t max, const char **next)
 {
     size_t room = (size_t)(end - p);
     const char *nl = memchr(p, '\n', room < max ? room : max);
@@ -216,7 +216,7 @@ static void release_read(const fast_ctx *c, const char **from, const char *to)
 
 /* The next LF in [q, end), or NULL. Searches in TICK_BYTES windows and drops the pages behind
  * (file mappings), so a line of any length never holds more than a window in memory. */
-static const char *find_nl(const fast_ctx *c, const char *q, const char *end)
+static inline const char *find_nl(const fast_ctx *c, const char *q, const char *end)
 {
     const char *released = q;
     while (q < end) {
@@ -236,8 +236,9 @@ static inline int blank_byte(const fast_ctx *c, char b)
 }
 
 /* Counts newlines (an upper bound on rows, for the arrays) and records (non-blank lines, the
- * rows the parse pass will read, for the row limit). Long lines are searched in TICK_BYTES
- * windows with the pages behind dropped, so a huge line costs no memory either. */
+ * rows the parse pass will read, for the row limit). A line longer than line_max makes the
+ * parse pass give up, so it gives up here at once (bail) instead of reading the rest of the
+ * file; long lines are searched in windows with the pages behind dropped. */
 static void *count_chunk(void *arg)
 {
     chunk *ch = arg;
@@ -245,15 +246,19 @@ static void *count_chunk(void *arg)
     size_t n = 0, rec = 0;
     const char *released = ch->beg, *end = ch->end;
     for (const char *p = ch->beg; p < end;) {
+        const char *stop = (size_t)(end - p) > c->line_max ? p + c->line_max : end;
         const char *q = p;
-        while (q < end && blank_byte(c, *q)) {
+        while (q < stop && blank_byte(c, *q)) {
             q++;
             if ((size_t)(q - released) >= 2 * TICK_BYTES) release_read(c, &released, q);
         }
         /* blank: nothing, LF, CRLF or a final CR (the parse pass strips it) */
         if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) rec++;
-        const char *nl = find_nl(c, q, end);
-        if (!nl) break;
+        const char *nl = find_nl(c, q, stop);
+        if (!nl) {
+            if (stop < end) { ch->bail = 1; break; }
+            break;
+        }
         n++;
         p = nl + 1;
         if ((size_t)(p - released) >= TICK_BYTES) release_read(c, &released, p);
@@ -494,13 +499,19 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         } else {
             const char *target = p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
             if (target < cut) target = cut;
-            const char *nl = find_nl(&c, target, end);
+            /* the cut is the end of the line holding target: a line that does not end within
+             * line_max gives up here, before any counting */
+            const char *stop = (size_t)(end - target) > c.line_max ? target + c.line_max : end;
+            const char *nl = find_nl(&c, target, stop);
+            if (!nl && stop < end) { cs_load_parsed_free(out); return CSL_BAIL; }
             ch[i].end = nl ? nl + 1 : end;
         }
         cut = ch[i].end;
     }
     ch[0].main_thread = 1;
     run_all(ch, nt, count_chunk);
+    for (int i = 0; i < nt; i++)
+        if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
 
     size_t total_cap = 0, records = 0;
     long l0 = line;
