@@ -106,24 +106,43 @@ static size_t expect_loaded_lim(const char *text, size_t len, const cs_load_opti
 
 #define S(lit) lit, sizeof(lit) - 1
 
+/* Refusals that share options and limits: text (with its length: it may hold NUL bytes), place
+ * and message. */
+typedef struct refusal {
+    const char *text;
+    size_t len;
+    long line, col;
+    const char *msg;
+} refusal;
+
+static void expect_refusals(const refusal *r, size_t n, const cs_load_options *opt,
+                            const csl_limits *lim)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_refused_lim(r[i].text, r[i].len, opt, lim, r[i].line, r[i].col, r[i].msg);
+}
+
 /* ---- control bytes in the header ------------------------------------------------------------ */
 
 static void test_header_control_bytes(void **state)
 {
     (void)state;
     csl_limits def = limits(0, 0, 0);
-    expect_refused_lim(S("label,p\0_a,p_b\n0,0.5,0.5\n"), NULL, &def, 1, 2,
-                       "t.csv:1:2: control byte \\x00 in the header (not a text CSV file?)");
-    /* placed after blank lines, in the third field, whatever the delimiter */
-    expect_refused_lim(S("\n  \nlabel;p_a;p_b\x01\n0;0.5;0.5\n"), NULL, &def, 3, 3,
-                       "t.csv:3:3: control byte \\x01 in the header (not a text CSV file?)");
-    expect_refused_lim(S("label,p_a,p_b\x7f\n0,0.5,0.5\n"), NULL, &def, 1, 3,
-                       "t.csv:1:3: control byte \\x7f in the header (not a text CSV file?)");
-    expect_refused_lim(S("\0\0\0\0\0\0\0\0"), NULL, &def, 1, 1,
-                       "t.csv:1:1: control byte \\x00 in the header (not a text CSV file?)");
-    /* a BOM is not a control byte; inside quotes a control byte is still refused */
-    expect_refused_lim(S("\xEF\xBB\xBFlabel,\"p_\x02\",p_b\n0,0.5,0.5\n"), NULL, &def, 1, 2,
-                       "t.csv:1:2: control byte \\x02 in the header (not a text CSV file?)");
+    static const refusal bad[] = {
+        {S("label,p\0_a,p_b\n0,0.5,0.5\n"), 1, 2,
+         "t.csv:1:2: control byte \\x00 in the header (not a text CSV file?)"},
+        /* placed after blank lines, in the third field, whatever the delimiter */
+        {S("\n  \nlabel;p_a;p_b\x01\n0;0.5;0.5\n"), 3, 3,
+         "t.csv:3:3: control byte \\x01 in the header (not a text CSV file?)"},
+        {S("label,p_a,p_b\x7f\n0,0.5,0.5\n"), 1, 3,
+         "t.csv:1:3: control byte \\x7f in the header (not a text CSV file?)"},
+        {S("\0\0\0\0\0\0\0\0"), 1, 1,
+         "t.csv:1:1: control byte \\x00 in the header (not a text CSV file?)"},
+        /* a BOM is not a control byte; inside quotes a control byte is still refused */
+        {S("\xEF\xBB\xBFlabel,\"p_\x02\",p_b\n0,0.5,0.5\n"), 1, 2,
+         "t.csv:1:2: control byte \\x02 in the header (not a text CSV file?)"},
+    };
+    expect_refusals(bad, sizeof bad / sizeof *bad, NULL, &def);
 
     /* tab, CR, LF and a control byte chosen as the delimiter are fine */
     assert_int_equal(expect_loaded_lim(S("label\tp_a\tp_b\r\n0\t0.5\t0.5\r\n"), NULL, &def), 1);
@@ -176,18 +195,20 @@ static void test_field_limit(void **state)
     /* at the limit: loads, on both paths */
     assert_int_equal(expect_loaded_lim(S("label,p,note\n0,0.5,12345678\n"), NULL, &l), 1);
     assert_int_equal(expect_loaded_lim(S("label,p,note\n0,0.5,\"12345678\"\n"), NULL, &l), 1);
-    /* one byte over: a located refusal, whatever the column (ignored, number, header) */
-    expect_refused_lim(S("label,p,note\n0,0.5,x\n1,0.5,123456789\n"), NULL, &l, 3, 3,
-                       "t.csv:3:3: field longer than 8 bytes (the limit)");
-    expect_refused_lim(S("label,p,note\n0,0.5,x\n1,0.5,\"123456789\"\n"), NULL, &l, 3, 3,
-                       "t.csv:3:3: field longer than 8 bytes (the limit)");
-    expect_refused_lim(S("label,p\n0,0.50000000\n"), NULL, &l, 2, 2,
-                       "t.csv:2:2: field longer than 8 bytes (the limit)");
-    expect_refused_lim(S("label,p,notenote1\n0,0.5,x\n"), NULL, &l, 1, 3,
-                       "t.csv:1:3: field longer than 8 bytes (the limit)");
-    /* a quoted field spanning lines is placed at the line its row starts on */
-    expect_refused_lim(S("label,p,note\n0,0.5,\"a\nb\nc\nd\"\n1,0.5,\"123\n5678\n\"\n"), NULL, &l,
-                       6, 3, "t.csv:6:3: field longer than 8 bytes (the limit)");
+    /* one byte over: a located refusal, whatever the column (ignored, number, header); a quoted
+     * field spanning lines is placed at the line its row starts on */
+    static const refusal over[] = {
+        {S("label,p,note\n0,0.5,x\n1,0.5,123456789\n"), 3, 3,
+         "t.csv:3:3: field longer than 8 bytes (the limit)"},
+        {S("label,p,note\n0,0.5,x\n1,0.5,\"123456789\"\n"), 3, 3,
+         "t.csv:3:3: field longer than 8 bytes (the limit)"},
+        {S("label,p\n0,0.50000000\n"), 2, 2, "t.csv:2:2: field longer than 8 bytes (the limit)"},
+        {S("label,p,notenote1\n0,0.5,x\n"), 1, 3,
+         "t.csv:1:3: field longer than 8 bytes (the limit)"},
+        {S("label,p,note\n0,0.5,\"a\nb\nc\nd\"\n1,0.5,\"123\n5678\n\"\n"), 6, 3,
+         "t.csv:6:3: field longer than 8 bytes (the limit)"},
+    };
+    expect_refusals(over, sizeof over / sizeof *over, NULL, &l);
     /* fatal even with --skip-bad-rows: the load stops at the field */
     cs_load_options o;
     cs_load_options_default(&o);
