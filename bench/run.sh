@@ -75,4 +75,6 @@ if [ -x "$BUILD/calscope" ] && [ -x /usr/bin/time ]; then
         /usr/bin/time -f "  report --bins 1000 $f: %e s, %M KB" "$BUILD/calscope" report --bins 1000 "$f" >/dev/null || true
     done
 fi
+# input bounds: 1 GiB of NUL bytes as a header or a field, plain and gzipped (rows "NUL ...")
+BENCH_DATA_DIR="$DATA_DIR" bash bench/bounds.sh "$BUILD" || true
 exit 0

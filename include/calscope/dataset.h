@@ -13,6 +13,10 @@
 
 #include "calscope/error.h"
 
+/* Most rows a dataset may have: row indices are kept in 32 bits across the engine
+ * (uint32_t sample rows, int32_t interned indices). The loader refuses a longer file. */
+#define CS_DATASET_MAX_ROWS ((size_t)INT32_MAX)
+
 typedef struct cs_dataset {
     char *path;            /* file name as the user gave it ("-" for stdin) */
     size_t n;              /* rows loaded (all rows, including tta > 0 observations) */
@@ -52,7 +56,8 @@ typedef struct cs_dataset {
 } cs_dataset;
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
- * (the loader does) before sharing the dataset. Returns CS_OK or CS_ENOMEM. */
+ * (the loader does) before sharing the dataset. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when
+ * n > CS_DATASET_MAX_ROWS (checked before anything is read or allocated). */
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */

@@ -12,7 +12,19 @@
  * the good rows load and every skipped row is counted in the summary.
  *
  * Threads: cs_load_* may run on any thread; it reads `cancel` and calls `progress`
- * from the calling thread only. */
+ * from the calling thread only.
+ *
+ * Limits: the header must end within CS_LOAD_MAX_HEADER_BYTES of the (decompressed) input and
+ * hold no control byte but tab, CR and LF; no field may be longer than CS_LOAD_MAX_FIELD_BYTES;
+ * a file holds at most CS_DATASET_MAX_ROWS data rows. Each is refused at once with
+ * "FILE:LINE:COL: reason" (even with skip_bad_rows), so a load never takes memory for bytes it
+ * does not keep.
+ *
+ * A regular file that changes while it is read (another size or modification time, or its
+ * name now pointing to another file) is refused with "FILE: file changed while loading"
+ * (CS_EINPUT), never used half-read. A mapped file that shrinks cannot kill the process with
+ * SIGBUS: while a file is mapped the loader installs a SIGBUS handler that acts on its own
+ * mappings only and hands any other SIGBUS to the action installed before it. */
 #ifndef CALSCOPE_LOAD_H
 #define CALSCOPE_LOAD_H
 
@@ -43,6 +55,9 @@ typedef struct cs_load_options {
 } cs_load_options;
 
 #define CS_LOAD_MAX_SKIP_MESSAGES 20
+
+#define CS_LOAD_MAX_HEADER_BYTES ((size_t)4 << 20)  /* 4 MiB: ~400,000 columns named p_NNNNN */
+#define CS_LOAD_MAX_FIELD_BYTES ((size_t)1 << 20)   /* 1 MiB */
 
 typedef struct cs_load_summary {
     size_t rows_read;      /* data records seen */

@@ -39,6 +39,9 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
 {
     if (d->conf) return CS_OK;
     size_t n = d->n, k = d->k;
+    if (n > CS_DATASET_MAX_ROWS)   /* sample_rows and the metric code index rows in 32 bits */
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows, more than the %zu a dataset may"
+                            " hold", d->path ? d->path : "?", n, CS_DATASET_MAX_ROWS);
     double *conf = malloc((n ? n : 1) * sizeof *conf);
     int32_t *pred = malloc((n ? n : 1) * sizeof *pred);
     uint8_t *correct = malloc(n ? n : 1);

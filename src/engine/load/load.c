@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,7 +271,7 @@ static int check_options(const char *name, const cs_load_options *opt, cs_error 
 }
 
 static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
-                           cs_load_summary *sum, cs_error *err, size_t block)
+                           const csl_limits *lim, cs_load_summary *sum, cs_error *err, size_t block)
 {
     int gz = 0;
     src = cs_load_src_gunzip_if(src, 0, &gz);    /* decode size fixed: zlib words some corruptions
@@ -283,21 +282,21 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return finish(name, &ps, opt, sum, gz, CS_ENOMEM, err);
     }
-    cs_status st = cs_load_csv(name, src, total, opt, block, &ps, err);
+    cs_status st = cs_load_csv(name, src, total, opt, lim, block, &ps, err);
     cs_load_src_free(src);
     return finish(name, &ps, opt, sum, gz, st, err);
 }
 
 static cs_dataset *load_mem(const char *name, const void *data, size_t len,
                             const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
-                            cs_load_tuning *t)
+                            cs_load_tuning *t, const csl_limits *lim)
 {
     const unsigned char *u = data;
     int gz = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
     if (!gz && t->path != CSL_PATH_CSV) {
         csl_parsed ps;
         cs_status st;
-        if (cs_load_fast(name, data, len, opt, t->threads, t->file_backed, &ps, &st, err) == CSL_DONE) {
+        if (cs_load_fast(name, data, len, opt, lim, t->threads, t->file_backed, &ps, &st, err) == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
             return finish(name, &ps, opt, sum, 0, st, err);
         }
@@ -312,12 +311,13 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return NULL;
     }
-    return run_csv(name, src, len, opt, sum, err, t->block);
+    if (t->file_backed) cs_load_src_mem_drop_pages(src);
+    return run_csv(name, src, len, opt, lim, sum, err, t->block);
 }
 
-cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
-                                 const cs_load_options *opt, cs_load_summary *summary,
-                                 cs_error *err, cs_load_tuning *tuning)
+cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t len,
+                                   const cs_load_options *opt, cs_load_summary *summary,
+                                   cs_error *err, cs_load_tuning *tuning, const csl_limits *lim)
 {
     cs_load_options defaults;
     if (!opt) { cs_load_options_default(&defaults); opt = &defaults; }
@@ -328,7 +328,16 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
     cs_load_tuning local = {0, 0, 0, 0, 0};
     if (!tuning) tuning = &local;
     if (!data) len = 0;
-    return load_mem(name, len ? data : "", len, opt, summary, err, tuning);
+    csl_limits deflim;
+    if (!lim) { cs_load_limits_default(&deflim); lim = &deflim; }
+    return load_mem(name, len ? data : "", len, opt, summary, err, tuning, lim);
+}
+
+cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
+                                 const cs_load_options *opt, cs_load_summary *summary,
+                                 cs_error *err, cs_load_tuning *tuning)
+{
+    return cs_load_buffer_limited(name, data, len, opt, summary, err, tuning, NULL);
 }
 
 cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
@@ -347,18 +356,23 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     cs_error_clear(err);
     if (check_options(path, opt, err)) return NULL;
     cs_load_tuning t = {env_path(), 0, 0, 0, 0};
+    csl_limits lim;
+    cs_load_limits_default(&lim);
+    struct stat sb;
 
     if (strcmp(path, "-") == 0) {
+        /* stdin redirected from a regular file gets progress and the changed-file check too */
+        int reg = fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
         csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
         if (!src) { cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); return NULL; }
-        return run_csv(path, src, 0, opt, summary, err, 0);
+        cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, &lim, summary, err, 0);
+        return reg ? cs_load_refuse_changed(path, STDIN_FILENO, &sb, 0, d, summary, err) : d;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat sb;
     if (fstat(fd, &sb) != 0) {
         cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(errno));
         close(fd);
@@ -372,12 +386,12 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     cs_dataset *d;
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 && (uintmax_t)sb.st_size <= SIZE_MAX) {
         size_t len = (size_t)sb.st_size;
-        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map != MAP_FAILED) {
-            madvise(map, len, MADV_SEQUENTIAL);
+        csl_map map;
+        if (cs_load_map(fd, len, &map) == 0) {
             t.file_backed = 1;
-            d = load_mem(path, map, len, opt, summary, err, &t);
-            munmap(map, len);
+            d = load_mem(path, map.data, len, opt, summary, err, &t, &lim);
+            int vanished = cs_load_unmap(&map);
+            d = cs_load_refuse_changed(path, fd, &sb, vanished, d, summary, err);
             close(fd);
             return d;
         }
@@ -388,7 +402,8 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         return NULL;
     }
-    d = run_csv(path, src, S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0, opt, summary, err, 0);
+    d = run_csv(path, src, S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0, opt, &lim, summary, err, 0);
+    if (S_ISREG(sb.st_mode)) d = cs_load_refuse_changed(path, fd, &sb, 0, d, summary, err);
     close(fd);
     return d;
 }

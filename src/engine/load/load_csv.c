@@ -4,7 +4,11 @@
  * it report every unquoted CR and LF (a CR immediately followed by LF is one line end), and
  * newlines inside quoted fields are counted from the field text. A row's LINE is the line it
  * starts on. Callbacks cannot stop libcsv, so on a fatal error they set `fatal` and the feeding
- * loop stops. */
+ * loop stops.
+ *
+ * Memory stays bounded by what is kept: libcsv's field buffer may not grow past the field
+ * limit (its realloc function refuses, and the refusal is reported as a located error), and a
+ * record keeps at most one field more than the header has (the rest are only counted). */
 #include "engine/load/load_internal.h"
 
 #include <csv.h>
@@ -14,13 +18,15 @@
 typedef struct csv_state {
     const char *name;
     const cs_load_options *opt;
+    const csl_limits *lim;
     csl_parsed *out;
     cs_error *err;
     /* current record */
     char *buf;
     size_t blen, bcap;
     size_t *off, *flen;
-    size_t nf, fcap;
+    size_t nf, fcap;      /* fields seen in the record / room in off, flen */
+    size_t nkept;         /* fields stored (nf beyond the header's count + 1 are only counted) */
     csl_field *fields;
     size_t fields_cap;
     long row_line;        /* physical line the current record started on */
@@ -46,11 +52,35 @@ static long count_newlines(const char *p, size_t n)
     return c;
 }
 
+/* libcsv grows its field buffer through this: a request above the field limit is refused,
+ * which stops csv_parse with CSV_ENOMEM; `field_refused` tells that apart from a real
+ * allocation failure (libcsv retries smaller steps, so only the last request counts). One
+ * parse runs on one thread, hence thread-local state rather than a context pointer libcsv
+ * does not offer. */
+static _Thread_local size_t field_cap;
+static _Thread_local int field_refused;
+
+static void *capped_realloc(void *p, size_t n)
+{
+    field_refused = n > field_cap;
+    return field_refused ? NULL : realloc(p, n);
+}
+
 static void on_field(void *data, size_t len, void *ctx)
 {
     csv_state *st = ctx;
     if (st->fatal) return;
     st->last_cr = 0;
+    st->field_nl += count_newlines(data, len);
+    if (len > st->lim->field) {
+        cs_load_field_too_long(st->err, st->name, st->row_line, (long)st->nf + 1, st->lim);
+        st->fatal = 1;
+        return;
+    }
+    if (st->out->have_schema && st->nf > st->out->schema.ncols) {
+        st->nf++;             /* a ragged row says how many fields it has, not what they hold */
+        return;
+    }
     if (st->nf == st->fcap) {
         size_t nc = st->fcap ? st->fcap * 2 : 64;
         size_t *o = realloc(st->off, nc * sizeof *o);
@@ -73,20 +103,20 @@ static void on_field(void *data, size_t len, void *ctx)
     st->off[st->nf] = st->blen;
     st->flen[st->nf] = len;
     st->nf++;
+    st->nkept = st->nf;
     st->blen += len;
-    st->field_nl += count_newlines(data, len);
 }
 
 static void handle_record(csv_state *st)
 {
     csl_parsed *out = st->out;
-    if (st->fields_cap < st->nf) {
-        csl_field *f = realloc(st->fields, st->nf * sizeof *f);
+    if (st->fields_cap < st->nkept) {
+        csl_field *f = realloc(st->fields, st->nkept * sizeof *f);
         if (!f) { fail_nomem(st); return; }
         st->fields = f;
-        st->fields_cap = st->nf;
+        st->fields_cap = st->nkept;
     }
-    for (size_t i = 0; i < st->nf; i++) {
+    for (size_t i = 0; i < st->nkept; i++) {
         st->fields[i].p = st->buf + st->off[i];
         st->fields[i].len = st->flen[i];
     }
@@ -103,6 +133,11 @@ static void handle_record(csv_state *st)
         out->w.cases = &out->cases;
         out->w.splits = &out->splits;
         if (!st->opt->no_header) return;     /* headerless: the first record is data too */
+    }
+    if (out->w.rows_read >= st->lim->rows) {
+        cs_load_too_many_rows(st->err, st->name, st->row_line, st->lim);
+        st->fatal = 1;
+        return;
     }
     if (cs_load_row(&out->w, st->fields, st->nf, st->row_line)) fail_nomem(st);
 }
@@ -121,6 +156,7 @@ static void on_row(int c, void *ctx)
     st->row_line += st->field_nl + (c == -1 ? 0 : 1);
     st->field_nl = 0;
     st->nf = 0;
+    st->nkept = 0;
     st->blen = 0;
     st->last_cr = c == '\r';
 }
@@ -135,8 +171,19 @@ static cs_status error_here(csv_state *st, const char *what)
     return cs_error_set(st->err, CS_EINPUT, st->row_line, col, "%s%s", pos, what);
 }
 
+/* csv_parse stopped early: bad quoting, a field over the limit, or no memory. */
+static cs_status parse_failed(csv_state *st, struct csv_parser *p)
+{
+    if (csv_error(p) == CSV_EPARSE)
+        return error_here(st, "malformed quoting: a quote inside an unquoted field"
+                              " or text after a closing quote");
+    if (field_refused)
+        return cs_load_field_too_long(st->err, st->name, st->row_line, (long)st->nf + 1, st->lim);
+    return cs_error_set(st->err, CS_ENOMEM, 0, 0, "%s: out of memory", st->name);
+}
+
 cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
-                      size_t block, csl_parsed *out, cs_error *err)
+                      const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     csv_state st;
@@ -145,23 +192,29 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
     st.opt = opt;
     st.out = out;
     st.err = err;
+    st.lim = lim;
     st.row_line = 1;
     if (!block) block = 1u << 20;
 
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL | CSV_APPEND_NULL) != 0)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+    /* the buffer holds the field, a closing quote or trailing spaces that are cut at the end
+     * of a field (on_field judges the field itself), and libcsv's terminating NUL */
+    field_cap = lim->field < SIZE_MAX - 3 ? lim->field + 3 : SIZE_MAX;
+    field_refused = 0;
+    csv_set_realloc_func(&p, capped_realloc);
 
     csl_progress pr = { opt, total, 0.0, 0.0, 0 };
     cs_status status = CS_OK;
 
-    /* Gather the first non-blank line before parsing: it gives the delimiter, and sniffing a
-     * fixed extent (not "the first block") keeps the result independent of the block size. */
+    /* Gather the header before parsing: it gives the delimiter, and sniffing a fixed extent
+     * (not "the first block") keeps the result independent of the block size. The header scan
+     * bounds what is gathered and refuses binary data at its first byte. */
     char *head = NULL;
     size_t hlen = 0, hcap = 0, ext = 0;
-    int eof = 0, bom_checked = 0;
-    const size_t head_max = 1u << 20;
-    while (!eof && !ext && hlen < head_max) {
+    int eof = 0, bom_checked = 0, hs = CSL_HEAD_MORE;
+    while (hs == CSL_HEAD_MORE) {
         const void *bp;
         size_t bn;
         int r = cs_load_src_next(src, &bp, &bn);
@@ -171,8 +224,8 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
                          : error_here(&st, cs_load_src_error(src));
             goto done;
         }
-        if (r == 0) { eof = 1; break; }
-        if (hlen + bn > hcap) {
+        if (r == 0) eof = 1;
+        if (!eof && hlen + bn > hcap) {
             size_t nc = hcap ? hcap : 4096;
             while (nc < hlen + bn) nc *= 2;
             char *h = realloc(head, nc);
@@ -180,22 +233,20 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
             head = h;
             hcap = nc;
         }
-        memcpy(head + hlen, bp, bn);
-        hlen += bn;
-        size_t skip = 0;
+        if (!eof) {
+            memcpy(head + hlen, bp, bn);
+            hlen += bn;
+        }
         if (!bom_checked && hlen >= 3) {
             bom_checked = 1;
-            if (memcmp(head, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+            if (memcmp(head, "\xEF\xBB\xBF", 3) == 0) { memmove(head, head + 3, hlen - 3); hlen -= 3; }
         }
-        if (skip) { memmove(head, head + 3, hlen - 3); hlen -= 3; }
-        if (bom_checked) ext = cs_load_sniff_extent(head, hlen);
+        if (bom_checked || eof)
+            hs = cs_load_header_scan(name, head ? head : "", hlen, eof, opt, lim, &ext, err);
     }
-    if (!bom_checked && hlen >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0) {
-        memmove(head, head + 3, hlen - 3);
-        hlen -= 3;
-    }
+    if (hs == CSL_HEAD_BAD) { status = err->code; goto done; }
     csv_set_delim(&p, (unsigned char)(opt->delimiter ? opt->delimiter
-                                      : cs_load_sniff_delim(head ? head : "", ext ? ext : hlen)));
+                                      : cs_load_sniff_delim(head ? head : "", ext)));
 
     /* feed: first what was gathered, then the rest of the source, in `block`-sized pieces */
     const char *cur = head;
@@ -206,11 +257,7 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
             size_t used = csv_parse(&p, cur, n, on_field, on_row, &st);
             if (st.fatal) break;
             if (used != n) {
-                if (csv_error(&p) == CSV_EPARSE)
-                    status = error_here(&st, "malformed quoting: a quote inside an unquoted field"
-                                              " or text after a closing quote");
-                else
-                    status = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+                status = parse_failed(&st, &p);
                 goto done;
             }
             cur += n;

@@ -6,9 +6,11 @@
  * flat arrays (each chunk at its own offset; gaps left by blank or bad lines are closed
  * afterwards). A second parallel pass splits lines and hands them to the shared row checker.
  *
- * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, or
- * a CR that is not part of a CRLF line end — makes it give up (CSL_BAIL); the caller then runs
- * the libcsv path on the same bytes. */
+ * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, a
+ * CR that is not part of a CRLF line end, a field longer than the field limit or a line longer
+ * than the header's fields could fill within it — makes it give up (CSL_BAIL); the caller then
+ * runs the libcsv path on the same bytes, which words the refusal. So a pathological line costs
+ * no memory here: it is never searched past that bound. */
 #include "engine/load/load_internal.h"
 
 #include "calscope/classes.h"
@@ -32,6 +34,8 @@ typedef struct fast_ctx {
     const csl_schema *s;
     unsigned char cls[256];   /* 1 = delimiter, 2 = give up (quote, CR) */
     char delim;
+    size_t field_max;         /* a longer field: give up (libcsv refuses it with its place) */
+    size_t line_max;          /* a longer data line holds a longer field or too many fields */
     atomic_size_t done;
     atomic_int stop;
     csl_progress pr;
@@ -44,7 +48,7 @@ typedef struct fast_ctx {
 typedef struct chunk {
     fast_ctx *c;
     const char *beg, *end;
-    size_t newlines, cap, base;
+    size_t newlines, records, cap, base;
     long line0;
     size_t blank;
     csl_worker w;
@@ -61,6 +65,7 @@ static long split_line(const fast_ctx *c, const char *p, const char *e, csl_fiel
         unsigned char k = q < e ? c->cls[(unsigned char)*q] : 1;
         if (k == 0) continue;
         if (k == 2) return -1;
+        if ((size_t)(q - fs) > c->field_max) return -1;
         const char *a = fs, *b = q;
         while (a < b && (*a == ' ' || *a == '\t')) a++;
         while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
@@ -125,6 +130,7 @@ static inline const char *quick_num(const char *p, const char *e, double *out)
 static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
 {
     const csl_schema *s = c->s;
+    if ((size_t)(le - p) > c->field_max) return 0;   /* may hold a field over the limit */
     double *v = w->scratch;
     const char delim = c->delim;
     int32_t label = 0, tta = 0;
@@ -192,10 +198,13 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
                               splitf.p ? &splitf : NULL, line) ? -1 : 1;
 }
 
-/* One line [p, e) without its LF; strips the CR of a CRLF. */
-static const char *line_end(const char *p, const char *end, const char **next)
+/* One line [p, e) without its LF; strips the CR of a CRLF. Looks at most `max` bytes ahead:
+ * returns NULL when the line is longer than that. */
+static inline const char *line_end(const char *p, const char *end, size_t max, const char **next)
 {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t room = (size_t)(end - p);
+    const char *nl = memchr(p, '\n', room < max ? room : max);
+    if (!nl && room > max) return NULL;
     const char *le = nl ? nl : end;
     *next = nl ? nl + 1 : end;
     if (le > p && le[-1] == '\r') le--;
@@ -214,21 +223,79 @@ static void release_read(const fast_ctx *c, const char **from, const char *to)
     if (b > (uintptr_t)*from) *from = (const char *)b;
 }
 
+/* The next LF in [q, end), or NULL. Searches in TICK_BYTES windows and drops the pages behind
+ * (file mappings), so a line of any length never holds more than a window in memory. */
+static inline const char *find_nl(const fast_ctx *c, const char *q, const char *end)
+{
+    const char *released = q;
+    while (q < end) {
+        size_t win = (size_t)(end - q) < TICK_BYTES ? (size_t)(end - q) : TICK_BYTES;
+        const char *nl = memchr(q, '\n', win);
+        if (nl) return nl;
+        q += win;
+        release_read(c, &released, q);
+    }
+    return NULL;
+}
+
+/* Space or tab that a blank line may hold (tab is a field separator when it delimits). */
+static inline int blank_byte(const fast_ctx *c, char b)
+{
+    return b == ' ' || (b == '\t' && c->delim != '\t');
+}
+
+/* Counts newlines (an upper bound on rows, for the arrays) and records (non-blank lines, the
+ * rows the parse pass will read, for the row limit). A line longer than line_max makes the
+ * parse pass give up, so it gives up here at once (bail) instead of reading the rest of the
+ * file; long lines are searched in windows with the pages behind dropped. */
 static void *count_chunk(void *arg)
 {
     chunk *ch = arg;
-    size_t n = 0;
-    const char *released = ch->beg;
-    for (const char *p = ch->beg; p < ch->end;) {
-        const char *nl = memchr(p, '\n', (size_t)(ch->end - p));
-        if (!nl) break;
+    const fast_ctx *c = ch->c;
+    size_t n = 0, rec = 0;
+    const char *released = ch->beg, *end = ch->end;
+    for (const char *p = ch->beg; p < end;) {
+        const char *stop = (size_t)(end - p) > c->line_max ? p + c->line_max : end;
+        const char *q = p;
+        while (q < stop && blank_byte(c, *q)) {
+            q++;
+            if ((size_t)(q - released) >= 2 * TICK_BYTES) release_read(c, &released, q);
+        }
+        /* blank: nothing, LF, CRLF or a final CR (the parse pass strips it) */
+        if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) rec++;
+        const char *nl = find_nl(c, q, stop);
+        if (!nl) {
+            if (stop < end) { ch->bail = 1; break; }
+            break;
+        }
         n++;
         p = nl + 1;
-        if ((size_t)(p - released) >= TICK_BYTES) release_read(ch->c, &released, p);
+        if ((size_t)(p - released) >= TICK_BYTES) release_read(c, &released, p);
     }
     ch->newlines = n;
+    ch->records = rec;
     ch->cap = n + (ch->end > ch->beg && ch->end[-1] != '\n');
     return NULL;
+}
+
+/* Line of the idx-th (0-based) record of a chunk, counted as count_chunk counts them. Only
+ * reached to place the row-limit refusal. */
+static long record_line(const chunk *ch, size_t idx)
+{
+    const fast_ctx *c = ch->c;
+    long line = ch->line0;
+    for (const char *p = ch->beg; p < ch->end; line++) {
+        const char *q = p;
+        while (q < ch->end && blank_byte(c, *q)) q++;
+        if (q < ch->end && *q != '\n' && !(*q == '\r' && (q + 1 == ch->end || q[1] == '\n'))) {
+            if (idx == 0) return line;
+            idx--;
+        }
+        const char *nl = memchr(q, '\n', (size_t)(ch->end - q));
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return line;
 }
 
 static void *parse_chunk(void *arg)
@@ -243,7 +310,8 @@ static void *parse_chunk(void *arg)
     const char *released = ch->beg;
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next;
-        const char *le = line_end(p, ch->end, &next);
+        const char *le = line_end(p, ch->end, c->line_max, &next);
+        if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
         int qr = quick_line(c, &ch->w, p, le, line);
         if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
         if (qr > 0) {
@@ -321,7 +389,8 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 int threads, int file_backed, csl_parsed *out, cs_status *st, cs_error *err)
+                 const csl_limits *lim, int threads, int file_backed, csl_parsed *out,
+                 cs_status *st, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     *st = CS_OK;
@@ -334,6 +403,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     c.total = len;
     c.file_backed = file_backed;
     c.page = (size_t)sysconf(_SC_PAGESIZE);
+    c.field_max = lim->field;
     atomic_init(&c.done, 0);
     atomic_init(&c.stop, 0);
     if (cs_load_tick(&c.pr, 0)) {
@@ -343,9 +413,14 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
 
     const char *d = data, *end = data + len;
     if (len >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) d += 3;
+    size_t ext;
+    if (cs_load_header_scan(name, d, (size_t)(end - d), 1, opt, lim, &ext, err) == CSL_HEAD_BAD) {
+        *st = err->code;
+        return CSL_DONE;
+    }
     if (memchr(d, '"', (size_t)(end - d) < 65536 ? (size_t)(end - d) : 65536)) return CSL_BAIL;
 
-    char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, (size_t)(end - d));
+    char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, ext);
     c.cls[(unsigned char)delim] = 1;
     c.delim = delim;
     c.cls['"'] = 2;
@@ -359,7 +434,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     int rc = CSL_DONE;
     while (p < end) {
         const char *next;
-        const char *le = line_end(p, end, &next);
+        const char *le = line_end(p, end, lim->header + 2, &next);
+        if (!le) { rc = CSL_BAIL; goto fail; }     /* a first data line (no_header) that long */
         size_t cap = 16;
         for (;;) {
             csl_field *nfp = realloc(hf, cap * sizeof *hf);
@@ -389,6 +465,9 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     const csl_schema *s = &out->schema;
     c.s = s;
     c.label_is_index = cs_classmap_numbers_are_positions(s->classes);
+    /* a line that the header's fields, each at the limit, could not fill (saturating) */
+    c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
+                                                              : SIZE_MAX;
     if (cs_load_worker_init(&out->w, s, opt, name)) {
         *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return CSL_DONE;
@@ -419,21 +498,33 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         } else {
             const char *target = p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
             if (target < cut) target = cut;
-            const char *nl = memchr(target, '\n', (size_t)(end - target));
+            /* the cut is the end of the line holding target: a line that does not end within
+             * line_max gives up here, before any counting */
+            const char *stop = (size_t)(end - target) > c.line_max ? target + c.line_max : end;
+            const char *nl = find_nl(&c, target, stop);
+            if (!nl && stop < end) { cs_load_parsed_free(out); return CSL_BAIL; }
             ch[i].end = nl ? nl + 1 : end;
         }
         cut = ch[i].end;
     }
     ch[0].main_thread = 1;
     run_all(ch, nt, count_chunk);
+    for (int i = 0; i < nt; i++)
+        if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
 
-    size_t total_cap = 0;
+    size_t total_cap = 0, records = 0;
     long l0 = line;
     for (int i = 0; i < nt; i++) {
         ch[i].base = total_cap;
         ch[i].line0 = l0;
         total_cap += ch[i].cap;
         l0 += (long)ch[i].newlines;
+        /* refused before any array is allocated for it, at the first row over the limit */
+        if (records + ch[i].records > lim->rows) {
+            *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records), lim);
+            return CSL_DONE;
+        }
+        records += ch[i].records;
     }
     csl_rows all;
     if (cs_load_rows_alloc(&all, s, total_cap)) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,6 +18,8 @@ struct csl_src {
     /* SRC_MEM */
     const unsigned char *mem;
     size_t len, pos;
+    size_t page;              /* SRC_MEM over a file mapping: page size, 0 = keep every page */
+    size_t dropped;           /* bytes of mem whose pages were dropped */
     /* SRC_FD */
     int fd;
     unsigned char *buf;       /* SRC_FD read buffer / SRC_GZ output buffer */
@@ -41,6 +44,21 @@ csl_src *cs_load_src_mem(const void *data, size_t len)
     s->mem = data;
     s->len = len;
     return s;
+}
+
+void cs_load_src_mem_drop_pages(csl_src *src)
+{
+    if (src->kind == SRC_MEM) src->page = (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Everything before pos has been handed out and consumed (callers copy what they keep), so its
+ * whole pages can go: they fault back in from the page cache if anything reads them again. */
+static void mem_drop_consumed(csl_src *s)
+{
+    uintptr_t from = ((uintptr_t)s->mem + s->dropped + s->page - 1) & ~(uintptr_t)(s->page - 1);
+    uintptr_t to = ((uintptr_t)s->mem + s->pos) & ~(uintptr_t)(s->page - 1);
+    if (to > from) madvise((void *)from, (size_t)(to - from), MADV_DONTNEED);
+    if (to > (uintptr_t)s->mem + s->dropped) s->dropped = (size_t)(to - (uintptr_t)s->mem);
 }
 
 csl_src *cs_load_src_fd(int fd, size_t block)
@@ -74,6 +92,7 @@ static ssize_t read_full(csl_src *s, unsigned char *buf, size_t cap)
 static int raw_next(csl_src *s, const void **p, size_t *n)
 {
     if (s->kind == SRC_MEM) {
+        if (s->page) mem_drop_consumed(s);
         if (s->pos >= s->len) return 0;
         size_t b = s->block ? s->block : (1u << 20);
         size_t take = s->len - s->pos < b ? s->len - s->pos : b;

@@ -35,6 +35,50 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
                                  const cs_load_options *opt, cs_load_summary *summary,
                                  cs_error *err, cs_load_tuning *tuning);
 
+/* ---- input limits (load_limits.c) ------------------------------------------------------- */
+
+/* What one load may hold: the header must end within `header` bytes of the (decompressed)
+ * input, no field may be longer than `field` bytes, and a file may have at most `rows` data
+ * rows. Each is refused at once with FILE:LINE:COL, so the memory of a load follows the data
+ * it keeps, never the bytes it would have to skip. */
+typedef struct csl_limits {
+    size_t rows, header, field;
+} csl_limits;
+
+/* CS_DATASET_MAX_ROWS, CS_LOAD_MAX_HEADER_BYTES, CS_LOAD_MAX_FIELD_BYTES. */
+void cs_load_limits_default(csl_limits *lim);
+
+/* cs_load_buffer_tuned with explicit limits (tests lower them to reach every refusal with a
+ * small input); lim NULL = the defaults. */
+cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t len,
+                                   const cs_load_options *opt, cs_load_summary *summary,
+                                   cs_error *err, cs_load_tuning *tuning, const csl_limits *lim);
+
+enum { CSL_HEAD_BAD = -1, CSL_HEAD_MORE = 0, CSL_HEAD_OK = 1 };
+
+/* Looks for the end of the header in buf[0..len) (BOM already skipped): the offset just past
+ * the line end (LF, CRLF or a lone CR, outside double quotes) of the first line that holds
+ * more than spaces, tabs and CRs. Both paths call it on the same bytes, so they sniff the
+ * same extent and refuse with the same words. Returns
+ *   CSL_HEAD_OK   with *extent set (len when eof comes first),
+ *   CSL_HEAD_MORE when buf holds no end yet and more input may follow (!eof),
+ *   CSL_HEAD_BAD  with err filled (CS_EINPUT, "FILE:LINE:COL: ..."): a control byte other
+ *                 than tab, CR and LF (and the delimiter) in the header, or no end of the header
+ *                 within lim->header bytes. With opt->no_header the first line is data: no
+ *                 byte is refused and a first line longer than lim->header gives
+ *                 CSL_HEAD_OK with *extent = lim->header (the sniffing extent).
+ * Reads at most lim->header + 1 bytes. Thread-safe. */
+int cs_load_header_scan(const char *name, const char *buf, size_t len, int eof,
+                        const cs_load_options *opt, const csl_limits *lim, size_t *extent,
+                        cs_error *err);
+
+/* The located refusals of a field and of a row count over the limits (one wording for both
+ * paths). Return CS_EINPUT. */
+cs_status cs_load_field_too_long(cs_error *err, const char *name, long line, long col,
+                                 const csl_limits *lim);
+cs_status cs_load_too_many_rows(cs_error *err, const char *name, long line,
+                                const csl_limits *lim);
+
 /* ---- numbers (load_num.c) --------------------------------------------------------------- */
 
 enum { CSL_NUM_OK = 0, CSL_NUM_EMPTY, CSL_NUM_NONNUM, CSL_NUM_NONFINITE };
@@ -192,6 +236,9 @@ enum { CSL_DONE = 0, CSL_BAIL = 1 };
 /* Byte source for the libcsv path (load_input.c). */
 typedef struct csl_src csl_src;
 csl_src *cs_load_src_mem(const void *data, size_t len);
+/* For a memory source over a read-only file mapping: the pages of blocks already handed out
+ * are dropped (MADV_DONTNEED) as reading goes on, so a long scan keeps only the block in use. */
+void cs_load_src_mem_drop_pages(csl_src *src);
 csl_src *cs_load_src_fd(int fd, size_t block);
 /* Wraps src in a gzip decoder when its first bytes are the gzip magic; sets *gz. Returns the
  * (possibly new) source, or NULL on ENOMEM (src is then freed). */
@@ -216,12 +263,46 @@ typedef struct csl_parsed {
 
 /* libcsv path over any source. Returns CS_OK with *out filled, or an error in err. */
 cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
-                      size_t block, csl_parsed *out, cs_error *err);
+                      const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err);
 
-/* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL. */
+/* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL; it
+ * also bails on a field or line longer than the limits allow, so that libcsv words it. */
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 int threads, int file_backed, csl_parsed *out, cs_status *st, cs_error *err);
+                 const csl_limits *lim, int threads, int file_backed, csl_parsed *out,
+                 cs_status *st, cs_error *err);
 
 void cs_load_parsed_free(csl_parsed *p);
+
+/* ---- a file that changes while it loads (load_map.c) ------------------------------------ */
+
+struct stat;
+
+typedef struct csl_map {
+    const char *data;
+    size_t len;
+    int slot;              /* guard slot, -1 = none */
+} csl_map;
+
+/* Maps len bytes of the regular file fd read-only (MAP_PRIVATE) under a SIGBUS guard: when
+ * the file shrinks under the mapping, a page that vanished reads as zeros instead of killing
+ * the process (the guard maps zero pages over the rest of the mapping), and cs_load_unmap
+ * says so. The guard is a SIGBUS handler installed while at least one guarded mapping is
+ * alive, restored to the previous action after the last; a SIGBUS at any other address is
+ * handed to the previous action. Returns 0, or -1 when the file cannot be mapped (read it
+ * instead). Any thread. */
+int cs_load_map(int fd, size_t len, csl_map *m);
+
+/* Unmaps and unregisters; returns 1 when a page vanished while it was mapped (the file shrank),
+ * else 0. Call it after every thread that read the mapping has finished. */
+int cs_load_unmap(csl_map *m);
+
+/* Applies the rule "a file that changed while it loaded is refused": when `vanished` or when fd
+ * no longer matches `before` (another size or modification time, or `path` now names another
+ * file; path "-" skips that last check), frees d and what summary holds and returns NULL with
+ * CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled). Otherwise
+ * returns d unchanged. Only meaningful for regular files. */
+cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *before,
+                                   int vanished, cs_dataset *d, cs_load_summary *summary,
+                                   cs_error *err);
 
 #endif
