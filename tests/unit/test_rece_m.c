@@ -374,7 +374,7 @@ static void test_hand_worked(void **state)
 
 /* A long file of n ids written here: id i has 1 + i % 4 observations (tta 0 first), clean
  * confidences spread over [0.2, 1], and its correctness a fixed pattern. */
-typedef struct gen { obs_row rows[200]; char names[60][8]; size_t n_rows, n_ids; } gen;
+typedef struct gen { obs_row rows[200]; char names[60][24]; size_t n_rows, n_ids; } gen;
 
 static cs_dataset *make_gen(gen *g, size_t n_ids)
 {
