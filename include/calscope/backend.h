@@ -189,6 +189,11 @@ int cs_backend_busy(const cs_backend *b, int slot);
  * frees undelivered responses and the backend. NULL is a no-op. */
 void cs_backend_free(cs_backend *b);
 
+/* For tests: the backend's own allocations (a request's queue entry and response, the compat
+ * bin counts; not the engine's computations, which report CS_ENOMEM themselves) call fn instead
+ * of calloc from now on; NULL restores calloc. fn may be called from any thread. */
+void cs_backend_set_calloc(void *(*fn)(size_t count, size_t size));
+
 /* Frees a response and everything it owns. NULL is a no-op. */
 void cs_response_free(cs_response *r);
 

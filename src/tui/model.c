@@ -72,11 +72,21 @@ static int submit(tui_model *m, tui_state *st, cs_request *req, size_t file)
     cs_error err;
     cs_error_clear(&err);
     uint64_t gen = cs_backend_submit(m->backend, req, &err);
-    if (!gen) { tui_state_message(st, 1, "backend: %s", err.msg); return 0; }
     sl->sub_gen = gen;
     sl->sub_epoch = m->epoch;
     sl->sub_file = file;
-    return 1;
+    sl->sub_failed = !gen;
+    if (gen) return 1;
+    /* Refused (out of memory): the error is the slot's result for this epoch — shown in place
+     * and on the status line, and asked again only after the next settings change. */
+    memset(&sl->failed, 0, sizeof sl->failed);
+    sl->failed.kind = req->kind;
+    sl->failed.slot = req->slot;
+    sl->failed.status = err.code;
+    sl->failed.err = err;
+    sl->failed.data = req->data;
+    tui_state_message(st, 1, "backend: %s", err.msg);
+    return 0;
 }
 
 static void base_request(cs_request *req, const tui_state *st, int kind, int slot,
@@ -132,13 +142,18 @@ static int submit_recal(tui_model *m, tui_state *st)
         cs_error err;
         cs_error_clear(&err);
         uint64_t gen = cs_backend_submit(m->backend, &req, &err);
-        if (!gen) { tui_state_message(st, 1, "backend: %s", err.msg); continue; }
         m->slots[req.slot].sub_gen = gen;
         m->slots[req.slot].sub_epoch = m->epoch;
         rc->method = want;
         rc->src = st->active;
         rc->seed = st->seed;
-        rc->state = 1;
+        rc->state = gen ? 1 : 3;     /* refused: failed, with the reason, until asked again */
+        if (!gen) {
+            snprintf(rc->error, sizeof rc->error, "%s", err.msg);
+            tui_state_message(st, 1, "backend: %s", err.msg);
+            m->methods_version++;
+            continue;
+        }
         n++;
     }
     return n;
@@ -348,6 +363,7 @@ const cs_response *tui_model_result(const tui_model *m, int slot, int *stale)
 {
     if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS) { *stale = 0; return NULL; }
     const tui_slot *sl = &m->slots[slot];
+    if (sl->sub_failed) { *stale = 0; return &sl->failed; }
     *stale = sl->resp && (sl->resp_epoch != m->epoch || sl->resp_file != sl->sub_file ||
                           sl->sub_epoch != m->epoch);
     return sl->resp;

@@ -63,6 +63,9 @@ typedef struct tui_slot {
     size_t sub_file;
     uint64_t sub_gen;
     int class_index;           /* class slots: which class */
+    int sub_failed;            /* the latest submission was refused (out of memory): `failed`
+                                  is the slot's result until the next submission */
+    cs_response failed;        /* status and err of that refusal (owns nothing) */
 } tui_slot;
 
 typedef struct tui_model {
@@ -102,7 +105,7 @@ int tui_model_submit(tui_model *m, tui_state *st);
 unsigned tui_model_collect(tui_model *m, tui_state *st);
 
 /* The response of a slot, or NULL; *stale set when it belongs to an older epoch or is still
- * being recomputed. */
+ * being recomputed. A refused submission is the slot's result too: an error, not stale. */
 const cs_response *tui_model_result(const tui_model *m, int slot, int *stale);
 
 /* Name of method i of the shown methods table ("digits_gnb.csv", "digits_gnb.csv+ts") into buf. */

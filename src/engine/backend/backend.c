@@ -28,9 +28,16 @@
 
 #define MAX_WORKERS 256
 
+typedef struct done_item done_item;
+
+/* Everything a request needs until it is delivered is allocated by cs_backend_submit, so an
+ * allocation failure is reported to the caller there; a worker never has to drop a job or a
+ * response for want of memory. */
 typedef struct job {
     cs_request req;
     char *path;
+    cs_response *resp;       /* filled by the worker, then moved to the done list */
+    done_item *done;         /* the done-list entry that will carry resp */
     uint64_t gen;
     atomic_int cancel;
     atomic_int progress;     /* parts per million */
@@ -38,11 +45,11 @@ typedef struct job {
     struct job *next;
 } job;
 
-typedef struct done_item {
+struct done_item {
     cs_response *resp;
     cs_request req;          /* the request's copy: which datasets the response came from */
     struct done_item *next;
-} done_item;
+};
 
 struct cs_backend {
     pthread_mutex_t mu;
@@ -61,6 +68,21 @@ struct cs_backend {
     int stop;
     int pipe_rd, pipe_wr;
 };
+
+/* The backend's own allocations (not the engine's computations) go through bk_calloc so that
+ * tests can make them fail (cs_backend_set_calloc). NULL = calloc. */
+static void *(*_Atomic alloc_hook)(size_t, size_t);
+
+void cs_backend_set_calloc(void *(*fn)(size_t count, size_t size))
+{
+    atomic_store(&alloc_hook, fn);
+}
+
+static void *bk_calloc(size_t count, size_t size)
+{
+    void *(*fn)(size_t, size_t) = atomic_load(&alloc_hook);
+    return fn ? fn(count, size) : calloc(count, size);
+}
 
 typedef struct worker_arg {
     cs_backend *b;
@@ -88,6 +110,8 @@ static void job_free(job *j)
     if (!j)
         return;
     free(j->path);
+    cs_response_free(j->resp);
+    free(j->done);
     free(j);
 }
 
@@ -141,8 +165,11 @@ static void compat_bins(const cs_dataset *d, cs_response *r)
     const cs_compat_report *c = &r->compat;
     if (c->lens != CS_LENS_TOP1 || c->binning != CS_BIN_UNIFORM || c->bins <= 0 || !c->rows) return;
     size_t m = (size_t)c->bins;
-    r->compat_bin_moved = calloc(CS_COMPAT_COUNT * m, sizeof *r->compat_bin_moved);
-    if (!r->compat_bin_moved) return;
+    r->compat_bin_moved = bk_calloc(CS_COMPAT_COUNT * m, sizeof *r->compat_bin_moved);
+    if (!r->compat_bin_moved) {
+        r->status = cs_error_set(&r->err, CS_ENOMEM, 0, 0, "out of memory");
+        return;
+    }
     for (size_t s = 0; s < c->n; s++) {
         double conf = d->conf[c->rows[s]];
         double e = ceil(conf * (double)m) - 1;
@@ -155,11 +182,11 @@ static void compat_bins(const cs_dataset *d, cs_response *r)
     }
 }
 
+/* Runs j into its preallocated response and hands the response over. */
 static cs_response *run_job(job *j)
 {
-    cs_response *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
+    cs_response *r = j->resp;
+    j->resp = NULL;
     const cs_request *q = &j->req;
     double t0 = now_seconds();
     r->kind = q->kind;
@@ -314,8 +341,9 @@ static void *worker_main(void *arg)
         int current = !is_cancelled(j) && atomic_load(&b->latest[slot]) == j->gen;
         if (b->slot_job[slot] == j)
             b->slot_job[slot] = NULL;
-        done_item *d = current && r ? malloc(sizeof *d) : NULL;
-        if (d) {
+        done_item *d = j->done;
+        j->done = NULL;
+        if (current) {
             d->resp = r;
             d->req = j->req;
             d->next = NULL;
@@ -328,6 +356,7 @@ static void *worker_main(void *arg)
             wake(b);
         } else {
             cs_response_free(r);
+            free(d);
         }
         job_free(j);
         pthread_cond_broadcast(&b->idle);
@@ -342,7 +371,7 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
         workers = cs_cpu_count();
     if (workers > MAX_WORKERS)
         workers = MAX_WORKERS;
-    cs_backend *b = calloc(1, sizeof *b);
+    cs_backend *b = bk_calloc(1, sizeof *b);
     if (!b) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
@@ -370,7 +399,7 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 0; i < workers; i++) {
-        worker_arg *wa = malloc(sizeof *wa);
+        worker_arg *wa = bk_calloc(1, sizeof *wa);
         if (!wa)
             break;
         wa->b = b;
@@ -430,20 +459,22 @@ uint64_t cs_backend_submit(cs_backend *b, const cs_request *req, cs_error *err)
         cs_error_set(err, CS_EUSAGE, 0, 0, "backend: incomplete request");
         return 0;
     }
-    job *j = calloc(1, sizeof *j);
-    if (!j) {
+    job *j = bk_calloc(1, sizeof *j);
+    if (j) {
+        j->resp = bk_calloc(1, sizeof *j->resp);
+        j->done = j->resp ? bk_calloc(1, sizeof *j->done) : NULL;
+    }
+    if (j && j->done && req->path) {
+        size_t len = strlen(req->path);
+        j->path = bk_calloc(len + 1, 1);
+        if (j->path) memcpy(j->path, req->path, len);
+    }
+    if (!j || !j->done || (req->path && !j->path)) {
+        job_free(j);
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return 0;
     }
     j->req = *req;
-    if (req->path) {
-        j->path = strdup(req->path);
-        if (!j->path) {
-            free(j);
-            cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-            return 0;
-        }
-    }
     j->req.path = NULL;
     atomic_init(&j->cancel, 0);
     atomic_init(&j->progress, 0);
