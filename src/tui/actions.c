@@ -471,6 +471,22 @@ void tui_shell_quote(char *buf, size_t size, const char *s)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/=+-@%", *c))
             plain = 0;
     if (plain) { append(buf, size, s); return; }
+    int controls = 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) controls |= *c < 0x20 || *c == 0x7f;
+    if (controls) {
+        /* $'...' (bash, zsh, ksh, POSIX.1-2024 sh): the control bytes as \xNN paste back as
+         * the same bytes, and the overlay shows no raw control */
+        append(buf, size, "$'");
+        for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+            char one[8];
+            if (*c < 0x20 || *c == 0x7f) snprintf(one, sizeof one, "\\x%02x", *c);
+            else if (*c == '\'' || *c == '\\') snprintf(one, sizeof one, "\\%c", *c);
+            else snprintf(one, sizeof one, "%c", *c);
+            append(buf, size, one);
+        }
+        append(buf, size, "'");
+        return;
+    }
     append(buf, size, "'");
     for (const char *c = s; *c; c++) {
         char one[2] = { *c, 0 };

@@ -33,6 +33,7 @@
 
 static const char usage_text[] =
 "Usage: calscope [OPTIONS] FILE...        the dashboard (press ? inside for the keys)\n"
+"       cat FILE | calscope [OPTIONS] -    data from standard input, keys from /dev/tty\n"
 "       calscope report [OPTIONS] FILE... headless report (calscope report --help)\n"
 "\n"
 "  --ascii             ASCII glyphs even when the locale is UTF-8\n"
@@ -95,6 +96,9 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
         const char *a = argv[i];
         if (files_only || a[0] != '-' || strcmp(a, "-") == 0) {
             if (st->n_files == TUI_MAX_FILES) return usage_error("too many files (at most 8)", NULL);
+            for (size_t f = 0; f < st->n_files && strcmp(a, "-") == 0; f++)
+                if (strcmp(st->paths[f], "-") == 0)
+                    return usage_error("-", "standard input can be read only once");
             st->paths[st->n_files++] = a;
             continue;
         }
@@ -211,7 +215,7 @@ static void draw_status(const app *a, const tui_layout *l)
     char lens[64], dist[80], line[1024];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);
     tui_distance_spelling(&st->settings, dist, sizeof dist);
-    const char *fname = st->active < a->m.n_files ? tui_basename(a->m.files[st->active].path) : "-";
+    const char *fname = st->active < a->m.n_files ? a->m.files[st->active].name : "-";
     char sigma[32];
     snprintf(sigma, sizeof sigma, "%g", st->settings.sigma);
     snprintf(line, sizeof line, " %s [%zu/%zu] | %s | M %d %s | %s %s | %s | seed %lu%s%s",
@@ -450,6 +454,68 @@ static unsigned read_keys(app *a, double *key_time, int *keys_read)
     return flags;
 }
 
+/* ---- the terminal ----------------------------------------------------------------------- */
+
+/* Where the keys come from: stdin, or /dev/tty when stdin carries the data (`calscope -`). */
+static FILE *key_tty;
+static SCREEN *screen;
+
+/* The data from stdin and the keys from /dev/tty: `cat preds.csv | calscope -`. A terminal on
+ * stdin would be read as CSV, so it is refused. Returns -1 on success, else the exit status. */
+static int open_terminal(const tui_state *st)
+{
+    int data_on_stdin = 0;
+    for (size_t f = 0; f < st->n_files; f++) data_on_stdin |= strcmp(st->paths[f], "-") == 0;
+    if (data_on_stdin && isatty(STDIN_FILENO)) {
+        fprintf(stderr, "calscope: -: standard input is a terminal, not data; pipe a file in "
+                        "(cat FILE | calscope -) or name it\n");
+        return 2;
+    }
+    if ((!data_on_stdin && !isatty(STDIN_FILENO)) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "calscope: the dashboard needs a terminal; use `calscope report` for "
+                        "headless output\n");
+        return 2;
+    }
+    if (data_on_stdin) {
+        key_tty = fopen("/dev/tty", "r");
+        if (!key_tty) {
+            fprintf(stderr, "calscope: -: no terminal for the keys (/dev/tty: %s); use "
+                            "`calscope report -`\n", strerror(errno));
+            return 2;
+        }
+    }
+    return -1;
+}
+
+/* Fatal signals leave the terminal usable (htop's CRT_handleSIGSEGV habit): leave curses, say
+ * which signal in one line, then die of it with the default action (core dump, exit status).
+ * endwin is not async-signal-safe; the process is ending and a raw terminal is worse. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT, SIGHUP, SIGTERM };
+
+static void on_fatal_signal(int sig)
+{
+    endwin();
+    char line[96];
+    const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT"
+                     : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" : sig == SIGQUIT ? "SIGQUIT"
+                     : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+    int n = snprintf(line, sizeof line, "calscope: %s; the terminal was restored\n", name);
+    if (n > 0) { ssize_t w = write(STDERR_FILENO, line, (size_t)n); (void)w; }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+        sigaction(fatal_signals[i], &sa, NULL);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 int tui_main(int argc, char **argv)
@@ -461,24 +527,16 @@ int tui_main(int argc, char **argv)
     cs_load_options_default(&lo);
     int rc = parse_args(argc, argv, &a->st, &lo);
     if (rc >= 0) return rc;
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "calscope: the dashboard needs a terminal; use `calscope report` for "
-                        "headless output\n");
-        return 2;
-    }
+    rc = open_terminal(&a->st);
+    if (rc >= 0) return rc;
     a->g = ch_glyphs_pick(a->st.ascii);          /* setlocale(LC_CTYPE, "") happens here */
     const char *tr = getenv("CALSCOPE_TRACE");
     if (tr && tr[0]) a->trace = fopen(tr, "w");
 
-    /* Workers must not take the UI's signals (SIGWINCH above all): block them while the
-     * backend starts its threads, then restore the mask for this thread. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* The backend's workers block the UI's signals (SIGWINCH above all) themselves. */
     cs_error err;
     cs_error_clear(&err);
     a->backend = cs_backend_new(a->st.threads, &err);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!a->backend) { fprintf(stderr, "calscope: %s\n", err.msg); return 3; }
     char msg[1024];
     if (tui_model_init(&a->m, a->backend, &a->st, &lo, msg, sizeof msg) != 0) {
@@ -489,7 +547,15 @@ int tui_main(int argc, char **argv)
     tui_actions_set_select_check(check_select, a);
 
     set_escdelay(25);
-    if (!initscr()) { cs_backend_free(a->backend); fprintf(stderr, "calscope: cannot start curses\n"); return 2; }
+    screen = newterm(NULL, stdout, key_tty ? key_tty : stdin);
+    if (!screen) {
+        cs_backend_free(a->backend);
+        tui_model_free(&a->m);
+        fprintf(stderr, "calscope: cannot start curses (TERM=%s)\n", getenv("TERM") ? getenv("TERM") : "");
+        return 2;
+    }
+    set_term(screen);
+    catch_fatal_signals();
     a->color = tui_theme_init(a->st.no_color);
     cbreak();
     noecho();
@@ -503,7 +569,7 @@ int tui_main(int argc, char **argv)
     double key_time = 0, last_progress_draw = 0;
     int pending_keys = 0;
     struct pollfd fds[2];
-    fds[0].fd = STDIN_FILENO;
+    fds[0].fd = key_tty ? fileno(key_tty) : STDIN_FILENO;
     fds[0].events = POLLIN;
     fds[1].fd = cs_backend_wake_fd(a->backend);
     fds[1].events = POLLIN;
@@ -561,6 +627,8 @@ int tui_main(int argc, char **argv)
     }
 
     endwin();                 /* leave curses first: the terminal is back at once */
+    delscreen(screen);
+    if (key_tty) fclose(key_tty);
     cs_backend_free(a->backend);
     tui_model_free(&a->m);
     if (a->trace) fclose(a->trace);

@@ -3,7 +3,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <wchar.h>
+
+#include "calscope/text.h"
 
 #include "tui/theme.h"
 #include "tui/tui_curses.h"
@@ -37,9 +40,13 @@ int tui_text(int y, int x, int max_w, int role, const char *text)
     if (room <= 0) return 0;
     attr_t a = tui_theme_attr(role);
     short pair = tui_theme_pair(role);
+    /* User text (file names, selections, messages quoting them) reaches the screen only here
+     * and in chart titles: control bytes are shown as \xNN, as in the loader's messages. */
+    char shown[4096];
+    cs_text_escape(shown, sizeof shown, text, strnlen(text, sizeof shown), 0);
     /* Decode UTF-8 one code point per cell (our strings hold only one-column characters). */
     mbstate_t ms = { 0 };
-    const char *s = text;
+    const char *s = shown;
     int n = 0;
     move(y, x);
     while (*s && n < room) {

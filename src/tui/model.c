@@ -8,6 +8,7 @@
 
 #include "calscope/curves.h"
 #include "calscope/recal.h"
+#include "calscope/text.h"
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
 
@@ -22,6 +23,8 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
     for (size_t f = 0; f < st->n_files; f++) {
         tui_file *file = &m->files[f];
         file->path = st->paths[f];
+        const char *base = tui_basename(file->path);
+        cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
         file->state = TUI_LOADING;
         cs_request req;
         memset(&req, 0, sizeof req);
@@ -388,7 +391,7 @@ static const char *job_name(int slot)
 void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size)
 {
     if (i >= m->n_methods || m->method_file[i] >= m->n_files) { snprintf(buf, size, "?"); return; }
-    const char *base = tui_basename(m->files[m->method_file[i]].path);
+    const char *base = m->files[m->method_file[i]].name;
     if (m->method_recal[i] < 0) snprintf(buf, size, "%s", base);
     else snprintf(buf, size, "%s+%s", base, cs_recal_name(m->method_recal[i]));
 }
@@ -402,7 +405,7 @@ int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress
         double p = cs_backend_progress(m->backend, s);
         *progress = p < 0 ? 0 : p;
         if (s < TUI_SLOT_METRICS(0) && (size_t)s < m->n_files)
-            snprintf(what, size, "loading %s", tui_basename(m->files[s].path));
+            snprintf(what, size, "loading %s", m->files[s].name);
         else
             snprintf(what, size, "%s", job_name(s));
     }

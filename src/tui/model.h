@@ -37,6 +37,7 @@ typedef enum tui_load_state { TUI_LOADING, TUI_LOADED, TUI_FAILED } tui_load_sta
 
 typedef struct tui_file {
     const char *path;
+    char name[256];            /* base name of path as shown: escaped (calscope/text.h) */
     tui_load_state state;
     cs_dataset *data;          /* owned once loaded */
     cs_load_summary summary;   /* owned */

@@ -82,12 +82,18 @@ unsigned tui_prompt_key(tui_state *st, int key)
         p->len--;
         return TUI_REDRAW;
     default:
-        if (key >= 32 && key < 127 && p->len + 1 < sizeof p->text) {
-            memmove(p->text + p->cursor + 1, p->text + p->cursor, p->len - p->cursor + 1);
-            p->text[p->cursor++] = (char)key;
-            p->len++;
-            return TUI_REDRAW;
+        if (key < 32 || key >= 127) return 0;
+        if (p->len + 1 >= sizeof p->text) {
+            /* the settings hold at most this much: refuse the key where it shows, never cut
+             * the text silently (a cut selection would be refused later for a wrong reason) */
+            tui_state_message(st, 1, "%stoo long: at most %zu characters; '%c' and what follows "
+                              "were not typed", tui_prompt_label(p->kind), sizeof p->text - 1,
+                              (char)key);
+            return TUI_REDRAW | TUI_RELAYOUT;
         }
-        return 0;
+        memmove(p->text + p->cursor + 1, p->text + p->cursor, p->len - p->cursor + 1);
+        p->text[p->cursor++] = (char)key;
+        p->len++;
+        return TUI_REDRAW;
     }
 }

@@ -134,7 +134,7 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l)
     const tui_rect *r = &l->body;
     if (!d->case_id) {
         int y = r->y;
-        tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case calibration: %s", tui_basename(f->path));
+        tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case calibration: %s", f->name);
         tui_text(y + 1, r->x + 1, r->w - 2, CH_ROLE_TEXT,
                  "this file has no case column: per-case metrics and the dataset reliability");
         tui_text(y + 2, r->x + 1, r->w - 2, CH_ROLE_TEXT,

@@ -33,7 +33,7 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         tui_rect r = { a->x + (int)i * each, a->y, each - 1, a->h };
         const tui_file *file = &c->m->files[f];
         if (file->state != TUI_LOADED) {
-            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, tui_basename(file->path));
+            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
             tui_text(r.y + 1, r.x, r.w, file->state == TUI_FAILED ? TUI_ROLE_ERROR : CH_ROLE_TEXT,
                      file->state == TUI_FAILED ? "failed to load" : "loading...");
             continue;
@@ -41,14 +41,14 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         int stale;
         const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
         if (!resp || resp->status != CS_OK) {
-            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, tui_basename(file->path));
+            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
             tui_text(r.y + 1, r.x, r.w, CH_ROLE_TEXT, resp ? resp->err.msg : "computing...");
             continue;
         }
         ch_buf *b = ch_buf_new(r.w, r.h);
         if (!b) continue;
         char title[96];
-        snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", tui_basename(file->path));
+        snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", file->name);
         ch_reliability rel = { resp->result.bins, resp->result.n_bins, 0, title, 0 };
         ch_reliability_draw(b, 0, 0, r.w, r.h, &rel, c->g);
         tui_blit(b, r.y, r.x, stale);
@@ -274,7 +274,7 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         int stale;
         const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
         char name[20];
-        snprintf(name, sizeof name, "%s", tui_basename(file->path));
+        snprintf(name, sizeof name, "%s", file->name);
         if (file->state == TUI_FAILED) {
             tui_textf(y++, t->x, t->w, TUI_ROLE_ERROR, "%-18s %s", name, file->error);
             continue;

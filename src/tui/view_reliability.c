@@ -196,10 +196,10 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
 
     char lens[64], title[256];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);
-    snprintf(title, sizeof title, "%s  %s %d %s", tui_basename(c->m->files[st->active].path), lens,
+    snprintf(title, sizeof title, "%s  %s %d %s", c->m->files[st->active].name, lens,
              st->settings.bins, tui_binning_spelling(st->settings.binning));
     if (ch_text_width(title) > l->a.w)        /* narrow: the status line has the settings */
-        snprintf(title, sizeof title, "%s", tui_basename(c->m->files[st->active].path));
+        snprintf(title, sizeof title, "%s", c->m->files[st->active].name);
 
     ch_buf *b = ch_buf_new(l->a.w, l->a.h);
     if (b) {

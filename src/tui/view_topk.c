@@ -28,7 +28,7 @@ void tui_view_topk(const tui_ctx *c, const tui_layout *l)
         int stale;
         const cs_response *resp = tui_model_result(c->m, TUI_SLOT_TOPK((int)f), &stale);
         tui_textf(y, r->x, r->w, f == c->st->active ? TUI_ROLE_HEADING : CH_ROLE_TITLE, "%s%s",
-                  tui_basename(file->path), file->data ? "" : "");
+                  file->name, file->data ? "" : "");
         if (stale) tui_draw_stale_mark(r, y);
         y++;
         tui_rect rest = { r->x, y, r->w, r->y + r->h - y };

@@ -154,6 +154,31 @@ static void test_command_line(void **state)
     char q[64] = "";
     tui_shell_quote(q, sizeof q, "it's");
     assert_string_equal(q, "'it'\\''s'");
+    /* control bytes: $'...' with \xNN, which pastes back as the same name (issue 15.10) */
+    q[0] = 0;
+    tui_shell_quote(q, sizeof q, "a\x1b[31mb's\\.csv");
+    assert_string_equal(q, "$'a\\x1b[31mb\\'s\\\\.csv'");
+}
+
+/* A selection longer than the settings hold: the keys past the limit are refused with a
+ * visible message, the text typed so far is kept whole (issue 15.10). */
+static void test_prompt_refuses_text_past_its_limit(void **state)
+{
+    (void)state;
+    static tui_state st;
+    tui_state_init(&st);
+    tui_action_dispatch(&st, '/');
+    assert_int_equal(st.prompt.kind, TUI_PROMPT_SELECT);
+    size_t room = sizeof st.prompt.text - 1;
+    for (size_t i = 0; i < room; i++) tui_prompt_key(&st, 'a');
+    assert_int_equal(st.prompt.len, room);
+    assert_string_equal(st.message, "");
+    unsigned f = tui_prompt_key(&st, 'c');
+    assert_true(f & TUI_REDRAW);
+    assert_int_equal(st.prompt.len, room);
+    assert_int_equal(st.message_is_error, 1);
+    assert_string_equal(st.message, "select: too long: at most 511 characters; 'c' and what "
+                                    "follows were not typed");
 }
 
 static void type(tui_state *st, const char *s)
@@ -301,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_views_and_overlays),
         cmocka_unit_test(test_command_line),
         cmocka_unit_test(test_prompt_select_and_history),
+        cmocka_unit_test(test_prompt_refuses_text_past_its_limit),
         cmocka_unit_test(test_prompt_bins_and_seed),
         cmocka_unit_test(test_class_overlay_and_help_pages),
     };

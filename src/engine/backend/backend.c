@@ -397,6 +397,11 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
     /* Workers inherit this mask: async signals stay with the UI thread. */
     sigset_t all, old;
     sigfillset(&all);
+    /* ...but not the faults a worker itself may raise: blocked, they would kill the process
+     * without the front end's handler (which restores the terminal). */
+    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 0; i < workers; i++) {
         worker_arg *wa = bk_calloc(1, sizeof *wa);

@@ -1,0 +1,73 @@
+/* cs_text_escape (calscope/text.h): every byte a terminal could take as a control comes out as
+ * \xNN, printable UTF-8 and backslashes are kept, and a full buffer never cuts an escape or a
+ * character. Expected strings written by hand from the rule. */
+#include <string.h>
+
+#include "calscope/text.h"
+#include "support/cs_test.h"
+
+static const char *esc(const char *s, size_t len, unsigned flags)
+{
+    static char buf[256];
+    size_t n = cs_text_escape(buf, sizeof buf, s, len, flags);
+    assert_int_equal(n, strlen(buf));
+    return buf;
+}
+#define ESC(lit) esc(lit, sizeof lit - 1, 0)
+
+static void controls_are_escaped(void **state)
+{
+    (void)state;
+    assert_string_equal(ESC("a\x1b[31mb.csv"), "a\\x1b[31mb.csv");
+    assert_string_equal(ESC("\x01\x7f\t"), "\\x01\\x7f\\x09");
+    assert_string_equal(ESC("x\ny"), "x\\x0ay");
+    assert_string_equal(esc("x\ny", 3, CS_TEXT_KEEP_NEWLINES), "x\ny");
+    assert_string_equal(esc("x\ty", 3, CS_TEXT_KEEP_NEWLINES), "x\\x09y");
+    /* C1 controls in UTF-8 (U+009B is CSI) */
+    assert_string_equal(ESC("\xc2\x9b" "2J"), "\\xc2\\x9b2J");
+    assert_string_equal(ESC("\xc2\x80"), "\\xc2\\x80");
+}
+
+static void printable_utf8_is_kept(void **state)
+{
+    (void)state;
+    assert_string_equal(ESC("caf\xc3\xa9 \xc2\xa0|\xcf\x83|\xe2\x96\xb2|\xf0\x9f\x98\x80"),
+                        "caf\xc3\xa9 \xc2\xa0|\xcf\x83|\xe2\x96\xb2|\xf0\x9f\x98\x80");
+    assert_string_equal(ESC("a\\x1b"), "a\\x1b");            /* a backslash stays as typed */
+    assert_string_equal(ESC(""), "");
+}
+
+static void invalid_utf8_is_escaped_byte_by_byte(void **state)
+{
+    (void)state;
+    assert_string_equal(ESC("\xe9t\xe9"), "\\xe9t\\xe9");          /* Latin-1 */
+    assert_string_equal(ESC("\x9b"), "\\x9b");                    /* 8-bit CSI */
+    assert_string_equal(ESC("\xc0\xaf"), "\\xc0\\xaf");           /* overlong '/' */
+    assert_string_equal(ESC("\xed\xa0\x80"), "\\xed\\xa0\\x80");  /* a surrogate */
+    assert_string_equal(ESC("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); /* above U+10FFFF */
+    assert_string_equal(ESC("\xe2\x96"), "\\xe2\\x96");           /* cut short */
+    assert_string_equal(ESC("\xff"), "\\xff");
+}
+
+static void a_full_buffer_cuts_between_units(void **state)
+{
+    (void)state;
+    char buf[8];
+    assert_int_equal(cs_text_escape(buf, sizeof buf, "ab\x1b\x1b", 4, 0), 6);
+    assert_string_equal(buf, "ab\\x1b");                /* the second escape does not fit */
+    assert_int_equal(cs_text_escape(buf, 5, "ab\xc3\xa9\xc3\xa9", 6, 0), 4);
+    assert_string_equal(buf, "ab\xc3\xa9");
+    assert_int_equal(cs_text_escape(buf, 1, "abc", 3, 0), 0);
+    assert_string_equal(buf, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(controls_are_escaped),
+        cmocka_unit_test(printable_utf8_is_kept),
+        cmocka_unit_test(invalid_utf8_is_escaped_byte_by_byte),
+        cmocka_unit_test(a_full_buffer_cuts_between_units),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
