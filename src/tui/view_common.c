@@ -90,8 +90,12 @@ int tui_draw_file_state(const tui_ctx *c, size_t file, const tui_rect *r)
                   f->summary.rows_read, f->summary.rows_rejected);
         y++;
     }
+    /* --skip-bad-rows helps only when some rows are bad and some good: not for a missing
+     * file, a header problem, memory, or a file whose every row is bad */
+    int skip_helps = f->summary.rows_rejected > 0 && f->summary.rows_rejected < f->summary.rows_read;
     tui_text(y + 1, in.x, in.w, CH_ROLE_TEXT,
-             "(--skip-bad-rows loads the good rows; f switches file; q quits)");
+             skip_helps ? "(--skip-bad-rows loads the good rows; f switches file; q quits)"
+                        : "(f switches file; q quits)");
     return 1;
 }
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# End-to-end tests of the dashboard's input edges in tmux at 80x24: data on stdin with the keys
+# from /dev/tty, a terminal on stdin refused, user text (file names) escaped on screen, the
+# load-error screen's advice, the selection prompt at its length limit, and a fatal signal
+# leaving the terminal usable. Every wait polls for a state; LIVENESS only catches hangs.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SOCK_BASE="calscope-input-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
+T() { tmux -L "$SOCK" "$@"; }
+kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
+trap 'kill_all; rm -rf "$TMP"' EXIT
+export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
+BIN=$(cd "$(dirname "$CALSCOPE")" && pwd)/$(basename "$CALSCOPE")
+SAMPLE=$PWD/samples/digits_gnb.csv
+LIVENESS=60
+
+# shell: a fresh 80x24 session (on a fresh server) running an interactive shell; commands are
+# typed into it.
+shell() {
+    T kill-server >/dev/null 2>&1
+    N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK
+    T new-session -d -x 80 -y 24 "env PS1='$ ' bash --norc --noprofile"
+    wait_for '^\$ ' || true
+}
+type_line() { T send-keys -l "$1"; T send-keys Enter; }
+screen_text() { T capture-pane -p -J 2>/dev/null; }
+wait_for() {
+    local re=$1 end=$((SECONDS + LIVENESS))
+    while :; do
+        SCREEN=$(screen_text)
+        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
+check_screen() {
+    if wait_for "$2"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
+}
+check_not_screen() {
+    if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
+}
+
+# ---- data from stdin, keys from /dev/tty ----
+shell
+type_line "cat '$SAMPLE' | '$BIN' -; echo EXITED \$?"
+check_screen "stdin: the piped file is loaded and shown" ' - \[1/1\] .*ready'
+T send-keys q
+check_screen "stdin: q (read from /dev/tty) quits with status 0" '^EXITED 0'
+
+# ---- a terminal on stdin is refused ----
+shell
+type_line "'$BIN' -; echo EXITED \$?"
+check_screen "stdin is a terminal: refused with status 2" '^EXITED 2'
+want='calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
+got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+if [ "$got" = "$want" ]; then ok "stdin is a terminal: message verbatim"; else not_ok "stdin is a terminal: message verbatim" "got:  $got" "want: $want"; fi
+type_line "'$BIN' - - </dev/null; echo EXITED \$?"
+check_screen "stdin named twice: usage error" 'calscope: -: standard input can be read only once'
+
+# ---- file names with control bytes are shown escaped ----
+esc_name="$TMP/a$(printf '\033')[31mb.csv"
+cp "$SAMPLE" "$esc_name"
+shell
+type_line "'$BIN' $TMP/a*b.csv $TMP/missing.csv; echo EXITED \$?"
+check_screen "escaped file name in the status line" 'a\\x1b\[31mb\.csv \[1/2\]'
+T send-keys f
+check_screen "missing file: error in place" 'missing\.csv: cannot open: No such file or directory'
+check_not_screen "missing file: no --skip-bad-rows advice" 'skip-bad-rows'
+check_screen "missing file: says how to go on" '\(f switches file; q quits\)'
+T send-keys q
+check_screen "quit after an error screen" '^EXITED 0'
+
+# ---- a file with bad rows and good ones: the advice applies ----
+printf 'label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.3\n1,0.3,0.7\n' > "$TMP/bad_row.csv"
+shell
+type_line "'$BIN' $TMP/bad_row.csv; echo EXITED \$?"
+check_screen "bad row: located error in place" 'bad_row\.csv:3:2: '
+check_screen "bad row: --skip-bad-rows advice" '\(--skip-bad-rows loads the good rows; f switches file; q quits\)'
+T send-keys q
+check_screen "quit after a bad-row screen" '^EXITED 0'
+
+# ---- the selection prompt never cuts silently ----
+shell
+type_line "'$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "dashboard up" 'ready'
+T send-keys /
+long=$(printf 'conf > 0.1 and %.0s' $(seq 1 40))
+T send-keys -l "$long"
+check_screen "overlong selection: refused with a message" 'too long: at most [0-9]+ characters'
+T send-keys Escape
+T send-keys q
+check_screen "quit after the prompt" '^EXITED 0'
+
+# ---- a fatal signal restores the terminal ----
+shell
+type_line "'$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "dashboard up before the signal" 'ready'
+pkill -TERM -f "^$BIN $SAMPLE\$" || pkill -TERM -f "$BIN '$SAMPLE'"
+check_screen "SIGTERM: one line says the terminal was restored" 'calscope: SIGTERM; the terminal was restored'
+check_screen "SIGTERM: re-raised (status 143)" '^EXITED 143'
+type_line "echo typed-and-echoed"
+check_screen "terminal usable after the signal" '^typed-and-echoed'
+
+done_testing
