@@ -29,4 +29,26 @@ expect_no_match() {
 # json_get EXPR  — evaluates a python expression on the parsed $OUT as `d`
 json_get() { printf '%s' "$OUT" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
+# ---- terminal tests (tmux): the caller defines screen_text (prints the pane) ----
+LIVENESS=60
+# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 when it has not
+# matched after LIVENESS seconds (or SECONDS, when larger: a per-call figure never shortens the
+# wait, so no check can fail because the machine is busy).
+wait_for() {
+    local re=$1 limit=$LIVENESS
+    [ "${2:-0}" -gt "$limit" ] && limit=$2
+    local end=$((SECONDS + limit))
+    while :; do
+        SCREEN=$(screen_text)
+        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
+# check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
+check_screen() {
+    if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
+}
+keys() { T send-keys "$@"; }
+
 done_testing() { [ "$_fails" -eq 0 ]; exit $?; }

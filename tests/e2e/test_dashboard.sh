@@ -40,26 +40,6 @@ start() {
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
-LIVENESS=60
-# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 when it has not
-# matched after LIVENESS seconds (or SECONDS, when larger: a per-call figure never shortens the
-# wait, so no check can fail because the machine is busy).
-wait_for() {
-    local re=$1 limit=$LIVENESS
-    [ "${2:-0}" -gt "$limit" ] && limit=$2
-    local end=$((SECONDS + limit))
-    while :; do
-        SCREEN=$(screen_text)
-        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
-# check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
-check_screen() {
-    if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
-}
-keys() { T send-keys "$@"; }
 # shown VALUE_NAME: the number after the metric name in the metrics table
 shown() { printf '%s' "$SCREEN" | sed -n "s/.*[[:space:]]$1 \{1,\}\([0-9.]\{6,\}\).*/\1/p" | head -1; }
 # report_value KEY FLAGS...: metric KEY of the first file from `calscope report --format json`

@@ -12,7 +12,6 @@ trap 'kill_all; rm -rf "$TMP"' EXIT
 export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 BIN=$(cd "$(dirname "$CALSCOPE")" && pwd)/$(basename "$CALSCOPE")
 SAMPLE=$PWD/samples/digits_gnb.csv
-LIVENESS=60
 
 # shell: a fresh 80x24 session (on a fresh server) running an interactive shell; commands are
 # typed into it.
@@ -24,18 +23,6 @@ shell() {
 }
 type_line() { T send-keys -l "$1"; T send-keys Enter; }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
-wait_for() {
-    local re=$1 end=$((SECONDS + LIVENESS))
-    while :; do
-        SCREEN=$(screen_text)
-        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
-check_screen() {
-    if wait_for "$2"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
-}
 check_not_screen() {
     if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
 }
