@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/ubin.h"
+
 void cs_case_metrics_free(cs_case_metrics *cm)
 {
     if (!cm) return;
@@ -17,20 +19,6 @@ void cs_case_metrics_free(cs_case_metrics *cm)
     free(cm->mce);
     free(cm->hist);
     memset(cm, 0, sizeof *cm);
-}
-
-/* Uniform bin of x: (e[i], e[i+1]] with e[i] = i/M in double, 0 (and below) in bin 0, above 1
- * in the last bin. The first guess from ceil is corrected against the edges themselves so the
- * membership is decided on the doubles, never on x*M's rounding. */
-static size_t ubin(double x, size_t m)
-{
-    if (!(x > 1.0 / (double)m)) return 0;
-    if (x > (double)(m - 1) / (double)m) return m - 1;
-    double f = ceil(x * (double)m) - 1.0;
-    size_t b = f < 0 ? 0 : f > (double)(m - 1) ? m - 1 : (size_t)f;
-    while (b > 0 && !(x > (double)b / (double)m)) b--;
-    while (b < m - 1 && x > (double)(b + 1) / (double)m) b++;
-    return b;
 }
 
 static cs_case_stat stat_of(const double *v, size_t n)
@@ -60,7 +48,7 @@ static void case_hist(const cs_dataset *d, const uint32_t *rows, const uint32_t 
         size_t r = rows[idx[q]];
         const double *g = d->prob + r * k;
         for (size_t c = 0; c < k; c++) {
-            size_t b = ubin(g[c], m);
+            size_t b = (size_t)cs_ubin(g[c], (int)m);
             tot[c * m + b]++;
             hit[c * m + b] += d->label[r] == (int32_t)c;
         }
@@ -69,7 +57,7 @@ static void case_hist(const cs_dataset *d, const uint32_t *rows, const uint32_t 
         for (size_t i = 0; i < m; i++) {
             uint32_t t = tot[c * m + i];
             if (t == 0) continue;
-            size_t j = ubin((double)hit[c * m + i] / (double)t, m);
+            size_t j = (size_t)cs_ubin((double)hit[c * m + i] / (double)t, (int)m);
             hist[(c * m + i) * m + j]++;
         }
 }

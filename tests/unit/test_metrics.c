@@ -766,14 +766,14 @@ static void test_internal_helpers(void **state)
     /* uniform bin edges decided on the doubles: 0.1, 0.3, 0.7 stay below; 0 and 1 */
     double e[11];
     cs_mx_edges(e, 10);
-    assert_int_equal(cs_mx_ubin(0.0, e, 10), 0);
-    assert_int_equal(cs_mx_ubin(0.1, e, 10), 0);
-    assert_int_equal(cs_mx_ubin(nextafter(0.1, 1), e, 10), 1);
-    assert_int_equal(cs_mx_ubin(0.3, e, 10), 2);
-    assert_int_equal(cs_mx_ubin(0.7, e, 10), 6);
-    assert_int_equal(cs_mx_ubin(nextafter(0.7, 1), e, 10), 7);
-    assert_int_equal(cs_mx_ubin(1.0, e, 10), 9);
-    assert_int_equal(cs_mx_ubin(5e-324, e, 10), 0);
+    assert_int_equal(cs_ubin_at(0.0, e, 10), 0);
+    assert_int_equal(cs_ubin_at(0.1, e, 10), 0);
+    assert_int_equal(cs_ubin_at(nextafter(0.1, 1), e, 10), 1);
+    assert_int_equal(cs_ubin_at(0.3, e, 10), 2);
+    assert_int_equal(cs_ubin_at(0.7, e, 10), 6);
+    assert_int_equal(cs_ubin_at(nextafter(0.7, 1), e, 10), 7);
+    assert_int_equal(cs_ubin_at(1.0, e, 10), 9);
+    assert_int_equal(cs_ubin_at(5e-324, e, 10), 0);
 }
 
 int main(void)

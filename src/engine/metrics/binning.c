@@ -6,9 +6,7 @@
 
 void cs_mx_edges(double *e, int M)
 {
-    /* i/M as one correctly rounded division, so decimal edges (0.3 = 3/10) are the same
-     * double as the parsed literal and membership at an edge is exact. */
-    for (int i = 0; i <= M; i++) e[i] = (double)i / (double)M;
+    for (int i = 0; i <= M; i++) e[i] = cs_ubin_edge(i, M);   /* the rule's edges (calscope/ubin.h) */
 }
 
 size_t cs_mx_split_start(size_t N, size_t M, size_t g)

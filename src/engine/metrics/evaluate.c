@@ -202,7 +202,7 @@ static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t
         pos[q] = (uint32_t)q;
         for (size_t j = 0; j < kc && M > 1; j++) {
             double x = cs_mx_coord(p, items[q], j);
-            if (x > e[1]) { coord[w] = (uint32_t)j; cell[w] = (uint32_t)cs_mx_ubin(x, e, M); w++; }
+            if (x > e[1]) { coord[w] = (uint32_t)j; cell[w] = (uint32_t)cs_ubin_at(x, e, M); w++; }
             else if (p->sorted_desc) break;
         }
     }
@@ -262,7 +262,7 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
             const double *g = d->prob + r * K;
             size_t y = (size_t)d->label[r];
             for (size_t c = 0; c < K; c++) {
-                size_t b = (size_t)cs_mx_ubin(g[c], e, (int)M);
+                size_t b = (size_t)cs_ubin_at(g[c], e, (int)M);
                 cnt[c * M + b]++;
                 sv[c * M + b] += g[c];
                 if (c == y) pos[c * M + b]++;

@@ -187,7 +187,7 @@ static void ubin_chunk(void *vctx, size_t c)
 {
     ubin_ctx *x = vctx;
     size_t a = c * CS_MX_CHUNK, z = a + CS_MX_CHUNK < x->p->n ? a + CS_MX_CHUNK : x->p->n;
-    for (size_t i = a; i < z; i++) x->ub[i] = (uint16_t)cs_mx_ubin(x->p->v[i], x->e, x->M);
+    for (size_t i = a; i < z; i++) x->ub[i] = (uint16_t)cs_ubin_at(x->p->v[i], x->e, x->M);
 }
 
 const uint16_t *cs_mx_ubin_cache(cs_prepared *p)
@@ -257,7 +257,7 @@ static void usum_chunk(void *vctx, size_t c)
                 uint32_t i = items ? items[q] : (uint32_t)q;
                 double vi = v[i];
                 size_t ti = t[i];
-                uint32_t b = ub ? ub[i] : (uint32_t)cs_mx_ubin(vi, x->e, x->M);
+                uint32_t b = ub ? ub[i] : (uint32_t)cs_ubin_at(vi, x->e, x->M);
                 cnt[b]++;
                 sv[b] += vi;
                 st[b] += ti;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "calscope/metrics.h"
+#include "calscope/ubin.h"
 
 struct cs_prepared {
     const cs_dataset *d;
@@ -114,18 +115,7 @@ int cs_mx_uniform_sums(cs_prepared *p, const uint32_t *items, size_t ni, const d
 
 /* ---- binning.c ---- */
 void cs_mx_edges(double *e, int M);
-/* Bin of x under (e[i], e[i+1]], 0 in bin 0, values above 1 in the last bin. */
-static inline int cs_mx_ubin(double x, const double *e, int M)
-{
-    if (!(x > e[1]) || M == 1) return 0;
-    if (x > e[M - 1]) return M - 1;
-    /* a guess off by at most one (truncation, no ceil call), corrected on the exact edges */
-    double f = x * (double)M;
-    int b = f < 1.0 ? 0 : f >= (double)(M - 1) ? M - 1 : (int)f;
-    while (b > 0 && !(x > e[b])) b--;
-    while (b < M - 1 && x > e[b + 1]) b++;
-    return b;
-}
+/* The bin of a value: cs_ubin_at (calscope/ubin.h), with the edges of cs_mx_edges. */
 /* First index of group g when N items are split into M groups (numpy array_split). */
 size_t cs_mx_split_start(size_t N, size_t M, size_t g);
 /* Stable ascending sort of keys[0..n) (values < limit) carrying vals; both arrays permuted. */

@@ -116,7 +116,7 @@ void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double 
     if (!(Z > 0)) {
         /* only for c outside [0,1] with a tiny sigma: fall back to the hard bin */
         for (int i = 0; i < M; i++) w[i] = 0.0;
-        w[cs_mx_ubin(c, e, M)] = 1.0;
+        w[cs_ubin_at(c, e, M)] = 1.0;
         return;
     }
     double inv = 1.0 / Z;

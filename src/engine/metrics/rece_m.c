@@ -186,9 +186,7 @@ static void sample_weights(const cs_mx_rm *rm, size_t j, double *z, double *q, d
     double total = 0;
     for (size_t i = 0; i < m; i++) total += w[i];
     if (!(total > 0)) {
-        double clean = rm->conf[j];
-        size_t hard = clean <= 0 ? 0 : (size_t)ceil(clean * (double)m) - 1;
-        if (hard >= m) hard = m - 1;
+        size_t hard = (size_t)cs_ubin_at(rm->conf[j], rm->e, (int)m);
         for (size_t i = 0; i < m; i++) w[i] = i == hard;
         return;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/ubin.h"
 #include "recal_internal.h"
 
 #define LOGP_FLOOR 1e-300
@@ -107,7 +108,7 @@ cs_status cs_rc_hist(const cs_dataset *d, const cs_rc_plan *pl, int bins, double
         return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
     }
     for (size_t j = 0; j < d->n_samples; j++) {
-        size_t r = d->sample_rows[j], at = pl->group[r] * M + (size_t)cs_rc_ubin(d->conf[r], bins);
+        size_t r = d->sample_rows[j], at = pl->group[r] * M + (size_t)cs_ubin(d->conf[r], bins);
         cnt[at]++;
         cor[at] += d->correct[r];
     }
@@ -119,7 +120,7 @@ cs_status cs_rc_hist(const cs_dataset *d, const cs_rc_plan *pl, int bins, double
             acc[m * M + b] = n ? (double)c / (double)n : NAN;
         }
     for (size_t r = 0; r < d->n; r++) {
-        double a = acc[cs_rc_model_of(pl, pl->group[r]) * M + (size_t)cs_rc_ubin(d->conf[r], bins)];
+        double a = acc[cs_rc_model_of(pl, pl->group[r]) * M + (size_t)cs_ubin(d->conf[r], bins)];
         cs_rc_rescale_top1(d->prob + r * k, out + r * k, k, isnan(a) ? d->conf[r] : a);
     }
     free(cnt); free(cor); free(acc);

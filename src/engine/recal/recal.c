@@ -310,18 +310,6 @@ void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new)
     }
 }
 
-/* Bin (i/M, (i+1)/M] of x, 0 in bin 0, as the metrics bin it. */
-int cs_rc_ubin(double x, int M)
-{
-    if (!(x > 1.0 / M) || M == 1) return 0;
-    if (x >= 1) return M - 1;
-    double f = ceil(x * (double)M) - 1.0;
-    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
-    while (b > 0 && !(x > (double)b / (double)M)) b--;
-    while (b < M - 1 && x > (double)(b + 1) / (double)M) b++;
-    return b;
-}
-
 /* ---- dispatcher ---- */
 
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,

@@ -1,0 +1,94 @@
+/* The one uniform-bin rule (calscope/ubin.h): bin i is (i/M, (i+1)/M], decided on the doubles.
+ * Values on an edge are worked by hand below (Python: x*M and i/M printed with repr). */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "calscope/metrics.h"
+#include "calscope/ubin.h"
+
+/* Edges where x*M rounds to the wrong side, so a rule written as ceil(x*M)-1 without the
+ * correction on the edges (RECE-M's fallback before) puts x in the wrong bin:
+ *   M = 100, x = 0.07: 0.07 == 7/100 as doubles (an edge: right-closed, bin 6), but
+ *     0.07*100 = 7.000000000000001, ceil - 1 = 7.
+ *   M = 3, x = nextafter(1/3, 2) = 0.33333333333333337 > 1/3 (bin 1), but x*3 = 1.0 -> 0.
+ *   M = 20, x = 0.8500000000000001 = nextafter(17/20, 2) (bin 17), x*20 = 17.0 -> 16. */
+static void test_edges_by_hand(void **state)
+{
+    (void)state;
+    assert_int_equal(cs_ubin(0.07, 100), 6);
+    assert_int_equal(cs_ubin(nextafter(0.07, 1), 100), 7);
+    assert_int_equal(cs_ubin(nextafter(1.0 / 3.0, 2), 3), 1);
+    assert_int_equal(cs_ubin(1.0 / 3.0, 3), 0);
+    assert_int_equal(cs_ubin(0.8500000000000001, 20), 17);
+    assert_int_equal(cs_ubin(0.85, 20), 16);
+    /* 0 and below, NaN: bin 0; 1 and above: the last bin; a single bin holds everything */
+    assert_int_equal(cs_ubin(0.0, 10), 0);
+    assert_int_equal(cs_ubin(-0.5, 10), 0);
+    assert_int_equal(cs_ubin(NAN, 10), 0);
+    assert_int_equal(cs_ubin(1.0, 10), 9);
+    assert_int_equal(cs_ubin(1.5, 10), 9);
+    assert_int_equal(cs_ubin(0.99, 1), 0);
+}
+
+/* With a table of edges and without it, every edge and its two neighbours land in the same
+ * bin, and that bin is the b with e_b < x <= e_{b+1} (checked by a linear scan). */
+static void test_table_and_scan_agree(void **state)
+{
+    (void)state;
+    for (int M = 1; M <= 200; M++) {
+        double *e = malloc((size_t)(M + 1) * sizeof *e);
+        assert_non_null(e);
+        for (int i = 0; i <= M; i++) e[i] = cs_ubin_edge(i, M);
+        for (int i = 0; i <= M; i++) {
+            double xs[3] = { e[i], nextafter(e[i], -1), nextafter(e[i], 2) };
+            for (int k = 0; k < 3; k++) {
+                double x = xs[k];
+                int scan = 0;
+                while (scan < M - 1 && x > (double)(scan + 1) / (double)M) scan++;
+                assert_int_equal(cs_ubin(x, M), scan);
+                assert_int_equal(cs_ubin_at(x, e, M), scan);
+            }
+        }
+        free(e);
+    }
+}
+
+/* The metrics bin with the same rule: one sample on the edge 0.07 of M = 100 is counted in
+ * bin 6 (0.06, 0.07], the other just above it in bin 7. */
+static void test_metrics_use_the_rule(void **state)
+{
+    (void)state;
+    const double prob[] = { 0.07, 0.93, 0.93, 0.07 };   /* top-1 conf .93 each: class 1, class 0 */
+    const int32_t label[] = { 1, 0 };
+    cs_dataset *d = cs_test_dataset(2, 2, prob, label);
+    cs_settings s;
+    cs_settings_default(&s);
+    s.lens = CS_LENS_CLASS;
+    snprintf(s.lens_arg, sizeof s.lens_arg, "0");   /* p[class 0]: 0.07 and 0.93 */
+    s.bins = 100;
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &r, &err), CS_OK);
+    assert_int_equal(r.n_bins, 100);
+    assert_int_equal(r.bins[6].count, 1);
+    assert_int_equal(r.bins[7].count, 0);
+    assert_int_equal(r.bins[92].count, 1);   /* 0.93 == 93/100: bin 92 */
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edges_by_hand),
+        cmocka_unit_test(test_table_and_scan_agree),
+        cmocka_unit_test(test_metrics_use_the_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
