@@ -28,37 +28,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/metrics.h"
 #include "calscope/resample.h"
 
-/* Metrics a curve / interval / comparison can follow. Bit (1u << id) in a metric mask. */
-typedef enum cs_metric_id {
-    CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
-    CS_METRIC_RECE_G, CS_METRIC_RECE_M, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL,
-    CS_METRIC_COUNT
-} cs_metric_id;
-
-#define CS_METRIC_BIT(id) (1u << (id))
+/* Metric ids, masks and the catalogue: calscope/catalogue.h. */
 /* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot
  * be resampled -- files without id/tta -- as every interval, curve and comparison below does;
  * the bins curve keeps it only when it can at every M). */
 #define CS_METRICS_DEFAULT 0x3ffu
 
-/* JSON key ("ece", "rece_g", ...), or NULL for an unknown id. */
-const char *cs_metric_name(int id);
-/* Id of a JSON key, or -1. */
-int cs_metric_from_name(const char *name);
-/* The CS_WANT_* bits cs_evaluate needs for a metric mask. */
-unsigned cs_metric_want(unsigned metric_mask);
 /* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
  * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask);
-/* The metric's value in a cs_result. */
-double cs_metric_value(const cs_result *r, int id);
-/* 1 when lower is better (every error and scoring rule), 0 for accuracy. */
-int cs_metric_lower_is_better(int id);
 
 /* Ties. Two values of a metric are tied when they differ by no more than
  * CS_TIE_REL · max(1, |a|, |b|): 1e-9 of the metric's scale (every metric here is of order 1;

@@ -9,27 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const rep_metric_names[REP_M_COUNT] = {
-    "accuracy", "ece", "ace", "mce", "rece_g", "rece_m", "brier", "nll", "aece", "sce",
-};
-
-double rep_metric_value(const cs_result *r, int metric)
-{
-    switch (metric) {
-    case REP_M_ACCURACY: return r->accuracy;
-    case REP_M_ECE: return r->ece;
-    case REP_M_ACE: return r->ace;
-    case REP_M_MCE: return r->mce;
-    case REP_M_RECE_G: return r->rece_g;
-    case REP_M_RECE_M: return r->rece_m;
-    case REP_M_BRIER: return r->brier;
-    case REP_M_NLL: return r->nll;
-    case REP_M_AECE: return r->aece;
-    case REP_M_SCE: return r->sce;
-    default: return NAN;
-    }
-}
-
 static const char *const op_text[] = { "<=", "<", ">=", ">" };
 
 int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
@@ -42,17 +21,12 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
     while (isspace((unsigned char)*p)) p++;
 
     c->text = text;
-    c->metric = -1;
     /* as the dashboard labels them too: any case, '-' for '_' (ECE, RECE-G) */
-    for (int i = 0; i < REP_M_COUNT; i++) {
-        const char *m = rep_metric_names[i];
-        size_t j = 0;
-        while (j < nl && m[j] && (tolower((unsigned char)name[j]) == m[j] || (name[j] == '-' && m[j] == '_'))) j++;
-        if (j == nl && m[j] == '\0') c->metric = i;
-    }
-    if (nl == 0 || c->metric < 0) {
-        snprintf(msg, msg_size, "unknown metric '%.*s' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)",
-                 (int)nl, name);
+    c->metric = cs_metric_lookup(name, nl);
+    if (c->metric < 0) {
+        char known[128];
+        cs_metric_keys(known, sizeof known);
+        snprintf(msg, msg_size, "unknown metric '%.*s' (known: %s)", (int)nl, name, known);
         return -1;
     }
     if (p[0] == '<') c->op = p[1] == '=' ? REP_LE : REP_LT;
@@ -102,8 +76,8 @@ size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
         if (!f->loaded || f->usage_error) continue;  /* already an input / usage error */
         for (size_t k = 0; k < o->n_checks; k++) {
             const rep_check *c = &o->checks[k];
-            const char *name = rep_metric_names[c->metric];
-            double v = f->evaluated ? rep_metric_value(&f->res, c->metric) : NAN;
+            const char *name = cs_metric_name(c->metric);
+            double v = f->evaluated ? cs_metric_value(&f->res, c->metric) : NAN;
             if (isnan(v)) {
                 fprintf(stderr, "calscope: check failed: %s: %s is not available (want %s)\n",
                         f->path, name, c->text);

@@ -35,9 +35,9 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
     const double *cuts = o->n_likert_cuts ? o->likert_cuts : cs_likert_default_cuts;
     size_t n_cat = o->likert ? (o->n_likert_cuts ? o->n_likert_cuts : 4) - 1 : 0;
     fputs("path,rows,classes,rejected,selected", out);
-    for (int m = 0; m < REP_M_COUNT; m++) fprintf(out, ",%s", rep_metric_names[m]);
-    for (int m = 0; o->ci_repeats && m < REP_M_COUNT; m++)
-        fprintf(out, ",%s_lo,%s_hi", rep_metric_names[m], rep_metric_names[m]);
+    for (size_t m = 0; m < CS_METRIC_COUNT; m++) fprintf(out, ",%s", cs_metric_at(m)->key);
+    for (size_t m = 0; o->ci_repeats && m < CS_METRIC_COUNT; m++)
+        fprintf(out, ",%s_lo,%s_hi", cs_metric_at(m)->key, cs_metric_at(m)->key);
     for (size_t t = 0; t < o->n_topk; t++)
         if (o->topk[t]) fprintf(out, ",topk_%d", o->topk[t]);
         else fputs(",topk_full", out);
@@ -56,14 +56,14 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
         if (!f->loaded || f->usage_error) continue;
         csv_field(out, f->path);
         fprintf(out, ",%zu,%zu,%zu,%zu", f->rows, f->classes, f->sum.rows_rejected, f->selected);
-        for (int m = 0; m < REP_M_COUNT; m++) {
-            double v = f->evaluated ? rep_metric_value(&f->res, m) : NAN;
+        for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
+            double v = f->evaluated ? cs_metric_value(&f->res, (int)cs_metric_at(m)->id) : NAN;
             if (isfinite(v)) fprintf(out, ",%.17g", v);
             else fputc(',', out);
         }
-        for (int m = 0; o->ci_repeats && m < REP_M_COUNT; m++) {
-            int id = cs_metric_from_name(rep_metric_names[m]);
-            int have = f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id));
+        for (size_t m = 0; o->ci_repeats && m < CS_METRIC_COUNT; m++) {
+            int id = (int)cs_metric_at(m)->id;
+            int have = f->has_ci && (f->ci.metrics & CS_METRIC_BIT(id));
             num(out, have ? f->ci.lo[id] : NAN);
             num(out, have ? f->ci.hi[id] : NAN);
         }

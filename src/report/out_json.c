@@ -85,21 +85,21 @@ static void ci_info_json(FILE *out, const cs_ci *ci)
     const char *lists[2] = { "excludes_value", "undefined" };
     for (int l = 0; l < 2; l++) {
         fprintf(out, ", \"%s\": [", lists[l]);
-        for (int m = 0, first = 1; m < REP_M_COUNT; m++) {
-            int id = cs_metric_from_name(rep_metric_names[m]);
-            if (id < 0 || !(ci->metrics & CS_METRIC_BIT(id)) || !isfinite(ci->value[id])) continue;
+        for (size_t m = 0, first = 1; m < CS_METRIC_COUNT; m++) {
+            int id = (int)cs_metric_at(m)->id;
+            if (!(ci->metrics & CS_METRIC_BIT(id)) || !isfinite(ci->value[id])) continue;
             int hit = l == 0 ? cs_ci_excludes_value(ci, id) : !isfinite(ci->lo[id]) || !isfinite(ci->hi[id]);
             if (!hit) continue;
-            fprintf(out, "%s\"%s\"", first ? "" : ", ", rep_metric_names[m]);
+            fprintf(out, "%s\"%s\"", first ? "" : ", ", cs_metric_at(m)->key);
             first = 0;
         }
         fputc(']', out);
     }
     fputs(", \"bias\": {", out);
-    for (int m = 0, first = 1; m < REP_M_COUNT; m++) {
-        int id = cs_metric_from_name(rep_metric_names[m]);
-        if (id < 0 || !(ci->metrics & CS_METRIC_BIT(id))) continue;
-        fprintf(out, "%s\"%s\": ", first ? "" : ", ", rep_metric_names[m]);
+    for (size_t m = 0, first = 1; m < CS_METRIC_COUNT; m++) {
+        int id = (int)cs_metric_at(m)->id;
+        if (!(ci->metrics & CS_METRIC_BIT(id))) continue;
+        fprintf(out, "%s\"%s\": ", first ? "" : ", ", cs_metric_at(m)->key);
         rep_json_num(out, ci->boot_mean[id] - ci->value[id]);
         first = 0;
     }
@@ -218,15 +218,15 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     fputs(",\n     \"settings\": ", out);
     settings_json(out, o);
     fputs(",\n     \"metrics\": {", out);
-    for (int m = 0; m < REP_M_COUNT; m++) {
-        fprintf(out, "%s\"%s\": ", m ? ", " : "", rep_metric_names[m]);
-        rep_json_num(out, f->evaluated ? rep_metric_value(&f->res, m) : NAN);
+    for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
+        fprintf(out, "%s\"%s\": ", m ? ", " : "", cs_metric_at(m)->key);
+        rep_json_num(out, f->evaluated ? cs_metric_value(&f->res, (int)cs_metric_at(m)->id) : NAN);
     }
     if (f->has_ci) {
-        for (int m = 0; m < REP_M_COUNT; m++) {
-            int id = cs_metric_from_name(rep_metric_names[m]);
-            if (id < 0 || !(f->ci.metrics & CS_METRIC_BIT(id))) continue;
-            fprintf(out, ", \"%s_ci\": [", rep_metric_names[m]);
+        for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
+            int id = (int)cs_metric_at(m)->id;
+            if (!(f->ci.metrics & CS_METRIC_BIT(id))) continue;
+            fprintf(out, ", \"%s_ci\": [", cs_metric_at(m)->key);
             rep_json_num(out, f->ci.lo[id]);
             fputs(", ", out);
             rep_json_num(out, f->ci.hi[id]);

@@ -33,19 +33,6 @@ const char *rep_mixture_text(cs_mixture m)
     return m == CS_MIX_GMM3 ? "gmm3" : "kde";
 }
 
-static const char *const metric_help[REP_M_COUNT] = {
-    "fraction of top-1 predictions that are right",
-    "expected calibration error: sum of n_b/N * gap",
-    "mean gap over non-empty bins",
-    "largest gap over non-empty bins",
-    "Gaussian-smoothed ECE (sigma, all M bins)",
-    "RECE-G over TTA observations",
-    "mean squared error, summed over classes",
-    "mean -ln p[label]",
-    "top-1 ECE with equal-mass bins",
-    "class-wise ECE, uniform bins",
-};
-
 static void curve_text(FILE *out, const cs_curve *c)
 {
     const char *xname = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
@@ -149,23 +136,24 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
                            cs_ci_method_name(f->ci.method), f->ci.repeats, (unsigned long long)o->seed);
     else fprintf(out, "  %-9s %10s\n", "metric", "value");
     int excl = 0, undefined = 0;
-    for (int m = 0; m < REP_M_COUNT; m++) {
-        double v = rep_metric_value(&f->res, m);
-        int id = cs_metric_from_name(rep_metric_names[m]);
-        if (f->has_ci && id >= 0 && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
+    for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
+        const cs_metric_info *mi = cs_metric_at(m);
+        int id = (int)mi->id;
+        double v = cs_metric_value(&f->res, id);
+        if (f->has_ci && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
             int x = cs_ci_excludes_value(&f->ci, id);
             excl |= x;
             if (isfinite(f->ci.lo[id]) && isfinite(f->ci.hi[id]))
-                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", rep_metric_names[m], v, f->ci.lo[id], f->ci.hi[id],
+                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->ci.lo[id], f->ci.hi[id],
                         x ? " !" : "");
             else {
-                fprintf(out, "  %-9s %10.6f   [%9s, %9s]\n", rep_metric_names[m], v, "n/a", "n/a");
+                fprintf(out, "  %-9s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
                 undefined = 1;
             }
         }
-        else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", rep_metric_names[m], v, metric_help[m]);
-        else fprintf(out, "  %-9s %10s   %s%s\n", rep_metric_names[m], "n/a", metric_help[m],
-                     m == REP_M_RECE_M ? " (needs id/tta rows)" : "");
+        else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
+        else fprintf(out, "  %-9s %10s   %s%s\n", mi->key, "n/a", mi->help,
+                     (mi->needs & CS_NEEDS_TTA) ? " (needs id/tta rows)" : "");
     }
     if (excl) rep_ci_note(out, f->ci.method);
     if (undefined)

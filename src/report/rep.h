@@ -10,6 +10,7 @@
 
 #include "calscope/dataset.h"
 #include "calscope/cases.h"
+#include "calscope/catalogue.h"
 #include "calscope/compat.h"
 #include "calscope/curves.h"
 #include "calscope/likert.h"
@@ -24,7 +25,7 @@ typedef enum rep_op { REP_LE, REP_LT, REP_GE, REP_GT } rep_op;
 
 typedef struct rep_check {
     const char *text;   /* as the user wrote it (argv, not owned) */
-    int metric;         /* index into rep_metric_names */
+    int metric;         /* a cs_metric_id (calscope/catalogue.h) */
     rep_op op;
     double value;
 } rep_check;
@@ -71,12 +72,6 @@ typedef struct rep_opts {
 #define REP_EXIT_HELP (-1)
 int rep_parse_args(int argc, char **argv, rep_opts *o);
 void rep_opts_free(rep_opts *o);
-
-/* Metrics that --check and the outputs know, in output order. */
-enum { REP_M_ACCURACY, REP_M_ECE, REP_M_ACE, REP_M_MCE, REP_M_RECE_G, REP_M_RECE_M,
-       REP_M_BRIER, REP_M_NLL, REP_M_AECE, REP_M_SCE, REP_M_COUNT };
-extern const char *const rep_metric_names[REP_M_COUNT];
-double rep_metric_value(const cs_result *r, int metric);
 
 /* One FILE argument and what became of it. */
 typedef struct rep_file {

@@ -15,15 +15,6 @@
 
 #define REL_MARGIN 5   /* the reliability chart's y-label margin (chart/reliability.c) */
 
-typedef struct metric_row { int id; const char *label; } metric_row;
-
-static const metric_row rows[] = {
-    { CS_METRIC_ACCURACY, "accuracy" }, { CS_METRIC_ECE, "ECE" }, { CS_METRIC_ACE, "ACE" },
-    { CS_METRIC_MCE, "MCE" }, { CS_METRIC_AECE, "AECE" }, { CS_METRIC_RECE_G, "RECE-G" },
-    { CS_METRIC_SCE, "SCE" }, { CS_METRIC_BRIER, "Brier" }, { CS_METRIC_NLL, "NLL" },
-    { CS_METRIC_RECE_M, "RECE-M" },
-};
-
 static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *resp, int stale)
 {
     const tui_state *st = c->st;
@@ -36,20 +27,24 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *r
     if (stale) tui_draw_stale_mark(r, y);
     y++;
     int excl = 0;
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && y < r->y + r->h; i++) {
-        double v = cs_metric_value(&resp->result, rows[i].id);
-        if (rows[i].id == CS_METRIC_RECE_M && isnan(v)) continue;
+    /* the catalogue's metrics in its table order, as the report lists them; a metric that
+     * needs an id/tta file has no row on another file */
+    for (size_t i = 0; i < CS_METRIC_COUNT && y < r->y + r->h; i++) {
+        const cs_metric_info *mi = cs_metric_at(i);
+        int id = (int)mi->id;
+        double v = cs_metric_value(&resp->result, id);
+        if ((mi->needs & CS_NEEDS_TTA) && isnan(v)) continue;
         char val[32], ci[48] = "";
         tui_fmt_value(val, sizeof val, v);
-        if (wide && resp->has_ci && (resp->ci.metrics & CS_METRIC_BIT(rows[i].id))) {
-            double lo = resp->ci.lo[rows[i].id], hi = resp->ci.hi[rows[i].id];
+        if (wide && resp->has_ci && (resp->ci.metrics & CS_METRIC_BIT(id))) {
+            double lo = resp->ci.lo[id], hi = resp->ci.hi[id];
             /* "!" as in the report: the interval misses the value (a biased metric) */
-            int x = cs_ci_excludes_value(&resp->ci, rows[i].id);
+            int x = cs_ci_excludes_value(&resp->ci, id);
             excl |= x;
             if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]%s", lo, hi, x ? "!" : "");
             else snprintf(ci, sizeof ci, "[n/a]");
         }
-        tui_textf(y++, r->x, r->w, role, "%-8s %s %s", rows[i].label, val, ci);
+        tui_textf(y++, r->x, r->w, role, "%-8s %s %s", mi->label, val, ci);
     }
     y++;
     if (y < r->y + r->h) {

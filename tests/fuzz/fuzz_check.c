@@ -34,7 +34,7 @@ static int parse(const char *text, rep_check *c)
     int rc = rep_check_parse(text, c, msg, sizeof msg);
     if (rc != 0 && rc != -1) abort();
     if (rc == -1 && (memchr(msg, '\0', sizeof msg) == NULL || msg[0] == '\0')) abort();
-    if (rc == 0 && (c->metric < 0 || c->metric >= REP_M_COUNT || !isfinite(c->value) ||
+    if (rc == 0 && (c->metric < 0 || c->metric >= CS_METRIC_COUNT || !isfinite(c->value) ||
                     (c->op != REP_LE && c->op != REP_LT && c->op != REP_GE && c->op != REP_GT)))
         abort();
     return rc;
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (rc == 0) {
         char printed[128];
-        snprintf(printed, sizeof printed, "%s%s%.17g", rep_metric_names[c.metric],
+        snprintf(printed, sizeof printed, "%s%s%.17g", cs_metric_name(c.metric),
                  op_spelling(c.op), c.value);
         if (parse(printed, &again) != 0 || !same_gate(&c, &again)) abort();
     }

@@ -14,67 +14,12 @@
 
 enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 
-static const char *const metric_names[CS_METRIC_COUNT] = {
-    "accuracy", "ece", "ace", "mce", "aece", "rece_g", "rece_m", "sce", "brier", "nll",
-};
-
-const char *cs_metric_name(int id)
-{
-    return id >= 0 && id < CS_METRIC_COUNT ? metric_names[id] : NULL;
-}
-
-int cs_metric_from_name(const char *name)
-{
-    for (int i = 0; i < CS_METRIC_COUNT; i++)
-        if (strcmp(name, metric_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-unsigned cs_metric_want(unsigned mask)
-{
-    unsigned w = 0;
-    if (mask & CS_METRIC_BIT(CS_METRIC_ACCURACY)) w |= CS_WANT_ACCURACY;
-    if (mask & (CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
-                CS_METRIC_BIT(CS_METRIC_MCE)))
-        w |= CS_WANT_BINNED;
-    if (mask & CS_METRIC_BIT(CS_METRIC_AECE)) w |= CS_WANT_AECE;
-    if (mask & CS_METRIC_BIT(CS_METRIC_RECE_G)) w |= CS_WANT_RECE_G;
-    if (mask & CS_METRIC_BIT(CS_METRIC_RECE_M)) w |= CS_WANT_RECE_M;
-    if (mask & CS_METRIC_BIT(CS_METRIC_SCE)) w |= CS_WANT_SCE;
-    if (mask & CS_METRIC_BIT(CS_METRIC_BRIER)) w |= CS_WANT_BRIER;
-    if (mask & CS_METRIC_BIT(CS_METRIC_NLL)) w |= CS_WANT_NLL;
-    return w;
-}
-
 /* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
  * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
  * problem can give, so intervals and curves list RECE-M for such files only. */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask)
 {
     return cs_prepared_rece_m_kept(p) ? mask : mask & ~CS_METRIC_BIT(CS_METRIC_RECE_M);
-}
-
-double cs_metric_value(const cs_result *r, int id)
-{
-    switch (id) {
-    case CS_METRIC_ACCURACY: return r->accuracy;
-    case CS_METRIC_ECE: return r->ece;
-    case CS_METRIC_ACE: return r->ace;
-    case CS_METRIC_MCE: return r->mce;
-    case CS_METRIC_AECE: return r->aece;
-    case CS_METRIC_RECE_G: return r->rece_g;
-    case CS_METRIC_RECE_M: return r->rece_m;
-    case CS_METRIC_SCE: return r->sce;
-    case CS_METRIC_BRIER: return r->brier;
-    case CS_METRIC_NLL: return r->nll;
-    default: return NAN;
-    }
-}
-
-int cs_metric_lower_is_better(int id)
-{
-    return id != CS_METRIC_ACCURACY;
 }
 
 double cs_metric_tie_tol(double a, double b)

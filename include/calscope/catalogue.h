@@ -1,0 +1,76 @@
+/* calscope engine: the one metric catalogue.
+ *
+ * Every metric calscope reports, with its id (the bit in a metric mask), its JSON key (also
+ * the CSV column and the --check name), its dashboard label, its one-line meaning, what
+ * cs_evaluate must compute for it and which settings change it. The report's text, JSON and
+ * CSV tables, --check, the dashboard's metrics table, the intervals, curves and comparisons
+ * all read this table, so a metric is added (or renamed) in one place.
+ *
+ * Two orders, both from here: the id order (cs_metric_id: metric masks and the curves,
+ * intervals and comparisons, which list metrics by id) and the table order (cs_metric_at:
+ * the metrics tables a user reads, report and dashboard alike).
+ *
+ * Static data: any thread. */
+#ifndef CALSCOPE_CATALOGUE_H
+#define CALSCOPE_CATALOGUE_H
+
+#include <stddef.h>
+
+#include "calscope/metrics.h"
+
+/* Metrics a curve / interval / comparison can follow. Bit (1u << id) in a metric mask. */
+typedef enum cs_metric_id {
+    CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
+    CS_METRIC_RECE_G, CS_METRIC_RECE_M, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL,
+    CS_METRIC_COUNT
+} cs_metric_id;
+
+#define CS_METRIC_BIT(id) (1u << (id))
+
+/* The settings a metric reads besides the file and the selection (every metric reads those):
+ * a change of any other setting leaves its value as it was. */
+enum {
+    CS_NEEDS_LENS     = 1u << 0,   /* --lens (and its k, class or groups) */
+    CS_NEEDS_BINNING  = 1u << 1,   /* --binning and --gamma */
+    CS_NEEDS_BINS     = 1u << 2,   /* --bins M */
+    CS_NEEDS_DISTANCE = 1u << 3,   /* --distance */
+    CS_NEEDS_SIGMA    = 1u << 4,   /* --sigma */
+    CS_NEEDS_MIXTURE  = 1u << 5,   /* --mixture */
+    CS_NEEDS_TTA      = 1u << 6    /* a number only on a long id/tta file (NAN otherwise) */
+};
+
+typedef struct cs_metric_info {
+    cs_metric_id id;
+    const char *key;        /* "rece_g": JSON key, CSV column, --check name */
+    const char *label;      /* "RECE-G": the dashboard's table */
+    const char *help;       /* one line: what the number is (report text) */
+    unsigned want;          /* the CS_WANT_* bits cs_evaluate needs for it */
+    unsigned needs;         /* CS_NEEDS_* */
+    int lower_better;       /* 1 for every error and scoring rule, 0 for accuracy */
+    size_t offset;          /* of its double in cs_result */
+} cs_metric_info;
+
+/* The i-th metric of the table order (0 <= i < CS_METRIC_COUNT), or NULL past the end. */
+const cs_metric_info *cs_metric_at(size_t i);
+/* The metric with this id, or NULL for an unknown id. */
+const cs_metric_info *cs_metric_info_of(int id);
+
+/* JSON key ("ece", "rece_g", ...), or NULL for an unknown id. */
+const char *cs_metric_name(int id);
+/* Id of a JSON key (exact), or -1. */
+int cs_metric_from_name(const char *name);
+/* Id of the metric named by name[0..len) in any case, '-' standing for '_' ("ECE", "RECE-G",
+ * "rece_g"): the spellings a user copies from the dashboard or the report. -1 when none. */
+int cs_metric_lookup(const char *name, size_t len);
+/* Writes the keys in table order joined by single blanks ("accuracy ece ace ...") into buf
+ * (always terminated when size > 0; 128 bytes hold them all), for messages. */
+void cs_metric_keys(char *buf, size_t size);
+
+/* The CS_WANT_* bits cs_evaluate needs for a metric mask. */
+unsigned cs_metric_want(unsigned metric_mask);
+/* The metric's value in a cs_result (NAN for an unknown id). */
+double cs_metric_value(const cs_result *r, int id);
+/* Its lower_better (0 for an unknown id). */
+int cs_metric_lower_is_better(int id);
+
+#endif

@@ -1,0 +1,103 @@
+/* The metric catalogue (see calscope/catalogue.h): one table, in the order a user reads the
+ * metrics (the report's text, JSON and CSV tables and the dashboard's metrics table). */
+#include "calscope/catalogue.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BINNED (CS_NEEDS_LENS | CS_NEEDS_BINNING | CS_NEEDS_BINS | CS_NEEDS_DISTANCE)
+#define AT(field) offsetof(cs_result, field)
+
+static const cs_metric_info table[CS_METRIC_COUNT] = {
+    { CS_METRIC_ACCURACY, "accuracy", "accuracy", "fraction of top-1 predictions that are right",
+      CS_WANT_ACCURACY, 0, 0, AT(accuracy) },
+    { CS_METRIC_ECE, "ece", "ECE", "expected calibration error: sum of n_b/N * gap",
+      CS_WANT_BINNED, BINNED, 1, AT(ece) },
+    { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace) },
+    { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce) },
+    { CS_METRIC_RECE_G, "rece_g", "RECE-G", "Gaussian-smoothed ECE (sigma, all M bins)",
+      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g) },
+    { CS_METRIC_RECE_M, "rece_m", "RECE-M", "RECE-G over TTA observations",
+      CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m) },
+    { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier) },
+    { CS_METRIC_NLL, "nll", "NLL", "mean -ln p[label]", CS_WANT_NLL, 0, 1, AT(nll) },
+    { CS_METRIC_AECE, "aece", "AECE", "top-1 ECE with equal-mass bins", CS_WANT_AECE, CS_NEEDS_BINS, 1, AT(aece) },
+    { CS_METRIC_SCE, "sce", "SCE", "class-wise ECE, uniform bins", CS_WANT_SCE, CS_NEEDS_BINS, 1, AT(sce) },
+};
+
+const cs_metric_info *cs_metric_at(size_t i)
+{
+    return i < CS_METRIC_COUNT ? &table[i] : NULL;
+}
+
+const cs_metric_info *cs_metric_info_of(int id)
+{
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if ((int)table[i].id == id) return &table[i];
+    return NULL;
+}
+
+const char *cs_metric_name(int id)
+{
+    const cs_metric_info *m = cs_metric_info_of(id);
+    return m ? m->key : NULL;
+}
+
+int cs_metric_from_name(const char *name)
+{
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if (strcmp(name, table[i].key) == 0) return (int)table[i].id;
+    return -1;
+}
+
+int cs_metric_lookup(const char *name, size_t len)
+{
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++) {
+        const char *k = table[i].key;
+        size_t j = 0;
+        while (j < len && k[j] &&
+               (tolower((unsigned char)name[j]) == k[j] || (name[j] == '-' && k[j] == '_')))
+            j++;
+        if (j == len && k[j] == '\0' && len > 0) return (int)table[i].id;
+    }
+    return -1;
+}
+
+void cs_metric_keys(char *buf, size_t size)
+{
+    size_t at = 0;
+    if (size) buf[0] = '\0';
+    for (size_t i = 0; i < CS_METRIC_COUNT && size; i++) {
+        int w = snprintf(buf + at, size - at, "%s%s", i ? " " : "", table[i].key);
+        if (w < 0 || (size_t)w >= size - at) {   /* cut: keep the whole keys that fitted */
+            buf[at] = '\0';
+            break;
+        }
+        at += (size_t)w;
+    }
+}
+
+unsigned cs_metric_want(unsigned mask)
+{
+    unsigned w = 0;
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if (mask & CS_METRIC_BIT(table[i].id)) w |= table[i].want;
+    return w;
+}
+
+double cs_metric_value(const cs_result *r, int id)
+{
+    const cs_metric_info *m = cs_metric_info_of(id);
+    if (!m) return NAN;
+    double v;
+    memcpy(&v, (const char *)r + m->offset, sizeof v);
+    return v;
+}
+
+int cs_metric_lower_is_better(int id)
+{
+    const cs_metric_info *m = cs_metric_info_of(id);
+    return m ? m->lower_better : 0;
+}

@@ -1,0 +1,128 @@
+/* The metric catalogue (calscope/catalogue.h): one entry per metric, unique names, lookups in
+ * any case, values read from the right field, and the report's --check reading it. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "calscope/catalogue.h"
+#include "calscope/curves.h"
+#include "report/rep.h"
+
+static void test_every_metric_once(void **state)
+{
+    (void)state;
+    int seen[CS_METRIC_COUNT] = {0};
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++) {
+        const cs_metric_info *m = cs_metric_at(i);
+        assert_non_null(m);
+        assert_true(m->id >= 0 && m->id < CS_METRIC_COUNT);
+        seen[m->id]++;
+        assert_ptr_equal(cs_metric_info_of(m->id), m);
+        assert_int_equal(cs_metric_from_name(m->key), m->id);
+        assert_string_equal(cs_metric_name(m->id), m->key);
+        assert_true(m->want != 0);
+        assert_true(m->help[0] != '\0');
+        for (size_t j = 0; j < i; j++) {
+            const cs_metric_info *o = cs_metric_at(j);
+            assert_true(strcmp(o->key, m->key) != 0);
+            assert_true(strcasecmp(o->label, m->label) != 0);
+        }
+    }
+    for (int id = 0; id < CS_METRIC_COUNT; id++) assert_int_equal(seen[id], 1);
+    assert_null(cs_metric_at(CS_METRIC_COUNT));
+    assert_null(cs_metric_info_of(CS_METRIC_COUNT));
+    assert_null(cs_metric_info_of(-1));
+    assert_null(cs_metric_name(CS_METRIC_COUNT));
+    assert_int_equal(cs_metric_from_name("ECE"), -1);   /* exact: the JSON key only */
+}
+
+/* The table order is the report's JSON key order (the golden outputs depend on it). */
+static void test_table_order(void **state)
+{
+    (void)state;
+    char keys[128];
+    cs_metric_keys(keys, sizeof keys);
+    assert_string_equal(keys, "accuracy ece ace mce rece_g rece_m brier nll aece sce");
+    char small[12];
+    cs_metric_keys(small, sizeof small);
+    assert_string_equal(small, "accuracy");   /* whole keys only */
+}
+
+static void test_lookup_any_case(void **state)
+{
+    (void)state;
+    static const struct { const char *text; int id; } cases[] = {
+        { "ece", CS_METRIC_ECE }, { "ECE", CS_METRIC_ECE }, { "Ece", CS_METRIC_ECE },
+        { "RECE-G", CS_METRIC_RECE_G }, { "rece_g", CS_METRIC_RECE_G }, { "Rece-M", CS_METRIC_RECE_M },
+        { "ACCURACY", CS_METRIC_ACCURACY }, { "Brier", CS_METRIC_BRIER }, { "NLL", CS_METRIC_NLL },
+        { "aece", CS_METRIC_AECE }, { "SCE", CS_METRIC_SCE },
+        { "ec", -1 }, { "eces", -1 }, { "", -1 }, { "rece", -1 }, { "rece g", -1 }, { "ace_", -1 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(cs_metric_lookup(cases[i].text, strlen(cases[i].text)), cases[i].id);
+    /* only the first len bytes count */
+    assert_int_equal(cs_metric_lookup("ece<=0.1", 3), CS_METRIC_ECE);
+    /* every dashboard label finds its metric */
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        assert_int_equal(cs_metric_lookup(cs_metric_at(i)->label, strlen(cs_metric_at(i)->label)),
+                         cs_metric_at(i)->id);
+}
+
+static void test_values_and_wants(void **state)
+{
+    (void)state;
+    cs_result r;
+    memset(&r, 0, sizeof r);
+    r.accuracy = 1; r.ece = 2; r.ace = 3; r.mce = 4; r.rece_g = 5; r.rece_m = 6;
+    r.brier = 7; r.nll = 8; r.aece = 9; r.sce = 10;
+    assert_true(cs_metric_value(&r, CS_METRIC_ACCURACY) == 1);
+    assert_true(cs_metric_value(&r, CS_METRIC_ECE) == 2);
+    assert_true(cs_metric_value(&r, CS_METRIC_ACE) == 3);
+    assert_true(cs_metric_value(&r, CS_METRIC_MCE) == 4);
+    assert_true(cs_metric_value(&r, CS_METRIC_RECE_G) == 5);
+    assert_true(cs_metric_value(&r, CS_METRIC_RECE_M) == 6);
+    assert_true(cs_metric_value(&r, CS_METRIC_BRIER) == 7);
+    assert_true(cs_metric_value(&r, CS_METRIC_NLL) == 8);
+    assert_true(cs_metric_value(&r, CS_METRIC_AECE) == 9);
+    assert_true(cs_metric_value(&r, CS_METRIC_SCE) == 10);
+    assert_true(isnan(cs_metric_value(&r, CS_METRIC_COUNT)));
+
+    assert_int_equal(cs_metric_want(CS_METRIC_BIT(CS_METRIC_MCE)), CS_WANT_BINNED);
+    assert_int_equal(cs_metric_want(CS_METRIC_BIT(CS_METRIC_ACCURACY) | CS_METRIC_BIT(CS_METRIC_SCE)),
+                     CS_WANT_ACCURACY | CS_WANT_SCE);
+    assert_int_equal(cs_metric_want(CS_METRICS_DEFAULT), CS_WANT_ALL);
+    assert_int_equal(cs_metric_lower_is_better(CS_METRIC_ACCURACY), 0);
+    for (int id = 1; id < CS_METRIC_COUNT; id++) assert_int_equal(cs_metric_lower_is_better(id), 1);
+    /* RECE-M is the one metric that needs an id/tta file */
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        assert_int_equal(!!(cs_metric_at(i)->needs & CS_NEEDS_TTA), cs_metric_at(i)->id == CS_METRIC_RECE_M);
+}
+
+/* --check reads the catalogue: any case, '-' for '_', and the known names in the message. */
+static void test_check_names(void **state)
+{
+    (void)state;
+    rep_check c;
+    char msg[256];
+    assert_int_equal(rep_check_parse("RECE-G <= 0.1", &c, msg, sizeof msg), 0);
+    assert_int_equal(c.metric, CS_METRIC_RECE_G);
+    assert_int_equal(rep_check_parse("Brier>0", &c, msg, sizeof msg), 0);
+    assert_int_equal(c.metric, CS_METRIC_BRIER);
+    assert_int_equal(rep_check_parse("ecex<0.1", &c, msg, sizeof msg), -1);
+    assert_string_equal(msg, "unknown metric 'ecex' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)");
+    assert_int_equal(rep_check_parse("<0.1", &c, msg, sizeof msg), -1);
+    assert_string_equal(msg, "unknown metric '' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_metric_once),
+        cmocka_unit_test(test_table_order),
+        cmocka_unit_test(test_lookup_any_case),
+        cmocka_unit_test(test_values_and_wants),
+        cmocka_unit_test(test_check_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
