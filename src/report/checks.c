@@ -77,7 +77,7 @@ size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
         for (size_t k = 0; k < o->n_checks; k++) {
             const rep_check *c = &o->checks[k];
             const char *name = cs_metric_name(c->metric);
-            double v = f->evaluated ? cs_metric_value(&f->res, c->metric) : NAN;
+            double v = f->m.evaluated ? cs_metric_value(&f->m.result, c->metric) : NAN;
             if (isnan(v)) {
                 fprintf(stderr, "calscope: check failed: %s: %s is not available (want %s)\n",
                         f->path, name, c->text);

@@ -20,30 +20,22 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
 #include "calscope/methods.h"
 #include "calscope/metrics.h"
 #include "report/rep.h"
 
 /* Table columns: nine cs_metric ids, then top-k ECE. */
 enum { COL_TOPK = CS_METHODS_COL_TOPK, NCOL = CS_METHODS_NCOL };
-#define MASS_TOP CS_METHODS_MASS_TOP
 
+/* A method as the report names and builds it; its numbers are the engine's row for it
+ * (rep_methods.res.rows[i], read in place). */
 typedef struct rep_method {
     char *name;              /* path, or "<path>+ts" (owned) */
     const cs_dataset *d;     /* measured dataset (borrowed file, or owned when own != NULL) */
     cs_dataset *own;
     int recal;               /* cs_recal_method, or -1 for a file */
     cs_recal_info info;
-    int ok;                  /* values are valid */
-    double v[NCOL], lo[NCOL], hi[NCOL];
-    int has_diff;
-    double diff[NCOL], dlo[NCOL], dhi[NCOL], pbetter[NCOL];
-    int equal[NCOL], ci_excludes[NCOL];
-    size_t n_pairs;
-    int mass_ok;
-    size_t mass_n;
-    double top[MASS_TOP];
-    double *cls;             /* K class means (borrowed from rep_methods.res) */
 } rep_method;
 
 struct rep_methods {
@@ -60,6 +52,7 @@ struct rep_methods {
     double split;
     char split_column[128];  /* --recal-split-column, "" when not given */
     char split_fit[128];     /* its fitting value, "" = fit or train */
+    cs_fit_split fit;        /* the engine's reading of the two (calscope/measure.h) */
     int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
     int folds, bins;
     char select[CS_SPEC_MAX];
@@ -191,9 +184,8 @@ static int worst(int a, int b)
 static uint8_t *held_out_mask(const rep_methods *t, const cs_dataset *d, const char *path, int *status,
                               cs_error *err)
 {
-    uint8_t *m;
-    if (t->split_column[0]) {
-        m = cs_recal_column_mask(d, t->split_fit, err);
+    uint8_t *m = cs_fit_mask(d, &t->fit, err);
+    if (t->fit.by_column) {
         if (!m && status) {
             char what[300];
             snprintf(what, sizeof what, "--recal-split-column %s%s%s", t->split_column, t->split_fit[0] ? "=" : "",
@@ -203,9 +195,7 @@ static uint8_t *held_out_mask(const rep_methods *t, const cs_dataset *d, const c
         }
         return m;
     }
-    m = cs_recal_split_mask(d, t->split, t->seed);
     if (!m && status) {
-        cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         say(path, err);
         *status = worst(*status, 3);
     }
@@ -251,7 +241,8 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     t->split = mo->split;
     snprintf(t->split_column, sizeof t->split_column, "%s", mo->split_column);
     snprintf(t->split_fit, sizeof t->split_fit, "%s", mo->split_fit);
-    t->held_out = t->split > 0 || t->split_column[0];
+    t->fit = (cs_fit_split){ t->split, t->split_column[0] != '\0', t->split_fit, t->seed };
+    t->held_out = cs_fit_split_held_out(&t->fit);
     t->folds = mo->folds ? mo->folds : 5;
     t->bins = mo->bins ? mo->bins : 15;
     t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
@@ -290,21 +281,16 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
         ro.bins = t->bins;
         ro.seed = o->seed;
         ro.threads = o->threads;
-        uint8_t *mask = NULL;
         if (t->held_out) {
             /* the reference file's own cut (a failure is reported above): the rows it keeps out
              * of the fit are the rows every method is measured on */
-            if (!(mask = held_out_mask(t, data[src], paths[src], NULL, &err))) continue;
-            ro.fit_mask = mask;
-        }
-        cs_dataset *full = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
-        if (full && mask) {
-            me->own = cs_dataset_subset(full, mask, 0, "", &err);
-            cs_dataset_free(full);
+            uint8_t *mask = held_out_mask(t, data[src], paths[src], NULL, &err);
+            if (!mask) continue;
+            me->own = cs_recal_held_out(data[src], me->recal, &ro, mask, &me->info, &err);
+            free(mask);
         } else {
-            me->own = full;
+            me->own = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
         }
-        free(mask);
         /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
         if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
         me->d = me->own;
@@ -341,24 +327,14 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
             say(what, &row->diff_err);
             *status = worst(*status, status_of(row->diff_status));
         }
-        me->ok = row->ok;
-        memcpy(me->v, row->v, sizeof me->v);
-        memcpy(me->lo, row->lo, sizeof me->lo);
-        memcpy(me->hi, row->hi, sizeof me->hi);
-        me->has_diff = row->has_diff;
-        me->n_pairs = row->n_pairs;
-        memcpy(me->diff, row->diff, sizeof me->diff);
-        memcpy(me->dlo, row->dlo, sizeof me->dlo);
-        memcpy(me->dhi, row->dhi, sizeof me->dhi);
-        memcpy(me->pbetter, row->pbetter, sizeof me->pbetter);
-        memcpy(me->equal, row->equal, sizeof me->equal);
-        memcpy(me->ci_excludes, row->ci_excludes, sizeof me->ci_excludes);
-        me->mass_ok = row->mass_ok;
-        me->mass_n = row->mass_n;
-        memcpy(me->top, row->top, sizeof me->top);
-        me->cls = row->cls;   /* borrowed from t->res */
     }
     return t;
+}
+
+/* The engine's numbers of method me (read in place: the report keeps no copy). */
+static const cs_method_row *row(const rep_methods *t, const rep_method *me)
+{
+    return &t->res.rows[me - t->m];
 }
 
 /* ---- rankings ---- */
@@ -451,16 +427,16 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         int first = 1;
         for (size_t i = 0; i < t->n; i++) {
             const rep_method *me = &t->m[i];
-            if (!me->has_diff) continue;
+            if (!row(t, me)->has_diff) continue;
             for (int c = 0; c < NCOL; c++) {
                 fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
                 first = 0;
                 rep_json_str(out, me->name);
                 fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
-                const double v[] = { me->v[c], ref->v[c], me->diff[c], me->dlo[c], me->dhi[c],
-                                     me->equal[c] ? NAN : me->pbetter[c] };
+                const double v[] = { row(t, me)->v[c], row(t, ref)->v[c], row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
+                                     row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys, v, 6);
-                fprintf(out, ", \"equal\": %s}", me->equal[c] ? "true" : "false");
+                fprintf(out, ", \"equal\": %s}", row(t, me)->equal[c] ? "true" : "false");
             }
         }
         fputs(first ? "]" : "\n  ]", out);
@@ -500,29 +476,29 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fputs(",\n     \"metrics\": {", out);
         for (int c = 0; c < NCOL; c++) {
             fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
-            rep_json_num(out, me->ok ? me->v[c] : NAN);
+            rep_json_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
             fprintf(out, ", \"%s_ci\": [", col_name(c));
-            rep_json_num(out, me->ok ? me->lo[c] : NAN);
+            rep_json_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
             fputs(", ", out);
-            rep_json_num(out, me->ok ? me->hi[c] : NAN);
+            rep_json_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
             fputc(']', out);
         }
         /* the metrics whose interval does not contain the value (a biased statistic) */
         fputs("},\n     \"ci_excludes_value\": [", out);
         for (int c = 0, first = 1; c < NCOL; c++) {
-            if (!me->ok || !me->ci_excludes[c]) continue;
+            if (!row(t, me)->ok || !row(t, me)->ci_excludes[c]) continue;
             fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
             first = 0;
         }
         fputc(']', out);
-        if (me->has_diff) {
-            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", me->n_pairs);
+        if (row(t, me)->has_diff) {
+            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", row(t, me)->n_pairs);
             for (int c = 0; c < NCOL; c++) {
                 fprintf(out, ", \"%s\": {", col_name(c));
-                const double v[] = { me->diff[c], me->dlo[c], me->dhi[c], me->equal[c] ? NAN : me->pbetter[c] };
+                const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s}", me->equal[c] ? "true" : "false",
-                        excludes_zero(me->dlo[c], me->dhi[c]) ? "true" : "false");
+                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s}", row(t, me)->equal[c] ? "true" : "false",
+                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false");
             }
             fputc('}', out);
         }
@@ -556,25 +532,25 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
         rep_json_str(out, me->name);
-        fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", me->mass_ok ? me->mass_n : 0);
+        fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", row(t, me)->mass_ok ? row(t, me)->mass_n : 0);
         for (size_t j = 0; j < t->n_top; j++) {
             if (j) fputs(", ", out);
-            rep_json_num(out, me->mass_ok ? me->top[j] : NAN);
+            rep_json_num(out, row(t, me)->mass_ok ? row(t, me)->top[j] : NAN);
         }
         fputs("], \"topk_delta\": [", out);
         for (size_t j = 0; j < t->n_top; j++) {
             if (j) fputs(", ", out);
-            rep_json_num(out, me->mass_ok && ref->mass_ok ? me->top[j] - ref->top[j] : NAN);
+            rep_json_num(out, row(t, me)->mass_ok && row(t, ref)->mass_ok ? row(t, me)->top[j] - row(t, ref)->top[j] : NAN);
         }
         fputs("], \"class_mean\": [", out);
-        for (size_t c = 0; me->mass_ok && c < me->d->k; c++) {
+        for (size_t c = 0; row(t, me)->mass_ok && c < me->d->k; c++) {
             if (c) fputs(", ", out);
-            rep_json_num(out, me->cls[c]);
+            rep_json_num(out, row(t, me)->cls[c]);
         }
         fputs("], \"class_delta\": [", out);
-        for (size_t c = 0; me->mass_ok && ref->mass_ok && c < me->d->k && c < ref->d->k; c++) {
+        for (size_t c = 0; row(t, me)->mass_ok && row(t, ref)->mass_ok && c < me->d->k && c < ref->d->k; c++) {
             if (c) fputs(", ", out);
-            rep_json_num(out, me->cls[c] - ref->cls[c]);
+            rep_json_num(out, row(t, me)->cls[c] - row(t, ref)->cls[c]);
         }
         fputs("]}", out);
     }
@@ -642,7 +618,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
         for (int c = 0; c < NCOL; c++) {
             char b[32];
-            fmt_num(b, sizeof b, me->ok ? me->v[c] : NAN);
+            fmt_num(b, sizeof b, row(t, me)->ok ? row(t, me)->v[c] : NAN);
             fprintf(out, " %9s", b);
         }
         fputs(i == t->ref ? "  (reference)\n" : "\n", out);
@@ -660,17 +636,17 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         for (size_t i = 0; i < t->n; i++) {
             const rep_method *me = &t->m[i];
             char v[32], lo[32], hi[32];
-            fmt_num(v, sizeof v, me->ok ? me->v[c] : NAN);
-            fmt_num(lo, sizeof lo, me->ok ? me->lo[c] : NAN);
-            fmt_num(hi, sizeof hi, me->ok ? me->hi[c] : NAN);
-            int excl = me->ok && me->ci_excludes[c];
+            fmt_num(v, sizeof v, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+            fmt_num(lo, sizeof lo, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
+            fmt_num(hi, sizeof hi, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
+            int excl = row(t, me)->ok && row(t, me)->ci_excludes[c];
             any_excl |= excl;
             fprintf(out, "    %-*.*s %8s [%s, %s]%s", (int)w, (int)w, me->name, v, lo, hi, excl ? "!" : " ");
-            if (me->has_diff && me->equal[c])
+            if (row(t, me)->has_diff && row(t, me)->equal[c])
                 fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
-            else if (me->has_diff)
-                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", me->diff[c], me->dlo[c], me->dhi[c],
-                        excludes_zero(me->dlo[c], me->dhi[c]) ? " *" : "  ", me->pbetter[c]);
+            else if (row(t, me)->has_diff)
+                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
+                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? " *" : "  ", row(t, me)->pbetter[c]);
             else if (i == t->ref)
                 fputs("  (reference)", out);
             fputc('\n', out);
@@ -702,7 +678,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     }
 
     /* where the mass goes */
-    if (ref->mass_ok) {
+    if (row(t, ref)->mass_ok) {
         fprintf(out, "\n  Mass: mean k-th largest probability%s%s%s; other methods as the difference to the reference\n",
                 t->select[0] ? " (selection '" : "", t->select, t->select[0] ? "')" : "");
         fprintf(out, "  %-*s", (int)w, "method");
@@ -710,10 +686,10 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         fputc('\n', out);
         for (size_t i = 0; i < t->n; i++) {
             const rep_method *me = &t->m[i];
-            if (!me->mass_ok) continue;
+            if (!row(t, me)->mass_ok) continue;
             fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
             for (size_t j = 0; j < t->n_top; j++)
-                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? me->top[j] : snap(me->top[j] - ref->top[j]));
+                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? row(t, me)->top[j] : snap(row(t, me)->top[j] - row(t, ref)->top[j]));
             fputc('\n', out);
         }
         if (t->select[0] && t->classes <= 20) {
@@ -723,10 +699,10 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fputc('\n', out);
             for (size_t i = 0; i < t->n; i++) {
                 const rep_method *me = &t->m[i];
-                if (!me->mass_ok || me->d->k != t->classes) continue;
+                if (!row(t, me)->mass_ok || me->d->k != t->classes) continue;
                 fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
                 for (size_t c = 0; c < t->classes; c++)
-                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? me->cls[c] : snap(me->cls[c] - ref->cls[c]));
+                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? row(t, me)->cls[c] : snap(row(t, me)->cls[c] - row(t, ref)->cls[c]));
                 fputc('\n', out);
             }
         }
@@ -768,13 +744,13 @@ void rep_methods_csv(FILE *out, const rep_methods *t)
         csv_str(out, me->name);
         fprintf(out, ",%s,%d,%zu", me->recal >= 0 ? cs_recal_name(me->recal) : "", i == t->ref, me->d ? me->d->n : 0);
         for (int c = 0; c < NCOL; c++) {
-            csv_num(out, me->ok ? me->v[c] : NAN);
-            csv_num(out, me->ok ? me->lo[c] : NAN);
-            csv_num(out, me->ok ? me->hi[c] : NAN);
-            csv_num(out, me->has_diff ? me->diff[c] : NAN);
-            csv_num(out, me->has_diff ? me->dlo[c] : NAN);
-            csv_num(out, me->has_diff ? me->dhi[c] : NAN);
-            csv_num(out, me->has_diff && !me->equal[c] ? me->pbetter[c] : NAN);   /* empty for a tie */
+            csv_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+            csv_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
+            csv_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
+            csv_num(out, row(t, me)->has_diff ? row(t, me)->diff[c] : NAN);
+            csv_num(out, row(t, me)->has_diff ? row(t, me)->dlo[c] : NAN);
+            csv_num(out, row(t, me)->has_diff ? row(t, me)->dhi[c] : NAN);
+            csv_num(out, row(t, me)->has_diff && !row(t, me)->equal[c] ? row(t, me)->pbetter[c] : NAN);   /* empty for a tie */
             if (t->n <= 64 && rk[c][i]) fprintf(out, ",%d", rk[c][i]);
             else fputc(',', out);
         }

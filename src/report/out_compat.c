@@ -83,8 +83,8 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
 const char *rep_file_bins(const rep_opts *o, const rep_file *f, const cs_bin **bins, size_t *n,
                           const char **note)
 {
-    *bins = f->res.bins;
-    *n = f->res.n_bins;
+    *bins = f->m.result.bins;
+    *n = f->m.result.n_bins;
     if (note) *note = "";
     if (o->compat < 0 || o->compat == REP_COMPAT_ALL || !f->has_compat) return "calscope";
     const cs_compat_lib_result *lr = &f->compat.lib[o->compat];

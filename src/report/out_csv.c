@@ -55,29 +55,29 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
         const rep_file *f = &files[i];
         if (!f->loaded || f->usage_error) continue;
         csv_field(out, f->path);
-        fprintf(out, ",%zu,%zu,%zu,%zu", f->rows, f->classes, f->sum.rows_rejected, f->selected);
+        fprintf(out, ",%zu,%zu,%zu,%zu", f->rows, f->classes, f->sum.rows_rejected, f->m.selected);
         for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
-            double v = f->evaluated ? cs_metric_value(&f->res, (int)cs_metric_at(m)->id) : NAN;
+            double v = f->m.evaluated ? cs_metric_value(&f->m.result, (int)cs_metric_at(m)->id) : NAN;
             if (isfinite(v)) fprintf(out, ",%.17g", v);
             else fputc(',', out);
         }
         for (size_t m = 0; o->ci_repeats && m < CS_METRIC_COUNT; m++) {
             int id = (int)cs_metric_at(m)->id;
-            int have = f->has_ci && (f->ci.metrics & CS_METRIC_BIT(id));
-            num(out, have ? f->ci.lo[id] : NAN);
-            num(out, have ? f->ci.hi[id] : NAN);
+            int have = f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id));
+            num(out, have ? f->m.ci.lo[id] : NAN);
+            num(out, have ? f->m.ci.hi[id] : NAN);
         }
         for (size_t t = 0; t < o->n_topk; t++) {
             int k = rep_topk_used(o->topk[t], f->classes);
             double v = NAN;
-            for (size_t j = 0; f->has_topk && j < f->n_topk; j++)
-                if (f->topk_k[j] == k) v = f->topk_ece[j];
+            for (size_t j = 0; f->m.has_topk && j < f->m.n_topk; j++)
+                if (f->m.topk_k[j] == k) v = f->m.topk_ece[j];
             num(out, v);
         }
         for (size_t c = 0; c < n_cat; c++) {
-            if (!f->has_likert || c >= f->likert.n) { fputs(",,", out); continue; }
-            fprintf(out, ",%zu", f->likert.iv[c].count);
-            if (isfinite(f->likert.iv[c].ece)) fprintf(out, ",%.17g", f->likert.iv[c].ece);
+            if (!f->m.has_likert || c >= f->m.likert.n) { fputs(",,", out); continue; }
+            fprintf(out, ",%zu", f->m.likert.iv[c].count);
+            if (isfinite(f->m.likert.iv[c].ece)) fprintf(out, ",%.17g", f->m.likert.iv[c].ece);
             else fputc(',', out);
         }
         for (int l = 0; compat && l < CS_COMPAT_COUNT; l++) {

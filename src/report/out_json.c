@@ -214,22 +214,22 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     rep_json_str(out, f->path);
     fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
             f->rows, f->classes, f->sum.rows_rejected, f->samples);
-    if (o->select_given) fprintf(out, ", \"selected\": %zu", f->selected);
+    if (o->select_given) fprintf(out, ", \"selected\": %zu", f->m.selected);
     fputs(",\n     \"settings\": ", out);
     settings_json(out, o);
     fputs(",\n     \"metrics\": {", out);
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
         fprintf(out, "%s\"%s\": ", m ? ", " : "", cs_metric_at(m)->key);
-        rep_json_num(out, f->evaluated ? cs_metric_value(&f->res, (int)cs_metric_at(m)->id) : NAN);
+        rep_json_num(out, f->m.evaluated ? cs_metric_value(&f->m.result, (int)cs_metric_at(m)->id) : NAN);
     }
-    if (f->has_ci) {
+    if (f->m.has_ci) {
         for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
             int id = (int)cs_metric_at(m)->id;
-            if (!(f->ci.metrics & CS_METRIC_BIT(id))) continue;
+            if (!(f->m.ci.metrics & CS_METRIC_BIT(id))) continue;
             fprintf(out, ", \"%s_ci\": [", cs_metric_at(m)->key);
-            rep_json_num(out, f->ci.lo[id]);
+            rep_json_num(out, f->m.ci.lo[id]);
             fputs(", ", out);
-            rep_json_num(out, f->ci.hi[id]);
+            rep_json_num(out, f->m.ci.hi[id]);
             fputc(']', out);
         }
     }
@@ -241,7 +241,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     const char *from = rep_file_bins(o, f, &bins, &nb, &note);
     int lib = strcmp(from, "calscope") != 0;
     fputc('}', out);
-    if (f->has_ci) ci_info_json(out, &f->ci);
+    if (f->m.has_ci) ci_info_json(out, &f->m.ci);
     fputs(",\n     \"bins_from\": ", out);
     rep_json_str(out, from);
     if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
@@ -250,7 +250,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         if (lib) fprintf(out, ", \"bins_counted\": %zu", f->compat.lib[o->compat].bins_counted);
     }
     fputs(",\n     \"bins\": [", out);
-    if (f->evaluated) {
+    if (f->m.evaluated) {
         for (size_t i = 0; i < nb; i++) {
             const cs_bin *b = &bins[i];
             fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
@@ -284,21 +284,21 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         rep_json_str(out, f->sum.skipped[i]);
     }
     fputs("]}", out);
-    if (f->has_cases) cases_json(out, &f->cases);
-    if (f->curve) curve_json(out, f->curve);
-    if (f->has_topk) {
+    if (f->m.has_cases) cases_json(out, &f->m.cases);
+    if (f->m.curve) curve_json(out, f->m.curve);
+    if (f->m.has_topk) {
         fputs(",\n     \"topk\": [", out);
-        for (size_t i = 0; i < f->n_topk; i++) {
-            fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->topk_k[i]);
-            rep_json_num(out, f->topk_ece[i]);
+        for (size_t i = 0; i < f->m.n_topk; i++) {
+            fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->m.topk_k[i]);
+            rep_json_num(out, f->m.topk_ece[i]);
             fputc('}', out);
         }
         fputc(']', out);
     }
-    if (f->has_likert) {
+    if (f->m.has_likert) {
         fputs(",\n     \"likert\": [", out);
-        for (size_t i = 0; i < f->likert.n; i++) {
-            const cs_likert_interval *iv = &f->likert.iv[i];
+        for (size_t i = 0; i < f->m.likert.n; i++) {
+            const cs_likert_interval *iv = &f->m.likert.iv[i];
             fputs(i ? ", {\"lo\": " : "{\"lo\": ", out);
             rep_json_num(out, iv->lo);
             fputs(", \"hi\": ", out);

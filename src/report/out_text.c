@@ -126,25 +126,25 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  skipped   ... and %zu more rows\n", f->sum.rows_rejected - f->sum.n_skipped_messages);
     settings_line(out, o);
     if (o->select_given)
-        fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->selected, f->samples);
+        fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->m.selected, f->samples);
     fputc('\n', out);
-    if (!f->evaluated) {
+    if (!f->m.evaluated) {
         fputs("  no sample to measure: every metric is n/a\n\n", out);
         return;
     }
-    if (f->has_ci) fprintf(out, "  %-9s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
-                           cs_ci_method_name(f->ci.method), f->ci.repeats, (unsigned long long)o->seed);
+    if (f->m.has_ci) fprintf(out, "  %-9s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
+                           cs_ci_method_name(f->m.ci.method), f->m.ci.repeats, (unsigned long long)o->seed);
     else fprintf(out, "  %-9s %10s\n", "metric", "value");
     int excl = 0, undefined = 0;
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
         const cs_metric_info *mi = cs_metric_at(m);
         int id = (int)mi->id;
-        double v = cs_metric_value(&f->res, id);
-        if (f->has_ci && (f->ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
-            int x = cs_ci_excludes_value(&f->ci, id);
+        double v = cs_metric_value(&f->m.result, id);
+        if (f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
+            int x = cs_ci_excludes_value(&f->m.ci, id);
             excl |= x;
-            if (isfinite(f->ci.lo[id]) && isfinite(f->ci.hi[id]))
-                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->ci.lo[id], f->ci.hi[id],
+            if (isfinite(f->m.ci.lo[id]) && isfinite(f->m.ci.hi[id]))
+                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->m.ci.lo[id], f->m.ci.hi[id],
                         x ? " !" : "");
             else {
                 fprintf(out, "  %-9s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
@@ -155,7 +155,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         else fprintf(out, "  %-9s %10s   %s%s\n", mi->key, "n/a", mi->help,
                      (mi->needs & CS_NEEDS_TTA) ? " (needs id/tta rows)" : "");
     }
-    if (excl) rep_ci_note(out, f->ci.method);
+    if (excl) rep_ci_note(out, f->m.ci.method);
     if (undefined)
         fputs("  n/a: BCa is undefined when every resample lies on one side of the value (the bias exceeds\n"
               "  the resampling spread); --ci-method basic still gives a bias-corrected interval\n", out);
@@ -179,30 +179,30 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fputc('\n', out);
     }
     fputc('\n', out);
-    if (f->has_cases) {
-        const cs_case_metrics *cm = &f->cases;
+    if (f->m.has_cases) {
+        const cs_case_metrics *cm = &f->m.cases;
         fprintf(out, "  per case  %zu cases: mean +- population sd over cases, and pooled over all rows\n", cm->n_cases);
         fprintf(out, "  ece       %.6f +- %.6f   pooled %.6f\n", cm->ece_stat.mean, cm->ece_stat.sd, cm->pooled_ece);
         fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
         fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
     }
-    if (f->curve) curve_text(out, f->curve);
-    if (f->has_topk) {
+    if (f->m.curve) curve_text(out, f->m.curve);
+    if (f->m.has_topk) {
         fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, rep_binning_text(o->settings.binning));
-        for (size_t i = 0; i < f->n_topk; i++) {
-            if (isfinite(f->topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->topk_k[i], f->topk_ece[i]);
-            else fprintf(out, "  k=%-6d %10s\n", f->topk_k[i], "n/a");
+        for (size_t i = 0; i < f->m.n_topk; i++) {
+            if (isfinite(f->m.topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->m.topk_k[i], f->m.topk_ece[i]);
+            else fprintf(out, "  k=%-6d %10s\n", f->m.topk_k[i], "n/a");
         }
         fputc('\n', out);
     }
-    if (f->has_likert) {
+    if (f->m.has_likert) {
         char lens[64];
         rep_lens_text(&o->settings, lens, sizeof lens);
         fprintf(out, "  Likert categories (%s, %d %s bins, distance interval:lo,hi)\n", lens,
                 o->settings.bins, rep_binning_text(o->settings.binning));
         fprintf(out, "  %-16s %8s %10s\n", "category", "count", "ece");
-        for (size_t i = 0; i < f->likert.n; i++) {
-            const cs_likert_interval *iv = &f->likert.iv[i];
+        for (size_t i = 0; i < f->m.likert.n; i++) {
+            const cs_likert_interval *iv = &f->m.likert.iv[i];
             char cat[48];
             snprintf(cat, sizeof cat, "[%g, %g%c", iv->lo, iv->hi, iv->hi_closed ? ']' : ')');
             if (isfinite(iv->ece)) fprintf(out, "  %-16s %8zu %10.6f\n", cat, iv->count, iv->ece);
@@ -258,7 +258,7 @@ static void plot_curve(FILE *out, const cs_curve *c, ch_buf *b, const ch_glyphs 
 
 void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g)
 {
-    if (!f->evaluated) return;
+    if (!f->m.evaluated) return;
     char lens[CS_SPEC_MAX + 16], title[CS_SPEC_MAX + 512];
     rep_lens_text(&o->settings, lens, sizeof lens);
     /* the path goes last so a long one is what gets clipped */
@@ -268,7 +268,7 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
     char whose[64] = "";
     if (strcmp(from, "calscope") != 0) snprintf(whose, sizeof whose, " (%s's)", from);
     snprintf(title, sizeof title, "Reliability: %s, %d %s bins%s, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
-             rep_binning_text(o->settings.binning), whose, f->res.n, f->res.ece, f->path);
+             rep_binning_text(o->settings.binning), whose, f->m.result.n, f->m.result.ece, f->path);
     ch_buf *b = ch_buf_new(80, 24);
     if (!b) return;
     ch_reliability r = { bins, nb, 0, title, 1 };
@@ -276,15 +276,15 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
         ch_buf_write(b, out);
         fputc('\n', out);
     }
-    if (f->curve) plot_curve(out, f->curve, b, g);
-    if (f->has_topk) {
+    if (f->m.curve) plot_curve(out, f->m.curve, b, g);
+    if (f->m.has_topk) {
         ch_bar bars[32];
         char labels[32][16];
-        for (size_t i = 0; i < f->n_topk; i++) {
-            snprintf(labels[i], sizeof labels[i], "k=%d", f->topk_k[i]);
-            bars[i] = (ch_bar){ labels[i], f->topk_ece[i], NAN, NAN, 0 };
+        for (size_t i = 0; i < f->m.n_topk; i++) {
+            snprintf(labels[i], sizeof labels[i], "k=%d", f->m.topk_k[i]);
+            bars[i] = (ch_bar){ labels[i], f->m.topk_ece[i], NAN, NAN, 0 };
         }
-        ch_bars bc = { "Top-k ECE", bars, f->n_topk, 0, 4 };
+        ch_bars bc = { "Top-k ECE", bars, f->m.n_topk, 0, 4 };
         ch_buf_clear(b);
         if (ch_bars_draw(b, 0, 0, 60, 24, &bc, g) > 0) {
             ch_buf_write(b, out);

@@ -15,6 +15,7 @@
 #include "calscope/curves.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
+#include "calscope/measure.h"
 #include "calscope/metrics.h"
 #include "chart/cells.h"
 #include "report/methods.h"
@@ -83,22 +84,13 @@ typedef struct rep_file {
     size_t rows, classes;
     size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
     int tta;               /* an id/tta long file (RECE-M applies) */
-    size_t selected;       /* samples the selection kept (all samples without --select) */
-    int evaluated;         /* res is valid (0 when the selection kept nothing) */
-    cs_result res;
-    int has_ci;
-    cs_ci ci;
-    cs_curve *curve;       /* owned, --curve */
-    int has_cases;
-    cs_case_metrics cases; /* owned, for a file with a case column */
+    /* what cs_measure measured (calscope/measure.h): m.selected, the values m.result (valid
+     * when m.evaluated; 0 when the selection kept nothing), m.ci (--ci), m.curve (--curve),
+     * m.cases (a file with a case column), m.topk_* (--topk-bars: each k as used, once),
+     * m.likert (--likert). Owned. */
+    cs_measurement m;
     int has_compat;
     cs_compat_report compat; /* owned, --compat */
-    int has_topk;
-    size_t n_topk;         /* distinct k of --topk-bars for this file */
-    double topk_ece[32];
-    int topk_k[32];        /* k as used (full and k > K -> K), each once */
-    int has_likert;
-    cs_likert likert;      /* --likert: one entry per confidence category */
 } rep_file;
 
 /* The k a --topk-bars entry measures on a file of `classes` classes: full (0) and k above the

@@ -32,58 +32,52 @@ int rep_topk_used(int k, size_t classes)
     return k > 0 && (size_t)k < classes ? k : (int)classes;
 }
 
-/* The extras that need the prepared problem or the dataset: intervals, curves, top-k bars. */
-static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs_prepared *p)
+/* What cs_measure is asked for under the report's flags: the values always; the per-case
+ * metrics of a file with a case column; --ci, --curve, --topk-bars, --likert. topk (32 ints)
+ * receives each --topk-bars k as used on d (rep_topk_used), once, in the order given:
+ * 10,full on a 10-class file is one bar. */
+static cs_measure_request request(const rep_opts *o, const cs_dataset *d, int *topk)
 {
-    cs_error err;
-    cs_error_clear(&err);
-    cs_run run = { o->threads, NULL, NULL };
-    if (d->case_id) {
-        cs_status st = cs_case_metrics_compute(d, &o->settings, NULL, &f->cases, &err);
-        if (st == CS_OK) f->has_cases = 1;
-        else if (st != CS_EEMPTY) { fail(f, &err); return; }
-    }
+    cs_measure_request q;
+    memset(&q, 0, sizeof q);
+    q.parts = CS_MEASURE_CASES;
+    q.want = CS_WANT_ALL;
+    q.seed = o->seed;
     if (o->ci_repeats) {
-        cs_status st = cs_bootstrap_interval(p, CS_METRICS_DEFAULT, o->ci_repeats, o->seed, (cs_ci_method)o->ci_method,
-                                             &run, &f->ci, &err);
-        if (st == CS_OK) f->has_ci = 1;
-        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+        q.parts |= CS_MEASURE_CI;
+        q.ci_repeats = o->ci_repeats;
+        q.ci_method = (cs_ci_method)o->ci_method;
+        q.ci_metrics = CS_METRICS_DEFAULT;
     }
     if (o->curve) {
-        cs_curve_options co;
-        if (o->curve == 1) cs_curve_options_size_default(&co);
-        else cs_curve_options_bins_default(&co, o->settings.binning == CS_BIN_KDTREE);
-        co.seed = o->seed;
-        if (o->repeats) co.repeats = o->repeats;
-        if (o->replace) co.replace = 1;
+        q.parts |= CS_MEASURE_CURVE;
+        q.curve_kind = o->curve == 1 ? CS_CURVE_SIZE : CS_CURVE_BINS;
+        if (o->curve == 1) cs_curve_options_size_default(&q.curve);
+        else cs_curve_options_bins_default(&q.curve, o->settings.binning == CS_BIN_KDTREE);
+        q.curve.seed = o->seed;
+        if (o->repeats) q.curve.repeats = o->repeats;
+        if (o->replace) q.curve.replace = 1;
         if (o->n_curve_x) {
-            co.n_points = o->n_curve_x;
-            memcpy(co.x, o->curve_x, o->n_curve_x * sizeof co.x[0]);
+            q.curve.n_points = o->n_curve_x;
+            memcpy(q.curve.x, o->curve_x, o->n_curve_x * sizeof q.curve.x[0]);
         }
-        f->curve = o->curve == 1 ? cs_size_curve(p, &co, &run, &err)
-                                 : cs_bins_curve(d, &o->settings, &co, &run, &err);
-        if (!f->curve && err.code != CS_EEMPTY) { fail(f, &err); return; }
     }
     if (o->n_topk) {
-        /* each k as used (rep_topk_used) once, in the order given: 10,full on a 10-class file
-         * is one bar */
-        f->n_topk = 0;
+        q.parts |= CS_MEASURE_TOPK;
         for (size_t i = 0; i < o->n_topk; i++) {
             int k = rep_topk_used(o->topk[i], d->k);
             size_t j = 0;
-            while (j < f->n_topk && f->topk_k[j] != k) j++;
-            if (j == f->n_topk) f->topk_k[f->n_topk++] = k;
+            while (j < q.n_topk && topk[j] != k) j++;
+            if (j == q.n_topk) topk[q.n_topk++] = k;
         }
-        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, f->n_topk, f->topk_ece, &err);
-        if (st == CS_OK) f->has_topk = 1;
-        else if (st != CS_EEMPTY) { fail(f, &err); return; }
+        q.topk = topk;
     }
     if (o->likert) {
-        cs_status st = cs_likert_compute(d, &o->settings, o->n_likert_cuts ? o->likert_cuts : NULL,
-                                         o->n_likert_cuts, &f->likert, &err);
-        if (st == CS_OK) f->has_likert = 1;
-        else { fail(f, &err); return; }
+        q.parts |= CS_MEASURE_LIKERT;
+        q.likert_cuts = o->n_likert_cuts ? o->likert_cuts : NULL;
+        q.n_likert_cuts = o->n_likert_cuts;
     }
+    return q;
 }
 
 /* --compat: every library's numbers for this file; with one NAME its numbers replace ece,
@@ -102,7 +96,7 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
     f->has_compat = 1;
     if (o->compat != REP_COMPAT_ALL) {
         const cs_compat_lib_result *l = &f->compat.lib[o->compat];
-        cs_compat_apply(&f->compat, (cs_compat_lib)o->compat, &f->res);
+        cs_compat_apply(&f->compat, (cs_compat_lib)o->compat, &f->m.result);
         if (!l->applicable)
             fprintf(stderr, "calscope: %s: --compat %s: %s\n", f->path, cs_compat_name(l->lib), l->semantics);
     }
@@ -128,26 +122,17 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     f->samples = d->n_samples;
     f->tta = d->id && d->tta;
 
-    cs_prepared *p = cs_prepare(d, &o->settings, &err);
-    if (!p) {
-        if (err.code == CS_EEMPTY) {
-            f->selected = 0;
-            fprintf(stderr, "calscope: %s: the selection '%s' kept no sample\n", f->path, o->settings.select);
-        } else {
-            fail(f, &err);
-        }
-    } else {
-        f->selected = cs_prepared_count(p);
-        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &f->res, &err);
-        if (st == CS_OK) {
-            f->evaluated = 1;
-            extras(o, f, d, p);
-            compat_run(o, f, d);
-        } else if (st != CS_EEMPTY) {
-            fail(f, &err);
-        }
-        cs_prepared_free(p);
+    int topk[CS_MEASURE_MAX_TOPK];
+    cs_measure_request q = request(o, d, topk);
+    cs_run run = { o->threads, NULL, NULL };
+    cs_status st = cs_measure(d, &o->settings, &q, &run, &f->m, &err);
+    if (st == CS_EEMPTY && !f->m.evaluated) {
+        fprintf(stderr, "calscope: %s: the selection '%s' kept no sample\n", f->path, o->settings.select);
+    } else if (st != CS_OK) {
+        fail(f, &err);
     }
+    /* a part that failed after the values leaves them measured: --compat still runs */
+    if (f->m.evaluated) compat_run(o, f, d);
     if (keep && f->loaded && !f->usage_error) return d;
     cs_dataset_free(d);
     return NULL;
@@ -244,9 +229,7 @@ int report_main(int argc, char **argv)
     for (size_t i = 0; i < o.n_files; i++) {
         if (files[i].usage_error) usage_err = 1;
         else if (!files[i].loaded) input_err = 1;
-        cs_result_free(&files[i].res);
-        cs_curve_free(files[i].curve);
-        cs_case_metrics_free(&files[i].cases);
+        cs_measurement_free(&files[i].m);
         cs_load_summary_free(&files[i].sum);
         cs_compat_report_free(&files[i].compat);
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/measure.h"
 #include "calscope/recal.h"
 
 static const int col_metric[CS_METHODS_COL_TOPK] = {
@@ -49,42 +50,38 @@ static int cancelled(const cs_run *run)
     return run && run->cancel && atomic_load(run->cancel);
 }
 
-/* Value (and interval) of every column with settings s, the top-k column with sk. */
+/* Value (and interval) of every column with settings s, the top-k column with sk: two
+ * measurements (cs_measure, as a single-file report makes them), the values read from the
+ * interval's own when there is one. */
 static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settings *s,
                          const cs_settings *sk, const cs_methods_options *o, const cs_run *run)
 {
-    cs_error *err = &me->err;
     for (int pass = 0; pass < 2; pass++) {
-        cs_prepared *p = cs_prepare(d, pass ? sk : s, err);
-        if (!p) return err->code;
-        cs_status st;
+        cs_measure_request q;
+        memset(&q, 0, sizeof q);
+        q.want = pass ? CS_WANT_BINNED : CS_WANT_ALL;
         if (o->ci_repeats > 0) {
-            cs_ci ci;
-            unsigned mask = pass ? CS_METRIC_BIT(CS_METRIC_ECE) : CS_METRICS_DEFAULT;
-            st = cs_bootstrap_interval(p, mask, o->ci_repeats, o->seed, o->ci_method, run, &ci, err);
-            if (st == CS_OK) {
-                for (int c = pass ? CS_METHODS_COL_TOPK : 0; c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
-                    int m = cs_methods_col_metric(c);
-                    me->v[c] = ci.value[m];
-                    me->lo[c] = ci.lo[m];
-                    me->hi[c] = ci.hi[m];
-                    me->ci_excludes[c] = cs_ci_excludes_value(&ci, m);
-                }
-            }
-        } else {
-            cs_result r;
-            memset(&r, 0, sizeof r);
-            st = cs_evaluate(p, NULL, 0, pass ? CS_WANT_BINNED : CS_WANT_ALL,
-                             run ? run->cancel : NULL, &r, err);
-            if (st == CS_OK) {
-                for (int c = pass ? CS_METHODS_COL_TOPK : 0; c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
-                    me->v[c] = cs_metric_value(&r, cs_methods_col_metric(c));
-                    me->lo[c] = me->hi[c] = NAN;
-                }
-            }
-            cs_result_free(&r);
+            q.parts = CS_MEASURE_CI;
+            q.ci_repeats = o->ci_repeats;
+            q.ci_method = o->ci_method;
+            q.ci_metrics = pass ? CS_METRIC_BIT(CS_METRIC_ECE) : CS_METRICS_DEFAULT;
+            q.seed = o->seed;
         }
-        cs_prepared_free(p);
+        cs_measurement m;
+        cs_status st = cs_measure(d, pass ? sk : s, &q, run, &m, &me->err);
+        for (int c = pass ? CS_METHODS_COL_TOPK : 0; st == CS_OK && c < (pass ? CS_METHODS_NCOL : CS_METHODS_COL_TOPK); c++) {
+            int id = cs_methods_col_metric(c);
+            if (m.has_ci) {
+                me->v[c] = m.ci.value[id];
+                me->lo[c] = m.ci.lo[id];
+                me->hi[c] = m.ci.hi[id];
+                me->ci_excludes[c] = cs_ci_excludes_value(&m.ci, id);
+            } else {
+                me->v[c] = cs_metric_value(&m.result, id);
+                me->lo[c] = me->hi[c] = NAN;
+            }
+        }
+        cs_measurement_free(&m);
         if (st != CS_OK) return st;
     }
     me->ok = 1;

@@ -1,0 +1,98 @@
+/* Measuring one file under one set of settings (see calscope/measure.h): the one sequence the
+ * report runs per file and the dashboard's jobs run part by part. */
+#include "calscope/measure.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/topk.h"
+
+void cs_measurement_free(cs_measurement *m)
+{
+    if (!m) return;
+    cs_result_free(&m->result);
+    cs_case_metrics_free(&m->cases);
+    cs_curve_free(m->curve);
+    memset(m, 0, sizeof *m);
+}
+
+/* The parts after the values, each on the same prepared problem p where it takes one. A part
+ * with nothing to measure (CS_EEMPTY) is left out; any other failure ends the measurement. */
+static cs_status parts(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
+                       const cs_run *run, const cs_prepared *p, cs_measurement *out, cs_error *err)
+{
+    cs_status st;
+    if ((q->parts & CS_MEASURE_CASES) && d->case_id) {
+        st = cs_case_metrics_compute(d, s, run ? run->cancel : NULL, &out->cases, err);
+        if (st == CS_OK) out->has_cases = 1;
+        else if (st != CS_EEMPTY) return st;
+    }
+    if ((q->parts & CS_MEASURE_CI) && q->ci_repeats > 0) {
+        unsigned mask = q->ci_metrics ? q->ci_metrics : CS_METRICS_DEFAULT;
+        st = cs_bootstrap_interval(p, mask, q->ci_repeats, q->seed, q->ci_method, run, &out->ci, err);
+        if (st == CS_OK) out->has_ci = 1;
+        else if (st != CS_EEMPTY) return st;
+    }
+    if (q->parts & CS_MEASURE_CURVE) {
+        out->curve = q->curve_kind == CS_CURVE_SIZE ? cs_size_curve(p, &q->curve, run, err)
+                                                    : cs_bins_curve(d, s, &q->curve, run, err);
+        if (!out->curve && err->code != CS_EEMPTY) return err->code;
+    }
+    if ((q->parts & CS_MEASURE_TOPK) && q->n_topk) {
+        size_t nk = q->n_topk < CS_MEASURE_MAX_TOPK ? q->n_topk : CS_MEASURE_MAX_TOPK;
+        memcpy(out->topk_k, q->topk, nk * sizeof *out->topk_k);
+        out->n_topk = nk;
+        st = cs_topk_bars(d, s, out->topk_k, nk, out->topk_ece, err);
+        if (st == CS_OK) out->has_topk = 1;
+        else if (st != CS_EEMPTY) return st;
+    }
+    if (q->parts & CS_MEASURE_LIKERT) {
+        st = cs_likert_compute(d, s, q->likert_cuts, q->n_likert_cuts, &out->likert, err);
+        if (st == CS_OK) out->has_likert = 1;
+        else if (st != CS_EEMPTY) return st;
+    }
+    return CS_OK;
+}
+
+cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
+                     const cs_run *run, cs_measurement *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    cs_prepared *p = cs_prepare(d, s, err);
+    if (!p) return err->code;
+    out->selected = cs_prepared_count(p);
+    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run ? run->cancel : NULL,
+                               &out->result, err);
+    if (st == CS_OK) {
+        out->evaluated = 1;
+        st = parts(d, s, q, run, p, out, err);
+    }
+    cs_prepared_free(p);
+    return st;
+}
+
+int cs_fit_split_held_out(const cs_fit_split *sp)
+{
+    return sp && (sp->by_column || sp->fraction > 0);
+}
+
+uint8_t *cs_fit_mask(const cs_dataset *d, const cs_fit_split *sp, cs_error *err)
+{
+    if (sp->by_column) return cs_recal_column_mask(d, sp->fit_value, err);
+    uint8_t *m = cs_recal_split_mask(d, sp->fraction, sp->seed);
+    if (!m) cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", d->path ? d->path : "input");
+    return m;
+}
+
+cs_dataset *cs_recal_held_out(const cs_dataset *d, int method, const cs_recal_options *o,
+                              const uint8_t *mask, cs_recal_info *info, cs_error *err)
+{
+    cs_recal_options ro = *o;
+    ro.fit_mask = mask;
+    cs_dataset *full = cs_recal_apply(d, method, &ro, info, err);
+    if (!full) return NULL;
+    /* fitted on mask 1: every method is measured on the rows the fit never saw */
+    cs_dataset *held = cs_dataset_subset(full, mask, 0, "", err);
+    cs_dataset_free(full);
+    return held;
+}
