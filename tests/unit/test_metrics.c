@@ -751,7 +751,7 @@ static void test_internal_helpers(void **state)
     /* stable order of doubles (ties by index), including -0 and equal values */
     double v[] = {0.5, 0.25, -0.0, 0.5, 0.0, 1.0, 0.25};
     uint32_t *o, *rk;
-    assert_int_equal(cs_mx_order(v, 7, &o, &rk), 0);
+    assert_int_equal(cs_sort_order(v, 7, &o, &rk), 0);
     uint32_t want_o[] = {2, 4, 1, 6, 0, 3, 5};
     for (int i = 0; i < 7; i++) {
         assert_int_equal(o[i], want_o[i]);

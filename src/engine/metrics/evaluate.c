@@ -32,7 +32,7 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
     int rc = 0;
     pthread_mutex_lock(&p->lock);
     if (!top1 || p->kind == CS_LENS_TOP1) {
-        if (!p->order_v) rc = cs_mx_order(p->v, p->n, &p->order_v, &p->rank_v);
+        if (!p->order_v) rc = cs_sort_order(p->v, p->n, &p->order_v, &p->rank_v);
         *v = p->v; *t = p->t; *order = p->order_v; *rank = p->rank_v;
     } else {
         if (!p->v1) {
@@ -48,7 +48,7 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
                 p->t1 = t1;
             }
         }
-        if (!rc && !p->order_c) rc = cs_mx_order(p->v1, p->n, &p->order_c, &p->rank_c);
+        if (!rc && !p->order_c) rc = cs_sort_order(p->v1, p->n, &p->order_c, &p->rank_c);
         *v = p->v1; *t = p->t1; *order = p->order_c; *rank = p->rank_c;
     }
     pthread_mutex_unlock(&p->lock);
@@ -103,7 +103,7 @@ static uint32_t *mass_order(const uint32_t *items, size_t ni, const uint32_t *or
     uint32_t *k = malloc(ni * sizeof *k);
     if (!k) return NULL;
     for (size_t j = 0; j < ni; j++) k[j] = rank[items[j]];
-    if (cs_mx_radix_sort_keys(k, ni, (uint32_t)n_all) != 0) { free(k); return NULL; }
+    if (cs_sort_u32(k, ni, (uint32_t)n_all) != 0) { free(k); return NULL; }
     for (size_t j = 0; j < ni; j++) k[j] = order[k[j]];
     return k;
 }
@@ -207,7 +207,7 @@ static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t
         }
     }
     gridkey gk = {off, coord, cell};
-    if (cs_mx_msort(pos, ni, cmp_grid, &gk) != 0) { rc = nomem(err, "grid"); goto out; }
+    if (cs_sort_by(pos, ni, cmp_grid, &gk) != 0) { rc = nomem(err, "grid"); goto out; }
     size_t ng = 0;
     for (size_t q = 0; q < ni; q++)
         if (q == 0 || cmp_grid(pos[q - 1], pos[q], &gk) != 0) ng++;
@@ -323,7 +323,7 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
                 /* stable sort of the (canonically ordered) items by this class's value */
                 memcpy(its, items, ni * sizeof *its);
                 uint32_t *order = NULL, *rank = NULL;
-                if (cs_mx_order(v, p->n, &order, &rank) != 0) { rc = nomem(err, "classwise"); break; }
+                if (cs_sort_order(v, p->n, &order, &rank) != 0) { rc = nomem(err, "classwise"); break; }
                 rc = scalar_adaptive(s, v, t, items, ni, order, rank, p->n, &cb, &ncb, err);
                 free(order);
                 free(rank);

@@ -114,7 +114,7 @@ static int sort_keys(cs_mx_scratch *s, const uint32_t *src, const uint32_t *map,
         }
     }
     for (size_t j = 0; j < ni; j++) out[j] = map ? map[src[j]] : src[j];
-    return cs_mx_radix_sort_keys(out, ni, (uint32_t)N);
+    return cs_sort_u32(out, ni, (uint32_t)N);
 }
 
 const uint32_t *cs_mx_canonical(cs_mx_scratch *s, const uint32_t *idx, size_t ni, size_t N)

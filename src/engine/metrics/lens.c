@@ -130,74 +130,6 @@ cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *gro
     return CS_OK;
 }
 
-/* Descending sort of doubles; values are probabilities, so any ordering of equal values
- * gives the same vector. Insertion sort for short runs, quicksort otherwise. */
-static void sort_desc(double *a, size_t n)
-{
-    while (n > 24) {
-        double x = a[0], y = a[n / 2], z = a[n - 1];
-        double piv = (x > y) ? ((y > z) ? y : (x > z ? z : x)) : ((x > z) ? x : (y > z ? z : y));
-        ptrdiff_t i = -1, j = (ptrdiff_t)n;
-        for (;;) {
-            do i++; while (a[i] > piv);
-            do j--; while (a[j] < piv);
-            if (i >= j) break;
-            double t = a[i]; a[i] = a[j]; a[j] = t;
-        }
-        if (j + 1 <= 0 || (size_t)(j + 1) >= n) break;   /* cannot happen; insertion-sort it */
-        /* recurse on the smaller side */
-        size_t left = (size_t)j + 1;
-        if (left < n - left) { sort_desc(a, left); a += left; n -= left; }
-        else { sort_desc(a + left, n - left); n = left; }
-    }
-    for (size_t i = 1; i < n; i++) {
-        double x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1] < x) { a[j] = a[j - 1]; j--; }
-        a[j] = x;
-    }
-}
-
-/* Descending sort of a probability row by an LSD radix sort on the top 32 bits of an
- * order-preserving key (4 passes of 8 bits, constant digits skipped), then an insertion
- * pass that orders the rare values equal in those bits: about 5x faster than quicksort for
- * rows of 1000 classes. Scratch: ka, kb (n keys), b (n values). */
-static void sort_desc_radix(double *a, size_t n, uint32_t *ka, uint32_t *kb, double *b)
-{
-    uint32_t andv = ~0u, orv = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t bits;
-        double x = a[i] == 0 ? 0.0 : a[i];
-        memcpy(&bits, &x, sizeof bits);
-        bits = (bits >> 63) ? ~bits : (bits | 0x8000000000000000ull);
-        ka[i] = ~(uint32_t)(bits >> 32);   /* descending */
-        andv &= ka[i];
-        orv |= ka[i];
-    }
-    double *va = a, *vb = b;
-    for (int sh = 0; sh < 32; sh += 8) {
-        if ((((andv ^ orv) >> sh) & 0xffu) == 0) continue;
-        size_t cnt[256] = {0};
-        for (size_t i = 0; i < n; i++) cnt[(ka[i] >> sh) & 0xffu]++;
-        size_t sum = 0;
-        for (int d = 0; d < 256; d++) { size_t c = cnt[d]; cnt[d] = sum; sum += c; }
-        for (size_t i = 0; i < n; i++) {
-            size_t o = cnt[(ka[i] >> sh) & 0xffu]++;
-            kb[o] = ka[i];
-            vb[o] = va[i];
-        }
-        uint32_t *tk = ka; ka = kb; kb = tk;
-        double *tv = va; va = vb; vb = tv;
-    }
-    if (va != a) memcpy(a, va, n * sizeof *a);
-    for (size_t i = 1; i < n; i++) {
-        double x = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1] < x) { a[j] = a[j - 1]; j--; }
-        a[j] = x;
-    }
-}
-
 void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
                      double *out, int32_t *pos)
 {
@@ -226,15 +158,10 @@ void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t
             }
         } else if (kk >= K) {
             memcpy(o, g, K * sizeof *o);
-            if (radix && K > 64) sort_desc_radix(o, K, ka, kb, scr);
-            else sort_desc(o, K);
-        } else if (radix && K > 64) {
-            memcpy(tmp, g, K * sizeof *tmp);
-            sort_desc_radix(tmp, K, ka, kb, scr);
-            memcpy(o, tmp, kk * sizeof *o);
+            cs_sort_doubles_desc(o, K, radix ? ka : NULL, kb, scr);
         } else {
             memcpy(tmp, g, K * sizeof *tmp);
-            sort_desc(tmp, K);
+            cs_sort_doubles_desc(tmp, K, radix ? ka : NULL, kb, scr);
             memcpy(o, tmp, kk * sizeof *o);
         }
     }

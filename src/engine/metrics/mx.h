@@ -20,6 +20,7 @@
 
 #include "calscope/metrics.h"
 #include "calscope/ubin.h"
+#include "engine/sort/sort.h"
 
 struct cs_prepared {
     const cs_dataset *d;
@@ -118,15 +119,6 @@ void cs_mx_edges(double *e, int M);
 /* The bin of a value: cs_ubin_at (calscope/ubin.h), with the edges of cs_mx_edges. */
 /* First index of group g when N items are split into M groups (numpy array_split). */
 size_t cs_mx_split_start(size_t N, size_t M, size_t g);
-/* Stable ascending sort of keys[0..n) (values < limit) carrying vals; both arrays permuted. */
-int cs_mx_radix_sort(uint32_t *keys, uint32_t *vals, size_t n, uint32_t limit);
-/* Stable sort of ranks[0..n) ascending (only keys); returns 0 or -1 (ENOMEM). */
-int cs_mx_radix_sort_keys(uint32_t *keys, size_t n, uint32_t limit);
-/* Stable merge sort of a[0..n) with a context comparator. */
-typedef int (*cs_mx_cmp)(uint32_t a, uint32_t b, const void *ctx);
-int cs_mx_msort(uint32_t *a, size_t n, cs_mx_cmp cmp, const void *ctx);
-/* Stable order (and rank) of values v[0..n). Returns 0 or -1. */
-int cs_mx_order(const double *v, size_t n, uint32_t **order, uint32_t **rank);
 
 static inline int cs_mx_cancelled(const atomic_int *cancel)
 {

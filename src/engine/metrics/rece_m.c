@@ -26,12 +26,6 @@
 #define EM_TOL 1e-10
 #define EM_MAX_ITER 200
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* numpy.quantile's default ("linear"): position q*(t-1) in the sorted values. */
 static double quantile_sorted(const double *s, size_t t, double q)
 {
@@ -93,7 +87,7 @@ int cs_gmm3_fit(const double *x, size_t t, double weight[3], double mean[3], dou
         return -1;
     }
     memcpy(s, x, t * sizeof *s);
-    qsort(s, t, sizeof *s, cmp_double);
+    cs_sort_doubles(s, t);
     double sum = 0, sv = 0;
     for (size_t i = 0; i < t; i++) sum += x[i];
     double avg = sum / (double)t;

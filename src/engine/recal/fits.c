@@ -201,7 +201,7 @@ cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_e
         key[j] = conf_key(d->conf[d->sample_rows[j]]);
         ord[j] = d->sample_rows[j];
     }
-    if (cs_rc_radix64(key, ord, ns)) {
+    if (cs_sort_u64(key, ord, ns)) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }

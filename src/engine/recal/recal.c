@@ -133,37 +133,6 @@ uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_err
     return NULL;
 }
 
-/* Stable LSD radix sort of 64-bit keys carrying 32-bit values; byte passes whose digit is
- * constant are skipped. Returns 0 or -1 (out of memory). */
-int cs_rc_radix64(uint64_t *key, uint32_t *val, size_t n)
-{
-    uint64_t *k2 = malloc((n ? n : 1) * sizeof *k2);
-    uint32_t *v2 = malloc((n ? n : 1) * sizeof *v2);
-    if (!k2 || !v2) {
-        free(k2);
-        free(v2);
-        return -1;
-    }
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t cnt[257] = { 0 };
-        for (size_t i = 0; i < n; i++) cnt[((key[i] >> shift) & 0xff) + 1]++;
-        int one = 0;
-        for (int b = 1; b <= 256; b++) if (cnt[b] == n) one = 1;
-        if (one) continue;
-        for (int b = 0; b < 256; b++) cnt[b + 1] += cnt[b];
-        for (size_t i = 0; i < n; i++) {
-            size_t at = cnt[(key[i] >> shift) & 0xff]++;
-            k2[at] = key[i];
-            v2[at] = val[i];
-        }
-        memcpy(key, k2, n * sizeof *key);
-        memcpy(val, v2, n * sizeof *val);
-    }
-    free(k2);
-    free(v2);
-    return 0;
-}
-
 /* Deals the units to K folds in the order of their keys (ties by unit number): fold sizes
  * differ by at most one. Fills pl->group per row. Returns 0 or -1. */
 static int plan_folds(const cs_dataset *d, int K, uint64_t seed, cs_rc_plan *pl)
@@ -177,7 +146,7 @@ static int plan_folds(const cs_dataset *d, int K, uint64_t seed, cs_rc_plan *pl)
         key[u] = unit_key(d, u, seed);
         val[u] = (uint32_t)u;
     }
-    if (cs_rc_radix64(key, val, units)) goto fail;
+    if (cs_sort_u64(key, val, units)) goto fail;
     for (size_t i = 0; i < units; i++) fold[val[i]] = (uint8_t)(i % (size_t)K);
     for (size_t r = 0; r < d->n; r++) pl->group[r] = fold[d->id ? (size_t)d->id[r] : r];
     free(key);

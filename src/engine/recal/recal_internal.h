@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "calscope/recal.h"
+#include "engine/sort/sort.h"
 
 /* Which rows fit which model (see recal.c's header comment). */
 typedef struct cs_rc_plan {
@@ -29,7 +30,6 @@ static inline size_t cs_rc_model_of(const cs_rc_plan *p, size_t g)
 }
 
 uint64_t cs_rc_mix64(uint64_t z);
-int cs_rc_radix64(uint64_t *key, uint32_t *val, size_t n);
 /* q = p with its top-1 probability set to c_new (floored so the prediction stays) and the
  * others rescaled proportionally. q may not alias p. */
 void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new);

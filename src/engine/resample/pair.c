@@ -10,17 +10,19 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "engine/sort/sort.h"
 
 typedef struct id_ref {
     const char *name;
     uint32_t row;
 } id_ref;
 
-static int cmp_id_ref(const void *a, const void *b)
+/* Order of two entries of an id_ref array (the context): by name, equal names in file order. */
+static int cmp_id_ref(uint32_t a, uint32_t b, const void *ctx)
 {
-    const id_ref *x = a, *y = b;
+    const id_ref *x = (const id_ref *)ctx + a, *y = (const id_ref *)ctx + b;
     int c = strcmp(x->name, y->name);
-    return c ? c : (x->row > y->row) - (x->row < y->row);   /* equal names: file order */
+    return c ? c : (x->row > y->row) - (x->row < y->row);
 }
 
 static const char *name_of(const cs_dataset *d)
@@ -87,16 +89,23 @@ static cs_status pair_by_row(const cs_dataset *a, const cs_dataset *b, uint32_t 
 static id_ref *sorted_ids(const cs_dataset *d, cs_error *err, cs_status *st)
 {
     size_t n = d->n_samples;
-    id_ref *r = malloc((n ? n : 1) * sizeof *r);
-    if (!r) {
+    id_ref *in = malloc((n ? n : 1) * sizeof *in), *r = malloc((n ? n : 1) * sizeof *r);
+    uint32_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    for (size_t j = 0; in && ord && j < n; j++) {
+        uint32_t row = d->sample_rows[j];
+        in[j] = (id_ref){ d->id_names[d->id[row]], row };
+        ord[j] = (uint32_t)j;
+    }
+    if (!in || !r || !ord || cs_sort_by(ord, n, cmp_id_ref, in) != 0) {
+        free(in);
+        free(r);
+        free(ord);
         *st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
     }
-    for (size_t j = 0; j < n; j++) {
-        uint32_t row = d->sample_rows[j];
-        r[j] = (id_ref){ d->id_names[d->id[row]], row };
-    }
-    qsort(r, n, sizeof *r, cmp_id_ref);
+    for (size_t j = 0; j < n; j++) r[j] = in[ord[j]];
+    free(in);
+    free(ord);
     /* the earliest second occurrence in file order */
     size_t dup = n;
     for (size_t j = 0; j + 1 < n; j++)

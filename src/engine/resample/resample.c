@@ -11,6 +11,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "engine/sort/sort.h"
+
 #define GOLDEN 0x9e3779b97f4a7c15ull
 
 static uint64_t mix64(uint64_t z)
@@ -219,12 +221,6 @@ double cs_quantile_sorted(const double *sorted, size_t n, double q)
     return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void cs_stat_compute(const double *values, size_t n, double reference, double *scratch,
                      cs_stat *out)
 {
@@ -249,7 +245,7 @@ void cs_stat_compute(const double *values, size_t n, double reference, double *s
     out->mean = mean;
     out->sd = sqrt(ss / (double)m);
     out->abs_dev = isfinite(reference) ? dev / (double)m : NAN;
-    qsort(scratch, m, sizeof *scratch, cmp_double);
+    cs_sort_doubles(scratch, m);
     out->lo = cs_quantile_sorted(scratch, m, 0.025);
     out->hi = cs_quantile_sorted(scratch, m, 0.975);
 }

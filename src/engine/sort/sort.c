@@ -1,0 +1,243 @@
+/* The engine's sorts (see sort.h). Radix sorts where the keys are integers (sample indices,
+ * ranks, hashed ids, doubles mapped to order-preserving integers), one merge sort for orders
+ * that need a comparator, and the descending sort of probability rows the top-k lenses make
+ * per sample. */
+#include "engine/sort/sort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* LSD radix sort with 11-bit digits; only as many passes as `limit` needs. */
+int cs_sort_u32(uint32_t *keys, size_t n, uint32_t limit)
+{
+    if (n < 2) return 0;
+    uint32_t *k2 = malloc(n * sizeof *k2);
+    if (!k2) return -1;
+    uint32_t *ka = keys, *kb = k2;
+    int passes = 0;
+    for (uint64_t top = limit; top > 0; top >>= 11) passes++;
+    if (passes == 0) passes = 1;
+    size_t cnt[2048];
+    for (int pass = 0; pass < passes; pass++) {
+        int sh = 11 * pass;
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++) cnt[(ka[i] >> sh) & 2047u]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 2048; b++) { size_t c = cnt[b]; cnt[b] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) kb[cnt[(ka[i] >> sh) & 2047u]++] = ka[i];
+        uint32_t *t = ka; ka = kb; kb = t;
+    }
+    if (ka != keys) memcpy(keys, ka, n * sizeof *keys);
+    free(k2);
+    return 0;
+}
+
+/* LSD radix sort, 16-bit digits for large inputs (fewer passes) and 8-bit ones for small
+ * inputs (a smaller count table); the digit width does not change the (stable) result. */
+int cs_sort_u64(uint64_t *keys, uint32_t *vals, size_t n)
+{
+    if (n < 2) return 0;
+    uint64_t andv = ~0ull, orv = 0;
+    for (size_t i = 0; i < n; i++) {
+        andv &= keys[i];
+        orv |= keys[i];
+    }
+    int bits = n >= 65536 ? 16 : 8;
+    size_t nb = (size_t)1 << bits, mask = nb - 1;
+    uint64_t *k2 = malloc(n * sizeof *k2);
+    uint32_t *v2 = vals ? malloc(n * sizeof *v2) : NULL;
+    size_t *cnt = malloc(nb * sizeof *cnt);
+    if (!k2 || (vals && !v2) || !cnt) {
+        free(k2);
+        free(v2);
+        free(cnt);
+        return -1;
+    }
+    uint64_t *ka = keys, *kb = k2;
+    uint32_t *va = vals, *vb = v2;
+    for (int sh = 0; sh < 64; sh += bits) {
+        if ((((andv ^ orv) >> sh) & mask) == 0) continue;   /* the same digit in every key */
+        memset(cnt, 0, nb * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[(ka[i] >> sh) & mask]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < nb; b++) { size_t c = cnt[b]; cnt[b] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) {
+            size_t at = cnt[(ka[i] >> sh) & mask]++;
+            kb[at] = ka[i];
+            if (va) vb[at] = va[i];
+        }
+        uint64_t *tk = ka; ka = kb; kb = tk;
+        uint32_t *tv = va; va = vb; vb = tv;
+    }
+    if (ka != keys) {
+        memcpy(keys, ka, n * sizeof *keys);
+        if (vals) memcpy(vals, va, n * sizeof *vals);
+    }
+    free(k2);
+    free(v2);
+    free(cnt);
+    return 0;
+}
+
+static void msort_rec(uint32_t *a, uint32_t *tmp, size_t n, cs_sort_cmp cmp, const void *ctx)
+{
+    if (n < 16) {
+        for (size_t i = 1; i < n; i++) {
+            uint32_t x = a[i];
+            size_t j = i;
+            while (j > 0 && cmp(a[j - 1], x, ctx) > 0) { a[j] = a[j - 1]; j--; }
+            a[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    msort_rec(a, tmp, h, cmp, ctx);
+    msort_rec(a + h, tmp, n - h, cmp, ctx);
+    if (cmp(a[h - 1], a[h], ctx) <= 0) return;
+    memcpy(tmp, a, h * sizeof *a);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) a[o++] = cmp(a[j], tmp[i], ctx) < 0 ? a[j++] : tmp[i++];
+    while (i < h) a[o++] = tmp[i++];
+}
+
+int cs_sort_by(uint32_t *a, size_t n, cs_sort_cmp cmp, const void *ctx)
+{
+    if (n < 2) return 0;
+    uint32_t *tmp = malloc((n / 2 + 1) * sizeof *tmp);
+    if (!tmp) return -1;
+    msort_rec(a, tmp, n, cmp, ctx);
+    free(tmp);
+    return 0;
+}
+
+uint64_t cs_sort_key(double x)
+{
+    uint64_t b;
+    if (x == 0) x = 0.0;   /* -0 sorts with +0 */
+    memcpy(&b, &x, sizeof b);
+    return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
+}
+
+int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
+{
+    size_t nn = n ? n : 1;
+    uint32_t *o = malloc(nn * sizeof *o), *r = malloc(nn * sizeof *r);
+    uint64_t *k = malloc(nn * sizeof *k);
+    if (!o || !r || !k) goto fail;
+    for (size_t i = 0; i < n; i++) {
+        k[i] = cs_sort_key(v[i]);
+        o[i] = (uint32_t)i;
+    }
+    /* stable, so ties keep row order (SPEC: "ties by row order") */
+    if (cs_sort_u64(k, o, n) != 0) goto fail;
+    free(k);
+    for (size_t i = 0; i < n; i++) r[o[i]] = (uint32_t)i;
+    *order = o;
+    *rank = r;
+    return 0;
+fail:
+    free(o);
+    free(r);
+    free(k);
+    return -1;
+}
+
+static int cmp_value(uint32_t a, uint32_t b, const void *ctx)
+{
+    const double *v = ctx;
+    return (v[a] > v[b]) - (v[a] < v[b]);
+}
+
+void cs_sort_doubles(double *a, size_t n)
+{
+    if (n < 2) return;
+    uint32_t *ix = malloc(n * sizeof *ix);
+    double *copy = malloc(n * sizeof *copy);
+    int done = 0;
+    if (ix && copy) {
+        for (size_t i = 0; i < n; i++) ix[i] = (uint32_t)i;
+        memcpy(copy, a, n * sizeof *a);
+        if (cs_sort_by(ix, n, cmp_value, copy) == 0) {
+            for (size_t i = 0; i < n; i++) a[i] = copy[ix[i]];
+            done = 1;
+        }
+    }
+    free(ix);
+    free(copy);
+    if (done) return;
+    /* out of memory: the same stable order by insertion, in place (slow, never wrong) */
+    for (size_t i = 1; i < n; i++) {
+        double x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] > x) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* Descending by value: insertion sort for short runs, quicksort otherwise. */
+static void quick_desc(double *a, size_t n)
+{
+    while (n > 24) {
+        double x = a[0], y = a[n / 2], z = a[n - 1];
+        double piv = (x > y) ? ((y > z) ? y : (x > z ? z : x)) : ((x > z) ? x : (y > z ? z : y));
+        ptrdiff_t i = -1, j = (ptrdiff_t)n;
+        for (;;) {
+            do i++; while (a[i] > piv);
+            do j--; while (a[j] < piv);
+            if (i >= j) break;
+            double t = a[i]; a[i] = a[j]; a[j] = t;
+        }
+        if (j + 1 <= 0 || (size_t)(j + 1) >= n) break;   /* cannot happen; insertion-sort it */
+        /* recurse on the smaller side */
+        size_t left = (size_t)j + 1;
+        if (left < n - left) { quick_desc(a, left); a += left; n -= left; }
+        else { quick_desc(a + left, n - left); n = left; }
+    }
+    for (size_t i = 1; i < n; i++) {
+        double x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] < x) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+/* Descending by an LSD radix sort on the top 32 bits of the order-preserving key (4 passes
+ * of 8 bits, constant digits skipped), then an insertion pass that orders the rare values
+ * equal in those bits: about 5x faster than quicksort for rows of 1000 classes. */
+static void radix_desc(double *a, size_t n, uint32_t *ka, uint32_t *kb, double *b)
+{
+    uint32_t andv = ~0u, orv = 0;
+    for (size_t i = 0; i < n; i++) {
+        ka[i] = ~(uint32_t)(cs_sort_key(a[i]) >> 32);   /* descending */
+        andv &= ka[i];
+        orv |= ka[i];
+    }
+    double *va = a, *vb = b;
+    for (int sh = 0; sh < 32; sh += 8) {
+        if ((((andv ^ orv) >> sh) & 0xffu) == 0) continue;
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++) cnt[(ka[i] >> sh) & 0xffu]++;
+        size_t sum = 0;
+        for (int d = 0; d < 256; d++) { size_t c = cnt[d]; cnt[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) {
+            size_t o = cnt[(ka[i] >> sh) & 0xffu]++;
+            kb[o] = ka[i];
+            vb[o] = va[i];
+        }
+        uint32_t *tk = ka; ka = kb; kb = tk;
+        double *tv = va; va = vb; vb = tv;
+    }
+    if (va != a) memcpy(a, va, n * sizeof *a);
+    for (size_t i = 1; i < n; i++) {
+        double x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] < x) { a[j] = a[j - 1]; j--; }
+        a[j] = x;
+    }
+}
+
+void cs_sort_doubles_desc(double *a, size_t n, uint32_t *ka, uint32_t *kb, double *b)
+{
+    if (ka && kb && b && n > 64) radix_desc(a, n, ka, kb, b);
+    else quick_desc(a, n);
+}

@@ -1,0 +1,140 @@
+/* The engine's sorts (engine/sort/sort.c) against a stable insertion sort written here: the
+ * same permutation (ties keep their input order), for small inputs and for inputs large enough
+ * to take the 16-bit digit path; -0 sorts with +0 in input order. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sort/sort.h"
+
+static uint64_t next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Reference: stable insertion sort of (key, val) pairs. */
+static void ref_sort_u64(uint64_t *k, uint32_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = k[i];
+        uint32_t y = v[i];
+        size_t j = i;
+        while (j > 0 && k[j - 1] > x) { k[j] = k[j - 1]; v[j] = v[j - 1]; j--; }
+        k[j] = x;
+        v[j] = y;
+    }
+}
+
+static void test_u64_stable(void **state)
+{
+    (void)state;
+    uint64_t seed = 88172645463325252ull;
+    static const size_t sizes[] = { 0, 1, 2, 17, 300, 70000 };
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        size_t n = sizes[t];
+        uint64_t *k = malloc((n + 1) * sizeof *k), *rk = malloc((n + 1) * sizeof *rk);
+        uint32_t *v = malloc((n + 1) * sizeof *v), *rv = malloc((n + 1) * sizeof *rv);
+        assert_true(k && rk && v && rv);
+        for (size_t i = 0; i < n; i++) {
+            /* few distinct keys spread over high and low digits: many ties */
+            uint64_t r = next(&seed) % 50;
+            k[i] = rk[i] = (r << 40) | (r * 7 % 13);
+            v[i] = rv[i] = (uint32_t)i;
+        }
+        assert_int_equal(cs_sort_u64(k, v, n), 0);
+        if (n <= 300) {
+            ref_sort_u64(rk, rv, n);
+            assert_memory_equal(k, rk, n * sizeof *k);
+            assert_memory_equal(v, rv, n * sizeof *v);
+        } else {
+            for (size_t i = 1; i < n; i++) {   /* sorted, ties in input order */
+                assert_true(k[i - 1] <= k[i]);
+                if (k[i - 1] == k[i]) assert_true(v[i - 1] < v[i]);
+            }
+        }
+        free(k); free(rk); free(v); free(rv);
+    }
+}
+
+static void test_u32_and_order(void **state)
+{
+    (void)state;
+    uint32_t keys[] = { 9, 3, 3000, 0, 3, 70000, 9, 1 };
+    assert_int_equal(cs_sort_u32(keys, 8, 70001), 0);
+    const uint32_t want[] = { 0, 1, 3, 3, 9, 9, 3000, 70000 };
+    assert_memory_equal(keys, want, sizeof want);
+
+    /* stable order of doubles (ties and -0/+0 by index) and its inverse */
+    const double v[] = { 0.5, 0.25, -0.0, 0.5, 0.0, 1.0, 0.25, -1.0 };
+    uint32_t *o, *rk;
+    assert_int_equal(cs_sort_order(v, 8, &o, &rk), 0);
+    const uint32_t want_o[] = { 7, 2, 4, 1, 6, 0, 3, 5 };
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(o[i], want_o[i]);
+        assert_int_equal(rk[o[i]], i);
+    }
+    free(o);
+    free(rk);
+}
+
+static int by_tens(uint32_t a, uint32_t b, const void *ctx)
+{
+    (void)ctx;
+    return (int)(a / 10) - (int)(b / 10);
+}
+
+static void test_by_comparator_stable(void **state)
+{
+    (void)state;
+    uint32_t a[40];
+    for (uint32_t i = 0; i < 40; i++) a[i] = (i * 17) % 40;   /* a permutation of 0..39 */
+    uint32_t ref[40];
+    memcpy(ref, a, sizeof a);
+    for (size_t i = 1; i < 40; i++) {   /* stable insertion sort by tens */
+        uint32_t x = ref[i];
+        size_t j = i;
+        while (j > 0 && ref[j - 1] / 10 > x / 10) { ref[j] = ref[j - 1]; j--; }
+        ref[j] = x;
+    }
+    assert_int_equal(cs_sort_by(a, 40, by_tens, NULL), 0);
+    assert_memory_equal(a, ref, sizeof a);
+}
+
+static void test_doubles(void **state)
+{
+    (void)state;
+    double a[] = { 0.3, -0.0, 0.1, 0.0, 0.3, -2.5, 1e-300 };
+    cs_sort_doubles(a, 7);
+    const double want[] = { -2.5, -0.0, 0.0, 1e-300, 0.1, 0.3, 0.3 };
+    for (int i = 0; i < 7; i++) assert_true(memcmp(&a[i], &want[i], sizeof a[i]) == 0);
+
+    /* descending rows: both paths (comparison and radix, above 64 values) give the sorted row */
+    uint64_t seed = 99;
+    for (size_t n = 5; n <= 1000; n = n * 3 + 1) {
+        double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *b = malloc(n * sizeof *b);
+        uint32_t *ka = malloc(n * sizeof *ka), *kb = malloc(n * sizeof *kb);
+        assert_true(x && y && b && ka && kb);
+        for (size_t i = 0; i < n; i++) x[i] = y[i] = (double)(next(&seed) % 97) / 96.0;
+        cs_sort_doubles_desc(x, n, ka, kb, b);
+        cs_sort_doubles_desc(y, n, NULL, NULL, NULL);
+        for (size_t i = 1; i < n; i++) assert_true(x[i - 1] >= x[i]);
+        assert_memory_equal(x, y, n * sizeof *x);
+        free(x); free(y); free(b); free(ka); free(kb);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_u64_stable),
+        cmocka_unit_test(test_u32_and_order),
+        cmocka_unit_test(test_by_comparator_stable),
+        cmocka_unit_test(test_doubles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
