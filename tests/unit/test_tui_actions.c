@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "session/flags.h"
 #include "tui/actions.h"
 #include "tui/prompt.h"
 #include "tui/state.h"
@@ -24,7 +25,7 @@ static void test_keys_unique_and_documented(void **state)
     const tui_action *a = tui_actions(&n);
     assert_true(n > 15);
     for (size_t i = 0; i < n; i++) {
-        if (!a[i].handler) { assert_non_null(a[i].flag); continue; }  /* flag-only rows */
+        assert_non_null(a[i].handler);   /* every row is a key (flags live in session/flags.c) */
         assert_non_null(a[i].help);
         assert_non_null(a[i].key_label);
         assert_true(a[i].keys[0] != 0);
@@ -152,11 +153,11 @@ static void test_command_line(void **state)
     tui_command_line(&st, buf, sizeof buf);
     assert_non_null(strstr(buf, "--binning kdtree --gamma 0.1 "));
     char q[64] = "";
-    tui_shell_quote(q, sizeof q, "it's");
+    ss_shell_quote(q, sizeof q, "it's");
     assert_string_equal(q, "'it'\\''s'");
     /* control bytes: $'...' with \xNN, which pastes back as the same name (issue 15.10) */
     q[0] = 0;
-    tui_shell_quote(q, sizeof q, "a\x1b[31mb's\\.csv");
+    ss_shell_quote(q, sizeof q, "a\x1b[31mb's\\.csv");
     assert_string_equal(q, "$'a\\x1b[31mb\\'s\\\\.csv'");
 }
 
