@@ -185,7 +185,7 @@ static void draw_help(tui_state *st, const tui_layout *l)
         tui_text(y, 0, l->cols, CH_ROLE_LABEL, "-- ? for more --");
     else if (y < l->lines - 1)
         tui_text(y, 0, l->cols, CH_ROLE_LABEL,
-                 "ACE = mean gap over non-empty bins (seed 003), not Nixon's adaptive ACE.");
+                 "ACE = mean gap over non-empty bins, not Nixon's adaptive ACE.");
 }
 
 /* The command line, broken at spaces into lines ending in " \\" so a copied block pastes as

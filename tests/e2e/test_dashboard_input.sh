@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the dashboard's input edges in tmux at 80x24: data on stdin with the keys
 # from /dev/tty, a terminal on stdin refused, user text (file names) escaped on screen, the
-# load-error screen's advice, the selection prompt at its length limit, and a fatal signal
-# leaving the terminal usable. Every wait polls for a state; LIVENESS only catches hangs.
+# load-error screen's advice, loading flags and `:`, a terminal curses cannot drive (TERM), the
+# selection prompt at its length limit, and a fatal signal leaving the terminal usable. Every wait polls for a state; LIVENESS only catches hangs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK_BASE="calscope-input-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
@@ -65,6 +65,35 @@ check_screen "bad row: located error in place" 'bad_row\.csv:3:2: '
 check_screen "bad row: --skip-bad-rows advice" '\(--skip-bad-rows loads the good rows; f switches file; q quits\)'
 T send-keys q
 check_screen "quit after a bad-row screen" '^EXITED 0'
+
+# ---- loading flags act in the dashboard and `:` repeats them (one flag table) ----
+shell
+type_line "'$BIN' --skip-bad-rows $TMP/bad_row.csv; echo EXITED \$?"
+check_screen "--skip-bad-rows in the dashboard: the good rows load" 'bad_row\.csv \[1/1\].*ready'
+T send-keys :
+check_screen "':' repeats the loading flag" '--skip-bad-rows [^ ]*bad_row\.csv'
+T send-keys Escape q
+check_screen "quit after ':'" '^EXITED 0'
+
+# ---- a terminal curses cannot draw on is refused before curses starts, naming the report ----
+shell
+type_line "TERM=dumb '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "TERM=dumb: refused with status 2" '^EXITED 2'
+want='calscope: TERM=dumb: this terminal cannot move the cursor, so the dashboard cannot draw on it; set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
+got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+if [ "$got" = "$want" ]; then ok "TERM=dumb: message verbatim, nothing else on screen"; else not_ok "TERM=dumb: message verbatim, nothing else on screen" "got:  $got" "want: $want"; fi
+shell
+type_line "TERM=no-such-term '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "unknown TERM: refused with status 2" '^EXITED 2'
+want='calscope: TERM=no-such-term: unknown terminal type (no terminfo entry); set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
+got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+if [ "$got" = "$want" ]; then ok "unknown TERM: message verbatim"; else not_ok "unknown TERM: message verbatim" "got:  $got" "want: $want"; fi
+shell
+type_line "env -u TERM '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "TERM unset: refused with status 2" '^EXITED 2'
+want='calscope: TERM is not set, so the dashboard cannot draw; set it to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
+got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+if [ "$got" = "$want" ]; then ok "TERM unset: message verbatim"; else not_ok "TERM unset: message verbatim" "got:  $got" "want: $want"; fi
 
 # ---- the selection prompt never cuts silently ----
 shell
