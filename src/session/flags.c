@@ -299,36 +299,35 @@ static int p_recal(ss_opts *o, const char *val)
     return 0;
 }
 
-static int p_reference(ss_opts *o, const char *v)
+/* A whole-number flag lo..hi: "FLAG: 'V' is not WHAT" otherwise. */
+static int whole_flag(ss_opts *o, const char *flag, const char *v, long lo, long hi, int *out, const char *what)
 {
     long l;
-    if (whole(v, 1, 100000, &l)) return ss_usage_error(o->front, "--reference: '%s' is not a method number (1 = the first file)", v);
-    o->methods.reference = (int)l;
+    if (whole(v, lo, hi, &l)) return ss_usage_error(o->front, "%s: '%s' is not %s", flag, v, what);
+    *out = (int)l;
     return 0;
+}
+
+static int p_reference(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--reference", v, 1, 100000, &o->methods.reference, "a method number (1 = the first file)");
 }
 
 static int p_compare_k(ss_opts *o, const char *v)
 {
-    long l;
-    if (whole(v, 1, 100000, &l)) return ss_usage_error(o->front, "--compare-k: '%s' is not a k >= 1", v);
-    o->methods.k = (int)l;
-    return 0;
+    return whole_flag(o, "--compare-k", v, 1, 100000, &o->methods.k, "a k >= 1");
 }
 
 static int p_recal_folds(ss_opts *o, const char *v)
 {
-    long l;
-    if (whole(v, 2, CS_RECAL_MAX_FOLDS, &l)) return ss_usage_error(o->front, "--recal-folds: '%s' is not a fold count in 2..%d", v, CS_RECAL_MAX_FOLDS);
-    o->methods.folds = (int)l;
-    return 0;
+    char what[64];
+    snprintf(what, sizeof what, "a fold count in 2..%d", CS_RECAL_MAX_FOLDS);
+    return whole_flag(o, "--recal-folds", v, 2, CS_RECAL_MAX_FOLDS, &o->methods.folds, what);
 }
 
 static int p_recal_bins(ss_opts *o, const char *v)
 {
-    long l;
-    if (whole(v, 1, 100000, &l)) return ss_usage_error(o->front, "--recal-bins: '%s' is not a bin count in 1..100000", v);
-    o->methods.bins = (int)l;
-    return 0;
+    return whole_flag(o, "--recal-bins", v, 1, 100000, &o->methods.bins, "a bin count in 1..100000");
 }
 
 static int p_recal_split(ss_opts *o, const char *val)

@@ -23,6 +23,12 @@ shell() {
 }
 type_line() { T send-keys -l "$1"; T send-keys Enter; }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
+# expect_message NAME WANT: the screen, without the shell's lines, is exactly WANT (one message)
+expect_message() {
+    local got
+    got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+    if [ "$got" = "$2" ]; then ok "$1"; else not_ok "$1" "got:  $got" "want: $2"; fi
+}
 check_not_screen() {
     if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
 }
@@ -38,9 +44,7 @@ check_screen "stdin: q (read from /dev/tty) quits with status 0" '^EXITED 0'
 shell
 type_line "'$BIN' -; echo EXITED \$?"
 check_screen "stdin is a terminal: refused with status 2" '^EXITED 2'
-want='calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
-got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
-if [ "$got" = "$want" ]; then ok "stdin is a terminal: message verbatim"; else not_ok "stdin is a terminal: message verbatim" "got:  $got" "want: $want"; fi
+expect_message "stdin is a terminal: message verbatim" 'calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
 type_line "'$BIN' - - </dev/null; echo EXITED \$?"
 check_screen "stdin named twice: usage error" 'calscope: -: standard input can be read only once'
 
@@ -79,21 +83,15 @@ check_screen "quit after ':'" '^EXITED 0'
 shell
 type_line "TERM=dumb '$BIN' '$SAMPLE'; echo EXITED \$?"
 check_screen "TERM=dumb: refused with status 2" '^EXITED 2'
-want='calscope: TERM=dumb: this terminal cannot move the cursor, so the dashboard cannot draw on it; set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
-got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
-if [ "$got" = "$want" ]; then ok "TERM=dumb: message verbatim, nothing else on screen"; else not_ok "TERM=dumb: message verbatim, nothing else on screen" "got:  $got" "want: $want"; fi
+expect_message "TERM=dumb: message verbatim, nothing else on screen" 'calscope: TERM=dumb: this terminal cannot move the cursor, so the dashboard cannot draw on it; set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 shell
 type_line "TERM=no-such-term '$BIN' '$SAMPLE'; echo EXITED \$?"
 check_screen "unknown TERM: refused with status 2" '^EXITED 2'
-want='calscope: TERM=no-such-term: unknown terminal type (no terminfo entry); set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
-got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
-if [ "$got" = "$want" ]; then ok "unknown TERM: message verbatim"; else not_ok "unknown TERM: message verbatim" "got:  $got" "want: $want"; fi
+expect_message "unknown TERM: message verbatim" 'calscope: TERM=no-such-term: unknown terminal type (no terminfo entry); set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 shell
 type_line "env -u TERM '$BIN' '$SAMPLE'; echo EXITED \$?"
 check_screen "TERM unset: refused with status 2" '^EXITED 2'
-want='calscope: TERM is not set, so the dashboard cannot draw; set it to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
-got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
-if [ "$got" = "$want" ]; then ok "TERM unset: message verbatim"; else not_ok "TERM unset: message verbatim" "got:  $got" "want: $want"; fi
+expect_message "TERM unset: message verbatim" 'calscope: TERM is not set, so the dashboard cannot draw; set it to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 
 # ---- the selection prompt never cuts silently ----
 shell
