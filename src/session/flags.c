@@ -121,15 +121,21 @@ static int p_delimiter(ss_opts *o, const char *v)
     return 0;
 }
 
-/* One rule for both front ends: any value a uint64_t holds. */
-static int p_seed(ss_opts *o, const char *v)
+int ss_parse_seed(const char *v, uint64_t *out)
 {
     char *end;
+    const char *d = v && *v == '+' ? v + 1 : v;      /* a '+' as cs_parse_whole allows */
+    if (!d || !(*d >= '0' && *d <= '9')) return 0;
     errno = 0;
     unsigned long long s = strtoull(v, &end, 10);
-    if (end == v || *end || errno == ERANGE || v[0] == '-' || v[0] == ' ')
-        return ss_usage_error(o->front, "--seed: '%s' is not a non-negative integer", v);
-    o->seed = (uint64_t)s;
+    if (*end || errno == ERANGE) return 0;
+    *out = (uint64_t)s;
+    return 1;
+}
+
+static int p_seed(ss_opts *o, const char *v)
+{
+    if (!ss_parse_seed(v, &o->seed)) return ss_usage_error(o->front, "--seed: '%s' is not a non-negative integer", v);
     o->seed_given = 1;
     return 0;
 }

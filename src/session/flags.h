@@ -141,6 +141,10 @@ void ss_render(const ss_opts *o, char *buf, size_t size);
  * single quotes ('\'' for a quote), or as $'...' with \xNN when it holds control bytes. */
 void ss_shell_quote(char *buf, size_t size, const char *s);
 
+/* The one --seed rule (both front ends and the dashboard's typed seed): a decimal uint64_t (an
+ * optional '+', no blank). Returns 1 and sets *out, or 0. Any thread. */
+int ss_parse_seed(const char *text, uint64_t *out);
+
 /* The setting spellings the printers use, also for headers and status lines. */
 const char *ss_binning_name(cs_binning b);
 const char *ss_mixture_name(cs_mixture m);

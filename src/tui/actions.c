@@ -456,14 +456,16 @@ unsigned tui_prompt_submit(tui_state *st)
         if (v == st->settings.bins) return TUI_REDRAW;
         st->settings.bins = (int)v;
         return TUI_REDRAW | TUI_RECOMPUTE;
-    case TUI_PROMPT_SEED:
-        if (parse_long(p->text, 0, 0x7fffffffL, &v) != 0) {
+    case TUI_PROMPT_SEED: {
+        uint64_t seed;                         /* the --seed rule (session/flags.h) */
+        if (!ss_parse_seed(p->text, &seed)) {
             tui_state_message(st, 1, "seed: want a non-negative integer, got '%s'", p->text);
             return TUI_REDRAW;
         }
-        if ((unsigned long)v == st->seed) return TUI_REDRAW;
-        st->seed = (unsigned long)v;
+        if ((unsigned long)seed == st->seed) return TUI_REDRAW;
+        st->seed = (unsigned long)seed;
         return TUI_REDRAW | TUI_RECOMPUTE;
+    }
     default:
         return TUI_REDRAW;
     }

@@ -342,6 +342,14 @@ static void test_errors_verbatim(void **state)
     DASH("--seed: '-1' is not a non-negative integer", "--seed", "-1", "a.csv");
     DASH("--seed: '18446744073709551616' is not a non-negative integer", "--seed", "18446744073709551616", "a.csv");
     DASH("--seed: '1.5' is not a non-negative integer", "--seed", "1.5", "a.csv");
+    DASH("--seed: ' 5' is not a non-negative integer", "--seed", " 5", "a.csv");
+    {
+        uint64_t seed = 0;
+        assert_int_equal(ss_parse_seed("+7", &seed), 1);
+        assert_true(seed == 7);
+        assert_int_equal(ss_parse_seed("", &seed), 0);
+        assert_int_equal(ss_parse_seed("7x", &seed), 0);
+    }
     DASH("--threads: need a whole number between 0 (all cores) and 256, got '1024'", "--threads", "1024", "a.csv");
     REP("--ci: need a whole number between 1 and 100000, got '0'", "--ci", "0", "a.csv");
     DASH("--ci: need a whole number between 0 and 100000, got '100001'", "--ci", "100001", "a.csv");

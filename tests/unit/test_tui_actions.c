@@ -275,6 +275,18 @@ static void test_prompt_bins_and_seed(void **state)
     type(&st, "1234");
     tui_prompt_key(&st, '\r');
     assert_int_equal(st.seed, 1234);
+    /* the --seed rule: any 64-bit value (it stopped at 2^31 - 1), nothing signed */
+    tui_action_dispatch(&st, 'E');
+    tui_prompt_key(&st, 21);
+    type(&st, "18446744073709551615");
+    tui_prompt_key(&st, '\r');
+    assert_true(st.seed == 18446744073709551615ul);
+    tui_action_dispatch(&st, 'E');
+    tui_prompt_key(&st, 21);
+    type(&st, "-1");
+    tui_prompt_key(&st, '\r');
+    assert_true(st.seed == 18446744073709551615ul);
+    assert_string_equal(st.message, "seed: want a non-negative integer, got '-1'");
 }
 
 /* Keys added with the Cases view and the RECE-G overlay: what they change and what they ask the
