@@ -4,6 +4,9 @@
 #                         then the backend tests under TSan; ends with "N passed, N failed"
 #   make bench            benchmark against the Python reference (pandas/numpy/sklearn)
 #   make demo             opens the dashboard on two bundled samples
+#   make install          installs build/calscope and its man page under PREFIX (/usr/local;
+#                         DESTDIR too): bin/calscope, share/man/man1/calscope.1
+#   make readme-flags     rewrites the README's flag reference from the flag table
 #   make deps             installs the Debian packages the build needs (root)
 #   make fuzz             builds the fuzz targets (clang libFuzzer) and runs them for FUZZ_SECONDS
 #                         in total
@@ -31,6 +34,7 @@ ENGINE_LIBS := -lcsv -lz -lm
 
 ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
 CHART_SRC  := $(sort $(wildcard src/chart/*.c))
+SESSION_SRC := $(sort $(wildcard src/session/*.c))
 REPORT_SRC := $(sort $(wildcard src/report/*.c))
 TUI_SRC    := $(sort $(wildcard src/tui/*.c))
 MAIN_SRC   := src/main.c
@@ -45,8 +49,11 @@ UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples
-all: $(BIN)
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples install readme-flags
+all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -56,7 +63,8 @@ $(BUILD)/obj/%.o: %.c
 $(ENGINE_LIB): $(call obj,$(ENGINE_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(FRONT_LIB): $(call obj,$(CHART_SRC) $(REPORT_SRC) $(TUI_SRC))
+# The session layer (flag table) is no engine and no curses; both front ends sit on it.
+$(FRONT_LIB): $(call obj,$(SESSION_SRC) $(CHART_SRC) $(REPORT_SRC) $(TUI_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(call obj,$(MAIN_SRC)) $(FRONT_LIB) $(ENGINE_LIB)
@@ -68,6 +76,24 @@ $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT)) $(FRONT_LIB) $(ENGI
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  $<")
 	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(PKG_LIBS) $(ENGINE_LIBS)
+
+# ---- documents generated from the flag table (src/session/flags.c) ----
+$(BUILD)/gen_flags: tools/gen_flags.c $(call obj,$(SESSION_SRC)) $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(call obj,$(SESSION_SRC)) $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
+
+$(BUILD)/calscope.1: $(BUILD)/gen_flags
+	$(Q)$(BUILD)/gen_flags man > $@.tmp && mv $@.tmp $@
+
+install: $(BIN) $(BUILD)/calscope.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/calscope
+	install -m 644 $(BUILD)/calscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/calscope.1
+
+readme-flags: $(BUILD)/gen_flags
+	$(Q)tools/readme-flags.sh $(BUILD)/gen_flags README.md
+# ---- end of documents ----
 
 # Unit tests and end-to-end tests of one build variant; tools/run-tests.sh adds up the counts.
 unit: $(UNIT_BIN)

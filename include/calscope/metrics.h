@@ -103,9 +103,6 @@ cs_status cs_settings_validate(const cs_settings *s, cs_error *err);
 /* Writes the lens in its command-line spelling ("top1", "topk:5", "class:cat", ...). */
 void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size);
 
-/* Writes the settings as report flags ("--lens top1 --bins 15 ..."), for "show as command line". */
-void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size);
-
 /* Which metrics cs_evaluate computes (bit mask). */
 enum {
     CS_WANT_ACCURACY = 1u << 0,

@@ -60,90 +60,6 @@ struct rep_methods {
     cs_methods res;          /* the engine's table (owned) */
 };
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val)
-{
-    rep_methods_opts *mo = &o->methods;
-    long l;
-    if (strcmp(flag, "--recal") == 0) {
-        mo->n_recal = 0;
-        char buf[128];
-        if (strlen(val) >= sizeof buf) return rep_usage_error("--recal: list too long");
-        strcpy(buf, val);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            int m = cs_recal_from_name(t);
-            if (m < 0) return rep_usage_error("--recal: '%s' is not ts, platt, hist or iso", t);
-            for (int i = 0; i < mo->n_recal; i++)
-                if (mo->recal[i] == m) return rep_usage_error("--recal: '%s' is given twice", t);
-            mo->recal[mo->n_recal++] = m;
-        }
-        if (!mo->n_recal) return rep_usage_error("--recal: empty list");
-    } else if (strcmp(flag, "--reference") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--reference: '%s' is not a method number (1 = the first file)", val);
-        mo->reference = (int)l;
-    } else if (strcmp(flag, "--compare-k") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--compare-k: '%s' is not a k >= 1", val);
-        mo->k = (int)l;
-    } else if (strcmp(flag, "--recal-folds") == 0) {
-        if (parse_int(val, 2, CS_RECAL_MAX_FOLDS, &l)) return rep_usage_error("--recal-folds: '%s' is not a fold count in 2..%d", val, CS_RECAL_MAX_FOLDS);
-        mo->folds = (int)l;
-    } else if (strcmp(flag, "--recal-bins") == 0) {
-        if (parse_int(val, 1, 100000, &l)) return rep_usage_error("--recal-bins: '%s' is not a bin count in 1..100000", val);
-        mo->bins = (int)l;
-    } else if (strcmp(flag, "--recal-split") == 0) {
-        char *end;
-        errno = 0;
-        double v = strtod(val, &end);
-        if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
-            return rep_usage_error("--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
-        mo->split = v;
-    } else if (strcmp(flag, "--recal-split-column") == 0) {
-        const char *eq = strchr(val, '=');
-        size_t cl = eq ? (size_t)(eq - val) : strlen(val);
-        if (cl == 0) return rep_usage_error("--recal-split-column: '%s' names no column (COL or COL=FITVALUE)", val);
-        if (eq && !eq[1]) return rep_usage_error("--recal-split-column: '%s' has an empty fitting value", val);
-        if (cl >= sizeof mo->split_column || (eq && strlen(eq + 1) >= sizeof mo->split_fit))
-            return rep_usage_error("--recal-split-column: '%s' is too long", val);
-        memcpy(mo->split_column, val, cl);
-        mo->split_column[cl] = '\0';
-        snprintf(mo->split_fit, sizeof mo->split_fit, "%s", eq ? eq + 1 : "");
-    } else {
-        return -1;
-    }
-    return 0;
-}
-
-int rep_methods_check(struct rep_opts *o)
-{
-    rep_methods_opts *mo = &o->methods;
-    int recal_flags = mo->folds || mo->bins || mo->split > 0 || mo->split_column[0];
-    if (recal_flags && !mo->n_recal)
-        return rep_usage_error("--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal");
-    if (mo->split > 0 && mo->split_column[0])
-        return rep_usage_error("--recal-split and --recal-split-column both choose the fitting rows: give one");
-    if (mo->folds && (mo->split_column[0] || mo->split > 0))
-        return rep_usage_error("--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");
-    if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */
-    if (mo->n_recal) o->compare = 1;
-    if ((mo->reference || mo->k) && !o->compare) return rep_usage_error("--reference and --compare-k need --compare or --recal");
-    if (!o->compare) return 0;
-    size_t methods = o->n_files + (size_t)mo->n_recal;
-    if (methods < 2)
-        return rep_usage_error("--compare needs two or more files (A and B), or a file and --recal");
-    if (mo->reference && (size_t)mo->reference > methods)
-        return rep_usage_error("--reference %d: there are only %zu methods (files first, then recalibrations)", mo->reference, methods);
-    return 0;
-}
-
 int rep_methods_multi(const rep_methods *m)
 {
     return m && m->multi;
@@ -225,7 +141,7 @@ static int all_pair(const rep_methods *t, int *status, rep_pair_errors *pair)
     return ok;
 }
 
-rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
+rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
                              size_t n, int *status, rep_pair_errors *pair)
 {
     const rep_methods_opts *mo = &o->methods;
@@ -248,7 +164,7 @@ rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, 
     t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
     t->multi = n != 2 || mo->n_recal || t->ref != 0;
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
-    rep_lens_text(&o->settings, t->lens, sizeof t->lens);
+    cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
     cs_error_clear(&err);
 

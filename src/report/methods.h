@@ -10,21 +10,11 @@
 
 #include "calscope/dataset.h"
 #include "calscope/recal.h"
+#include "session/flags.h"
 
-/* Flags of the methods table (part of rep_opts). Zero means "default". */
-typedef struct rep_methods_opts {
-    int recal[CS_RECAL_COUNT];   /* --recal ts,platt,hist,iso: methods in the order given */
-    int n_recal;
-    int reference;               /* --reference N, 1-based over files then recalibrations */
-    int k;                       /* --compare-k K: the top-k ECE column (default 3, <= classes) */
-    int folds;                   /* --recal-folds K (default 5) */
-    int bins;                    /* --recal-bins M for hist (default 15) */
-    double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
-    char split_column[128];      /* --recal-split-column COL[=FITVALUE]: fit on the rows whose COL */
-    char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */
-} rep_methods_opts;
+/* Flags of the methods table (part of rep_opts; parsed by the flag table, session/flags.h). */
+typedef ss_methods_opts rep_methods_opts;
 
-struct rep_opts;
 typedef struct rep_methods rep_methods;
 
 /* --compare pairing refusals, as printed on stderr (for JSON "errors"). */
@@ -35,12 +25,6 @@ typedef struct rep_pair_errors {
     char msg[REP_PAIR_ERRORS][1100];   /* "FILE:LINE:COL: --compare: reason" */
 } rep_pair_errors;
 
-/* Handles the flags above for args.c: returns -1 when `flag` is not one of them, 0 when
- * applied, 2 after printing a usage error. */
-int rep_methods_flag(struct rep_opts *o, const char *flag, const char *val);
-/* Final checks once every flag is read (--recal implies --compare; at least two methods).
- * Returns 0 or 2 after printing a usage error. */
-int rep_methods_check(struct rep_opts *o);
 
 /* Builds the table from the loaded files (data[i] NULL for a file that failed; paths[i] its
  * argument). Borrows data. Every method is first paired with the reference
@@ -48,7 +32,7 @@ int rep_methods_check(struct rep_opts *o);
  * the table (rep_methods_free), or NULL when there is nothing to compare or no table may be
  * built: a method without data (its error was already printed) or one that does not pair.
  * *status is the exit status its failures imply (0, 2 or 3). */
-rep_methods *rep_methods_run(const struct rep_opts *o, cs_dataset *const *data, const char *const *paths,
+rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
                              size_t n, int *status, rep_pair_errors *pair);
 /* 1 when the table replaces the two-file "compare" output (more than two methods, a
  * recalibration, or a reference other than the first file). */

@@ -45,21 +45,21 @@ static void settings_json(FILE *out, const rep_opts *o)
     const cs_settings *s = &o->settings;
     char buf[CS_SPEC_MAX + 32];
     fputs("{\"lens\": ", out);
-    rep_lens_text(s, buf, sizeof buf);
+    cs_settings_lens_name(s, buf, sizeof buf);
     rep_json_str(out, buf);
     fprintf(out, ", \"bins\": %d, \"binning\": ", s->bins);
-    rep_json_str(out, rep_binning_text(s->binning));
+    rep_json_str(out, ss_binning_name(s->binning));
     fputs(", \"gamma\": ", out);
     rep_json_num(out, s->gamma);
     fputs(", \"sigma\": ", out);
     rep_json_num(out, s->sigma);
     fputs(", \"distance\": ", out);
-    rep_distance_text(s, buf, sizeof buf);
+    ss_distance_name(s, buf, sizeof buf);
     rep_json_str(out, buf);
     fputs(", \"select\": ", out);
     rep_json_str(out, s->select);
     fputs(", \"mixture\": ", out);
-    rep_json_str(out, rep_mixture_text(s->mixture));
+    rep_json_str(out, ss_mixture_name(s->mixture));
     fputs(", \"sum_tol\": ", out);
     rep_json_num(out, o->load.sum_tol);
     if (o->load.split_column) {   /* --recal-split-column: the column every FILE was split by */

@@ -7,6 +7,7 @@
 
 #include "chart/chart.h"
 
+<<<<<<< HEAD
 void rep_lens_text(const cs_settings *s, char *buf, size_t size)
 {
     cs_settings_lens_name(s, buf, size);
@@ -32,6 +33,20 @@ const char *rep_mixture_text(cs_mixture m)
 {
     return m == CS_MIX_GMM3 ? "gmm3" : "kde";
 }
+=======
+static const char *const metric_help[REP_M_COUNT] = {
+    "fraction of top-1 predictions that are right",
+    "expected calibration error: sum of n_b/N * gap",
+    "mean gap over non-empty bins",
+    "largest gap over non-empty bins",
+    "Gaussian-smoothed ECE (sigma, all M bins)",
+    "RECE-G over TTA observations",
+    "mean squared error, summed over classes",
+    "mean -ln p[label]",
+    "top-1 ECE with equal-mass bins",
+    "class-wise ECE, uniform bins",
+};
+>>>>>>> flags
 
 static void curve_text(FILE *out, const cs_curve *c)
 {
@@ -101,11 +116,11 @@ static void settings_line(FILE *out, const rep_opts *o)
 {
     const cs_settings *s = &o->settings;
     char lens[CS_SPEC_MAX + 16], dist[80];
-    rep_lens_text(s, lens, sizeof lens);
-    rep_distance_text(s, dist, sizeof dist);
-    fprintf(out, "  settings  lens %s, %d %s bins", lens, s->bins, rep_binning_text(s->binning));
+    cs_settings_lens_name(s, lens, sizeof lens);
+    ss_distance_name(s, dist, sizeof dist);
+    fprintf(out, "  settings  lens %s, %d %s bins", lens, s->bins, ss_binning_name(s->binning));
     if (s->binning == CS_BIN_KDTREE) fprintf(out, " (gamma %g)", s->gamma);
-    fprintf(out, ", distance %s, sigma %g, mixture %s\n", dist, s->sigma, rep_mixture_text(s->mixture));
+    fprintf(out, ", distance %s, sigma %g, mixture %s\n", dist, s->sigma, ss_mixture_name(s->mixture));
 }
 
 static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
@@ -186,20 +201,29 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
         fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
     }
+<<<<<<< HEAD
     if (f->m.curve) curve_text(out, f->m.curve);
     if (f->m.has_topk) {
         fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, rep_binning_text(o->settings.binning));
         for (size_t i = 0; i < f->m.n_topk; i++) {
             if (isfinite(f->m.topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->m.topk_k[i], f->m.topk_ece[i]);
             else fprintf(out, "  k=%-6d %10s\n", f->m.topk_k[i], "n/a");
+=======
+    if (f->curve) curve_text(out, f->curve);
+    if (f->has_topk) {
+        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
+        for (size_t i = 0; i < f->n_topk; i++) {
+            if (isfinite(f->topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->topk_k[i], f->topk_ece[i]);
+            else fprintf(out, "  k=%-6d %10s\n", f->topk_k[i], "n/a");
+>>>>>>> flags
         }
         fputc('\n', out);
     }
     if (f->m.has_likert) {
         char lens[64];
-        rep_lens_text(&o->settings, lens, sizeof lens);
+        cs_settings_lens_name(&o->settings, lens, sizeof lens);
         fprintf(out, "  Likert categories (%s, %d %s bins, distance interval:lo,hi)\n", lens,
-                o->settings.bins, rep_binning_text(o->settings.binning));
+                o->settings.bins, ss_binning_name(o->settings.binning));
         fprintf(out, "  %-16s %8s %10s\n", "category", "count", "ece");
         for (size_t i = 0; i < f->m.likert.n; i++) {
             const cs_likert_interval *iv = &f->m.likert.iv[i];
@@ -260,7 +284,7 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
 {
     if (!f->m.evaluated) return;
     char lens[CS_SPEC_MAX + 16], title[CS_SPEC_MAX + 512];
-    rep_lens_text(&o->settings, lens, sizeof lens);
+    cs_settings_lens_name(&o->settings, lens, sizeof lens);
     /* the path goes last so a long one is what gets clipped */
     const cs_bin *bins;
     size_t nb;
@@ -268,7 +292,11 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
     char whose[64] = "";
     if (strcmp(from, "calscope") != 0) snprintf(whose, sizeof whose, " (%s's)", from);
     snprintf(title, sizeof title, "Reliability: %s, %d %s bins%s, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
+<<<<<<< HEAD
              rep_binning_text(o->settings.binning), whose, f->m.result.n, f->m.result.ece, f->path);
+=======
+             ss_binning_name(o->settings.binning), whose, f->res.n, f->res.ece, f->path);
+>>>>>>> flags
     ch_buf *b = ch_buf_new(80, 24);
     if (!b) return;
     ch_reliability r = { bins, nb, 0, title, 1 };

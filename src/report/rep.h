@@ -19,8 +19,13 @@
 #include "calscope/metrics.h"
 #include "chart/cells.h"
 #include "report/methods.h"
+#include "session/flags.h"
 
-typedef enum rep_format { REP_TEXT, REP_JSON, REP_CSV } rep_format;
+/* --format (the flag table's values, session/flags.h) */
+typedef ss_format rep_format;
+#define REP_TEXT SS_FORMAT_TEXT
+#define REP_JSON SS_FORMAT_JSON
+#define REP_CSV SS_FORMAT_CSV
 
 typedef enum rep_op { REP_LE, REP_LT, REP_GE, REP_GT } rep_op;
 
@@ -31,46 +36,16 @@ typedef struct rep_check {
     double value;
 } rep_check;
 
-typedef struct rep_opts {
-    cs_settings settings;
-    cs_load_options load;
-    int select_given;
-    rep_format format;
-    int plot, ascii;
-    uint64_t seed;
-    /* given on the command line: a flag that would change nothing is refused (rep_parse_args) */
-    int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;
-    int threads;
-    int ci_repeats;        /* --ci R, 0 = none */
-    int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
-    int ci_method_given;
-    int curve;             /* 0 none, 1 size, 2 bins */
-    double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
-    size_t n_curve_x;
-    const char *curve_tok[CS_CURVE_MAX_POINTS]; /* each value as written (in argv, not owned) */
-    int curve_tok_len[CS_CURVE_MAX_POINTS];
-    int curve_list_flag;   /* 1 --fractions, 2 --bins-list given */
-    int repeats;           /* --repeats, 0 = the curve's default */
-    int replace;
-    int compare;
-    int topk[32];          /* --topk-bars; 0 = full (K) */
-    size_t n_topk;
-    int likert;            /* --likert or --likert-cuts */
-    double likert_cuts[CS_LIKERT_MAX + 1]; /* --likert-cuts; n_likert_cuts == 0: the defaults */
-    size_t n_likert_cuts;
-    rep_methods_opts methods; /* --recal, --reference, --compare-k, --recal-* (methods.c) */
-    int compat;            /* --compat: -1 none, a cs_compat_lib, or REP_COMPAT_ALL */
-    rep_check *checks;  /* owned (malloc) */
-    size_t n_checks;
-    const char **files; /* argv entries (owned array, borrowed strings) */
-    size_t n_files;
-} rep_opts;
+/* The report's options are the session layer's parse of argv (flags.h): one table for both
+ * front ends. */
+typedef ss_opts rep_opts;
 
-#define REP_COMPAT_ALL CS_COMPAT_COUNT
+#define REP_COMPAT_ALL SS_COMPAT_ALL
 
-/* Parses argv (argv[0] = "report"). Returns 0 to go on, REP_EXIT_HELP after printing --help,
- * or 2 after printing a usage error. o must be freed with rep_opts_free in every case. */
-#define REP_EXIT_HELP (-1)
+/* Parses argv (argv[0] = "report") with the flag table, --check gates included. Returns 0 to go
+ * on, REP_EXIT_HELP after printing --help, or 2 after printing a usage error. o must be freed
+ * with rep_opts_free in every case. */
+#define REP_EXIT_HELP SS_EXIT_HELP
 int rep_parse_args(int argc, char **argv, rep_opts *o);
 void rep_opts_free(rep_opts *o);
 
@@ -133,12 +108,6 @@ const char *rep_file_bins(const rep_opts *o, const rep_file *f, const cs_bin **b
                           const char **note);
 /* The --plot reliability diagram of one evaluated file, at most 80 columns. */
 void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyphs *g);
-
-/* Settings spelled as on the command line: "top1", "topk:3", "interval:0.2,0.4"... */
-void rep_lens_text(const cs_settings *s, char *buf, size_t size);
-void rep_distance_text(const cs_settings *s, char *buf, size_t size);
-const char *rep_binning_text(cs_binning b);
-const char *rep_mixture_text(cs_mixture m);
 
 /* Prints "calscope: <message>" and a pointer to --help on stderr; returns 2 (usage error). */
 int rep_usage_error(const char *fmt, ...)

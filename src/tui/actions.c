@@ -10,6 +10,7 @@
 #include "calscope/compat.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
+#include "session/flags.h"
 #include "tui/tui_curses.h"   /* KEY_* codes only */
 
 #define CTRL(c) ((c) & 0x1f)
@@ -314,122 +315,37 @@ static unsigned h_quit(tui_state *st, int key)
     return TUI_QUIT;
 }
 
-/* ---- flag values ------------------------------------------------------------------------- */
-
-static void v_lens(const tui_state *st, char *buf, size_t size) { cs_settings_lens_name(&st->settings, buf, size); }
-static void v_bins(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%d", st->settings.bins); }
-static void v_binning(const tui_state *st, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s", tui_binning_spelling(st->settings.binning));
-}
-static void v_gamma(const tui_state *st, char *buf, size_t size)
-{
-    if (st->settings.binning == CS_BIN_KDTREE) tui_fmt_double(buf, size, st->settings.gamma);
-    else buf[0] = 0;
-}
-static void v_sigma(const tui_state *st, char *buf, size_t size) { tui_fmt_double(buf, size, st->settings.sigma); }
-static void v_distance(const tui_state *st, char *buf, size_t size) { tui_distance_spelling(&st->settings, buf, size); }
-static void v_select(const tui_state *st, char *buf, size_t size) { snprintf(buf, size, "%s", st->settings.select); }
-static void v_ci(const tui_state *st, char *buf, size_t size)
-{
-    if (st->ci > 0) snprintf(buf, size, "%d", st->ci); else buf[0] = 0;
-}
-static void v_ci_method(const tui_state *st, char *buf, size_t size)
-{
-    /* only beside --ci (the report refuses it alone), and only when not the default */
-    snprintf(buf, size, "%s", st->ci > 0 && st->ci_method ? cs_ci_method_name(st->ci_method) : "");
-}
-static void v_curve(const tui_state *st, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s", st->view == TUI_VIEW_VARIANCE ? "size" : "");
-}
-static void v_repeats(const tui_state *st, char *buf, size_t size)
-{
-    if (st->view == TUI_VIEW_VARIANCE) snprintf(buf, size, "%d", st->repeats); else buf[0] = 0;
-}
-static int methods_shown(const tui_state *st)
-{
-    return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
-           st->n_files + (size_t)st->n_recal >= 2;
-}
-static void v_compare(const tui_state *st, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s", methods_shown(st) && st->n_recal == 0 ? "on" : "");
-}
-static void v_recal(const tui_state *st, char *buf, size_t size)
-{
-    buf[0] = 0;
-    for (int i = 0; i < st->n_recal && methods_shown(st); i++) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, size - n, "%s%s", i ? "," : "", cs_recal_name(st->recal[i]));
-    }
-}
-static void v_reference(const tui_state *st, char *buf, size_t size)
-{
-    if (methods_shown(st) && st->active > 0) snprintf(buf, size, "%zu", st->active + 1);
-    else buf[0] = 0;
-}
-/* --seed only where the command has something random: the report refuses it otherwise */
-static void v_seed(const tui_state *st, char *buf, size_t size)
-{
-    char any[CS_SPEC_MAX];
-    void (*const random[])(const tui_state *, char *, size_t) = { v_ci, v_curve, v_compare, v_recal };
-    buf[0] = 0;
-    for (size_t i = 0; i < sizeof random / sizeof random[0]; i++) {
-        random[i](st, any, sizeof any);
-        if (any[0]) { snprintf(buf, size, "%lu", st->seed); return; }
-    }
-}
-static void v_compat(const tui_state *st, char *buf, size_t size)
-{
-    if (st->compat && st->view == TUI_VIEW_RELIABILITY)
-        snprintf(buf, size, "%s", cs_compat_name((cs_compat_lib)st->compat_lib));
-    else
-        buf[0] = 0;
-}
-
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const tui_action actions[] = {
     { { '1', '2', '3', '4', '5', '6' }, "1-6", "view", h_view,
-      "views (the tabs on the top row)", NULL, NULL, 0 },
-    { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)", NULL, NULL, 0 },
-    { { 'l' }, "l", "lens", h_lens, "next lens (top1 topk class ...)", "--lens", v_lens, 0 },
-    { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down", NULL, NULL, 0 },
-    { { 'c', 'C' }, "c C", "class", h_class, "class next / prev (lens, views)", NULL, NULL, 0 },
-    { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down", "--bins", v_bins, 0 },
-    { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins", NULL, NULL, 0 },
-    { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass > kdtree",
-      "--binning", v_binning, 0 },
-    { { 0 }, "", "gamma", NULL, NULL, "--gamma", v_gamma, 0 },
-    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G/M kernel sigma up / down", "--sigma", v_sigma, 0 },
-    { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max", "--distance", v_distance, 0 },
-    { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off",
-      NULL, NULL, 0 },
-    { { '/' }, "/", "select", h_select, "selection (Up/Down: history)",
-      "--select", v_select, 0 },
-    { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous", NULL, NULL, 0 },
-    { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off", "--ci", v_ci, 0 },
-    { { 0 }, "", "interval method", NULL, NULL, "--ci-method", v_ci_method, 0 },
-    { { 0 }, "", "curve", NULL, NULL, "--curve", v_curve, 0 },
-    { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down", "--repeats", v_repeats, 0 },
+      "views (the tabs on the top row)" },
+    { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)" },
+    { { 'l' }, "l", "lens", h_lens, "next lens (top1 topk class ...)" },
+    { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down" },
+    { { 'c', 'C' }, "c C", "class", h_class, "class next / prev (lens, views)" },
+    { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down" },
+    { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins" },
+    { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass > kdtree" },
+    { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G/M kernel sigma up / down" },
+    { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max" },
+    { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off" },
+    { { '/' }, "/", "select", h_select, "selection (Up/Down: history)" },
+    { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous" },
+    { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off" },
+    { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down" },
     { { 't', 'T' }, "t T", "recalibrate", h_recal,
-      "add ts/platt/hist/iso of the active file; T drops", "--recal", v_recal, 0 },
-    { { 0 }, "", "compare", NULL, NULL, "--compare", v_compare, 1 },
-    { { 0 }, "", "reference", NULL, NULL, "--reference", v_reference, 0 },
-    { { 'p' }, "p", "compare panel", h_cmp_panel, "Compare: diagrams > methods > rankings+mass",
-      NULL, NULL, 0 },
-    { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric",
-      NULL, NULL, 0 },
-    { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library",
-      "--compat", v_compat, 0 },
-    { { 'e' }, "e", "seed", h_seed, "next random seed", "--seed", v_seed, 0 },
-    { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed", NULL, NULL, 0 },
-    { { ':' }, ":", "command line", h_cmdline, "settings as a report command", NULL, NULL, 0 },
-    { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help", NULL, NULL, 0 },
-    { { 27 }, "Esc", "close", h_escape, "close help / messages", NULL, NULL, 0 },
-    { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen", NULL, NULL, 0 },
-    { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-job)", NULL, NULL, 0 },
+      "add ts/platt/hist/iso of the active file; T drops" },
+    { { 'p' }, "p", "compare panel", h_cmp_panel, "Compare: diagrams > methods > rankings+mass" },
+    { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric" },
+    { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library" },
+    { { 'e' }, "e", "seed", h_seed, "next random seed" },
+    { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed" },
+    { { ':' }, ":", "command line", h_cmdline, "settings as a report command" },
+    { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help" },
+    { { 27 }, "Esc", "close", h_escape, "close help / messages" },
+    { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen" },
+    { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-job)" },
 };
 
 const tui_action *tui_actions(size_t *count)
@@ -457,71 +373,47 @@ unsigned tui_action_dispatch(tui_state *st, int key)
 
 /* ---- command line ------------------------------------------------------------------------ */
 
-static void append(char *buf, size_t size, const char *s)
+/* The methods table is on screen: the Compare view's methods or rankings panel, two methods. */
+static int methods_shown(const tui_state *st)
 {
-    size_t n = strlen(buf);
-    if (n + 1 >= size) return;
-    snprintf(buf + n, size - n, "%s", s);
+    return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
+           st->n_files + (size_t)st->n_recal >= 2;
 }
 
-void tui_shell_quote(char *buf, size_t size, const char *s)
+/* What is on screen as report options: the settings, the loading flags, and the curve, the
+ * comparison or the compat table only when their view shows them. The flag table renders it. */
+static void screen_opts(const tui_state *st, ss_opts *o, const char **files)
 {
-    int plain = s[0] != 0;
-    for (const char *c = s; *c; c++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/=+-@%", *c))
-            plain = 0;
-    if (plain) { append(buf, size, s); return; }
-    int controls = 0;
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) controls |= *c < 0x20 || *c == 0x7f;
-    if (controls) {
-        /* $'...' (bash, zsh, ksh, POSIX.1-2024 sh): the control bytes as \xNN paste back as
-         * the same bytes, and the overlay shows no raw control */
-        append(buf, size, "$'");
-        for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-            char one[8];
-            if (*c < 0x20 || *c == 0x7f) snprintf(one, sizeof one, "\\x%02x", *c);
-            else if (*c == '\'' || *c == '\\') snprintf(one, sizeof one, "\\%c", *c);
-            else snprintf(one, sizeof one, "%c", *c);
-            append(buf, size, one);
-        }
-        append(buf, size, "'");
-        return;
+    memset(o, 0, sizeof *o);
+    ss_opts_init(o, SS_DASH);
+    o->settings = st->settings;
+    o->load = st->load;
+    o->ci_repeats = st->ci;
+    o->ci_method = st->ci_method;
+    if (st->view == TUI_VIEW_VARIANCE) {
+        o->curve = 1;
+        o->repeats = st->repeats;
     }
-    append(buf, size, "'");
-    for (const char *c = s; *c; c++) {
-        char one[2] = { *c, 0 };
-        append(buf, size, *c == '\'' ? "'\\''" : one);
+    if (methods_shown(st)) {
+        o->compare = 1;
+        for (int i = 0; i < st->n_recal && i < CS_RECAL_COUNT; i++) o->methods.recal[i] = st->recal[i];
+        o->methods.n_recal = st->n_recal < CS_RECAL_COUNT ? st->n_recal : CS_RECAL_COUNT;
+        if (st->active > 0) o->methods.reference = (int)st->active + 1;
     }
-    append(buf, size, "'");
+    if (st->compat && st->view == TUI_VIEW_RELIABILITY) o->compat = st->compat_lib;
+    o->seed = st->seed;
+    o->seed_given = 1;                 /* printed only where something is random */
+    for (size_t f = 0; f < st->n_files; f++) files[f] = st->paths[f];
+    o->files = files;
+    o->n_files = st->n_files;
 }
 
 void tui_command_line(const tui_state *st, char *buf, size_t size)
 {
-    if (size == 0) return;
-    buf[0] = 0;
-    append(buf, size, "calscope report");
-    const char *seen[64];
-    size_t n_seen = 0;
-    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) {
-        const tui_action *a = &actions[i];
-        if (!a->flag || !a->value) continue;
-        int dup = 0;
-        for (size_t j = 0; j < n_seen; j++) if (strcmp(seen[j], a->flag) == 0) dup = 1;
-        if (dup) continue;
-        if (n_seen < 64) seen[n_seen++] = a->flag;
-        char val[CS_SPEC_MAX + 64];
-        a->value(st, val, sizeof val);
-        if (!val[0]) continue;
-        append(buf, size, " ");
-        append(buf, size, a->flag);
-        if (a->flag_only) continue;
-        append(buf, size, " ");
-        tui_shell_quote(buf, size, val);
-    }
-    for (size_t f = 0; f < st->n_files; f++) {
-        append(buf, size, " ");
-        tui_shell_quote(buf, size, st->paths[f]);
-    }
+    ss_opts o;
+    const char *files[TUI_MAX_FILES];
+    screen_opts(st, &o, files);
+    ss_render(&o, buf, size);
 }
 
 /* ---- prompt submit ----------------------------------------------------------------------- */
@@ -564,14 +456,16 @@ unsigned tui_prompt_submit(tui_state *st)
         if (v == st->settings.bins) return TUI_REDRAW;
         st->settings.bins = (int)v;
         return TUI_REDRAW | TUI_RECOMPUTE;
-    case TUI_PROMPT_SEED:
-        if (parse_long(p->text, 0, 0x7fffffffL, &v) != 0) {
+    case TUI_PROMPT_SEED: {
+        uint64_t seed;                         /* the --seed rule (session/flags.h) */
+        if (!ss_parse_seed(p->text, &seed)) {
             tui_state_message(st, 1, "seed: want a non-negative integer, got '%s'", p->text);
             return TUI_REDRAW;
         }
-        if ((unsigned long)v == st->seed) return TUI_REDRAW;
-        st->seed = (unsigned long)v;
+        if ((unsigned long)seed == st->seed) return TUI_REDRAW;
+        st->seed = (unsigned long)seed;
         return TUI_REDRAW | TUI_RECOMPUTE;
+    }
     default:
         return TUI_REDRAW;
     }

@@ -1,6 +1,7 @@
-/* The one action table of the dashboard: keys, handlers, the `?` help and the `:` command line
- * all come from it (htop Action.c, nnn bindings[]). No curses calls here (key codes only), so
- * the table is unit-tested without a terminal. UI thread only. */
+/* The one action table of the dashboard: keys, handlers and the `?` help come from it (htop
+ * Action.c, nnn bindings[]); the `:` command line comes from the flag table (session/flags.h).
+ * No curses calls here (key codes only), so the table is unit-tested without a terminal. UI
+ * thread only. */
 #ifndef CALSCOPE_TUI_ACTIONS_H
 #define CALSCOPE_TUI_ACTIONS_H
 
@@ -9,8 +10,6 @@
 #include "tui/state.h"
 
 typedef unsigned (*tui_handler)(tui_state *st, int key);
-/* Writes the flag's value for the current state into buf; an empty string leaves the flag out. */
-typedef void (*tui_flag_value)(const tui_state *st, char *buf, size_t size);
 
 #define TUI_ACTION_KEYS 8
 
@@ -20,9 +19,6 @@ typedef struct tui_action {
     const char *name;          /* short name ("bins") */
     tui_handler handler;
     const char *help;          /* one line of help */
-    const char *flag;          /* report flag this setting prints as ("--bins"), or NULL */
-    tui_flag_value value;      /* the flag's value (NULL with flag NULL) */
-    int flag_only;             /* 1: a non-empty value prints the flag alone ("--compare") */
 } tui_action;
 
 /* The table and its length. */
@@ -34,12 +30,9 @@ const tui_action *tui_action_for_key(int key);
 /* Runs the action bound to key (returns its dirty flags; 0 for an unbound key). */
 unsigned tui_action_dispatch(tui_state *st, int key);
 
-/* Writes the settings as the equivalent `calscope report ...` command line (all loaded files
- * at the end). Flags come from the table in table order, each flag once. */
+/* Writes the `calscope report ...` command line that reproduces what is on screen (all loaded
+ * files at the end), rendered by the session layer's flag table (ss_render). */
 void tui_command_line(const tui_state *st, char *buf, size_t size);
-
-/* Appends `s` to buf shell-quoted when it needs quoting (single quotes). */
-void tui_shell_quote(char *buf, size_t size, const char *s);
 
 /* Called by the prompt on Enter: applies the typed text. Returns dirty flags; on a bad value the
  * old setting is kept and st->message explains (with a caret line for selections). */

@@ -1,4 +1,4 @@
-/* The dashboard: argument parsing, the event loop, and drawing the frame (tabs, status line,
+/* The dashboard: the event loop and drawing the frame (tabs, status line,
  * prompt, overlays) around the current view.
  *
  * One thread owns curses. The loop polls stdin and the backend's wake-up pipe together; keys and
@@ -20,8 +20,8 @@
 #include "calscope/backend.h"
 #include "calscope/load.h"
 #include "calscope/select.h"
-#include "calscope/version.h"
 #include "chart/cells.h"
+#include "session/flags.h"
 #include "tui/actions.h"
 #include "tui/blit.h"
 #include "tui/layout.h"
@@ -31,143 +31,11 @@
 #include "tui/tui_curses.h"
 #include "tui/views.h"
 
-static const char usage_text[] =
-"Usage: calscope [OPTIONS] FILE...        the dashboard (press ? inside for the keys)\n"
-"       cat FILE | calscope [OPTIONS] -    data from standard input, keys from /dev/tty\n"
-"       calscope report [OPTIONS] FILE... headless report (calscope report --help)\n"
-"\n"
-"  --ascii             ASCII glyphs even when the locale is UTF-8\n"
-"  --no-color          monochrome theme (also when NO_COLOR is set)\n"
-"  --lens L  --bins M  --binning B  --gamma G  --sigma S  --distance D  --mixture X\n"
-"  --select 'EXPR'     initial settings, spelled as for `calscope report`\n"
-"  --ci R              bootstrap intervals in the metrics table (0 = off, the default)\n"
-"  --ci-method M       percentile|basic|bca (default percentile; ! marks an interval\n"
-"                      that misses its value: see calscope report --help)\n"
-"  --repeats R         variance curve repeats (default 20)\n"
-"  --seed N  --threads N\n"
-"  --sum-tol T  --renormalize  --skip-bad-rows   loading, as for `calscope report`\n"
-"\n"
-"CALSCOPE_TRACE=FILE writes key-to-draw latencies (microseconds), one line per key.\n";
-
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- arguments --------------------------------------------------------------------------- */
-
-/* The options that take a value: anything else starting with '-' is unknown, and must not
- * swallow the next argument (a file name) as its value. */
-static int is_valued_option(const char *name)
-{
-    static const char *const valued[] = {
-        "--lens", "--binning", "--distance", "--mixture", "--bins", "--gamma", "--sigma",
-        "--select", "--ci", "--ci-method", "--repeats", "--seed", "--threads", "--sum-tol", NULL
-    };
-    for (const char *const *v = valued; *v; v++)
-        if (strcmp(*v, name) == 0) return 1;
-    return 0;
-}
-
-static int usage_error(const char *what, const char *detail)
-{
-    fprintf(stderr, "calscope: %s%s%s\nTry `calscope --help`.\n", what, detail ? ": " : "",
-            detail ? detail : "");
-    return 2;
-}
-
-static int parse_num(const char *t, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (errno || end == t || *end || !(v >= lo && v <= hi)) return -1;
-    *out = v;
-    return 0;
-}
-
-/* Returns -1 on success, else the exit status. */
-static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
-{
-    int files_only = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (files_only || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (st->n_files == TUI_MAX_FILES) return usage_error("too many files (at most 8)", NULL);
-            for (size_t f = 0; f < st->n_files && strcmp(a, "-") == 0; f++)
-                if (strcmp(st->paths[f], "-") == 0)
-                    return usage_error("-", "standard input can be read only once");
-            st->paths[st->n_files++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) { files_only = 1; continue; }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return 0; }
-        if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return 0; }
-        if (strcmp(a, "--ascii") == 0) { st->ascii = 1; continue; }
-        if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) { st->no_color = 1; continue; }
-        if (strcmp(a, "--renormalize") == 0) { lo->renormalize = 1; continue; }
-        if (strcmp(a, "--skip-bad-rows") == 0) { lo->skip_bad_rows = 1; continue; }
-        /* options with a value: --opt VALUE or --opt=VALUE */
-        char name[64];
-        const char *val = NULL;
-        const char *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
-            if (!is_valued_option(name)) return usage_error("unknown option", name);
-            if (i + 1 >= argc) return usage_error("missing value for", a);
-            val = argv[++i];
-        }
-        cs_error err;
-        cs_error_clear(&err);
-        cs_status s = CS_OK;
-        double d;
-        cs_settings *set = &st->settings;
-        if (strcmp(name, "--lens") == 0) s = cs_settings_set_lens(set, val, &err);
-        else if (strcmp(name, "--binning") == 0) s = cs_settings_set_binning(set, val, &err);
-        else if (strcmp(name, "--distance") == 0) s = cs_settings_set_distance(set, val, &err);
-        else if (strcmp(name, "--mixture") == 0) s = cs_settings_set_mixture(set, val, &err);
-        else if (strcmp(name, "--bins") == 0) s = cs_settings_set_bins(set, val, &err);
-        else if (strcmp(name, "--gamma") == 0) s = cs_settings_set_gamma(set, val, &err);
-        else if (strcmp(name, "--sigma") == 0) s = cs_settings_set_sigma(set, val, &err);
-        else if (strcmp(name, "--select") == 0) {
-            if (strlen(val) >= sizeof set->select) return usage_error("--select too long", NULL);
-            snprintf(set->select, sizeof set->select, "%s", val);
-        } else if (strcmp(name, "--ci") == 0) {
-            /* the report's bounds (settings.c); 0 = off here */
-            int r = 0;
-            if ((s = cs_parse_resamples("--ci", val, 0, &r, &err)) == CS_OK) {
-                st->ci = r;
-                if (r > 0) st->ci_on = r;
-            }
-        } else if (strcmp(name, "--ci-method") == 0) {
-            int cm = cs_ci_method_from_name(val);
-            if (cm < 0) return usage_error("--ci-method: not percentile, basic or bca", val);
-            st->ci_method = cm;
-        } else if (strcmp(name, "--repeats") == 0) {
-            s = cs_parse_resamples("--repeats", val, 1, &st->repeats, &err);
-        } else if (strcmp(name, "--seed") == 0) {
-            if (parse_num(val, 0, 4294967295.0, &d) || d != (double)(unsigned long)d)
-                return usage_error("bad --seed", val);
-            st->seed = (unsigned long)d;
-        } else if (strcmp(name, "--threads") == 0) {
-            s = cs_parse_threads(val, &st->threads, &err);
-        } else if (strcmp(name, "--sum-tol") == 0) {
-            s = cs_parse_sum_tol(val, &lo->sum_tol, &err);
-        } else {
-            return usage_error("unknown option", name);
-        }
-        if (s != CS_OK) return usage_error(err.msg, NULL);
-    }
-    if (st->n_files == 0) return usage_error("no input file", "give one or more prediction CSVs");
-    if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
-    if (st->settings.lens == CS_LENS_CLASS) st->klass = atoi(st->settings.lens_arg + (st->settings.lens_arg[0] == '#'));
-    return -1;
 }
 
 /* ---- drawing ----------------------------------------------------------------------------- */
@@ -317,7 +185,7 @@ static void draw_help(tui_state *st, const tui_layout *l)
         tui_text(y, 0, l->cols, CH_ROLE_LABEL, "-- ? for more --");
     else if (y < l->lines - 1)
         tui_text(y, 0, l->cols, CH_ROLE_LABEL,
-                 "ACE = mean gap over non-empty bins (seed 003), not Nixon's adaptive ACE.");
+                 "ACE = mean gap over non-empty bins, not Nixon's adaptive ACE.");
 }
 
 /* The command line, broken at spaces into lines ending in " \\" so a copied block pastes as
@@ -476,6 +344,8 @@ static int open_terminal(const tui_state *st)
                         "headless output\n");
         return 2;
     }
+    int term = tui_term_check();
+    if (term >= 0) return term;
     if (data_on_stdin) {
         key_tty = fopen("/dev/tty", "r");
         if (!key_tty) {
@@ -523,10 +393,12 @@ int tui_main(int argc, char **argv)
     static app A;
     app *a = &A;
     tui_state_init(&a->st);
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    int rc = parse_args(argc, argv, &a->st, &lo);
-    if (rc >= 0) return rc;
+    ss_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = ss_parse(argc, argv, SS_DASH, &o);
+    if (rc == 0) tui_state_from_opts(&a->st, &o);
+    ss_opts_free(&o);                             /* the paths are argv's */
+    if (rc) return rc == SS_EXIT_HELP ? 0 : rc;
     rc = open_terminal(&a->st);
     if (rc >= 0) return rc;
     a->g = ch_glyphs_pick(a->st.ascii);          /* setlocale(LC_CTYPE, "") happens here */
@@ -539,7 +411,7 @@ int tui_main(int argc, char **argv)
     a->backend = cs_backend_new(a->st.threads, &err);
     if (!a->backend) { fprintf(stderr, "calscope: %s\n", err.msg); return 3; }
     char msg[1024];
-    if (tui_model_init(&a->m, a->backend, &a->st, &lo, msg, sizeof msg) != 0) {
+    if (tui_model_init(&a->m, a->backend, &a->st, &a->st.load, msg, sizeof msg) != 0) {
         cs_backend_free(a->backend);
         fprintf(stderr, "calscope: %s\n", msg);
         return 3;

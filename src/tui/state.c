@@ -1,6 +1,8 @@
 /* Dashboard state: defaults and the command-line spellings of settings. UI thread only. */
 #include "tui/state.h"
 
+#include "session/flags.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ void tui_state_init(tui_state *st)
     st->seed = 0;
     st->prompt.hist_pos = -1;
     st->cmp_col = 1;             /* the methods table focuses ECE */
+    cs_load_options_default(&st->load);
 }
 
 const char *tui_view_name(tui_view v)
@@ -37,41 +40,35 @@ const char *tui_view_name(tui_view v)
     return (unsigned)v < TUI_VIEW_COUNT ? names[v] : "?";
 }
 
-void tui_fmt_double(char *buf, size_t size, double v)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
-
-
+/* The flag table's spellings (session/flags.h), so the status line says what `:` prints. */
 const char *tui_binning_spelling(cs_binning b)
 {
-    switch (b) {
-    case CS_BIN_UNIFORM: return "uniform";
-    case CS_BIN_MASS: return "mass";
-    case CS_BIN_KDTREE: return "kdtree";
-    }
-    return "?";
+    return ss_binning_name(b);
 }
 
 void tui_distance_spelling(const cs_settings *s, char *buf, size_t size)
 {
-    switch (s->distance) {
-    case CS_DIST_TVD: snprintf(buf, size, "tvd"); break;
-    case CS_DIST_L2: snprintf(buf, size, "l2"); break;
-    case CS_DIST_MAX: snprintf(buf, size, "max"); break;
-    case CS_DIST_INTERVAL:
-    {
-        char lo[32], hi[32];
-        tui_fmt_double(lo, sizeof lo, s->interval_lo);
-        tui_fmt_double(hi, sizeof hi, s->interval_hi);
-        snprintf(buf, size, "interval:%s,%s", lo, hi);
-    }
-        break;
-    default: snprintf(buf, size, "?"); break;
-    }
+    ss_distance_name(s, buf, size);
+}
+
+void tui_state_from_opts(tui_state *st, const ss_opts *o)
+{
+    st->settings = o->settings;
+    st->load = o->load;
+    st->load.split_column = NULL;         /* the dashboard has no held-out split */
+    st->ascii = o->ascii;
+    st->no_color = o->no_color;
+    for (size_t f = 0; f < o->n_files && f < TUI_MAX_FILES; f++) st->paths[f] = o->files[f];
+    st->n_files = o->n_files < TUI_MAX_FILES ? o->n_files : TUI_MAX_FILES;
+    st->ci = o->ci_repeats;
+    if (o->ci_repeats > 0) st->ci_on = o->ci_repeats;
+    st->ci_method = o->ci_method;
+    if (o->repeats) st->repeats = o->repeats;
+    st->seed = (unsigned long)o->seed;
+    st->threads = o->threads;
+    if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
+    if (st->settings.lens == CS_LENS_CLASS)
+        st->klass = atoi(st->settings.lens_arg + (st->settings.lens_arg[0] == '#'));
 }
 
 void tui_state_message(tui_state *st, int is_error, const char *fmt, ...)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "calscope/load.h"
 #include "calscope/metrics.h"
 
 typedef enum tui_view {
@@ -68,6 +69,7 @@ typedef struct tui_state {
     int repeats;                /* variance curve repeats */
     unsigned long seed;
     int threads;                /* 0 = backend default */
+    cs_load_options load;       /* --sum-tol, --renormalize, ... as given (the `:` line repeats them) */
 
     /* Methods (Compare view): recalibrations of the active file shown beside the loaded files,
      * in the order added (cs_recal_method values); the active file is the reference. */
@@ -92,11 +94,14 @@ void tui_state_init(tui_state *st);
 /* Short name of a view ("Reliability", ...). */
 const char *tui_view_name(tui_view v);
 
+/* Spellings of the binning and the distance (the flag table's, session/flags.h). */
 const char *tui_binning_spelling(cs_binning b);
 void tui_distance_spelling(const cs_settings *s, char *buf, size_t size);
 
-/* Shortest "%.{15,16,17}g" spelling of v that reads back as the same double. */
-void tui_fmt_double(char *buf, size_t size, double v);
+struct ss_opts;
+/* The dashboard's start state from its parsed argv (session/flags.h): settings, files, loading
+ * options, --ci/--ci-method/--repeats/--seed/--threads, --ascii/--no-color. */
+void tui_state_from_opts(tui_state *st, const struct ss_opts *o);
 
 /* Sets st->message (printf-style). */
 void tui_state_message(tui_state *st, int is_error, const char *fmt, ...)

@@ -29,7 +29,7 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
     if (r->w < 20) return;
     int y = r->y;
     tui_text(y++, r->x, r->w, CH_ROLE_TITLE, "Likert: confidence intervals");
-    tui_text(y++, r->x, r->w, CH_ROLE_LABEL, "interval distance, seed 002 5.3");
+    tui_text(y++, r->x, r->w, CH_ROLE_LABEL, "ECE under the interval distance");
     cs_lens_kind lk = c->st->settings.lens;
     if (lk != CS_LENS_TOP1 && lk != CS_LENS_TOPK && lk != CS_LENS_CLASS) {
         tui_text(y + 1, r->x, r->w, CH_ROLE_WARNING, "needs a top1/topk/class lens");

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests of the dashboard's input edges in tmux at 80x24: data on stdin with the keys
 # from /dev/tty, a terminal on stdin refused, user text (file names) escaped on screen, the
-# load-error screen's advice, the selection prompt at its length limit, and a fatal signal
-# leaving the terminal usable. Every wait polls for a state; LIVENESS only catches hangs.
+# load-error screen's advice, loading flags and `:`, a terminal curses cannot drive (TERM), the
+# selection prompt at its length limit, and a fatal signal leaving the terminal usable. Every wait polls for a state; LIVENESS only catches hangs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK_BASE="calscope-input-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
@@ -23,6 +23,12 @@ shell() {
 }
 type_line() { T send-keys -l "$1"; T send-keys Enter; }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
+# expect_message NAME WANT: the screen, without the shell's lines, is exactly WANT (one message)
+expect_message() {
+    local got
+    got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
+    if [ "$got" = "$2" ]; then ok "$1"; else not_ok "$1" "got:  $got" "want: $2"; fi
+}
 check_not_screen() {
     if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
 }
@@ -38,9 +44,7 @@ check_screen "stdin: q (read from /dev/tty) quits with status 0" '^EXITED 0'
 shell
 type_line "'$BIN' -; echo EXITED \$?"
 check_screen "stdin is a terminal: refused with status 2" '^EXITED 2'
-want='calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
-got=$(printf '%s' "$SCREEN" | grep -v '^\$' | grep -v '^EXITED' | tr -d '\n')
-if [ "$got" = "$want" ]; then ok "stdin is a terminal: message verbatim"; else not_ok "stdin is a terminal: message verbatim" "got:  $got" "want: $want"; fi
+expect_message "stdin is a terminal: message verbatim" 'calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
 type_line "'$BIN' - - </dev/null; echo EXITED \$?"
 check_screen "stdin named twice: usage error" 'calscope: -: standard input can be read only once'
 
@@ -65,6 +69,29 @@ check_screen "bad row: located error in place" 'bad_row\.csv:3:2: '
 check_screen "bad row: --skip-bad-rows advice" '\(--skip-bad-rows loads the good rows; f switches file; q quits\)'
 T send-keys q
 check_screen "quit after a bad-row screen" '^EXITED 0'
+
+# ---- loading flags act in the dashboard and `:` repeats them (one flag table) ----
+shell
+type_line "'$BIN' --skip-bad-rows $TMP/bad_row.csv; echo EXITED \$?"
+check_screen "--skip-bad-rows in the dashboard: the good rows load" 'bad_row\.csv \[1/1\].*ready'
+T send-keys :
+check_screen "':' repeats the loading flag" '--skip-bad-rows [^ ]*bad_row\.csv'
+T send-keys Escape q
+check_screen "quit after ':'" '^EXITED 0'
+
+# ---- a terminal curses cannot draw on is refused before curses starts, naming the report ----
+shell
+type_line "TERM=dumb '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "TERM=dumb: refused with status 2" '^EXITED 2'
+expect_message "TERM=dumb: message verbatim, nothing else on screen" 'calscope: TERM=dumb: this terminal cannot move the cursor, so the dashboard cannot draw on it; set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
+shell
+type_line "TERM=no-such-term '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "unknown TERM: refused with status 2" '^EXITED 2'
+expect_message "unknown TERM: message verbatim" 'calscope: TERM=no-such-term: unknown terminal type (no terminfo entry); set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
+shell
+type_line "env -u TERM '$BIN' '$SAMPLE'; echo EXITED \$?"
+check_screen "TERM unset: refused with status 2" '^EXITED 2'
+expect_message "TERM unset: message verbatim" 'calscope: TERM is not set, so the dashboard cannot draw; set it to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 
 # ---- the selection prompt never cuts silently ----
 shell

@@ -272,7 +272,7 @@ if command -v tmux >/dev/null; then
     else not_ok "dashboard ':' shows the command line" "$SCREEN"; fi
     T send-keys Escape q
     dash --ci-method jackknife samples/digits_ts.csv
-    check_screen "dashboard: unknown --ci-method refused" 'calscope: --ci-method: not percentile, basic or bca: jackknife'
+    check_screen "dashboard: unknown --ci-method refused" "calscope: --ci-method: 'jackknife' is not percentile, basic or bca"
     check_screen "dashboard: unknown --ci-method exits 2" 'EXITED 2'
     dash "$TMP/probs.csv" "$TMP/logits.csv"
     T send-keys 5

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "calscope/recal.h"
 #include "tui/actions.h"
 #include "tui/prompt.h"
 #include "tui/state.h"
@@ -24,7 +25,7 @@ static void test_keys_unique_and_documented(void **state)
     const tui_action *a = tui_actions(&n);
     assert_true(n > 15);
     for (size_t i = 0; i < n; i++) {
-        if (!a[i].handler) { assert_non_null(a[i].flag); continue; }  /* flag-only rows */
+        assert_non_null(a[i].handler);   /* every row is a key (flags live in session/flags.c) */
         assert_non_null(a[i].help);
         assert_non_null(a[i].key_label);
         assert_true(a[i].keys[0] != 0);
@@ -151,13 +152,24 @@ static void test_command_line(void **state)
     st.settings.binning = CS_BIN_KDTREE;
     tui_command_line(&st, buf, sizeof buf);
     assert_non_null(strstr(buf, "--binning kdtree --gamma 0.1 "));
-    char q[64] = "";
-    tui_shell_quote(q, sizeof q, "it's");
-    assert_string_equal(q, "'it'\\''s'");
-    /* control bytes: $'...' with \xNN, which pastes back as the same name (issue 15.10) */
-    q[0] = 0;
-    tui_shell_quote(q, sizeof q, "a\x1b[31mb's\\.csv");
-    assert_string_equal(q, "$'a\\x1b[31mb\\'s\\\\.csv'");
+    /* file names are quoted by the flag table's one rule (test_flags.c) */
+    st.paths[0] = "it's.csv";
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, " 'it'\\''s.csv' 'my file.csv'"));
+    /* the loading flags the dashboard was started with load the files the same way */
+    st.load.skip_bad_rows = 1;
+    st.load.sum_tol = 0.01;
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, " --sum-tol 0.01 --skip-bad-rows --ci 200 "));
+    /* the Compare view's methods panel: the recalibration and the reference it shows */
+    st.view = TUI_VIEW_COMPARE;
+    st.cmp_panel = TUI_CMP_TABLE;
+    st.recal[0] = CS_RECAL_TS;
+    st.n_recal = 1;
+    st.active = 1;
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, " --ci 200 --recal ts --reference 2 --seed 1 "));
+    assert_null(strstr(buf, "--curve"));           /* not on screen any more */
 }
 
 /* A selection longer than the settings hold: the keys past the limit are refused with a
@@ -263,6 +275,18 @@ static void test_prompt_bins_and_seed(void **state)
     type(&st, "1234");
     tui_prompt_key(&st, '\r');
     assert_int_equal(st.seed, 1234);
+    /* the --seed rule: any 64-bit value (it stopped at 2^31 - 1), nothing signed */
+    tui_action_dispatch(&st, 'E');
+    tui_prompt_key(&st, 21);
+    type(&st, "18446744073709551615");
+    tui_prompt_key(&st, '\r');
+    assert_true(st.seed == 18446744073709551615ul);
+    tui_action_dispatch(&st, 'E');
+    tui_prompt_key(&st, 21);
+    type(&st, "-1");
+    tui_prompt_key(&st, '\r');
+    assert_true(st.seed == 18446744073709551615ul);
+    assert_string_equal(st.message, "seed: want a non-negative integer, got '-1'");
 }
 
 /* Keys added with the Cases view and the RECE-G overlay: what they change and what they ask the

@@ -1,4 +1,5 @@
-/* Settings: SPEC defaults, the command-line spellings and their inverse (format_flags). */
+/* Settings: SPEC defaults and the parsers of their command-line spellings (the flag table,
+ * src/session/flags.c, renders them back). */
 #include "calscope/metrics.h"
 #include "calscope/resample.h"
 
@@ -254,69 +255,4 @@ void cs_format_number(char *out, size_t size, double v)
         snprintf(out, size, "%.*g", prec, v);
         if (strtod(out, NULL) == v) return;
     }
-}
-
-/* Single-quotes a shell word: ' becomes '\'' . */
-static size_t put_quoted(char *out, size_t size, size_t pos, const char *w)
-{
-    const char *p = w;
-    int plain = *w != '\0';
-    for (; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              strchr("_-.:,+/=", *p)))
-            plain = 0;
-    char tmp[CS_SPEC_MAX * 4 + 8];
-    size_t n = 0;
-    if (plain) {
-        n = (size_t)snprintf(tmp, sizeof tmp, "%s", w);
-    } else {
-        tmp[n++] = '\'';
-        for (p = w; *p && n + 5 < sizeof tmp; p++) {
-            if (*p == '\'') { memcpy(tmp + n, "'\\''", 4); n += 4; }
-            else tmp[n++] = *p;
-        }
-        tmp[n++] = '\'';
-        tmp[n] = '\0';
-    }
-    if (pos < size) snprintf(out + pos, size - pos, "%s", tmp);
-    return pos + n;
-}
-
-void cs_settings_format_flags(const cs_settings *s, char *buf, size_t size)
-{
-    if (!size) return;
-    buf[0] = '\0';
-    char lens[CS_SPEC_MAX + 16], g[40], sg[40], lo[40], hi[40];
-    cs_settings_lens_name(s, lens, sizeof lens);
-    cs_format_number(g, sizeof g, s->gamma);
-    cs_format_number(sg, sizeof sg, s->sigma);
-    size_t pos = 0;
-#define PUT(...) do { if (pos < size) pos += (size_t)snprintf(buf + pos, size - pos, __VA_ARGS__); } while (0)
-    PUT("--lens ");
-    pos = put_quoted(buf, size, pos, lens);
-    static const char *const binning[] = {"uniform", "mass", "kdtree"};
-    static const char *const mixture[] = {"kde", "gmm3"};
-    PUT(" --bins %d --binning %s", s->bins, binning[s->binning <= CS_BIN_KDTREE ? s->binning : 0]);
-    if (s->binning == CS_BIN_KDTREE) PUT(" --gamma %s", g);
-    PUT(" --sigma %s --distance ", sg);
-    switch (s->distance) {
-    case CS_DIST_L2: PUT("l2"); break;
-    case CS_DIST_MAX: PUT("max"); break;
-    case CS_DIST_INTERVAL:
-        cs_format_number(lo, sizeof lo, s->interval_lo);
-        cs_format_number(hi, sizeof hi, s->interval_hi);
-        PUT("interval:%s,%s", lo, hi);
-        break;
-    default: PUT("tvd"); break;
-    }
-    PUT(" --mixture %s", mixture[s->mixture <= CS_MIX_GMM3 ? s->mixture : 0]);
-    int has_select = 0;
-    for (const char *c = s->select; *c; c++)
-        if (*c != ' ' && *c != '\t') has_select = 1;
-    if (has_select) {
-        PUT(" --select ");
-        if (pos < size) pos = put_quoted(buf, size, pos, s->select);
-    }
-#undef PUT
-    if (pos >= size) buf[size - 1] = '\0';
 }

@@ -1,0 +1,630 @@
+/* The flag table (flags.h): each flag's parser and printer beside its help text, so that
+ * parsing, `--help`, the man page, the README reference and the dashboard's `:` line cannot
+ * drift apart. Parsers print their usage error (ss_usage_error) and return 2. */
+#include "session/flags.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SEC_METRIC = SS_SEC_METRIC, SEC_OUTPUT = SS_SEC_OUTPUT, SEC_INPUT = SS_SEC_INPUT,
+       SEC_RESAMPLING = SS_SEC_RESAMPLING, SEC_OTHER = SS_SEC_OTHER };
+
+static int bad(const ss_opts *o, const cs_error *err)
+{
+    return ss_usage_error(o->front, "%s", err->msg);
+}
+
+#define ENGINE_SETTER(fn, setter)                                                               \
+    static int fn(ss_opts *o, const char *v)                                                    \
+    {                                                                                           \
+        cs_error err;                                                                           \
+        cs_error_clear(&err);                                                                   \
+        return setter(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);                       \
+    }
+ENGINE_SETTER(p_lens, cs_settings_set_lens)
+ENGINE_SETTER(p_bins, cs_settings_set_bins)
+ENGINE_SETTER(p_binning, cs_settings_set_binning)
+ENGINE_SETTER(p_distance, cs_settings_set_distance)
+#undef ENGINE_SETTER
+
+static int p_gamma(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_settings_set_gamma(&o->settings, v, &err) != CS_OK) return bad(o, &err);
+    o->gamma_given = 1;
+    return 0;
+}
+
+static int p_sigma(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    return cs_settings_set_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
+}
+
+static int p_mixture(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_settings_set_mixture(&o->settings, v, &err) != CS_OK) return bad(o, &err);
+    o->mixture_given = 1;
+    return 0;
+}
+
+static int p_select(ss_opts *o, const char *v)
+{
+    if (strlen(v) >= sizeof o->settings.select) return ss_usage_error(o->front, "--select: expression too long");
+    strcpy(o->settings.select, v);
+    o->select_given = 1;
+    return 0;
+}
+
+static int p_format(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "text") == 0) o->format = SS_FORMAT_TEXT;
+    else if (strcmp(v, "json") == 0) o->format = SS_FORMAT_JSON;
+    else if (strcmp(v, "csv") == 0) o->format = SS_FORMAT_CSV;
+    else return ss_usage_error(o->front, "--format: '%s' is not text, json or csv", v);
+    return 0;
+}
+
+static int p_plot(ss_opts *o, const char *v) { (void)v; o->plot = 1; return 0; }
+static int p_ascii(ss_opts *o, const char *v) { (void)v; o->ascii = 1; return 0; }
+static int p_no_color(ss_opts *o, const char *v) { (void)v; o->no_color = 1; return 0; }
+static int p_renormalize(ss_opts *o, const char *v) { (void)v; o->load.renormalize = 1; return 0; }
+static int p_skip_bad_rows(ss_opts *o, const char *v) { (void)v; o->load.skip_bad_rows = 1; return 0; }
+static int p_no_header(ss_opts *o, const char *v) { (void)v; o->load.no_header = 1; return 0; }
+static int p_replace(ss_opts *o, const char *v) { (void)v; o->replace = 1; return 0; }
+static int p_compare(ss_opts *o, const char *v) { (void)v; o->compare = 1; return 0; }
+static int p_likert(ss_opts *o, const char *v) { (void)v; o->likert = 1; return 0; }
+
+static int p_check(ss_opts *o, const char *v)
+{
+    const char **n = realloc(o->check_text, (o->n_checks + 1) * sizeof *n);
+    if (!n) return ss_usage_error(o->front, "out of memory");
+    o->check_text = n;
+    if (o->check_fn) {
+        int rc = o->check_fn(o, v);     /* appends to o->checks */
+        if (rc) return rc;
+    }
+    o->check_text[o->n_checks++] = v;
+    return 0;
+}
+
+static int p_sum_tol(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_parse_sum_tol(v, &o->load.sum_tol, &err) != CS_OK) return bad(o, &err);
+    o->sum_tol_given = 1;
+    return 0;
+}
+
+static int p_label_col(ss_opts *o, const char *v)
+{
+    long l;
+    if (!cs_parse_whole(v, 1, 1000000, &l)) return ss_usage_error(o->front, "--label-col: '%s' is not a column number (1, 2, ...)", v);
+    o->load.label_col = (int)l;
+    o->label_col_given = 1;
+    return 0;
+}
+
+static int p_delimiter(ss_opts *o, const char *v)
+{
+    if (strcmp(v, ",") == 0 || strcmp(v, "comma") == 0) o->load.delimiter = ',';
+    else if (strcmp(v, ";") == 0 || strcmp(v, "semicolon") == 0) o->load.delimiter = ';';
+    else if (strcmp(v, "\t") == 0 || strcmp(v, "tab") == 0 || strcmp(v, "\\t") == 0) o->load.delimiter = '\t';
+    else return ss_usage_error(o->front, "--delimiter: '%s' is not , ; or tab", v);
+    return 0;
+}
+
+int ss_parse_seed(const char *v, uint64_t *out)
+{
+    char *end;
+    const char *d = v && *v == '+' ? v + 1 : v;      /* a '+' as cs_parse_whole allows */
+    if (!d || !(*d >= '0' && *d <= '9')) return 0;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 10);
+    if (*end || errno == ERANGE) return 0;
+    *out = (uint64_t)s;
+    return 1;
+}
+
+static int p_seed(ss_opts *o, const char *v)
+{
+    if (!ss_parse_seed(v, &o->seed)) return ss_usage_error(o->front, "--seed: '%s' is not a non-negative integer", v);
+    o->seed_given = 1;
+    return 0;
+}
+
+static int p_threads(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_parse_threads(v, &o->threads, &err) != CS_OK) return bad(o, &err);
+    o->threads_given = 1;
+    return 0;
+}
+
+/* The dashboard's --ci 0 means "off" (its `i` key turns intervals on); the report has no off. */
+static int p_ci(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    long lo = o->front == SS_DASH ? 0 : 1;
+    return cs_parse_resamples("--ci", v, lo, &o->ci_repeats, &err) == CS_OK ? 0 : bad(o, &err);
+}
+
+static int p_ci_method(ss_opts *o, const char *v)
+{
+    int m = cs_ci_method_from_name(v);
+    if (m < 0) return ss_usage_error(o->front, "--ci-method: '%s' is not percentile, basic or bca", v);
+    o->ci_method = m;
+    o->ci_method_given = 1;
+    return 0;
+}
+
+static int p_repeats(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    return cs_parse_resamples("--repeats", v, 1, &o->repeats, &err) == CS_OK ? 0 : bad(o, &err);
+}
+
+static int p_curve(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "size") == 0) o->curve = 1;
+    else if (strcmp(v, "bins") == 0) o->curve = 2;
+    else return ss_usage_error(o->front, "--curve: '%s' is not size or bins", v);
+    return 0;
+}
+
+/* --fractions 0.01,0.1,1 (or 1%,10%,100%) / --bins-list 5,10,15 (gamma values with kd-tree
+ * binning). Each value keeps its token for messages and the printer; the ranges are checked
+ * against the curve kind and the binning once every flag is read (parse.c). */
+static int parse_list(ss_opts *o, const char *flag, const char *val)
+{
+    int fractions = strcmp(flag, "--fractions") == 0;
+    o->n_curve_x = 0;
+    const char *p = val;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char tok[64];
+        if (len == 0 || len >= sizeof tok) return ss_usage_error(o->front, "%s: bad number '%.*s' in '%s'", flag, (int)(len < sizeof tok ? len : sizeof tok - 1), p, val);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        double v;
+        int pct = fractions && len > 1 && tok[len - 1] == '%';
+        if (pct) tok[len - 1] = '\0';
+        if (!cs_parse_number(tok, &v)) return ss_usage_error(o->front, "%s: bad number '%.*s' in '%s'", flag, (int)len, p, val);
+        if (pct) v /= 100;
+        if (o->n_curve_x >= CS_CURVE_MAX_POINTS) return ss_usage_error(o->front, "%s: at most %d values", flag, CS_CURVE_MAX_POINTS);
+        o->curve_tok[o->n_curve_x] = p;
+        o->curve_tok_len[o->n_curve_x] = (int)len;
+        o->curve_x[o->n_curve_x++] = v;
+        if (p[len] == '\0') break;
+        p += len + 1;
+    }
+    o->curve_list_flag = fractions ? 1 : 2;
+    return 0;
+}
+static int p_fractions(ss_opts *o, const char *v) { return parse_list(o, "--fractions", v); }
+static int p_bins_list(ss_opts *o, const char *v) { return parse_list(o, "--bins-list", v); }
+
+/* --topk-bars 1,2,3,5,10,full */
+static int p_topk_bars(ss_opts *o, const char *val)
+{
+    o->n_topk = 0;
+    const char *p = val;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char tok[16];
+        long k = 0;
+        if (len == 4 && strncmp(p, "full", 4) == 0) k = 0;
+        else {
+            if (len == 0 || len >= sizeof tok) return ss_usage_error(o->front, "--topk-bars: bad k '%.*s' in '%s' (a whole number k >= 1, or full)", (int)(len < sizeof tok ? len : sizeof tok - 1), p, val);
+            memcpy(tok, p, len);
+            tok[len] = '\0';
+            if (!cs_parse_whole(tok, 1, 100000, &k)) return ss_usage_error(o->front, "--topk-bars: bad k '%s' in '%s' (a whole number k >= 1, or full)", tok, val);
+        }
+        if (o->n_topk >= SS_TOPK_MAX) return ss_usage_error(o->front, "--topk-bars: at most %d values", SS_TOPK_MAX);
+        o->topk[o->n_topk++] = (int)k;
+        if (p[len] == '\0') break;
+        p += len + 1;
+    }
+    return 0;
+}
+
+/* --likert-cuts 0,0.2,0.8,1 */
+static int p_likert_cuts(ss_opts *o, const char *val)
+{
+    o->n_likert_cuts = 0;
+    const char *p = val, *prev = NULL;
+    int prev_len = 0;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        char tok[64];
+        double v;
+        if (len >= sizeof tok) return ss_usage_error(o->front, "--likert-cuts: bad number '%.*s' in '%s'", (int)(sizeof tok - 1), p, val);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (!cs_parse_number(tok, &v)) return ss_usage_error(o->front, "--likert-cuts: bad number '%s' in '%s'", tok, val);
+        if (v < 0 || v > 1) return ss_usage_error(o->front, "--likert-cuts: '%s' is not in [0, 1]", tok);
+        if (o->n_likert_cuts >= CS_LIKERT_MAX + 1) return ss_usage_error(o->front, "--likert-cuts: at most %d cut points", CS_LIKERT_MAX + 1);
+        if (o->n_likert_cuts && !(v > o->likert_cuts[o->n_likert_cuts - 1]))
+            return ss_usage_error(o->front, "--likert-cuts: cut points must increase ('%.*s' then '%s')", prev_len, prev, tok);
+        o->likert_cuts[o->n_likert_cuts++] = v;
+        prev = p;
+        prev_len = (int)len;
+        if (p[len] != ',') break;
+        p += len + 1;
+    }
+    if (o->n_likert_cuts < 2) return ss_usage_error(o->front, "--likert-cuts: need at least 2 cut points, got '%s'", val);
+    o->likert = 1;
+    return 0;
+}
+
+static int p_compat(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "all") == 0) o->compat = SS_COMPAT_ALL;
+    else if ((o->compat = cs_compat_from_name(v)) < 0)
+        return ss_usage_error(o->front, "--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", v);
+    return 0;
+}
+
+/* ---- the methods table's flags ----------------------------------------------------------- */
+
+static int whole(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int p_recal(ss_opts *o, const char *val)
+{
+    ss_methods_opts *mo = &o->methods;
+    mo->n_recal = 0;
+    char buf[128];
+    if (strlen(val) >= sizeof buf) return ss_usage_error(o->front, "--recal: list too long");
+    strcpy(buf, val);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int m = cs_recal_from_name(t);
+        if (m < 0) return ss_usage_error(o->front, "--recal: '%s' is not ts, platt, hist or iso", t);
+        for (int i = 0; i < mo->n_recal; i++)
+            if (mo->recal[i] == m) return ss_usage_error(o->front, "--recal: '%s' is given twice", t);
+        mo->recal[mo->n_recal++] = m;
+    }
+    if (!mo->n_recal) return ss_usage_error(o->front, "--recal: empty list");
+    return 0;
+}
+
+/* A whole-number flag lo..hi: "FLAG: 'V' is not WHAT" otherwise. */
+static int whole_flag(ss_opts *o, const char *flag, const char *v, long lo, long hi, int *out, const char *what)
+{
+    long l;
+    if (whole(v, lo, hi, &l)) return ss_usage_error(o->front, "%s: '%s' is not %s", flag, v, what);
+    *out = (int)l;
+    return 0;
+}
+
+static int p_reference(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--reference", v, 1, 100000, &o->methods.reference, "a method number (1 = the first file)");
+}
+
+static int p_compare_k(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--compare-k", v, 1, 100000, &o->methods.k, "a k >= 1");
+}
+
+static int p_recal_folds(ss_opts *o, const char *v)
+{
+    char what[64];
+    snprintf(what, sizeof what, "a fold count in 2..%d", CS_RECAL_MAX_FOLDS);
+    return whole_flag(o, "--recal-folds", v, 2, CS_RECAL_MAX_FOLDS, &o->methods.folds, what);
+}
+
+static int p_recal_bins(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--recal-bins", v, 1, 100000, &o->methods.bins, "a bin count in 1..100000");
+}
+
+static int p_recal_split(ss_opts *o, const char *val)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
+        return ss_usage_error(o->front, "--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
+    o->methods.split = v;
+    return 0;
+}
+
+static int p_recal_split_column(ss_opts *o, const char *val)
+{
+    ss_methods_opts *mo = &o->methods;
+    const char *eq = strchr(val, '=');
+    size_t cl = eq ? (size_t)(eq - val) : strlen(val);
+    if (cl == 0) return ss_usage_error(o->front, "--recal-split-column: '%s' names no column (COL or COL=FITVALUE)", val);
+    if (eq && !eq[1]) return ss_usage_error(o->front, "--recal-split-column: '%s' has an empty fitting value", val);
+    if (cl >= sizeof mo->split_column || (eq && strlen(eq + 1) >= sizeof mo->split_fit))
+        return ss_usage_error(o->front, "--recal-split-column: '%s' is too long", val);
+    memcpy(mo->split_column, val, cl);
+    mo->split_column[cl] = '\0';
+    snprintf(mo->split_fit, sizeof mo->split_fit, "%s", eq ? eq + 1 : "");
+    return 0;
+}
+
+/* ---- printers: the value that reproduces o, "" to leave the flag out --------------------- */
+
+#define PR(fn) static void fn(const ss_opts *o, size_t i, char *b, size_t n)
+#define SAY(...) snprintf(b, n, __VA_ARGS__)
+
+static int resampled(const ss_opts *o) { return o->ci_repeats || o->curve || o->compare || o->methods.n_recal; }
+static void num(char *b, size_t n, double v) { cs_format_number(b, n, v); }
+
+/* The settings that decide every number are always written, so the line stays right if a
+ * default ever changes; the rest only when they differ from the default. */
+PR(q_lens) { (void)i; cs_settings_lens_name(&o->settings, b, n); }
+PR(q_bins) { (void)i; SAY("%d", o->settings.bins); }
+PR(q_binning) { (void)i; SAY("%s", ss_binning_name(o->settings.binning)); }
+PR(q_gamma) { (void)i; if (o->settings.binning == CS_BIN_KDTREE) num(b, n, o->settings.gamma); else SAY("%s", ""); }
+PR(q_sigma) { (void)i; num(b, n, o->settings.sigma); }
+PR(q_mixture) { (void)i; SAY("%s", o->settings.mixture != CS_MIX_KDE ? ss_mixture_name(o->settings.mixture) : ""); }
+PR(q_distance) { (void)i; ss_distance_name(&o->settings, b, n); }
+PR(q_select)
+{
+    (void)i;
+    int blank = 1;
+    for (const char *c = o->settings.select; *c; c++) blank &= *c == ' ' || *c == '\t';
+    SAY("%s", blank ? "" : o->settings.select);
+}
+PR(q_format)
+{
+    (void)i;
+    SAY("%s", o->format == SS_FORMAT_JSON ? "json" : o->format == SS_FORMAT_CSV ? "csv" : "");
+}
+PR(q_plot) { (void)i; SAY("%s", o->plot ? "on" : ""); }
+PR(q_ascii) { (void)i; SAY("%s", o->ascii && o->plot ? "on" : ""); }   /* the report's --ascii needs --plot */
+PR(q_check) { SAY("%s", i < o->n_checks ? o->check_text[i] : ""); }
+PR(q_sum_tol)
+{
+    (void)i;
+    cs_load_options d;
+    cs_load_options_default(&d);
+    if (o->load.sum_tol != d.sum_tol && !o->load.renormalize) num(b, n, o->load.sum_tol);
+    else SAY("%s", "");
+}
+PR(q_renormalize) { (void)i; SAY("%s", o->load.renormalize ? "on" : ""); }
+PR(q_skip_bad_rows) { (void)i; SAY("%s", o->load.skip_bad_rows ? "on" : ""); }
+PR(q_no_header) { (void)i; SAY("%s", o->load.no_header ? "on" : ""); }
+PR(q_label_col) { (void)i; if (o->load.no_header && o->load.label_col > 1) SAY("%d", o->load.label_col); else SAY("%s", ""); }
+PR(q_delimiter)
+{
+    (void)i;
+    char d = o->load.delimiter;
+    SAY("%s", d == ',' ? "," : d == ';' ? ";" : d == '\t' ? "tab" : "");
+}
+PR(q_ci) { (void)i; if (o->ci_repeats > 0) SAY("%d", o->ci_repeats); else SAY("%s", ""); }
+PR(q_ci_method)
+{
+    (void)i;
+    SAY("%s", o->ci_method && (o->ci_repeats > 0 || o->compare || o->methods.n_recal) ? cs_ci_method_name(o->ci_method) : "");
+}
+PR(q_curve) { (void)i; SAY("%s", o->curve == 1 ? "size" : o->curve == 2 ? "bins" : ""); }
+static void tokens(const ss_opts *o, int which, char *b, size_t n)
+{
+    b[0] = '\0';
+    if (o->curve_list_flag != which) return;
+    size_t pos = 0;
+    for (size_t k = 0; k < o->n_curve_x && pos < n; k++)
+        pos += (size_t)snprintf(b + pos, n - pos, "%s%.*s", k ? "," : "", o->curve_tok_len[k], o->curve_tok[k]);
+}
+PR(q_fractions) { (void)i; tokens(o, 1, b, n); }
+PR(q_bins_list) { (void)i; tokens(o, 2, b, n); }
+PR(q_repeats) { (void)i; if (o->repeats && (o->curve || o->compare || o->methods.n_recal)) SAY("%d", o->repeats); else SAY("%s", ""); }
+PR(q_replace) { (void)i; SAY("%s", o->replace ? "on" : ""); }
+PR(q_compare) { (void)i; SAY("%s", o->compare && !o->methods.n_recal ? "on" : ""); }   /* --recal implies it */
+PR(q_recal)
+{
+    (void)i;
+    b[0] = '\0';
+    size_t pos = 0;
+    for (int k = 0; k < o->methods.n_recal && pos < n; k++)
+        pos += (size_t)snprintf(b + pos, n - pos, "%s%s", k ? "," : "", cs_recal_name(o->methods.recal[k]));
+}
+PR(q_recal_folds) { (void)i; if (o->methods.folds) SAY("%d", o->methods.folds); else SAY("%s", ""); }
+PR(q_recal_bins) { (void)i; if (o->methods.bins) SAY("%d", o->methods.bins); else SAY("%s", ""); }
+PR(q_recal_split) { (void)i; if (o->methods.split > 0) num(b, n, o->methods.split); else SAY("%s", ""); }
+PR(q_recal_split_column)
+{
+    (void)i;
+    const ss_methods_opts *mo = &o->methods;
+    SAY("%s%s%s", mo->split_column, mo->split_fit[0] ? "=" : "", mo->split_fit);
+}
+PR(q_reference) { (void)i; if (o->methods.reference) SAY("%d", o->methods.reference); else SAY("%s", ""); }
+PR(q_compare_k) { (void)i; if (o->methods.k) SAY("%d", o->methods.k); else SAY("%s", ""); }
+PR(q_topk_bars)
+{
+    (void)i;
+    b[0] = '\0';
+    size_t pos = 0;
+    for (size_t k = 0; k < o->n_topk && pos < n; k++) {
+        if (o->topk[k]) pos += (size_t)snprintf(b + pos, n - pos, "%s%d", k ? "," : "", o->topk[k]);
+        else pos += (size_t)snprintf(b + pos, n - pos, "%sfull", k ? "," : "");
+    }
+}
+PR(q_likert) { (void)i; SAY("%s", o->likert && !o->n_likert_cuts ? "on" : ""); }
+PR(q_likert_cuts)
+{
+    (void)i;
+    b[0] = '\0';
+    size_t pos = 0;
+    for (size_t k = 0; k < o->n_likert_cuts && pos < n; k++) {
+        char v[40];
+        num(v, sizeof v, o->likert_cuts[k]);
+        pos += (size_t)snprintf(b + pos, n - pos, "%s%s", k ? "," : "", v);
+    }
+}
+/* --seed and --threads only where the command has something random: the report refuses them
+ * otherwise */
+PR(q_seed) { (void)i; if (resampled(o) && (o->seed_given || o->seed)) SAY("%llu", (unsigned long long)o->seed); else SAY("%s", ""); }
+PR(q_threads) { (void)i; if (resampled(o) && o->threads_given) SAY("%d", o->threads); else SAY("%s", ""); }
+PR(q_compat)
+{
+    (void)i;
+    SAY("%s", o->compat == SS_COMPAT_ALL ? "all" : o->compat >= 0 ? cs_compat_name((cs_compat_lib)o->compat) : "");
+}
+PR(q_no_color) { (void)i; SAY("%s", o->no_color ? "on" : ""); }
+#undef PR
+#undef SAY
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+#define R SS_REPORT
+#define D SS_DASH
+#define RD (SS_REPORT | SS_DASH)
+
+static const ss_flag table[] = {
+    { "--lens", "L", RD, SEC_METRIC, p_lens, q_lens, 0,
+      "top1|topk:K|class:C|classwise|group:A,B;C,D|full (default top1)", NULL },
+    { "--bins", "M", RD, SEC_METRIC, p_bins, q_bins, 0, "number of bins, 1..1000 (default 15)", NULL },
+    { "--binning", "B", RD, SEC_METRIC, p_binning, q_binning, 0,
+      "uniform|mass|kdtree (default uniform; mass = equal-mass bins)", NULL },
+    { "--gamma", "G", RD, SEC_METRIC, p_gamma, q_gamma, 0,
+      "kd-tree: split while a cell holds >= G*N samples (default 0.1)", NULL },
+    { "--sigma", "S", RD, SEC_METRIC, p_sigma, q_sigma, 0,
+      "RECE-G / RECE-M Gaussian kernel sd, 1e-6..10 (default 0.1)", NULL },
+    { "--mixture", "X", RD, SEC_METRIC, p_mixture, q_mixture, 0,
+      "RECE-M mixture kde|gmm3 (default kde; needs an id/tta long file)", NULL },
+    { "--distance", "D", RD, SEC_METRIC, p_distance, q_distance, 0,
+      "tvd|l2|max|interval:L,H (default tvd)", NULL },
+    { "--select", "'EXPR'", RD, SEC_METRIC, p_select, q_select, 0,
+      "keep the samples matching EXPR, e.g. 'conf > 0.9 and y in {3,5}'\n"
+      "(y, pred, conf, p[C], case; == != < <= > >= in; joined with and)", NULL },
+
+    { "--format", "F", R, SEC_OUTPUT, p_format, q_format, 0, "text|json|csv (default text)", NULL },
+    { "--plot", NULL, R, SEC_OUTPUT, p_plot, q_plot, 0,
+      "text reliability diagram after the table, 80 columns (on stdout;\n"
+      "with --format json|csv it goes to stderr so stdout stays parseable)", NULL },
+    { "--ascii", NULL, RD, SEC_OUTPUT, p_ascii, q_ascii, 0,
+      "ASCII glyphs for --plot even when the locale is UTF-8",
+      "ASCII glyphs even when the locale is UTF-8" },
+    { "--check", "'M OP V'", R, SEC_OUTPUT, p_check, q_check, 1,
+      "gate, repeatable: exit 1 when metric M of any file fails, e.g.\n"
+      "--check 'ece<=0.05' --check 'accuracy>=0.9' (OP: <= < >= >;\n"
+      "M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce)", NULL },
+    { "--no-color", NULL, D, SEC_OUTPUT, p_no_color, q_no_color, 0,
+      "monochrome theme (also when NO_COLOR is set)", NULL },
+
+    { "--sum-tol", "T", RD, SEC_INPUT, p_sum_tol, q_sum_tol, 0,
+      "probability rows must sum to 1 within T (default 0.001)", NULL },
+    { "--renormalize", NULL, RD, SEC_INPUT, p_renormalize, q_renormalize, 0,
+      "divide each probability row by its sum", NULL },
+    { "--skip-bad-rows", NULL, RD, SEC_INPUT, p_skip_bad_rows, q_skip_bad_rows, 0,
+      "load the good rows and report the bad ones (default: refuse the file)", NULL },
+    { "--no-header", NULL, RD, SEC_INPUT, p_no_header, q_no_header, 0,
+      "the file has no header: --label-col is the label, the rest are p_0..", NULL },
+    { "--label-col", "N", RD, SEC_INPUT, p_label_col, q_label_col, 0,
+      "1-based label column for --no-header (default 1)", NULL },
+    { "--delimiter", "C", RD, SEC_INPUT, p_delimiter, q_delimiter, 0,
+      ", ; or tab (default: sniffed from the first line)", NULL },
+
+    { "--ci", "R", RD, SEC_RESAMPLING, p_ci, q_ci, 0,
+      "bootstrap 95% intervals of every metric from R resamples (at most\n"
+      "100000; CSV: <metric>_lo, <metric>_hi columns)",
+      "bootstrap intervals in the metrics table from R resamples (0 = off,\n"
+      "the default; at most 100000; `i` turns them on and off)" },
+    { "--ci-method", "M", RD, SEC_RESAMPLING, p_ci_method, q_ci_method, 0,
+      "percentile|basic|bca (default percentile; ! marks an interval that\n"
+      "misses its value: a biased metric; bca = bias-corrected, accelerated)", NULL },
+    { "--curve", "size|bins", R, SEC_RESAMPLING, p_curve, q_curve, 0,
+      "variance curve: metric against sample fraction / number of bins", NULL },
+    { "--fractions", "LIST", R, SEC_RESAMPLING, p_fractions, q_fractions, 0,
+      "size curve fractions (default 0.01,0.05,0.1,0.25,0.5,1; 5% also works)", NULL },
+    { "--bins-list", "LIST", R, SEC_RESAMPLING, p_bins_list, q_bins_list, 0,
+      "bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
+      "gamma values with --binning kdtree)", NULL },
+    { "--repeats", "R", RD, SEC_RESAMPLING, p_repeats, q_repeats, 0,
+      "subsets per point (default 20 size, 200 bins; 1000 for --compare;\n"
+      "at most 100000)",
+      "variance curve repeats (default 20; at most 100000)" },
+    { "--replace", NULL, R, SEC_RESAMPLING, p_replace, q_replace, 0,
+      "size curve draws with replacement (default: without, as in the RECE paper)", NULL },
+    { "--compare", NULL, R, SEC_RESAMPLING, p_compare, q_compare, 0,
+      "files with the same samples (paired by id, else by row): two files\n"
+      "A B give metric(A) - metric(B) with a bootstrap interval (--repeats);\n"
+      "any number add a methods table (value, 95% CI with --ci R (default 200),\n"
+      "paired difference to the reference), rankings and probability mass", NULL },
+    { "--recal", "LIST", R, SEC_RESAMPLING, p_recal, q_recal, 0,
+      "post-hoc recalibrations of the reference file as more methods:\n"
+      "ts,platt,hist,iso (temperature, Platt (binary), histogram binning,\n"
+      "isotonic); 5-fold cross-fitted (implies --compare)", NULL },
+    { "--recal-folds", "K", R, SEC_RESAMPLING, p_recal_folds, q_recal_folds, 0,
+      "cross-fitting folds (default 5)", NULL },
+    { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,
+      "histogram binning's bins (default 15)", NULL },
+    { "--recal-split", "F", R, SEC_RESAMPLING, p_recal_split, q_recal_split, 0,
+      "fit on a seeded id-hash fraction F of the rows instead, and measure\n"
+      "every method on the other rows only", NULL },
+    { "--recal-split-column", "COL[=FIT]", R, SEC_RESAMPLING, p_recal_split_column, q_recal_split_column, 0,
+      "fit on the rows whose column COL is FIT (default: fit or train,\n"
+      "any case) instead, and measure every method on the other rows\n"
+      "only (every FILE must have the column COL)", NULL },
+    { "--reference", "N", R, SEC_RESAMPLING, p_reference, q_reference, 0,
+      "method N (1 = first file; files, then recalibrations) is the reference", NULL },
+    { "--compare-k", "K", R, SEC_RESAMPLING, p_compare_k, q_compare_k, 0,
+      "k of the table's top-k ECE column (default 3)", NULL },
+    { "--topk-bars", "LIST", R, SEC_RESAMPLING, p_topk_bars, q_topk_bars, 0,
+      "top-k ECE bars for k in LIST, e.g. 1,2,3,5,10,full (each k once;\n"
+      "full and k > K are K; CSV: topk_<k> columns)", NULL },
+    { "--likert", NULL, R, SEC_RESAMPLING, p_likert, q_likert, 0,
+      "Likert view: confidence categories [0,0.33) [0.33,0.66)\n"
+      "[0.66,1], each with its sample count and its ECE under the interval\n"
+      "distance interval:lo,hi (on the lens's first coordinate; top1, topk,\n"
+      "class or full lens; --bins/--binning/--select apply)", NULL },
+    { "--likert-cuts", "LIST", R, SEC_RESAMPLING, p_likert_cuts, q_likert_cuts, 0,
+      "Likert view with these cut points, e.g. 0,0.2,0.8,1 (implies --likert;\n"
+      "2 to 17 increasing values in [0, 1]; the last category includes its top)", NULL },
+    { "--seed", "N", RD, SEC_RESAMPLING, p_seed, q_seed, 0,
+      "random seed, any 64-bit unsigned value (default 0); needs --ci,\n"
+      "--curve, --compare or --recal",
+      "random seed, any 64-bit unsigned value (default 0; `e` steps it)" },
+    { "--threads", "N", RD, SEC_RESAMPLING, p_threads, q_threads, 0,
+      "worker threads (0 = all cores, at most 256); needs --ci, --curve,\n"
+      "--compare or --recal",
+      "worker threads (0 = all cores, at most 256)" },
+    { "--compat", "NAME|all", R, SEC_RESAMPLING, p_compat, q_compat, 0,
+      "the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
+      "netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
+      "edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
+      "shows every library beside calscope and the samples that change bin\n"
+      "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)", NULL },
+
+    { "--help", NULL, RD, SEC_OTHER, NULL, NULL, 0, "this text", NULL },
+    { "--version", NULL, RD, SEC_OTHER, NULL, NULL, 0, "print the version", NULL },
+};
+
+#undef R
+#undef D
+#undef RD
+
+const ss_flag *ss_flags(size_t *count)
+{
+    *count = sizeof table / sizeof table[0];
+    return table;
+}
+
+const ss_flag *ss_flag_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, name) == 0) return &table[i];
+    return NULL;
+}

@@ -1,0 +1,159 @@
+/* The session layer's flag table: one entry per command-line flag of both front ends
+ * (`calscope report` and the dashboard), with its parser, its printer and its help text.
+ * Everything that reads or writes a flag comes from it: argv parsing (ss_parse), `--help`
+ * (ss_help), the dashboard's `:` command line (ss_render), the man page and the README's flag
+ * reference (ss_man, ss_readme; tools build them with build/gen_flags).
+ *
+ * Neither engine nor curses: it includes engine headers only. Single-threaded (the front ends
+ * call it from their main thread); nothing here keeps state between calls. */
+#ifndef CALSCOPE_SESSION_FLAGS_H
+#define CALSCOPE_SESSION_FLAGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calscope/compat.h"
+#include "calscope/curves.h"
+#include "calscope/likert.h"
+#include "calscope/load.h"
+#include "calscope/metrics.h"
+#include "calscope/recal.h"
+
+/* Which front end parses: a flag's `fronts` is a mask of these. */
+enum { SS_REPORT = 1u << 0, SS_DASH = 1u << 1 };
+
+/* Help sections, in the order --help, the man page and the README print them. */
+enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_OTHER, SS_SEC_COUNT };
+
+typedef enum ss_format { SS_FORMAT_TEXT, SS_FORMAT_JSON, SS_FORMAT_CSV } ss_format;
+
+/* The methods-table flags (--recal, --reference, --compare-k, --recal-*). Zero = default. */
+typedef struct ss_methods_opts {
+    int recal[CS_RECAL_COUNT];   /* --recal ts,platt,hist,iso: methods in the order given */
+    int n_recal;
+    int reference;               /* --reference N, 1-based over files then recalibrations */
+    int k;                       /* --compare-k K: the top-k ECE column (default 3, <= classes) */
+    int folds;                   /* --recal-folds K (default 5) */
+    int bins;                    /* --recal-bins M for hist (default 15) */
+    double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
+    char split_column[128];      /* --recal-split-column COL[=FITVALUE]: fit on the rows whose COL */
+    char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */
+} ss_methods_opts;
+
+#define SS_TOPK_MAX 32
+#define SS_DASH_MAX_FILES 8
+
+struct ss_opts;
+/* A front end's check of one --check text (the metric names belong to the report): returns 0,
+ * or prints a usage error and returns 2. */
+typedef int (*ss_check_fn)(struct ss_opts *o, const char *text);
+
+/* Everything argv says, for either front end. Plain data apart from `files` and `checks`
+ * (ss_opts_free). The report uses it as its rep_opts. */
+typedef struct ss_opts {
+    unsigned front;              /* SS_REPORT or SS_DASH: which front end parses */
+    cs_settings settings;
+    cs_load_options load;
+    int select_given;
+    ss_format format;
+    int plot, ascii, no_color;
+    uint64_t seed;
+    /* given on the command line: a flag that would change nothing is refused (report) */
+    int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;
+    int threads;
+    int ci_repeats;        /* --ci R, 0 = none (the dashboard accepts 0 = off) */
+    int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
+    int ci_method_given;
+    int curve;             /* 0 none, 1 size, 2 bins */
+    double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
+    size_t n_curve_x;
+    const char *curve_tok[CS_CURVE_MAX_POINTS]; /* each value as written (in argv, not owned) */
+    int curve_tok_len[CS_CURVE_MAX_POINTS];
+    int curve_list_flag;   /* 1 --fractions, 2 --bins-list given */
+    int repeats;           /* --repeats, 0 = the curve's default */
+    int replace;
+    int compare;
+    int topk[SS_TOPK_MAX]; /* --topk-bars; 0 = full (K) */
+    size_t n_topk;
+    int likert;            /* --likert or --likert-cuts */
+    double likert_cuts[CS_LIKERT_MAX + 1]; /* --likert-cuts; n_likert_cuts == 0: the defaults */
+    size_t n_likert_cuts;
+    ss_methods_opts methods;
+    int compat;            /* --compat: -1 none, a cs_compat_lib, or SS_COMPAT_ALL */
+    /* --check: the report's parsed gates (owned, malloc; filled by check_fn); check_text keeps
+     * every text as written (owned array of argv strings) for ss_render */
+    struct rep_check *checks;
+    size_t n_checks;
+    const char **check_text;
+    ss_check_fn check_fn;  /* set before ss_parse by the report; NULL: texts only */
+    const char **files;    /* argv entries (owned array, borrowed strings) */
+    size_t n_files;
+} ss_opts;
+
+#define SS_COMPAT_ALL CS_COMPAT_COUNT
+
+/* One flag. `parse` applies a value (NULL for a flag without one) and returns 0, or prints a
+ * usage error and returns 2. `print` writes the value the report would need to reproduce `o`
+ * ("" = leave the flag out; for a flag without a value any non-empty text prints it alone);
+ * NULL for --help and --version, which ss_parse handles itself. */
+typedef struct ss_flag {
+    const char *name;            /* "--bins" */
+    const char *metavar;         /* "M", or NULL for a flag without a value */
+    unsigned fronts;             /* SS_REPORT | SS_DASH */
+    int section;                 /* index into the help's sections */
+    int (*parse)(ss_opts *o, const char *val);
+    void (*print)(const ss_opts *o, size_t i, char *buf, size_t size); /* i-th occurrence */
+    int repeatable;              /* --check: printed once per value (print's i = 0, 1, ...) */
+    const char *help;            /* lines joined by '\n'; the first says what it does */
+    const char *dash_help;       /* the dashboard's wording when it differs, else NULL */
+} ss_flag;
+
+/* The table, in help order, and its length. */
+const ss_flag *ss_flags(size_t *count);
+/* The entry named `name` ("--bins"), or NULL. */
+const ss_flag *ss_flag_find(const char *name);
+
+/* Fills the defaults for `front` (SPEC settings, text format, no compat...). */
+void ss_opts_init(ss_opts *o, unsigned front);
+
+/* Parses argv (argv[0] is skipped: "report" or the program name) into o, which ss_parse
+ * initialises (o->check_fn is kept). Returns 0 to go on, SS_EXIT_HELP after printing --help
+ * or --version on stdout, or 2 after printing a usage error on stderr. o must be freed with
+ * ss_opts_free in every case. */
+#define SS_EXIT_HELP (-1)
+int ss_parse(int argc, char **argv, unsigned front, ss_opts *o);
+void ss_opts_free(ss_opts *o);
+
+/* Prints "calscope: <message>" and the front end's pointer to --help on stderr; returns 2. */
+int ss_usage_error(unsigned front, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Writes `calscope report FLAGS FILES` reproducing o: every report flag whose printer gives a
+ * value, in table order, then o->files, each word shell-quoted (ss_shell_quote). Truncated to
+ * size (always terminated). */
+void ss_render(const ss_opts *o, char *buf, size_t size);
+
+/* Appends `s` to the string in buf as one shell word: bare when it needs no quoting, else in
+ * single quotes ('\'' for a quote), or as $'...' with \xNN when it holds control bytes. */
+void ss_shell_quote(char *buf, size_t size, const char *s);
+
+/* The one --seed rule (both front ends and the dashboard's typed seed): a decimal uint64_t (an
+ * optional '+', no blank). Returns 1 and sets *out, or 0. Any thread. */
+int ss_parse_seed(const char *text, uint64_t *out);
+
+/* The setting spellings the printers use, also for headers and status lines. */
+const char *ss_binning_name(cs_binning b);
+const char *ss_mixture_name(cs_mixture m);
+void ss_distance_name(const cs_settings *s, char *buf, size_t size);
+
+/* Documents: `--help` of a front end; the man page (troff); the README's flag reference
+ * (markdown, the text between its flag-reference markers). */
+void ss_help(FILE *out, unsigned front);
+void ss_man(FILE *out);
+void ss_readme(FILE *out);
+
+#endif

@@ -1,0 +1,194 @@
+/* argv for both front ends, through the flag table (flags.h). Hand-written rather than
+ * getopt_long so that `--flag=value` and `--flag value` both work, options may follow files,
+ * and every bad value gets a message naming the flag. Then the rules between flags: no flag is
+ * accepted and then ignored (README "No flag is accepted and then ignored"). */
+#include "session/flags.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/version.h"
+
+int ss_usage_error(unsigned front, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("calscope: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(front == SS_DASH ? "\nTry `calscope --help`.\n" : "\nTry `calscope report --help`.\n", stderr);
+    return 2;
+}
+
+void ss_opts_init(ss_opts *o, unsigned front)
+{
+    ss_check_fn keep = o->check_fn;
+    memset(o, 0, sizeof *o);
+    o->front = front;
+    o->check_fn = keep;
+    cs_settings_default(&o->settings);
+    cs_load_options_default(&o->load);
+    o->format = SS_FORMAT_TEXT;
+    o->compat = -1;
+}
+
+void ss_opts_free(ss_opts *o)
+{
+    free(o->checks);
+    free(o->check_text);
+    free(o->files);
+    o->checks = NULL;
+    o->check_text = NULL;
+    o->files = NULL;
+}
+
+/* The list's values against its kind: fractions in (0, 1], bins whole 1..CS_BINS_MAX, gamma
+ * (kd-tree binning) in (0, 1]. Messages echo the value as the user wrote it. */
+static int check_curve_list(const ss_opts *o)
+{
+    int kd = o->settings.binning == CS_BIN_KDTREE;
+    for (size_t i = 0; i < o->n_curve_x; i++) {
+        double v = o->curve_x[i];
+        int n = o->curve_tok_len[i];
+        const char *t = o->curve_tok[i];
+        if (o->curve_list_flag == 1) {
+            if (!(v > 0 && v <= 1)) return ss_usage_error(o->front, "--fractions: '%.*s' is not a fraction in (0, 1] (or a percentage)", n, t);
+        } else if (kd) {
+            if (!(v > 0 && v <= 1)) return ss_usage_error(o->front, "--bins-list: '%.*s' is not a gamma in (0, 1] (--binning kdtree)", n, t);
+        } else if (!(v >= 1 && v <= CS_BINS_MAX && v == floor(v))) {
+            return ss_usage_error(o->front, "--bins-list: '%.*s' is not a whole number of bins between 1 and %d", n, t, CS_BINS_MAX);
+        }
+    }
+    return 0;
+}
+
+/* The methods table: --recal implies --compare; at least two methods. */
+static int check_methods(ss_opts *o)
+{
+    ss_methods_opts *mo = &o->methods;
+    int recal_flags = mo->folds || mo->bins || mo->split > 0 || mo->split_column[0];
+    if (recal_flags && !mo->n_recal)
+        return ss_usage_error(o->front, "--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal");
+    if (mo->split > 0 && mo->split_column[0])
+        return ss_usage_error(o->front, "--recal-split and --recal-split-column both choose the fitting rows: give one");
+    if (mo->folds && (mo->split_column[0] || mo->split > 0))
+        return ss_usage_error(o->front, "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");
+    if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */
+    if (mo->n_recal) o->compare = 1;
+    if ((mo->reference || mo->k) && !o->compare) return ss_usage_error(o->front, "--reference and --compare-k need --compare or --recal");
+    if (!o->compare) return 0;
+    size_t methods = o->n_files + (size_t)mo->n_recal;
+    if (methods < 2)
+        return ss_usage_error(o->front, "--compare needs two or more files (A and B), or a file and --recal");
+    if (mo->reference && (size_t)mo->reference > methods)
+        return ss_usage_error(o->front, "--reference %d: there are only %zu methods (files first, then recalibrations)", mo->reference, methods);
+    return 0;
+}
+
+/* Rules of both front ends: a loading flag that would change nothing. */
+static int check_loading(const ss_opts *o)
+{
+    if (o->label_col_given && !o->load.no_header)
+        return ss_usage_error(o->front, "--label-col needs --no-header (with a header the label column is found by its name)");
+    if (o->sum_tol_given && o->load.renormalize)
+        return ss_usage_error(o->front, "--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one");
+    return 0;
+}
+
+/* The report's rules between flags. The dashboard has none of these: its keys reach kd-tree
+ * binning (so --gamma), curves and comparisons (so --seed, --threads) later. */
+static int check_report(ss_opts *o)
+{
+    if (o->curve_list_flag == 1 && o->curve != 1) return ss_usage_error(o->front, "--fractions needs --curve size");
+    if (o->curve_list_flag == 2 && o->curve != 2) return ss_usage_error(o->front, "--bins-list needs --curve bins");
+    if (o->replace && o->curve != 1) return ss_usage_error(o->front, "--replace needs --curve size");
+    if (check_curve_list(o)) return 2;
+    if (check_methods(o)) return 2;
+    /* after check_methods: --recal implies --compare */
+    if (o->repeats && !o->curve && !o->compare) return ss_usage_error(o->front, "--repeats needs --curve, --compare or --recal");
+    if (o->ci_method_given && !o->ci_repeats && !o->compare)
+        return ss_usage_error(o->front, "--ci-method needs --ci, --compare or --recal");
+    if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
+        return ss_usage_error(o->front, "--compat needs --lens top1 or classwise (the libraries measure nothing else)");
+    if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)
+        return ss_usage_error(o->front, "--compat needs --binning uniform or mass (no library has kd-tree bins)");
+    if (o->likert && (o->settings.lens == CS_LENS_CLASSWISE || o->settings.lens == CS_LENS_GROUP))
+        return ss_usage_error(o->front, "--likert: the classwise and group lenses have no single first coordinate; "
+                              "use top1, topk, class or full");
+    int resampled = o->ci_repeats || o->curve || o->compare;
+    if (o->seed_given && !resampled)
+        return ss_usage_error(o->front, "--seed needs --ci, --curve, --compare or --recal (nothing else is random)");
+    if (o->threads_given && !resampled)
+        return ss_usage_error(o->front, "--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)");
+    if (o->gamma_given && o->settings.binning != CS_BIN_KDTREE)
+        return ss_usage_error(o->front, "--gamma needs --binning kdtree (it is the kd-tree's cell size)");
+    if (check_loading(o)) return 2;
+    if (o->ascii && !o->plot)
+        return ss_usage_error(o->front, "--ascii needs --plot (only the plot draws glyphs)");
+    if (o->format == SS_FORMAT_CSV && o->curve)
+        return ss_usage_error(o->front, "--curve has no CSV form (one row per file); use --format text or json");
+    if (o->format == SS_FORMAT_CSV && o->compare) {
+        /* --format csv with --compare is the methods table, one row per method */
+        const char *lost = o->n_topk ? "--topk-bars" : o->likert ? (o->n_likert_cuts ? "--likert-cuts" : "--likert")
+                         : o->compat >= 0 ? "--compat" : NULL;
+        if (lost)
+            return ss_usage_error(o->front, "%s is not in --format csv with --compare (one row per method); use --format text or json", lost);
+    }
+    return 0;
+}
+
+/* A FILE argument; the dashboard holds at most SS_DASH_MAX_FILES and reads stdin once. */
+static int add_file(ss_opts *o, const char *a)
+{
+    if (o->front == SS_DASH) {
+        if (o->n_files == SS_DASH_MAX_FILES) return ss_usage_error(o->front, "too many files (at most %d)", SS_DASH_MAX_FILES);
+        for (size_t f = 0; f < o->n_files && strcmp(a, "-") == 0; f++)
+            if (strcmp(o->files[f], "-") == 0) return ss_usage_error(o->front, "-: standard input can be read only once");
+    }
+    o->files[o->n_files++] = a;
+    return 0;
+}
+
+int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
+{
+    ss_opts_init(o, front);
+    o->files = calloc((size_t)argc + 1, sizeof *o->files);
+    if (!o->files) return ss_usage_error(front, "out of memory");
+
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (add_file(o, a)) return 2;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) { only_files = 1; continue; }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { ss_help(stdout, front); return SS_EXIT_HELP; }
+        if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return SS_EXIT_HELP; }
+
+        char flag[64];
+        const char *val = NULL, *eq = strchr(a, '=');
+        size_t fl = eq ? (size_t)(eq - a) : strlen(a);
+        if (fl >= sizeof flag) return ss_usage_error(front, "unknown option '%s'", a);
+        memcpy(flag, a, fl);
+        flag[fl] = '\0';
+        if (eq) val = eq + 1;
+        if (strcmp(flag, "--no-colour") == 0) strcpy(flag, "--no-color");   /* either spelling */
+
+        const ss_flag *f = ss_flag_find(flag);
+        if (!f || !f->parse || !(f->fronts & front)) return ss_usage_error(front, "unknown option '%s'", flag);
+        if (!f->metavar) {
+            if (val) return ss_usage_error(front, "%s takes no value", flag);
+        } else if (!val) {
+            if (i + 1 >= argc) return ss_usage_error(front, "%s needs a value", flag);
+            val = argv[++i];
+        }
+        int rc = f->parse(o, val);
+        if (rc) return rc;
+    }
+    if (o->n_files == 0) return ss_usage_error(front, "no FILE given");
+    if (front == SS_REPORT) return check_report(o);
+    return check_loading(o);
+}

@@ -1,0 +1,491 @@
+/* Unit tests of the session layer's flag table (src/session): every flag round-trips (parse ->
+ * render -> parse gives the same options, and rendering again gives the same line), every usage
+ * error is checked verbatim for the front end that prints it, and --help, the man page and the
+ * README's flag reference list what the table holds. */
+#include "support/cs_test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session/flags.h"
+
+/* ---- running the parser with stderr captured --------------------------------------------- */
+
+static char err_text[4096];
+
+/* Parses argv (NULL-terminated, argv[0] included) for `front`; the usage error, if any, lands
+ * in err_text. */
+static int parse_v(unsigned front, ss_opts *o, const char *const *argv)
+{
+    int argc = 0;
+    while (argv[argc]) argc++;
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(STDERR_FILENO);
+    dup2(fileno(tmp), STDERR_FILENO);
+    memset(o, 0, sizeof *o);
+    int rc = ss_parse(argc, (char **)(uintptr_t)argv, front, o);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(err_text, 1, sizeof err_text - 1, tmp);
+    err_text[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* Splits a rendered command line into words as sh would: bare words, '...' (with '\'' inside)
+ * and $'...' with \xNN, \' and \\. Words point into `store`; returns the count. */
+static int split_words(const char *line, char *store, char **words, int max)
+{
+    int n = 0;
+    const char *p = line;
+    char *w = store;
+    while (*p) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        assert_true(n < max);
+        words[n++] = w;
+        while (*p && *p != ' ') {
+            if (p[0] == '$' && p[1] == '\'') {
+                for (p += 2; *p && *p != '\''; p++) {
+                    if (*p == '\\' && p[1] == 'x') {
+                        char hex[3] = { p[2], p[3], 0 };
+                        *w++ = (char)strtol(hex, NULL, 16);
+                        p += 3;
+                    } else if (*p == '\\') {
+                        *w++ = *++p;
+                    } else {
+                        *w++ = *p;
+                    }
+                }
+                assert_int_equal(*p, '\'');
+                p++;
+            } else if (*p == '\'') {
+                for (p++; *p && *p != '\''; p++) *w++ = *p;
+                assert_int_equal(*p, '\'');
+                p++;
+            } else if (*p == '\\') {
+                *w++ = *++p;
+                p++;
+            } else {
+                *w++ = *p++;
+            }
+        }
+        *w++ = '\0';
+    }
+    words[n] = NULL;
+    return n;
+}
+
+/* The options that decide what the report does, compared field by field. */
+static void assert_same_opts(const ss_opts *a, const ss_opts *b)
+{
+    const cs_settings *x = &a->settings, *y = &b->settings;
+    assert_int_equal(x->lens, y->lens);
+    assert_int_equal(x->topk, y->topk);
+    assert_string_equal(x->lens_arg, y->lens_arg);
+    assert_int_equal(x->binning, y->binning);
+    assert_int_equal(x->bins, y->bins);
+    assert_true(x->gamma == y->gamma);
+    assert_true(x->sigma == y->sigma);
+    assert_int_equal(x->distance, y->distance);
+    assert_true(x->interval_lo == y->interval_lo && x->interval_hi == y->interval_hi);
+    assert_int_equal(x->mixture, y->mixture);
+    assert_string_equal(x->select, y->select);
+    assert_true(a->load.sum_tol == b->load.sum_tol);
+    assert_int_equal(a->load.renormalize, b->load.renormalize);
+    assert_int_equal(a->load.skip_bad_rows, b->load.skip_bad_rows);
+    assert_int_equal(a->load.no_header, b->load.no_header);
+    assert_int_equal(a->load.label_col, b->load.label_col);
+    assert_int_equal(a->load.delimiter, b->load.delimiter);
+    assert_int_equal(a->format, b->format);
+    assert_int_equal(a->plot, b->plot);
+    assert_int_equal(a->ascii, b->ascii);
+    assert_true(a->seed == b->seed);
+    assert_int_equal(a->threads, b->threads);
+    assert_int_equal(a->ci_repeats, b->ci_repeats);
+    assert_int_equal(a->ci_method, b->ci_method);
+    assert_int_equal(a->curve, b->curve);
+    assert_int_equal(a->n_curve_x, b->n_curve_x);
+    for (size_t i = 0; i < a->n_curve_x; i++) assert_true(a->curve_x[i] == b->curve_x[i]);
+    assert_int_equal(a->curve_list_flag, b->curve_list_flag);
+    assert_int_equal(a->repeats, b->repeats);
+    assert_int_equal(a->replace, b->replace);
+    assert_int_equal(a->compare, b->compare);
+    assert_int_equal(a->n_topk, b->n_topk);
+    for (size_t i = 0; i < a->n_topk; i++) assert_int_equal(a->topk[i], b->topk[i]);
+    assert_int_equal(a->likert, b->likert);
+    assert_int_equal(a->n_likert_cuts, b->n_likert_cuts);
+    for (size_t i = 0; i < a->n_likert_cuts; i++) assert_true(a->likert_cuts[i] == b->likert_cuts[i]);
+    const ss_methods_opts *m = &a->methods, *n = &b->methods;
+    assert_int_equal(m->n_recal, n->n_recal);
+    for (int i = 0; i < m->n_recal; i++) assert_int_equal(m->recal[i], n->recal[i]);
+    assert_int_equal(m->reference, n->reference);
+    assert_int_equal(m->k, n->k);
+    assert_int_equal(m->folds, n->folds);
+    assert_int_equal(m->bins, n->bins);
+    assert_true(m->split == n->split);
+    assert_string_equal(m->split_column, n->split_column);
+    assert_string_equal(m->split_fit, n->split_fit);
+    assert_int_equal(a->compat, b->compat);
+    assert_int_equal(a->n_checks, b->n_checks);
+    for (size_t i = 0; i < a->n_checks; i++) assert_string_equal(a->check_text[i], b->check_text[i]);
+    assert_int_equal(a->n_files, b->n_files);
+    for (size_t i = 0; i < a->n_files; i++) assert_string_equal(a->files[i], b->files[i]);
+}
+
+/* Command lines that use every report flag between them. */
+static const char *const report_cases[][24] = {
+    { "report", "a.csv", NULL },
+    { "report", "--lens", "topk:3", "--bins", "20", "--binning", "kdtree", "--gamma", "0.25",
+      "--sigma", "0.05", "--distance", "interval:0.2,0.4", "a.csv", NULL },
+    { "report", "--lens=group:0,1;2,3", "--select", "conf > 0.9 and y in {1,2}", "--format", "json",
+      "--plot", "--ascii", "--check", "ece<=0.05", "--check", "ACCURACY >= 0.9", "my file.csv", NULL },
+    { "report", "--lens", "class:it's", "--distance", "l2", "--mixture", "gmm3", "--format", "csv",
+      "--no-header", "--label-col", "3", "--delimiter", ";", "--skip-bad-rows", "-", NULL },
+    { "report", "--sum-tol", "1e-320", "--delimiter", "tab", "--distance", "max", "a\x1b[31mb's\\.csv", NULL },
+    { "report", "--renormalize", "--ci", "300", "--ci-method", "bca", "--seed", "18446744073709551615",
+      "--threads", "3", "--topk-bars", "1,2,full", "--likert", "a.csv", NULL },
+    { "report", "--curve", "size", "--fractions", "0.1,50%,1", "--repeats", "7", "--replace",
+      "--likert-cuts", "0,0.25,0.75,1", "--binning", "mass", "a.csv", NULL },
+    { "report", "--curve", "bins", "--bins-list", "5,10,1000", "--compat", "all", "--lens", "classwise", "a.csv", NULL },
+    { "report", "--curve", "bins", "--binning", "kdtree", "--bins-list", "0.05,0.5", "--lens", "full", "a.csv", NULL },
+    { "report", "--compare", "--repeats", "50", "--reference", "2", "--compare-k", "4", "--ci-method", "basic",
+      "--compat", "netcal", "a.csv", "b.csv", NULL },
+    { "report", "--recal", "iso,ts", "--recal-folds", "3", "--recal-bins", "20", "--seed", "0", "a.csv", NULL },
+    { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
+    { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
+    { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
+};
+
+static void round_trip(unsigned front, const char *const *argv, char *line, size_t size)
+{
+    ss_opts a, b;
+    int rc = parse_v(front, &a, argv);
+    if (rc != 0) fprintf(stderr, "parse failed: %s", err_text);
+    assert_int_equal(rc, 0);
+    ss_render(&a, line, size);
+    char store[4096], *words[64];
+    int n = split_words(line, store, words, 63);
+    assert_true(n >= 2);
+    assert_string_equal(words[0], "calscope");
+    assert_string_equal(words[1], "report");
+    rc = parse_v(SS_REPORT, &b, (const char *const *)(words + 1));
+    if (rc != 0) fprintf(stderr, "reparse of '%s' failed: %s", line, err_text);
+    assert_int_equal(rc, 0);
+    if (front == SS_REPORT) assert_same_opts(&a, &b);
+    else {
+        /* the dashboard's own flags (--no-color, a dashboard --ascii) are not the report's */
+        b.no_color = a.no_color;
+        a.ascii = b.ascii;
+        assert_same_opts(&a, &b);
+    }
+    char again[4096];
+    ss_render(&b, again, sizeof again);
+    assert_string_equal(again, line);           /* rendering is a fixed point */
+    ss_opts_free(&a);
+    ss_opts_free(&b);
+}
+
+static void test_every_report_flag_round_trips(void **state)
+{
+    (void)state;
+    size_t nf;
+    const ss_flag *t = ss_flags(&nf);
+    int seen[128] = { 0 };
+    assert_true(nf < 128);
+    for (size_t c = 0; c < sizeof report_cases / sizeof report_cases[0]; c++) {
+        char line[4096];
+        round_trip(SS_REPORT, report_cases[c], line, sizeof line);
+        char padded[4100];
+        snprintf(padded, sizeof padded, "%s ", line);
+        for (size_t i = 0; i < nf; i++) {
+            char word[80];
+            snprintf(word, sizeof word, " %s ", t[i].name);
+            if (strstr(padded, word)) seen[i] = 1;
+        }
+    }
+    /* every flag the report parses is rendered by some case above */
+    for (size_t i = 0; i < nf; i++) {
+        if (!t[i].print || !(t[i].fronts & SS_REPORT)) continue;
+        if (!seen[i]) fprintf(stderr, "no round trip renders %s\n", t[i].name);
+        assert_true(seen[i]);
+    }
+}
+
+static void test_exact_lines(void **state)
+{
+    (void)state;
+    char line[4096];
+    round_trip(SS_REPORT, report_cases[0], line, sizeof line);
+    /* the settings that decide every number are always written */
+    assert_string_equal(line, "calscope report --lens top1 --bins 15 --binning uniform --sigma 0.1 "
+                              "--distance tvd a.csv");
+    round_trip(SS_REPORT, report_cases[2], line, sizeof line);
+    assert_string_equal(line, "calscope report --lens 'group:0,1;2,3' --bins 15 --binning uniform "
+                              "--sigma 0.1 --distance tvd --select 'conf > 0.9 and y in {1,2}' "
+                              "--format json --plot --ascii --check 'ece<=0.05' "
+                              "--check 'ACCURACY >= 0.9' 'my file.csv'");
+    round_trip(SS_REPORT, report_cases[4], line, sizeof line);
+    assert_string_equal(line, "calscope report --lens top1 --bins 15 --binning uniform --sigma 0.1 "
+                              "--distance max --sum-tol 1e-320 --delimiter tab "
+                              "$'a\\x1b[31mb\\'s\\\\.csv'");
+    round_trip(SS_REPORT, report_cases[12], line, sizeof line);
+    /* a file that starts with '-' after `--` */
+    assert_non_null(strstr(line, "--recal platt --recal-split-column role=fit -- -x.csv"));
+    /* one quoting rule */
+    char q[64] = "";
+    ss_shell_quote(q, sizeof q, "it's");
+    assert_string_equal(q, "'it'\\''s'");
+    q[0] = 0;
+    ss_shell_quote(q, sizeof q, "a_b.csv");
+    assert_string_equal(q, "a_b.csv");
+    q[0] = 0;
+    ss_shell_quote(q, sizeof q, "");
+    assert_string_equal(q, "''");
+}
+
+/* The dashboard parses its subset; what it parsed renders as a report line that reparses to
+ * the same settings. */
+static void test_dashboard_flags_round_trip(void **state)
+{
+    (void)state;
+    const char *argv[] = { "calscope", "--lens", "class:2", "--bins=30", "--binning", "mass", "--sigma", "0.2",
+                     "--distance", "interval:0.1,0.9", "--mixture", "gmm3", "--select", "y == 1",
+                     "--ci", "250", "--ci-method", "bca", "--seed", "4294967296", "--sum-tol", "0.01",
+                     "--skip-bad-rows", "--no-header", "--label-col", "2", "--delimiter", ",",
+                     "--ascii", "--no-colour", "a.csv", "b.csv", NULL };
+    char line[4096];
+    round_trip(SS_DASH, argv, line, sizeof line);
+    ss_opts o;
+    assert_int_equal(parse_v(SS_DASH, &o, argv), 0);
+    assert_int_equal(o.no_color, 1);
+    assert_int_equal(o.ascii, 1);
+    assert_true(o.seed == 4294967296ull);        /* one --seed range: any uint64 */
+    ss_opts_free(&o);
+    /* --ci 0 is "off" in the dashboard only */
+    const char *off[] = { "calscope", "--ci", "0", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, off), 0);
+    assert_int_equal(o.ci_repeats, 0);
+    ss_opts_free(&o);
+    /* --gamma and --seed alone are fine here: keys reach kd-tree binning and the curves */
+    const char *later[] = { "calscope", "--gamma", "0.3", "--seed", "5", "--threads", "2", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, later), 0);
+    assert_true(o.settings.gamma == 0.3);
+    ss_opts_free(&o);
+    const char *help[] = { "calscope", "--version", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, help), SS_EXIT_HELP);
+    ss_opts_free(&o);
+}
+
+/* ---- usage errors, verbatim -------------------------------------------------------------- */
+
+static const char RH[] = "\nTry `calscope report --help`.\n";
+static const char DH[] = "\nTry `calscope --help`.\n";
+
+static void expect_error(unsigned front, const char *want, const char *const *argv)
+{
+    ss_opts o;
+    int rc = parse_v(front, &o, argv);
+    ss_opts_free(&o);
+    char full[1024];
+    snprintf(full, sizeof full, "calscope: %s%s", want, front == SS_DASH ? DH : RH);
+    assert_int_equal(rc, 2);
+    assert_string_equal(err_text, full);
+}
+
+#define REP(want, ...) do { const char *v_[] = { "report", __VA_ARGS__, NULL }; expect_error(SS_REPORT, want, v_); } while (0)
+#define DASH(want, ...) do { const char *v_[] = { "calscope", __VA_ARGS__, NULL }; expect_error(SS_DASH, want, v_); } while (0)
+
+static void test_errors_verbatim(void **state)
+{
+    (void)state;
+    /* the generic ones, the same words in both front ends with their own --help pointer */
+    REP("unknown option '--no-such-flag'", "--no-such-flag", "a.csv");
+    REP("unknown option '--no-such-flag'", "--no-such-flag=3", "a.csv");
+    DASH("unknown option '--bogus'", "--bogus", "a.csv");
+    DASH("unknown option '--curve'", "--curve", "size", "a.csv");     /* report-only flag */
+    REP("unknown option '--no-color'", "--no-color", "a.csv");          /* dashboard-only flag */
+    REP("--bins needs a value", "a.csv", "--bins");
+    DASH("--bins needs a value", "a.csv", "--bins");
+    REP("--plot takes no value", "--plot=yes", "a.csv");
+    DASH("--renormalize takes no value", "--renormalize=1", "a.csv");
+    {
+        const char *v_[] = { "report", NULL };
+        expect_error(SS_REPORT, "no FILE given", v_);
+        const char *d_[] = { "calscope", NULL };
+        expect_error(SS_DASH, "no FILE given", d_);
+    }
+    DASH("too many files (at most 8)", "1", "2", "3", "4", "5", "6", "7", "8", "9");
+    DASH("-: standard input can be read only once", "-", "-");
+    /* values */
+    REP("--lens: unknown lens 'bogus' (top1|topk:K|class:C|classwise|group:A,B;C,D|full)", "--lens", "bogus", "a.csv");
+    REP("--bins: need a whole number between 1 and 1000, got '1001'", "--bins", "1001", "a.csv");
+    DASH("--bins: need a whole number between 1 and 1000, got '0'", "--bins", "0", "a.csv");
+    REP("--binning: unknown scheme 'bogus' (uniform|mass|kdtree)", "--binning", "bogus", "a.csv");
+    REP("--gamma: need a number in (0, 1], got '0'", "--gamma", "0", "--binning", "kdtree", "a.csv");
+    DASH("--sigma: need a number in [1e-06, 10], got '1e300'", "--sigma", "1e300", "a.csv");
+    REP("--mixture: unknown mixture 'bogus' (kde|gmm3)", "--mixture", "bogus", "a.csv");
+    REP("--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'", "--distance", "interval:0.6,0.5", "a.csv");
+    REP("--format: 'xml' is not text, json or csv", "--format", "xml", "a.csv");
+    DASH("--sum-tol: need a tolerance in [0, 1), got '1'", "--sum-tol", "1", "a.csv");
+    REP("--label-col: '0' is not a column number (1, 2, ...)", "--label-col", "0", "--no-header", "a.csv");
+    REP("--delimiter: ':' is not , ; or tab", "--delimiter", ":", "a.csv");
+    /* one --seed rule for both (the dashboard stopped at 2^32 - 1 with another message) */
+    REP("--seed: '-1' is not a non-negative integer", "--seed", "-1", "--ci", "5", "a.csv");
+    DASH("--seed: '-1' is not a non-negative integer", "--seed", "-1", "a.csv");
+    DASH("--seed: '18446744073709551616' is not a non-negative integer", "--seed", "18446744073709551616", "a.csv");
+    DASH("--seed: '1.5' is not a non-negative integer", "--seed", "1.5", "a.csv");
+    DASH("--seed: ' 5' is not a non-negative integer", "--seed", " 5", "a.csv");
+    {
+        uint64_t seed = 0;
+        assert_int_equal(ss_parse_seed("+7", &seed), 1);
+        assert_true(seed == 7);
+        assert_int_equal(ss_parse_seed("", &seed), 0);
+        assert_int_equal(ss_parse_seed("7x", &seed), 0);
+    }
+    DASH("--threads: need a whole number between 0 (all cores) and 256, got '1024'", "--threads", "1024", "a.csv");
+    REP("--ci: need a whole number between 1 and 100000, got '0'", "--ci", "0", "a.csv");
+    DASH("--ci: need a whole number between 0 and 100000, got '100001'", "--ci", "100001", "a.csv");
+    DASH("--ci-method: 'jackknife' is not percentile, basic or bca", "--ci-method", "jackknife", "a.csv");
+    DASH("--repeats: need a whole number between 1 and 100000, got '0'", "--repeats", "0", "a.csv");
+    REP("--curve: 'bogus' is not size or bins", "--curve", "bogus", "a.csv");
+    REP("--fractions: bad number 'x' in '0.5,x'", "--curve", "size", "--fractions", "0.5,x", "a.csv");
+    REP("--fractions: '150%' is not a fraction in (0, 1] (or a percentage)", "--curve", "size", "--fractions", "150%", "a.csv");
+    REP("--bins-list: '2' is not a gamma in (0, 1] (--binning kdtree)", "--curve", "bins", "--binning", "kdtree", "--bins-list", "0.1,2", "a.csv");
+    REP("--topk-bars: bad k 'fool' in '1,fool' (a whole number k >= 1, or full)", "--topk-bars", "1,fool", "a.csv");
+    REP("--likert-cuts: cut points must increase ('0.5' then '0.5')", "--likert-cuts", "0,0.5,0.5,1", "a.csv");
+    REP("--compat: 'sklearn' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", "--compat", "sklearn", "a.csv");
+    REP("--recal: 'ts' is given twice", "--recal", "ts,ts", "a.csv");
+    REP("--reference: '0' is not a method number (1 = the first file)", "--reference", "0", "--recal", "ts", "a.csv");
+    REP("--recal-folds: '1' is not a fold count in 2..32", "--recal-folds", "1", "--recal", "ts", "a.csv");
+    REP("--recal-split: '1' is not a fitting fraction in (0, 1)", "--recal-split", "1", "--recal", "ts", "a.csv");
+    REP("--recal-split-column: 'c=' has an empty fitting value", "--recal-split-column", "c=", "--recal", "ts", "a.csv");
+    REP("--select: expression too long", "--select",
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
+        "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5", "a.csv");
+    /* rules between flags: no flag accepted and then ignored */
+    REP("--seed needs --ci, --curve, --compare or --recal (nothing else is random)", "--seed", "3", "a.csv");
+    REP("--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)", "--threads", "2", "a.csv");
+    REP("--gamma needs --binning kdtree (it is the kd-tree's cell size)", "--gamma", "0.2", "a.csv");
+    REP("--label-col needs --no-header (with a header the label column is found by its name)", "--label-col", "2", "a.csv");
+    DASH("--label-col needs --no-header (with a header the label column is found by its name)", "--label-col", "2", "a.csv");
+    DASH("--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one",
+         "--sum-tol", "0.01", "--renormalize", "a.csv");
+    REP("--ascii needs --plot (only the plot draws glyphs)", "--ascii", "a.csv");
+    REP("--replace needs --curve size", "--replace", "a.csv");
+    REP("--repeats needs --curve, --compare or --recal", "--repeats", "5", "a.csv");
+    REP("--ci-method needs --ci, --compare or --recal", "--ci-method", "bca", "a.csv");
+    REP("--compare needs two or more files (A and B), or a file and --recal", "--compare", "a.csv");
+    REP("--reference 3: there are only 2 methods (files first, then recalibrations)", "--reference", "3", "--recal", "ts", "a.csv");
+    REP("--compat needs --lens top1 or classwise (the libraries measure nothing else)", "--compat", "netcal", "--lens", "full", "a.csv");
+    REP("--curve has no CSV form (one row per file); use --format text or json", "--format", "csv", "--curve", "size", "a.csv");
+    REP("--likert is not in --format csv with --compare (one row per method); use --format text or json",
+        "--format", "csv", "--likert", "--recal", "ts", "a.csv");
+}
+
+/* ---- documents --------------------------------------------------------------------------- */
+
+static char *render_to_string(void (*fn)(FILE *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    fn(f);
+    fclose(f);
+    return buf;
+}
+static void help_report(FILE *f) { ss_help(f, SS_REPORT); }
+static void help_dash(FILE *f) { ss_help(f, SS_DASH); }
+
+static void test_help_and_man_list_the_table(void **state)
+{
+    (void)state;
+    char *rep = render_to_string(help_report), *dash = render_to_string(help_dash);
+    char *man = render_to_string(ss_man);
+    size_t n;
+    const ss_flag *t = ss_flags(&n);
+    for (size_t i = 0; i < n; i++) {
+        char key[80], roff[160];
+        snprintf(key, sizeof key, "  %s%s", strcmp(t[i].name, "--help") == 0 ? "-h, " : "", t[i].name);
+        /* a flag is in the --help of exactly the front ends that accept it */
+        assert_int_equal(strstr(rep, key) != NULL, (t[i].fronts & SS_REPORT) != 0);
+        assert_int_equal(strstr(dash, key) != NULL, (t[i].fronts & SS_DASH) != 0);
+        /* the man page has every flag, hyphens as \- */
+        size_t k = 0;
+        for (const char *p = t[i].name; *p && k + 3 < sizeof roff; p++) {
+            if (*p == '-') { roff[k++] = '\\'; roff[k++] = '-'; }
+            else roff[k++] = *p;
+        }
+        roff[k] = '\0';
+        char tp[200];
+        snprintf(tp, sizeof tp, ".TP\n.B %s%s", strcmp(t[i].name, "--help") == 0 ? "\\-h, " : "", roff);
+        assert_non_null(strstr(man, tp));
+    }
+    /* plain names, no paper references, in what the user reads */
+    assert_null(strstr(rep, "seed 0"));
+    assert_null(strstr(dash, "seed 0"));
+    assert_null(strstr(man, "seed 0"));
+    assert_int_equal(strncmp(man, ".TH CALSCOPE 1 ", 15), 0);
+    free(rep);
+    free(dash);
+    free(man);
+}
+
+/* README.md holds the table's reference between two markers: it must be what ss_readme
+ * renders now (regenerate with `make readme-flags`). Run from the source tree's root. */
+static void test_readme_matches_table(void **state)
+{
+    (void)state;
+    FILE *f = fopen("README.md", "r");
+    if (!f) {
+        fprintf(stderr, "README.md not found: run the unit tests from the source tree's root\n");
+        fail();
+    }
+    char *readme = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&readme, &len);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, got, m);
+    fclose(f);
+    fclose(m);
+    const char *begin = "<!-- flags: generated by `make readme-flags` from src/session/flags.c -->\n";
+    const char *end = "<!-- flags: end -->\n";
+    char *b = strstr(readme, begin), *e = b ? strstr(b, end) : NULL;
+    assert_non_null(b);
+    assert_non_null(e);
+    b += strlen(begin);
+    char *want = render_to_string(ss_readme);
+    size_t have = (size_t)(e - b);
+    if (have != strlen(want) || memcmp(b, want, have) != 0)
+        fprintf(stderr, "README.md's flag reference differs from the flag table: run `make readme-flags`\n");
+    assert_int_equal(have, strlen(want));
+    assert_memory_equal(b, want, have);
+    free(want);
+    free(readme);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_report_flag_round_trips),
+        cmocka_unit_test(test_exact_lines),
+        cmocka_unit_test(test_dashboard_flags_round_trip),
+        cmocka_unit_test(test_errors_verbatim),
+        cmocka_unit_test(test_help_and_man_list_the_table),
+        cmocka_unit_test(test_readme_matches_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
