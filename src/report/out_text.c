@@ -7,46 +7,6 @@
 
 #include "chart/chart.h"
 
-<<<<<<< HEAD
-void rep_lens_text(const cs_settings *s, char *buf, size_t size)
-{
-    cs_settings_lens_name(s, buf, size);
-}
-
-void rep_distance_text(const cs_settings *s, char *buf, size_t size)
-{
-    switch (s->distance) {
-    case CS_DIST_TVD: snprintf(buf, size, "tvd"); break;
-    case CS_DIST_L2: snprintf(buf, size, "l2"); break;
-    case CS_DIST_MAX: snprintf(buf, size, "max"); break;
-    case CS_DIST_INTERVAL: snprintf(buf, size, "interval:%.17g,%.17g", s->interval_lo, s->interval_hi); break;
-    default: snprintf(buf, size, "?"); break;
-    }
-}
-
-const char *rep_binning_text(cs_binning b)
-{
-    return b == CS_BIN_MASS ? "mass" : b == CS_BIN_KDTREE ? "kdtree" : "uniform";
-}
-
-const char *rep_mixture_text(cs_mixture m)
-{
-    return m == CS_MIX_GMM3 ? "gmm3" : "kde";
-}
-=======
-static const char *const metric_help[REP_M_COUNT] = {
-    "fraction of top-1 predictions that are right",
-    "expected calibration error: sum of n_b/N * gap",
-    "mean gap over non-empty bins",
-    "largest gap over non-empty bins",
-    "Gaussian-smoothed ECE (sigma, all M bins)",
-    "RECE-G over TTA observations",
-    "mean squared error, summed over classes",
-    "mean -ln p[label]",
-    "top-1 ECE with equal-mass bins",
-    "class-wise ECE, uniform bins",
-};
->>>>>>> flags
 
 static void curve_text(FILE *out, const cs_curve *c)
 {
@@ -201,21 +161,12 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
         fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
     }
-<<<<<<< HEAD
     if (f->m.curve) curve_text(out, f->m.curve);
     if (f->m.has_topk) {
-        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, rep_binning_text(o->settings.binning));
+        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
         for (size_t i = 0; i < f->m.n_topk; i++) {
             if (isfinite(f->m.topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->m.topk_k[i], f->m.topk_ece[i]);
             else fprintf(out, "  k=%-6d %10s\n", f->m.topk_k[i], "n/a");
-=======
-    if (f->curve) curve_text(out, f->curve);
-    if (f->has_topk) {
-        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
-        for (size_t i = 0; i < f->n_topk; i++) {
-            if (isfinite(f->topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->topk_k[i], f->topk_ece[i]);
-            else fprintf(out, "  k=%-6d %10s\n", f->topk_k[i], "n/a");
->>>>>>> flags
         }
         fputc('\n', out);
     }
@@ -292,11 +243,7 @@ void rep_out_plot(FILE *out, const rep_opts *o, const rep_file *f, const ch_glyp
     char whose[64] = "";
     if (strcmp(from, "calscope") != 0) snprintf(whose, sizeof whose, " (%s's)", from);
     snprintf(title, sizeof title, "Reliability: %s, %d %s bins%s, N=%zu, ECE %.4f  %s", lens, o->settings.bins,
-<<<<<<< HEAD
-             rep_binning_text(o->settings.binning), whose, f->m.result.n, f->m.result.ece, f->path);
-=======
-             ss_binning_name(o->settings.binning), whose, f->res.n, f->res.ece, f->path);
->>>>>>> flags
+             ss_binning_name(o->settings.binning), whose, f->m.result.n, f->m.result.ece, f->path);
     ch_buf *b = ch_buf_new(80, 24);
     if (!b) return;
     ch_reliability r = { bins, nb, 0, title, 1 };
