@@ -89,6 +89,8 @@ static const char usage_text2[] =
 "                      edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
 "                      shows every library beside calscope and the samples that change bin\n"
 "                      (CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)\n"
+"  --torch-dtype T     float32 (default: a model's output) or float64 (torch.tensor(P,\n"
+"                      dtype=torch.float64)): the tensors --compat torchmetrics gets\n"
 "\n"
 "  -h, --help          this text          --version   print the version\n";
 
@@ -132,7 +134,7 @@ void rep_opts_free(rep_opts *o)
 static const char *const valued[] = {
     "--lens", "--bins", "--binning", "--gamma", "--sigma", "--mixture", "--distance", "--select",
     "--format", "--check", "--sum-tol", "--label-col", "--delimiter", "--seed", "--threads",
-    "--ci", "--ci-method", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--recal-split-column", "--compat", "--likert-cuts", NULL,
+    "--ci", "--ci-method", "--curve", "--fractions", "--bins-list", "--repeats", "--topk-bars", "--recal", "--reference", "--compare-k", "--recal-folds", "--recal-bins", "--recal-split", "--recal-split-column", "--compat", "--likert-cuts", "--torch-dtype", NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -329,6 +331,11 @@ static int apply(rep_opts *o, const char *flag, const char *val)
             return rep_usage_error("--compat: '%s' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai", val);
     } else if (strcmp(flag, "--likert-cuts") == 0) {
         return parse_likert_cuts(o, val);
+    } else if (strcmp(flag, "--torch-dtype") == 0) {
+        if (strcmp(val, "float32") == 0) o->torch_f64 = 0;
+        else if (strcmp(val, "float64") == 0) o->torch_f64 = 1;
+        else return rep_usage_error("--torch-dtype: '%s' is not float32 or float64", val);
+        o->torch_dtype_given = 1;
     }
     return 0;
 }
@@ -349,6 +356,9 @@ static int refuse_unused(const rep_opts *o)
         return rep_usage_error("--label-col needs --no-header (with a header the label column is found by its name)");
     if (o->sum_tol_given && o->load.renormalize)
         return rep_usage_error("--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one");
+    if (o->torch_dtype_given && o->compat != REP_COMPAT_ALL && o->compat != CS_COMPAT_TORCHMETRICS
+        && o->compat != CS_COMPAT_TORCHMETRICS_BINARY)
+        return rep_usage_error("--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)");
     if (o->ascii && !o->plot)
         return rep_usage_error("--ascii needs --plot (only the plot draws glyphs)");
     if (o->format == REP_CSV && o->curve)

@@ -58,6 +58,7 @@ typedef struct rep_opts {
     size_t n_likert_cuts;
     rep_methods_opts methods; /* --recal, --reference, --compare-k, --recal-* (methods.c) */
     int compat;            /* --compat: -1 none, a cs_compat_lib, or REP_COMPAT_ALL */
+    int torch_f64, torch_dtype_given; /* --torch-dtype float64 / given at all */
     rep_check *checks;  /* owned (malloc) */
     size_t n_checks;
     const char **files; /* argv entries (owned array, borrowed strings) */

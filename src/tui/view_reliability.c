@@ -149,6 +149,10 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
     if (y < r->y + r->h)
         tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
                   cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    /* why the library has no ECE/ACE/MCE/RMS under this lens / binning / distance */
+    for (int i = 0; i < 4 && y < r->y + r->h - 1; i++)
+        if (lr->na_settings & (1u << ms[i]))
+            tui_textf(y++, r->x, r->w, role, "%s n/a: %s", mn[i], lr->notes[ms[i]]);
     int room = r->y + r->h - y - 1;
     for (size_t i = 0; i < lr->n_examples && (int)i < room; i++) {
         const cs_compat_move *mv = &lr->examples[i];
