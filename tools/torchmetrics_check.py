@@ -21,13 +21,16 @@ Usage:
       writes the edge files: values on bin edges (multiples of 0.01, 0.05, 1/7, 1/40; two and
       three classes, argmax ties in float32 and float64), made by a fixed LCG (no RNG version
       dependence), so the fixture below is reproducible without torch.
-  torchmetrics_check.py values FILE...
-      tests/fixtures/torchmetrics_values.txt: "FILE M DTYPE LIB ece mce rms" for every FILE,
-      M in BINS_LIST and both dtypes (the numbers torch gives; FILE as given).
+  torchmetrics_check.py fixture
+      tests/fixtures/torchmetrics_values.txt (run from the repository root): "FILE M DTYPE LIB
+      ece mce rms" from torch for the edge files (FILE edges/NAME), the bundled samples and
+      tests/fixtures/breast_cancer_rf.csv, M in FIXTURE_BINS, both dtypes.
+  torchmetrics_check.py compare FIXTURE CALSCOPE EDGE_DIR
+      needs no torch: runs calscope on every (FILE, M, DTYPE) of FIXTURE (edges/ read from
+      EDGE_DIR, made by gen) and prints every number that differs from the fixture's by one bit
+      or more; exit status 1 when any does.
   torchmetrics_check.py check CALSCOPE FILE...
-      runs `CALSCOPE report --compat all --format json --bins M [--torch-dtype float64] FILE`
-      for every FILE, M in BINS_LIST and both dtypes and prints every number that differs from
-      torch's by one bit or more; exit status 1 when any does.
+      the same against torch live, for M in BINS_LIST.
   torchmetrics_check.py prims
       tests/fixtures/torch_prims.txt: FNV-1a hashes of torch.linspace(0, 1, M + 1) (float32,
       float64) and of MONAI's float32 linspace(0, 1 + eps32, M + 1) for M = 1..1000, of
@@ -53,6 +56,7 @@ except ImportError:  # gen needs no torch; every other mode does
     torch = None
 GROUP = 10
 BINS_LIST = [1, 2, 3, 7, 10, 15, 16, 20, 25, 33, 40, 50, 64, 100, 128, 500, 1000]
+FIXTURE_BINS = [1, 7, 10, 15, 20, 33, 100, 1000]
 DTYPES = ["float32", "float64"]
 
 
@@ -228,12 +232,12 @@ def gen(outdir):
         print(os.path.join(outdir, name))
 
 
-def torch_numbers(files):
+def torch_numbers(files, bins_list):
     """(file, M, dtype, lib) -> (ece, mce, rms) from torch."""
     out = {}
     for path in files:
         P, y = load(path)
-        for M in BINS_LIST:
+        for M in bins_list:
             for dt in DTYPES:
                 got = metric(path, M, getattr(torch, dt), P, y)
                 for lib, v in got.items():
@@ -242,28 +246,83 @@ def torch_numbers(files):
     return out
 
 
-def check(exe, files):
+def calscope_numbers(exe, paths, M, dt):
+    """calscope's torchmetrics numbers for every path (one run): {path: {lib: (ece, mce, rms)}},
+    or an error text."""
+    cmd = [exe, "report", "--compat", "all", "--format", "json", "--bins", str(M)] + paths
+    if dt == "float64":
+        cmd[4:4] = ["--torch-dtype", "float64"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}"
+    out = {}
+    for f in json.loads(p.stdout)["files"]:
+        c = f["compat"]
+        out[f["path"]] = {lib: (c[lib]["ece"], c[lib]["mce"], c[lib]["rms"])
+                          for lib in ("torchmetrics", "torchmetrics-binary")}
+    return out
+
+
+def differences(exe, want, path_of=lambda p: p):
+    """want: (file, M, dtype, lib) -> numbers; prints each difference, returns their count."""
     bad = 0
-    for (path, M, dt, lib), want in torch_numbers(files).items():
-        cmd = [exe, "report", "--compat", "all", "--format", "json", "--bins", str(M), path]
-        if dt == "float64":
-            cmd[4:4] = ["--torch-dtype", "float64"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
+    runs = {}
+    for path, M, dt, lib in want:
+        runs.setdefault((M, dt), [])
+        if path_of(path) not in runs[(M, dt)]:
+            runs[(M, dt)].append(path_of(path))
+    got = {key: calscope_numbers(exe, paths, *key) for key, paths in runs.items()}
+    for (path, M, dt, lib), w in want.items():
+        g = got[(M, dt)]
+        if isinstance(g, str):
+            print(g)
             bad += 1
             continue
-        got = json.loads(p.stdout)["files"][0]["compat"][lib]
-        for name, w in zip(("ece", "mce", "rms"), want):
-            if got[name] != w:
-                print(f"{path} --bins {M} {dt} {lib} {name}: torch {w!r}, calscope {got[name]!r}")
+        for name, a, b in zip(("ece", "mce", "rms"), w, g[path_of(path)][lib]):
+            if a != b:
+                print(f"{path} --bins {M} {dt} {lib} {name}: torch {a!r}, calscope {b!r}")
                 bad += 1
+    if not want:
+        print("no numbers to compare")
+        bad += 1
     return bad
+
+
+def fixture():
+    import glob
+    import tempfile
+    print("# FILE M DTYPE LIB ece mce rms: torchmetrics 1.9.0's code on torch "
+          f"{torch.__version__} (tools/torchmetrics_check.py fixture; edges/ = its gen files)")
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.devnull, "w") as null:
+            saved, sys.stdout = sys.stdout, null
+            try:
+                gen(os.path.join(d, "edges"))
+            finally:
+                sys.stdout = saved
+        os.chdir(d)
+        edge = torch_numbers(sorted(glob.glob("edges/*.csv")), FIXTURE_BINS)
+        os.chdir(cwd)
+    rest = torch_numbers(sorted(glob.glob("samples/*.csv")) + ["tests/fixtures/breast_cancer_rf.csv"], FIXTURE_BINS)
+    for (path, M, dt, lib), v in list(edge.items()) + list(rest.items()):
+        print(path, M, dt, lib, *(repr(x) for x in v))
+
+
+def read_fixture(path):
+    want = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            p, M, dt, lib, *v = line.split()
+            want[(p, int(M), dt, lib)] = tuple(float(x) for x in v)
+    return want
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["metric", "prims", "gen", "values", "check"])
+    ap.add_argument("mode", choices=["metric", "prims", "gen", "fixture", "compare", "check"])
     ap.add_argument("args", nargs="*")
     ap.add_argument("--bins", type=int, default=15)
     ap.add_argument("--dtype", choices=DTYPES, default="float32")
@@ -273,6 +332,14 @@ def main():
             ap.error("gen needs DIR")
         gen(a.args[0])
         return
+    if a.mode == "compare":
+        if len(a.args) != 3:
+            ap.error("compare needs FIXTURE CALSCOPE EDGE_DIR")
+        fx, exe, edges = a.args
+
+        def path_of(p):
+            return os.path.join(edges, p[len("edges/"):]) if p.startswith("edges/") else p
+        sys.exit(1 if differences(exe, read_fixture(fx), path_of) else 0)
     if torch is None:
         sys.exit("torchmetrics_check.py: torch is not installed (Debian: python3-torch)")
     torch.set_num_threads(1)
@@ -282,15 +349,12 @@ def main():
         if len(a.args) != 1:
             ap.error("metric needs FILE")
         print(json.dumps(metric(a.args[0], a.bins, getattr(torch, a.dtype))))
-    elif a.mode == "values":
-        print("# FILE M DTYPE LIB ece mce rms: torchmetrics 1.9.0's code on torch "
-              f"{torch.__version__} (tools/torchmetrics_check.py values)")
-        for (path, M, dt, lib), v in torch_numbers(a.args).items():
-            print(path, M, dt, lib, *(repr(x) for x in v))
+    elif a.mode == "fixture":
+        fixture()
     else:
         if len(a.args) < 2:
             ap.error("check needs CALSCOPE FILE...")
-        sys.exit(1 if check(a.args[0], a.args[1:]) else 0)
+        sys.exit(1 if differences(a.args[0], torch_numbers(a.args[1:], BINS_LIST)) else 0)
 
 
 if __name__ == "__main__":
