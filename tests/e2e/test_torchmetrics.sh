@@ -35,6 +35,8 @@ if [ "$v32" != "$want" ]; then ok "torchmetrics-binary: float32 and float64 tens
 else not_ok "torchmetrics-binary: float32 and float64 tensors give different ECEs" "both $want"; fi
 v=$(json_get 'd["files"][0]["compat"]["torchmetrics-binary"]["call"]')
 expect_match "torchmetrics-binary --torch-dtype float64: the call names the dtype" '^binary_calibration_error\(float64 probs\[:, 1\]' "$v"
+v=$(json_get 'd["files"][0]["settings"]["torch_dtype"]')
+expect_match "torchmetrics-binary --torch-dtype float64: settings.torch_dtype" '^float64$' "$v"
 
 # live: torch itself
 cap=$(/usr/bin/python3 -c 'import torch; s = torch.__config__.show(); print(s.split("CPU capability usage: ")[1].split()[0])' 2>/dev/null)

@@ -6,8 +6,10 @@
  * compares these functions with it, tests/e2e/test_torchmetrics.sh regenerates it live.
  *
  * Each expression below is split into one rounding per statement on purpose: a compiler that
- * fuses a*b + c (clang's default -ffp-contract=on) would change the last bit. Where torch's
- * AVX2 build does fuse (GCC -mfma in the scalar lambdas of linspace), fmaf / fma say so. */
+ * fuses a*b + c would change the last bit (clang's default -ffp-contract=on fuses within one
+ * expression; GCC under -std=c11, as calscope builds, never does — under -std=gnu11 with FMA it
+ * would fuse across statements too). Where torch's AVX2 build does fuse (GCC -mfma in the scalar
+ * lambdas of linspace), fmaf / fma say so. */
 #include "engine/compat/cx.h"
 
 #include <math.h>
