@@ -301,8 +301,9 @@ static void test_two_label_values(void **state)
  *   wrong}: .8/4; bin8 {.85}: .15/4; ECE = .10000000025 + .2 + .0375 = .33750000025.
  * torchmetrics: torch.linspace float32 edge 3 = 0.1f*3 = 0.30000001192... = float32(0.3), and
  *   float32(.299999999) is also 0.30000001192 (it is above the midpoint .2999999970 between
- *   the float32 neighbours), so both sit on edge 3 and go to [.3,.4) (bin 3); edge 8 = 1 -
- *   0.1f*2 rounds to float32(.8), so .8 goes to bin 8 with .85.
+ *   the float32 neighbours), so both sit on edge 3 and go to [.3,.4) (bin 3); edge 8 =
+ *   fma(-0.1f, 2, 1) (torch's fused scalar formula for the upper half) rounds to float32(.8),
+ *   so .8 goes to bin 8 with .85.
  *   bin3: conf .30000001 acc .5 -> .19999999 * 1/2; bin8: conf (.80000001 + .85000002)/2 acc
  *   .5 -> .32500002 * 1/2; ECE = .0999999940 + .1625000085 = .2625 (float32).
  * Moves: r0 edge side, r1 float32 (below .3 as a double), r2 edge side (.8 = 8/10). */
