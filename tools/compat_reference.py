@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Independent numpy re-implementations of the calibration libraries that `calscope report
---compat NAME` reproduces. None of these libraries can be installed here (no PyPI, no torch), so
-each code path is transcribed from the library's public source, keeping its array operations:
+--compat NAME` reproduces. None of these libraries can be installed here (no PyPI), so each code
+path is transcribed from the library's public source, keeping its array operations (torch.linspace
+is torch's own, python3-torch; tools/torchmetrics_check.py runs torchmetrics' whole code path on
+torch and compares calscope's numbers bit for bit):
 
   torchmetrics  Lightning-AI/torchmetrics src/torchmetrics/functional/classification/
                 calibration_error.py (660df0d): _binning_bucketize, _ce_compute,
                 _multiclass_calibration_error_update / _binary_calibration_error_update.
-                torch.linspace float32 = aten/src/ATen/native/cpu/RangeFactoriesKernel.cpp
-                linspace_kernel; torch.bucketize(right=True) = np.searchsorted(side='right');
+                torch.linspace float32 = torch's own; torch.bucketize(right=True) =
+                np.searchsorted(side='right');
                 scatter_add_ in float32 = np.add.at on float32 arrays.
   netcal        EFS-OpenSource/calibration-framework netcal/metrics/Miscalibration.py (69f24a5):
                 _prepare_input, _prepare_bins, binning (np.histogramdd + scipy
@@ -90,13 +92,18 @@ def load(path):
 
 # ---------------------------------------------------------------- torchmetrics (float32)
 def torch_linspace_f32(start, end, steps):
-    start, end = np.float32(start), np.float32(end)
-    step = np.float32(end - start) / np.float32(steps - 1)
-    half = steps // 2
-    out = np.empty(steps, dtype=np.float32)
-    for i in range(steps):
-        out[i] = start + step * np.float32(i) if i < half else end - step * np.float32(steps - i - 1)
-    return out
+    """torch.linspace(start, end, steps) in float32: torch's own CPU kernel (vectorised, so the
+    edges are not the scalar formula; tools/torchmetrics_check.py checks calscope's emulation).
+    Without torch, the scalar formula: some edges one float32 step off for M >= 15, inside the
+    1e-6 this reference is compared to."""
+    try:
+        import torch
+    except ImportError:
+        start, end = np.float32(start), np.float32(end)
+        step = np.float32(end - start) / np.float32(steps - 1)
+        return np.array([start + step * np.float32(i) if i < steps // 2
+                         else end - step * np.float32(steps - i - 1) for i in range(steps)], dtype=np.float32)
+    return torch.linspace(start, end, steps, dtype=torch.float32).numpy()
 
 
 def tm_ce(conf, acc, M):
@@ -126,8 +133,8 @@ def torchmetrics(P, y, a, binary):
         P32 = P.astype(np.float32)
         conf = P32.max(axis=1); acc = (P32.argmax(axis=1) == y).astype(np.float32)
     l1, mx, rms, table = tm_ce(conf, acc, a.bins)
-    r["rms"] = rms
     if a.lens == "top1" and a.binning == "uniform":
+        r["rms"] = rms
         r["ece"] = rms if a.distance == "l2" else l1
         r["mce"] = mx
         r["bins"] = table

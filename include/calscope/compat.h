@@ -36,6 +36,9 @@ typedef enum cs_compat_lib {
 } cs_compat_lib;
 
 #define CS_COMPAT_ALL_MASK ((1u << CS_COMPAT_COUNT) - 1u)
+/* Option bit for cs_compat_run's mask: torchmetrics gets float64 tensors (torch.tensor(P,
+ * dtype=torch.float64)) instead of a model's float32 output (--torch-dtype float64). */
+#define CS_COMPAT_TORCH_F64 (1u << 16)
 
 /* Metrics a library may report (NAN when it has no such metric or fails on the input). */
 enum {
@@ -79,6 +82,9 @@ typedef struct cs_compat_lib_result {
     int applicable;               /* 0: the library cannot measure this input at all (see note) */
     double m[CS_CM_COUNT];        /* NAN = not provided / fails (see notes[]) */
     char notes[CS_CM_COUNT][200]; /* "" or why m[i] is NAN ("netcal raises ValueError: ...") */
+    unsigned na_settings;         /* bit i: m[i] is NAN only because of the chosen lens / binning /
+                                     distance (the library has the metric otherwise); the report
+                                     and the dashboard print notes[i] beside such an n/a */
     char semantics[240];          /* what is measured, e.g. "positive-class calibration of p[1]" */
     char call[200];               /* the library call a typical user makes */
     size_t moved;                 /* samples whose bin differs from calscope's */
@@ -110,11 +116,13 @@ typedef struct cs_compat_report {
     cs_binning binning;           /* CS_BIN_UNIFORM or CS_BIN_MASS */
     double calscope[CS_CM_COUNT]; /* calscope's own numbers for the same metrics */
     unsigned mask;                /* libraries computed (bit CS_COMPAT_x) */
+    int torch_f64;                /* 1: CS_COMPAT_TORCH_F64 was asked for */
     cs_compat_lib_result lib[CS_COMPAT_COUNT];
 } cs_compat_report;
 
 /* Runs the libraries in `mask` on the samples the settings select (lens, bins, binning,
- * sigma, distance and select are honoured; kdtree binning and vector lenses are CS_EUSAGE).
+ * sigma, distance and select are honoured; kdtree binning and vector lenses are CS_EUSAGE);
+ * mask may include CS_COMPAT_TORCH_F64.
  * Returns CS_OK, CS_EUSAGE (settings with no library counterpart, bad selection), CS_EEMPTY
  * (selection kept nothing) or CS_ENOMEM. On failure out holds nothing to free (but freeing it
  * is harmless). The dataset must have been prepared (cs_dataset_prepare). */

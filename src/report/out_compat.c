@@ -113,9 +113,11 @@ void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f)
         if (r->mask & (1u << l)) fprintf(out, " %8s", short_names[l]);
     fputc('\n', out);
     for (int m = 0; m < CS_CM_COUNT; m++) {
+        /* a row some library fills, or would fill under other settings (its n/a is explained) */
         int any = 0;
         for (int l = 0; l < CS_COMPAT_COUNT; l++)
-            if ((r->mask & (1u << l)) && isfinite(r->lib[l].m[m])) any = 1;
+            if ((r->mask & (1u << l)) && (isfinite(r->lib[l].m[m]) || (r->lib[l].na_settings & (1u << m))))
+                any = 1;
         if (!any) continue;
         fprintf(out, "  %-6s", short_metric[m]);
         if (isfinite(r->calscope[m])) fprintf(out, " %8.5f", r->calscope[m]);
@@ -148,9 +150,12 @@ void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f)
         }
         for (int m = 0; m < CS_CM_COUNT; m++) {
             if (!lr->notes[m][0] || isfinite(lr->m[m])) continue;
-            /* only the failures worth reading: "has no" notes are implied by n/a */
+            /* the failures and the metrics these settings take away; a plain "has no" is
+             * implied by n/a */
             if (strstr(lr->notes[m], "raises") || strstr(lr->notes[m], "needs"))
                 fprintf(out, "    %s: %s\n", cs_compat_metric_name(m), lr->notes[m]);
+            else if (lr->na_settings & (1u << m))
+                fprintf(out, "    %s: n/a under these settings: %s\n", cs_compat_metric_name(m), lr->notes[m]);
         }
     }
     (void)o;

@@ -4,7 +4,9 @@
  * one). With --topk-bars LIST, one column topk_<k> per entry of LIST as written (topk_full:
  * k = the file's classes). With --compat all, four columns per library follow: <lib>_ece,
  * <lib>_ace, <lib>_mce, <lib>_moved (empty when the library has no such number, fails, or
- * cannot measure the file at all). --curve has no CSV form (rep_parse_args refuses it). */
+ * cannot measure the file at all), then one <lib>_na column per library: why its empty
+ * ece/ace/mce fields are empty ("ace: torchmetrics has no such metric; ..."). --curve has no
+ * CSV form (rep_parse_args refuses it). */
 #include "report/rep.h"
 
 #include <math.h>
@@ -50,6 +52,7 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
         for (int j = 0; j < 3; j++) fprintf(out, ",%s_%s", name, cs_compat_metric_name(cm[j]));
         fprintf(out, ",%s_moved", name);
     }
+    for (int l = 0; compat && l < CS_COMPAT_COUNT; l++) fprintf(out, ",%s_na", cs_compat_name((cs_compat_lib)l));
     fputs("\n", out);
     for (size_t i = 0; i < n; i++) {
         const rep_file *f = &files[i];
@@ -89,6 +92,17 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
             }
             if (have && lr->applicable) fprintf(out, ",%zu", lr->moved);
             else fputc(',', out);
+        }
+        for (int l = 0; compat && l < CS_COMPAT_COUNT; l++) {
+            const cs_compat_lib_result *lr = &f->compat.lib[l];
+            char why[4 * sizeof lr->notes[0]] = "";
+            size_t len = 0;
+            for (int j = 0; f->has_compat && (f->compat.mask & (1u << l)) && j < 3; j++)
+                if (!isfinite(lr->m[cm[j]]) && lr->notes[cm[j]][0] && len < sizeof why)
+                    len += (size_t)snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "",
+                                            cs_compat_metric_name(cm[j]), lr->notes[cm[j]]);
+            fputc(',', out);
+            csv_field(out, why);
         }
         fputc('\n', out);
     }

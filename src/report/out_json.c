@@ -71,6 +71,7 @@ static void settings_json(FILE *out, const rep_opts *o)
         fputs(", \"compat\": ", out);
         rep_json_str(out, o->compat == REP_COMPAT_ALL ? "all" : cs_compat_name((cs_compat_lib)o->compat));
     }
+    if (o->torch_dtype_given) fprintf(out, ", \"torch_dtype\": \"%s\"", o->torch_f64 ? "float64" : "float32");
     fprintf(out, ", \"renormalize\": %s, \"skip_bad_rows\": %s}",
             o->load.renormalize ? "true" : "false", o->load.skip_bad_rows ? "true" : "false");
 }

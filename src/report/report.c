@@ -88,6 +88,7 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
     cs_error err;
     cs_error_clear(&err);
     unsigned mask = o->compat == REP_COMPAT_ALL ? CS_COMPAT_ALL_MASK : 1u << o->compat;
+    if (o->torch_f64) mask |= CS_COMPAT_TORCH_F64;
     cs_status st = cs_compat_run(d, &o->settings, mask, &f->compat, &err);
     if (st != CS_OK) {
         if (st != CS_EEMPTY) fail(f, &err);

@@ -275,6 +275,15 @@ static int p_compat(ss_opts *o, const char *v)
     return 0;
 }
 
+static int p_torch_dtype(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "float32") == 0) o->torch_f64 = 0;
+    else if (strcmp(v, "float64") == 0) o->torch_f64 = 1;
+    else return ss_usage_error(o->front, "--torch-dtype: '%s' is not float32 or float64", v);
+    o->torch_dtype_given = 1;
+    return 0;
+}
+
 /* ---- the methods table's flags ----------------------------------------------------------- */
 
 static int whole(const char *s, long lo, long hi, long *out)
@@ -482,6 +491,7 @@ PR(q_compat)
     (void)i;
     SAY("%s", o->compat == SS_COMPAT_ALL ? "all" : o->compat >= 0 ? cs_compat_name((cs_compat_lib)o->compat) : "");
 }
+PR(q_torch_dtype) { (void)i; SAY("%s", o->torch_dtype_given ? (o->torch_f64 ? "float64" : "float32") : ""); }
 PR(q_no_color) { (void)i; SAY("%s", o->no_color ? "on" : ""); }
 #undef PR
 #undef SAY
@@ -607,6 +617,9 @@ static const ss_flag table[] = {
       "edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
       "shows every library beside calscope and the samples that change bin\n"
       "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)", NULL },
+    { "--torch-dtype", "T", R, SEC_RESAMPLING, p_torch_dtype, q_torch_dtype, 0,
+      "float32 (default: a model's output) or float64 (torch.tensor(P,\n"
+      "dtype=torch.float64)): the tensors --compat torchmetrics gets", NULL },
 
     { "--help", NULL, RD, SEC_OTHER, NULL, NULL, 0, "this text", NULL },
     { "--version", NULL, RD, SEC_OTHER, NULL, NULL, 0, "print the version", NULL },

@@ -81,6 +81,7 @@ typedef struct ss_opts {
     size_t n_likert_cuts;
     ss_methods_opts methods;
     int compat;            /* --compat: -1 none, a cs_compat_lib, or SS_COMPAT_ALL */
+    int torch_f64, torch_dtype_given; /* --torch-dtype float64 / given at all */
     /* --check: the report's parsed gates (owned, malloc; filled by check_fn); check_text keeps
      * every text as written (owned array of argv strings) for ss_render */
     struct rep_check *checks;

@@ -114,6 +114,9 @@ static int check_report(ss_opts *o)
         return ss_usage_error(o->front, "--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)
         return ss_usage_error(o->front, "--compat needs --binning uniform or mass (no library has kd-tree bins)");
+    if (o->torch_dtype_given && o->compat != SS_COMPAT_ALL && o->compat != CS_COMPAT_TORCHMETRICS
+        && o->compat != CS_COMPAT_TORCHMETRICS_BINARY)
+        return ss_usage_error(o->front, "--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)");
     if (o->likert && (o->settings.lens == CS_LENS_CLASSWISE || o->settings.lens == CS_LENS_GROUP))
         return ss_usage_error(o->front, "--likert: the classwise and group lenses have no single first coordinate; "
                               "use top1, topk, class or full");

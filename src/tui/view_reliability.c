@@ -144,6 +144,21 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
     if (y < r->y + r->h)
         tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
                   cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    /* why the library has no ECE/ACE/MCE/RMS under this lens / binning / distance: metrics
+     * with the same reason on one wrapped line ("ECE MCE RMS n/a: ...") */
+    unsigned shown = 0;
+    for (int i = 0; i < 4 && y < r->y + r->h - 1; i++) {
+        if (!(lr->na_settings & (1u << ms[i])) || (shown & (1u << i))) continue;
+        len = 0;
+        for (int j = i; j < 4; j++)
+            if ((lr->na_settings & (1u << ms[j])) && strcmp(lr->notes[ms[j]], lr->notes[ms[i]]) == 0) {
+                len += snprintf(line + len, sizeof line - (size_t)len, "%s ", mn[j]);
+                shown |= 1u << j;
+            }
+        snprintf(line + len, sizeof line - (size_t)len, "n/a: %s", lr->notes[ms[i]]);
+        tui_rect nr = { r->x, y, r->w, r->y + r->h - 1 - y };
+        y += tui_draw_lines(&nr, y, role, line);
+    }
     int room = r->y + r->h - y - 1;
     for (size_t i = 0; i < lr->n_examples && (int)i < room; i++) {
         const cs_compat_move *mv = &lr->examples[i];

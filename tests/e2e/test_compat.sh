@@ -111,7 +111,7 @@ libs = ["torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", 
 files = json.load(open(sys.argv[1]))["files"]
 rows = list(csv.reader(open(sys.argv[2])))
 head = rows[0]
-want = [f"{l}_{k}" for l in libs for k in ("ece", "ace", "mce", "moved")]
+want = [f"{l}_{k}" for l in libs for k in ("ece", "ace", "mce", "moved")] + [f"{l}_na" for l in libs]
 if head[-len(want):] != want or head[:15] != "path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce".split(","):
     print("header:", head)
 for f, r in zip(files, rows[1:]):
@@ -125,6 +125,10 @@ for f, r in zip(files, rows[1:]):
         w = str(c["moved"]) if c["applicable"] else ""
         if got[f"{l}_moved"] != w:
             print(f"{f['path']} {l}_moved: csv {got[f'{l}_moved']!r} want {w!r}")
+        # <lib>_na: the JSON note of every empty ece/ace/mce field, in that order
+        w = "; ".join(f"{k}: {c['notes'][k]}" for k in ("ece", "ace", "mce") if c[k] is None and k in c["notes"])
+        if got[f"{l}_na"] != w:
+            print(f"{f['path']} {l}_na: csv {got[f'{l}_na']!r} want {w!r}")
 if len(rows) != 3:
     print("rows:", len(rows))
 # spot values: digits_rf has 10 classes, so torchmetrics-binary is all empty; torchmetrics has no ACE
@@ -136,6 +140,32 @@ if d["torchmetrics_moved"] != "200":
 PY
 )
 if [ -z "$diffs" ]; then ok "csv --compat all: per-library columns match the JSON"; else not_ok "csv --compat all: per-library columns match the JSON" "$diffs"; fi
+expect_match "csv --compat all: torchmetrics_na says why its ace is empty" ',ace: torchmetrics has no such metric,' "$(sed -n 2p "$TMP/all.csv")"
+
+# Every row follows the lens and binning, or shows n/a with the reason (issue 10 item 7): with
+# --lens classwise --binning mass calscope's rms is its class-wise equal-mass L2 ECE (the plain
+# report's ece under --distance l2), no library has an RMS there, and each says why.
+run "$CALSCOPE" report --format json --lens classwise --binning mass --distance l2 samples/breast_cancer_gnb.csv
+want=$(json_get 'repr(d["files"][0]["metrics"]["ece"])')
+run "$CALSCOPE" report --compat all --format json --lens classwise --binning mass samples/breast_cancer_gnb.csv
+v=$(json_get 'repr(d["files"][0]["compat"]["calscope"]["rms"])')
+expect_match "compat rms follows --lens classwise --binning mass (calscope's L2 ECE $want)" "^${want}\$" "$v"
+v=$(json_get '[l for l, c in d["files"][0]["compat"].items() if l != "calscope" and c["rms"] is not None]')
+expect_match "compat rms: no library has a class-wise equal-mass RMS" '^\[\]$' "$v"
+v=$(json_get 'd["files"][0]["compat"]["torchmetrics"]["notes"]["rms"]')
+expect_match "compat rms: JSON says why torchmetrics has none" '^torchmetrics has no such metric \(no class-wise calibration error\)$' "$v"
+run "$CALSCOPE" report --compat all --lens classwise --binning mass samples/breast_cancer_gnb.csv
+expect_match "compat text: the rms row stays, calscope's number and n/a" '^  rms +0\.09044 +n/a +n/a +n/a +n/a +n/a +n/a +n/a$' "$OUT"
+expect_match "compat text: the reason under the library" '^    rms: n/a under these settings: torchmetrics has no such metric \(no class-wise calibration error\)$' "$OUT"
+expect_match "compat text: MONAI says it has only uniform bins" '^    ece: n/a under these settings: MONAI has only uniform bins$' "$OUT"
+run "$CALSCOPE" report --compat all --binning mass samples/breast_cancer_gnb.csv
+expect_match "compat text --binning mass: torchmetrics has uniform bins only" '^    mce: n/a under these settings: torchmetrics has no such metric \(uniform bins only\)$' "$OUT"
+run "$CALSCOPE" report --compat all --format csv --lens classwise samples/breast_cancer_gnb.csv
+expect_match "compat csv --lens classwise: the reason in torchmetrics_na" ',"?ece: torchmetrics has no such metric \(no class-wise calibration error\); ace: torchmetrics has no such metric; mce: torchmetrics has no such metric \(no class-wise calibration error\)"?,' "$OUT"
+# --binning mass --distance l2: netcal's equal-mass ECE is L1 only (it was reported as the L2 one)
+run "$CALSCOPE" report --compat all --format json --binning mass --distance l2 samples/digits_rf.csv
+v=$(json_get 'd["files"][0]["compat"]["netcal"]["ece"], d["files"][0]["compat"]["netcal"]["notes"]["ece"]')
+expect_match "compat --binning mass --distance l2: netcal ece n/a, L1 only" '^None netcal has no L2 calibration error$' "$v"
 run "$CALSCOPE" report --compat netcal --format csv samples/digits_rf.csv
 expect_no_match "csv --compat NAME: no per-library columns" 'netcal_ece' "$OUT"
 
@@ -156,4 +186,8 @@ expect_rc "--compat unknown library: exit 2" 2 "$CALSCOPE" report --compat sklea
 expect_match "--compat unknown library: message" "not all, torchmetrics" "$ERR"
 expect_rc "--compat with --lens full: exit 2" 2 "$CALSCOPE" report --compat all --lens full samples/digits_rf.csv
 expect_rc "--compat with --binning kdtree: exit 2" 2 "$CALSCOPE" report --compat all --binning kdtree --lens top1 samples/digits_rf.csv
+expect_rc "--torch-dtype without a torchmetrics --compat: exit 2" 2 "$CALSCOPE" report --compat netcal --torch-dtype float64 samples/digits_rf.csv
+expect_match "--torch-dtype without a torchmetrics --compat: message" '^calscope: --torch-dtype needs --compat torchmetrics, torchmetrics-binary or all \(only torchmetrics gets torch tensors\)$' "$(printf '%s' "$ERR" | head -1)"
+expect_rc "--torch-dtype float16: exit 2" 2 "$CALSCOPE" report --compat all --torch-dtype float16 samples/digits_rf.csv
+expect_match "--torch-dtype float16: message" "^calscope: --torch-dtype: 'float16' is not float32 or float64\$" "$(printf '%s' "$ERR" | head -1)"
 done_testing

@@ -418,6 +418,20 @@ if [ -f "$CSAMPLE" ]; then
     check_screen "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off' 5
     keys q
 fi
+# compat under --lens classwise: calscope's RMS follows the lens, torchmetrics has none and says why
+if [ -f "$CSAMPLE" ]; then
+    start -- --lens classwise "$CSAMPLE"
+    check_screen "compat classwise: file loads" 'classwise \| M 15'
+    keys x
+    check_screen "compat classwise: torchmetrics says why ECE, MCE and RMS are n/a" 'ECE MCE RMS n/a: torchmetrics has n' 30
+    run "$CALSCOPE" report --compat all --lens classwise --format json "$CSAMPLE"
+    want=$(json_get "('%.4f' % d['files'][0]['compat']['calscope']['rms'])[1:]")
+    got=$(printf '%s\n' "$SCREEN" | sed -n 's/.* calscope .* \(\.[0-9]\{4\}\) *$/\1/p' | head -1)
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "compat classwise: calscope's RMS is the report's class-wise one ($want)"
+    else not_ok "compat classwise: calscope's RMS is the report's class-wise one" "dashboard '$got', report '$want'" "$SCREEN"; fi
+    expect_match "compat classwise: torchmetrics' RMS is n/a" '>torchm +n/a +n/a +n/a +n/a' "$SCREEN"
+    keys q
+fi
 
 # --lens class:NAME: the class is found by name once the file is loaded, and c cycles from it
 start -- --lens class:benign samples/breast_cancer_gnb.csv

@@ -155,6 +155,8 @@ usage "--likert with classwise" "--likert: the classwise and group lenses have n
 usage "--compat sklearn" "--compat: 'sklearn' is not all, torchmetrics, torchmetrics-binary, netcal, relplot, verified, robustcal or monai" --compat sklearn "$TINY"
 usage "--compat with a full lens" "--compat needs --lens top1 or classwise (the libraries measure nothing else)" --compat netcal --lens full "$TINY"
 usage "--compat with kdtree" "--compat needs --binning uniform or mass (no library has kd-tree bins)" --compat netcal --binning kdtree "$TINY"
+usage "--torch-dtype without --compat" "--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)" --torch-dtype float64 "$TINY"
+usage "--torch-dtype half" "--torch-dtype: 'half' is not float32 or float64" --compat torchmetrics --torch-dtype half "$TINY"
 usage "--compare one file" "--compare needs two or more files (A and B), or a file and --recal" --compare "$TINY"
 usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist or iso" --recal ts,bogus "$TINY"
 usage "--recal twice" "--recal: 'ts' is given twice" --recal ts,ts "$TINY"
@@ -219,6 +221,7 @@ done <<'EOF'
 --likert-cuts 0,0.5,1|text json csv
 --compat netcal|text json
 --compat all|text json csv
+--compat torchmetrics --torch-dtype float64|text json csv
 EOF
 # the input flags, on files they change: rows that do not sum to 1, a file without a header
 printf 'label,p_a,p_b\n0,0.9,0.08\n1,0.3,0.7\n' >"$TMP/sum98.csv"
@@ -317,7 +320,7 @@ expect_stderr "dashboard: --bins 1001" 2 "calscope: --bins: need a whole number 
 
 expect_rc "help: exit 0" 0 "$CALSCOPE" report --help
 for f in --lens --bins --binning --gamma --sigma --mixture --distance --select --format --plot \
-         --ci --seed --threads --curve --check --compat --ascii --skip-bad-rows --sum-tol; do
+         --ci --seed --threads --curve --check --compat --torch-dtype --ascii --skip-bad-rows --sum-tol; do
     expect_match "help: lists $f" -- "$f" "$OUT"
 done
 expect_match "help: ACE explained" "not Nixon's adaptive ECE" "$OUT"

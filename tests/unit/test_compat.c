@@ -3,12 +3,14 @@
  * (torchmetrics, MONAI) are compared to 1e-6, the others to 1e-12. */
 #include "support/cs_test.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calscope/compat.h"
+#include "engine/compat/cx.h"
 
 static void run(const cs_dataset *d, int bins, cs_lens_kind lens, cs_binning binning, cs_compat_report *r)
 {
@@ -299,8 +301,9 @@ static void test_two_label_values(void **state)
  *   wrong}: .8/4; bin8 {.85}: .15/4; ECE = .10000000025 + .2 + .0375 = .33750000025.
  * torchmetrics: torch.linspace float32 edge 3 = 0.1f*3 = 0.30000001192... = float32(0.3), and
  *   float32(.299999999) is also 0.30000001192 (it is above the midpoint .2999999970 between
- *   the float32 neighbours), so both sit on edge 3 and go to [.3,.4) (bin 3); edge 8 = 1 -
- *   0.1f*2 rounds to float32(.8), so .8 goes to bin 8 with .85.
+ *   the float32 neighbours), so both sit on edge 3 and go to [.3,.4) (bin 3); edge 8 =
+ *   fma(-0.1f, 2, 1) (torch's fused scalar formula for the upper half) rounds to float32(.8),
+ *   so .8 goes to bin 8 with .85.
  *   bin3: conf .30000001 acc .5 -> .19999999 * 1/2; bin8: conf (.80000001 + .85000002)/2 acc
  *   .5 -> .32500002 * 1/2; ECE = .0999999940 + .1625000085 = .2625 (float32).
  * Moves: r0 edge side, r1 float32 (below .3 as a double), r2 edge side (.8 = 8/10). */
@@ -374,6 +377,87 @@ static void test_names_and_usage(void **state)
     cs_dataset_free(d);
 }
 
+/* The emulated torch primitives against torch itself: tests/fixtures/torch_prims.txt holds
+ * FNV-1a hashes of what torch 1.13 (AVX2) gives (tools/torchmetrics_check.py prims; the e2e test
+ * test_torchmetrics.sh regenerates it live when torch is installed). Each line hashes 10
+ * consecutive M (or n); the probes and inputs are built exactly as the tool builds them. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+#define PRIM_PROBES(T, NEXT, BUCKETIZE)                                                     \
+    for (int i = 0; i <= M; i++) {                                                      \
+        T v[4] = { NEXT(e[i], -INFINITY), e[i], NEXT(e[i], INFINITY), (T)((double)i / M) }; \
+        for (int j = 0; j < 4; j++) { int32_t b = BUCKETIZE(e, M + 1, v[j]); h = fnv(h, &b, 4); } \
+    }                                                                                   \
+    for (int q = 0; q < 122; q++) {                                                     \
+        T v = q <= 100 ? (T)((double)q / 100) : (T)((double)(q - 101) / 20);           \
+        int32_t b = BUCKETIZE(e, M + 1, v);                                             \
+        h = fnv(h, &b, 4);                                                              \
+    }
+
+static double sum_input(long j)
+{
+    uint64_t u = (uint64_t)j * 2654435761ULL % 4294967296ULL;
+    return (double)u / 4294967296.0 * ldexp(1.0, (int)(j % 11) - 5);
+}
+
+static uint64_t prim_hash(const char *kind, const char *dt, int first, int last)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int f32 = strcmp(dt, "f32") == 0;
+    float ef[1002], xf[1002];
+    double ed[1002], xd[1002];
+    for (int M = first; M <= last; M++) {
+        if (strcmp(kind, "sum") == 0) {
+            for (long j = 0; j < M; j++) { xf[j] = (float)sum_input(j); xd[j] = sum_input(j); }
+            if (f32) { float s = cx_torch_sum_f32(xf, (size_t)M); h = fnv(h, &s, 4); }
+            else { double s = cx_torch_sum_f64(xd, (size_t)M); h = fnv(h, &s, 8); }
+            continue;
+        }
+        float end = strcmp(kind, "monai_linspace") == 0 ? 1.0f + FLT_EPSILON : 1.0f;
+        if (f32) cx_torch_linspace_f32(ef, 0.0f, end, M + 1);
+        else cx_torch_linspace_f64(ed, 0.0, 1.0, M + 1);
+        if (strcmp(kind, "bucketize") != 0) {
+            h = f32 ? fnv(h, ef, (size_t)(M + 1) * 4) : fnv(h, ed, (size_t)(M + 1) * 8);
+        } else if (f32) {
+            const float *e = ef;
+            PRIM_PROBES(float, nextafterf, cx_torch_bucketize_right_f32)
+        } else {
+            const double *e = ed;
+            PRIM_PROBES(double, nextafter, cx_torch_bucketize_right_f64)
+        }
+    }
+    return h;
+}
+
+static void test_torch_primitives(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/fixtures/torch_prims.txt", "r");
+    if (!f) fail_msg("tests/fixtures/torch_prims.txt: cannot open (run the tests from the repository root)");
+    char line[256], kind[32], dt[8];
+    int first, last, lines = 0, bad = 0;
+    unsigned long long want;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        assert_int_equal(sscanf(line, "%31s %7s %d-%d %llx", kind, dt, &first, &last, &want), 5);
+        uint64_t got = prim_hash(kind, dt, first, last);
+        if (got != want) {
+            print_error("%s %s M/n %d-%d: emulation differs from torch\n", kind, dt, first, last);
+            bad++;
+        }
+        lines++;
+    }
+    fclose(f);
+    /* 100 groups each of linspace f32/f64, MONAI's linspace, bucketize f32/f64; 101 of sum f32/f64 */
+    assert_int_equal(lines, 5 * 100 + 2 * 101);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_float32_point3),
         cmocka_unit_test(test_all_agree),
         cmocka_unit_test(test_names_and_usage),
+        cmocka_unit_test(test_torch_primitives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,8 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_string_equal(m->split_column, n->split_column);
     assert_string_equal(m->split_fit, n->split_fit);
     assert_int_equal(a->compat, b->compat);
+    assert_int_equal(a->torch_f64, b->torch_f64);
+    assert_int_equal(a->torch_dtype_given, b->torch_dtype_given);
     assert_int_equal(a->n_checks, b->n_checks);
     for (size_t i = 0; i < a->n_checks; i++) assert_string_equal(a->check_text[i], b->check_text[i]);
     assert_int_equal(a->n_files, b->n_files);
@@ -162,6 +164,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
+    { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
 };
 
 static void round_trip(unsigned front, const char *const *argv, char *line, size_t size)
@@ -389,6 +392,8 @@ static void test_errors_verbatim(void **state)
     REP("--compare needs two or more files (A and B), or a file and --recal", "--compare", "a.csv");
     REP("--reference 3: there are only 2 methods (files first, then recalibrations)", "--reference", "3", "--recal", "ts", "a.csv");
     REP("--compat needs --lens top1 or classwise (the libraries measure nothing else)", "--compat", "netcal", "--lens", "full", "a.csv");
+    REP("--torch-dtype: 'half' is not float32 or float64", "--torch-dtype", "half", "a.csv");
+    REP("--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)", "--compat", "netcal", "--torch-dtype", "float64", "a.csv");
     REP("--curve has no CSV form (one row per file); use --format text or json", "--format", "csv", "--curve", "size", "a.csv");
     REP("--likert is not in --format csv with --compare (one row per method); use --format text or json",
         "--format", "csv", "--likert", "--recal", "ts", "a.csv");

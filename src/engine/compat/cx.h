@@ -19,6 +19,7 @@ typedef struct cx_in {
     int classwise;            /* --lens classwise */
     int mass;                 /* --binning mass */
     int l2;                   /* --distance l2: `ece` is the RMS */
+    int torch_f64;            /* CS_COMPAT_TORCH_F64: the torch libraries get float64 tensors */
     const double *conf;       /* n, calscope's top-1 confidence (double) */
     const uint8_t *correct;   /* n, label == first argmax */
     const int *cs_mass;       /* n, calscope's equal-mass group of conf (stable sort, array_split) */
@@ -40,10 +41,17 @@ int cx_cs_ubin(double v, int M);
  * edge-side move from an arithmetic or precision one. */
 int cx_left_closed_bin(double v, int M);
 
-/* torch.linspace(start, end, steps) for float32 on CPU (aten/src/ATen/native/cpu/
- * RangeFactoriesKernel.cpp, linspace_kernel: step = (end - start) / (steps - 1) in float; the
- * first steps/2 values are start + step*i, the others end - step*(steps - i - 1)). */
-void cx_linspace_f32(float *e, float start, float end, int steps);
+/* torch's CPU primitives as torch 1.13 runs them with AVX2 (torchprim.c; checked against torch
+ * by test_compat.c through tests/fixtures/torch_prims.txt):
+ * torch.linspace(start, end, steps) in float32 / float64 into e[steps]; */
+void cx_torch_linspace_f32(float *e, float start, float end, int steps);
+void cx_torch_linspace_f64(double *e, double start, double end, int steps);
+/* torch.bucketize(v, e[0..n-1], right=True): the number of edges <= v; */
+int cx_torch_bucketize_right_f32(const float *e, int n, float v);
+int cx_torch_bucketize_right_f64(const double *e, int n, double v);
+/* torch.sum(x[0..n-1]) of a contiguous tensor, in its own precision. */
+float cx_torch_sum_f32(const float *x, size_t n);
+double cx_torch_sum_f64(const double *x, size_t n);
 /* np.linspace(0.0, 1.0, M + 1): i * (1.0 / M), the last value set to exactly 1.0
  * (numpy/core/function_base.py linspace: y = arange(0, num) * step + start; y[-1] = stop). */
 void cx_linspace_f64(double *e, int M);
@@ -82,6 +90,13 @@ void cx_table_none(cs_compat_lib_result *o, const char *fmt, ...)
     ;
 
 void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* cx_note for a metric the library has, but not under the chosen lens / binning / distance
+ * (cs_compat_lib_result.na_settings): the report prints these reasons beside the n/a. */
+void cx_note_settings(cs_compat_lib_result *o, int metric, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -71,17 +71,6 @@ int cx_left_closed_bin(double v, int M)
     return b;
 }
 
-void cx_linspace_f32(float *e, float start, float end, int steps)
-{
-    if (steps == 1) { e[0] = start; return; }
-    const float step = (end - start) / (float)(steps - 1);
-    int halfway = steps / 2;
-    for (int i = 0; i < steps; i++) {
-        if (i < halfway) e[i] = start + step * (float)i;
-        else e[i] = end - step * (float)(steps - i - 1);
-    }
-}
-
 void cx_linspace_f64(double *e, int M)
 {
     double step = 1.0 / (double)M;
@@ -95,6 +84,15 @@ void cx_note(cs_compat_lib_result *o, int metric, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(o->notes[metric], sizeof o->notes[metric], fmt, ap);
     va_end(ap);
+}
+
+void cx_note_settings(cs_compat_lib_result *o, int metric, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->notes[metric], sizeof o->notes[metric], fmt, ap);
+    va_end(ap);
+    o->na_settings |= 1u << metric;
 }
 
 int cx_table_new(cs_compat_lib_result *o, size_t nb, int pooled, const char *fmt, ...)
@@ -247,11 +245,10 @@ static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs
         out[CS_CM_RECE_G_GAUSS] = r.rece_g;
     }
     cs_result_free(&r);
-    /* The RMS is calscope's top-1 uniform ECE under the l2 distance. */
+    /* The RMS is calscope's ECE under the l2 distance with the chosen lens and binning (the
+     * ece/ace/mce/rms rows follow the settings; aece, sce and rece_g name their own). */
     cs_settings s2 = *s;
     s2.distance = CS_DIST_L2;
-    s2.binning = CS_BIN_UNIFORM;
-    s2.lens = CS_LENS_TOP1;
     cs_prepared *p2 = cs_prepare(d, &s2, &err);
     if (p2) {
         memset(&r, 0, sizeof r);
@@ -282,6 +279,7 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
     out->lens = s->lens;
     out->binning = s->binning;
     out->mask = mask & CS_COMPAT_ALL_MASK;
+    out->torch_f64 = (mask & CS_COMPAT_TORCH_F64) != 0;
     out->rows = malloc((n ? n : 1) * sizeof *out->rows);
     double *conf = malloc((n ? n : 1) * sizeof *conf);
     uint8_t *correct = malloc(n ? n : 1);
@@ -306,7 +304,8 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
     calscope_numbers(p, d, s, out->calscope);
 
     cx_in in = { d, out->rows, n, d->k, s->bins, s->sigma, s->lens == CS_LENS_CLASSWISE,
-                 s->binning == CS_BIN_MASS, s->distance == CS_DIST_L2, conf, correct, cs_mass };
+                 s->binning == CS_BIN_MASS, s->distance == CS_DIST_L2, out->torch_f64, conf, correct,
+                 cs_mass };
     for (int l = 0; l < CS_COMPAT_COUNT; l++) {
         cs_compat_lib_result *o = &out->lib[l];
         o->lib = (cs_compat_lib)l;

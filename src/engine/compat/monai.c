@@ -94,7 +94,7 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
     int *bin = malloc((n ? n : 1) * sizeof *bin);
     int *cbin = malloc((n ? n : 1) * k * sizeof *cbin);
     if (!edges || !v || !gt || !bin || !cbin) goto nomem;
-    cx_linspace_f32(edges, 0.0f, 1.0f + FLT_EPSILON, M + 1);
+    cx_torch_linspace_f32(edges, 0.0f, 1.0f + FLT_EPSILON, M + 1);
     const float *upper = edges + 1;
 
     mo_stats top;
@@ -139,9 +139,9 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
             }
 
     if (in->mass) {
-        for (int m = CS_CM_ECE; m <= CS_CM_MCE; m++) cx_note(o, m, "MONAI has only uniform bins");
+        for (int m = CS_CM_ECE; m <= CS_CM_MCE; m++) cx_note_settings(o, m, "MONAI has only uniform bins");
     } else if (in->l2) {
-        cx_note(o, CS_CM_ECE, "MONAI has no L2 calibration error");
+        cx_note_settings(o, CS_CM_ECE, "MONAI has no L2 calibration error");
         o->m[CS_CM_ACE] = in->classwise ? cw_a : top.ace;
         o->m[CS_CM_MCE] = in->classwise ? cw_m : top.mce;
     } else {

@@ -218,7 +218,7 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
     }
 
     if (in->classwise) {
-        for (int k2 = CS_CM_ECE; k2 <= CS_CM_MCE; k2++) cx_note(o, k2, "netcal has no class-wise calibration error");
+        for (int k2 = CS_CM_ECE; k2 <= CS_CM_MCE; k2++) cx_note_settings(o, k2, "netcal has no class-wise calibration error");
     } else if (in->mass) {
         o->m[CS_CM_ECE] = m.ece;
         o->m[CS_CM_ACE] = m.ace;
@@ -229,10 +229,11 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
         o->m[CS_CM_ECE] = u.ece;
         o->m[CS_CM_ACE] = u.ace;
         o->m[CS_CM_MCE] = u.mce;
-        if (in->l2) {
-            o->m[CS_CM_ECE] = NAN;
-            cx_note(o, CS_CM_ECE, "netcal has no L2 calibration error");
-        }
+    }
+    if (in->l2 && !in->classwise && !(in->mass && dup)) {
+        /* equal-mass bins too: netcal's ECE is L1 only */
+        o->m[CS_CM_ECE] = NAN;
+        cx_note_settings(o, CS_CM_ECE, "netcal has no L2 calibration error");
     }
     free(x); free(mt); free(e); free(bin); free(sorted);
     return 0;

@@ -29,7 +29,7 @@ int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
     cx_note(o, CS_CM_RECE_G, "relplot has no RECE-G (its smooth ECE is another metric)");
     cx_note(o, CS_CM_RECE_G_GAUSS, "relplot has no RECE-G");
     if (in->classwise || in->mass || in->l2) {
-        cx_note(o, CS_CM_ECE, "relplot's binnedECE is top-1, uniform, L1 only");
+        cx_note_settings(o, CS_CM_ECE, "relplot's binnedECE is top-1, uniform, L1 only");
         cx_table_none(o, "relplot's binnedECE is top-1, uniform, L1 only: the bins are calscope's");
         return 0;
     }

@@ -218,14 +218,14 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
     o->m[CS_CM_RECE_G_GAUSS] = rg;
 
     if (in->l2) {
-        cx_note(o, CS_CM_ECE, "robustcal has no L2 calibration error");
-        cx_note(o, CS_CM_MCE, "robustcal has no L2 calibration error");
+        cx_note_settings(o, CS_CM_ECE, "robustcal has no L2 calibration error");
+        cx_note_settings(o, CS_CM_MCE, "robustcal has no L2 calibration error");
     } else if (in->classwise) {
         o->m[CS_CM_ECE] = in->mass ? ace_cw : sce;
-        cx_note(o, CS_CM_MCE, "robustcal has no class-wise MCE");
+        cx_note_settings(o, CS_CM_MCE, "robustcal has no class-wise MCE");
     } else if (in->mass) {
         o->m[CS_CM_ECE] = ece_a;
-        cx_note(o, CS_CM_MCE, "robustcal has no adaptive MCE");
+        cx_note_settings(o, CS_CM_MCE, "robustcal has no adaptive MCE");
     } else {
         o->m[CS_CM_ECE] = ece_u;
         o->m[CS_CM_MCE] = mce_u;

@@ -1,49 +1,90 @@
-/* torchmetrics: multiclass_calibration_error / binary_calibration_error.
+/* torchmetrics 1.9.0: multiclass_calibration_error / binary_calibration_error.
  *
- * Transcribed from Lightning-AI/torchmetrics src/torchmetrics/functional/classification/
- * calibration_error.py (commit 660df0d):
- *  - lines 29-56 `_binning_bucketize`: acc/conf/count arrays of length len(bin_boundaries) =
- *    M + 1 (one more than the bins), `indices = torch.bucketize(confidences, bin_boundaries,
- *    right=True) - 1` so a bin is [lo, hi) and a confidence of exactly 1.0 lands in the extra
- *    bin M; sums by scatter_add_, `nan_to_num(sum / count)` (an empty bin has conf = acc = 0),
- *    `prop_bin = count_bin / count_bin.sum()`.
- *  - lines 59-100 `_ce_compute`: `bin_boundaries = torch.linspace(0, 1, n_bins + 1,
- *    dtype=torch.float)`; l1 = sum(|acc - conf| * prop); max = max(|acc - conf|) over all M + 1
- *    entries (empty ones are 0); l2 = sqrt(sum((acc - conf)^2 * prop)) or 0.
- *  - `_multiclass_calibration_error_update`: `confidences, predictions = preds.max(dim=1)`,
- *    `accuracies = predictions.eq(target)`, both `.float()`; a user's probabilities are a
- *    float32 tensor, so the max and the argmax are taken on float32 values.
+ * Transcribed from Lightning-AI/torchmetrics v1.9.0 src/torchmetrics/functional/classification/
+ * calibration_error.py, following the tensor dtypes; every torch primitive is torchprim.c's
+ * (checked against torch itself):
+ *  - `_binning_bucketize`: acc/conf/count of length len(bin_boundaries) = M + 1 (one more than
+ *    the bins) in the dtype of the confidences; `indices = torch.bucketize(confidences,
+ *    bin_boundaries, right=True) - 1`, so a bin is [lo, hi) and a confidence of exactly 1.0 lands
+ *    in the extra bin M; sums by scatter_add_ in sample order; `nan_to_num(sum / count)` (an empty
+ *    bin has conf = acc = 0); `prop_bin = count_bin / count_bin.sum()`.
+ *  - `_ce_compute`: `bin_boundaries = torch.linspace(0, 1, n_bins + 1, dtype=confidences.dtype)`;
+ *    l1 = torch.sum(|acc - conf| * prop); max = torch.max(|acc - conf|) over all M + 1 entries
+ *    (empty ones are 0); l2 = torch.sum((acc - conf)^2 * prop), sqrt of it or 0.
+ *  - `_multiclass_calibration_error_update`: `confidences, predictions = preds.max(dim=1)` in the
+ *    dtype of preds (ties: the first class), then `confidences.float(), accuracies.float()`: the
+ *    binning is float32 whatever the input dtype; only the argmax sees float64 values.
  *  - `_binary_calibration_error_update`: `confidences, accuracies = preds, target`: the
- *    probability of class 1 against the 0/1 target (positive-class calibration).
- * Everything is float32 and sums are sequential (scatter_add_ on CPU), as here. */
+ *    probability of class 1 against the 0/1 target, in the dtype of preds — float32 for a model's
+ *    output, float64 (float64 edges, sums and result) for `torch.tensor(P, dtype=torch.float64)`.
+ * `f64` (--torch-dtype float64) says which tensors the user passes. */
 #include "engine/compat/cx.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Number of edges <= v (torch.bucketize(right=True)). */
-static int upper_count_f(const float *e, int n, float v)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (e[mid] <= v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+typedef struct tm_out { double l1, mx, rms; } tm_out;
+
+/* _ce_compute for confidences / accuracies of type T: idx[i] gets sample i's bin; with tab the
+ * M + 1 entries go to its table. One rounding per statement (see torchprim.c). */
+#define TM_CE(NAME, T, LINSPACE, BUCKETIZE, SUM, ABS, SQRT)                                  \
+static int NAME(const T *conf, const T *acc, size_t n, int M, int *idx, cs_compat_lib_result *tab, \
+                tm_out *r)                                                                    \
+{                                                                                             \
+    size_t nb = (size_t)M + 1;                                                                \
+    T *e = malloc(nb * sizeof *e), *cnt = calloc(nb, sizeof *cnt);                            \
+    T *cs = calloc(nb, sizeof *cs), *as = calloc(nb, sizeof *as);                             \
+    T *t1 = malloc(nb * sizeof *t1), *t2 = malloc(nb * sizeof *t2);                           \
+    if (!e || !cnt || !cs || !as || !t1 || !t2) {                                             \
+        free(e); free(cnt); free(cs); free(as); free(t1); free(t2);                           \
+        return -1;                                                                            \
+    }                                                                                         \
+    LINSPACE(e, 0, 1, M + 1);                                                                 \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        int b = BUCKETIZE(e, M + 1, conf[i]) - 1;                                             \
+        if (b < 0) b = 0; /* only a negative value, which no probability is */                \
+        idx[i] = b;                                                                           \
+        cnt[b] += 1;                                                                          \
+        cs[b] += conf[i];                                                                     \
+        as[b] += acc[i];                                                                      \
+    }                                                                                         \
+    T total = SUM(cnt, nb), mx = 0;                                                           \
+    for (size_t b = 0; b < nb; b++) {                                                         \
+        T cb = cnt[b] > 0 ? cs[b] / cnt[b] : 0; /* nan_to_num(0 / 0) */                       \
+        T ab = cnt[b] > 0 ? as[b] / cnt[b] : 0;                                               \
+        T prop = cnt[b] / total;                                                              \
+        T d = ab - cb;                                                                        \
+        T ad = ABS(d);                                                                        \
+        T d2 = d * d;                                                                         \
+        t1[b] = ad * prop;                                                                    \
+        t2[b] = d2 * prop;                                                                    \
+        if (ad > mx) mx = ad;                                                                 \
+        if (tab)                                                                              \
+            tab->bins[b] = (cs_bin){ e[b], b < (size_t)M ? e[b + 1] : e[M], (size_t)cnt[b], cb, ab, ad }; \
+    }                                                                                         \
+    T l2 = SUM(t2, nb);                                                                       \
+    r->l1 = SUM(t1, nb);                                                                      \
+    r->mx = mx;                                                                               \
+    r->rms = l2 > 0 ? SQRT(l2) : 0;                                                           \
+    free(e); free(cnt); free(cs); free(as); free(t1); free(t2);                               \
+    return 0;                                                                                 \
 }
+
+TM_CE(tm_ce_f32, float, cx_torch_linspace_f32, cx_torch_bucketize_right_f32, cx_torch_sum_f32, fabsf, sqrtf)
+TM_CE(tm_ce_f64, double, cx_torch_linspace_f64, cx_torch_bucketize_right_f64, cx_torch_sum_f64, fabs, sqrt)
 
 int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary)
 {
-    int M = in->M;
+    int M = in->M, f64 = in->torch_f64;
     size_t n = in->n, k = in->k;
+    const char *dt = f64 ? "float64" : "float32";
     if (binary)
         snprintf(o->call, sizeof o->call,
-                 "binary_calibration_error(probs[:, 1], target, n_bins=%d, norm='l1'|'max'|'l2')", M);
+                 "binary_calibration_error(%s probs[:, 1], target, n_bins=%d, norm='l1'|'max'|'l2')", dt, M);
     else
         snprintf(o->call, sizeof o->call,
-                 "multiclass_calibration_error(probs, target, num_classes=%zu, n_bins=%d, norm='l1'|'max'|'l2')", k, M);
+                 "multiclass_calibration_error(%s probs, target, num_classes=%zu, n_bins=%d, norm='l1'|'max'|'l2')", dt, k, M);
     const char *none = binary ? "torchmetrics-binary has no such metric" : "torchmetrics has no such metric";
     cx_note(o, CS_CM_ACE, "%s", none);
     cx_note(o, CS_CM_AECE, "%s (uniform bins only)", none);
@@ -58,89 +99,76 @@ int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary)
             if (!o->notes[m][0]) cx_note(o, m, "needs a two-class file");
         return 0;
     }
-    snprintf(o->semantics, sizeof o->semantics, "%s", binary
-             ? "positive-class calibration: float32 p[1] against the 0/1 label (not top-1); [lo,hi) bins on float32 edges, 1.0 in an extra bin, empty bins count 0 (also in the max)"
-             : "top-1 float32 confidence vs correctness; [lo,hi) bins on float32 torch.linspace edges, 1.0 in an extra bin M, empty bins count 0 (also in the max)");
+    if (in->classwise || in->mass) {
+        /* torchmetrics bins the top-1 (or p[1]) value in uniform bins and nothing else */
+        const char *why = in->classwise ? "no class-wise calibration error" : "uniform bins only";
+        for (int m = CS_CM_ECE; m <= CS_CM_RMS; m++)
+            if (m != CS_CM_ACE) cx_note_settings(o, m, "%s (%s)", none, why);
+        snprintf(o->semantics, sizeof o->semantics, "%s", binary
+                 ? "positive-class calibration in uniform bins only: nothing under these settings"
+                 : "top-1 calibration in uniform bins only: nothing under these settings");
+        cx_table_none(o, "torchmetrics has no %s calibration error: the bins are calscope's",
+                      in->classwise ? "class-wise" : "equal-mass");
+        return 0;
+    }
+    if (binary)
+        snprintf(o->semantics, sizeof o->semantics, "positive-class calibration: %s p[1] against the 0/1 label (not top-1); [lo,hi) bins on %s torch.linspace edges, 1.0 in an extra bin, empty bins count 0 (also in the max)", dt, dt);
+    else
+        snprintf(o->semantics, sizeof o->semantics, "top-1 confidence (argmax of the %s probabilities, then float32) vs correctness; [lo,hi) bins on float32 torch.linspace edges, 1.0 in an extra bin M, empty bins count 0 (also in the max)", dt);
 
-    float *e = malloc((size_t)(M + 1) * sizeof *e);
-    float *cnt = calloc((size_t)(M + 1), sizeof *cnt);
-    float *csum = calloc((size_t)(M + 1), sizeof *csum);
-    float *asum = calloc((size_t)(M + 1), sizeof *asum);
-    if (!e || !cnt || !csum || !asum) { free(e); free(cnt); free(csum); free(asum); return -1; }
-    cx_linspace_f32(e, 0.0f, 1.0f, M + 1);
-
+    int bin64 = binary && f64; /* the only float64 binning: binary on float64 tensors */
+    float *c32 = NULL, *a32 = NULL;
+    double *c64 = NULL, *a64 = NULL;
+    int *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (bin64) { c64 = malloc((n ? n : 1) * sizeof *c64); a64 = malloc((n ? n : 1) * sizeof *a64); }
+    else { c32 = malloc((n ? n : 1) * sizeof *c32); a32 = malloc((n ? n : 1) * sizeof *a32); }
+    if (!idx || (bin64 ? !c64 || !a64 : !c32 || !a32)) goto nomem;
     for (size_t i = 0; i < n; i++) {
-        float c;
-        float a;
-        double v;
         if (binary) {
-            v = cx_p(in, i, 1);
-            c = (float)v;
-            a = cx_label(in, i) == 1 ? 1.0f : 0.0f;
+            double p1 = cx_p(in, i, 1);
+            int y1 = cx_label(in, i) == 1;
+            if (bin64) { c64[i] = p1; a64[i] = y1; }
+            else { c32[i] = (float)p1; a32[i] = (float)y1; }
+            continue;
+        }
+        /* preds.max(dim=1) in the tensor's dtype: the first of equal maxima */
+        size_t best = 0;
+        if (f64) {
+            double bv = cx_p(in, i, 0);
+            for (size_t j = 1; j < k; j++)
+                if (cx_p(in, i, j) > bv) { bv = cx_p(in, i, j); best = j; }
+            c32[i] = (float)bv;
         } else {
-            size_t best = 0;
             float bv = (float)cx_p(in, i, 0);
             for (size_t j = 1; j < k; j++) {
                 float pj = (float)cx_p(in, i, j);
                 if (pj > bv) { bv = pj; best = j; }
             }
-            c = bv;
-            a = (int32_t)best == cx_label(in, i) ? 1.0f : 0.0f;
-            v = in->conf[i];
+            c32[i] = bv;
         }
-        int idx = upper_count_f(e, M + 1, c) - 1;
-        if (idx < 0) idx = 0;
-        cnt[idx] += 1.0f;
-        csum[idx] += c;
-        asum[idx] += a;
-        if (in->classwise || in->mass) continue;
+        a32[i] = (int32_t)best == cx_label(in, i) ? 1.0f : 0.0f;
+    }
+    if (cx_table_new(o, (size_t)M + 1, 0, "torchmetrics' M + 1 bins of the %s %s: [lo,hi) on %s torch.linspace edges, the extra bin M holds 1.0; empty bins conf = acc = 0",
+                     bin64 ? "float64" : "float32", binary ? "p[1] (positive class)" : "top-1 confidence",
+                     bin64 ? "float64" : "float32"))
+        goto nomem;
+    tm_out r;
+    if (bin64 ? tm_ce_f64(c64, a64, n, M, idx, o, &r) : tm_ce_f32(c32, a32, n, M, idx, o, &r)) goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        double v = binary ? cx_p(in, i, 1) : in->conf[i];
         int cb = cx_cs_ubin(v, M);
-        if (idx != cb) {
-            cs_compat_rule r = v == 1.0 ? CS_RULE_PHANTOM_ONE
-                             : cx_left_closed_bin(v, M) == idx ? CS_RULE_LEFT_CLOSED : CS_RULE_FLOAT32;
-            cx_move(o, i, in, binary ? 1 : -1, v, cb, idx, r);
-        }
+        if (idx[i] == cb) continue;
+        cs_compat_rule rule = v == 1.0 ? CS_RULE_PHANTOM_ONE
+                            : cx_left_closed_bin(v, M) == idx[i] ? CS_RULE_LEFT_CLOSED
+                            : bin64 ? CS_RULE_EDGE_ARITH : CS_RULE_FLOAT32;
+        cx_move(o, i, in, binary ? 1 : -1, v, cb, idx[i], rule);
     }
-    int table = !in->classwise && !in->mass;
-    if (table && cx_table_new(o, (size_t)M + 1, 0, "%s",
-                              binary ? "torchmetrics' M + 1 bins of float32 p[1] (positive class): [lo,hi) on float32 torch.linspace edges, the extra bin M holds 1.0; empty bins conf = acc = 0"
-                                     : "torchmetrics' M + 1 bins of the float32 top-1 confidence: [lo,hi) on float32 torch.linspace edges, the extra bin M holds 1.0; empty bins conf = acc = 0")) {
-        free(e); free(cnt); free(csum); free(asum);
-        return -1;
-    }
-    if (!table)
-        cx_table_none(o, "torchmetrics has no %s calibration error: the bins are calscope's",
-                      in->classwise ? "class-wise" : "equal-mass");
-    float total = 0.0f;
-    for (int b = 0; b <= M; b++) total += cnt[b];
-    float l1 = 0.0f, mx = 0.0f, l2 = 0.0f;
-    for (int b = 0; b <= M; b++) {
-        float conf_b = cnt[b] > 0 ? csum[b] / cnt[b] : 0.0f;
-        float acc_b = cnt[b] > 0 ? asum[b] / cnt[b] : 0.0f;
-        float prop = cnt[b] / total;
-        float d = acc_b - conf_b;
-        l1 += fabsf(d) * prop;
-        if (fabsf(d) > mx) mx = fabsf(d);
-        l2 += d * d * prop;
-        if (table)
-            o->bins[b] = (cs_bin){ e[b], b < M ? e[b + 1] : e[M], (size_t)cnt[b], conf_b, acc_b, fabsf(d) };
-    }
-    float rms = l2 > 0.0f ? sqrtf(l2) : 0.0f;
-    free(e);
-    free(cnt);
-    free(csum);
-    free(asum);
-
-    o->m[CS_CM_RMS] = rms;
-    if (in->classwise) {
-        cx_note(o, CS_CM_ECE, "%s (no class-wise calibration error)", none);
-        cx_note(o, CS_CM_MCE, "%s (no class-wise calibration error)", none);
-    } else if (in->mass) {
-        cx_note(o, CS_CM_ECE, "%s (uniform bins only)", none);
-        cx_note(o, CS_CM_MCE, "%s (uniform bins only)", none);
-    } else {
-        o->m[CS_CM_ECE] = in->l2 ? rms : l1;
-        o->m[CS_CM_MCE] = mx;
-    }
+    o->m[CS_CM_RMS] = r.rms;
+    o->m[CS_CM_ECE] = in->l2 ? r.rms : r.l1;
+    o->m[CS_CM_MCE] = r.mx;
+    free(idx); free(c32); free(a32); free(c64); free(a64);
     return 0;
+nomem:
+    free(idx); free(c32); free(a32); free(c64); free(a64);
+    return -1;
 }

@@ -183,7 +183,7 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
     }
 
     if (in->l2) {
-        cx_note(o, CS_CM_ECE, "verified_calibration's L2 estimators are not compared");
+        cx_note_settings(o, CS_CM_ECE, "verified_calibration's L2 estimators are not compared");
     } else if (in->classwise) {
         o->m[CS_CM_ECE] = in->mass ? sce_m : sce_u;
         if (isnan(o->m[CS_CM_ECE])) cx_note(o, CS_CM_ECE, "%s", o->notes[CS_CM_SCE]);
