@@ -74,13 +74,13 @@ static void extras(const rep_opts *o, rep_file *f, const cs_dataset *d, const cs
             while (j < f->n_topk && f->topk_k[j] != k) j++;
             if (j == f->n_topk) f->topk_k[f->n_topk++] = k;
         }
-        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, f->n_topk, f->topk_ece, &err);
+        cs_status st = cs_topk_bars(d, &o->settings, f->topk_k, f->n_topk, NULL, f->topk_ece, &err);
         if (st == CS_OK) f->has_topk = 1;
         else if (st != CS_EEMPTY) { fail(f, &err); return; }
     }
     if (o->likert) {
         cs_status st = cs_likert_compute(d, &o->settings, o->n_likert_cuts ? o->likert_cuts : NULL,
-                                         o->n_likert_cuts, &f->likert, &err);
+                                         o->n_likert_cuts, NULL, &f->likert, &err);
         if (st == CS_OK) f->has_likert = 1;
         else { fail(f, &err); return; }
     }

@@ -6,8 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calscope/curves.h"
-#include "calscope/recal.h"
+#include "calscope/jobs/cases.h"
+#include "calscope/jobs/compare.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/curve.h"
+#include "calscope/jobs/likert.h"
+#include "calscope/jobs/load.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/jobs/metrics.h"
+#include "calscope/jobs/recal.h"
+#include "calscope/jobs/topk.h"
 #include "calscope/text.h"
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
@@ -26,18 +34,13 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
         const char *base = tui_basename(file->path);
         cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
         file->state = TUI_LOADING;
-        cs_request req;
-        memset(&req, 0, sizeof req);
-        req.kind = CS_JOB_LOAD;
-        req.slot = TUI_SLOT_LOAD((int)f);
-        req.path = file->path;
-        req.load = *lo;
         cs_error err;
         cs_error_clear(&err);
-        uint64_t gen = cs_backend_submit(b, &req, &err);
+        cs_load_job *job = cs_load_job_new(file->path, lo, &err);
+        uint64_t gen = job ? cs_backend_submit(b, TUI_SLOT_LOAD((int)f), &job->base, &err) : 0;
         if (!gen) { snprintf(msg, size, "%s", err.msg); return -1; }
-        m->slots[req.slot].sub_gen = gen;
-        m->slots[req.slot].sub_epoch = 0;
+        m->slots[TUI_SLOT_LOAD((int)f)].sub_gen = gen;
+        m->slots[TUI_SLOT_LOAD((int)f)].sub_epoch = 0;
     }
     return 0;
 }
@@ -45,7 +48,7 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
 void tui_model_free(tui_model *m)
 {
     for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) {
-        cs_response_free(m->slots[s].resp);
+        cs_job_free(m->slots[s].resp);
         m->slots[s].resp = NULL;
     }
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
@@ -66,15 +69,22 @@ static const cs_dataset *loaded(const tui_model *m, size_t f)
     return f < m->n_files && m->files[f].state == TUI_LOADED ? m->files[f].data : NULL;
 }
 
-/* Submits req on its slot unless that slot already has a submission for this epoch and file. */
-static int submit(tui_model *m, tui_state *st, cs_request *req, size_t file)
+/* Nonzero when slot already has a submission for this epoch and file: nothing to ask. */
+static int asked(const tui_model *m, int slot, size_t file)
 {
-    tui_slot *sl = &m->slots[req->slot];
-    if (sl->sub_epoch == m->epoch && sl->sub_file == file) return 0;
-    req->threads = st->threads;
-    cs_error err;
-    cs_error_clear(&err);
-    uint64_t gen = cs_backend_submit(m->backend, req, &err);
+    const tui_slot *sl = &m->slots[slot];
+    return sl->sub_epoch == m->epoch && sl->sub_file == file;
+}
+
+/* Submits job on slot for this epoch and file. job NULL: its constructor failed with *err. */
+static int submit(tui_model *m, tui_state *st, int slot, cs_job *job, cs_error *err, size_t file)
+{
+    tui_slot *sl = &m->slots[slot];
+    uint64_t gen = 0;
+    if (job) {
+        job->threads = st->threads;
+        gen = cs_backend_submit(m->backend, slot, job, err);
+    }
     sl->sub_gen = gen;
     sl->sub_epoch = m->epoch;
     sl->sub_file = file;
@@ -83,24 +93,11 @@ static int submit(tui_model *m, tui_state *st, cs_request *req, size_t file)
     /* Refused (out of memory): the error is the slot's result for this epoch — shown in place
      * and on the status line, and asked again only after the next settings change. */
     memset(&sl->failed, 0, sizeof sl->failed);
-    sl->failed.kind = req->kind;
-    sl->failed.slot = req->slot;
-    sl->failed.status = err.code;
-    sl->failed.err = err;
-    sl->failed.data = req->data;
-    tui_state_message(st, 1, "backend: %s", err.msg);
+    sl->failed.slot = slot;
+    sl->failed.status = err->code;
+    sl->failed.err = *err;
+    tui_state_message(st, 1, "backend: %s", err->msg);
     return 0;
-}
-
-static void base_request(cs_request *req, const tui_state *st, int kind, int slot,
-                         const cs_dataset *d)
-{
-    memset(req, 0, sizeof *req);
-    req->kind = (cs_job_kind)kind;
-    req->slot = slot;
-    req->data = d;
-    req->settings = st->settings;
-    req->seed = st->seed;
 }
 
 /* Forgets recalibration i: its job is cancelled and its dataset released from the backend
@@ -132,21 +129,19 @@ static int submit_recal(tui_model *m, tui_state *st)
         if (rc->method == want && rc->src == st->active && rc->seed == st->seed && rc->state) continue;
         recal_drop(m, i);
         if (!src) continue;
-        cs_request req;
-        memset(&req, 0, sizeof req);
-        req.kind = CS_JOB_RECAL;
-        req.slot = TUI_SLOT_RECAL(i);
-        req.data = src;
-        req.recal = want;
-        cs_recal_options_default(&req.recal_opts);   /* the report's defaults: 5 folds, 15 bins */
-        req.recal_opts.seed = st->seed;
-        req.recal_opts.threads = st->threads;
-        req.threads = st->threads;
         cs_error err;
         cs_error_clear(&err);
-        uint64_t gen = cs_backend_submit(m->backend, &req, &err);
-        m->slots[req.slot].sub_gen = gen;
-        m->slots[req.slot].sub_epoch = m->epoch;
+        /* the report's defaults: 5 folds, 15 bins */
+        cs_recal_job *job = cs_recal_job_new(src, want, &err);
+        uint64_t gen = 0;
+        if (job) {
+            job->opts.seed = st->seed;
+            job->opts.threads = st->threads;
+            job->base.threads = st->threads;
+            gen = cs_backend_submit(m->backend, TUI_SLOT_RECAL(i), &job->base, &err);
+        }
+        m->slots[TUI_SLOT_RECAL(i)].sub_gen = gen;
+        m->slots[TUI_SLOT_RECAL(i)].sub_epoch = m->epoch;
         rc->method = want;
         rc->src = st->active;
         rc->seed = st->seed;
@@ -166,38 +161,41 @@ static int submit_recal(tui_model *m, tui_state *st)
  * reference. Waits until no file is loading and no recalibration is fitting. */
 static int submit_methods(tui_model *m, tui_state *st)
 {
-    cs_request req;
-    base_request(&req, st, CS_JOB_METHODS, TUI_SLOT_METHODS, NULL);
+    const cs_dataset *methods[CS_METHODS_JOB_MAX];
     size_t n = 0, ref = 0;
     for (size_t f = 0; f < m->n_files; f++) {
         if (m->files[f].state == TUI_LOADING) return 0;
         const cs_dataset *d = loaded(m, f);
-        if (!d || n >= CS_BACKEND_MAX_METHODS) continue;
+        if (!d || n >= CS_METHODS_JOB_MAX) continue;
         if (f == st->active) ref = n;
         m->sub_method_file[n] = f;
         m->sub_method_recal[n] = -1;
-        req.methods[n++] = d;
+        methods[n++] = d;
     }
     for (int i = 0; i < st->n_recal && i < TUI_MAX_RECAL; i++) {
         const tui_recal *rc = &m->recal[i];
         if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return 0;
-        if (!rc->data || n >= CS_BACKEND_MAX_METHODS) continue;
+        if (!rc->data || n >= CS_METHODS_JOB_MAX) continue;
         m->sub_method_file[n] = rc->src;
         m->sub_method_recal[n] = rc->method;
-        req.methods[n++] = rc->data;
+        methods[n++] = rc->data;
     }
     if (n < 2) return 0;
-    req.n_methods = n;
-    req.data = req.methods[0];
-    req.methods_opts.ref = ref;
-    req.methods_opts.k = 0;                    /* the report's --compare-k default (3) */
-    req.methods_opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
-    req.methods_opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
-    req.methods_opts.seed = st->seed;
-    req.methods_opts.ci_method = (cs_ci_method)st->ci_method;
     tui_slot *sl = &m->slots[TUI_SLOT_METHODS];
     if (m->methods_sub_version != m->methods_version) sl->sub_epoch = -1;
-    int done = submit(m, st, &req, st->active);
+    if (asked(m, TUI_SLOT_METHODS, st->active)) return 0;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_methods_job *job = cs_methods_job_new(methods, n, &st->settings, &err);
+    if (job) {
+        job->opts.ref = ref;
+        job->opts.k = 0;                    /* the report's --compare-k default (3) */
+        job->opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
+        job->opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
+        job->opts.seed = st->seed;
+        job->opts.ci_method = (cs_ci_method)st->ci_method;
+    }
+    int done = submit(m, st, TUI_SLOT_METHODS, job ? &job->base : NULL, &err, st->active);
     if (done) {
         m->methods_sub_version = m->methods_version;
         m->sub_n_methods = n;
@@ -208,66 +206,80 @@ static int submit_methods(tui_model *m, tui_state *st)
 int tui_model_submit(tui_model *m, tui_state *st)
 {
     int n = 0;
-    cs_request req;
+    cs_error err;
+    cs_error_clear(&err);
     n += submit_recal(m, st);
     for (size_t f = 0; f < m->n_files; f++) {
         const cs_dataset *d = loaded(m, f);
-        if (!d) continue;
-        base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_METRICS((int)f), d);
-        req.want = CS_WANT_ALL | CS_WANT_RECE_CURVE;   /* the curve: the `g` overlay */
-        req.ci_repeats = f == st->active ? st->ci : 0;
-        req.ci_method = st->ci_method;
-        n += submit(m, st, &req, f);
+        int slot = TUI_SLOT_METRICS((int)f);
+        if (!d || asked(m, slot, f)) continue;
+        cs_metrics_job *job = cs_metrics_job_new(d, &st->settings, &err);
+        if (job) {
+            job->want = CS_WANT_ALL | CS_WANT_RECE_CURVE;   /* the curve: the `g` overlay */
+            cs_metrics_job_ci(job, f == st->active ? st->ci : 0, st->ci_method, st->seed);
+        }
+        n += submit(m, st, slot, job ? &job->base : NULL, &err, f);
     }
     const cs_dataset *act = loaded(m, st->active);
     switch (st->view) {
     case TUI_VIEW_TOPK:
         for (size_t f = 0; f < m->n_files; f++) {
             const cs_dataset *d = loaded(m, f);
-            if (!d) continue;
-            base_request(&req, st, CS_JOB_TOPK, TUI_SLOT_TOPK((int)f), d);
-            static const int ks[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
-            for (size_t i = 0; i < sizeof ks / sizeof ks[0] && ks[i] <= (int)d->k; i++)
-                req.topk_k[req.n_topk++] = ks[i];
-            if (req.n_topk == 0 || req.topk_k[req.n_topk - 1] != (int)d->k)
-                if (req.n_topk < CS_BACKEND_MAX_TOPK) req.topk_k[req.n_topk++] = (int)d->k;
-            n += submit(m, st, &req, f);
+            int slot = TUI_SLOT_TOPK((int)f);
+            if (!d || asked(m, slot, f)) continue;
+            cs_topk_job *job = cs_topk_job_new(d, &st->settings, &err);
+            if (job) {
+                static const int ks[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
+                for (size_t i = 0; i < sizeof ks / sizeof ks[0] && ks[i] <= (int)d->k; i++)
+                    job->k[job->n++] = ks[i];
+                if (job->n == 0 || job->k[job->n - 1] != (int)d->k)
+                    if (job->n < CS_TOPK_JOB_MAX) job->k[job->n++] = (int)d->k;
+            }
+            n += submit(m, st, slot, job ? &job->base : NULL, &err, f);
         }
         break;
     case TUI_VIEW_VARIANCE:
         if (!act) break;
-        base_request(&req, st, CS_JOB_SIZE_CURVE, TUI_SLOT_SIZE, act);
-        cs_curve_options_size_default(&req.curve);
-        req.curve.repeats = st->repeats;
-        req.curve.seed = st->seed;
-        n += submit(m, st, &req, st->active);
-        base_request(&req, st, CS_JOB_BINS_CURVE, TUI_SLOT_BINS, act);
-        cs_curve_options_bins_default(&req.curve, st->settings.binning == CS_BIN_KDTREE);
-        req.curve.repeats = st->repeats;
-        req.curve.seed = st->seed;
-        n += submit(m, st, &req, st->active);
+        for (int bins = 0; bins < 2; bins++) {
+            int slot = bins ? TUI_SLOT_BINS : TUI_SLOT_SIZE;
+            if (asked(m, slot, st->active)) continue;
+            cs_curve_options o;
+            if (bins) cs_curve_options_bins_default(&o, st->settings.binning == CS_BIN_KDTREE);
+            else cs_curve_options_size_default(&o);
+            o.repeats = st->repeats;
+            o.seed = st->seed;
+            cs_curve_job *job = cs_curve_job_new(bins ? CS_CURVE_BINS : CS_CURVE_SIZE, act,
+                                                 &st->settings, &o, &err);
+            n += submit(m, st, slot, job ? &job->base : NULL, &err, st->active);
+        }
         break;
     case TUI_VIEW_CLASSES: {
         if (!act) break;
         size_t k = act->k < TUI_MAX_CLASS_SLOTS ? act->k : TUI_MAX_CLASS_SLOTS;
         m->n_class_slots = k;
         for (size_t c = 0; c < k; c++) {
-            base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_CLASS0 + (int)c, act);
-            req.settings.lens = CS_LENS_CLASS;
-            snprintf(req.settings.lens_arg, sizeof req.settings.lens_arg, "#%zu", c); /* position */
-            if (req.settings.binning == CS_BIN_KDTREE) req.settings.binning = CS_BIN_UNIFORM;
-            req.want = CS_WANT_ACCURACY | CS_WANT_BINNED;
-            m->slots[req.slot].class_index = (int)c;
-            n += submit(m, st, &req, st->active);
+            int slot = TUI_SLOT_CLASS0 + (int)c;
+            if (asked(m, slot, st->active)) continue;
+            cs_settings s = st->settings;
+            s.lens = CS_LENS_CLASS;
+            snprintf(s.lens_arg, sizeof s.lens_arg, "#%zu", c); /* position */
+            if (s.binning == CS_BIN_KDTREE) s.binning = CS_BIN_UNIFORM;
+            cs_metrics_job *job = cs_metrics_job_new(act, &s, &err);
+            if (job) job->want = CS_WANT_ACCURACY | CS_WANT_BINNED;
+            m->slots[slot].class_index = (int)c;
+            n += submit(m, st, slot, job ? &job->base : NULL, &err, st->active);
         }
         /* Likert panel (seed 002 §5.3): one engine job, calscope/likert.h. It refuses lenses
          * without a scalar first coordinate; the panel says so before asking. */
         cs_lens_kind lk = st->settings.lens;
-        if (lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) {
-            base_request(&req, st, CS_JOB_LIKERT, TUI_SLOT_LIKERT, act);
-            memcpy(req.likert_cuts, tui_likert_cuts, sizeof tui_likert_cuts);
-            req.n_likert_cuts = TUI_LIKERT_N + 1;
-            n += submit(m, st, &req, st->active);
+        if ((lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) &&
+            !asked(m, TUI_SLOT_LIKERT, st->active)) {
+            cs_likert_job *job = cs_likert_job_new(act, &st->settings, &err);
+            if (job) {
+                memcpy(job->cuts, tui_likert_cuts, sizeof tui_likert_cuts);
+                job->n_cuts = TUI_LIKERT_N + 1;
+            }
+            n += submit(m, st, TUI_SLOT_LIKERT, job ? &job->base : NULL, &err, st->active);
         }
         break;
     }
@@ -277,26 +289,30 @@ int tui_model_submit(tui_model *m, tui_state *st)
         if (!a || st->cmp_panel != TUI_CMP_FILES) break;
         for (size_t f = 1; f < m->n_files; f++) {
             const cs_dataset *d = loaded(m, f);
-            if (!d) continue;
-            base_request(&req, st, CS_JOB_COMPARE, TUI_SLOT_COMPARE((int)f), d);
-            req.data = a;
-            req.data_b = d;
-            req.compare_repeats = st->ci > 0 ? st->ci : 200;
-            n += submit(m, st, &req, f);
+            int slot = TUI_SLOT_COMPARE((int)f);
+            if (!d || asked(m, slot, f)) continue;
+            cs_compare_job *job = cs_compare_job_new(a, d, &st->settings, &err);
+            if (job) {
+                job->repeats = st->ci > 0 ? st->ci : 200;
+                job->seed = st->seed;
+            }
+            n += submit(m, st, slot, job ? &job->base : NULL, &err, f);
         }
         break;
     }
     case TUI_VIEW_CASES:
-        if (!act || !act->case_id) break;
-        base_request(&req, st, CS_JOB_CASES, TUI_SLOT_CASES, act);
-        n += submit(m, st, &req, st->active);
+        if (!act || !act->case_id || asked(m, TUI_SLOT_CASES, st->active)) break;
+        {
+            cs_cases_job *job = cs_cases_job_new(act, &st->settings, &err);
+            n += submit(m, st, TUI_SLOT_CASES, job ? &job->base : NULL, &err, st->active);
+        }
         break;
     default:
         break;
     }
-    if (st->compat && st->view == TUI_VIEW_RELIABILITY && act) {
-        base_request(&req, st, CS_JOB_COMPAT, TUI_SLOT_COMPAT, act);
-        n += submit(m, st, &req, st->active);
+    if (st->compat && st->view == TUI_VIEW_RELIABILITY && act && !asked(m, TUI_SLOT_COMPAT, st->active)) {
+        cs_compat_job *job = cs_compat_job_new(act, &st->settings, &err);
+        n += submit(m, st, TUI_SLOT_COMPAT, job ? &job->base : NULL, &err, st->active);
     }
     return n;
 }
@@ -305,21 +321,22 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
 {
     unsigned flags = 0;
     cs_backend_drain_wake(m->backend);
-    cs_response *r;
+    cs_job *r;
     while ((r = cs_backend_poll(m->backend)) != NULL) {
         flags |= TUI_REDRAW;
-        if (r->slot < 0 || r->slot >= CS_BACKEND_MAX_SLOTS) { cs_response_free(r); continue; }
+        if (r->slot < 0 || r->slot >= CS_BACKEND_MAX_SLOTS) { cs_job_free(r); continue; }
         tui_slot *sl = &m->slots[r->slot];
-        if (r->kind == CS_JOB_LOAD) {
+        cs_load_job *lj = (cs_load_job *)cs_load_job_of(r);   /* ours: we may take members */
+        if (lj) {
             size_t f = (size_t)r->slot;
-            if (f >= m->n_files) { cs_response_free(r); continue; }
+            if (f >= m->n_files) { cs_job_free(r); continue; }
             tui_file *file = &m->files[f];
             cs_load_summary_free(&file->summary);
-            file->summary = r->summary;
-            memset(&r->summary, 0, sizeof r->summary);
-            if (r->status == CS_OK && r->dataset) {
-                file->data = r->dataset;
-                r->dataset = NULL;
+            file->summary = lj->summary;
+            memset(&lj->summary, 0, sizeof lj->summary);
+            if (r->status == CS_OK && lj->dataset) {
+                file->data = lj->dataset;
+                lj->dataset = NULL;
                 file->state = TUI_LOADED;
                 if (f == st->active) st->n_classes = file->data->k;
             } else {
@@ -327,18 +344,19 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
                 snprintf(file->error, sizeof file->error, "%s",
                          r->err.msg[0] ? r->err.msg : "load failed");
             }
-            cs_response_free(r);
+            cs_job_free(r);
             continue;
         }
-        if (r->generation != sl->sub_gen) { cs_response_free(r); continue; }
-        if (r->kind == CS_JOB_RECAL) {
+        if (r->generation != sl->sub_gen) { cs_job_free(r); continue; }
+        cs_recal_job *rj = (cs_recal_job *)cs_recal_job_of(r);
+        if (rj) {
             int i = r->slot - TUI_SLOT_RECAL(0);
             tui_recal *rc = i >= 0 && i < TUI_MAX_RECAL ? &m->recal[i] : NULL;
             if (rc && rc->state == 1) {
-                if (r->status == CS_OK && r->dataset) {
-                    rc->data = r->dataset;      /* owned by the model from now on */
-                    r->dataset = NULL;
-                    rc->info = r->recal_info;
+                if (r->status == CS_OK && rj->dataset) {
+                    rc->data = rj->dataset;      /* owned by the model from now on */
+                    rj->dataset = NULL;
+                    rc->info = rj->info;
                     rc->state = 2;
                 } else {
                     snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");
@@ -346,15 +364,15 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
                 }
                 m->methods_version++;
             }
-            cs_response_free(r);
+            cs_job_free(r);
             continue;
         }
-        if (r->kind == CS_JOB_METHODS) {
+        if (cs_methods_job_of(r)) {
             m->n_methods = m->sub_n_methods;
             memcpy(m->method_file, m->sub_method_file, sizeof m->method_file);
             memcpy(m->method_recal, m->sub_method_recal, sizeof m->method_recal);
         }
-        cs_response_free(sl->resp);
+        cs_job_free(sl->resp);
         sl->resp = r;
         sl->resp_epoch = sl->sub_epoch;
         sl->resp_file = sl->sub_file;
@@ -362,7 +380,7 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
     return flags;
 }
 
-const cs_response *tui_model_result(const tui_model *m, int slot, int *stale)
+const cs_job *tui_model_result(const tui_model *m, int slot, int *stale)
 {
     if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS) { *stale = 0; return NULL; }
     const tui_slot *sl = &m->slots[slot];

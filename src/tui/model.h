@@ -1,8 +1,8 @@
 /* The dashboard's view of the backend: loaded files and the latest result of every slot.
  *
- * Requests go out only through the backend's request API (calscope/backend.h); every result is
- * a cs_response owned here until a newer one for the same slot replaces it. Each submission is
- * stamped with the settings epoch (bumped by every settings change); a kept result whose epoch
+ * Work goes out only as backend jobs (calscope/backend.h, calscope/jobs/); every result is the
+ * finished cs_job — its request, the dataset it read and its result — owned here until a newer
+ * one for the same slot replaces it. Each submission is stamped with the settings epoch (bumped by every settings change); a kept result whose epoch
  * is older than the current one is stale and drawn dimmed with a "stale" mark until its
  * replacement arrives. UI thread only. */
 #ifndef CALSCOPE_TUI_MODEL_H
@@ -12,6 +12,9 @@
 #include <stdint.h>
 
 #include "calscope/backend.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/load.h"
+#include "calscope/recal.h"
 #include "tui/state.h"
 
 #define TUI_SLOT_LOAD(f)    (f)
@@ -22,12 +25,12 @@
 #define TUI_SLOT_BINS       (4 * TUI_MAX_FILES + 1)
 #define TUI_SLOT_CLASS0     (4 * TUI_MAX_FILES + 2)
 #define TUI_LIKERT_N        3   /* low / medium / high confidence (seed 002 §5.3) */
-#define TUI_SLOT_LIKERT     63   /* one CS_JOB_LIKERT for the panel */
-#define TUI_SLOT_CASES      62   /* CS_JOB_CASES of the active file */
+#define TUI_SLOT_LIKERT     63   /* one Likert job for the panel */
+#define TUI_SLOT_CASES      62   /* the per-case job of the active file */
 #define TUI_MAX_RECAL       4
-#define TUI_SLOT_RECAL(i)   (64 + (i))   /* CS_JOB_RECAL of recalibration i (state.recal[i]) */
-#define TUI_SLOT_METHODS    68           /* CS_JOB_METHODS: the Compare view's methods table */
-#define TUI_SLOT_COMPAT     69           /* CS_JOB_COMPAT of the active file */
+#define TUI_SLOT_RECAL(i)   (64 + (i))   /* recalibration job i (state.recal[i]) */
+#define TUI_SLOT_METHODS    68           /* the Compare view's methods table */
+#define TUI_SLOT_COMPAT     69           /* the compat job of the active file */
 #define TUI_MAX_CLASS_SLOTS (TUI_SLOT_CASES - TUI_SLOT_CLASS0)
 
 /* Cut points of the Likert panel: [0, .33) [.33, .66) [.66, 1]. */
@@ -57,7 +60,8 @@ typedef struct tui_recal {
 
 /* What a slot holds. */
 typedef struct tui_slot {
-    cs_response *resp;         /* latest delivered response, owned (NULL = none yet) */
+    cs_job *resp;              /* latest delivered job (its request and result), owned (NULL =
+                                  none yet) */
     long resp_epoch;           /* epoch it was requested at */
     size_t resp_file;          /* file it was requested for */
     long sub_epoch;            /* epoch of the latest submission (-1 = never) */
@@ -66,7 +70,7 @@ typedef struct tui_slot {
     int class_index;           /* class slots: which class */
     int sub_failed;            /* the latest submission was refused (out of memory): `failed`
                                   is the slot's result until the next submission */
-    cs_response failed;        /* status and err of that refusal (owns nothing) */
+    cs_job failed;             /* status and err of that refusal (no ops: no kind's result) */
 } tui_slot;
 
 typedef struct tui_model {
@@ -82,8 +86,8 @@ typedef struct tui_model {
     /* The methods of the shown methods table (rows of TUI_SLOT_METHODS's response): files,
      * then recalibrations. method_file: the file, or for a recalibration the file it
      * recalibrates; method_recal: -1 for a file. sub_*: the latest submission's. */
-    size_t method_file[CS_BACKEND_MAX_METHODS], sub_method_file[CS_BACKEND_MAX_METHODS];
-    int method_recal[CS_BACKEND_MAX_METHODS], sub_method_recal[CS_BACKEND_MAX_METHODS];
+    size_t method_file[CS_METHODS_JOB_MAX], sub_method_file[CS_METHODS_JOB_MAX];
+    int method_recal[CS_METHODS_JOB_MAX], sub_method_recal[CS_METHODS_JOB_MAX];
     size_t n_methods, sub_n_methods;
 } tui_model;
 
@@ -107,7 +111,7 @@ unsigned tui_model_collect(tui_model *m, tui_state *st);
 
 /* The response of a slot, or NULL; *stale set when it belongs to an older epoch or is still
  * being recomputed. A refused submission is the slot's result too: an error, not stale. */
-const cs_response *tui_model_result(const tui_model *m, int slot, int *stale);
+const cs_job *tui_model_result(const tui_model *m, int slot, int *stale);
 
 /* Name of method i of the shown methods table ("digits_gnb.csv", "digits_gnb.csv+ts") into buf. */
 void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size);
