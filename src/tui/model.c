@@ -100,17 +100,14 @@ static int submit(tui_model *m, tui_state *st, int slot, cs_job *job, cs_error *
     return 0;
 }
 
-/* Forgets recalibration i: its job is cancelled and its dataset released from the backend
- * (a methods job may be reading it) before it is freed. */
+/* Forgets recalibration i: its job is cancelled and its dataset handed to the backend, which
+ * frees it once no job reads it (a methods job may be): the screen thread never waits. */
 static void recal_drop(tui_model *m, int i)
 {
     tui_recal *rc = &m->recal[i];
     if (rc->method < 0 && !rc->data) return;
     cs_backend_cancel(m->backend, TUI_SLOT_RECAL(i));
-    if (rc->data) {
-        cs_backend_release_dataset(m->backend, rc->data);
-        cs_dataset_free(rc->data);
-    }
+    cs_backend_retire_dataset(m->backend, rc->data);
     memset(rc, 0, sizeof *rc);
     rc->method = -1;
     m->slots[TUI_SLOT_RECAL(i)].sub_epoch = -1;

@@ -19,10 +19,14 @@
 #include "calscope/backend.h"
 #include "calscope/curves.h"
 #include "calscope/jobs/cases.h"
+#include "calscope/jobs/compare.h"
+#include "calscope/jobs/compat.h"
 #include "calscope/jobs/curve.h"
 #include "calscope/jobs/likert.h"
 #include "calscope/jobs/load.h"
+#include "calscope/jobs/methods.h"
 #include "calscope/jobs/metrics.h"
+#include "calscope/jobs/recal.h"
 #include "calscope/jobs/sleep.h"
 #include "calscope/jobs/topk.h"
 #include "calscope/topk.h"
@@ -644,6 +648,199 @@ static void test_workers_yield_to_the_front_end(void **state)
     cs_backend_free(b);
 }
 
+/* ---- cancellation everywhere, quit, release (issue 11 items 2, 5) --------------------- */
+
+/* Every job kind observes its cancel flag: run with the flag already raised, each returns
+ * CS_ECANCELLED "cancelled" (before this, top-k, Likert, recalibration and compat ran to the
+ * end). Called through the kind's ops, as a worker does. */
+static void test_every_job_polls_cancel(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_cases(4000, 8, 21);
+    cs_dataset *d2 = make_binary(4000, 21);
+    static const char csv[] = "label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n1,0.4,0.6\n";
+    const char *path = cs_test_tmpfile(".csv", csv, sizeof csv - 1);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve_options size_o, bins_o;
+    cs_curve_options_size_default(&size_o);
+    cs_curve_options_bins_default(&bins_o, 0);
+    cs_error err;
+    const cs_dataset *two[2] = { d, d2 };
+    cs_metrics_job *ci = cs_metrics_job_new(d, &s, &err);
+    assert_non_null(ci);
+    cs_metrics_job_ci(ci, 100, 0, 1);
+    cs_topk_job *tk = cs_topk_job_new(d, &s, &err);
+    assert_non_null(tk);
+    tk->k[0] = 1;
+    tk->k[1] = 2;
+    tk->n = 2;
+    cs_job *jobs[] = {
+        &cs_load_job_new(path, NULL, &err)->base,
+        &cs_metrics_job_new(d, &s, &err)->base,
+        &ci->base,
+        &cs_curve_job_new(CS_CURVE_SIZE, d, &s, &size_o, &err)->base,
+        &cs_curve_job_new(CS_CURVE_BINS, d, &s, &bins_o, &err)->base,
+        &tk->base,
+        &cs_compare_job_new(d, d2, &s, &err)->base,
+        &cs_sleep_job_new(ENDLESS_MS, &err)->base,
+        &cs_cases_job_new(d, &s, &err)->base,
+        &cs_likert_job_new(d, &s, &err)->base,
+        &cs_recal_job_new(d, 0, &err)->base,
+        &cs_methods_job_new(two, 2, &s, &err)->base,
+        &cs_compat_job_new(d, &s, &err)->base,
+    };
+    atomic_int flag, ppm;
+    atomic_init(&flag, 1);
+    atomic_init(&ppm, 0);
+    cs_run run = { .threads = 1, .cancel = &flag, .progress_ppm = &ppm };
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        cs_job *j = jobs[i];
+        cs_error_clear(&j->err);
+        j->ops->run(j, &run);
+        if (j->status != CS_ECANCELLED)
+            fail_msg("job kind %s ignored its raised cancel flag (status %d)", j->ops->name, j->status);
+        assert_non_null(strstr(j->err.msg, "cancelled"));   /* the loader names the file first */
+        cs_job_free(j);
+    }
+    cs_dataset_free(d);
+    cs_dataset_free(d2);
+}
+
+/* A job kind defined here, through the ops alone (no switch to touch anywhere): it reads its
+ * dataset, then blocks until the test releases it, ignoring its cancel flag — the stand-in for
+ * an engine call with no cancel point. */
+typedef struct blocker_job {
+    cs_job base;
+    const cs_dataset *data;
+    size_t seen_n;               /* d->n, read after the release (ASan: d is still alive) */
+} blocker_job;
+
+static pthread_mutex_t blk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t blk_cv = PTHREAD_COND_INITIALIZER;
+static int blk_running, blk_release;
+
+static void blocker_run(cs_job *job, const struct cs_run *run)
+{
+    (void)run;
+    blocker_job *j = (blocker_job *)(void *)job;
+    pthread_mutex_lock(&blk_mu);
+    blk_running = 1;
+    pthread_cond_broadcast(&blk_cv);
+    while (!blk_release) pthread_cond_wait(&blk_cv, &blk_mu);
+    blk_running = 0;
+    pthread_mutex_unlock(&blk_mu);
+    j->seen_n = j->data->n;
+}
+
+static void blocker_free(cs_job *job) { free(job); }
+
+static int blocker_uses(const cs_job *job, const cs_dataset *d)
+{
+    return ((const blocker_job *)(const void *)job)->data == d;
+}
+
+static const cs_job_ops blocker_ops = { "blocker", CS_COST_CHEAP, blocker_run, blocker_free,
+                                        blocker_uses };
+
+static int blocker_started(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&blk_mu);
+    int r = blk_running;
+    pthread_mutex_unlock(&blk_mu);
+    return r;
+}
+
+static void blocker_release(void)
+{
+    pthread_mutex_lock(&blk_mu);
+    blk_release = 1;
+    pthread_cond_broadcast(&blk_cv);
+    pthread_mutex_unlock(&blk_mu);
+}
+
+/* Quitting does not wait for a blocked job, and handing over a dataset it reads does not wait
+ * either: cs_backend_retire_dataset returns at once and frees the dataset only when the job has
+ * returned; cs_backend_shutdown returns 0 ("still running") instead of waiting. Before, the
+ * dashboard's quit joined such a job (45.7 s after `x` on 3,000,000 rows). The checks are on
+ * states: the job stays blocked until the test releases it, whatever the time. */
+static void test_quit_and_release_do_not_wait(void **state)
+{
+    (void)state;
+    blk_running = blk_release = 0;
+    cs_backend *b = new_backend(2);
+    cs_dataset *d = make_binary(100, 31);
+    blocker_job *j = (blocker_job *)(void *)cs_job_alloc(sizeof *j, &blocker_ops);
+    assert_non_null(j);
+    j->data = d;
+    submit_job(b, 1, j);
+    assert_true(cs_test_poll_until(blocker_started, NULL));
+    submit_sleep(b, 2, ENDLESS_MS);            /* a cooperative job beside it */
+    cs_test_wait_running(b, 2);
+
+    cs_test_liveness_begin("cs_backend_retire_dataset while a blocked job reads it");
+    cs_backend_retire_dataset(b, d);           /* d belongs to the backend now */
+    cs_test_liveness_end();
+    assert_false(cs_backend_busy(b, 1));       /* superseded: nothing will be delivered */
+    assert_true(blocker_started(NULL));        /* ...and it still runs, reading d */
+
+    cs_test_liveness_begin("cs_backend_shutdown with a blocked job");
+    assert_int_equal(cs_backend_shutdown(b, 20), 0);   /* does not wait for it */
+    cs_test_liveness_end();
+    assert_true(blocker_started(NULL));
+    assert_false(cs_backend_busy(b, 2));       /* the cooperative one is cancelled */
+    assert_null(cs_backend_poll(b));
+
+    blocker_release();                         /* the job reads d (alive) and returns */
+    cs_test_liveness_begin("cs_backend_free once the blocked job returned");
+    cs_backend_free(b);                        /* frees d (LeakSanitizer checks) */
+    cs_test_liveness_end();
+}
+
+/* With cooperative jobs only, cs_backend_shutdown returns 1: every job stopped. */
+static void test_shutdown_stops_cooperative_jobs(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    submit_sleep(b, 0, ENDLESS_MS);
+    submit_sleep(b, 1, ENDLESS_MS);
+    cs_test_wait_running(b, 0);
+    cs_test_wait_running(b, 1);
+    submit_sleep(b, 2, ENDLESS_MS);            /* queued: dropped */
+    assert_int_equal(cs_backend_shutdown(b, CS_TEST_LIVENESS_MS), 1);
+    assert_false(cs_backend_busy(b, 0));
+    assert_false(cs_backend_busy(b, 2));
+    assert_null(cs_backend_poll(b));
+    cs_backend_free(b);
+}
+
+/* Cheap before long (issue 11 item 4): on two workers a long job never takes the last free
+ * one, so a cheap job submitted behind two endless long ones still runs and is delivered; the
+ * second long job waits, queued (progress 0). Without the rule the cheap job would wait for an
+ * endless one and the test would fail on its liveness limit. */
+static void test_cheap_never_waits_behind_long(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    cs_error err;
+    submit_job(b, 0, cs_sleep_job_new_long(ENDLESS_MS, &err));
+    cs_test_wait_running(b, 0);
+    submit_job(b, 1, cs_sleep_job_new_long(ENDLESS_MS, &err));
+    uint64_t g = submit_sleep(b, 2, 3);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    assert_non_null(r);
+    assert_true(r->generation == g);
+    assert_int_equal(r->status, CS_OK);
+    cs_job_free(r);
+    assert_true(cs_backend_busy(b, 1));
+    assert_true(cs_backend_progress(b, 1) == 0);   /* still queued */
+    /* once the first long job is cancelled, the second one starts */
+    cs_backend_cancel(b, 0);
+    cs_test_wait_running(b, 1);
+    cs_backend_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -661,6 +858,10 @@ int main(void)
         cmocka_unit_test(test_cases_job),
         cmocka_unit_test(test_cases_job_supersede),
         cmocka_unit_test(test_likert_job),
+        cmocka_unit_test(test_every_job_polls_cancel),
+        cmocka_unit_test(test_quit_and_release_do_not_wait),
+        cmocka_unit_test(test_shutdown_stops_cooperative_jobs),
+        cmocka_unit_test(test_cheap_never_waits_behind_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
