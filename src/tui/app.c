@@ -580,7 +580,8 @@ int tui_main(int argc, char **argv)
 
     for (;;) {
         if (flags & TUI_QUIT) break;
-        if (flags & (TUI_RECOMPUTE | TUI_CURVES)) tui_model_invalidate(&a->m);
+        /* Settings changes need no flag here: tui_model_submit compares what each place needs
+         * with what it has, so only the results that depend on the change are computed again. */
         flags &= ~(unsigned)(TUI_RECOMPUTE | TUI_CURVES | TUI_PROMPT | TUI_RELOAD);
         if (a->st.active < a->m.n_files && a->m.files[a->st.active].data) {
             const cs_dataset *d = a->m.files[a->st.active].data;

@@ -228,9 +228,9 @@ static void model_shows_a_refused_request_in_place(void **state)
     assert_false(cs_backend_busy(b, TUI_SLOT_METRICS(0)));
     assert_string_equal(st.message, "backend: out of memory");
     assert_int_equal(st.message_is_error, 1);
-    /* not retried on every pass of the loop: only a new epoch (a settings change) asks again */
+    /* not retried on every pass of the loop: only a settings change (a new key) asks again */
     assert_int_equal(tui_model_submit(&m, &st), 0);
-    tui_model_invalidate(&m);
+    st.settings.bins++;
     assert_int_equal(tui_model_submit(&m, &st), 1);
     while (cs_backend_busy(b, TUI_SLOT_METRICS(0)) || !tui_model_result(&m, TUI_SLOT_METRICS(0), &stale) ||
            tui_model_result(&m, TUI_SLOT_METRICS(0), &stale)->status != CS_OK)
@@ -269,7 +269,7 @@ static void model_keeps_a_worker_failure(void **state)
         model_wait(&m, &st);
     /* a settings change: metrics and compat again; the compat job's bin counts fail in the
      * worker */
-    tui_model_invalidate(&m);
+    st.settings.sigma = 0.2;                  /* metrics and compat depend on it; M stays 15 */
     cs_backend_set_calloc(failing_compat_bins);
     assert_int_equal(tui_model_submit(&m, &st), 2);
     const cs_job *r;
