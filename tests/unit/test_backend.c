@@ -191,11 +191,11 @@ static void test_rapid_replacement(void **state)
     cs_backend_free(b);
 }
 
-/* Freeing the backend cancels running jobs: with two endless sleeps running and one queued,
- * cs_backend_free returns only because both workers stop. */
-static void test_shutdown_mid_job(void **state)
+/* Shutting down cancels running jobs: with two endless sleeps running and one queued, both
+ * cs_backend_shutdown (returning 1: every job stopped) and cs_backend_free return only because
+ * both workers stop. */
+static void test_shutdown_mid_job_once(int shutdown_first)
 {
-    (void)state;
     cs_backend *b = new_backend(2);
     submit_sleep(b, 0, ENDLESS_MS);
     submit_sleep(b, 1, ENDLESS_MS);
@@ -203,9 +203,24 @@ static void test_shutdown_mid_job(void **state)
     cs_test_wait_running(b, 1);
     submit_sleep(b, 2, ENDLESS_MS); /* queued behind them */
     assert_true(cs_backend_busy(b, 2));
+    if (shutdown_first) {
+        cs_test_liveness_begin("cs_backend_shutdown with two endless jobs running");
+        assert_int_equal(cs_backend_shutdown(b, CS_TEST_LIVENESS_MS), 1);
+        cs_test_liveness_end();
+        assert_false(cs_backend_busy(b, 0));
+        assert_false(cs_backend_busy(b, 2));   /* the queued one was dropped */
+        assert_null(cs_backend_poll(b));
+    }
     cs_test_liveness_begin("cs_backend_free with two endless jobs running");
     cs_backend_free(b);
     cs_test_liveness_end();
+}
+
+static void test_shutdown_mid_job(void **state)
+{
+    (void)state;
+    test_shutdown_mid_job_once(0);
+    test_shutdown_mid_job_once(1);
 }
 
 static void test_bad_requests(void **state)
@@ -798,23 +813,6 @@ static void test_quit_and_release_do_not_wait(void **state)
     cs_test_liveness_end();
 }
 
-/* With cooperative jobs only, cs_backend_shutdown returns 1: every job stopped. */
-static void test_shutdown_stops_cooperative_jobs(void **state)
-{
-    (void)state;
-    cs_backend *b = new_backend(2);
-    submit_sleep(b, 0, ENDLESS_MS);
-    submit_sleep(b, 1, ENDLESS_MS);
-    cs_test_wait_running(b, 0);
-    cs_test_wait_running(b, 1);
-    submit_sleep(b, 2, ENDLESS_MS);            /* queued: dropped */
-    assert_int_equal(cs_backend_shutdown(b, CS_TEST_LIVENESS_MS), 1);
-    assert_false(cs_backend_busy(b, 0));
-    assert_false(cs_backend_busy(b, 2));
-    assert_null(cs_backend_poll(b));
-    cs_backend_free(b);
-}
-
 /* Cheap before long (issue 11 item 4): on two workers a long job never takes the last free
  * one, so a cheap job submitted behind two endless long ones still runs and is delivered; the
  * second long job waits, queued (progress 0). Without the rule the cheap job would wait for an
@@ -860,7 +858,6 @@ int main(void)
         cmocka_unit_test(test_likert_job),
         cmocka_unit_test(test_every_job_polls_cancel),
         cmocka_unit_test(test_quit_and_release_do_not_wait),
-        cmocka_unit_test(test_shutdown_stops_cooperative_jobs),
         cmocka_unit_test(test_cheap_never_waits_behind_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,13 +22,6 @@ CS_JOB_USES_DATA(cs_cases_job)
 
 static const cs_job_ops ops = { "cases", CS_COST_CHEAP, run, job_free, cs_cases_job_uses };
 
-cs_cases_job *cs_cases_job_new(const cs_dataset *d, const cs_settings *s, cs_error *err)
-{
-    cs_cases_job *j = cs_job_kind_new(sizeof *j, &ops, d && s, err);
-    if (!j) return NULL;
-    j->data = d;
-    j->settings = *s;
-    return j;
-}
+CS_JOB_NEW_DATA_SETTINGS(cs_cases_job, ops)
 
 CS_JOB_KIND_OF(cs_cases_job, ops)

@@ -13,18 +13,13 @@ static void run(cs_job *job, const cs_run *r)
                                  &job->err);
 }
 
-static void job_free(cs_job *job)
-{
-    free(job);
-}
-
 static int uses(const cs_job *job, const cs_dataset *d)
 {
     const cs_compare_job *j = (const cs_compare_job *)(const void *)job;
     return j->a == d || j->b == d;
 }
 
-static const cs_job_ops ops = { "compare", CS_COST_LONG, run, job_free, uses };
+static const cs_job_ops ops = { "compare", CS_COST_LONG, run, cs_job_free_plain, uses };
 
 cs_compare_job *cs_compare_job_new(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
                                    cs_error *err)

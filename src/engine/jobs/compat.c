@@ -52,13 +52,6 @@ CS_JOB_USES_DATA(cs_compat_job)
 
 static const cs_job_ops ops = { "compat", CS_COST_CHEAP, run, job_free, cs_compat_job_uses };
 
-cs_compat_job *cs_compat_job_new(const cs_dataset *d, const cs_settings *s, cs_error *err)
-{
-    cs_compat_job *j = cs_job_kind_new(sizeof *j, &ops, d && s, err);
-    if (!j) return NULL;
-    j->data = d;
-    j->settings = *s;
-    return j;
-}
+CS_JOB_NEW_DATA_SETTINGS(cs_compat_job, ops)
 
 CS_JOB_KIND_OF(cs_compat_job, ops)

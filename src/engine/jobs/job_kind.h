@@ -4,6 +4,7 @@
 #define CALSCOPE_JOB_KIND_H
 
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "calscope/backend.h"
 #include "calscope/curves.h"   /* cs_run */
@@ -41,6 +42,33 @@ static inline int cs_job_stop_if_cancelled(cs_job *j, const cs_run *run)
     {                                                                   \
         return j && j->ops == &(OPS) ? (const T *)(const void *)j : NULL; \
     }
+
+/* Defines `T *T_new(const cs_dataset *d, const cs_settings *s, cs_error *err)` for a kind whose
+ * request is a borrowed `data` and a copy of `settings` (the rest zeroed). */
+#define CS_JOB_NEW_DATA_SETTINGS(T, OPS)                                \
+    T *T##_new(const cs_dataset *d, const cs_settings *s, cs_error *err) \
+    {                                                                   \
+        T *j = cs_job_kind_new(sizeof *j, &(OPS), d && s, err);         \
+        if (j) {                                                        \
+            j->data = d;                                                \
+            j->settings = *s;                                           \
+        }                                                               \
+        return j;                                                       \
+    }
+
+/* uses_dataset of a kind that reads no dataset (load, sleep). */
+static inline int cs_job_uses_none(const cs_job *j, const cs_dataset *d)
+{
+    (void)j;
+    (void)d;
+    return 0;
+}
+
+/* free of a kind whose result owns nothing. */
+static inline void cs_job_free_plain(cs_job *j)
+{
+    free(j);
+}
 
 /* uses_dataset of a job with a single borrowed `data` member. */
 #define CS_JOB_USES_DATA(T)                                             \

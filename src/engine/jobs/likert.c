@@ -13,22 +13,10 @@ static void run(cs_job *job, const cs_run *r)
                                     r->cancel, &j->result, &job->err);
 }
 
-static void job_free(cs_job *job)
-{
-    free(job);
-}
-
 CS_JOB_USES_DATA(cs_likert_job)
 
-static const cs_job_ops ops = { "likert", CS_COST_CHEAP, run, job_free, cs_likert_job_uses };
+static const cs_job_ops ops = { "likert", CS_COST_CHEAP, run, cs_job_free_plain, cs_likert_job_uses };
 
-cs_likert_job *cs_likert_job_new(const cs_dataset *d, const cs_settings *s, cs_error *err)
-{
-    cs_likert_job *j = cs_job_kind_new(sizeof *j, &ops, d && s, err);
-    if (!j) return NULL;
-    j->data = d;
-    j->settings = *s;
-    return j;
-}
+CS_JOB_NEW_DATA_SETTINGS(cs_likert_job, ops)
 
 CS_JOB_KIND_OF(cs_likert_job, ops)

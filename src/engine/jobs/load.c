@@ -34,14 +34,7 @@ static void job_free(cs_job *job)
     free(j);
 }
 
-static int uses(const cs_job *j, const cs_dataset *d)
-{
-    (void)j;
-    (void)d;
-    return 0;
-}
-
-static const cs_job_ops ops = { "loading", CS_COST_CHEAP, run, job_free, uses };
+static const cs_job_ops ops = { "loading", CS_COST_CHEAP, run, job_free, cs_job_uses_none };
 
 cs_load_job *cs_load_job_new(const char *path, const cs_load_options *o, cs_error *err)
 {

@@ -17,20 +17,8 @@ static void run(cs_job *job, const cs_run *r)
     }
 }
 
-static void job_free(cs_job *job)
-{
-    free(job);
-}
-
-static int uses(const cs_job *j, const cs_dataset *d)
-{
-    (void)j;
-    (void)d;
-    return 0;
-}
-
-static const cs_job_ops ops = { "sleep", CS_COST_CHEAP, run, job_free, uses };
-static const cs_job_ops ops_long = { "sleep", CS_COST_LONG, run, job_free, uses };
+static const cs_job_ops ops = { "sleep", CS_COST_CHEAP, run, cs_job_free_plain, cs_job_uses_none };
+static const cs_job_ops ops_long = { "sleep", CS_COST_LONG, run, cs_job_free_plain, cs_job_uses_none };
 
 static cs_sleep_job *make(unsigned ms, const cs_job_ops *o, cs_error *err)
 {

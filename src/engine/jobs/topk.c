@@ -13,22 +13,10 @@ static void run(cs_job *job, const cs_run *r)
     job->status = cs_topk_bars(j->data, &j->settings, j->k, n, r->cancel, j->value, &job->err);
 }
 
-static void job_free(cs_job *job)
-{
-    free(job);
-}
-
 CS_JOB_USES_DATA(cs_topk_job)
 
-static const cs_job_ops ops = { "top-k", CS_COST_CHEAP, run, job_free, cs_topk_job_uses };
+static const cs_job_ops ops = { "top-k", CS_COST_CHEAP, run, cs_job_free_plain, cs_topk_job_uses };
 
-cs_topk_job *cs_topk_job_new(const cs_dataset *d, const cs_settings *s, cs_error *err)
-{
-    cs_topk_job *j = cs_job_kind_new(sizeof *j, &ops, d && s, err);
-    if (!j) return NULL;
-    j->data = d;
-    j->settings = *s;
-    return j;
-}
+CS_JOB_NEW_DATA_SETTINGS(cs_topk_job, ops)
 
 CS_JOB_KIND_OF(cs_topk_job, ops)
