@@ -102,14 +102,18 @@ for _ in $(seq 1 20); do
 done
 
 hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$PID/status" 2>/dev/null)
-qa=$(date +%s%N)
-T send-keys q
-# gone, or a zombie (the process has exited; tmux reaps it in its own time, often >1 s later)
-while kill -0 "$PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$PID/stat" 2>/dev/null)" != Z ]; do
-    [ $(( $(date +%s%N) - qa )) -gt 10000000000 ] && break
-    sleep 0.002
-done
-quit_ms=$(( ($(date +%s%N) - qa) / 1000000 ))
+# press_q: sends q and prints the milliseconds until $PID is gone, or a zombie (the process
+# has exited; tmux reaps it in its own time, often >1 s later); gives up after 60 s
+press_q() {
+    local qa; qa=$(date +%s%N)
+    T send-keys q
+    while kill -0 "$PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$PID/stat" 2>/dev/null)" != Z ]; do
+        [ $(( $(date +%s%N) - qa )) -gt 60000000000 ] && break
+        sleep 0.002
+    done
+    echo $(( ($(date +%s%N) - qa) / 1000000 ))
+}
+quit_ms=$(press_q)
 
 # trace lines after the mark: "KEYS MICROSECONDS" (0 = a key with nothing to redraw)
 lat=$(sed -n "$((mark + 1)),${mark2}p" "$TRACE" | awk '$2 > 0 {print $2}' | sort -n)
@@ -155,13 +159,7 @@ if wait_for 'ECE +[0-9.]+' 120; then
     T send-keys x
     wait_for 'compat' 10
     sleep 0.3
-    qa=$(date +%s%N)
-    T send-keys q
-    while kill -0 "$PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$PID/stat" 2>/dev/null)" != Z ]; do
-        [ $(( $(date +%s%N) - qa )) -gt 60000000000 ] && break
-        sleep 0.002
-    done
-    xquit_ms=$(( ($(date +%s%N) - qa) / 1000000 ))
+    xquit_ms=$(press_q)
 fi
 row "tui q to exit while x (compat) runs (ms)" "$xquit_ms" "<= 500" "$( [ "$xquit_ms" != n/a ] && [ "$xquit_ms" -le 500 ] && echo yes || echo no)"
 exit 0

@@ -520,7 +520,7 @@ static void catch_fatal_signals(void)
 
 /* How long `q` waits for the running jobs to notice their cancel flags (they poll every few ms)
  * before the process exits without them: the issue's target is 0.5 s from key to exit. */
-#define QUIT_WAIT_MS 200
+#define QUIT_WAIT_MS 100
 
 int tui_main(int argc, char **argv)
 {
