@@ -9,8 +9,8 @@
  *   2. the same recompute while a 2000-repeat size curve runs (the Variance view's job), median
  *      of 3 — target: at most 2 x the idle figure (before the cheap-before-long rule it waited
  *      for the curve: 137 s on the same file in the dashboard);
- *   3. cs_backend_shutdown (what `q` calls, waiting at most 300 ms) with that curve and a
- *      compat job running — target: 500 ms.
+ *   3. cs_backend_shutdown as `q` calls it (waiting at most CS_BACKEND_QUIT_WAIT_MS) with that
+ *      curve and a compat job running — target: 500 ms.
  * Prints rows "case | value | target | met?". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
     double q0 = now();
-    int stopped = cs_backend_shutdown(b, 300);
+    int stopped = cs_backend_shutdown(b, CS_BACKEND_QUIT_WAIT_MS);
     double quit_ms = (now() - q0) * 1e3;
     snprintf(v, sizeof v, "%.0f", quit_ms);
     char note[64];

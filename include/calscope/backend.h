@@ -16,7 +16,7 @@
  *   poll({cs_backend_wake_fd(b), stdin})  <--1 byte per completion--  push the finished job
  *   cs_backend_drain_wake(b)
  *   while ((j = cs_backend_poll(b))) { m = cs_metrics_job_of(j); use m->result; cs_job_free(j); }
- *   cs_backend_shutdown(b, 400)                   every job cancelled; waits at most 400 ms
+ *   cs_backend_shutdown(b, CS_BACKEND_QUIT_WAIT_MS)   every job cancelled; waits at most 100 ms
  *   cs_backend_free(b)                            all workers joined
  *
  * Slots and generations. Every job is submitted on a slot (a view, e.g. "table of file 2",
@@ -151,6 +151,10 @@ int cs_backend_busy(const cs_backend *b, int slot);
  * quitting may then exit without cs_backend_free, and without freeing the datasets that job
  * borrows. Nothing is delivered afterwards. */
 int cs_backend_shutdown(cs_backend *b, int timeout_ms);
+
+/* How long a front end that is quitting gives its jobs to notice their flags (they poll every
+ * few ms) before it exits without them: `q` must end the program within 0.5 s. */
+#define CS_BACKEND_QUIT_WAIT_MS 100
 
 /* Cancels everything, joins every worker (promptly: jobs poll their cancel flags every few ms),
  * frees undelivered jobs, retired datasets and the backend. NULL is a no-op. */

@@ -4,7 +4,7 @@
  * One thread owns curses. The loop polls stdin and the backend's wake-up pipe together; keys and
  * wake-ups only set dirty flags, and the screen is drawn at most once per pass (erase, draw,
  * one doupdate). Progress alone redraws at most ~10 times a second. `q` leaves curses first, then
- * cancels every job and waits at most QUIT_WAIT_MS for them: quitting never waits for a job. */
+ * cancels every job and gives them CS_BACKEND_QUIT_WAIT_MS: quitting never waits for a job. */
 #include "tui/tui.h"
 
 #include <errno.h>
@@ -518,10 +518,6 @@ static void catch_fatal_signals(void)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-/* How long `q` waits for the running jobs to notice their cancel flags (they poll every few ms)
- * before the process exits without them: the issue's target is 0.5 s from key to exit. */
-#define QUIT_WAIT_MS 100
-
 int tui_main(int argc, char **argv)
 {
     static app A;
@@ -635,10 +631,10 @@ int tui_main(int argc, char **argv)
     delscreen(screen);
     if (key_tty) fclose(key_tty);
     if (a->trace) fclose(a->trace);
-    /* Quit within a frame whatever runs: every job is cancelled, and a job that does not stop
-     * within QUIT_WAIT_MS (one inside a long engine call with no cancel point) is left to the
-     * process exit, with the datasets it reads: freeing them under it would be a crash. */
-    if (cs_backend_shutdown(a->backend, QUIT_WAIT_MS)) {
+    /* Quit at once whatever runs: every job is cancelled, and a job that does not stop within
+     * CS_BACKEND_QUIT_WAIT_MS (one inside a long engine call with no cancel point) is left to
+     * the process exit, with the datasets it reads: freeing them under it would be a crash. */
+    if (cs_backend_shutdown(a->backend, CS_BACKEND_QUIT_WAIT_MS)) {
         cs_backend_free(a->backend);
         tui_model_free(&a->m);
     }
