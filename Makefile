@@ -105,14 +105,20 @@ test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread tsan-unit
 	$(Q)tools/run-tests.sh
 
-TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c))
+TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c))
 tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
 
 # ---- benchmark (bench/): engine driver + data generator; `make bench` never fails on timing ----
 BENCH_ENGINE := $(BUILD)/bench_engine
+BENCH_BACKEND := $(BUILD)/bench_backend
 BENCH_GEN    := $(BUILD)/gen_data
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
+
+$(BUILD)/bench_backend: bench/bench_backend.c $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
@@ -121,7 +127,7 @@ $(BUILD)/gen_data: bench/gen_data.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lm
 
-bench: $(BIN) $(BENCH_ENGINE) $(BENCH_GEN)
+bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN)
 	$(Q)bench/run.sh $(BUILD)
 # ---- end of benchmark section ----
 

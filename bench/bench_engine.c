@@ -258,7 +258,7 @@ static int case_topk_bars(bench_ctx *c, double *secs, char *note, size_t n) {
     cs_error err;
     cs_error_clear(&err);
     double t0 = now();
-    cs_status st = cs_topk_bars(c->wide, &s, topk_ks, N_TOPK, ece, &err);
+    cs_status st = cs_topk_bars(c->wide, &s, topk_ks, N_TOPK, NULL, ece, &err);
     *secs = now() - t0;
     if (st != CS_OK) return snprintf(note, n, "cs_topk_bars: %s", err.msg), -1;
     size_t o = (size_t)snprintf(note, n, "cs_topk_bars, n=%zu K=%zu, uniform M=15 (grid), tvd:",

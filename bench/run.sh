@@ -64,6 +64,8 @@ fi
 echo "bench: python reference (/usr/bin/python3: pandas, numpy)"
 /usr/bin/python3 bench/reference_bench.py --c-results "$ENGINE_TSV" --repeats "$REPEATS" --wide "$WIDE" "$DATA" || true
 rm -f "$WIDE"
+# the screen first: a recompute beside a long curve, and shutdown under load (rows "backend ...")
+if [ -x "$BUILD/bench_backend" ]; then "$BUILD/bench_backend" "$DATA" || true; fi
 # dashboard key-to-draw latency and peak RSS under load (rows "tui ...")
 BENCH_DATA="$DATA" bash bench/tui_latency.sh "$BUILD" || true
 # Costs that grow with M alone: the largest M (--bins 1000; above it is refused) on a small TTA

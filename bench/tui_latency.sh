@@ -14,7 +14,8 @@
 # tmux-observed figure adds the terminal round trip: the time from `send-keys +` until
 # `capture-pane` shows the new bin count (polled every ~2 ms, so it is an upper bound).
 # Peak RSS is VmHWM of the dashboard process just before it quits; the target is
-# 1.5 x the raw probability data (N x K x 8 bytes) + 64 MB.
+# 1.5 x the raw probability data (N x K x 8 bytes) + 64 MB. Quit: from `q` to the process's end,
+# under that load and again while the compat panel's job runs; the target is 0.5 s.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -101,14 +102,18 @@ for _ in $(seq 1 20); do
 done
 
 hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$PID/status" 2>/dev/null)
-qa=$(date +%s%N)
-T send-keys q
-# gone, or a zombie (the process has exited; tmux reaps it in its own time, often >1 s later)
-while kill -0 "$PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$PID/stat" 2>/dev/null)" != Z ]; do
-    [ $(( $(date +%s%N) - qa )) -gt 10000000000 ] && break
-    sleep 0.002
-done
-quit_ms=$(( ($(date +%s%N) - qa) / 1000000 ))
+# press_q: sends q and prints the milliseconds until $PID is gone, or a zombie (the process
+# has exited; tmux reaps it in its own time, often >1 s later); gives up after 60 s
+press_q() {
+    local qa; qa=$(date +%s%N)
+    T send-keys q
+    while kill -0 "$PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$PID/stat" 2>/dev/null)" != Z ]; do
+        [ $(( $(date +%s%N) - qa )) -gt 60000000000 ] && break
+        sleep 0.002
+    done
+    echo $(( ($(date +%s%N) - qa) / 1000000 ))
+}
+quit_ms=$(press_q)
 
 # trace lines after the mark: "KEYS MICROSECONDS" (0 = a key with nothing to redraw)
 lat=$(sed -n "$((mark + 1)),${mark2}p" "$TRACE" | awk '$2 > 0 {print $2}' | sort -n)
@@ -142,5 +147,19 @@ row "tui key-to-screen p50 (ms, tmux, 20 keys)" "$obs_p50" "-" "(max $obs_max)"
 row "tui RSS once loaded (MB, VmRSS)" "$load_rss_mb" "-" "-"
 row "tui peak RSS while loading (MB, VmHWM)" "$load_peak_mb" "<= $target_mb" "$(awk -v v="$load_peak_mb" -v t="$target_mb" 'BEGIN{print (v > 0 && v <= t) ? "yes" : "no"}')"
 row "tui peak RSS, whole run (MB, VmHWM)" "$rss_mb" "<= $target_mb" "$(awk -v v="$rss_mb" -v t="$target_mb" 'BEGIN{print (v > 0 && v <= t) ? "yes" : "no"}') (raw data $raw_mb MB)"
-row "tui q to exit under load (ms)" "$quit_ms" "<= 1000" "$( [ "$quit_ms" -le 1000 ] && echo yes || echo no)"
+row "tui q to exit under load (ms)" "$quit_ms" "<= 500" "$( [ "$quit_ms" -le 500 ] && echo yes || echo no)"
+
+# q while the compat panel's job runs (x: every library over the file, one engine call with no
+# cancel point; before, quitting joined it: 45.7 s on 3,000,000 rows)
+T kill-server >/dev/null 2>&1
+T new-session -d -x 80 -y 24 "exec $CALSCOPE $DATA"
+PID=$(T list-panes -F '#{pane_pid}' | head -1)
+xquit_ms=n/a
+if wait_for 'ECE +[0-9.]+' 120; then
+    T send-keys x
+    wait_for 'compat' 10
+    sleep 0.3
+    xquit_ms=$(press_q)
+fi
+row "tui q to exit while x (compat) runs (ms)" "$xquit_ms" "<= 500" "$( [ "$xquit_ms" != n/a ] && [ "$xquit_ms" -le 500 ] && echo yes || echo no)"
 exit 0

@@ -17,6 +17,7 @@
 #ifndef CALSCOPE_LIKERT_H
 #define CALSCOPE_LIKERT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "calscope/dataset.h"
@@ -43,8 +44,9 @@ typedef struct cs_likert {
 /* Fills out for the cut points cuts[0..n_cuts) (NULL = the defaults; n_cuts >= 2, strictly
  * increasing, finite, at most CS_LIKERT_MAX + 1). Returns CS_OK, or CS_EUSAGE (bad cuts, a lens
  * without a scalar first coordinate, a bad base selection — its message points into the base
- * expression), CS_ENOMEM. Plain data: nothing to free. */
+ * expression), CS_ENOMEM, CS_ECANCELLED (cancel, which may be NULL, raised: polled between
+ * intervals and inside each). Plain data: nothing to free. */
 cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const double *cuts,
-                            size_t n_cuts, cs_likert *out, cs_error *err);
+                            size_t n_cuts, const atomic_int *cancel, cs_likert *out, cs_error *err);
 
 #endif

@@ -39,6 +39,7 @@
 #ifndef CALSCOPE_RECAL_H
 #define CALSCOPE_RECAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,9 +66,11 @@ typedef struct cs_recal_options {
                                 value is this: the mask of cs_recal_column_mask (no cross-fitting;
                                 "" = fit or train) */
     int threads;             /* ts passes; <= 0 all cores */
+    const atomic_int *cancel; /* NULL, or raised: the fit stops with CS_ECANCELLED (polled
+                                 before and after each fit and between ts passes) */
 } cs_recal_options;
 
-/* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores. */
+/* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores, no cancel flag. */
 void cs_recal_options_default(cs_recal_options *o);
 
 typedef struct cs_recal_info {

@@ -6,6 +6,7 @@
 #ifndef CALSCOPE_TOPK_H
 #define CALSCOPE_TOPK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "calscope/dataset.h"
@@ -15,9 +16,10 @@
 /* ece_out[i] = ECE of lens topk:ks[i] under base's binning, bins, gamma, distance and
  * selection (base's lens is ignored). k = 1 is top1; k larger than the class count is
  * clamped to it (the whole sorted vector plus a zero remainder). Returns CS_OK, CS_EUSAGE
- * (k < 1, bad settings or selection), CS_EEMPTY (selection keeps nothing) or CS_ENOMEM.
+ * (k < 1, bad settings or selection), CS_EEMPTY (selection keeps nothing), CS_ENOMEM or
+ * CS_ECANCELLED (cancel, which may be NULL, raised: polled between the bars and inside each).
  * ece_out is owned by the caller (nk doubles). */
 cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *ks, size_t nk,
-                       double *ece_out, cs_error *err);
+                       const atomic_int *cancel, double *ece_out, cs_error *err);
 
 #endif

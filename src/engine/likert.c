@@ -19,7 +19,7 @@ static int blank(const char *s)
 }
 
 cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const double *cuts,
-                            size_t n_cuts, cs_likert *out, cs_error *err)
+                            size_t n_cuts, const atomic_int *cancel, cs_likert *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!cuts) { cuts = cs_likert_default_cuts; n_cuts = 4; }
@@ -69,6 +69,8 @@ cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const 
         iv->hi_closed = i + 2 == n_cuts;
         iv->ece = NAN;
 
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+            return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
         cs_settings s = *base;
         s.distance = CS_DIST_INTERVAL;
         s.interval_lo = iv->lo;
@@ -87,7 +89,7 @@ cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const 
         iv->count = cs_prepared_count(p);
         cs_result r;
         memset(&r, 0, sizeof r);
-        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &r, err);
+        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, cancel, &r, err);
         if (st == CS_OK) iv->ece = r.ece;
         cs_result_free(&r);
         cs_prepared_free(p);

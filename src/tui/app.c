@@ -3,8 +3,8 @@
  *
  * One thread owns curses. The loop polls stdin and the backend's wake-up pipe together; keys and
  * wake-ups only set dirty flags, and the screen is drawn at most once per pass (erase, draw,
- * one doupdate). Progress alone redraws at most ~10 times a second. `q` leaves curses first and
- * then frees the backend, which cancels and joins its workers within a few milliseconds. */
+ * one doupdate). Progress alone redraws at most ~10 times a second. `q` leaves curses first, then
+ * cancels every job and gives them CS_BACKEND_QUIT_WAIT_MS: quitting never waits for a job. */
 #include "tui/tui.h"
 
 #include <errno.h>
@@ -448,7 +448,8 @@ int tui_main(int argc, char **argv)
 
     for (;;) {
         if (flags & TUI_QUIT) break;
-        if (flags & (TUI_RECOMPUTE | TUI_CURVES)) tui_model_invalidate(&a->m);
+        /* Settings changes need no flag here: tui_model_submit compares what each place needs
+         * with what it has, so only the results that depend on the change are computed again. */
         flags &= ~(unsigned)(TUI_RECOMPUTE | TUI_CURVES | TUI_PROMPT | TUI_RELOAD);
         if (a->st.active < a->m.n_files && a->m.files[a->st.active].data) {
             const cs_dataset *d = a->m.files[a->st.active].data;
@@ -501,8 +502,13 @@ int tui_main(int argc, char **argv)
     endwin();                 /* leave curses first: the terminal is back at once */
     delscreen(screen);
     if (key_tty) fclose(key_tty);
-    cs_backend_free(a->backend);
-    tui_model_free(&a->m);
     if (a->trace) fclose(a->trace);
+    /* Quit at once whatever runs: every job is cancelled, and a job that does not stop within
+     * CS_BACKEND_QUIT_WAIT_MS (one inside a long engine call with no cancel point) is left to
+     * the process exit, with the datasets it reads: freeing them under it would be a crash. */
+    if (cs_backend_shutdown(a->backend, CS_BACKEND_QUIT_WAIT_MS)) {
+        cs_backend_free(a->backend);
+        tui_model_free(&a->m);
+    }
     return 0;
 }

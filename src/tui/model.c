@@ -6,8 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calscope/curves.h"
-#include "calscope/recal.h"
+#include "calscope/jobs/cases.h"
+#include "calscope/jobs/compare.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/curve.h"
+#include "calscope/jobs/likert.h"
+#include "calscope/jobs/load.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/jobs/metrics.h"
+#include "calscope/jobs/recal.h"
+#include "calscope/jobs/topk.h"
 #include "calscope/text.h"
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
@@ -18,7 +26,6 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
     memset(m, 0, sizeof *m);
     m->backend = b;
     m->n_files = st->n_files;
-    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) m->slots[s].sub_epoch = -1;
     for (int i = 0; i < TUI_MAX_RECAL; i++) m->recal[i].method = -1;
     for (size_t f = 0; f < st->n_files; f++) {
         tui_file *file = &m->files[f];
@@ -26,27 +33,23 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
         const char *base = tui_basename(file->path);
         cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
         file->state = TUI_LOADING;
-        cs_request req;
-        memset(&req, 0, sizeof req);
-        req.kind = CS_JOB_LOAD;
-        req.slot = TUI_SLOT_LOAD((int)f);
-        req.path = file->path;
-        req.load = *lo;
         cs_error err;
         cs_error_clear(&err);
-        uint64_t gen = cs_backend_submit(b, &req, &err);
+        cs_load_job *job = cs_load_job_new(file->path, lo, &err);
+        uint64_t gen = job ? cs_backend_submit(b, TUI_SLOT_LOAD((int)f), &job->base, &err) : 0;
         if (!gen) { snprintf(msg, size, "%s", err.msg); return -1; }
-        m->slots[req.slot].sub_gen = gen;
-        m->slots[req.slot].sub_epoch = 0;
+        tui_place *pl = &m->places[TUI_SLOT_LOAD((int)f)];
+        pl->sub_gen = gen;
+        pl->has_sub = pl->pending = 1;
     }
     return 0;
 }
 
 void tui_model_free(tui_model *m)
 {
-    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) {
-        cs_response_free(m->slots[s].resp);
-        m->slots[s].resp = NULL;
+    for (int s = 0; s < TUI_PLACE_COUNT; s++) {
+        cs_job_free(m->places[s].resp);
+        m->places[s].resp = NULL;
     }
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
         cs_dataset_free(m->recal[i].data);
@@ -59,64 +62,109 @@ void tui_model_free(tui_model *m)
     }
 }
 
-void tui_model_invalidate(tui_model *m) { m->epoch++; }
-
 static const cs_dataset *loaded(const tui_model *m, size_t f)
 {
     return f < m->n_files && m->files[f].state == TUI_LOADED ? m->files[f].data : NULL;
 }
 
-/* Submits req on its slot unless that slot already has a submission for this epoch and file. */
-static int submit(tui_model *m, tui_state *st, cs_request *req, size_t file)
+/* ---- keys -------------------------------------------------------------------------------- */
+
+/* The copy of s a key holds: every field, with the text fields' bytes after their ends zeroed,
+ * so two keys of the same settings compare equal byte for byte. */
+static void key_settings(cs_settings *out, const cs_settings *s)
 {
-    tui_slot *sl = &m->slots[req->slot];
-    if (sl->sub_epoch == m->epoch && sl->sub_file == file) return 0;
-    req->threads = st->threads;
-    cs_error err;
-    cs_error_clear(&err);
-    uint64_t gen = cs_backend_submit(m->backend, req, &err);
-    sl->sub_gen = gen;
-    sl->sub_epoch = m->epoch;
-    sl->sub_file = file;
-    sl->sub_failed = !gen;
+    memset(out, 0, sizeof *out);
+    out->lens = s->lens;
+    out->topk = s->topk;
+    snprintf(out->lens_arg, sizeof out->lens_arg, "%s", s->lens_arg);
+    out->binning = s->binning;
+    out->bins = s->bins;
+    out->gamma = s->gamma;
+    out->sigma = s->sigma;
+    out->distance = s->distance;
+    out->interval_lo = s->interval_lo;
+    out->interval_hi = s->interval_hi;
+    out->mixture = s->mixture;
+    snprintf(out->select, sizeof out->select, "%s", s->select);
+}
+
+/* A key of one dataset, settings s and up to six numbers. */
+static tui_key key_of(const cs_dataset *d, const cs_settings *s, long n0, long n1, long n2, long n3)
+{
+    tui_key k;
+    memset(&k, 0, sizeof k);
+    k.data[0] = d;
+    key_settings(&k.settings, s);
+    k.n[0] = n0;
+    k.n[1] = n1;
+    k.n[2] = n2;
+    k.n[3] = n3;
+    return k;
+}
+
+static int key_eq(const tui_key *a, const tui_key *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* ---- submitting ------------------------------------------------------------------------- */
+
+/* The screen needs place's result for key: records it, and returns nonzero when a job must be
+ * submitted — no kept result, pending job or refusal has that key. A pending job for another
+ * key is cancelled when the kept result already has this one (a setting changed and back). */
+static int need(tui_model *m, int place, const tui_key *key)
+{
+    tui_place *pl = &m->places[place];
+    pl->want = *key;
+    pl->wanted = 1;
+    if (pl->has_sub && key_eq(&pl->sub_key, key) && (pl->pending || pl->sub_failed)) return 0;
+    if (pl->resp && key_eq(&pl->resp_key, key)) {
+        if (pl->pending) cs_backend_cancel(m->backend, place);
+        pl->pending = 0;
+        pl->has_sub = 0;
+        pl->sub_failed = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* Submits job on place for its wanted key. job NULL: its constructor failed with *err. */
+static int submit(tui_model *m, tui_state *st, int place, cs_job *job, cs_error *err)
+{
+    tui_place *pl = &m->places[place];
+    uint64_t gen = 0;
+    if (job) {
+        job->threads = st->threads;
+        gen = cs_backend_submit(m->backend, place, job, err);
+    }
+    pl->sub_gen = gen;
+    pl->sub_key = pl->want;
+    pl->has_sub = 1;
+    pl->pending = gen != 0;
+    pl->sub_failed = !gen;
     if (gen) return 1;
-    /* Refused (out of memory): the error is the slot's result for this epoch — shown in place
-     * and on the status line, and asked again only after the next settings change. */
-    memset(&sl->failed, 0, sizeof sl->failed);
-    sl->failed.kind = req->kind;
-    sl->failed.slot = req->slot;
-    sl->failed.status = err.code;
-    sl->failed.err = err;
-    sl->failed.data = req->data;
-    tui_state_message(st, 1, "backend: %s", err.msg);
+    /* Refused (out of memory): the error is the place's result for this key — shown in place
+     * and on the status line, and asked again only when the key changes. */
+    memset(&pl->failed, 0, sizeof pl->failed);
+    pl->failed.slot = place;
+    pl->failed.status = err->code;
+    pl->failed.err = *err;
+    tui_state_message(st, 1, "backend: %s", err->msg);
     return 0;
 }
 
-static void base_request(cs_request *req, const tui_state *st, int kind, int slot,
-                         const cs_dataset *d)
-{
-    memset(req, 0, sizeof *req);
-    req->kind = (cs_job_kind)kind;
-    req->slot = slot;
-    req->data = d;
-    req->settings = st->settings;
-    req->seed = st->seed;
-}
-
-/* Forgets recalibration i: its job is cancelled and its dataset released from the backend
- * (a methods job may be reading it) before it is freed. */
+/* Forgets recalibration i: its job is cancelled and its dataset handed to the backend, which
+ * frees it once no job reads it (a methods job may be): the screen thread never waits. */
 static void recal_drop(tui_model *m, int i)
 {
     tui_recal *rc = &m->recal[i];
     if (rc->method < 0 && !rc->data) return;
     cs_backend_cancel(m->backend, TUI_SLOT_RECAL(i));
-    if (rc->data) {
-        cs_backend_release_dataset(m->backend, rc->data);
-        cs_dataset_free(rc->data);
-    }
+    cs_backend_retire_dataset(m->backend, rc->data);
     memset(rc, 0, sizeof *rc);
     rc->method = -1;
-    m->slots[TUI_SLOT_RECAL(i)].sub_epoch = -1;
+    m->places[TUI_SLOT_RECAL(i)].pending = 0;
+    m->places[TUI_SLOT_RECAL(i)].has_sub = 0;
     m->methods_version++;
 }
 
@@ -132,21 +180,21 @@ static int submit_recal(tui_model *m, tui_state *st)
         if (rc->method == want && rc->src == st->active && rc->seed == st->seed && rc->state) continue;
         recal_drop(m, i);
         if (!src) continue;
-        cs_request req;
-        memset(&req, 0, sizeof req);
-        req.kind = CS_JOB_RECAL;
-        req.slot = TUI_SLOT_RECAL(i);
-        req.data = src;
-        req.recal = want;
-        cs_recal_options_default(&req.recal_opts);   /* the report's defaults: 5 folds, 15 bins */
-        req.recal_opts.seed = st->seed;
-        req.recal_opts.threads = st->threads;
-        req.threads = st->threads;
         cs_error err;
         cs_error_clear(&err);
-        uint64_t gen = cs_backend_submit(m->backend, &req, &err);
-        m->slots[req.slot].sub_gen = gen;
-        m->slots[req.slot].sub_epoch = m->epoch;
+        /* the report's defaults: 5 folds, 15 bins */
+        cs_recal_job *job = cs_recal_job_new(src, want, &err);
+        uint64_t gen = 0;
+        if (job) {
+            job->opts.seed = st->seed;
+            job->opts.threads = st->threads;
+            job->base.threads = st->threads;
+            gen = cs_backend_submit(m->backend, TUI_SLOT_RECAL(i), &job->base, &err);
+        }
+        tui_place *pl = &m->places[TUI_SLOT_RECAL(i)];
+        pl->sub_gen = gen;
+        pl->has_sub = 1;
+        pl->pending = gen != 0;
         rc->method = want;
         rc->src = st->active;
         rc->seed = st->seed;
@@ -166,108 +214,137 @@ static int submit_recal(tui_model *m, tui_state *st)
  * reference. Waits until no file is loading and no recalibration is fitting. */
 static int submit_methods(tui_model *m, tui_state *st)
 {
-    cs_request req;
-    base_request(&req, st, CS_JOB_METHODS, TUI_SLOT_METHODS, NULL);
+    const cs_dataset *methods[CS_METHODS_JOB_MAX];
     size_t n = 0, ref = 0;
     for (size_t f = 0; f < m->n_files; f++) {
         if (m->files[f].state == TUI_LOADING) return 0;
         const cs_dataset *d = loaded(m, f);
-        if (!d || n >= CS_BACKEND_MAX_METHODS) continue;
+        if (!d || n >= CS_METHODS_JOB_MAX) continue;
         if (f == st->active) ref = n;
         m->sub_method_file[n] = f;
         m->sub_method_recal[n] = -1;
-        req.methods[n++] = d;
+        methods[n++] = d;
     }
     for (int i = 0; i < st->n_recal && i < TUI_MAX_RECAL; i++) {
         const tui_recal *rc = &m->recal[i];
         if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return 0;
-        if (!rc->data || n >= CS_BACKEND_MAX_METHODS) continue;
+        if (!rc->data || n >= CS_METHODS_JOB_MAX) continue;
         m->sub_method_file[n] = rc->src;
         m->sub_method_recal[n] = rc->method;
-        req.methods[n++] = rc->data;
+        methods[n++] = rc->data;
     }
     if (n < 2) return 0;
-    req.n_methods = n;
-    req.data = req.methods[0];
-    req.methods_opts.ref = ref;
-    req.methods_opts.k = 0;                    /* the report's --compare-k default (3) */
-    req.methods_opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
-    req.methods_opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
-    req.methods_opts.seed = st->seed;
-    req.methods_opts.ci_method = (cs_ci_method)st->ci_method;
-    tui_slot *sl = &m->slots[TUI_SLOT_METHODS];
-    if (m->methods_sub_version != m->methods_version) sl->sub_epoch = -1;
-    int done = submit(m, st, &req, st->active);
-    if (done) {
-        m->methods_sub_version = m->methods_version;
-        m->sub_n_methods = n;
+    tui_key key = key_of(NULL, &st->settings, st->ci, st->ci_method, (long)st->seed, (long)ref);
+    for (size_t i = 0; i < n; i++) key.data[i] = methods[i];
+    key.n[4] = m->methods_version;   /* a recalibration refitted may reuse an address */
+    if (!need(m, TUI_SLOT_METHODS, &key)) return 0;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_methods_job *job = cs_methods_job_new(methods, n, &st->settings, &err);
+    if (job) {
+        job->opts.ref = ref;
+        job->opts.k = 0;                    /* the report's --compare-k default (3) */
+        job->opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
+        job->opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
+        job->opts.seed = st->seed;
+        job->opts.ci_method = (cs_ci_method)st->ci_method;
     }
+    int done = submit(m, st, TUI_SLOT_METHODS, job ? &job->base : NULL, &err);
+    if (done) m->sub_n_methods = n;
     return done;
 }
 
-int tui_model_submit(tui_model *m, tui_state *st)
+/* The metrics of file f (every metric and the RECE-G curve of the `g` overlay; intervals for
+ * the active file). */
+static int submit_metrics(tui_model *m, tui_state *st, size_t f)
+{
+    const cs_dataset *d = loaded(m, f);
+    int ci = f == st->active ? st->ci : 0;
+    if (!d) return 0;
+    tui_key key = key_of(d, &st->settings, ci, ci ? st->ci_method : 0, ci ? (long)st->seed : 0, 0);
+    if (!need(m, TUI_SLOT_METRICS((int)f), &key)) return 0;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_metrics_job *job = cs_metrics_job_new(d, &st->settings, &err);
+    if (job) {
+        job->want = CS_WANT_ALL | CS_WANT_RECE_CURVE;
+        cs_metrics_job_ci(job, ci, st->ci_method, st->seed);
+    }
+    return submit(m, st, TUI_SLOT_METRICS((int)f), job ? &job->base : NULL, &err);
+}
+
+/* What the current view shows besides the metrics. */
+static int submit_view(tui_model *m, tui_state *st)
 {
     int n = 0;
-    cs_request req;
-    n += submit_recal(m, st);
-    for (size_t f = 0; f < m->n_files; f++) {
-        const cs_dataset *d = loaded(m, f);
-        if (!d) continue;
-        base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_METRICS((int)f), d);
-        req.want = CS_WANT_ALL | CS_WANT_RECE_CURVE;   /* the curve: the `g` overlay */
-        req.ci_repeats = f == st->active ? st->ci : 0;
-        req.ci_method = st->ci_method;
-        n += submit(m, st, &req, f);
-    }
+    cs_error err;
+    cs_error_clear(&err);
     const cs_dataset *act = loaded(m, st->active);
     switch (st->view) {
     case TUI_VIEW_TOPK:
         for (size_t f = 0; f < m->n_files; f++) {
             const cs_dataset *d = loaded(m, f);
             if (!d) continue;
-            base_request(&req, st, CS_JOB_TOPK, TUI_SLOT_TOPK((int)f), d);
-            static const int ks[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
-            for (size_t i = 0; i < sizeof ks / sizeof ks[0] && ks[i] <= (int)d->k; i++)
-                req.topk_k[req.n_topk++] = ks[i];
-            if (req.n_topk == 0 || req.topk_k[req.n_topk - 1] != (int)d->k)
-                if (req.n_topk < CS_BACKEND_MAX_TOPK) req.topk_k[req.n_topk++] = (int)d->k;
-            n += submit(m, st, &req, f);
+            cs_settings ks = st->settings;      /* the bars ignore the lens */
+            ks.lens = CS_LENS_TOP1;
+            ks.topk = 0;
+            ks.lens_arg[0] = '\0';
+            tui_key key = key_of(d, &ks, 0, 0, 0, 0);
+            if (!need(m, TUI_SLOT_TOPK((int)f), &key)) continue;
+            cs_topk_job *job = cs_topk_job_new(d, &st->settings, &err);
+            if (job) {
+                static const int ks_[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
+                for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0] && ks_[i] <= (int)d->k; i++)
+                    job->k[job->n++] = ks_[i];
+                if (job->n == 0 || job->k[job->n - 1] != (int)d->k)
+                    if (job->n < CS_TOPK_JOB_MAX) job->k[job->n++] = (int)d->k;
+            }
+            n += submit(m, st, TUI_SLOT_TOPK((int)f), job ? &job->base : NULL, &err);
         }
         break;
     case TUI_VIEW_VARIANCE:
         if (!act) break;
-        base_request(&req, st, CS_JOB_SIZE_CURVE, TUI_SLOT_SIZE, act);
-        cs_curve_options_size_default(&req.curve);
-        req.curve.repeats = st->repeats;
-        req.curve.seed = st->seed;
-        n += submit(m, st, &req, st->active);
-        base_request(&req, st, CS_JOB_BINS_CURVE, TUI_SLOT_BINS, act);
-        cs_curve_options_bins_default(&req.curve, st->settings.binning == CS_BIN_KDTREE);
-        req.curve.repeats = st->repeats;
-        req.curve.seed = st->seed;
-        n += submit(m, st, &req, st->active);
+        for (int bins = 0; bins < 2; bins++) {
+            int place = bins ? TUI_SLOT_BINS : TUI_SLOT_SIZE;
+            tui_key key = key_of(act, &st->settings, st->repeats, (long)st->seed, bins, 0);
+            if (!need(m, place, &key)) continue;
+            cs_curve_options o;
+            if (bins) cs_curve_options_bins_default(&o, st->settings.binning == CS_BIN_KDTREE);
+            else cs_curve_options_size_default(&o);
+            o.repeats = st->repeats;
+            o.seed = st->seed;
+            cs_curve_job *job = cs_curve_job_new(bins ? CS_CURVE_BINS : CS_CURVE_SIZE, act,
+                                                 &st->settings, &o, &err);
+            n += submit(m, st, place, job ? &job->base : NULL, &err);
+        }
         break;
     case TUI_VIEW_CLASSES: {
         if (!act) break;
         size_t k = act->k < TUI_MAX_CLASS_SLOTS ? act->k : TUI_MAX_CLASS_SLOTS;
         m->n_class_slots = k;
         for (size_t c = 0; c < k; c++) {
-            base_request(&req, st, CS_JOB_METRICS, TUI_SLOT_CLASS0 + (int)c, act);
-            req.settings.lens = CS_LENS_CLASS;
-            snprintf(req.settings.lens_arg, sizeof req.settings.lens_arg, "#%zu", c); /* position */
-            if (req.settings.binning == CS_BIN_KDTREE) req.settings.binning = CS_BIN_UNIFORM;
-            req.want = CS_WANT_ACCURACY | CS_WANT_BINNED;
-            m->slots[req.slot].class_index = (int)c;
-            n += submit(m, st, &req, st->active);
+            cs_settings s = st->settings;
+            s.lens = CS_LENS_CLASS;
+            snprintf(s.lens_arg, sizeof s.lens_arg, "#%zu", c); /* position */
+            if (s.binning == CS_BIN_KDTREE) s.binning = CS_BIN_UNIFORM;
+            tui_key key = key_of(act, &s, 0, 0, 0, 0);
+            if (!need(m, TUI_SLOT_CLASS0 + (int)c, &key)) continue;
+            cs_metrics_job *job = cs_metrics_job_new(act, &s, &err);
+            if (job) job->want = CS_WANT_ACCURACY | CS_WANT_BINNED;
+            n += submit(m, st, TUI_SLOT_CLASS0 + (int)c, job ? &job->base : NULL, &err);
         }
         /* Likert panel (seed 002 §5.3): one engine job, calscope/likert.h. It refuses lenses
          * without a scalar first coordinate; the panel says so before asking. */
         cs_lens_kind lk = st->settings.lens;
-        if (lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) {
-            base_request(&req, st, CS_JOB_LIKERT, TUI_SLOT_LIKERT, act);
-            memcpy(req.likert_cuts, tui_likert_cuts, sizeof tui_likert_cuts);
-            req.n_likert_cuts = TUI_LIKERT_N + 1;
-            n += submit(m, st, &req, st->active);
+        tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
+        if ((lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) &&
+            need(m, TUI_SLOT_LIKERT, &key)) {
+            cs_likert_job *job = cs_likert_job_new(act, &st->settings, &err);
+            if (job) {
+                memcpy(job->cuts, tui_likert_cuts, sizeof tui_likert_cuts);
+                job->n_cuts = TUI_LIKERT_N + 1;
+            }
+            n += submit(m, st, TUI_SLOT_LIKERT, job ? &job->base : NULL, &err);
         }
         break;
     }
@@ -278,114 +355,160 @@ int tui_model_submit(tui_model *m, tui_state *st)
         for (size_t f = 1; f < m->n_files; f++) {
             const cs_dataset *d = loaded(m, f);
             if (!d) continue;
-            base_request(&req, st, CS_JOB_COMPARE, TUI_SLOT_COMPARE((int)f), d);
-            req.data = a;
-            req.data_b = d;
-            req.compare_repeats = st->ci > 0 ? st->ci : 200;
-            n += submit(m, st, &req, f);
+            int repeats = st->ci > 0 ? st->ci : 200;
+            tui_key key = key_of(a, &st->settings, repeats, (long)st->seed, 0, 0);
+            key.data[1] = d;
+            if (!need(m, TUI_SLOT_COMPARE((int)f), &key)) continue;
+            cs_compare_job *job = cs_compare_job_new(a, d, &st->settings, &err);
+            if (job) {
+                job->repeats = repeats;
+                job->seed = st->seed;
+            }
+            n += submit(m, st, TUI_SLOT_COMPARE((int)f), job ? &job->base : NULL, &err);
         }
         break;
     }
     case TUI_VIEW_CASES:
-        if (!act || !act->case_id) break;
-        base_request(&req, st, CS_JOB_CASES, TUI_SLOT_CASES, act);
-        n += submit(m, st, &req, st->active);
+        if (act && act->case_id) {
+            tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
+            if (need(m, TUI_SLOT_CASES, &key)) {
+                cs_cases_job *job = cs_cases_job_new(act, &st->settings, &err);
+                n += submit(m, st, TUI_SLOT_CASES, job ? &job->base : NULL, &err);
+            }
+        }
         break;
     default:
         break;
     }
     if (st->compat && st->view == TUI_VIEW_RELIABILITY && act) {
-        base_request(&req, st, CS_JOB_COMPAT, TUI_SLOT_COMPAT, act);
-        n += submit(m, st, &req, st->active);
+        tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
+        if (need(m, TUI_SLOT_COMPAT, &key)) {
+            cs_compat_job *job = cs_compat_job_new(act, &st->settings, &err);
+            n += submit(m, st, TUI_SLOT_COMPAT, job ? &job->base : NULL, &err);
+        }
     }
     return n;
+}
+
+/* Places the view does not show any more: their pending jobs are cancelled (and asked again
+ * when the view comes back, unless the kept result still has the wanted key). */
+static void cancel_unwanted(tui_model *m)
+{
+    for (int p = TUI_PLACE_TOPK0; p < TUI_PLACE_COUNT; p++) {
+        tui_place *pl = &m->places[p];
+        if (pl->wanted || !pl->pending || (p >= TUI_PLACE_RECAL0 && p < TUI_PLACE_METHODS)) continue;
+        cs_backend_cancel(m->backend, p);
+        pl->pending = 0;
+        pl->has_sub = 0;
+    }
+}
+
+int tui_model_submit(tui_model *m, tui_state *st)
+{
+    for (int p = 0; p < TUI_PLACE_COUNT; p++) m->places[p].wanted = 0;
+    int n = submit_recal(m, st);
+    /* What is on screen first: the active file's metrics, the view's own places, then the
+     * other files' metrics (cheap jobs run in this order; long ones after them). */
+    n += submit_metrics(m, st, st->active);
+    n += submit_view(m, st);
+    for (size_t f = 0; f < m->n_files; f++)
+        if (f != st->active) n += submit_metrics(m, st, f);
+    cancel_unwanted(m);
+    return n;
+}
+
+/* ---- collecting ------------------------------------------------------------------------- */
+
+static void collect_load(tui_model *m, tui_state *st, cs_job *r)
+{
+    cs_load_job *lj = (cs_load_job *)cs_load_job_of(r);   /* ours: we take its members */
+    size_t f = (size_t)r->slot;
+    if (f < m->n_files) {
+        tui_file *file = &m->files[f];
+        m->places[r->slot].pending = 0;
+        cs_load_summary_free(&file->summary);
+        file->summary = lj->summary;
+        memset(&lj->summary, 0, sizeof lj->summary);
+        if (r->status == CS_OK && lj->dataset) {
+            file->data = lj->dataset;
+            lj->dataset = NULL;
+            file->state = TUI_LOADED;
+            if (f == st->active) st->n_classes = file->data->k;
+        } else {
+            file->state = TUI_FAILED;
+            snprintf(file->error, sizeof file->error, "%s", r->err.msg[0] ? r->err.msg : "load failed");
+        }
+    }
+    cs_job_free(r);
+}
+
+static void collect_recal(tui_model *m, cs_job *r)
+{
+    cs_recal_job *rj = (cs_recal_job *)cs_recal_job_of(r);   /* ours: we take the dataset */
+    int i = r->slot - TUI_SLOT_RECAL(0);
+    tui_recal *rc = i >= 0 && i < TUI_MAX_RECAL ? &m->recal[i] : NULL;
+    if (rc && rc->state == 1) {
+        if (r->status == CS_OK && rj->dataset) {
+            rc->data = rj->dataset;      /* owned by the model from now on */
+            rj->dataset = NULL;
+            rc->info = rj->info;
+            rc->state = 2;
+        } else {
+            snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");
+            rc->state = 3;
+        }
+        m->methods_version++;
+    }
+    cs_job_free(r);
 }
 
 unsigned tui_model_collect(tui_model *m, tui_state *st)
 {
     unsigned flags = 0;
     cs_backend_drain_wake(m->backend);
-    cs_response *r;
+    cs_job *r;
     while ((r = cs_backend_poll(m->backend)) != NULL) {
         flags |= TUI_REDRAW;
-        if (r->slot < 0 || r->slot >= CS_BACKEND_MAX_SLOTS) { cs_response_free(r); continue; }
-        tui_slot *sl = &m->slots[r->slot];
-        if (r->kind == CS_JOB_LOAD) {
-            size_t f = (size_t)r->slot;
-            if (f >= m->n_files) { cs_response_free(r); continue; }
-            tui_file *file = &m->files[f];
-            cs_load_summary_free(&file->summary);
-            file->summary = r->summary;
-            memset(&r->summary, 0, sizeof r->summary);
-            if (r->status == CS_OK && r->dataset) {
-                file->data = r->dataset;
-                r->dataset = NULL;
-                file->state = TUI_LOADED;
-                if (f == st->active) st->n_classes = file->data->k;
-            } else {
-                file->state = TUI_FAILED;
-                snprintf(file->error, sizeof file->error, "%s",
-                         r->err.msg[0] ? r->err.msg : "load failed");
-            }
-            cs_response_free(r);
-            continue;
-        }
-        if (r->generation != sl->sub_gen) { cs_response_free(r); continue; }
-        if (r->kind == CS_JOB_RECAL) {
-            int i = r->slot - TUI_SLOT_RECAL(0);
-            tui_recal *rc = i >= 0 && i < TUI_MAX_RECAL ? &m->recal[i] : NULL;
-            if (rc && rc->state == 1) {
-                if (r->status == CS_OK && r->dataset) {
-                    rc->data = r->dataset;      /* owned by the model from now on */
-                    r->dataset = NULL;
-                    rc->info = r->recal_info;
-                    rc->state = 2;
-                } else {
-                    snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");
-                    rc->state = 3;
-                }
-                m->methods_version++;
-            }
-            cs_response_free(r);
-            continue;
-        }
-        if (r->kind == CS_JOB_METHODS) {
+        tui_place *pl = r->slot >= 0 && r->slot < TUI_PLACE_COUNT ? &m->places[r->slot] : NULL;
+        if (!pl || r->generation != pl->sub_gen) { cs_job_free(r); continue; }
+        pl->pending = 0;
+        if (cs_load_job_of(r)) { collect_load(m, st, r); continue; }
+        if (cs_recal_job_of(r)) { collect_recal(m, r); continue; }
+        if (cs_methods_job_of(r)) {
             m->n_methods = m->sub_n_methods;
             memcpy(m->method_file, m->sub_method_file, sizeof m->method_file);
             memcpy(m->method_recal, m->sub_method_recal, sizeof m->method_recal);
         }
-        cs_response_free(sl->resp);
-        sl->resp = r;
-        sl->resp_epoch = sl->sub_epoch;
-        sl->resp_file = sl->sub_file;
+        cs_job_free(pl->resp);
+        pl->resp = r;
+        pl->resp_key = pl->sub_key;
+        pl->has_sub = 0;
     }
     return flags;
 }
 
-const cs_response *tui_model_result(const tui_model *m, int slot, int *stale)
+const cs_job *tui_model_result(const tui_model *m, int place, int *stale)
 {
-    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS) { *stale = 0; return NULL; }
-    const tui_slot *sl = &m->slots[slot];
-    if (sl->sub_failed) { *stale = 0; return &sl->failed; }
-    *stale = sl->resp && (sl->resp_epoch != m->epoch || sl->resp_file != sl->sub_file ||
-                          sl->sub_epoch != m->epoch);
-    return sl->resp;
+    if (place < 0 || place >= TUI_PLACE_COUNT) { *stale = 0; return NULL; }
+    const tui_place *pl = &m->places[place];
+    if (pl->sub_failed && key_eq(&pl->sub_key, &pl->want)) { *stale = 0; return &pl->failed; }
+    *stale = pl->resp && !key_eq(&pl->resp_key, &pl->want);
+    return pl->resp;
 }
 
-static const char *job_name(int slot)
+static const char *job_name(int place)
 {
-    if (slot < TUI_SLOT_METRICS(0)) return "loading";
-    if (slot < TUI_SLOT_TOPK(0)) return "metrics";
-    if (slot < TUI_SLOT_COMPARE(0)) return "top-k";
-    if (slot < TUI_SLOT_SIZE) return "compare";
-    if (slot == TUI_SLOT_SIZE) return "size curve";
-    if (slot == TUI_SLOT_BINS) return "bins curve";
-    if (slot == TUI_SLOT_LIKERT) return "likert";
-    if (slot >= TUI_SLOT_RECAL(0) && slot < TUI_SLOT_RECAL(TUI_MAX_RECAL)) return "recalibrating";
-    if (slot == TUI_SLOT_METHODS) return "methods";
-    if (slot == TUI_SLOT_COMPAT) return "compat";
-    if (slot == TUI_SLOT_CASES) return "cases";
-    return "classes";
+    if (place >= TUI_SLOT_CLASS0 && place < TUI_SLOT_CLASS0 + TUI_MAX_CLASS_SLOTS) return "classes";
+    if (place >= TUI_SLOT_RECAL(0) && place < TUI_SLOT_RECAL(TUI_MAX_RECAL)) return "recalibrating";
+    if (place == TUI_SLOT_SIZE) return "size curve";
+    if (place == TUI_SLOT_BINS) return "bins curve";
+    if (place >= TUI_SLOT_TOPK(0) && place < TUI_SLOT_TOPK(TUI_MAX_FILES)) return "top-k";
+    if (place >= TUI_SLOT_COMPARE(0) && place < TUI_SLOT_COMPARE(TUI_MAX_FILES)) return "compare";
+    if (place == TUI_SLOT_LIKERT) return "likert";
+    if (place == TUI_SLOT_METHODS) return "methods";
+    if (place == TUI_SLOT_COMPAT) return "compat";
+    if (place == TUI_SLOT_CASES) return "cases";
+    return "metrics";
 }
 
 void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size)
@@ -399,11 +522,13 @@ void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size)
 int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress)
 {
     int busy = 0;
-    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) {
-        if (m->slots[s].sub_epoch < 0 || !cs_backend_busy(m->backend, s)) continue;
+    for (int s = 0; s < TUI_PLACE_COUNT; s++) {
+        /* pending: queued, running, or finished and not yet collected (progress 1); a job the
+         * backend dropped on its own (a released dataset) has no progress at all */
+        double p = m->places[s].pending ? cs_backend_progress(m->backend, s) : -1;
+        if (p < 0) continue;
         if (busy++) continue;
-        double p = cs_backend_progress(m->backend, s);
-        *progress = p < 0 ? 0 : p;
+        *progress = p;
         if (s < TUI_SLOT_METRICS(0) && (size_t)s < m->n_files)
             snprintf(what, size, "loading %s", m->files[s].name);
         else

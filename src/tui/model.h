@@ -1,10 +1,17 @@
-/* The dashboard's view of the backend: loaded files and the latest result of every slot.
+/* The dashboard's view of the backend: loaded files and, for every place on the screen, the
+ * latest result and what it was computed for.
  *
- * Requests go out only through the backend's request API (calscope/backend.h); every result is
- * a cs_response owned here until a newer one for the same slot replaces it. Each submission is
- * stamped with the settings epoch (bumped by every settings change); a kept result whose epoch
- * is older than the current one is stale and drawn dimmed with a "stale" mark until its
- * replacement arrives. UI thread only. */
+ * A place is one result a view shows (the metrics of file 2, the size curve, class 3's row...);
+ * it is also the backend slot its jobs run on. Every pass of the loop, tui_model_submit works
+ * out for each place the view needs its key — the datasets it reads and the settings that matter
+ * to that result — and submits a job only when no result or pending job has that key: a settings
+ * change re-runs only what depends on it, and going back to an earlier setting shows the kept
+ * result at once. A result is the finished cs_job itself (calscope/jobs/): its request, the
+ * dataset it read and its result, so a view draws a result with the dataset it was computed on
+ * and never indexes one file's arrays with another's result; a kept result whose key differs
+ * from the wanted one is stale, drawn dimmed with a "stale" mark until its replacement arrives.
+ * Places the view no longer shows have their pending jobs cancelled (leaving the Variance view
+ * stops its curves). UI thread only. */
 #ifndef CALSCOPE_TUI_MODEL_H
 #define CALSCOPE_TUI_MODEL_H
 
@@ -12,23 +19,45 @@
 #include <stdint.h>
 
 #include "calscope/backend.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/load.h"
+#include "calscope/recal.h"
 #include "tui/state.h"
 
-#define TUI_SLOT_LOAD(f)    (f)
-#define TUI_SLOT_METRICS(f) (TUI_MAX_FILES + (f))
-#define TUI_SLOT_TOPK(f)    (2 * TUI_MAX_FILES + (f))
-#define TUI_SLOT_COMPARE(f) (3 * TUI_MAX_FILES + (f))
-#define TUI_SLOT_SIZE       (4 * TUI_MAX_FILES)
-#define TUI_SLOT_BINS       (4 * TUI_MAX_FILES + 1)
-#define TUI_SLOT_CLASS0     (4 * TUI_MAX_FILES + 2)
 #define TUI_LIKERT_N        3   /* low / medium / high confidence (seed 002 §5.3) */
-#define TUI_SLOT_LIKERT     63   /* one CS_JOB_LIKERT for the panel */
-#define TUI_SLOT_CASES      62   /* CS_JOB_CASES of the active file */
 #define TUI_MAX_RECAL       4
-#define TUI_SLOT_RECAL(i)   (64 + (i))   /* CS_JOB_RECAL of recalibration i (state.recal[i]) */
-#define TUI_SLOT_METHODS    68           /* CS_JOB_METHODS: the Compare view's methods table */
-#define TUI_SLOT_COMPAT     69           /* CS_JOB_COMPAT of the active file */
-#define TUI_MAX_CLASS_SLOTS (TUI_SLOT_CASES - TUI_SLOT_CLASS0)
+#define TUI_MAX_CLASS_SLOTS 28  /* classes shown in the Classes view */
+
+/* The places, laid out by the compiler (each is a backend slot). */
+enum {
+    TUI_PLACE_LOAD0 = 0,                                     /* loading file f */
+    TUI_PLACE_METRICS0 = TUI_PLACE_LOAD0 + TUI_MAX_FILES,    /* metrics of file f */
+    TUI_PLACE_TOPK0 = TUI_PLACE_METRICS0 + TUI_MAX_FILES,    /* top-k bars of file f */
+    TUI_PLACE_COMPARE0 = TUI_PLACE_TOPK0 + TUI_MAX_FILES,    /* file 0 against file f */
+    TUI_PLACE_SIZE = TUI_PLACE_COMPARE0 + TUI_MAX_FILES,     /* the size curve */
+    TUI_PLACE_BINS,                                          /* the bins curve */
+    TUI_PLACE_CLASS0,                                        /* class c's row */
+    TUI_PLACE_LIKERT = TUI_PLACE_CLASS0 + TUI_MAX_CLASS_SLOTS,
+    TUI_PLACE_CASES,                                         /* per-case metrics */
+    TUI_PLACE_RECAL0,                                        /* recalibration i */
+    TUI_PLACE_METHODS = TUI_PLACE_RECAL0 + TUI_MAX_RECAL,    /* the methods table */
+    TUI_PLACE_COMPAT,                                        /* the compat panel */
+    TUI_PLACE_COUNT
+};
+_Static_assert(TUI_PLACE_COUNT <= CS_BACKEND_MAX_SLOTS, "more places than backend slots");
+
+#define TUI_SLOT_LOAD(f)    (TUI_PLACE_LOAD0 + (f))
+#define TUI_SLOT_METRICS(f) (TUI_PLACE_METRICS0 + (f))
+#define TUI_SLOT_TOPK(f)    (TUI_PLACE_TOPK0 + (f))
+#define TUI_SLOT_COMPARE(f) (TUI_PLACE_COMPARE0 + (f))
+#define TUI_SLOT_SIZE       TUI_PLACE_SIZE
+#define TUI_SLOT_BINS       TUI_PLACE_BINS
+#define TUI_SLOT_CLASS0     TUI_PLACE_CLASS0
+#define TUI_SLOT_LIKERT     TUI_PLACE_LIKERT
+#define TUI_SLOT_CASES      TUI_PLACE_CASES
+#define TUI_SLOT_RECAL(i)   (TUI_PLACE_RECAL0 + (i))
+#define TUI_SLOT_METHODS    TUI_PLACE_METHODS
+#define TUI_SLOT_COMPAT     TUI_PLACE_COMPAT
 
 /* Cut points of the Likert panel: [0, .33) [.33, .66) [.66, 1]. */
 extern const double tui_likert_cuts[TUI_LIKERT_N + 1];
@@ -55,35 +84,44 @@ typedef struct tui_recal {
     char error[1024];
 } tui_recal;
 
-/* What a slot holds. */
-typedef struct tui_slot {
-    cs_response *resp;         /* latest delivered response, owned (NULL = none yet) */
-    long resp_epoch;           /* epoch it was requested at */
-    size_t resp_file;          /* file it was requested for */
-    long sub_epoch;            /* epoch of the latest submission (-1 = never) */
-    size_t sub_file;
+/* What a place's result depends on: the datasets it reads, the settings and the numbers of
+ * its request (repeats, seed, class...). Built zeroed and compared whole. */
+#define TUI_KEY_DATA CS_METHODS_JOB_MAX
+typedef struct tui_key {
+    const void *data[TUI_KEY_DATA];
+    cs_settings settings;
+    long n[6];
+} tui_key;
+
+/* What a place holds. */
+typedef struct tui_place {
+    cs_job *resp;              /* latest delivered job (request, dataset, result), owned, or NULL */
+    tui_key resp_key;          /* what resp was computed for */
+    tui_key want;              /* what the screen needs now (set by every tui_model_submit) */
+    int wanted;                /* the current view shows this place */
+    tui_key sub_key;           /* the latest submission's key (valid when has_sub) */
+    int has_sub;
+    int pending;               /* the latest submission is queued, running, or finished and not
+                                  yet collected: the status line says busy until it arrives */
     uint64_t sub_gen;
-    int class_index;           /* class slots: which class */
     int sub_failed;            /* the latest submission was refused (out of memory): `failed`
-                                  is the slot's result until the next submission */
-    cs_response failed;        /* status and err of that refusal (owns nothing) */
-} tui_slot;
+                                  is the place's result until its key changes */
+    cs_job failed;             /* status and err of that refusal (no ops: no kind's result) */
+} tui_place;
 
 typedef struct tui_model {
     cs_backend *backend;
     tui_file files[TUI_MAX_FILES];
     size_t n_files;
-    tui_slot slots[CS_BACKEND_MAX_SLOTS];
-    long epoch;                /* bumped on every settings change */
+    tui_place places[TUI_PLACE_COUNT];
     size_t n_class_slots;      /* classes shown in the Classes view */
     tui_recal recal[TUI_MAX_RECAL];  /* state.recal[i] of state.active, when present */
     long methods_version;      /* bumped when a recalibration arrives or goes */
-    long methods_sub_version;  /* version of the latest methods submission */
     /* The methods of the shown methods table (rows of TUI_SLOT_METHODS's response): files,
      * then recalibrations. method_file: the file, or for a recalibration the file it
      * recalibrates; method_recal: -1 for a file. sub_*: the latest submission's. */
-    size_t method_file[CS_BACKEND_MAX_METHODS], sub_method_file[CS_BACKEND_MAX_METHODS];
-    int method_recal[CS_BACKEND_MAX_METHODS], sub_method_recal[CS_BACKEND_MAX_METHODS];
+    size_t method_file[CS_METHODS_JOB_MAX], sub_method_file[CS_METHODS_JOB_MAX];
+    int method_recal[CS_METHODS_JOB_MAX], sub_method_recal[CS_METHODS_JOB_MAX];
     size_t n_methods, sub_n_methods;
 } tui_model;
 
@@ -94,26 +132,27 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
 /* Frees every result and dataset (the backend must already be freed or idle). */
 void tui_model_free(tui_model *m);
 
-/* Settings changed: later results are stamped with a new epoch; old ones become stale. */
-void tui_model_invalidate(tui_model *m);
-
-/* Submits what the current view needs and is not yet requested for this epoch. Returns the
- * number of requests submitted. */
+/* Works out what the current view needs (every place's key), submits what no result or pending
+ * job already has, and cancels the pending jobs of places the view no longer shows. Call it
+ * before drawing, every pass of the loop. Returns the number of jobs submitted. */
 int tui_model_submit(tui_model *m, tui_state *st);
 
 /* Takes every delivered response from the backend. Returns TUI_REDRAW when anything arrived
  * (and updates st->n_classes when the active file finished loading). */
 unsigned tui_model_collect(tui_model *m, tui_state *st);
 
-/* The response of a slot, or NULL; *stale set when it belongs to an older epoch or is still
- * being recomputed. A refused submission is the slot's result too: an error, not stale. */
-const cs_response *tui_model_result(const tui_model *m, int slot, int *stale);
+/* The result of a place (the finished job: its request, the dataset it read and its result),
+ * or NULL; *stale set when it was computed for another key than the one the screen now wants.
+ * A refused submission is the place's result too: an error, not stale. Borrowed until the next
+ * tui_model_collect. */
+const cs_job *tui_model_result(const tui_model *m, int place, int *stale);
 
 /* Name of method i of the shown methods table ("digits_gnb.csv", "digits_gnb.csv+ts") into buf. */
 void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size);
 
-/* Nonzero when any slot is queued or running; fills a short description and the progress of
- * the first busy one (loads first). */
+/* Nonzero while any submission is pending (queued, running, or finished and not yet collected:
+ * never "ready" beside a result still to come); fills a short description and the progress of
+ * the first pending one (loads first). */
 int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress);
 
 #endif

@@ -21,7 +21,8 @@ typedef enum tui_overlay { TUI_OVERLAY_NONE, TUI_OVERLAY_HELP, TUI_OVERLAY_CMDLI
 enum {
     TUI_REDRAW    = 1u << 0,  /* draw the screen again */
     TUI_RELAYOUT  = 1u << 1,  /* recompute the layout (size or view changed) */
-    TUI_RECOMPUTE = 1u << 2,  /* settings changed: send new backend requests */
+    TUI_RECOMPUTE = 1u << 2,  /* settings changed (the model notices by itself which results
+                                 depend on them: tui_model_submit compares keys) */
     TUI_QUIT      = 1u << 3,
     TUI_PROMPT    = 1u << 4,  /* a prompt was opened (the loop routes keys to it) */
     TUI_RELOAD    = 1u << 5,  /* files must be (re)loaded */

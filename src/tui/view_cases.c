@@ -5,8 +5,8 @@
  *   b  the distribution of per-case ACE as a dot plot with mean ± sd, and the pooled values
  *   c  the per-case table (worst ACE first)
  *
- * Everything comes from one CS_JOB_CASES response (cs_case_metrics_compute on the backend);
- * the view only draws. The mean curve is taken from the histogram (frequency-bin centres
+ * Everything comes from one per-case job (calscope/jobs/cases.h, cs_case_metrics_compute on
+ * the backend), drawn with the dataset that job read; the view only draws. The mean curve is taken from the histogram (frequency-bin centres
  * weighted by their case counts), so it is the mean to within half a bin. */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "chart/heatmap.h"
+#include "calscope/jobs/cases.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -144,9 +145,13 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l)
         return;
     }
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CASES, &stale);
+    const cs_job *resp = tui_model_result(c->m, TUI_SLOT_CASES, &stale);
     if (tui_draw_response_state(c, resp, &l->a, "per-case metrics")) return;
-    const cs_case_metrics *cm = &resp->cases;
+    /* The result with the dataset it was computed on: never another file's arrays. */
+    const cs_cases_job *job = cs_cases_job_of(resp);
+    const cs_case_metrics *cm = &job->result;
+    d = job->data;
+    if (d != f->data) stale = 1;
     if (cm->n_cases == 0 || !cm->hist) {
         tui_text(r->y + 1, r->x + 1, r->w - 2, CH_ROLE_WARNING, "no case has a selected sample");
         return;

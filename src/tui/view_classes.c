@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "chart/chart.h"
+#include "calscope/jobs/likert.h"
+#include "calscope/jobs/metrics.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -37,7 +39,8 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
     }
     static const char *names[TUI_LIKERT_N] = { "low", "medium", "high" };
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_LIKERT, &stale);
+    const cs_job *resp = tui_model_result(c->m, TUI_SLOT_LIKERT, &stale);
+    const cs_likert *lkr = resp && resp->status == CS_OK ? &cs_likert_job_of(resp)->result : NULL;
     tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-11s %6s %7s", "", "interval", "n", "ECE");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
@@ -50,11 +53,11 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
         char iv[32];
         snprintf(iv, sizeof iv, "[%.2f,%.2f%c", tui_likert_cuts[i], tui_likert_cuts[i + 1],
                  i == TUI_LIKERT_N - 1 ? ']' : ')');
-        if (!resp || (size_t)i >= resp->likert.n) {
+        if (!lkr || (size_t)i >= lkr->n) {
             tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%-6s %-11s     ...", names[i], iv);
             continue;
         }
-        const cs_likert_interval *v = &resp->likert.iv[i];
+        const cs_likert_interval *v = &lkr->iv[i];
         char val[32];
         tui_fmt_value(val, sizeof val, v->ece);
         tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-11s %6zu %s",
@@ -77,10 +80,10 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
     int any_stale = 0, missing = 0;
     for (size_t i = 0; i < k; i++) {
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
+        const cs_job *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
         snprintf(labels[i], sizeof labels[i], "%s%s", (int)i == st->klass ? ">" : "",
                  d->class_names[i]);
-        double v = resp && resp->status == CS_OK ? resp->result.ece : NAN;
+        double v = resp && resp->status == CS_OK ? cs_metrics_job_of(resp)->result.ece : NAN;
         if (!resp) missing++;
         any_stale |= stale;
         bars[i] = (ch_bar){ labels[i], v, NAN, NAN, stale };
@@ -116,20 +119,21 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
     if ((int)start + trows > (int)k) start = k > (size_t)trows ? k - (size_t)trows : 0;
     for (size_t i = start; i < k && y < t->y + t->h; i++) {
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
+        const cs_job *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
         if (!resp || resp->status != CS_OK) {
             tui_textf(y++, t->x, t->w, CH_ROLE_TEXT, "%-12.12s %s", d->class_names[i],
                       resp ? resp->err.msg : "...");
             continue;
         }
+        const cs_result *res = &cs_metrics_job_of(resp)->result;
         double mc, fr;
-        class_means(&resp->result, &mc, &fr);
+        class_means(res, &mc, &fr);
         char e[16], p[16], f[16];
-        tui_fmt_value(e, sizeof e, resp->result.ece);
+        tui_fmt_value(e, sizeof e, res->ece);
         tui_fmt_value(p, sizeof p, mc);
         tui_fmt_value(f, sizeof f, fr);
         tui_textf(y++, t->x, t->w, (int)i == st->klass ? TUI_ROLE_PROMPT : (stale ? CH_ROLE_STALE : CH_ROLE_TEXT),
-                  "%-12.12s %s %s %s %6zu", d->class_names[i], e, p, f, resp->result.n);
+                  "%-12.12s %s %s %s %6zu", d->class_names[i], e, p, f, res->n);
     }
     likert_panel(c, &l->c);
 }

@@ -99,7 +99,7 @@ int tui_draw_file_state(const tui_ctx *c, size_t file, const tui_rect *r)
     return 1;
 }
 
-int tui_draw_response_state(const tui_ctx *c, const cs_response *resp, const tui_rect *r,
+int tui_draw_response_state(const tui_ctx *c, const cs_job *resp, const tui_rect *r,
                             const char *what)
 {
     (void)c;

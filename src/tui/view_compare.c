@@ -8,6 +8,9 @@
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "chart/chart.h"
+#include "calscope/jobs/compare.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/jobs/metrics.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -39,7 +42,7 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
             continue;
         }
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
+        const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
         if (!resp || resp->status != CS_OK) {
             tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
             tui_text(r.y + 1, r.x, r.w, CH_ROLE_TEXT, resp ? resp->err.msg : "computing...");
@@ -49,7 +52,8 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         if (!b) continue;
         char title[96];
         snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", file->name);
-        ch_reliability rel = { resp->result.bins, resp->result.n_bins, 0, title, 0 };
+        const cs_result *res = &cs_metrics_job_of(resp)->result;
+        ch_reliability rel = { res->bins, res->n_bins, 0, title, 0 };
         ch_reliability_draw(b, 0, 0, r.w, r.h, &rel, c->g);
         tui_blit(b, r.y, r.x, stale);
         if (stale) tui_draw_stale_mark(&r, r.y);
@@ -90,15 +94,16 @@ static int first_col(int focus, int fit)
     return focus < fit ? 0 : focus - fit + 1;
 }
 
-/* Methods response, or draws why there is none; returns NULL then. */
-static const cs_response *methods_resp(const tui_ctx *c, const tui_rect *r, int *stale)
+/* Methods table, or draws why there is none; returns NULL then. */
+static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *stale)
 {
     const tui_model *m = c->m;
-    const cs_response *resp = tui_model_result(m, TUI_SLOT_METHODS, stale);
+    const cs_job *resp = tui_model_result(m, TUI_SLOT_METHODS, stale);
     if (cs_backend_busy(m->backend, TUI_SLOT_METHODS)) *stale = 1;
     for (int i = 0; i < TUI_MAX_RECAL; i++)
         if (m->recal[i].method >= 0 && m->recal[i].state == 1) *stale = 1;
-    if (resp && resp->status == CS_OK && resp->methods.n == m->n_methods) return resp;
+    const cs_methods_job *mj = resp && resp->status == CS_OK ? cs_methods_job_of(resp) : NULL;
+    if (mj && mj->result.n == m->n_methods) return &mj->result;
     size_t loadedn = 0;
     for (size_t f = 0; f < m->n_files; f++) loadedn += m->files[f].state == TUI_LOADED;
     int y = r->y;
@@ -120,9 +125,8 @@ static const cs_response *methods_resp(const tui_ctx *c, const tui_rect *r, int 
 static void methods_table(const tui_ctx *c, const tui_rect *r)
 {
     int stale;
-    const cs_response *resp = methods_resp(c, r, &stale);
-    if (!resp) return;
-    const cs_methods *t = &resp->methods;
+    const cs_methods *t = methods_resp(c, r, &stale);
+    if (!t) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 22 : 16, cw = 9;
     int fit = (r->w - nw) / cw;
@@ -194,9 +198,8 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
 static void methods_ranks(const tui_ctx *c, const tui_rect *r)
 {
     int stale;
-    const cs_response *resp = methods_resp(c, r, &stale);
-    if (!resp) return;
-    const cs_methods *t = &resp->methods;
+    const cs_methods *t = methods_resp(c, r, &stale);
+    if (!t) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
     int fit = (r->w - nw) / cw;
@@ -272,7 +275,7 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) {
         const tui_file *file = &c->m->files[f];
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
+        const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
         char name[20];
         snprintf(name, sizeof name, "%s", file->name);
         if (file->state == TUI_FAILED) {
@@ -284,18 +287,20 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
                       resp ? resp->err.msg : "...");
             continue;
         }
+        const cs_result *res = &cs_metrics_job_of(resp)->result;
         char e[16], b[16], nl[16], line[2048];
-        tui_fmt_value(e, sizeof e, resp->result.ece);
-        tui_fmt_value(b, sizeof b, resp->result.brier);
-        tui_fmt_value(nl, sizeof nl, resp->result.nll);
+        tui_fmt_value(e, sizeof e, res->ece);
+        tui_fmt_value(b, sizeof b, res->brier);
+        tui_fmt_value(nl, sizeof nl, res->nll);
         int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
                          : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
         int cstale = 0;
         if (f == 0) {
             snprintf(line + len, sizeof line - (size_t)len, "  (reference)");
         } else {
-            const cs_response *cr = tui_model_result(c->m, TUI_SLOT_COMPARE((int)f), &cstale);
-            const cs_compare_entry *en = cr && cr->status == CS_OK ? find_entry(&cr->compare, CS_METRIC_ECE) : NULL;
+            const cs_job *cr = tui_model_result(c->m, TUI_SLOT_COMPARE((int)f), &cstale);
+            const cs_compare_entry *en = cr && cr->status == CS_OK
+                ? find_entry(&cs_compare_job_of(cr)->result, CS_METRIC_ECE) : NULL;
             if (en && en->equal)   /* rounding noise: a tie */
                 snprintf(line + len, sizeof line - (size_t)len, "  %+8.4f  [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
             else if (en)

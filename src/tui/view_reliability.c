@@ -9,13 +9,15 @@
 #include "chart/chart.h"
 #include "chart/histogram.h"
 #include "chart/overlay.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/metrics.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
 
 #define REL_MARGIN 5   /* the reliability chart's y-label margin (chart/reliability.c) */
 
-static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_response *resp, int stale)
+static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
 {
     const tui_state *st = c->st;
     const tui_file *f = &c->m->files[st->active];
@@ -104,15 +106,16 @@ static const char *moved_glyph(const tui_ctx *c) { return c->g->utf8 ? "\xe2\x96
 static void draw_compat(const tui_ctx *c, const tui_rect *r)
 {
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
+    const cs_job *job = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
     if (cs_backend_busy(c->m->backend, TUI_SLOT_COMPAT)) stale = 1;
     int y = r->y, lib = c->st->compat_lib % CS_COMPAT_COUNT;
-    if (!resp) { tui_text(y, r->x, r->w, CH_ROLE_TEXT, "compat: computing..."); return; }
-    if (resp->status != CS_OK) {
-        tui_draw_lines(r, y, TUI_ROLE_ERROR, resp->err.msg);
+    if (!job) { tui_text(y, r->x, r->w, CH_ROLE_TEXT, "compat: computing..."); return; }
+    if (job->status != CS_OK) {
+        tui_draw_lines(r, y, TUI_ROLE_ERROR, job->err.msg);
         return;
     }
-    const cs_compat_report *cr = &resp->compat;
+    const cs_compat_job *resp = cs_compat_job_of(job);
+    const cs_compat_report *cr = &resp->report;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int four = r->w >= 33;
     static const int ms[4] = { CS_CM_ECE, CS_CM_ACE, CS_CM_MCE, CS_CM_RMS };
@@ -154,7 +157,7 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
                   mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
     }
     if (y < r->y + r->h) {
-        if (resp->compat_bin_moved)
+        if (resp->bin_moved)
             tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "%s bins holding moved samples",
                       moved_glyph(c));
         else
@@ -167,14 +170,15 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
 static void mark_moved_bins(const tui_ctx *c, ch_buf *b, int h, int w)
 {
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
-    if (!resp || resp->status != CS_OK || !resp->compat_bin_moved) return;
-    int m = resp->compat.bins, lib = c->st->compat_lib % CS_COMPAT_COUNT;
+    const cs_job *job = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
+    const cs_compat_job *resp = job && job->status == CS_OK ? cs_compat_job_of(job) : NULL;
+    if (!resp || !resp->bin_moved) return;
+    int m = resp->report.bins, lib = c->st->compat_lib % CS_COMPAT_COUNT;
     if (m <= 0 || m != c->st->settings.bins) return;
     int H = h - 4, W = w - REL_MARGIN - 1;
     if (W > 2 * H) W = 2 * H;
     for (int i = 0; i < m; i++) {
-        if (!resp->compat_bin_moved[(size_t)lib * (size_t)m + (size_t)i]) continue;
+        if (!resp->bin_moved[(size_t)lib * (size_t)m + (size_t)i]) continue;
         int x = REL_MARGIN + 1 + (int)((i + 0.5) / m * (W - 1));
         ch_buf_puts(b, x, 1 + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
     }
@@ -186,8 +190,9 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     tui_rect whole = { l->body.x, l->body.y, l->body.w, l->body.h };
     if (tui_draw_file_state(c, st->active, &whole)) return;
     int stale;
-    const cs_response *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)st->active), &stale);
-    if (tui_draw_response_state(c, resp, &l->a, "metrics")) return;
+    const cs_job *job = tui_model_result(c->m, TUI_SLOT_METRICS((int)st->active), &stale);
+    if (tui_draw_response_state(c, job, &l->a, "metrics")) return;
+    const cs_metrics_job *resp = cs_metrics_job_of(job);
 
     char lens[64], title[256];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);

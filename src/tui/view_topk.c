@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "chart/chart.h"
+#include "calscope/jobs/topk.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -18,15 +19,16 @@ void tui_view_topk(const tui_ctx *c, const tui_layout *l)
     double vmax = 0;
     for (size_t f = 0; f < c->m->n_files; f++) {
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_TOPK((int)f), &stale);
-        if (!resp || resp->status != CS_OK) continue;
-        for (size_t i = 0; i < resp->n_topk; i++)
-            if (isfinite(resp->topk_value[i]) && resp->topk_value[i] > vmax) vmax = resp->topk_value[i];
+        const cs_job *job = tui_model_result(c->m, TUI_SLOT_TOPK((int)f), &stale);
+        if (!job || job->status != CS_OK) continue;
+        const cs_topk_job *resp = cs_topk_job_of(job);
+        for (size_t i = 0; i < resp->n; i++)
+            if (isfinite(resp->value[i]) && resp->value[i] > vmax) vmax = resp->value[i];
     }
     for (size_t f = 0; f < c->m->n_files && y < r->y + r->h; f++) {
         const tui_file *file = &c->m->files[f];
         int stale;
-        const cs_response *resp = tui_model_result(c->m, TUI_SLOT_TOPK((int)f), &stale);
+        const cs_job *job = tui_model_result(c->m, TUI_SLOT_TOPK((int)f), &stale);
         tui_textf(y, r->x, r->w, f == c->st->active ? TUI_ROLE_HEADING : CH_ROLE_TITLE, "%s%s",
                   file->name, file->data ? "" : "");
         if (stale) tui_draw_stale_mark(r, y);
@@ -39,26 +41,27 @@ void tui_view_topk(const tui_ctx *c, const tui_layout *l)
                 tui_text(y++, r->x + 2, r->w - 2, CH_ROLE_TEXT, "loading...");
             continue;
         }
-        if (!resp || resp->status != CS_OK) {
-            tui_draw_response_state(c, resp, &rest, "top-k bars");
+        if (!job || job->status != CS_OK) {
+            tui_draw_response_state(c, job, &rest, "top-k bars");
             y += 2;
             continue;
         }
-        ch_bar bars[CS_BACKEND_MAX_TOPK];
-        char labels[CS_BACKEND_MAX_TOPK][16];
-        for (size_t i = 0; i < resp->n_topk; i++) {
-            snprintf(labels[i], sizeof labels[i], "k=%d", resp->topk_k[i]);
-            bars[i] = (ch_bar){ labels[i], resp->topk_value[i], NAN, NAN, stale };
+        const cs_topk_job *resp = cs_topk_job_of(job);
+        ch_bar bars[CS_TOPK_JOB_MAX];
+        char labels[CS_TOPK_JOB_MAX][16];
+        for (size_t i = 0; i < resp->n; i++) {
+            snprintf(labels[i], sizeof labels[i], "k=%d", resp->k[i]);
+            bars[i] = (ch_bar){ labels[i], resp->value[i], NAN, NAN, stale };
         }
         int w = r->w - 2 < 70 ? r->w - 2 : 70;
-        ch_buf *b = ch_buf_new(w, (int)resp->n_topk);
+        ch_buf *b = ch_buf_new(w, (int)resp->n);
         if (!b) continue;
         ch_bars bc;
         memset(&bc, 0, sizeof bc);
         bc.bars = bars;
-        bc.n = resp->n_topk;
+        bc.n = resp->n;
         bc.vmax = vmax;
-        int rows = ch_bars_draw(b, 0, 0, w, (int)resp->n_topk, &bc, c->g);
+        int rows = ch_bars_draw(b, 0, 0, w, (int)resp->n, &bc, c->g);
         tui_blit(b, y, r->x + 2, stale);
         ch_buf_free(b);
         y += rows > 0 ? rows : 1;

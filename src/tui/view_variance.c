@@ -8,6 +8,7 @@
 
 #include "calscope/curves.h"
 #include "chart/chart.h"
+#include "calscope/jobs/curve.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -24,13 +25,13 @@ static void draw_curve(const tui_ctx *c, const tui_rect *r, const ch_curve *cv, 
 }
 
 /* The curve in `slot`, or NULL after drawing its state (waiting, error) and progress into r. */
-static const cs_response *curve_result(const tui_ctx *c, int slot, const tui_rect *r,
-                                       const char *name, int *stale)
+static const cs_curve *curve_result(const tui_ctx *c, int slot, const tui_rect *r,
+                                    const char *name, int *stale)
 {
     char what[32];
     snprintf(what, sizeof what, "the %s", name);
-    const cs_response *resp = tui_model_result(c->m, slot, stale);
-    if (!tui_draw_response_state(c, resp, r, what)) return resp;
+    const cs_job *resp = tui_model_result(c->m, slot, stale);
+    if (!tui_draw_response_state(c, resp, r, what)) return cs_curve_job_of(resp)->result;
     tui_text(r->y, r->x, r->w, CH_ROLE_TITLE, name);
     if (cs_backend_busy(c->m->backend, slot))
         tui_draw_progress(c, r->y + 2, r->x + 1, 30, cs_backend_progress(c->m->backend, slot));
@@ -40,9 +41,8 @@ static const cs_response *curve_result(const tui_ctx *c, int slot, const tui_rec
 static void size_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_response *resp = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale);
-    if (!resp) return;
-    const cs_curve *cu = resp->curve;
+    const cs_curve *cu = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale);
+    if (!cu) return;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
         ehi[CS_CURVE_MAX_POINTS], rg[CS_CURVE_MAX_POINTS], rlo[CS_CURVE_MAX_POINTS],
@@ -107,9 +107,8 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
 static void bins_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_response *resp = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale);
-    if (!resp) return;
-    const cs_curve *cu = resp->curve;
+    const cs_curve *cu = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale);
+    if (!cu) return;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
         hi[CS_CURVE_MAX_POINTS], ace[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],

@@ -27,8 +27,8 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l);
 /* When the file is not loaded, draws its loading bar or its error in r and returns 1. */
 int tui_draw_file_state(const tui_ctx *c, size_t file, const tui_rect *r);
 
-/* When a response failed, draws its message in r and returns 1 (also for NULL: "computing"). */
-int tui_draw_response_state(const tui_ctx *c, const cs_response *resp, const tui_rect *r,
+/* When a job failed, draws its message in r and returns 1 (also for NULL: "computing"). */
+int tui_draw_response_state(const tui_ctx *c, const cs_job *resp, const tui_rect *r,
                             const char *what);
 
 /* Draws a "stale" mark at the right end of row y of r. */

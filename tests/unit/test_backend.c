@@ -18,6 +18,17 @@
 
 #include "calscope/backend.h"
 #include "calscope/curves.h"
+#include "calscope/jobs/cases.h"
+#include "calscope/jobs/compare.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/curve.h"
+#include "calscope/jobs/likert.h"
+#include "calscope/jobs/load.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/jobs/metrics.h"
+#include "calscope/jobs/recal.h"
+#include "calscope/jobs/sleep.h"
+#include "calscope/jobs/topk.h"
 #include "calscope/topk.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"
@@ -34,17 +45,20 @@ static cs_backend *new_backend(int workers)
     return b;
 }
 
+static uint64_t submit_job(cs_backend *b, int slot, void *job)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    assert_non_null(job);
+    uint64_t g = cs_backend_submit(b, slot, job, &err);
+    if (!g) fail_msg("submit: %s", err.msg);
+    return g;
+}
+
 static uint64_t submit_sleep(cs_backend *b, int slot, unsigned ms)
 {
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_SLEEP;
-    q.slot = slot;
-    q.sleep_ms = ms;
     cs_error err;
-    uint64_t g = cs_backend_submit(b, &q, &err);
-    assert_true(g > 0);
-    return g;
+    return submit_job(b, slot, cs_sleep_job_new(ms, &err));
 }
 
 /* Binary dataset, perfectly calibrated by construction: P(label 1) = q. */
@@ -75,7 +89,7 @@ static void test_basic_delivery(void **state)
     struct pollfd pfd = { .fd = cs_backend_wake_fd(b), .events = POLLIN };
     assert_int_equal(poll(&pfd, 1, CS_TEST_LIVENESS_MS), 1);
     cs_backend_drain_wake(b);
-    cs_response *r = cs_backend_poll(b);
+    cs_job *r = cs_backend_poll(b);
     assert_non_null(r);
     assert_int_equal(r->slot, 3);
     assert_true(r->generation == g);
@@ -90,7 +104,7 @@ static void test_basic_delivery(void **state)
     /* A later submit on the slot makes the delivered response stale. */
     submit_sleep(b, 3, 1);
     assert_false(cs_backend_is_current(b, r));
-    cs_response_free(r);
+    cs_job_free(r);
     cs_backend_free(b);
 }
 
@@ -103,11 +117,11 @@ static void test_supersede_running(void **state)
     submit_sleep(b, 0, ENDLESS_MS);
     cs_test_wait_running(b, 0);
     uint64_t g2 = submit_sleep(b, 0, 5);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_int_equal(r->status, CS_OK);
-    cs_response_free(r);
+    cs_job_free(r);
     /* The cancelled one never shows up (it ended before g2 started, so it would be out by now). */
     assert_null(cs_backend_poll(b));
     cs_backend_free(b);
@@ -122,10 +136,10 @@ static void test_cancel_slot(void **state)
     submit_sleep(b, 6, 10); /* waits behind slot 5 on a 1-worker pool: runs only once 5 stops */
     cs_backend_cancel(b, 5);
     assert_false(cs_backend_busy(b, 5));
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->slot, 6);
-    cs_response_free(r);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 50));
     cs_backend_free(b);
 }
@@ -142,12 +156,12 @@ static void test_rapid_replacement(void **state)
     }
     int got[2] = { 0, 0 };
     while (got[0] == 0 || got[1] == 0) {
-        cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+        cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
         assert_non_null(r);
         assert_true(r->slot == 0 || r->slot == 1);
         assert_true(r->generation == last[r->slot]);
         got[r->slot]++;
-        cs_response_free(r);
+        cs_job_free(r);
     }
     assert_int_equal(got[0], 1);
     assert_int_equal(got[1], 1);
@@ -158,30 +172,30 @@ static void test_rapid_replacement(void **state)
     int final_seen = 0;   /* the last request's result came out (in the loop or after it) */
     for (int i = 0; i < 300; i++) {
         newest = submit_sleep(b, 2, (unsigned)(i % 4 == 0));
-        cs_response *r = cs_backend_poll(b);
+        cs_job *r = cs_backend_poll(b);
         if (r) {
             assert_true(r->generation == newest);
             assert_true(cs_backend_is_current(b, r));
             final_seen = i == 299;
-            cs_response_free(r);
+            cs_job_free(r);
         }
     }
     /* Wait for it (a liveness limit only), then make sure nothing else follows. */
     if (!final_seen) {
-        cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+        cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
         assert_non_null(r);
         assert_true(r->generation == newest);
-        cs_response_free(r);
+        cs_job_free(r);
     }
     assert_null(cs_backend_wait(b, 50));
     cs_backend_free(b);
 }
 
-/* Freeing the backend cancels running jobs: with two endless sleeps running and one queued,
- * cs_backend_free returns only because both workers stop. */
-static void test_shutdown_mid_job(void **state)
+/* Shutting down cancels running jobs: with two endless sleeps running and one queued, both
+ * cs_backend_shutdown (returning 1: every job stopped) and cs_backend_free return only because
+ * both workers stop. */
+static void test_shutdown_mid_job_once(int shutdown_first)
 {
-    (void)state;
     cs_backend *b = new_backend(2);
     submit_sleep(b, 0, ENDLESS_MS);
     submit_sleep(b, 1, ENDLESS_MS);
@@ -189,27 +203,48 @@ static void test_shutdown_mid_job(void **state)
     cs_test_wait_running(b, 1);
     submit_sleep(b, 2, ENDLESS_MS); /* queued behind them */
     assert_true(cs_backend_busy(b, 2));
+    if (shutdown_first) {
+        cs_test_liveness_begin("cs_backend_shutdown with two endless jobs running");
+        assert_int_equal(cs_backend_shutdown(b, CS_TEST_LIVENESS_MS), 1);
+        cs_test_liveness_end();
+        assert_false(cs_backend_busy(b, 0));
+        assert_false(cs_backend_busy(b, 2));   /* the queued one was dropped */
+        assert_null(cs_backend_poll(b));
+    }
     cs_test_liveness_begin("cs_backend_free with two endless jobs running");
     cs_backend_free(b);
     cs_test_liveness_end();
+}
+
+static void test_shutdown_mid_job(void **state)
+{
+    (void)state;
+    test_shutdown_mid_job_once(0);
+    test_shutdown_mid_job_once(1);
 }
 
 static void test_bad_requests(void **state)
 {
     (void)state;
     cs_backend *b = new_backend(1);
-    cs_request q;
-    memset(&q, 0, sizeof q);
     cs_error err;
-    q.kind = CS_JOB_SLEEP;
-    q.slot = CS_BACKEND_MAX_SLOTS;
-    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    /* a bad slot: refused, and the job is freed (ASan checks it is not leaked) */
+    assert_true(cs_backend_submit(b, CS_BACKEND_MAX_SLOTS, &cs_sleep_job_new(1, &err)->base, &err) == 0);
     assert_int_equal(err.code, CS_EUSAGE);
-    q.slot = 0;
-    q.kind = CS_JOB_METRICS; /* no dataset */
-    assert_true(cs_backend_submit(b, &q, &err) == 0);
-    q.kind = CS_JOB_LOAD;    /* no path */
-    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    assert_string_equal(err.msg, "backend: slot 80 out of range");
+    assert_true(cs_backend_submit(b, -1, &cs_sleep_job_new(1, &err)->base, &err) == 0);
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_true(cs_backend_submit(b, 0, NULL, &err) == 0);
+    assert_int_equal(err.code, CS_EUSAGE);
+    /* incomplete requests are refused by the kinds' constructors */
+    cs_error_clear(&err);
+    assert_null(cs_metrics_job_new(NULL, NULL, &err));   /* no dataset */
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_string_equal(err.msg, "backend: incomplete request");
+    cs_error_clear(&err);
+    assert_null(cs_load_job_new(NULL, NULL, &err));      /* no path */
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_string_equal(err.msg, "backend: incomplete request");
     cs_backend_free(b);
 }
 
@@ -232,40 +267,35 @@ static void test_metrics_job(void **state)
     assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, 50, 7, &run1, &ci1, &err), CS_OK);
 
     cs_backend *b = new_backend(2);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_METRICS;
-    q.slot = 1;
-    q.data = d;
-    q.settings = s;
-    q.ci_repeats = 50;
-    q.seed = 7;
-    uint64_t g = cs_backend_submit(b, &q, &err);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_metrics_job *mq = cs_metrics_job_new(d, &s, &err);
+    assert_non_null(mq);
+    cs_metrics_job_ci(mq, 50, 0, 7);
+    uint64_t g = submit_job(b, 1, mq);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g);
     assert_int_equal(r->status, CS_OK);
-    assert_double_near(r->result.ece, direct.ece, 0);
-    assert_double_near(r->result.brier, direct.brier, 0);
-    assert_true(r->has_ci);
+    const cs_metrics_job *mr = cs_metrics_job_of(r);
+    assert_non_null(mr);
+    assert_null(cs_sleep_job_of(r));
+    assert_ptr_equal(mr->data, d);   /* the dataset the result was computed on */
+    assert_double_near(mr->result.ece, direct.ece, 0);
+    assert_double_near(mr->result.brier, direct.brier, 0);
+    assert_true(mr->has_ci);
     /* The backend used 2 threads, the direct call 1: bit-identical intervals. */
-    assert_memory_equal(r->ci.lo, ci1.lo, sizeof ci1.lo);
-    assert_memory_equal(r->ci.hi, ci1.hi, sizeof ci1.hi);
-    assert_true(r->ci.lo[CS_METRIC_ECE] <= direct.ece + 0.05);
-    cs_response_free(r);
+    assert_memory_equal(mr->ci.lo, ci1.lo, sizeof ci1.lo);
+    assert_memory_equal(mr->ci.hi, ci1.hi, sizeof ci1.hi);
+    assert_true(mr->ci.lo[CS_METRIC_ECE] <= direct.ece + 0.05);
+    cs_job_free(r);
 
     /* A size curve job on 200,000 rows with 100,000 repeats (600,000 evaluations of up to 200,000
      * rows: hours), cancelled by release_dataset once it runs: the release returns (the job
      * stopped) and nothing is delivered. */
     cs_dataset *big = make_binary(200000, 2);
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_SIZE_CURVE;
-    q.slot = 2;
-    q.data = big;
-    q.settings = s;
-    cs_curve_options_size_default(&q.curve);
-    q.curve.repeats = 100000;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    cs_curve_options co;
+    cs_curve_options_size_default(&co);
+    co.repeats = 100000;
+    submit_job(b, 2, cs_curve_job_new(CS_CURVE_SIZE, big, &s, &co, &err));
     cs_test_wait_running(b, 2);
     cs_test_liveness_begin("cs_backend_release_dataset of a running size curve");
     cs_backend_release_dataset(b, big);
@@ -275,22 +305,22 @@ static void test_metrics_job(void **state)
     cs_dataset_free(big);
 
     /* ...and the next request on the slot is correct. */
-    q.data = d;
-    q.curve.repeats = 10;
-    g = cs_backend_submit(b, &q, &err);
+    co.repeats = 10;
+    g = submit_job(b, 2, cs_curve_job_new(CS_CURVE_SIZE, d, &s, &co, &err));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g);
     assert_int_equal(r->status, CS_OK);
-    assert_non_null(r->curve);
-    assert_int_equal(r->curve->n_points, 6);
-    assert_int_equal(r->curve->points[0].rows, 30);
+    const cs_curve *rc = cs_curve_job_of(r)->result;
+    assert_non_null(rc);
+    assert_int_equal(rc->n_points, 6);
+    assert_int_equal(rc->points[0].rows, 30);
     cs_run run = { .threads = 1 };
-    cs_curve *c = cs_size_curve(p, &q.curve, &run, &err);
+    cs_curve *c = cs_size_curve(p, &co, &run, &err);
     assert_non_null(c);
-    assert_memory_equal(c->points, r->curve->points, c->n_points * sizeof *c->points);
+    assert_memory_equal(c->points, rc->points, c->n_points * sizeof *c->points);
     cs_curve_free(c);
-    cs_response_free(r);
+    cs_job_free(r);
 
     cs_backend_free(b);
     cs_result_free(&direct);
@@ -304,21 +334,16 @@ static void test_load_job(void **state)
     static const char csv[] = "label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n1,0.4,0.6\n";
     const char *path = cs_test_tmpfile(".csv", csv, sizeof csv - 1);
     cs_backend *b = new_backend(1);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_LOAD;
-    q.slot = 0;
-    q.path = path;
-    cs_load_options_default(&q.load);
     cs_error err;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    submit_job(b, 0, cs_load_job_new(path, NULL, &err));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_non_null(r->dataset);
-    assert_int_equal(r->dataset->n, 3);
-    assert_string_equal(r->path, path);
-    cs_response_free(r);
+    const cs_load_job *lr = cs_load_job_of(r);
+    assert_non_null(lr->dataset);
+    assert_int_equal(lr->dataset->n, 3);
+    assert_string_equal(lr->path, path);
+    cs_job_free(r);
     cs_backend_free(b);
 }
 
@@ -327,45 +352,42 @@ static void test_real_job_storm(void **state)
     (void)state;
     cs_dataset *d = make_binary(2000, 3);
     cs_backend *b = new_backend(2);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_METRICS;
-    q.slot = 4;
-    q.data = d;
-    cs_settings_default(&q.settings);
-    q.ci_repeats = 20;
+    cs_settings qs;
+    cs_settings_default(&qs);
     cs_error err;
     uint64_t last = 0;
     int last_bins = 0;
     for (int i = 0; i < 300; i++) {
-        q.settings.bins = 5 + i % 40;
-        q.seed = (uint64_t)i;
-        last = cs_backend_submit(b, &q, &err);
-        last_bins = q.settings.bins;
+        qs.bins = 5 + i % 40;
+        cs_metrics_job *q = cs_metrics_job_new(d, &qs, &err);
+        assert_non_null(q);
+        cs_metrics_job_ci(q, 20, 0, (uint64_t)i);
+        last = submit_job(b, 4, q);
+        last_bins = qs.bins;
         if (i % 50 == 0) { /* a few polls in between, like a UI loop */
-            cs_response *r = cs_backend_poll(b);
+            cs_job *r = cs_backend_poll(b);
             if (r)
                 assert_true(r->generation == last);
-            cs_response_free(r);
+            cs_job_free(r);
         }
     }
     /* Only the last generation can still be delivered: wait for it, then nothing follows. */
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == last);
     assert_int_equal(r->status, CS_OK);
     assert_null(cs_backend_wait(b, 30));
-    cs_settings s = q.settings;
+    cs_settings s = qs;
     s.bins = last_bins;
     cs_prepared *p = cs_prepare(d, &s, &err);
     cs_result direct;
     memset(&direct, 0, sizeof direct);
     assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &direct, &err), CS_OK);
-    assert_int_equal(r->result.n_bins, (size_t)last_bins);
-    assert_double_near(r->result.ece, direct.ece, 0);
+    assert_int_equal(cs_metrics_job_of(r)->result.n_bins, (size_t)last_bins);
+    assert_double_near(cs_metrics_job_of(r)->result.ece, direct.ece, 0);
     cs_result_free(&direct);
     cs_prepared_free(p);
-    cs_response_free(r);
+    cs_job_free(r);
     cs_backend_free(b);
     cs_dataset_free(d);
 }
@@ -375,33 +397,34 @@ static void test_topk_job(void **state)
     (void)state;
     cs_dataset *d = make_binary(1000, 4);
     cs_backend *b = new_backend(1);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_TOPK;
-    q.data = d;
-    cs_settings_default(&q.settings);
-    q.topk_k[0] = 1;
-    q.topk_k[1] = 2;
-    q.n_topk = 2;
+    cs_settings qs;
+    cs_settings_default(&qs);
     cs_error err;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_topk_job *q = cs_topk_job_new(d, &qs, &err);
+    assert_non_null(q);
+    q->k[0] = 1;
+    q->k[1] = 2;
+    q->n = 2;
+    submit_job(b, 0, q);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->n_topk, 2);
+    const cs_topk_job *tr = cs_topk_job_of(r);
+    assert_int_equal(tr->n, 2);
     double want[2];
-    assert_int_equal(cs_topk_bars(d, &q.settings, q.topk_k, 2, want, &err), CS_OK);
-    assert_double_near(r->topk_value[0], want[0], 0);
-    assert_double_near(r->topk_value[1], want[1], 0);
+    const int ks[2] = { 1, 2 };
+    assert_int_equal(cs_topk_bars(d, &qs, ks, 2, NULL, want, &err), CS_OK);
+    assert_double_near(tr->value[0], want[0], 0);
+    assert_double_near(tr->value[1], want[1], 0);
     /* top-1 bar is the ordinary ECE */
-    cs_prepared *p = cs_prepare(d, &q.settings, &err);
+    cs_prepared *p = cs_prepare(d, &qs, &err);
     cs_result res;
     memset(&res, 0, sizeof res);
     assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &res, &err), CS_OK);
-    assert_double_near(r->topk_value[0], res.ece, 1e-12);
+    assert_double_near(tr->value[0], res.ece, 1e-12);
     cs_result_free(&res);
     cs_prepared_free(p);
-    cs_response_free(r);
+    cs_job_free(r);
     cs_backend_free(b);
     cs_dataset_free(d);
 }
@@ -427,51 +450,46 @@ static void test_cases_job(void **state)
     (void)state;
     cs_dataset *d = make_cases(6000, 12, 5);
     cs_backend *b = new_backend(2);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_CASES;
-    q.slot = 9;
-    q.data = d;
-    cs_settings_default(&q.settings);
-    q.settings.bins = 10;
+    cs_settings qs;
+    cs_settings_default(&qs);
+    qs.bins = 10;
     cs_error err;
-    uint64_t g = cs_backend_submit(b, &q, &err);
-    assert_true(g > 0);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    uint64_t g = submit_job(b, 9, cs_cases_job_new(d, &qs, &err));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
-    assert_int_equal(r->kind, CS_JOB_CASES);
+    assert_non_null(cs_cases_job_of(r));
     assert_int_equal(r->status, CS_OK);
     assert_true(r->generation == g);
+    const cs_case_metrics *rc = &cs_cases_job_of(r)->result;
     /* the same numbers as a direct engine call */
     cs_case_metrics want;
-    assert_int_equal(cs_case_metrics_compute(d, &q.settings, NULL, &want, &err), CS_OK);
-    assert_int_equal(r->cases.n_cases, 12);
-    assert_int_equal(r->cases.n_cases, want.n_cases);
+    assert_int_equal(cs_case_metrics_compute(d, &qs, NULL, &want, &err), CS_OK);
+    assert_int_equal(rc->n_cases, 12);
+    assert_int_equal(rc->n_cases, want.n_cases);
     for (size_t i = 0; i < want.n_cases; i++) {
-        assert_double_near(r->cases.ace[i], want.ace[i], 0);
-        assert_double_near(r->cases.ece[i], want.ece[i], 0);
-        assert_int_equal(r->cases.count[i], 500);
+        assert_double_near(rc->ace[i], want.ace[i], 0);
+        assert_double_near(rc->ece[i], want.ece[i], 0);
+        assert_int_equal(rc->count[i], 500);
     }
-    assert_double_near(r->cases.ace_stat.mean, want.ace_stat.mean, 0);
-    assert_double_near(r->cases.ace_stat.sd, want.ace_stat.sd, 0);
-    assert_double_near(r->cases.pooled_ece, want.pooled_ece, 0);
-    assert_int_equal(r->cases.m, 10);
-    assert_int_equal(r->cases.k, 2);
-    assert_non_null(r->cases.hist);
-    assert_memory_equal(r->cases.hist, want.hist, 2 * 10 * 10 * sizeof *want.hist);
+    assert_double_near(rc->ace_stat.mean, want.ace_stat.mean, 0);
+    assert_double_near(rc->ace_stat.sd, want.ace_stat.sd, 0);
+    assert_double_near(rc->pooled_ece, want.pooled_ece, 0);
+    assert_int_equal(rc->m, 10);
+    assert_int_equal(rc->k, 2);
+    assert_non_null(rc->hist);
+    assert_memory_equal(rc->hist, want.hist, 2 * 10 * 10 * sizeof *want.hist);
     cs_case_metrics_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* no case column: the engine's usage error comes back as the response */
     cs_dataset *plain = make_binary(200, 6);
-    q.data = plain;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    submit_job(b, 9, cs_cases_job_new(plain, &qs, &err));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
     assert_true(strstr(r->err.msg, "case") != NULL);
-    assert_int_equal(r->cases.n_cases, 0);
-    cs_response_free(r);
+    assert_int_equal(cs_cases_job_of(r)->result.n_cases, 0);
+    cs_job_free(r);
     cs_backend_free(b);
     cs_dataset_free(plain);
     cs_dataset_free(d);
@@ -486,37 +504,32 @@ static void test_cases_job_supersede(void **state)
     (void)state;
     cs_dataset *d = make_cases(400000, 40000, 8);   /* many small cases: per-case work dominates */
     cs_backend *b = new_backend(1);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_CASES;
-    q.slot = 4;
-    q.data = d;
-    cs_settings_default(&q.settings);
-    q.settings.lens = CS_LENS_CLASSWISE;
+    cs_settings qs;
+    cs_settings_default(&qs);
+    qs.lens = CS_LENS_CLASSWISE;
     cs_error err;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    submit_job(b, 4, cs_cases_job_new(d, &qs, &err));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->cases.n_cases, 40000);
-    cs_response_free(r);
+    assert_int_equal(cs_cases_job_of(r)->result.n_cases, 40000);
+    cs_job_free(r);
 
-    uint64_t g1 = cs_backend_submit(b, &q, &err);
-    assert_true(g1 > 0);
-    q.settings.lens = CS_LENS_TOP1;
-    q.settings.bins = 5;
-    uint64_t g2 = cs_backend_submit(b, &q, &err);
+    uint64_t g1 = submit_job(b, 4, cs_cases_job_new(d, &qs, &err));
+    qs.lens = CS_LENS_TOP1;
+    qs.bins = 5;
+    uint64_t g2 = submit_job(b, 4, cs_cases_job_new(d, &qs, &err));
     assert_true(g2 > g1);
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->cases.m, 5);
-    cs_response_free(r);
+    assert_int_equal(cs_cases_job_of(r)->result.m, 5);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 50));
 
-    q.settings.lens = CS_LENS_CLASSWISE;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    qs.lens = CS_LENS_CLASSWISE;
+    submit_job(b, 4, cs_cases_job_new(d, &qs, &err));
     cs_backend_release_dataset(b, d);
     assert_false(cs_backend_busy(b, 4));
     assert_null(cs_backend_poll(b));
@@ -527,7 +540,7 @@ static void test_cases_job_supersede(void **state)
     atomic_init(&flag, 1);
     cs_case_metrics none;
     memset(&none, 0, sizeof none);
-    assert_int_equal(cs_case_metrics_compute(d, &q.settings, &flag, &none, &err), CS_ECANCELLED);
+    assert_int_equal(cs_case_metrics_compute(d, &qs, &flag, &none, &err), CS_ECANCELLED);
     assert_int_equal(err.code, CS_ECANCELLED);
     assert_string_equal(err.msg, "cancelled");
     cs_case_metrics_free(&none);
@@ -539,62 +552,62 @@ static void test_likert_job(void **state)
     (void)state;
     cs_dataset *d = make_binary(5000, 12);
     cs_backend *b = new_backend(2);
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_LIKERT;
-    q.slot = 7;
-    q.data = d;
-    cs_settings_default(&q.settings);
+    cs_settings qs;
+    cs_settings_default(&qs);
     cs_error err;
     /* default cuts */
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    submit_job(b, 7, cs_likert_job_new(d, &qs, &err));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
-    assert_int_equal(r->kind, CS_JOB_LIKERT);
+    assert_non_null(cs_likert_job_of(r));
     assert_int_equal(r->status, CS_OK);
+    const cs_likert *lk = &cs_likert_job_of(r)->result;
     cs_likert want;
-    assert_int_equal(cs_likert_compute(d, &q.settings, NULL, 0, &want, &err), CS_OK);
-    assert_int_equal(r->likert.n, 3);
+    assert_int_equal(cs_likert_compute(d, &qs, NULL, 0, NULL, &want, &err), CS_OK);
+    assert_int_equal(lk->n, 3);
     size_t total = 0;
     for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(r->likert.iv[i].count, want.iv[i].count);
-        assert_double_near(r->likert.iv[i].ece, want.iv[i].ece, 0);
-        assert_double_near(r->likert.iv[i].lo, cs_likert_default_cuts[i], 0);
-        total += r->likert.iv[i].count;
+        assert_int_equal(lk->iv[i].count, want.iv[i].count);
+        assert_double_near(lk->iv[i].ece, want.iv[i].ece, 0);
+        assert_double_near(lk->iv[i].lo, cs_likert_default_cuts[i], 0);
+        total += lk->iv[i].count;
     }
     assert_int_equal(total, 5000);      /* binary top-1 conf >= .5: all in [.33,.66) or [.66,1] */
-    assert_int_equal(r->likert.iv[0].count, 0);
-    cs_response_free(r);
-    /* custom cuts are copied at submit: changing the request afterwards changes nothing */
-    q.likert_cuts[0] = 0.5; q.likert_cuts[1] = 0.75; q.likert_cuts[2] = 0.9; q.likert_cuts[3] = 1;
-    q.n_likert_cuts = 4;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
-    q.likert_cuts[1] = 0.6;
+    assert_int_equal(lk->iv[0].count, 0);
+    cs_job_free(r);
+    /* custom cuts are the job's own copy: changing the caller's array afterwards changes nothing */
+    double cuts[4] = { 0.5, 0.75, 0.9, 1 };
+    cs_likert_job *q = cs_likert_job_new(d, &qs, &err);
+    assert_non_null(q);
+    memcpy(q->cuts, cuts, sizeof cuts);
+    q->n_cuts = 4;
+    submit_job(b, 7, q);
+    cuts[1] = 0.6;
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->likert.n, 3);
-    assert_double_near(r->likert.iv[1].lo, 0.75, 0);
-    const double cuts[4] = { 0.5, 0.75, 0.9, 1 };
-    assert_int_equal(cs_likert_compute(d, &q.settings, cuts, 4, &want, &err), CS_OK);
-    for (size_t i = 0; i < 3; i++) assert_int_equal(r->likert.iv[i].count, want.iv[i].count);
-    cs_response_free(r);
+    lk = &cs_likert_job_of(r)->result;
+    assert_int_equal(lk->n, 3);
+    assert_double_near(lk->iv[1].lo, 0.75, 0);
+    const double cuts0[4] = { 0.5, 0.75, 0.9, 1 };
+    assert_int_equal(cs_likert_compute(d, &qs, cuts0, 4, NULL, &want, &err), CS_OK);
+    for (size_t i = 0; i < 3; i++) assert_int_equal(lk->iv[i].count, want.iv[i].count);
+    cs_job_free(r);
     /* a lens without a scalar first coordinate is refused by the engine */
-    q.settings.lens = CS_LENS_CLASSWISE;
-    q.n_likert_cuts = 0;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    qs.lens = CS_LENS_CLASSWISE;
+    submit_job(b, 7, cs_likert_job_new(d, &qs, &err));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
-    cs_response_free(r);
+    cs_job_free(r);
     /* superseded before it finished: only the newest generation is delivered */
-    q.settings.lens = CS_LENS_TOP1;
+    qs.lens = CS_LENS_TOP1;
     uint64_t last = 0;
-    for (int i = 0; i < 5; i++) last = cs_backend_submit(b, &q, &err);
+    for (int i = 0; i < 5; i++) last = submit_job(b, 7, cs_likert_job_new(d, &qs, &err));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == last);
-    cs_response_free(r);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 100));
     cs_backend_free(b);
     cs_dataset_free(d);
@@ -650,6 +663,182 @@ static void test_workers_yield_to_the_front_end(void **state)
     cs_backend_free(b);
 }
 
+/* ---- cancellation everywhere, quit, release (issue 11 items 2, 5) --------------------- */
+
+/* Every job kind observes its cancel flag: run with the flag already raised, each returns
+ * CS_ECANCELLED "cancelled" (before this, top-k, Likert, recalibration and compat ran to the
+ * end). Called through the kind's ops, as a worker does. */
+static void test_every_job_polls_cancel(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_cases(4000, 8, 21);
+    cs_dataset *d2 = make_binary(4000, 21);
+    static const char csv[] = "label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n1,0.4,0.6\n";
+    const char *path = cs_test_tmpfile(".csv", csv, sizeof csv - 1);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_curve_options size_o, bins_o;
+    cs_curve_options_size_default(&size_o);
+    cs_curve_options_bins_default(&bins_o, 0);
+    cs_error err;
+    const cs_dataset *two[2] = { d, d2 };
+    cs_metrics_job *ci = cs_metrics_job_new(d, &s, &err);
+    assert_non_null(ci);
+    cs_metrics_job_ci(ci, 100, 0, 1);
+    cs_topk_job *tk = cs_topk_job_new(d, &s, &err);
+    assert_non_null(tk);
+    tk->k[0] = 1;
+    tk->k[1] = 2;
+    tk->n = 2;
+    cs_job *jobs[] = {
+        &cs_load_job_new(path, NULL, &err)->base,
+        &cs_metrics_job_new(d, &s, &err)->base,
+        &ci->base,
+        &cs_curve_job_new(CS_CURVE_SIZE, d, &s, &size_o, &err)->base,
+        &cs_curve_job_new(CS_CURVE_BINS, d, &s, &bins_o, &err)->base,
+        &tk->base,
+        &cs_compare_job_new(d, d2, &s, &err)->base,
+        &cs_sleep_job_new(ENDLESS_MS, &err)->base,
+        &cs_cases_job_new(d, &s, &err)->base,
+        &cs_likert_job_new(d, &s, &err)->base,
+        &cs_recal_job_new(d, 0, &err)->base,
+        &cs_methods_job_new(two, 2, &s, &err)->base,
+        &cs_compat_job_new(d, &s, &err)->base,
+    };
+    atomic_int flag, ppm;
+    atomic_init(&flag, 1);
+    atomic_init(&ppm, 0);
+    cs_run run = { .threads = 1, .cancel = &flag, .progress_ppm = &ppm };
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        cs_job *j = jobs[i];
+        cs_error_clear(&j->err);
+        j->ops->run(j, &run);
+        if (j->status != CS_ECANCELLED)
+            fail_msg("job kind %s ignored its raised cancel flag (status %d)", j->ops->name, j->status);
+        assert_non_null(strstr(j->err.msg, "cancelled"));   /* the loader names the file first */
+        cs_job_free(j);
+    }
+    cs_dataset_free(d);
+    cs_dataset_free(d2);
+}
+
+/* A job kind defined here, through the ops alone (no switch to touch anywhere): it reads its
+ * dataset, then blocks until the test releases it, ignoring its cancel flag — the stand-in for
+ * an engine call with no cancel point. */
+typedef struct blocker_job {
+    cs_job base;
+    const cs_dataset *data;
+    size_t seen_n;               /* d->n, read after the release (ASan: d is still alive) */
+} blocker_job;
+
+static pthread_mutex_t blk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t blk_cv = PTHREAD_COND_INITIALIZER;
+static int blk_running, blk_release;
+
+static void blocker_run(cs_job *job, const struct cs_run *run)
+{
+    (void)run;
+    blocker_job *j = (blocker_job *)(void *)job;
+    pthread_mutex_lock(&blk_mu);
+    blk_running = 1;
+    pthread_cond_broadcast(&blk_cv);
+    while (!blk_release) pthread_cond_wait(&blk_cv, &blk_mu);
+    blk_running = 0;
+    pthread_mutex_unlock(&blk_mu);
+    j->seen_n = j->data->n;
+}
+
+static void blocker_free(cs_job *job) { free(job); }
+
+static int blocker_uses(const cs_job *job, const cs_dataset *d)
+{
+    return ((const blocker_job *)(const void *)job)->data == d;
+}
+
+static const cs_job_ops blocker_ops = { "blocker", CS_COST_CHEAP, blocker_run, blocker_free,
+                                        blocker_uses };
+
+static int blocker_started(void *ctx)
+{
+    (void)ctx;
+    pthread_mutex_lock(&blk_mu);
+    int r = blk_running;
+    pthread_mutex_unlock(&blk_mu);
+    return r;
+}
+
+static void blocker_release(void)
+{
+    pthread_mutex_lock(&blk_mu);
+    blk_release = 1;
+    pthread_cond_broadcast(&blk_cv);
+    pthread_mutex_unlock(&blk_mu);
+}
+
+/* Quitting does not wait for a blocked job, and handing over a dataset it reads does not wait
+ * either: cs_backend_retire_dataset returns at once and frees the dataset only when the job has
+ * returned; cs_backend_shutdown returns 0 ("still running") instead of waiting. Before, the
+ * dashboard's quit joined such a job (45.7 s after `x` on 3,000,000 rows). The checks are on
+ * states: the job stays blocked until the test releases it, whatever the time. */
+static void test_quit_and_release_do_not_wait(void **state)
+{
+    (void)state;
+    blk_running = blk_release = 0;
+    cs_backend *b = new_backend(2);
+    cs_dataset *d = make_binary(100, 31);
+    blocker_job *j = (blocker_job *)(void *)cs_job_alloc(sizeof *j, &blocker_ops);
+    assert_non_null(j);
+    j->data = d;
+    submit_job(b, 1, j);
+    assert_true(cs_test_poll_until(blocker_started, NULL));
+    submit_sleep(b, 2, ENDLESS_MS);            /* a cooperative job beside it */
+    cs_test_wait_running(b, 2);
+
+    cs_test_liveness_begin("cs_backend_retire_dataset while a blocked job reads it");
+    cs_backend_retire_dataset(b, d);           /* d belongs to the backend now */
+    cs_test_liveness_end();
+    assert_false(cs_backend_busy(b, 1));       /* superseded: nothing will be delivered */
+    assert_true(blocker_started(NULL));        /* ...and it still runs, reading d */
+
+    cs_test_liveness_begin("cs_backend_shutdown with a blocked job");
+    assert_int_equal(cs_backend_shutdown(b, 20), 0);   /* does not wait for it */
+    cs_test_liveness_end();
+    assert_true(blocker_started(NULL));
+    assert_false(cs_backend_busy(b, 2));       /* the cooperative one is cancelled */
+    assert_null(cs_backend_poll(b));
+
+    blocker_release();                         /* the job reads d (alive) and returns */
+    cs_test_liveness_begin("cs_backend_free once the blocked job returned");
+    cs_backend_free(b);                        /* frees d (LeakSanitizer checks) */
+    cs_test_liveness_end();
+}
+
+/* Cheap before long (issue 11 item 4): on two workers a long job never takes the last free
+ * one, so a cheap job submitted behind two endless long ones still runs and is delivered; the
+ * second long job waits, queued (progress 0). Without the rule the cheap job would wait for an
+ * endless one and the test would fail on its liveness limit. */
+static void test_cheap_never_waits_behind_long(void **state)
+{
+    (void)state;
+    cs_backend *b = new_backend(2);
+    cs_error err;
+    submit_job(b, 0, cs_sleep_job_new_long(ENDLESS_MS, &err));
+    cs_test_wait_running(b, 0);
+    submit_job(b, 1, cs_sleep_job_new_long(ENDLESS_MS, &err));
+    uint64_t g = submit_sleep(b, 2, 3);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    assert_non_null(r);
+    assert_true(r->generation == g);
+    assert_int_equal(r->status, CS_OK);
+    cs_job_free(r);
+    assert_true(cs_backend_busy(b, 1));
+    assert_true(cs_backend_progress(b, 1) == 0);   /* still queued */
+    /* once the first long job is cancelled, the second one starts */
+    cs_backend_cancel(b, 0);
+    cs_test_wait_running(b, 1);
+    cs_backend_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -667,6 +856,9 @@ int main(void)
         cmocka_unit_test(test_cases_job),
         cmocka_unit_test(test_cases_job_supersede),
         cmocka_unit_test(test_likert_job),
+        cmocka_unit_test(test_every_job_polls_cancel),
+        cmocka_unit_test(test_quit_and_release_do_not_wait),
+        cmocka_unit_test(test_cheap_never_waits_behind_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

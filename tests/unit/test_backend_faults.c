@@ -1,7 +1,7 @@
-/* Allocation failures in the backend and the dashboard's model (issue 10 item 13): a request
- * whose queue entry, response or delivery cannot be allocated is either refused by
- * cs_backend_submit with CS_ENOMEM "out of memory", or delivered as an error response with that
- * message — never dropped, and its slot is never left busy. The dashboard's model turns a
+/* Allocation failures in the backend and the dashboard's model (issue 10 item 13): a job whose
+ * own struct, queue entry or delivery cannot be allocated is either refused (by its kind's
+ * constructor or by cs_backend_submit) with CS_ENOMEM "out of memory", or delivered as an error
+ * with that message — never dropped, and its slot is never left busy. The dashboard's model turns a
  * refused submission into an error result for the slot (shown in place, not "stale") and a
  * status-line message, without retrying on every pass of the loop.
  *
@@ -17,6 +17,10 @@
 
 #include "calscope/backend.h"
 #include "calscope/compat.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/load.h"
+#include "calscope/jobs/metrics.h"
+#include "calscope/jobs/sleep.h"
 #include "calscope/load.h"
 #include "support/cs_test.h"
 #include "tui/model.h"
@@ -67,44 +71,42 @@ static cs_dataset *load_sample(const char *name)
     return d;
 }
 
-static void fill_request(cs_request *q, cs_job_kind kind, int slot, const cs_dataset *d)
+/* The job kinds exercised here. */
+typedef enum { K_SLEEP, K_LOAD, K_METRICS, K_COMPAT } kind;
+
+/* A job of `kind`, or NULL with err when its constructor's allocation failed. */
+static cs_job *make_job(kind k, const cs_dataset *d, cs_error *err)
 {
-    memset(q, 0, sizeof *q);
-    q->kind = kind;
-    q->slot = slot;
-    cs_settings_default(&q->settings);
-    switch (kind) {
-    case CS_JOB_LOAD:
-        q->path = cs_test_sample("breast_cancer_gnb.csv");
-        cs_load_options_default(&q->load);
-        break;
-    case CS_JOB_SLEEP:
-        q->sleep_ms = 1;
-        break;
-    default:
-        q->data = d;
-        break;
+    cs_settings s;
+    cs_settings_default(&s);
+    switch (k) {
+    case K_SLEEP: { cs_sleep_job *j = cs_sleep_job_new(1, err); return j ? &j->base : NULL; }
+    case K_LOAD: {
+        cs_load_job *j = cs_load_job_new(cs_test_sample("breast_cancer_gnb.csv"), NULL, err);
+        return j ? &j->base : NULL;
+    }
+    case K_METRICS: { cs_metrics_job *j = cs_metrics_job_new(d, &s, err); return j ? &j->base : NULL; }
+    default: { cs_compat_job *j = cs_compat_job_new(d, &s, err); return j ? &j->base : NULL; }
     }
 }
 
-/* Submits one request of `kind` with the n-th backend allocation failing. Returns 1 when the
- * failure was reached (checked to be reported), 0 when the request completed without it. */
-static int run_with_failure(cs_backend *b, cs_job_kind kind, int slot, const cs_dataset *d, int n)
+/* Builds and submits one job of `kind` with the n-th backend allocation failing. Returns 1
+ * when the failure was reached (checked to be reported), 0 when the job completed without it. */
+static int run_with_failure(cs_backend *b, kind k, int slot, const cs_dataset *d, int n)
 {
-    cs_request q;
-    fill_request(&q, kind, slot, d);
     cs_error err;
     cs_error_clear(&err);
     arm(n);
-    uint64_t gen = cs_backend_submit(b, &q, &err);
-    cs_response *r = gen ? cs_backend_wait(b, LIVENESS_MS) : NULL;
+    cs_job *job = make_job(k, d, &err);
+    uint64_t gen = job ? cs_backend_submit(b, slot, job, &err) : 0;
+    cs_job *r = gen ? cs_backend_wait(b, LIVENESS_MS) : NULL;
     int reached = disarm() >= n;
     if (!gen) {
         assert_true(reached);
         assert_int_equal(err.code, CS_ENOMEM);
         assert_string_equal(err.msg, "out of memory");
     } else {
-        if (!r) fail_msg("kind %d, allocation %d failed: no response (dropped silently)", kind, n);
+        if (!r) fail_msg("kind %d, allocation %d failed: no response (dropped silently)", k, n);
         assert_int_equal(r->slot, slot);
         assert_int_equal(r->generation, gen);
         if (reached) {
@@ -113,35 +115,33 @@ static int run_with_failure(cs_backend *b, cs_job_kind kind, int slot, const cs_
         } else {
             assert_int_equal(r->status, CS_OK);
         }
-        cs_response_free(r);
+        cs_job_free(r);
     }
     /* the slot is never left busy, and the backend still works afterwards */
     assert_false(cs_backend_busy(b, slot));
-    fill_request(&q, kind, slot, d);
-    gen = cs_backend_submit(b, &q, &err);
+    gen = cs_backend_submit(b, slot, make_job(k, d, &err), &err);
     assert_true(gen > 0);
     r = cs_backend_wait(b, LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->generation, gen);
     assert_int_equal(r->status, CS_OK);
-    cs_response_free(r);
+    cs_job_free(r);
     return reached;
 }
 
-static void every_allocation(cs_job_kind kind, int min_points)
+static void every_allocation(kind k, int min_points)
 {
     cs_error err;
     cs_backend *b = cs_backend_new(2, &err);
     assert_non_null(b);
-    cs_dataset *d = kind == CS_JOB_LOAD || kind == CS_JOB_SLEEP ? NULL
-                                                                : load_sample("breast_cancer_gnb.csv");
+    cs_dataset *d = k == K_LOAD || k == K_SLEEP ? NULL : load_sample("breast_cancer_gnb.csv");
     int n = 1;
-    while (run_with_failure(b, kind, 3, d, n)) {
+    while (run_with_failure(b, k, 3, d, n)) {
         n++;
         if (n > 64) fail_msg("more than 64 backend allocations for one request");
     }
     /* every point before the completing run was reached and reported */
-    if (n - 1 < min_points) fail_msg("kind %d: only %d allocation points", kind, n - 1);
+    if (n - 1 < min_points) fail_msg("kind %d: only %d allocation points", k, n - 1);
     cs_backend_free(b);
     cs_dataset_free(d);
 }
@@ -149,25 +149,25 @@ static void every_allocation(cs_job_kind kind, int min_points)
 static void sleep_job_failures_are_reported(void **state)
 {
     (void)state;
-    every_allocation(CS_JOB_SLEEP, 2);
+    every_allocation(K_SLEEP, 3);          /* the job, its queue entry, its delivery */
 }
 
 static void load_job_failures_are_reported(void **state)
 {
     (void)state;
-    every_allocation(CS_JOB_LOAD, 3);      /* + the path copy */
+    every_allocation(K_LOAD, 4);           /* + the path copy */
 }
 
 static void metrics_job_failures_are_reported(void **state)
 {
     (void)state;
-    every_allocation(CS_JOB_METRICS, 2);
+    every_allocation(K_METRICS, 3);
 }
 
 static void compat_job_failures_are_reported(void **state)
 {
     (void)state;
-    every_allocation(CS_JOB_COMPAT, 3);    /* + the per-bin counts, in the worker */
+    every_allocation(K_COMPAT, 4);         /* + the per-bin counts, in the worker */
 }
 
 /* cs_backend_new: a failed allocation is an error, or fewer workers; never a crash. */
@@ -216,11 +216,11 @@ static void model_shows_a_refused_request_in_place(void **state)
     while (m.files[0].state == TUI_LOADING) model_wait(&m, &st);
     assert_int_equal(m.files[0].state, TUI_LOADED);
 
-    arm(1);                                   /* the metrics request's queue entry */
+    arm(1);                                   /* the metrics job itself */
     tui_model_submit(&m, &st);
     disarm();
     int stale = -1;
-    const cs_response *r = tui_model_result(&m, TUI_SLOT_METRICS(0), &stale);
+    const cs_job *r = tui_model_result(&m, TUI_SLOT_METRICS(0), &stale);
     assert_non_null(r);
     assert_int_equal(r->status, CS_ENOMEM);
     assert_string_equal(r->err.msg, "out of memory");
@@ -228,9 +228,9 @@ static void model_shows_a_refused_request_in_place(void **state)
     assert_false(cs_backend_busy(b, TUI_SLOT_METRICS(0)));
     assert_string_equal(st.message, "backend: out of memory");
     assert_int_equal(st.message_is_error, 1);
-    /* not retried on every pass of the loop: only a new epoch (a settings change) asks again */
+    /* not retried on every pass of the loop: only a settings change (a new key) asks again */
     assert_int_equal(tui_model_submit(&m, &st), 0);
-    tui_model_invalidate(&m);
+    st.settings.bins++;
     assert_int_equal(tui_model_submit(&m, &st), 1);
     while (cs_backend_busy(b, TUI_SLOT_METRICS(0)) || !tui_model_result(&m, TUI_SLOT_METRICS(0), &stale) ||
            tui_model_result(&m, TUI_SLOT_METRICS(0), &stale)->status != CS_OK)
@@ -269,10 +269,10 @@ static void model_keeps_a_worker_failure(void **state)
         model_wait(&m, &st);
     /* a settings change: metrics and compat again; the compat job's bin counts fail in the
      * worker */
-    tui_model_invalidate(&m);
+    st.settings.sigma = 0.2;                  /* metrics and compat depend on it; M stays 15 */
     cs_backend_set_calloc(failing_compat_bins);
     assert_int_equal(tui_model_submit(&m, &st), 2);
-    const cs_response *r;
+    const cs_job *r;
     while (!(r = tui_model_result(&m, TUI_SLOT_COMPAT, &stale)) || stale ||
            cs_backend_busy(b, TUI_SLOT_METRICS(0)))
         model_wait(&m, &st);

@@ -1,4 +1,4 @@
-/* Backend job kinds CS_JOB_RECAL, CS_JOB_METHODS and CS_JOB_COMPAT: the delivered result equals
+/* Backend job kinds recal, methods and compat (calscope/jobs/): the delivered result equals
  * the direct engine call (cs_recal_apply / cs_methods_run / cs_compat_run, pinned by test_recal,
  * test_methods and test_compat) with the same inputs; a superseded job on the same slot is never
  * delivered; cs_backend_release_dataset while such a job runs returns and the result is not
@@ -17,6 +17,9 @@
 #include "calscope/backend.h"
 #include "calscope/compat.h"
 #include "calscope/curves.h"
+#include "calscope/jobs/compat.h"
+#include "calscope/jobs/methods.h"
+#include "calscope/jobs/recal.h"
 #include "calscope/load.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
@@ -41,11 +44,12 @@ static cs_backend *new_backend(int workers)
     return b;
 }
 
-static uint64_t submit(cs_backend *b, const cs_request *q)
+static uint64_t submit(cs_backend *b, int slot, void *job)
 {
     cs_error err;
     cs_error_clear(&err);
-    uint64_t g = cs_backend_submit(b, q, &err);
+    assert_non_null(job);
+    uint64_t g = cs_backend_submit(b, slot, job, &err);
     if (!g) fail_msg("submit: %s", err.msg);
     return g;
 }
@@ -100,45 +104,37 @@ static cs_dataset *make_big(size_t n, size_t k, uint64_t seed)
     return d;
 }
 
-static cs_request recal_request(int slot, const cs_dataset *d, int method, uint64_t seed)
+static cs_recal_job *recal_job(const cs_dataset *d, int method, uint64_t seed)
 {
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_RECAL;
-    q.slot = slot;
-    q.data = d;
-    q.recal = method;
-    cs_recal_options_default(&q.recal_opts);
-    q.recal_opts.seed = seed;
+    cs_error err;
+    cs_recal_job *q = cs_recal_job_new(d, method, &err);
+    assert_non_null(q);
+    q->opts.seed = seed;
     return q;
 }
 
-static cs_request methods_request(int slot, const cs_dataset *const *m, size_t n, size_t ref,
-                                  int ci, int cmp, uint64_t seed)
+static cs_methods_job *methods_job(const cs_dataset *const *m, size_t n, size_t ref, int ci,
+                                   int cmp, uint64_t seed)
 {
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_METHODS;
-    q.slot = slot;
-    q.data = m[0];                  /* the dashboard fills data too (submit requires it) */
-    for (size_t i = 0; i < n; i++) q.methods[i] = m[i];
-    q.n_methods = n;
-    cs_settings_default(&q.settings);
-    q.methods_opts.ref = ref;
-    q.methods_opts.ci_repeats = ci;
-    q.methods_opts.cmp_repeats = cmp;
-    q.methods_opts.seed = seed;
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods_job *q = cs_methods_job_new(m, n, &s, &err);
+    assert_non_null(q);
+    q->opts.ref = ref;
+    q->opts.ci_repeats = ci;
+    q->opts.cmp_repeats = cmp;
+    q->opts.seed = seed;
     return q;
 }
 
-static cs_request compat_request(int slot, const cs_dataset *d)
+static cs_compat_job *compat_job(const cs_dataset *d, const cs_settings *s)
 {
-    cs_request q;
-    memset(&q, 0, sizeof q);
-    q.kind = CS_JOB_COMPAT;
-    q.slot = slot;
-    q.data = d;
-    cs_settings_default(&q.settings);
+    cs_settings def;
+    cs_settings_default(&def);
+    cs_error err;
+    cs_compat_job *q = cs_compat_job_new(d, s ? s : &def, &err);
+    assert_non_null(q);
     return q;
 }
 
@@ -225,26 +221,26 @@ static size_t spec_bin(double conf, size_t m)
     return m - 1;
 }
 
-/* compat_bin_moved counted independently from the report's moved flags. */
-static void check_bin_moved(const cs_response *r, const cs_dataset *d)
+/* bin_moved counted independently from the report's moved flags. */
+static void check_bin_moved(const cs_compat_job *r, const cs_dataset *d)
 {
-    const cs_compat_report *c = &r->compat;
+    const cs_compat_report *c = &r->report;
     size_t m = (size_t)c->bins;
-    assert_non_null(r->compat_bin_moved);
+    assert_non_null(r->bin_moved);
     for (int l = 0; l < CS_COMPAT_COUNT; l++) {
         uint32_t *want = calloc(m, sizeof *want);
         assert_non_null(want);
         size_t total = 0;
         for (size_t s = 0; s < c->n; s++)
             if (c->lib[l].moved_flag && c->lib[l].moved_flag[s]) want[spec_bin(d->conf[c->rows[s]], m)]++;
-        for (size_t i = 0; i < m; i++) total += r->compat_bin_moved[(size_t)l * m + i];
-        assert_memory_equal(r->compat_bin_moved + (size_t)l * m, want, m * sizeof *want);
+        for (size_t i = 0; i < m; i++) total += r->bin_moved[(size_t)l * m + i];
+        assert_memory_equal(r->bin_moved + (size_t)l * m, want, m * sizeof *want);
         assert_int_equal(total, c->lib[l].moved);
         free(want);
     }
 }
 
-/* ---- CS_JOB_RECAL ----------------------------------------------------------------------- */
+/* ---- recal job --------------------------------------------------------------------------- */
 
 static void test_recal_job(void **state)
 {
@@ -254,15 +250,16 @@ static void test_recal_job(void **state)
     cs_backend *b = new_backend(2);
     for (int method = 0; method < CS_RECAL_COUNT; method++) {
         const cs_dataset *d = method == CS_RECAL_PLATT ? bin : g;
-        cs_request q = recal_request(3, d, method, 17);
-        q.threads = 2;                     /* the direct call below uses 1 */
-        uint64_t gen = submit(b, &q);
-        cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+        cs_recal_job *q = recal_job(d, method, 17);
+        q->base.threads = 2;                     /* the direct call below uses 1 */
+        uint64_t gen = submit(b, 3, q);
+        cs_job *job = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+        assert_non_null(job);
+        cs_recal_job *r = (cs_recal_job *)cs_recal_job_of(job);
         assert_non_null(r);
-        assert_int_equal(r->kind, CS_JOB_RECAL);
-        assert_int_equal(r->slot, 3);
-        assert_true(r->generation == gen);
-        assert_int_equal(r->status, CS_OK);
+        assert_int_equal(job->slot, 3);
+        assert_true(job->generation == gen);
+        assert_int_equal(job->status, CS_OK);
         assert_ptr_equal(r->data, d);
         cs_recal_options o;
         cs_recal_options_default(&o);
@@ -273,46 +270,45 @@ static void test_recal_job(void **state)
         cs_dataset *want = cs_recal_apply(d, method, &o, &info, &err);
         assert_non_null(want);
         same_dataset(r->dataset, want);
-        assert_int_equal(r->recal_info.method, info.method);
-        assert_int_equal(r->recal_info.folds, info.folds);
-        assert_int_equal(r->recal_info.fit_rows, info.fit_rows);
-        assert_int_equal(r->recal_info.from_logits, info.from_logits);
-        assert_memory_equal(r->recal_info.param, info.param, sizeof info.param);
-        assert_int_equal(r->recal_info.clamped, info.clamped);
+        assert_int_equal(r->info.method, info.method);
+        assert_int_equal(r->info.folds, info.folds);
+        assert_int_equal(r->info.fit_rows, info.fit_rows);
+        assert_int_equal(r->info.from_logits, info.from_logits);
+        assert_memory_equal(r->info.param, info.param, sizeof info.param);
+        assert_int_equal(r->info.clamped, info.clamped);
         cs_dataset_free(want);
         if (method == CS_RECAL_TS) {
             /* the caller may take the dataset out of the response and keep it */
             cs_dataset *kept = r->dataset;
             r->dataset = NULL;
-            cs_response_free(r);
+            cs_job_free(job);
             assert_int_equal(kept->n, 1797);
             assert_non_null(kept->conf);       /* prepared */
             cs_dataset_free(kept);
         } else {
-            cs_response_free(r);
+            cs_job_free(job);
         }
     }
     /* an engine refusal comes back as the response, with the direct call's message */
-    cs_request q = recal_request(3, g, CS_RECAL_PLATT, 0);   /* platt on 10 classes */
-    submit(b, &q);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    submit(b, 3, recal_job(g, CS_RECAL_PLATT, 0));   /* platt on 10 classes */
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
-    assert_null(r->dataset);
+    assert_null(cs_recal_job_of(r)->dataset);
     cs_recal_options o;
     cs_recal_options_default(&o);
     cs_error err;
     assert_null(cs_recal_apply(g, CS_RECAL_PLATT, &o, NULL, &err));
     assert_int_equal(r->err.code, err.code);
     assert_string_equal(r->err.msg, err.msg);
-    cs_response_free(r);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 30));
     cs_backend_free(b);
     cs_dataset_free(g);
     cs_dataset_free(bin);
 }
 
-/* ---- CS_JOB_METHODS --------------------------------------------------------------------- */
+/* ---- methods job ------------------------------------------------------------------------- */
 
 static void test_methods_job(void **state)
 {
@@ -326,66 +322,72 @@ static void test_methods_job(void **state)
     const cs_dataset *m[3] = { g, ts, iso };
     cs_backend *b = new_backend(2);
 
-    cs_request q = methods_request(5, m, 3, 1, 25, 50, 9);
-    q.methods_opts.k = 4;
-    q.threads = 2;
-    uint64_t gen = submit(b, &q);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_methods_job *q = methods_job(m, 3, 1, 25, 50, 9);
+    q->opts.k = 4;
+    q->base.threads = 2;
+    cs_methods_options qo = q->opts;
+    cs_settings qs = q->settings;
+    uint64_t gen = submit(b, 5, q);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
-    assert_int_equal(r->kind, CS_JOB_METHODS);
+    assert_non_null(cs_methods_job_of(r));
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
+    const cs_methods *rm = &cs_methods_job_of(r)->result;
     cs_methods want;
     cs_run run1 = { .threads = 1 };
-    assert_int_equal(cs_methods_run(m, 3, &q.settings, &q.methods_opts, &run1, &want, &err), CS_OK);
-    assert_int_equal(r->methods.k, 4);
-    assert_int_equal(r->methods.ref, 1);
-    same_methods(&r->methods, &want);
-    assert_true(r->methods.rows[0].has_diff);      /* not a table of empty rows */
-    assert_true(r->methods.rows[2].lo[CS_METHODS_COL_ECE] < r->methods.rows[2].hi[CS_METHODS_COL_ECE]);
+    assert_int_equal(cs_methods_run(m, 3, &qs, &qo, &run1, &want, &err), CS_OK);
+    assert_int_equal(rm->k, 4);
+    assert_int_equal(rm->ref, 1);
+    same_methods(rm, &want);
+    assert_true(rm->rows[0].has_diff);      /* not a table of empty rows */
+    assert_true(rm->rows[2].lo[CS_METHODS_COL_ECE] < rm->rows[2].hi[CS_METHODS_COL_ECE]);
     cs_methods_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* settings travel with the request: another selection gives the direct call's table */
-    q = methods_request(5, m, 2, 0, 0, 30, 2);
-    snprintf(q.settings.select, sizeof q.settings.select, "y == 3");
-    submit(b, &q);
+    q = methods_job(m, 2, 0, 0, 30, 2);
+    snprintf(q->settings.select, sizeof q->settings.select, "y == 3");
+    qo = q->opts;
+    qs = q->settings;
+    submit(b, 5, q);
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(cs_methods_run(m, 2, &q.settings, &q.methods_opts, &run1, &want, &err), CS_OK);
-    same_methods(&r->methods, &want);
-    assert_int_equal(r->methods.rows[1].n_pairs, 183);
+    rm = &cs_methods_job_of(r)->result;
+    assert_int_equal(cs_methods_run(m, 2, &qs, &qo, &run1, &want, &err), CS_OK);
+    same_methods(rm, &want);
+    assert_int_equal(rm->rows[1].n_pairs, 183);
     cs_methods_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* the engine's usage error (reference out of range) comes back as the response */
-    q = methods_request(5, m, 2, 2, 0, 10, 0);
-    submit(b, &q);
+    submit(b, 5, methods_job(m, 2, 2, 0, 10, 0));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
     assert_string_equal(r->err.msg, "methods: 2 methods, reference 2");
-    assert_null(r->methods.rows);
-    cs_response_free(r);
+    assert_null(cs_methods_job_of(r)->result.rows);
+    cs_job_free(r);
 
-    /* the backend's own limits: no methods, or more than CS_BACKEND_MAX_METHODS */
-    q = methods_request(5, m, 1, 0, 0, 10, 0);
-    q.n_methods = 0;
-    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    /* the job's own limits: no methods, or more than CS_METHODS_JOB_MAX */
+    cs_settings def;
+    cs_settings_default(&def);
+    cs_error_clear(&err);
+    assert_null(cs_methods_job_new(m, 0, &def, &err));
     assert_int_equal(err.code, CS_EUSAGE);
-    q.n_methods = CS_BACKEND_MAX_METHODS + 1;
-    assert_true(cs_backend_submit(b, &q, &err) == 0);
+    const cs_dataset *many[CS_METHODS_JOB_MAX + 1];
+    for (size_t i = 0; i <= CS_METHODS_JOB_MAX; i++) many[i] = ts;
+    cs_error_clear(&err);
+    assert_null(cs_methods_job_new(many, CS_METHODS_JOB_MAX + 1, &def, &err));
     assert_int_equal(err.code, CS_EUSAGE);
-    q.n_methods = CS_BACKEND_MAX_METHODS;
-    for (size_t i = 0; i < CS_BACKEND_MAX_METHODS; i++) q.methods[i] = ts;
-    q.methods_opts.cmp_repeats = 5;
-    assert_true(cs_backend_submit(b, &q, &err) > 0);
+    q = methods_job(many, CS_METHODS_JOB_MAX, 0, 0, 5, 0);
+    submit(b, 5, q);
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->methods.n, CS_BACKEND_MAX_METHODS);
-    cs_response_free(r);
+    assert_int_equal(cs_methods_job_of(r)->result.n, CS_METHODS_JOB_MAX);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 30));
 
     cs_backend_free(b);
@@ -394,7 +396,7 @@ static void test_methods_job(void **state)
     cs_dataset_free(ts);
 }
 
-/* ---- CS_JOB_COMPAT ---------------------------------------------------------------------- */
+/* ---- compat job ------------------------------------------------------------------------ */
 
 static void test_compat_job(void **state)
 {
@@ -402,49 +404,52 @@ static void test_compat_job(void **state)
     cs_dataset *g = load_sample("digits_gnb.csv");
     cs_backend *b = new_backend(2);
     cs_error err;
+    cs_settings qs;
+    cs_settings_default(&qs);
 
     /* top1 uniform (the default): report equal to the direct call, plus the moved-per-bin table */
-    cs_request q = compat_request(8, g);
-    uint64_t gen = submit(b, &q);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    uint64_t gen = submit(b, 8, compat_job(g, &qs));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
-    assert_int_equal(r->kind, CS_JOB_COMPAT);
+    const cs_compat_job *cr = cs_compat_job_of(r);
+    assert_non_null(cr);
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
     cs_compat_report want;
-    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
-    same_compat(&r->compat, &want);
-    assert_int_equal(r->compat.mask, CS_COMPAT_ALL_MASK);
-    check_bin_moved(r, g);
+    assert_int_equal(cs_compat_run(g, &qs, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
+    same_compat(&cr->report, &want);
+    assert_int_equal(cr->report.mask, CS_COMPAT_ALL_MASK);
+    check_bin_moved(cr, g);
     cs_compat_report_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* classwise, mass binning: no per-bin table (top1 uniform only), report still equal */
-    q.settings.lens = CS_LENS_CLASSWISE;
-    q.settings.binning = CS_BIN_MASS;
-    q.settings.bins = 10;
-    submit(b, &q);
+    qs.lens = CS_LENS_CLASSWISE;
+    qs.binning = CS_BIN_MASS;
+    qs.bins = 10;
+    submit(b, 8, compat_job(g, &qs));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_null(r->compat_bin_moved);
-    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
-    same_compat(&r->compat, &want);
+    cr = cs_compat_job_of(r);
+    assert_null(cr->bin_moved);
+    assert_int_equal(cs_compat_run(g, &qs, CS_COMPAT_ALL_MASK, &want, &err), CS_OK);
+    same_compat(&cr->report, &want);
     cs_compat_report_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* kd-tree binning has no library counterpart: the engine's error is the response */
-    q = compat_request(8, g);
-    q.settings.binning = CS_BIN_KDTREE;
-    submit(b, &q);
+    cs_settings_default(&qs);
+    qs.binning = CS_BIN_KDTREE;
+    submit(b, 8, compat_job(g, &qs));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_EUSAGE);
-    assert_null(r->compat_bin_moved);
-    assert_int_equal(cs_compat_run(g, &q.settings, CS_COMPAT_ALL_MASK, &want, &err), CS_EUSAGE);
+    assert_null(cs_compat_job_of(r)->bin_moved);
+    assert_int_equal(cs_compat_run(g, &qs, CS_COMPAT_ALL_MASK, &want, &err), CS_EUSAGE);
     assert_string_equal(r->err.msg, err.msg);
     cs_compat_report_free(&want);
-    cs_response_free(r);
+    cs_job_free(r);
 
     /* hand case (test_compat's inner edge, M = 4): rows 0 and 1 have confidence .5, calscope's
      * bin 1 = (.25,.5]; torchmetrics, netcal and relplot bin [lo,hi) and move both to bin 2;
@@ -452,20 +457,21 @@ static void test_compat_job(void **state)
     static const double p[] = { .5, .3, .2,  .25, .5, .25,  .1, .9, 0,  .2, .1, .7,  .3, .3, .4 };
     static const int32_t y[] = { 0, 1, 1, 0, 2 };
     cs_dataset *h = cs_test_dataset(5, 3, p, y);
-    q = compat_request(8, h);
-    q.settings.bins = 4;
-    submit(b, &q);
+    cs_settings_default(&qs);
+    qs.bins = 4;
+    submit(b, 8, compat_job(h, &qs));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_int_equal(r->status, CS_OK);
-    assert_non_null(r->compat_bin_moved);
+    cr = cs_compat_job_of(r);
+    assert_non_null(cr->bin_moved);
     for (int l = 0; l < CS_COMPAT_COUNT; l++) {
         int left_closed = l == CS_COMPAT_TORCHMETRICS || l == CS_COMPAT_NETCAL || l == CS_COMPAT_RELPLOT;
         for (size_t i = 0; i < 4; i++)
-            assert_int_equal(r->compat_bin_moved[(size_t)l * 4 + i], left_closed && i == 1 ? 2 : 0);
+            assert_int_equal(cr->bin_moved[(size_t)l * 4 + i], left_closed && i == 1 ? 2 : 0);
     }
-    check_bin_moved(r, h);
-    cs_response_free(r);
+    check_bin_moved(cr, h);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 30));
     cs_backend_free(b);
     cs_dataset_free(h);
@@ -477,26 +483,26 @@ static void test_compat_job(void **state)
 /* Submits `first` to a 1-worker backend, then `second` on the same slot: only the second is
  * ever delivered. With `started`, waits until `first` runs (it must publish progress); else
  * `first` may be superseded queued or running, and the outcome must be the same. */
-static void check_superseded(cs_backend *b, const cs_request *first, const cs_request *second,
-                             int started)
+static void check_superseded(cs_backend *b, int slot, void *first, void *second, int started)
 {
-    uint64_t g1 = submit(b, first);
+    const cs_job_ops *second_ops = ((cs_job *)second)->ops;
+    uint64_t g1 = submit(b, slot, first);
     if (started)
-        cs_test_wait_running(b, first->slot);
+        cs_test_wait_running(b, slot);
     else
         sleep_ms(5);
-    uint64_t g2 = submit(b, second);
+    uint64_t g2 = submit(b, slot, second);
     assert_true(g2 > g1);
-    /* A liveness limit: an uncancellable first job (RECAL, COMPAT on 100,000 rows) must finish
-     * before the second runs on the single worker; a cancellable one must stop. */
-    cs_response *r = cs_backend_wait(b, 2 * CS_TEST_LIVENESS_MS);
+    /* A liveness limit: a first job that is not cancelled must finish before the second runs
+     * on the single worker; a cancelled one must stop. */
+    cs_job *r = cs_backend_wait(b, 2 * CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_int_equal(r->status, CS_OK);
-    assert_int_equal(r->kind, second->kind);
-    cs_response_free(r);
+    assert_ptr_equal(r->ops, second_ops);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 100));
-    assert_false(cs_backend_busy(b, first->slot));
+    assert_false(cs_backend_busy(b, slot));
 }
 
 static void test_superseded_never_delivered(void **state)
@@ -506,46 +512,35 @@ static void test_superseded_never_delivered(void **state)
     cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
     cs_backend *b = new_backend(1);
 
-    /* RECAL cannot be cancelled inside the fit: the superseded one finishes and is dropped */
-    cs_request q1 = recal_request(2, big, CS_RECAL_TS, 1);
-    cs_request q2 = recal_request(2, g, CS_RECAL_HIST, 1);
-    check_superseded(b, &q1, &q2, 0);
+    /* RECAL superseded queued or running: only the newer is delivered */
+    check_superseded(b, 2, recal_job(big, CS_RECAL_TS, 1), recal_job(g, CS_RECAL_HIST, 1), 0);
 
     /* METHODS: a running bootstrap is cancelled when superseded. 200,000 resamples of 100,000
      * rows x 10 classes, twice, would take far beyond the liveness limit on the single worker,
      * so the second request is delivered only because the first stopped. */
     const cs_dataset *mbig[2] = { big, big };
-    q1 = methods_request(2, mbig, 2, 0, 200000, 10, 0);
     const cs_dataset *m[2] = { g, ts };
-    q2 = methods_request(2, m, 2, 1, 0, 10, 0);
-    check_superseded(b, &q1, &q2, 1);
+    check_superseded(b, 2, methods_job(mbig, 2, 0, 200000, 10, 0), methods_job(m, 2, 1, 0, 10, 0), 1);
 
-    /* COMPAT: not cancellable, finishes and is dropped */
-    q1 = compat_request(2, big);
-    q2 = compat_request(2, g);
-    check_superseded(b, &q1, &q2, 0);
+    /* COMPAT */
+    check_superseded(b, 2, compat_job(big, NULL), compat_job(g, NULL), 0);
 
     /* mixed kinds on one slot: the newest wins whatever the kinds */
-    q1 = recal_request(2, big, CS_RECAL_TS, 3);
-    q2 = compat_request(2, g);
-    check_superseded(b, &q1, &q2, 0);
+    check_superseded(b, 2, recal_job(big, CS_RECAL_TS, 3), compat_job(g, NULL), 0);
 
     /* finished and queued for delivery, then superseded before the poll: dropped at the poll */
-    q1 = recal_request(2, g, CS_RECAL_HIST, 1);
-    uint64_t g1 = submit(b, &q1);
+    uint64_t g1 = submit(b, 2, recal_job(g, CS_RECAL_HIST, 1));
     wait_wake(b, CS_TEST_LIVENESS_MS);                 /* g1's response is on the done list */
-    q2 = compat_request(2, g);
-    uint64_t g2 = submit(b, &q2);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    uint64_t g2 = submit(b, 2, compat_job(g, NULL));
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == g2);
     assert_true(g2 > g1);
-    assert_int_equal(r->kind, CS_JOB_COMPAT);
-    cs_response_free(r);
+    assert_non_null(cs_compat_job_of(r));
+    cs_job_free(r);
 
     /* the same with cs_backend_cancel instead of a new request: nothing at all */
-    q1 = methods_request(2, m, 2, 0, 0, 10, 0);
-    submit(b, &q1);
+    submit(b, 2, methods_job(m, 2, 0, 0, 10, 0));
     wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_cancel(b, 2);
     assert_null(cs_backend_poll(b));
@@ -564,16 +559,13 @@ static void test_release_while_running(void **state)
     (void)state;
     cs_dataset *g = load_sample("digits_gnb.csv");
     cs_backend *b = new_backend(1);
-    cs_error err;
 
-    /* METHODS using d only as a later method (not as req.data), released while the first
-     * method's bootstrap runs: cancelled (200,000 resamples of 100,000 rows would outlast the
-     * liveness limit many times), not delivered, and d may be freed at once (ASan would catch a
-     * late read). */
+    /* METHODS using d only as a later method, released while the first method's bootstrap
+     * runs: cancelled (200,000 resamples of 100,000 rows would outlast the liveness limit many
+     * times), not delivered, and d may be freed at once (ASan would catch a late read). */
     cs_dataset *first = make_big(100000, 10, 8), *later = make_big(100000, 10, 9);
     const cs_dataset *m[2] = { first, later };
-    cs_request q = methods_request(4, m, 2, 0, 200000, 10, 0);
-    submit(b, &q);
+    submit(b, 4, methods_job(m, 2, 0, 200000, 10, 0));
     cs_test_wait_running(b, 4);
     cs_test_liveness_begin("cs_backend_release_dataset of a running methods job");
     cs_backend_release_dataset(b, later);
@@ -584,20 +576,18 @@ static void test_release_while_running(void **state)
     cs_backend_release_dataset(b, first);   /* nothing uses it any more: returns at once */
     cs_dataset_free(first);
 
-    /* RECAL (not cancellable): release waits for it, then nothing is delivered */
+    /* RECAL: release cancels or waits for it, then nothing is delivered */
     cs_dataset *big = make_big(100000, 10, 2);
-    q = recal_request(6, big, CS_RECAL_TS, 0);
-    submit(b, &q);
+    submit(b, 6, recal_job(big, CS_RECAL_TS, 0));
     sleep_ms(5);
     cs_backend_release_dataset(b, big);
     assert_false(cs_backend_busy(b, 6));
     cs_dataset_free(big);
     assert_null(cs_backend_wait(b, 100));
 
-    /* COMPAT (not cancellable): the same */
+    /* COMPAT: the same */
     big = make_big(100000, 10, 3);
-    q = compat_request(7, big);
-    submit(b, &q);
+    submit(b, 7, compat_job(big, NULL));
     sleep_ms(5);
     cs_backend_release_dataset(b, big);
     assert_false(cs_backend_busy(b, 7));
@@ -606,31 +596,27 @@ static void test_release_while_running(void **state)
 
     /* a job on another slot that does not use the released dataset is untouched */
     cs_dataset *other = make_big(2000, 4, 4);
-    q = compat_request(7, g);
-    uint64_t gen = submit(b, &q);
-    cs_request q2 = recal_request(6, other, CS_RECAL_TS, 0);
-    submit(b, &q2);
+    uint64_t gen = submit(b, 7, compat_job(g, NULL));
+    submit(b, 6, recal_job(other, CS_RECAL_TS, 0));
     cs_backend_release_dataset(b, other);
     cs_dataset_free(other);
-    cs_response *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
+    cs_job *r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
-    cs_response_free(r);
+    cs_job_free(r);
     assert_null(cs_backend_wait(b, 100));
 
     /* finished and queued for delivery but not yet polled when the dataset is released:
-     * "their responses are not delivered" holds for these too (the response's data pointer
-     * would dangle once d is freed), whichever request field named d */
+     * "their results are not delivered" holds for these too (the job's data pointer would
+     * dangle once d is freed), whichever request field named d */
     cs_dataset *done_d = make_big(2000, 4, 5);
-    q = recal_request(6, done_d, CS_RECAL_HIST, 0);          /* d as req.data */
-    submit(b, &q);
+    submit(b, 6, recal_job(done_d, CS_RECAL_HIST, 0));          /* d as the job's data */
     wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_release_dataset(b, done_d);
     assert_null(cs_backend_poll(b));
     const cs_dataset *m2[2] = { g, done_d };
-    q = methods_request(4, m2, 2, 0, 0, 10, 0);               /* d as methods[1] only */
-    submit(b, &q);
+    submit(b, 4, methods_job(m2, 2, 0, 0, 10, 0));               /* d as data[1] only */
     wait_wake(b, CS_TEST_LIVENESS_MS);
     cs_backend_release_dataset(b, done_d);
     assert_null(cs_backend_poll(b));
@@ -639,15 +625,13 @@ static void test_release_while_running(void **state)
     assert_null(cs_backend_wait(b, 50));
 
     /* the slots work normally afterwards */
-    q = recal_request(6, g, CS_RECAL_HIST, 0);
-    gen = submit(b, &q);
+    gen = submit(b, 6, recal_job(g, CS_RECAL_HIST, 0));
     r = cs_backend_wait(b, CS_TEST_LIVENESS_MS);
     assert_non_null(r);
     assert_true(r->generation == gen);
     assert_int_equal(r->status, CS_OK);
-    assert_non_null(r->dataset);
-    cs_response_free(r);
-    (void)err;
+    assert_non_null(cs_recal_job_of(r)->dataset);
+    cs_job_free(r);
     cs_backend_free(b);
     cs_dataset_free(g);
 }
@@ -659,12 +643,9 @@ static void test_undelivered_freed(void **state)
     cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
     const cs_dataset *m[2] = { g, ts };
     cs_backend *b = new_backend(2);
-    cs_request q = recal_request(1, g, CS_RECAL_TS, 0);
-    submit(b, &q);
-    q = methods_request(2, m, 2, 0, 10, 10, 0);
-    submit(b, &q);
-    q = compat_request(3, g);
-    submit(b, &q);
+    submit(b, 1, recal_job(g, CS_RECAL_TS, 0));
+    submit(b, 2, methods_job(m, 2, 0, 10, 10, 0));
+    submit(b, 3, compat_job(g, NULL));
     /* three wake-up bytes: all three responses are waiting */
     int n = 0;
     while (n < 3) {

@@ -36,7 +36,7 @@ static void test_default_cuts(void **state)
     base(&s);
     cs_likert lk;
     cs_error err;
-    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, &lk, &err), CS_OK);
+    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, NULL, &lk, &err), CS_OK);
     assert_int_equal(lk.n, 3);
     /* low [0, .33): no top-1 confidence of 3 classes is below 1/3 */
     assert_int_equal(lk.iv[0].count, 0);
@@ -66,7 +66,7 @@ static void test_base_selection_and_cuts(void **state)
     /* without s7: high = s4 .7 (acc 1, inside [.66,1] -> 0, n1), bin 4 as before .16 (n2)
      * ECE = 2*.16/3 */
     strcpy(s.select, "y != c");
-    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, &lk, &err), CS_OK);
+    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, NULL, &lk, &err), CS_OK);
     assert_int_equal(lk.iv[1].count, 3);
     assert_int_equal(lk.iv[2].count, 3);
     assert_double_near(lk.iv[2].ece, 2 * (0.66 - 0.5) / 3, 1e-12);
@@ -75,7 +75,7 @@ static void test_base_selection_and_cuts(void **state)
      * [.5, 1] = s3 bin 2 acc 0 (.5 - 0 = .5), s4 s7 bin 3 acc .5, s5 s6 bin 4 acc .5 -> .5/5 */
     s.select[0] = '\0';
     const double cuts[3] = { 0, 0.5, 1 };
-    assert_int_equal(cs_likert_compute(d, &s, cuts, 3, &lk, &err), CS_OK);
+    assert_int_equal(cs_likert_compute(d, &s, cuts, 3, NULL, &lk, &err), CS_OK);
     assert_int_equal(lk.n, 2);
     assert_int_equal(lk.iv[0].count, 2);
     assert_double_near(lk.iv[0].ece, 0.0, 1e-12);
@@ -88,7 +88,7 @@ static void test_base_selection_and_cuts(void **state)
      * t .5 -> 0 */
     strcpy(s.lens_arg, "a");
     s.lens = CS_LENS_CLASS;
-    assert_int_equal(cs_likert_compute(d, &s, cuts, 3, &lk, &err), CS_OK);
+    assert_int_equal(cs_likert_compute(d, &s, cuts, 3, NULL, &lk, &err), CS_OK);
     assert_int_equal(lk.iv[0].count, 2);
     assert_int_equal(lk.iv[1].count, 5);
     assert_double_near(lk.iv[1].ece, 0.1, 1e-12);
@@ -104,15 +104,15 @@ static void test_errors(void **state)
     cs_likert lk;
     cs_error err;
     const double bad[3] = { 0, 0.5, 0.5 };
-    assert_int_equal(cs_likert_compute(d, &s, bad, 3, &lk, &err), CS_EUSAGE);
+    assert_int_equal(cs_likert_compute(d, &s, bad, 3, NULL, &lk, &err), CS_EUSAGE);
     assert_non_null(strstr(err.msg, "must increase"));
-    assert_int_equal(cs_likert_compute(d, &s, bad, 1, &lk, &err), CS_EUSAGE);
+    assert_int_equal(cs_likert_compute(d, &s, bad, 1, NULL, &lk, &err), CS_EUSAGE);
     strcpy(s.select, "y == 1 and");
-    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, &lk, &err), CS_EUSAGE);
+    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, NULL, &lk, &err), CS_EUSAGE);
     assert_int_equal(err.col, 8);    /* the caret points into the user's own expression */
     s.select[0] = '\0';
     s.lens = CS_LENS_CLASSWISE;
-    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, &lk, &err), CS_EUSAGE);
+    assert_int_equal(cs_likert_compute(d, &s, NULL, 0, NULL, &lk, &err), CS_EUSAGE);
     cs_dataset_free(d);
 }
 

@@ -571,7 +571,7 @@ static void test_topk_bars(void **state)
     int ks[] = {1, 2, 4, 9};
     double ece[4];
     cs_error e;
-    assert_int_equal(cs_topk_bars(d, &s, ks, 4, ece, &e), CS_OK);
+    assert_int_equal(cs_topk_bars(d, &s, ks, 4, NULL, ece, &e), CS_OK);
     assert_double_near(ece[0], 0.16, 1e-15);
     assert_double_near(ece[1], TOP2_ECE, 1e-15);
     cs_result r = run(d, (cfg){.lens = "topk:4", .bins = 10}, CS_WANT_BINNED);
@@ -579,7 +579,7 @@ static void test_topk_bars(void **state)
     assert_double_near(ece[3], r.ece, 0);   /* 9 > K clamps to K */
     cs_result_free(&r);
     int bad[] = {0};
-    assert_int_equal(cs_topk_bars(d, &s, bad, 1, ece, &e), CS_EUSAGE);
+    assert_int_equal(cs_topk_bars(d, &s, bad, 1, NULL, ece, &e), CS_EUSAGE);
     cs_dataset_free(d);
 
     /* on a bigger file, bars equal cs_prepare(topk:k) for every binning */
@@ -589,7 +589,7 @@ static void test_topk_bars(void **state)
     for (int b = 0; b < 3; b++) {
         s = mkset((cfg){.binning = binnings[b], .bins = 6, .gamma = 0.1});
         double out[4];
-        assert_int_equal(cs_topk_bars(d, &s, ks2, 4, out, &e), CS_OK);
+        assert_int_equal(cs_topk_bars(d, &s, ks2, 4, NULL, out, &e), CS_OK);
         for (int i = 0; i < 4; i++) {
             char lens[32];
             snprintf(lens, sizeof lens, "topk:%d", ks2[i]);

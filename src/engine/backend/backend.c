@@ -1,15 +1,15 @@
 /* Threaded backend: see include/calscope/backend.h for the contract.
  *
- * Design (after redis bio.c): one mutex guards the request queue, the per-worker "running"
- * table, the per-slot latest job and the list of finished responses; workers sleep on a
- * condition variable. Generations are unique across the backend; latest[slot] holds the newest
- * one and is atomic so cs_backend_is_current needs no lock. A job never touches the UI: its
- * response goes on the done list and one byte goes down the wake-up pipe. A superseded job's
- * response is dropped when the worker finishes (or, if it raced a newer submit, when polled). */
+ * Design (after redis bio.c): one mutex guards the queue, the per-worker "running" table, the
+ * per-slot latest task, the finished list and the retired datasets; workers sleep on a condition
+ * variable. Generations are unique across the backend; latest[slot] holds the newest one and is
+ * atomic so cs_backend_is_current needs no lock. A task never touches the UI: its finished job
+ * goes on the done list and one byte goes down the wake-up pipe. A superseded task's job is
+ * dropped when the worker finishes (or, if it raced a newer submit, when polled). The scheduler
+ * calls a job only through its cs_job_ops: it never knows what the job computes. */
 #include "calscope/backend.h"
 
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,54 +23,57 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calscope/curves.h"
-#include "calscope/topk.h"
+#include "calscope/curves.h"     /* cs_run */
+#include "calscope/resample.h"   /* cs_cpu_count */
 
 #define MAX_WORKERS 256
 
 typedef struct done_item done_item;
 
-/* Everything a request needs until it is delivered is allocated by cs_backend_submit, so an
- * allocation failure is reported to the caller there; a worker never has to drop a job or a
- * response for want of memory. */
-typedef struct job {
-    cs_request req;
-    char *path;
-    cs_response *resp;       /* filled by the worker, then moved to the done list */
-    done_item *done;         /* the done-list entry that will carry resp */
+/* Everything a job needs until it is delivered is allocated by cs_backend_submit, so an
+ * allocation failure is reported to the caller there; a worker never has to drop a job for
+ * want of memory. */
+typedef struct task {
+    cs_job *job;
+    done_item *done;         /* the done-list entry that will carry job */
     uint64_t gen;
     atomic_int cancel;
     atomic_int progress;     /* parts per million */
-    int share;               /* helper threads when the request leaves it to the pool */
-    struct job *next;
-} job;
+    int share;               /* helper threads when the job leaves it to the pool */
+    struct task *next;
+} task;
 
 struct done_item {
-    cs_response *resp;
-    cs_request req;          /* the request's copy: which datasets the response came from */
+    cs_job *job;
     struct done_item *next;
 };
 
+typedef struct retired {
+    cs_dataset *d;
+    struct retired *next;
+} retired;
+
 struct cs_backend {
     pthread_mutex_t mu;
-    pthread_cond_t work;     /* queue non-empty or stopping */
-    pthread_cond_t idle;     /* a worker finished a job */
+    pthread_cond_t work;     /* queue changed, a worker became free, or stopping */
+    pthread_cond_t idle;     /* a worker finished a task */
     int n_workers;
     int default_threads;     /* read by workers: fixed before the first one starts */
     pthread_t tid[MAX_WORKERS];
-    job *running[MAX_WORKERS];
-    job *q_head, *q_tail;
+    task *running[MAX_WORKERS];
+    task *q_head;
     done_item *d_head, *d_tail;
-    job *slot_job[CS_BACKEND_MAX_SLOTS];      /* latest job while queued/running, else NULL */
-    int slot_done[CS_BACKEND_MAX_SLOTS];      /* latest request finished and was delivered */
+    retired *retired;        /* datasets to free once no running task reads them */
+    task *slot_task[CS_BACKEND_MAX_SLOTS];    /* latest task while queued/running, else NULL */
+    int slot_done[CS_BACKEND_MAX_SLOTS];      /* latest task finished and was delivered */
     _Atomic uint64_t latest[CS_BACKEND_MAX_SLOTS];
     uint64_t gen_counter;
     int stop;
     int pipe_rd, pipe_wr;
 };
 
-/* The backend's own allocations (not the engine's computations) go through bk_calloc so that
- * tests can make them fail (cs_backend_set_calloc). NULL = calloc. */
+/* ---- allocation (tests make it fail: cs_backend_set_calloc) ----------------------------- */
+
 static void *(*_Atomic alloc_hook)(size_t, size_t);
 
 void cs_backend_set_calloc(void *(*fn)(size_t count, size_t size))
@@ -78,41 +81,36 @@ void cs_backend_set_calloc(void *(*fn)(size_t count, size_t size))
     atomic_store(&alloc_hook, fn);
 }
 
-static void *bk_calloc(size_t count, size_t size)
+void *cs_backend_calloc(size_t count, size_t size)
 {
     void *(*fn)(size_t, size_t) = atomic_load(&alloc_hook);
     return fn ? fn(count, size) : calloc(count, size);
 }
 
-typedef struct worker_arg {
-    cs_backend *b;
-    int index;
-} worker_arg;
-
-void cs_response_free(cs_response *r)
+cs_job *cs_job_alloc(size_t size, const cs_job_ops *ops)
 {
-    if (!r)
-        return;
-    free(r->path);
-    cs_dataset_free(r->dataset);
-    cs_load_summary_free(&r->summary);
-    cs_result_free(&r->result);
-    cs_curve_free(r->curve);
-    cs_case_metrics_free(&r->cases);
-    cs_methods_free(&r->methods);
-    cs_compat_report_free(&r->compat);
-    free(r->compat_bin_moved);
-    free(r);
+    cs_job *j = size >= sizeof *j ? cs_backend_calloc(1, size) : NULL;
+    if (j) j->ops = ops;
+    return j;
 }
 
-static void job_free(job *j)
+void cs_job_free(cs_job *j)
 {
-    if (!j)
+    if (j) j->ops->free(j);
+}
+
+static void task_free(task *t)
+{
+    if (!t)
         return;
-    free(j->path);
-    cs_response_free(j->resp);
-    free(j->done);
-    free(j);
+    cs_job_free(t->job);
+    free(t->done);
+    free(t);
+}
+
+static int uses(const cs_job *j, const cs_dataset *d)
+{
+    return j && j->ops->uses_dataset(j, d);
 }
 
 static double now_seconds(void)
@@ -122,164 +120,25 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void load_progress(void *ctx, double fraction)
+static int is_cancelled(task *t)
 {
-    job *j = ctx;
-    int ppm = (int)(fraction * 1e6);
-    atomic_store(&j->progress, ppm < 0 ? 0 : (ppm > 1000000 ? 1000000 : ppm));
+    return atomic_load_explicit(&t->cancel, memory_order_relaxed) != 0;
 }
 
-static int is_cancelled(job *j)
-{
-    return atomic_load_explicit(&j->cancel, memory_order_relaxed) != 0;
-}
+/* ---- workers ----------------------------------------------------------------------------- */
 
-static void run_sleep(job *j, cs_response *r)
+static void run_task(task *t)
 {
-    unsigned ms = j->req.sleep_ms;
-    for (unsigned t = 0; t < ms; t++) {
-        if (is_cancelled(j)) {
-            r->status = cs_error_set(&r->err, CS_ECANCELLED, 0, 0, "cancelled");
-            return;
-        }
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
-        atomic_store(&j->progress, (int)((double)(t + 1) / ms * 1e6));
-    }
-}
-
-static void run_topk(job *j, cs_response *r)
-{
-    const cs_request *q = &j->req;
-    r->n_topk = q->n_topk > CS_BACKEND_MAX_TOPK ? CS_BACKEND_MAX_TOPK : q->n_topk;
-    memcpy(r->topk_k, q->topk_k, r->n_topk * sizeof *r->topk_k);
-    /* cs_topk_bars sorts once for every k and takes no cancel flag; it costs about one
-     * evaluation, so a superseded request just finishes and is dropped. */
-    r->status = cs_topk_bars(q->data, &q->settings, q->topk_k, r->n_topk, r->topk_value, &r->err);
-}
-
-/* Per library, how many of its moved samples calscope puts in each of its M uniform bins
- * (top1 lens, uniform binning: bin i = (i/M, (i+1)/M], 0 in bin 0, as the metrics). */
-static void compat_bins(const cs_dataset *d, cs_response *r)
-{
-    const cs_compat_report *c = &r->compat;
-    if (c->lens != CS_LENS_TOP1 || c->binning != CS_BIN_UNIFORM || c->bins <= 0 || !c->rows) return;
-    size_t m = (size_t)c->bins;
-    r->compat_bin_moved = bk_calloc(CS_COMPAT_COUNT * m, sizeof *r->compat_bin_moved);
-    if (!r->compat_bin_moved) {
-        r->status = cs_error_set(&r->err, CS_ENOMEM, 0, 0, "out of memory");
-        return;
-    }
-    for (size_t s = 0; s < c->n; s++) {
-        double conf = d->conf[c->rows[s]];
-        double e = ceil(conf * (double)m) - 1;
-        size_t bin = e < 0 ? 0 : e >= (double)m ? m - 1 : (size_t)e;
-        while (bin > 0 && !(conf > (double)bin / (double)m)) bin--;
-        while (bin + 1 < m && conf > (double)(bin + 1) / (double)m) bin++;
-        for (int l = 0; l < CS_COMPAT_COUNT; l++)
-            if ((c->mask & (1u << l)) && c->lib[l].moved_flag && c->lib[l].moved_flag[s])
-                r->compat_bin_moved[(size_t)l * m + bin]++;
-    }
-}
-
-/* Runs j into its preallocated response and hands the response over. */
-static cs_response *run_job(job *j)
-{
-    cs_response *r = j->resp;
-    j->resp = NULL;
-    const cs_request *q = &j->req;
+    cs_job *j = t->job;
     double t0 = now_seconds();
-    r->kind = q->kind;
-    r->slot = q->slot;
-    r->generation = j->gen;
-    r->data = q->data;
-    cs_error_clear(&r->err);
-    cs_run run = { .threads = q->threads > 0 ? q->threads : j->share,
-                   .cancel = &j->cancel, .progress_ppm = &j->progress };
-    unsigned metrics = q->metrics ? q->metrics : CS_METRICS_DEFAULT;
-    cs_prepared *p = NULL;
-    switch (q->kind) {
-    case CS_JOB_LOAD: {
-        cs_load_options o = q->load;
-        o.progress = load_progress;
-        o.progress_ctx = j;
-        o.cancel = &j->cancel;
-        r->path = j->path;
-        j->path = NULL;
-        r->dataset = cs_load_file(r->path, &o, &r->summary, &r->err);
-        r->status = r->dataset ? CS_OK : r->err.code;
-        break;
-    }
-    case CS_JOB_METRICS:
-        p = cs_prepare(q->data, &q->settings, &r->err);
-        if (!p) {
-            r->status = r->err.code;
-            break;
-        }
-        r->status = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, &j->cancel,
-                                &r->result, &r->err);
-        if (r->status == CS_OK && q->ci_repeats > 0) {
-            r->status = cs_bootstrap_interval(p, metrics, q->ci_repeats, q->seed,
-                                              (cs_ci_method)q->ci_method, &run, &r->ci, &r->err);
-            r->has_ci = r->status == CS_OK;
-        }
-        break;
-    case CS_JOB_SIZE_CURVE:
-        p = cs_prepare(q->data, &q->settings, &r->err);
-        if (!p) {
-            r->status = r->err.code;
-            break;
-        }
-        r->curve = cs_size_curve(p, &q->curve, &run, &r->err);
-        r->status = r->curve ? CS_OK : r->err.code;
-        break;
-    case CS_JOB_BINS_CURVE:
-        r->curve = cs_bins_curve(q->data, &q->settings, &q->curve, &run, &r->err);
-        r->status = r->curve ? CS_OK : r->err.code;
-        break;
-    case CS_JOB_TOPK:
-        run_topk(j, r);
-        break;
-    case CS_JOB_COMPARE:
-        r->status = cs_compare_run(q->data, q->data_b, &q->settings, metrics,
-                                   q->compare_repeats > 0 ? q->compare_repeats : 1000, q->seed,
-                                   &run, &r->compare, &r->err);
-        break;
-    case CS_JOB_SLEEP:
-        run_sleep(j, r);
-        break;
-    case CS_JOB_CASES:
-        r->status = cs_case_metrics_compute(q->data, &q->settings, &j->cancel, &r->cases, &r->err);
-        break;
-    case CS_JOB_LIKERT: {
-        /* cs_likert_compute takes no cancel flag: a superseded request finishes and is dropped */
-        size_t nc = q->n_likert_cuts > CS_LIKERT_MAX + 1 ? CS_LIKERT_MAX + 1 : q->n_likert_cuts;
-        r->status = cs_likert_compute(q->data, &q->settings, nc ? q->likert_cuts : NULL,
-                                      nc ? nc : 4, &r->likert, &r->err);
-        break;
-    }
-    case CS_JOB_RECAL: {
-        cs_recal_options ro = q->recal_opts;
-        ro.fit_mask = NULL;
-        if (ro.threads <= 0) ro.threads = run.threads;
-        r->dataset = cs_recal_apply(q->data, q->recal, &ro, &r->recal_info, &r->err);
-        r->status = r->dataset ? CS_OK : r->err.code;
-        break;
-    }
-    case CS_JOB_METHODS:
-        r->status = cs_methods_run(q->methods, q->n_methods, &q->settings, &q->methods_opts,
-                                   &run, &r->methods, &r->err);
-        break;
-    case CS_JOB_COMPAT:
-        r->status = cs_compat_run(q->data, &q->settings, CS_COMPAT_ALL_MASK, &r->compat, &r->err);
-        if (r->status == CS_OK) compat_bins(q->data, r);
-        break;
-    }
-    cs_prepared_free(p);
-    if (r->status == CS_OK)
-        atomic_store(&j->progress, 1000000);
-    r->seconds = now_seconds() - t0;
-    return r;
+    cs_error_clear(&j->err);
+    j->status = CS_OK;
+    cs_run run = { .threads = j->threads > 0 ? j->threads : t->share,
+                   .cancel = &t->cancel, .progress_ppm = &t->progress };
+    j->ops->run(j, &run);
+    if (j->status == CS_OK)
+        atomic_store(&t->progress, 1000000);
+    j->seconds = now_seconds() - t0;
 }
 
 static void wake(cs_backend *b)
@@ -305,47 +164,82 @@ static void lower_priority(void)
 #endif
 }
 
+/* Under b->mu: unlinks and returns the task a free worker should run next, or NULL. Cheap
+ * tasks first (in queue order); a long one only while another worker stays free for a cheap
+ * one that may come (any long one on a pool of one worker). */
+static task *take_locked(cs_backend *b)
+{
+    int long_running = 0;
+    for (int w = 0; w < b->n_workers; w++)
+        long_running += b->running[w] && b->running[w]->job->ops->cost == CS_COST_LONG;
+    int long_ok = long_running < (b->n_workers > 1 ? b->n_workers - 1 : 1);
+    task **pick = NULL;
+    for (task **pp = &b->q_head; *pp; pp = &(*pp)->next) {
+        if ((*pp)->job->ops->cost == CS_COST_CHEAP) { pick = pp; break; }
+        if (!pick && long_ok) pick = pp;
+    }
+    if (!pick)
+        return NULL;
+    task *t = *pick;
+    *pick = t->next;
+    t->next = NULL;
+    return t;
+}
+
+/* Under b->mu: frees every retired dataset no running task reads any more. */
+static void free_retired_locked(cs_backend *b)
+{
+    for (retired **pp = &b->retired; *pp;) {
+        retired *r = *pp;
+        int busy = 0;
+        for (int w = 0; w < b->n_workers && !busy; w++)
+            busy = b->running[w] && uses(b->running[w]->job, r->d);
+        if (busy) { pp = &r->next; continue; }
+        *pp = r->next;
+        cs_dataset_free(r->d);
+        free(r);
+    }
+}
+
 static void *worker_main(void *arg)
 {
-    worker_arg *wa = arg;
-    cs_backend *b = wa->b;
-    int me = wa->index;
-    free(wa);
+    cs_backend *b = ((void **)arg)[0];
+    int me = (int)(intptr_t)((void **)arg)[1];
+    free(arg);
     lower_priority();
     pthread_mutex_lock(&b->mu);
     for (;;) {
-        while (!b->stop && !b->q_head)
+        task *t = NULL;
+        while (!b->stop && !(t = take_locked(b)))
             pthread_cond_wait(&b->work, &b->mu);
-        if (b->stop)
+        if (b->stop) {
+            if (t) task_free(t);
             break;
-        job *j = b->q_head;
-        b->q_head = j->next;
-        if (!b->q_head)
-            b->q_tail = NULL;
-        j->next = NULL;
-        b->running[me] = j;
+        }
+        b->running[me] = t;
         /* Jobs that start while others run get a share of the cores, not all of them: two
          * curves side by side on 2 cores would otherwise run 4 threads and hold 4 threads'
          * scratch memory for no speed. Results do not depend on the count. */
         int busy = 0;
         for (int w = 0; w < b->n_workers; w++)
             busy += b->running[w] != NULL;
-        j->share = b->default_threads / busy > 1 ? b->default_threads / busy : 1;
+        t->share = b->default_threads / busy > 1 ? b->default_threads / busy : 1;
         pthread_mutex_unlock(&b->mu);
 
-        cs_response *r = run_job(j);
+        run_task(t);
 
         pthread_mutex_lock(&b->mu);
         b->running[me] = NULL;
-        int slot = j->req.slot;
-        int current = !is_cancelled(j) && atomic_load(&b->latest[slot]) == j->gen;
-        if (b->slot_job[slot] == j)
-            b->slot_job[slot] = NULL;
-        done_item *d = j->done;
-        j->done = NULL;
+        cs_job *j = t->job;
+        int slot = j->slot;
+        int current = !b->stop && !is_cancelled(t) && atomic_load(&b->latest[slot]) == t->gen;
+        if (b->slot_task[slot] == t)
+            b->slot_task[slot] = NULL;
         if (current) {
-            d->resp = r;
-            d->req = j->req;
+            done_item *d = t->done;
+            t->done = NULL;
+            t->job = NULL;
+            d->job = j;
             d->next = NULL;
             if (b->d_tail)
                 b->d_tail->next = d;
@@ -354,16 +248,17 @@ static void *worker_main(void *arg)
             b->d_tail = d;
             b->slot_done[slot] = 1;
             wake(b);
-        } else {
-            cs_response_free(r);
-            free(d);
         }
-        job_free(j);
+        task_free(t);
+        free_retired_locked(b);
         pthread_cond_broadcast(&b->idle);
+        pthread_cond_broadcast(&b->work);   /* a long task may have waited for this worker */
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
 }
+
+/* ---- the UI thread's calls ------------------------------------------------------------- */
 
 cs_backend *cs_backend_new(int workers, cs_error *err)
 {
@@ -371,7 +266,7 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
         workers = cs_cpu_count();
     if (workers > MAX_WORKERS)
         workers = MAX_WORKERS;
-    cs_backend *b = bk_calloc(1, sizeof *b);
+    cs_backend *b = cs_backend_calloc(1, sizeof *b);
     if (!b) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
@@ -403,18 +298,20 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_mutex_lock(&b->mu);   /* n_workers is read by running workers */
     for (int i = 0; i < workers; i++) {
-        worker_arg *wa = bk_calloc(1, sizeof *wa);
+        void **wa = cs_backend_calloc(2, sizeof *wa);
         if (!wa)
             break;
-        wa->b = b;
-        wa->index = i;
+        wa[0] = b;
+        wa[1] = (void *)(intptr_t)i;
         if (pthread_create(&b->tid[i], NULL, worker_main, wa) != 0) {
             free(wa);
             break;
         }
         b->n_workers++;
     }
+    pthread_mutex_unlock(&b->mu);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (b->n_workers == 0) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "backend: cannot start a worker thread");
@@ -429,73 +326,57 @@ int cs_backend_workers(const cs_backend *b)
     return b->n_workers;
 }
 
-/* Under b->mu: supersedes the slot's current job (queued: dropped; running: cancelled). */
+/* Under b->mu: supersedes the slot's current task (queued: dropped; running: cancelled). */
 static void supersede_locked(cs_backend *b, int slot)
 {
-    job *old = b->slot_job[slot];
-    b->slot_job[slot] = NULL;
+    task *old = b->slot_task[slot];
+    b->slot_task[slot] = NULL;
     b->slot_done[slot] = 0;
     if (!old)
         return;
-    for (job **pp = &b->q_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+    for (task **pp = &b->q_head; *pp; pp = &(*pp)->next) {
         if (*pp == old) {
             *pp = old->next;
-            if (b->q_tail == old)
-                b->q_tail = prev;
-            job_free(old);
+            task_free(old);
             return;
         }
     }
     atomic_store(&old->cancel, 1);
 }
 
-uint64_t cs_backend_submit(cs_backend *b, const cs_request *req, cs_error *err)
+uint64_t cs_backend_submit(cs_backend *b, int slot, cs_job *job, cs_error *err)
 {
-    if (req->slot < 0 || req->slot >= CS_BACKEND_MAX_SLOTS) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "backend: slot %d out of range", req->slot);
+    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS || !job) {
+        cs_job_free(job);
+        cs_error_set(err, CS_EUSAGE, 0, 0, "backend: slot %d out of range", slot);
+        if (!job) cs_error_set(err, CS_EUSAGE, 0, 0, "backend: incomplete request");
         return 0;
     }
-    if ((int)req->kind < CS_JOB_LOAD || req->kind > CS_JOB_COMPAT ||
-        (req->kind == CS_JOB_METHODS &&
-         (req->n_methods == 0 || req->n_methods > CS_BACKEND_MAX_METHODS)) ||
-        (req->kind == CS_JOB_LOAD && !req->path) ||
-        ((req->kind != CS_JOB_LOAD && req->kind != CS_JOB_SLEEP) && !req->data) ||
-        (req->kind == CS_JOB_COMPARE && !req->data_b)) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "backend: incomplete request");
-        return 0;
-    }
-    job *j = bk_calloc(1, sizeof *j);
-    if (j) {
-        j->resp = bk_calloc(1, sizeof *j->resp);
-        j->done = j->resp ? bk_calloc(1, sizeof *j->done) : NULL;
-    }
-    if (j && j->done && req->path) {
-        size_t len = strlen(req->path);
-        j->path = bk_calloc(len + 1, 1);
-        if (j->path) memcpy(j->path, req->path, len);
-    }
-    if (!j || !j->done || (req->path && !j->path)) {
-        job_free(j);
+    task *t = cs_backend_calloc(1, sizeof *t);
+    if (t)
+        t->done = cs_backend_calloc(1, sizeof *t->done);
+    if (!t || !t->done) {
+        if (t) free(t);
+        cs_job_free(job);
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return 0;
     }
-    j->req = *req;
-    j->req.path = NULL;
-    atomic_init(&j->cancel, 0);
-    atomic_init(&j->progress, 0);
+    t->job = job;
+    job->slot = slot;
+    atomic_init(&t->cancel, 0);
+    atomic_init(&t->progress, 0);
     pthread_mutex_lock(&b->mu);
-    supersede_locked(b, req->slot);
-    uint64_t gen = j->gen = ++b->gen_counter;
-    atomic_store(&b->latest[req->slot], gen);
-    b->slot_job[req->slot] = j;
-    if (b->q_tail)
-        b->q_tail->next = j;
-    else
-        b->q_head = j;
-    b->q_tail = j;
-    pthread_cond_signal(&b->work);
+    supersede_locked(b, slot);
+    uint64_t gen = t->gen = job->generation = ++b->gen_counter;
+    atomic_store(&b->latest[slot], gen);
+    b->slot_task[slot] = t;
+    task **pp = &b->q_head;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = t;
+    pthread_cond_broadcast(&b->work);
     pthread_mutex_unlock(&b->mu);
-    /* j belongs to the workers once unlocked (it may already be freed): use the copy. */
+    /* t belongs to the workers once unlocked (it may already be freed): use the copy. */
     return gen;
 }
 
@@ -510,42 +391,20 @@ void cs_backend_cancel(cs_backend *b, int slot)
     pthread_mutex_unlock(&b->mu);
 }
 
-static int uses_req(const cs_request *q, const cs_dataset *d)
+/* Under b->mu: supersedes every slot whose latest task reads d, raises the flag of every
+ * running task that reads d (also superseded ones still winding down) and drops the finished,
+ * unpolled jobs that read d (their data pointer would dangle). Returns nonzero when a running
+ * task still reads d. */
+static int cancel_uses_locked(cs_backend *b, const cs_dataset *d)
 {
-    for (size_t i = 0; q->kind == CS_JOB_METHODS && i < q->n_methods; i++)
-        if (q->methods[i] == d) return 1;
-    return q->data == d || q->data_b == d;
-}
-
-static int uses(const job *j, const cs_dataset *d)
-{
-    return j && uses_req(&j->req, d);
-}
-
-void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
-{
-    pthread_mutex_lock(&b->mu);
     for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
-        if (uses(b->slot_job[s], d)) {
+        if (b->slot_task[s] && uses(b->slot_task[s]->job, d)) {
             supersede_locked(b, s);
             atomic_store(&b->latest[s], ++b->gen_counter);
         }
-    for (;;) {
-        int busy = 0;
-        for (int w = 0; w < b->n_workers; w++)
-            if (uses(b->running[w], d)) {
-                /* Also superseded jobs still winding down on an older generation. */
-                atomic_store(&b->running[w]->cancel, 1);
-                busy = 1;
-            }
-        if (!busy)
-            break;
-        pthread_cond_wait(&b->idle, &b->mu);
-    }
-    /* Finished but not yet polled: not delivered either (their data pointer would dangle). */
     for (done_item **pp = &b->d_head, *prev = NULL; *pp;) {
         done_item *it = *pp;
-        if (!uses_req(&it->req, d)) {
+        if (!uses(it->job, d)) {
             prev = it;
             pp = &it->next;
             continue;
@@ -553,15 +412,51 @@ void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
         *pp = it->next;
         if (b->d_tail == it)
             b->d_tail = prev;
-        int s = it->resp->slot;
-        if (atomic_load(&b->latest[s]) == it->resp->generation) {
+        int s = it->job->slot;
+        if (atomic_load(&b->latest[s]) == it->job->generation) {
             b->slot_done[s] = 0;
             atomic_store(&b->latest[s], ++b->gen_counter);
         }
-        cs_response_free(it->resp);
+        cs_job_free(it->job);
         free(it);
     }
+    int busy = 0;
+    for (int w = 0; w < b->n_workers; w++)
+        if (b->running[w] && uses(b->running[w]->job, d)) {
+            atomic_store(&b->running[w]->cancel, 1);
+            busy = 1;
+        }
+    return busy;
+}
+
+void cs_backend_release_dataset(cs_backend *b, const cs_dataset *d)
+{
+    pthread_mutex_lock(&b->mu);
+    while (cancel_uses_locked(b, d))
+        pthread_cond_wait(&b->idle, &b->mu);
     pthread_mutex_unlock(&b->mu);
+}
+
+void cs_backend_retire_dataset(cs_backend *b, cs_dataset *d)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&b->mu);
+    int busy = cancel_uses_locked(b, d);
+    retired *r = busy ? calloc(1, sizeof *r) : NULL;
+    if (r) {
+        r->d = d;
+        r->next = b->retired;
+        b->retired = r;
+    }
+    pthread_mutex_unlock(&b->mu);
+    if (!busy)
+        cs_dataset_free(d);
+    else if (!r)   /* out of memory for the note: wait instead, as release_dataset does */
+    {
+        cs_backend_release_dataset(b, d);
+        cs_dataset_free(d);
+    }
 }
 
 int cs_backend_wake_fd(const cs_backend *b)
@@ -576,32 +471,32 @@ void cs_backend_drain_wake(cs_backend *b)
         ;
 }
 
-cs_response *cs_backend_poll(cs_backend *b)
+cs_job *cs_backend_poll(cs_backend *b)
 {
-    cs_response *out = NULL;
+    cs_job *out = NULL;
     pthread_mutex_lock(&b->mu);
     while (b->d_head && !out) {
         done_item *d = b->d_head;
         b->d_head = d->next;
         if (!b->d_head)
             b->d_tail = NULL;
-        if (atomic_load(&b->latest[d->resp->slot]) == d->resp->generation)
-            out = d->resp;
+        if (atomic_load(&b->latest[d->job->slot]) == d->job->generation)
+            out = d->job;
         else
-            cs_response_free(d->resp);
+            cs_job_free(d->job);
         free(d);
     }
     pthread_mutex_unlock(&b->mu);
     return out;
 }
 
-cs_response *cs_backend_wait(cs_backend *b, int timeout_ms)
+cs_job *cs_backend_wait(cs_backend *b, int timeout_ms)
 {
     double deadline = now_seconds() + timeout_ms / 1000.0;
     for (;;) {
-        cs_response *r = cs_backend_poll(b);
-        if (r)
-            return r;
+        cs_job *j = cs_backend_poll(b);
+        if (j)
+            return j;
         int left = -1;
         if (timeout_ms >= 0) {
             double rem = deadline - now_seconds();
@@ -615,11 +510,11 @@ cs_response *cs_backend_wait(cs_backend *b, int timeout_ms)
     }
 }
 
-int cs_backend_is_current(const cs_backend *b, const cs_response *r)
+int cs_backend_is_current(const cs_backend *b, const cs_job *j)
 {
-    if (r->slot < 0 || r->slot >= CS_BACKEND_MAX_SLOTS)
+    if (j->slot < 0 || j->slot >= CS_BACKEND_MAX_SLOTS)
         return 0;
-    return atomic_load(&((cs_backend *)b)->latest[r->slot]) == r->generation;
+    return atomic_load(&((cs_backend *)b)->latest[j->slot]) == j->generation;
 }
 
 double cs_backend_progress(const cs_backend *b, int slot)
@@ -629,8 +524,8 @@ double cs_backend_progress(const cs_backend *b, int slot)
     cs_backend *m = (cs_backend *)b;
     double p;
     pthread_mutex_lock(&m->mu);
-    if (m->slot_job[slot])
-        p = atomic_load(&m->slot_job[slot]->progress) / 1e6;
+    if (m->slot_task[slot])
+        p = atomic_load(&m->slot_task[slot]->progress) / 1e6;
     else
         p = m->slot_done[slot] ? 1.0 : -1.0;
     pthread_mutex_unlock(&m->mu);
@@ -643,37 +538,69 @@ int cs_backend_busy(const cs_backend *b, int slot)
         return 0;
     cs_backend *m = (cs_backend *)b;
     pthread_mutex_lock(&m->mu);
-    int busy = m->slot_job[slot] != NULL;
+    int busy = m->slot_task[slot] != NULL;
     pthread_mutex_unlock(&m->mu);
     return busy;
+}
+
+int cs_backend_shutdown(cs_backend *b, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (timeout_ms >= 0) {
+        until.tv_sec += timeout_ms / 1000;
+        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    }
+    pthread_mutex_lock(&b->mu);
+    b->stop = 1;
+    while (b->q_head) {
+        task *t = b->q_head;
+        b->q_head = t->next;
+        task_free(t);
+    }
+    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++) {
+        b->slot_task[s] = NULL;
+        atomic_store(&b->latest[s], ++b->gen_counter);
+    }
+    pthread_cond_broadcast(&b->work);
+    int running = 0;
+    for (;;) {
+        running = 0;
+        for (int w = 0; w < b->n_workers; w++)
+            if (b->running[w]) {
+                atomic_store(&b->running[w]->cancel, 1);
+                running = 1;
+            }
+        if (!running)
+            break;
+        if (timeout_ms < 0)
+            pthread_cond_wait(&b->idle, &b->mu);
+        else if (pthread_cond_timedwait(&b->idle, &b->mu, &until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return !running;
 }
 
 void cs_backend_free(cs_backend *b)
 {
     if (!b)
         return;
-    pthread_mutex_lock(&b->mu);
-    b->stop = 1;
-    for (int w = 0; w < b->n_workers; w++)
-        if (b->running[w])
-            atomic_store(&b->running[w]->cancel, 1);
-    while (b->q_head) {
-        job *j = b->q_head;
-        b->q_head = j->next;
-        job_free(j);
-    }
-    b->q_tail = NULL;
-    for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
-        b->slot_job[s] = NULL;
-    pthread_cond_broadcast(&b->work);
-    pthread_mutex_unlock(&b->mu);
+    cs_backend_shutdown(b, -1);
     for (int w = 0; w < b->n_workers; w++)
         pthread_join(b->tid[w], NULL);
     while (b->d_head) {
         done_item *d = b->d_head;
         b->d_head = d->next;
-        cs_response_free(d->resp);
+        cs_job_free(d->job);
         free(d);
+    }
+    while (b->retired) {
+        retired *r = b->retired;
+        b->retired = r->next;
+        cs_dataset_free(r->d);
+        free(r);
     }
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->work);

@@ -42,12 +42,12 @@ static cs_status parts(const cs_dataset *d, const cs_settings *s, const cs_measu
         size_t nk = q->n_topk < CS_MEASURE_MAX_TOPK ? q->n_topk : CS_MEASURE_MAX_TOPK;
         memcpy(out->topk_k, q->topk, nk * sizeof *out->topk_k);
         out->n_topk = nk;
-        st = cs_topk_bars(d, s, out->topk_k, nk, out->topk_ece, err);
+        st = cs_topk_bars(d, s, out->topk_k, nk, run ? run->cancel : NULL, out->topk_ece, err);
         if (st == CS_OK) out->has_topk = 1;
         else if (st != CS_EEMPTY) return st;
     }
     if (q->parts & CS_MEASURE_LIKERT) {
-        st = cs_likert_compute(d, s, q->likert_cuts, q->n_likert_cuts, &out->likert, err);
+        st = cs_likert_compute(d, s, q->likert_cuts, q->n_likert_cuts, run ? run->cancel : NULL, &out->likert, err);
         if (st == CS_OK) out->has_likert = 1;
         else if (st != CS_EEMPTY) return st;
     }

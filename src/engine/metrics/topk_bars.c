@@ -24,7 +24,7 @@ static void *run_sort(void *arg)
 }
 
 cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *ks, size_t nk,
-                       double *ece_out, cs_error *err)
+                       const atomic_int *cancel, double *ece_out, cs_error *err)
 {
     for (size_t i = 0; i < nk; i++) {
         if (ks[i] < 1) return cs_error_set(err, CS_EUSAGE, 0, 0, "top-k bars: k must be >= 1 (got %d)", ks[i]);
@@ -43,7 +43,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
         if (k > kmax) kmax = k;
         if (k == 1) {
             cs_result r;
-            rc = cs_evaluate(p1, NULL, 0, CS_WANT_BINNED, NULL, &r, err);
+            rc = cs_evaluate(p1, NULL, 0, CS_WANT_BINNED, cancel, &r, err);
             if (rc != CS_OK) goto done;
             ece_out[i] = r.ece;
             cs_result_free(&r);
@@ -65,6 +65,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
         for (size_t i = 0; i < nk && rc == CS_OK; i++) {
             size_t k = (size_t)ks[i] > K ? K : (size_t)ks[i];
             if (k == 1) continue;
+            if (cs_mx_cancelled(cancel)) { rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled"); break; }
             /* A prepared view over the shared sorted buffer (rows borrowed from p1). */
             cs_prepared q;
             cs_mx_prepared_init(&q);
@@ -100,7 +101,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
                 }
                 cs_result res;
                 memset(&res, 0, sizeof res);
-                rc = cs_mx_binned(&q, items, n, NULL, &res, err);
+                rc = cs_mx_binned(&q, items, n, cancel, &res, err);
                 if (rc == CS_OK) ece_out[i] = res.ece;
                 cs_result_free(&res);
             } else {

@@ -362,14 +362,18 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     }
     info->folds = pl.cross ? o->folds : 0;
 
-    cs_status st;
-    switch (method) {
+    cs_status st = CS_OK;
+    if (o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
+        st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    else switch (method) {
     case CS_RECAL_TS: st = cs_rc_temperature(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_PLATT: st = cs_rc_platt(d, &pl, c->prob, info, err); break;
     case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
     free(pl.group);
+    if (st == CS_OK && o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
+        st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     if (st == CS_OK) st = cs_dataset_prepare(c, err);
     if (st != CS_OK) {
         cs_dataset_free(c);

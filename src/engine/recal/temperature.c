@@ -192,8 +192,10 @@ static double model_step(const double *T, double c)
 }
 
 /* Runs passes until every model not yet done is settled (see the header comment); beta[m]
- * gets the fits, cen[m] the starting centres. Returns the number of passes. */
-static int fit_loop(ts_ctx *x, int threads, double *cen, double *beta, int *done)
+ * gets the fits, cen[m] the starting centres. Returns the number of passes, or -1 when the
+ * cancel flag was raised before a pass. */
+static int fit_loop(ts_ctx *x, int threads, double *cen, double *beta, int *done,
+                    const atomic_int *cancel)
 {
     const cs_rc_plan *pl = x->pl;
     size_t G = pl->n_groups, M = pl->n_models;
@@ -207,6 +209,7 @@ static int fit_loop(ts_ctx *x, int threads, double *cen, double *beta, int *done
             if (!done[m]) lead = m;
         }
         if (lead == M) break;
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) return -1;
         double c = cen[lead];
         x->beta = c;
         cs_parallel_for(threads, tasks, pass_task, x, NULL);
@@ -262,7 +265,7 @@ cs_status cs_rc_temperature(const cs_dataset *d, const cs_rc_plan *pl, const cs_
         x.rows = sub;
         x.n_rows = n_sub;
         for (size_t m = 0; m + 1 < M; m++) done[m] = 1;   /* only the all-rows model */
-        fit_loop(&x, threads, cen, beta, done);
+        passes = fit_loop(&x, threads, cen, beta, done, o->cancel);
         for (size_t m = 0; m < M; m++) {
             cen[m] = beta[M - 1];
             done[m] = 0;
@@ -270,7 +273,11 @@ cs_status cs_rc_temperature(const cs_dataset *d, const cs_rc_plan *pl, const cs_
     }
     x.rows = d->sample_rows;
     x.n_rows = d->n_samples;
-    passes = fit_loop(&x, threads, cen, beta, done);
+    if (passes >= 0) passes = fit_loop(&x, threads, cen, beta, done, o->cancel);
+    if (passes < 0) {
+        free(x.sums); free(x.scratch); free(cen); free(beta); free(done); free(sub);
+        return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
     info->passes = passes;
     for (size_t m = 0; m < M && m <= CS_RECAL_MAX_FOLDS; m++) {
         info->param[m][0] = 1.0 / beta[m];

@@ -1,0 +1,217 @@
+/* The dashboard's model (src/tui/model.h): results keyed by what they show (issue 11 items 3-4).
+ *   - a result is drawn with the dataset it was computed on: after switching to a file with
+ *     fewer cases, the Cases place still holds the first file's job, marked stale, whose `data`
+ *     is the first file (the view draws with it; before, the view indexed the second file's
+ *     case names with it: SIGSEGV);
+ *   - never "ready" beside a result still to come: a job finished but not yet collected keeps
+ *     the status busy (before, for a frame, "ready" was drawn beside the stale numbers);
+ *   - a settings change re-runs only what depends on it (--repeats: the curves, not the
+ *     metrics), and going back to the kept setting needs no job at all;
+ *   - leaving a view cancels its pending curves.
+ * Real files through a real backend; every wait is for a state, with a liveness limit only. */
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calscope/jobs/cases.h"
+#include "calscope/jobs/metrics.h"
+#include "support/cs_test.h"
+#include "support/liveness.h"
+#include "tui/model.h"
+#include "tui/state.h"
+
+static tui_state st;
+static tui_model m;
+static cs_backend *b;
+
+/* Waits for a wake-up byte (a job was queued for delivery), without collecting. */
+static void wait_wake(void)
+{
+    struct pollfd pfd = { .fd = cs_backend_wake_fd(b), .events = POLLIN };
+    assert_int_equal(poll(&pfd, 1, CS_TEST_LIVENESS_MS), 1);
+}
+
+/* Collects until nothing is pending any more (every submitted job delivered). */
+static void settle(void)
+{
+    char what[64];
+    double p;
+    while (tui_model_busy(&m, what, sizeof what, &p)) {
+        wait_wake();
+        tui_model_collect(&m, &st);
+        tui_model_submit(&m, &st);
+    }
+}
+
+static void open_files(const char *const *paths, size_t n)
+{
+    tui_state_init(&st);
+    for (size_t i = 0; i < n; i++) st.paths[i] = paths[i];
+    st.n_files = n;
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    cs_error err;
+    b = cs_backend_new(2, &err);
+    assert_non_null(b);
+    char msg[256];
+    assert_int_equal(tui_model_init(&m, b, &st, &lo, msg, sizeof msg), 0);
+    tui_model_submit(&m, &st);
+    settle();
+    for (size_t i = 0; i < n; i++) assert_int_equal(m.files[i].state, TUI_LOADED);
+}
+
+static void close_files(void)
+{
+    cs_backend_free(b);
+    tui_model_free(&m);
+}
+
+/* A segmentation CSV of n_cases cases named PREFIXnnn, 30 pixels each, 3 classes. */
+static const char *seg_file(const char *prefix, size_t n_cases)
+{
+    static char buf[1 << 20];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "case,label,p_bg,p_organ,p_lesion\n");
+    for (size_t c = 0; c < n_cases; c++)
+        for (size_t i = 0; i < 30; i++) {
+            double a = 0.2 + 0.6 * (double)((c * 7 + i * 13) % 10) / 10.0, bb = (1 - a) / 2;
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%03zu,%zu,%.3f,%.3f,%.3f\n",
+                                    prefix, c, (c + i) % 3, a, bb, 1 - a - bb);
+        }
+    return cs_test_tmpfile(".csv", buf, len);
+}
+
+static void test_result_keeps_its_dataset(void **state)
+{
+    (void)state;
+    const char *paths[2] = { seg_file("many", 40), seg_file("one", 1) };
+    open_files(paths, 2);
+    st.view = TUI_VIEW_CASES;
+    tui_model_submit(&m, &st);
+    settle();
+    int stale = -1;
+    const cs_job *r = tui_model_result(&m, TUI_SLOT_CASES, &stale);
+    assert_non_null(r);
+    assert_int_equal(stale, 0);
+    const cs_cases_job *cj = cs_cases_job_of(r);
+    assert_ptr_equal(cj->data, m.files[0].data);
+    assert_int_equal(cj->result.n_cases, 40);
+
+    /* `f`: the second file (one case) is active; its job is submitted, the first file's result
+     * is still the place's — stale, and naming the dataset it belongs to */
+    st.active = 1;
+    assert_true(tui_model_submit(&m, &st) >= 1);
+    r = tui_model_result(&m, TUI_SLOT_CASES, &stale);
+    assert_non_null(r);
+    assert_int_equal(stale, 1);
+    cj = cs_cases_job_of(r);
+    assert_ptr_equal(cj->data, m.files[0].data);
+    assert_true(cj->result.n_cases > m.files[1].data->n_cases);   /* the old crash's indices */
+    for (size_t i = 0; i < cj->result.n_cases; i++)
+        assert_true((size_t)cj->result.case_index[i] < cj->data->n_cases);
+    settle();
+    r = tui_model_result(&m, TUI_SLOT_CASES, &stale);
+    assert_int_equal(stale, 0);
+    assert_ptr_equal(cs_cases_job_of(r)->data, m.files[1].data);
+    assert_int_equal(cs_cases_job_of(r)->result.n_cases, 1);
+    close_files();
+}
+
+static void test_busy_until_collected(void **state)
+{
+    (void)state;
+    const char *paths[1] = { cs_test_sample("breast_cancer_gnb.csv") };
+    open_files(paths, 1);
+    char what[64];
+    double p;
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 0);
+    st.settings.bins = 20;
+    assert_int_equal(tui_model_submit(&m, &st), 1);
+    wait_wake();                            /* finished, on the backend's done list */
+    assert_false(cs_backend_busy(b, TUI_SLOT_METRICS(0)));
+    int stale = -1;
+    assert_non_null(tui_model_result(&m, TUI_SLOT_METRICS(0), &stale));
+    assert_int_equal(stale, 1);             /* the numbers drawn now are the old ones... */
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 1);   /* ...so: not "ready" */
+    assert_string_equal(what, "metrics");
+    tui_model_collect(&m, &st);
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 0);
+    const cs_job *r = tui_model_result(&m, TUI_SLOT_METRICS(0), &stale);
+    assert_int_equal(stale, 0);
+    assert_int_equal(cs_metrics_job_of(r)->result.n_bins, 20);
+    close_files();
+}
+
+static void test_only_what_depends_on_a_change(void **state)
+{
+    (void)state;
+    const char *paths[2] = { cs_test_sample("digits_gnb.csv"), cs_test_sample("digits_ts.csv") };
+    open_files(paths, 2);
+    st.view = TUI_VIEW_VARIANCE;
+    st.repeats = 3;
+    tui_model_submit(&m, &st);
+    settle();
+    const cs_job *metrics0 = tui_model_result(&m, TUI_SLOT_METRICS(0), &(int){ 0 });
+    const cs_job *metrics1 = tui_model_result(&m, TUI_SLOT_METRICS(1), &(int){ 0 });
+    assert_non_null(metrics0);
+    assert_non_null(metrics1);
+
+    /* --repeats (the r key): the two curves again, no file's metrics */
+    st.repeats = 4;
+    assert_int_equal(tui_model_submit(&m, &st), 2);
+    assert_true(cs_backend_busy(b, TUI_SLOT_SIZE) || cs_backend_progress(b, TUI_SLOT_SIZE) == 1);
+    assert_false(m.places[TUI_SLOT_METRICS(0)].pending);
+    assert_false(m.places[TUI_SLOT_METRICS(1)].pending);
+    settle();
+    int stale = -1;
+    assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(0), &stale), metrics0);   /* kept */
+    assert_int_equal(stale, 0);
+    assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(1), &stale), metrics1);
+
+    /* a metric setting and back before anything ran: the kept results are current again and
+     * nothing is left pending */
+    st.settings.bins = 16;
+    assert_int_equal(tui_model_submit(&m, &st), 4);   /* 2 files' metrics, 2 curves */
+    st.settings.bins = 15;
+    assert_int_equal(tui_model_submit(&m, &st), 0);
+    assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(0), &stale), metrics0);
+    assert_int_equal(stale, 0);
+    char what[64];
+    double p;
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 0);
+    close_files();
+}
+
+/* Leaving the Variance view cancels its curves (a size curve of 100,000 repeats on 1797 rows
+ * would run far beyond the liveness limit); coming back asks again. */
+static void test_leaving_a_view_cancels_its_curves(void **state)
+{
+    (void)state;
+    const char *paths[1] = { cs_test_sample("digits_gnb.csv") };
+    open_files(paths, 1);
+    st.view = TUI_VIEW_VARIANCE;
+    st.repeats = 100000;
+    assert_int_equal(tui_model_submit(&m, &st), 2);
+    cs_test_wait_running(b, TUI_SLOT_SIZE);
+    st.view = TUI_VIEW_RELIABILITY;
+    assert_int_equal(tui_model_submit(&m, &st), 0);
+    assert_false(cs_backend_busy(b, TUI_SLOT_SIZE));
+    assert_false(cs_backend_busy(b, TUI_SLOT_BINS));
+    char what[64];
+    double p;
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 0);   /* "ready" */
+    st.view = TUI_VIEW_VARIANCE;
+    assert_int_equal(tui_model_submit(&m, &st), 2);
+    assert_true(cs_backend_busy(b, TUI_SLOT_SIZE));
+    close_files();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_result_keeps_its_dataset),
+        cmocka_unit_test(test_busy_until_collected),
+        cmocka_unit_test(test_only_what_depends_on_a_change),
+        cmocka_unit_test(test_leaving_a_view_cancels_its_curves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
