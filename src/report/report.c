@@ -179,7 +179,7 @@ int report_main(int argc, char **argv)
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
         cs_status st = cs_compare_run(kept[0], kept[1], &o.settings, CS_METRICS_DEFAULT,
-                                      o.repeats ? o.repeats : 1000, o.seed, &run, &cmp.res, &err);
+                                      o.repeats ? o.repeats : CS_COMPARE_REPEATS, o.seed, &run, &cmp.res, &err);
         if (st == CS_OK) cmp.done = 1;
         else {
             /* the table's row for B failed the same way and was reported */

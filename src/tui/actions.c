@@ -376,8 +376,8 @@ unsigned tui_action_dispatch(tui_state *st, int key)
 /* The methods table is on screen: the Compare view's methods or rankings panel, two methods. */
 static int methods_shown(const tui_state *st)
 {
-    return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
-           st->n_files + (size_t)st->n_recal >= 2;
+    /* every panel of the view: the diagrams panel's paired column is the methods table's */
+    return st->view == TUI_VIEW_COMPARE && st->n_files + (size_t)st->n_recal >= 2;
 }
 
 /* What is on screen as report options: the settings, the loading flags, and the curve, the
