@@ -127,4 +127,24 @@ expect_same "the ':' command after f prints the panel's numbers" "$(report_paire
 
 keys q
 check_screen "q quits with status 0" 'EXITED 0' 60
+T kill-server >/dev/null 2>&1
+SOCK="$SOCK-mix"             # a fresh server: the old one may still be going away
+
+# --mixture changes RECE-M only: the dashboard refuses it, as the report does, when no file has
+# id and tta columns (one rule, session/ ss_mixture_unused), once the files are loaded
+msg='calscope: --mixture needs an id/tta long file \(it only changes RECE-M\); no FILE has id and tta columns'
+expect_rc "report: --mixture gmm3 without id/tta is a usage error" 2 "$CALSCOPE" report --mixture gmm3 samples/digits_ts.csv
+expect_match "report: the message" "^$msg" "$ERR"
+T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_ts.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "dashboard: --mixture gmm3 without id/tta exits with status 2" 'EXITED 2' 60
+expect_match "dashboard: the report's message" "$msg" "$SCREEN"
+expect_match "dashboard: the pointer to its --help" 'Try `calscope --help`' "$SCREEN"
+T kill-server >/dev/null 2>&1
+SOCK="$SOCK-tta"
+T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_tta.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "dashboard: --mixture gmm3 on an id/tta file is taken" 'RECE-M +[0-9.]+' 60
+keys q
+check_screen "and q quits with status 0" 'EXITED 0' 60
 done_testing
