@@ -28,9 +28,10 @@
  * so a poll only returns jobs whose generation is the latest of their slot at the moment of the
  * poll. The UI may still call cs_backend_is_current later (e.g. after submitting again).
  *
- * Order. Queued jobs of cost class CS_COST_CHEAP run before queued CS_COST_LONG ones, and a
- * long job never takes the last idle worker while a cheap one could need it: a metrics
- * recompute never waits behind a resampling curve (a pool of one worker runs in queue order).
+ * Order. Queued jobs of cost class CS_COST_CHEAP run before queued CS_COST_LONG ones, and the
+ * last worker of a pool of several runs cheap jobs only, at a higher priority (nice) than the
+ * workers that run long ones: a metrics recompute never waits behind a resampling curve, and
+ * wins the cores from it while both run (a pool of one worker runs in queue order).
  *
  * Ownership. cs_backend_submit takes the job (also when it refuses it: then it frees it). The
  * datasets a job points to are borrowed: they must stay alive until the job is finished — call

@@ -61,6 +61,7 @@ struct cs_backend {
     int default_threads;     /* read by workers: fixed before the first one starts */
     pthread_t tid[MAX_WORKERS];
     task *running[MAX_WORKERS];
+    int cheap_only[MAX_WORKERS]; /* the worker runs cheap jobs only (the last of several) */
     task *q_head;
     done_item *d_head, *d_tail;
     retired *retired;        /* datasets to free once no running task reads them */
@@ -150,29 +151,32 @@ static void wake(cs_backend *b)
 }
 
 /* Workers run at a lower priority than the thread that created the pool (the front end's):
- * with every core computing, a key must still take effect within a frame. Linux applies nice
+ * with every core computing, a key must still take effect within a frame. The last worker of a
+ * pool of several runs cheap jobs only, 5 nice levels down; the others may run long jobs and
+ * sit 5 levels further down, so a cheap job on screen wins the cores from a running curve (an
+ * unprivileged thread cannot raise its priority back, hence fixed roles). Linux applies nice
  * per thread, and the helper threads a job starts inherit it (and the name "cs-worker", which
  * shows in top -H and lets the tests find them). Failure only costs latency. */
-static void lower_priority(void)
+static void lower_priority(int levels)
 {
 #if defined(__linux__) && defined(SYS_gettid)
     (void)prctl(PR_SET_NAME, "cs-worker", 0, 0, 0);
     id_t tid = (id_t)syscall(SYS_gettid);
     errno = 0;
     int cur = getpriority(PRIO_PROCESS, tid);
-    if (errno == 0 && cur < 19) (void)setpriority(PRIO_PROCESS, tid, cur + 5 < 19 ? cur + 5 : 19);
+    if (errno == 0 && cur < 19)
+        (void)setpriority(PRIO_PROCESS, tid, cur + levels < 19 ? cur + levels : 19);
+#else
+    (void)levels;
 #endif
 }
 
-/* Under b->mu: unlinks and returns the task a free worker should run next, or NULL. Cheap
- * tasks first (in queue order); a long one only while another worker stays free for a cheap
- * one that may come (any long one on a pool of one worker). */
-static task *take_locked(cs_backend *b)
+/* Under b->mu: unlinks and returns the task worker `me` should run next, or NULL. Cheap tasks
+ * first (in queue order); long ones only on the workers that may run them (all but the last of
+ * a pool of several: one worker always stays free for a cheap job that may come). */
+static task *take_locked(cs_backend *b, int me)
 {
-    int long_running = 0;
-    for (int w = 0; w < b->n_workers; w++)
-        long_running += b->running[w] && b->running[w]->job->ops->cost == CS_COST_LONG;
-    int long_ok = long_running < (b->n_workers > 1 ? b->n_workers - 1 : 1);
+    int long_ok = !b->cheap_only[me];
     task **pick = NULL;
     for (task **pp = &b->q_head; *pp; pp = &(*pp)->next) {
         if ((*pp)->job->ops->cost == CS_COST_CHEAP) { pick = pp; break; }
@@ -206,11 +210,11 @@ static void *worker_main(void *arg)
     cs_backend *b = ((void **)arg)[0];
     int me = (int)(intptr_t)((void **)arg)[1];
     free(arg);
-    lower_priority();
+    lower_priority(b->cheap_only[me] ? 5 : 10);
     pthread_mutex_lock(&b->mu);
     for (;;) {
         task *t = NULL;
-        while (!b->stop && !(t = take_locked(b)))
+        while (!b->stop && !(t = take_locked(b, me)))
             pthread_cond_wait(&b->work, &b->mu);
         if (b->stop) {
             if (t) task_free(t);
@@ -252,7 +256,7 @@ static void *worker_main(void *arg)
         task_free(t);
         free_retired_locked(b);
         pthread_cond_broadcast(&b->idle);
-        pthread_cond_broadcast(&b->work);   /* a long task may have waited for this worker */
+        pthread_cond_broadcast(&b->work);   /* a task may have waited for this worker */
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
@@ -305,6 +309,7 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
             break;
         wa[0] = b;
         wa[1] = (void *)(intptr_t)i;
+        b->cheap_only[i] = workers > 1 && i == workers - 1;
         if (pthread_create(&b->tid[i], NULL, worker_main, wa) != 0) {
             free(wa);
             break;
