@@ -88,6 +88,12 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
     return CS_OK;
 }
 
+/* The paired differences' resamples (0 asks for the default). */
+static int cmp_repeats(const cs_methods_options *o)
+{
+    return o->cmp_repeats > 0 ? o->cmp_repeats : CS_COMPARE_REPEATS;
+}
+
 /* Column col of a row from the entry of reference − method: the row shows method − reference,
  * so the difference and its interval turn round and P(method better) is the entry's p_worse. */
 static void take_diff(cs_method_row *me, int col, const cs_compare_entry *e)
@@ -107,7 +113,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
                         const cs_settings *s, const cs_settings *sk, const cs_methods_options *o,
                         const cs_run *run)
 {
-    int repeats = o->cmp_repeats > 0 ? o->cmp_repeats : CS_COMPARE_REPEATS;
+    int repeats = cmp_repeats(o);
     cs_compare c;
     cs_status st = cs_compare_run(ref, d, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
@@ -138,7 +144,7 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
     }
     out->n = n;
     out->ref = o->ref;
-    out->cmp_repeats = o->cmp_repeats > 0 ? o->cmp_repeats : CS_COMPARE_REPEATS;
+    out->cmp_repeats = cmp_repeats(o);
     const cs_dataset *ref = d[o->ref];
     out->classes = ref ? ref->k : 0;
     for (size_t i = 0; i < n && !out->classes; i++) if (d[i]) out->classes = d[i]->k;
