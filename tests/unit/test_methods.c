@@ -366,7 +366,7 @@ static void test_method_row_order(void **state)
     enum { N = 40 };
     double pa[N * 2], pb[N * 2], pr[N * 2];
     int la[N], lr[N];
-    char nm[N][8];
+    char nm[N][16];
     const char *names[N], *rnames[N];
     for (int i = 0; i < N; i++) {
         double a = 0.5 + 0.0123 * i, b = 0.97 - 0.011 * ((i * 7) % N);
