@@ -201,6 +201,8 @@ typedef struct cs_compare_entry {
                                     band (lower for errors and scoring rules, higher for
                                     accuracy; cs_metric_compare) */
     double p_equal;              /* share of resamples where A and B are tied (within the band) */
+    double p_worse;              /* share of resamples where B is better (1 - p_better - p_equal
+                                    when every resample has both values) */
     int equal;                   /* 1 when a, b and every resample are tied: the difference is
                                     rounding noise; front ends show "=" instead of p_better */
 } cs_compare_entry;
@@ -224,6 +226,10 @@ typedef struct cs_compare {
  * row of a (UINT32_MAX elsewhere); *by_id whether ids paired them. CS_ENOMEM as usual. */
 cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b, int *by_id,
                           cs_error *err);
+
+/* Resamples of a paired comparison when none are asked for (`report --compare`'s --repeats
+ * default, the methods table's and the dashboard's Compare view). */
+#define CS_COMPARE_REPEATS 1000
 
 /* Pairs a and b with cs_compare_pair (its errors are returned as they are). Both are prepared
  * under `s`; a sample counts when both selections keep it. Then `repeats` resamples of the pairs

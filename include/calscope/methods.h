@@ -26,13 +26,16 @@
 #define CS_METHODS_COL_TOPK 9
 #define CS_METHODS_MASS_TOP 10
 #define CS_METHODS_MAX 64
+/* Resamples of each value's interval when none are asked for (`report --compare`'s --ci
+ * default; the dashboard's methods job uses it when its intervals are off). */
+#define CS_METHODS_CI_REPEATS 200
 
 typedef struct cs_methods_options {
     size_t ref;                  /* index of the reference method */
     int k;                       /* k of the top-k column (0 = 3; clamped to the class count) */
     int ci_repeats;              /* bootstrap resamples of each value's interval; 0 = no interval
                                     (lo, hi NAN) */
-    int cmp_repeats;             /* paired-bootstrap resamples (0 = 1000) */
+    int cmp_repeats;             /* paired-bootstrap resamples (0 = CS_COMPARE_REPEATS) */
     uint64_t seed;
     cs_ci_method ci_method;      /* the intervals' method (0 = percentile) */
 } cs_methods_options;
@@ -63,6 +66,7 @@ typedef struct cs_methods {
     int k;                       /* the top-k column's k */
     size_t classes;              /* K of the reference (else of the first measured method) */
     size_t n_top;                /* min(classes, CS_METHODS_MASS_TOP) */
+    int cmp_repeats;             /* resamples of the paired differences (front ends state it) */
 } cs_methods;
 
 /* Measures every method d[0..n) (d[i] NULL: a method without data, row not ok) under s.

@@ -150,8 +150,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     if (!t) return NULL;
     t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
     if (!t->m) { free(t); return NULL; }
-    t->ci_repeats = o->ci_repeats ? o->ci_repeats : 200;
-    t->cmp_repeats = o->repeats ? o->repeats : 1000;
+    t->ci_repeats = o->ci_repeats ? o->ci_repeats : CS_METHODS_CI_REPEATS;
+    t->cmp_repeats = o->repeats ? o->repeats : CS_COMPARE_REPEATS;
     t->ci_method = o->ci_method;
     t->seed = o->seed;
     t->split = mo->split;

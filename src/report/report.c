@@ -180,7 +180,7 @@ int report_main(int argc, char **argv)
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
         cs_status st = cs_compare_run(kept[0], kept[1], &o.settings, CS_METRICS_DEFAULT,
-                                      o.repeats ? o.repeats : 1000, o.seed, &run, &cmp.res, &err);
+                                      o.repeats ? o.repeats : CS_COMPARE_REPEATS, o.seed, &run, &cmp.res, &err);
         if (st == CS_OK) cmp.done = 1;
         else {
             /* the table's row for B failed the same way and was reported */
@@ -190,18 +190,14 @@ int report_main(int argc, char **argv)
     cmp.a = files[0].path;
     cmp.b = o.n_files > 1 ? files[1].path : "";
 
-    /* --mixture changes RECE-M only, which needs an id/tta file: refused (no output) when no
-     * loaded file has one, as a flag that would change nothing */
-    int unused = 0;
-    if (o.mixture_given) {
-        int loaded = 0, tta = 0;
-        for (size_t i = 0; i < o.n_files; i++) {
-            loaded |= files[i].loaded;
-            tta |= files[i].loaded && files[i].tta;
-        }
-        if (loaded && !tta)
-            unused = rep_usage_error("--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns");
+    /* --mixture without an id/tta file: the flag table's rule (ss_mixture_unused), no output */
+    int loaded = 0, tta = 0;
+    for (size_t i = 0; i < o.n_files; i++) {
+        loaded |= files[i].loaded;
+        tta |= files[i].loaded && files[i].tta;
     }
+    const char *why = ss_mixture_unused(o.mixture_given, loaded, tta);
+    int unused = why ? rep_usage_error("%s", why) != 0 : 0;
 
     /* machine formats keep stdout parseable: their plots go to stderr */
     FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;

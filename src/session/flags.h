@@ -133,6 +133,12 @@ int ss_usage_error(unsigned front, const char *fmt, ...)
 #endif
     ;
 
+/* The rule between --mixture and the loaded files, for both front ends once their files are
+ * loaded: --mixture changes RECE-M only, which needs an id/tta long file, so it is refused (a
+ * flag that would change nothing) when some FILE loaded and none has id and tta columns.
+ * Returns the message (static) for ss_usage_error, or NULL when the flag is fine. Pure. */
+const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta);
+
 /* Writes `calscope report FLAGS FILES` reproducing o: every report flag whose printer gives a
  * value, in table order, then o->files, each word shell-quoted (ss_shell_quote). Truncated to
  * size (always terminated). */

@@ -22,6 +22,13 @@ int ss_usage_error(unsigned front, const char *fmt, ...)
     return 2;
 }
 
+const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta)
+{
+    return mixture_given && any_loaded && !any_tta
+        ? "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns"
+        : NULL;
+}
+
 void ss_opts_init(ss_opts *o, unsigned front)
 {
     ss_check_fn keep = o->check_fn;

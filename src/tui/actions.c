@@ -373,11 +373,11 @@ unsigned tui_action_dispatch(tui_state *st, int key)
 
 /* ---- command line ------------------------------------------------------------------------ */
 
-/* The methods table is on screen: the Compare view's methods or rankings panel, two methods. */
+/* The methods table's numbers are on screen: any panel of the Compare view (the diagrams
+ * panel's paired column is the table's ECE column), with two methods or more. */
 static int methods_shown(const tui_state *st)
 {
-    return st->view == TUI_VIEW_COMPARE && st->cmp_panel != TUI_CMP_FILES &&
-           st->n_files + (size_t)st->n_recal >= 2;
+    return st->view == TUI_VIEW_COMPARE && st->n_files + (size_t)st->n_recal >= 2;
 }
 
 /* What is on screen as report options: the settings, the loading flags, and the curve, the

@@ -438,6 +438,7 @@ int tui_main(int argc, char **argv)
     curs_set(0);
 
     unsigned flags = TUI_REDRAW | TUI_RELAYOUT;
+    const char *mixture_unused = NULL;
     double key_time = 0, last_progress_draw = 0;
     int pending_keys = 0;
     struct pollfd fds[2];
@@ -459,6 +460,21 @@ int tui_main(int argc, char **argv)
                             ? cs_dataset_class_index(d, a->st.settings.lens_arg) : -1;
             if (named >= 0) a->st.klass = named;
             if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
+        }
+        if (a->st.mixture_given && !mixture_unused) {
+            /* the report's rule once every file is loaded: quit, then say it (exit 2) */
+            int loading = 0, loaded = 0, tta = 0;
+            for (size_t f = 0; f < a->m.n_files; f++) {
+                const cs_dataset *d = a->m.files[f].data;
+                loading |= a->m.files[f].state == TUI_LOADING;
+                loaded |= d != NULL;
+                tta |= d && d->id && d->tta;
+            }
+            if (!loading) {
+                mixture_unused = ss_mixture_unused(1, loaded, tta);
+                a->st.mixture_given = 0;
+                if (mixture_unused) break;
+            }
         }
         if (tui_model_submit(&a->m, &a->st) > 0) flags |= TUI_REDRAW;
 
@@ -510,5 +526,5 @@ int tui_main(int argc, char **argv)
         cs_backend_free(a->backend);
         tui_model_free(&a->m);
     }
-    return 0;
+    return mixture_unused ? ss_usage_error(SS_DASH, "%s", mixture_unused) : 0;
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "calscope/jobs/cases.h"
-#include "calscope/jobs/compare.h"
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/curve.h"
 #include "calscope/jobs/likert.h"
@@ -234,7 +233,8 @@ static int submit_methods(tui_model *m, tui_state *st)
         methods[n++] = rc->data;
     }
     if (n < 2) return 0;
-    tui_key key = key_of(NULL, &st->settings, st->ci, st->ci_method, (long)st->seed, (long)ref);
+    int ci = st->ci > 0 ? st->ci : CS_METHODS_CI_REPEATS;
+    tui_key key = key_of(NULL, &st->settings, ci, st->ci_method, (long)st->seed, (long)ref);
     for (size_t i = 0; i < n; i++) key.data[i] = methods[i];
     key.n[4] = m->methods_version;   /* a recalibration refitted may reuse an address */
     if (!need(m, TUI_SLOT_METHODS, &key)) return 0;
@@ -244,7 +244,9 @@ static int submit_methods(tui_model *m, tui_state *st)
     if (job) {
         job->opts.ref = ref;
         job->opts.k = 0;                    /* the report's --compare-k default (3) */
-        job->opts.ci_repeats = st->ci;      /* i: intervals (--ci R) */
+        /* i: intervals (--ci R); when they are off the values' intervals are still those of the
+         * report's --ci default (not drawn), so that `:` reproduces every number on screen */
+        job->opts.ci_repeats = ci;
         job->opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
         job->opts.seed = st->seed;
         job->opts.ci_method = (cs_ci_method)st->ci_method;
@@ -348,26 +350,11 @@ static int submit_view(tui_model *m, tui_state *st)
         }
         break;
     }
-    case TUI_VIEW_COMPARE: {
-        if (st->cmp_panel != TUI_CMP_FILES) n += submit_methods(m, st);
-        const cs_dataset *a = loaded(m, 0);
-        if (!a || st->cmp_panel != TUI_CMP_FILES) break;
-        for (size_t f = 1; f < m->n_files; f++) {
-            const cs_dataset *d = loaded(m, f);
-            if (!d) continue;
-            int repeats = st->ci > 0 ? st->ci : 200;
-            tui_key key = key_of(a, &st->settings, repeats, (long)st->seed, 0, 0);
-            key.data[1] = d;
-            if (!need(m, TUI_SLOT_COMPARE((int)f), &key)) continue;
-            cs_compare_job *job = cs_compare_job_new(a, d, &st->settings, &err);
-            if (job) {
-                job->repeats = repeats;
-                job->seed = st->seed;
-            }
-            n += submit(m, st, TUI_SLOT_COMPARE((int)f), job ? &job->base : NULL, &err);
-        }
+    case TUI_VIEW_COMPARE:
+        /* every panel draws from the one methods job: the diagrams panel's paired column is
+         * the methods table's ECE column, as `report --compare` prints it */
+        n += submit_methods(m, st);
         break;
-    }
     case TUI_VIEW_CASES:
         if (act && act->case_id) {
             tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
@@ -503,7 +490,6 @@ static const char *job_name(int place)
     if (place == TUI_SLOT_SIZE) return "size curve";
     if (place == TUI_SLOT_BINS) return "bins curve";
     if (place >= TUI_SLOT_TOPK(0) && place < TUI_SLOT_TOPK(TUI_MAX_FILES)) return "top-k";
-    if (place >= TUI_SLOT_COMPARE(0) && place < TUI_SLOT_COMPARE(TUI_MAX_FILES)) return "compare";
     if (place == TUI_SLOT_LIKERT) return "likert";
     if (place == TUI_SLOT_METHODS) return "methods";
     if (place == TUI_SLOT_COMPAT) return "compat";

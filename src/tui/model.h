@@ -33,8 +33,7 @@ enum {
     TUI_PLACE_LOAD0 = 0,                                     /* loading file f */
     TUI_PLACE_METRICS0 = TUI_PLACE_LOAD0 + TUI_MAX_FILES,    /* metrics of file f */
     TUI_PLACE_TOPK0 = TUI_PLACE_METRICS0 + TUI_MAX_FILES,    /* top-k bars of file f */
-    TUI_PLACE_COMPARE0 = TUI_PLACE_TOPK0 + TUI_MAX_FILES,    /* file 0 against file f */
-    TUI_PLACE_SIZE = TUI_PLACE_COMPARE0 + TUI_MAX_FILES,     /* the size curve */
+    TUI_PLACE_SIZE = TUI_PLACE_TOPK0 + TUI_MAX_FILES,        /* the size curve */
     TUI_PLACE_BINS,                                          /* the bins curve */
     TUI_PLACE_CLASS0,                                        /* class c's row */
     TUI_PLACE_LIKERT = TUI_PLACE_CLASS0 + TUI_MAX_CLASS_SLOTS,
@@ -49,7 +48,6 @@ _Static_assert(TUI_PLACE_COUNT <= CS_BACKEND_MAX_SLOTS, "more places than backen
 #define TUI_SLOT_LOAD(f)    (TUI_PLACE_LOAD0 + (f))
 #define TUI_SLOT_METRICS(f) (TUI_PLACE_METRICS0 + (f))
 #define TUI_SLOT_TOPK(f)    (TUI_PLACE_TOPK0 + (f))
-#define TUI_SLOT_COMPARE(f) (TUI_PLACE_COMPARE0 + (f))
 #define TUI_SLOT_SIZE       TUI_PLACE_SIZE
 #define TUI_SLOT_BINS       TUI_PLACE_BINS
 #define TUI_SLOT_CLASS0     TUI_PLACE_CLASS0

@@ -54,6 +54,7 @@ typedef struct tui_state {
     int help_page, help_pages;  /* `?` pages through the help when it needs more than one screen
                                    (help_pages is set by the drawing code) */
     int ascii, no_color;
+    int mixture_given;         /* --mixture (refused once loaded when no file has id/tta) */
 
     const char *paths[TUI_MAX_FILES]; /* argv strings, not owned */
     size_t n_files;

@@ -1,5 +1,6 @@
 /* View 5: the loaded files side by side: small reliability diagrams, and a table of their
- * metrics with the paired-bootstrap difference of ECE against the first file. */
+ * metrics with the paired-bootstrap difference of ECE against the reference (the active file),
+ * taken from the methods table so that every panel shows the numbers `report --compare` prints. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,18 +9,24 @@
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "chart/chart.h"
-#include "calscope/jobs/compare.h"
 #include "calscope/jobs/methods.h"
 #include "calscope/jobs/metrics.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
 
-static const cs_compare_entry *find_entry(const cs_compare *cmp, int metric)
+/* Column col's paired difference of a method's row ("-0.0073 [-0.0110,-0.0006]* 0.982": method
+ * - reference, its 95% interval, * when it excludes 0, P<), or why there is none. The methods
+ * table and the diagrams panel both print it, so they cannot differ. */
+static void paired_text(const cs_method_row *row, int col, char *buf, size_t size)
 {
-    for (size_t i = 0; i < cmp->n_entries; i++)
-        if (cmp->entries[i].metric == metric) return &cmp->entries[i];
-    return NULL;
+    if (row->has_diff && row->equal[col])   /* rounding noise: a tie */
+        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
+    else if (row->has_diff)
+        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
+                 cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ', row->pbetter[col]);
+    else
+        snprintf(buf, size, "%s", row->diff_err.msg[0] ? row->diff_err.msg : row->err.msg);
 }
 
 static void diagrams(const tui_ctx *c, const tui_rect *a)
@@ -94,16 +101,25 @@ static int first_col(int focus, int fit)
     return focus < fit ? 0 : focus - fit + 1;
 }
 
-/* Methods table, or draws why there is none; returns NULL then. */
-static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *stale)
+/* The methods table when it is current for the methods the model shows, else NULL; *stale
+ * when a newer one is being computed. */
+static const cs_methods *methods_result(const tui_model *m, int *stale)
 {
-    const tui_model *m = c->m;
     const cs_job *resp = tui_model_result(m, TUI_SLOT_METHODS, stale);
     if (cs_backend_busy(m->backend, TUI_SLOT_METHODS)) *stale = 1;
     for (int i = 0; i < TUI_MAX_RECAL; i++)
         if (m->recal[i].method >= 0 && m->recal[i].state == 1) *stale = 1;
     const cs_methods_job *mj = resp && resp->status == CS_OK ? cs_methods_job_of(resp) : NULL;
-    if (mj && mj->result.n == m->n_methods) return &mj->result;
+    return mj && mj->result.n == m->n_methods ? &mj->result : NULL;
+}
+
+/* Methods table, or draws why there is none; returns NULL then. */
+static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *stale)
+{
+    const tui_model *m = c->m;
+    const cs_methods *t = methods_result(m, stale);
+    if (t) return t;
+    const cs_job *resp = tui_model_result(m, TUI_SLOT_METHODS, stale);
     size_t loadedn = 0;
     for (size_t f = 0; f < m->n_files; f++) loadedn += m->files[f].state == TUI_LOADED;
     int y = r->y;
@@ -173,26 +189,21 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
                      row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
         len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
                        name, v, ci ? 17 : 0, iv);
-        if (i == t->ref)
+        if (i == t->ref) {
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
-        else if (row->has_diff && row->equal[focus])   /* rounding noise: a tie */
-            snprintf(line + len, sizeof line - (size_t)len, " %+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
-        else if (row->has_diff)
-            snprintf(line + len, sizeof line - (size_t)len, " %+8.4f [%+.4f,%+.4f]%c %5.3f",
-                     row->diff[focus], row->dlo[focus], row->dhi[focus],
-                     cs_methods_excludes_zero(row->dlo[focus], row->dhi[focus]) ? '*' : ' ',
-                     row->pbetter[focus]);
-        else
-            snprintf(line + len, sizeof line - (size_t)len, " %s",
-                     row->diff_err.msg[0] ? row->diff_err.msg : row->err.msg);
+        } else {
+            char pd[1100];
+            paired_text(row, focus, pd, sizeof pd);
+            snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
+        }
         tui_text(y++, r->x, r->w, role, line);
     }
     if (y + 1 < r->y + r->h)
         tui_text(y + 1, r->x, r->w, CH_ROLE_LABEL,
                  "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     if (y + 2 < r->y + r->h)
-        tui_textf(y + 2, r->x, r->w, CH_ROLE_LABEL, "P<: share of %s resamples where it beats the ref",
-                  "1000");
+        tui_textf(y + 2, r->x, r->w, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref",
+                  t->cmp_repeats);
 }
 
 static void methods_ranks(const tui_ctx *c, const tui_rect *r)
@@ -266,12 +277,14 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     const tui_rect *t = &l->b;
     int y = t->y;
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
+    int mstale = 0;
+    const cs_methods *mt = methods_result(c->m, &mstale);
     if (narrow)
-        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s  %8s  %-17s  %5s", "file", "ECE",
-                  "1st-this", "  95% paired", "P1st<");
+        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
+                  "-ref", "  95% paired", "P<");
     else
-        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-18s %7s %7s %7s  %8s  %-17s  %5s", "file",
-                  "ECE", "Brier", "NLL", "1st-this", "  95% paired", "P1st<");
+        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-18s %7s %7s %7s %8s %-17s   %5s", "file",
+                  "ECE", "Brier", "NLL", "-ref", "  95% paired", "P<");
     for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) {
         const tui_file *file = &c->m->files[f];
         int stale;
@@ -294,33 +307,26 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         tui_fmt_value(nl, sizeof nl, res->nll);
         int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
                          : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
-        int cstale = 0;
-        if (f == 0) {
-            snprintf(line + len, sizeof line - (size_t)len, "  (reference)");
-        } else {
-            const cs_job *cr = tui_model_result(c->m, TUI_SLOT_COMPARE((int)f), &cstale);
-            const cs_compare_entry *en = cr && cr->status == CS_OK
-                ? find_entry(&cs_compare_job_of(cr)->result, CS_METRIC_ECE) : NULL;
-            if (en && en->equal)   /* rounding noise: a tie */
-                snprintf(line + len, sizeof line - (size_t)len, "  %+8.4f  [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
-            else if (en)
-                snprintf(line + len, sizeof line - (size_t)len, "  %+8.4f  [%+.4f,%+.4f]  %5.3f",
-                         en->diff, en->lo, en->hi, en->p_better);
-            else if (cr && cr->status != CS_OK)
-                snprintf(line + len, sizeof line - (size_t)len, "  %s", cr->err.msg);
-            else
-                snprintf(line + len, sizeof line - (size_t)len, "  paired bootstrap...");
+        /* the methods table's row of this file (methods: the files, then recalibrations) */
+        const cs_method_row *row = NULL;
+        for (size_t i = 0; mt && i < mt->n && i < c->m->n_methods; i++)
+            if (c->m->method_recal[i] < 0 && c->m->method_file[i] == f) row = &mt->rows[i];
+        if (row && row == &mt->rows[mt->ref]) {
+            snprintf(line + len, sizeof line - (size_t)len, " (reference)");
+        } else if (row) {
+            char pd[1100];
+            paired_text(row, CS_METHODS_COL_ECE, pd, sizeof pd);
+            snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
+        } else if (c->m->n_files >= 2) {
+            snprintf(line + len, sizeof line - (size_t)len, " paired bootstrap...");
         }
-        tui_text(y++, t->x, t->w, stale || cstale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT), line);
+        tui_text(y++, t->x, t->w, stale || mstale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT), line);
     }
     if (y + 1 < t->y + t->h)
         tui_text(y + 1, t->x, t->w, CH_ROLE_LABEL,
                  c->m->n_files < 2 ? "load two or more files to compare them (calscope A.csv B.csv)"
-                                   : "1st-this: ECE of the 1st file minus this one's, paired bootstrap");
-    if (c->m->n_files >= 2 && y + 2 < t->y + t->h)
-        tui_text(y + 2, t->x, t->w, CH_ROLE_LABEL,
-                 "P1st<: share of resamples where the 1st has the lower ECE");
-    if (c->m->n_files >= 2 && y + 3 < t->y + t->h)
-        tui_text(y + 3, t->x, t->w, CH_ROLE_LABEL,
-                 "paired by id (else by row); > marks the active file (f F)");
+                                   : "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap");
+    if (c->m->n_files >= 2 && mt && y + 2 < t->y + t->h)
+        tui_textf(y + 2, t->x, t->w, CH_ROLE_LABEL,
+                  "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);
 }

@@ -335,7 +335,7 @@ check_screen "two files load" 'ECE +0\.[0-9]{4}'
 keys f
 check_screen "f switches the active file" "$(basename "$SAMPLE2") \[2/2\]"
 keys 5
-check_screen "Compare shows the paired difference" '\[[-+]0\.[0-9]{4},[-+]0\.[0-9]{4}\] +[01]\.[0-9]{3}' 30
+check_screen "Compare shows the paired difference" '\[[-+]0\.[0-9]{4},[-+]0\.[0-9]{4}\]\*? +[01]\.[0-9]{3}' 30
 keys q
 
 if [ -f samples/seg_cases.csv ]; then

@@ -276,7 +276,7 @@ if command -v tmux >/dev/null; then
     check_screen "dashboard: unknown --ci-method exits 2" 'EXITED 2'
     dash "$TMP/probs.csv" "$TMP/logits.csv"
     T send-keys 5
-    check_screen "dashboard compare: the noise pair shows = for P1st<" 'logits\.csv +[0-9.]+ .* \+0\.0000 +\[\+0\.0000,\+0\.0000\] +=$'
+    check_screen "dashboard compare: the noise pair shows = for P<" 'logits\.csv +[0-9.]+ .* \+0\.0000 +\[\+0\.0000,\+0\.0000\] +=$'
     T send-keys q
 else
     ok "dashboard checks skipped: no tmux # SKIP"

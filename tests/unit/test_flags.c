@@ -414,6 +414,19 @@ static char *render_to_string(void (*fn)(FILE *))
 static void help_report(FILE *f) { ss_help(f, SS_REPORT); }
 static void help_dash(FILE *f) { ss_help(f, SS_DASH); }
 
+/* --mixture against the loaded files: the one rule both front ends apply (issue 11: the
+ * dashboard took --mixture gmm3 on a file without id/tta columns, the report refused it). */
+static void test_mixture_unused(void **state)
+{
+    (void)state;
+    const char *want = "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id "
+                       "and tta columns";
+    assert_string_equal(ss_mixture_unused(1, 1, 0), want);
+    assert_null(ss_mixture_unused(1, 1, 1));   /* a file has id/tta: RECE-M uses it */
+    assert_null(ss_mixture_unused(1, 0, 0));   /* nothing loaded: the load errors say why */
+    assert_null(ss_mixture_unused(0, 1, 0));   /* not given */
+}
+
 static void test_help_and_man_list_the_table(void **state)
 {
     (void)state;
@@ -489,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_exact_lines),
         cmocka_unit_test(test_dashboard_flags_round_trip),
         cmocka_unit_test(test_errors_verbatim),
+        cmocka_unit_test(test_mixture_unused),
         cmocka_unit_test(test_help_and_man_list_the_table),
         cmocka_unit_test(test_readme_matches_table),
     };

@@ -196,25 +196,30 @@ static void check_against_direct(const cs_methods *t, const cs_dataset *const *d
         assert_int_equal(row->diff_status, CS_OK);
         assert_true(row->has_diff);
         int R = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;   /* header: 0 = 1000 */
+        assert_int_equal(t->cmp_repeats, R);
+        /* the row is reference − method turned round: `report --compare REF METHOD`'s entry
+         * with its interval negated and P(method better) its p_worse */
         cs_compare cmp, cmpk;
         cs_run run2 = { .threads = 2 };
-        assert_int_equal(cs_compare_run(d[i], d[o->ref], s, CS_METRICS_DEFAULT, R, o->seed, &run2, &cmp, &err), CS_OK);
-        assert_int_equal(cs_compare_run(d[i], d[o->ref], &sk, CS_METRIC_BIT(CS_METRIC_ECE), R, o->seed, &run2, &cmpk, &err), CS_OK);
+        assert_int_equal(cs_compare_run(d[o->ref], d[i], s, CS_METRICS_DEFAULT, R, o->seed, &run2, &cmp, &err), CS_OK);
+        assert_int_equal(cs_compare_run(d[o->ref], d[i], &sk, CS_METRIC_BIT(CS_METRIC_ECE), R, o->seed, &run2, &cmpk, &err), CS_OK);
         assert_int_equal(row->n_pairs, cmp.n_pairs);
         for (int c = 0; c < CS_METHODS_COL_TOPK; c++) {
             const cs_compare_entry *e = entry_of(&cmp, metric_of_col[c]);
             assert_non_null(e);
-            assert_double_near(row->diff[c], e->diff, 0);
-            assert_double_near(row->dlo[c], e->lo, 0);
-            assert_double_near(row->dhi[c], e->hi, 0);
-            assert_double_near(row->pbetter[c], e->p_better, 0);
+            assert_double_near(row->diff[c], -e->diff, 0);
+            assert_double_near(row->dlo[c], -e->hi, 0);
+            assert_double_near(row->dhi[c], -e->lo, 0);
+            assert_double_near(row->pbetter[c], e->p_worse, 0);
+            /* every resample is one of: A better, tied, B better */
+            assert_double_near(e->p_better + e->p_equal + e->p_worse, 1.0, 1e-12);
             /* and the difference is that of the two rows' own values */
             assert_double_near(row->diff[c], row->v[c] - t->rows[o->ref].v[c], 1e-12);
         }
-        assert_double_near(row->diff[CS_METHODS_COL_TOPK], cmpk.entries[0].diff, 0);
-        assert_double_near(row->dlo[CS_METHODS_COL_TOPK], cmpk.entries[0].lo, 0);
-        assert_double_near(row->dhi[CS_METHODS_COL_TOPK], cmpk.entries[0].hi, 0);
-        assert_double_near(row->pbetter[CS_METHODS_COL_TOPK], cmpk.entries[0].p_better, 0);
+        assert_double_near(row->diff[CS_METHODS_COL_TOPK], -cmpk.entries[0].diff, 0);
+        assert_double_near(row->dlo[CS_METHODS_COL_TOPK], -cmpk.entries[0].hi, 0);
+        assert_double_near(row->dhi[CS_METHODS_COL_TOPK], -cmpk.entries[0].lo, 0);
+        assert_double_near(row->pbetter[CS_METHODS_COL_TOPK], cmpk.entries[0].p_worse, 0);
     }
 }
 
@@ -349,6 +354,61 @@ static void test_samples_match_direct(void **state)
     cs_methods_free(&t);
     cs_dataset_free(g);
     cs_dataset_free(ts);
+}
+
+/* The paired difference does not depend on the method file's row order: pairs are drawn in the
+ * reference's order (issue 11, "one comparison, three answers": the methods table resampled in
+ * the method's order, so a file with its rows shuffled gave another interval than the report's
+ * two-file table). Method B' is B with its rows reversed, paired by id. */
+static void test_method_row_order(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    double pa[N * 2], pb[N * 2], pr[N * 2];
+    int la[N], lr[N];
+    char nm[N][16];
+    const char *names[N], *rnames[N];
+    for (int i = 0; i < N; i++) {
+        double a = 0.5 + 0.0123 * i, b = 0.97 - 0.011 * ((i * 7) % N);
+        la[i] = (i % 3 == 0);
+        pa[2 * i] = a; pa[2 * i + 1] = 1 - a;
+        pb[2 * i] = b; pb[2 * i + 1] = 1 - b;
+        snprintf(nm[i], sizeof nm[i], "s%02d", i);
+        names[i] = nm[i];
+    }
+    for (int i = 0; i < N; i++) {
+        int j = N - 1 - i;
+        pr[2 * i] = pb[2 * j]; pr[2 * i + 1] = pb[2 * j + 1];
+        lr[i] = la[j];
+        rnames[i] = names[j];
+    }
+    cs_dataset *a = make_ds("a.csv", N, 2, pa, la), *b = make_ds("b.csv", N, 2, pb, la),
+               *r = make_ds("r.csv", N, 2, pr, lr);
+    add_ids(a, names);
+    add_ids(b, names);
+    add_ids(r, rnames);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods tb, tr;
+    cs_methods_options o = opts(0, 0, 0, 300, 11);
+    const cs_dataset *db[2] = { a, b }, *dr[2] = { a, r };
+    assert_int_equal(cs_methods_run(db, 2, &s, &o, NULL, &tb, &err), CS_OK);
+    assert_int_equal(cs_methods_run(dr, 2, &s, &o, NULL, &tr, &err), CS_OK);
+    assert_true(tb.rows[1].has_diff && tr.rows[1].has_diff);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        assert_double_near(tr.rows[1].diff[c], tb.rows[1].diff[c], 1e-12);
+        assert_double_near(tr.rows[1].dlo[c], tb.rows[1].dlo[c], 1e-12);
+        assert_double_near(tr.rows[1].dhi[c], tb.rows[1].dhi[c], 1e-12);
+        assert_double_near(tr.rows[1].pbetter[c], tb.rows[1].pbetter[c], 0);
+    }
+    /* the interval has width: the check above compares resampled numbers, not constants */
+    assert_true(tb.rows[1].dhi[CS_METHODS_COL_ECE] - tb.rows[1].dlo[CS_METHODS_COL_ECE] > 1e-3);
+    cs_methods_free(&tb);
+    cs_methods_free(&tr);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_dataset_free(r);
 }
 
 /* A method compared with itself: diff 0, a zero-width interval at 0, p_better 0 (never strictly
@@ -870,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_columns),
         cmocka_unit_test(test_hand_trio_values),
         cmocka_unit_test(test_samples_match_direct),
+        cmocka_unit_test(test_method_row_order),
         cmocka_unit_test(test_self_compare),
         cmocka_unit_test(test_rankings),
         cmocka_unit_test(test_threads_identical),

@@ -88,35 +88,42 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
     return CS_OK;
 }
 
-/* Paired difference method − reference. */
+/* The paired differences' resamples (0 asks for the default). */
+static int cmp_repeats(const cs_methods_options *o)
+{
+    return o->cmp_repeats > 0 ? o->cmp_repeats : CS_COMPARE_REPEATS;
+}
+
+/* Column col of a row from the entry of reference − method: the row shows method − reference,
+ * so the difference and its interval turn round and P(method better) is the entry's p_worse. */
+static void take_diff(cs_method_row *me, int col, const cs_compare_entry *e)
+{
+    me->diff[col] = -e->diff;
+    me->dlo[col] = -e->hi;
+    me->dhi[col] = -e->lo;
+    me->pbetter[col] = e->p_worse;
+    me->equal[col] = e->equal;
+}
+
+/* Paired difference method − reference. Computed as reference − method (cs_compare_run with
+ * the reference as A, the report's two-file table and the dashboard's Compare view): the pairs
+ * are then drawn in the reference's sample order, so every method is resampled on the same
+ * samples for one seed, and each number is the one `report --compare REF METHOD` prints. */
 static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset *ref,
                         const cs_settings *s, const cs_settings *sk, const cs_methods_options *o,
                         const cs_run *run)
 {
-    int repeats = o->cmp_repeats > 0 ? o->cmp_repeats : 1000;
+    int repeats = cmp_repeats(o);
     cs_compare c;
-    /* pairing first with the reference as A, so that a refusal reads as the report's */
-    cs_status st = cs_compare_pair(ref, d, NULL, NULL, &me->diff_err);
-    if (st != CS_OK) return st;
-    st = cs_compare_run(d, ref, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
+    cs_status st = cs_compare_run(ref, d, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
     for (size_t e = 0; e < c.n_entries; e++)
         for (int col = 0; col < CS_METHODS_COL_TOPK; col++)
-            if (col_metric[col] == c.entries[e].metric) {
-                me->diff[col] = c.entries[e].diff;
-                me->dlo[col] = c.entries[e].lo;
-                me->dhi[col] = c.entries[e].hi;
-                me->pbetter[col] = c.entries[e].p_better;
-                me->equal[col] = c.entries[e].equal;
-            }
-    st = cs_compare_run(d, ref, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
+            if (col_metric[col] == c.entries[e].metric) take_diff(me, col, &c.entries[e]);
+    st = cs_compare_run(ref, d, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
-    me->diff[CS_METHODS_COL_TOPK] = c.entries[0].diff;
-    me->dlo[CS_METHODS_COL_TOPK] = c.entries[0].lo;
-    me->dhi[CS_METHODS_COL_TOPK] = c.entries[0].hi;
-    me->pbetter[CS_METHODS_COL_TOPK] = c.entries[0].p_better;
-    me->equal[CS_METHODS_COL_TOPK] = c.entries[0].equal;
+    take_diff(me, CS_METHODS_COL_TOPK, &c.entries[0]);
     me->has_diff = 1;
     return CS_OK;
 }
@@ -137,6 +144,7 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
     }
     out->n = n;
     out->ref = o->ref;
+    out->cmp_repeats = cmp_repeats(o);
     const cs_dataset *ref = d[o->ref];
     out->classes = ref ? ref->k : 0;
     for (size_t i = 0; i < n && !out->classes; i++) if (d[i]) out->classes = d[i]->k;

@@ -837,7 +837,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         if (!(metrics & CS_METRIC_BIT(m)))
             continue;
         cs_compare_entry *e = &out->entries[out->n_entries++];
-        size_t better = 0, tied = 0, valid = 0;
+        size_t better = 0, worse = 0, tied = 0, valid = 0;
         for (size_t r = 0; r < R; r++) {
             double va = x.va[r * CS_METRIC_COUNT + (size_t)m];
             double vb = x.vb[r * CS_METRIC_COUNT + (size_t)m];
@@ -847,6 +847,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
                 int c = cs_metric_compare(m, va, vb);
                 valid++;
                 better += c > 0;
+                worse += c < 0;
                 tied += c == 0;
             }
         }
@@ -860,6 +861,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         e->hi = stat.hi;
         e->p_better = valid ? (double)better / (double)valid : NAN;
         e->p_equal = valid ? (double)tied / (double)valid : NAN;
+        e->p_worse = valid ? (double)worse / (double)valid : NAN;
         e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa[m], fb[m]) == 0;
     }
 done:
