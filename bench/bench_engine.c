@@ -205,13 +205,19 @@ static int make_wide(bench_ctx *c, char *note, size_t n) {
     d->path = strdup("generated:50000x1000");
     d->prob = malloc(N * K * sizeof *d->prob);
     d->label = malloc(N * sizeof *d->label);
-    d->class_names = calloc(K, sizeof *d->class_names);
-    if (!d->path || !d->prob || !d->label || !d->class_names) goto nomem;
-    for (size_t j = 0; j < K; j++) {
-        char name[24];
-        snprintf(name, sizeof name, "%zu", j);
-        if (!(d->class_names[j] = strdup(name))) goto nomem;
+    {
+        /* class names "0".."K-1" in the dataset's one-block layout (calscope/dataset.h) */
+        char (*num)[24] = malloc(K * sizeof *num);
+        const char **names = malloc(K * sizeof *names);
+        for (size_t j = 0; num && names && j < K; j++) {
+            snprintf(num[j], sizeof num[j], "%zu", j);
+            names[j] = num[j];
+        }
+        d->class_names = num && names ? cs_names_pack(names, K) : NULL;
+        free(names);
+        free(num);
     }
+    if (!d->path || !d->prob || !d->label || !d->class_names) goto nomem;
     wide_rng = WIDE_SEED;
     for (size_t r = 0; r < N; r++) {
         double *p = d->prob + r * K;

@@ -203,8 +203,6 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
     take_interned(&d->split, &d->split_names, &d->n_splits, &r->split, &ps->splits, n);
     d->line = shrink(r->line, n * sizeof *r->line);
     r->line = NULL;
-    d->class_names = ps->schema.class_names;
-    ps->schema.class_names = NULL;
     /* columns, for messages that point into the file (--compare) */
     d->header_line = opt->no_header ? 0 : s->header_line;
     d->class_col = calloc(k, sizeof *d->class_col);
@@ -223,6 +221,10 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
         d = NULL;
         goto out;
     }
+    /* last, once nothing can fail: the block also holds the column names that the summary
+     * below still reads, and it must outlive them (calscope/dataset.h layout) */
+    d->class_names = ps->schema.class_names;
+    ps->schema.class_names = NULL;
     if (sum) sum->rows_used = n;
     goto out;
 nomem:

@@ -55,26 +55,70 @@ typedef struct chunk {
     int main_thread, bail, nomem, cancelled;
 } chunk;
 
-/* Splits [p, e) into fields trimmed of spaces and tabs the way libcsv trims unquoted fields.
- * Fills at most `cap` fields and returns the true count, or -1 to give up. */
+/* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
+ * c->cls nonzero), or e. Eight bytes at a time where the compiler allows it: a header of
+ * 100,000 short names is mostly bytes to skip. */
+static inline const char *find_special(const fast_ctx *c, const char *p, const char *e)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (e - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = csl_eq8(w, (unsigned char)c->delim) | csl_eq8(w, '"') | csl_eq8(w, '\r');
+        if (m) return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < e && !c->cls[(unsigned char)*p]) p++;
+    return p;
+}
+
+/* The next field of a line ending at e, starting at *fs, trimmed of spaces and tabs the way
+ * libcsv trims unquoted fields, into *f; *fs moves past its delimiter (NULL after the last
+ * field). Returns 1, 0 when no field is left, or -1 to give up (a quote, a CR, or a field
+ * longer than the field limit). */
+static inline int next_field(const fast_ctx *c, const char **fs, const char *e, csl_field *f)
+{
+    const char *a = *fs;
+    if (!a) return 0;
+    const char *q = find_special(c, a, e);
+    if (q < e && c->cls[(unsigned char)*q] == 2) return -1;
+    if ((size_t)(q - a) > c->field_max) return -1;
+    const char *b = q;
+    while (a < b && (*a == ' ' || *a == '\t')) a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+    f->p = a;
+    f->len = (size_t)(b - a);
+    *fs = q < e ? q + 1 : NULL;
+    return 1;
+}
+
+/* Splits [p, e) into fields (next_field). Fills at most `cap` fields (f may be NULL when cap
+ * is 0) and returns the true count, or -1 to give up. */
 static long split_line(const fast_ctx *c, const char *p, const char *e, csl_field *f, size_t cap)
 {
     size_t nf = 0;
-    const char *fs = p;
-    for (const char *q = p;; q++) {
-        unsigned char k = q < e ? c->cls[(unsigned char)*q] : 1;
-        if (k == 0) continue;
-        if (k == 2) return -1;
-        if ((size_t)(q - fs) > c->field_max) return -1;
-        const char *a = fs, *b = q;
-        while (a < b && (*a == ' ' || *a == '\t')) a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
-        if (nf < cap) { f[nf].p = a; f[nf].len = (size_t)(b - a); }
+    csl_field x;
+    int r;
+    while ((r = next_field(c, &p, e, &x)) > 0) {
+        if (nf < cap) f[nf] = x;
         nf++;
-        if (q >= e) break;
-        fs = q + 1;
     }
-    return (long)nf;
+    return r < 0 ? -1 : (long)nf;
+}
+
+/* The schema from the header line [p, e) of nf fields (split_line has accepted it), one
+ * field at a time: no array of the header's fields, whatever its width. */
+static cs_status header_schema(const fast_ctx *c, csl_schema *s, const char *p, const char *e,
+                               size_t nf, long line, cs_error *err)
+{
+    csl_schema_builder b;
+    /* the names' bytes: the line less its nf - 1 delimiters, plus a NUL each */
+    cs_status st = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt,
+                                        err);
+    csl_field f;
+    while (st == CS_OK && next_field(c, &p, e, &f) > 0) st = cs_load_schema_column(&b, f);
+    return st == CS_OK ? cs_load_schema_end(&b) : st;
 }
 
 static const double pow10_exact[23] = {
@@ -131,7 +175,8 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
 {
     const csl_schema *s = c->s;
     if ((size_t)(le - p) > c->field_max) return 0;   /* may hold a field over the limit */
-    double *v = w->scratch;
+    double *v = cs_load_row_slot(w);  /* the values go straight into the row they belong to */
+    if (!v) return -1;
     const char delim = c->delim;
     int32_t label = 0, tta = 0;
     csl_field idf = {NULL, 0}, casef = {NULL, 0}, splitf = {NULL, 0};
@@ -303,8 +348,7 @@ static void *parse_chunk(void *arg)
     chunk *ch = arg;
     fast_ctx *c = ch->c;
     size_t ncols = c->s->ncols;
-    csl_field *f = malloc((ncols + 1) * sizeof *f);
-    if (!f) { ch->nomem = 1; atomic_store(&c->stop, 1); return NULL; }
+    csl_field *f = NULL;     /* fields of a line quick_line cannot take: made when first needed */
     long line = ch->line0;
     size_t since = 0;
     const char *released = ch->beg;
@@ -329,6 +373,11 @@ static void *parse_chunk(void *arg)
                 break;
             }
             continue;
+        }
+        if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
+            ch->nomem = 1;
+            atomic_store(&c->stop, 1);
+            break;
         }
         long nf = split_line(c, p, le, f, ncols + 1);
         if (nf < 0) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
@@ -429,37 +478,27 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     /* header: the first non-blank line */
     long line = 1;
     const char *p = d;
-    csl_field *hf = NULL;
-    long nf = 0;
-    int rc = CSL_DONE;
     while (p < end) {
         const char *next;
         const char *le = line_end(p, end, lim->header + 2, &next);
-        if (!le) { rc = CSL_BAIL; goto fail; }     /* a first data line (no_header) that long */
-        size_t cap = 16;
-        for (;;) {
-            csl_field *nfp = realloc(hf, cap * sizeof *hf);
-            if (!nfp) { *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name); goto fail; }
-            hf = nfp;
-            nf = split_line(&c, p, le, hf, cap);
-            if (nf < 0 || (size_t)nf <= cap) break;
-            cap = (size_t)nf;
-        }
-        if (nf < 0) { rc = CSL_BAIL; goto fail; }
-        if (nf == 1 && hf[0].len == 0) {
+        if (!le) { cs_load_parsed_free(out); return CSL_BAIL; }  /* a first data line (no_header) that long */
+        csl_field first;
+        long nf = split_line(&c, p, le, &first, 1);   /* counts, and checks every field */
+        if (nf < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+        if (nf == 1 && first.len == 0) {
             if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
             line++;
             p = next;
             continue;
         }
-        *st = cs_load_schema_build(&out->schema, name, hf, (size_t)nf, line, opt, err);
+        *st = opt->no_header
+                  ? cs_load_schema_build(&out->schema, name, NULL, (size_t)nf, line, opt, err)
+                  : header_schema(&c, &out->schema, p, le, (size_t)nf, line, err);
         out->have_schema = 1;
-        if (*st != CS_OK) goto fail;
+        if (*st != CS_OK) return CSL_DONE;
         if (!opt->no_header) { line++; p = next; }
         break;
     }
-    free(hf);
-    hf = NULL;
     if (!out->have_schema) return CSL_DONE;      /* nothing but blank lines: the finisher says so */
 
     const csl_schema *s = &out->schema;
@@ -468,10 +507,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
     c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
                                                               : SIZE_MAX;
-    if (cs_load_worker_init(&out->w, s, opt, name)) {
-        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return CSL_DONE;
-    }
+    cs_load_worker_init(&out->w, s, opt, name);
     out->have_worker = 1;
     out->w.ids = &out->ids;
     out->w.cases = &out->cases;
@@ -533,7 +569,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     }
     for (int i = 0; i < nt; i++) {
         if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
-        else if (cs_load_worker_init(&ch[i].w, s, opt, name)) ch[i].nomem = 1;
+        else cs_load_worker_init(&ch[i].w, s, opt, name);
         ch[i].w.ids = &out->ids;
         ch[i].w.cases = &out->cases;
         ch[i].w.splits = &out->splits;
@@ -588,9 +624,5 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
         return CSL_DONE;
     }
-    return CSL_DONE;
-fail:
-    free(hf);
-    if (rc == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
     return CSL_DONE;
 }
