@@ -188,6 +188,21 @@ long cs_classmap_add(cs_classmap *m, const char *name)
 
 long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
 {
+    /* The common case first, with no floating point: plain digits while every class so far is
+     * named by its own position (no value array yet), as in p_0, p_1, ... Same answers as the
+     * general path below: the number k is added at its own position, a number below k is
+     * the class at that position. */
+    if (!m->value && len && len <= 9 && m->k < m->cap && m->k < UINT32_MAX - 1) {
+        size_t u = 0, i = 0;
+        while (i < len && (unsigned)(name[i] - '0') < 10u) u = u * 10 + (size_t)(name[i++] - '0');
+        if (i == len && u <= m->k) {
+            if (u < m->k) return (long)u;
+            if (m->own_names) m->name[m->k] = name;
+            m->k++;
+            m->numbered++;
+            return -1;
+        }
+    }
     size_t pos;
     if (as_position(name, len, &pos)) return CS_CLASSMAP_HASH_NAME;
     if (m->k >= UINT32_MAX - 1) return CS_CLASSMAP_NOMEM;

@@ -107,18 +107,40 @@ static long split_line(const fast_ctx *c, const char *p, const char *e, csl_fiel
     return r < 0 ? -1 : (long)nf;
 }
 
-/* The schema from the header line [p, e) of nf fields (split_line has accepted it), one
- * field at a time: no array of the header's fields, whatever its width. */
-static cs_status header_schema(const fast_ctx *c, csl_schema *s, const char *p, const char *e,
-                               size_t nf, long line, cs_error *err)
+/* Delimiters in [p, e) plus one, counted eight bytes at a time: the number of fields of a
+ * line with no quote (a line with one is given up on anyway). */
+static size_t count_delims(const fast_ctx *c, const char *p, const char *e)
+{
+    size_t n = 1;
+    for (uint64_t w; e - p >= 8; p += 8) {
+        memcpy(&w, p, 8);
+        n += csl_count8(csl_eq8(w, (unsigned char)c->delim));
+    }
+    for (; p < e; p++) n += *p == c->delim;
+    return n;
+}
+
+/* The schema from the header line [p, e) of nf fields (count_delims), one field at a time:
+ * no array of the header's fields, whatever its width. Returns CSL_BAIL where split_line
+ * would give up on the line (then libcsv words it, as it would before any column's
+ * refusal: so a column refused here still has the rest of the line checked), else CSL_DONE
+ * with the status in *st. */
+static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const char *e,
+                         size_t nf, long line, cs_status *st, cs_error *err)
 {
     csl_schema_builder b;
     /* the names' bytes: the line less its nf - 1 delimiters, plus a NUL each */
-    cs_status st = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt,
-                                        err);
+    *st = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt, err);
     csl_field f;
-    while (st == CS_OK && next_field(c, &p, e, &f) > 0) st = cs_load_schema_column(&b, f);
-    return st == CS_OK ? cs_load_schema_end(&b) : st;
+    int r = 1;
+    while (*st == CS_OK && (r = next_field(c, &p, e, &f)) > 0) *st = cs_load_schema_column(&b, f);
+    if (r < 0) return CSL_BAIL;
+    if (*st != CS_OK) {
+        while ((r = next_field(c, &p, e, &f)) > 0) continue;
+        return r < 0 ? CSL_BAIL : CSL_DONE;
+    }
+    *st = cs_load_schema_end(&b);
+    return CSL_DONE;
 }
 
 static const double pow10_exact[23] = {
@@ -482,19 +504,24 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         const char *next;
         const char *le = line_end(p, end, lim->header + 2, &next);
         if (!le) { cs_load_parsed_free(out); return CSL_BAIL; }  /* a first data line (no_header) that long */
-        csl_field first;
-        long nf = split_line(&c, p, le, &first, 1);   /* counts, and checks every field */
-        if (nf < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
-        if (nf == 1 && first.len == 0) {
-            if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
-            line++;
-            p = next;
-            continue;
+        size_t nf = count_delims(&c, p, le);
+        if (nf == 1 || opt->no_header) {
+            /* a blank line, or a first line of data: every field checked as rows are */
+            csl_field first;
+            long n = split_line(&c, p, le, &first, 1);
+            if (n < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+            if (n == 1 && first.len == 0) {
+                if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
+                line++;
+                p = next;
+                continue;
+            }
         }
-        *st = opt->no_header
-                  ? cs_load_schema_build(&out->schema, name, NULL, (size_t)nf, line, opt, err)
-                  : header_schema(&c, &out->schema, p, le, (size_t)nf, line, err);
+        int hr = CSL_DONE;
+        if (opt->no_header) *st = cs_load_schema_build(&out->schema, name, NULL, nf, line, opt, err);
+        else hr = header_schema(&c, &out->schema, p, le, nf, line, st, err);
         out->have_schema = 1;
+        if (hr == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
         if (*st != CS_OK) return CSL_DONE;
         if (!opt->no_header) { line++; p = next; }
         break;
