@@ -206,19 +206,6 @@ long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
     size_t pos;
     if (as_position(name, len, &pos)) return CS_CLASSMAP_HASH_NAME;
     if (m->k >= UINT32_MAX - 1) return CS_CLASSMAP_NOMEM;
-    if (m->k == m->cap) {
-        if (!m->own_names) return CS_CLASSMAP_NOMEM;   /* the caller's array is full */
-        size_t nc = m->cap * 2;
-        const char **nn = realloc(m->name, nc * sizeof *nn);
-        if (!nn) return CS_CLASSMAP_NOMEM;
-        m->name = nn;
-        if (m->value) {
-            double *nv = realloc(m->value, nc * sizeof *nv);
-            if (!nv) return CS_CLASSMAP_NOMEM;
-            m->value = nv;
-        }
-        m->cap = nc;
-    }
     double v;
     int num = as_number(name, len, &v);
     if (num) {
@@ -240,6 +227,19 @@ long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
         }
         h = num ? probe_value(m, v) : probe_text(m, name, len);
         if (m->slot[h]) return (long)m->slot[h] - 1;
+    }
+    if (m->k == m->cap) {     /* a new class, and no room: grow (the slot table is apart) */
+        if (!m->own_names) return CS_CLASSMAP_NOMEM;   /* the caller's array is full */
+        size_t nc = m->cap * 2;
+        const char **nn = realloc(m->name, nc * sizeof *nn);
+        if (!nn) return CS_CLASSMAP_NOMEM;
+        m->name = nn;
+        if (m->value) {
+            double *nv = realloc(m->value, nc * sizeof *nv);
+            if (!nv) return CS_CLASSMAP_NOMEM;
+            m->value = nv;
+        }
+        m->cap = nc;
     }
     size_t j = m->k++;
     if (m->own_names) m->name[j] = name;
