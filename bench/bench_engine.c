@@ -437,10 +437,19 @@ static int case_recal_iso(bench_ctx *c, double *secs, char *note, size_t n) {
 
 /* Issue 15.6: the header of a wide file must cost no more than the same bytes of rows.
  * Builds, in memory, a file with K = 100,000 probability columns and 3 rows, and a file of the
- * same size with K = 10 (as many rows as it takes), and times cs_load_buffer on each (best of
- * 3 for each, alternating). *secs is the wide load; the note carries the K = 10 time and the
- * ratio for bench/reference_bench.py. */
-enum { WIDE_HDR_K = 100000, WIDE_HDR_ROWS = 3 };
+ * same size with K = 10 (as many rows as it takes), and times cs_load_buffer on each, best of
+ * WIDE_HDR_REPS alternating (wall clock, and the process CPU time beside it: on a shared
+ * machine the wall clock of a few milliseconds moves with the load average, the CPU time much
+ * less). *secs is the wide load; the note carries both figures, the ratio, the target and the
+ * load average, for bench/reference_bench.py. */
+enum { WIDE_HDR_K = 100000, WIDE_HDR_ROWS = 3, WIDE_HDR_REPS = 7 };
+#define WIDE_HDR_TARGET 1.0     /* wide / narrow load time, at most */
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static char *wide_header_file(size_t k, size_t rows, size_t min_len, size_t *len) {
     size_t cap = 64, o = 0;
@@ -479,30 +488,36 @@ static int case_wide_header(bench_ctx *c, double *secs, char *note, size_t n) {
     }
     cs_load_options opt;
     cs_load_options_default(&opt);
-    double best_w = 1e300, best_n = 1e300;
+    double best[2] = {1e300, 1e300}, cpu[2] = {1e300, 1e300};   /* [0] wide, [1] narrow */
     size_t rows_n = 0;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < WIDE_HDR_REPS; rep++) {
         for (int which = 0; which < 2; which++) {
             cs_error err;
-            double t0 = now();
+            double t0 = now(), c0 = cpu_now();
             cs_dataset *d = which ? cs_load_buffer("narrow.csv", narrow, nl, &opt, NULL, &err)
                                   : cs_load_buffer("wide.csv", wide, wl, &opt, NULL, &err);
-            double t = now() - t0;
+            double t = now() - t0, ct = cpu_now() - c0;
             if (!d) {
                 snprintf(note, n, "load failed: %s", err.msg);
                 free(wide);
                 free(narrow);
                 return -1;
             }
-            if (which) { rows_n = d->n; if (t < best_n) best_n = t; }
-            else if (t < best_w) best_w = t;
+            if (which) rows_n = d->n;
+            if (t < best[which]) best[which] = t;
+            if (ct < cpu[which]) cpu[which] = ct;
             cs_dataset_free(d);
         }
     }
-    *secs = best_w;
-    snprintf(note, n, "K=100000 x %d rows %.2f MB vs K=10 x %zu rows %.2f MB: k10 %.6f s, ratio %.3f"
-             " (wide / narrow time; each best of 3)", WIDE_HDR_ROWS, (double)wl / 1e6, rows_n,
-             (double)nl / 1e6, best_n, best_w / best_n);
+    double ratio = best[0] / best[1], load[1] = {-1};
+    if (getloadavg(load, 1) != 1) load[0] = -1;
+    *secs = best[0];
+    snprintf(note, n, "K=100000 x %d rows %.2f MB vs K=10 x %zu rows %.2f MB: k100000 %.6f s, k10 "
+             "%.6f s, ratio %.3f (wide / narrow wall time, target <= %.1f: %s), cpu_k100000 %.6f"
+             " s, cpu_k10 %.6f s, cpu_ratio %.3f, each best of %d, load average %.2f",
+             WIDE_HDR_ROWS, (double)wl / 1e6, rows_n, (double)nl / 1e6, best[0], best[1], ratio,
+             WIDE_HDR_TARGET, ratio <= WIDE_HDR_TARGET ? "met" : "NOT met", cpu[0], cpu[1],
+             cpu[0] / cpu[1], WIDE_HDR_REPS, load[0]);
     free(wide);
     free(narrow);
     return 0;
