@@ -196,7 +196,6 @@ static inline const char *quick_num(const char *p, const char *e, double *out)
 static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
 {
     const csl_schema *s = c->s;
-    if ((size_t)(le - p) > c->field_max) return 0;   /* may hold a field over the limit */
     double *v = cs_load_row_slot(w);  /* the values go straight into the row they belong to */
     if (!v) return -1;
     const char delim = c->delim;
@@ -209,7 +208,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             p++;
         }
         double x;
-        const char *q;
+        const char *q, *fs = p;
         switch (cc->role) {
         case CSL_PROB:
         case CSL_BINARY:
@@ -259,6 +258,9 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             p = q;
             break;
         }
+        /* a field over the limit is worded by libcsv: give the line up (checked per field,
+         * not per line, so a row of 100,000 values longer than the limit still comes here) */
+        if ((size_t)(p - fs) > c->field_max) return 0;
     }
     if (p != le) return 0;
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
