@@ -24,10 +24,11 @@ typedef struct cs_dataset {
     double *prob;          /* n*k, row-major; probabilities (softmax of logits for logit files) */
     double *logit;         /* n*k raw logits as written, or NULL when the file gave probabilities */
     int32_t *label;        /* n, 0..k-1 */
-    char **class_names;    /* k names: the p_/prob_/logit_ suffixes ("0","1" for the binary shorthand).
-                              ONE allocation: the k pointers, then the text they point into (a
-                              loaded file's whole header); free(class_names) releases it all and
-                              a name is never freed alone. Make one with cs_names_pack. */
+    char **class_names;    /* k names: the p_/prob_/logit_ suffixes ("0","1" for the binary
+                              shorthand). ONE allocation: the k pointers, then the text they
+                              point into (a loaded file's whole header); free(class_names)
+                              releases it all and a name is never freed alone. Make one with
+                              cs_names_pack. */
 
     /* Optional columns: NULL when the file has no such column. Strings are interned:
      * the per-row array holds an index into the names table. */

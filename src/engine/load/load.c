@@ -84,14 +84,15 @@ static char *class_note(const csl_schema *s)
     char cols[200];
     size_t o = 0, shown = 0;
     cols[0] = '\0';
-    for (size_t c = 0; c < s->ncols; c++) {
+    const char *name = s->col_text;     /* column c's name: the names are in column order */
+    for (size_t c = 0; c < s->ncols; c++, name += strlen(name) + 1) {
         if (s->col[c].role != CSL_PROB && s->col[c].role != CSL_LOGIT) continue;
         if (shown == 6 || o + 48 >= sizeof cols) {
             snprintf(cols + o, sizeof cols - o, ", ...");
             break;
         }
         char one[48];
-        cs_load_excerpt(one, 40, s->col[c].name, strlen(s->col[c].name));
+        cs_load_excerpt(one, 40, name, strlen(name));
         o += (size_t)snprintf(cols + o, sizeof cols - o, "%s%s", shown ? ", " : "", one);
         shown++;
     }

@@ -505,7 +505,10 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     while (p < end) {
         const char *next;
         const char *le = line_end(p, end, lim->header + 2, &next);
-        if (!le) { cs_load_parsed_free(out); return CSL_BAIL; }  /* a first data line (no_header) that long */
+        if (!le) {                       /* a first data line (no_header) that long */
+            cs_load_parsed_free(out);
+            return CSL_BAIL;
+        }
         size_t nf = count_delims(&c, p, le);
         if (nf == 1 || opt->no_header) {
             /* a blank line, or a first line of data: every field checked as rows are */
@@ -520,7 +523,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
             }
         }
         int hr = CSL_DONE;
-        if (opt->no_header) *st = cs_load_schema_build(&out->schema, name, NULL, nf, line, opt, err);
+        if (opt->no_header)
+            *st = cs_load_schema_build(&out->schema, name, NULL, nf, line, opt, err);
         else hr = header_schema(&c, &out->schema, p, le, nf, line, st, err);
         out->have_schema = 1;
         if (hr == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }

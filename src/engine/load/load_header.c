@@ -65,6 +65,13 @@ char cs_load_sniff_delim(const char *buf, size_t len)
     return ',';
 }
 
+const char *cs_load_col_name(const csl_schema *s, size_t c)
+{
+    const char *t = s->col_text;
+    while (c--) t += strlen(t) + 1;
+    return t;
+}
+
 void cs_load_schema_free(csl_schema *s)
 {
     if (!s) return;
@@ -210,7 +217,6 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
     char *text = s->col_text;
     size_t cls = 0;
     for (size_t c = 0; c < nf; c++) {
-        s->col[c].name = text;
         if ((long)c + 1 == lc) {
             s->col[c].role = CSL_LABEL;
             text += snprintf(text, 24, "label") + 1;
@@ -271,20 +277,19 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
         return nomem(name, err);            /* past what begin was told: cannot happen */
     b->c++;
     csl_col *col = &s->col[c];
-    char *text = b->text;
-    col->name = text;
-    memcpy(text, fc.p, fc.len);
-    text[fc.len] = '\0';
-    b->text = text + fc.len + 1;
+    char *cname = b->text;                 /* this column's name, copied into col_text */
+    memcpy(cname, fc.p, fc.len);
+    cname[fc.len] = '\0';
+    b->text = cname + fc.len + 1;
     size_t pl = 0;
     int role = name_role(&fc, &pl);
-    const char *suffix = role == CSL_PROB || role == CSL_LOGIT ? col->name + pl : NULL;
+    const char *suffix = role == CSL_PROB || role == CSL_LOGIT ? cname + pl : NULL;
     if (opt->split_column && fc.len == strlen(opt->split_column) &&
         strncasecmp(fc.p, opt->split_column, fc.len) == 0) {
         if (role != CSL_IGNORE)
             return header_error(err, name, line, (long)c + 1,
                                 "column '%s' cannot be the split column: it already has a"
-                                " meaning (label, probability, id, tta or case)", col->name);
+                                " meaning (label, probability, id, tta or case)", cname);
         role = CSL_SPLIT;
     }
     col->role = role;
@@ -296,7 +301,7 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
         if (dup == CS_CLASSMAP_HASH_NAME)
             return header_error(err, name, line, (long)c + 1,
                                 "column '%s': a class name cannot be '#' and digits (that"
-                                " spells a class position)", col->name);
+                                " spells a class position)", cname);
         if (dup >= 0) {
             char other[32];
             long oc = 0;
@@ -307,18 +312,18 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
             snprintf(other, sizeof other, "%ld", oc);
             return header_error(err, name, line, (long)c + 1,
                                 "duplicate column '%s' (class already given by column %s)",
-                                col->name, other);
+                                cname, other);
         }
         if (role == CSL_PROB && !b->prob_col) b->prob_col = (long)c + 1;
         if (role == CSL_LOGIT && !b->logit_col) b->logit_col = (long)c + 1;
         if (b->prob_col && b->logit_col)
             return header_error(err, name, line, (long)c + 1,
                                 "column '%s' mixes logit and probability columns"
-                                " (give one kind)", col->name);
+                                " (give one kind)", cname);
         if (b->binary_col)
             return header_error(err, name, line, (long)c + 1,
                                 "column '%s' mixes per-class columns with the binary column"
-                                " '%s'", col->name, s->col[b->binary_col - 1].name);
+                                " '%s'", cname, cs_load_col_name(s, (size_t)b->binary_col - 1));
         col->cls = (int)s->k++;
         if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
         return CS_OK;
@@ -329,7 +334,7 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
         snprintf(other, sizeof other, "%ld", b->seen[slot]);
         return header_error(err, name, line, (long)c + 1,
                             "duplicate column '%s' (same meaning as column %s)",
-                            col->name, other);
+                            cname, other);
     }
     b->seen[slot] = (long)c + 1;
     if (role == CSL_LABEL) b->label_col = (long)c + 1;
@@ -337,7 +342,8 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
         if (s->k)
             return header_error(err, name, line, (long)c + 1,
                                 "column '%s' mixes the binary column with per-class columns"
-                                " like '%s'", col->name, s->col[s->first_prob_col - 1].name);
+                                " like '%s'", cname,
+                                cs_load_col_name(s, (size_t)s->first_prob_col - 1));
         b->binary_col = (long)c + 1;
         s->first_prob_col = (long)c + 1;
     }
@@ -375,7 +381,8 @@ cs_status cs_load_schema_end(csl_schema_builder *b)
     } else if (s->k < 2) {
         return header_error(err, name, line, s->first_prob_col,
                             "only one class column '%s' (need two or more, or name it p, prob or"
-                            " score for a binary file)", s->col[s->first_prob_col - 1].name);
+                            " score for a binary file)",
+                            cs_load_col_name(s, (size_t)s->first_prob_col - 1));
     }
     if (b->opt->split_column && !s->has_split)
         return header_error(err, name, line, 1, "no split column '%s' in the header",

@@ -135,16 +135,16 @@ enum csl_role {
     CSL_SPLIT                /* the column cs_load_options.split_column names */
 };
 
-typedef struct csl_col {
+typedef struct csl_col {  /* 8 bytes a column: a 100,000-column header keeps 100,000 */
     int role;
     int cls;               /* class index for CSL_PROB / CSL_LOGIT */
-    char *name;            /* header text (in csl_schema.col_text) */
 } csl_col;
 
 typedef struct csl_schema {
     size_t ncols;
     csl_col *col;
-    char *col_text;        /* the column names, NUL-separated: inside the class_names block */
+    char *col_text;        /* the column names in column order, NUL-separated (only messages
+                              read them: cs_load_col_name); inside the class_names block */
     size_t k;
     char **class_names;    /* ONE block in the dataset's class_names layout (calscope/dataset.h):
                               room for the class pointers, then col_text, then the text of
@@ -160,6 +160,10 @@ typedef struct csl_schema {
     char **ignored;        /* header names not recognised (owned) */
     size_t n_ignored;
 } csl_schema;
+
+/* The header text of column c (0-based, < s->ncols), found by walking col_text: O(c), for
+ * messages only (a pointer per column would cost 8 bytes a column for them). */
+const char *cs_load_col_name(const csl_schema *s, size_t c);
 
 /* Chooses the delimiter from the first non-blank line of buf[0..len): the most frequent of
  * `,` `;` tab outside double quotes (ties in that order; none -> `,`). */

@@ -72,7 +72,10 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
     char msg[768], txt[200];
     size_t o = cs_load_format_pos(msg, sizeof msg, w->name, line, col);
     const csl_schema *s = w->s;
-    const char *cname = col > 0 && (size_t)col <= s->ncols ? s->col[col - 1].name : "";
+    /* the column's name, for the reasons that print it (a walk of the header: messages only) */
+    const char *cname = (reason == R_EMPTY || reason == R_NONNUM || reason == R_NONFINITE ||
+                         reason == R_RANGE) && col > 0 && (size_t)col <= s->ncols
+                            ? cs_load_col_name(s, (size_t)col - 1) : "";
     if (f) cs_load_excerpt(txt, sizeof txt, f->p, f->len);
     else txt[0] = '\0';
     char *m = msg + o;
@@ -286,7 +289,10 @@ double *cs_load_row_slot(csl_worker *w)
     csl_rows *rows = &w->rows;
     const csl_schema *s = w->s;
     if (rows->n == rows->cap) {
-        if (!rows->growable) { w->nomem = 1; return NULL; }  /* fast path sized it from line counts */
+        if (!rows->growable) {          /* the fast path sized it from line counts */
+            w->nomem = 1;
+            return NULL;
+        }
         size_t nc = rows->cap ? rows->cap + rows->cap / 2 + 1 : first_cap(s->k);
         if (rows_resize(rows, s, nc)) { w->nomem = 1; return NULL; }
     }
