@@ -49,7 +49,8 @@ typedef struct cs_dataset {
     uint32_t *line;        /* n, 1-based physical line of each row (0 beyond UINT32_MAX) */
     long header_line;      /* the header's line (0: no header) */
     long label_col, id_col;/* 1-based columns of label and id (0: none) */
-    long *class_col;       /* k, 1-based column of each class's probability or logit */
+    uint32_t *class_col;   /* k, 1-based column of each class's probability or logit (4 bytes:
+                              a header holds at most CS_LOAD_MAX_HEADER_BYTES of columns) */
 
     /* Derived once per file by cs_dataset_prepare (NULL before). */
     double *conf;          /* n, max_j prob[i][j] */

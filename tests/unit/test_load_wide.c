@@ -94,7 +94,7 @@ static void check_wide(const cs_dataset *d, size_t k, size_t rows,
         name(j, nm, sizeof nm);
         if (strcmp(d->class_names[j], nm) != 0)
             fail_msg("class %zu named '%s', want '%s'", j, d->class_names[j], nm);
-        assert_int_equal(d->class_col[j], (long)j + 2);          /* label is column 1 */
+        assert_int_equal(d->class_col[j], j + 2);          /* label is column 1 */
     }
     for (size_t r = 0; r < rows; r++) {
         assert_int_equal(d->label[r], (int32_t)(r % k));

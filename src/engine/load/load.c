@@ -213,9 +213,9 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
         if (role == CSL_LABEL) d->label_col = (long)c + 1;
         else if (role == CSL_ID) d->id_col = (long)c + 1;
         else if ((role == CSL_PROB || role == CSL_LOGIT) && s->col[c].cls >= 0 && (size_t)s->col[c].cls < k)
-            d->class_col[s->col[c].cls] = (long)c + 1;
+            d->class_col[s->col[c].cls] = (uint32_t)c + 1;
         else if (role == CSL_BINARY && k == 2)
-            d->class_col[0] = d->class_col[1] = (long)c + 1;
+            d->class_col[0] = d->class_col[1] = (uint32_t)c + 1;
     }
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
