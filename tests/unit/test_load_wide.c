@@ -165,6 +165,27 @@ static void test_wide_header_duplicate(void **state)
     free(text);
 }
 
+/* A header refused at a column, with the summary asked for: the summary reads only the names
+ * of the columns read so far (the ones after the refused column were never copied). */
+static void test_refused_header_summary(void **state)
+{
+    (void)state;
+    static const char csv[] = "label,p_1,p_0,p_1,p_2\n1,0.5,0.5,0,0\n";
+    for (int path = CSL_PATH_CSV; path <= CSL_PATH_FAST; path++) {
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        cs_load_tuning t = {path, 0, 1, 0, 0};
+        cs_load_summary sum;
+        cs_error err;
+        assert_null(cs_load_buffer_tuned("d.csv", csv, sizeof csv - 1, &opt, &sum, &err, &t));
+        assert_string_equal(err.msg, "d.csv:1:4: duplicate column 'p_1' (class already given by"
+                                     " column 2)");
+        if (sum.class_note)
+            assert_non_null(strstr(sum.class_note, "(p_1, p_0, p_1)"));
+        cs_load_summary_free(&sum);
+    }
+}
+
 static void check_names(const cs_dataset *d, const char *const *want, size_t k)
 {
     assert_int_equal(d->k, k);
@@ -269,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_wide_header_both_paths),
         cmocka_unit_test(test_wide_header_mixed_names_and_logits),
         cmocka_unit_test(test_wide_header_duplicate),
+        cmocka_unit_test(test_refused_header_summary),
         cmocka_unit_test(test_names_survive_copies),
         cmocka_unit_test(test_names_pack),
         cmocka_unit_test(test_classmap_over_borrowed_array),

@@ -85,7 +85,7 @@ static char *class_note(const csl_schema *s)
     size_t o = 0, shown = 0;
     cols[0] = '\0';
     const char *name = s->col_text;     /* column c's name: the names are in column order */
-    for (size_t c = 0; c < s->ncols; c++, name += strlen(name) + 1) {
+    for (size_t c = 0; c < s->named; c++, name += strlen(name) + 1) {
         if (s->col[c].role != CSL_PROB && s->col[c].role != CSL_LOGIT) continue;
         if (shown == 6 || o + 48 >= sizeof cols) {
             snprintf(cols + o, sizeof cols - o, ", ...");

@@ -67,6 +67,7 @@ char cs_load_sniff_delim(const char *buf, size_t len)
 
 const char *cs_load_col_name(const csl_schema *s, size_t c)
 {
+    if (c >= s->named) return "";
     const char *t = s->col_text;
     while (c--) t += strlen(t) + 1;
     return t;
@@ -229,6 +230,7 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
             cls++;
         }
     }
+    s->named = nf;
     if (!(s->classes = cs_classmap_over(s->class_names, s->k))) return nomem(name, err);
     for (size_t j = 0; j < s->k; j++) {
         s->class_names[j] = text;
@@ -281,6 +283,7 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
     memcpy(cname, fc.p, fc.len);
     cname[fc.len] = '\0';
     b->text = cname + fc.len + 1;
+    s->named = c + 1;
     size_t pl = 0;
     int role = name_role(&fc, &pl);
     const char *suffix = role == CSL_PROB || role == CSL_LOGIT ? cname + pl : NULL;

@@ -145,6 +145,8 @@ typedef struct csl_schema {
     csl_col *col;
     char *col_text;        /* the column names in column order, NUL-separated (only messages
                               read them: cs_load_col_name); inside the class_names block */
+    size_t named;          /* columns whose names col_text holds: ncols once the header is
+                              built, fewer when a column was refused */
     size_t k;
     char **class_names;    /* ONE block in the dataset's class_names layout (calscope/dataset.h):
                               room for the class pointers, then col_text, then the text of
@@ -161,8 +163,8 @@ typedef struct csl_schema {
     size_t n_ignored;
 } csl_schema;
 
-/* The header text of column c (0-based, < s->ncols), found by walking col_text: O(c), for
- * messages only (a pointer per column would cost 8 bytes a column for them). */
+/* The header text of column c (0-based), found by walking col_text: O(c), for messages only
+ * (a pointer per column would cost 8 bytes a column for them). "" when c >= s->named. */
 const char *cs_load_col_name(const csl_schema *s, size_t c);
 
 /* Chooses the delimiter from the first non-blank line of buf[0..len): the most frequent of
