@@ -48,6 +48,16 @@ cs_classmap *cs_classmap_new(size_t cap);
  * same text ignoring case, or the same number) and nothing is added; CS_CLASSMAP_HASH_NAME
  * when the name is `#` followed by digits (nothing added); CS_CLASSMAP_NOMEM. O(1) expected. */
 long cs_classmap_add(cs_classmap *m, const char *name);
+/* The same when the caller knows strlen(name) (name is still a C string). */
+long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len);
+
+/* An empty map that reads class j's name from names[j] instead of keeping its own pointers:
+ * the caller sets names[j] to the name it then passes to cs_classmap_add for class j (a name
+ * refused as a duplicate or `#N` is not added, and its slot may be reused); `cap` is the size
+ * of the array, and adding past it gives CS_CLASSMAP_NOMEM. Both the array and the names are
+ * borrowed and must outlive the map. NULL when out of memory. (The loader builds the map of a
+ * 100,000-column header this way, over the class names it keeps anyway.) */
+cs_classmap *cs_classmap_over(char **names, size_t cap);
 
 /* A map of names[0..k) (borrowed); a duplicate name keeps its first class. NULL when out of
  * memory. */

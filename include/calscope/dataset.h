@@ -24,7 +24,11 @@ typedef struct cs_dataset {
     double *prob;          /* n*k, row-major; probabilities (softmax of logits for logit files) */
     double *logit;         /* n*k raw logits as written, or NULL when the file gave probabilities */
     int32_t *label;        /* n, 0..k-1 */
-    char **class_names;    /* k names: the p_/prob_/logit_ suffixes ("0","1" for the binary shorthand) */
+    char **class_names;    /* k names: the p_/prob_/logit_ suffixes ("0","1" for the binary
+                              shorthand). ONE allocation: the k pointers, then the text they
+                              point into (a loaded file's whole header); free(class_names)
+                              releases it all and a name is never freed alone. Make one with
+                              cs_names_pack. */
 
     /* Optional columns: NULL when the file has no such column. Strings are interned:
      * the per-row array holds an index into the names table. */
@@ -45,7 +49,8 @@ typedef struct cs_dataset {
     uint32_t *line;        /* n, 1-based physical line of each row (0 beyond UINT32_MAX) */
     long header_line;      /* the header's line (0: no header) */
     long label_col, id_col;/* 1-based columns of label and id (0: none) */
-    long *class_col;       /* k, 1-based column of each class's probability or logit */
+    uint32_t *class_col;   /* k, 1-based column of each class's probability or logit (4 bytes:
+                              a header holds at most CS_LOAD_MAX_HEADER_BYTES of columns) */
 
     /* Derived once per file by cs_dataset_prepare (NULL before). */
     double *conf;          /* n, max_j prob[i][j] */
@@ -62,6 +67,11 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
 void cs_dataset_free(cs_dataset *d);
+
+/* names[0..k) copied into one block of the class_names layout: k pointers followed by the text
+ * (a NULL name stays NULL). The caller owns the block and frees it with free(). NULL when out
+ * of memory. Any thread; names is only read. */
+char **cs_names_pack(const char *const *names, size_t k);
 
 /* Index of the class that `name` names under the rule of calscope/classes.h (a class name,
  * the number a class is named by, an index 0..k-1 when no class is named by a number, or

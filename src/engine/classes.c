@@ -1,8 +1,10 @@
 /* The class-naming rule (calscope/classes.h): one hash table keyed by a name's lowercase text,
  * or by its value when the name is a number, so that the loader's per-row lookups and the
  * header's duplicate check cost O(1) whatever K. A name that is the number of its own position
- * (p_0, p_1, ... the common case) is not hashed at all: it is found at value[v], which keeps
- * a 100,000-column header free of random memory accesses (issue 15.6). */
+ * (p_0, p_1, ... the common case) is not hashed at all: it is found at position v, which keeps
+ * a 100,000-column header free of random memory accesses; while every name is such a number
+ * the map holds no table and no array of values at all, and over the loader's names
+ * (cs_classmap_over) no array of its own either (issue 15.6). */
 #include "calscope/classes.h"
 #include "calscope/dataset.h"
 
@@ -15,13 +17,18 @@
 #include "engine/load/load_internal.h"
 
 struct cs_classmap {
-    const char **name;     /* k borrowed names */
-    double *value;         /* k values; NaN when the name is not a number */
+    const char **name;     /* k borrowed names: the map's own array of pointers, or the
+                              caller's (cs_classmap_over) */
+    int own_names;
+    double *value;         /* k values; NaN when the name is not a number. NULL while every
+                              class is named by the number of its position (value j is j):
+                              p_0..p_{K-1} cost no per-class memory in the map at all */
     size_t k, cap;
     size_t numbered;       /* names that are numbers */
     size_t misplaced;      /* of those, the ones whose value is not their index (hashed) */
-    uint32_t *slot;        /* open addressing: class index + 1, 0 = empty */
-    size_t nslots;         /* a power of two, at least twice k */
+    uint32_t *slot;        /* open addressing: class index + 1, 0 = empty; NULL until a name
+                              needs hashing (p_0..p_{K-1} never do: no table at all) */
+    size_t nslots;         /* a power of two, at least twice k (0 while slot is NULL) */
 };
 
 static unsigned char lower(unsigned char c)
@@ -57,6 +64,12 @@ static int same_text(const char *name, const char *p, size_t len)
 /* A name or token that is a number: its value with -0 folded into 0. */
 static int as_number(const char *p, size_t len, double *v)
 {
+    if (len && len <= 15) {      /* plain digits (most class names): exact, no parser needed */
+        uint64_t u = 0;
+        size_t i = 0;
+        while (i < len && (unsigned)(p[i] - '0') < 10u) u = u * 10 + (uint64_t)(p[i++] - '0');
+        if (i == len) { *v = (double)u; return 1; }
+    }
     if (cs_load_parse_double(p, len, v) != CSL_NUM_OK) return 0;
     if (*v == 0) *v = 0.0;
     return 1;
@@ -82,25 +95,32 @@ cs_classmap *cs_classmap_new(size_t cap)
     if (!m) return NULL;
     if (cap < 8) cap = 8;
     m->name = malloc(cap * sizeof *m->name);
-    m->value = malloc(cap * sizeof *m->value);
+    m->own_names = 1;
     m->cap = cap;
-    m->nslots = 16;
-    while (m->nslots < 2 * cap) m->nslots *= 2;
-    m->slot = calloc(m->nslots, sizeof *m->slot);
-    if (!m->name || !m->value || !m->slot) { cs_classmap_free(m); return NULL; }
+    if (!m->name) { cs_classmap_free(m); return NULL; }
+    return m;
+}
+
+cs_classmap *cs_classmap_over(char **names, size_t cap)
+{
+    cs_classmap *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->name = (const char **)names;     /* only read in this mode */
+    m->cap = cap;
     return m;
 }
 
 void cs_classmap_free(cs_classmap *m)
 {
     if (!m) return;
-    free(m->name);
+    if (m->own_names) free(m->name);
     free(m->value);
     free(m->slot);
     free(m);
 }
 
-/* The slot that holds the class with this key, or the empty slot where it would go. */
+/* The slot that holds the class with this key, or the empty slot where it would go (the table
+ * must exist). */
 static size_t probe_text(const cs_classmap *m, const char *p, size_t len)
 {
     size_t h = (size_t)hash_text(p, len) & (m->nslots - 1);
@@ -115,9 +135,19 @@ static size_t probe_text(const cs_classmap *m, const char *p, size_t len)
 /* Class j whose name is the number v and sits at position v (not hashed), or -1. */
 static long at_own_position(const cs_classmap *m, double v)
 {
-    if (!(v >= 0 && v < (double)m->k) || v != floor(v)) return -1;
+    if (!(v >= 0 && v < (double)m->k)) return -1;
     size_t j = (size_t)v;
-    return m->value[j] == v ? (long)j : -1;
+    if ((double)j != v) return -1;        /* not an integer */
+    return !m->value || m->value[j] == v ? (long)j : -1;
+}
+
+/* Makes the value array (the first class not named by its own position needs it). */
+static int need_values(cs_classmap *m)
+{
+    if (m->value) return 0;
+    if (!(m->value = malloc(m->cap * sizeof *m->value))) return -1;
+    for (size_t j = 0; j < m->k; j++) m->value[j] = (double)j;
+    return 0;
 }
 
 static size_t probe_value(const cs_classmap *m, double v)
@@ -125,6 +155,14 @@ static size_t probe_value(const cs_classmap *m, double v)
     size_t h = (size_t)hash_value(v) & (m->nslots - 1);
     while (m->slot[h] && m->value[m->slot[h] - 1] != v) h = (h + 1) & (m->nslots - 1);
     return h;
+}
+
+/* The class whose name is the text p[0..len) (not a number), or -1. */
+static long find_text(const cs_classmap *m, const char *p, size_t len)
+{
+    if (!m->slot) return -1;
+    size_t h = probe_text(m, p, len);
+    return m->slot[h] ? (long)m->slot[h] - 1 : -1;
 }
 
 static int rehash(cs_classmap *m, size_t nslots)
@@ -147,20 +185,29 @@ static int rehash(cs_classmap *m, size_t nslots)
 
 long cs_classmap_add(cs_classmap *m, const char *name)
 {
-    size_t len = strlen(name), pos;
+    return cs_classmap_add_n(m, name, strlen(name));
+}
+
+long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
+{
+    /* The common case first, with no floating point: plain digits while every class so far is
+     * named by its own position (no value array yet), as in p_0, p_1, ... Same answers as the
+     * general path below: the number k is added at its own position, a number below k is
+     * the class at that position. */
+    if (!m->value && len && len <= 9 && m->k < m->cap && m->k < UINT32_MAX - 1) {
+        size_t u = 0, i = 0;
+        while (i < len && (unsigned)(name[i] - '0') < 10u) u = u * 10 + (size_t)(name[i++] - '0');
+        if (i == len && u <= m->k) {
+            if (u < m->k) return (long)u;
+            if (m->own_names) m->name[m->k] = name;
+            m->k++;
+            m->numbered++;
+            return -1;
+        }
+    }
+    size_t pos;
     if (as_position(name, len, &pos)) return CS_CLASSMAP_HASH_NAME;
     if (m->k >= UINT32_MAX - 1) return CS_CLASSMAP_NOMEM;
-    if (m->k == m->cap) {
-        size_t nc = m->cap * 2;
-        const char **nn = realloc(m->name, nc * sizeof *nn);
-        if (!nn) return CS_CLASSMAP_NOMEM;
-        m->name = nn;
-        double *nv = realloc(m->value, nc * sizeof *nv);
-        if (!nv) return CS_CLASSMAP_NOMEM;
-        m->value = nv;
-        m->cap = nc;
-    }
-    if (2 * (m->k + 1) > m->nslots && rehash(m, m->nslots * 2)) return CS_CLASSMAP_NOMEM;
     double v;
     int num = as_number(name, len, &v);
     if (num) {
@@ -170,13 +217,35 @@ long cs_classmap_add(cs_classmap *m, const char *name)
     /* a number at its own position needs no slot; with no number hashed yet nothing to check */
     int own = num && v == (double)m->k;
     size_t h = 0;
+    if (!own && need_values(m)) return CS_CLASSMAP_NOMEM;
     if (!own || m->misplaced) {
+        if (!m->slot) {          /* the first name that is hashed: the table, sized for cap */
+            size_t ns = 16, want = m->cap > m->k + 1 ? m->cap : m->k + 1;
+            while (ns < 2 * want) ns *= 2;
+            if (!(m->slot = calloc(ns, sizeof *m->slot))) return CS_CLASSMAP_NOMEM;
+            m->nslots = ns;
+        } else if (2 * (m->k + 1) > m->nslots && rehash(m, m->nslots * 2)) {
+            return CS_CLASSMAP_NOMEM;
+        }
         h = num ? probe_value(m, v) : probe_text(m, name, len);
         if (m->slot[h]) return (long)m->slot[h] - 1;
     }
+    if (m->k == m->cap) {     /* a new class, and no room: grow (the slot table is apart) */
+        if (!m->own_names) return CS_CLASSMAP_NOMEM;   /* the caller's array is full */
+        size_t nc = m->cap * 2;
+        const char **nn = realloc(m->name, nc * sizeof *nn);
+        if (!nn) return CS_CLASSMAP_NOMEM;
+        m->name = nn;
+        if (m->value) {
+            double *nv = realloc(m->value, nc * sizeof *nv);
+            if (!nv) return CS_CLASSMAP_NOMEM;
+            m->value = nv;
+        }
+        m->cap = nc;
+    }
     size_t j = m->k++;
-    m->name[j] = name;
-    m->value[j] = num ? v : NAN;
+    if (m->own_names) m->name[j] = name;
+    if (m->value) m->value[j] = num ? v : NAN;
     if (num) {
         m->numbered++;
         if (v != (double)j) m->misplaced++;
@@ -195,6 +264,7 @@ cs_classmap *cs_classmap_of(char *const *names, size_t k)
         if (r != -1) {
             /* keep positions aligned: an unnamed class, a duplicate or a `#N` name is still
              * class j, found by `#j` (and by position when no class is named by a number) */
+            if (need_values(m)) { cs_classmap_free(m); return NULL; }
             m->name[m->k] = names && names[j] ? names[j] : "?";
             m->value[m->k] = NAN;
             m->k++;
@@ -210,8 +280,10 @@ int cs_classmap_find_number(const cs_classmap *m, double v, int *why)
     if (m->numbered && !(m->numbered == m->k && m->misplaced == 0)) {
         long own = at_own_position(m, v);
         if (own >= 0) return (int)own;
-        size_t h = probe_value(m, v);     /* misplaced > 0 here: some number is hashed */
-        if (m->slot[h]) return (int)m->slot[h] - 1;
+        if (m->misplaced) {               /* else no number is hashed (maybe no table) */
+            size_t h = probe_value(m, v);
+            if (m->slot[h]) return (int)m->slot[h] - 1;
+        }
         *why = m->numbered == m->k ? CS_CLASS_NO_NUMBER : CS_CLASS_AMBIGUOUS;
         return -1;
     }
@@ -230,8 +302,8 @@ int cs_classmap_find(const cs_classmap *m, const char *p, size_t len, int *why)
     }
     double v;
     if (as_number(p, len, &v)) return cs_classmap_find_number(m, v, why);
-    size_t h = probe_text(m, p, len);
-    if (m->slot[h]) return (int)m->slot[h] - 1;
+    long j = find_text(m, p, len);
+    if (j >= 0) return (int)j;
     *why = CS_CLASS_UNKNOWN;
     return -1;
 }

@@ -18,7 +18,7 @@ void cs_dataset_free(cs_dataset *d)
     free(d->prob);
     free(d->logit);
     free(d->label);
-    free_names(d->class_names, d->k);
+    free(d->class_names);          /* one block: pointers and text (cs_names_pack) */
     free(d->id);
     free_names(d->id_names, d->n_ids);
     free(d->tta);
@@ -33,6 +33,24 @@ void cs_dataset_free(cs_dataset *d)
     free(d->line);
     free(d->class_col);
     free(d);
+}
+
+char **cs_names_pack(const char *const *names, size_t k)
+{
+    size_t text = 0;
+    for (size_t j = 0; j < k; j++)
+        if (names[j]) text += strlen(names[j]) + 1;
+    if (k > (SIZE_MAX - text) / sizeof(char *)) return NULL;
+    char **block = malloc(k * sizeof(char *) + text + 1);
+    if (!block) return NULL;
+    char *t = (char *)(block + k);
+    for (size_t j = 0; j < k; j++) {
+        if (!names[j]) { block[j] = NULL; continue; }
+        size_t len = strlen(names[j]) + 1;
+        block[j] = memcpy(t, names[j], len);
+        t += len;
+    }
+    return block;
 }
 
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)

@@ -205,6 +205,11 @@ static void test_field_limit(void **state)
         {S("label,p\n0,0.50000000\n"), 2, 2, "t.csv:2:2: field longer than 8 bytes (the limit)"},
         {S("label,p,notenote1\n0,0.5,x\n"), 1, 3,
          "t.csv:1:3: field longer than 8 bytes (the limit)"},
+        /* a header column refused (the duplicate label) before the long field: the field
+         * still comes first, as libcsv reads the whole header before judging its names (the
+         * fast path, which judges column by column, must check the rest of the line) */
+        {S("label,label,notenote1\n0,0,x\n"), 1, 3,
+         "t.csv:1:3: field longer than 8 bytes (the limit)"},
         {S("label,p,note\n0,0.5,\"a\nb\nc\nd\"\n1,0.5,\"123\n5678\n\"\n"), 6, 3,
          "t.csv:6:3: field longer than 8 bytes (the limit)"},
     };

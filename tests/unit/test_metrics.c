@@ -18,12 +18,17 @@
 static cs_dataset *mkds(size_t n, size_t k, const double *prob, const int32_t *label)
 {
     cs_dataset *d = cs_test_dataset(n, k, prob, label);
+    char (*num)[24] = calloc(k, sizeof *num);
+    const char **names = calloc(k, sizeof *names);
+    assert_non_null(num);
+    assert_non_null(names);
     for (size_t j = 0; j < k; j++) {
-        free(d->class_names[j]);
-        d->class_names[j] = malloc(24);
-        assert_non_null(d->class_names[j]);
-        snprintf(d->class_names[j], 24, "c%zu", j);
+        snprintf(num[j], sizeof num[j], "c%zu", j);
+        names[j] = num[j];
     }
+    cs_test_set_class_names(d, names);
+    free(names);
+    free(num);
     return d;
 }
 

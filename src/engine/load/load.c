@@ -84,14 +84,15 @@ static char *class_note(const csl_schema *s)
     char cols[200];
     size_t o = 0, shown = 0;
     cols[0] = '\0';
-    for (size_t c = 0; c < s->ncols; c++) {
+    const char *name = s->col_text;     /* column c's name: the names are in column order */
+    for (size_t c = 0; c < s->named; c++, name += strlen(name) + 1) {
         if (s->col[c].role != CSL_PROB && s->col[c].role != CSL_LOGIT) continue;
         if (shown == 6 || o + 48 >= sizeof cols) {
             snprintf(cols + o, sizeof cols - o, ", ...");
             break;
         }
         char one[48];
-        cs_load_excerpt(one, 40, s->col[c].name, strlen(s->col[c].name));
+        cs_load_excerpt(one, 40, name, strlen(name));
         o += (size_t)snprintf(cols + o, sizeof cols - o, "%s%s", shown ? ", " : "", one);
         shown++;
     }
@@ -203,8 +204,6 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
     take_interned(&d->split, &d->split_names, &d->n_splits, &r->split, &ps->splits, n);
     d->line = shrink(r->line, n * sizeof *r->line);
     r->line = NULL;
-    d->class_names = ps->schema.class_names;
-    ps->schema.class_names = NULL;
     /* columns, for messages that point into the file (--compare) */
     d->header_line = opt->no_header ? 0 : s->header_line;
     d->class_col = calloc(k, sizeof *d->class_col);
@@ -214,15 +213,19 @@ static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_option
         if (role == CSL_LABEL) d->label_col = (long)c + 1;
         else if (role == CSL_ID) d->id_col = (long)c + 1;
         else if ((role == CSL_PROB || role == CSL_LOGIT) && s->col[c].cls >= 0 && (size_t)s->col[c].cls < k)
-            d->class_col[s->col[c].cls] = (long)c + 1;
+            d->class_col[s->col[c].cls] = (uint32_t)c + 1;
         else if (role == CSL_BINARY && k == 2)
-            d->class_col[0] = d->class_col[1] = (long)c + 1;
+            d->class_col[0] = d->class_col[1] = (uint32_t)c + 1;
     }
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
         d = NULL;
         goto out;
     }
+    /* last, once nothing can fail: the block also holds the column names that the summary
+     * below still reads, and it must outlive them (calscope/dataset.h layout) */
+    d->class_names = ps->schema.class_names;
+    ps->schema.class_names = NULL;
     if (sum) sum->rows_used = n;
     goto out;
 nomem:

@@ -126,7 +126,7 @@ static void handle_record(csv_state *st)
                                            st->row_line, st->opt, st->err);
         out->have_schema = 1;
         if (s != CS_OK) { st->fatal = 1; return; }
-        if (cs_load_worker_init(&out->w, &out->schema, st->opt, st->name)) { fail_nomem(st); return; }
+        cs_load_worker_init(&out->w, &out->schema, st->opt, st->name);
         out->have_worker = 1;
         out->w.rows.growable = 1;
         out->w.ids = &out->ids;

@@ -55,26 +55,92 @@ typedef struct chunk {
     int main_thread, bail, nomem, cancelled;
 } chunk;
 
-/* Splits [p, e) into fields trimmed of spaces and tabs the way libcsv trims unquoted fields.
- * Fills at most `cap` fields and returns the true count, or -1 to give up. */
+/* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
+ * c->cls nonzero), or e. Eight bytes at a time where the compiler allows it: a header of
+ * 100,000 short names is mostly bytes to skip. */
+static inline const char *find_special(const fast_ctx *c, const char *p, const char *e)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (e - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t m = csl_eq8(w, (unsigned char)c->delim) | csl_eq8(w, '"') | csl_eq8(w, '\r');
+        if (m) return p + (__builtin_ctzll(m) >> 3);
+        p += 8;
+    }
+#endif
+    while (p < e && !c->cls[(unsigned char)*p]) p++;
+    return p;
+}
+
+/* The next field of a line ending at e, starting at *fs, trimmed of spaces and tabs the way
+ * libcsv trims unquoted fields, into *f; *fs moves past its delimiter (NULL after the last
+ * field). Returns 1, 0 when no field is left, or -1 to give up (a quote, a CR, or a field
+ * longer than the field limit). */
+static inline int next_field(const fast_ctx *c, const char **fs, const char *e, csl_field *f)
+{
+    const char *a = *fs;
+    if (!a) return 0;
+    const char *q = find_special(c, a, e);
+    if (q < e && c->cls[(unsigned char)*q] == 2) return -1;
+    if ((size_t)(q - a) > c->field_max) return -1;
+    const char *b = q;
+    while (a < b && (*a == ' ' || *a == '\t')) a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+    f->p = a;
+    f->len = (size_t)(b - a);
+    *fs = q < e ? q + 1 : NULL;
+    return 1;
+}
+
+/* Splits [p, e) into fields (next_field). Fills at most `cap` fields (f may be NULL when cap
+ * is 0) and returns the true count, or -1 to give up. */
 static long split_line(const fast_ctx *c, const char *p, const char *e, csl_field *f, size_t cap)
 {
     size_t nf = 0;
-    const char *fs = p;
-    for (const char *q = p;; q++) {
-        unsigned char k = q < e ? c->cls[(unsigned char)*q] : 1;
-        if (k == 0) continue;
-        if (k == 2) return -1;
-        if ((size_t)(q - fs) > c->field_max) return -1;
-        const char *a = fs, *b = q;
-        while (a < b && (*a == ' ' || *a == '\t')) a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
-        if (nf < cap) { f[nf].p = a; f[nf].len = (size_t)(b - a); }
+    csl_field x;
+    int r;
+    while ((r = next_field(c, &p, e, &x)) > 0) {
+        if (nf < cap) f[nf] = x;
         nf++;
-        if (q >= e) break;
-        fs = q + 1;
     }
-    return (long)nf;
+    return r < 0 ? -1 : (long)nf;
+}
+
+/* Delimiters in [p, e) plus one, counted eight bytes at a time: the number of fields of a
+ * line with no quote (a line with one is given up on anyway). */
+static size_t count_delims(const fast_ctx *c, const char *p, const char *e)
+{
+    size_t n = 1;
+    for (uint64_t w; e - p >= 8; p += 8) {
+        memcpy(&w, p, 8);
+        n += csl_count8(csl_eq8(w, (unsigned char)c->delim));
+    }
+    for (; p < e; p++) n += *p == c->delim;
+    return n;
+}
+
+/* The schema from the header line [p, e) of nf fields (count_delims), one field at a time:
+ * no array of the header's fields, whatever its width. Returns CSL_BAIL where split_line
+ * would give up on the line (then libcsv words it, as it would before any column's
+ * refusal: so a column refused here still has the rest of the line checked), else CSL_DONE
+ * with the status in *st. */
+static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const char *e,
+                         size_t nf, long line, cs_status *st, cs_error *err)
+{
+    csl_schema_builder b;
+    /* the names' bytes: the line less its nf - 1 delimiters, plus a NUL each */
+    *st = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt, err);
+    csl_field f;
+    int r = 1;
+    while (*st == CS_OK && (r = next_field(c, &p, e, &f)) > 0) *st = cs_load_schema_column(&b, f);
+    if (r < 0) return CSL_BAIL;
+    if (*st != CS_OK) {
+        while ((r = next_field(c, &p, e, &f)) > 0) continue;
+        return r < 0 ? CSL_BAIL : CSL_DONE;
+    }
+    *st = cs_load_schema_end(&b);
+    return CSL_DONE;
 }
 
 static const double pow10_exact[23] = {
@@ -130,8 +196,8 @@ static inline const char *quick_num(const char *p, const char *e, double *out)
 static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
 {
     const csl_schema *s = c->s;
-    if ((size_t)(le - p) > c->field_max) return 0;   /* may hold a field over the limit */
-    double *v = w->scratch;
+    double *v = cs_load_row_slot(w);  /* the values go straight into the row they belong to */
+    if (!v) return -1;
     const char delim = c->delim;
     int32_t label = 0, tta = 0;
     csl_field idf = {NULL, 0}, casef = {NULL, 0}, splitf = {NULL, 0};
@@ -142,7 +208,7 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             p++;
         }
         double x;
-        const char *q;
+        const char *q, *fs = p;
         switch (cc->role) {
         case CSL_PROB:
         case CSL_BINARY:
@@ -192,6 +258,9 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
             p = q;
             break;
         }
+        /* a field over the limit is worded by libcsv: give the line up (checked per field,
+         * not per line, so a row of 100,000 values longer than the limit still comes here) */
+        if ((size_t)(p - fs) > c->field_max) return 0;
     }
     if (p != le) return 0;
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
@@ -303,8 +372,7 @@ static void *parse_chunk(void *arg)
     chunk *ch = arg;
     fast_ctx *c = ch->c;
     size_t ncols = c->s->ncols;
-    csl_field *f = malloc((ncols + 1) * sizeof *f);
-    if (!f) { ch->nomem = 1; atomic_store(&c->stop, 1); return NULL; }
+    csl_field *f = NULL;     /* fields of a line quick_line cannot take: made when first needed */
     long line = ch->line0;
     size_t since = 0;
     const char *released = ch->beg;
@@ -329,6 +397,11 @@ static void *parse_chunk(void *arg)
                 break;
             }
             continue;
+        }
+        if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
+            ch->nomem = 1;
+            atomic_store(&c->stop, 1);
+            break;
         }
         long nf = split_line(c, p, le, f, ncols + 1);
         if (nf < 0) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
@@ -429,37 +502,36 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     /* header: the first non-blank line */
     long line = 1;
     const char *p = d;
-    csl_field *hf = NULL;
-    long nf = 0;
-    int rc = CSL_DONE;
     while (p < end) {
         const char *next;
         const char *le = line_end(p, end, lim->header + 2, &next);
-        if (!le) { rc = CSL_BAIL; goto fail; }     /* a first data line (no_header) that long */
-        size_t cap = 16;
-        for (;;) {
-            csl_field *nfp = realloc(hf, cap * sizeof *hf);
-            if (!nfp) { *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name); goto fail; }
-            hf = nfp;
-            nf = split_line(&c, p, le, hf, cap);
-            if (nf < 0 || (size_t)nf <= cap) break;
-            cap = (size_t)nf;
+        if (!le) {                       /* a first data line (no_header) that long */
+            cs_load_parsed_free(out);
+            return CSL_BAIL;
         }
-        if (nf < 0) { rc = CSL_BAIL; goto fail; }
-        if (nf == 1 && hf[0].len == 0) {
-            if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
-            line++;
-            p = next;
-            continue;
+        size_t nf = count_delims(&c, p, le);
+        if (nf == 1 || opt->no_header) {
+            /* a blank line, or a first line of data: every field checked as rows are */
+            csl_field first;
+            long n = split_line(&c, p, le, &first, 1);
+            if (n < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+            if (n == 1 && first.len == 0) {
+                if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
+                line++;
+                p = next;
+                continue;
+            }
         }
-        *st = cs_load_schema_build(&out->schema, name, hf, (size_t)nf, line, opt, err);
+        int hr = CSL_DONE;
+        if (opt->no_header)
+            *st = cs_load_schema_build(&out->schema, name, NULL, nf, line, opt, err);
+        else hr = header_schema(&c, &out->schema, p, le, nf, line, st, err);
         out->have_schema = 1;
-        if (*st != CS_OK) goto fail;
+        if (hr == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
+        if (*st != CS_OK) return CSL_DONE;
         if (!opt->no_header) { line++; p = next; }
         break;
     }
-    free(hf);
-    hf = NULL;
     if (!out->have_schema) return CSL_DONE;      /* nothing but blank lines: the finisher says so */
 
     const csl_schema *s = &out->schema;
@@ -468,10 +540,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
     c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
                                                               : SIZE_MAX;
-    if (cs_load_worker_init(&out->w, s, opt, name)) {
-        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return CSL_DONE;
-    }
+    cs_load_worker_init(&out->w, s, opt, name);
     out->have_worker = 1;
     out->w.ids = &out->ids;
     out->w.cases = &out->cases;
@@ -533,7 +602,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     }
     for (int i = 0; i < nt; i++) {
         if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
-        else if (cs_load_worker_init(&ch[i].w, s, opt, name)) ch[i].nomem = 1;
+        else cs_load_worker_init(&ch[i].w, s, opt, name);
         ch[i].w.ids = &out->ids;
         ch[i].w.cases = &out->cases;
         ch[i].w.splits = &out->splits;
@@ -588,9 +657,5 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
         return CSL_DONE;
     }
-    return CSL_DONE;
-fail:
-    free(hf);
-    if (rc == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
     return CSL_DONE;
 }

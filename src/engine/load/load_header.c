@@ -44,6 +44,15 @@ char cs_load_sniff_delim(const char *buf, size_t len)
     size_t comma = 0, semi = 0, tab = 0;
     int quoted = 0;
     for (size_t i = start; i < end; i++) {
+        /* eight bytes at a time while no quote is open or in sight */
+        for (uint64_t w; !quoted && i + 8 <= end; i += 8) {
+            memcpy(&w, buf + i, 8);
+            if (csl_eq8(w, '"')) break;
+            comma += csl_count8(csl_eq8(w, ','));
+            semi += csl_count8(csl_eq8(w, ';'));
+            tab += csl_count8(csl_eq8(w, '\t'));
+        }
+        if (i >= end) break;
         char c = buf[i];
         if (c == '"') quoted = !quoted;
         else if (quoted) continue;
@@ -56,18 +65,82 @@ char cs_load_sniff_delim(const char *buf, size_t len)
     return ',';
 }
 
+const char *cs_load_col_name(const csl_schema *s, size_t c)
+{
+    if (c >= s->named) return "";
+    const char *t = s->col_text;
+    while (c--) t += strlen(t) + 1;
+    return t;
+}
+
 void cs_load_schema_free(csl_schema *s)
 {
     if (!s) return;
-    free(s->col_text);
     free(s->col);
-    if (s->class_names)
-        for (size_t j = 0; j < s->k; j++) free(s->class_names[j]);
-    free(s->class_names);
+    free(s->class_names);          /* col_text and every class name live in this block */
     for (size_t i = 0; i < s->n_ignored; i++) free(s->ignored[i]);
     free(s->ignored);
     cs_classmap_free(s->classes);
     memset(s, 0, sizeof *s);
+}
+
+/* The schema's one block of names: `slots` class pointers, then `text` bytes for col_text and
+ * generated names. Returns 0 or -1 (out of memory, or sizes that overflow). */
+static int alloc_names(csl_schema *s, size_t slots, size_t text)
+{
+    if (slots > (SIZE_MAX - text) / sizeof(char *)) return -1;
+    s->class_names = malloc(slots * sizeof(char *) + text);
+    if (!s->class_names) return -1;
+    s->col_text = (char *)(s->class_names + slots);
+    return 0;
+}
+
+static unsigned char lower_ascii(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* p[0..n) equals the lowercase word w[0..n) ignoring ASCII case (no locale: a header is
+ * compared byte by byte, the same on every machine). */
+static int same_ci(const char *p, const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lower_ascii((unsigned char)p[i]) != (unsigned char)w[i]) return 0;
+    return 1;
+}
+
+/* The field is the word w (lowercase, a string literal) ignoring ASCII case. */
+#define NAME_IS(f, w) ((f)->len == sizeof(w) - 1 && same_ci((f)->p, (w), sizeof(w) - 1))
+/* The field starts with the prefix pre (a literal) and has more after it: the prefix length,
+ * else 0. */
+#define PREFIX_LEN(f, pre) \
+    ((f)->len > sizeof(pre) - 1 && same_ci((f)->p, (pre), sizeof(pre) - 1) ? sizeof(pre) - 1 : 0)
+
+/* The role a header name gives its column (before the split column is considered), with the
+ * length of its class prefix in *pl for CSL_PROB and CSL_LOGIT. */
+static int name_role(const csl_field *f, size_t *pl)
+{
+    if (f->len == 0) return CSL_IGNORE;
+    switch (lower_ascii((unsigned char)f->p[0])) {   /* one test per column for most names */
+    case 'l':
+        if (NAME_IS(f, "label")) return CSL_LABEL;
+        if ((*pl = PREFIX_LEN(f, "logit_"))) return CSL_LOGIT;
+        break;
+    case 'y': if (NAME_IS(f, "y")) return CSL_LABEL; break;
+    case 't':
+        if (NAME_IS(f, "target") || NAME_IS(f, "true")) return CSL_LABEL;
+        if (NAME_IS(f, "tta")) return CSL_TTA;
+        break;
+    case 'p':
+        if (NAME_IS(f, "p") || NAME_IS(f, "prob")) return CSL_BINARY;
+        if ((*pl = PREFIX_LEN(f, "p_")) || (*pl = PREFIX_LEN(f, "prob_"))) return CSL_PROB;
+        break;
+    case 's': if (NAME_IS(f, "score")) return CSL_BINARY; break;
+    case 'i': if (NAME_IS(f, "id")) return CSL_ID; break;
+    case 'c': if (NAME_IS(f, "case")) return CSL_CASE; break;
+    default: break;
+    }
+    return CSL_IGNORE;
 }
 
 static char *dup_n(const char *p, size_t n)
@@ -79,16 +152,19 @@ static char *dup_n(const char *p, size_t n)
     return s;
 }
 
-static int name_is(const csl_field *f, const char *w)
+/* Appends a copy of an unrecognised name to s->ignored (grown as needed: a wide header of
+ * class columns reserves nothing for it). Returns 0 or -1. */
+static int add_ignored(csl_schema *s, const csl_field *f)
 {
-    return f->len == strlen(w) && strncasecmp(f->p, w, f->len) == 0;
-}
-
-/* "p_", "prob_", "logit_" prefixes; returns the prefix length or 0. */
-static size_t prefix_len(const csl_field *f, const char *pre)
-{
-    size_t n = strlen(pre);
-    return f->len > n && strncasecmp(f->p, pre, n) == 0 ? n : 0;
+    size_t n = s->n_ignored;
+    if ((n & (n - 1)) == 0) {                 /* 0, 1, 2, 4, ...: full, double it */
+        char **g = realloc(s->ignored, (n ? 2 * n : 1) * sizeof *g);
+        if (!g) return -1;
+        s->ignored = g;
+    }
+    if (!(s->ignored[n] = dup_n(f->p, f->len))) return -1;
+    s->n_ignored = n + 1;
+    return 0;
 }
 
 static cs_status nomem(const char *name, cs_error *err)
@@ -132,23 +208,16 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
                             "label column %s does not exist (the first row has %s fields)", a, b);
     }
     s->ncols = nf;
-    s->col = calloc(nf, sizeof *s->col);
-    s->col_text = malloc(nf * 24);            /* "label" or "p_<index>": under 24 bytes each */
-    if (!s->col || !s->col_text) return nomem(name, err);
-    char *text = s->col_text;
     size_t nprob = nf - 1;
     s->binary = nprob == 1;
     s->k = s->binary ? 2 : nprob;
-    s->class_names = calloc(s->k, sizeof *s->class_names);
-    if (!s->class_names) return nomem(name, err);
-    for (size_t j = 0; j < s->k; j++) {
-        snprintf(a, sizeof a, "%zu", j);
-        if (!(s->class_names[j] = dup_n(a, strlen(a)))) return nomem(name, err);
-    }
-    if (!(s->classes = cs_classmap_of(s->class_names, s->k))) return nomem(name, err);
+    s->col = calloc(nf, sizeof *s->col);
+    /* "label" or "p_<index>": under 24 bytes a column; then "<index>" per class, under 24 too */
+    if (!s->col || nf > SIZE_MAX / 48 || alloc_names(s, s->k, (nf + s->k) * 24))
+        return nomem(name, err);
+    char *text = s->col_text;
     size_t cls = 0;
     for (size_t c = 0; c < nf; c++) {
-        s->col[c].name = text;
         if ((long)c + 1 == lc) {
             s->col[c].role = CSL_LABEL;
             text += snprintf(text, 24, "label") + 1;
@@ -161,150 +230,182 @@ static cs_status build_headerless(csl_schema *s, const char *name, size_t nf, lo
             cls++;
         }
     }
+    s->named = nf;
+    if (!(s->classes = cs_classmap_over(s->class_names, s->k))) return nomem(name, err);
+    for (size_t j = 0; j < s->k; j++) {
+        s->class_names[j] = text;
+        text += snprintf(text, 24, "%zu", j) + 1;
+        if (cs_classmap_add(s->classes, s->class_names[j]) != -1) return nomem(name, err);
+    }
+    return CS_OK;
+}
+
+cs_status cs_load_schema_begin(csl_schema_builder *b, csl_schema *s, const char *name,
+                               size_t nf, size_t text_bound, long line,
+                               const cs_load_options *opt, cs_error *err)
+{
+    memset(b, 0, sizeof *b);
+    memset(s, 0, sizeof *s);
+    b->s = s;
+    b->name = name;
+    b->line = line;
+    b->opt = opt;
+    b->err = err;
+    s->header_line = line;
+    s->ncols = nf;
+    s->col = calloc(nf ? nf : 1, sizeof *s->col);
+    /* every header name and every class name in one block: one allocation, not one per
+     * column (issue 15.6); a class name is its column's name past the prefix. The 4 bytes
+     * after the names hold "0" and "1" for a binary file. */
+    size_t slots = nf < 2 ? 2 : nf;
+    if (text_bound > SIZE_MAX - 5 || !s->col || alloc_names(s, slots, text_bound + 4) ||
+        !(s->classes = cs_classmap_over(s->class_names, slots)))   /* no copy of the names */
+        return nomem(name, err);
+    b->text = s->col_text;
+    b->text_end = s->col_text + text_bound;
+    return CS_OK;
+}
+
+cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
+{
+    csl_schema *s = b->s;
+    const char *name = b->name;
+    const cs_load_options *opt = b->opt;
+    cs_error *err = b->err;
+    long line = b->line;
+    size_t c = b->c;
+    const csl_field fc = cs_load_trim(f);   /* quoted or not, spaces around a name do not count */
+    if (c == s->ncols || (size_t)(b->text_end - b->text) < fc.len + 1)
+        return nomem(name, err);            /* past what begin was told: cannot happen */
+    b->c++;
+    csl_col *col = &s->col[c];
+    char *cname = b->text;                 /* this column's name, copied into col_text */
+    memcpy(cname, fc.p, fc.len);
+    cname[fc.len] = '\0';
+    b->text = cname + fc.len + 1;
+    s->named = c + 1;
+    size_t pl = 0;
+    int role = name_role(&fc, &pl);
+    const char *suffix = role == CSL_PROB || role == CSL_LOGIT ? cname + pl : NULL;
+    if (opt->split_column && fc.len == strlen(opt->split_column) &&
+        strncasecmp(fc.p, opt->split_column, fc.len) == 0) {
+        if (role != CSL_IGNORE)
+            return header_error(err, name, line, (long)c + 1,
+                                "column '%s' cannot be the split column: it already has a"
+                                " meaning (label, probability, id, tta or case)", cname);
+        role = CSL_SPLIT;
+    }
+    col->role = role;
+    if (role == CSL_IGNORE) return add_ignored(s, &fc) ? nomem(name, err) : CS_OK;
+    if (role == CSL_PROB || role == CSL_LOGIT) {
+        s->class_names[s->k] = (char *)suffix;     /* the map reads it from there */
+        long dup = cs_classmap_add_n(s->classes, suffix, fc.len - pl);
+        if (dup == CS_CLASSMAP_NOMEM) return nomem(name, err);
+        if (dup == CS_CLASSMAP_HASH_NAME)
+            return header_error(err, name, line, (long)c + 1,
+                                "column '%s': a class name cannot be '#' and digits (that"
+                                " spells a class position)", cname);
+        if (dup >= 0) {
+            char other[32];
+            long oc = 0;
+            for (size_t q = 0; q < c && !oc; q++)
+                if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
+                    s->col[q].cls == (int)dup)
+                    oc = (long)q + 1;
+            snprintf(other, sizeof other, "%ld", oc);
+            return header_error(err, name, line, (long)c + 1,
+                                "duplicate column '%s' (class already given by column %s)",
+                                cname, other);
+        }
+        if (role == CSL_PROB && !b->prob_col) b->prob_col = (long)c + 1;
+        if (role == CSL_LOGIT && !b->logit_col) b->logit_col = (long)c + 1;
+        if (b->prob_col && b->logit_col)
+            return header_error(err, name, line, (long)c + 1,
+                                "column '%s' mixes logit and probability columns"
+                                " (give one kind)", cname);
+        if (b->binary_col)
+            return header_error(err, name, line, (long)c + 1,
+                                "column '%s' mixes per-class columns with the binary column"
+                                " '%s'", cname, cs_load_col_name(s, (size_t)b->binary_col - 1));
+        col->cls = (int)s->k++;
+        if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
+        return CS_OK;
+    }
+    int slot = role == CSL_BINARY ? 0 : role;
+    if (b->seen[slot]) {
+        char other[32];
+        snprintf(other, sizeof other, "%ld", b->seen[slot]);
+        return header_error(err, name, line, (long)c + 1,
+                            "duplicate column '%s' (same meaning as column %s)",
+                            cname, other);
+    }
+    b->seen[slot] = (long)c + 1;
+    if (role == CSL_LABEL) b->label_col = (long)c + 1;
+    if (role == CSL_BINARY) {
+        if (s->k)
+            return header_error(err, name, line, (long)c + 1,
+                                "column '%s' mixes the binary column with per-class columns"
+                                " like '%s'", cname,
+                                cs_load_col_name(s, (size_t)s->first_prob_col - 1));
+        b->binary_col = (long)c + 1;
+        s->first_prob_col = (long)c + 1;
+    }
+    if (role == CSL_ID) s->has_id = 1;
+    if (role == CSL_TTA) s->has_tta = 1;
+    if (role == CSL_CASE) s->has_case = 1;
+    if (role == CSL_SPLIT) s->has_split = 1;
+    return CS_OK;
+}
+
+cs_status cs_load_schema_end(csl_schema_builder *b)
+{
+    csl_schema *s = b->s;
+    const char *name = b->name;
+    cs_error *err = b->err;
+    long line = b->line;
+    if (b->c != s->ncols) return nomem(name, err);   /* fewer columns than begin was told */
+    if (!b->label_col)
+        return header_error(err, name, line, 1,
+                            "no label column (name one label, y, target or true)");
+    if (!s->k && !b->binary_col)
+        return header_error(err, name, line, 1,
+                            "no probability columns (want p_<class>, prob_<class> or logit_<class>"
+                            " columns, or one p, prob or score column)");
+    if (b->binary_col) {
+        s->binary = 1;
+        s->k = 2;
+        char *text = b->text;                          /* the 4 bytes kept after the names */
+        memcpy(text, "0\0" "1", 4);
+        s->class_names[0] = text;
+        s->class_names[1] = text + 2;
+        if (cs_classmap_add(s->classes, s->class_names[0]) != -1 ||
+            cs_classmap_add(s->classes, s->class_names[1]) != -1)
+            return nomem(name, err);
+    } else if (s->k < 2) {
+        return header_error(err, name, line, s->first_prob_col,
+                            "only one class column '%s' (need two or more, or name it p, prob or"
+                            " score for a binary file)",
+                            cs_load_col_name(s, (size_t)s->first_prob_col - 1));
+    }
+    if (b->opt->split_column && !s->has_split)
+        return header_error(err, name, line, 1, "no split column '%s' in the header",
+                            b->opt->split_column);
+    s->from_logits = b->logit_col != 0;
     return CS_OK;
 }
 
 cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field *f, size_t nf,
                                long line, const cs_load_options *opt, cs_error *err)
 {
-    memset(s, 0, sizeof *s);
-    s->header_line = line;
-    if (opt->no_header) return build_headerless(s, name, nf, line, opt, err);
-
-    s->ncols = nf;
-    s->col = calloc(nf ? nf : 1, sizeof *s->col);
-    s->class_names = calloc(nf ? nf : 1, sizeof *s->class_names);
-    s->ignored = calloc(nf ? nf : 1, sizeof *s->ignored);
-    s->classes = cs_classmap_new(nf);
-    /* every header name in one block: one allocation, not one per column (issue 15.6) */
-    size_t text_len = 1;
-    for (size_t c = 0; c < nf; c++) text_len += f[c].len + 1;
-    s->col_text = malloc(text_len);
-    if (!s->col || !s->class_names || !s->ignored || !s->classes || !s->col_text)
-        return nomem(name, err);
-    char *text = s->col_text;
-
-    long seen[CSL_SPLIT + 1] = {0}; /* column (1-based) that took each singleton role */
-    long prob_col = 0, logit_col = 0, binary_col = 0, label_col = 0;
-    for (size_t c = 0; c < nf; c++) {
-        csl_col *col = &s->col[c];
-        const csl_field fc = cs_load_trim(f[c]);   /* quoted or not, spaces around a name do not count */
-        col->name = text;
-        memcpy(text, fc.p, fc.len);
-        text[fc.len] = '\0';
-        text += fc.len + 1;
-        size_t pl;
-        int role = CSL_IGNORE;
-        const char *suffix = NULL;
-        if (name_is(&fc, "label") || name_is(&fc, "y") || name_is(&fc, "target") ||
-            name_is(&fc, "true"))
-            role = CSL_LABEL;
-        else if (name_is(&fc, "p") || name_is(&fc, "prob") || name_is(&fc, "score"))
-            role = CSL_BINARY;
-        else if (name_is(&fc, "id"))
-            role = CSL_ID;
-        else if (name_is(&fc, "tta"))
-            role = CSL_TTA;
-        else if (name_is(&fc, "case"))
-            role = CSL_CASE;
-        else if ((pl = prefix_len(&fc, "p_")) || (pl = prefix_len(&fc, "prob_"))) {
-            role = CSL_PROB;
-            suffix = col->name + pl;
-        } else if ((pl = prefix_len(&fc, "logit_"))) {
-            role = CSL_LOGIT;
-            suffix = col->name + pl;
-        }
-        if (opt->split_column && fc.len == strlen(opt->split_column) &&
-            strncasecmp(fc.p, opt->split_column, fc.len) == 0) {
-            if (role != CSL_IGNORE)
-                return header_error(err, name, line, (long)c + 1,
-                                    "column '%s' cannot be the split column: it already has a"
-                                    " meaning (label, probability, id, tta or case)", col->name);
-            role = CSL_SPLIT;
-        }
-        col->role = role;
-        if (role == CSL_IGNORE) {
-            if (!(s->ignored[s->n_ignored++] = dup_n(fc.p, fc.len))) return nomem(name, err);
-            continue;
-        }
-        if (role == CSL_PROB || role == CSL_LOGIT) {
-            long dup = cs_classmap_add(s->classes, suffix);
-            if (dup == CS_CLASSMAP_NOMEM) return nomem(name, err);
-            if (dup == CS_CLASSMAP_HASH_NAME)
-                return header_error(err, name, line, (long)c + 1,
-                                    "column '%s': a class name cannot be '#' and digits (that"
-                                    " spells a class position)", col->name);
-            if (dup >= 0) {
-                char other[32];
-                long oc = 0;
-                for (size_t q = 0; q < c && !oc; q++)
-                    if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
-                        s->col[q].cls == (int)dup)
-                        oc = (long)q + 1;
-                snprintf(other, sizeof other, "%ld", oc);
-                return header_error(err, name, line, (long)c + 1,
-                                    "duplicate column '%s' (class already given by column %s)",
-                                    col->name, other);
-            }
-            if (role == CSL_PROB && !prob_col) prob_col = (long)c + 1;
-            if (role == CSL_LOGIT && !logit_col) logit_col = (long)c + 1;
-            if (prob_col && logit_col)
-                return header_error(err, name, line, (long)c + 1,
-                                    "column '%s' mixes logit and probability columns"
-                                    " (give one kind)", col->name);
-            if (binary_col)
-                return header_error(err, name, line, (long)c + 1,
-                                    "column '%s' mixes per-class columns with the binary column"
-                                    " '%s'", col->name, s->col[binary_col - 1].name);
-            col->cls = (int)s->k;
-            if (!(s->class_names[s->k++] = dup_n(suffix, strlen(suffix)))) return nomem(name, err);
-            if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
-            continue;
-        }
-        int slot = role == CSL_BINARY ? 0 : role;
-        if (seen[slot]) {
-            char other[32];
-            snprintf(other, sizeof other, "%ld", seen[slot]);
-            return header_error(err, name, line, (long)c + 1,
-                                "duplicate column '%s' (same meaning as column %s)",
-                                col->name, other);
-        }
-        seen[slot] = (long)c + 1;
-        if (role == CSL_LABEL) label_col = (long)c + 1;
-        if (role == CSL_BINARY) {
-            if (s->k)
-                return header_error(err, name, line, (long)c + 1,
-                                    "column '%s' mixes the binary column with per-class columns"
-                                    " like '%s'", col->name, s->col[s->first_prob_col - 1].name);
-            binary_col = (long)c + 1;
-            s->first_prob_col = (long)c + 1;
-        }
-        if (role == CSL_ID) s->has_id = 1;
-        if (role == CSL_TTA) s->has_tta = 1;
-        if (role == CSL_CASE) s->has_case = 1;
-        if (role == CSL_SPLIT) s->has_split = 1;
+    if (opt->no_header) {
+        memset(s, 0, sizeof *s);
+        s->header_line = line;
+        return build_headerless(s, name, nf, line, opt, err);
     }
-    if (!label_col)
-        return header_error(err, name, line, 1,
-                            "no label column (name one label, y, target or true)");
-    if (!s->k && !binary_col)
-        return header_error(err, name, line, 1,
-                            "no probability columns (want p_<class>, prob_<class> or logit_<class>"
-                            " columns, or one p, prob or score column)");
-    if (binary_col) {
-        s->binary = 1;
-        s->k = 2;
-        if (!(s->class_names[0] = dup_n("0", 1)) || !(s->class_names[1] = dup_n("1", 1)) ||
-            cs_classmap_add(s->classes, "0") != -1 || cs_classmap_add(s->classes, "1") != -1)
-            return nomem(name, err);
-    } else if (s->k < 2) {
-        return header_error(err, name, line, s->first_prob_col,
-                            "only one class column '%s' (need two or more, or name it p, prob or"
-                            " score for a binary file)", s->col[s->first_prob_col - 1].name);
-    }
-    if (opt->split_column && !s->has_split)
-        return header_error(err, name, line, 1, "no split column '%s' in the header",
-                            opt->split_column);
-    s->from_logits = logit_col != 0;
-    return CS_OK;
+    size_t text = 0;
+    for (size_t c = 0; c < nf; c++) text += f[c].len + 1;
+    csl_schema_builder b;
+    cs_status st = cs_load_schema_begin(&b, s, name, nf, text, line, opt, err);
+    for (size_t c = 0; c < nf && st == CS_OK; c++) st = cs_load_schema_column(&b, f[c]);
+    return st == CS_OK ? cs_load_schema_end(&b) : st;
 }

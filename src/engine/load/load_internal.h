@@ -89,6 +89,30 @@ enum { CSL_NUM_OK = 0, CSL_NUM_EMPTY, CSL_NUM_NONNUM, CSL_NUM_NONFINITE };
  * CSL_NUM_NONFINITE. Thread-safe. */
 int cs_load_parse_double(const char *s, size_t len, double *out);
 
+/* ---- word-at-a-time byte tests (header scanning and splitting) -------------------------- */
+
+/* 0x80 in every byte of the 8-byte word w that equals b, 0 in the others: exact (no carry
+ * crosses a byte), so the lowest set bit gives the first match on a little-endian load. */
+static inline uint64_t csl_eq8(uint64_t w, unsigned char b)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+    uint64_t x = w ^ (0x0101010101010101ull * b);
+    return ~(((x & low7) + low7) | x | low7);
+}
+
+/* 0x80 in every byte of w below n (n <= 0x80), 0 in the others: exact, like csl_eq8. */
+static inline uint64_t csl_lt8(uint64_t w, unsigned char n)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+    return ~(((w & low7) + 0x0101010101010101ull * (unsigned char)(0x80 - n)) | w | low7);
+}
+
+/* How many bytes of a csl_eq8 / csl_lt8 mask are set. */
+static inline unsigned csl_count8(uint64_t m)
+{
+    return (unsigned)(((m >> 7) * 0x0101010101010101ull) >> 56);
+}
+
 /* ---- fields, schema (load_header.c) ----------------------------------------------------- */
 
 typedef struct csl_field {
@@ -111,18 +135,25 @@ enum csl_role {
     CSL_SPLIT                /* the column cs_load_options.split_column names */
 };
 
-typedef struct csl_col {
+typedef struct csl_col {  /* 8 bytes a column: a 100,000-column header keeps 100,000 */
     int role;
     int cls;               /* class index for CSL_PROB / CSL_LOGIT */
-    char *name;            /* header text (in csl_schema.col_text) */
 } csl_col;
 
 typedef struct csl_schema {
     size_t ncols;
     csl_col *col;
-    char *col_text;        /* the column names, NUL-separated (owned) */
+    char *col_text;        /* the column names in column order, NUL-separated (only messages
+                              read them: cs_load_col_name); inside the class_names block */
+    size_t named;          /* columns whose names col_text holds: ncols once the header is
+                              built, fewer when a column was refused */
     size_t k;
-    char **class_names;    /* k names (owned until moved into the dataset) */
+    char **class_names;    /* ONE block in the dataset's class_names layout (calscope/dataset.h):
+                              room for the class pointers, then col_text, then the text of
+                              generated names ("0", "1", ...); the k names point into col_text
+                              (a class column's name after its prefix) or into that tail. Owned
+                              until the finisher moves it into the dataset, so loading K classes
+                              costs one allocation, not K. */
     struct cs_classmap *classes; /* the k names as calscope/classes.h resolves them (owned;
                               borrows the column names) */
     int binary, from_logits, has_id, has_tta, has_case, has_split;
@@ -131,6 +162,10 @@ typedef struct csl_schema {
     char **ignored;        /* header names not recognised (owned) */
     size_t n_ignored;
 } csl_schema;
+
+/* The header text of column c (0-based), found by walking col_text: O(c), for messages only
+ * (a pointer per column would cost 8 bytes a column for them). "" when c >= s->named. */
+const char *cs_load_col_name(const csl_schema *s, size_t c);
 
 /* Chooses the delimiter from the first non-blank line of buf[0..len): the most frequent of
  * `,` `;` tab outside double quotes (ties in that order; none -> `,`). */
@@ -144,6 +179,30 @@ size_t cs_load_sniff_extent(const char *buf, size_t len);
  * count). File-level problems fill err (CS_EINPUT) with "FILE:LINE:COL: reason". */
 cs_status cs_load_schema_build(csl_schema *s, const char *name, const csl_field *f, size_t nf,
                                long line, const cs_load_options *opt, cs_error *err);
+
+/* The same one column at a time, for a tokeniser that does not keep the header's fields (the
+ * fast path: a 100,000-column header then needs no array of fields): begin with the number
+ * of columns and a bound on the bytes of their names (sum of field length + 1), then one
+ * cs_load_schema_column per field in order (each stops at the first problem), then
+ * cs_load_schema_end. Header lines only (not opt->no_header). The schema is filled as by
+ * cs_load_schema_build; free it with cs_load_schema_free whatever the outcome. */
+typedef struct csl_schema_builder {
+    csl_schema *s;
+    const char *name;
+    long line;
+    const cs_load_options *opt;
+    cs_error *err;
+    size_t c;                       /* columns given so far */
+    char *text, *text_end;          /* where the next name is copied, and the bound */
+    long seen[CSL_SPLIT + 1];       /* column (1-based) that took each singleton role */
+    long prob_col, logit_col, binary_col, label_col;
+} csl_schema_builder;
+
+cs_status cs_load_schema_begin(csl_schema_builder *b, csl_schema *s, const char *name,
+                               size_t nf, size_t text_bound, long line,
+                               const cs_load_options *opt, cs_error *err);
+cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f);
+cs_status cs_load_schema_end(csl_schema_builder *b);
 void cs_load_schema_free(csl_schema *s);
 
 /* ---- rows (load_row.c) ------------------------------------------------------------------ */
@@ -173,22 +232,28 @@ typedef struct csl_worker {
     long first_line, first_col;
     char *msgs[CS_LOAD_MAX_SKIP_MESSAGES];
     size_t n_msgs;
-    double *scratch;           /* 2*k */
     int nomem;
 } csl_worker;
 
-/* Prepares a worker (scratch only; rows stay empty). Returns 0 or -1 on ENOMEM. */
-int cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
-                        const char *name);
-void cs_load_worker_free(csl_worker *w);   /* frees scratch, messages and growable rows */
+/* Prepares a worker; its rows stay empty (the caller sets them, or marks them growable). */
+void cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
+                         const char *name);
+void cs_load_worker_free(csl_worker *w);   /* frees messages and growable rows */
+
+/* Where the row being read puts its values as written: the next row of the arrays itself (the
+ * logit row of a logit file, else the probability row), so a row is never copied and a wide
+ * row needs no buffer of its own; a row that turns out bad is simply not counted. Grows
+ * growable rows. NULL, with w->nomem set, when out of memory (or out of the room the fast
+ * path counted). */
+double *cs_load_row_slot(csl_worker *w);
 
 /* Checks one data row (fields already trimmed) and stores it when good. Returns 0, or -1 when
  * out of memory (w->nomem set). */
 int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
 
 /* The same for a row whose fields were already parsed by the fast path's quick scanner (which
- * only accepts fields the checker would accept with the same bits): w->scratch[0..k) holds
- * the values as written, in class order. Runs the row-level checks (sum) and stores it. */
+ * only accepts fields the checker would accept with the same bits): cs_load_row_slot(w)[0..k)
+ * holds the values as written, in class order. Runs the row-level checks (sum) and keeps it. */
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
                        const csl_field *casef, const csl_field *splitf, long line);
 

@@ -48,6 +48,14 @@ int cs_load_header_scan(const char *name, const char *buf, size_t len, int eof,
     size_t ls = 0;                /* start of the current line */
     int quoted = 0, nonblank = 0;
     for (size_t i = 0; i < n; i++) {
+        /* eight ordinary bytes at a time (printable or not ASCII, no quote): nothing to do
+         * but note that the line is not blank. A wide header is almost only these. */
+        for (uint64_t w; i + 8 <= n; i += 8) {
+            memcpy(&w, buf + i, 8);
+            if (csl_lt8(w, 0x20) | csl_eq8(w, 0x7f) | csl_eq8(w, '"')) break;
+            if (w != 0x2020202020202020ull) nonblank = 1;
+        }
+        if (i >= n) break;
         unsigned char c = (unsigned char)buf[i];
         if (c == '"') {
             quoted = !quoted;

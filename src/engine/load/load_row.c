@@ -72,7 +72,10 @@ static void bad_row(csl_worker *w, int reason, long line, long col, const csl_fi
     char msg[768], txt[200];
     size_t o = cs_load_format_pos(msg, sizeof msg, w->name, line, col);
     const csl_schema *s = w->s;
-    const char *cname = col > 0 && (size_t)col <= s->ncols ? s->col[col - 1].name : "";
+    /* the column's name, for the reasons that print it (a walk of the header: messages only) */
+    const char *cname = (reason == R_EMPTY || reason == R_NONNUM || reason == R_NONFINITE ||
+                         reason == R_RANGE) && col > 0 && (size_t)col <= s->ncols
+                            ? cs_load_col_name(s, (size_t)col - 1) : "";
     if (f) cs_load_excerpt(txt, sizeof txt, f->p, f->len);
     else txt[0] = '\0';
     char *m = msg + o;
@@ -257,23 +260,44 @@ static int intern(csl_intern *t, const char *p, size_t len, int32_t *out)
 
 /* ---- the row checker ----------------------------------------------------------------------- */
 
-int cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
-                        const char *name)
+void cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
+                         const char *name)
 {
     memset(w, 0, sizeof *w);
     w->s = s;
     w->opt = opt;
     w->name = name;
-    w->scratch = malloc(2 * s->k * sizeof *w->scratch);
-    return w->scratch ? 0 : -1;
 }
 
 void cs_load_worker_free(csl_worker *w)
 {
-    free(w->scratch);
     for (size_t i = 0; i < w->n_msgs; i++) free(w->msgs[i]);
     if (w->rows.growable) cs_load_rows_free(&w->rows);
     memset(w, 0, sizeof *w);
+}
+
+/* Rows the growable arrays start with: 1024, but no more than 4 MiB of probabilities, so a
+ * file of a few very wide rows does not reserve 1024 of them. */
+static size_t first_cap(size_t k)
+{
+    size_t c = ((size_t)4 << 20) / (k * sizeof(double));
+    return c < 1 ? 1 : c > 1024 ? 1024 : c;
+}
+
+double *cs_load_row_slot(csl_worker *w)
+{
+    csl_rows *rows = &w->rows;
+    const csl_schema *s = w->s;
+    if (rows->n == rows->cap) {
+        if (!rows->growable) {          /* the fast path sized it from line counts */
+            w->nomem = 1;
+            return NULL;
+        }
+        size_t nc = rows->cap ? rows->cap + rows->cap / 2 + 1 : first_cap(s->k);
+        if (rows_resize(rows, s, nc)) { w->nomem = 1; return NULL; }
+    }
+    size_t off = rows->n * s->k;
+    return s->from_logits ? rows->logit + off : rows->prob + off;
 }
 
 static int num_reason(int r)
@@ -312,8 +336,10 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     const csl_schema *s = w->s;
     const cs_load_options *opt = w->opt;
     size_t k = s->k;
-    double *v = w->scratch;          /* values as written */
-    double *pr = w->scratch + k;     /* probabilities to store (v itself when unchanged) */
+    csl_rows *rows = &w->rows;
+    size_t i = rows->n;
+    double *pr = rows->prob + i * k;                        /* the probabilities kept */
+    double *v = s->from_logits ? rows->logit + i * k : pr;  /* the values as written (row slot) */
     int renormalized = 0;
     if (s->from_logits) {
         /* softmax with the maximum subtracted, so large logits cannot overflow exp */
@@ -328,31 +354,17 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
         if (opt->renormalize && !s->binary) {
             if (!(sum > 0.0)) { bad_row(w, R_SUM_ZERO, line, s->first_prob_col, NULL, sum, nf); return w->nomem ? -1 : 0; }
             if (sum != 1.0) {
-                for (size_t j = 0; j < k; j++) pr[j] = v[j] / sum;
+                for (size_t j = 0; j < k; j++) v[j] /= sum;     /* in place: v is pr */
                 renormalized = 1;
-            } else {
-                pr = v;
             }
-        } else {
-            if (!s->binary && !(fabs(sum - 1.0) <= opt->sum_tol)) {
-                bad_row(w, R_SUM, line, s->first_prob_col, NULL, sum, nf);
-                return w->nomem ? -1 : 0;
-            }
-            pr = v;
+        } else if (!s->binary && !(fabs(sum - 1.0) <= opt->sum_tol)) {
+            bad_row(w, R_SUM, line, s->first_prob_col, NULL, sum, nf);
+            return w->nomem ? -1 : 0;
         }
     }
 
     if (w->bad && !opt->skip_bad_rows) return 0;   /* refused anyway: keep counting, store nothing */
 
-    csl_rows *rows = &w->rows;
-    if (rows->n == rows->cap) {
-        if (!rows->growable) { w->nomem = 1; return -1; }   /* fast path sized it from line counts */
-        size_t nc = rows->cap ? rows->cap + rows->cap / 2 : 1024;
-        if (rows_resize(rows, s, nc)) { w->nomem = 1; return -1; }
-    }
-    size_t i = rows->n;
-    memcpy(rows->prob + i * k, pr, k * sizeof *pr);
-    if (s->from_logits) memcpy(rows->logit + i * k, v, k * sizeof *v);
     rows->label[i] = label;
     rows->line[i] = line > 0 && (unsigned long)line <= UINT32_MAX ? (uint32_t)line : 0;
     if (s->has_tta) rows->tta[i] = tta;
@@ -379,7 +391,8 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
         bad_row(w, R_RAGGED, line, (long)(nf < s->ncols ? nf + 1 : s->ncols + 1), NULL, 0, nf);
         return w->nomem ? -1 : 0;
     }
-    double *v = w->scratch;          /* values as written */
+    double *v = cs_load_row_slot(w);   /* values as written, straight into the next row */
+    if (!v) return -1;
     int32_t label = 0, tta = 0;
     const csl_field *idf = NULL, *casef = NULL, *splitf = NULL;
     csl_field idv, casev, splitv;

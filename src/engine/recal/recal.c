@@ -194,7 +194,8 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
     c->prob = malloc(n * k * sizeof *c->prob);
     c->logit = keep_logits && d->logit ? malloc(n * k * sizeof *c->logit) : NULL;
     c->label = malloc(n * sizeof *c->label);
-    c->class_names = copy_names(d->class_names, k, &bad);
+    if (d->class_names && !(c->class_names = cs_names_pack((const char *const *)d->class_names, k)))
+        bad = 1;                    /* one block, as every dataset holds its class names */
     if (d->id) {
         c->id = malloc(n * sizeof *c->id);
         c->id_names = copy_names(d->id_names, d->n_ids, &bad);
@@ -218,7 +219,6 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
         if (!c->id_names) c->n_ids = 0;
         if (!c->case_names) c->n_cases = 0;
         if (!c->split_names) c->n_splits = 0;
-        if (!c->class_names) c->k = 0;
         cs_dataset_free(c);
         goto nomem;
     }

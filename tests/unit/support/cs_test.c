@@ -65,15 +65,20 @@ cs_dataset *cs_test_dataset_new(size_t n, size_t k)
     d->k = k;
     d->prob = calloc(n * k > 0 ? n * k : 1, sizeof *d->prob);
     d->label = calloc(n ? n : 1, sizeof *d->label);
-    d->class_names = calloc(k ? k : 1, sizeof *d->class_names);
     assert_non_null(d->prob);
     assert_non_null(d->label);
-    assert_non_null(d->class_names);
+    char (*num)[24] = calloc(k ? k : 1, sizeof *num);
+    const char **names = calloc(k ? k : 1, sizeof *names);
+    assert_non_null(num);
+    assert_non_null(names);
     for (size_t c = 0; c < k; c++) {
-        char name[24];
-        snprintf(name, sizeof name, "%zu", c);
-        d->class_names[c] = dup_checked(name);
+        snprintf(num[c], sizeof num[c], "%zu", c);
+        names[c] = num[c];
     }
+    d->class_names = cs_names_pack(names, k);   /* one block, as the loader makes it */
+    assert_non_null(d->class_names);
+    free(names);
+    free(num);
     return d;
 }
 
@@ -96,10 +101,10 @@ cs_dataset *cs_test_dataset(size_t n, size_t k, const double *prob, const int32_
 
 void cs_test_set_class_names(cs_dataset *d, const char *const *names)
 {
-    for (size_t c = 0; c < d->k; c++) {
-        free(d->class_names[c]);
-        d->class_names[c] = dup_checked(names[c]);
-    }
+    char **block = cs_names_pack(names, d->k);
+    assert_non_null(block);
+    free(d->class_names);
+    d->class_names = block;
 }
 
 void cs_test_set_cases(cs_dataset *d, size_t n_cases, const char *const *names,

@@ -40,7 +40,7 @@ cs_dataset *cs_test_dataset_new(size_t n, size_t k);
 /* cs_dataset_prepare; fails the test unless it returns CS_OK. */
 void cs_test_prepare(cs_dataset *d);
 
-/* Replaces the class names with copies of names[0..k-1]. */
+/* Replaces the class names with copies of names[0..k-1] (one block, cs_names_pack). */
 void cs_test_set_class_names(cs_dataset *d, const char *const *names);
 
 /* Adds a case column: copies case_id (n, each < n_cases) and names[0..n_cases-1]. */
