@@ -91,6 +91,7 @@ static unsigned h_class(tui_state *st, int key)
 {
     int n = st->n_classes > 0 ? (int)st->n_classes : 2;
     st->klass = (st->klass + (key == 'C' ? n - 1 : 1)) % n;
+    tui_scroll_show(&st->scroll, TUI_SCROLL_CLASSES, st->klass);   /* the table follows */
     if (st->settings.lens != CS_LENS_CLASS) return TUI_REDRAW;   /* only what is shown changes */
     set_class_arg(st);
     return TUI_REDRAW | TUI_RECOMPUTE;
@@ -274,6 +275,37 @@ static unsigned h_compat(tui_state *st, int key)
     return f | (st->compat ? TUI_RECOMPUTE : 0);
 }
 
+/* The table the arrows move in the current view, or -1 with *why saying why none does. */
+static int scroll_table(const tui_state *st, const char **why)
+{
+    switch (st->view) {
+    case TUI_VIEW_CLASSES: return TUI_SCROLL_CLASSES;
+    case TUI_VIEW_CASES: return TUI_SCROLL_CASES;
+    case TUI_VIEW_COMPARE:
+        if (st->cmp_panel != TUI_CMP_FILES) return TUI_SCROLL_METHODS;
+        *why = "nothing to scroll: the diagrams fit (p shows the methods tables)";
+        return -1;
+    case TUI_VIEW_RELIABILITY:
+        if (st->compat) return TUI_SCROLL_COMPAT;
+        *why = "nothing to scroll: this view fits (x shows the compat panel, which scrolls)";
+        return -1;
+    default:
+        *why = "nothing to scroll in this view (tables scroll in Classes, Compare, Cases, compat)";
+        return -1;
+    }
+}
+
+static unsigned h_scroll(tui_state *st, int key)
+{
+    const char *why = "";
+    int t = scroll_table(st, &why);
+    if (t < 0) { tui_state_message(st, 0, "%s", why); return TUI_REDRAW | TUI_RELAYOUT; }
+    tui_scroll_motion m = key == KEY_UP ? TUI_SCROLL_UP : key == KEY_DOWN ? TUI_SCROLL_DOWN
+                        : key == KEY_PPAGE ? TUI_SCROLL_PGUP : key == KEY_NPAGE ? TUI_SCROLL_PGDN
+                        : key == KEY_HOME ? TUI_SCROLL_HOME : TUI_SCROLL_END;
+    return tui_scroll_move(&st->scroll, (tui_scroll_table)t, m) ? TUI_REDRAW : 0;
+}
+
 static unsigned h_help(tui_state *st, int key)
 {
     (void)key;
@@ -425,6 +457,8 @@ static const tui_action actions[] = {
       "--compat", v_compat, 0 },
     { { 'e' }, "e", "seed", h_seed, "next random seed", "--seed", v_seed, 0 },
     { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed", NULL, NULL, 0 },
+    { { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up/Dn", "scroll", h_scroll,
+      "scroll a long table (PgUp PgDn Home End too)", NULL, NULL, 0 },
     { { ':' }, ":", "command line", h_cmdline, "settings as a report command", NULL, NULL, 0 },
     { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help", NULL, NULL, 0 },
     { { 27 }, "Esc", "close", h_escape, "close help / messages", NULL, NULL, 0 },

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "calscope/metrics.h"
+#include "tui/scroll.h"
 
 typedef enum tui_view {
     TUI_VIEW_RELIABILITY, TUI_VIEW_TOPK, TUI_VIEW_VARIANCE, TUI_VIEW_CLASSES,
@@ -78,6 +79,8 @@ typedef struct tui_state {
     /* Compat panel (Reliability view): every library's numbers beside calscope's */
     int compat;                 /* panel shown */
     int compat_lib;             /* cs_compat_lib whose moved samples are listed and marked */
+    tui_scroll scroll;          /* positions of the tables longer than their panel (scroll.h) */
+    int no_mouse;               /* --no-mouse: leave the mouse to the terminal */
 
     tui_prompt prompt;
     char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */

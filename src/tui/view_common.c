@@ -117,6 +117,14 @@ int tui_draw_response_state(const tui_ctx *c, const cs_response *resp, const tui
     return 1;
 }
 
+void tui_draw_scroll_marker(const tui_rect *r, int y, int first, int shown, int total, int marker)
+{
+    if (!marker || r->w < 1 || y >= r->y + r->h) return;
+    char t[256];
+    tui_scroll_marker(t, r->w < (int)sizeof t - 1 ? r->w : (int)sizeof t - 1, first, shown, total);
+    tui_text(y, r->x, r->w, CH_ROLE_LABEL, t);
+}
+
 void tui_draw_stale_mark(const tui_rect *r, int y)
 {
     tui_text(y, r->x + r->w - 8, 8, CH_ROLE_WARNING, " ~stale ");
