@@ -8,6 +8,7 @@
 
 #include "chart/words.h"
 #include "tui/scroll.h"
+#include "tui/status.h"
 
 static void test_wrap_at_spaces(void **state)
 {
@@ -165,6 +166,30 @@ static void test_scroll_marker(void **state)
     assert_string_equal(buf, "9-17/");
 }
 
+static void test_status_fit(void **state)
+{
+    (void)state;
+    char out[256];
+    const tui_status_part parts[] = {
+        { "top1", 0 }, { "M 15 uniform", 0 }, { "\xcf\x83 0.1", 3 }, { "tvd", 2 }, { "seed 0", 1 },
+        { "ci 200", 0 }, { "sel p_0 > 0.5", 0 },
+    };
+    size_t n = sizeof parts / sizeof parts[0];
+    /* all fits: unchanged */
+    tui_status_fit(out, sizeof out, 200, "a.csv", "[1/2]", parts, n);
+    assert_string_equal(out, " a.csv [1/2] | top1 | M 15 uniform | \xcf\x83 0.1 | tvd | seed 0 | ci 200 | sel p_0 > 0.5");
+    /* 80 columns less " ready ": the name shortens to 8, then seed and distance go;
+     * the selection and ci stay */
+    tui_status_fit(out, sizeof out, 72, "a_rather_long_experiment_file_name_v2.csv", "[1/2]", parts, n);
+    assert_string_equal(out, " a_r~.csv [1/2] | top1 | M 15 uniform | \xcf\x83 0.1 | ci 200 | sel p_0 > 0.5");
+    /* shortening the name just enough is all it takes */
+    tui_status_fit(out, sizeof out, 72, "digits_logreg_logits.csv", "[1/1]", parts, n - 1);
+    assert_string_equal(out, " digits~.csv [1/1] | top1 | M 15 uniform | \xcf\x83 0.1 | tvd | seed 0 | ci 200");
+    /* nothing left to drop: cut, with the mark */
+    tui_status_fit(out, sizeof out, 30, "a_rather_long_experiment_file_name_v2.csv", "[1/2]", parts, n);
+    assert_string_equal(out, " a_r~.csv [1/2] | top1 | M 15>");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_short_names_distinct),
         cmocka_unit_test(test_scroll_window),
         cmocka_unit_test(test_scroll_marker),
+        cmocka_unit_test(test_status_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
