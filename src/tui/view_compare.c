@@ -8,6 +8,7 @@
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "chart/chart.h"
+#include "chart/words.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -69,18 +70,21 @@ static void col_text(const cs_methods *t, int col, char *buf, size_t size)
     else snprintf(buf, size, "%s", col_label[col]);
 }
 
-/* Method i's name cut to w columns keeping its "+ts" suffix ("digits_g~+ts"). */
-static void method_name(const tui_ctx *c, size_t i, char *buf, size_t size, int w)
+/* The methods' names in w columns each: the shortest names that still tell them apart
+ * (chart/words.h; "breast_ca~lr+platt"), the rule the report's tables use. */
+typedef char method_label[64];
+static void method_names(const tui_ctx *c, size_t n, int w, method_label *out)
 {
-    char full[256];
-    tui_model_method_name(c->m, i, full, sizeof full);
-    size_t len = strlen(full);
-    if (w < 4 || len <= (size_t)w) { snprintf(buf, size, "%s", full); return; }
-    const char *plus = strrchr(full, '+');
-    size_t sfx = plus && c->m->method_recal[i] >= 0 ? strlen(plus) : 0;
-    int head = w - 1 - (int)sfx;
-    if (head < 1) { head = w - 1; sfx = 0; }
-    snprintf(buf, size, "%.*s~%s", head, full, sfx ? plus : "");
+    static char full[CS_METHODS_MAX][256];
+    const char *names[CS_METHODS_MAX];
+    char *dst[CS_METHODS_MAX];
+    if (n > CS_METHODS_MAX) n = CS_METHODS_MAX;
+    for (size_t i = 0; i < n; i++) {
+        tui_model_method_name(c->m, i, full[i], sizeof full[i]);
+        names[i] = full[i];
+        dst[i] = out[i];
+    }
+    ch_short_names(names, n, w, dst, sizeof out[0]);
 }
 
 /* First column shown so that the focused one is visible with `fit` columns. */
@@ -125,6 +129,8 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
     const cs_methods *t = &resp->methods;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 22 : 16, cw = 9;
+    method_label names[CS_METHODS_MAX];
+    method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
     int y = r->y;
@@ -143,7 +149,7 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
@@ -161,7 +167,7 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
                   ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         char v[16], iv[48] = "";
         tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
         if (ci && row->ok && isfinite(row->lo[focus]))
@@ -199,6 +205,8 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     const cs_methods *t = &resp->methods;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
+    method_label names[CS_METHODS_MAX];
+    method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
     int y = r->y;
@@ -217,7 +225,7 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
     for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
             if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
@@ -240,7 +248,7 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     const cs_method_row *ref = &t->rows[t->ref];
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
             if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");

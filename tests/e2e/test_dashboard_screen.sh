@@ -123,4 +123,30 @@ check_screen "too small: the note is shown" 'terminal too small'
 check_screen "too small: the sizes are whole, wrapped between words" '^60×20, have 30×10$'
 check_screen "too small: how to quit" 'q quits'
 
+# ---- method names: the shortest that tell the methods apart (dashboard and report tables) ----
+# three files whose names share a 30-character head (the symptom: "breast_cancer__lr~" three times)
+mkdir -p "$TMP/runs/of/a/long/experiment/directory"
+for i in 1 2 3; do
+    cp samples/breast_cancer_logreg.csv "$TMP/runs/of/a/long/experiment/directory/breast_cancer__lr_calibration_fold$i.csv"
+done
+FOLDS=$(printf "$TMP/runs/of/a/long/experiment/directory/breast_cancer__lr_calibration_fold%s.csv " 1 2 3)
+# distinct_names NAME: the method column of the table rows after HEADING in $SCREEN or $OUT
+distinct_names() {
+    local name=$1 text=$2 heading=$3 names
+    names=$(printf '%s\n' "$text" | awk -v h="$heading" '$0 ~ h {on=1; next} on && NF == 0 {exit} on {print $1}' | tr -d '>')
+    local n=$(printf '%s\n' "$names" | grep -c .) u=$(printf '%s\n' "$names" | sort -u | grep -c .)
+    if [ "$n" -eq 3 ] && [ "$u" -eq 3 ]; then ok "$name"; else not_ok "$name" "names: $(echo $names)" "$text"; fi
+}
+start -- $FOLDS
+wait_for 'ready *$'
+keys p p
+check_screen "Compare: the rankings panel" 'rankings \(1 = best'
+wait_for 'mass: mean' 60
+distinct_names "Rankings panel: three distinct method names" "$SCREEN" '^method +acc'
+distinct_names "Mass panel: three distinct method names" "$SCREEN" '^method +k=1'
+run "$CALSCOPE" report --compare $FOLDS
+distinct_names "report Rankings table: three distinct method names" "$OUT" '^  method +accuracy +ece .*top2_ece$'
+expect_match "report: the lines above the tables name each method in full" \
+    'reference: [^ ]*/breast_cancer__lr_calibration_fold1\.csv\)' "$OUT"
+
 done_testing
