@@ -282,8 +282,7 @@ static int scroll_table(const tui_state *st, const char **why)
     case TUI_VIEW_CLASSES: return TUI_SCROLL_CLASSES;
     case TUI_VIEW_CASES: return TUI_SCROLL_CASES;
     case TUI_VIEW_COMPARE:
-        if (st->cmp_panel != TUI_CMP_FILES) return TUI_SCROLL_METHODS;
-        *why = "nothing to scroll: the diagrams fit (p shows the methods tables)";
+        *why = "nothing to scroll: the Compare panels do not scroll yet";
         return -1;
     case TUI_VIEW_RELIABILITY:
         if (st->compat) return TUI_SCROLL_COMPAT;

@@ -1,13 +1,12 @@
 /* Scroll positions of the dashboard's tables that can be longer than their panel (the Classes
- * table, the Cases table, the compat panel, the Compare methods panels). Pure arithmetic, no
- * curses: keys move a position, the view clamps it to what it has when it draws, and says
+ * table, the Cases table, the compat panel's moved samples). Pure arithmetic, no curses: keys move a position, the view clamps it to what it has when it draws, and says
  * what lies outside the window ("more" marker). Kept apart from the model so views and key
  * handlers share it without touching how results are stored. UI thread only. */
 #ifndef CALSCOPE_TUI_SCROLL_H
 #define CALSCOPE_TUI_SCROLL_H
 
 typedef enum tui_scroll_table {
-    TUI_SCROLL_CLASSES, TUI_SCROLL_CASES, TUI_SCROLL_COMPAT, TUI_SCROLL_METHODS, TUI_SCROLL_N
+    TUI_SCROLL_CLASSES, TUI_SCROLL_CASES, TUI_SCROLL_COMPAT, TUI_SCROLL_N
 } tui_scroll_table;
 
 typedef struct tui_scroll {

@@ -9,6 +9,7 @@
 #include "chart/chart.h"
 #include "chart/histogram.h"
 #include "chart/overlay.h"
+#include "chart/words.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -149,15 +150,31 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
     if (y < r->y + r->h)
         tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
                   cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
-    int room = r->y + r->h - y - 1;
-    for (size_t i = 0; i < lr->n_examples && (int)i < room; i++) {
+    /* the moved samples, each with its rule in full (wrapped between words, continuation lines
+     * indented); the list scrolls with the arrows when it is longer than the panel */
+    enum { LINES_MAX = CS_COMPAT_EXAMPLES * 6 };
+    static char lines[LINES_MAX][128];          /* UI thread only */
+    int total = 0;
+    for (size_t i = 0; i < lr->n_examples && total < LINES_MAX; i++) {
         const cs_compat_move *mv = &lr->examples[i];
-        char lb[16];
+        char lb[16], text[256], wrapped[1024];
         if (mv->lib_bin < 0) snprintf(lb, sizeof lb, "none");
         else snprintf(lb, sizeof lb, "%d", mv->lib_bin);
-        tui_textf(y++, r->x, r->w, role, "r%-5u %.4f %2d>%-4s %s", (unsigned)mv->row, mv->value,
-                  mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
+        snprintf(text, sizeof text, "r%-5u %.4f %2d>%-4s %s", (unsigned)mv->row, mv->value,
+                 mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
+        ch_wrap(text, r->w - 2, wrapped, sizeof wrapped);
+        int first = 1;
+        for (char *ln = strtok(wrapped, "\n"); ln && total < LINES_MAX; ln = strtok(NULL, "\n")) {
+            snprintf(lines[total++], sizeof lines[0], "%s%s", first ? "" : "  ", ln);
+            first = 0;
+        }
     }
+    int shown, marker;
+    int top = tui_scroll_window(&c->st->scroll, TUI_SCROLL_COMPAT, total, r->y + r->h - y - 1,
+                                &shown, &marker);
+    for (int i = top; i < top + shown; i++) tui_text(y++, r->x, r->w, role, lines[i]);
+    tui_draw_scroll_marker(r, y, top, shown, total, marker);
+    if (marker) y++;
     if (y < r->y + r->h) {
         if (resp->compat_bin_moved)
             tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "%s bins holding moved samples",

@@ -94,6 +94,15 @@ wait_for 'ready *$'
 keys Down
 check_screen "a scroll key where nothing scrolls says why" 'nothing to scroll: this view fits \(x shows the compat panel'
 
+# ---- compat: the moved samples scroll, each rule in full ------------------------------------------
+start -- samples/breast_cancer_logreg.csv
+wait_for 'ready *$'
+keys x
+check_screen "compat: the moved samples have a marker" 'rows 1-[0-9]+ of [0-9]+, more below'
+check_screen "compat: the rule text is whole, wrapped between words" '^ +value/edges put it across the$'
+keys End
+check_screen "compat: End reaches the last moved sample" 'rows [0-9]+-([0-9]+) of \1, more above'
+
 # ---- help: q closes it; the first page says how to quit ------------------------------------------
 keys Escape '?'
 check_screen "the first help page at 80x24 says how to quit" 'calscope keys 1/[0-9].*q closes, q again quits'
