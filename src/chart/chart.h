@@ -35,6 +35,11 @@ typedef struct ch_reliability {
 int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliability *r,
                         const ch_glyphs *g);
 
+/* The plot rectangle ch_reliability_draw uses in a w x h region, relative to the region: the
+ * bars' columns are px .. px+pw-1 and rows py .. py+ph-1 (the x axis is row py+ph). For
+ * overlays drawn on the diagram (curves, marks under the axis) and charts lined up under it. */
+void ch_reliability_area(const ch_reliability *r, int w, int h, int *px, int *py, int *pw, int *ph);
+
 #define CH_MAX_SERIES 4
 
 typedef struct ch_series {

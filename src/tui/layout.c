@@ -3,6 +3,11 @@
 
 #include <string.h>
 
+/* What a square [0,1] chart needs beside its plot: rows for the title, axis, labels and count
+ * strip; columns for the y labels (5) and the label right of the x axis ("  samples/bin" under
+ * the diagram, "  conf" in it; chart/reliability.c). */
+enum { DIAGRAM_ROWS = 4, DIAGRAM_COLS = 18 };
+
 static tui_rect rect(int x, int y, int w, int h)
 {
     tui_rect r = { x, y, w > 0 ? w : 0, h > 0 ? h : 0 };
@@ -28,10 +33,13 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
 
     switch (view) {
     case TUI_VIEW_RELIABILITY: {
+        /* the diagram grows with the terminal up to the width its square plot uses
+         * (2 columns per row, y labels, "conf"); the histogram grows with it */
         int side = cols >= 76 ? 36 : 30;
         int main_w = cols - side;
-        if (main_w > 56) main_w = 56;
-        int hist_h = B.h >= 20 ? 5 : B.h >= 16 ? 4 : 0;
+        int hist_h = B.h >= 40 ? B.h / 6 : B.h >= 20 ? 5 : B.h >= 16 ? 4 : 0;
+        int square = 2 * (B.h - hist_h - DIAGRAM_ROWS) + DIAGRAM_COLS;
+        if (main_w > (square > 56 ? square : 56)) main_w = square > 56 ? square : 56;
         l->a = rect(B.x, B.y, main_w, B.h - hist_h);
         l->c = rect(B.x, B.y + B.h - hist_h, main_w, hist_h);
         l->b = rect(B.x + main_w + 1, B.y, cols - main_w - 1, B.h);
@@ -65,6 +73,8 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
     }
     case TUI_VIEW_CASES: {
         int left = cols >= 76 ? 44 : cols / 2 + 4;
+        int square = 2 * (B.h - DIAGRAM_ROWS) + DIAGRAM_COLS;   /* the heat map grows too */
+        if (cols >= 76 && square > left) left = square < cols / 2 ? square : cols / 2 > 44 ? cols / 2 : 44;
         l->a = rect(B.x, B.y, left, B.h);
         l->b = rect(B.x + left + 1, B.y, cols - left - 1, B.h / 2);
         l->c = rect(B.x + left + 1, B.y + B.h / 2, cols - left - 1, B.h - B.h / 2);

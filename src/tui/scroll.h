@@ -1,6 +1,7 @@
 /* Scroll positions of the dashboard's tables that can be longer than their panel (the Classes
- * table, the Cases table, the compat panel's moved samples). Pure arithmetic, no curses: keys move a position, the view clamps it to what it has when it draws, and says
- * what lies outside the window ("more" marker). Kept apart from the model so views and key
+ * table, the Cases table, the compat panel's moved samples). Pure arithmetic, no curses: keys
+ * move a position, the view clamps it to what it has when it draws, and says what lies
+ * outside the window ("more" marker). Kept apart from the model so views and key
  * handlers share it without touching how results are stored. UI thread only. */
 #ifndef CALSCOPE_TUI_SCROLL_H
 #define CALSCOPE_TUI_SCROLL_H

@@ -14,7 +14,13 @@
 #include "tui/theme.h"
 #include "tui/views.h"
 
-#define REL_MARGIN 5   /* the reliability chart's y-label margin (chart/reliability.c) */
+/* The diagram's plot rectangle in panel a (a title, no legend): what overlays and the
+ * histogram under it line up with (chart.h ch_reliability_area). */
+static void diagram_area(int w, int h, int *px, int *py, int *pw, int *ph)
+{
+    ch_reliability shape = { NULL, 0, 0, "", 0 };
+    ch_reliability_area(&shape, w, h, px, py, pw, ph);
+}
 
 typedef struct metric_row { int id; const char *label; } metric_row;
 
@@ -193,12 +199,12 @@ static void mark_moved_bins(const tui_ctx *c, ch_buf *b, int h, int w)
     if (!resp || resp->status != CS_OK || !resp->compat_bin_moved) return;
     int m = resp->compat.bins, lib = c->st->compat_lib % CS_COMPAT_COUNT;
     if (m <= 0 || m != c->st->settings.bins) return;
-    int H = h - 4, W = w - REL_MARGIN - 1;
-    if (W > 2 * H) W = 2 * H;
+    int px, py, W, H;
+    diagram_area(w, h, &px, &py, &W, &H);
     for (int i = 0; i < m; i++) {
         if (!resp->compat_bin_moved[(size_t)lib * (size_t)m + (size_t)i]) continue;
-        int x = REL_MARGIN + 1 + (int)((i + 0.5) / m * (W - 1));
-        ch_buf_puts(b, x, 1 + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
+        int x = px + 1 + (int)((i + 0.5) / m * (W - 1));
+        ch_buf_puts(b, x, py + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
     }
 }
 
@@ -224,10 +230,9 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
         if (ch_reliability_draw(b, 0, 0, l->a.w, l->a.h, &rel, c->g) < 0)
             ch_buf_puts(b, 0, 0, -1, "(too small for the diagram)", CH_ROLE_WARNING, 0);
         else if (st->rece_overlay && resp->result.rece_acc) {
-            /* the plot area of ch_reliability_draw with a title and no legend */
-            int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
-            if (W > 2 * H) W = 2 * H;
-            ch_points_draw(b, REL_MARGIN, 1, W, H, resp->result.rece_conf, resp->result.rece_acc,
+            int px, py, W, H;
+            diagram_area(l->a.w, l->a.h, &px, &py, &W, &H);
+            ch_points_draw(b, px, py, W, H, resp->result.rece_conf, resp->result.rece_acc,
                            resp->result.n_rece, c->g, CH_G_MARK1, CH_ROLE_SERIES1);
         }
         if (st->compat) mark_moved_bins(c, b, l->a.h, l->a.w);
@@ -237,13 +242,13 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     }
     if (l->c.h > 0) {
         /* the histogram's [0,1] axis lines up with the diagram's (same margin and width rule) */
-        int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
-        if (W > 2 * H) W = 2 * H;
+        int px, py, W, H;
+        diagram_area(l->a.w, l->a.h, &px, &py, &W, &H);
         ch_buf *hb = ch_buf_new(l->c.w, l->c.h);
         if (hb) {
-            ch_histogram h = { resp->result.bins, resp->result.n_bins, "hist", REL_MARGIN, W };
+            ch_histogram h = { resp->result.bins, resp->result.n_bins, "hist", px, W };
             ch_histogram_draw(hb, 0, 0, l->c.w, l->c.h, &h, c->g);
-            ch_buf_puts(hb, REL_MARGIN + W + 2, l->c.h - 1, -1, "samples/bin", CH_ROLE_LABEL, 0);
+            ch_buf_puts(hb, px + W + 2, l->c.h - 1, -1, "samples/bin", CH_ROLE_LABEL, 0);
             tui_blit(hb, l->c.y, l->c.x, stale);
             ch_buf_free(hb);
         }

@@ -167,8 +167,13 @@ static void test_reliability_many_bins_share_columns(void **state)
     ch_buf *b = ch_buf_new(40, 20);
     ch_reliability r = { bins, M, 0, NULL, 0 };
     assert_true(ch_reliability_draw(b, 0, 0, 40, 20, &r, ch_glyphs_ascii()) > 0);
-    /* without legend: H = 17, W = 34; every column holds a non-empty bin */
-    assert_int_equal(strip_cells(b, 19), 34);
+    /* without legend: H = 17, W = 40 - 5 - 6 = 29 (room kept for "conf"); every column
+     * holds a non-empty bin */
+    assert_int_equal(strip_cells(b, 19), 29);
+    /* the axis label right of the axis, whole: columns 5 + 29 + 2 .. 39 of the label row */
+    char label[5] = { 0 };
+    for (int i = 0; i < 4; i++) label[i] = (char)ch_buf_at(b, 36 + i, 18)->cp;
+    assert_string_equal(label, "conf");
     ch_buf_free(b);
 }
 
@@ -180,10 +185,10 @@ static void test_reliability_narrow_bin_never_vanishes(void **state)
         { 0.0, 0.95, 1000, 0.5, 0.5, 0.0 },
         { 0.951, 0.952, 2, 0.9515, 0.01, 0.9415 },
     };
-    ch_buf *b = ch_buf_new(40, 20);
+    ch_buf *b = ch_buf_new(45, 20);
     ch_reliability r = { bins, 2, 0, NULL, 0 };
-    assert_true(ch_reliability_draw(b, 0, 0, 40, 20, &r, ch_glyphs_ascii()) > 0);
-    /* W = 34: the narrow bin lands in column floor(0.9515*34) = 32; accuracy 0.01 rounds to
+    assert_true(ch_reliability_draw(b, 0, 0, 45, 20, &r, ch_glyphs_ascii()) > 0);
+    /* W = 45 - 5 - 6 = 34: the narrow bin lands in column floor(0.9515*34) = 32; accuracy 0.01 rounds to
      * no cell, so it shows as the low glyph on the bottom row, with a thin flag above the gap */
     assert_int_equal(ch_buf_at(b, 5 + 32, 16)->cp, '_');
     int thin = 0;
