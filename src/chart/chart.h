@@ -46,6 +46,8 @@ typedef struct ch_series {
     const char *name;
     const double *y;      /* n values (NAN = missing point) */
     const double *lo, *hi;/* band, or NULL */
+    int mark;             /* 1..CH_MAX_SERIES: the marker and role of this series, so one
+                             metric keeps its glyph across charts; 0 = by position */
 } ch_series;
 
 typedef struct ch_curve {
@@ -55,7 +57,8 @@ typedef struct ch_curve {
     int log_x;            /* place x on a log scale (fractions, bin counts) */
     const char *x_label;  /* printed after the x tick labels, or NULL */
     const ch_series *series;
-    size_t n_series;      /* 1..CH_MAX_SERIES; series i uses marker i and role SERIES1+i */
+    size_t n_series;      /* 1..CH_MAX_SERIES; series i uses marker i and role SERIES1+i
+                             unless it names its own (ch_series.mark) */
     double y_min, y_max;  /* NAN = automatic (from 0, or the data minimum when negative) */
 } ch_curve;
 

@@ -203,7 +203,7 @@ static void test_curve_ascii(void **state)
     double x[] = { 0.01, 0.1, 1 };
     double y[] = { 0.2, 0.1, 0.05 }, lo[] = { 0.1, 0.06, 0.04 }, hi[] = { 0.3, 0.14, 0.06 };
     double y2[] = { 0.06, 0.05, 0.05 };
-    ch_series s[2] = { { "ece", y, lo, hi }, { "rece_g", y2, NULL, NULL } };
+    ch_series s[2] = { { "ece", y, lo, hi, 0 }, { "rece_g", y2, NULL, NULL, 0 } };
     ch_curve c = { NULL, x, 3, 1, "fraction", s, 2, NAN, NAN };
     ch_buf *b = ch_buf_new(40, 10);
     assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), 10);
@@ -213,6 +213,29 @@ static void test_curve_ascii(void **state)
     x[0] = 0;  /* log scale needs positive x */
     b = ch_buf_new(40, 10);
     assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), -1);
+    ch_buf_free(b);
+}
+
+/* A series that names its marker keeps it whatever its position (RECE-M is '@' in both
+ * variance charts), in the plot and in the legend, and no other marker appears. */
+static void test_curve_series_mark(void **state)
+{
+    (void)state;
+    double x[] = { 0.01, 0.1, 1 };
+    double y[] = { 0.2, 0.1, 0.05 }, y2[] = { 0.3, 0.27, 0.25 };   /* no shared cell */
+    ch_series s[2] = { { "ece", y, NULL, NULL, 1 }, { "rece_m", y2, NULL, NULL, 4 } };
+    ch_curve c = { NULL, x, 3, 1, "frac", s, 2, NAN, NAN };   /* no letter o */
+    ch_buf *b = ch_buf_new(40, 10);
+    assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), 10);
+    char *text = ch_buf_to_string(b);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "@ rece_m"));       /* the legend */
+    assert_null(strstr(text, "o rece_m"));
+    int at = 0, o = 0;
+    for (const char *p = text; *p; p++) { at += *p == '@'; o += *p == 'o'; }
+    assert_int_equal(at, 3 + 1);                     /* three points and the legend */
+    assert_int_equal(o, 0);                          /* marker 2 is nobody's */
+    free(text);
     ch_buf_free(b);
 }
 
@@ -278,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_reliability_many_bins_share_columns),
         cmocka_unit_test(test_reliability_narrow_bin_never_vanishes),
         cmocka_unit_test(test_curve_ascii),
+        cmocka_unit_test(test_curve_series_mark),
         cmocka_unit_test(test_bars_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
