@@ -224,6 +224,10 @@ static void draw_status(const app *a, const tui_layout *l)
     const char *fname = st->active < a->m.n_files ? a->m.files[st->active].name : "-";
     snprintf(where, sizeof where, "[%zu/%zu]", st->active + 1, st->n_files);
     snprintf(bins, sizeof bins, "M %d %s", st->settings.bins, tui_binning_spelling(st->settings.binning));
+    if (st->settings.binning == CS_BIN_KDTREE) {          /* gamma: what y Y change */
+        size_t n = strlen(bins);
+        snprintf(bins + n, sizeof bins - n, " %s %g", a->g->utf8 ? "\xce\xb3" : "gamma", st->settings.gamma);
+    }
     snprintf(sigma, sizeof sigma, "%s %g", a->g->utf8 ? "\xcf\x83" : "sigma", st->settings.sigma);
     snprintf(seed, sizeof seed, "seed %lu", st->seed);
     ci[0] = sel[0] = 0;

@@ -61,6 +61,8 @@ typedef struct tui_state {
     size_t n_classes;           /* K of the active file (0 until loaded) */
     int klass;                  /* class index for the class:c lens and the Classes view */
     int topk;                   /* k used by the topk lens toggle */
+    char group_arg[CS_SPEC_MAX];/* the --lens group: spec the dashboard started with, so `l`
+                                   comes back to it ("" = none) */
 
     int rece_overlay;           /* draw the RECE-G smoothed curve on the reliability diagram */
     int ci;                     /* bootstrap repeats for intervals (0 = off) */

@@ -158,6 +158,18 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
         }
         tui_text(y++, r->x, r->w, i == t->ref ? TUI_ROLE_PROMPT : role, line);
     }
+    /* the fitted parameters beside the methods they made (as the report's Methods lines) */
+    for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++) {
+        const tui_recal *rc = &c->m->recal[i];
+        if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
+        const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
+        if (rc->method == CS_RECAL_TS)
+            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
+                      p[0], rc->info.clamped ? " [at bound]" : "", rc->info.folds);
+        else
+            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
+                      p[0], p[1], rc->info.folds);
+    }
     /* the focused metric in full: value [interval], paired difference [interval] */
     y++;
     col_text(t, focus, h, sizeof h);

@@ -103,6 +103,14 @@ check_screen "compat: the rule text is whole, wrapped between words" ' value/edg
 keys End
 check_screen "compat: End reaches the last moved sample" 'rows [0-9]+-([0-9]+) of \1, more above'
 
+# ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
+start -- samples/breast_cancer_logreg.csv
+wait_for 'ready *$'
+keys t
+run "$CALSCOPE" report --compare samples/breast_cancer_logreg.csv --recal ts
+want=$(printf '%s' "$OUT" | sed -n 's/.*+ts: temperature scaling.* T = \([0-9.]*\) on all rows.*/\1/p')
+check_screen "Compare: the fitted temperature of +ts ($want, as the report)" "\\+ts: fitted temperature T = ${want//./\\.} " 60
+
 # ---- help: q closes it; the first page says how to quit ------------------------------------------
 keys Escape '?'
 check_screen "the first help page at 80x24 says how to quit" 'calscope keys 1/[0-9].*q closes, q again quits'
