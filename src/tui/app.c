@@ -40,6 +40,7 @@ static const char usage_text[] =
 "\n"
 "  --ascii             ASCII glyphs even when the locale is UTF-8\n"
 "  --no-color          monochrome theme (also when NO_COLOR is set)\n"
+"  --no-mouse          leave the mouse to the terminal (no tab clicks, no wheel scrolling)\n"
 "  --lens L  --bins M  --binning B  --gamma G  --sigma S  --distance D  --mixture X\n"
 "  --select 'EXPR'     initial settings, spelled as for `calscope report`\n"
 "  --ci R              bootstrap intervals in the metrics table (0 = off, the default)\n"
@@ -108,6 +109,7 @@ static int parse_args(int argc, char **argv, tui_state *st, cs_load_options *lo)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); return 0; }
         if (strcmp(a, "--version") == 0) { puts("calscope " CALSCOPE_VERSION); return 0; }
         if (strcmp(a, "--ascii") == 0) { st->ascii = 1; continue; }
+        if (strcmp(a, "--no-mouse") == 0) { st->no_mouse = 1; continue; }
         if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0) { st->no_color = 1; continue; }
         if (strcmp(a, "--renormalize") == 0) { lo->renormalize = 1; continue; }
         if (strcmp(a, "--skip-bad-rows") == 0) { lo->skip_bad_rows = 1; continue; }
@@ -196,15 +198,11 @@ static int count_lines(const char *s, int cols)
 
 static void draw_tabs(const app *a, const tui_layout *l)
 {
-    int x = 0, full = 0;
-    for (int v = 0; v < TUI_VIEW_COUNT; v++) full += (int)strlen(tui_view_name((tui_view)v)) + 4;
-    int shorten = full + 8 > l->cols;       /* narrow: other tabs by their first 3 letters */
+    int x = 0;
     for (int v = 0; v < TUI_VIEW_COUNT; v++) {
-        char t[32];
-        int len = shorten && v != (int)a->st.view ? 3 : 31;
-        snprintf(t, sizeof t, " %d %.*s ", v + 1, len, tui_view_name((tui_view)v));
+        char t[48];
+        tui_tab_label((tui_view)v, a->st.view, l->cols, t, sizeof t);
         int role = v == (int)a->st.view ? TUI_ROLE_TAB_ACTIVE : TUI_ROLE_TAB;
-        if (v == (int)a->st.view) { t[0] = '['; t[strlen(t) - 1] = ']'; }
         x += tui_text(0, x, l->cols - x, role, t);
     }
     const char *hint = "? keys";
@@ -430,10 +428,35 @@ static int check_select(void *ctx, const char *expr, char *errbuf, size_t size)
 
 /* ---- keys -------------------------------------------------------------------------------- */
 
+/* The mouse (off with --no-mouse): a click on a tab shows its view, the wheel scrolls as the
+ * arrows do (three rows a notch). Both go through the action table like keys. */
+static unsigned handle_mouse(app *a)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK) return 0;
+    tui_state *st = &a->st;
+    if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+        unsigned f = 0;
+        for (int i = 0; i < 3; i++)
+            f |= tui_action_dispatch(st, ev.bstate & BUTTON4_PRESSED ? KEY_UP : KEY_DOWN);
+        return f;
+    }
+    if ((ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) && ev.y == 0) {
+        int v = tui_tab_at(st->view, COLS, ev.x);
+        if (v >= 0) return tui_action_dispatch(st, '1' + v);
+    }
+    return 0;
+}
+
 static unsigned handle_key(app *a, int key)
 {
     tui_state *st = &a->st;
     if (key == KEY_RESIZE) return TUI_REDRAW | TUI_RELAYOUT;
+    if (key == KEY_MOUSE && st->prompt.kind == TUI_PROMPT_NONE && st->overlay == TUI_OVERLAY_NONE) {
+        unsigned f = 0;
+        if (st->message[0]) { st->message[0] = 0; f |= TUI_REDRAW | TUI_RELAYOUT; }
+        return f | handle_mouse(a);
+    }
     if (st->prompt.kind != TUI_PROMPT_NONE) return tui_prompt_key(st, key);
     /* any other key, q included, closes an overlay (as in less, tig, htop): q again quits */
     if (st->overlay != TUI_OVERLAY_NONE && key != '?' && key != ':') {
@@ -572,6 +595,10 @@ int tui_main(int argc, char **argv)
     intrflush(stdscr, FALSE);
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
+    if (!a->st.no_mouse) {
+        mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        mouseinterval(0);                    /* presses at once, no wait for a click */
+    }
     curs_set(0);
 
     unsigned flags = TUI_REDRAW | TUI_RELAYOUT;

@@ -1,6 +1,7 @@
 /* Layout arithmetic (see layout.h). */
 #include "tui/layout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* What a square [0,1] chart needs beside its plot: rows for the title, axis, labels and count
@@ -96,4 +97,27 @@ int tui_rect_overlap(const tui_rect *r, const tui_rect *s)
 {
     if (r->w == 0 || r->h == 0 || s->w == 0 || s->h == 0) return 0;
     return r->x < s->x + s->w && s->x < r->x + r->w && r->y < s->y + s->h && s->y < r->y + r->h;
+}
+
+void tui_tab_label(tui_view v, tui_view active, int cols, char *buf, size_t size)
+{
+    int full = 0;
+    for (int i = 0; i < TUI_VIEW_COUNT; i++) full += (int)strlen(tui_view_name((tui_view)i)) + 4;
+    int shorten = full + 8 > cols;       /* narrow: other tabs by their first 3 letters */
+    int len = shorten && v != active ? 3 : 31;
+    snprintf(buf, size, " %d %.*s ", (int)v + 1, len, tui_view_name(v));
+    if (v == active && size > 2 && buf[0]) { buf[0] = '['; buf[strlen(buf) - 1] = ']'; }
+}
+
+int tui_tab_at(tui_view active, int cols, int x)
+{
+    int at = 0;
+    for (int v = 0; v < TUI_VIEW_COUNT; v++) {
+        char t[48];
+        tui_tab_label((tui_view)v, active, cols, t, sizeof t);
+        int w = (int)strlen(t);
+        if (x >= at && x < at + w && x < cols) return v;
+        at += w;
+    }
+    return -1;
 }

@@ -77,6 +77,14 @@ check_screen "Cases: Up moves back" "(rows )?$((first - 1))-$((2 * first - 2))( 
 keys PPage
 check_screen "Cases: PgUp moves back a page" 'rows 1-[0-9]+ of 1800, more below'
 
+# ---- the mouse: the wheel scrolls the table (X10 mouse reports, as tmux forwards them) -----------
+keys Home
+check_screen "Cases: back at the top" 'rows 1-[0-9]+ of 1800, more below'
+T send-keys -l $'\e[Ma5-'        # wheel down (button 64+1) over the table
+check_screen "mouse: the wheel scrolls the table three rows" '4-[0-9]+/1800 \^v|rows 4-[0-9]+ of 1800'
+T send-keys -l $'\e[M 5!'; T send-keys -l $'\e[M#5!'   # click column 20 of the top row
+check_screen "mouse: a click on a tab shows its view" '^ 1 Reliability \[2 Top-k\]'
+
 # ---- Classes: 12 classes at 80x24, the table scrolls to the last ---------------------------------
 start -- "$TMP/classes.csv"
 wait_for 'ready *$'
@@ -102,6 +110,16 @@ check_screen "compat: the moved samples have a marker" 'rows 1-[0-9]+ of [0-9]+,
 check_screen "compat: the rule text is whole, wrapped between words" ' value/edges put it across the *$'
 keys End
 check_screen "compat: End reaches the last moved sample" 'rows [0-9]+-([0-9]+) of \1, more above'
+
+# ---- --no-mouse: the clicks are not taken ---------------------------------------------------------
+start -- --no-mouse samples/digits_gnb.csv
+wait_for 'ready *$'
+T send-keys -l $'\e[M 5!'; T send-keys -l $'\e[M#5!'
+keys z                                # a key after the click: its message shows both were read
+check_screen "--no-mouse: the dashboard reads keys after the click" 'z does nothing here \(\? lists the keys\)'
+check_not_screen "--no-mouse: the click did not reach the Top-k tab" '\[2 Top-k\]'
+expect_rc "--no-mouse in --help" 0 "$CALSCOPE" --help
+expect_match "--help lists --no-mouse" '--no-mouse +leave the mouse to the terminal' "$OUT"
 
 # ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
 start -- samples/breast_cancer_logreg.csv
