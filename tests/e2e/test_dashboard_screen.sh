@@ -133,7 +133,7 @@ check_screen "Compare: the fitted temperature of +ts ($want, as the report)" "\\
 keys Escape '?'
 check_screen "the first help page at 80x24 says how to quit" 'calscope keys 1/[0-9].*q closes, q again quits'
 keys q
-check_screen "q closes the help, the dashboard stays" '^\[1 Reliability\]'
+check_screen "q closes the help, the dashboard stays (the tabs are back)" '\[[1-6] [A-Za-z-]+\] .*\? keys'
 check_not_screen "q in the help does not quit" 'EXITED'
 keys q
 check_screen "q again quits" '^EXITED 0'
