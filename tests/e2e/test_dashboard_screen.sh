@@ -5,11 +5,7 @@
 # Each check polls the screen for a state (lib.sh); LIVENESS only catches hangs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-SOCK_BASE="calscope-screen-$$-$RANDOM"; SOCK=$SOCK_BASE-0; N_SOCK=0
-T() { tmux -L "$SOCK" "$@"; }
-kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
-trap 'kill_all; rm -rf "$TMP"' EXIT
-export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
+tmux_servers screen
 
 # start [-x COLS -y LINES] -- ARGS...: a fresh session (80x24 unless said) running the dashboard;
 # the pane stays after it exits and prints "EXITED <status>".
@@ -19,8 +15,7 @@ start() {
         case $1 in -x) x=$2; shift 2;; -y) y=$2; shift 2;; *) shift;; esac
     done
     shift
-    T kill-server >/dev/null 2>&1
-    N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK
+    new_server
     T new-session -d -x "$x" -y "$y" "$CALSCOPE $*; echo EXITED \$?; sleep 60"
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
