@@ -159,7 +159,7 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
     /* the moved samples, each with its rule in full (wrapped between words, continuation lines
      * indented); the list scrolls with the arrows when it is longer than the panel */
     enum { LINES_MAX = CS_COMPAT_EXAMPLES * 6 };
-    static char lines[LINES_MAX][128];          /* UI thread only */
+    static char lines[LINES_MAX][256];          /* UI thread only */
     int total = 0;
     for (size_t i = 0; i < lr->n_examples && total < LINES_MAX; i++) {
         const cs_compat_move *mv = &lr->examples[i];
