@@ -104,9 +104,16 @@ void ch_short_names(const char *const *names, size_t n, int width, char **out, s
         if (pre <= w - 1) {                                     /* head~ */
             snprintf(out[i], out_size, "%.*s~", (int)(w - 1), s);
         } else if (suf <= w - 1) {                              /* head~tail */
-            size_t tail = suf < (w - 1) / 2 ? (w - 1) / 2 : suf;   /* a readable end */
-            if (tail > w - 2) tail = w - 2;
-            if (tail < suf) tail = suf;
+            /* the end from a separator ("+platt", "_fold1.csv") when one is near enough,
+             * else about half the width */
+            size_t tail = 0;
+            for (size_t t = suf; t <= w - 2 && t <= len && !tail; t++)
+                if (strchr("+._-/", s[len - t])) tail = t;
+            if (!tail) {
+                tail = suf < (w - 1) / 2 ? (w - 1) / 2 : suf;
+                if (tail > w - 2) tail = w - 2;
+                if (tail < suf) tail = suf;
+            }
             size_t head = w - 1 - tail;
             snprintf(out[i], out_size, "%.*s~%s", (int)head, s, s + len - tail);
         } else {                                                /* ~middle~ around the difference */

@@ -313,7 +313,8 @@ if [ -f "$TTA" ]; then
     keys 3
     check_screen "TTA: the size curve draws RECE-M" '▲ RECE-M' 30
     check_screen "TTA: the |sub-full| table has a RECE-M column" 'frac +\|ECE d\| +\|RG d\| +\|RM d\|' 30
-    check_screen "TTA: the bins curve draws RECE-M" '◆ ACE +■ RECE-M' 60
+    # one glyph per metric in both charts: RECE-M is ▲ in the size and in the bins curve
+    check_screen "TTA: the bins curve draws RECE-M with the size curve's glyph" '◆ ACE +▲ RECE-M' 60
     # the size curve's |RECE-M sub-full| at fraction 0.05 equals the report's (20 subsets, seed 0)
     got=$(printf '%s' "$SCREEN" | sed -n 's/.* 0\.05  [0-9.]* [0-9.]* \([0-9.]*\) *$/\1/p' | head -1)
     run "$CALSCOPE" report --format json --curve size --sigma 0.15 --bins 16 "$TTA"

@@ -64,8 +64,18 @@ static void test_short_names(void **state)
     const char *const m[] = { "breast_cancer__lr", "breast_cancer__lr+ts", "breast_cancer__lr+platt" };
     short_names(m, 3, 18, out);
     assert_string_equal(out[0], "breast_cancer__lr");     /* fits: whole */
-    assert_string_equal(out[1], "breast_ca~r__lr+ts");    /* the heads agree: the ends differ */
-    assert_string_equal(out[2], "breast_ca~lr+platt");
+    assert_string_equal(out[1], "breast_cancer_~+ts");    /* the heads agree: the ends differ */
+    assert_string_equal(out[2], "breast_canc~+platt");    /* ... from the separator */
+    /* no separator near the end: (12 - 1) / 2 = 5 columns of it */
+    const char *const t[] = { "experimentnumberoneABC", "experimentnumberoneXYZ" };
+    short_names(t, 2, 12, out);
+    assert_string_equal(out[0], "experi~neABC");
+    assert_string_equal(out[1], "experi~neXYZ");
+    /* the dashboard's file and its +ts in 14 columns */
+    const char *const d[] = { "digits_gnb.csv", "digits_gnb.csv+ts" };
+    short_names(d, 2, 14, out);
+    assert_string_equal(out[0], "digits_gnb.csv");
+    assert_string_equal(out[1], "digits_gnb~+ts");
     /* heads that differ within the width: head~ */
     const char *const f[] = { "digits_logreg_fold1.csv", "digits_gnb_fold1.csv", "digits_rf.csv" };
     short_names(f, 3, 12, out);
