@@ -35,12 +35,19 @@ typedef struct ch_reliability {
 int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliability *r,
                         const ch_glyphs *g);
 
+/* The plot rectangle ch_reliability_draw uses in a w x h region, relative to the region: the
+ * bars' columns are px .. px+pw-1 and rows py .. py+ph-1 (the x axis is row py+ph). For
+ * overlays drawn on the diagram (curves, marks under the axis) and charts lined up under it. */
+void ch_reliability_area(const ch_reliability *r, int w, int h, int *px, int *py, int *pw, int *ph);
+
 #define CH_MAX_SERIES 4
 
 typedef struct ch_series {
     const char *name;
     const double *y;      /* n values (NAN = missing point) */
     const double *lo, *hi;/* band, or NULL */
+    int mark;             /* 1..CH_MAX_SERIES: the marker and role of this series, so one
+                             metric keeps its glyph across charts; 0 = by position */
 } ch_series;
 
 typedef struct ch_curve {
@@ -50,7 +57,8 @@ typedef struct ch_curve {
     int log_x;            /* place x on a log scale (fractions, bin counts) */
     const char *x_label;  /* printed after the x tick labels, or NULL */
     const ch_series *series;
-    size_t n_series;      /* 1..CH_MAX_SERIES; series i uses marker i and role SERIES1+i */
+    size_t n_series;      /* 1..CH_MAX_SERIES; series i uses marker i and role SERIES1+i
+                             unless it names its own (ch_series.mark) */
     double y_min, y_max;  /* NAN = automatic (from 0, or the data minimum when negative) */
 } ch_curve;
 

@@ -9,6 +9,13 @@
 
 #define YLAB_W 7   /* "0.1234" + the axis */
 
+/* 0-based marker of series s: its own (ch_series.mark), else its position. */
+static int mark_of(const ch_curve *c, size_t s)
+{
+    int m = c->series[s].mark;
+    return m >= 1 && m <= CH_MAX_SERIES ? m - 1 : (int)s;
+}
+
 static double tx(const ch_curve *c, double x) { return c->log_x ? log(x) : x; }
 
 /* A 1-2-2.5-5 step at least `raw`, so tick labels stay short. */
@@ -131,7 +138,7 @@ int ch_curve_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_curve *c, co
         for (int j = 0; j < W; j++) {
             double v = interp(c, c->series[s].y, W > 1 ? (double)j / (W - 1) : 0);
             int ry = isfinite(v) ? ROW(v) : -1;
-            if (ry >= top && ry < axis_y) ch_buf_glyph(b, px + j, ry, g, CH_G_DOT, (ch_role)(CH_ROLE_SERIES1 + s));
+            if (ry >= top && ry < axis_y) ch_buf_glyph(b, px + j, ry, g, CH_G_DOT, (ch_role)(CH_ROLE_SERIES1 + mark_of(c, s)));
         }
     }
     for (size_t s = ns; s-- > 0;) {
@@ -139,7 +146,7 @@ int ch_curve_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_curve *c, co
             double v = c->series[s].y[i];
             int ry = isfinite(v) ? ROW(v) : -1;
             if (ry >= top && ry < axis_y)
-                ch_buf_glyph(b, px + col_of(c, i, W), ry, g, (ch_glyph)(CH_G_MARK1 + s), (ch_role)(CH_ROLE_SERIES1 + s));
+                ch_buf_glyph(b, px + col_of(c, i, W), ry, g, (ch_glyph)(CH_G_MARK1 + mark_of(c, s)), (ch_role)(CH_ROLE_SERIES1 + mark_of(c, s)));
         }
     }
 #undef ROW
@@ -148,7 +155,7 @@ int ch_curve_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_curve *c, co
     for (size_t s = 0; s < ns; s++) {
         const char *name = c->series[s].name ? c->series[s].name : "";
         if (lx + 3 + ch_text_width(name) > x0 + w) break;
-        ch_buf_glyph(b, lx, ly, g, (ch_glyph)(CH_G_MARK1 + s), (ch_role)(CH_ROLE_SERIES1 + s));
+        ch_buf_glyph(b, lx, ly, g, (ch_glyph)(CH_G_MARK1 + mark_of(c, s)), (ch_role)(CH_ROLE_SERIES1 + mark_of(c, s)));
         lx += 2 + ch_buf_puts(b, lx + 2, ly, -1, name, CH_ROLE_LABEL, !g->utf8) + 2;
     }
     int band = 0;

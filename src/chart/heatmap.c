@@ -152,18 +152,17 @@ int ch_strip_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_strip *s, co
         if (!isfinite(s->v[i])) continue;
         col[clampi((int)floor(s->v[i] / vmax * W), 0, W - 1)]++;
     }
+    /* Many cases (1800 in 30 columns) would fill every column to the top: then each marker
+     * stands for k cases (k the smallest that fits the fullest column), the column height is
+     * its count / k rounded up (one value never vanishes), and the scale is printed. */
+    int most = 0;
+    for (int c = 0; c < W; c++) if (col[c] > most) most = col[c];
+    int k = most > rows ? (most + rows - 1) / rows : 1;
     int px = x0 + 1, axis_y = y0 + rows;
     for (int c = 0; c < W; c++) {
-        int n = col[c];
-        for (int r = 0; r < rows && r < n; r++) {
-            if (r == rows - 1 && n > rows) {        /* a full column: its count on top */
-                char d[4];
-                snprintf(d, sizeof d, "%d", n > 9 ? 9 : n);
-                ch_buf_puts(b, px + c, axis_y - 1 - r, 1, n > 9 ? "+" : d, CH_ROLE_LABEL, 0);
-            } else {
-                ch_buf_glyph(b, px + c, axis_y - 1 - r, g, CH_G_MARK1, CH_ROLE_SERIES1);
-            }
-        }
+        int n = (col[c] + k - 1) / k;
+        for (int r = 0; r < rows && r < n; r++)
+            ch_buf_glyph(b, px + c, axis_y - 1 - r, g, CH_G_MARK1, CH_ROLE_SERIES1);
         ch_buf_glyph(b, px + c, axis_y, g, CH_G_HLINE, CH_ROLE_AXIS);
     }
     ch_buf_glyph(b, px - 1, axis_y, g, CH_G_CORNER, CH_ROLE_AXIS);
@@ -183,6 +182,14 @@ int ch_strip_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_strip *s, co
     ch_buf_puts(b, px - 1, axis_y + 2, 1, "0", CH_ROLE_LABEL, 0);
     int ew = (int)strlen(end);
     ch_buf_puts(b, px + W - ew, axis_y + 2, ew, end, CH_ROLE_LABEL, 0);
+    if (k > 1) {                                     /* the scale, between the tick labels */
+        char scale[48];
+        int sw = snprintf(scale, sizeof scale, " = %d cases", k);
+        if (sw + 1 <= W - ew - 3) {
+            ch_buf_glyph(b, px + 1, axis_y + 2, g, CH_G_MARK1, CH_ROLE_SERIES1);
+            ch_buf_puts(b, px + 2, axis_y + 2, sw, scale, CH_ROLE_LABEL, 0);
+        }
+    }
     free(col);
     return h;
 }

@@ -46,7 +46,8 @@ typedef struct ch_strip {
 } ch_strip;
 
 /* Dot plot: values fall into columns of [0, vmax]; a column with c values stacks c markers
- * upwards (a full column shows its count as a digit on top). Rows: h-3 dot rows, the axis,
+ * upwards; when the fullest column does not fit, each marker stands for k cases (printed as
+ * "* = k cases" between the tick labels) and a column stacks ceil(c / k). Rows: h-3 dot rows, the axis,
  * the mean/sd marks (├─┼─┤ / |-+-|), the tick labels. Returns rows used, -1 when w < 16 or h < 4. */
 int ch_strip_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_strip *s, const ch_glyphs *g);
 

@@ -11,6 +11,7 @@
 #define MARGIN 5          /* "  .75" tick labels (4) + the y axis */
 #define LEGEND_W 31
 #define LEGEND_ROWS 6
+#define CONF_W 6          /* "  conf" right of the x axis */
 
 /* One plot column: the bins drawn in it, merged. */
 typedef struct col {
@@ -70,6 +71,37 @@ static void put_legend_line(ch_buf *b, int x, int y, int w, const ch_glyphs *g, 
     ch_buf_puts(b, x + 2, y, w - 2, text, CH_ROLE_LABEL, 0);
 }
 
+/* The plot rectangle in a w x h region (see ch_reliability_area); *legend: 0 none, 1 right,
+ * 2 below. Room for the "conf" label right of the x axis is kept whenever the plot can spare
+ * it, so the label never falls off the edge. */
+static void plot_area(const ch_reliability *r, int w, int h, int *px, int *py, int *pw, int *ph,
+                      int *legend)
+{
+    int title = r->title != NULL;
+    int H = h - (title + 3), W;
+    *legend = 0;
+    if (r->legend) {
+        int wr = w - MARGIN - 3 - LEGEND_W;
+        if (wr >= 16) { *legend = 1; W = wr; }
+        else if (H - LEGEND_ROWS >= 6) { *legend = 2; H -= LEGEND_ROWS; W = w - MARGIN - 1; }
+        else W = w - MARGIN - 1;
+    } else {
+        W = w - MARGIN - 1;
+    }
+    if (*legend != 1 && W - CONF_W >= 8 && W > w - MARGIN - CONF_W) W = w - MARGIN - CONF_W;
+    if (W > 2 * H) W = 2 * H;
+    *px = MARGIN;
+    *py = title;
+    *pw = W;
+    *ph = H;
+}
+
+void ch_reliability_area(const ch_reliability *r, int w, int h, int *px, int *py, int *pw, int *ph)
+{
+    int legend;
+    plot_area(r, w, h, px, py, pw, ph, &legend);
+}
+
 int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliability *r,
                         const ch_glyphs *g)
 {
@@ -77,16 +109,8 @@ int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliab
     size_t thin = r->thin ? r->thin : CH_THIN_DEFAULT;
     int title = r->title != NULL;
     int overhead = title + 3;
-    int H = h - overhead, W, legend = 0; /* legend: 0 none, 1 right, 2 below */
-    if (r->legend) {
-        int wr = w - MARGIN - 3 - LEGEND_W;
-        if (wr >= 16) { legend = 1; W = wr; }
-        else if (H - LEGEND_ROWS >= 6) { legend = 2; H -= LEGEND_ROWS; W = w - MARGIN - 1; }
-        else W = w - MARGIN - 1;
-    } else {
-        W = w - MARGIN - 1;
-    }
-    if (W > 2 * H) W = 2 * H;
+    int px, py, W, H, legend;
+    plot_area(r, w, h, &px, &py, &W, &H, &legend);
     if (H < 4 || W < 8) return -1;
 
     col *cols = calloc((size_t)W, sizeof *cols);
@@ -95,7 +119,8 @@ int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliab
 
     int y = y0;
     if (title) ch_buf_puts(b, x0, y++, w, r->title, CH_ROLE_TITLE, !g->utf8);
-    int top = y, axis_y = top + H, px = x0 + MARGIN;
+    int top = y, axis_y = top + H;
+    px += x0;
 
     /* y axis with ticks at 0 .25 .5 .75 1: the tick sits on the row whose top edge is v */
     static const char *ylab[] = { ".25", ".5", ".75", "1" };

@@ -23,6 +23,7 @@
 #include "calscope/measure.h"
 #include "calscope/methods.h"
 #include "calscope/metrics.h"
+#include "chart/words.h"
 #include "report/rep.h"
 
 /* Table columns: nine cs_metric ids, then top-k ECE. */
@@ -493,6 +494,15 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     size_t w = 8;
     for (size_t i = 0; i < t->n; i++) if (strlen(t->m[i].name) > w) w = strlen(t->m[i].name);
     if (w > 40) w = 40;
+    /* names in the tables: the shortest that still tell the methods apart (chart/words.h, as
+     * in the dashboard); the lines above the tables give them in full */
+    char sname[CS_METHODS_MAX][48];
+    {
+        const char *full[CS_METHODS_MAX];
+        char *dst[CS_METHODS_MAX];
+        for (size_t i = 0; i < t->n && i < CS_METHODS_MAX; i++) { full[i] = t->m[i].name; dst[i] = sname[i]; }
+        ch_short_names(full, t->n < CS_METHODS_MAX ? t->n : CS_METHODS_MAX, (int)w, dst, sizeof sname[0]);
+    }
     fprintf(out, "Methods (lens %s; reference: %s)\n", t->lens, ref->name);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
@@ -531,7 +541,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     fputc('\n', out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
-        fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+        fprintf(out, "  %-*s", (int)w, sname[i]);
         for (int c = 0; c < NCOL; c++) {
             char b[32];
             fmt_num(b, sizeof b, row(t, me)->ok ? row(t, me)->v[c] : NAN);
@@ -557,7 +567,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fmt_num(hi, sizeof hi, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
             int excl = row(t, me)->ok && row(t, me)->ci_excludes[c];
             any_excl |= excl;
-            fprintf(out, "    %-*.*s %8s [%s, %s]%s", (int)w, (int)w, me->name, v, lo, hi, excl ? "!" : " ");
+            fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
             if (row(t, me)->has_diff && row(t, me)->equal[c])
                 fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (row(t, me)->has_diff)
@@ -585,7 +595,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     int rk[NCOL][64];
     for (int c = 0; c < NCOL && t->n <= 64; c++) ranks(t, c, rk[c]);
     for (size_t i = 0; i < t->n && t->n <= 64; i++) {
-        fprintf(out, "  %-*.*s", (int)w, (int)w, t->m[i].name);
+        fprintf(out, "  %-*s", (int)w, sname[i]);
         for (int c = 0; c < NCOL; c++) {
             if (rk[c][i]) fprintf(out, " %9d", rk[c][i]);
             else fprintf(out, " %9s", "-");
@@ -603,7 +613,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         for (size_t i = 0; i < t->n; i++) {
             const rep_method *me = &t->m[i];
             if (!row(t, me)->mass_ok) continue;
-            fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+            fprintf(out, "  %-*s", (int)w, sname[i]);
             for (size_t j = 0; j < t->n_top; j++)
                 fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? row(t, me)->top[j] : snap(row(t, me)->top[j] - row(t, ref)->top[j]));
             fputc('\n', out);
@@ -616,7 +626,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             for (size_t i = 0; i < t->n; i++) {
                 const rep_method *me = &t->m[i];
                 if (!row(t, me)->mass_ok || me->d->k != t->classes) continue;
-                fprintf(out, "  %-*.*s", (int)w, (int)w, me->name);
+                fprintf(out, "  %-*s", (int)w, sname[i]);
                 for (size_t c = 0; c < t->classes; c++)
                     fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? row(t, me)->cls[c] : snap(row(t, me)->cls[c] - row(t, ref)->cls[c]));
                 fputc('\n', out);

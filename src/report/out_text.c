@@ -210,7 +210,7 @@ static void plot_curve(FILE *out, const cs_curve *c, ch_buf *b, const ch_glyphs 
             lo[ns][i] = c->points[i].stat[ids[s]].lo;
             hi[ns][i] = c->points[i].stat[ids[s]].hi;
         }
-        se[ns] = (ch_series){ cs_metric_name(ids[s]), y[ns], lo[ns], hi[ns] };
+        se[ns] = (ch_series){ cs_metric_name(ids[s]), y[ns], lo[ns], hi[ns], 0 };
         ns++;
     }
     if (!ns) return;

@@ -74,6 +74,7 @@ static int p_format(ss_opts *o, const char *v)
 static int p_plot(ss_opts *o, const char *v) { (void)v; o->plot = 1; return 0; }
 static int p_ascii(ss_opts *o, const char *v) { (void)v; o->ascii = 1; return 0; }
 static int p_no_color(ss_opts *o, const char *v) { (void)v; o->no_color = 1; return 0; }
+static int p_no_mouse(ss_opts *o, const char *v) { (void)v; o->no_mouse = 1; return 0; }
 static int p_renormalize(ss_opts *o, const char *v) { (void)v; o->load.renormalize = 1; return 0; }
 static int p_skip_bad_rows(ss_opts *o, const char *v) { (void)v; o->load.skip_bad_rows = 1; return 0; }
 static int p_no_header(ss_opts *o, const char *v) { (void)v; o->load.no_header = 1; return 0; }
@@ -493,6 +494,7 @@ PR(q_compat)
 }
 PR(q_torch_dtype) { (void)i; SAY("%s", o->torch_dtype_given ? (o->torch_f64 ? "float64" : "float32") : ""); }
 PR(q_no_color) { (void)i; SAY("%s", o->no_color ? "on" : ""); }
+PR(q_no_mouse) { (void)i; SAY("%s", o->no_mouse ? "on" : ""); }
 #undef PR
 #undef SAY
 
@@ -533,6 +535,8 @@ static const ss_flag table[] = {
       "M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce)", NULL },
     { "--no-color", NULL, D, SEC_OUTPUT, p_no_color, q_no_color, 0,
       "monochrome theme (also when NO_COLOR is set)", NULL },
+    { "--no-mouse", NULL, D, SEC_OUTPUT, p_no_mouse, q_no_mouse, 0,
+      "leave the mouse to the terminal (no tab clicks, no wheel scrolling)", NULL },
 
     { "--sum-tol", "T", RD, SEC_INPUT, p_sum_tol, q_sum_tol, 0,
       "probability rows must sum to 1 within T (default 0.001)", NULL },

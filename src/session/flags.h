@@ -57,7 +57,7 @@ typedef struct ss_opts {
     cs_load_options load;
     int select_given;
     ss_format format;
-    int plot, ascii, no_color;
+    int plot, ascii, no_color, no_mouse;
     uint64_t seed;
     /* given on the command line: a flag that would change nothing is refused (report) */
     int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;

@@ -26,10 +26,22 @@ void tui_actions_set_select_check(tui_select_check_fn fn, void *ctx)
 
 /* Ladders for the stepped settings: literals, so the command line prints the exact double. */
 static const double sigma_ladder[] = { 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5 };
+static const double gamma_ladder[] = { 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1 };
 static const int repeat_ladder[] = { 5, 10, 20, 50, 100, 200, 500, 1000, 2000 };
 #define LADDER_N(a) (sizeof(a) / sizeof((a)[0]))
 
 enum { BINS_MIN = 1, BINS_MAX = 1000 };
+
+/* The next rung of a ladder above (up) or below cur; returns 0 when there is none. A value off
+ * the ladder (typed on the command line) steps to its neighbour. */
+static int ladder_step(const double *l, size_t n, double cur, int up, double *out)
+{
+    for (size_t k = 0; k < n; k++) {
+        size_t i = up ? k : n - 1 - k;
+        if (up ? l[i] > cur : l[i] < cur) { *out = l[i]; return 1; }
+    }
+    return 0;
+}
 
 /* ---- handlers ---------------------------------------------------------------------------- */
 
@@ -56,6 +68,7 @@ static void set_class_arg(tui_state *st)
     snprintf(st->settings.lens_arg, sizeof st->settings.lens_arg, "#%d", st->klass);
 }
 
+/* l: top1 > topk > class > classwise > full (> the --lens group: it started with) > top1 */
 static unsigned h_lens(tui_state *st, int key)
 {
     (void)key;
@@ -65,11 +78,17 @@ static unsigned h_lens(tui_state *st, int key)
     case CS_LENS_TOPK: s->lens = CS_LENS_CLASS; set_class_arg(st); break;
     case CS_LENS_CLASS: s->lens = CS_LENS_CLASSWISE; s->lens_arg[0] = 0; break;
     case CS_LENS_CLASSWISE: s->lens = CS_LENS_FULL; break;
-    default: s->lens = CS_LENS_TOP1; s->lens_arg[0] = 0; break;
+    case CS_LENS_FULL:
+        if (st->group_arg[0]) {
+            s->lens = CS_LENS_GROUP;
+            snprintf(s->lens_arg, sizeof s->lens_arg, "%s", st->group_arg);
+            break;
+        }
+        s->lens = CS_LENS_TOP1; s->lens_arg[0] = 0; break;
+    default:                                   /* group: kept to come back to */
+        snprintf(st->group_arg, sizeof st->group_arg, "%s", s->lens_arg);
+        s->lens = CS_LENS_TOP1; s->lens_arg[0] = 0; break;
     }
-    /* Vector lenses are binned on the kd-tree by default; scalar ones fall back from it. */
-    int vector = s->lens == CS_LENS_TOPK || s->lens == CS_LENS_FULL || s->lens == CS_LENS_GROUP;
-    if (!vector && s->binning == CS_BIN_KDTREE) s->binning = CS_BIN_UNIFORM;
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
 
@@ -85,13 +104,15 @@ static unsigned h_k(tui_state *st, int key)
         st->settings.topk = k;
         return TUI_REDRAW | TUI_RECOMPUTE;
     }
-    return TUI_REDRAW;
+    tui_state_message(st, 0, "k = %d, for the topk lens (l selects it)", k);
+    return TUI_REDRAW | TUI_RELAYOUT;
 }
 
 static unsigned h_class(tui_state *st, int key)
 {
     int n = st->n_classes > 0 ? (int)st->n_classes : 2;
     st->klass = (st->klass + (key == 'C' ? n - 1 : 1)) % n;
+    tui_scroll_show(&st->scroll, TUI_SCROLL_CLASSES, st->klass);   /* the table follows */
     if (st->settings.lens != CS_LENS_CLASS) return TUI_REDRAW;   /* only what is shown changes */
     set_class_arg(st);
     return TUI_REDRAW | TUI_RECOMPUTE;
@@ -124,34 +145,34 @@ static unsigned h_bins_typed(tui_state *st, int key)
     return open_prompt(st, TUI_PROMPT_BINS, buf);
 }
 
+/* m: uniform > mass > kdtree, for every lens (the estimators all take scalar and vector lenses) */
 static unsigned h_binning(tui_state *st, int key)
 {
     (void)key;
     cs_settings *s = &st->settings;
-    int vector = s->lens == CS_LENS_TOPK || s->lens == CS_LENS_FULL || s->lens == CS_LENS_GROUP;
-    switch (s->binning) {
-    case CS_BIN_UNIFORM: s->binning = CS_BIN_MASS; break;
-    case CS_BIN_MASS: s->binning = vector ? CS_BIN_KDTREE : CS_BIN_UNIFORM; break;
-    default: s->binning = CS_BIN_UNIFORM; break;
-    }
+    s->binning = s->binning == CS_BIN_UNIFORM ? CS_BIN_MASS
+               : s->binning == CS_BIN_MASS ? CS_BIN_KDTREE : CS_BIN_UNIFORM;
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
 
 static unsigned h_sigma(tui_state *st, int key)
 {
-    size_t n = LADDER_N(sigma_ladder), i = 0;
-    while (i + 1 < n && sigma_ladder[i] < st->settings.sigma) i++;   /* first >= sigma */
-    if (key == 'S') {
-        if (sigma_ladder[i] >= st->settings.sigma && i > 0) i--;
-        else if (sigma_ladder[i] >= st->settings.sigma) return 0;
-    } else {
-        if (sigma_ladder[i] <= st->settings.sigma) {
-            if (i + 1 >= n) return 0;
-            i++;
-        }
+    double v;
+    if (!ladder_step(sigma_ladder, LADDER_N(sigma_ladder), st->settings.sigma, key != 'S', &v)) return 0;
+    st->settings.sigma = v;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+/* y Y: the kd-tree's largest bin fraction gamma (--gamma); it means nothing to other binnings */
+static unsigned h_gamma(tui_state *st, int key)
+{
+    if (st->settings.binning != CS_BIN_KDTREE) {
+        tui_state_message(st, 0, "gamma sets the kd-tree's bins: m switches the binning to kdtree first");
+        return TUI_REDRAW | TUI_RELAYOUT;
     }
-    if (sigma_ladder[i] == st->settings.sigma) return 0;
-    st->settings.sigma = sigma_ladder[i];
+    double v;
+    if (!ladder_step(gamma_ladder, LADDER_N(gamma_ladder), st->settings.gamma, key != 'Y', &v)) return 0;
+    st->settings.gamma = v;
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
 
@@ -172,7 +193,10 @@ static unsigned h_select(tui_state *st, int key)
 
 static unsigned h_file(tui_state *st, int key)
 {
-    if (st->n_files < 2) return 0;
+    if (st->n_files < 2) {
+        tui_state_message(st, 0, "one file loaded: f switches between files (calscope A.csv B.csv)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
     st->active = (st->active + (key == 'F' ? st->n_files - 1 : 1)) % st->n_files;
     return TUI_REDRAW | TUI_RECOMPUTE;
 }
@@ -185,6 +209,10 @@ static unsigned h_repeats(tui_state *st, int key)
     else { if (repeat_ladder[i] > st->repeats) ; else if (i + 1 < n) i++; else return 0; }
     if (repeat_ladder[i] == st->repeats) return 0;
     st->repeats = repeat_ladder[i];
+    if (st->view != TUI_VIEW_VARIANCE) {
+        tui_state_message(st, 0, "variance curve repeats %d (the curves are in view 3)", st->repeats);
+        return TUI_REDRAW | TUI_RELAYOUT | TUI_CURVES;
+    }
     return TUI_REDRAW | TUI_CURVES;
 }
 
@@ -256,6 +284,10 @@ static unsigned h_cmp_panel(tui_state *st, int key)
 static unsigned h_cmp_col(tui_state *st, int key)
 {
     st->cmp_col = (st->cmp_col + (key == '[' ? CS_METHODS_NCOL - 1 : 1)) % CS_METHODS_NCOL;
+    if (st->view != TUI_VIEW_COMPARE || st->cmp_panel == TUI_CMP_FILES) {
+        tui_state_message(st, 0, "[ ] move the focus in the methods table (view 5, p)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
     return TUI_REDRAW;
 }
 
@@ -273,6 +305,36 @@ static unsigned h_compat(tui_state *st, int key)
         f |= TUI_RELAYOUT;
     }
     return f | (st->compat ? TUI_RECOMPUTE : 0);
+}
+
+/* The table the arrows move in the current view, or -1 with *why saying why none does. */
+static int scroll_table(const tui_state *st, const char **why)
+{
+    switch (st->view) {
+    case TUI_VIEW_CLASSES: return TUI_SCROLL_CLASSES;
+    case TUI_VIEW_CASES: return TUI_SCROLL_CASES;
+    case TUI_VIEW_COMPARE:
+        *why = "nothing to scroll: the Compare panels do not scroll yet";
+        return -1;
+    case TUI_VIEW_RELIABILITY:
+        if (st->compat) return TUI_SCROLL_COMPAT;
+        *why = "nothing to scroll: this view fits (x shows the compat panel, which scrolls)";
+        return -1;
+    default:
+        *why = "nothing to scroll in this view (tables scroll in Classes, Compare, Cases, compat)";
+        return -1;
+    }
+}
+
+static unsigned h_scroll(tui_state *st, int key)
+{
+    const char *why = "";
+    int t = scroll_table(st, &why);
+    if (t < 0) { tui_state_message(st, 0, "%s", why); return TUI_REDRAW | TUI_RELAYOUT; }
+    tui_scroll_motion m = key == KEY_UP ? TUI_SCROLL_UP : key == KEY_DOWN ? TUI_SCROLL_DOWN
+                        : key == KEY_PPAGE ? TUI_SCROLL_PGUP : key == KEY_NPAGE ? TUI_SCROLL_PGDN
+                        : key == KEY_HOME ? TUI_SCROLL_HOME : TUI_SCROLL_END;
+    return tui_scroll_move(&st->scroll, (tui_scroll_table)t, m) ? TUI_REDRAW : 0;
 }
 
 static unsigned h_help(tui_state *st, int key)
@@ -327,6 +389,7 @@ static const tui_action actions[] = {
     { { '+', '=', '-', '_' }, "+ -", "bins", h_bins, "number of bins M up / down" },
     { { 'b' }, "b", "bins typed", h_bins_typed, "type the number of bins" },
     { { 'm' }, "m", "binning", h_binning, "binning: uniform > mass > kdtree" },
+    { { 'y', 'Y' }, "y Y", "gamma", h_gamma, "kd-tree bin fraction gamma up / down" },
     { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G/M kernel sigma up / down" },
     { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max" },
     { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off" },
@@ -341,6 +404,8 @@ static const tui_action actions[] = {
     { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library" },
     { { 'e' }, "e", "seed", h_seed, "next random seed" },
     { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed" },
+    { { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE, KEY_HOME, KEY_END }, "Up/Dn", "scroll", h_scroll,
+      "scroll a long table (PgUp PgDn Home End too)" },
     { { ':' }, ":", "command line", h_cmdline, "settings as a report command" },
     { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help" },
     { { 27 }, "Esc", "close", h_escape, "close help / messages" },
@@ -368,7 +433,12 @@ const tui_action *tui_action_for_key(int key)
 unsigned tui_action_dispatch(tui_state *st, int key)
 {
     const tui_action *a = tui_action_for_key(key);
-    return a ? a->handler(st, key) : 0;
+    if (a) return a->handler(st, key);
+    if (key > ' ' && key < 127) {            /* a typed key that means nothing: say so */
+        tui_state_message(st, 0, "%c does nothing here (? lists the keys)", key);
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    return 0;
 }
 
 /* ---- command line ------------------------------------------------------------------------ */

@@ -21,12 +21,14 @@
 #include "calscope/load.h"
 #include "calscope/select.h"
 #include "chart/cells.h"
+#include "chart/words.h"
 #include "session/flags.h"
 #include "tui/actions.h"
 #include "tui/blit.h"
 #include "tui/layout.h"
 #include "tui/model.h"
 #include "tui/prompt.h"
+#include "tui/status.h"
 #include "tui/theme.h"
 #include "tui/tui_curses.h"
 #include "tui/views.h"
@@ -52,52 +54,52 @@ typedef struct app {
     FILE *trace;
 } app;
 
-static int count_lines(const char *s)
+/* Rows a message takes at `cols` columns, wrapped between words as tui_draw_lines draws it. */
+static int count_lines(const char *s, int cols)
 {
     if (!s[0]) return 0;
-    int n = 1;
-    for (; *s; s++) if (*s == '\n' && s[1]) n++;
-    return n;
+    char wrapped[4096];
+    return ch_wrap(s, cols, wrapped, sizeof wrapped);
 }
 
 static void draw_tabs(const app *a, const tui_layout *l)
 {
-    int x = 0, full = 0;
-    for (int v = 0; v < TUI_VIEW_COUNT; v++) full += (int)strlen(tui_view_name((tui_view)v)) + 4;
-    int shorten = full + 8 > l->cols;       /* narrow: other tabs by their first 3 letters */
+    int x = 0;
     for (int v = 0; v < TUI_VIEW_COUNT; v++) {
-        char t[32];
-        int len = shorten && v != (int)a->st.view ? 3 : 31;
-        snprintf(t, sizeof t, " %d %.*s ", v + 1, len, tui_view_name((tui_view)v));
+        char t[48];
+        tui_tab_label((tui_view)v, a->st.view, l->cols, t, sizeof t);
         int role = v == (int)a->st.view ? TUI_ROLE_TAB_ACTIVE : TUI_ROLE_TAB;
-        if (v == (int)a->st.view) { t[0] = '['; t[strlen(t) - 1] = ']'; }
         x += tui_text(0, x, l->cols - x, role, t);
     }
     const char *hint = "? keys";
     if (x + 8 <= l->cols) tui_text(0, l->cols - 7, 7, TUI_ROLE_TAB, hint);
 }
 
+/* The status line: the settings on the left, what the backend does on the right. At 80
+ * columns the file name shortens first, then seed, distance and sigma go; the lens, bins,
+ * ci and selection stay (tui/status.h). */
 static void draw_status(const app *a, const tui_layout *l)
 {
     const tui_state *st = &a->st;
-    char lens[64], dist[80], line[1024];
+    char lens[64], dist[80], line[1024], where[32], bins[64], sigma[48], seed[32], ci[32],
+         sel[CS_SPEC_MAX + 8];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);
     tui_distance_spelling(&st->settings, dist, sizeof dist);
     const char *fname = st->active < a->m.n_files ? a->m.files[st->active].name : "-";
-    char sigma[32];
-    snprintf(sigma, sizeof sigma, "%g", st->settings.sigma);
-    snprintf(line, sizeof line, " %s [%zu/%zu] | %s | M %d %s | %s %s | %s | seed %lu%s%s",
-             fname, st->active + 1, st->n_files, lens, st->settings.bins,
-             tui_binning_spelling(st->settings.binning), a->g->utf8 ? "\xcf\x83" : "sigma", sigma,
-             dist, st->seed, st->ci ? " | ci " : "", "");
-    if (st->ci) {
-        size_t n = strlen(line);
-        snprintf(line + n, sizeof line - n, "%d", st->ci);
+    snprintf(where, sizeof where, "[%zu/%zu]", st->active + 1, st->n_files);
+    snprintf(bins, sizeof bins, "M %d %s", st->settings.bins, tui_binning_spelling(st->settings.binning));
+    if (st->settings.binning == CS_BIN_KDTREE) {          /* gamma: what y Y change */
+        size_t n = strlen(bins);
+        snprintf(bins + n, sizeof bins - n, " %s %g", a->g->utf8 ? "\xce\xb3" : "gamma", st->settings.gamma);
     }
-    if (st->settings.select[0]) {
-        size_t n = strlen(line);
-        snprintf(line + n, sizeof line - n, " | sel %s", st->settings.select);
-    }
+    snprintf(sigma, sizeof sigma, "%s %g", a->g->utf8 ? "\xcf\x83" : "sigma", st->settings.sigma);
+    snprintf(seed, sizeof seed, "seed %lu", st->seed);
+    ci[0] = sel[0] = 0;
+    if (st->ci) snprintf(ci, sizeof ci, "ci %d", st->ci);
+    if (st->settings.select[0]) snprintf(sel, sizeof sel, "sel %s", st->settings.select);
+    const tui_status_part parts[] = {
+        { lens, 0 }, { bins, 0 }, { sigma, 3 }, { dist, 2 }, { seed, 1 }, { ci, 0 }, { sel, 0 },
+    };
     /* right part: what the backend is doing */
     char right[160];
     if (a->busy) snprintf(right, sizeof right, " %s %3.0f%% ", a->busy_text, a->busy_progress * 100);
@@ -111,8 +113,8 @@ static void draw_status(const app *a, const tui_layout *l)
     blank[w] = 0;
     tui_text(y, 0, l->cols, TUI_ROLE_STATUS, blank);
     int lw = l->cols - rw - 1;
+    tui_status_fit(line, sizeof line, lw, fname, where, parts, sizeof parts / sizeof parts[0]);
     tui_text(y, 0, lw, TUI_ROLE_STATUS, line);
-    if ((int)strlen(line) > lw && lw > 1) tui_text(y, lw - 1, 1, TUI_ROLE_STATUS, ">");
     tui_text(y, l->cols - rw, rw, TUI_ROLE_STATUS, right);
 }
 
@@ -167,10 +169,10 @@ static void draw_help(tui_state *st, const tui_layout *l)
     int cw = l->cols / ncols;
     for (int r = 0; r < l->lines - 1; r++) { move(r, 0); clrtoeol(); }
     if (st->help_pages > 1)
-        tui_textf(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys %d/%d  (? next page, other keys close)",
+        tui_textf(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys %d/%d  (? next page; q closes, q again quits)",
                   st->help_page + 1, st->help_pages);
     else
-        tui_text(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys  (any key closes; q quits)");
+        tui_text(0, 0, l->cols, CH_ROLE_TITLE, "calscope keys  (q or any key closes; q again quits)");
     int k = 0, y = 1;
     for (size_t i = 0; i < n; i++) {
         if (!acts[i].help) continue;
@@ -229,7 +231,7 @@ static void draw_cmdline(const app *a, const tui_layout *l)
 static void draw(app *a)
 {
     tui_state *st = &a->st;
-    int msg_lines = count_lines(st->message);
+    int msg_lines = count_lines(st->message, COLS);
     if (st->prompt.kind != TUI_PROMPT_NONE) msg_lines++;
     tui_layout l;
     tui_layout_compute(&l, st->view, COLS, LINES, msg_lines);
@@ -237,10 +239,12 @@ static void draw(app *a)
     if (l.too_small) {
         curs_set(0);
         char t[128];
-        snprintf(t, sizeof t, "terminal too small: need %d%s%d, have %d%s%d", TUI_MIN_W,
+        snprintf(t, sizeof t, "terminal too small: need %d%s%d, have %d%s%d\nq quits", TUI_MIN_W,
                  a->g->utf8 ? "\xc3\x97" : "x", TUI_MIN_H, COLS, a->g->utf8 ? "\xc3\x97" : "x", LINES);
-        tui_text(LINES / 2, 0, COLS, TUI_ROLE_ERROR, t);
-        tui_text(LINES / 2 + 1, 0, COLS, CH_ROLE_TEXT, "q quits");
+        /* wrapped between words to the screen it is shown on, however narrow */
+        int rows = count_lines(t, COLS);
+        tui_rect at = { 0, LINES > rows ? (LINES - rows) / 2 : 0, COLS, LINES };
+        tui_draw_lines(&at, at.y, TUI_ROLE_ERROR, t);
         wnoutrefresh(stdscr);
         doupdate();
         return;
@@ -290,12 +294,38 @@ static int check_select(void *ctx, const char *expr, char *errbuf, size_t size)
 
 /* ---- keys -------------------------------------------------------------------------------- */
 
+/* The mouse (off with --no-mouse): a click on a tab shows its view, the wheel scrolls as the
+ * arrows do (three rows a notch). Both go through the action table like keys. */
+static unsigned handle_mouse(app *a)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK) return 0;
+    tui_state *st = &a->st;
+    if (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+        unsigned f = 0;
+        for (int i = 0; i < 3; i++)
+            f |= tui_action_dispatch(st, ev.bstate & BUTTON4_PRESSED ? KEY_UP : KEY_DOWN);
+        return f;
+    }
+    if ((ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) && ev.y == 0) {
+        int v = tui_tab_at(st->view, COLS, ev.x);
+        if (v >= 0) return tui_action_dispatch(st, '1' + v);
+    }
+    return 0;
+}
+
 static unsigned handle_key(app *a, int key)
 {
     tui_state *st = &a->st;
     if (key == KEY_RESIZE) return TUI_REDRAW | TUI_RELAYOUT;
+    if (key == KEY_MOUSE && st->prompt.kind == TUI_PROMPT_NONE && st->overlay == TUI_OVERLAY_NONE) {
+        unsigned f = 0;
+        if (st->message[0]) { st->message[0] = 0; f |= TUI_REDRAW | TUI_RELAYOUT; }
+        return f | handle_mouse(a);
+    }
     if (st->prompt.kind != TUI_PROMPT_NONE) return tui_prompt_key(st, key);
-    if (st->overlay != TUI_OVERLAY_NONE && key != 'q' && key != 'Q' && key != '?' && key != ':') {
+    /* any other key, q included, closes an overlay (as in less, tig, htop): q again quits */
+    if (st->overlay != TUI_OVERLAY_NONE && key != '?' && key != ':') {
         st->overlay = TUI_OVERLAY_NONE;
         return TUI_REDRAW;
     }
@@ -435,6 +465,10 @@ int tui_main(int argc, char **argv)
     intrflush(stdscr, FALSE);
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
+    if (!a->st.no_mouse) {
+        mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+        mouseinterval(0);                    /* presses at once, no wait for a click */
+    }
     curs_set(0);
 
     unsigned flags = TUI_REDRAW | TUI_RELAYOUT;

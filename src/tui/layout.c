@@ -1,7 +1,13 @@
 /* Layout arithmetic (see layout.h). */
 #include "tui/layout.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* What a square [0,1] chart needs beside its plot: rows for the title, axis, labels and count
+ * strip; columns for the y labels (5) and the label right of the x axis ("  samples/bin" under
+ * the diagram, "  conf" in it; chart/reliability.c). */
+enum { DIAGRAM_ROWS = 4, DIAGRAM_COLS = 18 };
 
 static tui_rect rect(int x, int y, int w, int h)
 {
@@ -28,10 +34,13 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
 
     switch (view) {
     case TUI_VIEW_RELIABILITY: {
+        /* the diagram grows with the terminal up to the width its square plot uses
+         * (2 columns per row, y labels, "conf"); the histogram grows with it */
         int side = cols >= 76 ? 36 : 30;
         int main_w = cols - side;
-        if (main_w > 56) main_w = 56;
-        int hist_h = B.h >= 20 ? 5 : B.h >= 16 ? 4 : 0;
+        int hist_h = B.h >= 40 ? B.h / 6 : B.h >= 20 ? 5 : B.h >= 16 ? 4 : 0;
+        int square = 2 * (B.h - hist_h - DIAGRAM_ROWS) + DIAGRAM_COLS;
+        if (main_w > (square > 56 ? square : 56)) main_w = square > 56 ? square : 56;
         l->a = rect(B.x, B.y, main_w, B.h - hist_h);
         l->c = rect(B.x, B.y + B.h - hist_h, main_w, hist_h);
         l->b = rect(B.x + main_w + 1, B.y, cols - main_w - 1, B.h);
@@ -65,6 +74,8 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
     }
     case TUI_VIEW_CASES: {
         int left = cols >= 76 ? 44 : cols / 2 + 4;
+        int square = 2 * (B.h - DIAGRAM_ROWS) + DIAGRAM_COLS;   /* the heat map grows too */
+        if (cols >= 76 && square > left) left = square < cols / 2 ? square : cols / 2 > 44 ? cols / 2 : 44;
         l->a = rect(B.x, B.y, left, B.h);
         l->b = rect(B.x + left + 1, B.y, cols - left - 1, B.h / 2);
         l->c = rect(B.x + left + 1, B.y + B.h / 2, cols - left - 1, B.h - B.h / 2);
@@ -86,4 +97,27 @@ int tui_rect_overlap(const tui_rect *r, const tui_rect *s)
 {
     if (r->w == 0 || r->h == 0 || s->w == 0 || s->h == 0) return 0;
     return r->x < s->x + s->w && s->x < r->x + r->w && r->y < s->y + s->h && s->y < r->y + r->h;
+}
+
+void tui_tab_label(tui_view v, tui_view active, int cols, char *buf, size_t size)
+{
+    int full = 0;
+    for (int i = 0; i < TUI_VIEW_COUNT; i++) full += (int)strlen(tui_view_name((tui_view)i)) + 4;
+    int shorten = full + 8 > cols;       /* narrow: other tabs by their first 3 letters */
+    int len = shorten && v != active ? 3 : 31;
+    snprintf(buf, size, " %d %.*s ", (int)v + 1, len, tui_view_name(v));
+    if (v == active && size > 2 && buf[0]) { buf[0] = '['; buf[strlen(buf) - 1] = ']'; }
+}
+
+int tui_tab_at(tui_view active, int cols, int x)
+{
+    int at = 0;
+    for (int v = 0; v < TUI_VIEW_COUNT; v++) {
+        char t[48];
+        tui_tab_label((tui_view)v, active, cols, t, sizeof t);
+        int w = (int)strlen(t);
+        if (x >= at && x < at + w && x < cols) return v;
+        at += w;
+    }
+    return -1;
 }

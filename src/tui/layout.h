@@ -36,4 +36,10 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
 int tui_rect_inside(const tui_rect *r, int cols, int lines);
 int tui_rect_overlap(const tui_rect *r, const tui_rect *s);
 
+/* The label of tab v on the top row as drawn ("[1 Reliability]" when active; other tabs by
+ * their first 3 letters when the row is narrow), and the view whose tab covers column x (-1:
+ * none): one rule for drawing the tabs and for clicking them. */
+void tui_tab_label(tui_view v, tui_view active, int cols, char *buf, size_t size);
+int tui_tab_at(tui_view active, int cols, int x);
+
 #endif

@@ -58,6 +58,7 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     st->load.split_column = NULL;         /* the dashboard has no held-out split */
     st->ascii = o->ascii;
     st->no_color = o->no_color;
+    st->no_mouse = o->no_mouse;
     st->mixture_given = o->mixture_given;
     for (size_t f = 0; f < o->n_files && f < TUI_MAX_FILES; f++) st->paths[f] = o->files[f];
     st->n_files = o->n_files < TUI_MAX_FILES ? o->n_files : TUI_MAX_FILES;

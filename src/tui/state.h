@@ -9,6 +9,7 @@
 
 #include "calscope/load.h"
 #include "calscope/metrics.h"
+#include "tui/scroll.h"
 
 typedef enum tui_view {
     TUI_VIEW_RELIABILITY, TUI_VIEW_TOPK, TUI_VIEW_VARIANCE, TUI_VIEW_CLASSES,
@@ -63,6 +64,8 @@ typedef struct tui_state {
     size_t n_classes;           /* K of the active file (0 until loaded) */
     int klass;                  /* class index for the class:c lens and the Classes view */
     int topk;                   /* k used by the topk lens toggle */
+    char group_arg[CS_SPEC_MAX];/* the --lens group: spec the dashboard started with, so `l`
+                                   comes back to it ("" = none) */
 
     int rece_overlay;           /* draw the RECE-G smoothed curve on the reliability diagram */
     int ci;                     /* bootstrap repeats for intervals (0 = off) */
@@ -82,6 +85,8 @@ typedef struct tui_state {
     /* Compat panel (Reliability view): every library's numbers beside calscope's */
     int compat;                 /* panel shown */
     int compat_lib;             /* cs_compat_lib whose moved samples are listed and marked */
+    tui_scroll scroll;          /* positions of the tables longer than their panel (scroll.h) */
+    int no_mouse;               /* --no-mouse: leave the mouse to the terminal */
 
     tui_prompt prompt;
     char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */

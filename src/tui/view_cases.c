@@ -3,7 +3,7 @@
  *   a  the dataset reliability histogram of one class (c / C cycle the class): probability bin
  *      x observed-frequency bin, each cell shaded by its number of cases, the mean curve over it
  *   b  the distribution of per-case ACE as a dot plot with mean ± sd, and the pooled values
- *   c  the per-case table (worst ACE first)
+ *   c  the per-case table (worst ACE first; the arrows scroll it, scroll.h)
  *
  * Everything comes from one per-case job (calscope/jobs/cases.h, cs_case_metrics_compute on
  * the backend), drawn with the dataset that job read; the view only draws. The mean curve is taken from the histogram (frequency-bin centres
@@ -95,7 +95,6 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
                        const cs_dataset *d, int stale)
 {
     if (r->w < 20 || r->h < 2) return;
-    (void)c;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int y = r->y;
     int wide = r->w >= 34;                  /* narrow: case, n and ACE only */
@@ -109,14 +108,11 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
     for (size_t i = 0; i < cm->n_cases; i++) order[i] = i;
     sort_cm = cm;                            /* UI thread only: qsort has no context argument */
     qsort(order, cm->n_cases, sizeof *order, by_ace_desc);
-    size_t shown = 0;
-    for (; shown < cm->n_cases && y < r->y + r->h; shown++) {
-        size_t i = order[shown];
-        if (y == r->y + r->h - 1 && shown + 1 < cm->n_cases) {
-            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, wide ? "... %zu more (worst ACE first)"
-                      : "... %zu more", cm->n_cases - shown);
-            break;
-        }
+    int shown, marker;
+    size_t first = (size_t)tui_scroll_window(&c->st->scroll, TUI_SCROLL_CASES, (int)cm->n_cases,
+                                             r->y + r->h - y, &shown, &marker);
+    for (size_t s = first; s < first + (size_t)shown; s++) {
+        size_t i = order[s];
         const char *name = d->case_names ? d->case_names[cm->case_index[i]] : "?";
         if (wide)
             tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f %6.4f %6.4f", name, cm->count[i],
@@ -124,6 +120,7 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
         else
             tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f", name, cm->count[i], cm->ace[i]);
     }
+    tui_draw_scroll_marker(r, y, (int)first, shown, (int)cm->n_cases, marker);
     free(order);
 }
 

@@ -114,10 +114,10 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
     int y = t->y;
     tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-12s %7s %7s %7s %6s", "class", "ECE", "mean p",
               "freq", "n");
-    size_t start = (size_t)st->klass;
-    int trows = t->h - 1;
-    if ((int)start + trows > (int)k) start = k > (size_t)trows ? k - (size_t)trows : 0;
-    for (size_t i = start; i < k && y < t->y + t->h; i++) {
+    int shown, marker;
+    size_t start = (size_t)tui_scroll_window(&c->st->scroll, TUI_SCROLL_CLASSES, (int)k, t->h - 1,
+                                             &shown, &marker);
+    for (size_t i = start; i < start + (size_t)shown && y < t->y + t->h; i++) {
         int stale;
         const cs_job *resp = tui_model_result(c->m, TUI_SLOT_CLASS0 + (int)i, &stale);
         if (!resp || resp->status != CS_OK) {
@@ -135,5 +135,6 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
         tui_textf(y++, t->x, t->w, (int)i == st->klass ? TUI_ROLE_PROMPT : (stale ? CH_ROLE_STALE : CH_ROLE_TEXT),
                   "%-12.12s %s %s %s %6zu", d->class_names[i], e, p, f, res->n);
     }
+    tui_draw_scroll_marker(t, y, (int)start, shown, (int)k, marker);
     likert_panel(c, &l->c);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chart/words.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 
@@ -43,23 +44,19 @@ void tui_draw_progress(const tui_ctx *c, int y, int x, int w, double p)
 
 int tui_draw_lines(const tui_rect *r, int y, int role, const char *text)
 {
+    if (r->w < 1) return 0;
+    char wrapped[4096];                 /* breaks between words (chart/words.h), never mid-word */
+    ch_wrap(text, r->w, wrapped, sizeof wrapped);
     int rows = 0;
-    const char *s = text;
-    while (*s && y + rows < r->y + r->h) {
+    for (const char *s = wrapped; *s && y + rows < r->y + r->h; rows++) {
         const char *nl = strchr(s, '\n');
         size_t len = nl ? (size_t)(nl - s) : strlen(s);
         char line[1024];
         if (len >= sizeof line) len = sizeof line - 1;
         memcpy(line, s, len);
         line[len] = 0;
-        /* wrap long lines at the rect width */
-        size_t off = 0;
-        do {
-            tui_text(y + rows, r->x, r->w, role, line + off);
-            rows++;
-            off += (size_t)r->w;
-        } while (off < len && y + rows < r->y + r->h);
-        if (!nl) break;
+        tui_text(y + rows, r->x, r->w, role, line);
+        if (!nl) { rows++; break; }
         s = nl + 1;
     }
     return rows;
@@ -115,6 +112,14 @@ int tui_draw_response_state(const tui_ctx *c, const cs_job *resp, const tui_rect
     tui_rect in = { r->x + 1, r->y + 1, r->w - 2, r->h - 1 };
     tui_draw_lines(&in, in.y, TUI_ROLE_ERROR, resp->err.msg[0] ? resp->err.msg : "failed");
     return 1;
+}
+
+void tui_draw_scroll_marker(const tui_rect *r, int y, int first, int shown, int total, int marker)
+{
+    if (!marker || r->w < 1 || y >= r->y + r->h) return;
+    char t[256];
+    tui_scroll_marker(t, r->w < (int)sizeof t - 1 ? r->w : (int)sizeof t - 1, first, shown, total);
+    tui_text(y, r->x, r->w, CH_ROLE_LABEL, t);
 }
 
 void tui_draw_stale_mark(const tui_rect *r, int y)

@@ -11,6 +11,7 @@
 #include "chart/chart.h"
 #include "calscope/jobs/methods.h"
 #include "calscope/jobs/metrics.h"
+#include "chart/words.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
@@ -80,18 +81,21 @@ static void col_text(const cs_methods *t, int col, char *buf, size_t size)
     else snprintf(buf, size, "%s", col_label[col]);
 }
 
-/* Method i's name cut to w columns keeping its "+ts" suffix ("digits_g~+ts"). */
-static void method_name(const tui_ctx *c, size_t i, char *buf, size_t size, int w)
+/* The methods' names in w columns each: the shortest names that still tell them apart
+ * (chart/words.h; "breast_ca~lr+platt"), the rule the report's tables use. */
+typedef char method_label[64];
+static void method_names(const tui_ctx *c, size_t n, int w, method_label *out)
 {
-    char full[256];
-    tui_model_method_name(c->m, i, full, sizeof full);
-    size_t len = strlen(full);
-    if (w < 4 || len <= (size_t)w) { snprintf(buf, size, "%s", full); return; }
-    const char *plus = strrchr(full, '+');
-    size_t sfx = plus && c->m->method_recal[i] >= 0 ? strlen(plus) : 0;
-    int head = w - 1 - (int)sfx;
-    if (head < 1) { head = w - 1; sfx = 0; }
-    snprintf(buf, size, "%.*s~%s", head, full, sfx ? plus : "");
+    static char full[CS_METHODS_MAX][256];
+    const char *names[CS_METHODS_MAX];
+    char *dst[CS_METHODS_MAX];
+    if (n > CS_METHODS_MAX) n = CS_METHODS_MAX;
+    for (size_t i = 0; i < n; i++) {
+        tui_model_method_name(c->m, i, full[i], sizeof full[i]);
+        names[i] = full[i];
+        dst[i] = out[i];
+    }
+    ch_short_names(names, n, w, dst, sizeof out[0]);
 }
 
 /* First column shown so that the focused one is visible with `fit` columns. */
@@ -145,6 +149,8 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
     if (!t) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 22 : 16, cw = 9;
+    method_label names[CS_METHODS_MAX];
+    method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
     int y = r->y;
@@ -163,7 +169,7 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
@@ -171,6 +177,18 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
             else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
         }
         tui_text(y++, r->x, r->w, i == t->ref ? TUI_ROLE_PROMPT : role, line);
+    }
+    /* the fitted parameters beside the methods they made (as the report's Methods lines) */
+    for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++) {
+        const tui_recal *rc = &c->m->recal[i];
+        if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
+        const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
+        if (rc->method == CS_RECAL_TS)
+            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
+                      p[0], rc->info.clamped ? " [at bound]" : "", rc->info.folds);
+        else
+            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
+                      p[0], p[1], rc->info.folds);
     }
     /* the focused metric in full: value [interval], paired difference [interval] */
     y++;
@@ -181,7 +199,7 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
                   ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         char v[16], iv[48] = "";
         tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
         if (ci && row->ok && isfinite(row->lo[focus]))
@@ -213,6 +231,8 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     if (!t) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
+    method_label names[CS_METHODS_MAX];
+    method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
     int y = r->y;
@@ -231,7 +251,7 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
     for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
             if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
@@ -254,7 +274,7 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     const cs_method_row *ref = &t->rows[t->ref];
     for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
         const cs_method_row *row = &t->rows[i];
-        method_name(c, i, name, sizeof name, nw - 2);
+        snprintf(name, sizeof name, "%s", names[i]);
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
         for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
             if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");

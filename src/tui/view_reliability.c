@@ -11,11 +11,18 @@
 #include "chart/overlay.h"
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/metrics.h"
+#include "chart/words.h"
 #include "tui/blit.h"
 #include "tui/theme.h"
 #include "tui/views.h"
 
-#define REL_MARGIN 5   /* the reliability chart's y-label margin (chart/reliability.c) */
+/* The diagram's plot rectangle in panel a (a title, no legend): what overlays and the
+ * histogram under it line up with (chart.h ch_reliability_area). */
+static void diagram_area(int w, int h, int *px, int *py, int *pw, int *ph)
+{
+    ch_reliability shape = { NULL, 0, 0, "", 0 };
+    ch_reliability_area(&shape, w, h, px, py, pw, ph);
+}
 
 static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
 {
@@ -149,28 +156,44 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
                   cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
     /* why the library has no ECE/ACE/MCE/RMS under this lens / binning / distance: metrics
      * with the same reason on one wrapped line ("ECE MCE RMS n/a: ...") */
-    unsigned shown = 0;
+    unsigned na_shown = 0;
     for (int i = 0; i < 4 && y < r->y + r->h - 1; i++) {
-        if (!(lr->na_settings & (1u << ms[i])) || (shown & (1u << i))) continue;
+        if (!(lr->na_settings & (1u << ms[i])) || (na_shown & (1u << i))) continue;
         len = 0;
         for (int j = i; j < 4; j++)
             if ((lr->na_settings & (1u << ms[j])) && strcmp(lr->notes[ms[j]], lr->notes[ms[i]]) == 0) {
                 len += snprintf(line + len, sizeof line - (size_t)len, "%s ", mn[j]);
-                shown |= 1u << j;
+                na_shown |= 1u << j;
             }
         snprintf(line + len, sizeof line - (size_t)len, "n/a: %s", lr->notes[ms[i]]);
         tui_rect nr = { r->x, y, r->w, r->y + r->h - 1 - y };
         y += tui_draw_lines(&nr, y, role, line);
     }
-    int room = r->y + r->h - y - 1;
-    for (size_t i = 0; i < lr->n_examples && (int)i < room; i++) {
+    /* the moved samples, each with its rule in full (wrapped between words, continuation lines
+     * indented); the list scrolls with the arrows when it is longer than the panel */
+    enum { LINES_MAX = CS_COMPAT_EXAMPLES * 6 };
+    static char lines[LINES_MAX][256];          /* UI thread only */
+    int total = 0;
+    for (size_t i = 0; i < lr->n_examples && total < LINES_MAX; i++) {
         const cs_compat_move *mv = &lr->examples[i];
-        char lb[16];
+        char lb[16], text[256], wrapped[1024];
         if (mv->lib_bin < 0) snprintf(lb, sizeof lb, "none");
         else snprintf(lb, sizeof lb, "%d", mv->lib_bin);
-        tui_textf(y++, r->x, r->w, role, "r%-5u %.4f %2d>%-4s %s", (unsigned)mv->row, mv->value,
-                  mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
+        snprintf(text, sizeof text, "r%-5u %.4f %2d>%-4s %s", (unsigned)mv->row, mv->value,
+                 mv->cs_bin, lb, cs_compat_rule_text(mv->rule));
+        ch_wrap(text, r->w - 2, wrapped, sizeof wrapped);
+        int first = 1;
+        for (char *ln = strtok(wrapped, "\n"); ln && total < LINES_MAX; ln = strtok(NULL, "\n")) {
+            snprintf(lines[total++], sizeof lines[0], "%s%s", first ? "" : "  ", ln);
+            first = 0;
+        }
     }
+    int shown, marker;
+    int top = tui_scroll_window(&c->st->scroll, TUI_SCROLL_COMPAT, total, r->y + r->h - y - 1,
+                                &shown, &marker);
+    for (int i = top; i < top + shown; i++) tui_text(y++, r->x, r->w, role, lines[i]);
+    tui_draw_scroll_marker(r, y, top, shown, total, marker);
+    if (marker) y++;
     if (y < r->y + r->h) {
         if (resp->bin_moved)
             tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "%s bins holding moved samples",
@@ -190,12 +213,12 @@ static void mark_moved_bins(const tui_ctx *c, ch_buf *b, int h, int w)
     if (!resp || !resp->bin_moved) return;
     int m = resp->report.bins, lib = c->st->compat_lib % CS_COMPAT_COUNT;
     if (m <= 0 || m != c->st->settings.bins) return;
-    int H = h - 4, W = w - REL_MARGIN - 1;
-    if (W > 2 * H) W = 2 * H;
+    int px, py, W, H;
+    diagram_area(w, h, &px, &py, &W, &H);
     for (int i = 0; i < m; i++) {
         if (!resp->bin_moved[(size_t)lib * (size_t)m + (size_t)i]) continue;
-        int x = REL_MARGIN + 1 + (int)((i + 0.5) / m * (W - 1));
-        ch_buf_puts(b, x, 1 + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
+        int x = px + 1 + (int)((i + 0.5) / m * (W - 1));
+        ch_buf_puts(b, x, py + H, 1, moved_glyph(c), CH_ROLE_WARNING, 0);
     }
 }
 
@@ -222,10 +245,9 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
         if (ch_reliability_draw(b, 0, 0, l->a.w, l->a.h, &rel, c->g) < 0)
             ch_buf_puts(b, 0, 0, -1, "(too small for the diagram)", CH_ROLE_WARNING, 0);
         else if (st->rece_overlay && resp->result.rece_acc) {
-            /* the plot area of ch_reliability_draw with a title and no legend */
-            int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
-            if (W > 2 * H) W = 2 * H;
-            ch_points_draw(b, REL_MARGIN, 1, W, H, resp->result.rece_conf, resp->result.rece_acc,
+            int px, py, W, H;
+            diagram_area(l->a.w, l->a.h, &px, &py, &W, &H);
+            ch_points_draw(b, px, py, W, H, resp->result.rece_conf, resp->result.rece_acc,
                            resp->result.n_rece, c->g, CH_G_MARK1, CH_ROLE_SERIES1);
         }
         if (st->compat) mark_moved_bins(c, b, l->a.h, l->a.w);
@@ -235,13 +257,13 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     }
     if (l->c.h > 0) {
         /* the histogram's [0,1] axis lines up with the diagram's (same margin and width rule) */
-        int H = l->a.h - 4, W = l->a.w - REL_MARGIN - 1;
-        if (W > 2 * H) W = 2 * H;
+        int px, py, W, H;
+        diagram_area(l->a.w, l->a.h, &px, &py, &W, &H);
         ch_buf *hb = ch_buf_new(l->c.w, l->c.h);
         if (hb) {
-            ch_histogram h = { resp->result.bins, resp->result.n_bins, "hist", REL_MARGIN, W };
+            ch_histogram h = { resp->result.bins, resp->result.n_bins, "hist", px, W };
             ch_histogram_draw(hb, 0, 0, l->c.w, l->c.h, &h, c->g);
-            ch_buf_puts(hb, REL_MARGIN + W + 2, l->c.h - 1, -1, "samples/bin", CH_ROLE_LABEL, 0);
+            ch_buf_puts(hb, px + W + 2, l->c.h - 1, -1, "samples/bin", CH_ROLE_LABEL, 0);
             tui_blit(hb, l->c.y, l->c.x, stale);
             ch_buf_free(hb);
         }

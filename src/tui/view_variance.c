@@ -63,11 +63,12 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
         mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
         mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
     }
+    /* markers: one glyph per metric in both charts of the view (RECE-M is marker 4 in each) */
     ch_series s[4] = {
-        { "ECE", ece, elo, ehi },
-        { "RECE-G", rg, rlo, rhi },
-        { "|ECE sub-full|", dev, NULL, NULL },
-        { "RECE-M", rm, mlo, mhi },
+        { "ECE", ece, elo, ehi, 1 },
+        { "RECE-G", rg, rlo, rhi, 2 },
+        { "|ECE sub-full|", dev, NULL, NULL, 3 },
+        { "RECE-M", rm, mlo, mhi, 4 },
     };
     char title[128];
     snprintf(title, sizeof title, "size curve: mean and 95%% band over %d subsets%s", cu->repeats,
@@ -125,7 +126,7 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
         mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
         mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
     }
-    ch_series s[3] = { { "ECE", m, lo, hi }, { "ACE", ace, NULL, NULL }, { "RECE-M", rm, mlo, mhi } };
+    ch_series s[3] = { { "ECE", m, lo, hi, 1 }, { "ACE", ace, NULL, NULL, 2 }, { "RECE-M", rm, mlo, mhi, 4 } };
     char title[160], range[64] = "no stable range";
     if (cu->stable_thin && cu->stable_first < 0)   /* no claim under the samples-per-bin floor */
         snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_CURVE_MIN_PER_BIN);

@@ -34,6 +34,9 @@ int tui_draw_response_state(const tui_ctx *c, const cs_job *resp, const tui_rect
 /* Draws a "stale" mark at the right end of row y of r. */
 void tui_draw_stale_mark(const tui_rect *r, int y);
 
+/* The "more" marker of a scrolled table at row y of r (nothing when marker is 0; scroll.h). */
+void tui_draw_scroll_marker(const tui_rect *r, int y, int first, int shown, int total, int marker);
+
 /* A progress bar of width w at (y, x) for fraction p. */
 void tui_draw_progress(const tui_ctx *c, int y, int x, int w, double p);
 

@@ -51,4 +51,15 @@ check_screen() {
 }
 keys() { T send-keys "$@"; }
 
+# tmux_servers NAME: one tmux server per session (a fresh socket each time new_server is
+# called; T talks to the current one), all killed at exit; UTF-8 locale for the glyphs.
+tmux_servers() {
+    SOCK_BASE="calscope-$1-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
+    T() { tmux -L "$SOCK" "$@"; }
+    new_server() { T kill-server >/dev/null 2>&1; N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK; }
+    kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
+    trap 'kill_all; rm -rf "$TMP"' EXIT
+    export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
+}
+
 done_testing() { [ "$_fails" -eq 0 ]; exit $?; }

@@ -313,7 +313,8 @@ if [ -f "$TTA" ]; then
     keys 3
     check_screen "TTA: the size curve draws RECE-M" '▲ RECE-M' 30
     check_screen "TTA: the |sub-full| table has a RECE-M column" 'frac +\|ECE d\| +\|RG d\| +\|RM d\|' 30
-    check_screen "TTA: the bins curve draws RECE-M" '◆ ACE +■ RECE-M' 60
+    # one glyph per metric in both charts: RECE-M is ▲ in the size and in the bins curve
+    check_screen "TTA: the bins curve draws RECE-M with the size curve's glyph" '◆ ACE +▲ RECE-M' 60
     # the size curve's |RECE-M sub-full| at fraction 0.05 equals the report's (20 subsets, seed 0)
     got=$(printf '%s' "$SCREEN" | sed -n 's/.* 0\.05  [0-9.]* [0-9.]* \([0-9.]*\) *$/\1/p' | head -1)
     run "$CALSCOPE" report --format json --curve size --sigma 0.15 --bins 16 "$TTA"
@@ -423,7 +424,7 @@ if [ -f "$CSAMPLE" ]; then
     start -- --lens classwise "$CSAMPLE"
     check_screen "compat classwise: file loads" 'classwise \| M 15'
     keys x
-    check_screen "compat classwise: torchmetrics says why ECE, MCE and RMS are n/a" 'ECE MCE RMS n/a: torchmetrics has n' 30
+    check_screen "compat classwise: torchmetrics says why ECE, MCE and RMS are n/a" 'ECE MCE RMS n/a: torchmetrics has$' 30
     run "$CALSCOPE" report --compat all --lens classwise --format json "$CSAMPLE"
     want=$(json_get "('%.4f' % d['files'][0]['compat']['calscope']['rms'])[1:]")
     got=$(printf '%s\n' "$SCREEN" | sed -n 's/.* calscope .* \(\.[0-9]\{4\}\) *$/\1/p' | head -1)

@@ -167,8 +167,13 @@ static void test_reliability_many_bins_share_columns(void **state)
     ch_buf *b = ch_buf_new(40, 20);
     ch_reliability r = { bins, M, 0, NULL, 0 };
     assert_true(ch_reliability_draw(b, 0, 0, 40, 20, &r, ch_glyphs_ascii()) > 0);
-    /* without legend: H = 17, W = 34; every column holds a non-empty bin */
-    assert_int_equal(strip_cells(b, 19), 34);
+    /* without legend: H = 17, W = 40 - 5 - 6 = 29 (room kept for "conf"); every column
+     * holds a non-empty bin */
+    assert_int_equal(strip_cells(b, 19), 29);
+    /* the axis label right of the axis, whole: columns 5 + 29 + 2 .. 39 of the label row */
+    char label[5] = { 0 };
+    for (int i = 0; i < 4; i++) label[i] = (char)ch_buf_at(b, 36 + i, 18)->cp;
+    assert_string_equal(label, "conf");
     ch_buf_free(b);
 }
 
@@ -180,10 +185,10 @@ static void test_reliability_narrow_bin_never_vanishes(void **state)
         { 0.0, 0.95, 1000, 0.5, 0.5, 0.0 },
         { 0.951, 0.952, 2, 0.9515, 0.01, 0.9415 },
     };
-    ch_buf *b = ch_buf_new(40, 20);
+    ch_buf *b = ch_buf_new(45, 20);
     ch_reliability r = { bins, 2, 0, NULL, 0 };
-    assert_true(ch_reliability_draw(b, 0, 0, 40, 20, &r, ch_glyphs_ascii()) > 0);
-    /* W = 34: the narrow bin lands in column floor(0.9515*34) = 32; accuracy 0.01 rounds to
+    assert_true(ch_reliability_draw(b, 0, 0, 45, 20, &r, ch_glyphs_ascii()) > 0);
+    /* W = 45 - 5 - 6 = 34: the narrow bin lands in column floor(0.9515*34) = 32; accuracy 0.01 rounds to
      * no cell, so it shows as the low glyph on the bottom row, with a thin flag above the gap */
     assert_int_equal(ch_buf_at(b, 5 + 32, 16)->cp, '_');
     int thin = 0;
@@ -198,7 +203,7 @@ static void test_curve_ascii(void **state)
     double x[] = { 0.01, 0.1, 1 };
     double y[] = { 0.2, 0.1, 0.05 }, lo[] = { 0.1, 0.06, 0.04 }, hi[] = { 0.3, 0.14, 0.06 };
     double y2[] = { 0.06, 0.05, 0.05 };
-    ch_series s[2] = { { "ece", y, lo, hi }, { "rece_g", y2, NULL, NULL } };
+    ch_series s[2] = { { "ece", y, lo, hi, 0 }, { "rece_g", y2, NULL, NULL, 0 } };
     ch_curve c = { NULL, x, 3, 1, "fraction", s, 2, NAN, NAN };
     ch_buf *b = ch_buf_new(40, 10);
     assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), 10);
@@ -208,6 +213,29 @@ static void test_curve_ascii(void **state)
     x[0] = 0;  /* log scale needs positive x */
     b = ch_buf_new(40, 10);
     assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), -1);
+    ch_buf_free(b);
+}
+
+/* A series that names its marker keeps it whatever its position (RECE-M is '@' in both
+ * variance charts), in the plot and in the legend, and no other marker appears. */
+static void test_curve_series_mark(void **state)
+{
+    (void)state;
+    double x[] = { 0.01, 0.1, 1 };
+    double y[] = { 0.2, 0.1, 0.05 }, y2[] = { 0.3, 0.27, 0.25 };   /* no shared cell */
+    ch_series s[2] = { { "ece", y, NULL, NULL, 1 }, { "rece_m", y2, NULL, NULL, 4 } };
+    ch_curve c = { NULL, x, 3, 1, "frac", s, 2, NAN, NAN };   /* no letter o */
+    ch_buf *b = ch_buf_new(40, 10);
+    assert_int_equal(ch_curve_draw(b, 0, 0, 40, 10, &c, ch_glyphs_ascii()), 10);
+    char *text = ch_buf_to_string(b);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "@ rece_m"));       /* the legend */
+    assert_null(strstr(text, "o rece_m"));
+    int at = 0, o = 0;
+    for (const char *p = text; *p; p++) { at += *p == '@'; o += *p == 'o'; }
+    assert_int_equal(at, 3 + 1);                     /* three points and the legend */
+    assert_int_equal(o, 0);                          /* marker 2 is nobody's */
+    free(text);
     ch_buf_free(b);
 }
 
@@ -273,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_reliability_many_bins_share_columns),
         cmocka_unit_test(test_reliability_narrow_bin_never_vanishes),
         cmocka_unit_test(test_curve_ascii),
+        cmocka_unit_test(test_curve_series_mark),
         cmocka_unit_test(test_bars_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

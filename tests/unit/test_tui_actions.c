@@ -1,6 +1,7 @@
 /* Unit tests of the dashboard's action table, prompt line and command line (no terminal). */
 #include "support/cs_test.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "calscope/recal.h"
@@ -93,13 +94,87 @@ static void test_sigma_binning_distance(void **state)
     assert_true(st.settings.sigma == 0.075);
     tui_action_dispatch(&st, 'm');
     assert_int_equal(st.settings.binning, CS_BIN_MASS);
-    tui_action_dispatch(&st, 'm');                 /* top1 is scalar: no kd-tree */
+    tui_action_dispatch(&st, 'm');                 /* every binning, whatever the lens */
+    assert_int_equal(st.settings.binning, CS_BIN_KDTREE);
+    tui_action_dispatch(&st, 'm');
     assert_int_equal(st.settings.binning, CS_BIN_UNIFORM);
+    st.settings.lens = CS_LENS_CLASS;
+    for (int i = 0; i < 2; i++) tui_action_dispatch(&st, 'm');
+    assert_int_equal(st.settings.binning, CS_BIN_KDTREE);
     tui_action_dispatch(&st, 'd');
     assert_int_equal(st.settings.distance, CS_DIST_L2);
     tui_action_dispatch(&st, 'd');
     tui_action_dispatch(&st, 'd');
     assert_int_equal(st.settings.distance, CS_DIST_TVD);
+}
+
+/* y Y step gamma on its ladder under the kd-tree; elsewhere the key says why it does nothing */
+static void test_gamma_key(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    unsigned f = tui_action_dispatch(&st, 'y');
+    assert_false(f & TUI_RECOMPUTE);
+    assert_true(st.settings.gamma == 0.1);
+    assert_string_equal(st.message, "gamma sets the kd-tree's bins: m switches the binning to kdtree first");
+    st.settings.binning = CS_BIN_KDTREE;
+    f = tui_action_dispatch(&st, 'y');
+    assert_true(f & TUI_RECOMPUTE);
+    assert_true(st.settings.gamma == 0.2);
+    tui_action_dispatch(&st, 'Y');
+    tui_action_dispatch(&st, 'Y');
+    assert_true(st.settings.gamma == 0.05);
+    st.settings.gamma = 1;
+    assert_int_equal(tui_action_dispatch(&st, 'y'), 0);   /* the top of (0, 1] */
+    st.settings.gamma = 0.15;                             /* typed, off the ladder */
+    tui_action_dispatch(&st, 'Y');
+    assert_true(st.settings.gamma == 0.1);
+    char buf[2048];
+    tui_command_line(&st, buf, sizeof buf);
+    assert_non_null(strstr(buf, "--binning kdtree --gamma 0.1 "));
+}
+
+/* l comes back to the --lens group: the dashboard started with */
+static void test_lens_group_returns(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    st.settings.lens = CS_LENS_GROUP;
+    snprintf(st.settings.lens_arg, sizeof st.settings.lens_arg, "0,1;2,3");
+    const char *want[] = { "top1", "topk:2", "class:#0", "classwise", "full", "group:0,1;2,3", "top1" };
+    char buf[64];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        tui_action_dispatch(&st, 'l');
+        cs_settings_lens_name(&st.settings, buf, sizeof buf);
+        assert_string_equal(buf, want[i]);
+    }
+}
+
+/* A key that does not apply leaves a message saying why */
+static void test_keys_say_why(void **state)
+{
+    (void)state;
+    tui_state st;
+    fresh(&st);
+    unsigned f = tui_action_dispatch(&st, 'f');          /* one file */
+    assert_true(f & TUI_REDRAW);
+    assert_false(f & TUI_RECOMPUTE);
+    assert_string_equal(st.message, "one file loaded: f switches between files (calscope A.csv B.csv)");
+    tui_action_dispatch(&st, 'k');                       /* top1 lens */
+    assert_string_equal(st.message, "k = 3, for the topk lens (l selects it)");
+    tui_action_dispatch(&st, ']');
+    assert_string_equal(st.message, "[ ] move the focus in the methods table (view 5, p)");
+    tui_action_dispatch(&st, 'r');
+    assert_string_equal(st.message, "variance curve repeats 50 (the curves are in view 3)");
+    tui_action_dispatch(&st, 'z');
+    assert_string_equal(st.message, "z does nothing here (? lists the keys)");
+    tui_action_dispatch(&st, KEY_DOWN);                  /* Reliability without compat */
+    assert_string_equal(st.message, "nothing to scroll: this view fits (x shows the compat panel, which scrolls)");
+    st.message[0] = 0;
+    assert_int_equal(tui_action_dispatch(&st, KEY_F(5)), 0);   /* an unbound function key: quiet */
+    assert_string_equal(st.message, "");
 }
 
 static void test_views_and_overlays(void **state)
@@ -347,6 +422,9 @@ int main(void)
         cmocka_unit_test(test_bins_keys),
         cmocka_unit_test(test_lens_cycle),
         cmocka_unit_test(test_sigma_binning_distance),
+        cmocka_unit_test(test_gamma_key),
+        cmocka_unit_test(test_lens_group_returns),
+        cmocka_unit_test(test_keys_say_why),
         cmocka_unit_test(test_views_and_overlays),
         cmocka_unit_test(test_command_line),
         cmocka_unit_test(test_prompt_select_and_history),

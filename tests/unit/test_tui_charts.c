@@ -120,6 +120,37 @@ static void test_strip(void **state)
     ch_buf_free(b);
 }
 
+/* 1800 cases: the columns are scaled to the rows instead of a wall of full columns */
+static void test_strip_many(void **state)
+{
+    (void)state;
+    enum { N = 1800 };
+    static double v[N];
+    for (int i = 0; i < N; i++) v[i] = i < 1500 ? 0.1075 : i < 1799 ? 0.0575 : 0.1875;   /* mid-column */
+    ch_strip s = { v, N, NAN, NAN, 0.2, "ACE " };
+    ch_buf *b = ch_buf_new(42, 8);        /* W = 40 columns of 0.005, 5 dot rows */
+    assert_int_equal(ch_strip_draw(b, 0, 0, 42, 8, &s, ch_glyphs_ascii()), 8);
+    /* the fullest column (1500 at column 21) fits 5 rows: k = 300 cases a marker; 299 cases
+     * at column 11 stack ceil(299/300) = 1, and the lone case at column 37 still shows */
+    int h21 = 0, h11 = 0, h37 = 0;
+    for (int y = 0; y < 5; y++) {
+        h21 += ch_buf_at(b, 1 + 21, y)->cp == '*';
+        h11 += ch_buf_at(b, 1 + 11, y)->cp == '*';
+        h37 += ch_buf_at(b, 1 + 37, y)->cp == '*';
+    }
+    assert_int_equal(h21, 5);
+    assert_int_equal(h11, 1);
+    assert_int_equal(h37, 1);
+    for (int y = 0; y < 5; y++)              /* no overflow marks in the dot rows */
+        for (int x = 0; x < 42; x++) {
+            uint32_t cp = ch_buf_at(b, x, y)->cp;
+            assert_true(cp == ' ' || cp == '*');
+        }
+    assert_true(row_has(b, 7, "* = 300 cases"));
+    assert_true(row_has(b, 7, "ACE 0.2"));
+    ch_buf_free(b);
+}
+
 static void test_points(void **state)
 {
     (void)state;
@@ -141,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_heatmap_cells),
         cmocka_unit_test(test_heatmap_many_bins),
         cmocka_unit_test(test_strip),
+        cmocka_unit_test(test_strip_many),
         cmocka_unit_test(test_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,12 +69,42 @@ static void test_reliability_room(void **state)
     assert_true(l.b.w >= CH_CURVE_MIN_W && l.b.h >= CH_CURVE_MIN_H);
 }
 
+/* The diagram grows with the terminal, keeps its square plot, and always has room for "conf". */
+static void test_charts_grow(void **state)
+{
+    (void)state;
+    tui_layout l;
+    ch_reliability shape = { NULL, 0, 0, "", 0 };
+    int px, py, W, H;
+    /* 200x60: body 58 rows, histogram 58/6 = 9, diagram 49 rows: plot 45 rows, 90 columns */
+    tui_layout_compute(&l, TUI_VIEW_RELIABILITY, 200, 60, 0);
+    ch_reliability_area(&shape, l.a.w, l.a.h, &px, &py, &W, &H);
+    assert_int_equal(l.c.h, 9);
+    assert_int_equal(H, 45);
+    assert_int_equal(W, 90);
+    assert_true(l.b.w >= 36);                         /* the table keeps its side */
+    assert_true(px + W + 2 + 11 <= l.c.w);            /* "samples/bin" under it, whole */
+    /* the Cases heat map grows too */
+    tui_layout_compute(&l, TUI_VIEW_CASES, 200, 60, 0);
+    assert_true(l.a.w >= 100);
+    /* at every size the "conf" label fits right of the plot */
+    static const int sizes[][2] = { { 60, 20 }, { 80, 24 }, { 100, 30 }, { 132, 43 }, { 200, 60 },
+                                    { 250, 80 }, { 90, 60 } };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        tui_layout_compute(&l, TUI_VIEW_RELIABILITY, sizes[i][0], sizes[i][1], 0);
+        ch_reliability_area(&shape, l.a.w, l.a.h, &px, &py, &W, &H);
+        assert_true(px + W + 2 + 4 <= l.a.w);
+        assert_true(W <= 2 * H);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_views_all_sizes),
         cmocka_unit_test(test_too_small),
         cmocka_unit_test(test_reliability_room),
+        cmocka_unit_test(test_charts_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
