@@ -62,4 +62,25 @@ tmux_servers() {
     export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 }
 
+# cmdline: the command of the `:` overlay on SCREEN, its " \" lines joined
+cmdline() {
+    printf '%s' "$SCREEN" | /usr/bin/python3 -c '
+import sys
+out, on = [], False
+for r in sys.stdin.read().split("\n"):
+    if "equivalent command line" in r: on = True; continue
+    if not on: continue
+    t = r.strip()
+    if not t:
+        if out: break
+        continue
+    if t.startswith("\u2500") or t.startswith("---"): break
+    out.append(t[:-2] if t.endswith(" \\") else t)
+print(" ".join(out))'
+}
+# The dashboard's tmux server ($SOCK, set by the script) and its screen, long lines joined;
+# a script may redefine either. The locale the dashboard is checked in: UTF-8.
+T() { tmux -L "$SOCK" "$@"; }
+screen_text() { T capture-pane -p -J 2>/dev/null; }
+export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 done_testing() { [ "$_fails" -eq 0 ]; exit $?; }

@@ -6,10 +6,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK_BASE="calscope-dash-$$-$RANDOM"; SOCK=$SOCK_BASE-0; N_SOCK=0
-T() { tmux -L "$SOCK" "$@"; }
 kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
 trap 'kill_all; rm -rf "$TMP"' EXIT
-export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 
 SAMPLE=samples/digits_gnb.csv
 SAMPLE2=samples/digits_logreg.csv
@@ -39,7 +37,6 @@ start() {
     T new-session -d -x 80 -y 24 "$cmd"
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
-screen_text() { T capture-pane -p -J 2>/dev/null; }
 # shown VALUE_NAME: the number after the metric name in the metrics table
 shown() { printf '%s' "$SCREEN" | sed -n "s/.*[[:space:]]$1 \{1,\}\([0-9.]\{6,\}\).*/\1/p" | head -1; }
 # report_value KEY FLAGS...: metric KEY of the first file from `calscope report --format json`
@@ -92,19 +89,7 @@ same_numbers "numbers with --binning mass equal the report" --bins 16 --binning 
 keys :
 check_screen "':' shows the command line" 'calscope report --lens top1 --bins 16 --binning mass'
 # the command is broken into lines ending in " \" between two rules: join them back
-cmdline=$(printf '%s' "$SCREEN" | /usr/bin/python3 -c '
-import sys
-out, on = [], False
-for r in sys.stdin.read().split("\n"):
-    if "equivalent command line" in r: on = True; continue
-    if not on: continue
-    t = r.strip()
-    if not t:
-        if out: break
-        continue
-    if t.startswith("\u2500") or t.startswith("---"): break
-    out.append(t[:-2] if t.endswith(" \\") else t)
-print(" ".join(out))')
+cmdline=$(cmdline)
 ece_shown=$(shown ECE)
 keys Escape
 args=${cmdline#calscope report }

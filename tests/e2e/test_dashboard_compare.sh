@@ -9,10 +9,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK="calscope-compare-$$-$RANDOM"
-T() { tmux -L "$SOCK" "$@"; }
 trap 'T kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
-screen_text() { T capture-pane -p -J 2>/dev/null; }
 
 cp samples/digits_logreg.csv "$TMP/a.csv"
 /usr/bin/python3 - samples/digits_ts.csv "$TMP/b.csv" <<'PY'
@@ -34,22 +31,6 @@ for line in sys.stdin.read().split("\n"):
     m = pat.match(line)
     if m: got = " ".join(m.groups())
 print(got)' "$1"
-}
-# cmdline: the command of the `:` overlay on SCREEN, its " \" lines joined
-cmdline() {
-    printf '%s' "$SCREEN" | /usr/bin/python3 -c '
-import sys
-out, on = [], False
-for r in sys.stdin.read().split("\n"):
-    if "equivalent command line" in r: on = True; continue
-    if not on: continue
-    t = r.strip()
-    if not t:
-        if out: break
-        continue
-    if t.startswith("\u2500") or t.startswith("---"): break
-    out.append(t[:-2] if t.endswith(" \\") else t)
-print(" ".join(out))'
 }
 # report_paired METHOD_INDEX ARGS...: "diff lo hi P" of that method's ECE row in the methods
 # table of `calscope report --format json ARGS...`

@@ -6,10 +6,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK_BASE="calscope-input-$$-$RANDOM"; N_SOCK=0; SOCK=$SOCK_BASE-0
-T() { tmux -L "$SOCK" "$@"; }
 kill_all() { local i; for i in $(seq 0 "$N_SOCK"); do tmux -L "$SOCK_BASE-$i" kill-server >/dev/null 2>&1; done; }
 trap 'kill_all; rm -rf "$TMP"' EXIT
-export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 BIN=$(cd "$(dirname "$CALSCOPE")" && pwd)/$(basename "$CALSCOPE")
 SAMPLE=$PWD/samples/digits_gnb.csv
 
@@ -22,7 +20,6 @@ shell() {
     wait_for '^\$ ' || true
 }
 type_line() { T send-keys -l "$1"; T send-keys Enter; }
-screen_text() { T capture-pane -p -J 2>/dev/null; }
 # expect_message NAME WANT: the screen, without the shell's lines, is exactly WANT (one message)
 expect_message() {
     local got

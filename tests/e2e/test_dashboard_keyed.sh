@@ -7,10 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK="calscope-keyed-$$-$RANDOM"
-T() { tmux -L "$SOCK" "$@"; }
 trap 'T kill-server >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
-screen_text() { T capture-pane -p -J 2>/dev/null; }
 
 # Two segmentation files: MANY with 400 cases (every name "zzNNN"), ONE
 # with a single case. Each case is 50 pixels over 3 classes.
