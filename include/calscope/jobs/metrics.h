@@ -1,6 +1,7 @@
-/* calscope backend job: the metrics of one dataset under one settings (cs_prepare + cs_evaluate),
- * with bootstrap intervals when ci_repeats > 0. Cheap without intervals, long with them.
- * Cancellable. The job borrows data; its result owns the bins (freed by cs_job_free). */
+/* calscope backend job: the metrics of one dataset under one settings, measured by cs_measure
+ * (the report's routine): the values, and bootstrap intervals when ci_repeats > 0. Cheap without
+ * intervals, long with them. Cancellable. The job borrows data; its result owns the bins (freed by
+ * cs_job_free). */
 #ifndef CALSCOPE_JOBS_METRICS_H
 #define CALSCOPE_JOBS_METRICS_H
 

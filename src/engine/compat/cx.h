@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "calscope/compat.h"
+#include "calscope/ubin.h"   /* calscope's own bin of a value: cs_ubin (the one rule) */
 
 /* What every library sees: the selected samples and calscope's own view of them. */
 typedef struct cx_in {
@@ -35,8 +36,6 @@ static inline int32_t cx_label(const cx_in *in, size_t i)
     return in->d->label[in->rows[i]];
 }
 
-/* calscope's uniform bin of v: (i/M, (i+1)/M], 0 in bin 0 (SPEC §2). */
-int cx_cs_ubin(double v, int M);
 /* Bin of v under [i/M, (i+1)/M) on the exact decimal edges i/M, 1.0 in bin M: used to tell an
  * edge-side move from an arithmetic or precision one. */
 int cx_left_closed_bin(double v, int M);

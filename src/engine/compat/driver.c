@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sort/sort.h"
+
 static const char *const lib_names[CS_COMPAT_COUNT] = {
     "torchmetrics", "torchmetrics-binary", "netcal", "relplot", "verified", "robustcal", "monai",
 };
@@ -47,17 +49,6 @@ const char *cs_compat_metric_name(int metric)
 const char *cs_compat_rule_text(cs_compat_rule rule)
 {
     return (unsigned)rule < CS_RULE_COUNT ? rule_texts[rule] : "?";
-}
-
-int cx_cs_ubin(double v, int M)
-{
-    /* Same rule as the metrics engine (binning.c cs_mx_ubin): edges i/M by one division. */
-    if (M <= 1 || !(v > 1.0 / M)) return 0;
-    double f = ceil(v * (double)M) - 1.0;
-    int b = f < 0 ? 0 : f > (double)(M - 1) ? M - 1 : (int)f;
-    while (b > 0 && !(v > (double)b / (double)M)) b--;
-    while (b < M - 1 && v > (double)(b + 1) / (double)M) b++;
-    return b;
 }
 
 int cx_left_closed_bin(double v, int M)
@@ -212,19 +203,11 @@ void cs_compat_report_free(cs_compat_report *r)
     }
 }
 
-/* Stable merge sort of sample indices by top-1 confidence (ties keep sample order), local
- * state only so that several threads may run compat mode at once. */
-static void msort_conf(uint32_t *a, uint32_t *tmp, size_t n, const double *conf)
+/* Samples by top-1 confidence, ties in sample order (the engine's one stable sort). */
+static int by_conf(uint32_t a, uint32_t b, const void *ctx)
 {
-    if (n < 2) return;
-    size_t h = n / 2;
-    msort_conf(a, tmp, h, conf);
-    msort_conf(a + h, tmp, n - h, conf);
-    memcpy(tmp, a, n * sizeof *a);
-    size_t i = 0, j = h, o = 0;
-    while (i < h && j < n) a[o++] = conf[tmp[j]] < conf[tmp[i]] ? tmp[j++] : tmp[i++];
-    while (i < h) a[o++] = tmp[i++];
-    while (j < n) a[o++] = tmp[j++];
+    const double *conf = ctx;
+    return (conf[a] > conf[b]) - (conf[a] < conf[b]);
 }
 
 static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs_settings *s,
@@ -292,10 +275,7 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
         correct[i] = d->correct[out->rows[i]];
         order[i] = (uint32_t)i;
     }
-    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp) goto nomem;
-    msort_conf(order, tmp, n, conf);
-    free(tmp);
+    if (cs_sort_by(order, n, by_conf, conf)) goto nomem;
     for (size_t g = 0, pos = 0; g < (size_t)s->bins; g++) {
         size_t q = n / (size_t)s->bins, r = n % (size_t)s->bins;
         size_t len = q + (g < r);

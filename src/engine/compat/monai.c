@@ -111,7 +111,7 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
     if (channel(upper, M, v, gt, n, bin, &top, tab_top ? o : NULL, 0)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
-            int cb = cx_cs_ubin(in->conf[i], M);
+            int cb = cs_ubin(in->conf[i], M);
             if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_FLOAT32);
         }
     float se = 0, sa = 0, sm = 0;
@@ -134,7 +134,7 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
         for (size_t i = 0; i < n; i++)
             for (size_t c = 0; c < k; c++) {
                 double pv = cx_p(in, i, c);
-                int cb = cx_cs_ubin(pv, M);
+                int cb = cs_ubin(pv, M);
                 if (cbin[i * k + c] != cb) cx_move(o, i, in, (int)c, pv, cb, cbin[i * k + c], CS_RULE_FLOAT32);
             }
 

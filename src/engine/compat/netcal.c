@@ -20,6 +20,7 @@
  *    ece = sum(deviation * n_b / N); ace = sum(deviation) / count_nonzero(n_b);
  *    mce = max(deviation) over all bins. */
 #include "engine/compat/cx.h"
+#include "engine/sort/sort.h"
 
 #include <float.h>
 #include <math.h>
@@ -41,12 +42,6 @@ static int digitize_bin(const double *e, int M, double x)
     if (b >= M) b = M - 1;
     if (b < 0) b = 0;
     return b;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* np.quantile(sorted values, q) with the default 'linear' method (numpy 1.24
@@ -185,7 +180,7 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
     if (!in->classwise && !in->mass) {
         for (size_t i = 0; i < n; i++) {
             double v = binary ? cx_p(in, i, 1) : in->conf[i];
-            int cb = cx_cs_ubin(v, M);
+            int cb = cs_ubin(v, M);
             if (bin[i] != cb)
                 cx_move(o, i, in, binary ? 1 : -1, v, cb, bin[i],
                         cx_left_closed_bin(v, M) == bin[i] ? CS_RULE_LEFT_CLOSED : CS_RULE_EDGE_ARITH);
@@ -194,7 +189,7 @@ int cx_netcal(const cx_in *in, cs_compat_lib_result *o)
 
     /* equal-mass bins: np.quantile edges, outer edges 0 and 1 */
     memcpy(sorted, x, n * sizeof *x);
-    qsort(sorted, n, sizeof *sorted, cmp_double);
+    cs_sort_doubles(sorted, n);
     double *q = malloc((size_t)(M + 1) * sizeof *q);
     if (!q) goto nomem;
     cx_linspace_f64(q, M);

@@ -52,7 +52,7 @@ int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
         tc[bi] += 1.0;
         tf[bi] += f;
         ty[bi] += in->correct[i] ? 1.0 : 0.0;
-        int cb = cx_cs_ubin(f, M);
+        int cb = cs_ubin(f, M);
         if ((int)bi != cb) {
             cs_compat_rule r = f == 1.0 ? CS_RULE_PHANTOM_ONE
                              : cx_left_closed_bin(f, M) == (int)bi ? CS_RULE_LEFT_CLOSED : CS_RULE_EDGE_ARITH;

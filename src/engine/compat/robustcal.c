@@ -19,6 +19,7 @@
  *    only `if self.bin_prop[i] > 0` (bins with a hard member); GECE = sum(bin_score) / N.
  * Inputs are probabilities (`logits=False`). */
 #include "engine/compat/cx.h"
+#include "engine/sort/sort.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -69,17 +70,11 @@ static int ce(const double *v, const double *a, size_t n, const double *e, int n
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* compute_bin_boundaries(probabilities): sorted[i * int(N / M)], then 1.0 */
 static int adaptive_edges(const double *v, size_t n, int M, double *e, double *scratch)
 {
     memcpy(scratch, v, n * sizeof *v);
-    qsort(scratch, n, sizeof *scratch, cmp_double);
+    cs_sort_doubles(scratch, n);
     size_t bn = n / (size_t)M;
     for (int i = 0; i < M; i++) e[i] = scratch[(size_t)i * bn];
     e[M] = 1.0;
@@ -174,7 +169,7 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
     if (ce(in->conf, acc, n, e, M, bin, &ece_u, &mce_u, tab_top && !in->mass ? o : NULL)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
-            int cb = cx_cs_ubin(in->conf[i], M);
+            int cb = cs_ubin(in->conf[i], M);
             if (bin[i] != cb)
                 cx_move(o, i, in, -1, in->conf[i], cb, bin[i],
                         in->conf[i] == 0.0 ? CS_RULE_ZERO_NO_BIN : CS_RULE_EDGE_ARITH);
@@ -207,7 +202,7 @@ int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
         for (size_t i = 0; i < n; i++)
             for (size_t c = 0; c < k; c++) {
                 double pv = cx_p(in, i, c);
-                int cb = cx_cs_ubin(pv, M), lb = cbin[i * k + c];
+                int cb = cs_ubin(pv, M), lb = cbin[i * k + c];
                 if (lb != cb)
                     cx_move(o, i, in, (int)c, pv, cb, lb, pv == 0.0 ? CS_RULE_ZERO_NO_BIN : CS_RULE_EDGE_ARITH);
             }

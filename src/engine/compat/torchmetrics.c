@@ -152,11 +152,11 @@ int cx_torchmetrics(const cx_in *in, cs_compat_lib_result *o, int binary)
                      bin64 ? "float64" : "float32", binary ? "p[1] (positive class)" : "top-1 confidence",
                      bin64 ? "float64" : "float32"))
         goto nomem;
-    tm_out r;
+    tm_out r = { 0, 0, 0 };
     if (bin64 ? tm_ce_f64(c64, a64, n, M, idx, o, &r) : tm_ce_f32(c32, a32, n, M, idx, o, &r)) goto nomem;
     for (size_t i = 0; i < n; i++) {
         double v = binary ? cx_p(in, i, 1) : in->conf[i];
-        int cb = cx_cs_ubin(v, M);
+        int cb = cs_ubin(v, M);
         if (idx[i] == cb) continue;
         cs_compat_rule rule = v == 1.0 ? CS_RULE_PHANTOM_ONE
                             : cx_left_closed_bin(v, M) == idx[i] ? CS_RULE_LEFT_CLOSED

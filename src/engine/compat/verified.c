@@ -18,23 +18,18 @@
  * debias=True (the default of lower_bound_scaling_ce) draws random resamples for p=1, so the
  * deterministic plug-in (debias=False, get_ece's default) is what compat reproduces. */
 #include "engine/compat/cx.h"
+#include "engine/sort/sort.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* get_equal_bins: writes the upper edges (last 1.0) and returns how many. */
 static int equal_bins(const double *v, size_t n, int M, double *out, double *scratch)
 {
     memcpy(scratch, v, n * sizeof *v);
-    qsort(scratch, n, sizeof *scratch, cmp_double);
+    cs_sort_doubles(scratch, n);
     size_t nb = (size_t)M > n ? n : (size_t)M;
     size_t q = nb ? n / nb : 0, r = nb ? n % nb : 0;
     int ne = 0;
@@ -46,7 +41,7 @@ static int equal_bins(const double *v, size_t n, int M, double *out, double *scr
         start += len;
     }
     out[ne++] = 1.0;
-    qsort(out, (size_t)ne, sizeof *out, cmp_double);
+    cs_sort_doubles(out, (size_t)ne);
     int u = 0;
     for (int i = 0; i < ne; i++)
         if (u == 0 || out[i] != out[u - 1]) out[u++] = out[i];
@@ -136,7 +131,7 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
     if (ce_1d(in->conf, lab, n, ub, M, bin, &ece_u, tab_u ? o : NULL)) goto nomem;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
-            int cb = cx_cs_ubin(in->conf[i], M);
+            int cb = cs_ubin(in->conf[i], M);
             if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_EDGE_ARITH);
         }
     int ne = equal_bins(in->conf, n, M, eb, scratch);

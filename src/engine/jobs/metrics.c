@@ -2,26 +2,35 @@
 #include "calscope/jobs/metrics.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "calscope/measure.h"
 
 #include "job_kind.h"
 
+/* The dashboard's values and intervals come from the report's routine (calscope/measure.h),
+ * so the two front ends cannot drift apart. */
 static void run(cs_job *job, const cs_run *r)
 {
     cs_metrics_job *j = (cs_metrics_job *)(void *)job;
-    cs_prepared *p = cs_prepare(j->data, &j->settings, &job->err);
-    if (!p) {
-        job->status = job->err.code;
-        return;
+    cs_measure_request q = { 0 };
+    q.want = j->want;
+    if (j->ci_repeats > 0) {
+        q.parts = CS_MEASURE_CI;
+        q.ci_repeats = j->ci_repeats;
+        q.ci_method = (cs_ci_method)j->ci_method;
+        q.ci_metrics = j->metrics;
+        q.seed = j->seed;
     }
-    job->status = cs_evaluate(p, NULL, 0, j->want ? j->want : CS_WANT_ALL, r->cancel, &j->result,
-                              &job->err);
-    if (job->status == CS_OK && j->ci_repeats > 0) {
-        job->status = cs_bootstrap_interval(p, j->metrics ? j->metrics : CS_METRICS_DEFAULT,
-                                            j->ci_repeats, j->seed, (cs_ci_method)j->ci_method, r,
-                                            &j->ci, &job->err);
-        j->has_ci = job->status == CS_OK;
+    cs_measurement m;
+    job->status = cs_measure(j->data, &j->settings, &q, r, &m, &job->err);
+    if (m.evaluated) {           /* the values are the job's (moved out of m) */
+        j->result = m.result;
+        memset(&m.result, 0, sizeof m.result);
     }
-    cs_prepared_free(p);
+    j->has_ci = job->status == CS_OK && m.has_ci;
+    if (j->has_ci) j->ci = m.ci;
+    cs_measurement_free(&m);
 }
 
 static void job_free(cs_job *job)
