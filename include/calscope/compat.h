@@ -17,6 +17,7 @@
 #ifndef CALSCOPE_COMPAT_H
 #define CALSCOPE_COMPAT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -128,6 +129,10 @@ typedef struct cs_compat_report {
  * is harmless). The dataset must have been prepared (cs_dataset_prepare). */
 cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask,
                         cs_compat_report *out, cs_error *err);
+/* The same, stopping with CS_ECANCELLED (out freed) when *cancel is raised: it is polled before
+ * each library (each is one pass over the samples). cancel may be NULL. Any thread. */
+cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
+                                    const atomic_int *cancel, cs_compat_report *out, cs_error *err);
 
 /* Frees what the report owns (rows, moved flags, bin tables); the struct itself is the caller's. */
 void cs_compat_report_free(cs_compat_report *r);

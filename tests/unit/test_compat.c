@@ -358,6 +358,32 @@ static void test_all_agree(void **state)
     cs_dataset_free(d);
 }
 
+/* A raised cancel flag stops the run before the first library: CS_ECANCELLED, nothing left to
+ * free, and the same call without the flag runs every library. */
+static void test_cancelled(void **state)
+{
+    (void)state;
+    static const double p[] = { .41, .3, .29,  .2, .62, .18,  .07, .06, .87 };
+    static const int32_t y[] = { 0, 0, 2 };
+    cs_dataset *d = cs_test_dataset(3, 3, p, y);
+    cs_settings s;
+    cs_settings_default(&s);
+    atomic_int cancel = 1;
+    cs_compat_report r;
+    cs_error err;
+    cs_error_clear(&err);
+    assert_int_equal(cs_compat_run_cancellable(d, &s, CS_COMPAT_ALL_MASK, &cancel, &r, &err), CS_ECANCELLED);
+    assert_string_equal(err.msg, "cancelled");
+    assert_null(r.rows);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) assert_null(r.lib[l].moved_flag);
+    atomic_store(&cancel, 0);
+    assert_int_equal(cs_compat_run_cancellable(d, &s, CS_COMPAT_ALL_MASK, &cancel, &r, &err), CS_OK);
+    assert_non_null(r.rows);
+    for (int l = 0; l < CS_COMPAT_COUNT; l++) assert_non_null(r.lib[l].moved_flag);
+    cs_compat_report_free(&r);
+    cs_dataset_free(d);
+}
+
 static void test_names_and_usage(void **state)
 {
     (void)state;
@@ -468,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_two_label_values),
         cmocka_unit_test(test_float32_point3),
         cmocka_unit_test(test_all_agree),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_names_and_usage),
         cmocka_unit_test(test_torch_primitives),
     };

@@ -1,7 +1,7 @@
 /* calscope backend job: every library's numbers beside calscope's (cs_compat_run), plus, for
  * the dashboard's diagram, per library and calscope bin (top1 lens, uniform binning only) the
- * moved samples calscope puts in that bin. Cheap; polls its cancel flag before and after the
- * library run (cs_compat_run itself takes none). Borrows data; owns the report and counts. */
+ * moved samples calscope puts in that bin. Cheap; cancellable before each library
+ * (cs_compat_run_cancellable). Borrows data; owns the report and counts. */
 #ifndef CALSCOPE_JOBS_COMPAT_H
 #define CALSCOPE_JOBS_COMPAT_H
 

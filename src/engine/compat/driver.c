@@ -244,6 +244,12 @@ static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs
 cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask,
                         cs_compat_report *out, cs_error *err)
 {
+    return cs_compat_run_cancellable(d, s, mask, NULL, out, err);
+}
+
+cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
+                                    const atomic_int *cancel, cs_compat_report *out, cs_error *err)
+{
     memset(out, 0, sizeof *out);
     if (s->lens != CS_LENS_TOP1 && s->lens != CS_LENS_CLASSWISE)
         return cs_error_set(err, CS_EUSAGE, 0, 0,
@@ -291,6 +297,7 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
         o->lib = (cs_compat_lib)l;
         for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = NAN;
         if (!(out->mask & (1u << l))) continue;
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) goto cancelled;
         o->applicable = 1;
         o->moved_flag = calloc(n ? n : 1, 1);
         if (!o->moved_flag) goto nomem;
@@ -327,6 +334,14 @@ nomem:
     cs_prepared_free(p);
     cs_compat_report_free(out);
     return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
+cancelled:
+    free(conf);
+    free(correct);
+    free(cs_mass);
+    free(order);
+    cs_prepared_free(p);
+    cs_compat_report_free(out);
+    return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
 }
 
 void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *res)

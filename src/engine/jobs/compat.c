@@ -29,10 +29,10 @@ static void count_bins(cs_compat_job *j)
 static void run(cs_job *job, const cs_run *r)
 {
     cs_compat_job *j = (cs_compat_job *)(void *)job;
-    /* cs_compat_run takes no cancel flag (it runs each library once over the data): the job
-     * polls before and after it. */
+    /* the engine polls the flag before each library (one pass over the data each) */
     if (cs_job_stop_if_cancelled(job, r)) return;
-    job->status = cs_compat_run(j->data, &j->settings, CS_COMPAT_ALL_MASK, &j->report, &job->err);
+    job->status = cs_compat_run_cancellable(j->data, &j->settings, CS_COMPAT_ALL_MASK, r->cancel,
+                                            &j->report, &job->err);
     if (job->status == CS_OK && !cs_job_stop_if_cancelled(job, r)) count_bins(j);
 }
 
