@@ -19,7 +19,6 @@
 #include "calscope/backend.h"
 #include "calscope/curves.h"
 #include "calscope/jobs/cases.h"
-#include "calscope/jobs/compare.h"
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/curve.h"
 #include "calscope/jobs/likert.h"
@@ -701,7 +700,6 @@ static void test_every_job_polls_cancel(void **state)
         &cs_curve_job_new(CS_CURVE_SIZE, d, &s, &size_o, &err)->base,
         &cs_curve_job_new(CS_CURVE_BINS, d, &s, &bins_o, &err)->base,
         &tk->base,
-        &cs_compare_job_new(d, d2, &s, &err)->base,
         &cs_sleep_job_new(ENDLESS_MS, &err)->base,
         &cs_cases_job_new(d, &s, &err)->base,
         &cs_likert_job_new(d, &s, &err)->base,
