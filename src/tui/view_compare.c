@@ -2,6 +2,7 @@
  * metrics with the paired-bootstrap difference of ECE against the reference (the active file),
  * taken from the methods table so that every panel shows the numbers `report --compare` prints. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,19 +143,127 @@ static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *
     return NULL;
 }
 
+/* ---- a methods panel scrolls: its title and column header stay, the lines under them move ----
+ * A panel's body is written as numbered lines; a first pass only counts them (rows 0), then
+ * the window is taken from the panel's scroll position (scroll.h) and a second pass draws the
+ * lines inside it, so the table, the fitted parameters and the legends all stay reachable. */
+typedef struct panel_lines {
+    const tui_rect *r;
+    int y0;      /* screen row of the window's first line */
+    int first;   /* first line drawn */
+    int rows;    /* lines drawn (0: count only) */
+    int n;       /* lines written so far */
+} panel_lines;
+
+static void line_put(panel_lines *L, int role, const char *text)
+{
+    int i = L->n++;
+    if (i >= L->first && i < L->first + L->rows)
+        tui_text(L->y0 + i - L->first, L->r->x, L->r->w, role, text);
+}
+
+static void line_putf(panel_lines *L, int role, const char *fmt, ...)
+{
+    char buf[2400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    line_put(L, role, buf);
+}
+
+/* What a panel body needs to write its lines: the table, the names, the first column shown. */
+typedef struct panel_args {
+    const tui_ctx *c;
+    const cs_methods *t;
+    method_label *names;   /* shortest distinguishing names (method_names) */
+    int nw, first, fit, focus, role, w;
+} panel_args;
+
+/* Draws the body below the `pinned` rows already drawn at the top of r, in a window kept by
+ * scroll position s, with the "more" marker on its last row when it does not fit. */
+static void draw_scrolled(const panel_args *a, const tui_rect *r, int pinned, tui_scroll_table s,
+                          void (*body)(const panel_args *, panel_lines *))
+{
+    panel_lines count = { r, 0, 0, 0, 0 };
+    body(a, &count);
+    int y0 = r->y + pinned, rows = r->y + r->h - y0, shown, marker;
+    if (rows < 1) return;
+    int top = tui_scroll_window(&a->c->st->scroll, s, count.n, rows, &shown, &marker);
+    panel_lines draw = { r, y0, top, shown, 0 };
+    body(a, &draw);
+    tui_draw_scroll_marker(r, y0 + shown, top, shown, count.n, marker);
+}
+
+static void table_body(const panel_args *a, panel_lines *L)
+{
+    const cs_methods *t = a->t;
+    int nw = a->nw, focus = a->focus;
+    char line[2400], h[32];
+    int len;
+    for (size_t i = 0; i < t->n; i++) {
+        const cs_method_row *row = &t->rows[i];
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
+            int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
+            if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
+        }
+        line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
+    }
+    /* the fitted parameters beside the methods they made (as the report's Methods lines) */
+    for (int i = 0; i < TUI_MAX_RECAL; i++) {
+        const tui_recal *rc = &a->c->m->recal[i];
+        if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
+        const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
+        if (rc->method == CS_RECAL_TS)
+            line_putf(L, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
+                      p[0], rc->info.clamped ? " [at bound]" : "", rc->info.folds);
+        else
+            line_putf(L, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
+                      p[0], p[1], rc->info.folds);
+    }
+    /* the focused metric in full: value [interval], paired difference [interval] */
+    line_put(L, CH_ROLE_TEXT, "");
+    col_text(t, focus, h, sizeof h);
+    int ci = a->c->st->ci > 0 && a->w >= 76;
+    line_putf(L, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
+              ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
+    for (size_t i = 0; i < t->n; i++) {
+        const cs_method_row *row = &t->rows[i];
+        char v[16], iv[48] = "";
+        tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
+        if (ci && row->ok && isfinite(row->lo[focus]))
+            snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
+                     row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
+        len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
+                       a->names[i], v, ci ? 17 : 0, iv);
+        if (i == t->ref) {
+            snprintf(line + len, sizeof line - (size_t)len, " (reference)");
+        } else {
+            char pd[1100];
+            paired_text(row, focus, pd, sizeof pd);
+            snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
+        }
+        line_put(L, a->role, line);
+    }
+    line_put(L, CH_ROLE_TEXT, "");
+    line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
+    line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
+}
+
 static void methods_table(const tui_ctx *c, const tui_rect *r)
 {
     int stale;
     const cs_methods *t = methods_resp(c, r, &stale);
     if (!t) return;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 22 : 16, cw = 9;
     method_label names[CS_METHODS_MAX];
     method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
     int y = r->y;
-    char name[128], line[2400], h[32];
+    char line[2400], h[32];
     tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
               focus + 1, CS_METHODS_NCOL);
     if (stale) tui_draw_stale_mark(r, y);
@@ -167,61 +276,48 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
         len += snprintf(line + len, sizeof line - (size_t)len, "%*s ", cw - 1, lab);
     }
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
-        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-            int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
-            if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
-            else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
+    panel_args a = { c, t, names, nw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
+    draw_scrolled(&a, r, y - r->y, TUI_SCROLL_METHODS, table_body);
+}
+
+static void ranks_body(const panel_args *a, panel_lines *L)
+{
+    const cs_methods *t = a->t;
+    int nw = a->nw, cw = 8;
+    char line[2400];
+    int len;
+    int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
+    for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
+    for (size_t i = 0; i < t->n; i++) {
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
+            if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, "-");
         }
-        tui_text(y++, r->x, r->w, i == t->ref ? TUI_ROLE_PROMPT : role, line);
+        line_put(L, a->role, line);
     }
-    /* the fitted parameters beside the methods they made (as the report's Methods lines) */
-    for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++) {
-        const tui_recal *rc = &c->m->recal[i];
-        if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
-        const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
-        if (rc->method == CS_RECAL_TS)
-            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
-                      p[0], rc->info.clamped ? " [at bound]" : "", rc->info.folds);
-        else
-            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
-                      p[0], p[1], rc->info.folds);
+    /* mass (seed 002 Fig. 2): mean k-th largest probability, the others minus the reference */
+    line_put(L, CH_ROLE_TEXT, "");
+    line_put(L, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
+    int mw = 8, mfit = (a->w - nw) / mw;
+    len = snprintf(line, sizeof line, "%-*s", nw, "method");
+    for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
+        char lab[16];
+        snprintf(lab, sizeof lab, "k=%zu", j + 1);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, lab);
     }
-    /* the focused metric in full: value [interval], paired difference [interval] */
-    y++;
-    col_text(t, focus, h, sizeof h);
-    int ci = c->st->ci > 0 && r->w >= 76;
-    if (y < r->y + r->h)
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
-                  ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+    line_put(L, TUI_ROLE_HEADING, line);
+    const cs_method_row *ref = &t->rows[t->ref];
+    for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
-        char v[16], iv[48] = "";
-        tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
-        if (ci && row->ok && isfinite(row->lo[focus]))
-            snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
-                     row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
-        len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
-                       name, v, ci ? 17 : 0, iv);
-        if (i == t->ref) {
-            snprintf(line + len, sizeof line - (size_t)len, " (reference)");
-        } else {
-            char pd[1100];
-            paired_text(row, focus, pd, sizeof pd);
-            snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
+            if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");
+            else if (i == t->ref) len += snprintf(line + len, sizeof line - (size_t)len, "%*.4f", mw, row->top[j]);
+            else len += snprintf(line + len, sizeof line - (size_t)len, "%+*.4f", mw, row->top[j] - ref->top[j]);
         }
-        tui_text(y++, r->x, r->w, role, line);
+        line_put(L, a->role, line);
     }
-    if (y + 1 < r->y + r->h)
-        tui_text(y + 1, r->x, r->w, CH_ROLE_LABEL,
-                 "* paired 95% interval of method-ref excludes 0; > reference (f F)");
-    if (y + 2 < r->y + r->h)
-        tui_textf(y + 2, r->x, r->w, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref",
-                  t->cmp_repeats);
 }
 
 static void methods_ranks(const tui_ctx *c, const tui_rect *r)
@@ -229,14 +325,13 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
     int stale;
     const cs_methods *t = methods_resp(c, r, &stale);
     if (!t) return;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
     method_label names[CS_METHODS_MAX];
     method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / cw;
     int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
     int y = r->y;
-    char name[128], line[2400], h[32];
+    char line[2400], h[32];
     tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
@@ -248,41 +343,8 @@ static void methods_ranks(const tui_ctx *c, const tui_rect *r)
         len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, lab);
     }
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
-    for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
-        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-            if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
-            else len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, "-");
-        }
-        tui_text(y++, r->x, r->w, role, line);
-    }
-    /* mass (seed 002 Fig. 2): mean k-th largest probability, the others minus the reference */
-    y++;
-    if (y >= r->y + r->h) return;
-    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
-    int mw = 8, mfit = (r->w - nw) / mw;
-    len = snprintf(line, sizeof line, "%-*s", nw, "method");
-    for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
-        char lab[16];
-        snprintf(lab, sizeof lab, "k=%zu", j + 1);
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, lab);
-    }
-    if (y < r->y + r->h) tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    const cs_method_row *ref = &t->rows[t->ref];
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
-        for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
-            if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");
-            else if (i == t->ref) len += snprintf(line + len, sizeof line - (size_t)len, "%*.4f", mw, row->top[j]);
-            else len += snprintf(line + len, sizeof line - (size_t)len, "%+*.4f", mw, row->top[j] - ref->top[j]);
-        }
-        tui_text(y++, r->x, r->w, role, line);
-    }
+    panel_args a = { c, t, names, nw, first, fit, 0, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
+    draw_scrolled(&a, r, y - r->y, TUI_SCROLL_RANKS, ranks_body);
 }
 
 void tui_view_compare(const tui_ctx *c, const tui_layout *l)

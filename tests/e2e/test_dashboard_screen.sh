@@ -116,6 +116,31 @@ check_not_screen "--no-mouse: the click did not reach the Top-k tab" '\[2 Top-k\
 expect_rc "--no-mouse in --help" 0 "$CALSCOPE" --help
 expect_match "--help lists --no-mouse" '--no-mouse +leave the mouse to the terminal' "$OUT"
 
+# ---- Compare: the methods and rankings panels scroll (5 files + 4 recalibrations at 80x24) -------
+for i in 4 5; do cp samples/breast_cancer_logreg.csv "$TMP/bc_fold$i.csv"; done
+start -- samples/breast_cancer_gnb.csv samples/breast_cancer_logreg.csv samples/breast_cancer_ts.csv \
+    "$TMP/bc_fold4.csv" "$TMP/bc_fold5.csv"
+wait_for 'ready *$'
+keys t t t t
+check_screen "Compare methods: the table of 9 methods has a marker" 'rows 1-[0-9]+ of [0-9]+, more below' 120
+check_not_screen "Compare methods: the legend is below the window" 'P<: share of'
+keys End
+check_screen "Compare methods: End reaches the legend" 'P<: share of [0-9]+ resamples where it beats the ref' 120
+check_screen "Compare methods: the marker says more above" 'rows [0-9]+-([0-9]+) of \1, more above'
+check_screen "Compare methods: the title stays" '^methods \(p panel'
+check_screen "Compare methods: the column header stays" '^method +acc +\[ECE\]'
+keys Home
+check_screen "Compare methods: Home shows the first rows" 'rows 1-[0-9]+ of [0-9]+, more below'
+keys p
+check_screen "Compare rankings: the panel has a marker" 'rows 1-[0-9]+ of [0-9]+, more below' 120
+check_not_screen "Compare rankings: the last mass row is below the window" '^ [^ ]*\+iso +[-+][0-9.]+ +[-+][0-9.]+ *$'
+keys End
+check_screen "Compare rankings: End shows the last mass row" '^ [^ ]*\+iso +[-+][0-9.]+ +[-+][0-9.]+ *$' 120
+keys p
+wait_for '^file +ECE'
+keys Down
+check_screen "Compare diagrams: a scroll key says why nothing scrolls" 'nothing to scroll in the diagrams panel \(p shows the methods'
+
 # ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
 start -- samples/breast_cancer_logreg.csv
 wait_for 'ready *$'
