@@ -177,7 +177,7 @@ typedef struct panel_args {
     const tui_ctx *c;
     const cs_methods *t;
     method_label *names;   /* shortest distinguishing names (method_names) */
-    int nw, first, fit, focus, role, w;
+    int nw, cw, first, fit, focus, role, w;   /* name and metric column widths, columns shown */
 } panel_args;
 
 /* Draws the body below the `pinned` rows already drawn at the top of r, in a window kept by
@@ -252,38 +252,10 @@ static void table_body(const panel_args *a, panel_lines *L)
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
 }
 
-static void methods_table(const tui_ctx *c, const tui_rect *r)
-{
-    int stale;
-    const cs_methods *t = methods_resp(c, r, &stale);
-    if (!t) return;
-    int nw = r->w >= 76 ? 22 : 16, cw = 9;
-    method_label names[CS_METHODS_MAX];
-    method_names(c, t->n, nw - 2, names);
-    int fit = (r->w - nw) / cw;
-    int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
-    int y = r->y;
-    char line[2400], h[32];
-    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
-              focus + 1, CS_METHODS_NCOL);
-    if (stale) tui_draw_stale_mark(r, y);
-    y++;
-    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
-    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-        col_text(t, col, h, sizeof h);
-        char lab[40];
-        snprintf(lab, sizeof lab, col == focus ? "[%s]" : "%s", h);
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s ", cw - 1, lab);
-    }
-    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    panel_args a = { c, t, names, nw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
-    draw_scrolled(&a, r, y - r->y, TUI_SCROLL_METHODS, table_body);
-}
-
 static void ranks_body(const panel_args *a, panel_lines *L)
 {
     const cs_methods *t = a->t;
-    int nw = a->nw, cw = 8;
+    int nw = a->nw, cw = a->cw;
     char line[2400];
     int len;
     int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
@@ -320,39 +292,70 @@ static void ranks_body(const panel_args *a, panel_lines *L)
     }
 }
 
-static void methods_ranks(const tui_ctx *c, const tui_rect *r)
+/* A column's heading in the methods panel ("[ECE] " when focused; the space keeps the
+ * values' '*' column free) and in the rankings panel ("ACE!" when it orders a pair unlike ECE). */
+static void table_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
+{
+    char h[32];
+    col_text(t, col, h, sizeof h);
+    snprintf(buf, size, col == focus ? "[%s] " : "%s ", h);
+}
+
+static void ranks_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
+{
+    (void)focus;
+    char h[32];
+    col_text(t, col, h, sizeof h);
+    snprintf(buf, size, "%s%s", h, col != CS_METHODS_COL_ECE && cs_methods_ranking_differs(t, col) ? "!" : "");
+}
+
+/* The two methods panels: widths of the name and metric columns (name wide at 76 columns),
+ * their heading, body and scroll position. */
+typedef struct panel_spec {
+    int nw_wide, nw_narrow, cw;
+    void (*label)(const cs_methods *t, int col, int focus, char *buf, size_t size);
+    void (*body)(const panel_args *, panel_lines *);
+    tui_scroll_table scroll;
+} panel_spec;
+
+static const panel_spec table_panel = { 22, 16, 9, table_label, table_body, TUI_SCROLL_METHODS };
+static const panel_spec ranks_panel = { 20, 16, 8, ranks_label, ranks_body, TUI_SCROLL_RANKS };
+
+/* Draws a methods panel in r: its title and column header stay, its body scrolls. */
+static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec *p)
 {
     int stale;
     const cs_methods *t = methods_resp(c, r, &stale);
     if (!t) return;
-    int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
+    int nw = r->w >= 76 ? p->nw_wide : p->nw_narrow;
     method_label names[CS_METHODS_MAX];
     method_names(c, t->n, nw - 2, names);
-    int fit = (r->w - nw) / cw;
-    int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
+    int fit = (r->w - nw) / p->cw;
+    int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
     int y = r->y;
-    char line[2400], h[32];
-    tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
+    if (p == &table_panel)
+        tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
+                  focus + 1, CS_METHODS_NCOL);
+    else
+        tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
+    char line[2400], lab[48];
     int len = snprintf(line, sizeof line, "%-*s", nw, "method");
     for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-        col_text(t, col, h, sizeof h);
-        char lab[40];
-        snprintf(lab, sizeof lab, "%s%s", h, col != CS_METHODS_COL_ECE && cs_methods_ranking_differs(t, col) ? "!" : "");
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, lab);
+        p->label(t, col, focus, lab, sizeof lab);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", p->cw, lab);
     }
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    panel_args a = { c, t, names, nw, first, fit, 0, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
-    draw_scrolled(&a, r, y - r->y, TUI_SCROLL_RANKS, ranks_body);
+    panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
+    draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
 }
 
 void tui_view_compare(const tui_ctx *c, const tui_layout *l)
 {
     if (c->st->cmp_panel != TUI_CMP_FILES) {
         tui_rect whole = l->body;
-        if (c->st->cmp_panel == TUI_CMP_TABLE) methods_table(c, &whole);
-        else methods_ranks(c, &whole);
+        methods_panel(c, &whole, c->st->cmp_panel == TUI_CMP_TABLE ? &table_panel : &ranks_panel);
         return;
     }
     diagrams(c, &l->a);

@@ -24,7 +24,7 @@ check_not_screen() {
     if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
 }
 
-# 1800 cases of 4 pixels: random ones, and one perfectly calibrated case (ACE 0, so the last
+# 1800 cases of 4 pixels (case0000..case1798): random ones, and one perfectly calibrated case (ACE 0, so the last
 # of the table, worst ACE first); 12 named classes, the last one "zulu"
 /usr/bin/python3 - "$TMP" <<'PY'
 import sys, random
@@ -35,7 +35,7 @@ with open(f"{out}/cases.csv", "w") as f:
     for c in range(1799):
         for _ in range(4):
             p = random.uniform(0.55, 0.95)
-            f.write(f"c{c:04d},{random.randrange(2)},{p!r},{1 - p!r}\n")
+            f.write(f"case{c:04d},{random.randrange(2)},{p!r},{1 - p!r}\n")
     for _ in range(4):
         f.write("zzbest,0,1.0,0.0\n")
 names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
@@ -56,6 +56,11 @@ wait_for 'ready *$'
 keys 6
 check_screen "Cases: the table says there is more below" 'rows 1-[0-9]+ of 1800, more below'
 check_not_screen "Cases: the best case is not on the first page" 'zzbest'
+# readable at 1800 cases: whole names (cut to 7 columns, case1690..case1699 all read "case169"),
+# and a heat map whose shading is on a log scale, said in its legend
+check_screen "Cases: the table shows the case names whole" ' case[0-9]{4} +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
+check_not_screen "Cases: no name cut to 7 columns" ' case[0-9]{3} +4 '
+check_screen "Cases: the heat map legend says its log scale" '1\.\.[0-9]+ cases \(log\)'
 keys End
 check_screen "Cases: End shows the last case (ACE 0, worst ACE first)" 'zzbest +4 +0\.0000 +0\.0000'
 check_screen "Cases: the marker says more above" 'rows [0-9]+-1800 of 1800, more above'
