@@ -94,7 +94,10 @@ int ch_heatmap_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_heatmap *h
         for (int cy = 0; cy < H; cy++) {
             double s = cell[(size_t)cx * (size_t)H + (size_t)cy];
             if (s <= 0) continue;
-            int level = clampi((int)ceil(4.0 * s / max), 1, 4);
+            /* log scale: at 1800 cases one crowded cell holds hundreds and a linear ramp
+             * draws every other cell at the lowest level. Level 1 is one case; (1, max] is
+             * cut in three equal steps of ln(count) */
+            int level = s <= 1 ? 1 : clampi(1 + (int)ceil(3.0 * log(s) / log(max)), 2, 4);
             ch_buf_set(b, px + cx, top + H - 1 - cy, ch_density_glyph(g, level), CH_ROLE_BAR);
         }
     if (hm->curve)
@@ -111,7 +114,7 @@ int ch_heatmap_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_heatmap *h
     for (int lv = 1; lv <= 4; lv++) ch_buf_set(b, gx + lv - 1, gy, ch_density_glyph(g, lv), CH_ROLE_BAR);
     char txt[64];
     if (max <= 1) snprintf(txt, sizeof txt, " 1 case");
-    else snprintf(txt, sizeof txt, " 1..%.0f cases", max);
+    else snprintf(txt, sizeof txt, " 1..%.0f cases (log)", max);
     gx += 4 + ch_buf_puts(b, gx + 4, gy, -1, txt, CH_ROLE_LABEL, 0) + 2;
     if (hm->curve) {
         ch_buf_glyph(b, gx, gy, g, CH_G_MARK2, CH_ROLE_SERIES1);

@@ -29,7 +29,8 @@ typedef struct ch_heatmap {
 
 /* Layout: title, H plot rows, x axis, x tick labels, one legend row. The plot aims at W = 2H.
  * When bins outnumber cells, a cell sums the bins whose centres fall in it; when cells outnumber
- * bins, a cell shows the bin spanning its centre. Shade level = ceil(4 * count / max). Returns
+ * bins, a cell shows the bin spanning its centre. Shade level: 1 for one case, else
+ * 1 + ceil(3 ln(count) / ln(max)) (a log scale, said in the legend: "1..max cases (log)"). Returns
  * rows used, or -1 when the region is below the minimum (nothing drawn). */
 int ch_heatmap_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_heatmap *hm,
                     const ch_glyphs *g);

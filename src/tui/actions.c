@@ -314,7 +314,9 @@ static int scroll_table(const tui_state *st, const char **why)
     case TUI_VIEW_CLASSES: return TUI_SCROLL_CLASSES;
     case TUI_VIEW_CASES: return TUI_SCROLL_CASES;
     case TUI_VIEW_COMPARE:
-        *why = "nothing to scroll: the Compare panels do not scroll yet";
+        if (st->cmp_panel == TUI_CMP_TABLE) return TUI_SCROLL_METHODS;
+        if (st->cmp_panel == TUI_CMP_RANKS) return TUI_SCROLL_RANKS;
+        *why = "nothing to scroll in the diagrams panel (p shows the methods panels, which scroll)";
         return -1;
     case TUI_VIEW_RELIABILITY:
         if (st->compat) return TUI_SCROLL_COMPAT;

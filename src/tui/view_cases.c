@@ -97,12 +97,20 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
     if (r->w < 20 || r->h < 2) return;
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int y = r->y;
-    int wide = r->w >= 34;                  /* narrow: case, n and ACE only */
+    /* the name column is as wide as the longest case name (1800 cases named case0000..case1799
+     * must not all read "case169"): the ECE and MCE columns go first when the panel is narrow */
+    int nm = 4;
+    for (size_t i = 0; d->case_names && i < cm->n_cases; i++) {
+        int len = (int)ch_text_width(d->case_names[cm->case_index[i]]);
+        if (len > nm) nm = len;
+    }
+    int wide = r->w >= nm + 27;             /* narrow: case, n and ACE only */
+    if (nm > r->w - 13) nm = r->w - 13 > 4 ? r->w - 13 : 4;
     if (wide)
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-7s %5s %6s %6s %6s", "case", "n", "ECE",
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-*s %5s %6s %6s %6s", nm, "case", "n", "ECE",
                   "ACE", "MCE");
     else
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-7s %5s %6s", "case", "n", "ACE");
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-*s %5s %6s", nm, "case", "n", "ACE");
     size_t *order = malloc((cm->n_cases ? cm->n_cases : 1) * sizeof *order);
     if (!order) return;
     for (size_t i = 0; i < cm->n_cases; i++) order[i] = i;
@@ -115,10 +123,10 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
         size_t i = order[s];
         const char *name = d->case_names ? d->case_names[cm->case_index[i]] : "?";
         if (wide)
-            tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f %6.4f %6.4f", name, cm->count[i],
+            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %6.4f %6.4f %6.4f", nm, nm, name, cm->count[i],
                       cm->ece[i], cm->ace[i], cm->mce[i]);
         else
-            tui_textf(y++, r->x, r->w, role, "%-7.7s %5zu %6.4f", name, cm->count[i], cm->ace[i]);
+            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %6.4f", nm, nm, name, cm->count[i], cm->ace[i]);
     }
     tui_draw_scroll_marker(r, y, (int)first, shown, (int)cm->n_cases, marker);
     free(order);

@@ -2,6 +2,7 @@
  * metrics with the paired-bootstrap difference of ECE against the reference (the active file),
  * taken from the methods table so that every panel shows the numbers `report --compare` prints. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,71 +143,101 @@ static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *
     return NULL;
 }
 
-static void methods_table(const tui_ctx *c, const tui_rect *r)
+/* ---- a methods panel scrolls: its title and column header stay, the lines under them move ----
+ * A panel's body is written as numbered lines; a first pass only counts them (rows 0), then
+ * the window is taken from the panel's scroll position (scroll.h) and a second pass draws the
+ * lines inside it, so the table, the fitted parameters and the legends all stay reachable. */
+typedef struct panel_lines {
+    const tui_rect *r;
+    int y0;      /* screen row of the window's first line */
+    int first;   /* first line drawn */
+    int rows;    /* lines drawn (0: count only) */
+    int n;       /* lines written so far */
+} panel_lines;
+
+static void line_put(panel_lines *L, int role, const char *text)
 {
-    int stale;
-    const cs_methods *t = methods_resp(c, r, &stale);
-    if (!t) return;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
-    int nw = r->w >= 76 ? 22 : 16, cw = 9;
-    method_label names[CS_METHODS_MAX];
-    method_names(c, t->n, nw - 2, names);
-    int fit = (r->w - nw) / cw;
-    int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
-    int y = r->y;
-    char name[128], line[2400], h[32];
-    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
-              focus + 1, CS_METHODS_NCOL);
-    if (stale) tui_draw_stale_mark(r, y);
-    y++;
-    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
-    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-        col_text(t, col, h, sizeof h);
-        char lab[40];
-        snprintf(lab, sizeof lab, col == focus ? "[%s]" : "%s", h);
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s ", cw - 1, lab);
-    }
-    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+    int i = L->n++;
+    if (i >= L->first && i < L->first + L->rows)
+        tui_text(L->y0 + i - L->first, L->r->x, L->r->w, role, text);
+}
+
+static void line_putf(panel_lines *L, int role, const char *fmt, ...)
+{
+    char buf[2400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    line_put(L, role, buf);
+}
+
+/* What a panel body needs to write its lines: the table, the names, the first column shown. */
+typedef struct panel_args {
+    const tui_ctx *c;
+    const cs_methods *t;
+    method_label *names;   /* shortest distinguishing names (method_names) */
+    int nw, cw, first, fit, focus, role, w;   /* name and metric column widths, columns shown */
+} panel_args;
+
+/* Draws the body below the `pinned` rows already drawn at the top of r, in a window kept by
+ * scroll position s, with the "more" marker on its last row when it does not fit. */
+static void draw_scrolled(const panel_args *a, const tui_rect *r, int pinned, tui_scroll_table s,
+                          void (*body)(const panel_args *, panel_lines *))
+{
+    panel_lines count = { r, 0, 0, 0, 0 };
+    body(a, &count);
+    int y0 = r->y + pinned, rows = r->y + r->h - y0, shown, marker;
+    if (rows < 1) return;
+    int top = tui_scroll_window(&a->c->st->scroll, s, count.n, rows, &shown, &marker);
+    panel_lines draw = { r, y0, top, shown, 0 };
+    body(a, &draw);
+    tui_draw_scroll_marker(r, y0 + shown, top, shown, count.n, marker);
+}
+
+static void table_body(const panel_args *a, panel_lines *L)
+{
+    const cs_methods *t = a->t;
+    int nw = a->nw, focus = a->focus;
+    char line[2400], h[32];
+    int len;
+    for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
-        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
             if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
             else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
         }
-        tui_text(y++, r->x, r->w, i == t->ref ? TUI_ROLE_PROMPT : role, line);
+        line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
     }
     /* the fitted parameters beside the methods they made (as the report's Methods lines) */
-    for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++) {
-        const tui_recal *rc = &c->m->recal[i];
+    for (int i = 0; i < TUI_MAX_RECAL; i++) {
+        const tui_recal *rc = &a->c->m->recal[i];
         if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
         const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
         if (rc->method == CS_RECAL_TS)
-            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
+            line_putf(L, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
                       p[0], rc->info.clamped ? " [at bound]" : "", rc->info.folds);
         else
-            tui_textf(y++, r->x, r->w, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
+            line_putf(L, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
                       p[0], p[1], rc->info.folds);
     }
     /* the focused metric in full: value [interval], paired difference [interval] */
-    y++;
+    line_put(L, CH_ROLE_TEXT, "");
     col_text(t, focus, h, sizeof h);
-    int ci = c->st->ci > 0 && r->w >= 76;
-    if (y < r->y + r->h)
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
-                  ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+    int ci = a->c->st->ci > 0 && a->w >= 76;
+    line_putf(L, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
+              ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
+    for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
         char v[16], iv[48] = "";
         tui_fmt_value(v, sizeof v, row->ok ? row->v[focus] : NAN);
         if (ci && row->ok && isfinite(row->lo[focus]))
             snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
                      row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
         len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
-                       name, v, ci ? 17 : 0, iv);
+                       a->names[i], v, ci ? 17 : 0, iv);
         if (i == t->ref) {
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else {
@@ -214,83 +245,117 @@ static void methods_table(const tui_ctx *c, const tui_rect *r)
             paired_text(row, focus, pd, sizeof pd);
             snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
         }
-        tui_text(y++, r->x, r->w, role, line);
+        line_put(L, a->role, line);
     }
-    if (y + 1 < r->y + r->h)
-        tui_text(y + 1, r->x, r->w, CH_ROLE_LABEL,
-                 "* paired 95% interval of method-ref excludes 0; > reference (f F)");
-    if (y + 2 < r->y + r->h)
-        tui_textf(y + 2, r->x, r->w, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref",
-                  t->cmp_repeats);
+    line_put(L, CH_ROLE_TEXT, "");
+    line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
+    line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
 }
 
-static void methods_ranks(const tui_ctx *c, const tui_rect *r)
+static void ranks_body(const panel_args *a, panel_lines *L)
 {
-    int stale;
-    const cs_methods *t = methods_resp(c, r, &stale);
-    if (!t) return;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
-    int nw = r->w >= 76 ? 20 : 16, cw = 8;   /* room for "RECE-G!" and a space */
-    method_label names[CS_METHODS_MAX];
-    method_names(c, t->n, nw - 2, names);
-    int fit = (r->w - nw) / cw;
-    int first = first_col(c->st->cmp_col % CS_METHODS_NCOL, fit);
-    int y = r->y;
-    char name[128], line[2400], h[32];
-    tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
-    if (stale) tui_draw_stale_mark(r, y);
-    y++;
-    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
-    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-        col_text(t, col, h, sizeof h);
-        char lab[40];
-        snprintf(lab, sizeof lab, "%s%s", h, col != CS_METHODS_COL_ECE && cs_methods_ranking_differs(t, col) ? "!" : "");
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, lab);
-    }
-    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    const cs_methods *t = a->t;
+    int nw = a->nw, cw = a->cw;
+    char line[2400];
+    int len;
     int rank[CS_METHODS_NCOL][CS_METHODS_MAX];
     for (int col = 0; col < CS_METHODS_NCOL; col++) cs_methods_ranks(t, col, rank[col]);
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
-        for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+    for (size_t i = 0; i < t->n; i++) {
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
             if (rank[col][i]) len += snprintf(line + len, sizeof line - (size_t)len, "%*d", cw, rank[col][i]);
             else len += snprintf(line + len, sizeof line - (size_t)len, "%*s", cw, "-");
         }
-        tui_text(y++, r->x, r->w, role, line);
+        line_put(L, a->role, line);
     }
     /* mass (seed 002 Fig. 2): mean k-th largest probability, the others minus the reference */
-    y++;
-    if (y >= r->y + r->h) return;
-    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
-    int mw = 8, mfit = (r->w - nw) / mw;
+    line_put(L, CH_ROLE_TEXT, "");
+    line_put(L, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
+    int mw = 8, mfit = (a->w - nw) / mw;
     len = snprintf(line, sizeof line, "%-*s", nw, "method");
     for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
         char lab[16];
         snprintf(lab, sizeof lab, "k=%zu", j + 1);
         len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, lab);
     }
-    if (y < r->y + r->h) tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    line_put(L, TUI_ROLE_HEADING, line);
     const cs_method_row *ref = &t->rows[t->ref];
-    for (size_t i = 0; i < t->n && y < r->y + r->h; i++) {
+    for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
-        snprintf(name, sizeof name, "%s", names[i]);
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, name);
+        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
         for (size_t j = 0; j < t->n_top && (int)j < mfit; j++) {
             if (!row->mass_ok || !ref->mass_ok) len += snprintf(line + len, sizeof line - (size_t)len, "%*s", mw, "n/a");
             else if (i == t->ref) len += snprintf(line + len, sizeof line - (size_t)len, "%*.4f", mw, row->top[j]);
             else len += snprintf(line + len, sizeof line - (size_t)len, "%+*.4f", mw, row->top[j] - ref->top[j]);
         }
-        tui_text(y++, r->x, r->w, role, line);
+        line_put(L, a->role, line);
     }
+}
+
+/* A column's heading in the methods panel ("[ECE] " when focused; the space keeps the
+ * values' '*' column free) and in the rankings panel ("ACE!" when it orders a pair unlike ECE). */
+static void table_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
+{
+    char h[32];
+    col_text(t, col, h, sizeof h);
+    snprintf(buf, size, col == focus ? "[%s] " : "%s ", h);
+}
+
+static void ranks_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
+{
+    (void)focus;
+    char h[32];
+    col_text(t, col, h, sizeof h);
+    snprintf(buf, size, "%s%s", h, col != CS_METHODS_COL_ECE && cs_methods_ranking_differs(t, col) ? "!" : "");
+}
+
+/* The two methods panels: widths of the name and metric columns (name wide at 76 columns),
+ * their heading, body and scroll position. */
+typedef struct panel_spec {
+    int nw_wide, nw_narrow, cw;
+    void (*label)(const cs_methods *t, int col, int focus, char *buf, size_t size);
+    void (*body)(const panel_args *, panel_lines *);
+    tui_scroll_table scroll;
+} panel_spec;
+
+static const panel_spec table_panel = { 22, 16, 9, table_label, table_body, TUI_SCROLL_METHODS };
+static const panel_spec ranks_panel = { 20, 16, 8, ranks_label, ranks_body, TUI_SCROLL_RANKS };
+
+/* Draws a methods panel in r: its title and column header stay, its body scrolls. */
+static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec *p)
+{
+    int stale;
+    const cs_methods *t = methods_resp(c, r, &stale);
+    if (!t) return;
+    int nw = r->w >= 76 ? p->nw_wide : p->nw_narrow;
+    method_label names[CS_METHODS_MAX];
+    method_names(c, t->n, nw - 2, names);
+    int fit = (r->w - nw) / p->cw;
+    int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
+    int y = r->y;
+    if (p == &table_panel)
+        tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
+                  focus + 1, CS_METHODS_NCOL);
+    else
+        tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
+    if (stale) tui_draw_stale_mark(r, y);
+    y++;
+    char line[2400], lab[48];
+    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
+    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+        p->label(t, col, focus, lab, sizeof lab);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", p->cw, lab);
+    }
+    tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
+    panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
+    draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
 }
 
 void tui_view_compare(const tui_ctx *c, const tui_layout *l)
 {
     if (c->st->cmp_panel != TUI_CMP_FILES) {
         tui_rect whole = l->body;
-        if (c->st->cmp_panel == TUI_CMP_TABLE) methods_table(c, &whole);
-        else methods_ranks(c, &whole);
+        methods_panel(c, &whole, c->st->cmp_panel == TUI_CMP_TABLE ? &table_panel : &ranks_panel);
         return;
     }
     diagrams(c, &l->a);

@@ -166,7 +166,7 @@ if [ -f "$SEG" ]; then
     start -- "$SEG"
     keys 6
     check_screen "Cases: heat map of class 1" 'class bg \(1/3, c C\)'
-    check_screen "Cases: density legend and mean curve" '░▒▓█ 1\.\.[0-9]+ cases +◆ mean'
+    check_screen "Cases: density legend and mean curve" '░▒▓█ 1\.\.[0-9]+ cases \(log\) +◆ mean'
     run "$CALSCOPE" report --format json "$SEG"
     want=$(json_get "'mean %.4f' % d['files'][0]['cases']['metrics']['ace']['mean'] + ' ' + '%.4f' % d['files'][0]['cases']['metrics']['ace']['sd']")
     got=$(printf '%s' "$SCREEN" | sed -n 's/.*\(mean [0-9.]*\) ± sd \([0-9.]*\).*/\1 \2/p' | head -1)

@@ -24,7 +24,7 @@ check_not_screen() {
     if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
 }
 
-# 1800 cases of 4 pixels: random ones, and one perfectly calibrated case (ACE 0, so the last
+# 1800 cases of 4 pixels (case0000..case1798): random ones, and one perfectly calibrated case (ACE 0, so the last
 # of the table, worst ACE first); 12 named classes, the last one "zulu"
 /usr/bin/python3 - "$TMP" <<'PY'
 import sys, random
@@ -35,7 +35,7 @@ with open(f"{out}/cases.csv", "w") as f:
     for c in range(1799):
         for _ in range(4):
             p = random.uniform(0.55, 0.95)
-            f.write(f"c{c:04d},{random.randrange(2)},{p!r},{1 - p!r}\n")
+            f.write(f"case{c:04d},{random.randrange(2)},{p!r},{1 - p!r}\n")
     for _ in range(4):
         f.write("zzbest,0,1.0,0.0\n")
 names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
@@ -56,6 +56,11 @@ wait_for 'ready *$'
 keys 6
 check_screen "Cases: the table says there is more below" 'rows 1-[0-9]+ of 1800, more below'
 check_not_screen "Cases: the best case is not on the first page" 'zzbest'
+# readable at 1800 cases: whole names (cut to 7 columns, case1690..case1699 all read "case169"),
+# and a heat map whose shading is on a log scale, said in its legend
+check_screen "Cases: the table shows the case names whole" ' case[0-9]{4} +4 +[0-9.]+ +[0-9.]+ +[0-9.]+ *$'
+check_not_screen "Cases: no name cut to 7 columns" ' case[0-9]{3} +4 '
+check_screen "Cases: the heat map legend says its log scale" '1\.\.[0-9]+ cases \(log\)'
 keys End
 check_screen "Cases: End shows the last case (ACE 0, worst ACE first)" 'zzbest +4 +0\.0000 +0\.0000'
 check_screen "Cases: the marker says more above" 'rows [0-9]+-1800 of 1800, more above'
@@ -115,6 +120,31 @@ check_screen "--no-mouse: the dashboard reads keys after the click" 'z does noth
 check_not_screen "--no-mouse: the click did not reach the Top-k tab" '\[2 Top-k\]'
 expect_rc "--no-mouse in --help" 0 "$CALSCOPE" --help
 expect_match "--help lists --no-mouse" '--no-mouse +leave the mouse to the terminal' "$OUT"
+
+# ---- Compare: the methods and rankings panels scroll (5 files + 4 recalibrations at 80x24) -------
+for i in 4 5; do cp samples/breast_cancer_logreg.csv "$TMP/bc_fold$i.csv"; done
+start -- samples/breast_cancer_gnb.csv samples/breast_cancer_logreg.csv samples/breast_cancer_ts.csv \
+    "$TMP/bc_fold4.csv" "$TMP/bc_fold5.csv"
+wait_for 'ready *$'
+keys t t t t
+check_screen "Compare methods: the table of 9 methods has a marker" 'rows 1-[0-9]+ of [0-9]+, more below' 120
+check_not_screen "Compare methods: the legend is below the window" 'P<: share of'
+keys End
+check_screen "Compare methods: End reaches the legend" 'P<: share of [0-9]+ resamples where it beats the ref' 120
+check_screen "Compare methods: the marker says more above" 'rows [0-9]+-([0-9]+) of \1, more above'
+check_screen "Compare methods: the title stays" '^methods \(p panel'
+check_screen "Compare methods: the column header stays" '^method +acc +\[ECE\]'
+keys Home
+check_screen "Compare methods: Home shows the first rows" 'rows 1-[0-9]+ of [0-9]+, more below'
+keys p
+check_screen "Compare rankings: the panel has a marker" 'rows 1-[0-9]+ of [0-9]+, more below' 120
+check_not_screen "Compare rankings: the last mass row is below the window" '^ [^ ]*\+iso +[-+][0-9.]+ +[-+][0-9.]+ *$'
+keys End
+check_screen "Compare rankings: End shows the last mass row" '^ [^ ]*\+iso +[-+][0-9.]+ +[-+][0-9.]+ *$' 120
+keys p
+wait_for '^file +ECE'
+keys Down
+check_screen "Compare diagrams: a scroll key says why nothing scrolls" 'nothing to scroll in the diagrams panel \(p shows the methods'
 
 # ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
 start -- samples/breast_cancer_logreg.csv

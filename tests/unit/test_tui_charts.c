@@ -31,12 +31,15 @@ static int row_has(const ch_buf *b, int y, const char *text)
 static void test_heatmap_cells(void **state)
 {
     (void)state;
-    /* m = 4 bins: 20 cases in cell (0,0), 1 case in (3,3), 10 in (2,1); 4 bins on 16 columns and
-     * 8 rows: every bin spans 4 columns and 2 rows. */
+    /* m = 4 bins: 20 cases in cell (0,0), 1 case in (3,3), 2 in (2,1), 5 in (1,2); 4 bins on 16
+     * columns and 8 rows: every bin spans 4 columns and 2 rows. Levels on the log scale,
+     * 1 + ceil(3 ln n / ln 20): 1 -> 1, 2 -> 2 (0.69), 5 -> 3 (1.61), 20 -> 4 (3); a linear
+     * ramp, ceil(4 n / 20), would draw 2 and 5 at level 1 like the single case. */
     uint32_t counts[16] = { 0 };
     counts[0 * 4 + 0] = 20;
     counts[3 * 4 + 3] = 1;
-    counts[2 * 4 + 1] = 10;
+    counts[2 * 4 + 1] = 2;
+    counts[1 * 4 + 2] = 5;
     double curve[4] = { 0.1, NAN, 0.3, 0.9 };
     ch_heatmap hm = { counts, 4, curve, "title" };
     const ch_glyphs *g = ch_glyphs_utf8();
@@ -46,14 +49,15 @@ static void test_heatmap_cells(void **state)
     /* full density for the largest cell; the single case still drawn (level 1 = ░) */
     assert_int_equal(count_cp(b, 0x2588) >= 4 * 2 - 1, 1);     /* █, minus the curve marker */
     assert_true(count_cp(b, 0x2591) >= 4 * 2 - 1);              /* ░ at (3,3) */
-    assert_true(count_cp(b, 0x2592) >= 4 * 2 - 1);              /* 10/20 -> level 2 ▒ */
+    assert_true(count_cp(b, 0x2592) >= 4 * 2 - 1);              /* 2 cases -> level 2 ▒ */
+    assert_true(count_cp(b, 0x2593) >= 4 * 2);                  /* 5 cases -> level 3 ▓ */
     /* the top-right cell (bin 3,3) is ░, not blank: row 1 (first plot row), last columns */
     ch_cell *c = ch_buf_at(b, 5 + 15, 1);
     assert_true(c->cp == 0x2591 || c->cp == 0x25C6);
     /* three mean markers (the NAN bin has none) */
-    assert_int_equal(count_cp(b, 0x25C6), 3 + 1);               /* + the legend's */
+    assert_int_equal(count_cp(b, 0x25C6), 3);                   /* the legend's is past 24 columns */
     /* legend names the count range */
-    assert_true(row_has(b, 11, "1..20 cases"));
+    assert_true(row_has(b, 11, "1..20 cases (log)"));
     ch_buf_free(b);
 
     /* ASCII: only ASCII, density .:*# */
