@@ -226,7 +226,16 @@ static void table_body(const panel_args *a, panel_lines *L)
     /* the focused metric in full: value [interval], paired difference [interval] */
     line_put(L, CH_ROLE_TEXT, "");
     col_text(t, focus, h, sizeof h);
-    int ci = a->c->st->ci > 0 && a->w >= 76;
+    /* with intervals the row is 61 columns past the names ("[-0.0114,-0.0012]* 0.993" needs
+     * them all): the names give way, down to 12 columns, re-shortened so they stay distinct */
+    int ci = a->c->st->ci > 0 && a->w - 61 >= 12;
+    method_label ci_names[CS_METHODS_MAX];
+    method_label *names = a->names;
+    if (ci && a->w - 61 < nw) {
+        nw = a->w - 61;
+        method_names(a->c, t->n, nw - 2, ci_names);
+        names = ci_names;
+    }
     line_putf(L, TUI_ROLE_HEADING, "%-*s %7s %-*s%8s %-19s %s", nw, h, "value",
               ci ? 18 : 1, ci ? "  95% interval" : "", "-ref", "  95% paired", "P<");
     for (size_t i = 0; i < t->n; i++) {
@@ -237,7 +246,7 @@ static void table_body(const panel_args *a, panel_lines *L)
             snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
                      row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
         len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
-                       a->names[i], v, ci ? 17 : 0, iv);
+                       names[i], v, ci ? 17 : 0, iv);
         if (i == t->ref) {
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else {

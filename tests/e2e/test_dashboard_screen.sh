@@ -209,4 +209,13 @@ distinct_names "report Rankings table: three distinct method names" "$OUT" '^  m
 expect_match "report: the lines above the tables name each method in full" \
     'reference: [^ ]*/breast_cancer__lr_calibration_fold1\.csv\)' "$OUT"
 
+# ---- Compare methods panel with intervals at 80 columns: the names give way, P< stays whole ----
+start -- samples/digits_logreg.csv samples/digits_ts.csv
+wait_for 'ready *$'
+keys 5 p i
+check_screen "Compare methods with intervals: the paired row ends in a whole P< at 80 columns" \
+    '^ digits_ts[^ ]* +0\.0072 \[[0-9.,]+\] +-0\.0073 \[-[0-9.]+,-[0-9.]+\]\* [01]\.[0-9]{3}$' 120
+check_screen "Compare methods with intervals: the header ends in P<" '95% paired +P<$'
+keys q
+
 done_testing
