@@ -638,22 +638,6 @@ void rep_methods_text(FILE *out, const rep_methods *t)
 
 /* ---- CSV: one row per method ---- */
 
-static void csv_str(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) { fputs(s, out); return; }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-static void csv_num(FILE *out, double v)
-{
-    if (isfinite(v)) fprintf(out, ",%.17g", v);
-    else fputc(',', out);
-}
 
 void rep_methods_csv(FILE *out, const rep_methods *t)
 {
@@ -667,16 +651,16 @@ void rep_methods_csv(FILE *out, const rep_methods *t)
     for (int c = 0; c < NCOL && t->n <= 64; c++) ranks(t, c, rk[c]);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
-        csv_str(out, me->name);
+        rep_csv_field(out, me->name);
         fprintf(out, ",%s,%d,%zu", me->recal >= 0 ? cs_recal_name(me->recal) : "", i == t->ref, me->d ? me->d->n : 0);
         for (int c = 0; c < NCOL; c++) {
-            csv_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
-            csv_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
-            csv_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
-            csv_num(out, row(t, me)->has_diff ? row(t, me)->diff[c] : NAN);
-            csv_num(out, row(t, me)->has_diff ? row(t, me)->dlo[c] : NAN);
-            csv_num(out, row(t, me)->has_diff ? row(t, me)->dhi[c] : NAN);
-            csv_num(out, row(t, me)->has_diff && !row(t, me)->equal[c] ? row(t, me)->pbetter[c] : NAN);   /* empty for a tie */
+            rep_csv_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+            rep_csv_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
+            rep_csv_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
+            rep_csv_num(out, row(t, me)->has_diff ? row(t, me)->diff[c] : NAN);
+            rep_csv_num(out, row(t, me)->has_diff ? row(t, me)->dlo[c] : NAN);
+            rep_csv_num(out, row(t, me)->has_diff ? row(t, me)->dhi[c] : NAN);
+            rep_csv_num(out, row(t, me)->has_diff && !row(t, me)->equal[c] ? row(t, me)->pbetter[c] : NAN);   /* empty for a tie */
             if (t->n <= 64 && rk[c][i]) fprintf(out, ",%d", rk[c][i]);
             else fputc(',', out);
         }

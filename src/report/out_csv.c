@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* RFC 4180: quote a field holding the delimiter, a quote or a line break. */
-static void csv_field(FILE *out, const char *s)
+void rep_csv_field(FILE *out, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) { fputs(s, out); return; }
     fputc('"', out);
@@ -25,7 +25,7 @@ static void csv_field(FILE *out, const char *s)
 }
 
 /* ",value" with %.17g, or an empty field when not finite */
-static void num(FILE *out, double v)
+void rep_csv_num(FILE *out, double v)
 {
     if (isfinite(v)) fprintf(out, ",%.17g", v);
     else fputc(',', out);
@@ -57,7 +57,7 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
     for (size_t i = 0; i < n; i++) {
         const rep_file *f = &files[i];
         if (!f->loaded || f->usage_error) continue;
-        csv_field(out, f->path);
+        rep_csv_field(out, f->path);
         fprintf(out, ",%zu,%zu,%zu,%zu", f->rows, f->classes, f->sum.rows_rejected, f->m.selected);
         for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
             double v = f->m.evaluated ? cs_metric_value(&f->m.result, (int)cs_metric_at(m)->id) : NAN;
@@ -67,15 +67,15 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
         for (size_t m = 0; o->ci_repeats && m < CS_METRIC_COUNT; m++) {
             int id = (int)cs_metric_at(m)->id;
             int have = f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id));
-            num(out, have ? f->m.ci.lo[id] : NAN);
-            num(out, have ? f->m.ci.hi[id] : NAN);
+            rep_csv_num(out, have ? f->m.ci.lo[id] : NAN);
+            rep_csv_num(out, have ? f->m.ci.hi[id] : NAN);
         }
         for (size_t t = 0; t < o->n_topk; t++) {
             int k = rep_topk_used(o->topk[t], f->classes);
             double v = NAN;
             for (size_t j = 0; f->m.has_topk && j < f->m.n_topk; j++)
                 if (f->m.topk_k[j] == k) v = f->m.topk_ece[j];
-            num(out, v);
+            rep_csv_num(out, v);
         }
         for (size_t c = 0; c < n_cat; c++) {
             if (!f->m.has_likert || c >= f->m.likert.n) { fputs(",,", out); continue; }
@@ -102,7 +102,7 @@ void rep_out_csv(FILE *out, const rep_opts *o, const rep_file *files, size_t n)
                     len += (size_t)snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "",
                                             cs_compat_metric_name(cm[j]), lr->notes[cm[j]]);
             fputc(',', out);
-            csv_field(out, why);
+            rep_csv_field(out, why);
         }
         fputc('\n', out);
     }

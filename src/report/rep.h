@@ -119,6 +119,10 @@ int rep_usage_error(const char *fmt, ...)
 /* JSON writers shared by the report's outputs (out_json.c): a quoted, escaped string; a number
  * with %.17g, or null when not finite; `"key": value` pairs joined with ", " (no braces). */
 void rep_json_str(FILE *out, const char *s);
+/* CSV (out_csv.c): a field, quoted by RFC 4180 when it must be; ",value" (%.17g) or an empty
+ * field when not finite. */
+void rep_csv_field(FILE *out, const char *s);
+void rep_csv_num(FILE *out, double v);
 void rep_json_num(FILE *out, double v);
 void rep_json_fields(FILE *out, const char *const *keys, const double *vals, size_t n);
 /* The keys of a paired-comparison entry, in order: a, b, diff, lo, hi, p_better. */

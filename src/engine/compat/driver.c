@@ -262,6 +262,7 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
 
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;
+    cs_status st;
     size_t n = cs_prepared_count(p);
     out->n = n;
     out->bins = s->bins;
@@ -320,28 +321,21 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
                      ? "the library has no bin table for these settings"
                      : "the library cannot measure this input");
     }
-    free(conf);
-    free(correct);
-    free(cs_mass);
-    free(order);
-    cs_prepared_free(p);
-    return CS_OK;
+    st = CS_OK;
+    goto done;
 nomem:
-    free(conf);
-    free(correct);
-    free(cs_mass);
-    free(order);
-    cs_prepared_free(p);
-    cs_compat_report_free(out);
-    return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
+    st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
+    goto done;
 cancelled:
+    st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+done:
     free(conf);
     free(correct);
     free(cs_mass);
     free(order);
     cs_prepared_free(p);
-    cs_compat_report_free(out);
-    return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    if (st != CS_OK) cs_compat_report_free(out);
+    return st;
 }
 
 void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *res)
