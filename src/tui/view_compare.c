@@ -163,6 +163,8 @@ static void line_put(panel_lines *L, int role, const char *text)
 }
 
 static void line_putf(panel_lines *L, int role, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void line_putf(panel_lines *L, int role, const char *fmt, ...)
 {
     char buf[2400];
     va_list ap;
