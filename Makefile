@@ -27,10 +27,12 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lncursesw)
 WARN     := -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wwrite-strings -Werror
 OPT      := $(if $(SANITIZE),-O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=all,-O2 -g)
-CPPFLAGS := -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -MMD -MP
+CPPFLAGS = -Iinclude -Isrc $(VOL_CFLAGS) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -MMD -MP
 CFLAGS   := $(WARN) $(OPT) -pthread
 LDFLAGS  := $(if $(SANITIZE),-fsanitize=$(SANITIZE),) -pthread
-ENGINE_LIBS := -lcsv -lz -lm
+# nifti_clib (NIfTI-1/2 + its znz gzip streams) and minizip (npz archives): issue 12's readers.
+VOL_CFLAGS  := -I/usr/include/nifti $(shell pkg-config --cflags minizip 2>/dev/null || echo -I/usr/include/minizip)
+ENGINE_LIBS := -lnifti2 -lznz -lminizip -lcsv -lz -lm
 
 ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
 CHART_SRC  := $(sort $(wildcard src/chart/*.c))
