@@ -58,7 +58,20 @@ typedef struct cs_dataset {
     uint8_t *correct;      /* n, label == pred */
     uint32_t *sample_rows; /* the rows that are samples: all rows, or those with tta == 0 */
     size_t n_samples;
+
+    /* A statistics dataset (calscope/segstats.h, issue 12): a statistics file, or a manifest of
+     * segmentation volumes reduced when loaded. Owned (freed with the dataset). Then there are
+     * no rows: prob, label, case_id and every per-row array above are NULL; n = n_samples = the
+     * voxels of all cases; k, class_names, case_names and n_cases are the statistics'. It is
+     * measured by cs_measure (and compared by cs_compare_run), which hand it to
+     * cs_segstats_measure; every row-level routine refuses it through cs_dataset_need_rows. */
+    struct cs_segstats *stats;
 } cs_dataset;
+
+/* The one refusal of a statistics dataset by a routine that needs per-sample values: CS_OK
+ * when d has rows; else CS_EUSAGE with "WHAT needs per-voxel values; a statistics file keeps
+ * per-bin sums per case" (what: "--compat", "recalibration", ...). Any thread. */
+cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err);
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
  * (the loader does) before sharing the dataset. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when

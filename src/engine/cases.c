@@ -65,6 +65,7 @@ static void case_hist(const cs_dataset *d, const uint32_t *rows, const uint32_t 
 cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
                                   const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
 {
+    if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
     const char *path = d->path ? d->path : "input";
     if (!d->case_id)

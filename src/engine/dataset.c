@@ -1,4 +1,5 @@
 #include "calscope/dataset.h"
+#include "calscope/segstats.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,15 @@ void cs_dataset_free(cs_dataset *d)
     free(d->sample_rows);
     free(d->line);
     free(d->class_col);
+    cs_segstats_free(d->stats);
     free(d);
+}
+
+cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err)
+{
+    if (!d || !d->stats) return CS_OK;
+    return cs_error_set(err, CS_EUSAGE, 0, 0,
+                        "%s needs per-voxel values; a statistics file keeps per-bin sums per case", what);
 }
 
 char **cs_names_pack(const char *const *names, size_t k)

@@ -116,11 +116,13 @@ static void stat_json(FILE *out, const cs_stat *st)
     fputc('}', out);
 }
 
-static void curve_json(FILE *out, const cs_curve *c)
+/* by_case: a statistics dataset, whose resamples draw cases (rows = cases per replicate). */
+static void curve_json(FILE *out, const cs_curve *c, int by_case)
 {
     const char *xkey = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
     fprintf(out, ",\n     \"curve\": {\"kind\": \"%s\", \"repeats\": %d, \"replace\": %s, \"samples\": %zu",
             c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "true" : "false", c->n_samples);
+    if (by_case) fputs(", \"unit\": \"cases\"", out);
     if (c->kind == CS_CURVE_BINS && c->stable_first >= 0) {
         const cs_curve_point *a = &c->points[c->stable_first], *b = &c->points[c->stable_last];
         fprintf(out, ", \"stable\": {\"metric\": \"%s\", \"from\": ", cs_metric_name(c->stable_metric));
@@ -195,6 +197,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     if (cmp->done)
         fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
                 cmp->res.n_pairs, cmp->res.repeats);
+    if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
     fputs("},\n  \"compare\": [", out);
     for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
@@ -215,6 +218,9 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     rep_json_str(out, f->path);
     fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
             f->rows, f->classes, f->sum.rows_rejected, f->samples);
+    if (f->stats_fine)
+        fprintf(out, ", \"source\": \"statistics\", \"fine\": %d, \"channels\": \"%s\"", f->stats_fine,
+                f->stats_regions ? "regions" : "softmax");
     if (o->select_given) fprintf(out, ", \"selected\": %zu", f->m.selected);
     fputs(",\n     \"settings\": ", out);
     settings_json(out, o);
@@ -286,7 +292,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     }
     fputs("]}", out);
     if (f->m.has_cases) cases_json(out, &f->m.cases);
-    if (f->m.curve) curve_json(out, f->m.curve);
+    if (f->m.curve) curve_json(out, f->m.curve, f->stats_fine != 0);
     if (f->m.has_topk) {
         fputs(",\n     \"topk\": [", out);
         for (size_t i = 0; i < f->m.n_topk; i++) {

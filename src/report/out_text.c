@@ -8,14 +8,16 @@
 #include "chart/chart.h"
 
 
-static void curve_text(FILE *out, const cs_curve *c)
+/* by_case: a statistics dataset, whose resamples draw cases. */
+static void curve_text(FILE *out, const cs_curve *c, int by_case)
 {
     const char *xname = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
-    fprintf(out, "  %s curve: %d repeats %s replacement, N=%zu; mean, sd, 2.5-97.5%% range, mean |dev|\n",
-            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "with" : "without", c->n_samples);
+    fprintf(out, "  %s curve: %d repeats %s replacement, N=%zu%s; mean, sd, 2.5-97.5%% range, mean |dev|\n",
+            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "with" : "without", c->n_samples,
+            by_case ? " cases (cases are resampled, not voxels)" : "");
     for (int id = 0; id < CS_METRIC_COUNT; id++) {
         if (!(c->metrics & CS_METRIC_BIT(id))) continue;
-        fprintf(out, "  %-8s %8s %7s %9s %9s %9s %9s %9s\n", cs_metric_name(id), xname, "rows", "mean", "sd", "lo",
+        fprintf(out, "  %-8s %8s %7s %9s %9s %9s %9s %9s\n", cs_metric_name(id), xname, by_case ? "cases" : "rows", "mean", "sd", "lo",
                 "hi", "abs_dev");
         for (size_t i = 0; i < c->n_points; i++) {
             const cs_curve_point *pt = &c->points[i];
@@ -50,9 +52,13 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
     fprintf(out, "compare  A = %s\n         B = %s\n", cmp->a, cmp->b);
-    fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
-            "  p_better = share of resamples where A is better\n",
-            cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
+    if (cmp->by_case)
+        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = A - B with its 95%% interval,\n"
+                "  p_better = share of resamples where A is better\n", cmp->res.n_pairs, cmp->res.repeats);
+    else
+        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
+                "  p_better = share of resamples where A is better\n",
+                cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     fprintf(out, "  %-9s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
     int ties = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
@@ -99,6 +105,9 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
     for (size_t i = 0; i < f->sum.n_skipped_messages; i++) fprintf(out, "  skipped   %s\n", f->sum.skipped[i]);
     if (f->sum.rows_rejected > f->sum.n_skipped_messages)
         fprintf(out, "  skipped   ... and %zu more rows\n", f->sum.rows_rejected - f->sum.n_skipped_messages);
+    if (f->stats_fine)
+        fprintf(out, "  source    statistics: %s channels, fine resolution %d (exact for every M dividing it)\n",
+                f->stats_regions ? "independent sigmoid region" : "softmax", f->stats_fine);
     settings_line(out, o);
     if (o->select_given)
         fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->m.selected, f->samples);
@@ -128,7 +137,8 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         }
         else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
         else fprintf(out, "  %-9s %10s   %s%s\n", mi->key, "n/a", mi->help,
-                     (mi->needs & CS_NEEDS_TTA) ? " (needs id/tta rows)" : "");
+                     f->stats_fine ? " (not exact from statistics)"
+                     : (mi->needs & CS_NEEDS_TTA) ? " (needs id/tta rows)" : "");
     }
     if (excl) rep_ci_note(out, f->m.ci.method);
     if (undefined)
@@ -161,7 +171,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
         fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
     }
-    if (f->m.curve) curve_text(out, f->m.curve);
+    if (f->m.curve) curve_text(out, f->m.curve, f->stats_fine != 0);
     if (f->m.has_topk) {
         fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
         for (size_t i = 0; i < f->m.n_topk; i++) {

@@ -59,6 +59,8 @@ typedef struct rep_file {
     size_t rows, classes;
     size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
     int tta;               /* an id/tta long file (RECE-M applies) */
+    int stats_fine;        /* a statistics dataset (issue 12): its fine resolution F, else 0 */
+    int stats_regions;     /* ... whose channels are independent sigmoid regions */
     /* what cs_measure measured (calscope/measure.h): m.selected, the values m.result (valid
      * when m.evaluated; 0 when the selection kept nothing), m.ci (--ci), m.curve (--curve),
      * m.cases (a file with a case column), m.topk_* (--topk-bars: each k as used, once),
@@ -81,6 +83,7 @@ size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n);
 
 /* --compare of files A and B. */
 typedef struct rep_compare {
+    int by_case;           /* two statistics files: paired over their cases */
     const char *a, *b;
     int done;              /* res is valid */
     int status;            /* exit status the failure implies (0 when done or not asked) */

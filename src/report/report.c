@@ -13,6 +13,7 @@
 
 #include "calscope/curves.h"
 #include "calscope/likert.h"
+#include "calscope/segstats.h"
 #include "calscope/load.h"
 #include "calscope/topk.h"
 #include "report/rep.h"
@@ -60,6 +61,8 @@ static cs_measure_request request(const rep_opts *o, const cs_dataset *d, int *t
         if (o->n_curve_x) {
             q.curve.n_points = o->n_curve_x;
             memcpy(q.curve.x, o->curve_x, o->n_curve_x * sizeof q.curve.x[0]);
+        } else if (o->curve == 2 && d->stats) {
+            cs_segstats_bins_list(d->stats, &q.curve);   /* the M that are exact: divisors of F */
         }
     }
     if (o->n_topk) {
@@ -122,6 +125,10 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     f->classes = d->k;
     f->samples = d->n_samples;
     f->tta = d->id && d->tta;
+    if (d->stats) {
+        f->stats_fine = d->stats->fine;
+        f->stats_regions = d->stats->kind == CS_SEG_REGIONS;
+    }
 
     int topk[CS_MEASURE_MAX_TOPK];
     cs_measure_request q = request(o, d, topk);
@@ -171,18 +178,25 @@ int report_main(int argc, char **argv)
     }
     rep_compare cmp = { 0 };
     int mt_status = 0;
-    rep_methods *mt = o.compare ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status, &cmp.pair) : NULL;
+    /* two statistics files: the paired comparison over their cases (there are no rows for the
+     * methods table to recalibrate or profile) */
+    int stats_pair = o.compare && o.n_files == 2 && kept[0] && kept[1] && kept[0]->stats && kept[1]->stats;
+    rep_methods *mt = o.compare && !stats_pair ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status, &cmp.pair) : NULL;
     cmp.methods = mt;
+    cmp.by_case = stats_pair;
     /* the two-file table only when the methods table could be built (the files pair): a
      * failure was said once there */
-    if (mt && !rep_methods_multi(mt) && kept[0] && kept[1]) {
+    if (stats_pair || (mt && !rep_methods_multi(mt) && kept[0] && kept[1])) {
         cs_error err;
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
         cs_status st = cs_compare_run(kept[0], kept[1], &o.settings, CS_METRICS_DEFAULT,
                                       o.repeats ? o.repeats : CS_COMPARE_REPEATS, o.seed, &run, &cmp.res, &err);
         if (st == CS_OK) cmp.done = 1;
-        else {
+        else if (stats_pair) {
+            fprintf(stderr, "calscope: %s\n", err.msg);
+            cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
+        } else {
             /* the table's row for B failed the same way and was reported */
             cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
         }

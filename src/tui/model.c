@@ -15,6 +15,7 @@
 #include "calscope/jobs/metrics.h"
 #include "calscope/jobs/recal.h"
 #include "calscope/jobs/topk.h"
+#include "calscope/segstats.h"
 #include "calscope/text.h"
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
@@ -313,6 +314,7 @@ static int submit_view(tui_model *m, tui_state *st)
             cs_curve_options o;
             if (bins) cs_curve_options_bins_default(&o, st->settings.binning == CS_BIN_KDTREE);
             else cs_curve_options_size_default(&o);
+            if (bins && act->stats) cs_segstats_bins_list(act->stats, &o);   /* M dividing F */
             o.repeats = st->repeats;
             o.seed = st->seed;
             cs_curve_job *job = cs_curve_job_new(bins ? CS_CURVE_BINS : CS_CURVE_SIZE, act,
@@ -356,7 +358,7 @@ static int submit_view(tui_model *m, tui_state *st)
         n += submit_methods(m, st);
         break;
     case TUI_VIEW_CASES:
-        if (act && act->case_id) {
+        if (act && (act->case_id || act->stats)) {
             tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
             if (need(m, TUI_SLOT_CASES, &key)) {
                 cs_cases_job *job = cs_cases_job_new(act, &st->settings, &err);

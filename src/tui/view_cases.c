@@ -138,7 +138,7 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l)
     const tui_file *f = &c->m->files[c->st->active];
     const cs_dataset *d = f->data;
     const tui_rect *r = &l->body;
-    if (!d->case_id) {
+    if (!d->case_id && !d->stats) {
         int y = r->y;
         tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case calibration: %s", f->name);
         tui_text(y + 1, r->x + 1, r->w - 2, CH_ROLE_TEXT,
@@ -146,7 +146,7 @@ void tui_view_cases(const tui_ctx *c, const tui_layout *l)
         tui_text(y + 2, r->x + 1, r->w - 2, CH_ROLE_TEXT,
                  "histogram need a segmentation-style file (case,label,p_... per pixel),");
         tui_text(y + 3, r->x + 1, r->w - 2, CH_ROLE_TEXT,
-                 "e.g. samples/seg_cases.csv. f switches to the next loaded file.");
+                 "e.g. samples/seg_cases.csv, or segmentation volumes (calscope reduce).");
         return;
     }
     int stale;

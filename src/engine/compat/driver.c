@@ -250,6 +250,7 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
 cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
                                     const atomic_int *cancel, cs_compat_report *out, cs_error *err)
 {
+    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
     if (s->lens != CS_LENS_TOP1 && s->lens != CS_LENS_CLASSWISE)
         return cs_error_set(err, CS_EUSAGE, 0, 0,

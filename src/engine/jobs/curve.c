@@ -3,11 +3,29 @@
 
 #include <stdlib.h>
 
+#include "calscope/measure.h"
+
 #include "job_kind.h"
 
 static void run(cs_job *job, const cs_run *r)
 {
     cs_curve_job *j = (cs_curve_job *)(void *)job;
+    if (j->data->stats) {
+        /* a statistics dataset resamples cases: its curves come with its measurement */
+        cs_measure_request q = { 0 };
+        q.parts = CS_MEASURE_CURVE;
+        q.curve_kind = j->kind;
+        q.curve = j->curve;
+        cs_measurement m;
+        job->status = cs_measure(j->data, &j->settings, &q, r, &m, &job->err);
+        if (job->status == CS_OK) {
+            j->result = m.curve;
+            m.curve = NULL;
+            if (!j->result) job->status = cs_error_set(&job->err, CS_EEMPTY, 0, 0, "no curve to draw");
+        }
+        cs_measurement_free(&m);
+        return;
+    }
     if (j->kind == CS_CURVE_BINS) {
         j->result = cs_bins_curve(j->data, &j->settings, &j->curve, r, &job->err);
     } else {

@@ -3,6 +3,7 @@
 #include "engine/load/load_internal.h"
 
 #include "calscope/classes.h"
+#include "calscope/segstats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -385,6 +386,10 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
         cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EISDIR));
         close(fd);
         return NULL;
+    }
+    if (S_ISREG(sb.st_mode) && cs_segstats_sniff(path)) {
+        close(fd);
+        return cs_load_stats_file(path, err);
     }
     cs_dataset *d;
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 && (uintmax_t)sb.st_size <= SIZE_MAX) {

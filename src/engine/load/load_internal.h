@@ -370,4 +370,11 @@ cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *
                                    int vanished, cs_dataset *d, cs_load_summary *summary,
                                    cs_error *err);
 
+/* load_seg.c: a statistics dataset (dataset.h `stats`). cs_load_wrap_stats takes st (freed on
+ * failure too) and returns a row-less dataset owned by the caller, or NULL with err (CS_ENOMEM);
+ * cs_load_stats_file reads path first (cs_segstats_read's errors). Any thread. */
+struct cs_segstats;
+cs_dataset *cs_load_wrap_stats(const char *path, struct cs_segstats *st, cs_error *err);
+cs_dataset *cs_load_stats_file(const char *path, cs_error *err);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/segmeasure.h"
 #include "calscope/topk.h"
 
 void cs_measurement_free(cs_measurement *m)
@@ -57,6 +58,7 @@ static cs_status parts(const cs_dataset *d, const cs_settings *s, const cs_measu
 cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
                      const cs_run *run, cs_measurement *out, cs_error *err)
 {
+    if (d->stats) return cs_segstats_measure(d->stats, s, q, run, out, err);
     memset(out, 0, sizeof *out);
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;

@@ -133,6 +133,9 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
                          cs_error *err)
 {
     memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        if (d[i] && cs_dataset_need_rows(d[i], "the methods table", err) != CS_OK) return err->code;
+    memset(out, 0, sizeof *out);
     if (n == 0 || n > CS_METHODS_MAX || o->ref >= n) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "methods: %zu methods, reference %zu", n, o->ref);
         return CS_EUSAGE;

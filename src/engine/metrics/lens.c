@@ -180,6 +180,7 @@ static cs_prepared *fail(cs_prepared *p, cs_error *err, const char *what)
 
 cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {
+    if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return NULL;
     if (cs_settings_validate(s, err) != CS_OK) return NULL;
     if (!d->conf || !d->sample_rows) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");

@@ -6,6 +6,8 @@
  * is what makes the output independent of the thread count. */
 #include "calscope/curves.h"
 
+#include "calscope/segmeasure.h"
+
 #include "ci_internal.h"
 
 #include <math.h>
@@ -471,6 +473,7 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
 cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
                         const cs_run *run, cs_error *err)
 {
+    if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK) return NULL;
     if (!check_curve_options(o, err))
         return NULL;
     int kd = s->binning == CS_BIN_KDTREE;
@@ -758,6 +761,12 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
                          cs_compare *out, cs_error *err)
 {
+    /* statistics files are compared case by case (cases are the unit of evidence) */
+    if (a->stats && b->stats) return cs_segstats_compare(a->stats, b->stats, s, repeats, seed, run, out, err);
+    if (cs_dataset_need_rows(a->stats ? a : b, "a paired comparison with a prediction file", err) != CS_OK) {
+        memset(out, 0, sizeof *out);
+        return err->code;
+    }
     memset(out, 0, sizeof *out);
     if (!check_repeats(repeats, err))
         return err->code;
