@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# End-to-end: a statistics file (calscope reduce) is a dataset for the report, with the same
+# numbers as the same voxels written as a per-voxel CSV (issue 12 "Tests": to 1e-12, histograms
+# cell for cell); a manifest reduces on the fly; what statistics cannot give exactly is refused
+# with its reason; cases are resampled (intervals, size curve, paired comparison) and the result
+# does not depend on the thread count.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PY=/usr/bin/python3
+
+expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "want: $2" "got:  $3"; fi; }
+
+# ---- three small softmax cases as MONAI writes them (X,Y,Z,C float32 .nii.gz), labels .nii.gz,
+# and the same voxels as a per-voxel CSV (case,label,p_0..p_2, every float32 value in %.17g) ----
+"$PY" - "$TMP" <<'EOF'
+import sys, os, numpy as np, nibabel as nib
+out = sys.argv[1]
+rng = np.random.default_rng(12)
+shape = (6, 5, 4)
+rows = []
+with open(os.path.join(out, "manifest.csv"), "w") as man:
+    man.write("case,probs,labels\n")
+    for ci, case in enumerate(["c01", "c02", "c03"]):
+        logits = rng.normal(size=shape + (3,)) * (1.5 + ci)
+        p = np.exp(logits); p /= p.sum(axis=-1, keepdims=True)
+        p = p.astype(np.float32)
+        # values exactly on fine and coarse edges, and 0 / 1
+        flat = p.reshape(-1, 3)
+        flat[0] = [0.25, 0.25, 0.5]; flat[1] = [0.5, 0.5, 0.0]; flat[2] = [1.0, 0.0, 0.0]
+        flat[3] = [0.0, 0.75, 0.25]
+        lab = np.array([rng.choice(3, p=np.asarray(q, np.float64) / float(np.sum(q, dtype=np.float64)))
+                        for q in flat], dtype=np.int16).reshape(shape, order="C")
+        p = flat.reshape(shape + (3,))
+        aff = np.diag([1.0, 1.0, 2.0, 1.0])
+        nib.save(nib.Nifti1Image(p, aff), os.path.join(out, case + "_prob.nii.gz"))
+        nib.save(nib.Nifti1Image(lab, aff), os.path.join(out, case + ".nii.gz"))
+        man.write(f"{case},{case}_prob.nii.gz,{case}.nii.gz\n")
+        # NIfTI voxel order: x fastest = Fortran order of the (X, Y, Z) array
+        pv = np.stack([p[..., c].ravel(order="F") for c in range(3)], 1)
+        lv = lab.ravel(order="F")
+        for v in range(lv.size):
+            rows.append(f"{case},{lv[v]}," + ",".join("%.17g" % float(x) for x in pv[v]))
+with open(os.path.join(out, "voxels.csv"), "w") as f:
+    f.write("case,label,p_0,p_1,p_2\n")
+    f.write("\n".join(rows) + "\n")
+EOF
+
+expect_rc "reduce the manifest" 0 "$CALSCOPE" reduce -o "$TMP/stats.csv" "$TMP/manifest.csv"
+
+# compare NAME FLAGS...: the report's JSON on the statistics and on the voxels agree to 1e-12
+compare() {
+    local name=$1; shift
+    "$CALSCOPE" report --format json "$@" "$TMP/stats.csv" >"$TMP/s.json" 2>"$TMP/s.err"
+    local rs=$?
+    "$CALSCOPE" report --format json "$@" "$TMP/voxels.csv" >"$TMP/v.json" 2>"$TMP/v.err"
+    local rv=$?
+    local diff
+    diff=$("$PY" - "$TMP/s.json" "$TMP/v.json" <<'EOF'
+import json, math, sys
+s = json.load(open(sys.argv[1]))["files"][0]; v = json.load(open(sys.argv[2]))["files"][0]
+bad = []
+def close(a, b, what):
+    if a is None or b is None:
+        if a != b: bad.append(f"{what}: {a} vs {b}")
+    elif abs(a - b) > 1e-12 * max(1.0, abs(b)): bad.append(f"{what}: {a!r} vs {b!r}")
+for k in ("accuracy", "ece", "ace", "mce", "brier", "nll"):
+    close(s["metrics"][k], v["metrics"][k], k)
+if s["source"] != "statistics": bad.append("source")
+if s["rows"] != v["rows"]: bad.append(f"rows {s['rows']} vs {v['rows']}")
+if len(s["bins"]) != len(v["bins"]): bad.append("bin count")
+for i, (a, b) in enumerate(zip(s["bins"], v["bins"])):
+    if a["count"] != b["count"]: bad.append(f"bin {i} count {a['count']} vs {b['count']}")
+    for key in ("lo", "hi", "conf", "acc", "gap"): close(a[key], b[key], f"bin {i} {key}")
+sc, vc = s.get("cases"), v.get("cases")
+if sc["count"] != vc["count"]: bad.append("case count")
+for m in ("ece", "ace", "mce"):
+    for key in ("mean", "sd", "pooled"):
+        close(sc["metrics"][m][key], vc["metrics"][m][key], f"cases {m} {key}")
+if sc["reliability_histogram"] != vc["reliability_histogram"]: bad.append("reliability histogram")
+print("; ".join(bad[:6]))
+EOF
+)
+    if [ "$rs" -eq 0 ] && [ "$rv" -eq 0 ] && [ -z "$diff" ]; then ok "$name"
+    else not_ok "$name" "exit $rs / $rv: $(head -c 300 "$TMP/s.err")" "$diff"; fi
+}
+for lens in top1 classwise class:1; do
+    for m in 5 10 15 30; do
+        compare "statistics = voxels: --lens $lens --bins $m" --lens "$lens" --bins "$m"
+    done
+done
+compare "statistics = voxels: --distance l2" --distance l2 --bins 20
+compare "statistics = voxels: --distance max, classwise" --distance max --lens classwise --bins 25
+compare "statistics = voxels: --select on case" --select 'case in {c01, c03}' --bins 10
+
+# ---- a manifest is reduced on the fly: the same report as its statistics file ----
+run "$CALSCOPE" report --format json "$TMP/stats.csv"; want=$(json_get 'd["files"][0]["metrics"]["ece"]')
+run "$CALSCOPE" report --format json "$TMP/manifest.csv"
+expect_eq "report MANIFEST.csv: exit 0" 0 "$RC"
+expect_eq "report MANIFEST.csv = report STATS" "$want" "$(json_get 'd["files"][0]["metrics"]["ece"]')"
+expect_eq "report MANIFEST.csv: source statistics, fine 300" "statistics 300" \
+    "$(json_get 'd["files"][0]["source"], d["files"][0]["fine"]' | tr -d "(),'")"
+
+# ---- what is not exact from statistics is refused, with the reason ----
+run "$CALSCOPE" report --bins 7 "$TMP/stats.csv"
+expect_eq "--bins 7: exit 2" 2 "$RC"
+expect_match "--bins 7: does not divide F" 'does not divide .*fine resolution 300' "$ERR"
+run "$CALSCOPE" report --binning mass "$TMP/stats.csv"
+expect_eq "--binning mass: exit 2" 2 "$RC"
+expect_match "--binning mass: the reason" 'equal-mass' "$ERR"
+run "$CALSCOPE" report --lens topk:2 "$TMP/stats.csv"
+expect_eq "--lens topk:2: exit 2" 2 "$RC"
+run "$CALSCOPE" report --compat all "$TMP/stats.csv"
+expect_eq "--compat all: exit 2" 2 "$RC"
+expect_match "--compat: needs per-voxel values" '--compat needs per-voxel values; a statistics file keeps per-bin sums per case' "$ERR"
+run "$CALSCOPE" report --select 'conf > 0.5' "$TMP/stats.csv"
+expect_eq "--select on conf: exit 2" 2 "$RC"
+
+# ---- cases are the unit: intervals, size curve, comparison; threads do not matter ----
+run "$CALSCOPE" report --format json --ci 200 --seed 7 --threads 1 "$TMP/stats.csv"; one=$OUT
+run "$CALSCOPE" report --format json --ci 200 --seed 7 --threads 2 "$TMP/stats.csv"
+expect_eq "--ci over cases: threads 1 = threads 2" "$one" "$OUT"
+expect_match "--ci over cases: an interval" '"ece_ci": \[' "$OUT"
+run "$CALSCOPE" report --format json --curve size --repeats 10 "$TMP/stats.csv"
+expect_eq "size curve: unit cases" "cases" "$(json_get 'd["files"][0]["curve"]["unit"]')"
+expect_eq "size curve: rows are cases (fraction 1 = 3 cases)" "3" "$(json_get 'd["files"][0]["curve"]["points"][-1]["rows"]')"
+run "$CALSCOPE" report --format json --curve bins --repeats 10 "$TMP/stats.csv"
+expect_eq "bins curve: the divisors of 300 from 5" "[5, 6, 10, 12, 15, 20, 25, 30, 50, 60, 75, 100, 150, 300]" \
+    "$(json_get '[int(p["bins"]) for p in d["files"][0]["curve"]["points"]]')"
+cp "$TMP/stats.csv" "$TMP/same.csv"
+run "$CALSCOPE" report --format json --compare "$TMP/stats.csv" "$TMP/same.csv"
+expect_eq "--compare two statistics files: exit 0" 0 "$RC"
+expect_eq "--compare: paired by case, 3 pairs" "True 3" "$(json_get 'd["compare_info"]["by_case"], d["compare_info"]["pairs"]' | tr -d '(),')"
+expect_eq "--compare with itself: diff 0" "0.0" "$(json_get 'd["compare"][0]["diff"]')"
+
+# ---- a damaged statistics file: the line and the reason ----
+sed '0,/^b,/s/^b,\([^,]*\),/b,\1,x/' "$TMP/stats.csv" >"$TMP/bad.csv"
+run "$CALSCOPE" report "$TMP/bad.csv"
+expect_eq "damaged statistics file: exit 3" 3 "$RC"
+expect_match "damaged statistics file: FILE:LINE:COL" "^calscope: $TMP/bad.csv:[0-9]+:[0-9]+: " "$ERR"
+
+done_testing
