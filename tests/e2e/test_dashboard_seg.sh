@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# End-to-end: the dashboard on segmentation statistics (issue 12 item 4). A statistics file and a
+# manifest open like prediction files: the reliability view and its metrics, the Cases view
+# (per-case metrics and the dataset reliability histogram), the Variance view resampling cases,
+# the Classes view; what needs per-voxel values says why instead of drawing nothing. Polls for
+# states (lib.sh); no check depends on elapsed time.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmux_servers seg
+
+# four small softmax cases (MONAI layout) and their statistics
+/usr/bin/python3 - "$TMP" <<'EOF'
+import sys, os, numpy as np, nibabel as nib
+out = sys.argv[1]
+rng = np.random.default_rng(5)
+with open(os.path.join(out, "manifest.csv"), "w") as man:
+    man.write("case,probs,labels\n")
+    for i in range(4):
+        case = f"brain{i:02d}"
+        logits = rng.normal(size=(8, 7, 6, 4)) * 2
+        p = np.exp(logits); p /= p.sum(-1, keepdims=True)
+        lab = np.argmax(p + rng.normal(size=p.shape) * 0.3, -1).astype(np.uint8)
+        vals = np.array([0, 1, 2, 4], np.uint8)
+        nib.save(nib.Nifti1Image(p.astype(np.float32), np.eye(4)), os.path.join(out, case + "_prob.nii.gz"))
+        nib.save(nib.Nifti1Image(vals[lab], np.eye(4)), os.path.join(out, case + ".nii.gz"))
+        man.write(f"{case},{case}_prob.nii.gz,{case}.nii.gz\n")
+EOF
+"$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/stats.csv" "$TMP/manifest.csv" 2>"$TMP/reduce.err" \
+    || not_ok "reduce for the dashboard" "$(cat "$TMP/reduce.err")"
+
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "a statistics file opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
+expect_match "metrics not exact from statistics show n/a" 'RECE-G +n/a' "$SCREEN"
+keys 6
+check_screen "Cases view: the four cases listed" 'brain03' 60
+expect_match "Cases view: every case listed" 'brain00' "$SCREEN"
+keys 3
+check_screen "Variance view: curves over cases" 'cases' 60
+keys 2
+check_screen "Top-k view: says why it cannot draw" 'per-voxel values' 60
+keys 4
+check_screen "Classes view: per-class values" 'class|Class' 60
+T resize-window -x 100 -y 30 >/dev/null 2>&1
+keys 1
+check_screen "after a resize: the reliability view again" 'ECE +[0-9.]+' 60
+keys q
+check_screen "q quits with status 0" 'EXITED 0' 60
+
+# a manifest opens directly (reduced when loaded)
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 $TMP/manifest.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "a manifest opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
+keys q
+check_screen "manifest: q quits with status 0" 'EXITED 0' 60
+
+# a broken statistics file: the message, and the dashboard stays usable
+head -c 300 "$TMP/stats.csv" >"$TMP/broken.csv"
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/broken.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "a truncated statistics file: its name and line" 'broken.csv:[0-9]+' 60
+keys q
+check_screen "broken file: q quits" 'EXITED' 60
+done_testing
