@@ -146,9 +146,13 @@ cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: read past the end: %zu values asked, %llu left",
                             cs_vol_where(v, where, sizeof where), n, (unsigned long long)left);
     if (n == 0) return CS_OK;
-    if (!v->buf && !(v->buf = malloc(CSV_CHUNK_BYTES)))
-        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
-    size_t per = CSV_CHUNK_BYTES / v->esize;
+    if (!v->buf) {   /* a small array needs no full chunk (a case may open a few readers) */
+        v->buf_cap = v->info.n_values < CSV_CHUNK_BYTES / v->esize ? (size_t)v->info.n_values * v->esize
+                                                                    : CSV_CHUNK_BYTES;
+        if (!(v->buf = malloc(v->buf_cap)))
+            return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
+    }
+    size_t per = v->buf_cap / v->esize;
     int scale = v->info.scl_slope != 1.0 || v->info.scl_inter != 0.0;
     while (n) {
         size_t m = n < per ? n : per, got = 0;

@@ -30,7 +30,8 @@ struct cs_vol {
     size_t esize;             /* bytes per stored value */
     int swap;                 /* stored in the other byte order */
     uint64_t done;            /* values handed out so far */
-    unsigned char *buf;       /* CSV_CHUNK_BYTES, allocated at the first read */
+    unsigned char *buf;       /* buf_cap <= CSV_CHUNK_BYTES, allocated at the first read */
+    size_t buf_cap;
     const cs_vol_ops *ops;
     void *impl;
 };
