@@ -43,7 +43,7 @@ cs_status rd_channels(const cs_seg_case *c, const cs_vol_info *pi, const cs_vol_
         sh->channels = (size_t)pi->dim[pi->ndim - 1];
     } else {
         char a[160], b[160];
-        dims_text(pi->dim, pi->ndim > 1 ? pi->ndim - 1 : pi->ndim, a, sizeof a);
+        dims_text(pi->dim, pi->ndim > 1 ? sn : pn, a, sizeof a);
         dims_text(li->dim, ln, b, sizeof b);
         if (pi->ndim > 1)
             return cs_error_set(err, CS_EINPUT, 0, 0, "%s and %s: spatial shapes differ: %s (%" PRId64 " channels) vs %s (fastest axis first)",

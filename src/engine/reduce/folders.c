@@ -105,7 +105,8 @@ cs_status cs_seg_plan_folders(const char *probs_dir, const char *labels_dir, con
     if (st == CS_OK) st = list(probs_dir, suffix, NULL, &P, err);
     if (st == CS_OK) st = list(labels_dir, NULL, same ? suffix : NULL, &L, err);
     if (st == CS_OK && P.n == 0)
-        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: no probability file (CASE%s with .nii, .nii.gz, .npz or .npy)", probs_dir, suffix);
+        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: no probability file (CASE%s%s)", probs_dir, suffix,
+                          suffix[0] && rd_array_ext(suffix) == strlen(suffix) ? "" : " with .nii, .nii.gz, .npz or .npy");
     size_t i = 0, j = 0;
     while (st == CS_OK && (i < P.n || j < L.n)) {
         int c = i == P.n ? 1 : j == L.n ? -1 : strcmp(P.e[i].case_name, L.e[j].case_name);

@@ -75,7 +75,7 @@ size_t rd_array_ext(const char *name)
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         size_t e = strlen(ext[i]);
-        if (n > e && strcmp(name + n - e, ext[i]) == 0) return e;
+        if (n >= e && strcmp(name + n - e, ext[i]) == 0) return e;
     }
     return 0;
 }

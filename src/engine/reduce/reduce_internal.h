@@ -19,7 +19,8 @@ size_t rd_plan_sort(cs_seg_plan *p);
 /* "DIR/NAME" (NAME alone when dir is "" or NAME is absolute). malloc'd, NULL when out of
  * memory. */
 char *rd_path_join(const char *dir, const char *name);
-/* Whether `name` ends in an array extension (.nii, .nii.gz, .npz, .npy): its length, else 0. */
+/* Whether `name` ends in an array extension (.nii, .nii.gz, .npz, .npy; the name may be the
+ * extension alone): its length, else 0. */
 size_t rd_array_ext(const char *name);
 
 /* ---- checks (check.c) -------------------------------------------------------------------- */
