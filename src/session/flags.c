@@ -671,8 +671,8 @@ static const ss_flag table[] = {
       "--curve, --compare or --recal",
       "random seed, any 64-bit unsigned value (default 0; `e` steps it)" },
     { "--threads", "N", RD | X, SEC_RESAMPLING, p_threads, q_threads, 0,
-      "worker threads (0 = all cores, at most 256); needs --ci, --curve,\n"
-      "--compare or --recal (reduce: cases reduced at once)",
+      "worker threads (0 = all cores, at most 256); the report needs\n"
+      "one of --ci, --curve, --compare or --recal; reduce: cases at once",
       "worker threads (0 = all cores, at most 256)" },
     { "--compat", "NAME|all", R, SEC_RESAMPLING, p_compat, q_compat, 0,
       "the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
