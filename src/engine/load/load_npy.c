@@ -125,6 +125,7 @@ cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_su
     cs_load_worker_init(&ps.w, &ps.schema, opt, path);
     ps.have_worker = 1;
     if (cs_load_rows_alloc(&ps.w.rows, &ps.schema, n)) goto nomem;
+    ps.w.rows.growable = 1;   /* the worker then owns (and frees) them; exactly n are asked for */
     double *base = ps.schema.from_logits ? ps.w.rows.logit : ps.w.rows.prob;
 
     if (in->fortran_order) {
