@@ -130,6 +130,10 @@ static void test_affine(void **state)
     cs_vol *n = open_ok(FIX "a_lef4.npy", NULL);
     assert_int_equal(cs_vol_info_of(n)->has_affine, 0);
     assert_int_equal(cs_vol_info_of(n)->format, CS_VOL_NPY);
+    assert_int_equal(cs_vol_info_of(n)->fortran_order, 0);
+    cs_vol_close(n);
+    n = open_ok(FIX "fortran_f4.npy", NULL);
+    assert_int_equal(cs_vol_info_of(n)->fortran_order, 1);
     cs_vol_close(n);
 }
 
