@@ -55,6 +55,16 @@ typedef struct cs_load_options {
                               for any other. Borrowed: it must outlive the load */
     int npy_logits;        /* the .npy prediction file holds logits (softmax applied as for
                               logit_ columns), not probabilities; CS_EUSAGE for other files */
+    /* A manifest of segmentation volumes (calscope/reduce.h: header case,probs,labels) is
+     * reduced when loaded, into a statistics dataset (dataset.h `stats`), with: the label
+     * mapping as --label-values / --regions write it (both NULL: softmax 0..C-1 from the first
+     * case), the fine resolution (0: CS_SEGSTATS_FINE_DEFAULT), the largest affine difference
+     * (default CS_REDUCE_AFFINE_TOL_DEFAULT), sum_tol above, and the threads the cases run on
+     * (0: every core). Borrowed strings, as labels. */
+    const char *seg_label_values, *seg_regions;
+    int seg_fine;
+    double seg_affine_tol;
+    int seg_threads;
     cs_progress_fn progress;
     void *progress_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
@@ -77,6 +87,7 @@ typedef struct cs_load_summary {
     size_t n_skipped_messages;
     int from_logits;       /* probabilities are the softmax of logit_ columns */
     int gzip;              /* the input was gzip-compressed */
+    size_t manifest_cases; /* a manifest of volumes: the cases reduced (rows_* count voxels) */
     size_t blank_lines;    /* empty (or all-space) lines skipped; they hold no data, so nothing
                               is lost, but they are counted (a final newline is not a blank line) */
     char *class_note;      /* NULL, or (owned) when some class is named by a number that is not

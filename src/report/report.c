@@ -205,12 +205,14 @@ int report_main(int argc, char **argv)
     cmp.b = o.n_files > 1 ? files[1].path : "";
 
     /* --mixture without an id/tta file: the flag table's rule (ss_mixture_unused), no output */
-    int loaded = 0, tta = 0;
+    int loaded = 0, tta = 0, manifest = 0;
     for (size_t i = 0; i < o.n_files; i++) {
         loaded |= files[i].loaded;
         tta |= files[i].loaded && files[i].tta;
+        manifest |= files[i].sum.manifest_cases > 0;
     }
     const char *why = ss_mixture_unused(o.mixture_given, loaded, tta);
+    if (!why) why = ss_seg_unused(&o, loaded, manifest);
     int unused = why ? rep_usage_error("%s", why) != 0 : 0;
 
     /* machine formats keep stdout parseable: their plots go to stderr */

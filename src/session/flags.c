@@ -80,7 +80,14 @@ static int p_no_mouse(ss_opts *o, const char *v) { (void)v; o->no_mouse = 1; ret
 static int p_renormalize(ss_opts *o, const char *v) { (void)v; o->load.renormalize = 1; return 0; }
 static int p_skip_bad_rows(ss_opts *o, const char *v) { (void)v; o->load.skip_bad_rows = 1; return 0; }
 static int p_no_header(ss_opts *o, const char *v) { (void)v; o->load.no_header = 1; return 0; }
-static int p_labels(ss_opts *o, const char *v) { o->load.labels = v; return 0; }   /* argv: lives on */
+/* --labels: a .npy label file for the report and the dashboard, a folder of label maps for
+ * reduce (argv: the text lives on) */
+static int p_labels(ss_opts *o, const char *v)
+{
+    if (o->front == SS_REDUCE) o->labels_path = v;
+    else o->load.labels = v;
+    return 0;
+}
 static int p_npy_logits(ss_opts *o, const char *v) { (void)v; o->load.npy_logits = 1; return 0; }
 static int p_replace(ss_opts *o, const char *v) { (void)v; o->replace = 1; return 0; }
 static int p_compare(ss_opts *o, const char *v) { (void)v; o->compare = 1; return 0; }
@@ -417,7 +424,6 @@ static int p_regions(ss_opts *o, const char *v)
 }
 
 static int p_probs(ss_opts *o, const char *v) { o->probs_dir = v; return 0; }
-static int p_labels(ss_opts *o, const char *v) { o->labels_path = v; return 0; }
 static int p_prob_suffix(ss_opts *o, const char *v) { o->prob_suffix = v; return 0; }
 static int p_merge(ss_opts *o, const char *v) { (void)v; o->merge = 1; return 0; }
 
@@ -547,6 +553,10 @@ PR(q_likert_cuts)
 /* --seed and --threads only where the command has something random: the report refuses them
  * otherwise */
 PR(q_seed) { (void)i; if (resampled(o) && (o->seed_given || o->seed)) SAY("%llu", (unsigned long long)o->seed); else SAY("%s", ""); }
+PR(q_fine) { (void)i; if (o->fine) SAY("%d", o->fine); else SAY("%s", ""); }
+PR(q_label_values) { (void)i; SAY("%s", o->label_values ? o->label_values : ""); }
+PR(q_regions) { (void)i; SAY("%s", o->regions ? o->regions : ""); }
+PR(q_affine_tol) { (void)i; if (o->affine_tol_given) num(b, n, o->affine_tol); else SAY("%s", ""); }
 PR(q_threads) { (void)i; if (resampled(o) && o->threads_given) SAY("%d", o->threads); else SAY("%s", ""); }
 PR(q_compat)
 {
@@ -613,9 +623,10 @@ static const ss_flag table[] = {
       "1-based label column for --no-header (default 1)", NULL },
     { "--delimiter", "C", RD, SEC_INPUT, p_delimiter, q_delimiter, 0,
       ", ; or tab (default: sniffed from the first line)", NULL },
-    { "--labels", "FILE", RD, SEC_INPUT, p_labels, q_labels, 0,
+    { "--labels", "FILE|DIR", RD | X, SEC_INPUT, p_labels, q_labels, 0,
       "the labels (N integers 0..K-1, a .npy file) for .npy prediction files:\n"
-      "each FILE.npy is then an N x K array of probabilities, classes 0..K-1", NULL },
+      "each FILE.npy is then an N x K array of probabilities, classes 0..K-1;\n"
+      "reduce: the folder of label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
     { "--npy-logits", NULL, RD, SEC_INPUT, p_npy_logits, q_npy_logits, 0,
       "the .npy prediction files hold logits (softmax applied), not probabilities", NULL },
 
@@ -696,24 +707,22 @@ static const ss_flag table[] = {
     { "-o", "STATS", X, SEC_VOLUMES, p_out, NULL, 0,
       "write the statistics file to STATS (default -, standard output;\n"
       "a name ending in .gz is gzip-compressed; written whole or not at all)", NULL },
-    { "--fine", "F", X, SEC_VOLUMES, p_fine, NULL, 0,
+    { "--fine", "F", RD | X, SEC_VOLUMES, p_fine, q_fine, 0,
       "fine bins of the statistics, 1..100000 (default 300: every bin count\n"
       "5, 10, 15, 20, 25, 30, 50, 100 divides it)", NULL },
-    { "--label-values", "LIST", X, SEC_VOLUMES, p_label_values, NULL, 0,
+    { "--label-values", "LIST", RD | X, SEC_VOLUMES, p_label_values, q_label_values, 0,
       "softmax channel c is label value c of LIST, e.g. 0,1,2,4 or\n"
       "bg=0,NCR=1,ED=2,ET=4 (default 0..C-1, C from the first case)", NULL },
-    { "--regions", "SPEC", X, SEC_VOLUMES, p_regions, NULL, 0,
+    { "--regions", "SPEC", RD | X, SEC_VOLUMES, p_regions, q_regions, 0,
       "independent sigmoid channels, one per region, e.g. 'WT=1,2,4;TC=1,4;ET=4'\n"
       "(y = 1 where the label is one of the region's values; no top-1)", NULL },
     { "--probs", "DIR", X, SEC_VOLUMES, p_probs, NULL, 0,
       "probability files CASE[SUFFIX].nii|.nii.gz|.npz|.npy, paired by\n"
       "stem with --labels DIR instead of a manifest", NULL },
-    { "--labels", "DIR", X, SEC_VOLUMES, p_labels, NULL, 0,
-      "label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
     { "--prob-suffix", "S", X, SEC_VOLUMES, p_prob_suffix, NULL, 0,
       "probability files are CASE + S, e.g. _prob (CASE_prob.nii.gz) or .npz\n"
       "(nnU-Net's CASE.npz beside its CASE.nii.gz)", NULL },
-    { "--affine-tol", "T", X, SEC_VOLUMES, p_affine_tol, NULL, 0,
+    { "--affine-tol", "T", RD | X, SEC_VOLUMES, p_affine_tol, q_affine_tol, 0,
       "refuse a case whose two affines differ by more than T (default 0.001)", NULL },
     { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
       "sum the statistics files given (shards of one test set) into -o STATS", NULL },

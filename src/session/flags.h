@@ -147,6 +147,10 @@ int ss_usage_error(unsigned front, const char *fmt, ...)
  * flag that would change nothing) when some FILE loaded and none has id and tta columns.
  * Returns the message (static) for ss_usage_error, or NULL when the flag is fine. Pure. */
 const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta);
+/* The rule between the volume flags (--label-values, --regions, --fine, --affine-tol) and the
+ * loaded files of the report and the dashboard: the message when one was given and no loaded
+ * FILE is a manifest of volumes (it would change nothing), else NULL. Pure. */
+const char *ss_seg_unused(const struct ss_opts *o, int any_loaded, int any_manifest);
 
 /* Writes `calscope report FLAGS FILES` reproducing o: every report flag whose printer gives a
  * value, in table order, then o->files, each word shell-quoted (ss_shell_quote). Truncated to

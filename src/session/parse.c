@@ -31,6 +31,16 @@ const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta)
         : NULL;
 }
 
+const char *ss_seg_unused(const ss_opts *o, int any_loaded, int any_manifest)
+{
+    if (!any_loaded || any_manifest) return NULL;
+    return o->label_values ? "--label-values maps the channels of volumes; no FILE is a manifest (case,probs,labels)"
+         : o->regions ? "--regions maps the channels of volumes; no FILE is a manifest (case,probs,labels)"
+         : o->fine ? "--fine sets the statistics of volumes; no FILE is a manifest (case,probs,labels)"
+         : o->affine_tol_given ? "--affine-tol checks volumes; no FILE is a manifest (case,probs,labels)"
+         : NULL;
+}
+
 void ss_opts_init(ss_opts *o, unsigned front)
 {
     ss_check_fn keep = o->check_fn;
@@ -232,6 +242,14 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
     }
     if (front == SS_REDUCE) return check_reduce(o);
     if (o->n_files == 0) return ss_usage_error(front, "no FILE given");
+    /* a manifest among the files is reduced when loaded, with the volume flags */
+    if (o->label_values && o->regions)
+        return ss_usage_error(front, "--label-values and --regions both map the channels: give one");
+    o->load.seg_label_values = o->label_values;
+    o->load.seg_regions = o->regions;
+    o->load.seg_fine = o->fine;
+    if (o->affine_tol_given) o->load.seg_affine_tol = o->affine_tol;
+    if (o->threads_given) o->load.seg_threads = o->threads;
     if (front == SS_REPORT) return check_report(o);
     return check_loading(o);
 }

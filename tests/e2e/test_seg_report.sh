@@ -129,12 +129,14 @@ cp "$TMP/stats.csv" "$TMP/same.csv"
 run "$CALSCOPE" report --format json --compare "$TMP/stats.csv" "$TMP/same.csv"
 expect_eq "--compare two statistics files: exit 0" 0 "$RC"
 expect_eq "--compare: paired by case, 3 pairs" "True 3" "$(json_get 'd["compare_info"]["by_case"], d["compare_info"]["pairs"]' | tr -d '(),')"
-expect_eq "--compare with itself: diff 0" "0.0" "$(json_get 'd["compare"][0]["diff"]')"
+expect_eq "--compare with itself: diff 0" "0.0" "$(json_get 'float(d["compare"][0]["diff"])')"
 
 # ---- a damaged statistics file: the line and the reason ----
-sed '0,/^b,/s/^b,\([^,]*\),/b,\1,x/' "$TMP/stats.csv" >"$TMP/bad.csv"
+# the first class record's count becomes "x"
+awk -F, -v OFS=, '!done && $1 == "c" { $5 = "x"; done = 1 } 1' "$TMP/stats.csv" >"$TMP/bad.csv"
+line=$(grep -n '^c,' "$TMP/stats.csv" | head -1 | cut -d: -f1)
 run "$CALSCOPE" report "$TMP/bad.csv"
 expect_eq "damaged statistics file: exit 3" 3 "$RC"
-expect_match "damaged statistics file: FILE:LINE:COL" "^calscope: $TMP/bad.csv:[0-9]+:[0-9]+: " "$ERR"
+expect_match "damaged statistics file: FILE:LINE:COL of the bad count" "^calscope: $TMP/bad.csv:$line:5: " "$ERR"
 
 done_testing

@@ -3,6 +3,7 @@
 #include "engine/load/load_internal.h"
 
 #include "calscope/classes.h"
+#include "calscope/reduce.h"
 #include "calscope/segstats.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@ void cs_load_options_default(cs_load_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->sum_tol = 1e-3;
     opt->label_col = 1;
+    opt->seg_affine_tol = CS_REDUCE_AFFINE_TOL_DEFAULT;
 }
 
 /* ---- progress / cancel ---------------------------------------------------------------------- */
@@ -397,7 +399,11 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     }
     if (S_ISREG(sb.st_mode) && cs_segstats_sniff(path)) {
         close(fd);
-        return cs_load_stats_file(path, err);
+        return cs_load_stats_file(path, opt, err);
+    }
+    if (S_ISREG(sb.st_mode) && cs_seg_manifest_sniff(path)) {
+        close(fd);
+        return cs_load_manifest(path, opt, summary, err);
     }
     cs_dataset *d;
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 && (uintmax_t)sb.st_size <= SIZE_MAX) {

@@ -389,9 +389,15 @@ cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *
 
 /* load_seg.c: a statistics dataset (dataset.h `stats`). cs_load_wrap_stats takes st (freed on
  * failure too) and returns a row-less dataset owned by the caller, or NULL with err (CS_ENOMEM);
- * cs_load_stats_file reads path first (cs_segstats_read's errors). Any thread. */
+ * cs_load_stats_file reads path first (cs_segstats_read's errors; CS_EUSAGE for an option of
+ * prediction rows or of the reduction, which would change nothing). Any thread. */
 struct cs_segstats;
 cs_dataset *cs_load_wrap_stats(const char *path, struct cs_segstats *st, cs_error *err);
-cs_dataset *cs_load_stats_file(const char *path, cs_error *err);
+cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_error *err);
+/* A manifest (cs_seg_manifest_sniff) reduced with opt's seg_* options, sum_tol, progress and
+ * cancel: a statistics dataset owned by the caller, or NULL with err (the plan's, the
+ * mapping's and the reduction's errors; CS_EUSAGE for --labels / --npy-logits). */
+cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_load_summary *summary,
+                             cs_error *err);
 
 #endif

@@ -1,11 +1,15 @@
-/* Segmentation inputs as datasets (issue 12): a statistics file (calscope/segstats.h) is read
- * and wrapped in a row-less cs_dataset (dataset.h, `stats`), so the report and the dashboard
+/* Segmentation inputs as datasets (issue 12): a statistics file (calscope/segstats.h) is read,
+ * or a manifest of volumes reduced (calscope/reduce.h), and wrapped in a row-less cs_dataset (dataset.h, `stats`), so the report and the dashboard
  * open it like any prediction file and cs_measure hands it to cs_segstats_measure. */
 #include "engine/load/load_internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "calscope/reduce.h"
 #include "calscope/segstats.h"
 
 cs_dataset *cs_load_wrap_stats(const char *path, cs_segstats *st, cs_error *err)
@@ -36,9 +40,112 @@ oom:
     return NULL;
 }
 
-cs_dataset *cs_load_stats_file(const char *path, cs_error *err)
+/* Options for prediction rows mean nothing to volumes or statistics: refused, never ignored. */
+static int refuse_row_options(const char *path, const cs_load_options *opt, const char *what, cs_error *err)
 {
+    const char *flag = opt->renormalize ? "--renormalize" : opt->skip_bad_rows ? "--skip-bad-rows"
+                     : opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter"
+                     : opt->split_column ? "--recal-split-column" : opt->labels ? "--labels"
+                     : opt->npy_logits ? "--npy-logits" : NULL;
+    if (!flag) return 0;
+    cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s applies to prediction rows; this is %s", path, flag, what);
+    return 1;
+}
+
+cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_error *err)
+{
+    if (refuse_row_options(path, opt, "a statistics file", err)) return NULL;
+    const char *flag = opt->seg_label_values ? "--label-values" : opt->seg_regions ? "--regions"
+                     : opt->seg_fine ? "--fine" : opt->sum_tol != 1e-3 ? "--sum-tol"
+                     : opt->seg_affine_tol != CS_REDUCE_AFFINE_TOL_DEFAULT ? "--affine-tol" : NULL;
+    if (flag) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s applies when volumes are reduced; a statistics file is reduced already",
+                     path, flag);
+        return NULL;
+    }
     cs_segstats *st = NULL;
     if (cs_segstats_read(path, &st, err) != CS_OK) return NULL;
+    return cs_load_wrap_stats(path, st, err);
+}
+
+/* ---- a manifest, reduced when loaded -------------------------------------------------------- */
+
+typedef struct seg_job {
+    cs_segstats *st;
+    const cs_seg_plan *plan;
+    const cs_reduce_options *ro;
+    cs_run run;
+    cs_error err;
+    cs_status status;
+    atomic_int finished;
+} seg_job;
+
+static void *seg_worker(void *vj)
+{
+    seg_job *j = vj;
+    j->status = cs_reduce_cases(j->st, j->plan, j->ro, &j->run, &j->err);
+    atomic_store(&j->finished, 1);
+    return NULL;
+}
+
+/* The loader's progress callback is called from the loading thread only: the reduction runs on
+ * a thread of its own while this one forwards its progress every 20 ms (cancel goes straight
+ * to the reduction, which polls it per slab). */
+static cs_status reduce_with_progress(seg_job *j, const cs_load_options *opt)
+{
+    pthread_t th;
+    if (!opt->progress || pthread_create(&th, NULL, seg_worker, j) != 0) {
+        seg_worker(j);
+        return j->status;
+    }
+    while (!atomic_load(&j->finished)) {
+        opt->progress(opt->progress_ctx, atomic_load(j->run.progress_ppm) / 1e6);
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    pthread_join(th, NULL);
+    opt->progress(opt->progress_ctx, 1.0);
+    return j->status;
+}
+
+cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_load_summary *summary,
+                             cs_error *err)
+{
+    if (refuse_row_options(path, opt, "a manifest of segmentation volumes", err)) return NULL;
+    cs_seg_mapping *map = NULL;
+    cs_seg_plan *plan = NULL;
+    cs_segstats *st = NULL;
+    cs_status s = CS_OK;
+    if (opt->seg_label_values) s = cs_seg_mapping_values(opt->seg_label_values, &map, err);
+    else if (opt->seg_regions) s = cs_seg_mapping_regions(opt->seg_regions, &map, err);
+    if (s == CS_OK) s = cs_seg_plan_manifest(path, &plan, err);
+    cs_reduce_options ro;
+    cs_reduce_options_default(&ro);
+    if (opt->seg_fine) ro.fine = opt->seg_fine;
+    ro.sum_tol = opt->sum_tol;
+    ro.affine_tol = opt->seg_affine_tol;
+    ro.mapping = map;
+    if (s == CS_OK) s = cs_reduce_begin(plan, &ro, &st, err);
+    if (s == CS_OK) {
+        atomic_int ppm = 0;
+        seg_job j = { .st = st, .plan = plan, .ro = &ro,
+                      .run = { opt->seg_threads, opt->cancel, &ppm } };
+        cs_error_clear(&j.err);
+        atomic_init(&j.finished, 0);
+        s = reduce_with_progress(&j, opt);
+        if (s != CS_OK) *err = j.err;
+    }
+    if (s == CS_OK && summary) {
+        summary->rows_read = summary->rows_used = 0;
+        summary->manifest_cases = plan->n;
+        for (size_t c = 0; c < st->n_cases; c++) summary->rows_used += st->voxels[c];
+        summary->rows_read = summary->rows_used;
+    }
+    cs_seg_plan_free(plan);
+    cs_seg_mapping_free(map);
+    if (s != CS_OK) {
+        cs_segstats_free(st);
+        return NULL;
+    }
     return cs_load_wrap_stats(path, st, err);
 }
