@@ -69,8 +69,8 @@ typedef struct cs_dataset {
 } cs_dataset;
 
 /* The one refusal of a statistics dataset by a routine that needs per-sample values: CS_OK
- * when d has rows; else CS_EUSAGE with "WHAT needs per-voxel values; a statistics file keeps
- * per-bin sums per case" (what: "--compat", "recalibration", ...). Any thread. */
+ * when d has rows; else CS_EUSAGE with "WHAT: not from a statistics file, which keeps per-bin sums
+ * per case, not per-voxel values" (what: "--compat", "recalibration", ...). Any thread. */
 cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err);
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once

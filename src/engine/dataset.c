@@ -41,7 +41,8 @@ cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *
 {
     if (!d || !d->stats) return CS_OK;
     return cs_error_set(err, CS_EUSAGE, 0, 0,
-                        "%s needs per-voxel values; a statistics file keeps per-bin sums per case", what);
+                        "%s: not from a statistics file, which keeps per-bin sums per case, not per-voxel values",
+                        what);
 }
 
 char **cs_names_pack(const char *const *names, size_t k)

@@ -26,12 +26,16 @@ static void draw_curve(const tui_ctx *c, const tui_rect *r, const ch_curve *cv, 
 
 /* The curve in `slot`, or NULL after drawing its state (waiting, error) and progress into r. */
 static const cs_curve *curve_result(const tui_ctx *c, int slot, const tui_rect *r,
-                                    const char *name, int *stale)
+                                    const char *name, int *stale, int *by_case)
 {
     char what[32];
     snprintf(what, sizeof what, "the %s", name);
     const cs_job *resp = tui_model_result(c->m, slot, stale);
-    if (!tui_draw_response_state(c, resp, r, what)) return cs_curve_job_of(resp)->result;
+    if (!tui_draw_response_state(c, resp, r, what)) {
+        const cs_curve_job *j = cs_curve_job_of(resp);
+        *by_case = j->data->stats != NULL;   /* a statistics dataset resamples cases */
+        return j->result;
+    }
     tui_text(r->y, r->x, r->w, CH_ROLE_TITLE, name);
     if (cs_backend_busy(c->m->backend, slot))
         tui_draw_progress(c, r->y + 2, r->x + 1, 30, cs_backend_progress(c->m->backend, slot));
@@ -41,7 +45,8 @@ static const cs_curve *curve_result(const tui_ctx *c, int slot, const tui_rect *
 static void size_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_curve *cu = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale);
+    int by_case = 0;
+    const cs_curve *cu = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale, &by_case);
     if (!cu) return;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
@@ -49,6 +54,7 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
         rhi[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],
         mlo[CS_CURVE_MAX_POINTS], mhi[CS_CURVE_MAX_POINTS];
     int has_rm = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M)) != 0;
+    int has_rg = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_G)) != 0;   /* not from statistics */
     for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
         const cs_curve_point *p = &cu->points[i];
         x[i] = p->x;
@@ -64,15 +70,19 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
         mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
     }
     /* markers: one glyph per metric in both charts of the view (RECE-M is marker 4 in each) */
-    ch_series s[4] = {
+    const ch_series all[4] = {
         { "ECE", ece, elo, ehi, 1 },
         { "RECE-G", rg, rlo, rhi, 2 },
         { "|ECE sub-full|", dev, NULL, NULL, 3 },
         { "RECE-M", rm, mlo, mhi, 4 },
     };
+    ch_series s[4];
+    int ns = 0;
+    for (int i = 0; i < 4; i++)
+        if ((i != 1 || has_rg) && (i != 3 || has_rm)) s[ns++] = all[i];
     char title[128];
-    snprintf(title, sizeof title, "size curve: mean and 95%% band over %d subsets%s", cu->repeats,
-             cu->replace ? " (with replacement)" : "");
+    snprintf(title, sizeof title, "%s: mean and 95%% band over %d subsets%s", by_case ? "cases" : "size curve",
+             cu->repeats, cu->replace ? " (with replacement)" : "");
     ch_curve cv;
     memset(&cv, 0, sizeof cv);
     cv.title = title;
@@ -81,7 +91,7 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     cv.log_x = 1;
     cv.x_label = "fraction";
     cv.series = s;
-    cv.n_series = has_rm ? 4 : 3;
+    cv.n_series = (size_t)ns;
     cv.y_min = NAN;
     cv.y_max = NAN;
     draw_curve(c, &l->a, &cv, stale);
@@ -92,13 +102,17 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     /* with RECE-M its column takes the place of rows (28 columns: rows = ceil(frac N)) */
     tui_text(t->y, t->x, t->w, TUI_ROLE_HEADING,
-             has_rm ? " frac |ECE d| |RG d| |RM d|" : " frac  rows  |ECE d| |RG d|");
+             has_rm ? " frac |ECE d| |RG d| |RM d|" : by_case ? " frac cases |ECE d|"
+             : " frac  rows  |ECE d| |RG d|");
     for (size_t i = 0; i < n && (int)i + 1 < t->h; i++) {
         const cs_curve_point *p = &cu->points[i];
         if (has_rm)
             tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %6.4f %6.4f %6.4f", p->x,
                       p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev,
                       p->stat[CS_METRIC_RECE_M].abs_dev);
+        else if (by_case)
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f", p->x, p->rows,
+                      p->stat[CS_METRIC_ECE].abs_dev);
         else
             tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f %6.4f", p->x, p->rows,
                       p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev);
@@ -108,7 +122,8 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
 static void bins_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
-    const cs_curve *cu = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale);
+    int by_case = 0;
+    const cs_curve *cu = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale, &by_case);
     if (!cu) return;
     size_t n = cu->n_points;
     double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
@@ -133,8 +148,8 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
         snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
                  cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);
-    snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples; %s",
-             cu->kdtree ? "gamma" : "M", cu->repeats, range);
+    snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples%s; %s",
+             cu->kdtree ? "gamma" : "M", cu->repeats, by_case ? " of the cases" : "", range);
     ch_curve cv;
     memset(&cv, 0, sizeof cv);
     cv.title = title;

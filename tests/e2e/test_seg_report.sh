@@ -110,7 +110,7 @@ run "$CALSCOPE" report --lens topk:2 "$TMP/stats.csv"
 expect_eq "--lens topk:2: exit 2" 2 "$RC"
 run "$CALSCOPE" report --compat all "$TMP/stats.csv"
 expect_eq "--compat all: exit 2" 2 "$RC"
-expect_match "--compat: needs per-voxel values" '--compat needs per-voxel values; a statistics file keeps per-bin sums per case' "$ERR"
+expect_match "--compat: not from statistics" '--compat: not from a statistics file, which keeps per-bin sums per case, not per-voxel values' "$ERR"
 run "$CALSCOPE" report --select 'conf > 0.5' "$TMP/stats.csv"
 expect_eq "--select on conf: exit 2" 2 "$RC"
 
