@@ -194,6 +194,9 @@ static const bad_case bad[] = {
     {"corrupt.nii.gz", NULL, 0, "corrupt.nii.gz: corrupt gzip data: incorrect data check"},
     {"badmagic.npy", NULL, 0, "badmagic.npy: not an npy file (bad magic)"},
     {"trunc.npy", NULL, 1, "trunc.npy: truncated: 21 of 24 values"},
+    {"badver.npy", NULL, 0, "badver.npy: unsupported npy format version 4.0"},
+    {"badkey.npy", NULL, 0, "badkey.npy: bad npy header: unknown key"},
+    {"short.npz", NULL, 1, "short.npz[probabilities.npy]: truncated: 50 of 100 values"},
     {"complex.npy", NULL, 0, "complex.npy: unsupported dtype '<c8' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
                              "<u4 <i8 <u8 |b1, or > for big-endian)"},
     {"unicode.npy", NULL, 0, "unicode.npy: unsupported dtype '<U2' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
