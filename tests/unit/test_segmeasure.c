@@ -471,6 +471,44 @@ static void test_compare(void **state)
     cs_test_seg_free(gb);
 }
 
+/* Progress reaches 1e6 on a finished run; a raised cancel flag ends a resampling part with
+ * CS_ECANCELLED and no result. */
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    cs_test_seg *g = cs_test_seg_random(5, 3, 40, 6, 0);
+    cs_segstats *st = cs_test_seg_stats(g, 60);
+    cs_settings s;
+    settings(&s, "top1", 10, "tvd");
+    cs_measure_request q;
+    memset(&q, 0, sizeof q);
+    q.parts = CS_MEASURE_CI;
+    q.ci_repeats = 20;
+    atomic_int cancel = 0, ppm = -1;
+    cs_run run = { 2, &cancel, &ppm };
+    cs_measurement m;
+    cs_error err;
+    assert_int_equal(cs_segstats_measure(st, &s, &q, &run, &m, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 1000000);
+    cs_measurement_free(&m);
+    atomic_store(&cancel, 1);
+    assert_int_equal(cs_segstats_measure(st, &s, &q, &run, &m, &err), CS_ECANCELLED);
+    assert_string_equal(err.msg, "cancelled");
+    assert_int_equal(m.has_ci, 0);
+    cs_measurement_free(&m);
+    q.parts = CS_MEASURE_CURVE;
+    q.curve_kind = CS_CURVE_SIZE;
+    cs_curve_options_size_default(&q.curve);
+    assert_int_equal(cs_segstats_measure(st, &s, &q, &run, &m, &err), CS_ECANCELLED);
+    assert_null(m.curve);
+    cs_measurement_free(&m);
+    cs_compare c;
+    assert_int_equal(cs_segstats_compare(st, "A", st, "B", &s, 0, 10, 1, &run, &c, &err),
+                     CS_ECANCELLED);
+    cs_segstats_free(st);
+    cs_test_seg_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_cases),
         cmocka_unit_test(test_curves_over_cases),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_progress_and_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

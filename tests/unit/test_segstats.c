@@ -248,6 +248,24 @@ static void test_read_valid_and_errors(void **state)
     assert_double_near(st->nll_neg[0], 34.5, 0);
     cs_segstats_free(st);
 
+    /* the same file with CRLF line ends and a count spelled with 20 digits (both outside the
+     * writer's spelling: the general path reads them) gives the same object */
+    char crlf[2048], *w = crlf;
+    for (const char *p = HEAD BODY; *p; p++) {
+        if (*p == '\n') *w++ = '\r';
+        *w++ = *p;
+    }
+    *w = '\0';
+    char *at = strstr(crlf, "c,0,1,2,1,0.75,1");
+    memmove(at + 28, at + 9, strlen(at + 9) + 1);   /* the count "1" becomes 20 digits */
+    memcpy(at + 8, "00000000000000000001", 20);
+    cs_segstats *a = NULL, *b = NULL;
+    assert_int_equal(read_text(HEAD BODY, &a, &err), CS_OK);
+    if (read_text(crlf, &b, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_same_stats(a, b);
+    cs_segstats_free(a);
+    cs_segstats_free(b);
+
     expect_error("a,b\n", "F:1:1: not a calscope statistics file (the first line is not"
                           " '# calscope-stats 1')");
     expect_error("# calscope-stats 2\n", "F:1:1: statistics format version '2' is not supported"

@@ -157,13 +157,19 @@ void cs_segstats_add_voxels(cs_segstats *st, size_t c, const double *const *p,
     double *sum_p = st->sum_p + cs_segstats_ci(st, c, 0, 0);
     uint64_t *sum_y = st->sum_y + cs_segstats_ci(st, c, 0, 0);
     double *sq = st->sq_err + c * k, *npos = st->nll_pos + c * k, *nneg = st->nll_neg + c * k;
+    /* the F+1 edges once per call (cs_ubin_at gives the same bin as cs_ubin); for F > 1024
+     * they are computed per value instead */
+    double edges[1025];
+    const double *e = F < sizeof edges / sizeof edges[0] ? edges : NULL;
+    if (e)
+        for (size_t i = 0; i <= F; i++) edges[i] = cs_ubin_edge((int)i, st->fine);
     for (size_t v = 0; v < n; v++) {
         const uint8_t *y = member ? member + (size_t)lab[v] * k : NULL;
         size_t best = 0;
         for (size_t j = 0; j < k; j++) {
             double pj = p[j][v];
             int yj = y ? y[j] != 0 : (size_t)lab[v] == j;
-            size_t b = (size_t)cs_ubin(pj, st->fine);
+            size_t b = (size_t)cs_ubin_at(pj, e, st->fine);
             cnt[j * F + b]++;
             sum_p[j * F + b] += pj;
             sum_y[j * F + b] += (uint64_t)yj;
@@ -176,7 +182,7 @@ void cs_segstats_add_voxels(cs_segstats *st, size_t c, const double *const *p,
         if (st->t_cnt) {
             double conf = p[best][v];
             int correct = y ? y[best] != 0 : (size_t)lab[v] == best;
-            size_t b = cs_segstats_ti(st, c, (size_t)cs_ubin(conf, st->fine));
+            size_t b = cs_segstats_ti(st, c, (size_t)cs_ubin_at(conf, e, st->fine));
             st->t_cnt[b]++;
             st->t_sum_conf[b] += conf;
             st->t_sum_correct[b] += (uint64_t)correct;

@@ -430,6 +430,60 @@ static cs_status check_totals(reader *r, const cs_segstats *st, const long *case
     return CS_OK;
 }
 
+/* ---- the fast path of the bulk records ----------------------------------------------------
+ * A `c` or `t` record exactly as the writer spells it (plain digits, no quotes, LF) is parsed
+ * in one pass over its bytes, straight into the arrays. Anything else — including every
+ * refusal — returns 0 before changing anything, and the line goes through the general path
+ * (next_line + the checked field readers), which accepts or refuses it with its message. */
+
+/* 1..19 digits at *pp, then the byte `end` (consumed) or, for the last field of a line, the
+ * end of the input. */
+static inline int fast_u64(const char **pp, const char *lim, char end, uint64_t *v)
+{
+    const char *p = *pp, *s = p;
+    uint64_t x = 0;
+    while (p < lim && (unsigned)(*p - '0') <= 9) {
+        x = x * 10 + (unsigned)(*p - '0');
+        p++;
+    }
+    if (p == s || p - s > 19) return 0;
+    if (p < lim ? *p != end : end != '\n') return 0;
+    *v = x;
+    *pp = p + 1;
+    return 1;
+}
+
+static int fast_bin(reader *r, cs_segstats *st)
+{
+    const char *p = r->buf + r->pos, *lim = r->buf + r->len;
+    if (lim - p < 2 || (p[0] != 'c' && p[0] != 't') || p[1] != ',') return 0;
+    int top1 = p[0] == 't';
+    if (top1 && !st->t_cnt) return 0;
+    p += 2;
+    uint64_t c, j = 0, i, n, y;
+    if (!fast_u64(&p, lim, ',', &c) || c >= st->n_cases) return 0;
+    if (!top1 && (!fast_u64(&p, lim, ',', &j) || j >= st->k)) return 0;
+    if (!fast_u64(&p, lim, ',', &i) || i >= (uint64_t)st->fine) return 0;
+    if (!fast_u64(&p, lim, ',', &n) || n == 0) return 0;
+    const char *d = p;
+    while (p < lim && *p != ',' && *p != '\n') p++;
+    double sp;
+    if (p >= lim || *p != ',' || cs_load_parse_double(d, (size_t)(p - d), &sp) != CSL_NUM_OK ||
+        !(sp >= 0) || sp > (double)n)
+        return 0;
+    p++;
+    if (!fast_u64(&p, lim, '\n', &y) || y > n) return 0;
+    size_t x = top1 ? cs_segstats_ti(st, c, i) : cs_segstats_ci(st, c, j, i);
+    uint64_t *cnt = top1 ? st->t_cnt : st->cnt;
+    if (cnt[x]) return 0;
+    cnt[x] = n;
+    (top1 ? st->t_sum_conf : st->sum_p)[x] = sp;
+    (top1 ? st->t_sum_correct : st->sum_y)[x] = y;
+    r->line++;
+    r->pos = (size_t)(p - r->buf);
+    return 1;
+}
+
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
 {
     *out = NULL;
@@ -445,8 +499,10 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
         seen = calloc(st->n_cases * st->k + 1, 1);
         if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
     }
-    int got;
-    while (!s && (got = next_line(&r)) != 0) {
+    while (!s) {
+        if (fast_bin(&r, st)) continue;
+        int got = next_line(&r);
+        if (got == 0) break;
         if (got < 0) { s = err->code; break; }
         const field *f = &r.f[0];
         if (f->len == 1 && f->p[0] == 'c') s = read_bin(&r, st, 0);
