@@ -54,7 +54,7 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples install readme-flags
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples seg-samples install readme-flags
 all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
@@ -139,8 +139,19 @@ demo: $(BIN)
 deps:
 	$(Q)tools/install-deps.sh
 
-samples:
+samples: seg-samples
 	$(Q)/usr/bin/python3 tools/make_samples.py
+
+# Synthetic segmentation volumes (tools/make_volumes.py; samples/README.md): a softmax set in
+# NIfTI and npz, and a BraTS-style regions set in npz. tests/e2e/test_make_volumes.sh checks
+# that the committed files are what this writes.
+SEG_SAMPLES ?= samples/seg
+seg-samples:
+	$(Q)rm -rf $(SEG_SAMPLES)/softmax $(SEG_SAMPLES)/regions
+	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/softmax --cases 3 \
+	    --shape 16,14,10 --format both --temperature 0.5:0.9 --seed 12
+	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/regions --cases 3 \
+	    --shape 16,14,10 --format npz --regions --temperature 0.6 --seed 13
 
 # ---- fuzzing (tests/fuzz/): libFuzzer targets, clang with ASan+UBSan, in build-fuzz/ ----
 # `make fuzz` builds the engine and front-end libraries instrumented for coverage, links every
