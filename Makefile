@@ -42,6 +42,7 @@ CHART_SRC  := $(sort $(wildcard src/chart/*.c))
 SESSION_SRC := $(sort $(wildcard src/session/*.c))
 REPORT_SRC := $(sort $(wildcard src/report/*.c))
 TUI_SRC    := $(sort $(wildcard src/tui/*.c))
+REDUCE_SRC := $(sort $(wildcard src/reduce/*.c))
 MAIN_SRC   := src/main.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -69,7 +70,7 @@ $(ENGINE_LIB): $(call obj,$(ENGINE_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # The session layer (flag table) is no engine and no curses; both front ends sit on it.
-$(FRONT_LIB): $(call obj,$(SESSION_SRC) $(CHART_SRC) $(REPORT_SRC) $(TUI_SRC))
+$(FRONT_LIB): $(call obj,$(SESSION_SRC) $(CHART_SRC) $(REPORT_SRC) $(REDUCE_SRC) $(TUI_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(call obj,$(MAIN_SRC)) $(FRONT_LIB) $(ENGINE_LIB)

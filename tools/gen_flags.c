@@ -13,8 +13,9 @@ int main(int argc, char **argv)
     else if (strcmp(what, "readme") == 0) ss_readme(stdout);
     else if (strcmp(what, "help") == 0) ss_help(stdout, SS_REPORT);
     else if (strcmp(what, "help-dashboard") == 0) ss_help(stdout, SS_DASH);
+    else if (strcmp(what, "help-reduce") == 0) ss_help(stdout, SS_REDUCE);
     else {
-        fputs("usage: gen_flags man|readme|help|help-dashboard\n", stderr);
+        fputs("usage: gen_flags man|readme|help|help-dashboard|help-reduce\n", stderr);
         return 2;
     }
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;

@@ -43,13 +43,15 @@ typedef struct cs_vol_info {
     cs_vol_dtype dtype;          /* as stored (before scaling) */
     const char *dtype_name;      /* "float32", "int16", ... for messages (static text) */
     int integer;                 /* 1 for integer dtypes with no scaling applied */
-    int ndim;                    /* 1..CS_VOL_MAX_DIMS; trailing length-1 NIfTI dims dropped */
+    int ndim;                    /* 1..CS_VOL_MAX_DIMS; NIfTI: length-1 dims from the 4th on
+                                    (MONAI's (X, Y, Z, 1, C) is {X, Y, Z, C}) and trailing
+                                    length-1 dims dropped; npy shape () is {1} */
     int64_t dim[CS_VOL_MAX_DIMS];/* fastest-varying first */
     uint64_t n_values;           /* product of dim */
     int has_affine;              /* NIfTI: sform when sform_code > 0, else qform when > 0 */
     double affine[4][4];         /* voxel index (i, j, k, 1) -> world, row-major */
     double scl_slope, scl_inter; /* applied by cs_vol_read (1, 0 when none) */
-    const char *member;          /* npz: the member read (owned by the reader), else NULL */
+    const char *member;          /* npz: the member read, "KEY.npy" (owned by the reader), else NULL */
 } cs_vol_info;
 
 typedef struct cs_vol cs_vol;

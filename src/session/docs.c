@@ -9,7 +9,8 @@
 
 static const char *const section_title[SS_SEC_COUNT] = {
     "Metric settings", "Output", "Input",
-    "Resampling (deterministic for a --seed whatever --threads)", "Other",
+    "Resampling (deterministic for a --seed whatever --threads)",
+    "Segmentation volumes (calscope reduce)", "Other",
 };
 
 static const char report_usage[] =
@@ -20,6 +21,21 @@ static const char dash_usage[] =
     "Usage: calscope [OPTIONS] FILE...        the dashboard (press ? inside for the keys)\n"
     "       cat FILE | calscope [OPTIONS] -    data from standard input, keys from /dev/tty\n"
     "       calscope report [OPTIONS] FILE... headless report (calscope report --help)\n";
+
+static const char reduce_usage[] =
+    "Usage: calscope reduce [OPTIONS] MANIFEST.csv           cases from a case,probs,labels manifest\n"
+    "       calscope reduce [OPTIONS] --probs DIR --labels DIR  cases paired by file stem\n"
+    "       calscope reduce --merge [-o STATS] A B ...        sums statistics files (shards)\n"
+    "Reduces segmentation volumes (NIfTI .nii/.nii.gz, numpy .npy/.npz) to a statistics file\n"
+    "that `calscope report STATS` and the dashboard read. Cases run in parallel (--threads);\n"
+    "memory is one label map plus running values per case in flight (README \"Segmentation\n"
+    "volumes\").\n";
+
+static const char *const reduce_notes[] = {
+    "Exit status: 0 ok, 2 usage error, 3 input error (a file unreadable or a case refused: the",
+    "message names both files), 130 interrupted (no output file is left).",
+    NULL,
+};
 
 /* Lines of the glossary, shared by --help and the man page. */
 static const char *const metrics_notes[] = {
@@ -71,7 +87,7 @@ void ss_help(FILE *out, unsigned front)
 {
     size_t n;
     const ss_flag *t = ss_flags(&n);
-    fputs(front == SS_DASH ? dash_usage : report_usage, out);
+    fputs(front == SS_DASH ? dash_usage : front == SS_REDUCE ? reduce_usage : report_usage, out);
     for (int s = 0; s < SS_SEC_COUNT; s++) {
         int any = 0;
         for (size_t i = 0; i < n; i++) {
@@ -82,6 +98,10 @@ void ss_help(FILE *out, unsigned front)
     }
     fputc('\n', out);
     if (front == SS_DASH) { fputs(dash_notes, out); return; }
+    if (front == SS_REDUCE) {
+        for (int i = 0; reduce_notes[i]; i++) fprintf(out, "%s\n", reduce_notes[i]);
+        return;
+    }
     fputs("Metrics: ", out);
     for (int i = 0; metrics_notes[i]; i++) fprintf(out, "%s\n", metrics_notes[i]);
     fputc('\n', out);
@@ -106,7 +126,8 @@ static void roff(FILE *out, const char *s, int line_start)
 
 static const char *fronts_word(unsigned fronts)
 {
-    return fronts == SS_REPORT ? "report only" : fronts == SS_DASH ? "dashboard only" : NULL;
+    return fronts == SS_REPORT ? "report only" : fronts == SS_DASH ? "dashboard only"
+         : fronts == SS_REDUCE ? "calscope reduce only" : NULL;
 }
 
 void ss_man(FILE *out)
@@ -117,14 +138,17 @@ void ss_man(FILE *out)
     fputs(".\\\" Generated from the flag table (src/session/flags.c) by build/gen_flags man; do not edit.\n", out);
     fputs(".SH NAME\ncalscope \\- calibration dashboard and report for classifier predictions\n", out);
     fputs(".SH SYNOPSIS\n.B calscope\n[\\fIOPTIONS\\fR] \\fIFILE\\fR...\n.br\n"
-          ".B calscope report\n[\\fIOPTIONS\\fR] \\fIFILE\\fR...\n", out);
+          ".B calscope report\n[\\fIOPTIONS\\fR] \\fIFILE\\fR...\n.br\n"
+          ".B calscope reduce\n[\\fIOPTIONS\\fR] \\fIMANIFEST.csv\\fR | \\fB\\-\\-probs\\fR \\fIDIR\\fR \\fB\\-\\-labels\\fR \\fIDIR\\fR\n.br\n"
+          ".B calscope reduce \\-\\-merge\n[\\fB\\-o\\fR \\fISTATS\\fR] \\fISTATS\\fR...\n", out);
     fputs(".SH DESCRIPTION\n"
           "\\fBcalscope\\fR opens an interactive terminal dashboard of the calibration of\n"
           "classifier prediction files (CSV, .csv.gz; \\fB\\-\\fR reads standard input, the keys\n"
           "then come from /dev/tty). Press \\fB?\\fR inside for the keys and \\fB:\\fR for the report\n"
           "command that reproduces the screen. The dashboard needs a terminal that curses\n"
           "knows; elsewhere use \\fBcalscope report\\fR, which prints the same numbers as text,\n"
-          "JSON or CSV.\n", out);
+          "JSON or CSV. \\fBcalscope reduce\\fR reduces segmentation volumes (NIfTI, numpy) to a\n"
+          "statistics file of exact per-case sums that both read.\n", out);
     fputs(".SH OPTIONS\nFlags take their value as \\fB\\-\\-flag value\\fR or \\fB\\-\\-flag=value\\fR and may\n"
           "follow the files; \\fB\\-\\-\\fR ends the flags. A flag that would change nothing is\n"
           "refused (exit 2). Unless marked, a flag applies to both the dashboard and the report.\n", out);
@@ -157,6 +181,8 @@ void ss_man(FILE *out)
     for (int i = 0; metrics_notes[i]; i++) { roff(out, metrics_notes[i], 1); fputc('\n', out); }
     fputs(".SH EXIT STATUS\n", out);
     for (int i = 0; report_notes[i]; i++) { roff(out, report_notes[i], 1); fputc('\n', out); }
+    fputs(".PP\n\\fBcalscope reduce\\fR:\n", out);
+    for (int i = 0; reduce_notes[i]; i++) { roff(out, reduce_notes[i], 1); fputc('\n', out); }
     fputs(".SH ENVIRONMENT\n.TP\n.B NO_COLOR\nthe dashboard's monochrome theme (as \\fB\\-\\-no\\-color\\fR)\n"
           ".TP\n.B CALSCOPE_TRACE\na file the dashboard writes key\\-to\\-draw latencies to\n"
           ".TP\n.B TERM\nthe terminal the dashboard draws on; a terminal curses cannot drive is refused\n", out);
@@ -185,7 +211,10 @@ void ss_readme(FILE *out)
         cell(out, strcmp(t[i].name, "--help") == 0 ? "-h, --help" : t[i].name);
         if (t[i].metavar) { fputc(' ', out); cell(out, t[i].metavar); }
         fputs("` | ", out);
-        fputs(t[i].fronts == SS_REPORT ? "report" : t[i].fronts == SS_DASH ? "dashboard" : "both", out);
+        unsigned fr = t[i].fronts;
+        fputs((fr & ~SS_REDUCE) == SS_REPORT ? "report" : (fr & ~SS_REDUCE) == SS_DASH ? "dashboard"
+              : (fr & ~SS_REDUCE) ? "both" : "reduce", out);
+        if ((fr & SS_REDUCE) && fr != SS_REDUCE) fputs(", reduce", out);
         fputs(" | ", out);
         cell(out, t[i].help);
         if (t[i].dash_help) {

@@ -3,13 +3,15 @@
  * drift apart. Parsers print their usage error (ss_usage_error) and return 2. */
 #include "session/flags.h"
 
+#include "calscope/reduce.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { SEC_METRIC = SS_SEC_METRIC, SEC_OUTPUT = SS_SEC_OUTPUT, SEC_INPUT = SS_SEC_INPUT,
-       SEC_RESAMPLING = SS_SEC_RESAMPLING, SEC_OTHER = SS_SEC_OTHER };
+       SEC_RESAMPLING = SS_SEC_RESAMPLING, SEC_VOLUMES = SS_SEC_VOLUMES, SEC_OTHER = SS_SEC_OTHER };
 
 static int bad(const ss_opts *o, const cs_error *err)
 {
@@ -372,6 +374,61 @@ static int p_recal_split_column(ss_opts *o, const char *val)
     return 0;
 }
 
+/* ---- calscope reduce ---------------------------------------------------------------------- */
+
+static int p_out(ss_opts *o, const char *v)
+{
+    if (!v[0]) return ss_usage_error(o->front, "-o: empty file name (- is standard output)");
+    o->out_path = v;
+    return 0;
+}
+
+static int p_fine(ss_opts *o, const char *v)
+{
+    char what[64];
+    snprintf(what, sizeof what, "a fine resolution in 1..%d", CS_SEGSTATS_FINE_MAX);
+    return whole_flag(o, "--fine", v, 1, CS_SEGSTATS_FINE_MAX, &o->fine, what);
+}
+
+/* The mapping flags are parsed here (a bad token is a usage error naming it) and again by the
+ * command, which keeps the result. */
+static int p_label_values(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_seg_mapping *m = NULL;
+    if (cs_seg_mapping_values(v, &m, &err) != CS_OK) return bad(o, &err);
+    cs_seg_mapping_free(m);
+    o->label_values = v;
+    return 0;
+}
+
+static int p_regions(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_seg_mapping *m = NULL;
+    if (cs_seg_mapping_regions(v, &m, &err) != CS_OK) return bad(o, &err);
+    cs_seg_mapping_free(m);
+    o->regions = v;
+    return 0;
+}
+
+static int p_probs(ss_opts *o, const char *v) { o->probs_dir = v; return 0; }
+static int p_labels(ss_opts *o, const char *v) { o->labels_path = v; return 0; }
+static int p_prob_suffix(ss_opts *o, const char *v) { o->prob_suffix = v; return 0; }
+static int p_merge(ss_opts *o, const char *v) { (void)v; o->merge = 1; return 0; }
+
+static int p_affine_tol(ss_opts *o, const char *v)
+{
+    double t;
+    if (!cs_parse_number(v, &t) || !(t >= 0))
+        return ss_usage_error(o->front, "--affine-tol: '%s' is not a tolerance >= 0", v);
+    o->affine_tol = t;
+    o->affine_tol_given = 1;
+    return 0;
+}
+
 /* ---- printers: the value that reproduces o, "" to leave the flag out --------------------- */
 
 #define PR(fn) static void fn(const ss_opts *o, size_t i, char *b, size_t n)
@@ -503,6 +560,7 @@ PR(q_no_mouse) { (void)i; SAY("%s", o->no_mouse ? "on" : ""); }
 #define R SS_REPORT
 #define D SS_DASH
 #define RD (SS_REPORT | SS_DASH)
+#define X SS_REDUCE
 
 static const ss_flag table[] = {
     { "--lens", "L", RD, SEC_METRIC, p_lens, q_lens, 0,
@@ -538,8 +596,9 @@ static const ss_flag table[] = {
     { "--no-mouse", NULL, D, SEC_OUTPUT, p_no_mouse, q_no_mouse, 0,
       "leave the mouse to the terminal (no tab clicks, no wheel scrolling)", NULL },
 
-    { "--sum-tol", "T", RD, SEC_INPUT, p_sum_tol, q_sum_tol, 0,
-      "probability rows must sum to 1 within T (default 0.001)", NULL },
+    { "--sum-tol", "T", RD | X, SEC_INPUT, p_sum_tol, q_sum_tol, 0,
+      "probability rows must sum to 1 within T (default 0.001; reduce:\n"
+      "the softmax channels of each voxel)", NULL },
     { "--renormalize", NULL, RD, SEC_INPUT, p_renormalize, q_renormalize, 0,
       "divide each probability row by its sum", NULL },
     { "--skip-bad-rows", NULL, RD, SEC_INPUT, p_skip_bad_rows, q_skip_bad_rows, 0,
@@ -611,9 +670,9 @@ static const ss_flag table[] = {
       "random seed, any 64-bit unsigned value (default 0); needs --ci,\n"
       "--curve, --compare or --recal",
       "random seed, any 64-bit unsigned value (default 0; `e` steps it)" },
-    { "--threads", "N", RD, SEC_RESAMPLING, p_threads, q_threads, 0,
-      "worker threads (0 = all cores, at most 256); needs --ci, --curve,\n"
-      "--compare or --recal",
+    { "--threads", "N", RD | X, SEC_RESAMPLING, p_threads, q_threads, 0,
+      "worker threads (0 = all cores, at most 256); the report needs\n"
+      "one of --ci, --curve, --compare or --recal; reduce: cases at once",
       "worker threads (0 = all cores, at most 256)" },
     { "--compat", "NAME|all", R, SEC_RESAMPLING, p_compat, q_compat, 0,
       "the numbers library NAME would report (torchmetrics, torchmetrics-binary,\n"
@@ -625,13 +684,39 @@ static const ss_flag table[] = {
       "float32 (default: a model's output) or float64 (torch.tensor(P,\n"
       "dtype=torch.float64)): the tensors --compat torchmetrics gets", NULL },
 
-    { "--help", NULL, RD, SEC_OTHER, NULL, NULL, 0, "this text", NULL },
-    { "--version", NULL, RD, SEC_OTHER, NULL, NULL, 0, "print the version", NULL },
+    { "-o", "STATS", X, SEC_VOLUMES, p_out, NULL, 0,
+      "write the statistics file to STATS (default -, standard output;\n"
+      "a name ending in .gz is gzip-compressed; written whole or not at all)", NULL },
+    { "--fine", "F", X, SEC_VOLUMES, p_fine, NULL, 0,
+      "fine bins of the statistics, 1..100000 (default 300: every bin count\n"
+      "5, 10, 15, 20, 25, 30, 50, 100 divides it)", NULL },
+    { "--label-values", "LIST", X, SEC_VOLUMES, p_label_values, NULL, 0,
+      "softmax channel c is label value c of LIST, e.g. 0,1,2,4 or\n"
+      "bg=0,NCR=1,ED=2,ET=4 (default 0..C-1, C from the first case)", NULL },
+    { "--regions", "SPEC", X, SEC_VOLUMES, p_regions, NULL, 0,
+      "independent sigmoid channels, one per region, e.g. 'WT=1,2,4;TC=1,4;ET=4'\n"
+      "(y = 1 where the label is one of the region's values; no top-1)", NULL },
+    { "--probs", "DIR", X, SEC_VOLUMES, p_probs, NULL, 0,
+      "probability files CASE[SUFFIX].nii|.nii.gz|.npz|.npy, paired by\n"
+      "stem with --labels DIR instead of a manifest", NULL },
+    { "--labels", "DIR", X, SEC_VOLUMES, p_labels, NULL, 0,
+      "label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
+    { "--prob-suffix", "S", X, SEC_VOLUMES, p_prob_suffix, NULL, 0,
+      "probability files are CASE + S, e.g. _prob (CASE_prob.nii.gz) or .npz\n"
+      "(nnU-Net's CASE.npz beside its CASE.nii.gz)", NULL },
+    { "--affine-tol", "T", X, SEC_VOLUMES, p_affine_tol, NULL, 0,
+      "refuse a case whose two affines differ by more than T (default 0.001)", NULL },
+    { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
+      "sum the statistics files given (shards of one test set) into -o STATS", NULL },
+
+    { "--help", NULL, RD | X, SEC_OTHER, NULL, NULL, 0, "this text", NULL },
+    { "--version", NULL, RD | X, SEC_OTHER, NULL, NULL, 0, "print the version", NULL },
 };
 
 #undef R
 #undef D
 #undef RD
+#undef X
 
 const ss_flag *ss_flags(size_t *count)
 {

@@ -20,11 +20,13 @@
 #include "calscope/metrics.h"
 #include "calscope/recal.h"
 
-/* Which front end parses: a flag's `fronts` is a mask of these. */
-enum { SS_REPORT = 1u << 0, SS_DASH = 1u << 1 };
+/* Which front end parses: a flag's `fronts` is a mask of these (SS_REDUCE: `calscope reduce`,
+ * segmentation volumes to a statistics file). */
+enum { SS_REPORT = 1u << 0, SS_DASH = 1u << 1, SS_REDUCE = 1u << 2 };
 
 /* Help sections, in the order --help, the man page and the README print them. */
-enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_OTHER, SS_SEC_COUNT };
+enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_VOLUMES, SS_SEC_OTHER,
+       SS_SEC_COUNT };
 
 typedef enum ss_format { SS_FORMAT_TEXT, SS_FORMAT_JSON, SS_FORMAT_CSV } ss_format;
 
@@ -90,6 +92,13 @@ typedef struct ss_opts {
     ss_check_fn check_fn;  /* set before ss_parse by the report; NULL: texts only */
     const char **files;    /* argv entries (owned array, borrowed strings) */
     size_t n_files;
+    /* calscope reduce (argv strings, not owned; NULL = not given) */
+    const char *out_path;  /* -o STATS ("-" = stdout, the default) */
+    int fine;              /* --fine F, 0 = CS_SEGSTATS_FINE_DEFAULT */
+    const char *label_values, *regions;  /* --label-values LIST / --regions SPEC (checked) */
+    const char *probs_dir, *labels_path, *prob_suffix;  /* --probs DIR --labels DIR --prob-suffix S */
+    double affine_tol;     /* --affine-tol T (default CS_REDUCE_AFFINE_TOL_DEFAULT) */
+    int affine_tol_given, merge;
 } ss_opts;
 
 #define SS_COMPAT_ALL CS_COMPAT_COUNT

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/reduce.h"
 #include "calscope/version.h"
 
 int ss_usage_error(unsigned front, const char *fmt, ...)
@@ -18,7 +19,8 @@ int ss_usage_error(unsigned front, const char *fmt, ...)
     fputs("calscope: ", stderr);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fputs(front == SS_DASH ? "\nTry `calscope --help`.\n" : "\nTry `calscope report --help`.\n", stderr);
+    fputs(front == SS_DASH ? "\nTry `calscope --help`.\n" : front == SS_REDUCE ? "\nTry `calscope reduce --help`.\n"
+          : "\nTry `calscope report --help`.\n", stderr);
     return 2;
 }
 
@@ -39,6 +41,7 @@ void ss_opts_init(ss_opts *o, unsigned front)
     cs_load_options_default(&o->load);
     o->format = SS_FORMAT_TEXT;
     o->compat = -1;
+    o->affine_tol = CS_REDUCE_AFFINE_TOL_DEFAULT;
 }
 
 void ss_opts_free(ss_opts *o)
@@ -149,6 +152,35 @@ static int check_report(ss_opts *o)
     return 0;
 }
 
+/* `calscope reduce`'s rules: one source of cases, one mapping, no flag that changes nothing. */
+static int check_reduce(const ss_opts *o)
+{
+    unsigned f = o->front;
+    if (o->merge) {
+        const char *lost = o->fine ? "--fine" : o->label_values ? "--label-values" : o->regions ? "--regions"
+                         : o->probs_dir ? "--probs" : o->labels_path ? "--labels" : o->prob_suffix ? "--prob-suffix"
+                         : o->sum_tol_given ? "--sum-tol" : o->affine_tol_given ? "--affine-tol"
+                         : o->threads_given ? "--threads" : NULL;
+        if (lost) return ss_usage_error(f, "--merge sums statistics files as they are: %s changes nothing there", lost);
+        if (o->n_files == 0) return ss_usage_error(f, "--merge needs the statistics files to sum");
+        return 0;
+    }
+    if (o->label_values && o->regions)
+        return ss_usage_error(f, "--label-values and --regions both map the channels: give one");
+    if (o->regions && o->sum_tol_given)
+        return ss_usage_error(f, "--sum-tol: with --regions the channels are independent sigmoids, which need not sum to 1");
+    if (o->probs_dir || o->labels_path) {
+        if (!o->probs_dir || !o->labels_path) return ss_usage_error(f, "--probs DIR and --labels DIR go together");
+        if (o->n_files) return ss_usage_error(f, "'%s' and --probs/--labels both give the cases: give one", o->files[0]);
+        return 0;
+    }
+    if (o->prob_suffix) return ss_usage_error(f, "--prob-suffix needs --probs DIR and --labels DIR");
+    if (o->n_files == 0) return ss_usage_error(f, "no MANIFEST given (or --probs DIR --labels DIR)");
+    if (o->n_files > 1)
+        return ss_usage_error(f, "one MANIFEST at a time ('%s', '%s'); --merge sums statistics files", o->files[0], o->files[1]);
+    return 0;
+}
+
 /* A FILE argument; the dashboard holds at most SS_DASH_MAX_FILES and reads stdin once. */
 static int add_file(ss_opts *o, const char *a)
 {
@@ -198,6 +230,7 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
         int rc = f->parse(o, val);
         if (rc) return rc;
     }
+    if (front == SS_REDUCE) return check_reduce(o);
     if (o->n_files == 0) return ss_usage_error(front, "no FILE given");
     if (front == SS_REPORT) return check_report(o);
     return check_loading(o);

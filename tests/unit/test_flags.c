@@ -291,6 +291,7 @@ static void test_dashboard_flags_round_trip(void **state)
 
 static const char RH[] = "\nTry `calscope report --help`.\n";
 static const char DH[] = "\nTry `calscope --help`.\n";
+static const char XH[] = "\nTry `calscope reduce --help`.\n";
 
 static void expect_error(unsigned front, const char *want, const char *const *argv)
 {
@@ -298,13 +299,64 @@ static void expect_error(unsigned front, const char *want, const char *const *ar
     int rc = parse_v(front, &o, argv);
     ss_opts_free(&o);
     char full[1024];
-    snprintf(full, sizeof full, "calscope: %s%s", want, front == SS_DASH ? DH : RH);
+    snprintf(full, sizeof full, "calscope: %s%s", want, front == SS_DASH ? DH : front == SS_REDUCE ? XH : RH);
     assert_int_equal(rc, 2);
     assert_string_equal(err_text, full);
 }
 
 #define REP(want, ...) do { const char *v_[] = { "report", __VA_ARGS__, NULL }; expect_error(SS_REPORT, want, v_); } while (0)
 #define DASH(want, ...) do { const char *v_[] = { "calscope", __VA_ARGS__, NULL }; expect_error(SS_DASH, want, v_); } while (0)
+#define RED(want, ...) do { const char *v_[] = { "reduce", __VA_ARGS__, NULL }; expect_error(SS_REDUCE, want, v_); } while (0)
+
+/* `calscope reduce`: its own flags and rules (one source of cases, one mapping, nothing that
+ * changes nothing); the mapping flags name the bad token. */
+static void test_reduce_flags(void **state)
+{
+    (void)state;
+    ss_opts o;
+    const char *ok[] = { "reduce", "-o", "s.csv", "--fine", "600", "--threads", "2", "--label-values", "0,1,2,4",
+                         "--sum-tol", "0.01", "--affine-tol=0.5", "m.csv", NULL };
+    assert_int_equal(parse_v(SS_REDUCE, &o, ok), 0);
+    assert_string_equal(o.out_path, "s.csv");
+    assert_int_equal(o.fine, 600);
+    assert_int_equal(o.threads, 2);
+    assert_string_equal(o.label_values, "0,1,2,4");
+    assert_true(o.load.sum_tol == 0.01 && o.affine_tol == 0.5);
+    ss_opts_free(&o);
+    const char *dirs[] = { "reduce", "--probs", "P", "--labels", "L", "--prob-suffix", "_prob", "--regions", "WT=1,2,4;ET=4", NULL };
+    assert_int_equal(parse_v(SS_REDUCE, &o, dirs), 0);
+    assert_string_equal(o.probs_dir, "P");
+    assert_string_equal(o.labels_path, "L");
+    assert_string_equal(o.prob_suffix, "_prob");
+    ss_opts_free(&o);
+    const char *merge[] = { "reduce", "--merge", "-o", "-", "a.csv", "b.csv", NULL };
+    assert_int_equal(parse_v(SS_REDUCE, &o, merge), 0);
+    assert_int_equal(o.merge, 1);
+    assert_int_equal(o.n_files, 2);
+    ss_opts_free(&o);
+
+    RED("--label-values: 'x' is not an integer label value (in '0,x')", "--label-values", "0,x", "m.csv");
+    RED("--regions: 'WT' is not NAME=VALUE,VALUE,... (in 'WT')", "--regions", "WT", "m.csv");
+    RED("--fine: '0' is not a fine resolution in 1..100000", "--fine", "0", "m.csv");
+    RED("--affine-tol: '-1' is not a tolerance >= 0", "--affine-tol", "-1", "m.csv");
+    RED("-o: empty file name (- is standard output)", "-o", "", "m.csv");
+    RED("unknown option '--bins'", "--bins", "15", "m.csv");            /* a report flag */
+    REP("unknown option '--fine'", "--fine", "10", "a.csv");            /* a reduce flag */
+    RED("--label-values and --regions both map the channels: give one", "--label-values", "0,1", "--regions", "A=1", "m.csv");
+    RED("--sum-tol: with --regions the channels are independent sigmoids, which need not sum to 1",
+        "--regions", "A=1", "--sum-tol", "0.1", "m.csv");
+    RED("--probs DIR and --labels DIR go together", "--probs", "P");
+    RED("'m.csv' and --probs/--labels both give the cases: give one", "--probs", "P", "--labels", "L", "m.csv");
+    RED("--prob-suffix needs --probs DIR and --labels DIR", "--prob-suffix", "_p", "m.csv");
+    RED("one MANIFEST at a time ('a.csv', 'b.csv'); --merge sums statistics files", "a.csv", "b.csv");
+    RED("--merge sums statistics files as they are: --fine changes nothing there", "--merge", "--fine", "10", "a.csv");
+    RED("--merge sums statistics files as they are: --threads changes nothing there", "--merge", "--threads", "2", "a.csv");
+    RED("--merge needs the statistics files to sum", "--merge");
+    {
+        const char *v_[] = { "reduce", NULL };
+        expect_error(SS_REDUCE, "no MANIFEST given (or --probs DIR --labels DIR)", v_);
+    }
+}
 
 static void test_errors_verbatim(void **state)
 {
@@ -413,6 +465,7 @@ static char *render_to_string(void (*fn)(FILE *))
 }
 static void help_report(FILE *f) { ss_help(f, SS_REPORT); }
 static void help_dash(FILE *f) { ss_help(f, SS_DASH); }
+static void help_reduce(FILE *f) { ss_help(f, SS_REDUCE); }
 
 /* --mixture against the loaded files: the one rule both front ends apply (issue 11: the
  * dashboard took --mixture gmm3 on a file without id/tta columns, the report refused it). */
@@ -430,7 +483,7 @@ static void test_mixture_unused(void **state)
 static void test_help_and_man_list_the_table(void **state)
 {
     (void)state;
-    char *rep = render_to_string(help_report), *dash = render_to_string(help_dash);
+    char *rep = render_to_string(help_report), *dash = render_to_string(help_dash), *red = render_to_string(help_reduce);
     char *man = render_to_string(ss_man);
     size_t n;
     const ss_flag *t = ss_flags(&n);
@@ -440,6 +493,7 @@ static void test_help_and_man_list_the_table(void **state)
         /* a flag is in the --help of exactly the front ends that accept it */
         assert_int_equal(strstr(rep, key) != NULL, (t[i].fronts & SS_REPORT) != 0);
         assert_int_equal(strstr(dash, key) != NULL, (t[i].fronts & SS_DASH) != 0);
+        assert_int_equal(strstr(red, key) != NULL, (t[i].fronts & SS_REDUCE) != 0);
         /* the man page has every flag, hyphens as \- */
         size_t k = 0;
         for (const char *p = t[i].name; *p && k + 3 < sizeof roff; p++) {
@@ -458,6 +512,7 @@ static void test_help_and_man_list_the_table(void **state)
     assert_int_equal(strncmp(man, ".TH CALSCOPE 1 ", 15), 0);
     free(rep);
     free(dash);
+    free(red);
     free(man);
 }
 
@@ -502,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_exact_lines),
         cmocka_unit_test(test_dashboard_flags_round_trip),
         cmocka_unit_test(test_errors_verbatim),
+        cmocka_unit_test(test_reduce_flags),
         cmocka_unit_test(test_mixture_unused),
         cmocka_unit_test(test_help_and_man_list_the_table),
         cmocka_unit_test(test_readme_matches_table),

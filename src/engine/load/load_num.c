@@ -8,6 +8,7 @@
 #include "engine/load/load_internal.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,33 @@ static int slow_convert(const char *s, size_t len, double *out)
     if (!isfinite(v)) return CSL_NUM_NONFINITE;    /* overflow: ERANGE with HUGE_VAL */
     *out = v;                                      /* underflow keeps strtod's tiny value */
     return CSL_NUM_OK;
+}
+
+/* The 17-digit doubles of a statistics file (%.17g) have m > 2^53, past the shortcut above.
+ * On x87's 64-bit-significand long double, m < 2^64 and 10^e (|e| <= 27: 5^27 < 2^64) are
+ * exact, and one multiply or divide rounds x correctly to 64 bits. Rounding that again to 53
+ * bits is correct unless the 64-bit result lies exactly halfway between two doubles (its low 11
+ * bits 0x400): the exact x is on the same side of every double midpoint as its rounding
+ * otherwise. That case, and other platforms, go to strtod. Returns 1 when *out is set. */
+static int extended_convert(uint64_t m, long e10, double *out)
+{
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+    static const long double pow10_ext[28] = {
+        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
+        1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L,
+        1e26L, 1e27L,
+    };
+    if (e10 < -27 || e10 > 27) return 0;
+    long double x = e10 < 0 ? (long double)m / pow10_ext[-e10] : (long double)m * pow10_ext[e10];
+    uint64_t sig;
+    memcpy(&sig, &x, sizeof sig);   /* x86 extended: the explicit 64-bit significand first */
+    if ((sig & 0x7ff) == 0x400) return 0;
+    *out = (double)x;
+    return 1;
+#else
+    (void)m; (void)e10; (void)out;
+    return 0;
+#endif
 }
 
 int cs_load_parse_double(const char *s, size_t len, double *out)
@@ -120,6 +148,11 @@ int cs_load_parse_double(const char *s, size_t len, double *out)
     if (!lost && m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) {
         double v = (double)m;
         v = e10 < 0 ? v / pow10_exact[-e10] : v * pow10_exact[e10];
+        *out = neg ? -v : v;
+        return CSL_NUM_OK;
+    }
+    double v;
+    if (!lost && extended_convert(m, e10, &v)) {
         *out = neg ? -v : v;
         return CSL_NUM_OK;
     }

@@ -1,0 +1,16 @@
+/* calscope engine, statistics-object internals shared by src/engine/segstats/ (not installed).
+ * Threads: as segstats.h. */
+#ifndef CALSCOPE_SEGSTATS_INTERNAL_H
+#define CALSCOPE_SEGSTATS_INTERNAL_H
+
+#include "calscope/segstats.h"
+
+/* Copies case sc of src (name, inputs, voxels, every sum) into case dc of dst, which has the
+ * same fine, kind and k. The strings are duplicated. Returns 0, or -1 when out of memory (dst
+ * keeps what it had; cs_segstats_free releases partial copies). */
+int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, size_t sc);
+
+/* The text of a kind in files and messages: "softmax" / "regions". */
+const char *cs_segstats_kind_name(cs_seg_kind kind);
+
+#endif

@@ -1,0 +1,447 @@
+/* calscope engine: reading a statistics file (format: README "Statistics files").
+ *
+ * The whole (decompressed) file is read into memory through zlib, which passes plain files
+ * through unchanged, then split into lines and fields by hand: a 200-case file holds some
+ * 300,000 records and must open in well under 50 ms, which rules out a scanf per field.
+ * Numbers go through the loader's exact parser (cs_load_parse_double), so a %.17g double reads
+ * back bit for bit. Every refusal is "PATH:LINE:COL: reason", COL the 1-based field. */
+#include "engine/segstats/segstats_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "engine/load/load_internal.h"
+
+#define MAGIC "# calscope-stats "
+
+typedef struct field {
+    char *p;
+    size_t len;
+} field;
+
+typedef struct reader {
+    const char *path;
+    char *buf;
+    size_t len, pos;
+    long line;
+    field *f;
+    size_t nf, cap;
+    cs_error *err;
+} reader;
+
+static cs_status slurp(const char *path, char **out, size_t *out_len, cs_error *err)
+{
+    gzFile gz = strcmp(path, "-") == 0 ? gzdopen(dup(0), "rb") : gzopen(path, "rb");
+    if (!gz)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path,
+                            errno ? strerror(errno) : "out of memory");
+    gzbuffer(gz, 1 << 18);
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) { gzclose(gz); return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); }
+        if (cap - len < (1u << 20)) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) { free(buf); buf = NULL; continue; }
+            buf = nb;
+            cap *= 2;
+        }
+        unsigned want = (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30));
+        int got = gzread(gz, buf + len, want);
+        if (got < 0) {
+            int zerr;
+            const char *msg = gzerror(gz, &zerr);
+            cs_status st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path,
+                                        zerr == Z_ERRNO ? strerror(errno) : msg);
+            free(buf);
+            gzclose(gz);
+            return st;
+        }
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    gzclose(gz);
+    buf[len] = '\0';
+    *out = buf;
+    *out_len = len;
+    return CS_OK;
+}
+
+static cs_status bad(reader *r, size_t col, const char *reason)
+{
+    return cs_error_set(r->err, CS_EINPUT, r->line, (long)col, "%s:%ld:%zu: %s", r->path, r->line,
+                        col, reason);
+}
+
+/* The field as text for a message, excerpted. */
+static const char *shown(const field *f, char *t, size_t size)
+{
+    size_t n = f->len < size - 4 ? f->len : size - 4;
+    memcpy(t, f->p, n);
+    strcpy(t + n, f->len > n ? "..." : "");
+    return t;
+}
+
+static cs_status bad_field(reader *r, size_t col, const char *what)
+{
+    char t[64], msg[160];
+    snprintf(msg, sizeof msg, "'%s' %s", shown(&r->f[col - 1], t, sizeof t), what);
+    return bad(r, col, msg);
+}
+
+/* Splits the next line into r->f. Quoted fields ("..." with "" for a quote) are unescaped in
+ * place. Returns 1 with a line, 0 at the end of the input, -1 on an error (set). */
+static int next_line(reader *r)
+{
+    if (r->pos >= r->len) return 0;
+    r->line++;
+    char *p = r->buf + r->pos, *end = memchr(p, '\n', r->len - r->pos);
+    if (!end) end = r->buf + r->len;
+    r->pos = (size_t)(end - r->buf) + 1;
+    if (end > p && end[-1] == '\r') end--;
+    r->nf = 0;
+    for (;;) {
+        if (r->nf == r->cap) {
+            size_t nc = r->cap ? r->cap * 2 : 16;
+            field *nf = realloc(r->f, nc * sizeof *nf);
+            if (!nf) { cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path); return -1; }
+            r->f = nf;
+            r->cap = nc;
+        }
+        field *f = &r->f[r->nf++];
+        if (p < end && *p == '"') {
+            char *w = ++p;
+            f->p = w;
+            for (;;) {
+                if (p >= end) { bad(r, r->nf, "a quoted field is not closed"); return -1; }
+                if (*p == '"') {
+                    if (p + 1 < end && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+                    p++;
+                    break;
+                }
+                *w++ = *p++;
+            }
+            f->len = (size_t)(w - f->p);
+            if (p < end && *p != ',') { bad(r, r->nf, "text after a closing quote"); return -1; }
+        } else {
+            char *c = memchr(p, ',', (size_t)(end - p));
+            if (!c) c = end;
+            f->p = p;
+            f->len = (size_t)(c - p);
+            p = c;
+        }
+        if (p >= end) break;
+        p++;   /* the comma */
+    }
+    return 1;
+}
+
+static int is(const field *f, const char *s)
+{
+    size_t n = strlen(s);
+    return f->len == n && memcmp(f->p, s, n) == 0;
+}
+
+/* A decimal count: digits only, at most UINT64_MAX. */
+static int parse_u64(const field *f, uint64_t *v)
+{
+    if (f->len == 0 || f->len > 20) return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < f->len; i++) {
+        unsigned d = (unsigned)(f->p[i] - '0');
+        if (d > 9) return -1;
+        if (x > (UINT64_MAX - d) / 10) return -1;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 0;
+}
+
+static cs_status get_count(reader *r, size_t col, uint64_t *v)
+{
+    if (parse_u64(&r->f[col - 1], v)) return bad_field(r, col, "is not a count (a non-negative integer)");
+    return CS_OK;
+}
+
+/* An index field below `n` naming a `what` ("case", "class", "bin"). */
+static cs_status get_index(reader *r, size_t col, uint64_t n, const char *what, size_t *v)
+{
+    uint64_t x;
+    cs_status s = get_count(r, col, &x);
+    if (s) return s;
+    if (x >= n) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s %llu outside 0..%llu (%s)", what, (unsigned long long)x,
+                 (unsigned long long)(n - 1),
+                 what[1] == 'i' ? "the fine resolution" : "as declared in the header");
+        return bad(r, col, msg);
+    }
+    *v = (size_t)x;
+    return CS_OK;
+}
+
+/* A finite, non-negative double no larger than `max`. */
+static cs_status get_sum(reader *r, size_t col, double max, double *v)
+{
+    const field *f = &r->f[col - 1];
+    if (cs_load_parse_double(f->p, f->len, v) != CSL_NUM_OK || !(*v >= 0))
+        return bad_field(r, col, "is not a sum (a finite non-negative number)");
+    if (*v > max) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "sum %.17g exceeds the bin's count %.17g", *v, max);
+        return bad(r, col, msg);
+    }
+    return CS_OK;
+}
+
+static char *text(const field *f)
+{
+    char *s = malloc(f->len + 1);
+    if (s) { memcpy(s, f->p, f->len); s[f->len] = '\0'; }
+    return s;
+}
+
+/* The next line, which must be KEY,... with `nf` fields (0: any number >= 2). */
+static cs_status header_line(reader *r, const char *key, size_t nf)
+{
+    int got = next_line(r);
+    if (got < 0) return r->err->code;
+    if (got == 0) {
+        r->line++;
+        char msg[96];
+        snprintf(msg, sizeof msg, "the file ends inside the header (expected a '%s' line)", key);
+        return bad(r, 1, msg);
+    }
+    if (!is(&r->f[0], key) || (nf ? r->nf != nf : r->nf < 2)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "expected a '%s' line with %zu fields", key, nf ? nf : 2);
+        return bad(r, 1, msg);
+    }
+    return CS_OK;
+}
+
+static cs_status read_magic(reader *r)
+{
+    if (next_line(r) != 1 || r->nf != 1 || r->f[0].len < sizeof MAGIC - 1 ||
+        memcmp(r->f[0].p, MAGIC, sizeof MAGIC - 1))
+        return cs_error_set(r->err, CS_EINPUT, 1, 1, "%s:1:1: not a calscope statistics file (the"
+                            " first line is not '# calscope-stats 1')", r->path);
+    field v = {r->f[0].p + sizeof MAGIC - 1, r->f[0].len - (sizeof MAGIC - 1)};
+    if (!is(&v, "1")) {
+        char t[64], msg[160];
+        snprintf(msg, sizeof msg, "statistics format version '%s' is not supported (this calscope"
+                 " reads version 1)", shown(&v, t, sizeof t));
+        return bad(r, 1, msg);
+    }
+    return CS_OK;
+}
+
+/* The header through the case lines; creates *out. case_line[c] gets each case's line. */
+static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
+{
+    cs_status s;
+    uint64_t fine, k, n;
+    if ((s = read_magic(r)) || (s = header_line(r, "fine", 2)) || (s = get_count(r, 2, &fine)))
+        return s;
+    if (fine < 1 || fine > CS_SEGSTATS_FINE_MAX) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "fine resolution %llu outside 1..%d",
+                 (unsigned long long)fine, CS_SEGSTATS_FINE_MAX);
+        return bad(r, 2, msg);
+    }
+    if ((s = header_line(r, "kind", 2))) return s;
+    if (!is(&r->f[1], "softmax") && !is(&r->f[1], "regions"))
+        return bad_field(r, 2, "is not a kind (softmax or regions)");
+    cs_seg_kind kind = is(&r->f[1], "softmax") ? CS_SEG_SOFTMAX : CS_SEG_REGIONS;
+    if ((s = header_line(r, "mapping", 2))) return s;
+    char *mapping = text(&r->f[1]);
+    if (!mapping) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if ((s = header_line(r, "classes", 0)) || (s = get_count(r, 2, &k))) { free(mapping); return s; }
+    if (k < 1 || k > 65536) { free(mapping); return bad(r, 2, "class count outside 1..65536"); }
+    if (r->nf != k + 2) {
+        free(mapping);
+        char msg[96];
+        snprintf(msg, sizeof msg, "expected %llu class names after the count, found %zu",
+                 (unsigned long long)k, r->nf - 2);
+        return bad(r, 1, msg);
+    }
+    char **names = malloc(k * sizeof *names);
+    for (size_t j = 0; names && j < k; j++) {
+        names[j] = r->f[j + 2].p;
+        names[j][r->f[j + 2].len] = '\0';   /* the separator after the field: consumed */
+    }
+    s = CS_OK;
+    if (names && (s = header_line(r, "cases", 2)) == CS_OK && (s = get_count(r, 2, &n)) == CS_OK) {
+        /* the names point into the classes line, which the cases line did not overwrite;
+         * a case line takes at least 17 bytes, so a count the file cannot hold is refused
+         * before it is allocated */
+        if (n > (r->len - r->pos) / 17 + 1) {
+            free(names);
+            free(mapping);
+            return bad(r, 2, "more cases than the rest of the file can hold");
+        }
+        *out = n > SIZE_MAX / 2 ? NULL
+                                : cs_segstats_new((int)fine, kind, (size_t)k,
+                                                  (const char *const *)names, mapping, (size_t)n);
+        if (!*out) s = cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    }
+    free(names);
+    free(mapping);
+    if (!names) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if (s) return s;
+    cs_segstats *st = *out;
+    *case_line = malloc((st->n_cases ? st->n_cases : 1) * sizeof **case_line);
+    if (!*case_line) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    for (size_t c = 0; c < st->n_cases; c++) {
+        size_t idx;
+        if ((s = header_line(r, "case", 8)) || (s = get_index(r, 2, st->n_cases, "case", &idx)))
+            return s;
+        if (idx != c) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "case lines must be numbered in order: expected %zu", c);
+            return bad(r, 2, msg);
+        }
+        if (r->f[2].len == 0) return bad(r, 3, "a case needs a name");
+        (*case_line)[c] = r->line;
+        st->case_names[c] = text(&r->f[2]);
+        st->probs_in[c].path = text(&r->f[4]);
+        st->labels_in[c].path = text(&r->f[6]);
+        if (!st->case_names[c] || !st->probs_in[c].path || !st->labels_in[c].path)
+            return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+        if ((s = get_count(r, 4, &st->voxels[c])) || (s = get_count(r, 6, &st->probs_in[c].size)) ||
+            (s = get_count(r, 8, &st->labels_in[c].size)))
+            return s;
+        if (c && strcmp(st->case_names[c - 1], st->case_names[c]) >= 0) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "case '%.200s' after '%.200s': case names must be unique and"
+                     " in ascending order", st->case_names[c], st->case_names[c - 1]);
+            return bad(r, 3, msg);
+        }
+    }
+    return CS_OK;
+}
+
+static cs_status wrong_fields(reader *r, size_t want)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "a '%c' record has %zu fields, found %zu", r->f[0].p[0], want, r->nf);
+    return bad(r, 1, msg);
+}
+
+static cs_status read_bin(reader *r, cs_segstats *st, int top1)
+{
+    size_t want = top1 ? 6 : 7, col = 2, c, j = 0, i;
+    if (r->nf != want) return wrong_fields(r, want);
+    if (top1 && !st->t_cnt)
+        return bad(r, 1, "a top-1 record in a regions file (top-1 is undefined for independent"
+                   " sigmoid regions)");
+    cs_status s;
+    if ((s = get_index(r, col++, st->n_cases, "case", &c))) return s;
+    if (!top1 && (s = get_index(r, col++, st->k, "class", &j))) return s;
+    if ((s = get_index(r, col++, (uint64_t)st->fine, "bin", &i))) return s;
+    size_t x = top1 ? cs_segstats_ti(st, c, i) : cs_segstats_ci(st, c, j, i);
+    uint64_t *cnt = top1 ? st->t_cnt : st->cnt, *sy = top1 ? st->t_sum_correct : st->sum_y;
+    double *sp = top1 ? st->t_sum_conf : st->sum_p;
+    if (cnt[x]) return bad(r, 1, "a second record for the same case, class and bin");
+    uint64_t n, y;
+    if ((s = get_count(r, col, &n))) return s;
+    if (n == 0) return bad(r, col, "a bin record with count 0 (only non-empty bins are written)");
+    if ((s = get_sum(r, col + 1, (double)n, &sp[x])) || (s = get_count(r, col + 2, &y))) return s;
+    if (y > n) return bad_field(r, col + 2, "exceeds the bin's count");
+    cnt[x] = n;
+    sy[x] = y;
+    return CS_OK;
+}
+
+static cs_status read_scores(reader *r, cs_segstats *st, uint8_t *seen)
+{
+    if (r->nf != 6) return wrong_fields(r, 6);
+    size_t c, j;
+    cs_status s;
+    if ((s = get_index(r, 2, st->n_cases, "case", &c)) || (s = get_index(r, 3, st->k, "class", &j)))
+        return s;
+    size_t x = c * st->k + j;
+    if (seen[x]) return bad(r, 1, "a second scores record for the same case and class");
+    seen[x] = 1;
+    if ((s = get_sum(r, 4, HUGE_VAL, &st->sq_err[x])) || (s = get_sum(r, 5, HUGE_VAL, &st->nll_pos[x])) ||
+        (s = get_sum(r, 6, HUGE_VAL, &st->nll_neg[x])))
+        return s;
+    return CS_OK;
+}
+
+/* Every class's (and top-1's) bin counts must add up to the case's voxels: a truncated or
+ * spliced file fails here rather than giving smaller numbers. */
+static cs_status check_totals(reader *r, const cs_segstats *st, const long *case_line)
+{
+    for (size_t c = 0; c < st->n_cases; c++)
+        for (size_t j = 0; j <= st->k; j++) {
+            int top1 = j == st->k;
+            if (top1 && !st->t_cnt) break;
+            uint64_t sum = 0;
+            for (size_t i = 0; i < (size_t)st->fine; i++)
+                sum += top1 ? st->t_cnt[cs_segstats_ti(st, c, i)] : st->cnt[cs_segstats_ci(st, c, j, i)];
+            if (sum == st->voxels[c]) continue;
+            char what[160];
+            if (top1) snprintf(what, sizeof what, "top-1");
+            else snprintf(what, sizeof what, "class '%.100s'", st->class_names[j]);
+            r->line = case_line[c];
+            char msg[600];
+            snprintf(msg, sizeof msg, "case '%.200s': the %s bin counts add up to %llu, not the"
+                     " case's %llu voxels (a truncated or edited file?)", st->case_names[c], what,
+                     (unsigned long long)sum, (unsigned long long)st->voxels[c]);
+            return bad(r, 4, msg);
+        }
+    return CS_OK;
+}
+
+cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
+{
+    *out = NULL;
+    reader r = {.path = path, .err = err};
+    cs_status s = slurp(path, &r.buf, &r.len, err);
+    if (s) return s;
+    cs_segstats *st = NULL;
+    long *case_line = NULL;
+    uint8_t *seen = NULL;
+    s = read_header(&r, &st, &case_line);
+    if (!s) {
+        seen = calloc(st->n_cases * st->k + 1, 1);
+        if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    }
+    int got;
+    while (!s && (got = next_line(&r)) != 0) {
+        if (got < 0) { s = err->code; break; }
+        const field *f = &r.f[0];
+        if (f->len == 1 && f->p[0] == 'c') s = read_bin(&r, st, 0);
+        else if (f->len == 1 && f->p[0] == 't') s = read_bin(&r, st, 1);
+        else if (f->len == 1 && f->p[0] == 's') s = read_scores(&r, st, seen);
+        else s = bad_field(&r, 1, "is not a record type (c, t or s)");
+    }
+    if (!s) s = check_totals(&r, st, case_line);
+    free(seen);
+    free(case_line);
+    free(r.f);
+    free(r.buf);
+    if (s) {
+        cs_segstats_free(st);
+        return s;
+    }
+    *out = st;
+    return CS_OK;
+}
+
+int cs_segstats_sniff(const char *path)
+{
+    if (strcmp(path, "-") == 0) return 0;
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) return 0;
+    char head[sizeof MAGIC];
+    int got = gzread(gz, head, sizeof MAGIC - 1);
+    gzclose(gz);
+    return got == (int)sizeof MAGIC - 1 && memcmp(head, MAGIC, sizeof MAGIC - 1) == 0;
+}

@@ -1,0 +1,187 @@
+/* Array readers: opening by name, the dtype table, conversion of stored values to double
+ * (byte swap, float16, NIfTI scaling) through one bounded chunk, and the affine comparison.
+ * The format sources (nifti.c, npy.c, npz.c) only hand out bytes. */
+#include "engine/volume/vol_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    size_t size;
+    int integer;
+} dtypes[] = {
+    [CS_VDT_U8] = {"uint8", 1, 1},   [CS_VDT_I8] = {"int8", 1, 1},
+    [CS_VDT_U16] = {"uint16", 2, 1}, [CS_VDT_I16] = {"int16", 2, 1},
+    [CS_VDT_U32] = {"uint32", 4, 1}, [CS_VDT_I32] = {"int32", 4, 1},
+    [CS_VDT_U64] = {"uint64", 8, 1}, [CS_VDT_I64] = {"int64", 8, 1},
+    [CS_VDT_F16] = {"float16", 2, 0}, [CS_VDT_F32] = {"float32", 4, 0},
+    [CS_VDT_F64] = {"float64", 8, 0},
+};
+
+void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t)
+{
+    v->info.dtype = t;
+    v->info.dtype_name = dtypes[t].name;
+    v->info.integer = dtypes[t].integer;
+    v->esize = dtypes[t].size;
+}
+
+const char *cs_vol_where(const cs_vol *v, char *buf, size_t cap)
+{
+    if (v->member) snprintf(buf, cap, "%s[%s]", v->path, v->member);
+    else snprintf(buf, cap, "%s", v->path);
+    return buf;
+}
+
+/* The extension decides the format: a name is what the user and the manifest give. */
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+cs_status cs_vol_open(const char *path, const char *member, cs_vol **out, cs_error *err)
+{
+    *out = NULL;
+    cs_vol *v = calloc(1, sizeof *v);
+    if (!v || !(v->path = strdup(path))) {
+        free(v);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    }
+    v->info.scl_slope = 1.0;
+    v->info.scl_inter = 0.0;
+    cs_status st;
+    if (ends_with(path, ".nii") || ends_with(path, ".nii.gz")) {
+        st = member ? cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a member is only for .npz archives", path)
+                    : cs_vol_open_nifti(v, err);
+    } else if (ends_with(path, ".npy")) {
+        st = member ? cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a member is only for .npz archives", path)
+                    : cs_vol_open_npy(v, err);
+    } else if (ends_with(path, ".npz")) {
+        st = cs_vol_open_npz(v, member, err);
+    } else {
+        st = cs_error_set(err, CS_EINPUT, 0, 0,
+                          "%s: unknown array file extension (want .nii, .nii.gz, .npy or .npz)", path);
+    }
+    if (st != CS_OK) {
+        cs_vol_close(v);
+        return st;
+    }
+    v->info.member = v->member;
+    *out = v;
+    return CS_OK;
+}
+
+const cs_vol_info *cs_vol_info_of(const cs_vol *v)
+{
+    return &v->info;
+}
+
+void cs_vol_close(cs_vol *v)
+{
+    if (!v) return;
+    if (v->ops && v->impl) v->ops->close(v->impl);
+    free(v->buf);
+    free(v->member);
+    free(v->path);
+    free(v);
+}
+
+/* IEEE binary16 -> double, exact (every half is a double). */
+static double half_to_double(uint16_t h)
+{
+    int sign = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double x;
+    if (e == 0) x = ldexp((double)m, -24);                        /* zero, subnormal */
+    else if (e == 31) x = m ? NAN : INFINITY;
+    else x = ldexp((double)(m | 0x400), e - 25);
+    return sign ? -x : x;
+}
+
+static void swap_bytes(unsigned char *p, size_t n, size_t esize)
+{
+    for (size_t i = 0; i < n; i++, p += esize)
+        for (size_t a = 0, b = esize - 1; a < b; a++, b--) {
+            unsigned char t = p[a];
+            p[a] = p[b];
+            p[b] = t;
+        }
+}
+
+/* n stored values at src (native order by now) -> dst. memcpy per value: src need not be
+ * aligned for the type. */
+static void convert(cs_vol_dtype t, const unsigned char *src, size_t n, double *dst)
+{
+#define CONV(T) do { for (size_t i = 0; i < n; i++) { T x; memcpy(&x, src + i * sizeof x, sizeof x); dst[i] = (double)x; } } while (0)
+    switch (t) {
+    case CS_VDT_U8: CONV(uint8_t); break;
+    case CS_VDT_I8: CONV(int8_t); break;
+    case CS_VDT_U16: CONV(uint16_t); break;
+    case CS_VDT_I16: CONV(int16_t); break;
+    case CS_VDT_U32: CONV(uint32_t); break;
+    case CS_VDT_I32: CONV(int32_t); break;
+    case CS_VDT_U64: CONV(uint64_t); break;
+    case CS_VDT_I64: CONV(int64_t); break;
+    case CS_VDT_F32: CONV(float); break;
+    case CS_VDT_F64: CONV(double); break;
+    case CS_VDT_F16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * i, 2);
+            dst[i] = half_to_double(h);
+        }
+        break;
+    }
+#undef CONV
+}
+
+cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
+{
+    char where[1200];
+    uint64_t left = v->info.n_values - v->done;
+    if ((uint64_t)n > left)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: read past the end: %zu values asked, %llu left",
+                            cs_vol_where(v, where, sizeof where), n, (unsigned long long)left);
+    if (n == 0) return CS_OK;
+    if (!v->buf) {   /* a small array needs no full chunk (a case may open a few readers) */
+        v->buf_cap = v->info.n_values < CSV_CHUNK_BYTES / v->esize ? (size_t)v->info.n_values * v->esize
+                                                                    : CSV_CHUNK_BYTES;
+        if (!(v->buf = malloc(v->buf_cap)))
+            return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
+    }
+    size_t per = v->buf_cap / v->esize;
+    int scale = v->info.scl_slope != 1.0 || v->info.scl_inter != 0.0;
+    while (n) {
+        size_t m = n < per ? n : per, got = 0;
+        int last = v->done + m == v->info.n_values;
+        cs_status st = v->ops->read(v, v->buf, m * v->esize, &got, last, err);
+        if (st != CS_OK) return st;
+        if (got < m * v->esize)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
+                                cs_vol_where(v, where, sizeof where),
+                                (unsigned long long)(v->done + got / v->esize),
+                                (unsigned long long)v->info.n_values);
+        if (v->swap && v->esize > 1) swap_bytes(v->buf, m, v->esize);
+        convert(v->info.dtype, v->buf, m, dst);
+        if (scale)
+            for (size_t i = 0; i < m; i++) dst[i] = dst[i] * v->info.scl_slope + v->info.scl_inter;
+        v->done += m;
+        dst += m;
+        n -= m;
+    }
+    return CS_OK;
+}
+
+double cs_vol_affine_diff(const cs_vol_info *a, const cs_vol_info *b)
+{
+    double d = 0.0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) {
+            double x = fabs(a->affine[r][c] - b->affine[r][c]);
+            if (!(x <= d)) d = x;        /* a NaN entry wins: never "equal" */
+        }
+    return d;
+}

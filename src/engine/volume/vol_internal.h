@@ -1,0 +1,58 @@
+/* calscope engine, array readers: what vol.c (dispatch, conversion, the chunk buffer) shares with
+ * the format sources nifti.c, npy.c and npz.c.
+ *
+ * A format source only hands out raw bytes (ops->read); vol.c turns them into doubles (byte
+ * swap, float16, scaling), bounds the buffer, counts values and words "truncated". So the
+ * conversion rule and the wording of every data error live in one place. */
+#ifndef CALSCOPE_VOL_INTERNAL_H
+#define CALSCOPE_VOL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/volume.h"
+
+/* The chunk a reader converts at a time: the only buffer it holds besides the libraries'. */
+#define CSV_CHUNK_BYTES ((size_t)1 << 20)
+
+typedef struct cs_vol_ops {
+    /* Reads up to n bytes into dst; *got = how many (fewer only at the end of the data).
+     * `last` is 1 when these bytes end the array: the source then checks what only the end can
+     * tell (gzip / zip CRC). Returns CS_OK or CS_EINPUT with err set (message complete). */
+    cs_status (*read)(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs_error *err);
+    void (*close)(void *impl);
+} cs_vol_ops;
+
+struct cs_vol {
+    cs_vol_info info;
+    char *path;               /* as given */
+    char *member;             /* npz member name ("probabilities.npy"), else NULL */
+    size_t esize;             /* bytes per stored value */
+    int swap;                 /* stored in the other byte order */
+    uint64_t done;            /* values handed out so far */
+    unsigned char *buf;       /* buf_cap <= CSV_CHUNK_BYTES, allocated at the first read */
+    size_t buf_cap;
+    const cs_vol_ops *ops;
+    void *impl;
+};
+
+/* "FILE" or "FILE[MEMBER]" into buf (for messages). */
+const char *cs_vol_where(const cs_vol *v, char *buf, size_t cap);
+
+/* Sets dtype, dtype_name and esize together (one table). */
+void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t);
+
+/* Opens a NIfTI-1/2 file (.nii, .nii.gz) into v (path set, info zeroed). */
+cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
+
+/* Opens an .npy file into v. */
+cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);
+
+/* Opens member `key` (NULL: the selection rule of volume.h) of an .npz archive into v. */
+cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err);
+
+/* Parses an npy header read through v->ops (v->member / v->path name it in messages) and fills
+ * v->info (ndim, dim, n_values, dtype) and v->swap. Leaves the source at the first data byte. */
+cs_status cs_vol_npy_header(cs_vol *v, cs_error *err);
+
+#endif

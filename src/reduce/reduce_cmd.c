@@ -1,0 +1,221 @@
+/* `calscope reduce` (README "Segmentation volumes"): parses argv through the flag table,
+ * builds the plan and the mapping, runs the reduction on a worker thread while this thread
+ * shows `case i/n` on a terminal's stderr and watches for SIGINT / SIGTERM, then writes the
+ * statistics file whole: to a temporary name in the same folder, renamed over STATS at the
+ * end, so an interrupted or failed run leaves no partial file. */
+#include "reduce/reduce_cmd.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calscope/reduce.h"
+#include "calscope/segstats.h"
+#include "session/flags.h"
+
+#define EXIT_INTERRUPTED 130
+
+static atomic_int interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&interrupted, 1);
+}
+
+static int exit_of(cs_status s)
+{
+    return s == CS_OK ? 0 : s == CS_EUSAGE ? 2 : s == CS_ECANCELLED ? EXIT_INTERRUPTED : 3;
+}
+
+static int fail(const cs_error *err)
+{
+    if (err->code == CS_ECANCELLED) fputs("calscope: interrupted; nothing written\n", stderr);
+    else fprintf(stderr, "calscope: %s\n", err->msg);
+    return exit_of(err->code);
+}
+
+/* ---- writing whole or not at all ---------------------------------------------------------- */
+
+/* DIR/.calscope-tmp-PID-BASE: the same folder (rename stays on one file system) and the same
+ * ending (.gz decides compression). */
+static char *temp_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    size_t dir = base ? (size_t)(base - path) + 1 : 0;
+    base = base ? base + 1 : path;
+    size_t n = dir + strlen(base) + 48;
+    char *t = malloc(n);
+    if (t) snprintf(t, n, "%.*s.calscope-tmp-%ld-%s", (int)dir, path, (long)getpid(), base);
+    return t;
+}
+
+static int write_stats(const cs_segstats *st, const char *path)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (strcmp(path, "-") == 0) return cs_segstats_write(st, "-", &err) == CS_OK ? 0 : fail(&err);
+    char *tmp = temp_name(path);
+    if (!tmp) {
+        fputs("calscope: out of memory\n", stderr);
+        return 3;
+    }
+    int rc = 0;
+    if (cs_segstats_write(st, tmp, &err) != CS_OK) rc = fail(&err);
+    else if (atomic_load(&interrupted)) rc = fail(&(cs_error){ .code = CS_ECANCELLED });
+    else if (rename(tmp, path) != 0) {
+        fprintf(stderr, "calscope: %s: %s\n", path, strerror(errno));
+        rc = 3;
+    }
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* ---- --merge -------------------------------------------------------------------------------- */
+
+static int merge(const ss_opts *o, const char *out)
+{
+    cs_segstats **parts = calloc(o->n_files, sizeof *parts);
+    if (!parts) {
+        fputs("calscope: out of memory\n", stderr);
+        return 3;
+    }
+    cs_error err;
+    cs_error_clear(&err);
+    cs_status s = CS_OK;
+    for (size_t i = 0; i < o->n_files && s == CS_OK; i++) s = cs_segstats_read(o->files[i], &parts[i], &err);
+    cs_segstats *all = NULL;
+    if (s == CS_OK)
+        s = cs_segstats_merge((const cs_segstats *const *)parts, (const char *const *)o->files, o->n_files, &all, &err);
+    int rc = s == CS_OK ? write_stats(all, out) : fail(&err);
+    cs_segstats_free(all);
+    for (size_t i = 0; i < o->n_files; i++) cs_segstats_free(parts[i]);
+    free(parts);
+    return rc;
+}
+
+/* ---- the reduction on a worker thread ------------------------------------------------------- */
+
+typedef struct job {
+    cs_segstats *st;
+    const cs_seg_plan *plan;
+    const cs_reduce_options *opt;
+    cs_run run;
+    cs_error err;
+    cs_status status;
+    atomic_int finished;
+} job;
+
+static void *worker(void *vj)
+{
+    job *j = vj;
+    j->status = cs_reduce_cases(j->st, j->plan, j->opt, &j->run, &j->err);
+    atomic_store(&j->finished, 1);
+    return NULL;
+}
+
+/* Runs the job, showing progress on a terminal and turning SIGINT / SIGTERM into a cancel. */
+static cs_status run_job(job *j, const atomic_uchar *done, size_t n, atomic_int *cancel)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);   /* the worker and its pool inherit the mask */
+    pthread_t th;
+    int started = pthread_create(&th, NULL, worker, j) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!started) worker(j);
+    int tty = isatty(STDERR_FILENO);
+    size_t shown = (size_t)-1;
+    int shown_ppm = -1;
+    while (started && !atomic_load(&j->finished)) {
+        if (atomic_load(&interrupted)) atomic_store(cancel, 1);
+        if (tty) {
+            size_t d = 0;
+            for (size_t i = 0; i < n; i++) d += atomic_load_explicit(&done[i], memory_order_relaxed) != 0;
+            int ppm = atomic_load(j->run.progress_ppm);
+            if (d != shown || ppm / 10000 != shown_ppm / 10000) {
+                fprintf(stderr, "\rcalscope reduce: case %zu/%zu done, %d%%", d, n, ppm / 10000);
+                fflush(stderr);
+                shown = d;
+                shown_ppm = ppm;
+            }
+        }
+        nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+    }
+    if (started) pthread_join(th, NULL);
+    if (tty && shown != (size_t)-1) fputs("\r\033[K", stderr);
+    return j->status;
+}
+
+static int reduce(const ss_opts *o, const char *out)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_seg_mapping *m = NULL;
+    cs_seg_plan *plan = NULL;
+    cs_segstats *st = NULL;
+    atomic_uchar *done = NULL;
+    cs_status s = CS_OK;
+    if (o->label_values) s = cs_seg_mapping_values(o->label_values, &m, &err);
+    else if (o->regions) s = cs_seg_mapping_regions(o->regions, &m, &err);
+    if (s == CS_OK)
+        s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->labels_path, o->prob_suffix, &plan, &err)
+                         : cs_seg_plan_manifest(o->files[0], &plan, &err);
+    cs_reduce_options opt;
+    cs_reduce_options_default(&opt);
+    opt.fine = o->fine ? o->fine : CS_SEGSTATS_FINE_DEFAULT;
+    opt.sum_tol = o->load.sum_tol;
+    opt.affine_tol = o->affine_tol;
+    opt.mapping = m;
+    if (s == CS_OK && !(done = calloc(plan->n, sizeof *done))) s = cs_error_set(&err, CS_ENOMEM, 0, 0, "out of memory");
+    opt.done = done;
+    if (s == CS_OK) s = cs_reduce_begin(plan, &opt, &st, &err);
+    int rc;
+    if (s == CS_OK) {
+        atomic_int cancel = 0, ppm = 0;
+        job j = { .st = st, .plan = plan, .opt = &opt, .run = { o->threads, &cancel, &ppm } };
+        cs_error_clear(&j.err);
+        atomic_init(&j.finished, 0);
+        s = run_job(&j, done, plan->n, &cancel);
+        if (s != CS_OK) err = j.err;
+    }
+    if (s == CS_OK && atomic_load(&interrupted)) s = cs_error_set(&err, CS_ECANCELLED, 0, 0, "cancelled");
+    rc = s == CS_OK ? write_stats(st, out) : fail(&err);
+    cs_segstats_free(st);
+    free(done);
+    cs_seg_plan_free(plan);
+    cs_seg_mapping_free(m);
+    return rc;
+}
+
+int reduce_main(int argc, char **argv)
+{
+    ss_opts o;
+    o.check_fn = NULL;
+    int rc = ss_parse(argc, argv, SS_REDUCE, &o);
+    if (rc) {
+        ss_opts_free(&o);
+        return rc == SS_EXIT_HELP ? 0 : rc;
+    }
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    const char *out = o.out_path ? o.out_path : "-";
+    rc = o.merge ? merge(&o, out) : reduce(&o, out);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    ss_opts_free(&o);
+    return rc;
+}

@@ -1,0 +1,604 @@
+/* Segmentation volumes to statistics (calscope/reduce.h): the mapping flags, the manifest and
+ * folder plans, every refusal with its message verbatim, and the streamed sums against the
+ * statistics kernel (cs_segstats_add_voxels, which holds all channels of a voxel at once: an
+ * independent accumulation order) on random cases written as .npy files here. */
+#include "support/cs_test.h"
+#include "support/seg_data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calscope/reduce.h"
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/test_reduce.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* dir/name; static storage for a few live paths. */
+static const char *at(const char *name)
+{
+    static char buf[8][256];
+    static int i;
+    char *b = buf[i++ % 8];
+    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
+    return b;
+}
+
+static void write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(at(name), "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A C-order .npy: descr '<f8', '<f4', '<f2' (values 0, 0.25, 0.5, 0.75, 1 only) or '<i4';
+ * shape given as numpy writes it (slowest first). */
+static void write_npy(const char *name, const char *descr, const long *shape, int nd, const double *v)
+{
+    char hdr[256];
+    int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    size_t count = 1;
+    for (int i = 0; i < nd; i++) {
+        n += snprintf(hdr + n, sizeof hdr - (size_t)n, "%ld,%s", shape[i], i + 1 < nd ? " " : "");
+        count *= (size_t)shape[i];
+    }
+    n += snprintf(hdr + n, sizeof hdr - (size_t)n, "), }");
+    while ((10 + n + 1) % 64) hdr[n++] = ' ';
+    hdr[n++] = '\n';
+    FILE *f = fopen(at(name), "wb");
+    assert_non_null(f);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    unsigned char hl[2] = { (unsigned char)(n & 0xff), (unsigned char)(n >> 8) };
+    fwrite(hl, 1, 2, f);
+    fwrite(hdr, 1, (size_t)n, f);
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(descr, "<f8") == 0) fwrite(&v[i], 8, 1, f);
+        else if (strcmp(descr, "<f4") == 0) { float x = (float)v[i]; fwrite(&x, 4, 1, f); }
+        else if (strcmp(descr, "<i4") == 0) { int32_t x = (int32_t)v[i]; fwrite(&x, 4, 1, f); }
+        else {
+            uint16_t h = v[i] == 0 ? 0 : v[i] == 0.25 ? 0x3400 : v[i] == 0.5 ? 0x3800 : v[i] == 0.75 ? 0x3A00 : 0x3C00;
+            fwrite(&h, 2, 1, f);
+        }
+    }
+    fclose(f);
+}
+
+/* One case of V voxels in a row: probabilities (C, 1, V) and labels (1, V). */
+static void write_case(const char *probs, const char *labels, const char *descr, size_t C, size_t V,
+                       const double *p, const double *lab)
+{
+    long ps[3] = { (long)C, 1, (long)V }, ls[2] = { 1, (long)V };
+    write_npy(probs, descr, ps, 3, p);
+    write_npy(labels, "<i4", ls, 2, lab);
+}
+
+static cs_seg_plan *manifest(const char *text)
+{
+    write_text("m.csv", text);
+    cs_seg_plan *p = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_seg_plan_manifest(at("m.csv"), &p, &err) != CS_OK) fail_msg("%s", err.msg);
+    return p;
+}
+
+/* Reduces the manifest; returns the status, err filled. */
+static cs_status reduce(const char *text, const cs_seg_mapping *m, int threads, cs_segstats **out, cs_error *err)
+{
+    cs_seg_plan *p = manifest(text);
+    cs_reduce_options o;
+    cs_reduce_options_default(&o);
+    o.mapping = m;
+    cs_run run = { threads, NULL, NULL };
+    cs_error_clear(err);
+    cs_status s = cs_reduce_run(p, &o, &run, out, err);
+    cs_seg_plan_free(p);
+    return s;
+}
+
+/* The message of a refused reduction, with "DIR/" removed for readable expectations. */
+static const char *refusal(const char *text, const cs_seg_mapping *m)
+{
+    static char msg[1024];
+    cs_segstats *st = NULL;
+    cs_error err;
+    assert_int_equal(reduce(text, m, 1, &st, &err), CS_EINPUT);
+    assert_null(st);
+    char *o = msg;
+    size_t dl = strlen(dir);
+    for (const char *s = err.msg; *s;) {
+        if (strncmp(s, dir, dl) == 0 && s[dl] == '/') { s += dl + 1; continue; }
+        *o++ = *s++;
+    }
+    *o = '\0';
+    return msg;
+}
+
+/* ---- the mapping ------------------------------------------------------------------------- */
+
+static void expect_usage(cs_status (*fn)(const char *, cs_seg_mapping **, cs_error *), const char *text, const char *want)
+{
+    cs_seg_mapping *m = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    assert_int_equal(fn(text, &m, &err), CS_EUSAGE);
+    assert_null(m);
+    assert_string_equal(err.msg, want);
+}
+
+static void test_label_values(void **state)
+{
+    (void)state;
+    cs_seg_mapping *m = NULL;
+    cs_error err;
+    assert_int_equal(cs_seg_mapping_values("4,0,1,2", &m, &err), CS_OK);
+    assert_int_equal(m->kind, CS_SEG_SOFTMAX);
+    assert_int_equal(m->k, 4);
+    assert_string_equal(m->names[0], "4");
+    assert_string_equal(m->names[3], "2");
+    assert_string_equal(m->text, "4,0,1,2");
+    /* codes follow the sorted values; class_of maps them back to channels */
+    assert_int_equal(cs_seg_mapping_code(m, 0.0), 0);
+    assert_int_equal(cs_seg_mapping_code(m, 4.0), 3);
+    assert_int_equal(m->class_of[3], 0);
+    assert_int_equal(m->class_of[0], 1);
+    assert_int_equal(cs_seg_mapping_code(m, 3.0), -1);
+    assert_int_equal(cs_seg_mapping_code(m, 1.5), -1);
+    assert_int_equal(cs_seg_mapping_code(m, NAN), -1);
+    assert_int_equal(cs_seg_mapping_code(m, 1e300), -1);
+    char d[128];
+    cs_seg_mapping_describe(m, d, sizeof d);
+    assert_string_equal(d, "--label-values 4,0,1,2");
+    cs_seg_mapping_free(m);
+
+    assert_int_equal(cs_seg_mapping_values("bg=0,NCR=1,ED=2,ET=4", &m, &err), CS_OK);
+    assert_string_equal(m->names[3], "ET");
+    assert_string_equal(m->text, "bg=0,NCR=1,ED=2,ET=4");
+    cs_seg_mapping_free(m);
+
+    expect_usage(cs_seg_mapping_values, "0,x,2", "--label-values: 'x' is not an integer label value (in '0,x,2')");
+    expect_usage(cs_seg_mapping_values, "0,,2", "--label-values: '' is not an integer label value (in '0,,2')");
+    expect_usage(cs_seg_mapping_values, "0,1,1", "--label-values: value 1 is given twice (in '0,1,1')");
+    expect_usage(cs_seg_mapping_values, "a=0,b=1.5", "--label-values: 'b=1.5' is not an integer label value after NAME= (in 'a=0,b=1.5')");
+    expect_usage(cs_seg_mapping_values, "=3", "--label-values: '=3' has no usable class name before '='");
+    expect_usage(cs_seg_mapping_values, "a=0,a=1", "--label-values: class name 'a' is given twice");
+
+    m = cs_seg_mapping_default(3);
+    assert_non_null(m);
+    assert_string_equal(m->text, "0,1,2");
+    assert_string_equal(m->names[2], "2");
+    cs_seg_mapping_describe(m, d, sizeof d);
+    assert_string_equal(d, "the default 0,1,2 (from the first case's channel count)");
+    cs_seg_mapping_free(m);
+}
+
+static void test_regions(void **state)
+{
+    (void)state;
+    cs_seg_mapping *m = NULL;
+    cs_error err;
+    assert_int_equal(cs_seg_mapping_regions("WT=1,2,4;TC=1,4;ET=4", &m, &err), CS_OK);
+    assert_int_equal(m->kind, CS_SEG_REGIONS);
+    assert_int_equal(m->k, 3);
+    assert_string_equal(m->names[1], "TC");
+    assert_string_equal(m->text, "WT=1,2,4;TC=1,4;ET=4");
+    /* codes: 0 (background), 1, 2, 4 */
+    assert_int_equal(m->n_values, 4);
+    long c2 = cs_seg_mapping_code(m, 2), c4 = cs_seg_mapping_code(m, 4), c0 = cs_seg_mapping_code(m, 0);
+    assert_int_equal(c0, 0);
+    const uint8_t want2[3] = { 1, 0, 0 }, want4[3] = { 1, 1, 1 }, want0[3] = { 0, 0, 0 };
+    assert_memory_equal(m->member + (size_t)c2 * 3, want2, 3);
+    assert_memory_equal(m->member + (size_t)c4 * 3, want4, 3);
+    assert_memory_equal(m->member + (size_t)c0 * 3, want0, 3);
+    assert_int_equal(cs_seg_mapping_code(m, 3), -1);
+    cs_seg_mapping_free(m);
+
+    expect_usage(cs_seg_mapping_regions, "WT", "--regions: 'WT' is not NAME=VALUE,VALUE,... (in 'WT')");
+    expect_usage(cs_seg_mapping_regions, "WT=1,x", "--regions: 'x' is not an integer label value (region 'WT' in 'WT=1,x')");
+    expect_usage(cs_seg_mapping_regions, "WT=1;;ET=4", "--regions: '' is not NAME=VALUE,VALUE,... (in 'WT=1;;ET=4')");
+    expect_usage(cs_seg_mapping_regions, "A=1;A=2", "--regions: region 'A' is given twice");
+    expect_usage(cs_seg_mapping_regions, "A=1,1", "--regions: value 1 is given twice in region 'A'");
+    expect_usage(cs_seg_mapping_regions, "A=", "--regions: '' is not an integer label value (region 'A' in 'A=')");
+}
+
+/* ---- plans ------------------------------------------------------------------------------- */
+
+/* want with {M} as the manifest's path and {D} as the test folder. */
+static const char *expand(const char *want)
+{
+    static char out[1024];
+    size_t n = 0;
+    for (const char *w = want; *w && n + 256 < sizeof out;) {
+        const char *rep = strncmp(w, "{M}", 3) == 0 ? at("m.csv") : strncmp(w, "{D}", 3) == 0 ? dir : NULL;
+        if (rep) {
+            n += (size_t)snprintf(out + n, sizeof out - n, "%s", rep);
+            w += 3;
+        } else {
+            out[n++] = *w++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void expect_manifest_error(const char *text, const char *want)
+{
+    write_text("m.csv", text);
+    cs_seg_plan *p = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    assert_int_equal(cs_seg_plan_manifest(at("m.csv"), &p, &err), CS_EINPUT);
+    assert_null(p);
+    assert_string_equal(err.msg, expand(want));
+}
+
+static void test_manifest(void **state)
+{
+    (void)state;
+    make_dir();
+    write_text("b p.npy", "x");
+    write_text("b.npy", "x");
+    write_text("a,p.npy", "x");
+    write_text("a.npy", "x");
+    /* BOM, semicolons, CRLF, a quoted name with the delimiter... no: a comma in a quoted
+     * field, a blank line; the cases come out sorted by name */
+    cs_seg_plan *p = manifest("\xEF\xBB\xBF" "Case,PROBS,labels\r\nb , b p.npy, b.npy\r\n\r\n\"a\",\"a,p.npy\",a.npy\r\n");
+    assert_int_equal(p->n, 2);
+    assert_string_equal(p->cases[0].name, "a");
+    assert_string_equal(p->cases[0].probs, at("a,p.npy"));
+    assert_string_equal(p->cases[0].probs_rec, "a,p.npy");
+    assert_string_equal(p->cases[1].labels, at("b.npy"));
+    assert_string_equal(p->cases[1].probs_rec, "b p.npy");
+    assert_int_equal(p->cases[1].probs_size, 1);
+    cs_seg_plan_free(p);
+    p = manifest("case;probs;labels\nb;b.npy;b.npy\n");
+    assert_int_equal(p->n, 1);
+    cs_seg_plan_free(p);
+    assert_int_equal(cs_seg_manifest_sniff(at("m.csv")), 1);
+
+    expect_manifest_error("case,probs\na,a.npy\n", "{M}:1:1: not a manifest: the header must be case,probs,labels");
+    assert_int_equal(cs_seg_manifest_sniff(at("m.csv")), 0);
+    expect_manifest_error("case,probs,labels\na,a.npy\n", "{M}:2:3: missing field 'labels' (the header is case,probs,labels)");
+    expect_manifest_error("case,probs,labels\na,a.npy,a.npy,x\n", "{M}:2:4: 4 fields, the header has 3 (case,probs,labels)");
+    expect_manifest_error("case,probs,labels\na,,a.npy\n", "{M}:2:2: empty 'probs'");
+    expect_manifest_error("case,probs,labels\na,a.npy,a.npy\nb,b.npy,b.npy\n\na,b.npy,b.npy\n", "{M}:5:1: case 'a' is already on line 2");
+    expect_manifest_error("case,probs,labels\na,a.npy,nope.npy\n", "{M}:2:3: labels '{D}/nope.npy': No such file or directory");
+    expect_manifest_error("case,probs,labels\n", "{M}:2: no case (a manifest lists case,probs,labels rows)");
+    expect_manifest_error("case,probs,labels\na,\"a.npy,a.npy\n", "{M}:2: a quoted field is not closed");
+    remove_dir();
+}
+
+static cs_status folders(const char *suffix, cs_seg_plan **p, cs_error *err)
+{
+    char pd[128], ld[128];
+    snprintf(pd, sizeof pd, "%s/P", dir);
+    snprintf(ld, sizeof ld, "%s/L", dir);
+    cs_error_clear(err);
+    return cs_seg_plan_folders(pd, ld, suffix, p, err);
+}
+
+static void expect_folders_error(const char *suffix, const char *want)
+{
+    cs_seg_plan *p = NULL;
+    cs_error err;
+    assert_int_equal(folders(suffix, &p, &err), CS_EINPUT);
+    assert_string_equal(err.msg, expand(want));
+}
+
+static void test_folders(void **state)
+{
+    (void)state;
+    make_dir();
+    assert_int_equal(mkdir(at("P"), 0700), 0);
+    assert_int_equal(mkdir(at("L"), 0700), 0);
+    write_text("P/c2_prob.nii.gz", "x");
+    write_text("P/c1_prob.npz", "x");
+    write_text("P/c1.pkl", "x");            /* not an array file: ignored */
+    write_text("L/c1.nii.gz", "x");
+    write_text("L/c2.nii", "x");
+    write_text("L/notes.json", "x");
+    cs_seg_plan *p = NULL;
+    cs_error err;
+    assert_int_equal(folders("_prob", &p, &err), CS_OK);
+    assert_int_equal(p->n, 2);
+    assert_string_equal(p->cases[0].name, "c1");
+    assert_string_equal(p->cases[0].probs, at("P/c1_prob.npz"));
+    assert_string_equal(p->cases[1].labels, at("L/c2.nii"));
+    cs_seg_plan_free(p);
+
+    write_text("L/c3.npy", "x");
+    expect_folders_error("_prob", "case 'c3': {D}/L/c3.npy has no probability file c3_prob.* in {D}/P");
+    unlink(at("L/c3.npy"));
+    write_text("P/c0_prob.npy", "x");
+    expect_folders_error("_prob", "case 'c0': {D}/P/c0_prob.npy has no label file c0.* in {D}/L");
+    unlink(at("P/c0_prob.npy"));
+    write_text("P/c1_prob.nii", "x");
+    expect_folders_error("_prob", "{D}/P/c1_prob.nii and {D}/P/c1_prob.npz have the same stem 'c1' (--prob-suffix with an extension, e.g. .npz, picks one)");
+    unlink(at("P/c1_prob.nii"));
+
+    /* nnU-Net: CASE.npz beside CASE.nii.gz in one folder; --prob-suffix .npz picks the npz */
+    unlink(at("P/c1_prob.npz"));
+    unlink(at("P/c2_prob.nii.gz"));
+    unlink(at("L/c1.nii.gz"));
+    unlink(at("L/c2.nii"));
+    write_text("P/c3.npz", "x");
+    write_text("P/c3.nii.gz", "x");
+    write_text("L/c3.nii.gz", "x");
+    if (folders(".npz", &p, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_int_equal(p->n, 1);
+    assert_string_equal(p->cases[0].probs, at("P/c3.npz"));
+    cs_seg_plan_free(p);
+    expect_folders_error(".nii", "{D}/P: no probability file (CASE.nii)");
+    expect_folders_error("_x", "{D}/P: no probability file (CASE_x with .nii, .nii.gz, .npz or .npy)");
+
+    assert_int_equal(cs_seg_plan_folders(at("P"), at("P/"), "", &p, &err), CS_EUSAGE);
+    remove_dir();
+}
+
+/* ---- the reduction ----------------------------------------------------------------------- */
+
+/* Writes g's cases as c00.npy/l00.npy ... (float64) and returns the manifest text. */
+static char *write_cases(const cs_test_seg *g)
+{
+    size_t N = g->first[g->n_cases], cap = 64 + 64 * g->n_cases;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    size_t n = (size_t)snprintf(text, cap, "case,probs,labels\n");
+    for (size_t c = g->n_cases; c-- > 0;) {   /* written in reverse: the plan sorts */
+        size_t a = g->first[c], V = g->first[c + 1] - a;
+        double *p = malloc(g->k * V * sizeof *p), *l = malloc(V * sizeof *l);
+        assert_non_null(p);
+        assert_non_null(l);
+        for (size_t j = 0; j < g->k; j++)
+            for (size_t v = 0; v < V; v++) p[j * V + v] = g->p[j * N + a + v];
+        for (size_t v = 0; v < V; v++) l[v] = g->lab[a + v];
+        char pn[32], ln[32];
+        snprintf(pn, sizeof pn, "p%02zu.npy", c);
+        snprintf(ln, sizeof ln, "l%02zu.npy", c);
+        write_case(pn, ln, "<f8", g->k, V, p, l);
+        n += (size_t)snprintf(text + n, cap - n, "%s,%s,%s\n", cs_test_seg_case_name(c), pn, ln);
+        free(p);
+        free(l);
+    }
+    return text;
+}
+
+static void same_sums(const cs_segstats *a, const cs_segstats *b)
+{
+    assert_int_equal(a->n_cases, b->n_cases);
+    assert_int_equal(a->k, b->k);
+    size_t nb = a->n_cases * a->k * (size_t)a->fine, nt = a->n_cases * (size_t)a->fine, ns = a->n_cases * a->k;
+    assert_memory_equal(a->voxels, b->voxels, a->n_cases * sizeof *a->voxels);
+    assert_memory_equal(a->cnt, b->cnt, nb * sizeof *a->cnt);
+    assert_memory_equal(a->sum_y, b->sum_y, nb * sizeof *a->sum_y);
+    assert_memory_equal(a->t_cnt, b->t_cnt, nt * sizeof *a->t_cnt);
+    assert_memory_equal(a->t_sum_correct, b->t_sum_correct, nt * sizeof *a->t_sum_correct);
+    for (size_t i = 0; i < nb; i++) assert_double_rel(a->sum_p[i], b->sum_p[i], 1e-12, 1e-12);
+    for (size_t i = 0; i < nt; i++) assert_double_rel(a->t_sum_conf[i], b->t_sum_conf[i], 1e-12, 1e-12);
+    for (size_t i = 0; i < ns; i++) {
+        assert_double_rel(a->sq_err[i], b->sq_err[i], 1e-12, 1e-12);
+        assert_double_rel(a->nll_pos[i], b->nll_pos[i], 1e-12, 1e-12);
+        assert_double_rel(a->nll_neg[i], b->nll_neg[i], 1e-12, 1e-12);
+    }
+}
+
+/* The streamed sums equal the kernel's on the same voxels; 1 and 3 threads give the same bits;
+ * progress ends at 1e6 and every case is flagged done. */
+static void test_sums_match_the_kernel(void **state)
+{
+    (void)state;
+    make_dir();
+    cs_test_seg *g = cs_test_seg_random(5, 3, 300, 7, 0);
+    char *text = write_cases(g);
+    cs_segstats *want = cs_test_seg_stats(g, CS_SEGSTATS_FINE_DEFAULT);
+    cs_seg_plan *p = manifest(text);
+    cs_reduce_options o;
+    cs_reduce_options_default(&o);
+    atomic_uchar done[5] = { 0 };
+    o.done = done;
+    atomic_int ppm = 0;
+    cs_run run = { 1, NULL, &ppm };
+    cs_segstats *one = NULL, *three = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_reduce_run(p, &o, &run, &one, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_int_equal(atomic_load(&ppm), 1000000);
+    for (int c = 0; c < 5; c++) assert_int_equal(done[c], 1);
+    run.threads = 3;
+    assert_int_equal(cs_reduce_run(p, &o, &run, &three, &err), CS_OK);
+    same_sums(one, want);
+    size_t nb = one->n_cases * one->k * (size_t)one->fine;
+    assert_memory_equal(one->sum_p, three->sum_p, nb * sizeof *one->sum_p);
+    assert_memory_equal(one->nll_pos, three->nll_pos, one->n_cases * one->k * sizeof *one->nll_pos);
+    assert_string_equal(one->case_names[0], "case00");
+    assert_string_equal(one->probs_in[2].path, "p02.npy");
+    assert_string_equal(one->mapping, "0,1,2");
+    assert_int_equal(one->voxels[1], 305);
+    cs_segstats_free(one);
+    cs_segstats_free(three);
+    cs_segstats_free(want);
+    cs_seg_plan_free(p);
+    free(text);
+    cs_test_seg_free(g);
+    remove_dir();
+}
+
+/* float16 values on fine edges (0.25 = 75/300, 0.5 = 150/300) fall in the bin they close
+ * (right-closed: 74 and 149), as a float64 0.25 does. */
+static void test_float16_edges(void **state)
+{
+    (void)state;
+    make_dir();
+    const double p[] = { 0.25, 0.5, 0.75, 0.5, 1, 0,   0.75, 0.5, 0.25, 0.5, 0, 1 };
+    const double l[] = { 1, 0, 0, 1, 0, 1 };
+    write_case("p.npy", "l.npy", "<f2", 2, 6, p, l);
+    cs_segstats *st = NULL;
+    cs_error err;
+    if (reduce("case,probs,labels\nx,p.npy,l.npy\n", NULL, 1, &st, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 74)], 1);    /* channel 0: 0.25 */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 149)], 2);   /* 0.5 twice */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 224)], 1);   /* 0.75 */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 299)], 1);   /* 1 */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 0)], 1);     /* 0 */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 1, 74)], 1);    /* channel 1: 0.25 at label 0 */
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 74)], 0);
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 224)], 1); /* 0.75 at label 1 */
+    /* top-1: 0.75 (channel 1, right), 0.5 (a tie: channel 0, right), 0.75 (right), 0.5 (a
+     * tie: channel 0, label 1: wrong), 1 (right), 1 (right) */
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 149)], 2);
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 224)], 2);
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 299)], 2);
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 149)], 1);
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 224)], 2);
+    assert_double_near(st->t_sum_conf[cs_segstats_ti(st, 0, 224)], 1.5, 0);
+    cs_segstats_free(st);
+    remove_dir();
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    make_dir();
+    const double good[] = { 0.2, 0.5, 1, 0.8, 0.5, 0 };
+    const double lab[] = { 0, 1, 0 };
+    write_case("good.npy", "lab.npy", "<f4", 2, 3, good, lab);
+#define M "case,probs,labels\nx,%s,%s\n"
+    char text[256];
+
+    /* shapes: 4 voxels of probabilities against 3 labels */
+    const double four[] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+    write_case("four.npy", "unused.npy", "<f4", 2, 4, four, four);
+    snprintf(text, sizeof text, M, "four.npy", "lab.npy");
+    assert_string_equal(refusal(text, NULL), "four.npy and lab.npy: spatial shapes differ: 4 (2 channels) vs 3 (fastest axis first)");
+
+    /* the channel count against the mapping */
+    cs_seg_mapping *m = NULL;
+    cs_error err;
+    assert_int_equal(cs_seg_mapping_values("0,1,2,4", &m, &err), CS_OK);
+    snprintf(text, sizeof text, M, "good.npy", "lab.npy");
+    assert_string_equal(refusal(text, m), "good.npy: 2 channels, but --label-values 0,1,2,4 has 4 classes (labels: lab.npy)");
+    cs_seg_mapping_free(m);
+
+    /* a later case whose channel count differs from the first's (the default mapping) */
+    const double three[] = { 0.2, 0.5, 1, 0.8, 0.5, 0, 0, 0, 0 };
+    write_case("three.npy", "unused.npy", "<f4", 3, 3, three, lab);
+    char two[256];
+    snprintf(two, sizeof two, "case,probs,labels\nx,good.npy,lab.npy\ny,three.npy,lab.npy\n");
+    assert_string_equal(refusal(two, NULL),
+                        "three.npy: 3 channels, but the default 0,1 (from the first case's channel count) has 2 classes (labels: lab.npy)");
+
+    /* a probability outside [0,1], named by voxel and channel */
+    const double high[] = { 0.2, 0.5, 1, 0.8, 1.25, 0 };
+    write_case("high.npy", "unused.npy", "<f8", 2, 3, high, lab);
+    snprintf(text, sizeof text, M, "high.npy", "lab.npy");
+    assert_string_equal(refusal(text, NULL), "high.npy: probability 1.25 outside [0,1] at voxel 1, channel 1 (labels: lab.npy)");
+    const double nan_[] = { 0.2, NAN, 1, 0.8, 0.5, 0 };
+    write_case("nan.npy", "unused.npy", "<f8", 2, 3, nan_, lab);
+    snprintf(text, sizeof text, M, "nan.npy", "lab.npy");
+    assert_string_equal(refusal(text, NULL), "nan.npy: probability nan outside [0,1] at voxel 1, channel 0 (labels: lab.npy)");
+
+    /* softmax sums: float64 and float16 (the message explains float16's rounding) */
+    const double off[] = { 0.2, 0.5, 1, 0.8, 0.502, 0 };
+    write_case("off.npy", "unused.npy", "<f8", 2, 3, off, lab);
+    snprintf(text, sizeof text, M, "off.npy", "lab.npy");
+    assert_string_equal(refusal(text, NULL), "off.npy: probabilities sum to 1.002, not 1 within 0.001 at voxel 1 (labels: lab.npy)");
+    const double h[] = { 0.25, 0.5, 1, 0.75, 0.75, 0 };
+    write_case("half.npy", "unused.npy", "<f2", 2, 3, h, lab);
+    snprintf(text, sizeof text, M, "half.npy", "lab.npy");
+    assert_string_equal(refusal(text, NULL), "half.npy: probabilities sum to 1.25, not 1 within 0.001 at voxel 1; float16 rounds each "
+                        "value to ~5e-4 (up to 2.4e-4 off), so 2 channels may miss 1 by up to 0.00049: raise --sum-tol (labels: lab.npy)");
+
+    /* a label value the mapping does not have */
+    const double bad_lab[] = { 0, 1, 3 };
+    write_case("unused.npy", "lab3.npy", "<f4", 2, 3, good, bad_lab);
+    snprintf(text, sizeof text, M, "good.npy", "lab3.npy");
+    assert_string_equal(refusal(text, NULL),
+                        "lab3.npy: label value 3 at voxel 2 is not in the default 0,1 (from the first case's channel count) (probabilities: good.npy)");
+    assert_int_equal(cs_seg_mapping_regions("A=1", &m, &err), CS_OK);
+    const double one_ch[] = { 0.2, 0.5, 1 };
+    write_case("r.npy", "unused.npy", "<f4", 1, 3, one_ch, lab);
+    snprintf(text, sizeof text, M, "r.npy", "lab3.npy");
+    assert_string_equal(refusal(text, m), "lab3.npy: label value 3 at voxel 2 is not in --regions 'A=1' and not 0 (probabilities: r.npy)");
+    cs_seg_mapping_free(m);
+
+    /* a truncated file: the reader's message and the other file */
+    FILE *f = fopen(at("good.npy"), "rb");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    f = fopen(at("cut.npy"), "wb");
+    fwrite(buf, 1, n - 6, f);
+    fclose(f);
+    snprintf(text, sizeof text, M, "cut.npy", "lab.npy");
+    const char *msg = refusal(text, NULL);
+    if (!strstr(msg, "cut.npy") || !strstr(msg, " (labels: lab.npy)")) fail_msg("%s", msg);
+    remove_dir();
+#undef M
+}
+
+/* Two failing cases: the first in plan order is reported, with 1 or 4 threads; cancel. */
+static void test_first_error_and_cancel(void **state)
+{
+    (void)state;
+    make_dir();
+    const double good[] = { 0.2, 0.5, 1, 0.8, 0.5, 0 }, high[] = { 0.2, 0.5, 1, 0.8, 1.5, 0 };
+    const double lab[] = { 0, 1, 0 };
+    write_case("good.npy", "lab.npy", "<f4", 2, 3, good, lab);
+    write_case("high.npy", "unused.npy", "<f4", 2, 3, high, lab);
+    const char *text = "case,probs,labels\na,good.npy,lab.npy\nb,high.npy,lab.npy\nc,good.npy,lab.npy\nd,nope.npy,lab.npy\n";
+    write_text("nope.npy", "not an array");
+    for (int t = 1; t <= 4; t += 3) {
+        cs_segstats *st = NULL;
+        cs_error err;
+        assert_int_equal(reduce(text, NULL, t, &st, &err), CS_EINPUT);
+        if (!strstr(err.msg, "high.npy: probability 1.5 outside")) fail_msg("%s", err.msg);
+    }
+    cs_seg_plan *p = manifest("case,probs,labels\na,good.npy,lab.npy\n");
+    cs_reduce_options o;
+    cs_reduce_options_default(&o);
+    atomic_int cancel = 1;
+    cs_run run = { 2, &cancel, NULL };
+    cs_segstats *st = NULL;
+    cs_error err;
+    assert_int_equal(cs_reduce_run(p, &o, &run, &st, &err), CS_ECANCELLED);
+    assert_null(st);
+    o.fine = 0;
+    assert_int_equal(cs_reduce_run(p, &o, &run, &st, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "--fine: 0 is not in 1..100000");
+    cs_seg_plan_free(p);
+    remove_dir();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_label_values),
+        cmocka_unit_test(test_regions),
+        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_folders),
+        cmocka_unit_test(test_sums_match_the_kernel),
+        cmocka_unit_test(test_float16_edges),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_first_error_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,432 @@
+/* The statistics object and its file: the voxel kernel on hand-worked voxels, write/read
+ * round trips (plain and gzip) bit for bit, every read refusal with its message, merge of
+ * shards equal to the whole byte for byte, merge refusals, subsets. */
+#include "support/cs_test.h"
+#include "support/seg_data.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calscope/segstats.h"
+#include "engine/segstats/segstats_internal.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 65536;
+            buf = realloc(buf, cap + 1);
+            assert_non_null(buf);
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (!got) break;
+        n += got;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static const char *write_tmp(const cs_segstats *st, const char *suffix)
+{
+    const char *path = cs_test_tmpfile(suffix, "", 0);
+    cs_error err;
+    assert_int_equal(cs_segstats_write(st, path, &err), CS_OK);
+    return path;
+}
+
+static void assert_same_stats(const cs_segstats *a, const cs_segstats *b)
+{
+    assert_int_equal(a->fine, b->fine);
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->k, b->k);
+    assert_string_equal(a->mapping, b->mapping);
+    for (size_t j = 0; j < a->k; j++) assert_string_equal(a->class_names[j], b->class_names[j]);
+    assert_int_equal(a->n_cases, b->n_cases);
+    for (size_t c = 0; c < a->n_cases; c++) {
+        assert_string_equal(a->case_names[c], b->case_names[c]);
+        assert_string_equal(a->probs_in[c].path, b->probs_in[c].path);
+        assert_string_equal(a->labels_in[c].path, b->labels_in[c].path);
+        assert_int_equal(a->probs_in[c].size, b->probs_in[c].size);
+        assert_int_equal(a->labels_in[c].size, b->labels_in[c].size);
+        assert_int_equal(a->voxels[c], b->voxels[c]);
+    }
+    size_t nb = a->n_cases * a->k * (size_t)a->fine, nt = a->n_cases * (size_t)a->fine;
+    size_t ns = a->n_cases * a->k;
+    assert_memory_equal(a->cnt, b->cnt, nb * sizeof *a->cnt);
+    assert_memory_equal(a->sum_p, b->sum_p, nb * sizeof *a->sum_p);   /* bit for bit */
+    assert_memory_equal(a->sum_y, b->sum_y, nb * sizeof *a->sum_y);
+    assert_true((a->t_cnt == NULL) == (b->t_cnt == NULL));
+    if (a->t_cnt) {
+        assert_memory_equal(a->t_cnt, b->t_cnt, nt * sizeof *a->t_cnt);
+        assert_memory_equal(a->t_sum_conf, b->t_sum_conf, nt * sizeof *a->t_sum_conf);
+        assert_memory_equal(a->t_sum_correct, b->t_sum_correct, nt * sizeof *a->t_sum_correct);
+    }
+    assert_memory_equal(a->sq_err, b->sq_err, ns * sizeof *a->sq_err);
+    assert_memory_equal(a->nll_pos, b->nll_pos, ns * sizeof *a->nll_pos);
+    assert_memory_equal(a->nll_neg, b->nll_neg, ns * sizeof *a->nll_neg);
+}
+
+/* Four voxels, K = 2, F = 4 (edges .25 .5 .75): values on the edges fall in the bin they
+ * close, 0 in bin 0. Worked by hand. */
+static void test_kernel_by_hand(void **state)
+{
+    (void)state;
+    const double p0[] = { 0.25, 0.5, 1.0, 0.0 }, p1[] = { 0.75, 0.5, 0.0, 1.0 };
+    const int32_t lab[] = { 1, 0, 0, 0 };
+    const double *planes[] = { p0, p1 };
+    cs_segstats *st = cs_segstats_new(4, CS_SEG_SOFTMAX, 2, (const char *const[]){ "bg", "fg" },
+                                      "0,1", 1);
+    assert_non_null(st);
+    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 4);
+    assert_int_equal(st->voxels[0], 4);
+    /* class 0: .25 -> bin 0 (y 0), .5 -> bin 1 (y 1), 1 -> bin 3 (y 1), 0 -> bin 0 (y 1) */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 0)], 2);
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 0)], 1);
+    assert_double_near(st->sum_p[cs_segstats_ci(st, 0, 0, 0)], 0.25, 0);
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 1)], 1);
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 2)], 0);
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 3)], 1);
+    /* class 1: .75 -> bin 2 (y 1), .5 -> bin 1, 0 -> bin 0, 1 -> bin 3 (y 0) */
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 1, 2)], 1);
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 2)], 1);
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 3)], 0);
+    /* top-1: .75 (correct, bin 2), .5 tie -> class 0 (correct, bin 1), 1 (correct, bin 3),
+     * 1 for class 1 (wrong, bin 3) */
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 1)], 1);
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 1)], 1);
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 2)], 1);
+    assert_int_equal(st->t_cnt[cs_segstats_ti(st, 0, 3)], 2);
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 3)], 1);
+    assert_double_near(st->t_sum_conf[cs_segstats_ti(st, 0, 3)], 2.0, 0);
+    /* scores: class 0 squared errors .0625 + .25 + 0 + 1; nll_pos class 0 = -ln .5 - ln 1
+     * - ln 1e-15; class 1 nll_pos = -ln .75 */
+    assert_double_near(st->sq_err[0], 0.0625 + 0.25 + 0 + 1, 1e-15);
+    assert_double_near(st->nll_pos[0], -log(0.5) - log(1e-15), 1e-12);
+    assert_double_near(st->nll_pos[1], -log(0.75), 1e-15);
+    assert_double_near(st->nll_neg[0], -log(0.75), 1e-15);
+    assert_double_near(st->nll_neg[1], -log(0.5) - log(1e-15) - 0, 1e-12);
+    cs_segstats_free(st);
+}
+
+/* Regions: label values {0, 1, 2}; region A = {1, 2}, B = {2}. No top-1 arrays. */
+static void test_kernel_regions(void **state)
+{
+    (void)state;
+    const double pa[] = { 0.9, 0.2, 0.6 }, pb[] = { 0.1, 0.2, 0.7 };
+    const int32_t lab[] = { 1, 0, 2 };     /* label indices */
+    const uint8_t member[] = { 0, 0, /* 0 */ 1, 0, /* 1 */ 1, 1 /* 2 */ };
+    const double *planes[] = { pa, pb };
+    cs_segstats *st = cs_segstats_new(10, CS_SEG_REGIONS, 2, (const char *const[]){ "A", "B" },
+                                      "A=1,2;B=2", 1);
+    assert_non_null(st);
+    assert_null(st->t_cnt);
+    cs_segstats_add_voxels(st, 0, planes, lab, member, 3);
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 8)], 1);   /* .9 in (.8, .9] */
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 1)], 0);   /* .2 in (.1, .2] */
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 5)], 1);   /* .6 in (.5, .6] */
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 6)], 1);   /* .7 in (.6, .7] */
+    assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 1, 0)], 0);   /* .1 in (0, .1] */
+    assert_double_near(st->sq_err[1], 0.01 + 0.04 + 0.09, 1e-15);
+    assert_double_near(st->nll_pos[1], -log(0.7), 1e-15);
+    assert_double_near(st->nll_neg[1], -log(0.9) - log(0.8), 1e-15);
+    cs_segstats_free(st);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    cs_test_seg *g = cs_test_seg_random(5, 4, 200, 1, 0);
+    cs_segstats *st = cs_test_seg_stats(g, 300);
+    const char *suffixes[] = { ".stats.csv", ".stats.csv.gz" };
+    for (int i = 0; i < 2; i++) {
+        const char *path = write_tmp(st, suffixes[i]);
+        assert_int_equal(cs_segstats_sniff(path), 1);
+        cs_segstats *back = NULL;
+        cs_error err;
+        assert_int_equal(cs_segstats_read(path, &back, &err), CS_OK);
+        assert_same_stats(st, back);
+        /* and the file it writes is the same file */
+        const char *again = write_tmp(back, suffixes[i]);
+        size_t la, lb;
+        char *a = slurp(path, &la), *b = slurp(again, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, b, la);
+        free(a);
+        free(b);
+        cs_segstats_free(back);
+    }
+    /* gzip really compresses: the .gz starts with the gzip magic */
+    const char *gz = write_tmp(st, ".gz");
+    size_t n;
+    char *bytes = slurp(gz, &n);
+    assert_true(n > 2 && (unsigned char)bytes[0] == 0x1f && (unsigned char)bytes[1] == 0x8b);
+    free(bytes);
+    cs_segstats_free(st);
+    cs_test_seg_free(g);
+}
+
+/* Names with commas, quotes and spaces survive; a line break is refused on writing. */
+static void test_round_trip_text(void **state)
+{
+    (void)state;
+    cs_segstats *st = cs_segstats_new(3, CS_SEG_REGIONS, 2,
+                                      (const char *const[]){ "whole, tumor", "say \"hi\"" },
+                                      "WT=1,2;TC=\"1\"", 2);
+    st->case_names[0] = strdup(" a");
+    st->case_names[1] = strdup("b,c");
+    st->probs_in[0].path = strdup("dir with space/x.npz");
+    st->labels_in[1].path = strdup("");
+    cs_error err;
+    const char *path = write_tmp(st, ".csv");
+    cs_segstats *back = NULL;
+    assert_int_equal(cs_segstats_read(path, &back, &err), CS_OK);
+    assert_string_equal(back->class_names[0], "whole, tumor");
+    assert_string_equal(back->class_names[1], "say \"hi\"");
+    assert_string_equal(back->mapping, "WT=1,2;TC=\"1\"");
+    assert_string_equal(back->case_names[0], " a");
+    assert_string_equal(back->case_names[1], "b,c");
+    assert_string_equal(back->probs_in[0].path, "dir with space/x.npz");
+    assert_string_equal(back->probs_in[1].path, "");
+    cs_segstats_free(back);
+    free(st->case_names[1]);
+    st->case_names[1] = strdup("b\nc");
+    assert_int_equal(cs_segstats_write(st, "/tmp/never-written.csv", &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/tmp/never-written.csv: a case name contains a line break,"
+                                 " which a statistics file cannot hold");
+    assert_int_equal(cs_segstats_write(st, "/nonexistent-dir/x.csv", &err), CS_EINPUT);
+    free(st->case_names[1]);
+    st->case_names[1] = strdup("b");
+    assert_int_equal(cs_segstats_write(st, "/nonexistent-dir/x.csv", &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/nonexistent-dir/x.csv: cannot write: No such file or directory");
+    cs_segstats_free(st);
+}
+
+/* A valid two-case file of F = 4, K = 2 to edit. */
+#define HEAD "# calscope-stats 1\nfine,4\nkind,softmax\nmapping,\"0,1\"\nclasses,2,bg,fg\n" \
+             "cases,2\ncase,0,a,2,pa,10,la,5\ncase,1,b,1,pb,11,lb,6\n"
+#define BODY "c,0,0,0,1,0.25,0\nc,0,0,3,1,1,1\nc,0,1,0,1,0,0\nc,0,1,2,1,0.75,1\n" \
+             "t,0,2,1,0.75,1\nt,0,3,1,1,1\ns,0,0,1.0625,0,34.5\ns,0,1,0.0625,0.28,0\n" \
+             "c,1,0,1,1,0.5,1\nc,1,1,1,1,0.5,0\nt,1,1,1,0.5,1\n"
+
+static cs_status read_text(const char *text, cs_segstats **out, cs_error *err)
+{
+    const char *path = cs_test_tmpfile(".csv", text, strlen(text));
+    cs_status s = cs_segstats_read(path, out, err);
+    /* the message names the temporary file: replace it with "F" for the comparisons */
+    size_t n = strlen(path);
+    if (s && strncmp(err->msg, path, n) == 0) memmove(err->msg + 1, err->msg + n, strlen(err->msg + n) + 1), err->msg[0] = 'F';
+    return s;
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+    cs_segstats *st = (cs_segstats *)1;
+    cs_error err;
+    assert_int_equal(read_text(text, &st, &err), CS_EINPUT);
+    assert_null(st);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_read_valid_and_errors(void **state)
+{
+    (void)state;
+    cs_segstats *st = NULL;
+    cs_error err;
+    assert_int_equal(read_text(HEAD BODY, &st, &err), CS_OK);
+    assert_int_equal(st->fine, 4);
+    assert_int_equal(st->n_cases, 2);
+    assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 1, 2)], 1);
+    assert_double_near(st->nll_neg[0], 34.5, 0);
+    cs_segstats_free(st);
+
+    expect_error("a,b\n", "F:1:1: not a calscope statistics file (the first line is not"
+                          " '# calscope-stats 1')");
+    expect_error("# calscope-stats 2\n", "F:1:1: statistics format version '2' is not supported"
+                                         " (this calscope reads version 1)");
+    expect_error("# calscope-stats 1\n", "F:2:1: the file ends inside the header (expected a"
+                                         " 'fine' line)");
+    expect_error("# calscope-stats 1\nfine,0\n", "F:2:2: fine resolution 0 outside 1..100000");
+    expect_error("# calscope-stats 1\nfine,x\n", "F:2:2: 'x' is not a count (a non-negative integer)");
+    expect_error("# calscope-stats 1\nfine,4,5\n", "F:2:1: expected a 'fine' line with 2 fields");
+    expect_error("# calscope-stats 1\nfine,4\nkind,sigmoid\n",
+                 "F:3:2: 'sigmoid' is not a kind (softmax or regions)");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,\"0,1\nclasses,2,a,b\n",
+                 "F:4:2: a quoted field is not closed");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,\"0,1\"x\n",
+                 "F:4:2: text after a closing quote");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,2,a\n",
+                 "F:5:1: expected 2 class names after the count, found 1");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,0\n",
+                 "F:5:2: class count outside 1..65536");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,9999\n",
+                 "F:6:2: more cases than the rest of the file can hold");
+    expect_error(HEAD "c,0,0,4,1,0.9,1\n" BODY, "F:9:4: bin 4 outside 0..3 (the fine resolution)");
+    expect_error(HEAD "c,2,0,0,1,0.1,1\n", "F:9:2: case 2 outside 0..1 (as declared in the header)");
+    expect_error(HEAD "c,0,2,0,1,0.1,1\n", "F:9:3: class 2 outside 0..1 (as declared in the header)");
+    expect_error(HEAD "c,0,0,0,1,0.1\n", "F:9:1: a 'c' record has 7 fields, found 6");
+    expect_error(HEAD "c,0,0,0,0,0,0\n", "F:9:5: a bin record with count 0 (only non-empty bins"
+                                         " are written)");
+    expect_error(HEAD "c,0,0,0,1,1.5,0\n", "F:9:6: sum 1.5 exceeds the bin's count 1");
+    expect_error(HEAD "c,0,0,0,1,-0.5,0\n", "F:9:6: '-0.5' is not a sum (a finite non-negative"
+                                            " number)");
+    expect_error(HEAD "c,0,0,0,1,nan,0\n", "F:9:6: 'nan' is not a sum (a finite non-negative"
+                                           " number)");
+    expect_error(HEAD "c,0,0,0,1,0.5,2\n", "F:9:7: '2' exceeds the bin's count");
+    expect_error(HEAD "c,0,0,0,1,0.5,1\nc,0,0,0,1,0.5,1\n", "F:10:1: a second record for the"
+                                                          " same case, class and bin");
+    expect_error(HEAD "s,0,0,1,1,1\ns,0,0,1,1,1\n", "F:10:1: a second scores record for the same"
+                                                  " case and class");
+    expect_error(HEAD "x,0\n", "F:9:1: 'x' is not a record type (c, t or s)");
+    expect_error(HEAD "c,0,0,0,1,0.5,1,\n", "F:9:1: a 'c' record has 7 fields, found 8");
+    expect_error(HEAD "c,00000000000000000000001,0,0,1,0.5,1\n",
+                 "F:9:2: '00000000000000000000001' is not a count (a non-negative integer)");
+    expect_error(HEAD "c,0,0,0,1,0.5,99999999999999999999\n",
+                 "F:9:7: '99999999999999999999' is not a count (a non-negative integer)");
+    /* a truncated file: the counts do not add up to the case's voxels */
+    expect_error(HEAD "c,0,0,0,1,0.25,0\n", "F:7:4: case 'a': the class 'bg' bin counts add up to"
+                 " 1, not the case's 2 voxels (a truncated or edited file?)");
+    char trunc[1024];
+    snprintf(trunc, sizeof trunc, "%s%s", HEAD, BODY);
+    trunc[strlen(trunc) - strlen("t,1,1,1,0.5,1\n")] = '\0';
+    expect_error(trunc, "F:8:4: case 'b': the top-1 bin counts add up to 0, not the case's 1"
+                        " voxels (a truncated or edited file?)");
+    expect_error("# calscope-stats 1\nfine,4\nkind,regions\nmapping,x\nclasses,1,a\ncases,1\n"
+                 "case,0,a,1,p,1,l,1\nt,0,0,1,0.1,0\n", "F:8:1: a top-1 record in a regions file"
+                 " (top-1 is undefined for independent sigmoid regions)");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,2\n"
+                 "case,0,b,0,p,1,l,1\ncase,1,a,0,p,1,l,1\n",
+                 "F:8:3: case 'a' after 'b': case names must be unique and in ascending order");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,2\n"
+                 "case,0,b,0,p,1,l,1\ncase,0,c,0,p,1,l,1\n",
+                 "F:8:2: case lines must be numbered in order: expected 1");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,1\n"
+                 "case,0,,0,p,1,l,1\n", "F:7:3: a case needs a name");
+
+    assert_int_equal(cs_segstats_read("/nonexistent/s.csv", &st, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/nonexistent/s.csv: cannot open: No such file or directory");
+    assert_int_equal(cs_segstats_sniff("/nonexistent/s.csv"), 0);
+    assert_int_equal(cs_segstats_sniff(cs_test_tmpfile(".csv", "p_0,label\n", 10)), 0);
+}
+
+static cs_segstats *shard(const cs_segstats *st, size_t from, size_t to)
+{
+    uint8_t keep[64] = { 0 };
+    for (size_t c = from; c < to; c++) keep[c] = 1;
+    cs_segstats *s = cs_segstats_subset(st, keep);
+    assert_non_null(s);
+    return s;
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    cs_test_seg *g = cs_test_seg_random(7, 3, 60, 2, 0);
+    cs_segstats *whole = cs_test_seg_stats(g, 60);
+    /* shards out of order and uneven; one empty */
+    cs_segstats *parts[4] = { shard(whole, 4, 7), shard(whole, 0, 1), shard(whole, 3, 3),
+                              shard(whole, 1, 4) };
+    const char *names[4] = { "s1", "s2", "s3", "s4" };
+    cs_segstats *merged = NULL;
+    cs_error err;
+    assert_int_equal(cs_segstats_merge((const cs_segstats *const *)parts, names, 4, &merged, &err),
+                     CS_OK);
+    assert_same_stats(whole, merged);
+    size_t la, lb;
+    const char *pa = write_tmp(whole, ".csv"), *pb = write_tmp(merged, ".csv");
+    char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    free(a);
+    free(b);
+    cs_segstats_free(merged);
+
+    /* a case in two shards */
+    cs_segstats *twice[2] = { shard(whole, 0, 3), shard(whole, 2, 5) };
+    assert_int_equal(cs_segstats_merge((const cs_segstats *const *)twice, names, 2, &merged, &err),
+                     CS_EINPUT);
+    assert_null(merged);
+    assert_string_equal(err.msg, "case 'case02' is in both s1 and s2");
+    /* headers that differ */
+    cs_segstats *other = cs_test_seg_stats(g, 30);
+    const cs_segstats *pair[2] = { parts[0], other };
+    assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "s1 and s2 cannot be merged: fine resolution 60 vs 30");
+    cs_segstats_free(other);
+    other = shard(whole, 0, 1);
+    free(other->mapping);
+    other->mapping = strdup("0,1,4");
+    pair[1] = other;
+    assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "s1 and s2 cannot be merged: mapping '0,1,2' vs '0,1,4'");
+    free(other->mapping);
+    other->mapping = strdup("0,1,2");
+    strcpy(other->class_names[1], "xx");
+    assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "s1 and s2 cannot be merged: class 1 is 'c1' vs 'xx'");
+    other->kind = CS_SEG_REGIONS;
+    assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "s1 and s2 cannot be merged: kind softmax vs regions");
+    assert_int_equal(cs_segstats_merge(pair, names, 0, &merged, &err), CS_EUSAGE);
+    other->kind = CS_SEG_SOFTMAX;
+    cs_segstats_free(other);
+    for (int i = 0; i < 4; i++) cs_segstats_free(parts[i]);
+    for (int i = 0; i < 2; i++) cs_segstats_free(twice[i]);
+    cs_segstats_free(whole);
+    cs_test_seg_free(g);
+}
+
+/* Opening a 200-case F = 300, K = 4 file: printed, not asserted (tests do not time). */
+static void test_open_time_report(void **state)
+{
+    (void)state;
+    cs_test_seg *g = cs_test_seg_random(1, 4, 20000, 3, 0);
+    cs_segstats *one = cs_test_seg_stats(g, 300);
+    cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 4, (const char *const *)one->class_names,
+                                      one->mapping, 200);
+    for (size_t c = 0; c < 200; c++) {
+        assert_int_equal(cs_segstats_copy_case(st, c, one, 0), 0);
+        char name[16];
+        snprintf(name, sizeof name, "case%03zu", c);
+        free(st->case_names[c]);
+        st->case_names[c] = strdup(name);
+    }
+    const char *path = write_tmp(st, ".csv");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cs_segstats *back = NULL;
+    cs_error err;
+    assert_int_equal(cs_segstats_read(path, &back, &err), CS_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    size_t len;
+    free(slurp(path, &len));
+    print_message("[ info     ] 200-case F=300 K=4 statistics file (%zu bytes) read in %.1f ms\n",
+                  len, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    assert_same_stats(st, back);
+    cs_segstats_free(back);
+    cs_segstats_free(st);
+    cs_segstats_free(one);
+    cs_test_seg_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_by_hand),
+        cmocka_unit_test(test_kernel_regions),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip_text),
+        cmocka_unit_test(test_read_valid_and_errors),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_open_time_report),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
