@@ -2,7 +2,10 @@
 #   make                  optimised build: build/calscope
 #   make test             unit (cmocka) + end-to-end tests, then the same under ASan+UBSan,
 #                         then the backend tests under TSan; ends with "N passed, N failed"
-#   make bench            benchmark against the Python reference (pandas/numpy/sklearn)
+#   make bench            benchmark against the Python reference (pandas/numpy/sklearn), then
+#                         bench-seg
+#   make bench-seg        segmentation volumes: calscope reduce vs gzip -dc vs numpy+nibabel
+#   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
 #   make demo             opens the dashboard on two bundled samples
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
 #                         DESTDIR too): bin/calscope, share/man/man1/calscope.1
@@ -55,7 +58,7 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples install readme-flags
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples seg-samples bench-seg install readme-flags
 all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
@@ -132,6 +135,12 @@ $(BUILD)/gen_data: bench/gen_data.c
 
 bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN)
 	$(Q)bench/run.sh $(BUILD)
+	$(Q)bench/seg_bench.sh $(BUILD)
+
+# issue 12's segmentation targets alone (heavy: ~2.6 GB of generated volumes, cached in
+# $(BUILD)/bench/seg; reduce vs gzip -dc vs numpy+nibabel, peak RSS, opening 200 cases)
+bench-seg: $(BIN)
+	$(Q)bench/seg_bench.sh $(BUILD)
 # ---- end of benchmark section ----
 
 demo: $(BIN)
@@ -140,8 +149,19 @@ demo: $(BIN)
 deps:
 	$(Q)tools/install-deps.sh
 
-samples:
+samples: seg-samples
 	$(Q)/usr/bin/python3 tools/make_samples.py
+
+# Synthetic segmentation volumes (tools/make_volumes.py; samples/README.md): a softmax set in
+# NIfTI and npz, and a BraTS-style regions set in npz. tests/e2e/test_make_volumes.sh checks
+# that the committed files are what this writes.
+SEG_SAMPLES ?= samples/seg
+seg-samples:
+	$(Q)rm -rf $(SEG_SAMPLES)/softmax $(SEG_SAMPLES)/regions
+	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/softmax --cases 3 \
+	    --shape 16,14,10 --format both --temperature 0.5:0.9 --seed 12
+	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/regions --cases 3 \
+	    --shape 16,14,10 --format npz --regions --temperature 0.6 --seed 13
 
 # ---- fuzzing (tests/fuzz/): libFuzzer targets, clang with ASan+UBSan, in build-fuzz/ ----
 # `make fuzz` builds the engine and front-end libraries instrumented for coverage, links every

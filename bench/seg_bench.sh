@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# `make bench-seg` (and part of `make bench`): issue 12's segmentation targets, in one run.
+#   1. a BraTS-size set: BENCH_SEG_CASES (default 20) cases of 240x240x155x4 float32 MONAI-style
+#      .nii.gz + uint8 label maps, generated once by tools/make_volumes.py and cached under
+#      BUILD_DIR/bench/seg (about 130 MB per case: synthetic float32 probabilities barely
+#      compress; gzip level 1, nibabel's default).
+#   2. `calscope reduce --threads 2` of it (wall clock, peak RSS from /usr/bin/time), against
+#      `gzip -dc` of the same files (every probability and label map the reduce reads; one after
+#      the other, and two at a time — the ratio uses two at a time: the same 2 cores as
+#      --threads 2), and against the same reduction in numpy + nibabel (bench/reference_seg.py,
+#      which also checks calscope's numbers: counts equal, sums to 1e-9).
+#   3. peak RSS with 2 cases against 20 (must not grow with the number of cases).
+#   4. opening a 200-case statistics file (F = 300): `calscope report --format json`, best of 5.
+# Prints "case | calscope | reference | ratio | target | met?" and never fails on timing (exit 0).
+#   bench/seg_bench.sh [BUILD_DIR]
+# Environment: BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
+# all; its time is compared per case), BENCH_SEG_DIR (BUILD_DIR/bench/seg).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+PY=/usr/bin/python3
+CAL=$BUILD/calscope
+N=${BENCH_SEG_CASES:-20}
+NPY=${BENCH_SEG_PY_CASES:-$N}
+DIR=${BENCH_SEG_DIR:-$BUILD/bench/seg}
+SET=$DIR/brats_${N}
+SMALL=$DIR/small200
+W=$DIR/work
+mkdir -p "$DIR" "$W"
+VALUES=0,1,2,4
+
+if ! $PY -c 'import numpy, nibabel' 2>/dev/null; then
+    echo "bench-seg: /usr/bin/python3 lacks numpy or nibabel (make deps); skipped"; exit 0
+fi
+if [ ! -x "$CAL" ]; then echo "bench-seg: $CAL missing (make BUILD=$BUILD)"; exit 0; fi
+
+# ---- data (once) ----
+if [ ! -s "$SET/manifest.csv" ]; then
+    echo "bench-seg: generating $N BraTS-size cases (240x240x155x4 float32 .nii.gz) in $SET, once"
+    rm -rf "$SET.tmp"
+    t0=$(date +%s)
+    $PY tools/make_volumes.py --quiet --out "$SET.tmp" --cases "$N" --shape 240,240,155 \
+        --format nifti --temperature 0.5:0.9 --seed 2021 || { echo "bench-seg: generation failed"; exit 0; }
+    mv "$SET.tmp" "$SET"
+    echo "bench-seg: generated in $(( $(date +%s) - t0 )) s"
+fi
+if [ ! -s "$SMALL/manifest.csv" ]; then
+    rm -rf "$SMALL.tmp"
+    $PY tools/make_volumes.py --quiet --out "$SMALL.tmp" --cases 200 --shape 24,20,16 \
+        --format nifti --seed 200 || { echo "bench-seg: generation failed"; exit 0; }
+    mv "$SMALL.tmp" "$SMALL"
+fi
+mapfile -t FILES < <(cd "$SET" && tail -n +2 manifest.csv | awk -F, '{print $2; print $3}')
+BYTES=$(cd "$SET" && du -cb "${FILES[@]}" | tail -1 | cut -f1)
+# the same page cache for everyone: read every file once before timing
+(cd "$SET" && cat "${FILES[@]}" >/dev/null)
+
+now() { date +%s%N; }
+secs() { awk -v n="$1" 'BEGIN{printf "%.3f", n/1e9}'; }
+
+# ---- calscope reduce --threads 2 (peak RSS from /usr/bin/time) ----
+TIMEF=()
+[ -x /usr/bin/time ] && TIMEF=(/usr/bin/time -f '%M' -o "$W/rss")
+t0=$(now)
+"${TIMEF[@]}" "$CAL" reduce --threads 2 --label-values $VALUES -o "$W/brats.stats" "$SET/manifest.csv" \
+    2>"$W/reduce.err" >/dev/null; rc=$?
+t_cal=$(( $(now) - t0 ))
+RSS_KB=$(tail -1 "$W/rss" 2>/dev/null || echo NA)
+if [ "$rc" -ne 0 ]; then
+    echo "bench-seg: calscope reduce failed (exit $rc): $(head -c 400 "$W/reduce.err")"; t_cal=""; RSS_KB=NA
+fi
+# RSS with 2 cases: must not depend on the number of cases
+head -3 "$SET/manifest.csv" >"$SET/.bench2.csv"
+"${TIMEF[@]}" "$CAL" reduce --threads 2 --label-values $VALUES -o "$W/two.stats" "$SET/.bench2.csv" \
+    >/dev/null 2>&1; rc2=$?
+RSS2_KB=NA
+[ "$rc2" -eq 0 ] && [ -n "$t_cal" ] && RSS2_KB=$(tail -1 "$W/rss" 2>/dev/null || echo NA)
+rm -f "$SET/.bench2.csv"
+
+# ---- gzip -dc of the same files: one after the other, and two at a time ----
+t0=$(now); (cd "$SET" && gzip -dc "${FILES[@]}" >/dev/null); t_gz1=$(( $(now) - t0 ))
+t0=$(now); (cd "$SET" && printf '%s\0' "${FILES[@]}" | xargs -0 -P2 -n1 gzip -dc >/dev/null); t_gz2=$(( $(now) - t0 ))
+
+# ---- numpy + nibabel ----
+PYARGS=()
+[ -n "$t_cal" ] && PYARGS=(--compare "$W/brats.stats")
+echo "bench-seg: numpy + nibabel reduction of $NPY cases (about 6 s a case here)"
+$PY bench/reference_seg.py "$SET/manifest.csv" --label-values $VALUES --cases "$NPY" "${PYARGS[@]}" \
+    >"$W/py.tsv" 2>"$W/py.err" || echo "bench-seg: reference_seg.py failed: $(head -c 400 "$W/py.err")"
+t_py=$(awk -F'\t' '$1=="python_reduce"{print $2}' "$W/py.tsv")
+py_rss=$(awk -F'\t' '$1=="python_reduce"{print $4}' "$W/py.tsv")
+cmp_line=$(awk -F'\t' '$1=="compare"{print $2 ": " $3}' "$W/py.tsv")
+
+# ---- opening a 200-case statistics file ----
+t_open=""
+if "$CAL" reduce --label-values $VALUES -o "$W/small200.stats" "$SMALL/manifest.csv" >/dev/null 2>"$W/small.err"; then
+    for _ in 1 2 3 4 5; do
+        t0=$(now); "$CAL" report --format json "$W/small200.stats" >"$W/small200.json" 2>/dev/null; rc=$?
+        dt=$(( $(now) - t0 ))
+        [ "$rc" -eq 0 ] || { t_open=""; break; }
+        if [ -z "$t_open" ] || [ "$dt" -lt "$t_open" ]; then t_open=$dt; fi
+    done
+else
+    echo "bench-seg: reduce of the 200-case set failed: $(head -c 300 "$W/small.err")"
+fi
+
+# ---- table ----
+VOX=$((240 * 240 * 155))
+$PY - "$N" "$NPY" "$BYTES" "${t_cal:-NA}" "$t_gz1" "$t_gz2" "${t_py:-NA}" "$RSS_KB" "$RSS2_KB" \
+    "${t_open:-NA}" "$VOX" "${py_rss:-NA}" <<'EOF'
+import sys
+(n, npy, nbytes, t_cal, gz1, gz2, t_py, rss, rss2, t_open, vox, py_rss) = sys.argv[1:]
+n, npy, vox = int(n), int(npy), int(vox)
+num = lambda s: None if s in ("NA", "") else float(s)
+t_cal, gz1, gz2, t_open = (None if num(x) is None else num(x) / 1e9 for x in (t_cal, gz1, gz2, t_open))
+t_py, rss, rss2 = num(t_py), num(rss), num(rss2)
+fmt = lambda s: "n/a" if s is None else (f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.1f} ms")
+rows = []
+def row(case, cal, ref, ratio, target, met):
+    rows.append((case, cal, ref, ratio, target, met))
+yes = lambda ok: "n/a" if ok is None else ("met" if ok else "NOT met")
+print(f"\nsegmentation: {n} cases of 240x240x155x4 float32 .nii.gz + uint8 labels, "
+      f"{int(nbytes) / 1e9:.2f} GB on disk, {n * vox * 16 / 1e9:.2f} GB of probabilities")
+r = None if t_cal is None else t_cal / gz2
+row("reduce vs gzip -dc, 2 at a time", fmt(t_cal), fmt(gz2), "n/a" if r is None else f"{r:.2f}x",
+    "<= 1.5x gzip -dc", yes(None if r is None else r <= 1.5))
+r1 = None if t_cal is None else t_cal / gz1
+row("reduce vs gzip -dc, one at a time", fmt(t_cal), fmt(gz1), "n/a" if r1 is None else f"{r1:.2f}x",
+    "(information)", "-")
+sp = None if (t_cal is None or t_py is None) else (t_py / npy) / (t_cal / n)
+row(f"reduce vs numpy+nibabel (per case, {npy} cases)", fmt(None if t_cal is None else t_cal / n),
+    fmt(None if t_py is None else t_py / npy), "n/a" if sp is None else f"{sp:.1f}x",
+    ">= 20x numpy+nibabel", yes(None if sp is None else sp >= 20))
+# memory budget: one case's label map (uint8 on disk: 1 byte a voxel) + 64 MiB + the statistics
+# as held in memory (per case k*F*(8+8+8) + F*24 + k*24 bytes; k = 4, F = 300)
+stats_mem = n * (4 * 300 * 24 + 300 * 24 + 4 * 24)
+budget_kb = (vox * 1 + 64 * 2**20 + stats_mem) / 1024
+row("peak RSS, reduce --threads 2", "n/a" if rss is None else f"{rss / 1024:.0f} MB",
+    "n/a" if py_rss in ("NA", "") else f"{py_rss} MB (numpy)", "-",
+    f"<= {budget_kb / 1024:.0f} MB (labels {vox / 2**20:.1f} + 64 + stats {stats_mem / 2**20:.1f})",
+    yes(None if rss is None else rss <= budget_kb))
+row("peak RSS, 2 cases vs all", "n/a" if rss2 is None else f"{rss2 / 1024:.0f} MB",
+    "n/a" if rss is None else f"{rss / 1024:.0f} MB", "-", "independent of the cases",
+    yes(None if (rss is None or rss2 is None) else rss <= rss2 * 1.1 + 4096))
+row("report --format json, 200-case stats", fmt(t_open), "-", "-", "<= 50 ms",
+    yes(None if t_open is None else t_open <= 0.050))
+w = [max(len(r[i]) for r in rows + [("case", "calscope", "reference", "ratio", "target", "met?")])
+     for i in range(6)]
+for r in [("case", "calscope", "reference", "ratio", "target", "met?")] + rows:
+    print(" | ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip())
+EOF
+echo "numbers: ${cmp_line:-not compared}"
+echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+exit 0
