@@ -114,6 +114,19 @@ expect_match "--compat: not from statistics" '--compat: not from a statistics fi
 run "$CALSCOPE" report --select 'conf > 0.5' "$TMP/stats.csv"
 expect_eq "--select on conf: exit 2" 2 "$RC"
 
+# ---- a volume flag that would change nothing is refused, never ignored ----
+run "$CALSCOPE" report --label-values 0,1,2 "$TMP/voxels.csv"
+expect_eq "--label-values without a manifest: exit 2" 2 "$RC"
+expect_match "--label-values without a manifest: why" '--label-values maps the channels of volumes; no FILE is a manifest \(case,probs,labels\)' "$ERR"
+run "$CALSCOPE" report --fine 600 "$TMP/stats.csv"
+expect_eq "--fine on a statistics file: exit 2" 2 "$RC"
+expect_match "--fine on a statistics file: why" '--fine applies when volumes are reduced; a statistics file is reduced already' "$ERR"
+run "$CALSCOPE" report --renormalize "$TMP/manifest.csv"
+expect_eq "--renormalize on a manifest: exit 2" 2 "$RC"
+expect_match "--renormalize on a manifest: why" '--renormalize applies to prediction rows; this is a manifest of segmentation volumes' "$ERR"
+run "$CALSCOPE" report --fine 60 --format json "$TMP/manifest.csv"
+expect_eq "--fine 60 on a manifest: the statistics' fine resolution" "60" "$(json_get 'd["files"][0]["fine"]')"
+
 # ---- cases are the unit: intervals, size curve, comparison; threads do not matter ----
 run "$CALSCOPE" report --format json --ci 200 --seed 7 --threads 1 "$TMP/stats.csv"; one=$OUT
 run "$CALSCOPE" report --format json --ci 200 --seed 7 --threads 2 "$TMP/stats.csv"

@@ -169,6 +169,8 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
+    { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
+    { "report", "--regions", "WT=1,2,4;TC=1,4;ET=4", "m.csv", NULL },
 };
 
 static void round_trip(unsigned front, const char *const *argv, char *line, size_t size)
@@ -345,7 +347,9 @@ static void test_reduce_flags(void **state)
     RED("--affine-tol: '-1' is not a tolerance >= 0", "--affine-tol", "-1", "m.csv");
     RED("-o: empty file name (- is standard output)", "-o", "", "m.csv");
     RED("unknown option '--bins'", "--bins", "15", "m.csv");            /* a report flag */
-    REP("unknown option '--fine'", "--fine", "10", "a.csv");            /* a reduce flag */
+    REP("unknown option '--probs'", "--probs", "P", "a.csv");            /* a reduce flag */
+    REP("--label-values and --regions both map the channels: give one", "--label-values", "0,1", "--regions", "A=1",
+        "m.csv");
     RED("--label-values and --regions both map the channels: give one", "--label-values", "0,1", "--regions", "A=1", "m.csv");
     RED("--sum-tol: with --regions the channels are independent sigmoids, which need not sum to 1",
         "--regions", "A=1", "--sum-tol", "0.1", "m.csv");
