@@ -495,18 +495,21 @@ int tui_main(int argc, char **argv)
             if (named >= 0) a->st.klass = named;
             if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
         }
-        if (a->st.mixture_given && !mixture_unused) {
-            /* the report's rule once every file is loaded: quit, then say it (exit 2) */
-            int loading = 0, loaded = 0, tta = 0;
+        if ((a->st.mixture_given || a->st.seg_unused) && !mixture_unused) {
+            /* the report's rules once every file is loaded: quit, then say it (exit 2) */
+            int loading = 0, loaded = 0, tta = 0, manifest = 0;
             for (size_t f = 0; f < a->m.n_files; f++) {
                 const cs_dataset *d = a->m.files[f].data;
                 loading |= a->m.files[f].state == TUI_LOADING;
                 loaded |= d != NULL;
                 tta |= d && d->id && d->tta;
+                manifest |= d && a->m.files[f].summary.manifest_cases > 0;
             }
             if (!loading) {
-                mixture_unused = ss_mixture_unused(1, loaded, tta);
+                mixture_unused = ss_mixture_unused(a->st.mixture_given, loaded, tta);
+                if (!mixture_unused && loaded && !manifest) mixture_unused = a->st.seg_unused;
                 a->st.mixture_given = 0;
+                a->st.seg_unused = NULL;
                 if (mixture_unused) break;
             }
         }

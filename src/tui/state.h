@@ -56,6 +56,8 @@ typedef struct tui_state {
                                    (help_pages is set by the drawing code) */
     int ascii, no_color;
     int mixture_given;         /* --mixture (refused once loaded when no file has id/tta) */
+    const char *seg_unused;    /* a volume flag's message (ss_seg_unused, static text), shown
+                                  and exit 2 once loaded when no file is a manifest; else NULL */
 
     const char *paths[TUI_MAX_FILES]; /* argv strings, not owned */
     size_t n_files;

@@ -54,6 +54,13 @@ check_screen "a manifest opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
 keys q
 check_screen "manifest: q quits with status 0" 'EXITED 0' 60
 
+# a volume flag with no manifest among the files changes nothing: refused once loaded (exit 2)
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 samples/digits_ts.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "--label-values without a manifest: exit 2" 'EXITED 2' 60
+expect_match "--label-values without a manifest: why" 'no FILE is a manifest' "$SCREEN"
+
 # a broken statistics file: the message, and the dashboard stays usable
 head -c 300 "$TMP/stats.csv" >"$TMP/broken.csv"
 new_server
