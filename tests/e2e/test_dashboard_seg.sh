@@ -46,6 +46,18 @@ check_screen "after a resize: the reliability view again" 'ECE +[0-9.]+' 60
 keys q
 check_screen "q quits with status 0" 'EXITED 0' 60
 
+# two statistics files of the same cases: the Compare view's methods table, paired over cases
+"$CALSCOPE" reduce --label-values 0,1,2,4 --fine 60 -o "$TMP/fine60.csv" "$TMP/manifest.csv" 2>/dev/null
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv $TMP/fine60.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "two statistics files open" 'ECE +[0-9.]+' 60
+keys 5
+check_screen "Compare view: the second file against the reference" 'fine60.csv +[0-9.]+ .*[-+]0\.0000' 60
+expect_match "Compare view: the reference row" 'stats.csv .*\(reference\)' "$SCREEN"
+keys q
+check_screen "compare: q quits with status 0" 'EXITED 0' 60
+
 # a manifest opens directly (reduced when loaded)
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 $TMP/manifest.csv; echo EXITED \$?; sleep 60"

@@ -56,7 +56,8 @@ static int cancelled(const cs_run *run)
 static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settings *s,
                          const cs_settings *sk, const cs_methods_options *o, const cs_run *run)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    /* a statistics dataset has no top-k lens (its column stays n/a) */
+    for (int pass = 0; pass < (d->stats ? 1 : 2); pass++) {
         cs_measure_request q;
         memset(&q, 0, sizeof q);
         q.want = pass ? CS_WANT_BINNED : CS_WANT_ALL;
@@ -121,9 +122,11 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     for (size_t e = 0; e < c.n_entries; e++)
         for (int col = 0; col < CS_METHODS_COL_TOPK; col++)
             if (col_metric[col] == c.entries[e].metric) take_diff(me, col, &c.entries[e]);
-    st = cs_compare_run(ref, d, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
-    if (st != CS_OK) return st;
-    take_diff(me, CS_METHODS_COL_TOPK, &c.entries[0]);
+    if (!d->stats) {   /* statistics: no top-k lens */
+        st = cs_compare_run(ref, d, sk, CS_METRIC_BIT(CS_METRIC_ECE), repeats, o->seed, run, &c, &me->diff_err);
+        if (st != CS_OK) return st;
+        take_diff(me, CS_METHODS_COL_TOPK, &c.entries[0]);
+    }
     me->has_diff = 1;
     return CS_OK;
 }
@@ -133,8 +136,6 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
                          cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < n; i++)
-        if (d[i] && cs_dataset_need_rows(d[i], "the methods table", err) != CS_OK) return err->code;
     memset(out, 0, sizeof *out);
     if (n == 0 || n > CS_METHODS_MAX || o->ref >= n) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "methods: %zu methods, reference %zu", n, o->ref);
@@ -176,7 +177,8 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
         me->cls = calloc(d[i]->k, sizeof *me->cls);
         cs_error merr;
         cs_error_clear(&merr);
-        if (me->cls && cs_mass_profile(d[i], s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
+        if (me->cls && !d[i]->stats &&
+            cs_mass_profile(d[i], s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
             me->mass_ok = 1;
     }
     return CS_OK;
