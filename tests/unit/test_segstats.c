@@ -351,6 +351,27 @@ static void test_read_valid_and_errors(void **state)
     expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,1\n"
                  "case,0,,0,p,1,l,1\n", "F:7:3: a case needs a name");
 
+    /* broken gzip: cut short, and not deflate data at all; a directory */
+    cs_test_seg *g = cs_test_seg_random(3, 3, 300, 9, 0);
+    cs_segstats *big = cs_test_seg_stats(g, 300);
+    const char *gz = write_tmp(big, ".csv.gz");
+    size_t n;
+    char *bytes = slurp(gz, &n);
+    const char *cut = cs_test_tmpfile(".csv.gz", bytes, n / 2);
+    assert_int_equal(cs_segstats_read(cut, &st, &err), CS_EINPUT);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: the gzip stream ends early (a truncated file?)", cut);
+    assert_string_equal(err.msg, want);
+    free(bytes);
+    cs_segstats_free(big);
+    cs_test_seg_free(g);
+    const char *bad = cs_test_tmpfile(".gz", "\x1f\x8b\x08\x00garbage-garbage-garbage", 27);
+    assert_int_equal(cs_segstats_read(bad, &st, &err), CS_EINPUT);
+    snprintf(want, sizeof want, "%s: cannot read: invalid code lengths set", bad);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(cs_segstats_read("/", &st, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/: cannot read: Is a directory");
+
     assert_int_equal(cs_segstats_read("/nonexistent/s.csv", &st, &err), CS_EINPUT);
     assert_string_equal(err.msg, "/nonexistent/s.csv: cannot open: No such file or directory");
     assert_int_equal(cs_segstats_sniff("/nonexistent/s.csv"), 0);
