@@ -11,7 +11,7 @@ j the fine bin of p_j is floor(p_j * F) corrected on the exact edges i/F (SPEC Â
 (i/F, (i+1)/F], 0 in bin 0 â€” the rule of include/calscope/ubin.h), and np.bincount gives count,
 sum p and sum y per bin; the same for the top-1 confidence (first maximum) and its correctness;
 then sum (p - y)^2, sum over y=1 of -ln max(p, 1e-15) and over y=0 of -ln max(1 - p, 1e-15).
-Softmax maps only (what the bench generates).
+Softmax maps only (what the bench generates); NIfTI or npz (its one array, (C, z, y, x)).
 
 Prints one line "python_reduce<TAB>SECONDS<TAB>CASES<TAB>PEAK_RSS_MB" (time of the loop over the
 cases, not the interpreter's start), and with --compare one line "compare<TAB>ok|DIFF<TAB>what":
@@ -40,7 +40,11 @@ def fine_bins(p, F, edges):
 
 
 def reduce_case(probs_path, labels_path, values, F, edges):
-    p4 = np.asanyarray(nib.load(probs_path).dataobj)          # (X, Y, Z, C) float32
+    if probs_path.endswith(".npz"):                             # nnU-Net: (C, z, y, x)
+        with np.load(probs_path) as z:
+            p4 = z[z.files[0]].transpose(3, 2, 1, 0)
+    else:
+        p4 = np.asanyarray(nib.load(probs_path).dataobj)      # (X, Y, Z, C) float32
     lab = np.asanyarray(nib.load(labels_path).dataobj)        # (X, Y, Z), scaling applied
     k = p4.shape[-1]
     out = {"cnt": np.zeros((k, F), np.int64), "sum_p": np.zeros((k, F)),

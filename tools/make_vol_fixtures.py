@@ -234,9 +234,14 @@ open(path('corrupt.npz'), 'wb').write(bytes(bad))
 buf = io.BytesIO()
 np.save(buf, np.arange(100, dtype=np.float64))
 with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
-    z.writestr('probabilities.npy', buf.getvalue()[:-400])             # 50 of 100 values
+    zi = zipfile.ZipInfo('probabilities.npy')                          # 1980 date: same bytes each run
+    zi.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
 open(path('noext.dat'), 'wb').write(b'x')
+for name in ['dir.nii.gz', 'dir.npz']:             # directories named like array files
+    os.makedirs(path(name), exist_ok=True)
+    open(os.path.join(path(name), '.keep'), 'w').close()
 
 with open(path('expected.txt'), 'w') as f:
     f.write('\n'.join(lines) + '\n')

@@ -3,7 +3,8 @@
 # y.npy probs.npy`. The arrays are written by numpy (np.save) and the same numbers as a CSV
 # (%.17g: every double reads back exactly), so the report of the pair must equal the report of
 # the CSV in every JSON field but the path; C and Fortran order, float32 probabilities, integer
-# and integral-float labels, logits with --npy-logits. Then every refusal, verbatim.
+# and integral-float labels, logits with --npy-logits. Then every refusal, verbatim, and the
+# dashboard on the same pair (tmux, 80x24).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 /usr/bin/python3 - "$TMP" <<'PY'
@@ -135,5 +136,21 @@ bad "missing" "calscope: $TMP/none.npy: cannot open: No such file or directory" 
     --labels "$TMP/y.npy" "$TMP/none.npy"
 run "$CALSCOPE" report --sum-tol 0.02 --labels "$TMP/y.npy" "$TMP/sum.npy"
 expect_match "--sum-tol applies" 'load +300 rows read, 300 used' "$OUT"
+
+# ---- the dashboard: calscope --labels y.npy probs.npy ----
+run "$CALSCOPE" report --format json --labels "$TMP/y.npy" "$TMP/p.npy"
+ECE=$(json_get '"%.4f" % d["files"][0]["metrics"]["ece"]')
+tmux_servers npy
+BIN=$(cd "$(dirname "$CALSCOPE")" && pwd)/$(basename "$CALSCOPE")
+new_server
+T new-session -d -x 80 -y 24 "'$BIN' --labels '$TMP/y.npy' '$TMP/p.npy'; echo EXITED \$?; sleep 60"
+check_screen "dashboard: the pair loads" 'rows 300 used 300 rejected 0' 30
+check_screen "dashboard: the report's ECE" "ECE +$ECE"
+keys q
+check_screen "dashboard: q quits with status 0" '^EXITED 0'
+new_server
+T new-session -d -x 80 -y 24 "'$BIN' '$TMP/p.npy'; echo EXITED \$?; sleep 60"
+check_screen "dashboard: a .npy file without --labels says to give it" \
+    'a .npy prediction file needs its labels: --labels' 30
 
 done_testing

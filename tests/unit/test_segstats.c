@@ -117,6 +117,28 @@ static void test_kernel_by_hand(void **state)
     cs_segstats_free(st);
 }
 
+/* At the default F = 300, values exactly on edges fall in the bin they close (SPEC §2):
+ * 0.25 = 75/300 in fine bin 74, 0.5 in 149, 1 in 299, 0 in 0; 0.25's float16 neighbours
+ * (0.25 - 2^-13 and 0.25 + 2^-12) in bins 74 and 75. */
+static void test_kernel_edges_at_300(void **state)
+{
+    (void)state;
+    const double p0[] = { 0.25, 0.5, 1.0, 0.0, 0.25 - 0x1p-13, 0.25 + 0x1p-12 };
+    double p1[6];
+    for (int i = 0; i < 6; i++) p1[i] = 1 - p0[i];
+    const int32_t lab[] = { 0, 0, 0, 0, 0, 0 };
+    const double *planes[] = { p0, p1 };
+    cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 2, (const char *const[]){ "a", "b" },
+                                      "0,1", 1);
+    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 6);
+    const size_t bin[] = { 74, 149, 299, 0, 75 }, count[] = { 2, 1, 1, 1, 1 };
+    for (int i = 0; i < 5; i++) assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, bin[i])], count[i]);
+    uint64_t total = 0;
+    for (size_t i = 0; i < 300; i++) total += st->cnt[cs_segstats_ci(st, 0, 0, i)];
+    assert_int_equal(total, 6);
+    cs_segstats_free(st);
+}
+
 /* Regions: label values {0, 1, 2}; region A = {1, 2}, B = {2}. No top-1 arrays. */
 static void test_kernel_regions(void **state)
 {
@@ -329,6 +351,27 @@ static void test_read_valid_and_errors(void **state)
     expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,1\n"
                  "case,0,,0,p,1,l,1\n", "F:7:3: a case needs a name");
 
+    /* broken gzip: cut short, and not deflate data at all; a directory */
+    cs_test_seg *g = cs_test_seg_random(3, 3, 300, 9, 0);
+    cs_segstats *big = cs_test_seg_stats(g, 300);
+    const char *gz = write_tmp(big, ".csv.gz");
+    size_t n;
+    char *bytes = slurp(gz, &n);
+    const char *cut = cs_test_tmpfile(".csv.gz", bytes, n / 2);
+    assert_int_equal(cs_segstats_read(cut, &st, &err), CS_EINPUT);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: the gzip stream ends early (a truncated file?)", cut);
+    assert_string_equal(err.msg, want);
+    free(bytes);
+    cs_segstats_free(big);
+    cs_test_seg_free(g);
+    const char *bad = cs_test_tmpfile(".gz", "\x1f\x8b\x08\x00garbage-garbage-garbage", 27);
+    assert_int_equal(cs_segstats_read(bad, &st, &err), CS_EINPUT);
+    snprintf(want, sizeof want, "%s: cannot read: invalid code lengths set", bad);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(cs_segstats_read("/", &st, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/: cannot read: Is a directory");
+
     assert_int_equal(cs_segstats_read("/nonexistent/s.csv", &st, &err), CS_EINPUT);
     assert_string_equal(err.msg, "/nonexistent/s.csv: cannot open: No such file or directory");
     assert_int_equal(cs_segstats_sniff("/nonexistent/s.csv"), 0);
@@ -443,6 +486,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_by_hand),
+        cmocka_unit_test(test_kernel_edges_at_300),
         cmocka_unit_test(test_kernel_regions),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_round_trip_text),

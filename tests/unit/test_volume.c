@@ -210,6 +210,8 @@ static const bad_case bad[] = {
                          "(members: a.npy, b.npy)"},
     {"stored.npz", "softmax", 0, "stored.npz: no member 'softmax.npy' (members: probabilities.npy, other.npy)"},
     {"n1_f32.nii", "x", 0, "n1_f32.nii: a member is only for .npz archives"},
+    {"dir.nii.gz", NULL, 0, "dir.nii.gz: cannot read: Is a directory"},
+    {"dir.npz", NULL, 0, "dir.npz: cannot read: Is a directory"},
 };
 
 static void test_refusals(void **state)

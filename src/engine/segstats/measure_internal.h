@@ -28,6 +28,7 @@ typedef struct seg_prob {
     double *tsc;
     double *sq, *nll;        /* na: the case's Σ_j squared error and its NLL sum (kind rule) */
     uint64_t *vox;           /* na */
+    int borrowed;            /* cnt..tsc are st's own arrays (every case active, M == F) */
 } seg_prob;
 
 /* Coarsens st's cases with keep[c] != 0 (keep NULL = all) to M bins (M divides st->fine,

@@ -12,12 +12,14 @@
 void seg_prob_free(seg_prob *p)
 {
     free(p->act);
-    free(p->cnt);
-    free(p->sy);
-    free(p->sp);
-    free(p->tcnt);
-    free(p->tsy);
-    free(p->tsc);
+    if (!p->borrowed) {
+        free(p->cnt);
+        free(p->sy);
+        free(p->sp);
+        free(p->tcnt);
+        free(p->tsy);
+        free(p->tsc);
+    }
     free(p->sq);
     free(p->nll);
     free(p->vox);
@@ -35,15 +37,27 @@ cs_status seg_prob_init(seg_prob *p, const cs_segstats *st, const cs_settings *s
     p->M = (size_t)M;
     for (size_t c = 0; c < st->n_cases; c++) p->na += !keep || keep[c];
     size_t na = p->na ? p->na : 1, kM = p->k * p->M, F = (size_t)st->fine, r = F / p->M;
+    /* every case at the fine resolution: the coarse sums are st's own arrays, same layout
+     * (a 200-case file at M = F would otherwise copy and fault in megabytes per view) */
+    p->borrowed = p->na == st->n_cases && p->M == F;
     p->act = malloc(na * sizeof *p->act);
-    p->cnt = calloc(na * kM, sizeof *p->cnt);
-    p->sy = calloc(na * kM, sizeof *p->sy);
-    p->sp = calloc(na * kM, sizeof *p->sp);
     p->sq = calloc(na, sizeof *p->sq);
     p->nll = calloc(na, sizeof *p->nll);
     p->vox = calloc(na, sizeof *p->vox);
+    if (p->borrowed) {
+        p->cnt = st->cnt;
+        p->sy = st->sum_y;
+        p->sp = st->sum_p;
+        p->tcnt = st->t_cnt;
+        p->tsy = st->t_sum_correct;
+        p->tsc = st->t_sum_conf;
+    } else {
+        p->cnt = calloc(na * kM, sizeof *p->cnt);
+        p->sy = calloc(na * kM, sizeof *p->sy);
+        p->sp = calloc(na * kM, sizeof *p->sp);
+    }
     int ok = p->act && p->cnt && p->sy && p->sp && p->sq && p->nll && p->vox;
-    if (ok && st->t_cnt) {
+    if (ok && st->t_cnt && !p->borrowed) {
         p->tcnt = calloc(na * p->M, sizeof *p->tcnt);
         p->tsy = calloc(na * p->M, sizeof *p->tsy);
         p->tsc = calloc(na * p->M, sizeof *p->tsc);
@@ -59,19 +73,23 @@ cs_status seg_prob_init(seg_prob *p, const cs_segstats *st, const cs_settings *s
         p->act[a] = c;
         p->vox[a] = st->voxels[c];
         /* coarse bin b is the union of fine bins [b·F/M, (b+1)·F/M) (segstats.h) */
-        for (size_t j = 0; j < p->k; j++)
-            for (size_t i = 0; i < F; i++) {
-                size_t x = cs_segstats_ci(st, c, j, i), y = (a * p->k + j) * p->M + i / r;
-                p->cnt[y] += st->cnt[x];
-                p->sy[y] += st->sum_y[x];
-                p->sp[y] += st->sum_p[x];
+        for (size_t j = 0; j < p->k && !p->borrowed; j++)
+            for (size_t b = 0, x = cs_segstats_ci(st, c, j, 0); b < p->M; b++) {
+                size_t y = (a * p->k + j) * p->M + b;
+                for (size_t i = 0; i < r; i++, x++) {
+                    p->cnt[y] += st->cnt[x];
+                    p->sy[y] += st->sum_y[x];
+                    p->sp[y] += st->sum_p[x];
+                }
             }
-        if (st->t_cnt)
-            for (size_t i = 0; i < F; i++) {
-                size_t x = cs_segstats_ti(st, c, i), y = a * p->M + i / r;
-                p->tcnt[y] += st->t_cnt[x];
-                p->tsy[y] += st->t_sum_correct[x];
-                p->tsc[y] += st->t_sum_conf[x];
+        if (st->t_cnt && !p->borrowed)
+            for (size_t b = 0, x = cs_segstats_ti(st, c, 0); b < p->M; b++) {
+                size_t y = a * p->M + b;
+                for (size_t i = 0; i < r; i++, x++) {
+                    p->tcnt[y] += st->t_cnt[x];
+                    p->tsy[y] += st->t_sum_correct[x];
+                    p->tsc[y] += st->t_sum_conf[x];
+                }
             }
         /* Brier: Σ_j sq / N; NLL: softmax Σ_j nll_pos / N, regions Σ_j (pos + neg) / N */
         for (size_t j = 0; j < p->k; j++) {

@@ -57,11 +57,15 @@ static cs_status gz_slurp(const char *path, gzFile gz, char **out, size_t *out_l
         }
         unsigned want = (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30));
         int got = gzread(gz, buf + len, want);
-        if (got < 0) {
-            int zerr;
-            const char *msg = gzerror(gz, &zerr);
+        int zerr = Z_OK;
+        const char *msg = got <= 0 ? gzerror(gz, &zerr) : "";
+        if (got < 0 || zerr == Z_BUF_ERROR) {
+            /* zlib's text starts with the name it was given ("<fd:3>: "): keep the reason */
+            const char *why = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
             cs_status st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path,
-                                        zerr == Z_ERRNO ? strerror(errno) : msg);
+                                        zerr == Z_ERRNO ? strerror(errno)
+                                        : zerr == Z_BUF_ERROR ? "the gzip stream ends early"
+                                                              " (a truncated file?)" : why);
             free(buf);
             gzclose(gz);
             return st;
