@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
  * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
  * problem can give, so intervals and curves list RECE-M for such files only. */

@@ -129,7 +129,8 @@ cs_status cs_segstats_measure(const cs_segstats *st, const cs_settings *s,
     if (rc == CS_OK && (q->parts & CS_MEASURE_CURVE)) {
         out->curve = q->curve_kind == CS_CURVE_SIZE ? seg_size_curve(&p, &q->curve, run, err)
                                                     : seg_bins_curve(&p, &q->curve, run, err);
-        if (!out->curve) rc = err->code;
+        if (!out->curve && err->code != CS_EEMPTY) rc = err->code;   /* nothing to resample:
+                                                                         absent, as cs_measure */
     }
     seg_prob_free(&p);
     return rc;
