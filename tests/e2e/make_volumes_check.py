@@ -8,6 +8,9 @@
     make_volumes_check.py scale DIR SLOPE INTER  the label map stores (v - INTER) / SLOPE and nibabel
                                                reads the values back
     make_volumes_check.py f16 DIR              npz float16 (<f2), equal to the NIfTI float32 values
+    make_volumes_check.py same A B             two trees hold the same files with the same content
+                                               (text equal; volumes: arrays, dtypes, affines) —
+                                               bytes may differ with another zlib
 """
 import csv
 import json
@@ -173,6 +176,31 @@ def f16(d):
               info[0].compress_type == zipfile.ZIP_DEFLATED, info)
 
 
+def same(a, b):
+    def tree(d):
+        return sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs)
+    ta, tb = tree(a), tree(b)
+    check(f"{b} has the files of {a}", ta == tb, set(ta) ^ set(tb))
+    bad = []
+    for rel in (x for x in ta if x in tb):
+        pa, pb = os.path.join(a, rel), os.path.join(b, rel)
+        if rel.endswith(".nii.gz"):
+            ia, ib = nib.load(pa), nib.load(pb)
+            da, db = np.asanyarray(ia.dataobj), np.asanyarray(ib.dataobj)
+            eq = (da.dtype == db.dtype and np.array_equal(da, db) and
+                  np.array_equal(ia.affine, ib.affine) and
+                  ia.get_data_dtype() == ib.get_data_dtype())
+        elif rel.endswith(".npz"):
+            with np.load(pa) as za, np.load(pb) as zb:
+                eq = za.files == zb.files and all(
+                    za[k].dtype == zb[k].dtype and np.array_equal(za[k], zb[k]) for k in za.files)
+        else:
+            eq = open(pa, "rb").read() == open(pb, "rb").read()
+        if not eq:
+            bad.append(rel)
+    check(f"{b}: every file's content equals {a}'s", not bad, bad[:5])
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "layout":
@@ -183,6 +211,8 @@ if __name__ == "__main__":
         scale(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
     elif what == "f16":
         f16(sys.argv[2])
+    elif what == "same":
+        same(sys.argv[2], sys.argv[3])
     else:
         sys.exit(f"unknown check {what}")
     sys.exit(1 if fails else 0)

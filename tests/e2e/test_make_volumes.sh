@@ -59,11 +59,12 @@ expect_match "--label-scale refusal says why" 'not \(integer \* SLOPE \+ INTER\)
 expect_rc "--regions with a value that is no label value: exit 2" 2 $GEN --out "$TMP/x" --regions 'A=3'
 expect_match "--regions refusal names the value" 'value 3 of region A is not a label value' "$ERR"
 
-# the committed samples are what `make samples` writes (tools/make_volumes.py, the flags in the
-# Makefile's samples target)
+# the committed samples are what `make seg-samples` writes (the flags in the Makefile), compared
+# by content: another zlib may compress the same arrays to other bytes
 mkdir -p "$TMP/samples"
-if make -s --no-print-directory SEG_SAMPLES="$TMP/samples/seg" seg-samples >"$TMP/ms.log" 2>&1 &&
-   diff -r samples/seg "$TMP/samples/seg" >/dev/null; then ok "samples/seg is what make seg-samples writes"
-else not_ok "samples/seg is what make seg-samples writes" "$(cat "$TMP/ms.log"; diff -rq samples/seg "$TMP/samples/seg" | head)"; fi
+if make -s --no-print-directory SEG_SAMPLES="$TMP/samples/seg" seg-samples >"$TMP/ms.log" 2>&1; then
+    ok "make seg-samples runs"
+    pycheck same samples/seg "$TMP/samples/seg"
+else not_ok "make seg-samples runs" "$(cat "$TMP/ms.log")"; fi
 
 done_testing

@@ -218,8 +218,8 @@ static cs_status row(const char *path, const char *dir, tok *t, cs_seg_plan *p, 
         const char *full = i == 1 ? pp : lp;
         if (stat(full, &sb) != 0)
             st = cs_error_set(err, CS_EINPUT, L, i + 1, "%s:%ld:%d: %s '%s': %s", path, L, i + 1, want[i], full, strerror(errno));
-        else if (!S_ISREG(sb.st_mode))
-            st = cs_error_set(err, CS_EINPUT, L, i + 1, "%s:%ld:%d: %s '%s' is not a regular file", path, L, i + 1, want[i], full);
+        else if (S_ISDIR(sb.st_mode))
+            st = cs_error_set(err, CS_EINPUT, L, i + 1, "%s:%ld:%d: %s '%s' is a folder", path, L, i + 1, want[i], full);
     }
     if (st == CS_OK) {
         long *nl = realloc(*lines, (p->n + 1) * sizeof *nl);

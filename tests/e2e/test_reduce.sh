@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End-to-end tests of `calscope reduce` (README "Segmentation volumes"): tiny cases written by
+# nibabel and numpy (NIfTI (X,Y,Z,C) float32, nnU-Net npz (C,z,y,x) float32 and float16, sigmoid
+# regions), the statistics file checked against an independent numpy computation of every sum
+# (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), merge of two
+# shards = the whole (cmp), 1 and 2 threads identical, folders paired by stem, and every refusal
+# with its message verbatim and exit status 3, leaving no output file behind.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PY=/usr/bin/python3
+CASES=tests/e2e/reduce_cases.py
+D=$TMP/cases
+mkdir -p "$D"
+$PY $CASES write "$D" || { not_ok "writing the cases with nibabel/numpy"; exit 1; }
+
+expect_eq() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "want: $2" "got:  $3"; fi; }
+# numpy NAME STATS MANIFEST KIND F [REGIONS]
+numpy_check() {
+    local name=$1; shift
+    local res; res=$($PY $CASES check "$@" 2>&1)
+    expect_eq "$name" ok "$res"
+}
+
+# ---- the sums -----------------------------------------------------------------------------------
+expect_rc "manifest of three cases (NIfTI, npz float32, npz float16): exit 0" 0 \
+    "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/all.csv" "$D/m.csv"
+expect_eq "no progress line when stderr is not a terminal" "" "$ERR"
+numpy_check "every count, Σp, Σy, top-1 and score equals numpy's" "$TMP/all.csv" "$D/m.csv" softmax 300
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o - "$D/m.csv"
+if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/all.csv"; then ok "-o - writes the same bytes to stdout"; else not_ok "-o - writes the same bytes to stdout" "rc $RC"; fi
+expect_match "the header records F, the kind, the mapping and the inputs with their sizes" \
+    '^fine,300$' "$(head -5 "$TMP/all.csv")"
+expect_match "inputs as written in the manifest" "^case,0,a,210,a_prob.nii.gz,$(stat -c %s "$D/a_prob.nii.gz"),a.nii.gz," "$(cat "$TMP/all.csv")"
+
+"$CALSCOPE" reduce --threads 1 --label-values 0,1,2,4 -o "$TMP/t1.csv" "$D/m.csv"
+"$CALSCOPE" reduce --threads 2 --label-values 0,1,2,4 -o "$TMP/t2.csv" "$D/m.csv"
+if cmp -s "$TMP/t1.csv" "$TMP/t2.csv" && cmp -s "$TMP/t1.csv" "$TMP/all.csv"; then ok "1 and 2 threads: identical files"; else not_ok "1 and 2 threads: identical files"; fi
+
+expect_rc "--fine 7" 0 "$CALSCOPE" reduce --fine 7 --label-values 0,1,2,4 -o "$TMP/f7.csv" "$D/m.csv"
+numpy_check "--fine 7: equals numpy's" "$TMP/f7.csv" "$D/m.csv" softmax 7
+
+expect_rc "regions: exit 0" 0 "$CALSCOPE" reduce --regions 'WT=1,2,4;TC=1,4;ET=4' -o "$TMP/r.csv" "$D/mr.csv"
+numpy_check "regions: one-vs-rest sums and scores equal numpy's, no top-1" "$TMP/r.csv" "$D/mr.csv" regions 300 'WT=1,2,4;TC=1,4;ET=4'
+
+# ---- shards ---------------------------------------------------------------------------------------
+"$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/s1.csv" "$D/m1.csv"
+"$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/s2.csv.gz" "$D/m2.csv"
+expect_rc "--merge of two shards (one gzip): exit 0" 0 "$CALSCOPE" reduce --merge -o "$TMP/merged.csv" "$TMP/s2.csv.gz" "$TMP/s1.csv"
+if cmp -s "$TMP/merged.csv" "$TMP/all.csv"; then ok "merge of the shards = the whole, byte for byte"; else not_ok "merge of the shards = the whole, byte for byte"; fi
+run "$CALSCOPE" reduce --merge -o "$TMP/twice.csv" "$TMP/s1.csv" "$TMP/s1.csv"
+expect_eq "--merge of a case twice: exit 3" 3 "$RC"
+expect_match "--merge of a case twice: named" "case 'a' is in both" "$ERR"
+[ -e "$TMP/twice.csv" ] && not_ok "--merge refused: no output file" || ok "--merge refused: no output file"
+
+# ---- folders paired by stem --------------------------------------------------------------------
+mkdir -p "$TMP/P" "$TMP/L"
+cp "$D/a_prob.nii.gz" "$TMP/P/a_prob.nii.gz"; cp "$D/b.npz" "$TMP/P/b_prob.npz"; cp "$D/c.npz" "$TMP/P/c_prob.npz"
+cp "$D/a.nii.gz" "$D/b.nii.gz" "$D/c.nii.gz" "$TMP/L/"
+echo '{}' >"$TMP/L/dataset.json"
+expect_rc "--probs DIR --labels DIR --prob-suffix _prob: exit 0" 0 \
+    "$CALSCOPE" reduce --label-values 0,1,2,4 --probs "$TMP/P" --labels "$TMP/L" --prob-suffix _prob -o "$TMP/dirs.csv"
+if diff <(grep -v '^case,' "$TMP/dirs.csv") <(grep -v '^case,' "$TMP/all.csv") >/dev/null; then
+    ok "folders: the same sums as the manifest"; else not_ok "folders: the same sums as the manifest"; fi
+expect_match "folders: inputs recorded as DIR/FILE" "^case,0,a,210,$TMP/P/a_prob.nii.gz," "$(cat "$TMP/dirs.csv")"
+rm "$TMP/L/c.nii.gz"
+run "$CALSCOPE" reduce --probs "$TMP/P" --labels "$TMP/L" --prob-suffix _prob
+expect_eq "folders: a case without labels, exit 3" 3 "$RC"
+expect_eq "folders: the message names both folders and the stem" \
+    "calscope: case 'c': $TMP/P/c_prob.npz has no label file c.* in $TMP/L" "$ERR"
+
+# ---- refusals: exit 3, both files named, no output left ----------------------------------------
+# refuse NAME PROBS LABELS MESSAGE [FLAGS...]
+refuse() {
+    local name=$1 p=$2 l=$3 msg=$4; shift 4
+    printf 'case,probs,labels\nx,%s,%s\n' "$p" "$l" >"$D/bad.csv"
+    rm -f "$TMP/bad_out.csv"
+    run "$CALSCOPE" reduce --label-values 0,1,2,4 "$@" -o "$TMP/bad_out.csv" "$D/bad.csv"
+    if [ "$RC" = 3 ] && [ "$ERR" = "calscope: $msg" ]; then ok "$name"; else not_ok "$name" "exit $RC" "want: calscope: $msg" "got:  $ERR"; fi
+    local left; left=$(ls -A "$TMP" | grep -c -e '^bad_out.csv$' -e '^\.calscope-tmp')
+    expect_eq "$name: no output file, no temporary file" 0 "$left"
+}
+refuse "spatial shapes differ" shape.nii.gz a.nii.gz \
+    "$D/shape.nii.gz and $D/a.nii.gz: spatial shapes differ: 7x6x4 (4 channels) vs 7x6x5 (fastest axis first)"
+refuse "affines differ" affine.nii.gz a.nii.gz \
+    "$D/affine.nii.gz and $D/a.nii.gz: affines differ by 2.5, more than --affine-tol 0.001 (resampled or reoriented?)"
+expect_rc "--affine-tol 3 accepts them" 0 "$CALSCOPE" reduce --label-values 0,1,2,4 --affine-tol 3 -o "$TMP/aff.csv" "$D/bad.csv"
+refuse "channel count against the mapping" three.nii.gz a.nii.gz \
+    "$D/three.nii.gz: 3 channels, but --label-values 0,1,2,4 has 4 classes (labels: $D/a.nii.gz)"
+refuse "a probability outside [0,1], by voxel and channel" high.nii.gz a.nii.gz \
+    "$D/high.nii.gz: probability 1.5 outside [0,1] at voxel 2,3,4, channel 1 (labels: $D/a.nii.gz)"
+refuse "softmax channels not summing to 1" off.nii.gz a.nii.gz \
+    "$D/off.nii.gz: probabilities sum to 1.010000004, not 1 within 0.001 at voxel 3,2,1 (labels: $D/a.nii.gz)"
+refuse "float16: the message says why and names --sum-tol" half.npz b.nii.gz \
+    "$D/half.npz: probabilities sum to 1.0078125, not 1 within 0.001 at voxel 3,2,1; float16 rounds each value to ~5e-4 (up to 2.4e-4 off), so 4 channels may miss 1 by up to 0.00098: raise --sum-tol (labels: $D/b.nii.gz)"
+expect_rc "--sum-tol 0.01 accepts the float16 case" 0 "$CALSCOPE" reduce --label-values 0,1,2,4 --sum-tol 0.01 -o "$TMP/h.csv" "$D/bad.csv"
+refuse "a label value not in the mapping" a_prob.nii.gz lab3.nii.gz \
+    "$D/lab3.nii.gz: label value 3 at voxel 4,1,2 is not in --label-values 0,1,2,4 (probabilities: $D/a_prob.nii.gz)"
+refuse "a truncated .nii.gz: the reader's message and the other file" cut.nii.gz a.nii.gz \
+    "$D/cut.nii.gz: truncated: 398 of 840 values (labels: $D/a.nii.gz)"
+head -c 300 "$D/b.npz" >"$D/cutz.npz"
+refuse "a truncated .npz" cutz.npz b.nii.gz \
+    "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
+
+printf 'case,probs,labels\na,a_prob.nii.gz,a.nii.gz\na,b.npz,b.nii.gz\n' >"$D/dup.csv"
+run "$CALSCOPE" reduce "$D/dup.csv"
+expect_eq "manifest: a duplicate case, FILE:LINE:COL" "calscope: $D/dup.csv:3:1: case 'a' is already on line 2" "$ERR"
+expect_eq "manifest: exit 3" 3 "$RC"
+
+# ---- usage --------------------------------------------------------------------------------------
+run "$CALSCOPE" reduce
+expect_eq "no manifest: exit 2" 2 "$RC"
+expect_eq "no manifest: the message" "calscope: no MANIFEST given (or --probs DIR --labels DIR)
+Try \`calscope reduce --help\`." "$ERR"
+run "$CALSCOPE" reduce --label-values 0,x "$D/m.csv"
+expect_eq "--label-values: the bad token named, exit 2" "2 calscope: --label-values: 'x' is not an integer label value (in '0,x')" "$RC $(head -1 <<<"$ERR")"
+run "$CALSCOPE" reduce --help
+expect_match "--help lists the reduce flags" '--prob-suffix S' "$OUT"
+
+done_testing
