@@ -38,7 +38,7 @@
 /* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot
  * be resampled -- files without id/tta -- as every interval, curve and comparison below does;
  * the bins curve keeps it only when it can at every M). */
-#define CS_METRICS_DEFAULT 0x3ffu
+#define CS_METRICS_DEFAULT 0x3fffu
 
 /* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
  * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
