@@ -632,7 +632,8 @@ static const ss_flag table[] = {
       "netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
       "edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
       "shows every library beside calscope and the samples that change bin\n"
-      "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)", NULL },
+      "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens;\n"
+      "relplot also class:C, with its smooth ECE)", NULL },
     { "--torch-dtype", "T", R, SEC_RESAMPLING, p_torch_dtype, q_torch_dtype, 0,
       "float32 (default: a model's output) or float64 (torch.tensor(P,\n"
       "dtype=torch.float64)): the tensors --compat torchmetrics gets", NULL },
