@@ -24,7 +24,7 @@ import os
 import sys
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
@@ -163,6 +163,17 @@ def breast_cancer():
     write_csv("breast_cancer_ts.csv", header, prob_rows(ids, y, P))
 
 
+def iris():
+    """150 rows: the small test set of the README's "Which estimator?" example."""
+    ds = load_iris()
+    X, y = ds.data.astype(np.float64), ds.target.astype(int)
+    ids = np.arange(len(y))
+    header = ["id", "label"] + ["p_" + n for n in ds.target_names]
+    P = oof(gnb, X, y, folds(X, y), "predict_proba")
+    check_probs(P)
+    write_csv("iris_gnb.csv", header, prob_rows(ids, y, P))
+
+
 def shift(img, dy, dx):
     out = np.zeros_like(img)
     h, w = img.shape
@@ -267,6 +278,7 @@ def main():
     breast_cancer()
     digits()
     seg_cases()
+    iris()
     return 0
 
 

@@ -54,6 +54,8 @@ SETTINGS = [
     ("topk2", ["--lens", "topk:2"]),
     ("topk2_l2", ["--lens", "topk:2", "--distance", "l2"]),
     ("full_max", ["--lens", "full", "--distance", "max", "--bins", "5"]),
+    ("smece0.05", ["--smece-sigma", "0.05"]),
+    ("class0_mass_l2", ["--lens", "class:0", "--binning", "mass", "--distance", "l2", "--bins", "8"]),
 ]
 
 
@@ -392,6 +394,148 @@ def sce(d, m):
 
 
 # ---------------------------------------------------------------------------------------------
+# The estimators built to be less biased (issue 13), on one value f and a 0/1 target y.
+
+SMECE_EPS = 0.001
+NEWER = ["smece", "smece_sigma", "l2ce", "l2ce_debiased", "ece_sweep", "ece_sweep_bins"]
+
+
+def _smece_images(f, y, s):
+    """Centres and weights of the reflected kernel's images 2k +- f within 12 sd of [0, 1]."""
+    kmax = int(math.ceil((12 * s + 1) / 2)) + 1
+    c = np.concatenate([2 * k + sg * f for k in range(-kmax, kmax + 1) for sg in (1.0, -1.0)])
+    w = np.tile((f - y) / len(f), 2 * (2 * kmax + 1))
+    keep = (c > -12 * s) & (c < 1 + 12 * s)
+    return c[keep], w[keep]
+
+
+def smece_at(f, y, s):
+    """smECE_s = integral over [0, 1] of |(1/n) sum r_i K_s(t, f_i)|: the smoothed residual on a
+    grid of step s/32 (numpy), each sign change refined by scipy's brentq on the exact sum, and
+    the integral between the roots from normal cdf differences (scipy.special.ndtr)."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+    c, w = _smece_images(np.asarray(f, float), np.asarray(y, float), s)
+
+    def g(t):
+        t = np.atleast_1d(t)
+        out = np.empty(len(t))
+        for i in range(0, len(t), 512):
+            z = (t[i:i + 512, None] - c[None, :]) / s
+            out[i:i + 512] = (w[None, :] * np.exp(-0.5 * z * z)).sum(1)
+        return out / (s * math.sqrt(2 * math.pi))
+
+    t = np.linspace(0.0, 1.0, int(math.ceil(32 / s)) + 1)
+    gt = g(t)
+    cuts = [0.0]
+    for i in range(1, len(t)):
+        if gt[i - 1] * gt[i] < 0:
+            cuts.append(brentq(lambda x: g(np.array([x]))[0], t[i - 1], t[i], xtol=1e-15))
+    cuts.append(1.0)
+
+    def integral(a, b):
+        hi, lo = (b - c) / s, (a - c) / s
+        # the tail on the side that keeps the digits
+        d = np.where(lo >= 0, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
+        return float((w * d).sum())
+
+    return float(sum(abs(integral(a, b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a))
+
+
+def smece_auto(f, y):
+    """The fixed point s = smECE_s of relplot's bandwidth search (its predicate s < eps or
+    s < smECE_s), by brentq on s - smECE_s over [eps, 1]; s = eps when smECE_eps <= eps."""
+    from scipy.optimize import brentq
+
+    def h(s):
+        return s - smece_at(f, y, s)
+    if h(SMECE_EPS) >= 0:
+        s = SMECE_EPS
+    elif h(1.0) < 0:
+        s = 1.0
+    else:
+        s = brentq(h, SMECE_EPS, 1.0, xtol=1e-15)
+    return smece_at(f, y, s), s
+
+
+def l2ce(f, y, m):
+    """Kumar et al.: plug-in and debiased (closed form) L2 CE over equal-mass groups
+    (stable sort, array_split; groups of one add nothing to the debiased sum)."""
+    plug = deb = 0.0
+    n = len(f)
+    for g in np.array_split(np.argsort(f, kind="stable"), m):
+        if len(g) == 0:
+            continue
+        fm, ym = f[g].mean(), y[g].mean()
+        plug += len(g) / n * (fm - ym) ** 2
+        if len(g) >= 2:
+            deb += len(g) / n * ((fm - ym) ** 2 - ym * (1 - ym) / (len(g) - 1))
+    return math.sqrt(plug), math.sqrt(max(deb, 0.0))
+
+
+def ece_sweep(f, y, mass, p):
+    """Roelofs et al.'s monotonic sweep, written after caltrain's em/ew_monotonic_sweep: bins
+    b = 2..n-1 until the first whose non-empty bins' mean y decrease; the ECE (l_p) of the
+    last monotone b (1 bin when b = 2 fails). Equal mass: sorted position i in bin i*b//n
+    (stable sort); equal width: calscope's (i/b, (i+1)/b] bins."""
+    n = len(f)
+    order = np.argsort(f, kind="stable")
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n)
+
+    def bins_of(b):
+        return (pos * b) // n if mass else uniform_bin(f, b)
+
+    def ece_mono(bins, b):
+        tot, last, mono = 0.0, -1.0, True
+        for k in range(b):
+            sel = bins == k
+            if not sel.any():
+                continue
+            ym, fm = y[sel].mean(), f[sel].mean()
+            if ym < last:
+                mono = False
+            last = ym
+            tot += sel.sum() * abs(ym - fm) ** p
+        return (tot / n) ** (1.0 / p), mono
+    best = 1
+    for b in range(2, n):
+        if not ece_mono(bins_of(b), b)[1]:
+            break
+        best = b
+    return ece_mono(bins_of(best) if best > 1 else np.zeros(n, dtype=np.int64), best)[0], best
+
+
+def scalar_pair(d, lens):
+    """(f, y) of the top1 and class:C lenses; None for the others."""
+    if lens == "top1":
+        return top1_parts(d.prob, d.label)
+    if lens.startswith("class:"):
+        c = class_index(d, lens.split(":", 1)[1])
+        return d.prob[:, c].copy(), (d.label == c).astype(np.float64)
+    return None
+
+
+_SMECE_CACHE = {}
+
+
+def newer_metrics(d, s):
+    out = dict.fromkeys(("smece", "smece_sigma", "l2ce", "l2ce_debiased", "ece_sweep", "ece_sweep_bins"))
+    pair = scalar_pair(d, s.lens)
+    if pair is None:
+        return out
+    f, y = pair
+    key = (d.path, s.lens, s.smece_sigma)
+    if key not in _SMECE_CACHE:
+        _SMECE_CACHE[key] = (smece_at(f, y, s.smece_sigma), s.smece_sigma) if s.smece_sigma else smece_auto(f, y)
+    out["smece"], out["smece_sigma"] = _SMECE_CACHE[key]
+    out["l2ce"], out["l2ce_debiased"] = l2ce(f, y, s.bins)
+    if s.distance in ("tvd", "l2"):
+        out["ece_sweep"], out["ece_sweep_bins"] = ece_sweep(f, y, s.binning == "mass", 1.0 if s.distance == "tvd" else 2.0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 
 def parse_flags(flags):
     ap = argparse.ArgumentParser(add_help=False)
@@ -400,6 +544,7 @@ def parse_flags(flags):
     ap.add_argument("--binning", default="uniform")
     ap.add_argument("--sigma", type=float, default=0.1)
     ap.add_argument("--distance", default="tvd")
+    ap.add_argument("--smece-sigma", type=float, default=0.0)
     return ap.parse_args(flags)
 
 
@@ -417,6 +562,7 @@ def evaluate(d, s):
         "aece": aece(conf, correct, s.bins),
         "sce": sce(d, s.bins),
     }
+    metrics.update(newer_metrics(d, s))
     skip = {}
     if s.lens != "top1":
         # The metric itself is still the top-1 RECE-G of the SPEC text (recorded above), but the
@@ -425,6 +571,12 @@ def evaluate(d, s):
         # compared there.
         skip["rece_g"] = "SPEC defines RECE-G on the top-1 confidence only"
         skip["rece_m"] = "SPEC defines RECE-M on the top-1 confidence only"
+    if metrics["smece"] is None:
+        for k in NEWER:
+            skip[k] = "defined on the top1 and class:C lenses only (calscope: null)"
+    if metrics["ece_sweep"] is None:
+        for k in ("ece_sweep", "ece_sweep_bins"):
+            skip[k] = "ECE_sweep's norm is l1 or l2 (calscope: null for max)"
     return {
         "skip": skip,
         "path": d.path, "rows": d.rows, "samples": d.n, "classes": d.k, "rejected": 0,
@@ -455,7 +607,9 @@ def write(out):
     doc = {
         "generated_by": "tools/reference.py --write (independent numpy implementation of SPEC §2)",
         "tolerance": 1e-12,
-        "compare_metrics": ["accuracy", "ece", "ace", "mce", "rece_g", "brier", "nll"],
+        "compare_metrics": ["accuracy", "ece", "ace", "mce", "rece_g", "brier", "nll"] + NEWER,
+        # the root-found smooth ECE and its bandwidth: 1e-9
+        "metric_tolerance": {"smece": 1e-9, "smece_sigma": 1e-9},
         "optional_metrics": ["aece", "sce", "rece_m"],
         "entries": entries,
     }
@@ -475,6 +629,7 @@ def main(argv):
     ap.add_argument("--binning", default="uniform")
     ap.add_argument("--sigma", type=float, default=0.1)
     ap.add_argument("--distance", default="tvd")
+    ap.add_argument("--smece-sigma", type=float, default=0.0)
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
     if args.write:

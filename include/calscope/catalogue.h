@@ -22,6 +22,7 @@
 typedef enum cs_metric_id {
     CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
     CS_METRIC_RECE_G, CS_METRIC_RECE_M, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL,
+    CS_METRIC_SMECE, CS_METRIC_L2CE, CS_METRIC_L2CE_DEBIASED, CS_METRIC_ECE_SWEEP,
     CS_METRIC_COUNT
 } cs_metric_id;
 
@@ -36,7 +37,9 @@ enum {
     CS_NEEDS_DISTANCE = 1u << 3,   /* --distance */
     CS_NEEDS_SIGMA    = 1u << 4,   /* --sigma */
     CS_NEEDS_MIXTURE  = 1u << 5,   /* --mixture */
-    CS_NEEDS_TTA      = 1u << 6    /* a number only on a long id/tta file (NAN otherwise) */
+    CS_NEEDS_TTA      = 1u << 6,   /* a number only on a long id/tta file (NAN otherwise) */
+    CS_NEEDS_SMECE_SIGMA = 1u << 7,/* --smece-sigma */
+    CS_NEEDS_SCALAR   = 1u << 8    /* a number only on the top1 and class:C lenses */
 };
 
 typedef struct cs_metric_info {
@@ -48,6 +51,8 @@ typedef struct cs_metric_info {
     unsigned needs;         /* CS_NEEDS_* */
     int lower_better;       /* 1 for every error and scoring rule, 0 for accuracy */
     size_t offset;          /* of its double in cs_result */
+    const char *only;       /* where it has a number, said beside an n/a ("needs id/tta rows"),
+                               or NULL when every input has one */
 } cs_metric_info;
 
 /* The i-th metric of the table order (0 <= i < CS_METRIC_COUNT), or NULL past the end. */
@@ -60,7 +65,8 @@ const char *cs_metric_name(int id);
 /* Id of a JSON key (exact), or -1. */
 int cs_metric_from_name(const char *name);
 /* Id of the metric named by name[0..len) in any case, '-' standing for '_' ("ECE", "RECE-G",
- * "rece_g"): the spellings a user copies from the dashboard or the report. -1 when none. */
+ * "rece_g"), by its key or by its dashboard label ("L2CE-deb"): the spellings a user copies
+ * from the dashboard or the report. -1 when none. */
 int cs_metric_lookup(const char *name, size_t len);
 /* Writes the keys in table order joined by single blanks ("accuracy ece ace ...") into buf
  * (always terminated when size > 0; 128 bytes hold them all), for messages. */

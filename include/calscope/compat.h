@@ -10,7 +10,8 @@
  *   ... r.lib[CS_COMPAT_NETCAL].m[CS_CM_ECE], r.lib[i].moved, r.lib[i].examples ...
  *   cs_compat_report_free(&r);
  *
- * Supported lenses: top1 and classwise (the libraries implement nothing else); other lenses get
+ * Supported lenses: top1 and classwise (the libraries implement nothing else), and class:C for
+ * relplot alone (its smooth ECE and binned ECE of p[C] against label == C); other lenses get
  * CS_EUSAGE. Only the uniform and mass binnings have library counterparts.
  * Threads: cs_compat_run reads the dataset only; any number of threads may run it at once,
  * each with its own report. */
@@ -107,6 +108,10 @@ typedef struct cs_compat_lib_result {
                                      leaves samples in no bin (robustcal: 0, the adaptive minimum) */
     int bins_pooled;              /* 1: class-wise, pooled over classes */
     char bins_note[240];          /* what the table is, or why there is none */
+    /* Smooth ECE as the library computes it and the bandwidth it used (relplot only; NAN for
+     * the others, smece_note says why). */
+    double smece, smece_sigma;
+    char smece_note[120];
 } cs_compat_lib_result;
 
 typedef struct cs_compat_report {
@@ -147,8 +152,9 @@ const char *cs_compat_metric_name(int metric);
 const char *cs_compat_rule_text(cs_compat_rule rule);
 
 /* Copies the library's numbers into a cs_result the way `--compat NAME` reports them: ece,
- * ace, mce, aece, sce and rece_g follow the library (NAN where it has none); accuracy, brier,
- * nll and rece_m are left as they are. */
+ * ace, mce, aece, sce, rece_g and smece (with smece_sigma) follow the library (NAN where it
+ * has none); l2ce, l2ce_debiased and ece_sweep are NAN (no library's version of them is
+ * re-implemented); accuracy, brier, nll and rece_m are left as they are. */
 void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *res);
 
 #endif

@@ -21,9 +21,9 @@
 #include "calscope/error.h"
 #include "calscope/metrics.h"
 
-#define CS_METHODS_NCOL 10       /* nine cs_metric ids, then the top-k ECE */
+#define CS_METHODS_NCOL 14       /* thirteen cs_metric ids, then the top-k ECE */
 #define CS_METHODS_COL_ECE 1
-#define CS_METHODS_COL_TOPK 9
+#define CS_METHODS_COL_TOPK 13
 #define CS_METHODS_MASS_TOP 10
 #define CS_METHODS_MAX 64
 /* Resamples of each value's interval when none are asked for (`report --compare`'s --ci

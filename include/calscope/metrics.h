@@ -45,6 +45,7 @@ typedef struct cs_settings {
     cs_distance distance;
     double interval_lo, interval_hi; /* for CS_DIST_INTERVAL */
     cs_mixture mixture;          /* RECE-M mixture, default kde */
+    double smece_sigma;          /* smooth ECE bandwidth; 0 (the default) = automatic (smece.h) */
     char select[CS_SPEC_MAX];    /* selection expression, "" = all samples */
 } cs_settings;
 
@@ -66,6 +67,9 @@ cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *er
 #define CS_BINS_MAX 1000
 #define CS_SIGMA_MIN 1e-6
 #define CS_SIGMA_MAX 10.0
+/* --smece-sigma: relplot's own range (its search floor 0.001 and ceiling 1). */
+#define CS_SMECE_SIGMA_MIN 0.001
+#define CS_SMECE_SIGMA_MAX 1.0
 
 /* Strict numeric parsers for --bins (integer 1..CS_BINS_MAX), --gamma (0 < G <= 1) and
  * --sigma (CS_SIGMA_MIN..CS_SIGMA_MAX). Return CS_OK, or CS_EUSAGE with a message that starts
@@ -73,6 +77,8 @@ cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *er
 cs_status cs_settings_set_bins(cs_settings *s, const char *text, cs_error *err);
 cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err);
 cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err);
+/* --smece-sigma S: CS_SMECE_SIGMA_MIN..CS_SMECE_SIGMA_MAX. */
+cs_status cs_settings_set_smece_sigma(cs_settings *s, const char *text, cs_error *err);
 
 /* Upper bounds of the resampling counts both front ends accept: --ci R and --repeats R. */
 #define CS_RESAMPLES_MAX 100000
@@ -113,7 +119,11 @@ enum {
     CS_WANT_NLL      = 1u << 5,
     CS_WANT_AECE     = 1u << 6,  /* top-1 equal-mass ECE with the same M, whatever the binning */
     CS_WANT_SCE      = 1u << 7,  /* class-wise (uniform, M bins) ECE, whatever the lens */
-    CS_WANT_ALL      = 0xffu,
+    /* top1 and class:C only (NAN on other lenses): */
+    CS_WANT_SMECE    = 1u << 9,  /* smooth ECE and its bandwidth (smece.h) */
+    CS_WANT_L2CE     = 1u << 10, /* plug-in and debiased L2 CE over M equal-mass bins */
+    CS_WANT_SWEEP    = 1u << 11, /* ECE_sweep and its bin count (--binning uniform|mass) */
+    CS_WANT_ALL      = 0xeffu,
     /* Not in CS_WANT_ALL: the RECE-G smoothed reliability curve, rece_acc / rece_conf below
      * (scalar lenses except classwise; left NULL otherwise). */
     CS_WANT_RECE_CURVE = 1u << 8
@@ -136,6 +146,9 @@ typedef struct cs_result {
     double rece_g, rece_m;
     double brier, nll;
     double aece, sce;
+    double smece, smece_sigma;   /* smooth ECE and the bandwidth it used */
+    double l2ce, l2ce_debiased;  /* Kumar et al.'s plug-in and debiased L2 CE */
+    double ece_sweep, ece_sweep_bins; /* Roelofs et al.'s ECE_sweep and its bin count */
     cs_bin *bins;            /* owned; for classwise: the bins pooled over classes */
     size_t n_bins;
     /* With CS_WANT_RECE_CURVE: per uniform bin i of the M, the kernel-weighted accuracy

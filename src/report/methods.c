@@ -3,7 +3,8 @@
  * Rows are methods: the loaded files in argument order, then the recalibrations of the
  * reference file (--recal, in the order given; cross-fitted unless --recal-split or
  * --recal-split-column). Columns are
- * accuracy, ECE, ACE, MCE, AECE, RECE-G, SCE, top-k ECE, Brier and NLL under the report's
+ * accuracy, ECE, ACE, MCE, AECE, RECE-G, SCE, Brier, NLL, smooth ECE, L2 CE (plug-in and
+ * debiased), ECE_sweep and top-k ECE under the report's
  * settings, each with a bootstrap 95 % interval (cs_bootstrap_ci with --ci R, default 200, and
  * --seed: the same numbers a single-file report with the same flags prints) and, for every
  * method but the reference, the paired-bootstrap difference method − reference (cs_compare_run,
@@ -26,7 +27,7 @@
 #include "chart/words.h"
 #include "report/rep.h"
 
-/* Table columns: nine cs_metric ids, then top-k ECE. */
+/* Table columns: thirteen cs_metric ids, then top-k ECE. */
 enum { COL_TOPK = CS_METHODS_COL_TOPK, NCOL = CS_METHODS_NCOL };
 
 /* A method as the report names and builds it; its numbers are the engine's row for it
@@ -259,6 +260,14 @@ static const cs_method_row *row(const rep_methods *t, const rep_method *me)
 static const char *col_name(int col)
 {
     return cs_methods_col_name(col);
+}
+
+/* A column is 9 characters, or its name's width ("l2ce_debiased", "l2ce_debiased!"): the
+ * values stay under their names. */
+static int col_w(int col)
+{
+    int l = (int)strlen(col_name(col)) + 1;
+    return col == COL_TOPK || l < 9 ? 9 : l;
 }
 
 static void ranks(const rep_methods *t, int col, int *rank)
@@ -536,7 +545,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         char h[16];
         if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
         else snprintf(h, sizeof h, "%s", col_name(c));
-        fprintf(out, " %9s", h);
+        fprintf(out, " %*s", col_w(c), h);
     }
     fputc('\n', out);
     for (size_t i = 0; i < t->n; i++) {
@@ -545,7 +554,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         for (int c = 0; c < NCOL; c++) {
             char b[32];
             fmt_num(b, sizeof b, row(t, me)->ok ? row(t, me)->v[c] : NAN);
-            fprintf(out, " %9s", b);
+            fprintf(out, " %*s", col_w(c), b);
         }
         fputs(i == t->ref ? "  (reference)\n" : "\n", out);
     }
@@ -589,7 +598,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
         else snprintf(h, sizeof h, "%s", col_name(c));
         if (c != 1 && ranking_differs(t, c)) strcat(h, "!");
-        fprintf(out, " %9s", h);
+        fprintf(out, " %*s", col_w(c), h);
     }
     fputc('\n', out);
     int rk[NCOL][64];
@@ -597,8 +606,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     for (size_t i = 0; i < t->n && t->n <= 64; i++) {
         fprintf(out, "  %-*s", (int)w, sname[i]);
         for (int c = 0; c < NCOL; c++) {
-            if (rk[c][i]) fprintf(out, " %9d", rk[c][i]);
-            else fprintf(out, " %9s", "-");
+            if (rk[c][i]) fprintf(out, " %*d", col_w(c), rk[c][i]);
+            else fprintf(out, " %*s", col_w(c), "-");
         }
         fputc('\n', out);
     }

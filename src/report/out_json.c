@@ -62,6 +62,8 @@ static void settings_json(FILE *out, const rep_opts *o)
     rep_json_str(out, ss_mixture_name(s->mixture));
     fputs(", \"sum_tol\": ", out);
     rep_json_num(out, o->load.sum_tol);
+    fputs(", \"smece_sigma\": ", out);   /* --smece-sigma; null: automatic */
+    rep_json_num(out, s->smece_sigma > 0 ? s->smece_sigma : NAN);
     if (o->load.split_column) {   /* --recal-split-column: the column every FILE was split by */
         fputs(", \"split_column\": ", out);
         rep_json_str(out, o->load.split_column);
@@ -229,6 +231,11 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "%s\"%s\": ", m ? ", " : "", cs_metric_at(m)->key);
         rep_json_num(out, f->m.evaluated ? cs_metric_value(&f->m.result, (int)cs_metric_at(m)->id) : NAN);
     }
+    /* what two of them chose: smooth ECE's bandwidth and ECE_sweep's bin count */
+    fputs(", \"smece_sigma\": ", out);
+    rep_json_num(out, f->m.evaluated ? f->m.result.smece_sigma : NAN);
+    fputs(", \"ece_sweep_bins\": ", out);
+    rep_json_num(out, f->m.evaluated ? f->m.result.ece_sweep_bins : NAN);
     if (f->m.has_ci) {
         for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
             int id = (int)cs_metric_at(m)->id;

@@ -86,7 +86,9 @@ static void settings_line(FILE *out, const rep_opts *o)
     ss_distance_name(s, dist, sizeof dist);
     fprintf(out, "  settings  lens %s, %d %s bins", lens, s->bins, ss_binning_name(s->binning));
     if (s->binning == CS_BIN_KDTREE) fprintf(out, " (gamma %g)", s->gamma);
-    fprintf(out, ", distance %s, sigma %g, mixture %s\n", dist, s->sigma, ss_mixture_name(s->mixture));
+    fprintf(out, ", distance %s, sigma %g, mixture %s", dist, s->sigma, ss_mixture_name(s->mixture));
+    if (s->smece_sigma > 0) fprintf(out, ", smece sigma %g", s->smece_sigma);
+    fputc('\n', out);
 }
 
 static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
@@ -136,9 +138,11 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
             }
         }
         else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
-        else fprintf(out, "  %-9s %10s   %s%s\n", mi->key, "n/a", mi->help,
-                     f->stats_fine ? " (not exact from statistics)"
-                     : (mi->needs & CS_NEEDS_TTA) ? " (needs id/tta rows)" : "");
+        else fprintf(out, "  %-9s %10s   %s%s%s%s
+", mi->key, "n/a", mi->help,
+                     f->stats_fine ? " (" : mi->only ? " (" : "",
+                     f->stats_fine ? "not exact from statistics" : mi->only ? mi->only : "",
+                     f->stats_fine || mi->only ? ")" : "");
     }
     if (excl) rep_ci_note(out, f->m.ci.method);
     if (undefined)

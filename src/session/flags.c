@@ -47,6 +47,13 @@ static int p_sigma(ss_opts *o, const char *v)
     return cs_settings_set_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
 }
 
+static int p_smece_sigma(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    return cs_settings_set_smece_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
+}
+
 static int p_mixture(ss_opts *o, const char *v)
 {
     cs_error err;
@@ -452,6 +459,7 @@ PR(q_bins) { (void)i; SAY("%d", o->settings.bins); }
 PR(q_binning) { (void)i; SAY("%s", ss_binning_name(o->settings.binning)); }
 PR(q_gamma) { (void)i; if (o->settings.binning == CS_BIN_KDTREE) num(b, n, o->settings.gamma); else SAY("%s", ""); }
 PR(q_sigma) { (void)i; num(b, n, o->settings.sigma); }
+PR(q_smece_sigma) { (void)i; if (o->settings.smece_sigma > 0) num(b, n, o->settings.smece_sigma); else SAY("%s", ""); }
 PR(q_mixture) { (void)i; SAY("%s", o->settings.mixture != CS_MIX_KDE ? ss_mixture_name(o->settings.mixture) : ""); }
 PR(q_distance) { (void)i; ss_distance_name(&o->settings, b, n); }
 PR(q_select)
@@ -586,6 +594,9 @@ static const ss_flag table[] = {
       "kd-tree: split while a cell holds >= G*N samples (default 0.1)", NULL },
     { "--sigma", "S", RD, SEC_METRIC, p_sigma, q_sigma, 0,
       "RECE-G / RECE-M Gaussian kernel sd, 1e-6..10 (default 0.1)", NULL },
+    { "--smece-sigma", "S", RD, SEC_METRIC, p_smece_sigma, q_smece_sigma, 0,
+      "smooth ECE bandwidth, 0.001..1 (default: relplot's automatic\n"
+      "fixed point sigma = smECE_sigma)", NULL },
     { "--mixture", "X", RD, SEC_METRIC, p_mixture, q_mixture, 0,
       "RECE-M mixture kde|gmm3 (default kde; needs an id/tta long file)", NULL },
     { "--distance", "D", RD, SEC_METRIC, p_distance, q_distance, 0,
@@ -604,7 +615,8 @@ static const ss_flag table[] = {
     { "--check", "'M OP V'", R, SEC_OUTPUT, p_check, q_check, 1,
       "gate, repeatable: exit 1 when metric M of any file fails, e.g.\n"
       "--check 'ece<=0.05' --check 'accuracy>=0.9' (OP: <= < >= >;\n"
-      "M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce)", NULL },
+      "M, any case: accuracy ece ace mce rece_g rece_m brier nll aece sce\n"
+      "smece l2ce l2ce_debiased ece_sweep)", NULL },
     { "--no-color", NULL, D, SEC_OUTPUT, p_no_color, q_no_color, 0,
       "monochrome theme (also when NO_COLOR is set)", NULL },
     { "--no-mouse", NULL, D, SEC_OUTPUT, p_no_mouse, q_no_mouse, 0,
@@ -699,7 +711,8 @@ static const ss_flag table[] = {
       "netcal, relplot, verified, robustcal, monai): its edge side, float32\n"
       "edges, 1.0/0/empty-bin and equal-mass rules, and its own bin table; `all`\n"
       "shows every library beside calscope and the samples that change bin\n"
-      "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens)", NULL },
+      "(CSV: <lib>_ece/_ace/_mce/_moved columns) (top1/classwise lens;\n"
+      "relplot also class:C, with its smooth ECE)", NULL },
     { "--torch-dtype", "T", R, SEC_RESAMPLING, p_torch_dtype, q_torch_dtype, 0,
       "float32 (default: a model's output) or float64 (torch.tensor(P,\n"
       "dtype=torch.float64)): the tensors --compat torchmetrics gets", NULL },

@@ -130,7 +130,11 @@ static int check_report(ss_opts *o)
     if (o->repeats && !o->curve && !o->compare) return ss_usage_error(o->front, "--repeats needs --curve, --compare or --recal");
     if (o->ci_method_given && !o->ci_repeats && !o->compare)
         return ss_usage_error(o->front, "--ci-method needs --ci, --compare or --recal");
-    if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE)
+    /* relplot alone measures one class's probability (its smooth and binned ECE of p[C]) */
+    if (o->compat >= 0 && o->settings.lens == CS_LENS_CLASS && o->compat != CS_COMPAT_RELPLOT)
+        return ss_usage_error(o->front, "--compat with --lens class:C needs --compat relplot (the other libraries measure top1 or classwise only)");
+    if (o->compat >= 0 && o->settings.lens != CS_LENS_TOP1 && o->settings.lens != CS_LENS_CLASSWISE &&
+        o->settings.lens != CS_LENS_CLASS)
         return ss_usage_error(o->front, "--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (o->compat >= 0 && o->settings.binning == CS_BIN_KDTREE)
         return ss_usage_error(o->front, "--compat needs --binning uniform or mass (no library has kd-tree bins)");

@@ -73,7 +73,8 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
 /* ---- methods: the table, the rankings and the mass panel (calscope/methods.h) ---- */
 
 static const char *const col_label[CS_METHODS_NCOL] = {
-    "acc", "ECE", "ACE", "MCE", "AECE", "RECE-G", "SCE", "Brier", "NLL", "topk"
+    "acc", "ECE", "ACE", "MCE", "AECE", "RECE-G", "SCE", "Brier", "NLL", "smECE", "L2CE",
+    "L2CE-deb", "ECEsweep", "topk"
 };
 
 static void col_text(const cs_methods *t, int col, char *buf, size_t size)

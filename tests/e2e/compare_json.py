@@ -10,8 +10,10 @@ actual output is not JSON of the documented shape (SPEC §5).
 
 Compared, with absolute tolerance `tolerance` (1e-12) from the reference file:
   * rows and classes (exactly);
-  * the metrics in `compare_metrics` (accuracy ece ace mce rece_g brier nll) — each must be there,
-    except those the entry lists under "skip" (with the reason);
+  * the metrics in `compare_metrics` (accuracy ece ace mce rece_g brier nll, smece smece_sigma l2ce
+    l2ce_debiased ece_sweep ece_sweep_bins) — each must be there, except those the entry lists
+    under "skip" (with the reason); a metric in `metric_tolerance` (the root-found smece and
+    smece_sigma: 1e-9) uses its own tolerance;
   * the metrics in `optional_metrics` (aece sce rece_m) when the output has them (not null);
   * for files with a `case` column, when the output has "cases": count, the mean/sd of each per-case
     metric, and the reliability histogram (exactly) when both sides have it;
@@ -52,7 +54,7 @@ def compare(exp, doc):
             continue
         if key not in got_m:
             diffs.append(f"metrics.{key}: missing (want {want_m[key]!r})")
-        elif not close(got_m[key], want_m[key], tol):
+        elif not close(got_m[key], want_m[key], exp["metric_tolerance"].get(key, tol)):
             d = abs(got_m[key] - want_m[key]) if num(got_m[key]) else float("nan")
             diffs.append(f"metrics.{key}: got {got_m[key]!r} want {want_m[key]!r} (|diff| {d:.3g})")
     for key in exp["optional"]:
@@ -107,7 +109,8 @@ def main(argv):
         return 2
     ref = json.load(open(argv[0]))
     entry = ref["entries"][int(argv[1])]
-    exp = {"tolerance": ref.get("tolerance", 1e-12), "entry": entry,
+    exp = {"tolerance": ref.get("tolerance", 1e-12), "metric_tolerance": ref.get("metric_tolerance", {}),
+           "entry": entry,
            "compare": ref.get("compare_metrics", []), "optional": ref.get("optional_metrics", [])}
     try:
         doc = json.load(open(argv[2]))

@@ -112,7 +112,7 @@ files = json.load(open(sys.argv[1]))["files"]
 rows = list(csv.reader(open(sys.argv[2])))
 head = rows[0]
 want = [f"{l}_{k}" for l in libs for k in ("ece", "ace", "mce", "moved")] + [f"{l}_na" for l in libs]
-if head[-len(want):] != want or head[:15] != "path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce".split(","):
+if head[-len(want):] != want or head[:19] != "path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,smece,l2ce,l2ce_debiased,ece_sweep".split(","):
     print("header:", head)
 for f, r in zip(files, rows[1:]):
     got = dict(zip(head, r))

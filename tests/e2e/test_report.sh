@@ -76,7 +76,7 @@ expect_match "text: the .9 bin row" " 14 +0\.8667 +0\.9333 +2 +0\.900000 +0\.500
 
 # --- CSV
 expect_rc "csv: exit 0" 0 "$CALSCOPE" report --format csv "$TINY" "$TINY"
-expect_match "csv: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce$" "$(printf '%s\n' "$OUT" | head -1)"
+expect_match "csv: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,smece,l2ce,l2ce_debiased,ece_sweep$" "$(printf '%s\n' "$OUT" | head -1)"
 expect_match "csv: one row per file" "^3$" "$(printf '%s\n' "$OUT" | wc -l | tr -d ' ')"
 expect_match "csv: values, empty rece_m" "tiny\.csv,5,2,0,5,0\.(6|59999)[0-9]*,0\.(18|17999)[0-9]*,[0-9.]+,0\.(4|39999)[0-9]*,[0-9.]+,,[0-9.]+" "$OUT"
 
@@ -89,7 +89,7 @@ expect_rc "check: > passes" 0 "$CALSCOPE" report --check 'nll>0' "$TINY"
 expect_rc "check: unavailable metric fails" 1 "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
 expect_match "check: unavailable metric says so" "rece_m is not available" "$ERR"
 # --- usage errors: one line per message a flag can give (exit 2, text verbatim)
-usage "check: unknown metric" "--check 'eec<=0.1': unknown metric 'eec' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)" --check 'eec<=0.1' "$TINY"
+usage "check: unknown metric" "--check 'eec<=0.1': unknown metric 'eec' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)" --check 'eec<=0.1' "$TINY"
 usage "check: missing operator" "--check 'ece=0.1': expected one of <= < >= > after 'ece'" --check 'ece=0.1' "$TINY"
 usage "check: missing number" "--check 'ece<=': expected a number after '<='" --check 'ece<=' "$TINY"
 usage "check: text after the number" "--check 'ece<=0.1 x': unexpected text 'x' after the number" --check 'ece<=0.1 x' "$TINY"
@@ -242,7 +242,7 @@ expect_stderr "run: failed check" 1 "calscope: check failed: $TINY: ece = 0.18 (
 expect_stderr "run: unavailable metric fails its check" 1 "calscope: check failed: $TINY: rece_m is not available (want rece_m<=1)" "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
 expect_stderr "run: metric names are case-insensitive (the dashboard says ECE)" 1 "calscope: check failed: $TINY: ece = 0.18 (want ECE<=0.05)" "$CALSCOPE" report --check 'ECE<=0.05' "$TINY"
 expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
-usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)" --check 'ec-e<=0.1' "$TINY"
+usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)" --check 'ec-e<=0.1' "$TINY"
 expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=1e-320)" "$CALSCOPE" report --check 'ece<=1e-320' "$TINY"
 expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
 # a usage error found while loading is exit 2, not 3 (it was 3)
@@ -294,11 +294,11 @@ done
 
 # --- CSV carries --ci and --topk-bars (columns documented in the README)
 run "$CALSCOPE" report --format csv --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY"
-expect_match "csv --ci --topk-bars: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,accuracy_lo,accuracy_hi,ece_lo,ece_hi,ace_lo,ace_hi,mce_lo,mce_hi,rece_g_lo,rece_g_hi,rece_m_lo,rece_m_hi,brier_lo,brier_hi,nll_lo,nll_hi,aece_lo,aece_hi,sce_lo,sce_hi,topk_1,topk_full,topk_5$" "$(printf '%s\n' "$OUT" | head -1)"
+expect_match "csv --ci --topk-bars: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,smece,l2ce,l2ce_debiased,ece_sweep,accuracy_lo,accuracy_hi,ece_lo,ece_hi,ace_lo,ace_hi,mce_lo,mce_hi,rece_g_lo,rece_g_hi,rece_m_lo,rece_m_hi,brier_lo,brier_hi,nll_lo,nll_hi,aece_lo,aece_hi,sce_lo,sce_hi,smece_lo,smece_hi,l2ce_lo,l2ce_hi,l2ce_debiased_lo,l2ce_debiased_hi,ece_sweep_lo,ece_sweep_hi,topk_1,topk_full,topk_5$" "$(printf '%s\n' "$OUT" | head -1)"
 csv_row=$(printf '%s\n' "$OUT" | sed -n 2p)
 OUT=$("$CALSCOPE" report --format json --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY")
-want=$(json_get "','.join(['' if v is None else repr(v) for m in ('accuracy','ece','ace','mce','rece_g','rece_m','brier','nll','aece','sce') for v in (d['files'][0]['metrics'].get(m+'_ci') or [None, None])] + [repr(d['files'][0]['topk'][i]['ece']) for i in (0, 1, 1)])")
-got=$(printf '%s\n' "$csv_row" | cut -d, -f16-)
+want=$(json_get "','.join(['' if v is None else repr(v) for m in ('accuracy','ece','ace','mce','rece_g','rece_m','brier','nll','aece','sce','smece','l2ce','l2ce_debiased','ece_sweep') for v in (d['files'][0]['metrics'].get(m+'_ci') or [None, None])] + [repr(d['files'][0]['topk'][i]['ece']) for i in (0, 1, 1)])")
+got=$(printf '%s\n' "$csv_row" | cut -d, -f20-)
 if [ "$(printf '%s' "$got" | /usr/bin/python3 -c "import sys; a=sys.stdin.read().strip().split(','); b='$want'.split(','); print(all((x=='' and y=='') or (x!='' and y!='' and float(x)==float(y)) for x,y in zip(a,b)) and len(a)==len(b))")" = True ]
 then ok "csv --ci --topk-bars: the JSON's intervals and bars (full and 5 are k = 2 here)"
 else not_ok "csv --ci --topk-bars: the JSON's intervals and bars" "csv  $got" "json $want"; fi

@@ -117,8 +117,8 @@ expect_eq "the note under the table" \
     --ci-method bca (or basic) gives a bias-corrected interval" \
     "$(printf '%s\n' "$OUT" | grep -A2 '^  ! the interval')"
 run "$CALSCOPE" report --ci 200 --format json samples/digits_ts.csv
-expect_eq "JSON: ci_info names the method and the metrics whose interval misses the value" \
-    "percentile ['sce'] [] True" \
+expect_eq "JSON: ci_info names the method and the metrics whose interval misses the value (smooth ECE is biased too)" \
+    "percentile ['sce', 'smece'] [] True" \
     "$(json_get "d['files'][0]['ci_info']['method'], d['files'][0]['ci_info']['excludes_value'], d['files'][0]['ci_info']['undefined'], d['files'][0]['ci_info']['bias']['sce'] > 0")"
 expect_eq "JSON: settings.ci_method" "percentile" "$(json_get "d['files'][0]['settings']['ci_method']")"
 run "$CALSCOPE" report --ci 200 --ci-method bca samples/digits_ts.csv

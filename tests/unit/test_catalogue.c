@@ -43,7 +43,7 @@ static void test_table_order(void **state)
     (void)state;
     char keys[128];
     cs_metric_keys(keys, sizeof keys);
-    assert_string_equal(keys, "accuracy ece ace mce rece_g rece_m brier nll aece sce");
+    assert_string_equal(keys, "accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep");
     char small[12];
     cs_metric_keys(small, sizeof small);
     assert_string_equal(small, "accuracy");   /* whole keys only */
@@ -57,6 +57,9 @@ static void test_lookup_any_case(void **state)
         { "RECE-G", CS_METRIC_RECE_G }, { "rece_g", CS_METRIC_RECE_G }, { "Rece-M", CS_METRIC_RECE_M },
         { "ACCURACY", CS_METRIC_ACCURACY }, { "Brier", CS_METRIC_BRIER }, { "NLL", CS_METRIC_NLL },
         { "aece", CS_METRIC_AECE }, { "SCE", CS_METRIC_SCE },
+        { "smECE", CS_METRIC_SMECE }, { "L2CE", CS_METRIC_L2CE }, { "l2ce-debiased", CS_METRIC_L2CE_DEBIASED },
+        { "L2CE-deb", CS_METRIC_L2CE_DEBIASED }, { "ECE_SWEEP", CS_METRIC_ECE_SWEEP }, { "ECEsweep", CS_METRIC_ECE_SWEEP },
+        { "l2ce_deb", -1 }, { "smec", -1 },
         { "ec", -1 }, { "eces", -1 }, { "", -1 }, { "rece", -1 }, { "rece g", -1 }, { "ace_", -1 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -76,6 +79,7 @@ static void test_values_and_wants(void **state)
     memset(&r, 0, sizeof r);
     r.accuracy = 1; r.ece = 2; r.ace = 3; r.mce = 4; r.rece_g = 5; r.rece_m = 6;
     r.brier = 7; r.nll = 8; r.aece = 9; r.sce = 10;
+    r.smece = 11; r.l2ce = 12; r.l2ce_debiased = 13; r.ece_sweep = 14;
     assert_true(cs_metric_value(&r, CS_METRIC_ACCURACY) == 1);
     assert_true(cs_metric_value(&r, CS_METRIC_ECE) == 2);
     assert_true(cs_metric_value(&r, CS_METRIC_ACE) == 3);
@@ -86,6 +90,10 @@ static void test_values_and_wants(void **state)
     assert_true(cs_metric_value(&r, CS_METRIC_NLL) == 8);
     assert_true(cs_metric_value(&r, CS_METRIC_AECE) == 9);
     assert_true(cs_metric_value(&r, CS_METRIC_SCE) == 10);
+    assert_true(cs_metric_value(&r, CS_METRIC_SMECE) == 11);
+    assert_true(cs_metric_value(&r, CS_METRIC_L2CE) == 12);
+    assert_true(cs_metric_value(&r, CS_METRIC_L2CE_DEBIASED) == 13);
+    assert_true(cs_metric_value(&r, CS_METRIC_ECE_SWEEP) == 14);
     assert_true(isnan(cs_metric_value(&r, CS_METRIC_COUNT)));
 
     assert_int_equal(cs_metric_want(CS_METRIC_BIT(CS_METRIC_MCE)), CS_WANT_BINNED);
@@ -97,6 +105,11 @@ static void test_values_and_wants(void **state)
     /* RECE-M is the one metric that needs an id/tta file */
     for (size_t i = 0; i < CS_METRIC_COUNT; i++)
         assert_int_equal(!!(cs_metric_at(i)->needs & CS_NEEDS_TTA), cs_metric_at(i)->id == CS_METRIC_RECE_M);
+    /* the newer estimators are defined on one value and a 0/1 target: top1 and class:C */
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        assert_int_equal(!!(cs_metric_at(i)->needs & CS_NEEDS_SCALAR), cs_metric_at(i)->id >= CS_METRIC_SMECE);
+    assert_int_equal(cs_metric_want(CS_METRIC_BIT(CS_METRIC_L2CE) | CS_METRIC_BIT(CS_METRIC_L2CE_DEBIASED)),
+                     CS_WANT_L2CE);
 }
 
 /* --check reads the catalogue: any case, '-' for '_', and the known names in the message. */
@@ -110,9 +123,9 @@ static void test_check_names(void **state)
     assert_int_equal(rep_check_parse("Brier>0", &c, msg, sizeof msg), 0);
     assert_int_equal(c.metric, CS_METRIC_BRIER);
     assert_int_equal(rep_check_parse("ecex<0.1", &c, msg, sizeof msg), -1);
-    assert_string_equal(msg, "unknown metric 'ecex' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)");
+    assert_string_equal(msg, "unknown metric 'ecex' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)");
     assert_int_equal(rep_check_parse("<0.1", &c, msg, sizeof msg), -1);
-    assert_string_equal(msg, "unknown metric '' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce)");
+    assert_string_equal(msg, "unknown metric '' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)");
 }
 
 int main(void)

@@ -94,6 +94,7 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_int_equal(x->bins, y->bins);
     assert_true(x->gamma == y->gamma);
     assert_true(x->sigma == y->sigma);
+    assert_true(x->smece_sigma == y->smece_sigma);
     assert_int_equal(x->distance, y->distance);
     assert_true(x->interval_lo == y->interval_lo && x->interval_hi == y->interval_hi);
     assert_int_equal(x->mixture, y->mixture);
@@ -171,6 +172,7 @@ static const char *const report_cases[][24] = {
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
     { "report", "--regions", "WT=1,2,4;TC=1,4;ET=4", "m.csv", NULL },
+    { "report", "--smece-sigma", "0.05", "--lens", "class:1", "--compat", "relplot", "a.csv", NULL },
 };
 
 static void round_trip(unsigned front, const char *const *argv, char *line, size_t size)
@@ -248,6 +250,9 @@ static void test_exact_lines(void **state)
     round_trip(SS_REPORT, report_cases[12], line, sizeof line);
     /* a file that starts with '-' after `--` */
     assert_non_null(strstr(line, "--recal platt --recal-split-column role=fit -- -x.csv"));
+    /* --smece-sigma only when given (the automatic bandwidth is the default) */
+    round_trip(SS_REPORT, report_cases[sizeof report_cases / sizeof report_cases[0] - 1], line, sizeof line);
+    assert_non_null(strstr(line, " --smece-sigma 0.05 "));
     /* one quoting rule */
     char q[64] = "";
     ss_shell_quote(q, sizeof q, "it's");

@@ -98,7 +98,7 @@ static cs_methods_options opts(size_t ref, int k, int ci, int cmp, uint64_t seed
     return o;
 }
 
-/* The ten table columns read straight off a cs_result (not through cs_methods_col_metric). */
+/* The fourteen table columns read straight off a cs_result (not through cs_methods_col_metric). */
 static void result_cols(const cs_result *r, double *v)
 {
     v[0] = r->accuracy;
@@ -110,6 +110,10 @@ static void result_cols(const cs_result *r, double *v)
     v[6] = r->sce;
     v[7] = r->brier;
     v[8] = r->nll;
+    v[9] = r->smece;
+    v[10] = r->l2ce;
+    v[11] = r->l2ce_debiased;
+    v[12] = r->ece_sweep;
 }
 
 /* Expected row values of method d alone: cs_prepare + cs_evaluate under s, and the top-k ECE
@@ -152,7 +156,8 @@ static void check_against_direct(const cs_methods *t, const cs_dataset *const *d
 {
     static const int metric_of_col[CS_METHODS_COL_TOPK] = {
         CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
-        CS_METRIC_RECE_G, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL
+        CS_METRIC_RECE_G, CS_METRIC_SCE, CS_METRIC_BRIER, CS_METRIC_NLL, CS_METRIC_SMECE,
+        CS_METRIC_L2CE, CS_METRIC_L2CE_DEBIASED, CS_METRIC_ECE_SWEEP
     };
     assert_int_equal(t->n, n);
     cs_settings sk = *s;
@@ -229,7 +234,8 @@ static void test_columns(void **state)
 {
     (void)state;
     static const char *names[CS_METHODS_NCOL] = {
-        "accuracy", "ece", "ace", "mce", "aece", "rece_g", "sce", "brier", "nll", "topk_ece"
+        "accuracy", "ece", "ace", "mce", "aece", "rece_g", "sce", "brier", "nll", "smece", "l2ce",
+        "l2ce_debiased", "ece_sweep", "topk_ece"
     };
     for (int c = 0; c < CS_METHODS_NCOL; c++) {
         assert_string_equal(cs_methods_col_name(c), names[c]);

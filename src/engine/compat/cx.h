@@ -24,6 +24,8 @@ typedef struct cx_in {
     const double *conf;       /* n, calscope's top-1 confidence (double) */
     const uint8_t *correct;   /* n, label == first argmax */
     const int *cs_mass;       /* n, calscope's equal-mass group of conf (stable sort, array_split) */
+    double smece_sigma;       /* --smece-sigma (0: automatic) */
+    int cls;                  /* --lens class:C (relplot only): conf is p[C], correct label == C; else -1 */
 } cx_in;
 
 /* Probability of class c for sample i. */

@@ -252,7 +252,11 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
 {
     if (cs_dataset_need_rows(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
-    if (s->lens != CS_LENS_TOP1 && s->lens != CS_LENS_CLASSWISE)
+    int relplot_only = (mask & CS_COMPAT_ALL_MASK) == (1u << CS_COMPAT_RELPLOT);
+    if (s->lens == CS_LENS_CLASS && !relplot_only)
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--compat with --lens class:C needs --compat relplot (the other libraries measure top1 or classwise only)");
+    if (s->lens != CS_LENS_TOP1 && s->lens != CS_LENS_CLASSWISE && s->lens != CS_LENS_CLASS)
         return cs_error_set(err, CS_EUSAGE, 0, 0,
                             "--compat needs --lens top1 or classwise (the libraries measure nothing else)");
     if (s->binning != CS_BIN_UNIFORM && s->binning != CS_BIN_MASS)
@@ -278,9 +282,12 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
     if (!out->rows || !conf || !correct || !cs_mass || !order) goto nomem;
     memcpy(out->rows, cs_prepared_rows(p), n * sizeof *out->rows);
+    /* class:C (relplot only; cs_prepare has checked the class): the value is p[C] */
+    int cls = s->lens == CS_LENS_CLASS ? cs_dataset_class_find(d, s->lens_arg, NULL) : -1;
     for (size_t i = 0; i < n; i++) {
-        conf[i] = d->conf[out->rows[i]];
-        correct[i] = d->correct[out->rows[i]];
+        uint32_t row = out->rows[i];
+        conf[i] = cls >= 0 ? d->prob[(size_t)row * d->k + (size_t)cls] : d->conf[row];
+        correct[i] = cls >= 0 ? d->label[row] == cls : d->correct[row];
         order[i] = (uint32_t)i;
     }
     if (cs_sort_by(order, n, by_conf, conf)) goto nomem;
@@ -293,11 +300,13 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
 
     cx_in in = { d, out->rows, n, d->k, s->bins, s->sigma, s->lens == CS_LENS_CLASSWISE,
                  s->binning == CS_BIN_MASS, s->distance == CS_DIST_L2, out->torch_f64, conf, correct,
-                 cs_mass };
+                 cs_mass, s->smece_sigma, cls };
     for (int l = 0; l < CS_COMPAT_COUNT; l++) {
         cs_compat_lib_result *o = &out->lib[l];
         o->lib = (cs_compat_lib)l;
         for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = NAN;
+        o->smece = o->smece_sigma = NAN;
+        snprintf(o->smece_note, sizeof o->smece_note, "%s has no smooth ECE", lib_names[l]);
         if (!(out->mask & (1u << l))) continue;
         if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) goto cancelled;
         o->applicable = 1;
@@ -348,4 +357,7 @@ void cs_compat_apply(const cs_compat_report *r, cs_compat_lib lib, cs_result *re
     res->aece = m[CS_CM_AECE];
     res->sce = m[CS_CM_SCE];
     res->rece_g = m[CS_CM_RECE_G];
+    res->smece = r->lib[lib].smece;
+    res->smece_sigma = r->lib[lib].smece_sigma;
+    res->l2ce = res->l2ce_debiased = res->ece_sweep = res->ece_sweep_bins = NAN;
 }

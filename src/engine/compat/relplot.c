@@ -7,8 +7,11 @@
  *    a bin of its own), `np.add.at(bins, bi, r)`.
  *  - `binnedECE(f, y, nbins)` (lines 96-98): `np.abs(bins).sum() / len(f)`.
  *  - `multiclass_logits_to_confidences(..., probs=True)`: f = max prob, y = (argmax == label).
- * Only an ECE exists; ACE, MCE, equal-mass and class-wise variants do not. */
+ * Only an ECE exists; ACE, MCE, equal-mass and class-wise variants do not.
+ * smECE / smECE_sigma (metrics.py): relplot_smece.c, on the same (f, y); on --lens class:C
+ * f = p[C], y = (label == C), the binary use relplot documents. */
 #include "engine/compat/cx.h"
+#include "calscope/smece.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,17 @@ int cx_relplot(const cx_in *in, cs_compat_lib_result *o)
     cx_note(o, CS_CM_SCE, "relplot has no class-wise ECE");
     cx_note(o, CS_CM_RECE_G, "relplot has no RECE-G (its smooth ECE is another metric)");
     cx_note(o, CS_CM_RECE_G_GAUSS, "relplot has no RECE-G");
+    if (!in->classwise) {
+        double *y = malloc((n ? n : 1) * sizeof *y);
+        if (!y) return -1;
+        for (size_t i = 0; i < n; i++) y[i] = in->correct[i] ? 1.0 : 0.0;
+        o->smece = cs_smece_relplot(in->conf, y, n, in->smece_sigma, &o->smece_sigma);
+        free(y);
+        if (isnan(o->smece) && n) return -1;
+        o->smece_note[0] = '\0';
+    } else {
+        snprintf(o->smece_note, sizeof o->smece_note, "relplot's smECE is top-1 or one class (--lens class:C)");
+    }
     if (in->classwise || in->mass || in->l2) {
         cx_note_settings(o, CS_CM_ECE, "relplot's binnedECE is top-1, uniform, L1 only");
         cx_table_none(o, "relplot's binnedECE is top-1, uniform, L1 only: the bins are calscope's");

@@ -9,22 +9,32 @@
 
 #define BINNED (CS_NEEDS_LENS | CS_NEEDS_BINNING | CS_NEEDS_BINS | CS_NEEDS_DISTANCE)
 #define AT(field) offsetof(cs_result, field)
+#define SCALAR_ONLY "top1/class:C only"
 
 static const cs_metric_info table[CS_METRIC_COUNT] = {
     { CS_METRIC_ACCURACY, "accuracy", "accuracy", "fraction of top-1 predictions that are right",
-      CS_WANT_ACCURACY, 0, 0, AT(accuracy) },
+      CS_WANT_ACCURACY, 0, 0, AT(accuracy), NULL },
     { CS_METRIC_ECE, "ece", "ECE", "expected calibration error: sum of n_b/N * gap",
-      CS_WANT_BINNED, BINNED, 1, AT(ece) },
-    { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace) },
-    { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce) },
+      CS_WANT_BINNED, BINNED, 1, AT(ece), NULL },
+    { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace), NULL },
+    { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce), NULL },
     { CS_METRIC_RECE_G, "rece_g", "RECE-G", "Gaussian-smoothed ECE (sigma, all M bins)",
-      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g) },
+      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), NULL },
     { CS_METRIC_RECE_M, "rece_m", "RECE-M", "RECE-G over TTA observations",
-      CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m) },
-    { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier) },
-    { CS_METRIC_NLL, "nll", "NLL", "mean -ln p[label]", CS_WANT_NLL, 0, 1, AT(nll) },
-    { CS_METRIC_AECE, "aece", "AECE", "top-1 ECE with equal-mass bins", CS_WANT_AECE, CS_NEEDS_BINS, 1, AT(aece) },
-    { CS_METRIC_SCE, "sce", "SCE", "class-wise ECE, uniform bins", CS_WANT_SCE, CS_NEEDS_BINS, 1, AT(sce) },
+      CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m), "needs id/tta rows" },
+    { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier), NULL },
+    { CS_METRIC_NLL, "nll", "NLL", "mean -ln p[label]", CS_WANT_NLL, 0, 1, AT(nll), NULL },
+    { CS_METRIC_AECE, "aece", "AECE", "top-1 ECE with equal-mass bins", CS_WANT_AECE, CS_NEEDS_BINS, 1, AT(aece), NULL },
+    { CS_METRIC_SCE, "sce", "SCE", "class-wise ECE, uniform bins", CS_WANT_SCE, CS_NEEDS_BINS, 1, AT(sce), NULL },
+    { CS_METRIC_SMECE, "smece", "smECE", "smooth ECE (relplot), no bins",
+      CS_WANT_SMECE, CS_NEEDS_LENS | CS_NEEDS_SMECE_SIGMA | CS_NEEDS_SCALAR, 1, AT(smece), SCALAR_ONLY },
+    { CS_METRIC_L2CE, "l2ce", "L2CE", "RMS gap over M equal-mass bins",
+      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce), SCALAR_ONLY },
+    { CS_METRIC_L2CE_DEBIASED, "l2ce_debiased", "L2CE-deb", "l2ce minus the bins' variance",
+      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce_debiased), SCALAR_ONLY },
+    { CS_METRIC_ECE_SWEEP, "ece_sweep", "ECEsweep", "ECE at most monotone bins",
+      CS_WANT_SWEEP, CS_NEEDS_LENS | CS_NEEDS_BINNING | CS_NEEDS_DISTANCE | CS_NEEDS_SCALAR, 1, AT(ece_sweep),
+      "top1/class:C; tvd/l2" },
 };
 
 const cs_metric_info *cs_metric_at(size_t i)
@@ -52,16 +62,23 @@ int cs_metric_from_name(const char *name)
     return -1;
 }
 
+/* name[0..len) spells k in any case, '-' standing for '_'. */
+static int spells(const char *name, size_t len, const char *k)
+{
+    size_t j = 0;
+    while (j < len && k[j] &&
+           (tolower((unsigned char)name[j]) == tolower((unsigned char)k[j]) || (name[j] == '-' && k[j] == '_')))
+        j++;
+    return j == len && k[j] == '\0' && len > 0;
+}
+
 int cs_metric_lookup(const char *name, size_t len)
 {
-    for (size_t i = 0; i < CS_METRIC_COUNT; i++) {
-        const char *k = table[i].key;
-        size_t j = 0;
-        while (j < len && k[j] &&
-               (tolower((unsigned char)name[j]) == k[j] || (name[j] == '-' && k[j] == '_')))
-            j++;
-        if (j == len && k[j] == '\0' && len > 0) return (int)table[i].id;
-    }
+    /* the key first, then the dashboard label (a short label such as "L2CE-deb" is not its key) */
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if (spells(name, len, table[i].key)) return (int)table[i].id;
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if (spells(name, len, table[i].label)) return (int)table[i].id;
     return -1;
 }
 

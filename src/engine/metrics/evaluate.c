@@ -17,6 +17,8 @@
  * conf/acc are mean first coordinates; gap is the bin's distance under the settings.
  * ACE/MCE with l2 are the mean / max of the per-bin Euclidean gaps. */
 #include "mx.h"
+#include "calscope/estimators.h"
+#include "calscope/smece.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +482,45 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
+/* ---- smooth ECE, L2 CE, ECE_sweep -------------------------------------------------------
+ * On the top1 and class:C lenses only (one value and a 0/1 target per sample, what their
+ * papers define them on); NAN on the others. They read the items' pairs in value order. */
+static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
+                                   unsigned want, cs_mx_scratch *sc, cs_result *out, cs_error *err)
+{
+    cs_prepared *p = (cs_prepared *)cp;
+    if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
+    const double *v; const uint8_t *t; const uint32_t *o, *r;
+    if (lazy_order(p, 0, &v, &t, &o, &r) != 0) return nomem(err, "ranks");
+    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    double *fs = order ? malloc(ni * sizeof *fs) : NULL, *ys = fs ? malloc(ni * sizeof *ys) : NULL;
+    if (!ys) { free(fs); return nomem(err, "estimators"); }
+    for (size_t j = 0; j < ni; j++) {
+        fs[j] = v[order[j]];
+        ys[j] = t[order[j]] ? 1.0 : 0.0;
+    }
+    cs_status rc = CS_OK;
+    if (want & CS_WANT_SMECE) {
+        double sig = p->s.smece_sigma;
+        out->smece = sig > 0 ? cs_smece_at(fs, ys, ni, sig) : cs_smece_auto(fs, ys, ni, &sig);
+        out->smece_sigma = isnan(out->smece) ? NAN : sig;
+        if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
+    }
+    if (want & CS_WANT_L2CE) cs_l2ce(fs, ys, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased, NULL);
+    /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
+     * cells and the other distances have no sweep */
+    if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
+        (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
+        int b;
+        out->ece_sweep = cs_ece_sweep(fs, ys, ni, p->s.binning == CS_BIN_MASS,
+                                      p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
+        out->ece_sweep_bins = b;
+    }
+    free(fs);
+    free(ys);
+    return rc;
+}
+
 /* ---- one walk for a subset --------------------------------------------------------------
  * A subset of a scalar lens (not classwise) of at most CS_MX_CHUNK items (one chunk: the
  * uniform sums are plain sequences, RECE-G a single part) with M <= 64: the uniform-bin sums,
@@ -663,6 +704,8 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     memset(out, 0, sizeof *out);
     out->accuracy = out->ece = out->ace = out->mce = NAN;
     out->rece_g = out->rece_m = out->brier = out->nll = out->aece = out->sce = NAN;
+    out->smece = out->smece_sigma = out->l2ce = out->l2ce_debiased = NAN;
+    out->ece_sweep = out->ece_sweep_bins = NAN;
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
@@ -734,6 +777,8 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         rc = classwise(p, &s, arr, ni, cancel, &a, NULL, NULL, err);
         if (rc == CS_OK) out->sce = a.ece;
     }
+    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP)))
+        rc = scalar_estimators(p, items, ni, want, sc, out, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_CURVE) && !p->vector && p->kind != CS_LENS_CLASSWISE) {

@@ -179,6 +179,16 @@ cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err)
     return CS_OK;
 }
 
+cs_status cs_settings_set_smece_sigma(cs_settings *s, const char *text, cs_error *err)
+{
+    double v;
+    if (!cs_parse_number(text, &v) || !(v >= CS_SMECE_SIGMA_MIN && v <= CS_SMECE_SIGMA_MAX))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "--smece-sigma: need a number in [%g, %g], got '%s'",
+                            CS_SMECE_SIGMA_MIN, CS_SMECE_SIGMA_MAX, text ? text : "");
+    s->smece_sigma = v;
+    return CS_OK;
+}
+
 cs_status cs_parse_threads(const char *text, int *out, cs_error *err)
 {
     long v;
@@ -220,6 +230,9 @@ cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
     if (!(s->sigma >= CS_SIGMA_MIN && s->sigma <= CS_SIGMA_MAX))
         return cs_error_set(err, CS_EUSAGE, 0, 0, "sigma must be in [%g, %g] (got %.17g)",
                             CS_SIGMA_MIN, CS_SIGMA_MAX, s->sigma);
+    if (s->smece_sigma != 0 && !(s->smece_sigma >= CS_SMECE_SIGMA_MIN && s->smece_sigma <= CS_SMECE_SIGMA_MAX))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "smece_sigma must be 0 (automatic) or in [%g, %g] (got %.17g)",
+                            CS_SMECE_SIGMA_MIN, CS_SMECE_SIGMA_MAX, s->smece_sigma);
     if (s->lens == CS_LENS_TOPK && s->topk < 1)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "topk needs k >= 1 (got %d)", s->topk);
     if ((s->lens == CS_LENS_CLASS || s->lens == CS_LENS_GROUP) &&

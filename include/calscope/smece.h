@@ -1,0 +1,40 @@
+/* calscope engine: smooth ECE (Błasiok & Nakkiran 2023, "Smooth ECE: principled reliability
+ * diagrams via kernel smoothing"), as relplot (apple/ml-calibration) defines it.
+ *
+ * On pairs (f_i, y_i) (f in [0, 1], y in {0, 1}), with the residuals r_i = f_i - y_i and the
+ * Gaussian kernel reflected at 0 and 1,
+ *   K_s(t, f) = sum over integers k of phi_s(t - f - 2k) + phi_s(t + f - 2k),
+ * the smooth ECE at bandwidth s is
+ *   smECE_s = integral over [0, 1] of | (1/n) sum_i r_i K_s(t, f_i) | dt
+ * (relplot: the smoothed residual times the smoothed density, over the density's mass, which
+ * is 1 for the reflected kernel). The automatic bandwidth is relplot's fixed point
+ * s* = smECE_s* (at least 0.001); smECE is then smECE_s*.
+ *
+ * Two computations:
+ *  - cs_smece_at / cs_smece_auto: the kernel sums exactly (every image of every sample within
+ *    10 s of the point: the rest is below 1e-22 of the peak), the integral exactly between
+ *    the sign changes of the smoothed residual (normal cdf differences), the sign changes found
+ *    on a grid of step s/4 and refined to 1e-15. Two sign changes closer than s/4 are missed:
+ *    the curve then stays within rounding of zero between them.
+ *  - cs_smece_relplot: relplot's own discretised number (its grids, float64), for
+ *    --compat relplot.
+ *
+ * Pure functions of their arguments (the order of the pairs changes only the last bits):
+ * any thread. f and y are n doubles each, not kept. */
+#ifndef CALSCOPE_SMECE_H
+#define CALSCOPE_SMECE_H
+
+#include <stddef.h>
+
+/* relplot's search floor: smECE's eps (metrics.py smECE(f, y, eps=0.001)). */
+#define CS_SMECE_EPS 0.001
+
+/* smECE_sigma, exactly. NAN when n == 0 or memory ran out. */
+double cs_smece_at(const double *f, const double *y, size_t n, double sigma);
+/* smECE at the automatic bandwidth; *sigma_out (may be NULL) gets s*. NAN as above. */
+double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out);
+/* relplot's number: sigma > 0 is smECE_sigma(f, y, sigma), sigma == 0 smECE(f, y) with its
+ * 10-step bandwidth search; *sigma_out (may be NULL) gets the bandwidth used. NAN as above. */
+double cs_smece_relplot(const double *f, const double *y, size_t n, double sigma, double *sigma_out);
+
+#endif

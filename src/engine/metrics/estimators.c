@@ -1,0 +1,117 @@
+/* Debiased L2 calibration error and ECE_sweep (see calscope/estimators.h). */
+#include "calscope/estimators.h"
+
+#include <math.h>
+
+#include "calscope/ubin.h"
+#include "engine/metrics/mx.h"
+
+void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, double *debiased,
+             double *debiased_sq)
+{
+    *plugin = *debiased = NAN;
+    if (debiased_sq) *debiased_sq = NAN;
+    if (n == 0 || M < 1) return;
+    size_t G = (size_t)M < n ? (size_t)M : n;
+    double sp = 0.0, sd = 0.0;
+    for (size_t g = 0; g < G; g++) {
+        size_t a = cs_mx_split_start(n, (size_t)M, g), b = g + 1 < G ? cs_mx_split_start(n, (size_t)M, g + 1) : n;
+        size_t c = b - a;
+        double sf = 0.0, sy = 0.0;
+        for (size_t i = a; i < b; i++) {
+            sf += f[i];
+            sy += y[i];
+        }
+        double fm = sf / (double)c, ym = sy / (double)c, w = (double)c / (double)n;
+        double sq = (fm - ym) * (fm - ym);
+        sp += w * sq;
+        if (c >= 2) sd += w * (sq - ym * (1.0 - ym) / ((double)c - 1.0));
+    }
+    *plugin = sqrt(sp);
+    if (debiased_sq) *debiased_sq = sd;
+    *debiased = sqrt(sd > 0.0 ? sd : 0.0);
+}
+
+/* Start of bin g of b (g == b: n): mass, the first sorted position with floor(i b / n) >= g;
+ * width, the first value above the bin's lower edge (bin 0 takes everything up to e_1). */
+static size_t bin_start(const double *f, size_t n, int mass, size_t g, size_t b)
+{
+    if (g == 0) return 0;
+    if (g >= b) return n;
+    if (mass) return (g * n + b - 1) / b;
+    double e = cs_ubin_edge((int)g, (int)b);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f[mid] > e) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* 1 when the non-empty bins' mean y do not decrease. */
+static int monotone(const double *f, const double *y, size_t n, int mass, size_t b)
+{
+    double last = -1.0;
+    size_t a = 0;
+    for (size_t g = 0; g < b; g++) {
+        size_t e = bin_start(f, n, mass, g + 1, b);
+        if (e > a) {
+            double sy = 0.0;
+            for (size_t i = a; i < e; i++) sy += y[i];
+            double ym = sy / (double)(e - a);
+            if (ym < last) return 0;
+            last = ym;
+        }
+        a = e;
+    }
+    return 1;
+}
+
+/* Every split into contiguous runs is monotone when the finest one is: the y in sorted order
+ * (mass), or the mean y of the runs of equal f (width: equal values share a bin). */
+static int finest_monotone(const double *f, const double *y, size_t n, int mass)
+{
+    double last = -1.0;
+    for (size_t a = 0; a < n;) {
+        size_t e = a + 1;
+        if (!mass)
+            while (e < n && f[e] == f[a]) e++;
+        double sy = 0.0;
+        for (size_t i = a; i < e; i++) sy += y[i];
+        double ym = sy / (double)(e - a);
+        if (ym < last) return 0;
+        last = ym;
+        a = e;
+    }
+    return 1;
+}
+
+double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double p, int *bins_out)
+{
+    *bins_out = 0;
+    if (n == 0) return NAN;
+    size_t best = 1;
+    if (n >= 3) {
+        if (finest_monotone(f, y, n, mass)) best = n - 1;
+        else
+            for (size_t b = 2; b < n && monotone(f, y, n, mass, b); b++) best = b;
+    }
+    double sum = 0.0;
+    size_t a = 0;
+    for (size_t g = 0; g < best; g++) {
+        size_t e = bin_start(f, n, mass, g + 1, best);
+        if (e > a) {
+            double sf = 0.0, sy = 0.0;
+            for (size_t i = a; i < e; i++) {
+                sf += f[i];
+                sy += y[i];
+            }
+            double c = (double)(e - a);
+            sum += c * pow(fabs(sy / c - sf / c), p);
+        }
+        a = e;
+    }
+    *bins_out = (int)best;
+    return pow(sum / (double)n, 1.0 / p);
+}

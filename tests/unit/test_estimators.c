@@ -1,0 +1,276 @@
+/* Smooth ECE (calscope/smece.h), the L2 calibration errors and ECE_sweep
+ * (calscope/estimators.h): values worked by hand on tiny inputs, properties, and the way
+ * cs_evaluate reports them per lens. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/estimators.h"
+#include "calscope/metrics.h"
+#include "calscope/smece.h"
+
+static double Phi(double z) { return 0.5 * erfc(-z / sqrt(2.0)); }
+
+/* Mass on [0, 0.5] of the reflected kernel at f: its images 2k + f and 2k - f, |k| <= 12. */
+static double half_mass(double f, double s)
+{
+    double m = 0.0;
+    for (int k = -12; k <= 12; k++)
+        m += Phi((0.5 - f - 2 * k) / s) - Phi((-f - 2 * k) / s) + Phi((0.5 + f - 2 * k) / s) - Phi((f - 2 * k) / s);
+    return m;
+}
+
+/* One sample f = 0.5, y = 0: the smoothed residual is 0.5 K(t, 0.5) > 0 and the reflected
+ * kernel has mass 1 on [0, 1], so smECE_s = 0.5 for every s, and the fixed point s = 0.5. */
+static void test_smece_one_sample(void **state)
+{
+    (void)state;
+    const double f[] = { 0.5 }, y[] = { 0.0 };
+    assert_double_near(cs_smece_at(f, y, 1, 0.1), 0.5, 1e-15);
+    assert_double_near(cs_smece_at(f, y, 1, 0.9), 0.5, 1e-15);
+    double s;
+    assert_double_near(cs_smece_auto(f, y, 1, &s), 0.5, 1e-12);
+    assert_double_near(s, 0.5, 1e-12);
+    /* a sample on the boundary: K(t, 1) = 2 phi(t - 1) on [0, 1], still mass 1 */
+    const double f1[] = { 1.0 };
+    assert_double_near(cs_smece_at(f1, y, 1, 0.05), 1.0, 1e-15);
+    assert_true(isnan(cs_smece_at(f, y, 0, 0.1)));
+    assert_true(isnan(cs_smece_auto(f, y, 0, &s)));
+}
+
+/* f = (0.2, 0.8), y = (0, 1): r = (0.2, -0.2), the curve is odd about 0.5 (its one root), so
+ * smECE_0.1 = 2 * 0.1 * (m(0.2) - m(0.8)) with m(f) the reflected kernel's mass on [0, 0.5]:
+ * m(0.2) = Phi(3) + Phi(7) - 1, m(0.8) = Phi(-3) + Phi(-7) (images farther than 8 sd left out,
+ * below 1e-15), so smECE = 0.2 (2 Phi(3) + 2 Phi(7) - 3) = 0.19946004078683602. */
+static void test_smece_two_samples(void **state)
+{
+    (void)state;
+    const double f[] = { 0.2, 0.8 }, y[] = { 0.0, 1.0 };
+    double want = 0.2 * (2 * Phi(3) + 2 * Phi(7) - 3);
+    assert_double_near(want, 0.19946004078683602, 1e-15);
+    assert_double_near(cs_smece_at(f, y, 2, 0.1), want, 1e-14);
+    /* the root 0.5 on a grid point (G even) or between two, for many bandwidths */
+    for (double s = 0.01; s < 1.0; s *= 1.13)
+        assert_double_near(cs_smece_at(f, y, 2, s), 0.2 * (half_mass(0.2, s) - half_mass(0.8, s)), 1e-14);
+    /* smooth ECE stays below the binned ECE of this monotone example: 15 bins, every sample
+     * alone, gaps 0.2 and 0.2, ECE 0.2 */
+    double s, v = cs_smece_auto(f, y, 2, &s);
+    assert_true(v <= 0.2);
+    assert_double_near(v, s, 1e-12);   /* the fixed point: smECE_s* = s* */
+    assert_true(s > CS_SMECE_EPS && s < 0.2);
+}
+
+/* A calibrated-looking file where every residual cancels its mirror: smECE below eps gives
+ * s* = eps (relplot's floor). */
+static void test_smece_floor(void **state)
+{
+    (void)state;
+    const double f[] = { 0.5, 0.5 }, y[] = { 0.0, 1.0 };
+    double s, v = cs_smece_auto(f, y, 2, &s);
+    assert_double_near(v, 0.0, 1e-15);
+    assert_true(s == CS_SMECE_EPS);
+}
+
+/* Row order changes nothing, to the last bit; a repeated row is the same as its weight. */
+static void test_smece_order_invariant(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    double f[N], y[N], fr[N], yr[N];
+    for (int i = 0; i < N; i++) {
+        f[i] = 0.5 + 0.5 * (double)((i * 17) % N) / N;
+        y[i] = (i % 3) != 0;
+        fr[N - 1 - i] = f[i];
+        yr[N - 1 - i] = y[i];
+    }
+    double s1, s2;
+    double a = cs_smece_auto(f, y, N, &s1), b = cs_smece_auto(fr, yr, N, &s2);
+    assert_true(a == b && s1 == s2);
+    assert_true(cs_smece_at(f, y, N, 0.07) == cs_smece_at(fr, yr, N, 0.07));
+}
+
+/* relplot's grid on one sample at 0.5 with y = 0: the smoothed residual over the smoothed
+ * density is 0.5 wherever the density is well above relplot's eps (1e-4), and near 0 on the
+ * points far from 0.5 where the density is below it: those points count in the denominator
+ * only (their eps), so relplot's number is a little under 0.5 (by 5e-5 here). */
+static void test_smece_relplot_one(void **state)
+{
+    (void)state;
+    const double f[] = { 0.5 }, y[] = { 0.0 };
+    double s;
+    double v = cs_smece_relplot(f, y, 1, 0.1, &s);
+    assert_true(v < 0.5 && v > 0.5 - 1e-4);
+    assert_true(s == 0.1);
+    /* relplot's search returns a multiple of 1/1024 */
+    v = cs_smece_relplot(f, y, 1, 0.0, &s);
+    assert_true(s == 0.5);   /* p(0.5) fails, p holds below: the halvings keep 0.5 */
+    assert_true(v < 0.5 && v > 0.5 - 1e-4);
+}
+
+/* Kumar et al.'s estimators, M = 2 over six sorted pairs, all f = 0.5 (ties keep row order):
+ * groups y = (0, 0, 1) and (1, 1, 1).
+ *   plug-in:  sqrt(1/2 (1/6)^2 + 1/2 (1/2)^2) = sqrt(5/36)
+ *   debiased: 1/2 [(1/6)^2 - (1/3)(2/3)/2] + 1/2 [(1/2)^2 - 0] = 1/2 (-3/36 + 9/36) = 1/12 */
+static void test_l2ce_by_hand(void **state)
+{
+    (void)state;
+    const double f[] = { 0.5, 0.5, 0.5, 0.5, 0.5, 0.5 }, y[] = { 0, 0, 1, 1, 1, 1 };
+    double p, d, sq;
+    cs_l2ce(f, y, 6, 2, &p, &d, &sq);
+    assert_double_near(p, sqrt(5.0 / 36.0), 1e-15);
+    assert_double_near(sq, 1.0 / 12.0, 1e-15);
+    assert_double_near(d, sqrt(1.0 / 12.0), 1e-15);
+    /* f = (.2, .4, .6, .8), y = (0, 1, 0, 1), M = 2: gaps 0.2 in both groups, variance terms
+     * 1/4: plug-in 0.2, debiased sum 0.04 - 0.25 < 0, clipped to 0 */
+    const double f2[] = { 0.2, 0.4, 0.6, 0.8 }, y2[] = { 0, 1, 0, 1 };
+    cs_l2ce(f2, y2, 4, 2, &p, &d, &sq);
+    assert_double_near(p, 0.2, 1e-15);
+    assert_double_near(sq, 0.04 - 0.25, 1e-15);
+    assert_true(d == 0.0);
+    /* a group of one adds nothing to the debiased sum (M >= n: every pair alone) */
+    cs_l2ce(f2, y2, 4, 10, &p, &d, &sq);
+    assert_true(sq == 0.0);
+    cs_l2ce(f2, y2, 0, 2, &p, &d, &sq);
+    assert_true(isnan(p) && isnan(d) && isnan(sq));
+}
+
+/* The debiased square is unbiased: on f = (0.3, 0.3, 0.6, 0.6) with y ~ Bernoulli(f) (a file
+ * calibrated by construction) its expectation over the 16 label vectors, weighted by their
+ * probabilities, is exactly 0 (up to rounding), while the plug-in square's is positive. */
+static void test_l2ce_unbiased(void **state)
+{
+    (void)state;
+    const double f[] = { 0.3, 0.3, 0.6, 0.6 };
+    double e_deb = 0.0, e_plug = 0.0;
+    for (int mask = 0; mask < 16; mask++) {
+        double y[4], w = 1.0;
+        for (int i = 0; i < 4; i++) {
+            y[i] = (mask >> i) & 1;
+            w *= y[i] ? f[i] : 1.0 - f[i];
+        }
+        double p, d, sq;
+        cs_l2ce(f, y, 4, 2, &p, &d, &sq);
+        e_deb += w * sq;
+        e_plug += w * p * p;
+    }
+    assert_double_near(e_deb, 0.0, 1e-15);
+    /* plug-in: E (fbar - ybar)^2 = Var(ybar) = (0.21 / 2 + 0.24 / 2) / 2 = 0.1125 */
+    assert_double_near(e_plug, 0.1125, 1e-15);
+}
+
+/* ECE_sweep on sorted f = (.1, .2, .3, .4, .5, .6), y = (0, 1, 0, 1, 1, 1).
+ * Equal mass: b = 2 {0,1,2}{3,4,5} means 1/3, 1; b = 3 pairs: 1/2, 1/2, 1 (ties are
+ * monotone); b = 4 bins floor(4i/6) = 0,0,1,2,2,3: 1/2 then 0: stops, b = 3.
+ *   p = 1: (2 |.15 - .5| + 2 |.35 - .5| + 2 |.55 - 1|) / 6 = 1.9 / 6
+ *   p = 2: sqrt((2 .35^2 + 2 .15^2 + 2 .45^2) / 6) = sqrt(0.695 / 6)
+ * Equal width (right-closed, calscope's rule): b = 2 (0.5 in bin 0): 3/5, 1; b = 3: 1/3, 1;
+ * b = 4: 1/2, 2/3, 1; b = 5: {.1,.2} {.3,.4} {.5,.6}: 1/2, 1/2, 1 and two empty bins (skipped);
+ * b = n - 1 = 5 is the last tried: b = 5, the same three bins as above. */
+static void test_sweep_by_hand(void **state)
+{
+    (void)state;
+    const double f[] = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.6 }, y[] = { 0, 1, 0, 1, 1, 1 };
+    int b;
+    assert_double_near(cs_ece_sweep(f, y, 6, 1, 1.0, &b), 1.9 / 6.0, 1e-15);
+    assert_int_equal(b, 3);
+    assert_double_near(cs_ece_sweep(f, y, 6, 1, 2.0, &b), sqrt(0.695 / 6.0), 1e-15);
+    assert_int_equal(b, 3);
+    assert_double_near(cs_ece_sweep(f, y, 6, 0, 1.0, &b), 1.9 / 6.0, 1e-15);
+    assert_int_equal(b, 5);
+    /* b = 2 already fails (means 1, 0): one bin, |mean f - mean y| */
+    const double f2[] = { 0.2, 0.4, 0.6, 0.8 }, y2[] = { 1, 1, 0, 0 };
+    assert_double_near(cs_ece_sweep(f2, y2, 4, 1, 1.0, &b), 0.0, 1e-15);
+    assert_int_equal(b, 1);
+    /* y non-decreasing in sorted order: every b is monotone, b = n - 1 */
+    const double y3[] = { 0, 0, 1, 1 };
+    cs_ece_sweep(f2, y3, 4, 1, 1.0, &b);
+    assert_int_equal(b, 3);
+    cs_ece_sweep(f2, y3, 4, 0, 1.0, &b);
+    assert_int_equal(b, 3);
+    /* two pairs: no b in 2..n-1, one bin */
+    assert_double_near(cs_ece_sweep(f2, y3, 2, 1, 1.0, &b), 0.3, 1e-15);
+    assert_int_equal(b, 1);
+    assert_true(isnan(cs_ece_sweep(f2, y3, 0, 1, 1.0, &b)));
+}
+
+/* Through cs_evaluate: top1 and class:C give numbers, classwise NAN; --smece-sigma fixes the
+ * bandwidth; the sweep follows --binning and --distance. */
+static void test_evaluate_lenses(void **state)
+{
+    (void)state;
+    /* two classes; top-1 confidences 0.8, 0.6, 0.9, 0.7 */
+    const double P[] = { 0.8, 0.2, 0.4, 0.6, 0.1, 0.9, 0.7, 0.3 };
+    const int32_t L[] = { 0, 0, 1, 1 };
+    cs_dataset *d = cs_test_dataset(4, 2, P, L);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    /* top-1: f = (.8, .6, .9, .7), correct (1, 0, 1, 0) */
+    const double f[] = { 0.6, 0.7, 0.8, 0.9 }, y[] = { 0, 0, 1, 1 };
+    double sig, want = cs_smece_auto(f, y, 4, &sig);
+    assert_true(r.smece == want && r.smece_sigma == sig);
+    double pl, db;
+    cs_l2ce(f, y, 4, 15, &pl, &db, NULL);
+    assert_true(r.l2ce == pl && r.l2ce_debiased == db);
+    int b;
+    assert_true(r.ece_sweep == cs_ece_sweep(f, y, 4, 0, 1.0, &b));
+    assert_true(r.ece_sweep_bins == b);
+    cs_result_free(&r);
+    cs_prepared_free(p);
+
+    /* --smece-sigma and a bad value */
+    assert_int_equal(cs_settings_set_smece_sigma(&s, "0.05", &err), CS_OK);
+    assert_int_equal(cs_settings_set_smece_sigma(&s, "0", &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "--smece-sigma: need a number in [0.001, 1], got '0'");
+    assert_true(s.smece_sigma == 0.05);
+    assert_int_equal(cs_settings_set_lens(&s, "class:1", &err), CS_OK);
+    p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SMECE, NULL, &r, &err), CS_OK);
+    /* p[1] = (.2, .6, .9, .3), label == 1: (0, 0, 1, 1) */
+    const double f1[] = { 0.2, 0.3, 0.6, 0.9 }, y1[] = { 0, 1, 0, 1 };
+    assert_true(r.smece == cs_smece_at(f1, y1, 4, 0.05));
+    assert_true(r.smece_sigma == 0.05);
+    assert_true(isnan(r.l2ce) && isnan(r.ece_sweep));   /* not asked for */
+    cs_result_free(&r);
+    cs_prepared_free(p);
+
+    /* classwise: no number; kd-tree bins: no sweep */
+    assert_int_equal(cs_settings_set_lens(&s, "classwise", &err), CS_OK);
+    p = cs_prepare(d, &s, &err);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    assert_true(isnan(r.smece) && isnan(r.smece_sigma) && isnan(r.l2ce) && isnan(r.l2ce_debiased));
+    assert_true(isnan(r.ece_sweep) && isnan(r.ece_sweep_bins));
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    assert_int_equal(cs_settings_set_lens(&s, "top1", &err), CS_OK);
+    assert_int_equal(cs_settings_set_binning(&s, "kdtree", &err), CS_OK);
+    p = cs_prepare(d, &s, &err);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    assert_true(isnan(r.ece_sweep) && !isnan(r.l2ce));
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smece_one_sample),
+        cmocka_unit_test(test_smece_two_samples),
+        cmocka_unit_test(test_smece_floor),
+        cmocka_unit_test(test_smece_order_invariant),
+        cmocka_unit_test(test_smece_relplot_one),
+        cmocka_unit_test(test_l2ce_by_hand),
+        cmocka_unit_test(test_l2ce_unbiased),
+        cmocka_unit_test(test_sweep_by_hand),
+        cmocka_unit_test(test_evaluate_lenses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
