@@ -138,8 +138,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
             }
         }
         else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
-        else fprintf(out, "  %-9s %10s   %s%s%s%s
-", mi->key, "n/a", mi->help,
+        else fprintf(out, "  %-9s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
                      f->stats_fine ? " (" : mi->only ? " (" : "",
                      f->stats_fine ? "not exact from statistics" : mi->only ? mi->only : "",
                      f->stats_fine || mi->only ? ")" : "");
