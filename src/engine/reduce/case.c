@@ -128,68 +128,102 @@ static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_
                         w->c->probs, pt, vt, j, w->c->labels);
 }
 
+/* The running sums of one channel. */
+typedef struct acc {
+    double sq, nllp, nlln, pp, pn;
+    int npp, npn;
+} acc;
+
+/* Adds n checked values of one channel (voxels v0..) to its fine-bin sums and scores. Locals
+ * and restrict pointers: the stores into the sums cannot alias the inputs, so nothing is
+ * reloaded per voxel. c8 or c32 holds the voxels' class codes (the other is NULL). */
+static inline void add_slab(const double *restrict s, size_t n, const uint8_t *restrict c8,
+                            const uint32_t *restrict c32, const uint8_t *restrict ytab,
+                            const double *restrict e, int F, uint64_t *restrict cnt,
+                            double *restrict sp, uint64_t *restrict sy, acc *a)
+{
+    double sq = a->sq, nllp = a->nllp, nlln = a->nlln, pp = a->pp, pn = a->pn;
+    int npp = a->npp, npn = a->npn;
+    for (size_t i = 0; i < n; i++) {
+        double p = s[i];
+        unsigned y = ytab[c8 ? c8[i] : c32[i]];
+        int b = cs_ubin_at(p, e, F);
+        cnt[b]++;
+        sp[b] += p;
+        sy[b] += y;
+        double d = p - (double)y;
+        sq += d * d;
+        if (y) {
+            pp *= p > 1e-15 ? p : 1e-15;
+            if (++npp == NLL_GROUP) { nllp -= log(pp); pp = 1.0; npp = 0; }
+        } else {
+            double q = 1.0 - p;
+            pn *= q > 1e-15 ? q : 1e-15;
+            if (++npn == NLL_GROUP) { nlln -= log(pn); pn = 1.0; npn = 0; }
+        }
+    }
+    *a = (acc){ sq, nllp, nlln, pp, pn, npp, npn };
+}
+
+/* Softmax: channel j's values into the running max (strictly greater: the first channel keeps
+ * a tie), argmax and sum of voxels v0... */
+static void running(work *w, const double *restrict s, size_t n, uint64_t v0, size_t j)
+{
+    double *restrict mx = w->vmax + v0, *restrict sm = w->vsum + v0;
+    uint8_t *a8 = w->wide ? NULL : (uint8_t *)w->arg + v0;
+    uint32_t *a32 = w->wide ? (uint32_t *)w->arg + v0 : NULL;
+    if (j == 0) {
+        memcpy(mx, s, n * sizeof *s);
+        memcpy(sm, s, n * sizeof *s);
+        if (a8) memset(a8, 0, n);
+        else memset(a32, 0, n * sizeof *a32);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double p = s[i];
+        if (p > mx[i]) {
+            mx[i] = p;
+            if (a8) a8[i] = (uint8_t)j;
+            else a32[i] = (uint32_t)j;
+        }
+        sm[i] += p;
+    }
+}
+
 /* Channel j: its one-vs-rest sums and scores, and the running softmax values. */
 static cs_status read_channel(work *w, cs_vol *pv, size_t j, cs_error *err)
 {
     const rd_case_ctx *x = w->x;
     cs_segstats *st = x->st;
     const cs_seg_mapping *m = w->m;
-    const int F = st->fine;
-    const double *e = x->edges;
     int soft = m->kind == CS_SEG_SOFTMAX;
     for (size_t c = 0; c < m->n_values; c++)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
     size_t base = cs_segstats_ci(st, w->ci, j, 0);
-    uint64_t *cnt = st->cnt + base, *sy = st->sum_y + base;
-    double *sp = st->sum_p + base;
-    double sq = 0.0, nllp = 0.0, nlln = 0.0, pp = 1.0, pn = 1.0;
-    int npp = 0, npn = 0;
+    acc a = { 0.0, 0.0, 0.0, 1.0, 1.0, 0, 0 };
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
         if (cs_vol_read(pv, w->slab, n, err) != CS_OK) return also(err, "labels", w->c->labels);
-        for (size_t i = 0; i < n; i++) {
-            double p = w->slab[i];
-            uint64_t v = v0 + i;
-            if (!(p >= 0.0 && p <= 1.0)) return out_of_range(w, v, j, p, err);
-            unsigned y = w->ytab[get(w->code, w->wide, v)];
-            int b = cs_ubin_at(p, e, F);
-            cnt[b]++;
-            sp[b] += p;
-            sy[b] += y;
-            double d = p - (double)y;
-            sq += d * d;
-            if (y) {
-                pp *= p > 1e-15 ? p : 1e-15;
-                if (++npp == NLL_GROUP) { nllp -= log(pp); pp = 1.0; npp = 0; }
-            } else {
-                double q = 1.0 - p;
-                pn *= q > 1e-15 ? q : 1e-15;
-                if (++npn == NLL_GROUP) { nlln -= log(pn); pn = 1.0; npn = 0; }
-            }
-            if (!soft) continue;
-            if (j == 0) {
-                w->vmax[v] = p;
-                w->vsum[v] = p;
-                put(w->arg, w->wide, v, 0);
-            } else {
-                if (p > w->vmax[v]) {
-                    w->vmax[v] = p;
-                    put(w->arg, w->wide, v, (uint32_t)j);
-                }
-                w->vsum[v] += p;
-            }
-        }
+        for (size_t i = 0; i < n; i++)
+            if (!(w->slab[i] >= 0.0 && w->slab[i] <= 1.0)) return out_of_range(w, v0 + i, j, w->slab[i], err);
+        if (w->wide)
+            add_slab(w->slab, n, NULL, (const uint32_t *)w->code + v0, w->ytab, x->edges, st->fine,
+                     st->cnt + base, st->sum_p + base, st->sum_y + base, &a);
+        else
+            add_slab(w->slab, n, (const uint8_t *)w->code + v0, NULL, w->ytab, x->edges, st->fine,
+                     st->cnt + base, st->sum_p + base, st->sum_y + base, &a);
+        if (soft) running(w, w->slab, n, v0, j);
         v0 += n;
         cs_status s = step(w, n, err);
         if (s != CS_OK) return s;
     }
-    if (npp) nllp -= log(pp);
-    if (npn) nlln -= log(pn);
+    if (a.npp) a.nllp -= log(a.pp);
+    if (a.npn) a.nlln -= log(a.pn);
     size_t si = w->ci * st->k + j;
-    st->sq_err[si] = sq;
-    st->nll_pos[si] = nllp;
-    st->nll_neg[si] = nlln;
+    st->sq_err[si] = a.sq;
+    st->nll_pos[si] = a.nllp;
+    st->nll_neg[si] = a.nlln;
     return CS_OK;
 }
 
@@ -233,38 +267,52 @@ static cs_status finish_softmax(work *w, cs_error *err)
     return CS_OK;
 }
 
-static void work_free(work *w)
+/* *p holds at least `need` bytes: grown (not copied: its content is rewritten) when short. */
+static int grow(void **p, size_t *cap, size_t need)
 {
-    free(w->code);
-    free(w->vmax);
-    free(w->vsum);
-    free(w->arg);
-    free(w->slab);
-    free(w->ytab);
+    if (*cap >= need && *p) return 0;
+    free(*p);
+    *p = malloc(need ? need : 1);
+    *cap = *p ? need : 0;
+    return *p ? 0 : -1;
 }
 
-static cs_status allocate(work *w, cs_error *err)
+void rd_scratch_free(rd_scratch *s)
+{
+    if (!s) return;
+    for (int i = 0; i < RD_SCRATCH_BUFS; i++) free(s->buf[i]);
+    memset(s, 0, sizeof *s);
+}
+
+/* The case's buffers from the worker's scratch, kept from case to case: a large volume's pages
+ * are touched once per worker, not once per case. */
+static cs_status allocate(work *w, rd_scratch *sc, cs_error *err)
 {
     uint64_t V = w->sh.voxels;
     size_t es = w->wide ? 4 : 1;
     int soft = w->m->kind == CS_SEG_SOFTMAX;
     if (V > SIZE_MAX / 8)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: %llu voxels do not fit in memory", w->c->probs, (unsigned long long)V);
-    size_t nv = V ? (size_t)V : 1;
-    w->code = malloc(nv * es);
-    w->slab = malloc(CS_REDUCE_SLAB * sizeof *w->slab);
-    w->ytab = malloc(w->m->n_values ? w->m->n_values : 1);
-    if (soft) {
-        w->vmax = malloc(nv * sizeof *w->vmax);
-        w->vsum = malloc(nv * sizeof *w->vsum);
-        w->arg = malloc(nv * es);
-    }
-    if (!w->code || !w->slab || !w->ytab || (soft && (!w->vmax || !w->vsum || !w->arg)))
+    size_t nv = (size_t)V;
+    int bad = grow(&sc->buf[0], &sc->cap[0], nv * es) || grow(&sc->buf[1], &sc->cap[1], CS_REDUCE_SLAB * sizeof(double))
+           || grow(&sc->buf[2], &sc->cap[2], w->m->n_values);
+    if (!bad && soft)
+        bad = grow(&sc->buf[3], &sc->cap[3], nv * sizeof(double)) || grow(&sc->buf[4], &sc->cap[4], nv * sizeof(double))
+           || grow(&sc->buf[5], &sc->cap[5], nv * es);
+    if (bad)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "case '%s': out of memory for %llu voxels", w->c->name, (unsigned long long)V);
+    w->code = sc->buf[0];
+    w->slab = sc->buf[1];
+    w->ytab = sc->buf[2];
+    if (soft) {
+        w->vmax = sc->buf[3];
+        w->vsum = sc->buf[4];
+        w->arg = sc->buf[5];
+    }
     return CS_OK;
 }
 
-cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
+cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_error *err)
 {
     work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m };
     w.weight = w.c->probs_size + w.c->labels_size + 1;
@@ -278,7 +326,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         w.f16 = cs_vol_info_of(pv)->dtype == CS_VDT_F16;
         w.wide = x->m->n_values > 256 || x->m->k > 256;
         w.vals_total = w.sh.voxels * (uint64_t)(w.sh.channels + 1);
-        st = allocate(&w, err);
+        st = allocate(&w, sc, err);
     }
     if (st == CS_OK) st = read_labels(&w, lv, err);
     for (size_t j = 0; st == CS_OK && j < w.sh.channels; j++) st = read_channel(&w, pv, j, err);
@@ -287,7 +335,6 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         x->st->voxels[ci] = w.sh.voxels;
         advance(&w, w.vals_total - w.vals_done);   /* the case's whole weight once done */
     }
-    work_free(&w);
     cs_vol_close(pv);
     cs_vol_close(lv);
     return st;
