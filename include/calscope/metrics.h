@@ -158,6 +158,10 @@ typedef struct cs_result {
     size_t n_rece;
 } cs_result;
 
+/* Empties r: every metric NAN ("not measured"), no bins. The one list of a result's values that
+ * every producer (cs_evaluate, the statistics engine) starts from. Any thread. */
+void cs_result_reset(cs_result *r);
+
 /* Releases result->bins (the struct itself belongs to the caller). */
 void cs_result_free(cs_result *r);
 

@@ -91,6 +91,11 @@ compare "statistics = voxels: --distance l2" --distance l2 --bins 20
 compare "statistics = voxels: --distance max, classwise" --distance max --lens classwise --bins 25
 compare "statistics = voxels: --select on case" --select 'case in {c01, c03}' --bins 10
 
+# ---- what statistics cannot give is null, never a number (0 would read as "perfectly calibrated")
+run "$CALSCOPE" report --format json "$TMP/stats.csv"
+expect_eq "not exact from statistics: null in JSON" "[None, None, None, None, None, None, None]" \
+    "$(json_get '[d["files"][0]["metrics"].get(k, "absent") for k in ("rece_g", "aece", "smece", "l2ce", "l2ce_debiased", "ece_sweep", "rece_m")]')"
+
 # ---- a manifest is reduced on the fly: the same report as its statistics file ----
 run "$CALSCOPE" report --format json "$TMP/stats.csv"; want=$(json_get 'd["files"][0]["metrics"]["ece"]')
 run "$CALSCOPE" report --format json "$TMP/manifest.csv"

@@ -698,14 +698,19 @@ static unsigned fused_walk(cs_prepared *p, const uint32_t *items, size_t ni, uns
     return done;
 }
 
+void cs_result_reset(cs_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->accuracy = r->ece = r->ace = r->mce = NAN;
+    r->rece_g = r->rece_m = r->brier = r->nll = r->aece = r->sce = NAN;
+    r->smece = r->smece_sigma = r->l2ce = r->l2ce_debiased = NAN;
+    r->ece_sweep = r->ece_sweep_bins = NAN;
+}
+
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
                       const atomic_int *cancel, cs_result *out, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->accuracy = out->ece = out->ace = out->mce = NAN;
-    out->rece_g = out->rece_m = out->brier = out->nll = out->aece = out->sce = NAN;
-    out->smece = out->smece_sigma = out->l2ce = out->l2ce_debiased = NAN;
-    out->ece_sweep = out->ece_sweep_bins = NAN;
+    cs_result_reset(out);
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");

@@ -185,9 +185,7 @@ static cs_mx_agg classwise(const seg_prob *p, const cs_settings *s, const double
 cs_status seg_eval(const seg_prob *p, const uint32_t *w, long only, unsigned want, int with_bins,
                    cs_result *out, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->accuracy = out->ece = out->ace = out->mce = NAN;
-    out->rece_g = out->rece_m = out->brier = out->nll = out->aece = out->sce = NAN;
+    cs_result_reset(out);   /* what statistics cannot give stays NAN */
     size_t kM = p->k * p->M, M = p->M;
     /* one block: class sums (3 kM), top-1 sums (3 M), edges (M + 1), bins (2 M) */
     size_t words = 3 * kM + 3 * M + (M + 1);
