@@ -62,6 +62,10 @@ typedef struct cs_load_options {
      * (default CS_REDUCE_AFFINE_TOL_DEFAULT), sum_tol above, and the threads the cases run on
      * (0: every core). Borrowed strings, as labels. */
     const char *seg_label_values, *seg_regions;
+    /* A FILE that is a folder of probability files is paired by stem with the label maps of
+     * the folder `labels` names (--probs DIR --labels DIR), probability files named CASE +
+     * seg_prob_suffix + extension (NULL: none), and reduced the same way. */
+    const char *seg_prob_suffix;
     int seg_fine;
     double seg_affine_tol;
     int seg_threads;

@@ -561,6 +561,7 @@ PR(q_likert_cuts)
 /* --seed and --threads only where the command has something random: the report refuses them
  * otherwise */
 PR(q_seed) { (void)i; if (resampled(o) && (o->seed_given || o->seed)) SAY("%llu", (unsigned long long)o->seed); else SAY("%s", ""); }
+PR(q_prob_suffix) { (void)i; SAY("%s", o->prob_suffix ? o->prob_suffix : ""); }
 PR(q_fine) { (void)i; if (o->fine) SAY("%d", o->fine); else SAY("%s", ""); }
 PR(q_label_values) { (void)i; SAY("%s", o->label_values ? o->label_values : ""); }
 PR(q_regions) { (void)i; SAY("%s", o->regions ? o->regions : ""); }
@@ -729,10 +730,12 @@ static const ss_flag table[] = {
     { "--regions", "SPEC", RD | X, SEC_VOLUMES, p_regions, q_regions, 0,
       "independent sigmoid channels, one per region, e.g. 'WT=1,2,4;TC=1,4;ET=4'\n"
       "(y = 1 where the label is one of the region's values; no top-1)", NULL },
-    { "--probs", "DIR", X, SEC_VOLUMES, p_probs, NULL, 0,
+    /* no printer: the `:` line writes the folder among the FILEs (a folder FILE with --labels DIR
+     * is a folder pair) */
+    { "--probs", "DIR", RD | X, SEC_VOLUMES, p_probs, NULL, 0,
       "probability files CASE[SUFFIX].nii|.nii.gz|.npz|.npy, paired by\n"
       "stem with --labels DIR instead of a manifest", NULL },
-    { "--prob-suffix", "S", X, SEC_VOLUMES, p_prob_suffix, NULL, 0,
+    { "--prob-suffix", "S", RD | X, SEC_VOLUMES, p_prob_suffix, q_prob_suffix, 0,
       "probability files are CASE + S, e.g. _prob (CASE_prob.nii.gz) or .npz\n"
       "(nnU-Net's CASE.npz beside its CASE.nii.gz)", NULL },
     { "--affine-tol", "T", RD | X, SEC_VOLUMES, p_affine_tol, q_affine_tol, 0,

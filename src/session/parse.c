@@ -38,7 +38,7 @@ const char *ss_seg_unused(const ss_opts *o, int any_loaded, int any_manifest)
          : o->regions ? "--regions maps the channels of volumes; no FILE is a manifest (case,probs,labels)"
          : o->fine ? "--fine sets the statistics of volumes; no FILE is a manifest (case,probs,labels)"
          : o->affine_tol_given ? "--affine-tol checks volumes; no FILE is a manifest (case,probs,labels)"
-         : NULL;
+         : NULL;   /* --prob-suffix: refused by the loader, which knows a folder when it sees one */
 }
 
 void ss_opts_init(ss_opts *o, unsigned front)
@@ -245,7 +245,15 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
         if (rc) return rc;
     }
     if (front == SS_REDUCE) return check_reduce(o);
+    /* --probs DIR --labels DIR: the folder of probabilities is one more FILE (a folder FILE with
+     * --labels DIR is a folder pair, which is how the `:` line writes it) */
+    if (o->probs_dir) {
+        if (!o->load.labels) return ss_usage_error(front, "--probs DIR needs --labels DIR (the folder of label maps)");
+        if (add_file(o, o->probs_dir)) return 2;
+        o->probs_dir = NULL;
+    }
     if (o->n_files == 0) return ss_usage_error(front, "no FILE given");
+    o->load.seg_prob_suffix = o->prob_suffix;
     /* a manifest among the files is reduced when loaded, with the volume flags */
     if (o->label_values && o->regions)
         return ss_usage_error(front, "--label-values and --regions both map the channels: give one");

@@ -104,6 +104,18 @@ expect_eq "report MANIFEST.csv = report STATS" "$want" "$(json_get 'd["files"][0
 expect_eq "report MANIFEST.csv: source statistics, fine 300" "statistics 300" \
     "$(json_get 'd["files"][0]["source"], d["files"][0]["fine"]' | tr -d "(),'")"
 
+# ---- a pair of folders opens directly (--probs DIR --labels DIR), the same as its manifest ----
+mkdir -p "$TMP/P" "$TMP/L"
+for c in c01 c02 c03; do cp "$TMP/${c}_prob.nii.gz" "$TMP/P/"; cp "$TMP/$c.nii.gz" "$TMP/L/"; done
+run "$CALSCOPE" report --format json --probs "$TMP/P" --labels "$TMP/L" --prob-suffix _prob
+expect_eq "--probs DIR --labels DIR: exit 0" 0 "$RC"
+expect_eq "--probs DIR --labels DIR = the manifest" "$want" "$(json_get 'd["files"][0]["metrics"]["ece"]')"
+run "$CALSCOPE" report --prob-suffix _prob "$TMP/voxels.csv"
+expect_eq "--prob-suffix without folders: exit 2" 2 "$RC"
+expect_match "--prob-suffix without folders: why" '--prob-suffix names files in a folder of probabilities' "$ERR"
+run "$CALSCOPE" report --probs "$TMP/P" --labels "$TMP/L"
+expect_eq "folders without the suffix: exit 3" 3 "$RC"
+
 # ---- what is not exact from statistics is refused, with the reason ----
 run "$CALSCOPE" report --bins 7 "$TMP/stats.csv"
 expect_eq "--bins 7: exit 2" 2 "$RC"

@@ -172,6 +172,7 @@ static const char *const report_cases[][24] = {
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
     { "report", "--regions", "WT=1,2,4;TC=1,4;ET=4", "m.csv", NULL },
+    { "report", "--probs", "pred dir", "--labels", "labelsTs", "--prob-suffix", "_prob", NULL },
     { "report", "--smece-sigma", "0.05", "--lens", "class:1", "--compat", "relplot", "a.csv", NULL },
 };
 
@@ -352,7 +353,8 @@ static void test_reduce_flags(void **state)
     RED("--affine-tol: '-1' is not a tolerance >= 0", "--affine-tol", "-1", "m.csv");
     RED("-o: empty file name (- is standard output)", "-o", "", "m.csv");
     RED("unknown option '--bins'", "--bins", "15", "m.csv");            /* a report flag */
-    REP("unknown option '--probs'", "--probs", "P", "a.csv");            /* a reduce flag */
+    REP("unknown option '--merge'", "--merge", "a.csv");                 /* a reduce flag */
+    REP("--probs DIR needs --labels DIR (the folder of label maps)", "--probs", "P");
     REP("--label-values and --regions both map the channels: give one", "--label-values", "0,1", "--regions", "A=1",
         "m.csv");
     RED("--label-values and --regions both map the channels: give one", "--label-values", "0,1", "--regions", "A=1", "m.csv");

@@ -363,6 +363,14 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     if (check_options(path, opt, err)) return NULL;
     size_t plen = strlen(path);
     if (plen >= 4 && strcmp(path + plen - 4, ".npy") == 0) return cs_load_npy(path, opt, summary, err);
+    struct stat dsb;
+    if (opt->labels && stat(path, &dsb) == 0 && S_ISDIR(dsb.st_mode))   /* --probs DIR --labels DIR */
+        return cs_load_folders(path, opt, summary, err);
+    if (opt->seg_prob_suffix) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: --prob-suffix names files in a folder of probabilities (--probs DIR --labels DIR)",
+                     path);
+        return NULL;
+    }
     if (opt->labels || opt->npy_logits) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s", path, opt->labels
                      ? "--labels is for .npy prediction files (a CSV file has its own label column)"

@@ -399,5 +399,8 @@ cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_
  * mapping's and the reduction's errors; CS_EUSAGE for --labels / --npy-logits). */
 cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_load_summary *summary,
                              cs_error *err);
+/* A folder of probability files paired by stem with the label maps of the folder opt->labels
+ * (cs_seg_plan_folders, with opt->seg_prob_suffix), reduced as cs_load_manifest. */
+cs_dataset *cs_load_folders(const char *path, const cs_load_options *opt, cs_load_summary *summary, cs_error *err);
 
 #endif

@@ -108,17 +108,20 @@ static cs_status reduce_with_progress(seg_job *j, const cs_load_options *opt)
     return j->status;
 }
 
-cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_load_summary *summary,
+/* The cases of a manifest (folder NULL) or of a folder of probability files paired with
+ * opt->labels, the folder of label maps, reduced as the options say. */
+static cs_dataset *load_plan(const char *path, int folder, const cs_load_options *opt, cs_load_summary *summary,
                              cs_error *err)
 {
-    if (refuse_row_options(path, opt, "a manifest of segmentation volumes", err)) return NULL;
     cs_seg_mapping *map = NULL;
     cs_seg_plan *plan = NULL;
     cs_segstats *st = NULL;
     cs_status s = CS_OK;
     if (opt->seg_label_values) s = cs_seg_mapping_values(opt->seg_label_values, &map, err);
     else if (opt->seg_regions) s = cs_seg_mapping_regions(opt->seg_regions, &map, err);
-    if (s == CS_OK) s = cs_seg_plan_manifest(path, &plan, err);
+    if (s == CS_OK)
+        s = folder ? cs_seg_plan_folders(path, opt->labels, opt->seg_prob_suffix, &plan, err)
+                   : cs_seg_plan_manifest(path, &plan, err);
     cs_reduce_options ro;
     cs_reduce_options_default(&ro);
     if (opt->seg_fine) ro.fine = opt->seg_fine;
@@ -148,4 +151,24 @@ cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_lo
         return NULL;
     }
     return cs_load_wrap_stats(path, st, err);
+}
+
+cs_dataset *cs_load_manifest(const char *path, const cs_load_options *opt, cs_load_summary *summary,
+                             cs_error *err)
+{
+    if (refuse_row_options(path, opt, "a manifest of segmentation volumes", err)) return NULL;
+    if (opt->seg_prob_suffix) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: --prob-suffix pairs the files of two folders; a manifest names them", path);
+        return NULL;
+    }
+    return load_plan(path, 0, opt, summary, err);
+}
+
+cs_dataset *cs_load_folders(const char *path, const cs_load_options *opt, cs_load_summary *summary, cs_error *err)
+{
+    /* --labels names the folder of label maps here, not a .npy file */
+    cs_load_options o = *opt;
+    o.labels = NULL;
+    if (refuse_row_options(path, &o, "a folder of segmentation volumes", err)) return NULL;
+    return load_plan(path, 1, opt, summary, err);
 }
