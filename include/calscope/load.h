@@ -71,6 +71,12 @@ typedef struct cs_load_options {
     int seg_threads;
     cs_progress_fn progress;
     void *progress_ctx;
+    /* A manifest or a pair of folders: called on the loading thread with a statistics dataset
+     * of the cases reduced so far (owned by the callee from then on), each time more cases are
+     * done and some are still running (at most every 20 ms); NULL: no partial results. The
+     * dashboard shows them, so cases appear as they finish. */
+    void (*partial)(void *ctx, cs_dataset *so_far);
+    void *partial_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
 } cs_load_options;
 

@@ -500,7 +500,7 @@ int tui_main(int argc, char **argv)
             int loading = 0, loaded = 0, tta = 0, manifest = 0;
             for (size_t f = 0; f < a->m.n_files; f++) {
                 const cs_dataset *d = a->m.files[f].data;
-                loading |= a->m.files[f].state == TUI_LOADING;
+                loading |= a->m.files[f].state == TUI_LOADING || a->m.files[f].partial;
                 loaded |= d != NULL;
                 tta |= d && d->id && d->tta;
                 manifest |= d && a->m.files[f].summary.manifest_cases > 0;
@@ -544,6 +544,7 @@ int tui_main(int argc, char **argv)
         int pr = poll(fds, 2, timeout);
         if (pr < 0 && errno != EINTR) break;
         if (pr > 0 && (fds[1].revents & POLLIN)) flags |= tui_model_collect(&a->m, &a->st);
+        flags |= tui_model_take_partials(&a->m, &a->st);
         /* Keys: also after a timeout or EINTR, so a SIGWINCH that raced the poll is seen. */
         flags |= read_keys(a, &key_time, &pending_keys);
         if (pending_keys && !(flags & TUI_REDRAW)) {

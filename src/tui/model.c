@@ -20,6 +20,18 @@
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
 
+/* cs_load_options.partial: runs on the loading worker; the UI takes it in
+ * tui_model_take_partials. An older dataset not taken yet was never shown: freed here. */
+static void put_partial(void *ctx, cs_dataset *so_far)
+{
+    tui_file *file = ctx;
+    pthread_mutex_lock(&file->mu);
+    cs_dataset *old = file->so_far;
+    file->so_far = so_far;
+    pthread_mutex_unlock(&file->mu);
+    cs_dataset_free(old);
+}
+
 int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_load_options *lo,
                    char *msg, size_t size)
 {
@@ -33,9 +45,13 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
         const char *base = tui_basename(file->path);
         cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
         file->state = TUI_LOADING;
+        pthread_mutex_init(&file->mu, NULL);
+        cs_load_options o = *lo;
+        o.partial = put_partial;          /* a manifest's cases appear as they are reduced */
+        o.partial_ctx = file;
         cs_error err;
         cs_error_clear(&err);
-        cs_load_job *job = cs_load_job_new(file->path, lo, &err);
+        cs_load_job *job = cs_load_job_new(file->path, &o, &err);
         uint64_t gen = job ? cs_backend_submit(b, TUI_SLOT_LOAD((int)f), &job->base, &err) : 0;
         if (!gen) { snprintf(msg, size, "%s", err.msg); return -1; }
         tui_place *pl = &m->places[TUI_SLOT_LOAD((int)f)];
@@ -58,6 +74,9 @@ void tui_model_free(tui_model *m)
     for (size_t f = 0; f < m->n_files; f++) {
         cs_dataset_free(m->files[f].data);
         m->files[f].data = NULL;
+        cs_dataset_free(m->files[f].so_far);   /* the backend is gone: nobody puts any more */
+        m->files[f].so_far = NULL;
+        pthread_mutex_destroy(&m->files[f].mu);
         cs_load_summary_free(&m->files[f].summary);
     }
 }
@@ -408,6 +427,21 @@ int tui_model_submit(tui_model *m, tui_state *st)
 
 /* ---- collecting ------------------------------------------------------------------------- */
 
+/* A partial dataset gives way to a newer one: the results kept from it go (the views draw a
+ * result with the dataset it read, so none may outlive it), then the backend frees it once no
+ * running job reads it. */
+static void drop_partial(tui_model *m, cs_dataset *d)
+{
+    for (int p = 0; p < TUI_PLACE_COUNT; p++) {
+        tui_place *pl = &m->places[p];
+        if (pl->resp && pl->resp->ops && pl->resp->ops->uses_dataset && pl->resp->ops->uses_dataset(pl->resp, d)) {
+            cs_job_free(pl->resp);
+            pl->resp = NULL;
+        }
+    }
+    cs_backend_retire_dataset(m->backend, d);
+}
+
 static void collect_load(tui_model *m, tui_state *st, cs_job *r)
 {
     cs_load_job *lj = (cs_load_job *)cs_load_job_of(r);   /* ours: we take its members */
@@ -418,6 +452,11 @@ static void collect_load(tui_model *m, tui_state *st, cs_job *r)
         cs_load_summary_free(&file->summary);
         file->summary = lj->summary;
         memset(&lj->summary, 0, sizeof lj->summary);
+        if (file->partial) {              /* the cases so far give way to the whole set */
+            drop_partial(m, file->data);
+            file->data = NULL;
+            file->partial = 0;
+        }
         if (r->status == CS_OK && lj->dataset) {
             file->data = lj->dataset;
             lj->dataset = NULL;
@@ -449,6 +488,27 @@ static void collect_recal(tui_model *m, cs_job *r)
         m->methods_version++;
     }
     cs_job_free(r);
+}
+
+unsigned tui_model_take_partials(tui_model *m, tui_state *st)
+{
+    unsigned flags = 0;
+    for (size_t f = 0; f < m->n_files; f++) {
+        tui_file *file = &m->files[f];
+        if (!m->places[TUI_SLOT_LOAD((int)f)].pending) continue;   /* loaded, failed or none */
+        pthread_mutex_lock(&file->mu);
+        cs_dataset *d = file->so_far;
+        file->so_far = NULL;
+        pthread_mutex_unlock(&file->mu);
+        if (!d) continue;
+        if (file->partial) drop_partial(m, file->data);
+        file->data = d;
+        file->partial = 1;
+        file->state = TUI_LOADED;
+        if (f == st->active) st->n_classes = d->k;
+        flags |= TUI_REDRAW;
+    }
+    return flags;
 }
 
 unsigned tui_model_collect(tui_model *m, tui_state *st)

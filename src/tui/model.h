@@ -15,6 +15,7 @@
 #ifndef CALSCOPE_TUI_MODEL_H
 #define CALSCOPE_TUI_MODEL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,12 @@ typedef struct tui_file {
     cs_dataset *data;          /* owned once loaded */
     cs_load_summary summary;   /* owned */
     char error[1024];          /* "FILE:LINE:COL: reason" when FAILED */
+    /* A manifest or folder pair being reduced: the loader's latest dataset of the cases done so
+     * far (cs_load_options.partial, put by the loading worker, taken by the UI thread under
+     * mu), and whether `data` is such a partial dataset (shown LOADED while the load runs). */
+    pthread_mutex_t mu;
+    cs_dataset *so_far;
+    int partial;
 } tui_file;
 
 /* A recalibration of a loaded file (a "method" beside the files). */
@@ -138,6 +145,10 @@ int tui_model_submit(tui_model *m, tui_state *st);
 /* Takes every delivered response from the backend. Returns TUI_REDRAW when anything arrived
  * (and updates st->n_classes when the active file finished loading). */
 unsigned tui_model_collect(tui_model *m, tui_state *st);
+/* Shows the cases reduced so far of every manifest still loading (the loader's partial
+ * datasets): the file's data becomes the newest one, the one it replaces is retired to the
+ * backend. Returns TUI_REDRAW when something changed. UI thread. */
+unsigned tui_model_take_partials(tui_model *m, tui_state *st);
 
 /* The result of a place (the finished job: its request, the dataset it read and its result),
  * or NULL; *stale set when it was computed for another key than the one the screen now wants.

@@ -67,8 +67,8 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
                   resp->result.n_bins, thin);
     }
     if (y < r->y + r->h && f->data && f->data->stats)   /* no rows: per-bin sums per case */
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "statistics: %zu cases, fine %d", f->data->stats->n_cases,
-                  f->data->stats->fine);
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, f->partial ? "reducing: %zu cases so far, fine %d"
+                  : "statistics: %zu cases, fine %d", f->data->stats->n_cases, f->data->stats->fine);
     else if (y < r->y + r->h && f->data)
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
                   f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);

@@ -73,6 +73,39 @@ T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "--label-values without a manifest: exit 2" 'EXITED 2' 60
 expect_match "--label-values without a manifest: why" 'no FILE is a manifest' "$SCREEN"
 
+# cases appear as they are reduced: case c2's probabilities come through a named pipe that stays
+# empty until the test writes it, so the other cases are done and c2 is not (no timing involved)
+mkdir -p "$TMP/fifo"
+/usr/bin/python3 - "$TMP/fifo" <<'EOF2'
+import sys, os, numpy as np
+out = sys.argv[1]
+rng = np.random.default_rng(9)
+with open(os.path.join(out, "manifest.csv"), "w") as man:
+    man.write("case,probs,labels\n")
+    for i in range(4):
+        p = rng.dirichlet([1, 1, 1], size=(5, 4, 3)).transpose(3, 0, 1, 2).astype(np.float32)  # (C, z, y, x)
+        lab = rng.integers(0, 3, size=(5, 4, 3)).astype(np.uint8)
+        name = f"c{i}_real.npy" if i == 2 else f"c{i}.npy"
+        np.save(os.path.join(out, name), p)
+        np.save(os.path.join(out, f"c{i}_lab.npy"), lab)
+        man.write(f"c{i},c{i}.npy,c{i}_lab.npy\n")
+EOF2
+mkfifo "$TMP/fifo/c2.npy"
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2 $TMP/fifo/manifest.csv; echo EXITED \$?; sleep 60"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "a manifest being reduced shows the cases done so far" 'reducing: 3 cases so far' 60
+keys 6
+check_screen "Cases view while reducing: the cases done" 'c3 ' 60
+expect_no_match "Cases view while reducing: not the case still running" '(^| )c2 ' "$SCREEN"
+cat "$TMP/fifo/c2_real.npy" >"$TMP/fifo/c2.npy" &
+check_screen "once the last case is in: every case" '(^| )c2 ' 60
+keys 1
+check_screen "once reduced: the statistics of all 4 cases" 'statistics: 4 cases' 60
+keys q
+check_screen "reducing: q quits with status 0" 'EXITED 0' 60
+wait
+
 # a broken statistics file: the message, and the dashboard stays usable
 head -c 300 "$TMP/stats.csv" >"$TMP/broken.csv"
 new_server

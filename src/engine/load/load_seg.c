@@ -88,23 +88,40 @@ static void *seg_worker(void *vj)
     return NULL;
 }
 
-/* The loader's progress callback is called from the loading thread only: the reduction runs on
- * a thread of its own while this one forwards its progress every 20 ms (cancel goes straight
- * to the reduction, which polls it per slab). */
-static cs_status reduce_with_progress(seg_job *j, const cs_load_options *opt)
+/* The loader's callbacks are called from the loading thread only: the reduction runs on a
+ * thread of its own while this one forwards its progress every 20 ms, and the cases done so
+ * far when their number grew (opt->partial; cancel goes straight to the reduction, which polls
+ * it per slab). */
+static cs_status reduce_watched(seg_job *j, const char *path, const cs_load_options *opt, atomic_uchar *done)
 {
     pthread_t th;
-    if (!opt->progress || pthread_create(&th, NULL, seg_worker, j) != 0) {
+    if ((!opt->progress && !opt->partial) || pthread_create(&th, NULL, seg_worker, j) != 0) {
         seg_worker(j);
         return j->status;
     }
+    size_t n = j->plan->n, shown = 0;
+    uint8_t *keep = opt->partial ? calloc(n ? n : 1, 1) : NULL;
     while (!atomic_load(&j->finished)) {
-        opt->progress(opt->progress_ctx, atomic_load(j->run.progress_ppm) / 1e6);
+        if (opt->progress) opt->progress(opt->progress_ctx, atomic_load(j->run.progress_ppm) / 1e6);
+        size_t now = 0;
+        for (size_t c = 0; keep && c < n; c++)
+            now += keep[c] = atomic_load_explicit(&done[c], memory_order_acquire) != 0;
+        if (keep && now > shown && now < n) {
+            /* a copy of the finished cases: the others are still being written */
+            cs_segstats *sub = cs_segstats_subset(j->st, keep);
+            cs_error e;
+            cs_dataset *d = sub ? cs_load_wrap_stats(path, sub, &e) : NULL;
+            if (d) {
+                opt->partial(opt->partial_ctx, d);
+                shown = now;
+            }
+        }
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
     pthread_join(th, NULL);
-    opt->progress(opt->progress_ctx, 1.0);
+    free(keep);
+    if (opt->progress) opt->progress(opt->progress_ctx, 1.0);
     return j->status;
 }
 
@@ -129,15 +146,20 @@ static cs_dataset *load_plan(const char *path, int folder, const cs_load_options
     ro.affine_tol = opt->seg_affine_tol;
     ro.mapping = map;
     if (s == CS_OK) s = cs_reduce_begin(plan, &ro, &st, err);
+    atomic_uchar *done = NULL;
+    if (s == CS_OK && opt->partial && !(done = calloc(plan->n ? plan->n : 1, sizeof *done)))
+        s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
     if (s == CS_OK) {
         atomic_int ppm = 0;
+        ro.done = done;
         seg_job j = { .st = st, .plan = plan, .ro = &ro,
                       .run = { opt->seg_threads, opt->cancel, &ppm } };
         cs_error_clear(&j.err);
         atomic_init(&j.finished, 0);
-        s = reduce_with_progress(&j, opt);
+        s = reduce_watched(&j, path, opt, done);
         if (s != CS_OK) *err = j.err;
     }
+    free(done);
     if (s == CS_OK && summary) {
         summary->rows_read = summary->rows_used = 0;
         summary->manifest_cases = plan->n;
