@@ -105,6 +105,24 @@ run "$CALSCOPE" reduce "$D/dup.csv"
 expect_eq "manifest: a duplicate case, FILE:LINE:COL" "calscope: $D/dup.csv:3:1: case 'a' is already on line 2" "$ERR"
 expect_eq "manifest: exit 3" 3 "$RC"
 
+# ---- Ctrl-C: exit 130, no file ------------------------------------------------------------------
+# The manifest is a FIFO: once the writer's open returns, calscope is reading it (its handler is
+# installed), so SIGINT arrives during the run whatever the machine's speed; reads restart and
+# the reduction sees the flag at its first slab (or, if it were done, before writing).
+mkfifo "$D/int.fifo"
+"$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/int.csv" "$D/int.fifo" 2>"$TMP/int.err" &
+pid=$!
+timeout 60 $PY -c "
+import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.kill(int(sys.argv[2]), signal.SIGINT)
+os.write(fd, open(sys.argv[3], 'rb').read())
+os.close(fd)" "$D/int.fifo" "$pid" "$D/m.csv"
+wait "$pid"; rc=$?
+expect_eq "SIGINT: exit 130 and one message" "130 calscope: interrupted; nothing written" "$rc $(cat "$TMP/int.err")"
+left=$(ls -A "$TMP" | grep -c -e '^int.csv$' -e '^\.calscope-tmp')
+expect_eq "SIGINT: no output file, no temporary file" 0 "$left"
+
 # ---- usage --------------------------------------------------------------------------------------
 run "$CALSCOPE" reduce
 expect_eq "no manifest: exit 2" 2 "$RC"
