@@ -162,6 +162,8 @@ for ver in [(2, 0), (3, 0)]:
 good = open(path('a_lef4.npy'), 'rb').read()
 open(path('badmagic.npy'), 'wb').write(b'\x93NUMPX' + good[6:])
 open(path('trunc.npy'), 'wb').write(good[:len(good) - 10])          # 2.5 values short: 21 of 24
+open(path('badver.npy'), 'wb').write(good[:6] + b'\x04' + good[7:])
+open(path('badkey.npy'), 'wb').write(good.replace(b"'descr'", b"'descX'"))
 np.save(path('complex.npy'), np.zeros(3, np.complex64))
 np.save(path('struct.npy'), np.zeros(3, dtype=[('a', '<f4'), ('b', '<i2')]))
 np.save(path('unicode.npy'), np.array(['ab', 'c']))
@@ -228,8 +230,18 @@ start = inf.header_offset + 30 + sum(struct.unpack('<HH', dz[inf.header_offset +
 bad = bytearray(dz)
 bad[start + inf.compress_size - 50] ^= 0xff                   # late in the deflate stream: the data
 open(path('corrupt.npz'), 'wb').write(bytes(bad))
+# a consistent archive whose member holds fewer values than its npy header says (CRC fine)
+buf = io.BytesIO()
+np.save(buf, np.arange(100, dtype=np.float64))
+with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
+    zi = zipfile.ZipInfo('probabilities.npy')                          # 1980 date: same bytes each run
+    zi.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
 open(path('noext.dat'), 'wb').write(b'x')
+for name in ['dir.nii.gz', 'dir.npz']:             # directories named like array files
+    os.makedirs(path(name), exist_ok=True)
+    open(os.path.join(path(name), '.keep'), 'w').close()
 
 with open(path('expected.txt'), 'w') as f:
     f.write('\n'.join(lines) + '\n')

@@ -49,6 +49,12 @@ typedef struct cs_load_options {
                               an interned string (cs_dataset.split, e.g. fit / eval): the file
                               is refused when it has no such column, an empty value is a bad
                               row, and the name may not be one of the columns above */
+    const char *labels;    /* NULL, or the .npy file of labels that goes with a .npy prediction
+                              file (N integers 0..K-1, any integer dtype, or floats with
+                              integral values); required for a .npy file, refused (CS_EUSAGE)
+                              for any other. Borrowed: it must outlive the load */
+    int npy_logits;        /* the .npy prediction file holds logits (softmax applied as for
+                              logit_ columns), not probabilities; CS_EUSAGE for other files */
     cs_progress_fn progress;
     void *progress_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
@@ -82,7 +88,13 @@ typedef struct cs_load_summary {
 /* Fills opt with the defaults above. */
 void cs_load_options_default(cs_load_options *opt);
 
-/* Loads `path` ("-" = standard input). Returns a prepared dataset (cs_dataset_prepare done)
+/* Loads `path` ("-" = standard input). A name ending in .npy is a classification pair with
+ * opt->labels (issue 12): an N x K array of probabilities (or logits, opt->npy_logits) of any
+ * dtype calscope/volume.h reads, C or Fortran order, and N labels; the rows go through the same
+ * checks as CSV rows (range, --sum-tol / renormalize, skip_bad_rows) with messages
+ * "FILE:ROW:CLASS: reason" (ROW and CLASS 1-based; a label's "LABELS:ROW:1: reason"); the
+ * classes are named "0".."K-1". The CSV-only options (no_header, delimiter, split_column) are
+ * refused for it with CS_EUSAGE. Returns a prepared dataset (cs_dataset_prepare done)
  * owned by the caller, or NULL with err filled (CS_EINPUT, CS_ENOMEM, CS_ECANCELLED).
  * `summary` may be NULL; when given it is filled on success and on rejection, and must be
  * released with cs_load_summary_free. */

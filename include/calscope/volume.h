@@ -52,6 +52,10 @@ typedef struct cs_vol_info {
     double affine[4][4];         /* voxel index (i, j, k, 1) -> world, row-major */
     double scl_slope, scl_inter; /* applied by cs_vol_read (1, 0 when none) */
     const char *member;          /* npz: the member read, "KEY.npy" (owned by the reader), else NULL */
+    int fortran_order;           /* npy/npz: stored in Fortran order (dim is then numpy's shape
+                                    as written; in C order it is that shape reversed). Added for
+                                    the classification loader: an (N, K) array cannot be told
+                                    from a (K, N) one by dim alone */
 } cs_vol_info;
 
 typedef struct cs_vol cs_vol;

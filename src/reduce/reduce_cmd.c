@@ -168,7 +168,7 @@ static int reduce(const ss_opts *o, const char *out)
     if (o->label_values) s = cs_seg_mapping_values(o->label_values, &m, &err);
     else if (o->regions) s = cs_seg_mapping_regions(o->regions, &m, &err);
     if (s == CS_OK)
-        s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->labels_path, o->prob_suffix, &plan, &err)
+        s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->load.labels, o->prob_suffix, &plan, &err)
                          : cs_seg_plan_manifest(o->files[0], &plan, &err);
     cs_reduce_options opt;
     cs_reduce_options_default(&opt);

@@ -80,6 +80,8 @@ static int p_no_mouse(ss_opts *o, const char *v) { (void)v; o->no_mouse = 1; ret
 static int p_renormalize(ss_opts *o, const char *v) { (void)v; o->load.renormalize = 1; return 0; }
 static int p_skip_bad_rows(ss_opts *o, const char *v) { (void)v; o->load.skip_bad_rows = 1; return 0; }
 static int p_no_header(ss_opts *o, const char *v) { (void)v; o->load.no_header = 1; return 0; }
+static int p_labels(ss_opts *o, const char *v) { o->load.labels = v; return 0; }   /* argv: lives on */
+static int p_npy_logits(ss_opts *o, const char *v) { (void)v; o->load.npy_logits = 1; return 0; }
 static int p_replace(ss_opts *o, const char *v) { (void)v; o->replace = 1; return 0; }
 static int p_compare(ss_opts *o, const char *v) { (void)v; o->compare = 1; return 0; }
 static int p_likert(ss_opts *o, const char *v) { (void)v; o->likert = 1; return 0; }
@@ -415,7 +417,6 @@ static int p_regions(ss_opts *o, const char *v)
 }
 
 static int p_probs(ss_opts *o, const char *v) { o->probs_dir = v; return 0; }
-static int p_labels(ss_opts *o, const char *v) { o->labels_path = v; return 0; }
 static int p_prob_suffix(ss_opts *o, const char *v) { o->prob_suffix = v; return 0; }
 static int p_merge(ss_opts *o, const char *v) { (void)v; o->merge = 1; return 0; }
 
@@ -472,6 +473,8 @@ PR(q_sum_tol)
 PR(q_renormalize) { (void)i; SAY("%s", o->load.renormalize ? "on" : ""); }
 PR(q_skip_bad_rows) { (void)i; SAY("%s", o->load.skip_bad_rows ? "on" : ""); }
 PR(q_no_header) { (void)i; SAY("%s", o->load.no_header ? "on" : ""); }
+PR(q_labels) { (void)i; SAY("%s", o->load.labels ? o->load.labels : ""); }
+PR(q_npy_logits) { (void)i; SAY("%s", o->load.npy_logits ? "on" : ""); }
 PR(q_label_col) { (void)i; if (o->load.no_header && o->load.label_col > 1) SAY("%d", o->load.label_col); else SAY("%s", ""); }
 PR(q_delimiter)
 {
@@ -609,6 +612,12 @@ static const ss_flag table[] = {
       "1-based label column for --no-header (default 1)", NULL },
     { "--delimiter", "C", RD, SEC_INPUT, p_delimiter, q_delimiter, 0,
       ", ; or tab (default: sniffed from the first line)", NULL },
+    { "--labels", "FILE|DIR", RD | X, SEC_INPUT, p_labels, q_labels, 0,
+      "the labels (N integers 0..K-1, a .npy file) for .npy prediction files:\n"
+      "each FILE.npy is then an N x K array of probabilities, classes 0..K-1;\n"
+      "reduce: the DIR of label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
+    { "--npy-logits", NULL, RD, SEC_INPUT, p_npy_logits, q_npy_logits, 0,
+      "the .npy prediction files hold logits (softmax applied), not probabilities", NULL },
 
     { "--ci", "R", RD, SEC_RESAMPLING, p_ci, q_ci, 0,
       "bootstrap 95% intervals of every metric from R resamples (at most\n"
@@ -699,8 +708,6 @@ static const ss_flag table[] = {
     { "--probs", "DIR", X, SEC_VOLUMES, p_probs, NULL, 0,
       "probability files CASE[SUFFIX].nii|.nii.gz|.npz|.npy, paired by\n"
       "stem with --labels DIR instead of a manifest", NULL },
-    { "--labels", "DIR", X, SEC_VOLUMES, p_labels, NULL, 0,
-      "label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
     { "--prob-suffix", "S", X, SEC_VOLUMES, p_prob_suffix, NULL, 0,
       "probability files are CASE + S, e.g. _prob (CASE_prob.nii.gz) or .npz\n"
       "(nnU-Net's CASE.npz beside its CASE.nii.gz)", NULL },

@@ -104,6 +104,9 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_int_equal(a->load.no_header, b->load.no_header);
     assert_int_equal(a->load.label_col, b->load.label_col);
     assert_int_equal(a->load.delimiter, b->load.delimiter);
+    assert_true((a->load.labels == NULL) == (b->load.labels == NULL));
+    if (a->load.labels) assert_string_equal(a->load.labels, b->load.labels);
+    assert_int_equal(a->load.npy_logits, b->load.npy_logits);
     assert_int_equal(a->format, b->format);
     assert_int_equal(a->plot, b->plot);
     assert_int_equal(a->ascii, b->ascii);
@@ -165,6 +168,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
+    { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
 };
 
 static void round_trip(unsigned front, const char *const *argv, char *line, size_t size)
@@ -326,7 +330,7 @@ static void test_reduce_flags(void **state)
     const char *dirs[] = { "reduce", "--probs", "P", "--labels", "L", "--prob-suffix", "_prob", "--regions", "WT=1,2,4;ET=4", NULL };
     assert_int_equal(parse_v(SS_REDUCE, &o, dirs), 0);
     assert_string_equal(o.probs_dir, "P");
-    assert_string_equal(o.labels_path, "L");
+    assert_string_equal(o.load.labels, "L");
     assert_string_equal(o.prob_suffix, "_prob");
     ss_opts_free(&o);
     const char *merge[] = { "reduce", "--merge", "-o", "-", "a.csv", "b.csv", NULL };

@@ -130,6 +130,10 @@ static void test_affine(void **state)
     cs_vol *n = open_ok(FIX "a_lef4.npy", NULL);
     assert_int_equal(cs_vol_info_of(n)->has_affine, 0);
     assert_int_equal(cs_vol_info_of(n)->format, CS_VOL_NPY);
+    assert_int_equal(cs_vol_info_of(n)->fortran_order, 0);
+    cs_vol_close(n);
+    n = open_ok(FIX "fortran_f4.npy", NULL);
+    assert_int_equal(cs_vol_info_of(n)->fortran_order, 1);
     cs_vol_close(n);
 }
 
@@ -190,6 +194,9 @@ static const bad_case bad[] = {
     {"corrupt.nii.gz", NULL, 0, "corrupt.nii.gz: corrupt gzip data: incorrect data check"},
     {"badmagic.npy", NULL, 0, "badmagic.npy: not an npy file (bad magic)"},
     {"trunc.npy", NULL, 1, "trunc.npy: truncated: 21 of 24 values"},
+    {"badver.npy", NULL, 0, "badver.npy: unsupported npy format version 4.0"},
+    {"badkey.npy", NULL, 0, "badkey.npy: bad npy header: unknown key"},
+    {"short.npz", NULL, 1, "short.npz[probabilities.npy]: truncated: 50 of 100 values"},
     {"complex.npy", NULL, 0, "complex.npy: unsupported dtype '<c8' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
                              "<u4 <i8 <u8 |b1, or > for big-endian)"},
     {"unicode.npy", NULL, 0, "unicode.npy: unsupported dtype '<U2' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
@@ -203,6 +210,8 @@ static const bad_case bad[] = {
                          "(members: a.npy, b.npy)"},
     {"stored.npz", "softmax", 0, "stored.npz: no member 'softmax.npy' (members: probabilities.npy, other.npy)"},
     {"n1_f32.nii", "x", 0, "n1_f32.nii: a member is only for .npz archives"},
+    {"dir.nii.gz", NULL, 0, "dir.nii.gz: cannot read: Is a directory"},
+    {"dir.npz", NULL, 0, "dir.npz: cannot read: Is a directory"},
 };
 
 static void test_refusals(void **state)

@@ -152,8 +152,8 @@ static void take_interned(int32_t **col, char ***names, size_t *n_names, int32_t
     t->n = 0;
 }
 
-static cs_dataset *finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
-                          cs_load_summary *sum, int gz, cs_status st, cs_error *err)
+cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
+                           cs_load_summary *sum, int gz, cs_status st, cs_error *err)
 {
     cs_dataset *d = NULL;
     csl_worker *w = &ps->w;
@@ -283,11 +283,11 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
     memset(&ps, 0, sizeof ps);
     if (!src) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return finish(name, &ps, opt, sum, gz, CS_ENOMEM, err);
+        return cs_load_finish(name, &ps, opt, sum, gz, CS_ENOMEM, err);
     }
     cs_status st = cs_load_csv(name, src, total, opt, lim, block, &ps, err);
     cs_load_src_free(src);
-    return finish(name, &ps, opt, sum, gz, st, err);
+    return cs_load_finish(name, &ps, opt, sum, gz, st, err);
 }
 
 static cs_dataset *load_mem(const char *name, const void *data, size_t len,
@@ -301,7 +301,7 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
         cs_status st;
         if (cs_load_fast(name, data, len, opt, lim, t->threads, t->file_backed, &ps, &st, err) == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
-            return finish(name, &ps, opt, sum, 0, st, err);
+            return cs_load_finish(name, &ps, opt, sum, 0, st, err);
         }
         if (t->path == CSL_PATH_FAST) {
             cs_error_set(err, CS_EUSAGE, 0, 0, "%s: fast path not applicable", name);
@@ -358,6 +358,14 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     if (summary) memset(summary, 0, sizeof *summary);
     cs_error_clear(err);
     if (check_options(path, opt, err)) return NULL;
+    size_t plen = strlen(path);
+    if (plen >= 4 && strcmp(path + plen - 4, ".npy") == 0) return cs_load_npy(path, opt, summary, err);
+    if (opt->labels || opt->npy_logits) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s", path, opt->labels
+                     ? "--labels is for .npy prediction files (a CSV file has its own label column)"
+                     : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
+        return NULL;
+    }
     cs_load_tuning t = {env_path(), 0, 0, 0, 0};
     csl_limits lim;
     cs_load_limits_default(&lim);

@@ -257,6 +257,14 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
                        const csl_field *casef, const csl_field *splitf, long line);
 
+/* The same for a row that came as numbers, not text (the .npy pair loader, load_npy.c):
+ * cs_load_row_slot(w)[0..k) holds the values as read, in class order; each is checked as
+ * cs_load_row checks a field (finite; a probability in [0, 1]; quoted in the message as the
+ * shortest text that reads back), then `label` as cs_load_row checks a label index (an
+ * integer in 0..k-1), its messages naming `label_file`, column 1; then the row checks of
+ * cs_load_row_values. Returns 0, or -1 when out of memory. */
+int cs_load_row_numbers(csl_worker *w, double label, const char *label_file, long line);
+
 /* The checks across the rows of one id in a long test-time-augmentation file (id and tta
  * columns), run once on the stored rows after both tokenisers: each id has exactly one tta 0
  * row, and every row of an id has that row's label. A row that breaks one is a bad row like
@@ -337,6 +345,15 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
                  cs_status *st, cs_error *err);
 
 void cs_load_parsed_free(csl_parsed *p);
+
+/* The finisher both paths end in (load.c): turns a parse into a prepared dataset, or into one
+ * refusal message (strict mode), fills the summary and frees what ps holds. */
+cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
+                           cs_load_summary *sum, int gz, cs_status st, cs_error *err);
+
+/* A .npy prediction file with its labels in opt->labels (load_npy.c): see calscope/load.h. */
+cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                        cs_error *err);
 
 /* ---- a file that changes while it loads (load_map.c) ------------------------------------ */
 

@@ -383,6 +383,50 @@ int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_fiel
     return row_tail(w, label, tta, idf, casef, splitf, line, w->s->ncols);
 }
 
+/* A number's text for the messages that quote a field: the shortest that reads back. */
+static csl_field number_field(double x, char *buf, size_t cap)
+{
+    cs_format_number(buf, cap, x);
+    csl_field f = {buf, strlen(buf)};
+    return f;
+}
+
+int cs_load_row_numbers(csl_worker *w, double label, const char *label_file, long line)
+{
+    const csl_schema *s = w->s;
+    w->rows_read++;
+    const double *v = (s->from_logits ? w->rows.logit : w->rows.prob) + w->rows.n * s->k;
+    char txt[64];
+    csl_field fx;
+    /* the field rules of cs_load_row, in column order */
+    for (size_t c = 0; c < s->ncols; c++) {
+        int role = s->col[c].role;
+        if (role != CSL_PROB && role != CSL_LOGIT) continue;
+        double x = v[s->col[c].cls];
+        if (!isfinite(x)) {
+            fx = number_field(x, txt, sizeof txt);
+            bad_row(w, R_NONFINITE, line, (long)c + 1, &fx, 0, s->ncols);
+            return w->nomem ? -1 : 0;
+        }
+        if (role != CSL_LOGIT && !(x >= 0.0 && x <= 1.0)) {
+            fx = number_field(x, txt, sizeof txt);
+            bad_row(w, R_RANGE, line, (long)c + 1, &fx, 0, s->ncols);
+            return w->nomem ? -1 : 0;
+        }
+    }
+    /* the label rule of parse_index, worded against the labels' own file (column 1) */
+    int why = !(label == floor(label)) ? R_LABEL_INT : label < 0 || label > (double)(s->k - 1) ? R_LABEL_RANGE : -1;
+    if (why >= 0) {
+        const char *name = w->name;
+        w->name = label_file;
+        fx = number_field(label, txt, sizeof txt);
+        bad_row(w, why, line, 1, &fx, 0, s->ncols);
+        w->name = name;
+        return w->nomem ? -1 : 0;
+    }
+    return row_tail(w, (int32_t)label, 0, NULL, NULL, NULL, line, s->ncols);
+}
+
 int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
 {
     const csl_schema *s = w->s;

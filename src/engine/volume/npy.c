@@ -229,6 +229,7 @@ cs_status cs_vol_npy_header(cs_vol *v, cs_error *err)
     v->info.dim[0] = 1;
     for (int i = 0; i < nd; i++) v->info.dim[i] = fortran ? dims[i] : dims[nd - 1 - i];
     v->info.n_values = total;
+    v->info.fortran_order = fortran;
     return CS_OK;
 bad:
     free(text);

@@ -3,10 +3,12 @@
  * The format sources (nifti.c, npy.c, npz.c) only hand out bytes. */
 #include "engine/volume/vol_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct {
     const char *name;
@@ -54,7 +56,13 @@ cs_status cs_vol_open(const char *path, const char *member, cs_vol **out, cs_err
     v->info.scl_slope = 1.0;
     v->info.scl_inter = 0.0;
     cs_status st;
-    if (ends_with(path, ".nii") || ends_with(path, ".nii.gz")) {
+    struct stat sb;
+    /* one wording for every format (zlib and minizip would each word a directory their way) */
+    int known = ends_with(path, ".nii") || ends_with(path, ".nii.gz") || ends_with(path, ".npy") ||
+                ends_with(path, ".npz");
+    if (known && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EISDIR));
+    } else if (ends_with(path, ".nii") || ends_with(path, ".nii.gz")) {
         st = member ? cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a member is only for .npz archives", path)
                     : cs_vol_open_nifti(v, err);
     } else if (ends_with(path, ".npy")) {

@@ -1,0 +1,173 @@
+/* A classification pair of .npy files (issue 12): `calscope report --labels y.npy probs.npy`.
+ * probs.npy is N x K (probabilities, or logits with npy_logits), y.npy N labels. The arrays are
+ * read through calscope/volume.h, and each row goes through the CSV loader's own row checker
+ * (cs_load_row_numbers) and finisher, under a schema built from the column names the same
+ * data would have as a CSV (p_0..p_{K-1} or logit_0.., then label): the range, sum, softmax,
+ * renormalize and skip-bad-rows rules are the CSV rules, in one place. */
+#include "engine/load/load_internal.h"
+
+#include "calscope/volume.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows converted per block (progress and cancel are checked between blocks). */
+#define NPY_BLOCK_ROWS 65536
+
+/* numpy's shape as written, "(3, 4)", for messages. */
+static const char *np_shape(const cs_vol_info *in, char *buf, size_t cap)
+{
+    size_t o = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < in->ndim && o < cap; i++) {
+        int j = in->fortran_order ? i : in->ndim - 1 - i;
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? ", " : "", (long long)in->dim[j]);
+    }
+    if (o < cap) snprintf(buf + o, cap - o, in->ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+static int is_npy(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+/* The labels as doubles (checked per row by the row checker). */
+static cs_status read_labels(const char *path, size_t n_rows, const char *probs, double **out,
+                             cs_error *err)
+{
+    *out = NULL;
+    if (!is_npy(path))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: the labels of a .npy prediction file must be a .npy file", path);
+    cs_vol *v;
+    cs_status st = cs_vol_open(path, NULL, &v, err);
+    if (st != CS_OK) return st;
+    const cs_vol_info *in = cs_vol_info_of(v);
+    char shape[200];
+    int column = in->ndim == 1 || (in->ndim == 2 && (in->dim[0] == 1 || in->dim[1] == 1));
+    if (!column) {
+        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: want N labels, shape (N,), not %s", path,
+                          np_shape(in, shape, sizeof shape));
+    } else if (in->n_values != n_rows) {
+        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: %llu labels, but %s has %zu rows", path,
+                          (unsigned long long)in->n_values, probs, n_rows);
+    } else if (!(*out = malloc(n_rows * sizeof **out))) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    } else {
+        st = cs_vol_read(v, *out, n_rows, err);
+    }
+    cs_vol_close(v);
+    if (st != CS_OK) { free(*out); *out = NULL; }
+    return st;
+}
+
+/* The CSV header the same data would have: p_0..p_{K-1} (or logit_..), label. */
+static cs_status build_schema(csl_schema *s, const char *path, size_t k, const cs_load_options *opt,
+                              cs_error *err)
+{
+    csl_schema_builder b;
+    size_t text = (k + 1) * 32;
+    cs_status st = cs_load_schema_begin(&b, s, path, k + 1, text, 0, opt, err);
+    char name[32];
+    for (size_t j = 0; j < k && st == CS_OK; j++) {
+        snprintf(name, sizeof name, "%s%zu", opt->npy_logits ? "logit_" : "p_", j);
+        csl_field f = {name, strlen(name)};
+        st = cs_load_schema_column(&b, f);
+    }
+    if (st == CS_OK) {
+        csl_field f = {"label", 5};
+        st = cs_load_schema_column(&b, f);
+    }
+    return st == CS_OK ? cs_load_schema_end(&b) : st;
+}
+
+cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                        cs_error *err)
+{
+    csl_parsed ps;
+    memset(&ps, 0, sizeof ps);
+    cs_vol *v = NULL;
+    double *labels = NULL, *scratch = NULL;
+    cs_status st;
+    if (!opt->labels) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a .npy prediction file needs its labels: --labels FILE.npy", path);
+        return NULL;
+    }
+    if (opt->no_header || opt->delimiter || opt->split_column) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s is for CSV files, not a .npy pair", path,
+                     opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter" : "a split column");
+        return NULL;
+    }
+    if ((st = cs_vol_open(path, NULL, &v, err)) != CS_OK) return NULL;
+    const cs_vol_info *in = cs_vol_info_of(v);
+    char shape[200];
+    if (in->ndim != 2 || in->n_values == 0) {
+        cs_error_set(err, CS_EINPUT, 0, 0, "%s: want an N x K array of %s, not shape %s", path,
+                     opt->npy_logits ? "logits" : "probabilities", np_shape(in, shape, sizeof shape));
+        goto fail;
+    }
+    /* numpy's (N, K): fastest-first {K, N} in C order, {N, K} in Fortran order */
+    size_t n = (size_t)(in->fortran_order ? in->dim[0] : in->dim[1]);
+    size_t k = (size_t)(in->fortran_order ? in->dim[1] : in->dim[0]);
+    if (k < 2) {
+        cs_error_set(err, CS_EINPUT, 0, 0, "%s: shape %s has %zu class column: want K >= 2", path,
+                     np_shape(in, shape, sizeof shape), k);
+        goto fail;
+    }
+    if (n > CS_DATASET_MAX_ROWS) {
+        cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows: more than %zu", path, n, CS_DATASET_MAX_ROWS);
+        goto fail;
+    }
+    if ((st = read_labels(opt->labels, n, path, &labels, err)) != CS_OK) goto fail;
+    if (build_schema(&ps.schema, path, k, opt, err) != CS_OK) goto fail;
+    ps.have_schema = 1;
+    cs_load_worker_init(&ps.w, &ps.schema, opt, path);
+    ps.have_worker = 1;
+    if (cs_load_rows_alloc(&ps.w.rows, &ps.schema, n)) goto nomem;
+    ps.w.rows.growable = 1;   /* the worker then owns (and frees) them; exactly n are asked for */
+    double *base = ps.schema.from_logits ? ps.w.rows.logit : ps.w.rows.prob;
+
+    if (in->fortran_order) {
+        /* class after class in the file: scatter each class's values into the rows */
+        size_t blk = NPY_BLOCK_ROWS < n ? NPY_BLOCK_ROWS : n;
+        if (!(scratch = malloc(blk * sizeof *scratch))) goto nomem;
+        for (size_t j = 0; j < k; j++)
+            for (size_t r0 = 0; r0 < n; r0 += blk) {
+                size_t m = n - r0 < blk ? n - r0 : blk;
+                if (cs_vol_read(v, scratch, m, err) != CS_OK) goto fail;
+                for (size_t i = 0; i < m; i++) base[(r0 + i) * k + j] = scratch[i];
+            }
+    }
+    csl_progress pr = {opt, n, 0.0, 0.0, 0};
+    for (size_t r0 = 0; r0 < n; r0 += NPY_BLOCK_ROWS) {
+        size_t m = n - r0 < NPY_BLOCK_ROWS ? n - r0 : NPY_BLOCK_ROWS;
+        if (cs_load_tick(&pr, r0)) {
+            cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", path);
+            goto fail;
+        }
+        if (!in->fortran_order && cs_vol_read(v, base + r0 * k, m * k, err) != CS_OK) goto fail;
+        for (size_t i = r0; i < r0 + m; i++) {
+            /* the next kept row's slot: row i itself until a row is skipped, then earlier */
+            double *slot = cs_load_row_slot(&ps.w);
+            if (!slot) goto nomem;
+            if (slot != base + i * k) memmove(slot, base + i * k, k * sizeof *slot);
+            if (cs_load_row_numbers(&ps.w, labels[i], opt->labels, (long)i + 1)) goto nomem;
+        }
+    }
+    cs_load_tick(&pr, n);
+    cs_vol_close(v);
+    free(labels);
+    free(scratch);
+    cs_dataset *d = cs_load_finish(path, &ps, opt, sum, 0, CS_OK, err);
+    if (d) d->label_col = 0;      /* the labels are in another file: no column of this one */
+    return d;
+nomem:
+    cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+fail:
+    cs_vol_close(v);
+    free(labels);
+    free(scratch);
+    cs_load_parsed_free(&ps);
+    return NULL;
+}
