@@ -53,6 +53,15 @@ typedef struct cs_case_metrics {
 cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
                                   const atomic_int *cancel, cs_case_metrics *out, cs_error *err);
 
+/* Mean and population sd of the non-NAN values of v[0..n) (NAN, NAN when there are none): the
+ * per-case summary. Any thread. */
+cs_case_stat cs_case_stat_of(const double *v, size_t n);
+
+/* CS_OK when a K*M*M histogram fits CS_CASE_HIST_MAX_CELLS, else CS_EUSAGE with the message
+ * that names the largest M that fits ("PATH: ..."). Shared with the statistics-file path
+ * (calscope/segmeasure.h), so both refuse alike. Any thread. */
+cs_status cs_case_hist_check(size_t k, size_t m, const char *path, cs_error *err);
+
 /* Releases the arrays and zeroes the struct (not freed itself). NULL is a no-op. */
 void cs_case_metrics_free(cs_case_metrics *cm);
 

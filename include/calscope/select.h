@@ -52,6 +52,11 @@ size_t cs_select_filter(const cs_select *s, const cs_dataset *d, const uint32_t 
 /* Nonzero when the selection is empty (keeps every row), so callers can skip filtering. */
 int cs_select_is_all(const cs_select *s);
 
+/* Nonzero when every condition of the selection is on `case` (an empty selection too): such a
+ * selection keeps whole cases, the only kind a statistics file (calscope/segstats.h) can
+ * apply. Any thread. */
+int cs_select_only_case(const cs_select *s);
+
 /* Frees a compiled selection. NULL is a no-op. */
 void cs_select_free(cs_select *s);
 

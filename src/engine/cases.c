@@ -21,7 +21,7 @@ void cs_case_metrics_free(cs_case_metrics *cm)
     memset(cm, 0, sizeof *cm);
 }
 
-static cs_case_stat stat_of(const double *v, size_t n)
+cs_case_stat cs_case_stat_of(const double *v, size_t n)
 {
     double sum = 0;
     size_t k = 0;
@@ -62,15 +62,8 @@ static void case_hist(const cs_dataset *d, const uint32_t *rows, const uint32_t 
         }
 }
 
-cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
-                                  const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+cs_status cs_case_hist_check(size_t k, size_t m, const char *path, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    const char *path = d->path ? d->path : "input";
-    if (!d->case_id)
-        return cs_error_set(err, CS_EUSAGE, 0, 0,
-                            "%s: per-case metrics need a case column (segmentation-style file)", path);
-    size_t m = (size_t)(s->bins > 0 ? s->bins : 1), k = d->k;
     if ((double)k * (double)m * (double)m > (double)CS_CASE_HIST_MAX_CELLS) {
         /* the largest M whose K*M*M histogram fits, to suggest */
         size_t fit = 1;
@@ -84,6 +77,19 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
                             "more than %u: use --bins %zu or fewer", path, k, m, m,
                             CS_CASE_HIST_MAX_CELLS, fit);
     }
+    return CS_OK;
+}
+
+cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
+                                  const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *path = d->path ? d->path : "input";
+    if (!d->case_id)
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "%s: per-case metrics need a case column (segmentation-style file)", path);
+    size_t m = (size_t)(s->bins > 0 ? s->bins : 1), k = d->k;
+    if (cs_case_hist_check(k, m, path, err) != CS_OK) return err->code;
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;
 
@@ -146,9 +152,9 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
         j++;
     }
     out->n_cases = measured;
-    out->ece_stat = stat_of(out->ece, measured);
-    out->ace_stat = stat_of(out->ace, measured);
-    out->mce_stat = stat_of(out->mce, measured);
+    out->ece_stat = cs_case_stat_of(out->ece, measured);
+    out->ace_stat = cs_case_stat_of(out->ace, measured);
+    out->mce_stat = cs_case_stat_of(out->mce, measured);
 
     cs_result all;
     memset(&all, 0, sizeof all);

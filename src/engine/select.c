@@ -517,6 +517,13 @@ size_t cs_select_filter(const cs_select *s, const cs_dataset *d, const uint32_t 
     return m;
 }
 
+int cs_select_only_case(const cs_select *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->c[i].f != F_CASE) return 0;
+    return 1;
+}
+
 int cs_select_is_all(const cs_select *s)
 {
     return s->n == 0;

@@ -82,6 +82,27 @@ static void test_random_values(void **state)
     }
 }
 
+/* Integers exactly halfway between two doubles (and their neighbours), 16 to 19 digits: the
+ * exact long-double shortcut must hand the midpoints to strtod (round half to even) and get
+ * the neighbours right itself. Also scaled by powers of ten, as %.17g sums are written. */
+static void test_midpoints(void **state)
+{
+    (void)state;
+    char buf[64];
+    for (int i = 0; i < 100000; i++) {
+        unsigned long long r = xorshift();
+        int shift = (int)(r % 11);                            /* spacing 2^(1+shift) */
+        unsigned long long lo = (1ull << (53 + shift)) + ((xorshift() >> 12) << (1 + shift));
+        unsigned long long mid = lo + (1ull << shift);        /* halfway to the next double */
+        for (int d = -1; d <= 1; d++) {
+            snprintf(buf, sizeof buf, "%llu", mid + (unsigned long long)d);
+            expect_same_as_strtod(buf);
+            snprintf(buf, sizeof buf, "%llue-%d", mid + (unsigned long long)d, (int)(r % 28));
+            expect_same_as_strtod(buf);
+        }
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -108,6 +129,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_random_values),
+        cmocka_unit_test(test_midpoints),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -117,6 +117,28 @@ static void test_kernel_by_hand(void **state)
     cs_segstats_free(st);
 }
 
+/* At the default F = 300, values exactly on edges fall in the bin they close (SPEC §2):
+ * 0.25 = 75/300 in fine bin 74, 0.5 in 149, 1 in 299, 0 in 0; 0.25's float16 neighbours
+ * (0.25 - 2^-13 and 0.25 + 2^-12) in bins 74 and 75. */
+static void test_kernel_edges_at_300(void **state)
+{
+    (void)state;
+    const double p0[] = { 0.25, 0.5, 1.0, 0.0, 0.25 - 0x1p-13, 0.25 + 0x1p-12 };
+    double p1[6];
+    for (int i = 0; i < 6; i++) p1[i] = 1 - p0[i];
+    const int32_t lab[] = { 0, 0, 0, 0, 0, 0 };
+    const double *planes[] = { p0, p1 };
+    cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 2, (const char *const[]){ "a", "b" },
+                                      "0,1", 1);
+    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 6);
+    const size_t bin[] = { 74, 149, 299, 0, 75 }, count[] = { 2, 1, 1, 1, 1 };
+    for (int i = 0; i < 5; i++) assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, bin[i])], count[i]);
+    uint64_t total = 0;
+    for (size_t i = 0; i < 300; i++) total += st->cnt[cs_segstats_ci(st, 0, 0, i)];
+    assert_int_equal(total, 6);
+    cs_segstats_free(st);
+}
+
 /* Regions: label values {0, 1, 2}; region A = {1, 2}, B = {2}. No top-1 arrays. */
 static void test_kernel_regions(void **state)
 {
@@ -248,6 +270,24 @@ static void test_read_valid_and_errors(void **state)
     assert_double_near(st->nll_neg[0], 34.5, 0);
     cs_segstats_free(st);
 
+    /* the same file with CRLF line ends and a count spelled with 20 digits (both outside the
+     * writer's spelling: the general path reads them) gives the same object */
+    char crlf[2048], *w = crlf;
+    for (const char *p = HEAD BODY; *p; p++) {
+        if (*p == '\n') *w++ = '\r';
+        *w++ = *p;
+    }
+    *w = '\0';
+    char *at = strstr(crlf, "c,0,1,2,1,0.75,1");
+    memmove(at + 28, at + 9, strlen(at + 9) + 1);   /* the count "1" becomes 20 digits */
+    memcpy(at + 8, "00000000000000000001", 20);
+    cs_segstats *a = NULL, *b = NULL;
+    assert_int_equal(read_text(HEAD BODY, &a, &err), CS_OK);
+    if (read_text(crlf, &b, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_same_stats(a, b);
+    cs_segstats_free(a);
+    cs_segstats_free(b);
+
     expect_error("a,b\n", "F:1:1: not a calscope statistics file (the first line is not"
                           " '# calscope-stats 1')");
     expect_error("# calscope-stats 2\n", "F:1:1: statistics format version '2' is not supported"
@@ -310,6 +350,27 @@ static void test_read_valid_and_errors(void **state)
                  "F:8:2: case lines must be numbered in order: expected 1");
     expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,1\n"
                  "case,0,,0,p,1,l,1\n", "F:7:3: a case needs a name");
+
+    /* broken gzip: cut short, and not deflate data at all; a directory */
+    cs_test_seg *g = cs_test_seg_random(3, 3, 300, 9, 0);
+    cs_segstats *big = cs_test_seg_stats(g, 300);
+    const char *gz = write_tmp(big, ".csv.gz");
+    size_t n;
+    char *bytes = slurp(gz, &n);
+    const char *cut = cs_test_tmpfile(".csv.gz", bytes, n / 2);
+    assert_int_equal(cs_segstats_read(cut, &st, &err), CS_EINPUT);
+    char want[256];
+    snprintf(want, sizeof want, "%s: cannot read: the gzip stream ends early (a truncated file?)", cut);
+    assert_string_equal(err.msg, want);
+    free(bytes);
+    cs_segstats_free(big);
+    cs_test_seg_free(g);
+    const char *bad = cs_test_tmpfile(".gz", "\x1f\x8b\x08\x00garbage-garbage-garbage", 27);
+    assert_int_equal(cs_segstats_read(bad, &st, &err), CS_EINPUT);
+    snprintf(want, sizeof want, "%s: cannot read: invalid code lengths set", bad);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(cs_segstats_read("/", &st, &err), CS_EINPUT);
+    assert_string_equal(err.msg, "/: cannot read: Is a directory");
 
     assert_int_equal(cs_segstats_read("/nonexistent/s.csv", &st, &err), CS_EINPUT);
     assert_string_equal(err.msg, "/nonexistent/s.csv: cannot open: No such file or directory");
@@ -400,6 +461,10 @@ static void test_open_time_report(void **state)
         st->case_names[c] = strdup(name);
     }
     const char *path = write_tmp(st, ".csv");
+    if (getenv("CS_SEGSTATS_KEEP")) {   /* a copy for timing by hand (README) */
+        cs_error werr;
+        assert_int_equal(cs_segstats_write(st, getenv("CS_SEGSTATS_KEEP"), &werr), CS_OK);
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cs_segstats *back = NULL;
@@ -421,6 +486,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_by_hand),
+        cmocka_unit_test(test_kernel_edges_at_300),
         cmocka_unit_test(test_kernel_regions),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_round_trip_text),

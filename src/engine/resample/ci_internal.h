@@ -5,6 +5,14 @@
 #define CALSCOPE_CI_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "calscope/curves.h"
+
+/* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, shared by
+ * the row engine (curves.c) and the statistics-file engine (segstats/measure_resample.c), so
+ * that "replicate r of the interval" means the same stream in both. */
+enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 
 /* Standard normal cdf Φ and its inverse (Acklam's rational approximation refined by one
  * Halley step on erfc: about 1e-15 relative). cs_norm_ppf(0) = -INFINITY, (1) = +INFINITY. */
@@ -17,5 +25,21 @@ double cs_norm_ppf(double p);
  * is the same (no skewness to measure). */
 void cs_ci_bca(const double *sorted, size_t n, double theta, const double *jack, size_t g,
                double *lo, double *hi, double *z0, double *a);
+
+/* The jackknife partition of BCa: group[i] = i when n == G (leave-one-out), else a seeded
+ * shuffle (stream STREAM_JACK) cut into G consecutive runs (sizes differ by at most one).
+ * perm is scratch for n entries (unused when n == G); G <= 256. */
+void cs_jack_groups(size_t n, size_t G, uint64_t seed, uint32_t *perm, uint8_t *group);
+
+/* The method's interval of every metric of out->metrics (out->value and out->method set)
+ * from the resampled values[rep][metric] (R resamples) and, for BCa, the jackknife values
+ * jack[group][metric] (G groups); col and tmp hold R doubles, jcol G. */
+void cs_ci_finish(cs_ci *out, const double *values, size_t R, const double *jack, size_t G,
+                  double *col, double *tmp, double *jcol);
+
+/* Entry e of metric m of a paired comparison from the values on all pairs (fa, fb) and the
+ * resampled va/vb[rep][metric] (R resamples); col and tmp hold R doubles. */
+void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, const double *va,
+                           const double *vb, size_t R, double *col, double *tmp);
 
 #endif

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
-
 /* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
  * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
  * problem can give, so intervals and curves list RECE-M for such files only. */
@@ -587,23 +585,8 @@ static void jack_task(void *vctx, size_t g, int worker)
     runner_tick(x->rn);
 }
 
-/* Jackknife values of every metric: leave-one-out when n <= CS_CI_JACK_GROUPS, else leave out
- * one of CS_CI_JACK_GROUPS groups of a seeded random partition (sizes differ by at most one).
- * Returns the group count, 0 on ENOMEM (values then owned by nobody). */
-static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t n, uint64_t seed,
-                        scratch *sc, double **values)
+void cs_jack_groups(size_t n, size_t G, uint64_t seed, uint32_t *perm, uint8_t *group)
 {
-    size_t G = n <= CS_CI_JACK_GROUPS ? n : CS_CI_JACK_GROUPS;
-    uint8_t *group = malloc(n * sizeof *group);
-    uint32_t *perm = n > G ? malloc(n * sizeof *perm) : NULL;
-    *values = malloc(G * CS_METRIC_COUNT * sizeof **values);
-    if (!group || (n > G && !perm) || !*values) {
-        free(group);
-        free(perm);
-        free(*values);
-        *values = NULL;
-        return 0;
-    }
     if (n == G) {
         for (size_t i = 0; i < n; i++)
             group[i] = (uint8_t)i;
@@ -623,6 +606,26 @@ static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t 
             for (size_t i = g * n / G; i < (g + 1) * n / G; i++)
                 group[perm[i]] = (uint8_t)g;
     }
+}
+
+/* Jackknife values of every metric: leave-one-out when n <= CS_CI_JACK_GROUPS, else leave out
+ * one of CS_CI_JACK_GROUPS groups of a seeded random partition (sizes differ by at most one).
+ * Returns the group count, 0 on ENOMEM (values then owned by nobody). */
+static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t n, uint64_t seed,
+                        scratch *sc, double **values)
+{
+    size_t G = n <= CS_CI_JACK_GROUPS ? n : CS_CI_JACK_GROUPS;
+    uint8_t *group = malloc(n * sizeof *group);
+    uint32_t *perm = n > G ? malloc(n * sizeof *perm) : NULL;
+    *values = malloc(G * CS_METRIC_COUNT * sizeof **values);
+    if (!group || (n > G && !perm) || !*values) {
+        free(group);
+        free(perm);
+        free(*values);
+        *values = NULL;
+        return 0;
+    }
+    cs_jack_groups(n, G, seed, perm, group);
     free(perm);
     jack_ctx x = { rn, p, mask, n, group, sc, *values };
     cs_parallel_for(rn->threads, G, jack_task, &x, rn->cancel);
@@ -632,7 +635,7 @@ static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t 
 
 /* The method's interval of every metric from the resampled values[rep][metric]; col and tmp
  * hold R doubles, jcol G. */
-static void ci_finish(cs_ci *out, const double *values, size_t R, const double *jack, size_t G,
+void cs_ci_finish(cs_ci *out, const double *values, size_t R, const double *jack, size_t G,
                       double *col, double *tmp, double *jcol)
 {
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
@@ -703,7 +706,7 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
         out->repeats = repeats;
         out->method = method;
         out->jack_groups = G;
-        ci_finish(out, x.values, R, jack, G, col, tmp, jcol);
+        cs_ci_finish(out, x.values, R, jack, G, col, tmp, jcol);
     }
 done:
     scratch_free(x.sc, x.rn.threads);
@@ -752,6 +755,37 @@ static void cmp_task(void *vctx, size_t i, int worker)
         for (int m = 0; m < CS_METRIC_COUNT; m++)
             x->vb[i * CS_METRIC_COUNT + (size_t)m] = NAN;
     runner_tick(&x->rn);
+}
+
+void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, const double *va_all,
+                           const double *vb_all, size_t R, double *col, double *tmp)
+{
+    size_t better = 0, worse = 0, tied = 0, valid = 0;
+    for (size_t r = 0; r < R; r++) {
+        double va = va_all[r * CS_METRIC_COUNT + (size_t)m];
+        double vb = vb_all[r * CS_METRIC_COUNT + (size_t)m];
+        col[r] = va - vb;
+        if (isfinite(va) && isfinite(vb)) {
+            /* differences inside the tie band are rounding noise, not "better" */
+            int c = cs_metric_compare(m, va, vb);
+            valid++;
+            better += c > 0;
+            worse += c < 0;
+            tied += c == 0;
+        }
+    }
+    cs_stat stat;
+    e->metric = m;
+    e->a = fa;
+    e->b = fb;
+    e->diff = fa - fb;
+    cs_stat_compute(col, R, e->diff, tmp, &stat);
+    e->lo = stat.lo;
+    e->hi = stat.hi;
+    e->p_better = valid ? (double)better / (double)valid : NAN;
+    e->p_equal = valid ? (double)tied / (double)valid : NAN;
+    e->p_worse = valid ? (double)worse / (double)valid : NAN;
+    e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa, fb) == 0;
 }
 
 cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
@@ -836,33 +870,8 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
         if (!(metrics & CS_METRIC_BIT(m)))
             continue;
-        cs_compare_entry *e = &out->entries[out->n_entries++];
-        size_t better = 0, worse = 0, tied = 0, valid = 0;
-        for (size_t r = 0; r < R; r++) {
-            double va = x.va[r * CS_METRIC_COUNT + (size_t)m];
-            double vb = x.vb[r * CS_METRIC_COUNT + (size_t)m];
-            col[r] = va - vb;
-            if (isfinite(va) && isfinite(vb)) {
-                /* differences inside the tie band are rounding noise, not "better" */
-                int c = cs_metric_compare(m, va, vb);
-                valid++;
-                better += c > 0;
-                worse += c < 0;
-                tied += c == 0;
-            }
-        }
-        cs_stat stat;
-        e->metric = m;
-        e->a = fa[m];
-        e->b = fb[m];
-        e->diff = fa[m] - fb[m];
-        cs_stat_compute(col, R, e->diff, tmp, &stat);
-        e->lo = stat.lo;
-        e->hi = stat.hi;
-        e->p_better = valid ? (double)better / (double)valid : NAN;
-        e->p_equal = valid ? (double)tied / (double)valid : NAN;
-        e->p_worse = valid ? (double)worse / (double)valid : NAN;
-        e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa[m], fb[m]) == 0;
+        cs_compare_entry_fill(&out->entries[out->n_entries++], m, fa[m], fb[m], x.va, x.vb, R,
+                              col, tmp);
     }
 done:
     scratch_free(x.sc, x.rn.threads);

@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -34,30 +38,34 @@ typedef struct reader {
     cs_error *err;
 } reader;
 
-static cs_status slurp(const char *path, char **out, size_t *out_len, cs_error *err)
+/* Reads the whole decompressed input through zlib (stdin, gzip files, pipes). */
+static cs_status gz_slurp(const char *path, gzFile gz, char **out, size_t *out_len, cs_error *err)
 {
-    gzFile gz = strcmp(path, "-") == 0 ? gzdopen(dup(0), "rb") : gzopen(path, "rb");
     if (!gz)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path,
                             errno ? strerror(errno) : "out of memory");
     gzbuffer(gz, 1 << 18);
     size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap + 1);
+    char *buf = malloc(cap);
     for (;;) {
         if (!buf) { gzclose(gz); return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); }
         if (cap - len < (1u << 20)) {
-            char *nb = realloc(buf, cap * 2 + 1);
+            char *nb = realloc(buf, cap * 2);
             if (!nb) { free(buf); buf = NULL; continue; }
             buf = nb;
             cap *= 2;
         }
         unsigned want = (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30));
         int got = gzread(gz, buf + len, want);
-        if (got < 0) {
-            int zerr;
-            const char *msg = gzerror(gz, &zerr);
+        int zerr = Z_OK;
+        const char *msg = got <= 0 ? gzerror(gz, &zerr) : "";
+        if (got < 0 || zerr == Z_BUF_ERROR) {
+            /* zlib's text starts with the name it was given ("<fd:3>: "): keep the reason */
+            const char *why = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
             cs_status st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path,
-                                        zerr == Z_ERRNO ? strerror(errno) : msg);
+                                        zerr == Z_ERRNO ? strerror(errno)
+                                        : zerr == Z_BUF_ERROR ? "the gzip stream ends early"
+                                                              " (a truncated file?)" : why);
             free(buf);
             gzclose(gz);
             return st;
@@ -66,10 +74,37 @@ static cs_status slurp(const char *path, char **out, size_t *out_len, cs_error *
         len += (size_t)got;
     }
     gzclose(gz);
-    buf[len] = '\0';
     *out = buf;
     *out_len = len;
     return CS_OK;
+}
+
+/* The input in memory: a plain regular file is mapped copy-on-write (the parser unescapes
+ * quoted header fields in place; the records are only read), which saves copying 10 MB of
+ * records; anything else is decompressed into a buffer. *mapped says which to release. */
+static cs_status slurp(const char *path, char **out, size_t *out_len, int *mapped, cs_error *err)
+{
+    *mapped = 0;
+    if (strcmp(path, "-") == 0) return gz_slurp(path, gzdopen(dup(0), "rb"), out, out_len, err);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    unsigned char magic[2] = {0, 0};
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 2 &&
+        pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b) &&
+        (uintmax_t)sb.st_size < SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
+                       fd, 0);
+        if (m != MAP_FAILED) {
+            close(fd);
+            *out = m;
+            *out_len = (size_t)sb.st_size;
+            *mapped = 1;
+            return CS_OK;
+        }
+    }
+    return gz_slurp(path, gzdopen(fd, "rb"), out, out_len, err);
 }
 
 static cs_status bad(reader *r, size_t col, const char *reason)
@@ -94,16 +129,15 @@ static cs_status bad_field(reader *r, size_t col, const char *what)
     return bad(r, col, msg);
 }
 
-/* Splits the next line into r->f. Quoted fields ("..." with "" for a quote) are unescaped in
- * place. Returns 1 with a line, 0 at the end of the input, -1 on an error (set). */
+/* Splits the next line into r->f in one pass over its bytes (a library call per field costs
+ * more than the short fields themselves). Quoted fields ("..." with "" for a quote, within
+ * the line) are unescaped in place; a CR before the LF is dropped. Returns 1 with a line, 0 at
+ * the end of the input, -1 on an error (set). */
 static int next_line(reader *r)
 {
     if (r->pos >= r->len) return 0;
     r->line++;
-    char *p = r->buf + r->pos, *end = memchr(p, '\n', r->len - r->pos);
-    if (!end) end = r->buf + r->len;
-    r->pos = (size_t)(end - r->buf) + 1;
-    if (end > p && end[-1] == '\r') end--;
+    char *p = r->buf + r->pos, *lim = r->buf + r->len;
     r->nf = 0;
     for (;;) {
         if (r->nf == r->cap) {
@@ -114,30 +148,31 @@ static int next_line(reader *r)
             r->cap = nc;
         }
         field *f = &r->f[r->nf++];
-        if (p < end && *p == '"') {
+        if (p < lim && *p == '"') {
             char *w = ++p;
             f->p = w;
             for (;;) {
-                if (p >= end) { bad(r, r->nf, "a quoted field is not closed"); return -1; }
+                if (p >= lim || *p == '\n') { bad(r, r->nf, "a quoted field is not closed"); return -1; }
                 if (*p == '"') {
-                    if (p + 1 < end && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+                    if (p + 1 < lim && p[1] == '"') { *w++ = '"'; p += 2; continue; }
                     p++;
                     break;
                 }
                 *w++ = *p++;
             }
             f->len = (size_t)(w - f->p);
-            if (p < end && *p != ',') { bad(r, r->nf, "text after a closing quote"); return -1; }
+            if (p < lim && *p == '\r' && (p + 1 == lim || p[1] == '\n')) p++;
+            if (p < lim && *p != ',' && *p != '\n') { bad(r, r->nf, "text after a closing quote"); return -1; }
         } else {
-            char *c = memchr(p, ',', (size_t)(end - p));
-            if (!c) c = end;
             f->p = p;
-            f->len = (size_t)(c - p);
-            p = c;
+            while (p < lim && *p != ',' && *p != '\n') p++;
+            f->len = (size_t)(p - f->p);
+            if (f->len && f->p[f->len - 1] == '\r' && (p == lim || *p == '\n')) f->len--;
         }
-        if (p >= end) break;
+        if (p >= lim || *p == '\n') break;
         p++;   /* the comma */
     }
+    r->pos = (size_t)(p - r->buf) + 1;
     return 1;
 }
 
@@ -270,17 +305,16 @@ static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
                  (unsigned long long)k, r->nf - 2);
         return bad(r, 1, msg);
     }
-    char **names = malloc(k * sizeof *names);
-    for (size_t j = 0; names && j < k; j++) {
-        names[j] = r->f[j + 2].p;
-        names[j][r->f[j + 2].len] = '\0';   /* the separator after the field: consumed */
-    }
+    char **names = calloc(k, sizeof *names);
+    int names_ok = names != NULL;
+    for (size_t j = 0; names && j < k; j++)
+        if (!(names[j] = text(&r->f[j + 2]))) names_ok = 0;
     s = CS_OK;
-    if (names && (s = header_line(r, "cases", 2)) == CS_OK && (s = get_count(r, 2, &n)) == CS_OK) {
-        /* the names point into the classes line, which the cases line did not overwrite;
-         * a case line takes at least 17 bytes, so a count the file cannot hold is refused
+    if (names_ok && (s = header_line(r, "cases", 2)) == CS_OK && (s = get_count(r, 2, &n)) == CS_OK) {
+        /* a case line takes at least 17 bytes, so a count the file cannot hold is refused
          * before it is allocated */
         if (n > (r->len - r->pos) / 17 + 1) {
+            for (size_t j = 0; j < k; j++) free(names[j]);
             free(names);
             free(mapping);
             return bad(r, 2, "more cases than the rest of the file can hold");
@@ -290,9 +324,10 @@ static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
                                                   (const char *const *)names, mapping, (size_t)n);
         if (!*out) s = cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
     }
+    for (size_t j = 0; names && j < k; j++) free(names[j]);
     free(names);
     free(mapping);
-    if (!names) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if (!names_ok) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
     if (s) return s;
     cs_segstats *st = *out;
     *case_line = malloc((st->n_cases ? st->n_cases : 1) * sizeof **case_line);
@@ -399,11 +434,66 @@ static cs_status check_totals(reader *r, const cs_segstats *st, const long *case
     return CS_OK;
 }
 
+/* ---- the fast path of the bulk records ----------------------------------------------------
+ * A `c` or `t` record exactly as the writer spells it (plain digits, no quotes, LF) is parsed
+ * in one pass over its bytes, straight into the arrays. Anything else — including every
+ * refusal — returns 0 before changing anything, and the line goes through the general path
+ * (next_line + the checked field readers), which accepts or refuses it with its message. */
+
+/* 1..19 digits at *pp, then the byte `end` (consumed) or, for the last field of a line, the
+ * end of the input. */
+static inline int fast_u64(const char **pp, const char *lim, char end, uint64_t *v)
+{
+    const char *p = *pp, *s = p;
+    uint64_t x = 0;
+    while (p < lim && (unsigned)(*p - '0') <= 9) {
+        x = x * 10 + (unsigned)(*p - '0');
+        p++;
+    }
+    if (p == s || p - s > 19) return 0;
+    if (p < lim ? *p != end : end != '\n') return 0;
+    *v = x;
+    *pp = p + 1;
+    return 1;
+}
+
+static int fast_bin(reader *r, cs_segstats *st)
+{
+    const char *p = r->buf + r->pos, *lim = r->buf + r->len;
+    if (lim - p < 2 || (p[0] != 'c' && p[0] != 't') || p[1] != ',') return 0;
+    int top1 = p[0] == 't';
+    if (top1 && !st->t_cnt) return 0;
+    p += 2;
+    uint64_t c, j = 0, i, n, y;
+    if (!fast_u64(&p, lim, ',', &c) || c >= st->n_cases) return 0;
+    if (!top1 && (!fast_u64(&p, lim, ',', &j) || j >= st->k)) return 0;
+    if (!fast_u64(&p, lim, ',', &i) || i >= (uint64_t)st->fine) return 0;
+    if (!fast_u64(&p, lim, ',', &n) || n == 0) return 0;
+    const char *d = p;
+    while (p < lim && *p != ',' && *p != '\n') p++;
+    double sp;
+    if (p >= lim || *p != ',' || cs_load_parse_double(d, (size_t)(p - d), &sp) != CSL_NUM_OK ||
+        !(sp >= 0) || sp > (double)n)
+        return 0;
+    p++;
+    if (!fast_u64(&p, lim, '\n', &y) || y > n) return 0;
+    size_t x = top1 ? cs_segstats_ti(st, c, i) : cs_segstats_ci(st, c, j, i);
+    uint64_t *cnt = top1 ? st->t_cnt : st->cnt;
+    if (cnt[x]) return 0;
+    cnt[x] = n;
+    (top1 ? st->t_sum_conf : st->sum_p)[x] = sp;
+    (top1 ? st->t_sum_correct : st->sum_y)[x] = y;
+    r->line++;
+    r->pos = (size_t)(p - r->buf);
+    return 1;
+}
+
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
 {
     *out = NULL;
     reader r = {.path = path, .err = err};
-    cs_status s = slurp(path, &r.buf, &r.len, err);
+    int mapped;
+    cs_status s = slurp(path, &r.buf, &r.len, &mapped, err);
     if (s) return s;
     cs_segstats *st = NULL;
     long *case_line = NULL;
@@ -413,8 +503,10 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
         seen = calloc(st->n_cases * st->k + 1, 1);
         if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
     }
-    int got;
-    while (!s && (got = next_line(&r)) != 0) {
+    while (!s) {
+        if (fast_bin(&r, st)) continue;
+        int got = next_line(&r);
+        if (got == 0) break;
         if (got < 0) { s = err->code; break; }
         const field *f = &r.f[0];
         if (f->len == 1 && f->p[0] == 'c') s = read_bin(&r, st, 0);
@@ -426,7 +518,8 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
     free(seen);
     free(case_line);
     free(r.f);
-    free(r.buf);
+    if (mapped) munmap(r.buf, r.len);
+    else free(r.buf);
     if (s) {
         cs_segstats_free(st);
         return s;

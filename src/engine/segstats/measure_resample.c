@@ -1,0 +1,565 @@
+/* calscope engine: resampling cases of a statistics file — bootstrap intervals, the size and
+ * bins curves (measure_resample.h) and the paired comparison (cs_segstats_compare).
+ *
+ * Replicate r draws its cases from the row engine's stream for the same use
+ * (cs_rng_seed(seed, STREAM_*, point, r), ci_internal.h) and writes its own slot; summaries
+ * are reduced in index order on the caller's thread, so a seed gives the same numbers for any
+ * thread count. A draw becomes case weights (how often each case was drawn); the replicate's
+ * statistics are the weighted sums (seg_eval). */
+#include "calscope/segmeasure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/resample.h"
+#include "engine/resample/ci_internal.h"
+#include "engine/segstats/measure_resample.h"
+
+/* ---- run state and per-thread scratch --------------------------------------------------- */
+
+typedef struct runner {
+    const atomic_int *cancel;
+    atomic_int *progress;
+    int threads;
+    size_t total;
+    atomic_size_t done;
+    atomic_int failed;       /* first hard error (not cancellation) */
+} runner;
+
+static void runner_init(runner *rn, const cs_run *run, size_t total)
+{
+    rn->cancel = run ? run->cancel : NULL;
+    rn->progress = run ? run->progress_ppm : NULL;
+    int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
+    rn->threads = t > CS_THREADS_MAX ? CS_THREADS_MAX : t;
+    rn->total = total ? total : 1;
+    atomic_init(&rn->done, 0);
+    atomic_init(&rn->failed, CS_OK);
+    if (rn->progress) atomic_store(rn->progress, 0);
+}
+
+static int cancelled(const runner *rn)
+{
+    return rn->cancel && atomic_load_explicit(rn->cancel, memory_order_relaxed);
+}
+
+static void tick(runner *rn)
+{
+    size_t d = atomic_fetch_add(&rn->done, 1) + 1;
+    if (!rn->progress) return;
+    double f = (double)d / (double)rn->total;
+    int ppm = f >= 1 ? 1000000 : (int)(f * 1e6);
+    int cur = atomic_load(rn->progress);
+    while (cur < ppm && !atomic_compare_exchange_weak(rn->progress, &cur, ppm))
+        ;
+}
+
+static cs_status finish(runner *rn, cs_error *err)
+{
+    int f = atomic_load(&rn->failed);
+    if (f != CS_OK)
+        return cs_error_set(err, (cs_status)f, 0, 0, "resampling: %s",
+                            f == CS_ENOMEM ? "out of memory" : "a replicate could not be evaluated");
+    if (cancelled(rn)) return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    if (rn->progress) atomic_store(rn->progress, 1000000);
+    return CS_OK;
+}
+
+typedef struct scratch {
+    uint32_t *idx, *w, *perm, *undo;
+} scratch;
+
+static void scratch_free(scratch *s, int threads)
+{
+    for (int t = 0; s && t < threads; t++) {
+        free(s[t].idx);
+        free(s[t].w);
+        free(s[t].perm);
+        free(s[t].undo);
+    }
+    free(s);
+}
+
+static scratch *scratch_new(int threads, size_t na)
+{
+    scratch *s = calloc((size_t)threads, sizeof *s);
+    size_t n = na ? na : 1;
+    for (int t = 0; s && t < threads; t++) {
+        s[t].idx = malloc(n * sizeof(uint32_t));
+        s[t].w = malloc(n * sizeof(uint32_t));
+        s[t].perm = malloc(n * sizeof(uint32_t));
+        s[t].undo = malloc(n * sizeof(uint32_t));
+        if (!s[t].idx || !s[t].w || !s[t].perm || !s[t].undo) {
+            scratch_free(s, threads);
+            return NULL;
+        }
+        for (size_t i = 0; i < na; i++) s[t].perm[i] = (uint32_t)i;
+    }
+    return s;
+}
+
+/* The drawn cases idx[0..k) as weights over the na active cases. */
+static const uint32_t *weights(scratch *s, size_t na, size_t k)
+{
+    memset(s->w, 0, (na ? na : 1) * sizeof *s->w);
+    for (size_t j = 0; j < k; j++) s->w[s->idx[j]]++;
+    return s->w;
+}
+
+/* The metrics of mask on the weighted cases into row[] (NAN elsewhere, and where the draw
+ * holds no voxel). */
+static void eval_row(runner *rn, const seg_prob *p, const uint32_t *w, unsigned mask, double *row)
+{
+    cs_result r;
+    cs_error err;
+    cs_status st = seg_eval(p, w, -1, cs_metric_want(mask), 0, &r, &err);
+    for (int m = 0; m < CS_METRIC_COUNT; m++)
+        row[m] = st == CS_OK && (mask & CS_METRIC_BIT(m)) ? cs_metric_value(&r, m) : NAN;
+    if (st == CS_OK) cs_result_free(&r);
+    else if (st != CS_EEMPTY) {
+        int expect = CS_OK;
+        atomic_compare_exchange_strong(&rn->failed, &expect, (int)st);
+    }
+}
+
+static cs_status check_repeats(int repeats, cs_error *err)
+{
+    if (repeats < 1 || repeats > 1000000)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "repeats must be between 1 and 1000000 (got %d)",
+                            repeats);
+    return CS_OK;
+}
+
+static cs_status nomem(cs_error *err)
+{
+    return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+}
+
+/* ---- intervals -------------------------------------------------------------------------- */
+
+typedef struct ci_ctx {
+    runner rn;
+    const seg_prob *p;
+    unsigned mask;
+    uint64_t seed;
+    scratch *sc;
+    double *values;          /* [rep][metric] */
+    const uint8_t *group;    /* jackknife: case groups */
+    double *jack;            /* [group][metric] */
+} ci_ctx;
+
+static void ci_task(void *vctx, size_t i, int worker)
+{
+    ci_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
+    cs_draw_with(&rng, x->p->na, x->p->na, s->idx);
+    eval_row(&x->rn, x->p, weights(s, x->p->na, x->p->na), x->mask, x->values + i * CS_METRIC_COUNT);
+    tick(&x->rn);
+}
+
+/* Jackknife group g: every case whose group is not g, once. */
+static void jack_task(void *vctx, size_t g, int worker)
+{
+    ci_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    for (size_t a = 0; a < x->p->na; a++) s->w[a] = x->group[a] != g;
+    eval_row(&x->rn, x->p, s->w, x->mask, x->jack + g * CS_METRIC_COUNT);
+    tick(&x->rn);
+}
+
+cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t seed,
+                       cs_ci_method method, const cs_run *run, cs_ci *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (check_repeats(repeats, err)) return err->code;
+    if (method < 0 || method >= CS_CI_METHOD_COUNT)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
+    size_t R = (size_t)repeats, na = p->na;
+    size_t G = method == CS_CI_BCA ? (na <= CS_CI_JACK_GROUPS ? na : CS_CI_JACK_GROUPS) : 0;
+    ci_ctx x = { .p = p, .mask = mask, .seed = seed };
+    runner_init(&x.rn, run, R + 1 + G);
+    x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, na);
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    double *jcol = malloc((G ? G : 1) * sizeof *jcol);
+    x.jack = malloc((G ? G : 1) * CS_METRIC_COUNT * sizeof *x.jack);
+    uint8_t *group = malloc(na ? na : 1);
+    uint32_t *perm = malloc((na ? na : 1) * sizeof *perm);
+    cs_status st;
+    if (!x.values || !x.sc || !col || !tmp || !jcol || !x.jack || !group || !perm) {
+        st = nomem(err);
+        goto done;
+    }
+    eval_row(&x.rn, p, NULL, mask, out->value);
+    tick(&x.rn);
+    cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
+    if (G && !cancelled(&x.rn)) {
+        cs_jack_groups(na, G, seed, perm, group);
+        x.group = group;
+        cs_parallel_for(x.rn.threads, G, jack_task, &x, x.rn.cancel);
+    }
+    st = finish(&x.rn, err);
+    if (st == CS_OK) {
+        out->metrics = mask;
+        out->repeats = repeats;
+        out->method = method;
+        out->jack_groups = G;
+        cs_ci_finish(out, x.values, R, x.jack, G, col, tmp, jcol);
+    }
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    free(col);
+    free(tmp);
+    free(jcol);
+    free(x.jack);
+    free(group);
+    free(perm);
+    return st;
+}
+
+/* ---- curves ----------------------------------------------------------------------------- */
+
+static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t n_points,
+                           unsigned mask, size_t n, cs_error *err)
+{
+    cs_curve *c = calloc(1, sizeof *c);
+    if (c) c->points = calloc(n_points ? n_points : 1, sizeof *c->points);
+    if (!c || !c->points) {
+        free(c);
+        nomem(err);
+        return NULL;
+    }
+    c->kind = kind;
+    c->repeats = o->repeats;
+    c->replace = kind == CS_CURVE_BINS ? 1 : o->replace;
+    c->metrics = mask;
+    c->n_samples = n;
+    c->n_points = n_points;
+    c->stable_metric = -1;
+    c->stable_first = c->stable_last = -1;
+    return c;
+}
+
+static cs_status check_curve(const seg_prob *p, const cs_curve_options *o, unsigned *mask,
+                             cs_error *err)
+{
+    if (o->n_points < 1 || o->n_points > CS_CURVE_MAX_POINTS)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "a curve needs 1 to %d points", CS_CURVE_MAX_POINTS);
+    if (!(o->metrics & ((1u << CS_METRIC_COUNT) - 1)))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "no metric selected for the curve");
+    if (check_repeats(o->repeats, err)) return err->code;
+    return seg_metric_mask(p->st, o->metrics, "curve", mask, err);
+}
+
+/* values[point][rep][metric] -> the points' stats. */
+static cs_status reduce_points(cs_curve *c, const double *values, size_t R, cs_error *err)
+{
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    if (!col || !tmp) {
+        free(col);
+        free(tmp);
+        return nomem(err);
+    }
+    for (size_t pt = 0; pt < c->n_points; pt++)
+        for (int m = 0; m < CS_METRIC_COUNT; m++) {
+            cs_stat *s = &c->points[pt].stat[m];
+            if (!(c->metrics & CS_METRIC_BIT(m))) {
+                *s = (cs_stat){ NAN, NAN, NAN, NAN, NAN, 0 };
+                continue;
+            }
+            for (size_t r = 0; r < R; r++) col[r] = values[(pt * R + r) * CS_METRIC_COUNT + (size_t)m];
+            cs_stat_compute(col, R, c->points[pt].full[m], tmp, s);
+        }
+    free(col);
+    free(tmp);
+    return CS_OK;
+}
+
+typedef struct curve_ctx {
+    runner rn;
+    const seg_prob *const *probs;   /* one per point (bins) or one for all (size) */
+    const cs_curve_options *o;
+    const cs_curve *c;
+    unsigned mask;
+    size_t R;
+    scratch *sc;
+    double *values;                  /* [point][rep][metric] */
+} curve_ctx;
+
+static void size_task(void *vctx, size_t i, int worker)
+{
+    curve_ctx *x = vctx;
+    size_t pt = i / x->R, rep = i % x->R, na = x->probs[0]->na, k = x->c->points[pt].rows;
+    double *row = x->values + i * CS_METRIC_COUNT;
+    if (!x->o->replace && k == na) {
+        /* every case once: the full value */
+        memcpy(row, x->c->points[pt].full, CS_METRIC_COUNT * sizeof *row);
+    } else {
+        scratch *s = &x->sc[worker];
+        cs_rng rng;
+        cs_rng_seed(&rng, x->o->seed, STREAM_SIZE, pt, rep);
+        if (x->o->replace) cs_draw_with(&rng, na, k, s->idx);
+        else cs_draw_without(&rng, s->perm, na, k, s->undo, s->idx);
+        eval_row(&x->rn, x->probs[0], weights(s, na, k), x->mask, row);
+    }
+    tick(&x->rn);
+}
+
+cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_run *run,
+                         cs_error *err)
+{
+    unsigned mask;
+    if (check_curve(p, o, &mask, err)) return NULL;
+    for (size_t i = 0; i < o->n_points; i++)
+        if (!(o->x[i] > 0 && o->x[i] <= 1)) {
+            cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
+            return NULL;
+        }
+    if (p->na == 0) {
+        cs_error_set(err, CS_EEMPTY, 0, 0, "no cases to resample");
+        return NULL;
+    }
+    cs_curve *c = curve_new(CS_CURVE_SIZE, o, o->n_points, mask, p->na, err);
+    if (!c) return NULL;
+    size_t R = (size_t)o->repeats;
+    curve_ctx x = { .probs = &p, .o = o, .c = c, .mask = mask, .R = R };
+    runner_init(&x.rn, run, o->n_points * R + 1);
+    x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, p->na);
+    if (!x.values || !x.sc) {
+        nomem(err);
+        goto fail;
+    }
+    double full[CS_METRIC_COUNT];
+    eval_row(&x.rn, p, NULL, mask, full);
+    tick(&x.rn);
+    for (size_t i = 0; i < o->n_points; i++) {
+        c->points[i].x = o->x[i];
+        c->points[i].rows = cs_subset_size(o->x[i], p->na);   /* cases, the unit */
+        memcpy(c->points[i].full, full, sizeof full);
+    }
+    cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
+    if (finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    return c;
+fail:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    cs_curve_free(c);
+    return NULL;
+}
+
+static void bins_task(void *vctx, size_t rep, int worker)
+{
+    curve_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    size_t na = x->probs[0]->na;
+    cs_rng rng;
+    /* one draw per replicate, shared by every M (common random numbers, as the row engine) */
+    cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
+    cs_draw_with(&rng, na, na, s->idx);
+    const uint32_t *w = weights(s, na, na);
+    for (size_t pt = 0; pt < x->c->n_points; pt++) {
+        double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
+        if (cancelled(&x->rn)) {
+            for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
+            continue;
+        }
+        eval_row(&x->rn, x->probs[pt], w, x->mask, row);
+        tick(&x->rn);
+    }
+}
+
+/* The M of the curve: the default list keeps its divisors of F; an M asked for that does not
+ * divide F is refused. */
+static cs_status bins_points(const seg_prob *p, const cs_curve_options *o, int *M, size_t *n,
+                             cs_error *err)
+{
+    cs_curve_options d;
+    cs_curve_options_bins_default(&d, 0);
+    int is_default = o->n_points == d.n_points &&
+                     memcmp(o->x, d.x, d.n_points * sizeof *d.x) == 0;
+    *n = 0;
+    for (size_t i = 0; i < o->n_points; i++) {
+        double v = o->x[i];
+        if (!(v >= 1 && v <= 1e6 && v == floor(v)))
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "bins %g is not an integer >= 1", v);
+        if (p->st->fine % (int)v == 0) M[(*n)++] = (int)v;
+        else if (!is_default) return seg_check_bins(p->st, (int)v, err);
+    }
+    if (*n == 0) return seg_check_bins(p->st, (int)o->x[0], err);
+    return CS_OK;
+}
+
+cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_run *run,
+                         cs_error *err)
+{
+    unsigned mask;
+    int M[CS_CURVE_MAX_POINTS];
+    size_t np;
+    if (check_curve(p, o, &mask, err) || bins_points(p, o, M, &np, err)) return NULL;
+    uint64_t voxels = 0;
+    for (size_t a = 0; a < p->na; a++) voxels += p->vox[a];
+    if (voxels == 0) {
+        cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
+        return NULL;
+    }
+    seg_prob probs[CS_CURVE_MAX_POINTS];
+    const seg_prob *pp[CS_CURVE_MAX_POINTS];
+    size_t made = 0;
+    cs_curve *c = NULL;
+    size_t R = (size_t)o->repeats;
+    curve_ctx x = { .probs = pp, .o = o, .mask = mask, .R = R };
+    uint8_t *keep = calloc(p->st->n_cases ? p->st->n_cases : 1, 1);
+    if (!keep) { nomem(err); return NULL; }
+    for (size_t a = 0; a < p->na; a++) keep[p->act[a]] = 1;
+    for (; made < np; made++) {
+        if (seg_prob_init(&probs[made], p->st, &p->s, M[made], keep, err)) goto fail;
+        probs[made].cls = p->cls;
+        pp[made] = &probs[made];
+    }
+    c = curve_new(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
+    if (!c) goto fail;
+    x.c = c;
+    runner_init(&x.rn, run, np * (R + 1));
+    x.values = malloc(np * R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, p->na);
+    if (!x.values || !x.sc) {
+        nomem(err);
+        goto fail;
+    }
+    for (size_t i = 0; i < np; i++) {
+        c->points[i].x = M[i];
+        c->points[i].rows = (size_t)voxels;
+        eval_row(&x.rn, pp[i], NULL, mask, c->points[i].full);
+        tick(&x.rn);
+    }
+    cs_parallel_for(x.rn.threads, R, bins_task, &x, x.rn.cancel);
+    if (finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    cs_curve_flag_stable(c, o->stable_metric);
+    goto done;
+fail:
+    cs_curve_free(c);
+    c = NULL;
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    for (size_t i = 0; i < made; i++) seg_prob_free(&probs[i]);
+    free(keep);
+    return c;
+}
+
+/* ---- paired comparison ------------------------------------------------------------------ */
+
+typedef struct cmp_ctx {
+    runner rn;
+    const seg_prob *pa, *pb;
+    unsigned mask;
+    uint64_t seed;
+    scratch *sc;
+    double *va, *vb;         /* [rep][metric] */
+} cmp_ctx;
+
+static void cmp_task(void *vctx, size_t i, int worker)
+{
+    cmp_ctx *x = vctx;
+    scratch *s = &x->sc[worker];
+    cs_rng rng;
+    cs_rng_seed(&rng, x->seed, STREAM_COMPARE, 0, i);
+    cs_draw_with(&rng, x->pa->na, x->pa->na, s->idx);
+    const uint32_t *w = weights(s, x->pa->na, x->pa->na);
+    eval_row(&x->rn, x->pa, w, x->mask, x->va + i * CS_METRIC_COUNT);
+    eval_row(&x->rn, x->pb, w, x->mask, x->vb + i * CS_METRIC_COUNT);
+    tick(&x->rn);
+}
+
+/* CS_OK when a and b hold the same case names (both ascending, segstats.h). */
+static cs_status same_cases(const cs_segstats *a, const char *na, const cs_segstats *b,
+                            const char *nb, cs_error *err)
+{
+    size_t i = 0, j = 0;
+    while (i < a->n_cases || j < b->n_cases) {
+        int c = i == a->n_cases ? 1 : j == b->n_cases ? -1
+                                                      : strcmp(a->case_names[i], b->case_names[j]);
+        if (c < 0)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: case '%.200s' is not in %s (a paired"
+                                " comparison needs the same cases)", na, a->case_names[i], nb);
+        if (c > 0)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: case '%.200s' is not in %s (a paired"
+                                " comparison needs the same cases)", nb, b->case_names[j], na);
+        i++;
+        j++;
+    }
+    return CS_OK;
+}
+
+cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs_segstats *b,
+                              const char *name_b, const cs_settings *s, unsigned metrics,
+                              int repeats, uint64_t seed, const cs_run *run, cs_compare *out,
+                              cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t ca = 0, cb = 0;
+    unsigned mask, mask_b;
+    if (check_repeats(repeats, err) || seg_check_settings(a, s, &ca, err) ||
+        seg_check_settings(b, s, &cb, err) || seg_metric_mask(a, metrics, "--compare", &mask, err) ||
+        seg_metric_mask(b, metrics, "--compare", &mask_b, err) ||
+        same_cases(a, name_a, b, name_b, err))
+        return err->code;
+    mask &= mask_b;
+    uint8_t *keep = seg_select(a, s, err);   /* same names, same order: a's mask fits b */
+    if (!keep) return err->code;
+    seg_prob pa, pb;
+    cs_status st = seg_prob_init(&pa, a, s, s->bins, keep, err);
+    if (st) { free(keep); return st; }
+    st = seg_prob_init(&pb, b, s, s->bins, keep, err);
+    free(keep);
+    if (st) { seg_prob_free(&pa); return st; }
+    pa.cls = ca;
+    pb.cls = cb;
+    size_t R = (size_t)repeats;
+    cmp_ctx x = { .pa = &pa, .pb = &pb, .mask = mask, .seed = seed };
+    runner_init(&x.rn, run, R + 1);
+    x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
+    x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
+    x.sc = scratch_new(x.rn.threads, pa.na);
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
+    uint64_t va = 0, vb = 0;
+    for (size_t i = 0; i < pa.na; i++) { va += pa.vox[i]; vb += pb.vox[i]; }
+    if (!x.va || !x.vb || !x.sc || !col || !tmp) {
+        st = nomem(err);
+        goto done;
+    }
+    if (va == 0 || vb == 0) {
+        st = cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
+        goto done;
+    }
+    eval_row(&x.rn, &pa, NULL, mask, fa);
+    eval_row(&x.rn, &pb, NULL, mask, fb);
+    tick(&x.rn);
+    cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
+    st = finish(&x.rn, err);
+    if (st) goto done;
+    out->by_id = 1;
+    out->n_pairs = pa.na;
+    out->repeats = repeats;
+    for (int m = 0; m < CS_METRIC_COUNT; m++)
+        if (mask & CS_METRIC_BIT(m))
+            cs_compare_entry_fill(&out->entries[out->n_entries++], m, fa[m], fb[m], x.va, x.vb, R,
+                                  col, tmp);
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.va);
+    free(x.vb);
+    free(col);
+    free(tmp);
+    seg_prob_free(&pa);
+    seg_prob_free(&pb);
+    return st;
+}
