@@ -100,6 +100,12 @@ head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
 
+printf 'not an image' >"$D/junk.nii"
+printf 'case,probs,labels\nx,junk.nii,a.nii.gz\n' >"$D/junk.csv"
+run "$CALSCOPE" reduce -o "$TMP/junk_out.csv" "$D/junk.csv"
+expect_eq "an unreadable first case (no mapping given): exit 3" 3 "$RC"
+expect_match "an unreadable first case: the reader's message and the other file" "^calscope: $D/junk.nii: .*\\(labels: $D/a.nii.gz\\)\$" "$ERR"
+
 printf 'case,probs,labels\na,a_prob.nii.gz,a.nii.gz\na,b.npz,b.nii.gz\n' >"$D/dup.csv"
 run "$CALSCOPE" reduce "$D/dup.csv"
 expect_eq "manifest: a duplicate case, FILE:LINE:COL" "calscope: $D/dup.csv:3:1: case 'a' is already on line 2" "$ERR"
