@@ -2,7 +2,8 @@
 # End-to-end tests of `calscope reduce` (README "Segmentation volumes"): tiny cases written by
 # nibabel and numpy (NIfTI (X,Y,Z,C) float32, nnU-Net npz (C,z,y,x) float32 and float16, sigmoid
 # regions), the statistics file checked against an independent numpy computation of every sum
-# (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), merge of two
+# (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), the metrics
+# from those sums against `calscope report` on the voxels as a per-voxel CSV, merge of two
 # shards = the whole (cmp), 1 and 2 threads identical, folders paired by stem, and every refusal
 # with its message verbatim and exit status 3, leaving no output file behind.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,6 +31,14 @@ if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/all.csv"; then ok "-o - writes the s
 expect_match "the header records F, the kind, the mapping and the inputs with their sizes" \
     '^fine,300$' "$(head -5 "$TMP/all.csv")"
 expect_match "inputs as written in the manifest" "^case,0,a,210,a_prob.nii.gz,$(stat -c %s "$D/a_prob.nii.gz"),a.nii.gz," "$(cat "$TMP/all.csv")"
+
+# the row engine on the same voxels written as a per-voxel CSV: the five numbers from the sums
+$PY $CASES voxels "$D/m.csv" "$TMP/vox.csv"
+from_sums=$($PY $CASES metrics "$TMP/all.csv" 15)
+run "$CALSCOPE" report --format json "$TMP/vox.csv"
+from_rows=$(printf '%s' "$OUT" | $PY $CASES report)
+expect_eq "accuracy, top-1 ECE (M = 15 of F = 300), SCE, Brier, NLL from the sums = calscope report on the per-voxel CSV" \
+    ok "$($PY $CASES same "$from_sums" "$from_rows")"
 
 "$CALSCOPE" reduce --threads 1 --label-values 0,1,2,4 -o "$TMP/t1.csv" "$D/m.csv"
 "$CALSCOPE" reduce --threads 2 --label-values 0,1,2,4 -o "$TMP/t2.csv" "$D/m.csv"
