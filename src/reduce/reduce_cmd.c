@@ -6,6 +6,7 @@
 #include "reduce/reduce_cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +55,28 @@ static char *temp_name(const char *path)
     char *t = malloc(n);
     if (t) snprintf(t, n, "%.*s.calscope-tmp-%ld-%s", (int)dir, path, (long)getpid(), base);
     return t;
+}
+
+/* Fails early (before minutes of reduction) when STATS's folder takes no file: creates and
+ * removes the temporary name write_stats will use. 0, or 3 after the message. */
+static int probe_output(const char *path)
+{
+    if (strcmp(path, "-") == 0) return 0;
+    char *tmp = temp_name(path);
+    if (!tmp) {
+        fputs("calscope: out of memory\n", stderr);
+        return 3;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(tmp);
+    if (fd >= 0) return 0;
+    fprintf(stderr, "calscope: %s: cannot write: %s\n", path, strerror(e));
+    return 3;
 }
 
 static int write_stats(const cs_segstats *st, const char *path)
@@ -214,7 +237,8 @@ int reduce_main(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     const char *out = o.out_path ? o.out_path : "-";
-    rc = o.merge ? merge(&o, out) : reduce(&o, out);
+    rc = probe_output(out);
+    if (!rc) rc = o.merge ? merge(&o, out) : reduce(&o, out);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     ss_opts_free(&o);

@@ -138,6 +138,10 @@ expect_eq "SIGINT: exit 130 and one message" "130 calscope: interrupted; nothing
 left=$(ls -A "$TMP" | grep -c -e '^int.csv$' -e '^\.calscope-tmp')
 expect_eq "SIGINT: no output file, no temporary file" 0 "$left"
 
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/no/such/dir/s.csv" "$D/m.csv"
+expect_eq "-o in a folder that does not exist: refused before reducing, exit 3" \
+    "3 calscope: $TMP/no/such/dir/s.csv: cannot write: No such file or directory" "$RC $ERR"
+
 # ---- usage --------------------------------------------------------------------------------------
 run "$CALSCOPE" reduce
 expect_eq "no manifest: exit 2" 2 "$RC"
