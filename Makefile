@@ -111,7 +111,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread tsan-unit
 	$(Q)tools/run-tests.sh
 
-TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c))
+TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c tests/unit/test_reduce.c))
 tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
 
 # ---- benchmark (bench/): engine driver + data generator; `make bench` never fails on timing ----

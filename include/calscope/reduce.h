@@ -21,7 +21,8 @@
  *             160 MB); regions need no running values: 1 byte per voxel.
  *   plus one slab (CS_REDUCE_SLAB doubles = 2 MiB), the readers' buffers (≈ 1 MiB each plus
  *   zlib) and the statistics (st->fine × k × 20 bytes per case). With T threads T cases are in
- *   flight at once.
+ *   flight at once; each worker keeps its buffers from case to case (sized by the largest case
+ *   it has met), so the peak is T × the largest case, whatever the number of cases.
  *
  * Messages (CS_EINPUT, exit status 3, the loader's "FILE: reason" form; a voxel is named by its
  * 0-based indices fastest axis first, i,j,k = x,y,z of a NIfTI, [c, k, j, i] of a C-order npz):

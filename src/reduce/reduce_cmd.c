@@ -6,6 +6,7 @@
 #include "reduce/reduce_cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +55,28 @@ static char *temp_name(const char *path)
     char *t = malloc(n);
     if (t) snprintf(t, n, "%.*s.calscope-tmp-%ld-%s", (int)dir, path, (long)getpid(), base);
     return t;
+}
+
+/* Fails early (before minutes of reduction) when STATS's folder takes no file: creates and
+ * removes the temporary name write_stats will use. 0, or 3 after the message. */
+static int probe_output(const char *path)
+{
+    if (strcmp(path, "-") == 0) return 0;
+    char *tmp = temp_name(path);
+    if (!tmp) {
+        fputs("calscope: out of memory\n", stderr);
+        return 3;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    free(tmp);
+    if (fd >= 0) return 0;
+    fprintf(stderr, "calscope: %s: cannot write: %s\n", path, strerror(e));
+    return 3;
 }
 
 static int write_stats(const cs_segstats *st, const char *path)
@@ -168,7 +191,7 @@ static int reduce(const ss_opts *o, const char *out)
     if (o->label_values) s = cs_seg_mapping_values(o->label_values, &m, &err);
     else if (o->regions) s = cs_seg_mapping_regions(o->regions, &m, &err);
     if (s == CS_OK)
-        s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->labels_path, o->prob_suffix, &plan, &err)
+        s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->load.labels, o->prob_suffix, &plan, &err)
                          : cs_seg_plan_manifest(o->files[0], &plan, &err);
     cs_reduce_options opt;
     cs_reduce_options_default(&opt);
@@ -209,11 +232,13 @@ int reduce_main(int argc, char **argv)
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;   /* a read of the manifest or a file goes on; the flag is polled */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     const char *out = o.out_path ? o.out_path : "-";
-    rc = o.merge ? merge(&o, out) : reduce(&o, out);
+    rc = probe_output(out);
+    if (!rc) rc = o.merge ? merge(&o, out) : reduce(&o, out);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     ss_opts_free(&o);

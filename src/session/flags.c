@@ -87,14 +87,9 @@ static int p_no_mouse(ss_opts *o, const char *v) { (void)v; o->no_mouse = 1; ret
 static int p_renormalize(ss_opts *o, const char *v) { (void)v; o->load.renormalize = 1; return 0; }
 static int p_skip_bad_rows(ss_opts *o, const char *v) { (void)v; o->load.skip_bad_rows = 1; return 0; }
 static int p_no_header(ss_opts *o, const char *v) { (void)v; o->load.no_header = 1; return 0; }
-/* --labels: a .npy label file for the report and the dashboard, a folder of label maps for
- * reduce (argv: the text lives on) */
-static int p_labels(ss_opts *o, const char *v)
-{
-    if (o->front == SS_REDUCE) o->labels_path = v;
-    else o->load.labels = v;
-    return 0;
-}
+/* --labels: a .npy label file, or the folder of label maps beside --probs DIR (argv: the text
+ * lives on) */
+static int p_labels(ss_opts *o, const char *v) { o->load.labels = v; return 0; }
 static int p_npy_logits(ss_opts *o, const char *v) { (void)v; o->load.npy_logits = 1; return 0; }
 static int p_replace(ss_opts *o, const char *v) { (void)v; o->replace = 1; return 0; }
 static int p_compare(ss_opts *o, const char *v) { (void)v; o->compare = 1; return 0; }
@@ -639,7 +634,7 @@ static const ss_flag table[] = {
     { "--labels", "FILE|DIR", RD | X, SEC_INPUT, p_labels, q_labels, 0,
       "the labels (N integers 0..K-1, a .npy file) for .npy prediction files:\n"
       "each FILE.npy is then an N x K array of probabilities, classes 0..K-1;\n"
-      "reduce: the folder of label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
+      "reduce: the DIR of label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
     { "--npy-logits", NULL, RD, SEC_INPUT, p_npy_logits, q_npy_logits, 0,
       "the .npy prediction files hold logits (softmax applied), not probabilities", NULL },
 

@@ -96,7 +96,7 @@ typedef struct ss_opts {
     const char *out_path;  /* -o STATS ("-" = stdout, the default) */
     int fine;              /* --fine F, 0 = CS_SEGSTATS_FINE_DEFAULT */
     const char *label_values, *regions;  /* --label-values LIST / --regions SPEC (checked) */
-    const char *probs_dir, *labels_path, *prob_suffix;  /* --probs DIR --labels DIR --prob-suffix S */
+    const char *probs_dir, *prob_suffix;  /* --probs DIR --prob-suffix S; --labels DIR is load.labels */
     double affine_tol;     /* --affine-tol T (default CS_REDUCE_AFFINE_TOL_DEFAULT) */
     int affine_tol_given, merge;
 } ss_opts;

@@ -172,7 +172,7 @@ static int check_reduce(const ss_opts *o)
     unsigned f = o->front;
     if (o->merge) {
         const char *lost = o->fine ? "--fine" : o->label_values ? "--label-values" : o->regions ? "--regions"
-                         : o->probs_dir ? "--probs" : o->labels_path ? "--labels" : o->prob_suffix ? "--prob-suffix"
+                         : o->probs_dir ? "--probs" : o->load.labels ? "--labels" : o->prob_suffix ? "--prob-suffix"
                          : o->sum_tol_given ? "--sum-tol" : o->affine_tol_given ? "--affine-tol"
                          : o->threads_given ? "--threads" : NULL;
         if (lost) return ss_usage_error(f, "--merge sums statistics files as they are: %s changes nothing there", lost);
@@ -183,8 +183,8 @@ static int check_reduce(const ss_opts *o)
         return ss_usage_error(f, "--label-values and --regions both map the channels: give one");
     if (o->regions && o->sum_tol_given)
         return ss_usage_error(f, "--sum-tol: with --regions the channels are independent sigmoids, which need not sum to 1");
-    if (o->probs_dir || o->labels_path) {
-        if (!o->probs_dir || !o->labels_path) return ss_usage_error(f, "--probs DIR and --labels DIR go together");
+    if (o->probs_dir || o->load.labels) {
+        if (!o->probs_dir || !o->load.labels) return ss_usage_error(f, "--probs DIR and --labels DIR go together");
         if (o->n_files) return ss_usage_error(f, "'%s' and --probs/--labels both give the cases: give one", o->files[0]);
         return 0;
     }

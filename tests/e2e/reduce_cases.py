@@ -9,6 +9,10 @@ numpy's savez_compressed), and an independent numpy computation of the statistic
                                    every sum is exactly 1, values on the fine edges 0.25, 0.5),
                                    r (sigmoid regions, NIfTI float32), the refused ones, and
                                    manifests.
+  reduce_cases.py voxels MANIFEST CSV   the same voxels as a per-voxel prediction CSV
+  reduce_cases.py metrics STATS M       accuracy, top-1 ECE, SCE, Brier, NLL from the sums
+  reduce_cases.py report < JSON         the same five from `calscope report --format json`
+  reduce_cases.py same "A" "B"          "ok" when the five agree to 1e-12 (relative)
   reduce_cases.py check STATS MANIFEST KIND F [REGIONS]
                                    recomputes every sum from the files (nibabel / numpy reads)
                                    and compares: counts and Σy exactly, Σp, Σconf and the
@@ -183,8 +187,80 @@ def check(stats, manifest, kind, F, regions_text=None):
     print("ok" if not bad else "\n".join(bad[:20]))
 
 
+def voxels(manifest, out):
+    """The manifest's voxels as a per-voxel CSV for `calscope report`: label = the channel of the
+    voxel's label value, p_0..p_{C-1} written with repr (exact)."""
+    base = os.path.dirname(manifest)
+    with open(manifest) as f:
+        rows = list(csv.DictReader(f))
+    with open(out, "w") as o:
+        for n, r in enumerate(sorted(rows, key=lambda r: r["case"])):
+            p, lab = read_case(os.path.join(base, r["probs"]), os.path.join(base, r["labels"]))
+            C = p.shape[1]
+            if n == 0:
+                o.write("case,label," + ",".join(f"p_{j}" for j in range(C)) + "\n")
+            y = np.searchsorted(np.array(VALUES[:C]), lab)
+            for v in range(len(p)):
+                o.write(r["case"] + "," + str(int(y[v])) + "," + ",".join(repr(float(x)) for x in p[v]) + "\n")
+
+
+def metrics(stats, M):
+    """accuracy, top-1 ECE, SCE (class-wise), Brier, NLL from a statistics file, M coarse bins."""
+    M = int(M)
+    F, K, N = None, None, 0
+    t, c, sq, nll = {}, {}, 0.0, 0.0
+    with open(stats) as f:
+        for rec in csv.reader(f):
+            if not rec or rec[0].startswith("#"):
+                continue
+            if rec[0] == "fine":
+                F = int(rec[1])
+            elif rec[0] == "classes":
+                K = int(rec[1])
+            elif rec[0] == "case":
+                N += int(rec[3])
+            elif rec[0] == "t":
+                b = int(rec[2]) * M // F
+                a = t.setdefault(b, [0.0, 0.0])
+                a[0] += float(rec[4])
+                a[1] += int(rec[5])
+            elif rec[0] == "c":
+                b = (int(rec[2]), int(rec[3]) * M // F)
+                a = c.setdefault(b, [0.0, 0.0])
+                a[0] += float(rec[5])
+                a[1] += int(rec[6])
+            elif rec[0] == "s":
+                sq += float(rec[3])
+                nll += float(rec[4])
+    acc = sum(a[1] for a in t.values()) / N
+    ece = sum(abs(a[0] - a[1]) for a in t.values()) / N
+    sce = sum(abs(a[0] - a[1]) for a in c.values()) / N / K
+    print(" ".join(repr(x) for x in (acc, ece, sce, sq / N, nll / N)))
+
+
+def report(json_text):
+    import json
+    m = json.loads(json_text)["files"][0]["metrics"]
+    print(" ".join(repr(m[k]) for k in ("accuracy", "ece", "sce", "brier", "nll")))
+
+
+def same(a, b):
+    x, y = [float(v) for v in a.split()], [float(v) for v in b.split()]
+    bad = [f"{i}: {p!r} vs {q!r}" for i, (p, q) in enumerate(zip(x, y)) if abs(p - q) > 1e-12 * max(1.0, abs(q))]
+    print("ok" if len(x) == len(y) == 5 and not bad else "; ".join(bad) or f"{a} | {b}")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
+    cmd = sys.argv[1]
+    if cmd == "write":
         write(sys.argv[2])
+    elif cmd == "voxels":
+        voxels(*sys.argv[2:])
+    elif cmd == "metrics":
+        metrics(*sys.argv[2:])
+    elif cmd == "report":
+        report(sys.stdin.read())
+    elif cmd == "same":
+        same(*sys.argv[2:])
     else:
         check(*sys.argv[2:])

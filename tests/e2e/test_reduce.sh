@@ -2,7 +2,8 @@
 # End-to-end tests of `calscope reduce` (README "Segmentation volumes"): tiny cases written by
 # nibabel and numpy (NIfTI (X,Y,Z,C) float32, nnU-Net npz (C,z,y,x) float32 and float16, sigmoid
 # regions), the statistics file checked against an independent numpy computation of every sum
-# (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), merge of two
+# (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), the metrics
+# from those sums against `calscope report` on the voxels as a per-voxel CSV, merge of two
 # shards = the whole (cmp), 1 and 2 threads identical, folders paired by stem, and every refusal
 # with its message verbatim and exit status 3, leaving no output file behind.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,6 +31,14 @@ if [ "$RC" = 0 ] && cmp -s "$TMP/out" "$TMP/all.csv"; then ok "-o - writes the s
 expect_match "the header records F, the kind, the mapping and the inputs with their sizes" \
     '^fine,300$' "$(head -5 "$TMP/all.csv")"
 expect_match "inputs as written in the manifest" "^case,0,a,210,a_prob.nii.gz,$(stat -c %s "$D/a_prob.nii.gz"),a.nii.gz," "$(cat "$TMP/all.csv")"
+
+# the row engine on the same voxels written as a per-voxel CSV: the five numbers from the sums
+$PY $CASES voxels "$D/m.csv" "$TMP/vox.csv"
+from_sums=$($PY $CASES metrics "$TMP/all.csv" 15)
+run "$CALSCOPE" report --format json "$TMP/vox.csv"
+from_rows=$(printf '%s' "$OUT" | $PY $CASES report)
+expect_eq "accuracy, top-1 ECE (M = 15 of F = 300), SCE, Brier, NLL from the sums = calscope report on the per-voxel CSV" \
+    ok "$($PY $CASES same "$from_sums" "$from_rows")"
 
 "$CALSCOPE" reduce --threads 1 --label-values 0,1,2,4 -o "$TMP/t1.csv" "$D/m.csv"
 "$CALSCOPE" reduce --threads 2 --label-values 0,1,2,4 -o "$TMP/t2.csv" "$D/m.csv"
@@ -100,10 +109,38 @@ head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
 
+printf 'not an image' >"$D/junk.nii"
+printf 'case,probs,labels\nx,junk.nii,a.nii.gz\n' >"$D/junk.csv"
+run "$CALSCOPE" reduce -o "$TMP/junk_out.csv" "$D/junk.csv"
+expect_eq "an unreadable first case (no mapping given): exit 3" 3 "$RC"
+expect_match "an unreadable first case: the reader's message and the other file" "^calscope: $D/junk.nii: .*\\(labels: $D/a.nii.gz\\)\$" "$ERR"
+
 printf 'case,probs,labels\na,a_prob.nii.gz,a.nii.gz\na,b.npz,b.nii.gz\n' >"$D/dup.csv"
 run "$CALSCOPE" reduce "$D/dup.csv"
 expect_eq "manifest: a duplicate case, FILE:LINE:COL" "calscope: $D/dup.csv:3:1: case 'a' is already on line 2" "$ERR"
 expect_eq "manifest: exit 3" 3 "$RC"
+
+# ---- Ctrl-C: exit 130, no file ------------------------------------------------------------------
+# The manifest is a FIFO: once the writer's open returns, calscope is reading it (its handler is
+# installed), so SIGINT arrives during the run whatever the machine's speed; reads restart and
+# the reduction sees the flag at its first slab (or, if it were done, before writing).
+mkfifo "$D/int.fifo"
+"$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/int.csv" "$D/int.fifo" 2>"$TMP/int.err" &
+pid=$!
+timeout 60 $PY -c "
+import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.kill(int(sys.argv[2]), signal.SIGINT)
+os.write(fd, open(sys.argv[3], 'rb').read())
+os.close(fd)" "$D/int.fifo" "$pid" "$D/m.csv"
+wait "$pid"; rc=$?
+expect_eq "SIGINT: exit 130 and one message" "130 calscope: interrupted; nothing written" "$rc $(cat "$TMP/int.err")"
+left=$(ls -A "$TMP" | grep -c -e '^int.csv$' -e '^\.calscope-tmp')
+expect_eq "SIGINT: no output file, no temporary file" 0 "$left"
+
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/no/such/dir/s.csv" "$D/m.csv"
+expect_eq "-o in a folder that does not exist: refused before reducing, exit 3" \
+    "3 calscope: $TMP/no/such/dir/s.csv: cannot write: No such file or directory" "$RC $ERR"
 
 # ---- usage --------------------------------------------------------------------------------------
 run "$CALSCOPE" reduce

@@ -338,7 +338,7 @@ static void test_reduce_flags(void **state)
     const char *dirs[] = { "reduce", "--probs", "P", "--labels", "L", "--prob-suffix", "_prob", "--regions", "WT=1,2,4;ET=4", NULL };
     assert_int_equal(parse_v(SS_REDUCE, &o, dirs), 0);
     assert_string_equal(o.probs_dir, "P");
-    assert_string_equal(o.labels_path, "L");
+    assert_string_equal(o.load.labels, "L");
     assert_string_equal(o.prob_suffix, "_prob");
     ss_opts_free(&o);
     const char *merge[] = { "reduce", "--merge", "-o", "-", "a.csv", "b.csv", NULL };

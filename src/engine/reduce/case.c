@@ -23,7 +23,7 @@
 
 /* Appends " (labels: L)" / " (probabilities: P)" to a reader's message, so that every refusal
  * names both files. */
-static cs_status also(cs_error *err, const char *what, const char *other)
+cs_status rd_also(cs_error *err, const char *what, const char *other)
 {
     size_t n = strlen(err->msg);
     if (err->code == CS_EINPUT && n < sizeof err->msg)
@@ -95,7 +95,7 @@ static cs_status read_labels(work *w, cs_vol *lv, cs_error *err)
     long last_code = -1;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
-        if (cs_vol_read(lv, w->slab, n, err) != CS_OK) return also(err, "probabilities", w->c->probs);
+        if (cs_vol_read(lv, w->slab, n, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
             double y = w->slab[i];
             long code = y == last ? last_code : cs_seg_mapping_code(m, y);
@@ -204,7 +204,7 @@ static cs_status read_channel(work *w, cs_vol *pv, size_t j, cs_error *err)
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
-        if (cs_vol_read(pv, w->slab, n, err) != CS_OK) return also(err, "labels", w->c->labels);
+        if (cs_vol_read(pv, w->slab, n, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
         for (size_t i = 0; i < n; i++)
             if (!(w->slab[i] >= 0.0 && w->slab[i] <= 1.0)) return out_of_range(w, v0 + i, j, w->slab[i], err);
         if (w->wide)
@@ -318,8 +318,8 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_err
     w.weight = w.c->probs_size + w.c->labels_size + 1;
     cs_vol *pv = NULL, *lv = NULL;
     cs_status st = cs_vol_open(w.c->probs, NULL, &pv, err);
-    if (st != CS_OK) also(err, "labels", w.c->labels);
-    if (st == CS_OK && (st = cs_vol_open(w.c->labels, NULL, &lv, err)) != CS_OK) also(err, "probabilities", w.c->probs);
+    if (st != CS_OK) rd_also(err, "labels", w.c->labels);
+    if (st == CS_OK && (st = cs_vol_open(w.c->labels, NULL, &lv, err)) != CS_OK) rd_also(err, "probabilities", w.c->probs);
     if (st == CS_OK)
         st = rd_check_pair(w.c, cs_vol_info_of(pv), cs_vol_info_of(lv), x->m, x->o->affine_tol, &w.sh, err);
     if (st == CS_OK) {

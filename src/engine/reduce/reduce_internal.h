@@ -43,6 +43,10 @@ cs_status rd_channels(const cs_seg_case *c, const cs_vol_info *pi, const cs_vol_
 /* Voxel v as "i,j,k" over the spatial dims. */
 void rd_voxel_text(const rd_shape *sh, uint64_t v, char *buf, size_t size);
 
+/* Appends " (WHAT: OTHER)" to a reader's CS_EINPUT message, so that every refusal names both
+ * files of the case. Returns err->code. */
+cs_status rd_also(cs_error *err, const char *what, const char *other);
+
 /* ---- one case (case.c) ------------------------------------------------------------------- */
 
 typedef struct rd_case_ctx {

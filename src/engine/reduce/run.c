@@ -35,7 +35,8 @@ static cs_status first_channels(const cs_seg_case *c, size_t *channels, cs_error
 {
     cs_vol *pv = NULL, *lv = NULL;
     cs_status st = cs_vol_open(c->probs, NULL, &pv, err);
-    if (st == CS_OK) st = cs_vol_open(c->labels, NULL, &lv, err);
+    if (st != CS_OK) rd_also(err, "labels", c->labels);
+    if (st == CS_OK && (st = cs_vol_open(c->labels, NULL, &lv, err)) != CS_OK) rd_also(err, "probabilities", c->probs);
     rd_shape sh;
     if (st == CS_OK) st = rd_channels(c, cs_vol_info_of(pv), cs_vol_info_of(lv), &sh, err);
     if (st == CS_OK) *channels = sh.channels;
