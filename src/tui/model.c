@@ -438,6 +438,10 @@ static void drop_partial(tui_model *m, cs_dataset *d)
             cs_job_free(pl->resp);
             pl->resp = NULL;
         }
+        /* its jobs are cancelled below and never delivered; a later dataset may get d's address,
+         * so no submission keyed by it may stand */
+        for (int i = 0; i < TUI_KEY_DATA && pl->has_sub; i++)
+            if (pl->sub_key.data[i] == d) pl->has_sub = pl->pending = pl->sub_failed = 0;
     }
     cs_backend_retire_dataset(m->backend, d);
 }
