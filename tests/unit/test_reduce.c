@@ -1,6 +1,6 @@
 /* Segmentation volumes to statistics (calscope/reduce.h): the mapping flags, the manifest and
  * folder plans, every refusal with its message verbatim, and the streamed sums against the
- * statistics kernel (cs_segstats_add_voxels, which holds all channels of a voxel at once: an
+ * tests' reference accumulation (support/seg_kernel.h: all channels of a voxel at once, an
  * independent accumulation order) on random cases written as .npy files here. */
 #include "support/cs_test.h"
 #include "support/seg_data.h"
@@ -400,7 +400,7 @@ static void same_sums(const cs_segstats *a, const cs_segstats *b)
     }
 }
 
-/* The streamed sums equal the kernel's on the same voxels; 1 and 3 threads give the same bits;
+/* The streamed sums equal the reference accumulation's on the same voxels; 1 and 3 threads give the same bits;
  * progress ends at 1e6 and every case is flagged done. */
 static void test_sums_match_the_kernel(void **state)
 {

@@ -1,8 +1,9 @@
-/* The statistics object and its file: the voxel kernel on hand-worked voxels, write/read
+/* The statistics object and its file: the tests' reference accumulation (support/seg_kernel.h) on hand-worked voxels, write/read
  * round trips (plain and gzip) bit for bit, every read refusal with its message, merge of
  * shards equal to the whole byte for byte, merge refusals, subsets. */
 #include "support/cs_test.h"
 #include "support/seg_data.h"
+#include "support/seg_kernel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,7 +87,7 @@ static void test_kernel_by_hand(void **state)
     cs_segstats *st = cs_segstats_new(4, CS_SEG_SOFTMAX, 2, (const char *const[]){ "bg", "fg" },
                                       "0,1", 1);
     assert_non_null(st);
-    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 4);
+    cs_test_seg_add_voxels(st, 0, planes, lab, NULL, 4);
     assert_int_equal(st->voxels[0], 4);
     /* class 0: .25 -> bin 0 (y 0), .5 -> bin 1 (y 1), 1 -> bin 3 (y 1), 0 -> bin 0 (y 1) */
     assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 0)], 2);
@@ -130,7 +131,7 @@ static void test_kernel_edges_at_300(void **state)
     const double *planes[] = { p0, p1 };
     cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 2, (const char *const[]){ "a", "b" },
                                       "0,1", 1);
-    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 6);
+    cs_test_seg_add_voxels(st, 0, planes, lab, NULL, 6);
     const size_t bin[] = { 74, 149, 299, 0, 75 }, count[] = { 2, 1, 1, 1, 1 };
     for (int i = 0; i < 5; i++) assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, bin[i])], count[i]);
     uint64_t total = 0;
@@ -151,7 +152,7 @@ static void test_kernel_regions(void **state)
                                       "A=1,2;B=2", 1);
     assert_non_null(st);
     assert_null(st->t_cnt);
-    cs_segstats_add_voxels(st, 0, planes, lab, member, 3);
+    cs_test_seg_add_voxels(st, 0, planes, lab, member, 3);
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 8)], 1);   /* .9 in (.8, .9] */
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 1)], 0);   /* .2 in (.1, .2] */
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 5)], 1);   /* .6 in (.5, .6] */
