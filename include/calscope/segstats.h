@@ -122,17 +122,4 @@ void cs_segstats_bins_list(const cs_segstats *st, struct cs_curve_options *o);
  * the selections both need it.) */
 cs_segstats *cs_segstats_subset(const cs_segstats *st, const uint8_t *keep);
 
-/* The one accumulation kernel (the reducer and the tests use it, so there is one rule): adds
- * n voxels of case c to st. p[j][v] is channel j's probability of voxel v (k arrays of n
- * doubles: a float16/float32 value converted to double exactly). lab[v] is the voxel's label
- * as an index 0..L-1 into the mapping's label values; member (L x k, row-major) says whether
- * label index l is in class/region j (member[l*k + j] != 0). member NULL means lab[v] is the
- * class index itself (softmax, label values in channel order). Top-1 (softmax only) takes
- * the first channel attaining the maximum, as cs_dataset_prepare does; it is correct when the
- * voxel's label is in that channel's class. Adds n to voxels[c]. The caller has checked the
- * values (in [0, 1], labels in the mapping). Not thread-safe on one case; different cases
- * of one object may be filled by different threads at once. */
-void cs_segstats_add_voxels(cs_segstats *st, size_t c, const double *const *p,
-                            const int32_t *lab, const uint8_t *member, size_t n);
-
 #endif

@@ -1,9 +1,10 @@
 /* Segmentation volumes to statistics (calscope/reduce.h): the mapping flags, the manifest and
  * folder plans, every refusal with its message verbatim, and the streamed sums against the
- * statistics kernel (cs_segstats_add_voxels, which holds all channels of a voxel at once: an
+ * tests' reference accumulation (support/seg_kernel.h: all channels of a voxel at once, an
  * independent accumulation order) on random cases written as .npy files here. */
 #include "support/cs_test.h"
 #include "support/seg_data.h"
+#include "support/seg_kernel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -100,13 +101,15 @@ static cs_seg_plan *manifest(const char *text)
     return p;
 }
 
-/* Reduces the manifest; returns the status, err filled. */
-static cs_status reduce(const char *text, const cs_seg_mapping *m, int threads, cs_segstats **out, cs_error *err)
+/* Reduces the manifest with --sum-tol tol (< 0: the default); returns the status, err filled. */
+static cs_status reduce_tol(const char *text, const cs_seg_mapping *m, int threads, double tol, cs_segstats **out,
+                            cs_error *err)
 {
     cs_seg_plan *p = manifest(text);
     cs_reduce_options o;
     cs_reduce_options_default(&o);
     o.mapping = m;
+    if (tol >= 0) o.sum_tol = tol;
     cs_run run = { threads, NULL, NULL };
     cs_error_clear(err);
     cs_status s = cs_reduce_run(p, &o, &run, out, err);
@@ -114,13 +117,19 @@ static cs_status reduce(const char *text, const cs_seg_mapping *m, int threads, 
     return s;
 }
 
-/* The message of a refused reduction, with "DIR/" removed for readable expectations. */
-static const char *refusal(const char *text, const cs_seg_mapping *m)
+static cs_status reduce(const char *text, const cs_seg_mapping *m, int threads, cs_segstats **out, cs_error *err)
+{
+    return reduce_tol(text, m, threads, -1, out, err);
+}
+
+/* The message of a refused reduction (--sum-tol tol, < 0: the default), with "DIR/" removed for
+ * readable expectations. */
+static const char *refusal_tol(const char *text, const cs_seg_mapping *m, double tol)
 {
     static char msg[1024];
     cs_segstats *st = NULL;
     cs_error err;
-    assert_int_equal(reduce(text, m, 1, &st, &err), CS_EINPUT);
+    assert_int_equal(reduce_tol(text, m, 1, tol, &st, &err), CS_EINPUT);
     assert_null(st);
     char *o = msg;
     size_t dl = strlen(dir);
@@ -130,6 +139,11 @@ static const char *refusal(const char *text, const cs_seg_mapping *m)
     }
     *o = '\0';
     return msg;
+}
+
+static const char *refusal(const char *text, const cs_seg_mapping *m)
+{
+    return refusal_tol(text, m, -1);
 }
 
 /* ---- the mapping ------------------------------------------------------------------------- */
@@ -400,7 +414,7 @@ static void same_sums(const cs_segstats *a, const cs_segstats *b)
     }
 }
 
-/* The streamed sums equal the kernel's on the same voxels; 1 and 3 threads give the same bits;
+/* The streamed sums equal the reference accumulation's on the same voxels; 1 and 3 threads give the same bits;
  * progress ends at 1e6 and every case is flagged done. */
 static void test_sums_match_the_kernel(void **state)
 {
@@ -587,6 +601,89 @@ static void test_first_error_and_cancel(void **state)
     cs_seg_plan_free(p);
     remove_dir();
 }
+/* The sum check decides on the double sum in channel order (the CSV loader's row sum), though
+ * the reducer keeps a float running sum: float32 voxels whose double and float sums fall on
+ * either side of the 1e-3 edge (found with numpy) are accepted / refused as the double sum says,
+ * with its digits; a refusal is found in a later window of the exact check; --sum-tol 0 checks
+ * every voxel exactly. The sums of an accepted case equal the reference accumulation's (float32
+ * values: the running max is a float; 17 classes: codes and argmaxes not packed). */
+static void test_sum_check_at_the_edge(void **state)
+{
+    (void)state;
+    make_dir();
+    const double t = 0x1p-25;
+    /* voxel 0 and 2: double sums 0.99900001287 (pass), float sums 0.99899995327 (would fail) */
+    double ok[] = { 0.5, 0.2, 0.75, 1,   0.4989999830722809, 0.3, 0.24899998307228088, 0,   t, 0.5, t, 0 };
+    const double lab[] = { 0, 1, 2, 0 };
+    write_case("ok.npy", "lab.npy", "<f4", 3, 4, ok, lab);
+    cs_segstats *st = NULL;
+    cs_error err;
+    if (reduce("case,probs,labels\nx,ok.npy,lab.npy\n", NULL, 1, &st, &err) != CS_OK) fail_msg("%s", err.msg);
+    cs_segstats *want = cs_segstats_new(CS_SEGSTATS_FINE_DEFAULT, CS_SEG_SOFTMAX, 3, (const char *const[]){ "0", "1", "2" }, "0,1,2", 1);
+    assert_non_null(want);
+    double pf[12];
+    for (int i = 0; i < 12; i++) pf[i] = (float)ok[i];
+    const double *planes[3] = { pf, pf + 4, pf + 8 };
+    const int32_t li[4] = { 0, 1, 2, 0 };
+    cs_test_seg_add_voxels(want, 0, planes, li, NULL, 4);
+    same_sums(st, want);
+    cs_segstats_free(st);
+    cs_segstats_free(want);
+
+    /* voxel 2: double sum 1.001000017 (fails), float sum 1.0009999275 (would pass); voxel 0 is
+     * near the edge too, so the exact check's first window (2 voxels) passes, the second fails;
+     * float64 values (a double running max, windows of 4) give the same refusal */
+    ok[6] = 0.5009999871253967;
+    ok[2] = 0.5;
+    write_case("bad.npy", "unused.npy", "<f4", 3, 4, ok, lab);
+    pf[6] = (float)ok[6];
+    pf[2] = 0.5;
+    write_case("bad8.npy", "unused.npy", "<f8", 3, 4, pf, lab);
+    assert_string_equal(refusal("case,probs,labels\nx,bad.npy,lab.npy\n", NULL),
+                        "bad.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
+    assert_string_equal(refusal("case,probs,labels\nx,bad8.npy,lab.npy\n", NULL),
+                        "bad8.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
+
+    /* --sum-tol 0: exact sums pass, 1 + 2^-25 does not */
+    const double exact[] = { 0.25, 0.5, 1, 0,   0.75, 0.5, 0, 0.5,   0, 0, 0, 0.5 };
+    write_case("exact.npy", "unused.npy", "<f4", 3, 4, exact, lab);
+    assert_int_equal(reduce_tol("case,probs,labels\nx,exact.npy,lab.npy\n", NULL, 1, 0, &st, &err), CS_OK);
+    cs_segstats_free(st);
+    double over[12];
+    memcpy(over, exact, sizeof over);
+    over[11] = 0.5 + t;
+    write_case("over.npy", "unused.npy", "<f8", 3, 4, over, lab);
+    assert_string_equal(refusal_tol("case,probs,labels\nx,over.npy,lab.npy\n", NULL, 0),
+                        "over.npy: probabilities sum to 1.00000003, not 1 within 0 at voxel 3 (labels: lab.npy)");
+
+    /* 17 classes, float32: each voxel 1 on one channel */
+    double wide[17 * 3] = { 0 };
+    const double wl[3] = { 16, 3, 5 };
+    wide[16 * 3 + 0] = 1;
+    wide[3 * 3 + 1] = 0.75;
+    wide[4 * 3 + 1] = 0.25;
+    wide[16 * 3 + 2] = 1;
+    write_case("wide.npy", "wl.npy", "<f4", 17, 3, wide, wl);
+    if (reduce("case,probs,labels\nx,wide.npy,wl.npy\n", NULL, 1, &st, &err) != CS_OK) fail_msg("%s", err.msg);
+    const char *names[17];
+    char nb[17][12];
+    for (int j = 0; j < 17; j++) {
+        snprintf(nb[j], sizeof nb[j], "%d", j);
+        names[j] = nb[j];
+    }
+    want = cs_segstats_new(CS_SEGSTATS_FINE_DEFAULT, CS_SEG_SOFTMAX, 17, names, "", 1);
+    assert_non_null(want);
+    const double *wp[17];
+    for (int j = 0; j < 17; j++) wp[j] = wide + 3 * j;
+    const int32_t wli[3] = { 16, 3, 5 };
+    cs_test_seg_add_voxels(want, 0, wp, wli, NULL, 3);
+    same_sums(st, want);
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 299)], 1);   /* voxel 0 right, voxel 2 wrong */
+    assert_int_equal(st->t_sum_correct[cs_segstats_ti(st, 0, 224)], 1);   /* 0.75 on class 3 */
+    cs_segstats_free(st);
+    cs_segstats_free(want);
+    remove_dir();
+}
 
 int main(void)
 {
@@ -599,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_float16_edges),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_first_error_and_cancel),
+        cmocka_unit_test(test_sum_check_at_the_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

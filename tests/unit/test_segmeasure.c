@@ -4,6 +4,7 @@
  * independent, and exact on identical cases); paired comparison. */
 #include "support/cs_test.h"
 #include "support/seg_data.h"
+#include "support/seg_kernel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,7 +168,7 @@ static void test_regions_by_hand(void **state)
     cs_segstats *st = cs_segstats_new(10, CS_SEG_REGIONS, 2, (const char *const[]){ "A", "B" },
                                       "A=1,2;B=2", 1);
     st->case_names[0] = strdup("x");
-    cs_segstats_add_voxels(st, 0, planes, lab, member, 3);
+    cs_test_seg_add_voxels(st, 0, planes, lab, member, 3);
     cs_settings s;
     settings(&s, "classwise", 10, "tvd");
     cs_measure_request q;

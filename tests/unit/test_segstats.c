@@ -1,8 +1,9 @@
-/* The statistics object and its file: the voxel kernel on hand-worked voxels, write/read
+/* The statistics object and its file: the tests' reference accumulation (support/seg_kernel.h) on hand-worked voxels, write/read
  * round trips (plain and gzip) bit for bit, every read refusal with its message, merge of
  * shards equal to the whole byte for byte, merge refusals, subsets. */
 #include "support/cs_test.h"
 #include "support/seg_data.h"
+#include "support/seg_kernel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -86,7 +87,7 @@ static void test_kernel_by_hand(void **state)
     cs_segstats *st = cs_segstats_new(4, CS_SEG_SOFTMAX, 2, (const char *const[]){ "bg", "fg" },
                                       "0,1", 1);
     assert_non_null(st);
-    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 4);
+    cs_test_seg_add_voxels(st, 0, planes, lab, NULL, 4);
     assert_int_equal(st->voxels[0], 4);
     /* class 0: .25 -> bin 0 (y 0), .5 -> bin 1 (y 1), 1 -> bin 3 (y 1), 0 -> bin 0 (y 1) */
     assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, 0)], 2);
@@ -130,7 +131,7 @@ static void test_kernel_edges_at_300(void **state)
     const double *planes[] = { p0, p1 };
     cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 2, (const char *const[]){ "a", "b" },
                                       "0,1", 1);
-    cs_segstats_add_voxels(st, 0, planes, lab, NULL, 6);
+    cs_test_seg_add_voxels(st, 0, planes, lab, NULL, 6);
     const size_t bin[] = { 74, 149, 299, 0, 75 }, count[] = { 2, 1, 1, 1, 1 };
     for (int i = 0; i < 5; i++) assert_int_equal(st->cnt[cs_segstats_ci(st, 0, 0, bin[i])], count[i]);
     uint64_t total = 0;
@@ -151,7 +152,7 @@ static void test_kernel_regions(void **state)
                                       "A=1,2;B=2", 1);
     assert_non_null(st);
     assert_null(st->t_cnt);
-    cs_segstats_add_voxels(st, 0, planes, lab, member, 3);
+    cs_test_seg_add_voxels(st, 0, planes, lab, member, 3);
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 8)], 1);   /* .9 in (.8, .9] */
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 1)], 0);   /* .2 in (.1, .2] */
     assert_int_equal(st->sum_y[cs_segstats_ci(st, 0, 0, 5)], 1);   /* .6 in (.5, .6] */
@@ -445,10 +446,10 @@ static void test_merge(void **state)
     cs_test_seg_free(g);
 }
 
-/* Opening a 200-case F = 300, K = 4 file: printed, not asserted (tests do not time). */
-static void test_open_time_report(void **state)
+/* 200 cases F = 300, K = 4 (one random case copied, renamed case000..): a file large enough for
+ * the reader's two threads. Caller frees. */
+static cs_segstats *stats_200(void)
 {
-    (void)state;
     cs_test_seg *g = cs_test_seg_random(1, 4, 20000, 3, 0);
     cs_segstats *one = cs_test_seg_stats(g, 300);
     cs_segstats *st = cs_segstats_new(300, CS_SEG_SOFTMAX, 4, (const char *const *)one->class_names,
@@ -460,6 +461,16 @@ static void test_open_time_report(void **state)
         free(st->case_names[c]);
         st->case_names[c] = strdup(name);
     }
+    cs_segstats_free(one);
+    cs_test_seg_free(g);
+    return st;
+}
+
+/* Opening a 200-case F = 300, K = 4 file: printed, not asserted (tests do not time). */
+static void test_open_time_report(void **state)
+{
+    (void)state;
+    cs_segstats *st = stats_200();
     const char *path = write_tmp(st, ".csv");
     if (getenv("CS_SEGSTATS_KEEP")) {   /* a copy for timing by hand (README) */
         cs_error werr;
@@ -478,8 +489,87 @@ static void test_open_time_report(void **state)
     assert_same_stats(st, back);
     cs_segstats_free(back);
     cs_segstats_free(st);
-    cs_segstats_free(one);
-    cs_test_seg_free(g);
+}
+
+/* The text with line `at` (0-based) of `lines` replaced by `with` (NULL: a copy of line
+ * `from` inserted before line `at`), as a file. */
+static const char *edited(const char *text, const size_t *start, size_t at, const char *with, size_t from)
+{
+    size_t len = strlen(text), a = start[at];
+    char *out = malloc(len + 256);
+    assert_non_null(out);
+    memcpy(out, text, a);
+    size_t n = a;
+    if (with) {
+        n += (size_t)sprintf(out + n, "%s", with);
+        a = start[at + 1];
+    } else {
+        memcpy(out + n, text + start[from], start[from + 1] - start[from]);
+        n += start[from + 1] - start[from];
+    }
+    memcpy(out + n, text + a, len - a);
+    n += len - a;
+    const char *path = cs_test_tmpfile(".csv", out, n);
+    free(out);
+    return path;
+}
+
+/* A large file is read by two threads over blocks of cases; a line either cannot take sends
+ * the whole file back to one thread, whose verdict and line numbers hold: a CRLF line late in
+ * the file is accepted (the arrays are zeroed before the re-read, else its record would be "a
+ * second record"), a late duplicate and a late case's record moved early are refused at the
+ * line one thread names, a broken sum late likewise. */
+static void test_two_threads_fall_back(void **state)
+{
+    (void)state;
+    cs_segstats *st = stats_200();
+    size_t len;
+    char *text = slurp(write_tmp(st, ".csv"), &len);
+    size_t n = 0, cap = 1 << 16, *start = malloc(cap * sizeof *start);
+    assert_non_null(start);
+    start[n++] = 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\n') {
+            if (n == cap) assert_non_null(start = realloc(start, (cap *= 2) * sizeof *start));
+            start[n++] = i + 1;
+        }
+    size_t lines = n - 1, late = lines * 4 / 5, early = lines / 3;
+    while (text[start[late]] != 'c') late++;
+    while (text[start[early]] != 'c') early++;
+    assert_true(len > (2u << 20));
+    char line[256], msg[512];
+    cs_segstats *back = NULL;
+    cs_error err;
+
+    size_t ll = start[late + 1] - start[late] - 1;
+    memcpy(line, text + start[late], ll);
+    strcpy(line + ll, "\r\n");
+    const char *path = edited(text, start, late, line, 0);
+    if (cs_segstats_read(path, &back, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_same_stats(st, back);
+    cs_segstats_free(back);
+
+    path = edited(text, start, late, NULL, late);   /* the copy is line late+1, 1-based */
+    assert_int_equal(cs_segstats_read(path, &back, &err), CS_EINPUT);
+    snprintf(msg, sizeof msg, "%s:%zu:1: a second record for the same case, class and bin", path, late + 2);
+    assert_string_equal(err.msg, msg);
+
+    path = edited(text, start, early, NULL, late);  /* the original is now line late+2 */
+    assert_int_equal(cs_segstats_read(path, &back, &err), CS_EINPUT);
+    snprintf(msg, sizeof msg, "%s:%zu:1: a second record for the same case, class and bin", path, late + 2);
+    assert_string_equal(err.msg, msg);
+
+    memcpy(line, text + start[late], ll);
+    line[ll] = '\0';
+    char *comma = strrchr(line, ',');
+    strcpy(comma, ",x\n");
+    path = edited(text, start, late, line, 0);
+    assert_int_equal(cs_segstats_read(path, &back, &err), CS_EINPUT);
+    snprintf(msg, sizeof msg, "%s:%zu:7: 'x' is not a count (a non-negative integer)", path, late + 1);
+    assert_string_equal(err.msg, msg);
+    free(start);
+    free(text);
+    cs_segstats_free(st);
 }
 
 int main(void)
@@ -493,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_read_valid_and_errors),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_open_time_report),
+        cmocka_unit_test(test_two_threads_fall_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,10 +5,24 @@
  * Per channel j and voxel: the one-vs-rest fine-bin sums (cs_ubin_at on the precomputed edges:
  * the one bin rule), (p − y)², and −ln max(q, 1e-15) with q = p where y = 1, 1 − p where y = 0;
  * the logs are taken once per group of NLL_GROUP factors (as the row engine's NLL, scoring.c:
- * a product of 16 factors ≥ 1e-15 stays a normal double). Softmax: a running per-voxel max,
- * argmax (strictly greater: ties keep the first channel, as cs_dataset_prepare) and sum (in
- * channel order, as the CSV loader's row sum), which give the top-1 sums and the sum check once
- * the last channel is in. */
+ * a product of 16 factors ≥ 1e-15 stays a normal double). Softmax: a running per-voxel max and
+ * argmax (strictly greater: ties keep the first channel, as cs_dataset_prepare), which give the
+ * top-1 sums once the last channel is in, and a running sum for the sum check.
+ *
+ * Memory per voxel, kept small without changing a number (reduce.h):
+ *   - the class code and the argmax share one byte (a nibble each) when both fit in 4 bits;
+ *   - the running max is a float when the values are float16/float32 without scaling: every
+ *     value is then a float, and so is their max, exactly;
+ *   - the running sum is a float, rounded at each channel. The decision must be the CSV
+ *     loader's, |s − 1| <= tol on the double sum s in channel order; the float sum f is within
+ *     C·2^-23·(|f| + 1) of s (C roundings to float and C to double, each ≤ 2^-24 of a partial
+ *     sum, partial sums ≤ the total as values are ≥ 0), so a voxel whose f passes with twice
+ *     that margin passes exactly. Any other voxel (near the tolerance edge, or failing) sends
+ *     the case to an exact check (exact_sums): the probabilities are read again and the double
+ *     sums formed in channel order for a window of voxels from the first such voxel, in the
+ *     memory the running max used, until the first voxel that fails exactly — whose sum the
+ *     message prints — or the end. A case of valid maps, whose sums are within float noise of 1,
+ *     never pays for it; --sum-tol 0 does (every voxel is near the edge: up to 2 more reads). */
 #include "engine/reduce/reduce_internal.h"
 
 #include <math.h>
@@ -31,31 +45,57 @@ cs_status rd_also(cs_error *err, const char *what, const char *other)
     return err->code;
 }
 
+/* How class codes and argmaxes are stored: one byte per voxel holding both (code in the low
+ * nibble, argmax in the high one), or separate uint8 / uint32 arrays. */
+enum { CELL_PACK, CELL_U8, CELL_U32 };
+
 typedef struct work {
     const rd_case_ctx *x;
     size_t ci;
     const cs_seg_case *c;
     const cs_seg_mapping *m;
     rd_shape sh;
-    int wide;                 /* codes / argmax as uint32 instead of uint8 */
+    int cells;                /* CELL_*: codes / argmaxes layout */
+    int fmax;                 /* the running max is a float (float16/float32 values, unscaled) */
     int f16;                  /* the probabilities are float16 (the sum check says what that means) */
-    void *code;               /* V class codes */
-    double *vmax, *vsum;      /* softmax: running max and sum per voxel */
-    void *arg;                /* softmax: running argmax per voxel */
+    void *code;               /* V class codes (CELL_PACK: with the argmax) */
+    void *vmax;               /* softmax: running max per voxel, float (fmax) or double */
+    float *vsum;              /* softmax: running sum per voxel, rounded to float */
+    void *arg;                /* softmax, CELL_U8 / CELL_U32: running argmax per voxel */
     double *slab;
     uint8_t *ytab;            /* code -> y for the channel being read */
     /* progress */
     uint64_t weight, vals_total, vals_done, units_sent;
 } work;
 
-static inline uint32_t get(const void *a, int wide, uint64_t v)
+static inline uint32_t code_at(const work *w, int cells, uint64_t v)
 {
-    return wide ? ((const uint32_t *)a)[v] : ((const uint8_t *)a)[v];
+    if (cells == CELL_U32) return ((const uint32_t *)w->code)[v];
+    uint32_t b = ((const uint8_t *)w->code)[v];
+    return cells == CELL_PACK ? b & 15u : b;
 }
-static inline void put(void *a, int wide, uint64_t v, uint32_t x)
+static inline uint32_t arg_at(const work *w, int cells, uint64_t v)
 {
-    if (wide) ((uint32_t *)a)[v] = x;
-    else ((uint8_t *)a)[v] = (uint8_t)x;
+    if (cells == CELL_PACK) return (uint32_t)((const uint8_t *)w->code)[v] >> 4;
+    return cells == CELL_U32 ? ((const uint32_t *)w->arg)[v] : ((const uint8_t *)w->arg)[v];
+}
+static inline void arg_put(work *w, int cells, uint64_t v, uint32_t j)
+{
+    if (cells == CELL_PACK) {
+        uint8_t *b = (uint8_t *)w->code + v;
+        *b = (uint8_t)((*b & 15u) | (j << 4));
+    } else if (cells == CELL_U32) ((uint32_t *)w->arg)[v] = j;
+    else ((uint8_t *)w->arg)[v] = (uint8_t)j;
+}
+/* the running max of voxel v as a double (exact either way) */
+static inline double max_at(const work *w, int fmax, uint64_t v)
+{
+    return fmax ? (double)((const float *)w->vmax)[v] : ((const double *)w->vmax)[v];
+}
+static inline void max_put(work *w, int fmax, uint64_t v, double p)
+{
+    if (fmax) ((float *)w->vmax)[v] = (float)p;
+    else ((double *)w->vmax)[v] = p;
 }
 
 /* Progress: the case's weight (its files' bytes) in proportion to the values read. */
@@ -109,7 +149,8 @@ static cs_status read_labels(work *w, cs_vol *lv, cs_error *err)
             }
             last = y;
             last_code = code;
-            put(w->code, w->wide, v0 + i, (uint32_t)code);
+            if (w->cells == CELL_U32) ((uint32_t *)w->code)[v0 + i] = (uint32_t)code;
+            else ((uint8_t *)w->code)[v0 + i] = (uint8_t)code;   /* CELL_PACK: argmax 0 */
         }
         v0 += n;
         cs_status st = step(w, n, err);
@@ -128,25 +169,35 @@ static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_
                         w->c->probs, pt, vt, j, w->c->labels);
 }
 
-/* The running sums of one channel. */
-typedef struct acc {
-    double sq, nllp, nlln, pp, pn;
+/* The running sums of one channel, carried from slab to slab. */
+typedef struct chan_acc {
+    double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
     int npp, npn;
-} acc;
+} chan_acc;
 
-/* Adds n checked values of one channel (voxels v0..) to its fine-bin sums and scores. Locals
- * and restrict pointers: the stores into the sums cannot alias the inputs, so nothing is
- * reloaded per voxel. c8 or c32 holds the voxels' class codes (the other is NULL). */
-static inline void add_slab(const double *restrict s, size_t n, const uint8_t *restrict c8,
-                            const uint32_t *restrict c32, const uint8_t *restrict ytab,
-                            const double *restrict e, int F, uint64_t *restrict cnt,
-                            double *restrict sp, uint64_t *restrict sy, acc *a)
+/* n values of channel j from voxel v0 (in w->slab). `cells` and `fmax` are w's, passed as
+ * constants by read_channel so that each layout gets its own loop. */
+static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, size_t n, chan_acc *a,
+                                     const int cells, const int fmax, cs_error *err)
 {
+    cs_segstats *st = w->x->st;
+    const int F = st->fine;
+    const double *e = w->x->edges;
+    const int soft = w->m->kind == CS_SEG_SOFTMAX;
+    size_t base = cs_segstats_ci(st, w->ci, j, 0);
+    uint64_t *cnt = st->cnt + base, *sy = st->sum_y + base;
+    double *sp = st->sum_p + base;
     double sq = a->sq, nllp = a->nllp, nlln = a->nlln, pp = a->pp, pn = a->pn;
     int npp = a->npp, npn = a->npn;
+    cs_status rc = CS_OK;
     for (size_t i = 0; i < n; i++) {
-        double p = s[i];
-        unsigned y = ytab[c8 ? c8[i] : c32[i]];
+        double p = w->slab[i];
+        uint64_t v = v0 + i;
+        if (!(p >= 0.0 && p <= 1.0)) {
+            rc = out_of_range(w, v, j, p, err);
+            break;
+        }
+        unsigned y = w->ytab[code_at(w, cells, v)];
         int b = cs_ubin_at(p, e, F);
         cnt[b]++;
         sp[b] += p;
@@ -161,62 +212,48 @@ static inline void add_slab(const double *restrict s, size_t n, const uint8_t *r
             pn *= q > 1e-15 ? q : 1e-15;
             if (++npn == NLL_GROUP) { nlln -= log(pn); pn = 1.0; npn = 0; }
         }
-    }
-    *a = (acc){ sq, nllp, nlln, pp, pn, npp, npn };
-}
-
-/* Softmax: channel j's values into the running max (strictly greater: the first channel keeps
- * a tie), argmax and sum of voxels v0... */
-static void running(work *w, const double *restrict s, size_t n, uint64_t v0, size_t j)
-{
-    double *restrict mx = w->vmax + v0, *restrict sm = w->vsum + v0;
-    uint8_t *a8 = w->wide ? NULL : (uint8_t *)w->arg + v0;
-    uint32_t *a32 = w->wide ? (uint32_t *)w->arg + v0 : NULL;
-    if (j == 0) {
-        memcpy(mx, s, n * sizeof *s);
-        memcpy(sm, s, n * sizeof *s);
-        if (a8) memset(a8, 0, n);
-        else memset(a32, 0, n * sizeof *a32);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double p = s[i];
-        if (p > mx[i]) {
-            mx[i] = p;
-            if (a8) a8[i] = (uint8_t)j;
-            else a32[i] = (uint32_t)j;
+        if (!soft) continue;
+        if (j == 0) {
+            max_put(w, fmax, v, p);
+            w->vsum[v] = (float)p;
+            arg_put(w, cells, v, 0);
+        } else {
+            if (p > max_at(w, fmax, v)) {
+                max_put(w, fmax, v, p);
+                arg_put(w, cells, v, (uint32_t)j);
+            }
+            w->vsum[v] = (float)((double)w->vsum[v] + p);
         }
-        sm[i] += p;
     }
+    *a = (chan_acc){ sq, nllp, nlln, pp, pn, npp, npn };
+    return rc;
 }
 
 /* Channel j: its one-vs-rest sums and scores, and the running softmax values. */
 static cs_status read_channel(work *w, cs_vol *pv, size_t j, cs_error *err)
 {
-    const rd_case_ctx *x = w->x;
-    cs_segstats *st = x->st;
+    cs_segstats *st = w->x->st;
     const cs_seg_mapping *m = w->m;
     int soft = m->kind == CS_SEG_SOFTMAX;
     for (size_t c = 0; c < m->n_values; c++)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
-    size_t base = cs_segstats_ci(st, w->ci, j, 0);
-    acc a = { 0.0, 0.0, 0.0, 1.0, 1.0, 0, 0 };
+    chan_acc a = { .pp = 1.0, .pn = 1.0 };
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
         if (cs_vol_read(pv, w->slab, n, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
-        for (size_t i = 0; i < n; i++)
-            if (!(w->slab[i] >= 0.0 && w->slab[i] <= 1.0)) return out_of_range(w, v0 + i, j, w->slab[i], err);
-        if (w->wide)
-            add_slab(w->slab, n, NULL, (const uint32_t *)w->code + v0, w->ytab, x->edges, st->fine,
-                     st->cnt + base, st->sum_p + base, st->sum_y + base, &a);
-        else
-            add_slab(w->slab, n, (const uint8_t *)w->code + v0, NULL, w->ytab, x->edges, st->fine,
-                     st->cnt + base, st->sum_p + base, st->sum_y + base, &a);
-        if (soft) running(w, w->slab, n, v0, j);
-        v0 += n;
-        cs_status s = step(w, n, err);
+        cs_status s;
+        switch (w->cells * 2 + w->fmax) {
+        case CELL_PACK * 2 + 1: s = channel_slab(w, j, v0, n, &a, CELL_PACK, 1, err); break;
+        case CELL_PACK * 2: s = channel_slab(w, j, v0, n, &a, CELL_PACK, 0, err); break;
+        case CELL_U8 * 2 + 1: s = channel_slab(w, j, v0, n, &a, CELL_U8, 1, err); break;
+        case CELL_U8 * 2: s = channel_slab(w, j, v0, n, &a, CELL_U8, 0, err); break;
+        case CELL_U32 * 2 + 1: s = channel_slab(w, j, v0, n, &a, CELL_U32, 1, err); break;
+        default: s = channel_slab(w, j, v0, n, &a, CELL_U32, 0, err); break;
+        }
         if (s != CS_OK) return s;
+        v0 += n;
+        if ((s = step(w, n, err)) != CS_OK) return s;
     }
     if (a.npp) a.nllp -= log(a.pp);
     if (a.npn) a.nlln -= log(a.pn);
@@ -227,92 +264,135 @@ static cs_status read_channel(work *w, cs_vol *pv, size_t j, cs_error *err)
     return CS_OK;
 }
 
-/* Softmax, after the last channel: the sum check, then the top-1 sums. */
+/* The refusal of voxel v, whose double sum in channel order is s. */
+static cs_status bad_sum(const work *w, uint64_t v, double s, cs_error *err)
+{
+    char vt[128], sum[40], tt[40];
+    double tol = w->x->o->sum_tol;
+    rd_voxel_text(&w->sh, v, vt, sizeof vt);
+    /* the CSV loader's wording and digits (load_row.c) */
+    snprintf(sum, sizeof sum, "%.10g", s);
+    if (strtod(sum, NULL) == 1.0 && s != 1.0) cs_format_number(sum, sizeof sum, s);
+    cs_format_number(tt, sizeof tt, tol);
+    char note[200] = "";
+    if (w->f16) {
+        char most[40];
+        snprintf(most, sizeof most, "%.2g", (double)w->sh.channels * 0x1p-12);
+        snprintf(note, sizeof note, "; float16 rounds each value to ~5e-4 (up to 2.4e-4 off), so %zu channels may miss 1 by"
+                 " up to %s: raise --sum-tol", w->sh.channels, most);
+    }
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: probabilities sum to %s, not 1 within %s at voxel %s%s (labels: %s)",
+                        w->c->probs, sum, tt, vt, note, w->c->labels);
+}
+
+/* The first voxel from v whose float sum does not pass with the margin of the float rounding
+ * (see the top of this file), or V. */
+static uint64_t next_unsure(const work *w, uint64_t v)
+{
+    double tol = w->x->o->sum_tol, c = (double)w->sh.channels * 0x1p-22;
+    for (; v < w->sh.voxels; v++) {
+        double f = (double)w->vsum[v];
+        if (!(fabs(f - 1.0) + c * (fabs(f) + 1.0) <= tol)) break;
+    }
+    return v;
+}
+
+/* The sum check made exact from voxel `from` on: the probabilities are read again and the double
+ * sums of voxels [a, a + cap) formed in channel order (as the CSV loader's row sum) in acc, for
+ * windows starting at each unsure voxel, until a voxel fails (its refusal) or none is left. */
+static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_error *err)
+{
+    uint64_t V = w->sh.voxels;
+    double tol = w->x->o->sum_tol;
+    for (uint64_t a = from; a < V; a = next_unsure(w, a)) {
+        uint64_t end = V - a < cap ? V : a + cap;
+        cs_vol *pv = NULL;
+        if (cs_vol_open(w->c->probs, NULL, &pv, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
+        cs_status st = CS_OK;
+        for (size_t j = 0; st == CS_OK && j < w->sh.channels; j++) {
+            for (uint64_t v0 = 0; st == CS_OK && v0 < V;) {
+                size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+                if (cs_vol_read(pv, w->slab, n, err) != CS_OK) {
+                    st = rd_also(err, "labels", w->c->labels);
+                    break;
+                }
+                uint64_t lo = v0 > a ? v0 : a, hi = v0 + n < end ? v0 + n : end;
+                for (uint64_t v = lo; v < hi; v++)
+                    acc[v - a] = j ? acc[v - a] + w->slab[v - v0] : w->slab[v - v0];
+                v0 += n;
+                st = step(w, 0, err);
+            }
+        }
+        cs_vol_close(pv);
+        if (st != CS_OK) return st;
+        for (uint64_t v = a; v < end; v++)
+            if (!(fabs(acc[v - a] - 1.0) <= tol)) return bad_sum(w, v, acc[v - a], err);
+        a = end;
+    }
+    return CS_OK;
+}
+
+/* Softmax, after the last channel: the top-1 sums, then the sum check. (The top-1 sums go into
+ * the case's slice first so that an exact sum check can reuse the running max's memory; a
+ * refused case's slice is never marked done nor written.) */
 static cs_status finish_softmax(work *w, cs_error *err)
 {
     const rd_case_ctx *x = w->x;
     cs_segstats *st = x->st;
     const int F = st->fine;
-    double tol = x->o->sum_tol;
     uint64_t V = w->sh.voxels;
-    for (uint64_t v = 0; v < V; v++) {
-        double s = w->vsum[v];
-        if (fabs(s - 1.0) <= tol) continue;
-        char vt[128], sum[40], tt[40];
-        rd_voxel_text(&w->sh, v, vt, sizeof vt);
-        /* the CSV loader's wording and digits (load_row.c) */
-        snprintf(sum, sizeof sum, "%.10g", s);
-        if (strtod(sum, NULL) == 1.0 && s != 1.0) cs_format_number(sum, sizeof sum, s);
-        cs_format_number(tt, sizeof tt, tol);
-        char note[200] = "";
-        if (w->f16) {
-            char most[40];
-            snprintf(most, sizeof most, "%.2g", (double)w->sh.channels * 0x1p-12);
-            snprintf(note, sizeof note, "; float16 rounds each value to ~5e-4 (up to 2.4e-4 off), so %zu channels may miss 1 by"
-                     " up to %s: raise --sum-tol", w->sh.channels, most);
-        }
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: probabilities sum to %s, not 1 within %s at voxel %s%s (labels: %s)",
-                            w->c->probs, sum, tt, vt, note, w->c->labels);
-    }
     size_t base = cs_segstats_ti(st, w->ci, 0);
     uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
     double *ts = st->t_sum_conf + base;
     for (uint64_t v = 0; v < V; v++) {
-        double conf = w->vmax[v];
+        double conf = max_at(w, w->fmax, v);
         int b = cs_ubin_at(conf, x->edges, F);
         tc[b]++;
         ts[b] += conf;
-        tk[b] += get(w->arg, w->wide, v) == w->m->class_of[get(w->code, w->wide, v)];
+        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
     }
-    return CS_OK;
+    uint64_t u = next_unsure(w, 0);
+    if (u == V) return CS_OK;
+    /* the running max's bytes hold the exact sums of a window of voxels */
+    size_t cap = (size_t)V * (w->fmax ? sizeof(float) : sizeof(double)) / sizeof(double);
+    double *acc = (double *)w->vmax;
+    return exact_sums(w, u, acc, cap ? cap : 1, err);
 }
 
-/* *p holds at least `need` bytes: grown (not copied: its content is rewritten) when short. */
-static int grow(void **p, size_t *cap, size_t need)
+static void work_free(work *w)
 {
-    if (*cap >= need && *p) return 0;
-    free(*p);
-    *p = malloc(need ? need : 1);
-    *cap = *p ? need : 0;
-    return *p ? 0 : -1;
+    free(w->code);
+    free(w->vmax);
+    free(w->vsum);
+    if (w->arg != w->code) free(w->arg);
+    free(w->slab);
+    free(w->ytab);
 }
 
-void rd_scratch_free(rd_scratch *s)
-{
-    if (!s) return;
-    for (int i = 0; i < RD_SCRATCH_BUFS; i++) free(s->buf[i]);
-    memset(s, 0, sizeof *s);
-}
-
-/* The case's buffers from the worker's scratch, kept from case to case: a large volume's pages
- * are touched once per worker, not once per case. */
-static cs_status allocate(work *w, rd_scratch *sc, cs_error *err)
+static cs_status allocate(work *w, cs_error *err)
 {
     uint64_t V = w->sh.voxels;
-    size_t es = w->wide ? 4 : 1;
+    size_t es = w->cells == CELL_U32 ? 4 : 1;
     int soft = w->m->kind == CS_SEG_SOFTMAX;
     if (V > SIZE_MAX / 8)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: %llu voxels do not fit in memory", w->c->probs, (unsigned long long)V);
-    size_t nv = (size_t)V;
-    int bad = grow(&sc->buf[0], &sc->cap[0], nv * es) || grow(&sc->buf[1], &sc->cap[1], CS_REDUCE_SLAB * sizeof(double))
-           || grow(&sc->buf[2], &sc->cap[2], w->m->n_values);
-    if (!bad && soft)
-        bad = grow(&sc->buf[3], &sc->cap[3], nv * sizeof(double)) || grow(&sc->buf[4], &sc->cap[4], nv * sizeof(double))
-           || grow(&sc->buf[5], &sc->cap[5], nv * es);
-    if (bad)
-        return cs_error_set(err, CS_ENOMEM, 0, 0, "case '%s': out of memory for %llu voxels", w->c->name, (unsigned long long)V);
-    w->code = sc->buf[0];
-    w->slab = sc->buf[1];
-    w->ytab = sc->buf[2];
+    size_t nv = V ? (size_t)V : 1;
+    w->code = malloc(nv * es);
+    w->slab = malloc(CS_REDUCE_SLAB * sizeof *w->slab);
+    w->ytab = malloc(w->m->n_values ? w->m->n_values : 1);
     if (soft) {
-        w->vmax = sc->buf[3];
-        w->vsum = sc->buf[4];
-        w->arg = sc->buf[5];
+        /* at least one double, so that the exact sum check has a window (finish_softmax) */
+        size_t mb = nv * (w->fmax ? sizeof(float) : sizeof(double));
+        w->vmax = malloc(mb < sizeof(double) ? sizeof(double) : mb);
+        w->vsum = malloc(nv * sizeof *w->vsum);
+        w->arg = w->cells == CELL_PACK ? w->code : malloc(nv * es);
     }
+    if (!w->code || !w->slab || !w->ytab || (soft && (!w->vmax || !w->vsum || !w->arg)))
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "case '%s': out of memory for %llu voxels", w->c->name, (unsigned long long)V);
     return CS_OK;
 }
 
-cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_error *err)
+cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
 {
     work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m };
     w.weight = w.c->probs_size + w.c->labels_size + 1;
@@ -323,10 +403,13 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_err
     if (st == CS_OK)
         st = rd_check_pair(w.c, cs_vol_info_of(pv), cs_vol_info_of(lv), x->m, x->o->affine_tol, &w.sh, err);
     if (st == CS_OK) {
-        w.f16 = cs_vol_info_of(pv)->dtype == CS_VDT_F16;
-        w.wide = x->m->n_values > 256 || x->m->k > 256;
+        const cs_vol_info *pi = cs_vol_info_of(pv);
+        w.f16 = pi->dtype == CS_VDT_F16;
+        w.fmax = (pi->dtype == CS_VDT_F16 || pi->dtype == CS_VDT_F32) && pi->scl_slope == 1.0 && pi->scl_inter == 0.0;
+        w.cells = x->m->n_values > 256 || x->m->k > 256 ? CELL_U32
+                : x->m->kind == CS_SEG_SOFTMAX && x->m->n_values <= 16 && x->m->k <= 16 ? CELL_PACK : CELL_U8;
         w.vals_total = w.sh.voxels * (uint64_t)(w.sh.channels + 1);
-        st = allocate(&w, sc, err);
+        st = allocate(&w, err);
     }
     if (st == CS_OK) st = read_labels(&w, lv, err);
     for (size_t j = 0; st == CS_OK && j < w.sh.channels; j++) st = read_channel(&w, pv, j, err);
@@ -335,6 +418,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_err
         x->st->voxels[ci] = w.sh.voxels;
         advance(&w, w.vals_total - w.vals_done);   /* the case's whole weight once done */
     }
+    work_free(&w);
     cs_vol_close(pv);
     cs_vol_close(lv);
     return st;

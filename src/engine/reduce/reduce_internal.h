@@ -63,17 +63,8 @@ typedef struct rd_case_ctx {
     atomic_int *progress_ppm;
 } rd_case_ctx;
 
-/* One worker's buffers (label codes, slab, y table, running max / sum / argmax), kept from case
- * to case and grown when a case is larger. Zero-initialise; rd_scratch_free releases them. */
-#define RD_SCRATCH_BUFS 6
-typedef struct rd_scratch {
-    void *buf[RD_SCRATCH_BUFS];
-    size_t cap[RD_SCRATCH_BUFS];
-} rd_scratch;
-void rd_scratch_free(rd_scratch *s);
-
-/* Reduces case ci into st's slices of that case, with the calling worker's scratch.
- * CS_ECANCELLED when the user cancelled or a case before it failed. */
-cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, rd_scratch *sc, cs_error *err);
+/* Reduces case ci into st's slices of that case. CS_ECANCELLED when the user cancelled or a
+ * case before it failed. */
+cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err);
 
 #endif

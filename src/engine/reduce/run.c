@@ -104,14 +104,14 @@ typedef struct pool {
     atomic_int stop;          /* no new case: cancelled, or a case failed */
     const atomic_int *cancel;
     atomic_uchar *done;
-    rd_scratch *scratch;      /* one per worker */
 } pool;
 
 static void task(void *vp, size_t i, int worker)
 {
+    (void)worker;
     pool *p = vp;
     cs_error_clear(&p->errs[i]);
-    cs_status s = rd_reduce_case(&p->x, i, &p->scratch[worker], &p->errs[i]);
+    cs_status s = rd_reduce_case(&p->x, i, &p->errs[i]);
     p->status[i] = s;
     if (s == CS_OK) {
         if (p->done) atomic_store_explicit(&p->done[i], 1, memory_order_release);
@@ -136,12 +136,9 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
     pool p = { .cancel = run ? run->cancel : NULL, .done = o->done };
     p.errs = malloc(n * sizeof *p.errs);
     p.status = malloc(n * sizeof *p.status);
-    int threads = run && run->threads > 0 ? run->threads : cs_cpu_count();
-    if (threads > CS_THREADS_MAX) threads = CS_THREADS_MAX;
-    p.scratch = calloc((size_t)threads, sizeof *p.scratch);
     atomic_size_t first_fail = SIZE_MAX;
     atomic_uint_fast64_t units = 0;
-    if (!m || !edges || !p.errs || !p.status || !p.scratch) {
+    if (!m || !edges || !p.errs || !p.status) {
         s = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto out;
     }
@@ -161,7 +158,7 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
                          .progress_ppm = run ? run->progress_ppm : NULL };
     /* the user's cancel also stops new cases: a task that finds it raised says so first */
     if (p.cancel && atomic_load(p.cancel)) atomic_store(&p.stop, 1);
-    cs_parallel_for(threads, n, task, &p, &p.stop);
+    cs_parallel_for(run ? run->threads : 0, n, task, &p, &p.stop);
     s = CS_OK;
     size_t ff = atomic_load(&first_fail);
     if (ff != SIZE_MAX) {
@@ -172,8 +169,6 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
             if (p.status[i] != CS_OK) s = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
 out:
-    for (int t = 0; p.scratch && t < threads; t++) rd_scratch_free(&p.scratch[t]);
-    free(p.scratch);
     cs_seg_mapping_free(own);
     free(edges);
     free(p.errs);

@@ -1,14 +1,11 @@
-/* calscope engine: the statistics object — allocation, release, subsets, and the voxel kernel
- * that turns per-voxel probabilities into the sums of segstats.h (the reducer and the tests
- * both use it, so there is one accumulation rule). */
+/* calscope engine: the statistics object — allocation, release, subsets. (The one accumulation
+ * rule that fills it is the reducer's, src/engine/reduce/case.c.) */
 #include "engine/segstats/segstats_internal.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calscope/dataset.h"
-#include "calscope/ubin.h"
 
 const char *cs_segstats_kind_name(cs_seg_kind kind)
 {
@@ -141,67 +138,4 @@ cs_segstats *cs_segstats_subset(const cs_segstats *st, const uint8_t *keep)
         }
     }
     return out;
-}
-
-/* -ln max(x, 1e-15): SPEC §2's clipped log loss term. Saturated maps are full of exact 1s
- * (and of 0s, whose complement is 1): -ln 1 is -0.0, which adds nothing to a sum that starts
- * at +0.0, so those skip the log; `lmin` is -ln 1e-15, computed once by the caller. */
-static inline double neg_log_clipped(double x, double lmin)
-{
-    return x == 1.0 ? 0.0 : x > 1e-15 ? -log(x) : lmin;
-}
-
-void cs_segstats_add_voxels(cs_segstats *st, size_t c, const double *const *p,
-                            const int32_t *lab, const uint8_t *member, size_t n)
-{
-    size_t k = st->k, F = (size_t)st->fine;
-    uint64_t *cnt = st->cnt + cs_segstats_ci(st, c, 0, 0);
-    double *sum_p = st->sum_p + cs_segstats_ci(st, c, 0, 0);
-    uint64_t *sum_y = st->sum_y + cs_segstats_ci(st, c, 0, 0);
-    double *sq = st->sq_err + c * k, *npos = st->nll_pos + c * k, *nneg = st->nll_neg + c * k;
-    /* the F+1 edges once per call (cs_ubin_at gives the same bin as cs_ubin); for F > 1024
-     * they are computed per value instead */
-    double edges[1025];
-    const double *e = F < sizeof edges / sizeof edges[0] ? edges : NULL;
-    if (e)
-        for (size_t i = 0; i <= F; i++) edges[i] = cs_ubin_edge((int)i, st->fine);
-    const double lmin = -log(1e-15);
-    /* one pass per channel over its plane (the sums stay in registers; each bin and each
-     * score still adds the voxels in order), then one pass for top-1 */
-    for (size_t j = 0; j < k; j++) {
-        const double *pj = p[j];
-        uint64_t *cj = cnt + j * F, *yj = sum_y + j * F;
-        double *sj = sum_p + j * F, s2 = sq[j], lp = npos[j], ln = nneg[j];
-        for (size_t v = 0; v < n; v++) {
-            double x = pj[v];
-            int y = member ? member[(size_t)lab[v] * k + j] != 0 : lab[v] == (int32_t)j;
-            size_t b = (size_t)cs_ubin_at(x, e, st->fine);
-            cj[b]++;
-            sj[b] += x;
-            yj[b] += (uint64_t)y;
-            double d = x - (double)y;
-            s2 += d * d;
-            if (y) lp += neg_log_clipped(x, lmin);
-            else ln += neg_log_clipped(1.0 - x, lmin);
-        }
-        sq[j] = s2;
-        npos[j] = lp;
-        nneg[j] = ln;
-    }
-    if (st->t_cnt) {
-        uint64_t *tc = st->t_cnt + cs_segstats_ti(st, c, 0), *ty = st->t_sum_correct + cs_segstats_ti(st, c, 0);
-        double *ts = st->t_sum_conf + cs_segstats_ti(st, c, 0);
-        for (size_t v = 0; v < n; v++) {
-            size_t best = 0;
-            double conf = p[0][v];
-            for (size_t j = 1; j < k; j++)
-                if (p[j][v] > conf) { conf = p[j][v]; best = j; }   /* ties: the first maximal */
-            int correct = member ? member[(size_t)lab[v] * k + best] != 0 : lab[v] == (int32_t)best;
-            size_t b = (size_t)cs_ubin_at(conf, e, st->fine);
-            tc[b]++;
-            ts[b] += conf;
-            ty[b] += (uint64_t)correct;
-        }
-    }
-    st->voxels[c] += n;
 }

@@ -4,15 +4,23 @@
  * through unchanged, then split into lines and fields by hand: a 200-case file holds some
  * 300,000 records and must open in well under 50 ms, which rules out a scanf per field.
  * Numbers go through the loader's exact parser (cs_load_parse_double), so a %.17g double reads
- * back bit for bit. Every refusal is "PATH:LINE:COL: reason", COL the 1-based field. */
+ * back bit for bit. Every refusal is "PATH:LINE:COL: reason", COL the 1-based field.
+ *
+ * The records of a large file are parsed by two threads, each over a block of whole cases
+ * (split where the case number changes), through the fast path only. A file as the writer
+ * makes it is read that way entirely; the first line either thread cannot take sends the whole
+ * record part back to the one-thread reading from its first record (the arrays zeroed again), so
+ * what is accepted and every refusal, with its line, are the one-thread reader's. */
 #include "engine/segstats/segstats_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -94,8 +102,13 @@ static cs_status slurp(const char *path, char **out, size_t *out_len, int *mappe
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 2 &&
         pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b) &&
         (uintmax_t)sb.st_size < SIZE_MAX) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
-                       fd, 0);
+        /* populated read-only (a writable private mapping is populated by copying every page),
+         * then made writable: only the header pages the parser writes are copied */
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (m != MAP_FAILED && mprotect(m, (size_t)sb.st_size, PROT_READ | PROT_WRITE)) {
+            munmap(m, (size_t)sb.st_size);
+            m = MAP_FAILED;
+        }
         if (m != MAP_FAILED) {
             close(fd);
             *out = m;
@@ -457,23 +470,33 @@ static inline int fast_u64(const char **pp, const char *lim, char end, uint64_t 
     return 1;
 }
 
-static int fast_bin(reader *r, cs_segstats *st)
+/* The records of cases [clo, chi) from buf[*pos] up to buf[end] (a line start or the end of the
+ * input), and the scores records' seen flags. */
+typedef struct span {
+    const char *buf;
+    size_t pos, end;
+    size_t clo, chi;
+    uint8_t *seen;
+} span;
+
+/* A c or t record at sp->pos of a case in [clo, chi), as fast_u64 describes; 1 when taken. */
+static int fast_bin(span *sp, cs_segstats *st)
 {
-    const char *p = r->buf + r->pos, *lim = r->buf + r->len;
+    const char *p = sp->buf + sp->pos, *lim = sp->buf + sp->end;
     if (lim - p < 2 || (p[0] != 'c' && p[0] != 't') || p[1] != ',') return 0;
     int top1 = p[0] == 't';
     if (top1 && !st->t_cnt) return 0;
     p += 2;
     uint64_t c, j = 0, i, n, y;
-    if (!fast_u64(&p, lim, ',', &c) || c >= st->n_cases) return 0;
+    if (!fast_u64(&p, lim, ',', &c) || c < sp->clo || c >= sp->chi) return 0;
     if (!top1 && (!fast_u64(&p, lim, ',', &j) || j >= st->k)) return 0;
     if (!fast_u64(&p, lim, ',', &i) || i >= (uint64_t)st->fine) return 0;
     if (!fast_u64(&p, lim, ',', &n) || n == 0) return 0;
     const char *d = p;
     while (p < lim && *p != ',' && *p != '\n') p++;
-    double sp;
-    if (p >= lim || *p != ',' || cs_load_parse_double(d, (size_t)(p - d), &sp) != CSL_NUM_OK ||
-        !(sp >= 0) || sp > (double)n)
+    double sum;
+    if (p >= lim || *p != ',' || cs_load_parse_double(d, (size_t)(p - d), &sum) != CSL_NUM_OK ||
+        !(sum >= 0) || sum > (double)n)
         return 0;
     p++;
     if (!fast_u64(&p, lim, '\n', &y) || y > n) return 0;
@@ -481,11 +504,117 @@ static int fast_bin(reader *r, cs_segstats *st)
     uint64_t *cnt = top1 ? st->t_cnt : st->cnt;
     if (cnt[x]) return 0;
     cnt[x] = n;
-    (top1 ? st->t_sum_conf : st->sum_p)[x] = sp;
+    (top1 ? st->t_sum_conf : st->sum_p)[x] = sum;
     (top1 ? st->t_sum_correct : st->sum_y)[x] = y;
-    r->line++;
-    r->pos = (size_t)(p - r->buf);
+    sp->pos = (size_t)(p - sp->buf);
     return 1;
+}
+
+/* A finite non-negative double at *pp ending with `end` (consumed; '\n' also matches the end
+ * of the input). */
+static int fast_sum(const char **pp, const char *lim, char end, double *v)
+{
+    const char *p = *pp, *d = p;
+    while (p < lim && *p != ',' && *p != '\n') p++;
+    if (p < lim ? *p != end : end != '\n') return 0;
+    if (cs_load_parse_double(d, (size_t)(p - d), v) != CSL_NUM_OK || !(*v >= 0) || !isfinite(*v))
+        return 0;
+    *pp = p + 1;
+    return 1;
+}
+
+/* An s record at sp->pos of a case in [clo, chi), as read_scores accepts it; 1 when taken. */
+static int fast_scores(span *sp, cs_segstats *st)
+{
+    const char *p = sp->buf + sp->pos, *lim = sp->buf + sp->end;
+    if (lim - p < 2 || p[0] != 's' || p[1] != ',') return 0;
+    p += 2;
+    uint64_t c, j;
+    double v[3];
+    if (!fast_u64(&p, lim, ',', &c) || c < sp->clo || c >= sp->chi) return 0;
+    if (!fast_u64(&p, lim, ',', &j) || j >= st->k) return 0;
+    if (!fast_sum(&p, lim, ',', &v[0]) || !fast_sum(&p, lim, ',', &v[1]) || !fast_sum(&p, lim, '\n', &v[2]))
+        return 0;
+    size_t x = c * st->k + j;
+    if (sp->seen[x]) return 0;
+    sp->seen[x] = 1;
+    st->sq_err[x] = v[0];
+    st->nll_pos[x] = v[1];
+    st->nll_neg[x] = v[2];
+    sp->pos = (size_t)(p - sp->buf);
+    return 1;
+}
+
+/* Fast records from sp->pos while they come; returns how many (lines) were taken. */
+static long fast_run(span *sp, cs_segstats *st)
+{
+    long n = 0;
+    while (sp->pos < sp->end && (fast_bin(sp, st) || fast_scores(sp, st))) n++;
+    return n;
+}
+
+/* ---- two threads ---------------------------------------------------------------------------- */
+
+/* Below this many bytes of records one thread reads them (a thread costs more than it saves). */
+#define PARALLEL_MIN ((size_t)1 << 20)
+
+typedef struct half {
+    span sp;
+    cs_segstats *st;
+} half;
+
+static void *half_main(void *arg)
+{
+    half *h = arg;
+    fast_run(&h->sp, h->st);
+    return NULL;
+}
+
+/* The case number of the record line at p (c, t or s), or -1. */
+static long long line_case(const char *p, const char *lim)
+{
+    if (lim - p < 3 || (p[0] != 'c' && p[0] != 't' && p[0] != 's') || p[1] != ',') return -1;
+    p += 2;
+    uint64_t c;
+    return fast_u64(&p, lim, ',', &c) && c <= (uint64_t)LLONG_MAX ? (long long)c : -1;
+}
+
+/* Splits the records at the first line after their middle whose case differs from the line
+ * before it, reads both blocks at once, and returns 1 when both were read to their end (the
+ * file is read), 0 when a line stopped either (the arrays hold partial sums: the caller zeroes
+ * them and reads on one thread), -1 when it did not try (one CPU, a small file, no split). */
+static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen)
+{
+    const char *b = r->buf, *lim = b + r->len;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 2 || r->len - r->pos < PARALLEL_MIN) return -1;
+    const char *m = memchr(b + r->pos + (r->len - r->pos) / 2, '\n', (size_t)(lim - b) - r->pos - (r->len - r->pos) / 2);
+    if (!m) return -1;
+    long long prev = -2;
+    const char *cut = NULL;
+    for (const char *p = m + 1; p < lim;) {
+        long long c = line_case(p, lim);
+        if (c < 0) return -1;
+        if (prev >= 0 && c != prev) { cut = p; break; }
+        prev = c;
+        const char *nl = memchr(p, '\n', (size_t)(lim - p));
+        if (!nl) return -1;
+        p = nl + 1;
+    }
+    if (!cut) return -1;
+    size_t split = (size_t)(cut - b), cs = (size_t)line_case(cut, lim);
+    if (cs >= st->n_cases) return -1;
+    half hi = { { b, split, r->len, cs, st->n_cases, seen }, st };
+    pthread_t t;
+    if (pthread_create(&t, NULL, half_main, &hi)) return -1;
+    span lo = { b, r->pos, split, 0, cs, seen };
+    fast_run(&lo, st);
+    pthread_join(t, NULL);
+    if (lo.pos == lo.end && hi.sp.pos == hi.sp.end) {
+        r->pos = r->len;
+        return 1;
+    }
+    return 0;
 }
 
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
@@ -503,8 +632,34 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
         seen = calloc(st->n_cases * st->k + 1, 1);
         if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
     }
-    while (!s) {
-        if (fast_bin(&r, st)) continue;
+    size_t first = r.pos;
+    long first_line = r.line;
+    int par = s ? -1 : read_parallel(&r, st, seen);
+    if (par == 0) {
+        /* back to one thread from the first record, as if the two had never run */
+        size_t nb = st->n_cases * st->k * (size_t)st->fine, nt = st->n_cases * (size_t)st->fine;
+        size_t ns = st->n_cases * st->k;
+        memset(st->cnt, 0, nb * sizeof *st->cnt);
+        memset(st->sum_p, 0, nb * sizeof *st->sum_p);
+        memset(st->sum_y, 0, nb * sizeof *st->sum_y);
+        if (st->t_cnt) {
+            memset(st->t_cnt, 0, nt * sizeof *st->t_cnt);
+            memset(st->t_sum_conf, 0, nt * sizeof *st->t_sum_conf);
+            memset(st->t_sum_correct, 0, nt * sizeof *st->t_sum_correct);
+        }
+        memset(st->sq_err, 0, ns * sizeof *st->sq_err);
+        memset(st->nll_pos, 0, ns * sizeof *st->nll_pos);
+        memset(st->nll_neg, 0, ns * sizeof *st->nll_neg);
+        memset(seen, 0, ns + 1);
+        r.pos = first;
+        r.line = first_line;
+    }
+    span one = { r.buf, r.pos, r.len, 0, st ? st->n_cases : 0, seen };
+    while (!s && par != 1) {
+        one.pos = r.pos;
+        long n = fast_run(&one, st);
+        r.pos = one.pos;
+        r.line += n;
         int got = next_line(&r);
         if (got == 0) break;
         if (got < 0) { s = err->code; break; }

@@ -1,6 +1,7 @@
 /* Test support: see seg_data.h. */
 #include "seg_data.h"
 #include "cs_test.h"
+#include "seg_kernel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,7 @@ cs_segstats *cs_test_seg_stats(const cs_test_seg *g, int fine)
             size_t n = g->first[c + 1] - v < 7 ? g->first[c + 1] - v : 7;
             const double *planes[16];
             for (size_t j = 0; j < g->k; j++) planes[j] = g->p + j * N + v;
-            cs_segstats_add_voxels(st, c, planes, g->lab + v, NULL, n);
+            cs_test_seg_add_voxels(st, c, planes, g->lab + v, NULL, n);
         }
     }
     return st;

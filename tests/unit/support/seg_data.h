@@ -1,5 +1,5 @@
 /* Test support: small random segmentation data (per-voxel probabilities and labels of a few
- * cases), its statistics through the engine's kernel, and the same voxels as a per-voxel
+ * cases), its statistics through the tests' reference accumulation (seg_kernel.h), and the same voxels as a per-voxel
  * dataset with a case column, so statistics-based numbers can be checked against the row
  * engine. Every allocation is checked (the test fails on out-of-memory). */
 #ifndef CS_TEST_SEG_DATA_H
@@ -29,7 +29,7 @@ void cs_test_seg_free(cs_test_seg *g);
 const char *cs_test_seg_case_name(size_t c);
 
 /* The statistics of g at fine resolution F (softmax, classes "c0".."c{k-1}", mapping "0,1,.."),
- * accumulated with cs_segstats_add_voxels in slabs of 7 voxels; inputs "pC.npz"/"lC.nii.gz". */
+ * accumulated with cs_test_seg_add_voxels in slabs of 7 voxels; inputs "pC.npz"/"lC.nii.gz". */
 cs_segstats *cs_test_seg_stats(const cs_test_seg *g, int fine);
 
 /* The same voxels as a prepared dataset: one row per voxel, case column, classes "c0".. */
