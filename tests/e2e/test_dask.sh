@@ -45,6 +45,12 @@ run DASK -o "$TMP/dask_reg.stats" --regions "$REG" "$TMP/r/manifest.csv"
 expect_rc_is "regions manifest: exit 0" 0
 same_file "regions: merged == single-machine (cmp)" "$TMP/one_reg.stats" "$TMP/dask_reg.stats"
 
+# --data-root: the manifest read here, the data where the workers see it (here: elsewhere)
+mkdir -p "$TMP/client" && cp "$TMP/s/manifest.csv" "$TMP/client/"
+run DASK -o "$TMP/root.stats" --data-root "$TMP/s" --label-values 0,1,2,4 "$TMP/client/manifest.csv"
+expect_rc_is "--data-root: exit 0" 0
+same_file "--data-root: merged == single-machine (cmp)" "$TMP/one.stats" "$TMP/root.stats"
+
 # a failing shard: case002's probabilities truncated -> exit 1, its message, nothing merged
 head -c 2000 "$TMP/s/nifti/case002.nii.gz" >"$TMP/t" && mv "$TMP/t" "$TMP/s/nifti/case002.nii.gz"
 rm -f "$TMP/bad.stats"
