@@ -16,7 +16,7 @@
 # Environment: BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
 # all; its time is compared per case), BENCH_SEG_DIR (BUILD_DIR/bench/seg).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 0
 BUILD=${1:-build}
 PY=/usr/bin/python3
 CAL=$BUILD/calscope
