@@ -40,7 +40,7 @@ if [ ! -s "$SET/manifest.csv" ]; then
     rm -rf "$SET.tmp"
     t0=$(date +%s)
     $PY tools/make_volumes.py --quiet --out "$SET.tmp" --cases "$N" --shape 240,240,155 \
-        --format nifti --temperature 0.5:0.9 --seed 2021 || { echo "bench-seg: generation failed"; exit 0; }
+        --format nifti --temperature 0.5:0.9 --seed 2021 --jobs 2 || { echo "bench-seg: generation failed"; exit 0; }
     mv "$SET.tmp" "$SET"
     echo "bench-seg: generated in $(( $(date +%s) - t0 )) s"
 fi
