@@ -16,7 +16,7 @@
 # Environment: BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
 # all; its time is compared per case), BENCH_SEG_DIR (BUILD_DIR/bench/seg).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 0
 BUILD=${1:-build}
 PY=/usr/bin/python3
 CAL=$BUILD/calscope
@@ -40,7 +40,7 @@ if [ ! -s "$SET/manifest.csv" ]; then
     rm -rf "$SET.tmp"
     t0=$(date +%s)
     $PY tools/make_volumes.py --quiet --out "$SET.tmp" --cases "$N" --shape 240,240,155 \
-        --format nifti --temperature 0.5:0.9 --seed 2021 || { echo "bench-seg: generation failed"; exit 0; }
+        --format nifti --temperature 0.5:0.9 --seed 2021 --jobs 2 || { echo "bench-seg: generation failed"; exit 0; }
     mv "$SET.tmp" "$SET"
     echo "bench-seg: generated in $(( $(date +%s) - t0 )) s"
 fi

@@ -200,8 +200,8 @@ def main(argv=None):
         futures = [client.submit(reduce_shard, a.calscope, data_dir, header, s, flags,
                                  f"{run}-{k}", key=f"calscope-reduce-{run}-{k}", pure=False)
                    for k, s in enumerate(shards)]
-        print(f"dask_reduce: {len(rows)} cases in {len(shards)} shards on {n_workers} workers",
-              file=sys.stderr)
+        print(f"dask_reduce: {len(rows)} cases in {len(shards)} shard{'s' * (len(shards) > 1)} "
+              f"on {n_workers} worker{'s' * (n_workers > 1)}", file=sys.stderr)
         results = [None] * len(shards)
         index = {f.key: k for k, f in enumerate(futures)}
         for f in distributed.as_completed(futures):

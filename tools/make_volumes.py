@@ -7,7 +7,7 @@ Run with /usr/bin/python3 (Debian's numpy and nibabel):
                           [--label-values LIST] [--regions SPEC] [--temperature T | LO:HI]
                           [--format nifti|npz|both] [--npz-dtype float32|float16]
                           [--npz-key KEY] [--npz-stored] [--label-dtype uint8|int16|int32]
-                          [--label-scale SLOPE,INTER] [--voxel-csv FILE] [--seed S]
+                          [--label-scale SLOPE,INTER] [--voxel-csv FILE] [--seed S] [--jobs N]
 
 The model. Every case has a smooth random "anatomy": for each foreground class a few
 axis-aligned Gaussian ellipsoids (separable, so a 240x240x155 volume costs a few outer products)
@@ -46,6 +46,8 @@ same whatever --cases is (its random stream is seeded by (seed, i)). gzip is lev
 so a rerun writes identical bytes.
 """
 import argparse
+import collections
+import functools
 import gzip
 import json
 import os
@@ -211,6 +213,50 @@ def voxel_rows(case, label_values_flat, probs_flat):
     return [f"{case},{lab}," + ",".join(map(repr, row)) + "\n" for lab, row in zip(labels, rows)]
 
 
+CaseConfig = collections.namedtuple(
+    "CaseConfig", "seed shape values regions t_lo t_hi store_dtype out affine label_dtype scale "
+    "fmts npz_key npz_stored csv")
+
+
+def make_case(cfg, i):
+    """Generates and writes case i (its random stream is seeded by (seed, i), so any process
+    may make it); returns its temperature and, with a voxel CSV, the CSV lines of each file."""
+    case = f"case{i:03d}"
+    rng = np.random.default_rng([cfg.seed, i])
+    t_lo, t_hi = cfg.t_lo, cfg.t_hi
+    temp = float(np.exp(rng.uniform(np.log(t_lo), np.log(t_hi)))) if t_hi > t_lo else t_lo
+    z = case_logits(rng, cfg.shape, len(cfg.values))
+    k = draw_labels(rng, z)
+    p = (predict_regions(z, temp, cfg.regions, cfg.values) if cfg.regions
+         else predict_softmax(z, temp))
+    del z
+    # one rounding to the stored type; every format then holds the same numbers
+    p = p.astype(cfg.store_dtype).astype(np.float32)
+    probs_xyzc = np.moveaxis(p, 0, -1)  # (X, Y, Z, C) view
+    label_map = np.array(cfg.values, np.int64)[k]
+    write_label_map(os.path.join(cfg.out, "labels", case + ".nii.gz"), label_map, cfg.affine,
+                    cfg.label_dtype, cfg.scale)
+    if "nifti" in cfg.fmts:
+        img = nib.Nifti1Image(np.ascontiguousarray(probs_xyzc), cfg.affine)
+        img.header.set_data_dtype(np.float32)
+        nib.save(img, os.path.join(cfg.out, "nifti", case + ".nii.gz"))
+    if "npz" in cfg.fmts:
+        write_npz(os.path.join(cfg.out, "npz", case + ".npz"), probs_xyzc.astype(cfg.store_dtype),
+                  cfg.npz_key, cfg.npz_stored)
+    chunks = []
+    if cfg.csv:
+        # NIfTI on-disk order: x fastest = Fortran order of (X, Y, Z)
+        lab_flat = label_map.ravel(order="F")
+        p_flat = p.transpose(0, 3, 2, 1).reshape(p.shape[0], -1).T
+        if cfg.regions:
+            for r, (_, members) in enumerate(cfg.regions):
+                y = np.isin(lab_flat, members).astype(np.int64)
+                chunks.append(voxel_rows(case, y, p_flat[:, r:r + 1]))
+        else:
+            chunks.append(voxel_rows(case, lab_flat, p_flat))
+    return temp, chunks
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -235,6 +281,8 @@ def main(argv=None):
     ap.add_argument("--spacing", default="1,1,1", help="voxel size in mm (the affine)")
     ap.add_argument("--voxel-csv", help="also write the voxels as calscope's per-voxel CSV")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="cases made in parallel processes (the same files whatever N)")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
 
@@ -243,6 +291,8 @@ def main(argv=None):
         fail(f"--shape '{a.shape}': expected three positive sizes X,Y,Z")
     if a.cases < 1:
         fail("--cases must be >= 1")
+    if a.jobs < 1:
+        fail("--jobs must be >= 1")
     if a.label_values:
         values = parse_ints(a.label_values, "--label-values")
         if a.classes != 4 and len(values) != a.classes:
@@ -290,45 +340,29 @@ def main(argv=None):
 
     manifest = {f: ["case,probs,labels\n"] for f in fmts}
     temps = []
-    lut = np.array(values, np.int64)
     store_dtype = np.float16 if a.npz_dtype == "float16" else np.float32
-    for i in range(a.cases):
+    cfg = CaseConfig(a.seed, shape, values, regions, t_lo, t_hi, store_dtype, out, affine,
+                     label_dtype, scale, fmts, a.npz_key, a.npz_stored, bool(csv_files))
+    if a.jobs > 1:
+        import multiprocessing
+        pool = multiprocessing.Pool(a.jobs)
+        made = pool.imap(functools.partial(make_case, cfg), range(a.cases))
+    else:
+        pool, made = None, (make_case(cfg, i) for i in range(a.cases))
+    # in case order whatever the jobs: the manifests and the CSV are the same
+    for i, (temp, chunks) in enumerate(made):
         case = f"case{i:03d}"
-        rng = np.random.default_rng([a.seed, i])
-        temp = float(np.exp(rng.uniform(np.log(t_lo), np.log(t_hi)))) if t_hi > t_lo else t_lo
         temps.append(temp)
-        z = case_logits(rng, shape, len(values))
-        k = draw_labels(rng, z)
-        p = predict_regions(z, temp, regions, values) if regions else predict_softmax(z, temp)
-        del z
-        # one rounding to the stored type; every format then holds the same numbers
-        p = p.astype(store_dtype).astype(np.float32)
-        probs_xyzc = np.moveaxis(p, 0, -1)  # (X, Y, Z, C) view
-        label_map = lut[k]
-        write_label_map(os.path.join(out, "labels", case + ".nii.gz"), label_map, affine,
-                        label_dtype, scale)
-        lab_rel = f"labels/{case}.nii.gz"
-        if "nifti" in fmts:
-            img = nib.Nifti1Image(np.ascontiguousarray(probs_xyzc), affine)
-            img.header.set_data_dtype(np.float32)
-            nib.save(img, os.path.join(out, "nifti", case + ".nii.gz"))
-            manifest["nifti"].append(f"{case},nifti/{case}.nii.gz,{lab_rel}\n")
-        if "npz" in fmts:
-            write_npz(os.path.join(out, "npz", case + ".npz"), probs_xyzc.astype(store_dtype),
-                      a.npz_key, a.npz_stored)
-            manifest["npz"].append(f"{case},npz/{case}.npz,{lab_rel}\n")
-        if csv_files:
-            # NIfTI on-disk order: x fastest = Fortran order of (X, Y, Z)
-            lab_flat = label_map.ravel(order="F")
-            p_flat = p.transpose(0, 3, 2, 1).reshape(p.shape[0], -1).T
-            if regions:
-                for r, (_, members) in enumerate(regions):
-                    y = np.isin(lab_flat, members).astype(np.int64)
-                    csv_files[r].writelines(voxel_rows(case, y, p_flat[:, r:r + 1]))
-            else:
-                csv_files[0].writelines(voxel_rows(case, lab_flat, p_flat))
+        for f in fmts:
+            ext = ".nii.gz" if f == "nifti" else ".npz"
+            manifest[f].append(f"{case},{f}/{case}{ext},labels/{case}.nii.gz\n")
+        for fh, lines in zip(csv_files or [], chunks):
+            fh.writelines(lines)
         if not a.quiet:
             print(f"make_volumes: {case} T={temp:.3f}", file=sys.stderr)
+    if pool:
+        pool.close()
+        pool.join()
 
     for f in csv_files or []:
         f.close()

@@ -31,7 +31,7 @@ expect_rc_is() { if [ "$RC" -eq "$2" ]; then ok "$1"; else not_ok "$1" "exit $RC
 expect_rc_is "NIfTI manifest on 2 workers: exit 0" 0
 same_file "NIfTI manifest: merged shards == single-machine reduce (cmp)" "$TMP/one.stats" "$TMP/dask.stats"
 expect_match "progress names each shard and its worker" 'shard [0-9]/4 \(case00[0-9]\.\.case00[0-9]\) on .*: done' "$ERR"
-left=$(cd "$TMP/s" && ls -A | grep -c '^\.calscope-shard' || true)
+left=$(find "$TMP/s" -maxdepth 1 -name '.calscope-shard*' | wc -l)
 expect_match "no shard manifest left beside the manifest" '^0$' "$left"
 
 timeout "$LIVE" "$CALSCOPE" reduce -o "$TMP/one_npz.stats" --label-values 0,1,2,4 "$TMP/s/manifest_npz.csv"
@@ -44,6 +44,12 @@ timeout "$LIVE" "$CALSCOPE" reduce -o "$TMP/one_reg.stats" --regions "$REG" "$TM
 run DASK -o "$TMP/dask_reg.stats" --regions "$REG" "$TMP/r/manifest.csv"
 expect_rc_is "regions manifest: exit 0" 0
 same_file "regions: merged == single-machine (cmp)" "$TMP/one_reg.stats" "$TMP/dask_reg.stats"
+
+# --data-root: the manifest read here, the data where the workers see it (here: elsewhere)
+mkdir -p "$TMP/client" && cp "$TMP/s/manifest.csv" "$TMP/client/"
+run DASK -o "$TMP/root.stats" --data-root "$TMP/s" --label-values 0,1,2,4 "$TMP/client/manifest.csv"
+expect_rc_is "--data-root: exit 0" 0
+same_file "--data-root: merged == single-machine (cmp)" "$TMP/one.stats" "$TMP/root.stats"
 
 # a failing shard: case002's probabilities truncated -> exit 1, its message, nothing merged
 head -c 2000 "$TMP/s/nifti/case002.nii.gz" >"$TMP/t" && mv "$TMP/t" "$TMP/s/nifti/case002.nii.gz"

@@ -25,6 +25,9 @@ $CHECK layout "$TMP/a" "$TMP/a/vox.csv"
 $GEN --out "$TMP/b" --cases 3 --shape 13,11,7 --voxel-csv "$TMP/b/vox.csv"
 if diff -r "$TMP/a" "$TMP/b" >/dev/null; then ok "rerun with the same seed: identical files"
 else not_ok "rerun with the same seed: identical files" "$(diff -rq "$TMP/a" "$TMP/b" | head -5)"; fi
+$GEN --out "$TMP/j" --cases 3 --shape 13,11,7 --voxel-csv "$TMP/j/vox.csv" --jobs 2
+if diff -r "$TMP/a" "$TMP/j" >/dev/null; then ok "--jobs 2: the same files"
+else not_ok "--jobs 2: the same files" "$(diff -rq "$TMP/a" "$TMP/j" | head -5)"; fi
 $GEN --out "$TMP/c" --cases 1 --shape 13,11,7
 if cmp -s "$TMP/a/npz/case000.npz" "$TMP/c/npz/case000.npz"; then ok "case000 is the same with --cases 1"
 else not_ok "case000 is the same with --cases 1"; fi
