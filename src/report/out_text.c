@@ -140,7 +140,10 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
         else fprintf(out, "  %-9s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
                      f->stats_fine ? " (" : mi->only ? " (" : "",
-                     f->stats_fine ? "not exact from statistics" : mi->only ? mi->only : "",
+                     f->stats_fine ? (f->stats_regions && id == CS_METRIC_ACCURACY
+                                      ? "top-1 is undefined for independent sigmoid regions"
+                                      : "not exact from statistics")
+                     : mi->only ? mi->only : "",
                      f->stats_fine || mi->only ? ")" : "");
     }
     if (excl) rep_ci_note(out, f->m.ci.method);

@@ -96,6 +96,11 @@ run "$CALSCOPE" report --format json "$TMP/stats.csv"
 expect_eq "not exact from statistics: null in JSON" "[None, None, None, None, None, None, None]" \
     "$(json_get '[d["files"][0]["metrics"].get(k, "absent") for k in ("rece_g", "aece", "smece", "l2ce", "l2ce_debiased", "ece_sweep", "rece_m")]')"
 
+# ---- regions: no top-1, said in place of accuracy ----
+run "$CALSCOPE" report --regions 'WT=1,2,4;TC=1,4;ET=4' --lens classwise samples/seg/regions/manifest.csv
+expect_eq "regions: exit 0" 0 "$RC"
+expect_match "regions: accuracy says why it is n/a" 'accuracy +n/a .*top-1 is undefined for independent sigmoid regions' "$OUT"
+
 # ---- a manifest is reduced on the fly: the same report as its statistics file ----
 run "$CALSCOPE" report --format json "$TMP/stats.csv"; want=$(json_get 'd["files"][0]["metrics"]["ece"]')
 run "$CALSCOPE" report --format json "$TMP/manifest.csv"
