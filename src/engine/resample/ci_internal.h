@@ -4,6 +4,7 @@
 #ifndef CALSCOPE_CI_INTERNAL_H
 #define CALSCOPE_CI_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,5 +42,25 @@ void cs_ci_finish(cs_ci *out, const double *values, size_t R, const double *jack
  * resampled va/vb[rep][metric] (R resamples); col and tmp hold R doubles. */
 void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, const double *va,
                            const double *vb, size_t R, double *col, double *tmp);
+
+/* The run state of one parallel resampling call (runner.c): threads, cancel, progress in
+ * parts per million of `total` units, and the first hard error of a task (not cancellation).
+ * init and finish on the calling thread; cancelled, tick and fail from any task. */
+typedef struct cs_runner {
+    const atomic_int *cancel;
+    atomic_int *progress;
+    int threads;             /* run->threads, or the core count; at most CS_THREADS_MAX */
+    size_t total;            /* progress units */
+    atomic_size_t done;
+    atomic_int failed;
+} cs_runner;
+void cs_runner_init(cs_runner *rn, const cs_run *run, size_t total);
+int cs_runner_cancelled(const cs_runner *rn);
+/* One unit done: progress only ever moves forward. */
+void cs_runner_tick(cs_runner *rn);
+/* Records st when it is the first hard error. */
+void cs_runner_fail(cs_runner *rn, cs_status st);
+/* After the parallel part: the call's status (the error, cancelled, or CS_OK with progress 1). */
+cs_status cs_runner_finish(cs_runner *rn, cs_error *err);
 
 #endif

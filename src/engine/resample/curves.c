@@ -81,53 +81,7 @@ void cs_curve_free(cs_curve *c)
 
 /* ---- shared run state ------------------------------------------------------------------- */
 
-typedef struct runner {
-    const atomic_int *cancel;
-    atomic_int *progress;
-    int threads;
-    size_t total;            /* progress units */
-    atomic_size_t done;
-    atomic_int failed;       /* first hard error status of a task (not cancellation) */
-} runner;
-
-static void runner_init(runner *rn, const cs_run *run, size_t total)
-{
-    rn->cancel = run ? run->cancel : NULL;
-    rn->progress = run ? run->progress_ppm : NULL;
-    int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
-    rn->threads = t > 256 ? 256 : t;
-    rn->total = total ? total : 1;
-    atomic_init(&rn->done, 0);
-    atomic_init(&rn->failed, CS_OK);
-    if (rn->progress)
-        atomic_store(rn->progress, 0);
-}
-
-static int runner_cancelled(const runner *rn)
-{
-    return rn->cancel && atomic_load_explicit(rn->cancel, memory_order_relaxed);
-}
-
-static void runner_tick(runner *rn)
-{
-    size_t d = atomic_fetch_add(&rn->done, 1) + 1;
-    if (!rn->progress)
-        return;
-    int ppm = (int)((double)d / (double)rn->total * 1e6);
-    if (ppm > 1000000)
-        ppm = 1000000;
-    /* Concurrent ticks may finish out of order: only ever move forward. */
-    int cur = atomic_load(rn->progress);
-    while (cur < ppm && !atomic_compare_exchange_weak(rn->progress, &cur, ppm))
-        ;
-}
-
-static void runner_fail(runner *rn, cs_status st)
-{
-    int expect = CS_OK;
-    if (st != CS_OK && st != CS_ECANCELLED)
-        atomic_compare_exchange_strong(&rn->failed, &expect, (int)st);
-}
+typedef cs_runner runner;
 
 /* Evaluates idx on p and writes every metric of `mask` into row[]; NAN for the others. */
 static cs_status eval_row(runner *rn, const cs_prepared *p, const uint32_t *idx, size_t n,
@@ -140,23 +94,10 @@ static cs_status eval_row(runner *rn, const cs_prepared *p, const uint32_t *idx,
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = (st == CS_OK && (mask & CS_METRIC_BIT(m))) ? cs_metric_value(&res, m) : NAN;
     cs_result_free(&res);
-    runner_fail(rn, st);
+    cs_runner_fail(rn, st);
     return st;
 }
 
-/* After the parallel part: the call's status. */
-static cs_status runner_finish(runner *rn, cs_error *err)
-{
-    int f = atomic_load(&rn->failed);
-    if (f != CS_OK)
-        return cs_error_set(err, (cs_status)f, 0, 0, "resampling: %s",
-                            f == CS_ENOMEM ? "out of memory" : "a replicate could not be evaluated");
-    if (runner_cancelled(rn))
-        return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    if (rn->progress)
-        atomic_store(rn->progress, 1000000);
-    return CS_OK;
-}
 
 /* Per-thread index buffers. */
 typedef struct scratch {
@@ -254,7 +195,7 @@ static void size_task(void *vctx, size_t i, int worker)
          * not depend on the order of idx, so the numbers are exactly those on all rows. */
         memcpy(x->values + i * CS_METRIC_COUNT, x->c->points[pt].full,
                CS_METRIC_COUNT * sizeof *x->values);
-        runner_tick(&x->rn);
+        cs_runner_tick(&x->rn);
         return;
     }
     cs_rng rng;
@@ -267,7 +208,7 @@ static void size_task(void *vctx, size_t i, int worker)
     else
         cs_draw_without(&rng, s->perm, x->n, k, s->undo, s->idx);
     eval_row(&x->rn, x->p, s->idx, k, x->o->metrics, x->values + i * CS_METRIC_COUNT);
-    runner_tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t n, cs_error *err)
@@ -351,7 +292,7 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
             kmax = c->points[i].rows;
     }
     size_ctx x = { .p = p, .o = o, .c = c, .n = n, .R = R };
-    runner_init(&x.rn, run, o->n_points * R + 1);
+    cs_runner_init(&x.rn, run, o->n_points * R + 1);
     x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, o->replace ? 0 : n, kmax, 0);
     if (!x.values || !x.sc) {
@@ -360,12 +301,12 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
     }
     double full[CS_METRIC_COUNT];
     if (eval_row(&x.rn, p, NULL, n, o->metrics, full) == CS_OK) {
-        runner_tick(&x.rn);
+        cs_runner_tick(&x.rn);
         for (size_t i = 0; i < o->n_points; i++)
             memcpy(c->points[i].full, full, sizeof full);
         cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
     }
-    if (runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, R, err))
+    if (cs_runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, R, err))
         goto fail;
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
@@ -410,13 +351,13 @@ static void bins_task(void *vctx, size_t rep, int worker)
     }
     for (size_t pt = 0; pt < x->o->n_points; pt++) {
         double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
-        if (runner_cancelled(&x->rn)) {
+        if (cs_runner_cancelled(&x->rn)) {
             for (int m = 0; m < CS_METRIC_COUNT; m++)
                 row[m] = NAN;
             continue;
         }
         eval_row(&x->rn, x->prep[pt], s->idx, x->n, x->o->metrics, row);
-        runner_tick(&x->rn);
+        cs_runner_tick(&x->rn);
     }
 }
 
@@ -492,7 +433,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
     }
-    runner_init(&x.rn, run, o->n_points * (x.R + 1));
+    cs_runner_init(&x.rn, run, o->n_points * (x.R + 1));
     for (size_t i = 0; i < o->n_points; i++) {
         cs_settings si = *s;
         if (kd)
@@ -524,11 +465,11 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
         c->points[i].rows = x.n;
         if (eval_row(&x.rn, x.prep[i], NULL, x.n, o->metrics, c->points[i].full) != CS_OK)
             break;
-        runner_tick(&x.rn);
+        cs_runner_tick(&x.rn);
     }
     if (atomic_load(&x.rn.failed) == CS_OK)
         cs_parallel_for(x.rn.threads, x.R, bins_task, &x, x.rn.cancel);
-    if (runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, x.R, err))
+    if (cs_runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, x.R, err))
         goto fail;
     cs_curve_flag_stable(c, o->stable_metric);
     goto done;
@@ -564,7 +505,7 @@ static void ci_task(void *vctx, size_t i, int worker)
     cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
     cs_draw_with(&rng, x->n, x->n, s->idx);
     eval_row(&x->rn, x->p, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
-    runner_tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 /* BCa's jackknife: task g evaluates every sample whose group is not g (in ascending order). */
@@ -587,7 +528,7 @@ static void jack_task(void *vctx, size_t g, int worker)
         if (x->group[i] != g)
             idx[k++] = (uint32_t)i;
     eval_row(x->rn, x->p, idx, k, x->mask, x->values + g * CS_METRIC_COUNT);
-    runner_tick(x->rn);
+    cs_runner_tick(x->rn);
 }
 
 void cs_jack_groups(size_t n, size_t G, uint64_t seed, uint32_t *perm, uint8_t *group)
@@ -687,7 +628,7 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
         return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
     size_t R = (size_t)repeats;
     size_t G = method == CS_CI_BCA ? (x.n <= CS_CI_JACK_GROUPS ? x.n : CS_CI_JACK_GROUPS) : 0;
-    runner_init(&x.rn, run, R + 1 + G);
+    cs_runner_init(&x.rn, run, R + 1 + G);
     x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
     double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp), *jack = NULL;
@@ -698,14 +639,14 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
         goto done;
     }
     if (eval_row(&x.rn, p, NULL, x.n, metrics, out->value) == CS_OK) {
-        runner_tick(&x.rn);
+        cs_runner_tick(&x.rn);
         cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
-        if (G && !runner_cancelled(&x.rn) && jackknife(&x.rn, p, metrics, x.n, seed, x.sc, &jack) == 0) {
+        if (G && !cs_runner_cancelled(&x.rn) && jackknife(&x.rn, p, metrics, x.n, seed, x.sc, &jack) == 0) {
             st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
             goto done;
         }
     }
-    st = runner_finish(&x.rn, err);
+    st = cs_runner_finish(&x.rn, err);
     if (st == CS_OK) {
         out->metrics = metrics;
         out->repeats = repeats;
@@ -759,7 +700,7 @@ static void cmp_task(void *vctx, size_t i, int worker)
     else
         for (int m = 0; m < CS_METRIC_COUNT; m++)
             x->vb[i * CS_METRIC_COUNT + (size_t)m] = NAN;
-    runner_tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, const double *va_all,
@@ -858,7 +799,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     }
     x.ia = ia;
     x.ib = ib;
-    runner_init(&x.rn, run, R + 1);
+    cs_runner_init(&x.rn, run, R + 1);
     x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
     x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
     x.sc = scratch_new(x.rn.threads, 0, x.n, 1);
@@ -871,10 +812,10 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
     if (eval_row(&x.rn, x.pa, ia, x.n, metrics, fa) == CS_OK &&
         eval_row(&x.rn, x.pb, ib, x.n, metrics, fb) == CS_OK) {
-        runner_tick(&x.rn);
+        cs_runner_tick(&x.rn);
         cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
     }
-    st = runner_finish(&x.rn, err);
+    st = cs_runner_finish(&x.rn, err);
     if (st != CS_OK)
         goto done;
     out->n_pairs = x.n;

@@ -18,53 +18,7 @@
 
 /* ---- run state and per-thread scratch --------------------------------------------------- */
 
-typedef struct runner {
-    const atomic_int *cancel;
-    atomic_int *progress;
-    int threads;
-    size_t total;
-    atomic_size_t done;
-    atomic_int failed;       /* first hard error (not cancellation) */
-} runner;
-
-static void runner_init(runner *rn, const cs_run *run, size_t total)
-{
-    rn->cancel = run ? run->cancel : NULL;
-    rn->progress = run ? run->progress_ppm : NULL;
-    int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
-    rn->threads = t > CS_THREADS_MAX ? CS_THREADS_MAX : t;
-    rn->total = total ? total : 1;
-    atomic_init(&rn->done, 0);
-    atomic_init(&rn->failed, CS_OK);
-    if (rn->progress) atomic_store(rn->progress, 0);
-}
-
-static int cancelled(const runner *rn)
-{
-    return rn->cancel && atomic_load_explicit(rn->cancel, memory_order_relaxed);
-}
-
-static void tick(runner *rn)
-{
-    size_t d = atomic_fetch_add(&rn->done, 1) + 1;
-    if (!rn->progress) return;
-    double f = (double)d / (double)rn->total;
-    int ppm = f >= 1 ? 1000000 : (int)(f * 1e6);
-    int cur = atomic_load(rn->progress);
-    while (cur < ppm && !atomic_compare_exchange_weak(rn->progress, &cur, ppm))
-        ;
-}
-
-static cs_status finish(runner *rn, cs_error *err)
-{
-    int f = atomic_load(&rn->failed);
-    if (f != CS_OK)
-        return cs_error_set(err, (cs_status)f, 0, 0, "resampling: %s",
-                            f == CS_ENOMEM ? "out of memory" : "a replicate could not be evaluated");
-    if (cancelled(rn)) return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    if (rn->progress) atomic_store(rn->progress, 1000000);
-    return CS_OK;
-}
+typedef cs_runner runner;
 
 typedef struct scratch {
     uint32_t *idx, *w, *perm, *undo;
@@ -117,10 +71,7 @@ static void eval_row(runner *rn, const seg_prob *p, const uint32_t *w, unsigned 
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = st == CS_OK && (mask & CS_METRIC_BIT(m)) ? cs_metric_value(&r, m) : NAN;
     if (st == CS_OK) cs_result_free(&r);
-    else if (st != CS_EEMPTY) {
-        int expect = CS_OK;
-        atomic_compare_exchange_strong(&rn->failed, &expect, (int)st);
-    }
+    else if (st != CS_EEMPTY) cs_runner_fail(rn, st);
 }
 
 static cs_status check_repeats(int repeats, cs_error *err)
@@ -157,7 +108,7 @@ static void ci_task(void *vctx, size_t i, int worker)
     cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
     cs_draw_with(&rng, x->p->na, x->p->na, s->idx);
     eval_row(&x->rn, x->p, weights(s, x->p->na, x->p->na), x->mask, x->values + i * CS_METRIC_COUNT);
-    tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 /* Jackknife group g: every case whose group is not g, once. */
@@ -167,7 +118,7 @@ static void jack_task(void *vctx, size_t g, int worker)
     scratch *s = &x->sc[worker];
     for (size_t a = 0; a < x->p->na; a++) s->w[a] = x->group[a] != g;
     eval_row(&x->rn, x->p, s->w, x->mask, x->jack + g * CS_METRIC_COUNT);
-    tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t seed,
@@ -180,7 +131,7 @@ cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t s
     size_t R = (size_t)repeats, na = p->na;
     size_t G = method == CS_CI_BCA ? (na <= CS_CI_JACK_GROUPS ? na : CS_CI_JACK_GROUPS) : 0;
     ci_ctx x = { .p = p, .mask = mask, .seed = seed };
-    runner_init(&x.rn, run, R + 1 + G);
+    cs_runner_init(&x.rn, run, R + 1 + G);
     x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, na);
     double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
@@ -194,14 +145,14 @@ cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t s
         goto done;
     }
     eval_row(&x.rn, p, NULL, mask, out->value);
-    tick(&x.rn);
+    cs_runner_tick(&x.rn);
     cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
-    if (G && !cancelled(&x.rn)) {
+    if (G && !cs_runner_cancelled(&x.rn)) {
         cs_jack_groups(na, G, seed, perm, group);
         x.group = group;
         cs_parallel_for(x.rn.threads, G, jack_task, &x, x.rn.cancel);
     }
-    st = finish(&x.rn, err);
+    st = cs_runner_finish(&x.rn, err);
     if (st == CS_OK) {
         out->metrics = mask;
         out->repeats = repeats;
@@ -306,7 +257,7 @@ static void size_task(void *vctx, size_t i, int worker)
         else cs_draw_without(&rng, s->perm, na, k, s->undo, s->idx);
         eval_row(&x->rn, x->probs[0], weights(s, na, k), x->mask, row);
     }
-    tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_run *run,
@@ -327,7 +278,7 @@ cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     if (!c) return NULL;
     size_t R = (size_t)o->repeats;
     curve_ctx x = { .probs = &p, .o = o, .c = c, .mask = mask, .R = R };
-    runner_init(&x.rn, run, o->n_points * R + 1);
+    cs_runner_init(&x.rn, run, o->n_points * R + 1);
     x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, p->na);
     if (!x.values || !x.sc) {
@@ -336,14 +287,14 @@ cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     }
     double full[CS_METRIC_COUNT];
     eval_row(&x.rn, p, NULL, mask, full);
-    tick(&x.rn);
+    cs_runner_tick(&x.rn);
     for (size_t i = 0; i < o->n_points; i++) {
         c->points[i].x = o->x[i];
         c->points[i].rows = cs_subset_size(o->x[i], p->na);   /* cases, the unit */
         memcpy(c->points[i].full, full, sizeof full);
     }
     cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
-    if (finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    if (cs_runner_finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
     return c;
@@ -366,12 +317,12 @@ static void bins_task(void *vctx, size_t rep, int worker)
     const uint32_t *w = weights(s, na, na);
     for (size_t pt = 0; pt < x->c->n_points; pt++) {
         double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
-        if (cancelled(&x->rn)) {
+        if (cs_runner_cancelled(&x->rn)) {
             for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
             continue;
         }
         eval_row(&x->rn, x->probs[pt], w, x->mask, row);
-        tick(&x->rn);
+        cs_runner_tick(&x->rn);
     }
 }
 
@@ -426,7 +377,7 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     c = curve_new(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
     if (!c) goto fail;
     x.c = c;
-    runner_init(&x.rn, run, np * (R + 1));
+    cs_runner_init(&x.rn, run, np * (R + 1));
     x.values = malloc(np * R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, p->na);
     if (!x.values || !x.sc) {
@@ -437,10 +388,10 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         c->points[i].x = M[i];
         c->points[i].rows = (size_t)voxels;
         eval_row(&x.rn, pp[i], NULL, mask, c->points[i].full);
-        tick(&x.rn);
+        cs_runner_tick(&x.rn);
     }
     cs_parallel_for(x.rn.threads, R, bins_task, &x, x.rn.cancel);
-    if (finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    if (cs_runner_finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
     cs_curve_flag_stable(c, o->stable_metric);
     goto done;
 fail:
@@ -475,7 +426,7 @@ static void cmp_task(void *vctx, size_t i, int worker)
     const uint32_t *w = weights(s, x->pa->na, x->pa->na);
     eval_row(&x->rn, x->pa, w, x->mask, x->va + i * CS_METRIC_COUNT);
     eval_row(&x->rn, x->pb, w, x->mask, x->vb + i * CS_METRIC_COUNT);
-    tick(&x->rn);
+    cs_runner_tick(&x->rn);
 }
 
 /* CS_OK when a and b hold the same case names (both ascending, segstats.h). */
@@ -524,7 +475,7 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     pb.cls = cb;
     size_t R = (size_t)repeats;
     cmp_ctx x = { .pa = &pa, .pb = &pb, .mask = mask, .seed = seed };
-    runner_init(&x.rn, run, R + 1);
+    cs_runner_init(&x.rn, run, R + 1);
     x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
     x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
     x.sc = scratch_new(x.rn.threads, pa.na);
@@ -542,9 +493,9 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     }
     eval_row(&x.rn, &pa, NULL, mask, fa);
     eval_row(&x.rn, &pb, NULL, mask, fb);
-    tick(&x.rn);
+    cs_runner_tick(&x.rn);
     cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
-    st = finish(&x.rn, err);
+    st = cs_runner_finish(&x.rn, err);
     if (st) goto done;
     out->by_id = 1;
     out->n_pairs = pa.na;
