@@ -428,8 +428,11 @@ def smece_at(f, y, s):
     t = np.linspace(0.0, 1.0, int(math.ceil(32 / s)) + 1)
     gt = g(t)
     cuts = [0.0]
+    sg = np.sign(gt)   # signs, not products: the tails underflow (a product of two would be 0)
     for i in range(1, len(t)):
-        if gt[i - 1] * gt[i] < 0:
+        if sg[i] == 0 and sg[i - 1] != 0:
+            cuts.append(t[i])         # a zero on the grid (or a stretch the kernels do not reach)
+        elif sg[i - 1] * sg[i] < 0:
             cuts.append(brentq(lambda x: g(np.array([x]))[0], t[i - 1], t[i], xtol=1e-15))
     cuts.append(1.0)
 

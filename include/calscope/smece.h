@@ -14,8 +14,9 @@
  *  - cs_smece_at / cs_smece_auto: the kernel sums exactly (every image of every sample within
  *    10 s of the point: the rest is below 1e-22 of the peak), the integral exactly between
  *    the sign changes of the smoothed residual (normal cdf differences), the sign changes found
- *    on a grid of step s/4 and refined to 1e-15. Two sign changes closer than s/4 are missed:
- *    the curve then stays within rounding of zero between them.
+ *    on a grid of step s/8 and refined to 1e-15. Two sign changes closer than s/8 can be
+ *    missed (the curve barely crosses zero between them): the integral is then low by the
+ *    area of that dip.
  *  - cs_smece_relplot: relplot's own discretised number (its grids, float64), for
  *    --compat relplot.
  *

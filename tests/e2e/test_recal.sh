@@ -18,8 +18,8 @@ expect_match "methods: top-k column = single-file --lens topk:3" "^True$" \
     "$(json_get "d['methods'][1]['metrics']['topk_ece'] == ${single_k}['ece'] and d['methods'][1]['metrics']['topk_ece_ci'] == ${single_k}['ece_ci']")"
 expect_match "methods: names" "^\['samples/digits_gnb.csv', 'samples/digits_logreg.csv', 'samples/digits_ts.csv', 'samples/digits_gnb.csv\+ts', 'samples/digits_gnb.csv\+hist', 'samples/digits_gnb.csv\+iso'\]$" \
     "$(json_get "[m['name'] for m in d['methods']]")"
-expect_match "methods: compare entries carry the method" "^True$" \
-    "$(json_get "len(d['compare']) == 50 and all(set(e) >= {'method','metric','a','b','diff','lo','hi','p_better'} for e in d['compare'])")"
+expect_match "methods: compare entries carry the method (5 methods x 14 columns)" "^True$" \
+    "$(json_get "len(d['compare']) == 70 and all(set(e) >= {'method','metric','a','b','diff','lo','hi','p_better'} for e in d['compare'])")"
 expect_match "methods: diff = method - reference" "^True$" \
     "$(json_get "all(abs(e['diff'] - (e['a'] - e['b'])) < 1e-12 for e in d['compare'])")"
 expect_match "methods: recalibration keeps the prediction (accuracy unchanged)" "^True$" \
