@@ -59,16 +59,16 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
         fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
                 "  p_better = share of resamples where A is better\n",
                 cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
-    fprintf(out, "  %-9s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
+    fprintf(out, "  %-13s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
     int ties = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (e->equal) {   /* rounding noise: no side is better */
-            fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8s\n", cs_metric_name(e->metric), e->a, e->b,
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8s\n", cs_metric_name(e->metric), e->a, e->b,
                     0.0, 0.0, 0.0, "=");
             ties = 1;
         } else {
-            fprintf(out, "  %-9s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
                     e->diff, e->lo, e->hi, e->p_better);
         }
     }
@@ -118,9 +118,9 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fputs("  no sample to measure: every metric is n/a\n\n", out);
         return;
     }
-    if (f->m.has_ci) fprintf(out, "  %-9s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
+    if (f->m.has_ci) fprintf(out, "  %-13s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
                            cs_ci_method_name(f->m.ci.method), f->m.ci.repeats, (unsigned long long)o->seed);
-    else fprintf(out, "  %-9s %10s\n", "metric", "value");
+    else fprintf(out, "  %-13s %10s\n", "metric", "value");
     int excl = 0, undefined = 0;
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
         const cs_metric_info *mi = cs_metric_at(m);
@@ -130,15 +130,15 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
             int x = cs_ci_excludes_value(&f->m.ci, id);
             excl |= x;
             if (isfinite(f->m.ci.lo[id]) && isfinite(f->m.ci.hi[id]))
-                fprintf(out, "  %-9s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->m.ci.lo[id], f->m.ci.hi[id],
+                fprintf(out, "  %-13s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->m.ci.lo[id], f->m.ci.hi[id],
                         x ? " !" : "");
             else {
-                fprintf(out, "  %-9s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
+                fprintf(out, "  %-13s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
                 undefined = 1;
             }
         }
-        else if (isfinite(v)) fprintf(out, "  %-9s %10.6f   %s\n", mi->key, v, mi->help);
-        else fprintf(out, "  %-9s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
+        else if (isfinite(v)) fprintf(out, "  %-13s %10.6f   %s\n", mi->key, v, mi->help);
+        else fprintf(out, "  %-13s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
                      f->stats_fine ? " (" : mi->only ? " (" : "",
                      f->stats_fine ? (f->stats_regions && id == CS_METRIC_ACCURACY
                                       ? "top-1 is undefined for independent sigmoid regions"
