@@ -109,7 +109,7 @@ expect_eq "real difference: no tie, p_better a number" "False True" \
 
 # ---- item 10: interval methods -----------------------------------------------------------------
 run "$CALSCOPE" report --ci 200 samples/digits_ts.csv
-expect_match "percentile interval that misses the value: marked" '^  sce         0\.004182   \[ 0\.004815,  0\.006712\] !$' "$OUT"
+expect_match "percentile interval that misses the value: marked" '^  sce             0\.004182   \[ 0\.004815,  0\.006712\] !$' "$OUT"
 expect_no_match "an interval that contains its value: not marked" '^  ece .*!$' "$OUT"
 expect_eq "the note under the table" \
 "  ! the interval does not contain the value: it is the percentile bootstrap of a biased
@@ -122,8 +122,8 @@ expect_eq "JSON: ci_info names the method and the metrics whose interval misses 
     "$(json_get "d['files'][0]['ci_info']['method'], d['files'][0]['ci_info']['excludes_value'], d['files'][0]['ci_info']['undefined'], d['files'][0]['ci_info']['bias']['sce'] > 0")"
 expect_eq "JSON: settings.ci_method" "percentile" "$(json_get "d['files'][0]['settings']['ci_method']")"
 run "$CALSCOPE" report --ci 200 --ci-method bca samples/digits_ts.csv
-expect_match "BCa undefined when every resample is on one side: n/a" '^  sce         0\.004182   \[      n/a,       n/a\]$' "$OUT"
-expect_match "BCa: the ECE interval contains the value" '^  ece         0\.007230   \[ 0\.00[0-6][0-9]+,  0\.00(72[4-9]|7[3-9]|[89])[0-9]*\]$' "$OUT"
+expect_match "BCa undefined when every resample is on one side: n/a" '^  sce             0\.004182   \[      n/a,       n/a\]$' "$OUT"
+expect_match "BCa: the ECE interval contains the value" '^  ece             0\.007230   \[ 0\.00[0-6][0-9]+,  0\.00(72[4-9]|7[3-9]|[89])[0-9]*\]$' "$OUT"
 expect_rc "--ci-method without --ci: usage error" 2 "$CALSCOPE" report --ci-method bca samples/digits_ts.csv
 expect_eq "--ci-method without --ci: message" \
     "calscope: --ci-method needs --ci, --compare or --recal
