@@ -105,10 +105,14 @@ readme-flags: $(BUILD)/gen_flags
 unit: $(UNIT_BIN)
 e2e: $(BIN)
 
+# The three variants build with every core (JOBS, default the core count; a -j given to make
+# itself wins); tools/run-tests.sh runs the tests that many at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+SUBJ := $(if $(findstring j,$(firstword -$(MAKEFLAGS))),,-j$(JOBS))
 test:
-	$(Q)$(MAKE) --no-print-directory BUILD=build $(BIN) unit
-	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined build-asan/calscope unit
-	$(Q)$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread tsan-unit
+	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build $(BIN) unit
+	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build-asan SANITIZE=address,undefined build-asan/calscope unit
+	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build-tsan SANITIZE=thread tsan-unit
 	$(Q)tools/run-tests.sh
 
 TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c tests/unit/test_reduce.c))

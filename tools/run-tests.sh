@@ -23,30 +23,62 @@ count_cmocka() { # $1 log, $2 name, $3 exit status
 # must pass beside `stress --cpu 2`): far above the slowest run under TSan on a loaded machine.
 UNIT_LIVENESS=1800 E2E_LIVENESS=1800
 
+# Jobs run CALSCOPE_TEST_JOBS at a time (default: the core count), each into its own log; the
+# results are then read back in a fixed order, so the output does not depend on the timing.
+# Running two at once is what `stress --cpu 2` beside the suite does anyway: no test may depend on
+# having the machine to itself.
+JOBS=${CALSCOPE_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$JOBS" -ge 1 ] 2>/dev/null || JOBS=1
+jobs_list=()
 for dir in build build-asan build-tsan; do
     [ -d "$dir/tests" ] || continue
-    echo "== unit tests ($dir)"
     for t in "$dir"/tests/test_*; do
-        [ -x "$t" ] || continue
-        log="$log_dir/$(basename "$t").log"
-        CALSCOPE_SAMPLES=samples timeout "$UNIT_LIVENESS" "$t" >"$log" 2>&1; rc=$?
-        count_cmocka "$log" "$dir/$(basename "$t")" "$rc"
+        [ -x "$t" ] && jobs_list+=("unit|$dir|$t")
+    done
+done
+for exe in build/calscope build-asan/calscope; do
+    [ -x "$exe" ] || continue
+    for t in tests/e2e/test_*.sh; do
+        [ -f "$t" ] && jobs_list+=("e2e|$exe|$t")
     done
 done
 
-for exe in build/calscope build-asan/calscope; do
-    [ -x "$exe" ] || continue
-    echo "== end-to-end tests ($exe)"
-    for t in tests/e2e/test_*.sh; do
-        [ -f "$t" ] || continue
-        log="$log_dir/$(basename "$t").e2e.log"
-        CALSCOPE="$exe" timeout "$E2E_LIVENESS" bash "$t" >"$log" 2>&1; rc=$?
+log_of() { # job -> its log file
+    local kind where t; IFS='|' read -r kind where t <<<"$1"
+    echo "$log_dir/$kind-${where//\//_}-$(basename "$t").log"
+}
+run_job() {
+    local kind where t log; IFS='|' read -r kind where t <<<"$1"; log=$(log_of "$1")
+    if [ "$kind" = unit ]; then
+        CALSCOPE_SAMPLES=samples timeout "$UNIT_LIVENESS" "$t" >"$log" 2>&1
+    else
+        CALSCOPE="$where" timeout "$E2E_LIVENESS" bash "$t" >"$log" 2>&1
+    fi
+    echo $? >"$log.rc"
+}
+running=0
+for j in "${jobs_list[@]}"; do
+    run_job "$j" &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+
+header=""
+for j in "${jobs_list[@]}"; do
+    IFS='|' read -r kind where t <<<"$j"
+    log=$(log_of "$j"); rc=$(cat "$log.rc" 2>/dev/null || echo 1)
+    h="== unit tests ($where)"; [ "$kind" = e2e ] && h="== end-to-end tests ($where)"
+    [ "$h" != "$header" ] && { echo "$h"; header=$h; }
+    if [ "$kind" = unit ]; then
+        count_cmocka "$log" "$where/$(basename "$t")" "$rc"
+    else
         p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
         if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
         pass=$((pass + p)); fail=$((fail + f))
-        if [ "$f" -ne 0 ]; then failed_names+=("$exe $t"); grep -A8 '^not ok ' "$log" | sed 's/^/    /' | head -60; fi
+        if [ "$f" -ne 0 ]; then failed_names+=("$where $t"); grep -A8 '^not ok ' "$log" | sed 's/^/    /' | head -60; fi
         printf '  %-44s %4d passed, %d failed\n' "$(basename "$t")" "$p" "$f"
-    done
+    fi
 done
 
 if [ ${#failed_names[@]} -gt 0 ]; then printf 'FAILED: %s\n' "${failed_names[@]}"; fi
