@@ -155,6 +155,7 @@ deps:
 
 samples: seg-samples
 	$(Q)/usr/bin/python3 tools/make_samples.py
+	$(Q)/usr/bin/python3 tools/make_bias_sample.py samples/synthetic_bias.csv --n 400 --a 2 --b 2 --affine 0.2,0.75 --seed 0
 
 # Synthetic segmentation volumes (tools/make_volumes.py; samples/README.md): a softmax set in
 # NIfTI and npz, and a BraTS-style regions set in npz. tests/e2e/test_make_volumes.sh checks

@@ -124,6 +124,11 @@ typedef struct cs_curve {
     int stable_first, stable_last;
     int stable_thin;             /* 1 when points were left out for having too few samples per
                                     bin (then no range, or a range over the dense points only) */
+    /* Bins curve only: the bin count ECE_sweep chooses on all N samples under the curve's
+     * binning (the report's ece_sweep_bins), so a user can set it beside the stable range.
+     * NAN where the sweep is undefined (kd-tree cells, distances other than tvd/l2, the size
+     * curve, statistics datasets). */
+    double sweep_bins;
 } cs_curve;
 
 /* The fewest samples per bin at which the bins curve claims stability. Below about 10 a bin's

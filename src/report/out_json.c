@@ -109,22 +109,27 @@ static void ci_info_json(FILE *out, const cs_ci *ci)
     fputs("}}", out);
 }
 
-static void stat_json(FILE *out, const cs_stat *st)
+/* bias: mean - truth (rep_curve_bias), written only when finite. */
+static void stat_json(FILE *out, const cs_stat *st, double bias)
 {
-    static const char *const keys[] = { "mean", "sd", "lo", "hi", "abs_dev" };
-    const double v[] = { st->mean, st->sd, st->lo, st->hi, st->abs_dev };
+    static const char *const keys[] = { "mean", "sd", "lo", "hi", "abs_dev", "bias" };
+    const double v[] = { st->mean, st->sd, st->lo, st->hi, st->abs_dev, bias };
     fputc('{', out);
-    rep_json_fields(out, keys, v, 5);
+    rep_json_fields(out, keys, v, isfinite(bias) ? 6 : 5);
     fputc('}', out);
 }
 
 /* by_case: a statistics dataset, whose resamples draw cases (rows = cases per replicate). */
-static void curve_json(FILE *out, const cs_curve *c, int by_case)
+static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
 {
     const char *xkey = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
     fprintf(out, ",\n     \"curve\": {\"kind\": \"%s\", \"repeats\": %d, \"replace\": %s, \"samples\": %zu",
             c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "true" : "false", c->n_samples);
     if (by_case) fputs(", \"unit\": \"cases\"", out);
+    if (c->kind == CS_CURVE_SIZE && isfinite(truth)) {
+        fputs(", \"truth\": ", out);
+        rep_json_num(out, truth);
+    }
     if (c->kind == CS_CURVE_BINS && c->stable_first >= 0) {
         const cs_curve_point *a = &c->points[c->stable_first], *b = &c->points[c->stable_last];
         fprintf(out, ", \"stable\": {\"metric\": \"%s\", \"from\": ", cs_metric_name(c->stable_metric));
@@ -135,8 +140,10 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case)
     } else if (c->kind == CS_CURVE_BINS) {
         fputs(", \"stable\": null", out);   /* no claim (e.g. too few samples per bin everywhere) */
     }
-    if (c->kind == CS_CURVE_BINS)
-        fprintf(out, ", \"stable_min_per_bin\": %d", CS_CURVE_MIN_PER_BIN);
+    if (c->kind == CS_CURVE_BINS) {
+        fprintf(out, ", \"stable_min_per_bin\": %d, \"sweep_bins\": ", CS_CURVE_MIN_PER_BIN);
+        rep_json_num(out, c->sweep_bins);   /* null where the sweep is undefined */
+    }
     fputs(", \"points\": [", out);
     for (size_t i = 0; i < c->n_points; i++) {
         const cs_curve_point *pt = &c->points[i];
@@ -148,7 +155,7 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case)
         for (int id = 0; id < CS_METRIC_COUNT; id++) {
             if (!(c->metrics & CS_METRIC_BIT(id))) continue;
             fprintf(out, "%s\"%s\": ", first ? "" : ", ", cs_metric_name(id));
-            stat_json(out, &pt->stat[id]);
+            stat_json(out, &pt->stat[id], rep_curve_bias(c, pt, id, truth));
             first = 0;
         }
         fputs("}}", out);
@@ -299,7 +306,7 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     }
     fputs("]}", out);
     if (f->m.has_cases) cases_json(out, &f->m.cases);
-    if (f->m.curve) curve_json(out, f->m.curve, f->stats_fine != 0);
+    if (f->m.curve) curve_json(out, f->m.curve, f->stats_fine != 0, o->true_ece_given ? o->true_ece : NAN);
     if (f->m.has_topk) {
         fputs(",\n     \"topk\": [", out);
         for (size_t i = 0; i < f->m.n_topk; i++) {

@@ -8,8 +8,15 @@
 #include "chart/chart.h"
 
 
-/* by_case: a statistics dataset, whose resamples draw cases. */
-static void curve_text(FILE *out, const cs_curve *c, int by_case)
+double rep_curve_bias(const cs_curve *c, const cs_curve_point *pt, int id, double truth)
+{
+    int estimates = id == CS_METRIC_ECE || id == CS_METRIC_ACE || id == CS_METRIC_RECE_G ||
+                    id == CS_METRIC_SMECE || id == CS_METRIC_ECE_SWEEP;
+    return c->kind == CS_CURVE_SIZE && estimates && isfinite(truth) ? pt->stat[id].mean - truth : NAN;
+}
+
+/* by_case: a statistics dataset, whose resamples draw cases. truth: --true-ece or NAN. */
+static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
 {
     const char *xname = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
     fprintf(out, "  %s curve: %d repeats %s replacement, N=%zu%s; mean, sd, 2.5-97.5%% range, mean |dev|\n",
@@ -22,10 +29,13 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case)
         for (size_t i = 0; i < c->n_points; i++) {
             const cs_curve_point *pt = &c->points[i];
             const cs_stat *st = &pt->stat[id];
-            fprintf(out, "  %-8s %8g %7zu %9.6f %9.6f %9.6f %9.6f %9.6f%s\n", "", pt->x, pt->rows, st->mean, st->sd,
+            fprintf(out, "  %-8s %8g %7zu %9.6f %9.6f %9.6f %9.6f %9.6f%s", "", pt->x, pt->rows, st->mean, st->sd,
                     st->lo, st->hi, st->abs_dev,
                     c->kind == CS_CURVE_BINS && id == c->stable_metric && (int)i >= c->stable_first &&
                     (int)i <= c->stable_last && c->stable_first >= 0 ? "  stable" : "");
+            double bias = rep_curve_bias(c, pt, id, truth);
+            if (isfinite(bias)) fprintf(out, "  bias %+.6f", bias);
+            fputc('\n', out);
         }
     }
     if (c->kind == CS_CURVE_BINS && c->stable_thin)
@@ -33,6 +43,14 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case)
                 "  (N/M for M bins, gamma*N for kd-tree cells)\n",
                 c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
                 CS_CURVE_MIN_PER_BIN);
+    if (c->kind == CS_CURVE_SIZE && isfinite(truth))
+        fprintf(out, "  true top-1 ECE %.6f (--true-ece); bias = mean - true ECE, for the estimators of it\n"
+                "  (ece, ace, rece_g, smece, ece_sweep)\n", truth);
+    else if (c->kind == CS_CURVE_SIZE)
+        fputs("  abs_dev is the deviation from the metric on all samples, not bias (the true value is\n"
+              "  unknown; on a synthetic file give it with --true-ece X)\n", out);
+    if (c->kind == CS_CURVE_BINS && isfinite(c->sweep_bins))
+        fprintf(out, "  ECE_sweep on all samples chooses M=%.0f (the report's ece_sweep_bins)\n", c->sweep_bins);
     fputc('\n', out);
 }
 
@@ -177,7 +195,7 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
         fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
     }
-    if (f->m.curve) curve_text(out, f->m.curve, f->stats_fine != 0);
+    if (f->m.curve) curve_text(out, f->m.curve, f->stats_fine != 0, o->true_ece_given ? o->true_ece : NAN);
     if (f->m.has_topk) {
         fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
         for (size_t i = 0; i < f->m.n_topk; i++) {

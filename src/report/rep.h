@@ -128,6 +128,11 @@ void rep_csv_field(FILE *out, const char *s);
 void rep_csv_num(FILE *out, double v);
 void rep_json_num(FILE *out, double v);
 void rep_json_fields(FILE *out, const char *const *keys, const double *vals, size_t n);
+/* The size curve's bias against --true-ece (a top-1 ECE): the metric's mean over the subsets
+ * minus the truth, for the metrics that estimate that quantity (ece, ace, rece_g, smece,
+ * ece_sweep), NAN for the others (accuracy, mce, Brier, NLL, L2 errors measure something else)
+ * and when no truth was given (truth NAN). Text and JSON both take it from here (out_text.c). */
+double rep_curve_bias(const cs_curve *c, const cs_curve_point *pt, int id, double truth);
 /* The keys of a paired-comparison entry, in order: a, b, diff, lo, hi, p_better. */
 extern const char *const rep_compare_keys[6];
 

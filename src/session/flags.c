@@ -429,6 +429,17 @@ static int p_probs(ss_opts *o, const char *v) { o->probs_dir = v; return 0; }
 static int p_prob_suffix(ss_opts *o, const char *v) { o->prob_suffix = v; return 0; }
 static int p_merge(ss_opts *o, const char *v) { (void)v; o->merge = 1; return 0; }
 
+/* --true-ece X: known only for synthetic files (tools/make_bias_sample.py writes it). */
+static int p_true_ece(ss_opts *o, const char *v)
+{
+    double t;
+    if (!cs_parse_number(v, &t) || !(t >= 0 && t <= 1))
+        return ss_usage_error(o->front, "--true-ece: '%s' is not an ECE in [0, 1]", v);
+    o->true_ece = t;
+    o->true_ece_given = 1;
+    return 0;
+}
+
 static int p_affine_tol(ss_opts *o, const char *v)
 {
     double t;
@@ -560,6 +571,7 @@ PR(q_prob_suffix) { (void)i; SAY("%s", o->prob_suffix ? o->prob_suffix : ""); }
 PR(q_fine) { (void)i; if (o->fine) SAY("%d", o->fine); else SAY("%s", ""); }
 PR(q_label_values) { (void)i; SAY("%s", o->label_values ? o->label_values : ""); }
 PR(q_regions) { (void)i; SAY("%s", o->regions ? o->regions : ""); }
+PR(q_true_ece) { (void)i; if (o->true_ece_given) num(b, n, o->true_ece); else SAY("%s", ""); }
 PR(q_affine_tol) { (void)i; if (o->affine_tol_given) num(b, n, o->affine_tol); else SAY("%s", ""); }
 PR(q_threads) { (void)i; if (resampled(o) && o->threads_given) SAY("%d", o->threads); else SAY("%s", ""); }
 PR(q_compat)
@@ -653,6 +665,9 @@ static const ss_flag table[] = {
     { "--bins-list", "LIST", R, SEC_RESAMPLING, p_bins_list, q_bins_list, 0,
       "bins curve M values (default 5,10,15,20,30,50,100,200,500,1000;\n"
       "gamma values with --binning kdtree)", NULL },
+    { "--true-ece", "X", R, SEC_RESAMPLING, p_true_ece, q_true_ece, 0,
+      "the file's true top-1 ECE (synthetic files: FILE.truth.json of\n"
+      "tools/make_bias_sample.py); the size curve adds each metric's bias = mean - X", NULL },
     { "--repeats", "R", RD, SEC_RESAMPLING, p_repeats, q_repeats, 0,
       "subsets per point (default 20 size, 200 bins; 1000 for --compare;\n"
       "at most 100000)",

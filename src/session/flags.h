@@ -99,6 +99,8 @@ typedef struct ss_opts {
     const char *probs_dir, *prob_suffix;  /* --probs DIR --prob-suffix S; --labels DIR is load.labels */
     double affine_tol;     /* --affine-tol T (default CS_REDUCE_AFFINE_TOL_DEFAULT) */
     int affine_tol_given, merge;
+    double true_ece;       /* --true-ece X: the file's true top-1 ECE (size curve bias) */
+    int true_ece_given;
 } ss_opts;
 
 #define SS_COMPAT_ALL CS_COMPAT_COUNT

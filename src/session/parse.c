@@ -124,6 +124,9 @@ static int check_report(ss_opts *o)
     if (o->curve_list_flag == 1 && o->curve != 1) return ss_usage_error(o->front, "--fractions needs --curve size");
     if (o->curve_list_flag == 2 && o->curve != 2) return ss_usage_error(o->front, "--bins-list needs --curve bins");
     if (o->replace && o->curve != 1) return ss_usage_error(o->front, "--replace needs --curve size");
+    if (o->true_ece_given && o->curve != 1) return ss_usage_error(o->front, "--true-ece needs --curve size");
+    if (o->true_ece_given && (o->settings.lens != CS_LENS_TOP1 || o->settings.distance != CS_DIST_TVD))
+        return ss_usage_error(o->front, "--true-ece is a top-1 ECE: it needs --lens top1 and --distance tvd");
     if (check_curve_list(o)) return 2;
     if (check_methods(o)) return 2;
     /* after check_methods: --recal implies --compare */

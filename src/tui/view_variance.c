@@ -148,8 +148,11 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
         snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
                  cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);
-    snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples%s; %s",
-             cu->kdtree ? "gamma" : "M", cu->repeats, by_case ? " of the cases" : "", range);
+    char sweep[32] = "";   /* the bin count ECE_sweep chooses on all samples (curves.h) */
+    if (isfinite(cu->sweep_bins))
+        snprintf(sweep, sizeof sweep, "; sweep M=%.0f", cu->sweep_bins);
+    snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples%s; %s%s",
+             cu->kdtree ? "gamma" : "M", cu->repeats, by_case ? " of the cases" : "", range, sweep);
     ch_curve cv;
     memset(&cv, 0, sizeof cv);
     cv.title = title;

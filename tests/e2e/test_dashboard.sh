@@ -134,6 +134,9 @@ check_screen "top-k bars show values" 'k=1 .*0\.[0-9]{4}'
 keys 3; check_screen "view 3: size curve with band" 'size curve: mean and 95% band over 20 subsets' 30
 check_screen "view 3: |sub-full| table" 'frac +rows +\|ECE d\|' 30
 check_screen "view 3: bins curve with stable range" 'bins curve: ECE vs M.*(stable M|no stable)' 30
+run "$CALSCOPE" report --format json --bins 16 --binning mass "$SAMPLE"   # the settings shown now
+check_screen "view 3: the bins curve's title names the sweep's M (the report's ece_sweep_bins)" \
+    "bins curve: ECE vs M.*; sweep M=$(json_get "d['files'][0]['metrics']['ece_sweep_bins']")\$" 30
 keys 4; check_screen "view 4: per-class ECE bars" 'per-class ECE'
 check_screen "view 4: Likert panel" 'high +\[0\.66,1\.00\] +[0-9]+ +(0\.[0-9]{4}|n/a)'
 keys 5; check_screen "view 5: Compare table" 'file +ECE +Brier +NLL'

@@ -80,4 +80,19 @@ run "$CALSCOPE" report --curve size --repeats 5 --seed 1 samples/breast_cancer_t
 expect_match "curve: smece has a size curve" "^  smece +fraction" "$OUT"
 expect_match "curve: ece_sweep has a size curve" "^  ece_sweep +fraction" "$OUT"
 
+# --- the bins curve marks the bin count ECE_sweep chooses (issue 13 item 5)
+for f in samples/digits_ts.csv samples/iris_gnb.csv; do
+    for b in uniform mass; do
+        run "$CALSCOPE" report --format json --binning $b --curve bins --repeats 5 --seed 1 $f
+        expect_match "bins curve: sweep_bins = the report's ece_sweep_bins ($f, $b)" "^True [0-9]+$" \
+            "$(json_get "d['files'][0]['curve']['sweep_bins'] == d['files'][0]['metrics']['ece_sweep_bins'], d['files'][0]['curve']['sweep_bins']")"
+    done
+done
+run "$CALSCOPE" report --format json --binning kdtree --curve bins --repeats 5 --seed 1 samples/iris_gnb.csv
+expect_match "bins curve: no sweep on kd-tree cells (null)" "^None$" "$(json_get "d['files'][0]['curve']['sweep_bins']")"
+run "$CALSCOPE" report --curve bins --repeats 5 --seed 1 samples/iris_gnb.csv
+expect_match "bins curve text: the sweep's M" "^  ECE_sweep on all samples chooses M=2 \(the report's ece_sweep_bins\)$" "$OUT"
+run "$CALSCOPE" report --curve bins --binning kdtree --repeats 5 --seed 1 samples/iris_gnb.csv
+expect_no_match "bins curve text: no sweep line on kd-tree cells" "ECE_sweep on all samples" "$OUT"
+
 done_testing

@@ -400,8 +400,11 @@ static void test_bins_curve(void **state)
     p = cs_prepare(d, &s, &err);
     cs_result res;
     memset(&res, 0, sizeof res);
-    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &res, &err), CS_OK);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED | CS_WANT_SWEEP, NULL, &res, &err), CS_OK);
     assert_double_near(c->points[5].full[CS_METRIC_ECE], res.ece, 0);
+    /* The sweep's bin count on all samples, whatever M the evaluation used. */
+    assert_true(res.ece_sweep_bins >= 1);
+    assert_double_near(c->sweep_bins, res.ece_sweep_bins, 0);
     assert_double_near(c->points[5].x, 50, 0);
     /* On calibrated data more bins mean more estimation bias (fewer samples per bin). */
     assert_true(c->points[9].stat[CS_METRIC_ECE].mean > c->points[0].stat[CS_METRIC_ECE].mean);

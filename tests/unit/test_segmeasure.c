@@ -414,6 +414,7 @@ static void test_curves_over_cases(void **state)
     for (size_t i = 0; i < a->n_points; i++)
         assert_memory_equal(&a->points[i], &b->points[i], sizeof a->points[i]);
     assert_int_equal(a->stable_first, b->stable_first);
+    assert_true(isnan(a->sweep_bins));                 /* no sweep on statistics */
     cs_curve_free(a);
     cs_curve_free(b);
     cs_segstats_free(st);

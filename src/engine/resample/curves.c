@@ -229,6 +229,7 @@ static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t
     c->n_points = o->n_points;
     c->stable_metric = -1;
     c->stable_first = c->stable_last = -1;
+    c->sweep_bins = NAN;
     return c;
 }
 
@@ -361,6 +362,20 @@ static void bins_task(void *vctx, size_t rep, int worker)
     }
 }
 
+/* ECE_sweep's bin count on all samples of p (the sweep ignores p's M, so any point's
+ * preparation gives the same); NAN where the sweep is undefined or the evaluation failed. */
+static double full_sweep_bins(const cs_prepared *p, const atomic_int *cancel)
+{
+    cs_result res;
+    cs_error err;
+    memset(&res, 0, sizeof res);
+    res.ece_sweep_bins = NAN;
+    double b = cs_evaluate(p, NULL, cs_prepared_count(p), CS_WANT_SWEEP, cancel, &res, &err) == CS_OK
+                   ? res.ece_sweep_bins : NAN;
+    cs_result_free(&res);
+    return b;
+}
+
 /* Point i of a bins curve has at least CS_CURVE_MIN_PER_BIN samples per bin: N/M on average
  * for uniform and mass bins, gamma·N (the cell size below which kd-tree cells stop splitting)
  * for kd-tree cells. */
@@ -472,6 +487,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
     if (cs_runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, x.R, err))
         goto fail;
     cs_curve_flag_stable(c, o->stable_metric);
+    c->sweep_bins = full_sweep_bins(x.prep[0], x.rn.cancel);
     goto done;
 fail:
     cs_curve_free(c);

@@ -192,6 +192,7 @@ static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t
     c->n_points = n_points;
     c->stable_metric = -1;
     c->stable_first = c->stable_last = -1;
+    c->sweep_bins = NAN;
     return c;
 }
 
