@@ -172,6 +172,7 @@ static const char *const report_cases[][24] = {
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
     { "report", "--regions", "WT=1,2,4;TC=1,4;ET=4", "m.csv", NULL },
+    { "report", "--curve", "size", "--true-ece", "0.0253", "synthetic_bias.csv", NULL },
     { "report", "--probs", "pred dir", "--labels", "labelsTs", "--prob-suffix", "_prob", NULL },
     { "report", "--smece-sigma", "0.05", "--lens", "class:1", "--compat", "relplot", "a.csv", NULL },
 };
