@@ -48,13 +48,15 @@ log_of() { # job -> its log file
     echo "$log_dir/$kind-${where//\//_}-$(basename "$t").log"
 }
 run_job() {
-    local kind where t log; IFS='|' read -r kind where t <<<"$1"; log=$(log_of "$1")
+    local kind where t log t0; IFS='|' read -r kind where t <<<"$1"; log=$(log_of "$1")
+    t0=$(date +%s)
     if [ "$kind" = unit ]; then
         CALSCOPE_SAMPLES=samples timeout "$UNIT_LIVENESS" "$t" >"$log" 2>&1
     else
         CALSCOPE="$where" timeout "$E2E_LIVENESS" bash "$t" >"$log" 2>&1
     fi
     echo $? >"$log.rc"
+    echo "$(( $(date +%s) - t0 )) $kind $where/$(basename "$t")" >"$log.secs"
 }
 running=0
 for j in "${jobs_list[@]}"; do
@@ -81,6 +83,9 @@ for j in "${jobs_list[@]}"; do
     fi
 done
 
+# Where the wall time went (information only: nothing is asserted on it).
+echo "== slowest jobs (wall seconds, $JOBS at a time)"
+cat "$log_dir"/*.secs 2>/dev/null | sort -rn | head -12 | sed 's/^/  /'
 if [ ${#failed_names[@]} -gt 0 ]; then printf 'FAILED: %s\n' "${failed_names[@]}"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
