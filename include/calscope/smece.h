@@ -34,6 +34,11 @@
 double cs_smece_at(const double *f, const double *y, size_t n, double sigma);
 /* smECE at the automatic bandwidth; *sigma_out (may be NULL) gets s*. NAN as above. */
 double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out);
+/* The same s* and smECE, the search started near hint (a bandwidth close to s*, e.g. the whole
+ * file's for a bootstrap draw; NAN or out of range: no hint). Same value as cs_smece_auto to
+ * the root's 1e-15, in about half the time. */
+double cs_smece_auto_near(const double *f, const double *y, size_t n, double hint,
+                          double *sigma_out);
 /* relplot's number: sigma > 0 is smECE_sigma(f, y, sigma), sigma == 0 smECE(f, y) with its
  * 10-step bandwidth search; *sigma_out (may be NULL) gets the bandwidth used. NAN as above. */
 double cs_smece_relplot(const double *f, const double *y, size_t n, double sigma, double *sigma_out);

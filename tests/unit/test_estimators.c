@@ -91,6 +91,33 @@ static void test_smece_order_invariant(void **state)
     assert_true(cs_smece_at(f, y, N, 0.07) == cs_smece_at(fr, yr, N, 0.07));
 }
 
+/* A hint only starts the bandwidth search: whatever it is (far below s*, far above, out of
+ * range, NAN), the fixed point and smECE are the unhinted ones to the root's 1e-15. Also on
+ * the floor case (smECE_eps <= eps: s* = eps) and a file whose s* sits near mean |r|. */
+static void test_smece_hint_changes_nothing(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    double f[N], y[N], g[N], z[N];
+    for (int i = 0; i < N; i++) {
+        f[i] = 0.55 + 0.45 * (double)((i * 37) % N) / N;       /* over-confident */
+        y[i] = (i % 4) != 0;
+        g[i] = (double)(i % 10) / 10.0 + 0.05;                   /* calibrated in expectation */
+        z[i] = ((i * 7) % 10) < g[i] * 10.0;
+    }
+    const double hints[] = { NAN, 0.0, -1.0, 1e-6, 0.0011, 0.01, 0.05, 0.2, 0.9, 5.0 };
+    const double *fs[] = { f, g }, *ys[] = { y, z };
+    for (int k = 0; k < 2; k++) {
+        double s0, v0 = cs_smece_auto(fs[k], ys[k], N, &s0);
+        assert_false(isnan(v0));
+        for (size_t h = 0; h < sizeof hints / sizeof *hints; h++) {
+            double s, v = cs_smece_auto_near(fs[k], ys[k], N, hints[h], &s);
+            assert_double_near(s, s0, 1e-14);
+            assert_double_near(v, v0, 1e-14);
+        }
+    }
+}
+
 /* relplot's grid on one sample at 0.5 with y = 0: the smoothed residual over the smoothed
  * density is 0.5 wherever the density is well above relplot's eps (1e-4), and near 0 on the
  * points far from 0.5 where the density is below it: those points count in the denominator
@@ -266,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_smece_two_samples),
         cmocka_unit_test(test_smece_floor),
         cmocka_unit_test(test_smece_order_invariant),
+        cmocka_unit_test(test_smece_hint_changes_nothing),
         cmocka_unit_test(test_smece_relplot_one),
         cmocka_unit_test(test_l2ce_by_hand),
         cmocka_unit_test(test_l2ce_unbiased),

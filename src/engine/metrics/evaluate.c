@@ -482,6 +482,33 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
+/* The bandwidth a draw's smooth-ECE search starts from: the whole problem's s* (computed
+ * here once, under the lock, when a draw comes before any whole evaluation; v, t in the
+ * order o). Only a start: the draw's fixed point is unique (smece.c), the hint saves half
+ * the search. NAN for a whole evaluation or when none could be had. */
+static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
+                         const uint8_t *t, const uint32_t *o)
+{
+    if (!items) return NAN;
+    pthread_mutex_lock(&p->lock);
+    if (p->smece_hint == 0) {
+        double *f = malloc(p->n * sizeof *f), *y = f ? malloc(p->n * sizeof *y) : NULL, s = NAN;
+        if (y) {
+            for (size_t j = 0; j < p->n; j++) {
+                f[j] = v[o[j]];
+                y[j] = t[o[j]] ? 1.0 : 0.0;
+            }
+            if (isnan(cs_smece_auto(f, y, p->n, &s))) s = NAN;
+        }
+        free(f);
+        free(y);
+        p->smece_hint = isnan(s) ? -1 : s;
+    }
+    double h = p->smece_hint;
+    pthread_mutex_unlock(&p->lock);
+    return h > 0 ? h : NAN;
+}
+
 /* ---- smooth ECE, L2 CE, ECE_sweep -------------------------------------------------------
  * On the top1 and class:C lenses only (one value and a 0/1 target per sample, what their
  * papers define them on); NAN on the others. They read the items' pairs in value order. */
@@ -502,7 +529,13 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     cs_status rc = CS_OK;
     if (want & CS_WANT_SMECE) {
         double sig = p->s.smece_sigma;
-        out->smece = sig > 0 ? cs_smece_at(fs, ys, ni, sig) : cs_smece_auto(fs, ys, ni, &sig);
+        if (sig > 0) out->smece = cs_smece_at(fs, ys, ni, sig);
+        else out->smece = cs_smece_auto_near(fs, ys, ni, smece_hint(p, items, v, t, o), &sig);
+        if (!items && !isnan(out->smece)) {   /* the whole problem's: the hint of later draws */
+            pthread_mutex_lock(&p->lock);
+            p->smece_hint = sig;
+            pthread_mutex_unlock(&p->lock);
+        }
         out->smece_sigma = isnan(out->smece) ? NAN : sig;
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
     }

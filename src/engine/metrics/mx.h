@@ -60,6 +60,8 @@ struct cs_prepared {
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
+    double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
+                                   * start of every draw's search (0: not known yet, -1: none) */
 
     /* Speed (fast.c): rows/v/t may borrow the dataset's arrays instead of copying them;
      * ubin is built lazily (cs_mx_ubin_cache) for subsets, a full evaluation bins on the fly;
