@@ -51,6 +51,11 @@ typedef struct cs_method_row {
     size_t n_pairs;
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
     int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
+    cs_compare cmp;              /* the whole paired comparison reference − method (every default
+                                  * metric, as cs_compare_run gives it), when has_cmp: a front end
+                                  * that also shows the two-file table reads it instead of
+                                  * resampling the same pairs again */
+    int has_cmp;
     int ci_excludes[CS_METHODS_NCOL]; /* the value's interval does not contain it (cs_ci_excludes_value) */
     int mass_ok;
     size_t mass_n;

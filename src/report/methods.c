@@ -67,6 +67,13 @@ int rep_methods_multi(const rep_methods *m)
     return m && m->multi;
 }
 
+const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a, const cs_dataset *b)
+{
+    if (!m || m->multi || m->n != 2 || m->ref != 0 || !m->res.rows) return NULL;
+    if (m->m[0].d != a || m->m[1].d != b || !m->res.rows[1].has_cmp) return NULL;
+    return &m->res.rows[1].cmp;
+}
+
 void rep_methods_free(rep_methods *t)
 {
     if (!t) return;

@@ -37,6 +37,11 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
 /* 1 when the table replaces the two-file "compare" output (more than two methods, a
  * recalibration, or a reference other than the first file). */
 int rep_methods_multi(const rep_methods *m);
+/* The paired comparison a − b that the table already resampled, when it is exactly what
+ * `report --compare A B`'s two-file table asks for (two files, the first the reference, the
+ * rows measured from a and b themselves, the same settings, metrics, repeats and seed); NULL
+ * otherwise. Points into m (valid until rep_methods_free). */
+const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a, const cs_dataset *b);
 void rep_methods_json(FILE *out, const rep_methods *m);
 void rep_methods_text(FILE *out, const rep_methods *m);
 void rep_methods_csv(FILE *out, const rep_methods *m);

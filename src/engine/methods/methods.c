@@ -120,6 +120,8 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     cs_status st = cs_compare_run(ref, d, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
+    me->cmp = c;
+    me->has_cmp = 1;
     for (size_t e = 0; e < c.n_entries; e++)
         for (int col = 0; col < CS_METHODS_COL_TOPK; col++)
             if (col_metric[col] == c.entries[e].metric) take_diff(me, col, &c.entries[e]);
