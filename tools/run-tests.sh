@@ -56,7 +56,10 @@ run_job() {
         CALSCOPE="$where" timeout "$E2E_LIVENESS" bash "$t" >"$log" 2>&1
     fi
     echo $? >"$log.rc"
-    echo "$(( $(date +%s) - t0 )) $kind $where/$(basename "$t")" >"$log.secs"
+    # wall and CPU (user + system of the job's processes, from `times`) seconds
+    times >"$log.times"   # not in a pipe: a subshell would have no children of its own
+    local cpu; cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } printf "%.0f", n }' "$log.times")
+    echo "$(( $(date +%s) - t0 )) ${cpu:-?} $kind $where/$(basename "$t")" >"$log.secs"
 }
 running=0
 for j in "${jobs_list[@]}"; do
@@ -84,7 +87,7 @@ for j in "${jobs_list[@]}"; do
 done
 
 # Where the wall time went (information only: nothing is asserted on it).
-echo "== slowest jobs (wall seconds, $JOBS at a time)"
+echo "== slowest jobs (wall and CPU seconds, $JOBS at a time)"
 cat "$log_dir"/*.secs 2>/dev/null | sort -rn | head -12 | sed 's/^/  /'
 if [ ${#failed_names[@]} -gt 0 ]; then printf 'FAILED: %s\n' "${failed_names[@]}"; fi
 echo "$pass passed, $fail failed"
