@@ -33,7 +33,7 @@ start() {
     shift
     T kill-server >/dev/null 2>&1
     N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK      # a fresh server for every run
-    local cmd="env ${envs[*]} $CALSCOPE $*; echo EXITED \$?; sleep 60"
+    local cmd="env ${envs[*]} $CALSCOPE $*; echo EXITED \$?; sleep 86400"
     T new-session -d -x 80 -y 24 "$cmd"
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }

@@ -51,7 +51,7 @@ pair=$(json_get "(lambda e: ' '.join(['%+.4f' % -e['diff'], '%+.4f' % -e['hi'], 
 want=$(report_paired 1 --compare --seed 5 "$TMP/a.csv" "$TMP/b.csv")
 expect_same "report: the two-file table and the methods table give one answer" "$pair" "$want"
 
-T new-session -d -x 80 -y 24 "$CALSCOPE --seed 5 $TMP/a.csv $TMP/b.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --seed 5 $TMP/a.csv $TMP/b.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "the dashboard shows the first file" 'ECE +[0-9.]+' 60
 keys 5
@@ -116,14 +116,14 @@ SOCK="$SOCK-mix"             # a fresh server: the old one may still be going aw
 msg='calscope: --mixture needs an id/tta long file \(it only changes RECE-M\); no FILE has id and tta columns'
 expect_rc "report: --mixture gmm3 without id/tta is a usage error" 2 "$CALSCOPE" report --mixture gmm3 samples/digits_ts.csv
 expect_match "report: the message" "^$msg" "$ERR"
-T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_ts.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_ts.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "dashboard: --mixture gmm3 without id/tta exits with status 2" 'EXITED 2' 60
 expect_match "dashboard: the report's message" "$msg" "$SCREEN"
 expect_match "dashboard: the pointer to its --help" 'Try `calscope --help`' "$SCREEN"
 T kill-server >/dev/null 2>&1
 SOCK="$SOCK-tta"
-T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_tta.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_tta.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "dashboard: --mixture gmm3 on an id/tta file is taken" 'RECE-M +[0-9.]+' 60
 keys q

@@ -26,7 +26,7 @@ write(sys.argv[1] + "/many.csv", [f"zz{i:03d}" for i in range(400)])
 write(sys.argv[1] + "/one.csv", ["solo"])
 PY
 
-T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/many.csv $TMP/one.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/many.csv $TMP/one.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "the dashboard shows the first file" 'ECE +[0-9.]+' 60
 keys 6

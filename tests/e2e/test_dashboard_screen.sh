@@ -16,7 +16,7 @@ start() {
     done
     shift
     new_server
-    T new-session -d -x "$x" -y "$y" "$CALSCOPE $*; echo EXITED \$?; sleep 60"
+    T new-session -d -x "$x" -y "$y" "$CALSCOPE $*; echo EXITED \$?; sleep 86400"
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
 screen_text() { T capture-pane -p 2>/dev/null; }

@@ -27,7 +27,7 @@ EOF
 "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/stats.csv" "$TMP/manifest.csv" 2>"$TMP/reduce.err" \
     || not_ok "reduce for the dashboard" "$(cat "$TMP/reduce.err")"
 
-T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a statistics file opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
 expect_match "metrics not exact from statistics show n/a" 'RECE-G +n/a' "$SCREEN"
@@ -49,7 +49,7 @@ check_screen "q quits with status 0" 'EXITED 0' 60
 # two statistics files of the same cases: the Compare view's methods table, paired over cases
 "$CALSCOPE" reduce --label-values 0,1,2,4 --fine 60 -o "$TMP/fine60.csv" "$TMP/manifest.csv" 2>/dev/null
 new_server
-T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv $TMP/fine60.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv $TMP/fine60.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "two statistics files open" 'ECE +[0-9.]+' 60
 keys 5
@@ -60,7 +60,7 @@ check_screen "compare: q quits with status 0" 'EXITED 0' 60
 
 # a manifest opens directly (reduced when loaded)
 new_server
-T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 $TMP/manifest.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 $TMP/manifest.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a manifest opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
 keys q
@@ -68,7 +68,7 @@ check_screen "manifest: q quits with status 0" 'EXITED 0' 60
 
 # a volume flag with no manifest among the files changes nothing: refused once loaded (exit 2)
 new_server
-T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 samples/digits_ts.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2,4 samples/digits_ts.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "--label-values without a manifest: exit 2" 'EXITED 2' 60
 expect_match "--label-values without a manifest: why" 'no FILE is a manifest' "$SCREEN"
@@ -92,7 +92,7 @@ with open(os.path.join(out, "manifest.csv"), "w") as man:
 EOF2
 mkfifo "$TMP/fifo/c2.npy"
 new_server
-T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2 $TMP/fifo/manifest.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2 $TMP/fifo/manifest.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a manifest being reduced shows the cases done so far" 'reducing: 3 cases so far' 60
 keys 6
@@ -109,7 +109,7 @@ wait
 # a broken statistics file: the message, and the dashboard stays usable
 head -c 300 "$TMP/stats.csv" >"$TMP/broken.csv"
 new_server
-T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/broken.csv; echo EXITED \$?; sleep 60"
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/broken.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a truncated statistics file: its name and line" 'broken.csv:[0-9]+' 60
 keys q
