@@ -122,8 +122,14 @@ tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
 BENCH_ENGINE := $(BUILD)/bench_engine
 BENCH_BACKEND := $(BUILD)/bench_backend
 BENCH_GEN    := $(BUILD)/gen_data
+BENCH_SEGSTATS := $(BUILD)/bench_segstats
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
+
+$(BUILD)/bench_segstats: bench/bench_segstats.c $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
