@@ -448,7 +448,8 @@ static cs_status check_totals(reader *r, const cs_segstats *st, const long *case
 }
 
 /* ---- the fast path of the bulk records ----------------------------------------------------
- * A `c` or `t` record exactly as the writer spells it (plain digits, no quotes, LF) is parsed
+ * A `c` or `t` record as the writer spells it (plain digits, no quotes; LF, or CRLF as a
+ * file edited elsewhere has them, which next_line takes the same way) is parsed
  * in one pass over its bytes, straight into the arrays. Anything else — including every
  * refusal — returns 0 before changing anything, and the line goes through the general path
  * (next_line + the checked field readers), which accepts or refuses it with its message. */
@@ -464,6 +465,7 @@ static inline int fast_u64(const char **pp, const char *lim, char end, uint64_t 
         p++;
     }
     if (p == s || p - s > 19) return 0;
+    if (end == '\n' && lim - p >= 2 && p[0] == '\r' && p[1] == '\n') p++;   /* CRLF, as next_line */
     if (p < lim ? *p != end : end != '\n') return 0;
     *v = x;
     *pp = p + 1;
@@ -488,6 +490,7 @@ static int fast_sum(const char **pp, const char *lim, char end, double *v)
     size_t n = cs_load_parse_double_prefix(p, (size_t)(lim - p), v);
     if (n == 0 || !(*v >= 0)) return 0;
     p += n;
+    if (end == '\n' && lim - p >= 2 && p[0] == '\r' && p[1] == '\n') p++;   /* CRLF, as next_line */
     if (p < lim ? *p != end : end != '\n') return 0;
     *pp = p + 1;
     return 1;
