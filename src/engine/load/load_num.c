@@ -17,7 +17,6 @@
 #include "engine/load/pow5_table.h"
 
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
