@@ -5,6 +5,7 @@
 #   make bench            benchmark against the Python reference (pandas/numpy/sklearn), then
 #                         bench-seg
 #   make bench-seg        segmentation volumes: calscope reduce vs gzip -dc vs numpy+nibabel
+#   make bench-seg-open   its quick part: opening a 200-case statistics file, view recomputes
 #   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
 #   make demo             opens the dashboard on two bundled samples
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
@@ -58,7 +59,7 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples seg-samples bench-seg install readme-flags
+.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
 all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
@@ -122,8 +123,14 @@ tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
 BENCH_ENGINE := $(BUILD)/bench_engine
 BENCH_BACKEND := $(BUILD)/bench_backend
 BENCH_GEN    := $(BUILD)/gen_data
+BENCH_SEGSTATS := $(BUILD)/bench_segstats
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(ENGINE_LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
+
+$(BUILD)/bench_segstats: bench/bench_segstats.c $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
@@ -137,14 +144,19 @@ $(BUILD)/gen_data: bench/gen_data.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lm
 
-bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN)
+bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN) $(BENCH_SEGSTATS)
 	$(Q)bench/run.sh $(BUILD)
 	$(Q)bench/seg_bench.sh $(BUILD)
 
 # issue 12's segmentation targets alone (heavy: ~2.6 GB of generated volumes, cached in
 # $(BUILD)/bench/seg; reduce vs gzip -dc vs numpy+nibabel, peak RSS, opening 200 cases)
-bench-seg: $(BIN)
+bench-seg: $(BIN) $(BENCH_SEGSTATS)
 	$(Q)bench/seg_bench.sh $(BUILD)
+
+# its first part alone, in seconds: opening a 200-case statistics file and the dashboard's
+# recomputes on it (generates 200 small volumes once, no BraTS-size set)
+bench-seg-open: $(BIN) $(BENCH_SEGSTATS)
+	$(Q)BENCH_SEG_OPEN_ONLY=1 bench/seg_bench.sh $(BUILD)
 # ---- end of benchmark section ----
 
 demo: $(BIN)

@@ -103,6 +103,104 @@ static void test_midpoints(void **state)
     }
 }
 
+/* The statistics files' doubles: %.17g (and 16, 18, 19 significant digits) of random doubles
+ * over the whole exponent range and densely over [1e-30, 1e30], where the Eisel-Lemire path
+ * converts them; also the edges of its power table (|e| = 64, 65) and subnormals (strtod). */
+static void test_seventeen_digits(void **state)
+{
+    (void)state;
+    char buf[64];
+    static const int prec[] = {17, 16, 18, 19};
+    for (int i = 0; i < 400000; i++) {
+        unsigned long long r = xorshift();
+        double x;
+        if (i % 2) {
+            memcpy(&x, &r, sizeof x);
+            if (!isfinite(x)) x = 0.75;
+        } else {
+            x = ldexp(1.0 + (double)(r >> 12) * 0x1p-52, (int)(xorshift() % 200) - 100);
+        }
+        snprintf(buf, sizeof buf, "%.*g", prec[(i / 2) % 4], x);
+        expect_same_as_strtod(buf);
+    }
+    static const char *edges[] = {
+        "1e-64", "1e64", "1e-65", "1e65", "18446744073709551615e-64", "18446744073709551615e64",
+        "1844674407370955161e-64", "1844674407370955161e64", "9999999999999999999e-64",
+        "9999999999999999999e-65", "1e-83", "9999999999999999999e-83", "1.7976931348623157e308",
+        "1.7976931348623158e308", "4.9406564584124654e-324", "2.4703282292062328e-324",
+        "2.2250738585072009e-308", "2.2250738585072014e-308", "1e-310", "1.99999999999999999",
+        "9007199254740991.9", "9007199254740993.0", "0.99999999999999999", "99999999999999999e-17",
+        "1.0000000000000000002", "0.30000000000000004", "0.1", "792.0084573874957",
+        "0.67892770345724784", "0.00012345678901234567", "123456789012345678e-27",
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) expect_same_as_strtod(edges[i]);
+}
+
+/* Decimals exactly halfway between two doubles, m * 10^q with m < 2^64 (possible only for
+ * -4 <= q <= 23, where 5^|q| fits the 54-bit odd significand), and their neighbours m +- 1:
+ * round half to even must come out of the Eisel-Lemire path itself. */
+static void test_decimal_midpoints(void **state)
+{
+    (void)state;
+    char buf[64];
+    for (int i = 0; i < 100000; i++) {
+        int q = (int)(xorshift() % 28) - 4;       /* -4 .. 23 */
+        unsigned long long p5 = 1;
+        for (int j = 0; j < (q < 0 ? -q : q); j++) p5 *= 5;
+        unsigned long long m;
+        if (q >= 0) {
+            /* u * 5^q odd with 54 bits, m = u * 2^s: m * 10^q = (u * 5^q) * 2^(q + s) */
+            unsigned long long lo = (1ull << 53) / p5 + 1, hi = ((1ull << 54) - 1) / p5;
+            unsigned long long u = lo + xorshift() % (hi - lo + 1);
+            if (u % 2 == 0) u = u + 1 <= hi ? u + 1 : u - 1;
+            m = u;
+            /* past 2^53 (else the one-division shortcut takes it), within 19 digits */
+            while (m <= (1ull << 53) || (m < 5000000000000000000ull && xorshift() % 2)) m <<= 1;
+        } else {
+            /* u odd with 54 bits, m = u * 5^-q: m * 10^q = u / 2^-q */
+            unsigned long long u = ((1ull << 53) + xorshift() % (1ull << 53)) | 1ull;
+            m = u * p5;
+        }
+        for (int d = -1; d <= 1; d++) {
+            snprintf(buf, sizeof buf, "%llue%d", m + (unsigned long long)d, q);
+            expect_same_as_strtod(buf);
+        }
+    }
+}
+
+/* Eight digits are read at a time: a non-digit at any place of the fraction, whatever its
+ * byte, ends the number there (strict: refused; prefix: the length up to it). */
+static void test_digit_words(void **state)
+{
+    (void)state;
+    char buf[64];
+    double v, w;
+    for (int c = 1; c < 256; c++) {
+        if (c >= '0' && c <= '9') continue;
+        for (int at = 2; at < 22; at++) {
+            memcpy(buf, "0.12345678901234567890123", 26);
+            buf[at] = (char)c;
+            if (cs_load_parse_double(buf, strlen(buf), &v) == CSL_NUM_OK && c != 'e' && c != 'E')
+                fail_msg("byte %d at %d: accepted '%s'", c, at, buf);
+            size_t n = cs_load_parse_double_prefix(buf, 25, &v);
+            char *end;
+            w = strtod(buf, &end);    /* the same prefix, as strtod reads it */
+            if (c == 'e' || c == 'E' || c == '.' || c == '+' || c == '-') continue;
+            if (n != (size_t)(end - buf) || memcmp(&v, &w, sizeof v) != 0)
+                fail_msg("byte %d at %d: prefix %zu (%.17g), strtod %td (%.17g)", c, at, n, v,
+                         end - buf, w);
+        }
+    }
+    /* the prefix of a record's field: the number, then the separator */
+    assert_int_equal(cs_load_parse_double_prefix("0.67892770345724784,2\n", 22, &v), 19);
+    assert_true(v == 0.67892770345724784);
+    assert_int_equal(cs_load_parse_double_prefix("1e5,", 4, &v), 3);
+    assert_int_equal(cs_load_parse_double_prefix("1e,", 3, &v), 1);      /* 'e' not taken */
+    assert_int_equal(cs_load_parse_double_prefix("nan,", 4, &v), 0);
+    assert_int_equal(cs_load_parse_double_prefix("1e999,", 6, &v), 0);  /* not finite */
+    assert_int_equal(cs_load_parse_double_prefix(",", 1, &v), 0);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -130,6 +228,9 @@ int main(void)
         cmocka_unit_test(test_edge_values),
         cmocka_unit_test(test_random_values),
         cmocka_unit_test(test_midpoints),
+        cmocka_unit_test(test_seventeen_digits),
+        cmocka_unit_test(test_decimal_midpoints),
+        cmocka_unit_test(test_digit_words),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -271,8 +271,9 @@ static void test_read_valid_and_errors(void **state)
     assert_double_near(st->nll_neg[0], 34.5, 0);
     cs_segstats_free(st);
 
-    /* the same file with CRLF line ends and a count spelled with 20 digits (both outside the
-     * writer's spelling: the general path reads them) gives the same object */
+    /* the same file with CRLF line ends (the fast path takes them as the general one does) and
+     * a count spelled with 20 digits (outside the writer's spelling: the general path reads it)
+     * gives the same object */
     char crlf[2048], *w = crlf;
     for (const char *p = HEAD BODY; *p; p++) {
         if (*p == '\n') *w++ = '\r';

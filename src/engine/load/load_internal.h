@@ -89,6 +89,12 @@ enum { CSL_NUM_OK = 0, CSL_NUM_EMPTY, CSL_NUM_NONNUM, CSL_NUM_NONFINITE };
  * CSL_NUM_NONFINITE. Thread-safe. */
 int cs_load_parse_double(const char *s, size_t len, double *out);
 
+/* The decimal at the start of s[0..len), as far as its grammar goes (for callers that know
+ * which byte must follow it, so the field's end need not be found first): returns the bytes
+ * read with *out set exactly as cs_load_parse_double sets it on those bytes, or 0 when no
+ * finite number starts there. The caller checks the byte after it. Thread-safe. */
+size_t cs_load_parse_double_prefix(const char *s, size_t len, double *out);
+
 /* ---- word-at-a-time byte tests (header scanning and splitting) -------------------------- */
 
 /* 0x80 in every byte of the 8-byte word w that equals b, 0 in the others: exact (no carry

@@ -1,14 +1,22 @@
-/* Strict decimal conversion for the loader.
+/* Strict decimal conversion for the loader and the statistics reader.
  *
- * glibc strtod costs more than the whole tokeniser, so short decimals take an exact shortcut:
- * when the significant digits form an integer m <= 2^53 and the decimal exponent e is within
- * +-22, both m and 10^|e| are exact doubles and one IEEE multiply or divide rounds correctly,
- * which is what a correctly rounded strtod returns. Everything else goes to strtod.
- * The grammar is checked here, not by strtod, so hex floats and leading spaces are refused. */
+ * glibc strtod costs more than the whole tokeniser, so decimals of at most 19 significant
+ * digits are converted here, exactly (what a correctly rounded strtod returns):
+ *  - m <= 2^53 and |e| <= 22: m and 10^|e| are exact doubles and one IEEE multiply or divide
+ *    rounds correctly (Clinger);
+ *  - otherwise, for e within the table of tools/gen_pow5_table.py: the Eisel-Lemire algorithm
+ *    (Lemire, "Number parsing at a gigabyte per second", 2021, as fast_float implements it,
+ *    which Mushtak and Lemire proved needs no fallback for m < 2^64): one or two 64x128-bit
+ *    products with a truncated power of five give the 54 top bits of m * 10^e and whether the
+ *    value is exactly halfway (round half to even). The %.17g sums of a statistics file
+ *    (m > 2^53) take this path; tests/unit/test_load_num.c checks it bit for bit against strtod.
+ * Everything else (more than 19 digits, exponents outside the table) goes to strtod.
+ * The grammar is checked here, not by strtod, so hex floats and leading spaces are refused.
+ * Digits are read eight at a time where eight are there (little-endian word tests). */
 #include "engine/load/load_internal.h"
+#include "engine/load/pow5_table.h"
 
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,107 +62,205 @@ static int slow_convert(const char *s, size_t len, double *out)
     return CSL_NUM_OK;
 }
 
-/* The 17-digit doubles of a statistics file (%.17g) have m > 2^53, past the shortcut above.
- * On x87's 64-bit-significand long double, m < 2^64 and 10^e (|e| <= 27: 5^27 < 2^64) are
- * exact, and one multiply or divide rounds x correctly to 64 bits. Rounding that again to 53
- * bits is correct unless the 64-bit result lies exactly halfway between two doubles (its low 11
- * bits 0x400): the exact x is on the same side of every double midpoint as its rounding
- * otherwise. That case, and other platforms, go to strtod. Returns 1 when *out is set. */
-static int extended_convert(uint64_t m, long e10, double *out)
+#if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
+#define CSL_EISEL_LEMIRE 1
+/* floor(q * log2(5)) + q + 63 for |q| <= 64 (fast_float's detail::power; 217706 / 2^16 is
+ * log2(10) closely enough over this range), written without a right shift of a negative
+ * number. */
+static int power2_of(int q)
 {
-#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
-    static const long double pow10_ext[28] = {
-        1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L,
-        1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L,
-        1e26L, 1e27L,
-    };
-    if (e10 < -27 || e10 > 27) return 0;
-    long double x = e10 < 0 ? (long double)m / pow10_ext[-e10] : (long double)m * pow10_ext[e10];
-    uint64_t sig;
-    memcpy(&sig, &x, sizeof sig);   /* x86 extended: the explicit 64-bit significand first */
-    if ((sig & 0x7ff) == 0x400) return 0;
-    *out = (double)x;
-    return 1;
-#else
-    (void)m; (void)e10; (void)out;
-    return 0;
-#endif
+    long v = 217706L * q;
+    return (int)(v >= 0 ? v / 65536 : -((-v + 65535) / 65536)) + 63;
 }
 
-int cs_load_parse_double(const char *s, size_t len, double *out)
+/* m * 10^e10 rounded to the nearest double, ties to even, for m in [1, 2^64) and e10 in the
+ * table's range (the result is then a normal double: no subnormal, no overflow). */
+static double eisel_lemire(uint64_t m, int e10)
 {
-    if (len == 0) return CSL_NUM_EMPTY;
-    size_t i = 0;
-    int neg = 0;
-    if (s[0] == '+' || s[0] == '-') { neg = s[0] == '-'; i = 1; }
+    __extension__ typedef unsigned __int128 u128;
+    int lz = __builtin_clzll(m);
+    m <<= lz;
+    const uint64_t *t = csl_pow5_128[e10 - CSL_POW5_MIN];
+    u128 first = (u128)m * t[0];
+    uint64_t hi = (uint64_t)(first >> 64), lo = (uint64_t)first;
+    if ((hi & 0x1ff) == 0x1ff) {          /* the bits below the 55 kept ones are all ones: the */
+        uint64_t add = (uint64_t)(((u128)m * t[1]) >> 64);   /* second word decides */
+        lo += add;
+        if (add > lo) hi++;
+    }
+    unsigned upper = (unsigned)(hi >> 63), shift = upper + 9;   /* keep 54 bits: 53 + round */
+    uint64_t mant = hi >> shift;
+    int p2 = power2_of(e10) + (int)upper - lz + 1023;
+    /* exactly halfway with an even result: nothing but zeros was dropped (possible only
+     * where 5^e10 fits a word, -4 <= e10 <= 23): round down */
+    if (lo <= 1 && e10 >= -4 && e10 <= 23 && (mant & 3) == 1 && (mant << shift) == hi)
+        mant &= ~(uint64_t)1;
+    mant = (mant + (mant & 1)) >> 1;
+    if (mant >= (UINT64_C(2) << 52)) {    /* rounded up to the next power of two */
+        mant = UINT64_C(1) << 52;
+        p2++;
+    }
+    uint64_t bits = (mant & ~(UINT64_C(1) << 52)) | ((uint64_t)p2 << 52);
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+#else
+#define CSL_EISEL_LEMIRE 0   /* no 128-bit product: strtod does these */
+#endif
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CSL_SWAR_DIGITS 1
+/* 1 when the 8 bytes of w (a little-endian load) are all ASCII digits. */
+static inline int eight_digits(uint64_t w)
+{
+    return csl_lt8(w ^ UINT64_C(0x3030303030303030), 10) == UINT64_C(0x8080808080808080);
+}
+
+/* The value of 8 ASCII digits (eight_digits(w)), first byte most significant: pairs, then
+ * quadruples, then the two halves, each step one multiply (fast_float's
+ * parse_eight_digits_unrolled). */
+static inline uint64_t eight_digits_value(uint64_t w)
+{
+    w -= UINT64_C(0x3030303030303030);
+    w = (w * 10) + (w >> 8);
+    w = (((w & UINT64_C(0x000000ff000000ff)) * UINT64_C(0x000f424000000064)) +
+         (((w >> 16) & UINT64_C(0x000000ff000000ff)) * UINT64_C(0x0000271000000001))) >> 32;
+    return w & 0xffffffffu;
+}
+#else
+#define CSL_SWAR_DIGITS 0
+#endif
+
+/* A decimal's digits as read: value m * 10^e10 when nothing was lost. */
+typedef struct decimal {
+    uint64_t m;
+    long e10;
+    int neg;
+    int lost;              /* a nonzero digit did not fit in m (more than 19 significant) */
+    size_t digits;         /* digits in the mantissa (0: not a number) */
+    size_t end;            /* bytes of the grammar [+-]digits[.digits][e[+-]digits] read */
+} decimal;
+
+/* Reads the grammar from s as far as it goes (at most len bytes). An exponent marker without
+ * digits is not part of it (end stops before the 'e'). */
+static void scan(const char *s, size_t len, decimal *d)
+{
+    size_t i = 0;
+    d->m = 0;
+    d->e10 = 0;
+    d->neg = 0;
+    d->lost = 0;
+    d->digits = 0;
+    if (len && (s[0] == '+' || s[0] == '-')) { d->neg = s[0] == '-'; i = 1; }
     uint64_t m = 0;
     int nd = 0;            /* significant digits held in m (at most 19) */
-    int lost = 0;          /* a nonzero digit did not fit in m */
     long e10 = 0;
     size_t digits = 0;
     while (i < len && s[i] >= '0' && s[i] <= '9') {
-        unsigned d = (unsigned)(s[i] - '0');
+        unsigned dg = (unsigned)(s[i] - '0');
         digits++;
-        if (m == 0 && d == 0) {
+        if (m == 0 && dg == 0) {
             /* leading zero */
         } else if (nd < 19) {
-            m = m * 10 + d;
+            m = m * 10 + dg;
             nd++;
         } else {
             e10++;
-            if (d) lost = 1;
+            if (dg) d->lost = 1;
         }
         i++;
     }
     if (i < len && s[i] == '.') {
         i++;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            unsigned d = (unsigned)(s[i] - '0');
+        for (;;) {
+#if CSL_SWAR_DIGITS
+            if (m != 0 && nd <= 11 && len - i >= 8) {
+                uint64_t w;
+                memcpy(&w, s + i, 8);
+                if (eight_digits(w)) {
+                    m = m * 100000000u + eight_digits_value(w);
+                    nd += 8;
+                    e10 -= 8;
+                    digits += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+#endif
+            if (i >= len || s[i] < '0' || s[i] > '9') break;
+            unsigned dg = (unsigned)(s[i] - '0');
             digits++;
-            if (m == 0 && d == 0) {
+            if (m == 0 && dg == 0) {
                 e10--;
             } else if (nd < 19) {
-                m = m * 10 + d;
+                m = m * 10 + dg;
                 nd++;
                 e10--;
-            } else if (d) {
-                lost = 1;
+            } else if (dg) {
+                d->lost = 1;
             }
             i++;
         }
     }
-    if (digits == 0)
-        return nonfinite_word(s, len) ? CSL_NUM_NONFINITE : CSL_NUM_NONNUM;
-    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
+    d->digits = digits;
+    if (digits && i < len && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1;
         int eneg = 0;
-        if (i < len && (s[i] == '+' || s[i] == '-')) { eneg = s[i] == '-'; i++; }
-        size_t start = i;
+        if (j < len && (s[j] == '+' || s[j] == '-')) { eneg = s[j] == '-'; j++; }
+        size_t start = j;
         long ev = 0;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            if (ev < 100000) ev = ev * 10 + (s[i] - '0');
-            i++;
+        while (j < len && s[j] >= '0' && s[j] <= '9') {
+            if (ev < 100000) ev = ev * 10 + (s[j] - '0');
+            j++;
         }
-        if (i == start) return CSL_NUM_NONNUM;
-        e10 += eneg ? -ev : ev;
+        if (j > start) {
+            e10 += eneg ? -ev : ev;
+            i = j;
+        }
     }
-    if (i != len) return CSL_NUM_NONNUM;
+    d->m = m;
+    d->e10 = e10;
+    d->end = i;
+}
 
-    if (m == 0) {
-        *out = neg ? -0.0 : 0.0;
-        return CSL_NUM_OK;
-    }
-    if (!lost && m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) {
-        double v = (double)m;
-        v = e10 < 0 ? v / pow10_exact[-e10] : v * pow10_exact[e10];
-        *out = neg ? -v : v;
+/* The value of a scanned decimal whose text is s[0..d->end). */
+static int convert(const decimal *d, const char *s, double *out)
+{
+    if (d->m == 0) {
+        *out = d->neg ? -0.0 : 0.0;
         return CSL_NUM_OK;
     }
     double v;
-    if (!lost && extended_convert(m, e10, &v)) {
-        *out = neg ? -v : v;
-        return CSL_NUM_OK;
+    if (!d->lost && d->m <= (UINT64_C(1) << 53) && d->e10 >= -22 && d->e10 <= 22) {
+        v = (double)d->m;
+        v = d->e10 < 0 ? v / pow10_exact[-d->e10] : v * pow10_exact[d->e10];
+#if CSL_EISEL_LEMIRE
+    } else if (!d->lost && d->e10 >= CSL_POW5_MIN && d->e10 <= CSL_POW5_MAX) {
+        v = eisel_lemire(d->m, (int)d->e10);
+#endif
+    } else {
+        return slow_convert(s, d->end, out);
     }
-    return slow_convert(s, len, out);
+    *out = d->neg ? -v : v;
+    return CSL_NUM_OK;
+}
+
+int cs_load_parse_double(const char *s, size_t len, double *out)
+{
+    if (len == 0) return CSL_NUM_EMPTY;
+    decimal d;
+    scan(s, len, &d);
+    if (d.digits == 0)
+        return nonfinite_word(s, len) ? CSL_NUM_NONFINITE : CSL_NUM_NONNUM;
+    if (d.end != len) return CSL_NUM_NONNUM;
+    return convert(&d, s, out);
+}
+
+size_t cs_load_parse_double_prefix(const char *s, size_t len, double *out)
+{
+    decimal d;
+    scan(s, len, &d);
+    if (d.digits == 0 || convert(&d, s, out) != CSL_NUM_OK) return 0;
+    return d.end;
 }

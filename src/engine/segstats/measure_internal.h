@@ -44,6 +44,14 @@ void seg_prob_free(seg_prob *p);
 cs_status seg_eval(const seg_prob *p, const uint32_t *w, long only, unsigned want, int with_bins,
                    cs_result *out, cs_error *err);
 
+/* The values of one weighted sum (w as seg_eval; NULL = each active case once) at each of
+ * M[0..n) bins, every M[i] dividing p->M: the cases are pooled once at p->M and the pooled
+ * sums coarsened to each M (the bins curve; seg_eval at M[i] pools cases already coarsened,
+ * so the two agree up to the order of floating-point additions). out: n results, no bins.
+ * Returns CS_OK, CS_EEMPTY (no voxel) or CS_ENOMEM. */
+cs_status seg_eval_bins(const seg_prob *p, const uint32_t *w, const int *M, size_t n,
+                        unsigned want, cs_result *out, cs_error *err);
+
 /* The metric mask resampling may use: `asked` (0, CS_METRICS_DEFAULT or the bins curve's
  * default mask = the exact default set) checked. CS_EUSAGE naming the metric and why when an
  * inexact one (aece, rece_g, rece_m) is asked for by name; `what` names the part ("--ci"). */

@@ -233,7 +233,8 @@ static cs_status reduce_points(cs_curve *c, const double *values, size_t R, cs_e
 
 typedef struct curve_ctx {
     runner rn;
-    const seg_prob *const *probs;   /* one per point (bins) or one for all (size) */
+    const seg_prob *const *probs;   /* one for all points */
+    const int *M;                    /* bins: the M of each point */
     const cs_curve_options *o;
     const cs_curve *c;
     unsigned mask;
@@ -306,25 +307,41 @@ fail:
     return NULL;
 }
 
+/* The metrics of mask on the weighted cases at every M of the bins curve into rows[pt]
+ * (stride `stride` doubles; NAN where the draw holds no voxel). */
+static void eval_bins_rows(runner *rn, const seg_prob *p, const uint32_t *w, const int *M,
+                           size_t np, unsigned mask, double *rows, size_t stride)
+{
+    cs_result r[CS_CURVE_MAX_POINTS];
+    cs_error err;
+    cs_status st = seg_eval_bins(p, w, M, np, cs_metric_want(mask), r, &err);
+    for (size_t pt = 0; pt < np; pt++)
+        for (int m = 0; m < CS_METRIC_COUNT; m++)
+            rows[pt * stride + (size_t)m] = st == CS_OK && (mask & CS_METRIC_BIT(m))
+                                                ? cs_metric_value(&r[pt], m) : NAN;
+    for (size_t pt = 0; pt < np; pt++) cs_result_free(&r[pt]);
+    if (st != CS_OK && st != CS_EEMPTY) cs_runner_fail(rn, st);
+}
+
 static void bins_task(void *vctx, size_t rep, int worker)
 {
     curve_ctx *x = vctx;
     scratch *s = &x->sc[worker];
-    size_t na = x->probs[0]->na;
+    size_t na = x->probs[0]->na, np = x->c->n_points;
+    double *row = x->values + rep * CS_METRIC_COUNT;
+    if (cs_runner_cancelled(&x->rn)) {
+        for (size_t pt = 0; pt < np; pt++)
+            for (int m = 0; m < CS_METRIC_COUNT; m++) row[pt * x->R * CS_METRIC_COUNT + (size_t)m] = NAN;
+        return;
+    }
     cs_rng rng;
-    /* one draw per replicate, shared by every M (common random numbers, as the row engine) */
+    /* one draw per replicate, shared by every M (common random numbers, as the row engine),
+     * pooled once at the finest M and coarsened to the others */
     cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
     cs_draw_with(&rng, na, na, s->idx);
-    const uint32_t *w = weights(s, na, na);
-    for (size_t pt = 0; pt < x->c->n_points; pt++) {
-        double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
-        if (cs_runner_cancelled(&x->rn)) {
-            for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
-            continue;
-        }
-        eval_row(&x->rn, x->probs[pt], w, x->mask, row);
-        cs_runner_tick(&x->rn);
-    }
+    eval_bins_rows(&x->rn, x->probs[0], weights(s, na, na), x->M, np, x->mask, row,
+                   x->R * CS_METRIC_COUNT);
+    for (size_t pt = 0; pt < np; pt++) cs_runner_tick(&x->rn);
 }
 
 /* The M of the curve: the default list keeps its divisors of F; an M asked for that does not
@@ -348,6 +365,16 @@ static cs_status bins_points(const seg_prob *p, const cs_curve_options *o, int *
     return CS_OK;
 }
 
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_run *run,
                          cs_error *err)
 {
@@ -361,20 +388,23 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
         return NULL;
     }
-    seg_prob probs[CS_CURVE_MAX_POINTS];
-    const seg_prob *pp[CS_CURVE_MAX_POINTS];
-    size_t made = 0;
+    /* the cases at L = lcm of the M (a divisor of F, as every M is): each replicate pools them
+     * once there and coarsens to every M, instead of pooling a coarsened copy per M (at the
+     * default list L = F and, with every case selected, the file's own arrays: no copy) */
+    size_t L = 1;
+    for (size_t i = 0; i < np; i++) L = L / gcd(L, (size_t)M[i]) * (size_t)M[i];
+    seg_prob fine;
+    const seg_prob *pp = &fine;
     cs_curve *c = NULL;
     size_t R = (size_t)o->repeats;
-    curve_ctx x = { .probs = pp, .o = o, .mask = mask, .R = R };
+    curve_ctx x = { .probs = &pp, .o = o, .mask = mask, .R = R, .M = M };
     uint8_t *keep = calloc(p->st->n_cases ? p->st->n_cases : 1, 1);
     if (!keep) { nomem(err); return NULL; }
     for (size_t a = 0; a < p->na; a++) keep[p->act[a]] = 1;
-    for (; made < np; made++) {
-        if (seg_prob_init(&probs[made], p->st, &p->s, M[made], keep, err)) goto fail;
-        probs[made].cls = p->cls;
-        pp[made] = &probs[made];
-    }
+    int made = seg_prob_init(&fine, p->st, &p->s, (int)L, keep, err) == CS_OK;
+    free(keep);
+    if (!made) return NULL;
+    fine.cls = p->cls;
     c = curve_new(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
     if (!c) goto fail;
     x.c = c;
@@ -388,7 +418,10 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     for (size_t i = 0; i < np; i++) {
         c->points[i].x = M[i];
         c->points[i].rows = (size_t)voxels;
-        eval_row(&x.rn, pp[i], NULL, mask, c->points[i].full);
+    }
+    eval_bins_rows(&x.rn, &fine, NULL, M, np, mask, x.values, CS_METRIC_COUNT);
+    for (size_t i = 0; i < np; i++) {
+        memcpy(c->points[i].full, x.values + i * CS_METRIC_COUNT, sizeof c->points[i].full);
         cs_runner_tick(&x.rn);
     }
     cs_parallel_for(x.rn.threads, R, bins_task, &x, x.rn.cancel);
@@ -401,8 +434,7 @@ fail:
 done:
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
-    for (size_t i = 0; i < made; i++) seg_prob_free(&probs[i]);
-    free(keep);
+    seg_prob_free(&fine);
     return c;
 }
 

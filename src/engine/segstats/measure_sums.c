@@ -154,10 +154,10 @@ static void fill_bins(const cs_settings *s, const double *e, size_t M, const uin
 
 /* Class-wise ECE/ACE/MCE (mean over classes of each class's aggregate) under s; with pool_out
  * the bins pooled over classes (bin i of every class together). */
-static cs_mx_agg classwise(const seg_prob *p, const cs_settings *s, const double *e,
+static cs_mx_agg classwise(const seg_prob *p, size_t M, const cs_settings *s, const double *e,
                            const pooled *o, cs_bin *scratch, cs_bin *pool_out)
 {
-    size_t M = p->M, K = p->k;
+    size_t K = p->k;
     cs_mx_agg sum = {0, 0, 0};
     for (size_t j = 0; j < K; j++) {
         fill_bins(s, e, M, o->cnt + j * M, o->sp + j * M, o->sy + j * M, scratch);
@@ -182,69 +182,141 @@ static cs_mx_agg classwise(const seg_prob *p, const cs_settings *s, const double
     return r;
 }
 
+/* The pooled sums' layout in one zeroed block for M bins and k classes: class sums (3 kM),
+ * top-1 sums (3 M), then `extra` bytes for the caller. NULL when out of memory. */
+static unsigned char *pooled_block(pooled *o, size_t k, size_t M, size_t extra)
+{
+    size_t kM = k * M, words = 3 * kM + 3 * M;
+    unsigned char *blk = calloc(1, words * 8 + extra);
+    if (!blk) return NULL;
+    memset(o, 0, sizeof *o);
+    o->cnt = (uint64_t *)blk;
+    o->sy = o->cnt + kM;
+    o->sp = (double *)(o->sy + kM);
+    o->tcnt = (uint64_t *)(o->sp + kM);
+    o->tsy = o->tcnt + M;
+    o->tsc = (double *)(o->tsy + M);
+    return blk;
+}
+
+/* The values of pooled sums at M bins (o->n > 0) under p's settings, lens and classes. e: M + 1
+ * edges to fill; scratch: 2 M bins; bins: M bins to fill (NULL: none). */
+static void eval_pooled(const seg_prob *p, size_t M, const pooled *o, unsigned want, double *e,
+                        cs_bin *scratch, cs_bin *bins, cs_result *out)
+{
+    for (size_t b = 0; b <= M; b++) e[b] = cs_ubin_edge((int)b, (int)M);
+    const cs_settings *s = &p->s;
+    size_t N = (size_t)o->n;
+    out->n = N;
+    if ((want & CS_WANT_ACCURACY) && p->tcnt) {
+        uint64_t c = 0;
+        for (size_t b = 0; b < M; b++) c += o->tsy[b];
+        out->accuracy = (double)c / (double)N;
+    }
+    if (want & CS_WANT_BRIER) out->brier = o->sq / (double)N;
+    if (want & CS_WANT_NLL) out->nll = o->nll / (double)N;
+    if (want & CS_WANT_BINNED) {
+        cs_bin *b = bins ? bins : scratch + M;
+        cs_mx_agg a;
+        if (s->lens == CS_LENS_CLASSWISE) {
+            a = classwise(p, M, s, e, o, scratch, bins);
+        } else {
+            if (s->lens == CS_LENS_TOP1) fill_bins(s, e, M, o->tcnt, o->tsc, o->tsy, b);
+            else fill_bins(s, e, M, o->cnt + p->cls * M, o->sp + p->cls * M, o->sy + p->cls * M, b);
+            a = cs_mx_aggregate(s, b, M, N);
+        }
+        out->ece = a.ece; out->ace = a.ace; out->mce = a.mce;
+    }
+    if (want & CS_WANT_SCE) {
+        cs_settings t = *s;
+        t.distance = CS_DIST_TVD;
+        out->sce = classwise(p, M, &t, e, o, scratch, NULL).ece;
+    }
+}
+
 cs_status seg_eval(const seg_prob *p, const uint32_t *w, long only, unsigned want, int with_bins,
                    cs_result *out, cs_error *err)
 {
     cs_result_reset(out);   /* what statistics cannot give stays NAN */
-    size_t kM = p->k * p->M, M = p->M;
-    /* one block: class sums (3 kM), top-1 sums (3 M), edges (M + 1), bins (2 M) */
-    size_t words = 3 * kM + 3 * M + (M + 1);
-    unsigned char *blk = calloc(1, words * 8 + 2 * M * sizeof(cs_bin));
+    size_t M = p->M;
+    pooled o;
+    unsigned char *blk = pooled_block(&o, p->k, M, (M + 1) * 8 + 2 * M * sizeof(cs_bin));
     cs_bin *bins = with_bins ? malloc(M * sizeof *bins) : NULL;
     if (!blk || (with_bins && !bins)) {
         free(blk);
         free(bins);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "statistics: out of memory");
     }
-    pooled o = {0};
-    o.cnt = (uint64_t *)blk;
-    o.sy = o.cnt + kM;
-    o.sp = (double *)(o.sy + kM);
-    o.tcnt = (uint64_t *)(o.sp + kM);
-    o.tsy = o.tcnt + M;
-    o.tsc = (double *)(o.tsy + M);
-    double *e = o.tsc + M;
-    cs_bin *scratch = (cs_bin *)(blk + words * 8);
+    double *e = (double *)(blk + (3 * p->k * M + 3 * M) * 8);
+    cs_bin *scratch = (cs_bin *)(e + M + 1);
     pool(p, w, only, &o);
     if (o.n == 0) {
         free(blk);
         free(bins);
         return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
     }
-    for (size_t b = 0; b <= M; b++) e[b] = cs_ubin_edge((int)b, (int)M);
-    const cs_settings *s = &p->s;
-    size_t N = (size_t)o.n;
-    out->n = N;
-    if ((want & CS_WANT_ACCURACY) && p->tcnt) {
-        uint64_t c = 0;
-        for (size_t b = 0; b < M; b++) c += o.tsy[b];
-        out->accuracy = (double)c / (double)N;
-    }
-    if (want & CS_WANT_BRIER) out->brier = o.sq / (double)N;
-    if (want & CS_WANT_NLL) out->nll = o.nll / (double)N;
-    if (want & CS_WANT_BINNED) {
-        cs_bin *b = bins ? bins : scratch + M;
-        cs_mx_agg a;
-        if (s->lens == CS_LENS_CLASSWISE) {
-            a = classwise(p, s, e, &o, scratch, bins);
-        } else {
-            if (s->lens == CS_LENS_TOP1) fill_bins(s, e, M, o.tcnt, o.tsc, o.tsy, b);
-            else fill_bins(s, e, M, o.cnt + p->cls * M, o.sp + p->cls * M, o.sy + p->cls * M, b);
-            a = cs_mx_aggregate(s, b, M, N);
-        }
-        out->ece = a.ece; out->ace = a.ace; out->mce = a.mce;
-        if (bins) {
-            out->bins = bins;
-            out->n_bins = M;
-            bins = NULL;
-        }
-    }
-    if (want & CS_WANT_SCE) {
-        cs_settings t = *s;
-        t.distance = CS_DIST_TVD;
-        out->sce = classwise(p, &t, e, &o, scratch, NULL).ece;
+    eval_pooled(p, M, &o, want, e, scratch, bins, out);
+    if (bins && (want & CS_WANT_BINNED)) {
+        out->bins = bins;
+        out->n_bins = M;
+        bins = NULL;
     }
     free(bins);
     free(blk);
     return CS_OK;
+}
+
+cs_status seg_eval_bins(const seg_prob *p, const uint32_t *w, const int *M, size_t n,
+                        unsigned want, cs_result *out, cs_error *err)
+{
+    for (size_t i = 0; i < n; i++) cs_result_reset(&out[i]);
+    size_t F = p->M, K = p->k;
+    pooled fine, c;
+    unsigned char *fb = pooled_block(&fine, K, F, 0);
+    unsigned char *cb = pooled_block(&c, K, F, (F + 1) * 8 + 2 * F * sizeof(cs_bin));
+    if (!fb || !cb) {
+        free(fb);
+        free(cb);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "statistics: out of memory");
+    }
+    double *e = (double *)(cb + (3 * K * F + 3 * F) * 8);
+    cs_bin *scratch = (cs_bin *)(e + F + 1);
+    pool(p, w, -1, &fine);
+    cs_status rc = fine.n ? CS_OK : cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
+    for (size_t i = 0; rc == CS_OK && i < n; i++) {
+        size_t m = (size_t)M[i], r = F / m;
+        /* coarse bin b is the union of fine bins [b·r, (b+1)·r) (segstats.h) */
+        for (size_t j = 0; j < K; j++)
+            for (size_t b = 0; b < m; b++) {
+                uint64_t cn = 0, cy = 0;
+                double cp = 0.0;
+                for (size_t x = (j * F) + b * r, xe = x + r; x < xe; x++) {
+                    cn += fine.cnt[x];
+                    cy += fine.sy[x];
+                    cp += fine.sp[x];
+                }
+                c.cnt[j * m + b] = cn;
+                c.sy[j * m + b] = cy;
+                c.sp[j * m + b] = cp;
+            }
+        for (size_t b = 0; p->tcnt && b < m; b++) {
+            uint64_t cn = 0, cy = 0;
+            double cp = 0.0;
+            for (size_t x = b * r, xe = x + r; x < xe; x++) {
+                cn += fine.tcnt[x];
+                cy += fine.tsy[x];
+                cp += fine.tsc[x];
+            }
+            c.tcnt[b] = cn;
+            c.tsy[b] = cy;
+            c.tsc[b] = cp;
+        }
+        c.sq = fine.sq;
+        c.nll = fine.nll;
+        c.n = fine.n;
+        eval_pooled(p, m, &c, want, e, scratch, NULL, &out[i]);
+    }
+    free(fb);
+    free(cb);
+    return rc;
 }
