@@ -55,6 +55,7 @@
 #define CS_REDUCE_SLAB ((size_t)256 * 1024)   /* probability values read at a time */
 #define CS_REDUCE_SUM_TOL_DEFAULT 1e-3        /* as the CSV loader's rows (cs_load_options) */
 #define CS_REDUCE_AFFINE_TOL_DEFAULT 1e-3
+#define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* per-voxel arrays of the cases in flight */
 #define CS_SEG_MAX_CODES 65536                /* distinct label values a mapping may name */
 
 /* ---- the label mapping ------------------------------------------------------------------- */
@@ -132,6 +133,10 @@ typedef struct cs_reduce_options {
     int fine;                    /* F, 1..CS_SEGSTATS_FINE_MAX (default CS_SEGSTATS_FINE_DEFAULT) */
     double sum_tol;              /* softmax: |Σ_c p_c − 1| <= sum_tol per voxel */
     double affine_tol;           /* largest affine entry difference allowed */
+    /* Bytes of per-voxel arrays (class codes, running max and sum) the cases in flight share:
+     * a case starts when its arrays fit beside those in flight, or when no other case is in
+     * flight (default CS_REDUCE_MEMORY_DEFAULT). */
+    uint64_t memory;
     const cs_seg_mapping *mapping; /* NULL: softmax 0..C-1 from the first case's channels */
     /* NULL, or plan->n flags the reduction sets (memory_order_release) to 1 when a case's
      * sums in the statistics are final; a reader that sees 1 (acquire) may read that case
