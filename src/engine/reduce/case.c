@@ -1,6 +1,8 @@
 /* One case streamed into its slice of the statistics (reduce.h): the label map whole as one
- * class code per voxel, then each probability channel in slabs. Everything a voxel adds is
- * added by this one thread in file order, so a case's sums never depend on the thread count.
+ * class code per voxel, then each probability channel in slabs (stream.c: read on this thread or
+ * by a helper thread a slab ahead; budget.c decides when the case may start and which).
+ * Everything a voxel adds is added by this one thread in file order, so a case's sums never
+ * depend on the thread count.
  *
  * Per channel j and voxel: the one-vs-rest fine-bin sums (cs_ubin_at on the precomputed edges:
  * the one bin rule), (p − y)², and −ln max(q, 1e-15) with q = p where y = 1, 1 − p where y = 0;
@@ -15,13 +17,14 @@
  *     value is then a float, and so is their max, exactly;
  *   - the running sum is a 16-bit fixed-point number (steps of 2^-15, 1.99997 at most, where
  *     it stays) when C·2^-15 <= tol/4, else a float, rounded at each channel. The decision
- *     must be the CSV loader's, |s − 1| <= tol on the double sum s in channel order. The 16-bit
- *     sum f is within C·(2^-16 + 2^-52) < C·2^-15 of s (C roundings to the step, C to double);
- *     the float sum within C·2^-23·(|f| + 1) (C roundings to float and C to double, each
- *     ≤ 2^-24 of a partial sum, partial sums ≤ the total as values are ≥ 0). So a voxel whose
- *     f passes with that margin (twice the bound, for the float) passes exactly; valid float32
- *     maps, within ~1e-7 of 1, pass with the default 1e-3 for up to 8 classes on the 16-bit
- *     sum. A saturated 16-bit sum is never sure. Any other voxel (near the tolerance edge, or failing) sends
+ *     must be the CSV loader's, |s − 1| <= tol on the double sum s in channel order. The
+ *     16-bit sum f is within C·(2^-16 + 2^-50) < C·2^-15 of s (C roundings to the step, the
+ *     rest double rounding); the float sum within C·2^-23·(|f| + 1) (C roundings to float and
+ *     C to double, each ≤ 2^-24 of a partial sum, partial sums ≤ the total as values are
+ *     ≥ 0). So a voxel whose f passes with that margin (twice the bound, for the float) passes
+ *     exactly; valid float32 maps, within ~1e-7 of 1, do so at the default 1e-3 for up to 8
+ *     classes on the 16-bit sum. A saturated 16-bit sum is never sure. Any other voxel (near
+ *     the tolerance edge, or failing) sends
  *     the case to an exact check (exact_sums): the probabilities are read again and the double
  *     sums formed in channel order for a window of voxels from the first such voxel, in the
  *     memory the running max used, until the first voxel that fails exactly — whose sum the
