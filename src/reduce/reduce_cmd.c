@@ -198,6 +198,7 @@ static int reduce(const ss_opts *o, const char *out)
     opt.fine = o->fine ? o->fine : CS_SEGSTATS_FINE_DEFAULT;
     opt.sum_tol = o->load.sum_tol;
     opt.affine_tol = o->affine_tol;
+    if (o->memory_mb >= 0) opt.memory = (uint64_t)o->memory_mb << 20;
     opt.mapping = m;
     if (s == CS_OK && !(done = calloc(plan->n, sizeof *done))) s = cs_error_set(&err, CS_ENOMEM, 0, 0, "out of memory");
     opt.done = done;

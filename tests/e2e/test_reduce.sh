@@ -43,6 +43,9 @@ expect_eq "accuracy, top-1 ECE (M = 15 of F = 300), SCE, Brier, NLL from the sum
 "$CALSCOPE" reduce --threads 1 --label-values 0,1,2,4 -o "$TMP/t1.csv" "$D/m.csv"
 "$CALSCOPE" reduce --threads 2 --label-values 0,1,2,4 -o "$TMP/t2.csv" "$D/m.csv"
 if cmp -s "$TMP/t1.csv" "$TMP/t2.csv" && cmp -s "$TMP/t1.csv" "$TMP/all.csv"; then ok "1 and 2 threads: identical files"; else not_ok "1 and 2 threads: identical files"; fi
+"$CALSCOPE" reduce --threads 3 --memory 0 --label-values 0,1,2,4 -o "$TMP/m0.csv" "$D/m.csv"
+if cmp -s "$TMP/t1.csv" "$TMP/m0.csv"; then ok "--memory 0 (one case at a time, each read by a helper thread): identical file"
+else not_ok "--memory 0 (one case at a time, each read by a helper thread): identical file"; fi
 
 expect_rc "--fine 7" 0 "$CALSCOPE" reduce --fine 7 --label-values 0,1,2,4 -o "$TMP/f7.csv" "$D/m.csv"
 numpy_check "--fine 7: equals numpy's" "$TMP/f7.csv" "$D/m.csv" softmax 7
@@ -195,7 +198,10 @@ expect_eq "no manifest: the message" "calscope: no MANIFEST given (or --probs DI
 Try \`calscope reduce --help\`." "$ERR"
 run "$CALSCOPE" reduce --label-values 0,x "$D/m.csv"
 expect_eq "--label-values: the bad token named, exit 2" "2 calscope: --label-values: 'x' is not an integer label value (in '0,x')" "$RC $(head -1 <<<"$ERR")"
+run "$CALSCOPE" reduce --memory 1.5 "$D/m.csv"
+expect_eq "--memory: not a whole MiB, exit 2" "2 calscope: --memory: '1.5' is not a size in MiB, 0..1048576" "$RC $(head -1 <<<"$ERR")"
 run "$CALSCOPE" reduce --help
 expect_match "--help lists the reduce flags" '--prob-suffix S' "$OUT"
+expect_match "--help lists --memory" '--memory MB' "$OUT"
 
 done_testing
