@@ -25,8 +25,8 @@
  *             regions need no running values: 1 byte per voxel.
  *   plus one slab (CS_REDUCE_SLAB doubles = 2 MiB; two when a helper thread reads), the
  *   readers' buffers (≈ 1 MiB each plus zlib) and the statistics (st->fine × k × 20 bytes per
- *   case). The cases in flight share o->memory for their per-voxel arrays: a case waits until
- *   its arrays fit beside theirs, or until it is alone (budget.c), so a BraTS case (62.5 MB,
+ *   case). The cases in flight share o->memory for their per-voxel arrays and buffers: a case
+ *   waits until it fits beside them, or until it is alone (budget.c), so a BraTS case (66 MiB,
  *   more than the default 48 MiB) is reduced alone whatever --threads says, and a case that runs
  *   while fewer cases than threads are in flight is read by a helper thread a slab ahead
  *   (stream.c): the decompression runs beside the sums. Measured (/usr/bin/time -v, 2
@@ -61,7 +61,7 @@
 #define CS_REDUCE_SLAB ((size_t)256 * 1024)   /* probability values read at a time */
 #define CS_REDUCE_SUM_TOL_DEFAULT 1e-3        /* as the CSV loader's rows (cs_load_options) */
 #define CS_REDUCE_AFFINE_TOL_DEFAULT 1e-3
-#define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* per-voxel arrays of the cases in flight */
+#define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* what the cases in flight hold (options) */
 #define CS_SEG_MAX_CODES 65536                /* distinct label values a mapping may name */
 
 /* ---- the label mapping ------------------------------------------------------------------- */
@@ -139,9 +139,9 @@ typedef struct cs_reduce_options {
     int fine;                    /* F, 1..CS_SEGSTATS_FINE_MAX (default CS_SEGSTATS_FINE_DEFAULT) */
     double sum_tol;              /* softmax: |Σ_c p_c − 1| <= sum_tol per voxel */
     double affine_tol;           /* largest affine entry difference allowed */
-    /* Bytes of per-voxel arrays (class codes, running max and sum) the cases in flight share:
-     * a case starts when its arrays fit beside those in flight, or when no other case is in
-     * flight (default CS_REDUCE_MEMORY_DEFAULT). */
+    /* Bytes the cases in flight share — their per-voxel arrays (class codes, running max and
+     * sum) and read buffers: a case starts when it fits beside those in flight, or when no
+     * other case is in flight (default CS_REDUCE_MEMORY_DEFAULT). */
     uint64_t memory;
     const cs_seg_mapping *mapping; /* NULL: softmax 0..C-1 from the first case's channels */
     /* NULL, or plan->n flags the reduction sets (memory_order_release) to 1 when a case's

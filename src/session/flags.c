@@ -756,8 +756,8 @@ static const ss_flag table[] = {
     { "--affine-tol", "T", RD | X, SEC_VOLUMES, p_affine_tol, q_affine_tol, 0,
       "refuse a case whose two affines differ by more than T (default 0.001)", NULL },
     { "--memory", "MB", X, SEC_VOLUMES, p_memory, NULL, 0,
-      "MiB of per-voxel arrays the cases in flight share (default 48); a case\n"
-      "larger than MB runs alone, read a slab ahead by a helper thread", NULL },
+      "MiB the cases in flight share for label maps, running values and buffers\n"
+      "(default 48); a larger case runs alone, read a slab ahead by a helper thread", NULL },
     { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
       "sum the statistics files given (shards of one test set) into -o STATS", NULL },
 

@@ -1,9 +1,11 @@
 /* The memory budget the cases of one reduction share (reduce_internal.h): a case's per-voxel
- * arrays (its class codes and, for softmax, the running max and sum) are admitted while the
- * arrays of the cases in flight fit in cs_reduce_options.memory, and always when no other case
- * is in flight. So peak RSS does not grow with --threads beyond one case's arrays plus the
+ * arrays (its class codes and, for softmax, the running max and sum) and read buffers are
+ * admitted while those of the cases in flight fit in cs_reduce_options.memory, and always when
+ * no other case is in flight. So peak RSS does not grow with --threads beyond one case or the
  * budget. A case admitted while fewer cases than threads are in flight reads its files on a
- * helper thread (stream.c), which keeps the threads busy when cases wait. */
+ * helper thread (stream.c), which keeps the threads busy when cases wait. The decision is taken
+ * at admission: the first cases of a run may get a helper although other cases start just
+ * after them (the helpers then share the cores for those cases). */
 #include "engine/reduce/reduce_internal.h"
 
 #include <time.h>

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "calscope/metrics.h"
 #include "calscope/ubin.h"
@@ -70,8 +71,10 @@ typedef struct work {
     void *vmax;               /* softmax: running max per voxel, float (fmax) or double */
     void *vsum;               /* softmax: running sum per voxel, uint16_t (s16) or float */
     void *arg;                /* softmax, CELL_U8 / CELL_U32: running argmax per voxel */
+    void *map;                /* the mapping the four arrays above are in (allocate) */
+    size_t map_size;
     rd_stream *in;            /* the case's values, in slabs */
-    uint64_t bytes;           /* the per-voxel arrays' size (admitted by the budget) */
+    uint64_t bytes;           /* what the budget admitted for the case (case_bytes) */
     uint8_t *ytab;            /* code -> y for the channel being read */
     /* progress */
     uint64_t weight, vals_total, vals_done, units_sent;
@@ -399,20 +402,20 @@ static cs_status finish_softmax(work *w, cs_error *err)
 
 static void work_free(work *w)
 {
-    free(w->code);
-    free(w->vmax);
-    free(w->vsum);
-    if (w->arg != w->code) free(w->arg);
+    if (w->map) munmap(w->map, w->map_size);
     free(w->ytab);
 }
 
-/* The bytes of the per-voxel arrays allocate() makes (what the budget admits). */
-static uint64_t state_bytes(const work *w)
+/* What the budget admits for the case: the per-voxel arrays allocate() makes, the stream's slabs
+ * (two, in case a helper reads) and the two readers' chunks (≤ 1 MiB each, vol.c). */
+static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_info *li)
 {
-    uint64_t per = w->cells == CELL_U32 ? 4 : 1;
+    uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
     if (w->m->kind == CS_SEG_SOFTMAX)
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
-    return w->sh.voxels * per;
+    uint64_t slab = V < CS_REDUCE_SLAB ? V : CS_REDUCE_SLAB, chunk = (uint64_t)1 << 20;
+    uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
+    return V * per + 2 * slab * sizeof(double) + pc + lc;
 }
 
 /* The budget's wait ends early when the user cancels or a case before this one failed. */
@@ -430,16 +433,33 @@ static cs_status allocate(work *w, cs_error *err)
     if (V > SIZE_MAX / 8)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: %llu voxels do not fit in memory", w->c->probs, (unsigned long long)V);
     size_t nv = V ? (size_t)V : 1;
-    w->code = malloc(nv * es);
-    w->ytab = malloc(w->m->n_values ? w->m->n_values : 1);
-    if (soft) {
-        /* at least one double, so that the exact sum check has a window (finish_softmax) */
-        size_t mb = nv * (w->fmax ? sizeof(float) : sizeof(double));
-        w->vmax = malloc(mb < sizeof(double) ? sizeof(double) : mb);
-        w->vsum = malloc(nv * (w->s16 ? sizeof(uint16_t) : sizeof(float)));
-        w->arg = w->cells == CELL_PACK ? w->code : malloc(nv * es);
+    /* the arrays, each from an 8-aligned offset: running max (at least one double, so that the
+     * exact sum check has a window: finish_softmax), running sum, codes, argmaxes */
+    size_t mb = soft ? nv * (w->fmax ? sizeof(float) : sizeof(double)) : 0;
+    size_t at[4], n[4] = { soft ? (mb < sizeof(double) ? sizeof(double) : mb) : 0,
+                           soft ? nv * (w->s16 ? sizeof(uint16_t) : sizeof(float)) : 0, nv * es,
+                           soft && w->cells != CELL_PACK ? nv * es : 0 };
+    size_t total = 0;
+    for (int i = 0; i < 4; i++) {
+        at[i] = total;
+        total += (n[i] + 7) & ~(size_t)7;
     }
-    if (!w->code || !w->ytab || (soft && (!w->vmax || !w->vsum || !w->arg)))
+    /* One anonymous mapping, given back to the system when the case ends. From malloc, glibc
+     * would serve arrays below its 32 MiB mmap ceiling (once a freed block has raised the
+     * threshold) from per-thread arenas that keep the pages, so peak RSS grew with the number
+     * of threads that had reduced a case (3 BraTS cases on 2 threads: 98 MiB, 2 cases: 69). */
+    void *map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    w->ytab = malloc(w->m->n_values ? w->m->n_values : 1);
+    if (map != MAP_FAILED) {
+        w->map = map;
+        w->map_size = total;
+        char *b = map;
+        w->vmax = soft ? b + at[0] : NULL;
+        w->vsum = soft ? b + at[1] : NULL;
+        w->code = b + at[2];
+        w->arg = !soft ? NULL : w->cells == CELL_PACK ? w->code : b + at[3];
+    }
+    if (!w->map || !w->ytab)
         return cs_error_set(err, CS_ENOMEM, 0, 0, "case '%s': out of memory for %llu voxels", w->c->name, (unsigned long long)V);
     return CS_OK;
 }
@@ -462,7 +482,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
                 : x->m->kind == CS_SEG_SOFTMAX && x->m->n_values <= 16 && x->m->k <= 16 ? CELL_PACK : CELL_U8;
         w.s16 = x->m->kind == CS_SEG_SOFTMAX && (double)w.sh.channels * S16_STEP <= x->o->sum_tol / 4;
         w.vals_total = w.sh.voxels * (uint64_t)(w.sh.channels + 1);
-        w.bytes = state_bytes(&w);
+        w.bytes = case_bytes(&w, pi, cs_vol_info_of(lv));
     }
     int admitted = 0, helper = 0;
     if (st == CS_OK) {
