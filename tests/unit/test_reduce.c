@@ -703,6 +703,10 @@ static void test_sum_check_at_the_edge(void **state)
                         "bad.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
     assert_string_equal(refusal("case,probs,labels\nx,bad8.npy,lab.npy\n", NULL),
                         "bad8.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
+    /* the same on 2 threads: the one case is read by a helper thread, the exact check after it */
+    assert_int_equal(reduce("case,probs,labels\nx,bad.npy,lab.npy\n", NULL, 2, &st, &err), CS_EINPUT);
+    if (!strstr(err.msg, "bad.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: "))
+        fail_msg("%s", err.msg);
 
     /* --sum-tol 0: exact sums pass, 1 + 2^-25 does not */
     const double exact[] = { 0.25, 0.5, 1, 0,   0.75, 0.5, 0, 0.5,   0, 0, 0, 0.5 };
