@@ -24,11 +24,10 @@
  *     ≥ 0). So a voxel whose f passes with that margin (twice the bound, for the float) passes
  *     exactly; valid float32 maps, within ~1e-7 of 1, do so at the default 1e-3 for up to 8
  *     classes on the 16-bit sum. A saturated 16-bit sum is never sure. Any other voxel (near
- *     the tolerance edge, or failing) sends
- *     the case to an exact check (exact_sums): the probabilities are read again and the double
- *     sums formed in channel order for a window of voxels from the first such voxel, in the
- *     memory the running max used, until the first voxel that fails exactly — whose sum the
- *     message prints — or the end. A case of valid maps, whose sums are within float noise of 1,
+ *     the tolerance edge, or failing) sends the case to an exact check (exact_sums): the
+ *     probabilities are read again and the double sums formed in channel order for a window
+ *     of voxels from the first such voxel, in the memory the running max used, until the
+ *     first voxel that fails exactly — whose sum the message prints — or the end. A case of valid maps, whose sums are within float noise of 1,
  *     never pays for it; --sum-tol 0 does (every voxel is near the edge: up to 2 more reads). */
 #include "engine/reduce/reduce_internal.h"
 
