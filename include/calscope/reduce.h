@@ -16,16 +16,22 @@
  *
  * Memory of one case in flight, per voxel of the case (V voxels):
  *   labels    1 byte (uint8 class code; 4 bytes when the mapping has more than 255 codes)
- *   softmax   + 4 bytes running sum (a float; the sum check stays exact: case.c), 4 bytes
- *             running max (8 when the values are float64 or scaled), and the argmax, which
- *             shares the code's byte when both fit in 4 bits (≤ 16 label values and classes;
- *             else 1 byte, 4 beyond 255): 9 bytes per voxel for float16/float32 maps of ≤ 16
- *             classes (BraTS 240×240×155: 80 MB; it was 18 bytes, 160 MB); regions need no
- *             running values: 1 byte per voxel.
- *   plus one slab (CS_REDUCE_SLAB doubles = 2 MiB), the readers' buffers (≈ 1 MiB each plus
- *   zlib) and the statistics (st->fine × k × 20 bytes per case). With T threads T cases are in
- *   flight at once. Measured (/usr/bin/time -v, 2 BraTS-size float32 .nii.gz cases, 4 classes):
- *   peak RSS 85 MB with 1 thread (was 164 MB), 167 MB with 2 (was 324 MB).
+ *   softmax   + a running sum: 2 bytes (16-bit fixed point) when C·2^-15 <= sum_tol/4 (up to
+ *             8 classes at the default 1e-3), else 4 (a float) — the sum check stays exact
+ *             (case.c); 4 bytes running max (8 when the values are float64 or scaled); the
+ *             argmax, which shares the code's byte when both fit in 4 bits (≤ 16 label values
+ *             and classes; else 1 byte, 4 beyond 255): 7 bytes per voxel for float16/float32
+ *             maps of ≤ 8 classes (BraTS 240×240×155: 62.5 MB; it was 9, and 18 before that);
+ *             regions need no running values: 1 byte per voxel.
+ *   plus one slab (CS_REDUCE_SLAB doubles = 2 MiB; two when a helper thread reads), the
+ *   readers' buffers (≈ 1 MiB each plus zlib) and the statistics (st->fine × k × 20 bytes per
+ *   case). The cases in flight share o->memory for their per-voxel arrays and buffers: a case
+ *   waits until it fits beside them, or until it is alone (budget.c), so a BraTS case (66 MiB,
+ *   more than the default 48 MiB) is reduced alone whatever --threads says, and a case that runs
+ *   while fewer cases than threads are in flight is read by a helper thread a slab ahead
+ *   (stream.c): the decompression runs beside the sums. Measured (/usr/bin/time -v, 2
+ *   BraTS-size float32 .nii.gz cases, 4 classes): peak RSS 66 MiB with 1 thread and 68 MiB
+ *   with 2 (were 83 and 163 MiB).
  *
  * Messages (CS_EINPUT, exit status 3, the loader's "FILE: reason" form; a voxel is named by its
  * 0-based indices fastest axis first, i,j,k = x,y,z of a NIfTI, [c, k, j, i] of a C-order npz):
@@ -55,6 +61,7 @@
 #define CS_REDUCE_SLAB ((size_t)256 * 1024)   /* probability values read at a time */
 #define CS_REDUCE_SUM_TOL_DEFAULT 1e-3        /* as the CSV loader's rows (cs_load_options) */
 #define CS_REDUCE_AFFINE_TOL_DEFAULT 1e-3
+#define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* what the cases in flight hold (options) */
 #define CS_SEG_MAX_CODES 65536                /* distinct label values a mapping may name */
 
 /* ---- the label mapping ------------------------------------------------------------------- */
@@ -132,6 +139,10 @@ typedef struct cs_reduce_options {
     int fine;                    /* F, 1..CS_SEGSTATS_FINE_MAX (default CS_SEGSTATS_FINE_DEFAULT) */
     double sum_tol;              /* softmax: |Σ_c p_c − 1| <= sum_tol per voxel */
     double affine_tol;           /* largest affine entry difference allowed */
+    /* Bytes the cases in flight share — their per-voxel arrays (class codes, running max and
+     * sum) and read buffers: a case starts when it fits beside those in flight, or when no
+     * other case is in flight (default CS_REDUCE_MEMORY_DEFAULT). */
+    uint64_t memory;
     const cs_seg_mapping *mapping; /* NULL: softmax 0..C-1 from the first case's channels */
     /* NULL, or plan->n flags the reduction sets (memory_order_release) to 1 when a case's
      * sums in the statistics are final; a reader that sees 1 (acquire) may read that case

@@ -27,9 +27,9 @@ static const char reduce_usage[] =
     "       calscope reduce [OPTIONS] --probs DIR --labels DIR  cases paired by file stem\n"
     "       calscope reduce --merge [-o STATS] A B ...        sums statistics files (shards)\n"
     "Reduces segmentation volumes (NIfTI .nii/.nii.gz, numpy .npy/.npz) to a statistics file\n"
-    "that `calscope report STATS` and the dashboard read. Cases run in parallel (--threads);\n"
-    "memory is one label map plus running values per case in flight (README \"Segmentation\n"
-    "volumes\").\n";
+    "that `calscope report STATS` and the dashboard read. Cases run in parallel (--threads)\n"
+    "while their label maps and running values fit in --memory; a larger case runs alone\n"
+    "(README \"Volumes in, statistics out\").\n";
 
 static const char *const reduce_notes[] = {
     "Exit status: 0 ok, 2 usage error, 3 input error (a file unreadable or a case refused: the",

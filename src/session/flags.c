@@ -429,6 +429,11 @@ static int p_probs(ss_opts *o, const char *v) { o->probs_dir = v; return 0; }
 static int p_prob_suffix(ss_opts *o, const char *v) { o->prob_suffix = v; return 0; }
 static int p_merge(ss_opts *o, const char *v) { (void)v; o->merge = 1; return 0; }
 
+static int p_memory(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--memory", v, 0, 1 << 20, &o->memory_mb, "a size in MiB, 0..1048576");
+}
+
 /* --true-ece X: known only for synthetic files (tools/make_bias_sample.py writes it). */
 static int p_true_ece(ss_opts *o, const char *v)
 {
@@ -750,6 +755,9 @@ static const ss_flag table[] = {
       "(nnU-Net's CASE.npz beside its CASE.nii.gz)", NULL },
     { "--affine-tol", "T", RD | X, SEC_VOLUMES, p_affine_tol, q_affine_tol, 0,
       "refuse a case whose two affines differ by more than T (default 0.001)", NULL },
+    { "--memory", "MB", X, SEC_VOLUMES, p_memory, NULL, 0,
+      "MiB the cases in flight share for label maps, running values and buffers\n"
+      "(default 48); a larger case runs alone, read a slab ahead by a helper thread", NULL },
     { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
       "sum the statistics files given (shards of one test set) into -o STATS", NULL },
 

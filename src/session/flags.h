@@ -99,6 +99,7 @@ typedef struct ss_opts {
     const char *probs_dir, *prob_suffix;  /* --probs DIR --prob-suffix S; --labels DIR is load.labels */
     double affine_tol;     /* --affine-tol T (default CS_REDUCE_AFFINE_TOL_DEFAULT) */
     int affine_tol_given, merge;
+    int memory_mb;         /* --memory MB, -1 = CS_REDUCE_MEMORY_DEFAULT */
     double true_ece;       /* --true-ece X: the file's true top-1 ECE (size curve bias) */
     int true_ece_given;
 } ss_opts;

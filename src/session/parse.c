@@ -52,6 +52,7 @@ void ss_opts_init(ss_opts *o, unsigned front)
     o->format = SS_FORMAT_TEXT;
     o->compat = -1;
     o->affine_tol = CS_REDUCE_AFFINE_TOL_DEFAULT;
+    o->memory_mb = -1;
 }
 
 void ss_opts_free(ss_opts *o)

@@ -43,6 +43,9 @@ expect_eq "accuracy, top-1 ECE (M = 15 of F = 300), SCE, Brier, NLL from the sum
 "$CALSCOPE" reduce --threads 1 --label-values 0,1,2,4 -o "$TMP/t1.csv" "$D/m.csv"
 "$CALSCOPE" reduce --threads 2 --label-values 0,1,2,4 -o "$TMP/t2.csv" "$D/m.csv"
 if cmp -s "$TMP/t1.csv" "$TMP/t2.csv" && cmp -s "$TMP/t1.csv" "$TMP/all.csv"; then ok "1 and 2 threads: identical files"; else not_ok "1 and 2 threads: identical files"; fi
+"$CALSCOPE" reduce --threads 3 --memory 0 --label-values 0,1,2,4 -o "$TMP/m0.csv" "$D/m.csv"
+if cmp -s "$TMP/t1.csv" "$TMP/m0.csv"; then ok "--memory 0 (one case at a time, each read by a helper thread): identical file"
+else not_ok "--memory 0 (one case at a time, each read by a helper thread): identical file"; fi
 
 expect_rc "--fine 7" 0 "$CALSCOPE" reduce --fine 7 --label-values 0,1,2,4 -o "$TMP/f7.csv" "$D/m.csv"
 numpy_check "--fine 7: equals numpy's" "$TMP/f7.csv" "$D/m.csv" softmax 7
@@ -109,6 +112,52 @@ head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
 
+# ---- a case larger than a slab, read on a helper thread ------------------------------------------
+# One case with --threads 2 is read by a helper thread a slab ahead (the budget's rule: fewer
+# cases in flight than threads); 70x64x60 voxels are two slabs a channel. The gzip NIfTI and the
+# deflated npz of the same values, on 1 and 2 threads, give the same sums; the numpy check
+# confirms them. A truncated stream, a bad gzip CRC and a bad zip CRC are found by the helper and
+# reported as on one thread.
+B=$TMP/big
+$PY tools/make_volumes.py --quiet --out "$B" --cases 1 --shape 70,64,60 --seed 9 \
+    || not_ok "make_volumes.py: a 70x64x60 case"
+for t in 1 2; do
+    "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/big_nii$t.csv" "$B/manifest.csv" 2>"$TMP/big.err" \
+        || not_ok "reduce of the 70x64x60 NIfTI, $t threads" "$(cat "$TMP/big.err")"
+    "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/big_npz$t.csv" "$B/manifest_npz.csv" 2>"$TMP/big.err" \
+        || not_ok "reduce of the 70x64x60 npz, $t threads" "$(cat "$TMP/big.err")"
+done
+same=1
+for f in nii2 npz1 npz2; do
+    diff <(grep -v '^case,' "$TMP/big_nii1.csv") <(grep -v '^case,' "$TMP/big_$f.csv") >/dev/null || same=0
+done
+expect_eq "two slabs a channel: NIfTI and npz, 1 and 2 threads (a helper thread), the same sums" 1 "$same"
+run $PY bench/reference_seg.py "$B/manifest.csv" --label-values 0,1,2,4 --compare "$TMP/big_nii2.csv"
+expect_match "two slabs a channel: the sums equal numpy+nibabel's" $'^compare\tok\t' "$OUT"
+$PY - "$B" <<'PYEOF'
+import sys
+d = sys.argv[1] + '/'
+b = open(d + 'nifti/case000.nii.gz', 'rb').read()
+open(d + 'cut.nii.gz', 'wb').write(b[:len(b) // 2])
+c = bytearray(b); c[-8] ^= 1                     # the gzip trailer's CRC-32
+open(d + 'crc.nii.gz', 'wb').write(bytes(c))
+z = bytearray(open(d + 'npz/case000.npz', 'rb').read())
+z[14] ^= 1                                       # the member's CRC-32: local header ...
+z[z.index(b'PK\x01\x02') + 16] ^= 1              # ... and central directory agree
+open(d + 'crc.npz', 'wb').write(bytes(z))
+PYEOF
+# helper_refuse NAME PROBS MESSAGE: refused alike on 1 and 2 threads
+helper_refuse() {
+    printf 'case,probs,labels\nx,%s,labels/case000.nii.gz\n' "$2" >"$B/bad.csv"
+    for t in 1 2; do
+        run "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/bad_out.csv" "$B/bad.csv"
+        expect_eq "$1, $t thread(s)" "3 calscope: $B/$3 (labels: $B/labels/case000.nii.gz)" "$RC $ERR"
+    done
+}
+helper_refuse "a gzip NIfTI cut in the middle of a channel" cut.nii.gz "cut.nii.gz: truncated: 550210 of 1075200 values"
+helper_refuse "a bad gzip CRC, found at the last value" crc.nii.gz "crc.nii.gz: corrupt gzip data: incorrect data check"
+helper_refuse "a bad zip CRC, found at the last value" crc.npz "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"
+
 printf 'not an image' >"$D/junk.nii"
 printf 'case,probs,labels\nx,junk.nii,a.nii.gz\n' >"$D/junk.csv"
 run "$CALSCOPE" reduce -o "$TMP/junk_out.csv" "$D/junk.csv"
@@ -149,7 +198,10 @@ expect_eq "no manifest: the message" "calscope: no MANIFEST given (or --probs DI
 Try \`calscope reduce --help\`." "$ERR"
 run "$CALSCOPE" reduce --label-values 0,x "$D/m.csv"
 expect_eq "--label-values: the bad token named, exit 2" "2 calscope: --label-values: 'x' is not an integer label value (in '0,x')" "$RC $(head -1 <<<"$ERR")"
+run "$CALSCOPE" reduce --memory 1.5 "$D/m.csv"
+expect_eq "--memory: not a whole MiB, exit 2" "2 calscope: --memory: '1.5' is not a size in MiB, 0..1048576" "$RC $(head -1 <<<"$ERR")"
 run "$CALSCOPE" reduce --help
 expect_match "--help lists the reduce flags" '--prob-suffix S' "$OUT"
+expect_match "--help lists --memory" '--memory MB' "$OUT"
 
 done_testing

@@ -455,6 +455,54 @@ static void test_sums_match_the_kernel(void **state)
     remove_dir();
 }
 
+/* The memory budget and the helper thread: cases larger than a slab (two a channel) reduced on 3
+ * threads with a budget of 1 byte (so one case at a time, each read by a helper thread a slab
+ * ahead) give the same bits as 1 thread, and the reference accumulation's sums. */
+static void test_budget_and_helper(void **state)
+{
+    (void)state;
+    make_dir();
+    cs_test_seg *g = cs_test_seg_random(3, 3, CS_REDUCE_SLAB + 1000, 11, 0);
+    char *text = write_cases(g);
+    cs_segstats *want = cs_test_seg_stats(g, CS_SEGSTATS_FINE_DEFAULT);
+    cs_seg_plan *p = manifest(text);
+    cs_reduce_options o;
+    cs_reduce_options_default(&o);
+    atomic_uchar done[3] = { 0 };
+    o.done = done;
+    atomic_int ppm = 0;
+    cs_run run = { 1, NULL, &ppm };
+    cs_segstats *one = NULL, *serial = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_reduce_run(p, &o, &run, &one, &err) != CS_OK) fail_msg("%s", err.msg);
+    run.threads = 3;
+    o.memory = 1;
+    atomic_store(&ppm, 0);
+    for (int c = 0; c < 3; c++) atomic_store(&done[c], 0);
+    if (cs_reduce_run(p, &o, &run, &serial, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_int_equal(atomic_load(&ppm), 1000000);
+    for (int c = 0; c < 3; c++) assert_int_equal(done[c], 1);
+    same_sums(one, want);
+    size_t nb = one->n_cases * one->k * (size_t)one->fine, nt = one->n_cases * (size_t)one->fine, ns = one->n_cases * one->k;
+    assert_memory_equal(one->cnt, serial->cnt, nb * sizeof *one->cnt);
+    assert_memory_equal(one->sum_p, serial->sum_p, nb * sizeof *one->sum_p);
+    assert_memory_equal(one->sum_y, serial->sum_y, nb * sizeof *one->sum_y);
+    assert_memory_equal(one->t_cnt, serial->t_cnt, nt * sizeof *one->t_cnt);
+    assert_memory_equal(one->t_sum_conf, serial->t_sum_conf, nt * sizeof *one->t_sum_conf);
+    assert_memory_equal(one->t_sum_correct, serial->t_sum_correct, nt * sizeof *one->t_sum_correct);
+    assert_memory_equal(one->sq_err, serial->sq_err, ns * sizeof *one->sq_err);
+    assert_memory_equal(one->nll_pos, serial->nll_pos, ns * sizeof *one->nll_pos);
+    assert_memory_equal(one->nll_neg, serial->nll_neg, ns * sizeof *one->nll_neg);
+    cs_segstats_free(one);
+    cs_segstats_free(serial);
+    cs_segstats_free(want);
+    cs_seg_plan_free(p);
+    free(text);
+    cs_test_seg_free(g);
+    remove_dir();
+}
+
 /* float16 values on fine edges (0.25 = 75/300, 0.5 = 150/300) fall in the bin they close
  * (right-closed: 74 and 149), as a float64 0.25 does. */
 static void test_float16_edges(void **state)
@@ -586,6 +634,18 @@ static void test_first_error_and_cancel(void **state)
         assert_int_equal(reduce(text, NULL, t, &st, &err), CS_EINPUT);
         if (!strstr(err.msg, "high.npy: probability 1.5 outside")) fail_msg("%s", err.msg);
     }
+    /* one case at a time (a budget of 1 byte): the cases after the failing one stop waiting */
+    cs_seg_plan *p1 = manifest(text);
+    cs_reduce_options o1;
+    cs_reduce_options_default(&o1);
+    o1.memory = 1;
+    cs_run run4 = { 4, NULL, NULL };
+    cs_segstats *st1 = NULL;
+    cs_error err1;
+    cs_error_clear(&err1);
+    assert_int_equal(cs_reduce_run(p1, &o1, &run4, &st1, &err1), CS_EINPUT);
+    if (!strstr(err1.msg, "high.npy: probability 1.5 outside")) fail_msg("%s", err1.msg);
+    cs_seg_plan_free(p1);
     cs_seg_plan *p = manifest("case,probs,labels\na,good.npy,lab.npy\n");
     cs_reduce_options o;
     cs_reduce_options_default(&o);
@@ -602,7 +662,7 @@ static void test_first_error_and_cancel(void **state)
     remove_dir();
 }
 /* The sum check decides on the double sum in channel order (the CSV loader's row sum), though
- * the reducer keeps a float running sum: float32 voxels whose double and float sums fall on
+ * the reducer keeps a 16-bit (or float) running sum: float32 voxels whose double and float sums fall on
  * either side of the 1e-3 edge (found with numpy) are accepted / refused as the double sum says,
  * with its digits; a refusal is found in a later window of the exact check; --sum-tol 0 checks
  * every voxel exactly. The sums of an accepted case equal the reference accumulation's (float32
@@ -643,6 +703,10 @@ static void test_sum_check_at_the_edge(void **state)
                         "bad.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
     assert_string_equal(refusal("case,probs,labels\nx,bad8.npy,lab.npy\n", NULL),
                         "bad8.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: lab.npy)");
+    /* the same on 2 threads: the one case is read by a helper thread, the exact check after it */
+    assert_int_equal(reduce("case,probs,labels\nx,bad.npy,lab.npy\n", NULL, 2, &st, &err), CS_EINPUT);
+    if (!strstr(err.msg, "bad.npy: probabilities sum to 1.001000017, not 1 within 0.001 at voxel 2 (labels: "))
+        fail_msg("%s", err.msg);
 
     /* --sum-tol 0: exact sums pass, 1 + 2^-25 does not */
     const double exact[] = { 0.25, 0.5, 1, 0,   0.75, 0.5, 0, 0.5,   0, 0, 0, 0.5 };
@@ -655,6 +719,16 @@ static void test_sum_check_at_the_edge(void **state)
     write_case("over.npy", "unused.npy", "<f8", 3, 4, over, lab);
     assert_string_equal(refusal_tol("case,probs,labels\nx,over.npy,lab.npy\n", NULL, 0),
                         "over.npy: probabilities sum to 1.00000003, not 1 within 0 at voxel 3 (labels: lab.npy)");
+
+    /* the 16-bit running sum (up to 8 classes at the default tolerance) stops at 1.99997: a
+     * voxel summing to 3 is refused with --sum-tol 1.5 (its stopped sum would pass), and
+     * accepted with 2.5 */
+    const double sat[] = { 1, 0.25, 0.5, 0,   1, 0.5, 0.5, 0.5,   1, 0.5, 0, 0.5 };
+    write_case("sat.npy", "unused.npy", "<f4", 3, 4, sat, lab);
+    assert_string_equal(refusal_tol("case,probs,labels\nx,sat.npy,lab.npy\n", NULL, 1.5),
+                        "sat.npy: probabilities sum to 3, not 1 within 1.5 at voxel 0 (labels: lab.npy)");
+    assert_int_equal(reduce_tol("case,probs,labels\nx,sat.npy,lab.npy\n", NULL, 1, 2.5, &st, &err), CS_OK);
+    cs_segstats_free(st);
 
     /* 17 classes, float32: each voxel 1 on one channel */
     double wide[17 * 3] = { 0 };
@@ -693,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_folders),
         cmocka_unit_test(test_sums_match_the_kernel),
+        cmocka_unit_test(test_budget_and_helper),
         cmocka_unit_test(test_float16_edges),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_first_error_and_cancel),

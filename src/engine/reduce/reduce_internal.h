@@ -2,6 +2,7 @@
 #ifndef CALSCOPE_REDUCE_INTERNAL_H
 #define CALSCOPE_REDUCE_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,45 @@ void rd_voxel_text(const rd_shape *sh, uint64_t v, char *buf, size_t size);
  * files of the case. Returns err->code. */
 cs_status rd_also(cs_error *err, const char *what, const char *other);
 
+/* ---- the memory budget the cases share (budget.c) --------------------------------------- */
+
+typedef struct rd_budget {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t limit, used;            /* bytes of per-voxel arrays: allowed, admitted */
+    int in_flight;                   /* cases admitted and not yet released */
+    int threads;                     /* the reduction's worker threads */
+} rd_budget;
+
+/* 0, or -1 when the mutex or condition cannot be made. rd_budget_destroy undoes it. */
+int rd_budget_init(rd_budget *b, uint64_t limit, int threads);
+void rd_budget_destroy(rd_budget *b);
+/* Waits until `need` more bytes fit in the limit or no case is in flight, then admits them.
+ * While waiting, stopped(arg) is polled (every 20 ms); when it returns non-zero nothing is
+ * admitted and 0 is returned. Returns 1 when admitted, with *helper = 1 when fewer cases than
+ * threads are now in flight (the case may read on a helper thread). Any thread. */
+int rd_budget_acquire(rd_budget *b, uint64_t need, int (*stopped)(const void *), const void *arg, int *helper);
+/* Gives back what rd_budget_acquire admitted. Any thread. */
+void rd_budget_release(rd_budget *b, uint64_t need);
+
+/* ---- the values of one case, in slabs (stream.c) ------------------------------------------ */
+
+typedef struct rd_stream rd_stream;
+
+/* A stream of lv's V label values, then pv's C channels of V values, in slabs of
+ * min(CS_REDUCE_SLAB, what is left of the part) values. threaded: read by a helper thread one
+ * slab ahead (falls back to reading on the caller's thread when no thread can be made); the
+ * readers then belong to that thread until rd_stream_close. *out is the caller's
+ * (rd_stream_close); CS_ENOMEM otherwise. */
+cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threaded, rd_stream **out,
+                         cs_error *err);
+/* The next slab, of n values (the size above): *vals stays valid until the next call or the
+ * close. A reader's error (its message, without the other file) at the slab where it occurred.
+ * The consumer's thread only. */
+cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, cs_error *err);
+/* Stops and joins the helper, frees the slabs. NULL is a no-op. */
+void rd_stream_close(rd_stream *s);
+
 /* ---- one case (case.c) ------------------------------------------------------------------- */
 
 typedef struct rd_case_ctx {
@@ -61,6 +101,7 @@ typedef struct rd_case_ctx {
     atomic_uint_fast64_t *units_done;
     uint64_t units_total;
     atomic_int *progress_ppm;
+    rd_budget *budget;               /* shared by the cases of the reduction */
 } rd_case_ctx;
 
 /* Reduces case ci into st's slices of that case. CS_ECANCELLED when the user cancelled or a

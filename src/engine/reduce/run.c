@@ -18,6 +18,7 @@ void cs_reduce_options_default(cs_reduce_options *o)
     o->fine = CS_SEGSTATS_FINE_DEFAULT;
     o->sum_tol = CS_REDUCE_SUM_TOL_DEFAULT;
     o->affine_tol = CS_REDUCE_AFFINE_TOL_DEFAULT;
+    o->memory = CS_REDUCE_MEMORY_DEFAULT;
 }
 
 static cs_status check_options(const cs_seg_plan *plan, const cs_reduce_options *o, cs_error *err)
@@ -138,7 +139,11 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
     p.status = malloc(n * sizeof *p.status);
     atomic_size_t first_fail = SIZE_MAX;
     atomic_uint_fast64_t units = 0;
-    if (!m || !edges || !p.errs || !p.status) {
+    int threads = run && run->threads > 0 ? run->threads : cs_cpu_count();
+    if (threads > CS_THREADS_MAX) threads = CS_THREADS_MAX;
+    rd_budget budget;
+    int have_budget = rd_budget_init(&budget, o->memory, threads) == 0;
+    if (!m || !edges || !p.errs || !p.status || !have_budget) {
         s = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto out;
     }
@@ -155,10 +160,10 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
     atomic_init(&p.stop, 0);
     p.x = (rd_case_ctx){ .st = st, .plan = plan, .o = o, .m = m, .edges = edges, .cancel = p.cancel,
                          .first_fail = &first_fail, .units_done = &units, .units_total = total,
-                         .progress_ppm = run ? run->progress_ppm : NULL };
+                         .progress_ppm = run ? run->progress_ppm : NULL, .budget = &budget };
     /* the user's cancel also stops new cases: a task that finds it raised says so first */
     if (p.cancel && atomic_load(p.cancel)) atomic_store(&p.stop, 1);
-    cs_parallel_for(run ? run->threads : 0, n, task, &p, &p.stop);
+    cs_parallel_for(threads, n, task, &p, &p.stop);
     s = CS_OK;
     size_t ff = atomic_load(&first_fail);
     if (ff != SIZE_MAX) {
@@ -169,6 +174,7 @@ cs_status cs_reduce_cases(cs_segstats *st, const cs_seg_plan *plan, const cs_red
             if (p.status[i] != CS_OK) s = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
 out:
+    if (have_budget) rd_budget_destroy(&budget);
     cs_seg_mapping_free(own);
     free(edges);
     free(p.errs);
