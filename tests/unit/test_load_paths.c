@@ -21,7 +21,7 @@ typedef struct outcome {
 static void run(outcome *o, const char *text, size_t len, const cs_load_options *opt, int path,
                 size_t block, int threads)
 {
-    cs_load_tuning t = {path, block, threads, 0, 0};
+    cs_load_tuning t = {path, block, threads, 0, 0, 0};
     o->d = cs_load_buffer_tuned("p.csv", text, len, opt, &o->sum, &o->err, &t);
     if (!o->d && o->err.code == CS_EUSAGE) fail_msg("path %d not applicable: %s", path, o->err.msg);
 }
@@ -344,10 +344,10 @@ static void test_fast_path_steps_aside(void **state)
     cs_load_options opt;
     cs_load_options_default(&opt);
     cs_error err;
-    cs_load_tuning tf = {CSL_PATH_FAST, 0, 1, 0, 0};
+    cs_load_tuning tf = {CSL_PATH_FAST, 0, 1, 0, 0, 0};
     assert_null(cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &tf));
     assert_int_equal(err.code, CS_EUSAGE);
-    cs_load_tuning ta = {CSL_PATH_AUTO, 0, 1, 0, 0};
+    cs_load_tuning ta = {CSL_PATH_AUTO, 0, 1, 0, 0, 0};
     cs_dataset *d = cs_load_buffer_tuned("q.csv", t, strlen(t), &opt, NULL, &err, &ta);
     assert_non_null(d);
     assert_int_equal(ta.used_path, CSL_PATH_CSV);
@@ -450,7 +450,7 @@ static void test_file_mapping_releases_pages(void **state)
             assert_true(map != MAP_FAILED);
             close(fd);
             cs_error err;
-            cs_load_tuning t = { CSL_PATH_FAST, 0, 0, 0, 0 };
+            cs_load_tuning t = { CSL_PATH_FAST, 0, 0, 0, 0, 0 };
             cs_dataset *d = cs_load_buffer_tuned(path, map, len, &popt, NULL, &err, &t);
             assert_non_null(d);
             cs_dataset_free(d);
