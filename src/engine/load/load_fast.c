@@ -168,13 +168,11 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
     const size_t ncols = s->ncols;
     for (size_t col = 0; col < ncols; col++) {
         const csl_col *cc = &s->col[col];
-        /* a field over the limit is worded by libcsv: never look further than that */
-        const char *bound = (size_t)(end - p) > c->field_max ? p + c->field_max + 1 : end;
-        const char *q = csl_scan_next(sc, bound);
-        if (!q) {
-            if (bound != end) return 0;
-            q = end;                             /* the last line of the data, no line end */
-        }
+        /* no line here is longer than line_max (count_chunk gave up on the file otherwise),
+         * so the search is bounded; a field over the field limit is worded by libcsv */
+        const char *q = csl_scan_next(sc, end);
+        if (!q) q = end;                         /* the last line of the data, no line end */
+        if ((size_t)(q - p) > c->field_max) return 0;
         if (col + 1 < ncols) {
             if (q == end || *q != delim) return 0;
         } else if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) {

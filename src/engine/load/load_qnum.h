@@ -21,8 +21,11 @@ static const double csl_pow10_exact[23] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
-static const uint64_t csl_pow10_u64[9] = {
-    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+static const uint64_t csl_pow10_u64[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull,
 };
 
 /* The value of the 8 ASCII digits of w, the first digit in the lowest byte (fast_float's
@@ -70,6 +73,9 @@ static inline int csl_digits16(const char *s, size_t n, uint64_t *v)
 /* Parses exactly [p, b) as [-]digits[.digits][(e|E)[+-]d[d]] when the result is exact (see
  * above): 1 with *out set, else 0 (the field may still be a number: ask cs_load_parse_double).
  * Loads may read up to 8 bytes past b but never at or past `safe`. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline int csl_quick_num(const char *p, const char *b, const char *safe, double *out)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -79,8 +85,10 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
     const char *me = b;
     long e10 = 0;
     if (b - p >= 3) {
-        const char *x = (b[-2] | 0x20) == 'e' ? b - 2 : (b[-3] | 0x20) == 'e' ? b - 3
-                      : (b[-4] | 0x20) == 'e' ? b - 4 : NULL;
+        /* a mantissa of at least one byte before the 'e': never looks before p */
+        const char *x = (b[-2] | 0x20) == 'e' ? b - 2
+                      : b - p >= 4 && (b[-3] | 0x20) == 'e' ? b - 3
+                      : b - p >= 5 && (b[-4] | 0x20) == 'e' ? b - 4 : NULL;
         if (x) {
             const char *d = x + 1;
             int eneg = *d == '-';
@@ -121,7 +129,7 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
     if (f < me) {
         if (*f != '.') return 0;
         const char *d = ++f;
-        if (m == 0) {                                         /* leading zeros of the fraction */
+        if (m == 0 && d < me && *d == '0') {                  /* leading zeros of the fraction */
             while (safe - d >= 8 && me - d >= 8) {
                 uint64_t w;
                 memcpy(&w, d, 8);
@@ -144,7 +152,7 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
                     v = v * 10 + (uint64_t)(*q - '0');
                 }
             }
-            m = m * (n < 9 ? csl_pow10_u64[n] : (uint64_t)csl_pow10_exact[n]) + v;
+            m = m * csl_pow10_u64[n] + v;
             nd += (int)n;
         }
         e10 -= (long)(me - f);
