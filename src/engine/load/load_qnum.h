@@ -50,6 +50,9 @@ static inline int csl_is8digits(uint64_t w)
  * Two loads at most, each filled with leading '0's where it holds fewer than 8 of the digits,
  * so no byte is looked at one by one. Loads stay within [s, safe); n <= 8 needs s + 8 <= safe
  * (the caller checks). Little-endian only. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline int csl_digits16(const char *s, size_t n, uint64_t *v)
 {
     uint64_t w, x;
@@ -129,16 +132,8 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
     if (f < me) {
         if (*f != '.') return 0;
         const char *d = ++f;
-        if (m == 0 && d < me && *d == '0') {                  /* leading zeros of the fraction */
-            while (safe - d >= 8 && me - d >= 8) {
-                uint64_t w;
-                memcpy(&w, d, 8);
-                uint64_t z = ~csl_eq8(w, '0') & 0x8080808080808080ull;
-                if (z) { d += __builtin_ctzll(z) >> 3; break; }
-                d += 8;
-            }
+        if (m == 0)                       /* leading zeros of the fraction: a few at most */
             while (d < me && *d == '0') d++;
-        }
         size_t n = (size_t)(me - d);
         if (n) {
             uint64_t v;
