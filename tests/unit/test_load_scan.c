@@ -134,15 +134,34 @@ static void test_newline_count_agrees(void **state)
 /* ---- the quick number parser ------------------------------------------------------------- */
 
 /* When the quick parser answers, it answers strtod's bits; returns whether it answered. The text
- * is copied to the end of a heap block so that its 8-byte loads are checked against `safe`. */
+ * is parsed twice: at the end of a heap block with nothing loadable after it (the loads are
+ * checked against `safe`, and ASan sees any past it), and as a field followed by a delimiter
+ * and digits, with room to load (the straight path: a digit run must stop at the field's end).
+ * Both must give the same answer. */
+static int quick_one(const char *s, int room, double *got)
+{
+    size_t n = strlen(s);
+    static const char tail[] = ",99999999999999999999999999999999";
+    char *buf = malloc(n + sizeof tail);
+    assert_non_null(buf);
+    memcpy(buf, s, n);
+    memcpy(buf + n, tail, sizeof tail);
+    int ok = csl_quick_num(buf, buf + n, room ? buf + n + sizeof tail - 1 : buf + n, got);
+    free(buf);
+    return ok;
+}
+
 static int quick_vs_strtod(const char *s)
 {
     size_t n = strlen(s);
     char *buf = malloc(n + 1);
     assert_non_null(buf);
     memcpy(buf, s, n + 1);
-    double got;
+    double got, got2;
     int ok = csl_quick_num(buf, buf + n, buf + n, &got);
+    int ok2 = quick_one(s, 1, &got2);
+    if (ok != ok2) fail_msg("'%s': answered %d without room to load, %d with", s, ok, ok2);
+    if (ok && memcmp(&got, &got2, sizeof got) != 0) fail_msg("'%s': two answers", s);
     if (ok) {
         char *end;
         double want = strtod(buf, &end);

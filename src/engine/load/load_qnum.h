@@ -73,15 +73,24 @@ static inline int csl_digits16(const char *s, size_t n, uint64_t *v)
     return 1;
 }
 
-/* Parses exactly [p, b) as [-]digits[.digits][(e|E)[+-]d[d]] when the result is exact (see
- * above): 1 with *out set, else 0 (the field may still be a number: ask cs_load_parse_double).
- * Loads may read up to 8 bytes past b but never at or past `safe`. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline int csl_quick_num(const char *p, const char *b, const char *safe, double *out)
+/* How many of the bytes of w, from the lowest, are ASCII digits (0..8). Exact per byte. */
+static inline unsigned csl_digit_run8(uint64_t w)
 {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t nd = ~csl_lt8(w ^ 0x3030303030303030ull, 10) & 0x8080808080808080ull;
+    return nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
+}
+
+/* The value of the first r (1..8) bytes of w, all digits: the run moved to the top bytes with
+ * '0's below it, then read as 8 digits. */
+static inline uint64_t csl_run_value(uint64_t w, unsigned r)
+{
+    return csl_eight_digits(r == 8 ? w : (w << (8 * (8 - r))) | (0x3030303030303030ull >> (8 * r)));
+}
+
+/* The general form, digit by digit where needed: [-]digits[.digits][(e|E)[+-]d[d]] with up to
+ * 19 significant digits. Same contract as csl_quick_num. */
+static inline int csl_quick_num_general(const char *p, const char *b, const char *safe, double *out)
+{
     int neg = p < b && *p == '-';
     p += neg;
     /* the exponent, read from the end: e5, e-5, e05, e-05 (as %g writes them) */
@@ -106,33 +115,23 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
             me = x;
         }
     }
-    /* the integer part: one digit is the common case */
-    uint64_t m;
-    int nd;
-    const char *f;
-    if (me - p >= 1 && (unsigned)(p[0] - '0') < 10u && (me - p == 1 || p[1] == '.')) {
-        m = (uint64_t)(p[0] - '0');
-        nd = m != 0;
-        f = p + 1;
-    } else {
-        m = 0;
-        nd = 0;
-        const char *s = p;
-        while (p < me && (unsigned)(*p - '0') < 10u) {
-            if (m || *p != '0') {
-                if (++nd > 19) return 0;
-                m = m * 10 + (uint64_t)(*p - '0');
-            }
-            p++;
+    uint64_t m = 0;
+    int nd = 0;
+    const char *s = p;
+    while (p < me && (unsigned)(*p - '0') < 10u) {
+        if (m || *p != '0') {
+            if (++nd > 19) return 0;
+            m = m * 10 + (uint64_t)(*p - '0');
         }
-        if (p == s && (p == me || *p != '.')) return 0;     /* no digits at all */
-        f = p;
-        if (p == s && me - p == 1) return 0;                  /* "." alone */
+        p++;
     }
+    if (p == s && (p == me || *p != '.')) return 0;     /* no digits at all */
+    const char *f = p;
+    if (p == s && me - p == 1) return 0;                  /* "." alone */
     if (f < me) {
         if (*f != '.') return 0;
         const char *d = ++f;
-        if (m == 0)                       /* leading zeros of the fraction: a few at most */
+        if (m == 0)
             while (d < me && *d == '0') d++;
         size_t n = (size_t)(me - d);
         if (n) {
@@ -148,7 +147,6 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
                 }
             }
             m = m * csl_pow10_u64[n] + v;
-            nd += (int)n;
         }
         e10 -= (long)(me - f);
     }
@@ -161,6 +159,73 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
     if (e10 < 0) v /= csl_pow10_exact[-e10];
     else if (e10 > 0) v *= csl_pow10_exact[e10];
     *out = neg ? -v : v;
+    return 1;
+}
+
+/* Parses exactly [p, b) as [-]digits[.digits][(e|E)[+-]d[d]] when the result is exact (see
+ * above): 1 with *out set, else 0 (the field may still be a number: ask cs_load_parse_double).
+ * Loads may read up to 16 bytes past the field's start but never at or past `safe`.
+ * The common shapes of prediction files, "0.0001379047" and "7.22441884735e-06" (one integer
+ * digit, a fraction of at most 15 digits after its leading zeros, an optional short exponent),
+ * take a straight path: two 8-byte loads find the fraction's digit run and give its value, and
+ * the exponent is read after it. Everything else takes csl_quick_num_general. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int csl_quick_num(const char *p, const char *b, const char *safe, double *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *p0 = p;
+    int neg = p < b && *p == '-';
+    p += neg;
+    if (b - p < 2 || (unsigned)(p[0] - '0') >= 10u || p[1] != '.')
+        return csl_quick_num_general(p0, b, safe, out);
+    uint64_t m = (uint64_t)(p[0] - '0');
+    const char *f = p + 2, *d = f;
+    if (m == 0)
+        while (d < b && *d == '0') d++;
+    if (safe - d < 16) return csl_quick_num_general(p0, b, safe, out);
+    uint64_t w1, w2;
+    memcpy(&w1, d, 8);
+    memcpy(&w2, d + 8, 8);
+    unsigned r1 = csl_digit_run8(w1), n;
+    uint64_t v;
+    if (r1 < 8) {
+        n = r1;
+        v = r1 ? csl_run_value(w1, r1) : 0;
+    } else {
+        unsigned r2 = csl_digit_run8(w2);
+        if (r2 == 8) return csl_quick_num_general(p0, b, safe, out);   /* 16 digits or more */
+        n = 8 + r2;
+        v = csl_eight_digits(w1) * csl_pow10_u64[r2] + (r2 ? csl_run_value(w2, r2) : 0);
+    }
+    /* n <= 15 digits after the leading zeros, one before the point: m < 10^16 */
+    m = m * csl_pow10_u64[n] + v;
+    const char *q = d + n;
+    if (q > b) return 0;                   /* cannot happen: b is not a digit */
+    long e10 = -(long)(q - f);
+    if (q < b) {
+        if ((*q | 0x20) != 'e') return 0;
+        q++;
+        int eneg = 0;
+        if (q < b && (*q == '-' || *q == '+')) { eneg = *q == '-'; q++; }
+        if (b - q < 1 || b - q > 2 || (unsigned)(q[0] - '0') >= 10u) return 0;
+        long ev = q[0] - '0';
+        if (b - q == 2) {
+            if ((unsigned)(q[1] - '0') >= 10u) return 0;
+            ev = ev * 10 + (q[1] - '0');
+        }
+        e10 += eneg ? -ev : ev;
+    }
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return 1;
+    }
+    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
+    double x = (double)m;
+    if (e10 < 0) x /= csl_pow10_exact[-e10];
+    else if (e10 > 0) x *= csl_pow10_exact[e10];
+    *out = neg ? -x : x;
     return 1;
 #else
     (void)p; (void)b; (void)safe; (void)out;
