@@ -178,6 +178,11 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
     const char *p0 = p;
     int neg = p < b && *p == '-';
     p += neg;
+    if (b - p == 1 && (unsigned)(p[0] - '0') < 10u) {    /* one digit: a label, 0 or 1 */
+        double x = (double)(p[0] - '0');
+        *out = neg ? -x : x;
+        return 1;
+    }
     if (b - p < 2 || (unsigned)(p[0] - '0') >= 10u || p[1] != '.')
         return csl_quick_num_general(p0, b, safe, out);
     uint64_t m = (uint64_t)(p[0] - '0');
