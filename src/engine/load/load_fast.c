@@ -1,10 +1,14 @@
 /* The fast path: a whole quote-free file in memory (mmap or a caller's buffer).
  *
  * The data after the header is cut into one chunk per thread at line boundaries. A first
- * parallel pass counts the newlines of each chunk, which gives every chunk its first line
- * number and an upper bound on its rows, so all rows go straight into one preallocated set of
- * flat arrays (each chunk at its own offset; gaps left by blank or bad lines are closed
- * afterwards). A second parallel pass splits lines and hands them to the shared row checker.
+ * parallel pass counts the newlines of each chunk (a vector count, load_scan.h), which gives
+ * every chunk its first line number and an upper bound on its rows, so all rows go straight
+ * into one preallocated set of flat arrays (each chunk at its own offset, its pages faulted in
+ * by its own thread; gaps left by blank or bad lines are closed afterwards). The second
+ * parallel pass reads each row once: the field ends come from the scanner's masks, numbers are
+ * parsed where they lie (load_qnum.h) into the row's place in the arrays, and the row-level
+ * checks are the shared checker's (cs_load_row_values). A line the quick reader does not take
+ * whole is split and handed to cs_load_row, which words whatever is wrong with it.
  *
  * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, a
  * CR that is not part of a CRLF line end, a field longer than the field limit or a line longer

@@ -6,7 +6,8 @@
  * messages they produce are identical by construction; tests check it anyway.
  *   - load_csv.c:  libcsv, the reference path for everything (quotes, stdin, gzip).
  *   - load_fast.c: a quote-free tokeniser over a whole in-memory file, split at line
- *                  boundaries across threads. It gives up (returns CSL_BAIL) the moment it
+ *                  boundaries across threads (byte scanner: load_scan.h; numbers:
+ *                  load_qnum.h, which only answers with cs_load_parse_double's bits). It gives up (returns CSL_BAIL) the moment it
  *                  sees a quote or a lone CR, and the caller reruns the libcsv path. */
 #ifndef CALSCOPE_LOAD_INTERNAL_H
 #define CALSCOPE_LOAD_INTERNAL_H
