@@ -366,18 +366,18 @@ static long record_line(const chunk *ch, size_t idx)
 /* Pre-faults [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux 5.14) instead of one
  * fault per page as the parse first writes it. A hint: an older kernel refuses it, and the
  * pages fault in as before. */
-static void populate(void *p, size_t bytes)
+static void populate(void *p, size_t bytes, size_t page)
 {
 #if defined(__linux__)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-    const uintptr_t pg = 4096;
+    const uintptr_t pg = (uintptr_t)page;
     if (!p || bytes < 2 * pg) return;
     uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
     if (b > a) madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #else
-    (void)p; (void)bytes;
+    (void)p; (void)bytes; (void)page;
 #endif
 }
 
@@ -412,10 +412,10 @@ static void *parse_chunk(void *arg)
      * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
      * each thread its own rows, so the zeroing is shared like the parse */
     const csl_rows *rw = &ch->w.rows;
-    populate(rw->prob, rw->cap * c->s->k * sizeof *rw->prob);
-    if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit);
-    populate(rw->label, rw->cap * sizeof *rw->label);
-    populate(rw->line, rw->cap * sizeof *rw->line);
+    populate(rw->prob, rw->cap * c->s->k * sizeof *rw->prob, c->page);
+    if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit, c->page);
+    populate(rw->label, rw->cap * sizeof *rw->label, c->page);
+    populate(rw->line, rw->cap * sizeof *rw->line, c->page);
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next = p;
         int qr = quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
