@@ -8,7 +8,9 @@
  *   - CSL_SCAN_SWAR: 8 bytes per 64-bit word (portable C, csl_eq8).
  * Both give the same mask bit for bit (the SWAR tests are exact, see csl_eq8); the last bytes of
  * the data (fewer than a window) are looked at one by one, so no load ever reads past the end.
- * Internal to src/engine/load (load_fast.c and the loader tests). */
+ * Internal to src/engine/load (load_fast.c and the loader tests). Nothing is allocated; a
+ * csl_scan is one thread's cursor (each chunk's thread has its own), the functions keep no
+ * other state. */
 #ifndef CALSCOPE_LOAD_SCAN_H
 #define CALSCOPE_LOAD_SCAN_H
 
