@@ -4,6 +4,7 @@
 #                         then the backend tests under TSan; ends with "N passed, N failed"
 #   make bench            benchmark against the Python reference (pandas/numpy/sklearn), then
 #                         bench-seg
+#   make profile          perf profile of `calscope report` on the bench file (top entries)
 #   make bench-seg        segmentation volumes: calscope reduce vs gzip -dc vs numpy+nibabel
 #   make bench-seg-open   its quick part: opening a 200-case statistics file, view recomputes
 #   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
@@ -59,7 +60,7 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
+.PHONY: all test unit e2e tsan-unit bench profile demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
 all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
@@ -147,6 +148,11 @@ $(BUILD)/gen_data: bench/gen_data.c
 bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN) $(BENCH_SEGSTATS)
 	$(Q)bench/run.sh $(BUILD)
 	$(Q)bench/seg_bench.sh $(BUILD)
+
+# where `calscope report` spends its time on the bench file: perf stat + perf record -g, top
+# entries of perf report (bench/profile.sh; perf from `make deps`)
+profile: $(BIN) $(BENCH_GEN)
+	$(Q)bench/profile.sh $(BUILD)
 
 # issue 12's segmentation targets alone (heavy: ~2.6 GB of generated volumes, cached in
 # $(BUILD)/bench/seg; reduce vs gzip -dc vs numpy+nibabel, peak RSS, opening 200 cases)

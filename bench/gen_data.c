@@ -1,6 +1,6 @@
 /* Deterministic generator of a large prediction CSV for `make bench`.
  *
- *   gen_data ROWS CLASSES [SEED [DIGITS]] > preds.csv
+ *   gen_data ROWS CLASSES [SEED [DIGITS [g]]] > preds.csv
  *
  * Writes the header `label,p_0,...,p_{K-1}` then ROWS rows. Each row: a logit vector
  * z_j ~ Normal(0, 2.5) with one random class boosted by 3..9, p = softmax(z) printed with DIGITS
@@ -32,9 +32,12 @@ static double normal01(void) {
 }
 
 static int digits = 6;
+static int g_format;    /* "g" as 5th argument: printf's %.{DIGITS}g, as numpy/pandas writers
+                           with float_format="%.12g" write (exponents below 1e-4) */
 
-/* `digits` significant digits, plain decimal. Returns the length written to buf. */
+/* `digits` significant digits, plain decimal (or %g). Returns the length written to buf. */
 static int format_sig(char *buf, double p) {
+    if (g_format) return snprintf(buf, 40, "%.*g", digits, p);
     if (p < 1e-12) return (int)(memcpy(buf, "0", 2), 1);
     int e = (int)floor(log10(p));          /* p in [10^e, 10^(e+1)) */
     int decimals = digits - 1 - e;
@@ -50,13 +53,14 @@ static int format_sig(char *buf, double p) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_data ROWS CLASSES [SEED [DIGITS]] > file.csv\n");
+        fprintf(stderr, "usage: gen_data ROWS CLASSES [SEED [DIGITS [g]]] > file.csv\n");
         return 2;
     }
     long rows = strtol(argv[1], NULL, 10);
     int k = atoi(argv[2]);
     rng_state = argc > 3 ? strtoull(argv[3], NULL, 10) : 20261121u;
     if (argc > 4) digits = atoi(argv[4]);
+    if (argc > 5) g_format = strcmp(argv[5], "g") == 0;
     if (rows <= 0 || k < 2 || k > 100000 || digits < 1 || digits > 17) {
         fprintf(stderr, "gen_data: bad arguments\n");
         return 2;

@@ -4,7 +4,8 @@
  * thread; the 2-thread fast path over a file mapping is fuzz_load_mt.c), so it runs at tens of
  * thousands of inputs a second. The first byte picks options (skip_bad_rows, renormalize,
  * no_header, label_col) so they are fuzzed too; the length picks the libcsv feed size (1..7
- * bytes), so fields and lines straddle blocks. */
+ * bytes), so fields and lines straddle blocks, and the fast path's scanner (SSE2 or SWAR,
+ * load_scan.h): both must give libcsv's outcome. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -15,7 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!fuzz_take_options(&data, &size, &opt)) return 0;
     /* The fast path never takes gzip bytes (a FAST request would rerun libcsv): load them once. */
     int gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
-    cs_load_tuning tf = { .path = CSL_PATH_FAST, .threads = 1 };
+    cs_load_tuning tf = { .path = CSL_PATH_FAST, .threads = 1,
+                          .scan = (size / 7) % 2 ? CSL_SCAN_SWAR : CSL_SCAN_SSE2 };
     fuzz_against_csv(data, size, &opt, (size % 7) + 1, gz ? NULL : data, &tf);
     return 0;
 }

@@ -19,10 +19,11 @@
 static cs_dataset *load_opt(const char *text, size_t len, const cs_load_options *opt,
                             cs_load_summary *sum, cs_error *err)
 {
-    cs_load_tuning tc = {CSL_PATH_CSV, 0, 0, 0, 0};
+    cs_load_tuning tc = {CSL_PATH_CSV, 0, 0, 0, 0, 0};
     cs_dataset *d = cs_load_buffer_tuned("t.csv", text, len, opt, sum, err, &tc);
-    for (int threads = 1; threads <= 3; threads += 2) {
-        cs_load_tuning tf = {CSL_PATH_FAST, 0, threads, 0, 0};
+    for (int run = 0; run < 4; run++) {      /* 1 and 3 threads, each scanner (load_scan.h) */
+        int threads = run < 2 ? 1 : 3;
+        cs_load_tuning tf = {CSL_PATH_FAST, 0, threads, 0, 0, run % 2 ? CSL_SCAN_SWAR : CSL_SCAN_SSE2};
         cs_load_summary s2;
         cs_error e2;
         cs_dataset *f = cs_load_buffer_tuned("t.csv", text, len, opt, &s2, &e2, &tf);
@@ -339,7 +340,7 @@ static void test_gzip(void **state)
     const char *path = cs_test_tmpfile(".csv", gz, n);
     check_two_rows(cs_load_file(path, &o, NULL, &err), &err);
     for (size_t block = 1; block < 8; block++) {
-        cs_load_tuning tc = {CSL_PATH_CSV, block, 0, 0, 0};
+        cs_load_tuning tc = {CSL_PATH_CSV, block, 0, 0, 0, 0};
         check_two_rows(cs_load_buffer_tuned("t.csv", gz, n, &o, NULL, &err, &tc), &err);
     }
 
@@ -829,7 +830,7 @@ static void test_progress_and_cancel(void **state)
         o.progress = on_progress;
         o.progress_ctx = &p;
         cs_error err;
-        cs_load_tuning tu = {path, 0, 0, 0, 0};
+        cs_load_tuning tu = {path, 0, 0, 0, 0, 0};
         cs_dataset *d = cs_load_buffer_tuned("t.csv", t, strlen(t), &o, NULL, &err, &tu);
         assert_non_null(d);
         assert_int_equal(tu.used_path, path);

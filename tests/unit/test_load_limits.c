@@ -46,10 +46,11 @@ static void load_lim(outcome *o, const char *text, size_t len, const cs_load_opt
 {
     cs_load_options defaults;
     if (!opt) { cs_load_options_default(&defaults); opt = &defaults; }
-    cs_load_tuning tc = {CSL_PATH_CSV, 0, 0, 0, 0};
+    cs_load_tuning tc = {CSL_PATH_CSV, 0, 0, 0, 0, 0};
     o->d = cs_load_buffer_limited("t.csv", text, len, opt, &o->sum, &o->err, &tc, lim);
-    for (int threads = 1; threads <= 3; threads += 2) {
-        cs_load_tuning tf = {CSL_PATH_FAST, 0, threads, 0, 0};
+    for (int run = 0; run < 4; run++) {      /* 1 and 3 threads, each scanner (load_scan.h) */
+        int threads = run < 2 ? 1 : 3;
+        cs_load_tuning tf = {CSL_PATH_FAST, 0, threads, 0, 0, run % 2 ? CSL_SCAN_SWAR : CSL_SCAN_SSE2};
         outcome f;
         f.d = cs_load_buffer_limited("t.csv", text, len, opt, &f.sum, &f.err, &tf, lim);
         if (!f.d && f.err.code == CS_EUSAGE && strstr(f.err.msg, "fast path not applicable")) {

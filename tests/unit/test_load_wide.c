@@ -63,7 +63,7 @@ static cs_dataset *load_path(const char *text, size_t len, int path, int threads
 {
     cs_load_options opt;
     cs_load_options_default(&opt);
-    cs_load_tuning t = {path, 0, threads, 0, 0};
+    cs_load_tuning t = {path, 0, threads, 0, 0, 0};
     cs_error err;
     cs_dataset *d = cs_load_buffer_tuned("wide.csv", text, len, &opt, NULL, &err, &t);
     if (!d) fail_msg("load failed: %s", err.msg);
@@ -156,7 +156,7 @@ static void test_wide_header_duplicate(void **state)
     for (int path = CSL_PATH_CSV; path <= CSL_PATH_FAST; path++) {
         cs_load_options opt;
         cs_load_options_default(&opt);
-        cs_load_tuning t = {path, 0, 1, 0, 0};
+        cs_load_tuning t = {path, 0, 1, 0, 0, 0};
         cs_error err;
         assert_null(cs_load_buffer_tuned("wide.csv", text, len, &opt, NULL, &err, &t));
         assert_string_equal(err.msg, "wide.csv:1:100001: duplicate column 'p_00007' (class"
@@ -174,7 +174,7 @@ static void test_refused_header_summary(void **state)
     for (int path = CSL_PATH_CSV; path <= CSL_PATH_FAST; path++) {
         cs_load_options opt;
         cs_load_options_default(&opt);
-        cs_load_tuning t = {path, 0, 1, 0, 0};
+        cs_load_tuning t = {path, 0, 1, 0, 0, 0};
         cs_load_summary sum;
         cs_error err;
         assert_null(cs_load_buffer_tuned("d.csv", csv, sizeof csv - 1, &opt, &sum, &err, &t));

@@ -250,6 +250,18 @@ static int env_path(void)
     return CSL_PATH_AUTO;
 }
 
+int cs_load_scan_kind(int requested)
+{
+    if (requested == CSL_SCAN_AUTO) {
+        const char *e = getenv("CALSCOPE_SCAN");
+        requested = e && strcmp(e, "swar") == 0 ? CSL_SCAN_SWAR : CSL_SCAN_SSE2;
+    }
+#if !defined(__SSE2__)
+    if (requested == CSL_SCAN_SSE2) requested = CSL_SCAN_SWAR;
+#endif
+    return requested;
+}
+
 static int check_options(const char *name, const cs_load_options *opt, cs_error *err)
 {
     if (!(opt->sum_tol >= 0.0) || !isfinite(opt->sum_tol)) {
@@ -302,7 +314,7 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
     if (!gz && t->path != CSL_PATH_CSV) {
         csl_parsed ps;
         cs_status st;
-        if (cs_load_fast(name, data, len, opt, lim, t->threads, t->file_backed, &ps, &st, err) == CSL_DONE) {
+        if (cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, &ps, &st, err) == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
             return cs_load_finish(name, &ps, opt, sum, 0, st, err);
         }
@@ -331,7 +343,7 @@ cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t le
     cs_error_clear(err);
     if (!name) name = "(buffer)";
     if (check_options(name, opt, err)) return NULL;
-    cs_load_tuning local = {0, 0, 0, 0, 0};
+    cs_load_tuning local = {0, 0, 0, 0, 0, 0};
     if (!tuning) tuning = &local;
     if (!data) len = 0;
     csl_limits deflim;
@@ -349,7 +361,7 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
 cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
                            const cs_load_options *opt, cs_load_summary *summary, cs_error *err)
 {
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
     return cs_load_buffer_tuned(name, data, len, opt, summary, err, &t);
 }
 
@@ -377,7 +389,7 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
                      : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
         return NULL;
     }
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
     csl_limits lim;
     cs_load_limits_default(&lim);
     struct stat sb;

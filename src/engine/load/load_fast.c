@@ -1,10 +1,14 @@
 /* The fast path: a whole quote-free file in memory (mmap or a caller's buffer).
  *
  * The data after the header is cut into one chunk per thread at line boundaries. A first
- * parallel pass counts the newlines of each chunk, which gives every chunk its first line
- * number and an upper bound on its rows, so all rows go straight into one preallocated set of
- * flat arrays (each chunk at its own offset; gaps left by blank or bad lines are closed
- * afterwards). A second parallel pass splits lines and hands them to the shared row checker.
+ * parallel pass counts the newlines of each chunk (a vector count, load_scan.h), which gives
+ * every chunk its first line number and an upper bound on its rows, so all rows go straight
+ * into one preallocated set of flat arrays (each chunk at its own offset, its pages faulted in
+ * by its own thread; gaps left by blank or bad lines are closed afterwards). The second
+ * parallel pass reads each row once: the field ends come from the scanner's masks, numbers are
+ * parsed where they lie (load_qnum.h) into the row's place in the arrays, and the row-level
+ * checks are the shared checker's (cs_load_row_values). A line the quick reader does not take
+ * whole is split and handed to cs_load_row, which words whatever is wrong with it.
  *
  * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, a
  * CR that is not part of a CRLF line end, a field longer than the field limit or a line longer
@@ -12,6 +16,8 @@
  * runs the libcsv path on the same bytes, which words the refusal. So a pathological line costs
  * no memory here: it is never searched past that bound. */
 #include "engine/load/load_internal.h"
+#include "engine/load/load_qnum.h"
+#include "engine/load/load_scan.h"
 
 #include "calscope/classes.h"
 
@@ -43,6 +49,8 @@ typedef struct fast_ctx {
     int file_backed;          /* pages of the input may be dropped once read */
     int label_is_index;       /* an integer label is its class index (classes.h rule) */
     size_t page;
+    int scan;                 /* CSL_SCAN_SSE2 or CSL_SCAN_SWAR (load_scan.h) */
+    const char *data_end;     /* end of the whole input: no load reads past it */
 } fast_ctx;
 
 typedef struct chunk {
@@ -143,91 +151,54 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
     return CSL_DONE;
 }
 
-static const double pow10_exact[23] = {
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* [-]digits[.digits][e[+-]dd] with at most 19 digits, value <= 2^53, exponent within +-22: the cases where
- * cs_load_parse_double takes its exact shortcut, so the bits are the same. Anything else
- * returns NULL and the line goes through the general splitter and checker. */
-static inline const char *quick_num(const char *p, const char *e, double *out)
-{
-    int neg = 0;
-    if (p < e && *p == '-') { neg = 1; p++; }
-    const char *s = p;
-    uint64_t m = 0;
-    while (p < e && (unsigned)(*p - '0') < 10u) { m = m * 10 + (uint64_t)(*p - '0'); p++; }
-    size_t nd = (size_t)(p - s), nfrac = 0;
-    if (p < e && *p == '.') {
-        const char *f = ++p;
-        while (p < e && (unsigned)(*p - '0') < 10u) { m = m * 10 + (uint64_t)(*p - '0'); p++; }
-        nfrac = (size_t)(p - f);
-        nd += nfrac;
-    }
-    if (nd == 0 || nd > 19 || m > (UINT64_C(1) << 53)) return NULL;
-    long e10 = -(long)nfrac;
-    if (p < e && (*p == 'e' || *p == 'E')) {
-        /* short exponents only ("1.5e-05" as %g writes them) */
-        p++;
-        int eneg = 0;
-        if (p < e && (*p == '-' || *p == '+')) { eneg = *p == '-'; p++; }
-        if (e - p < 1 || (unsigned)(p[0] - '0') >= 10u) return NULL;
-        long ev = p[0] - '0';
-        p++;
-        if (p < e && (unsigned)(*p - '0') < 10u) { ev = ev * 10 + (*p - '0'); p++; }
-        if (p < e && (unsigned)(*p - '0') < 10u) return NULL;
-        e10 += eneg ? -ev : ev;
-    }
-    if (m == 0) {
-        *out = neg ? -0.0 : 0.0;
-        return p;
-    }
-    if (e10 < -22 || e10 > 22) return NULL;
-    double v = (double)m;
-    if (e10 < 0) v /= pow10_exact[-e10];
-    else if (e10 > 0) v *= pow10_exact[e10];
-    *out = neg ? -v : v;
-    return p;
-}
-
-/* Whole line in one pass for the common case. Returns 1 when handled, 0 when the line must go
- * through split_line + cs_load_row (which then finds and words any problem), -1 on ENOMEM. */
-static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const char *le, long line)
+/* One row in one pass for the common case, from p (a line start) in the chunk ending at `end`:
+ * the field ends come from the scanner, the numbers are parsed in place where they lie and go
+ * straight into the row of the final arrays. Returns 1 with *next set past the line's end (LF,
+ * CRLF, or a final CR or nothing at the end of the chunk) when the row was read, 0 when the line
+ * must go through split_line + cs_load_row (which then finds and words any problem; the scanner
+ * must then be restarted), -1 on ENOMEM. Only accepts what the checker would accept, with the
+ * same bits: a number the quick parser cannot take is asked of cs_load_parse_double, the
+ * checker's own parser. */
+static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char *p,
+                     const char *end, long line, const char **next)
 {
     const csl_schema *s = c->s;
     double *v = cs_load_row_slot(w);  /* the values go straight into the row they belong to */
     if (!v) return -1;
     const char delim = c->delim;
+    const char *safe = sc->end;
     int32_t label = 0, tta = 0;
     csl_field idf = {NULL, 0}, casef = {NULL, 0}, splitf = {NULL, 0};
-    for (size_t col = 0; col < s->ncols; col++) {
+    const size_t ncols = s->ncols;
+    for (size_t col = 0; col < ncols; col++) {
         const csl_col *cc = &s->col[col];
-        if (col) {
-            if (p >= le || *p != delim) return 0;
-            p++;
+        /* no line here is longer than line_max (count_chunk gave up on the file otherwise),
+         * so the search is bounded; a field over the field limit is worded by libcsv */
+        const char *q = csl_scan_next(sc, end);
+        if (!q) q = end;                         /* the last line of the data, no line end */
+        if ((size_t)(q - p) > c->field_max) return 0;
+        if (col + 1 < ncols) {
+            if (q == end || *q != delim) return 0;
+        } else if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) {
+            return 0;                            /* more fields, a quote or a lone CR */
         }
         double x;
-        const char *q, *fs = p;
         switch (cc->role) {
         case CSL_PROB:
         case CSL_BINARY:
-            q = quick_num(p, le, &x);
-            if (!q || !(x >= 0.0 && x <= 1.0)) return 0;
+            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+            if (!(x >= 0.0 && x <= 1.0)) return 0;
             if (cc->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
             else v[cc->cls] = x;
-            p = q;
             break;
         case CSL_LOGIT:
-            q = quick_num(p, le, &x);
-            if (!q) return 0;
+            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
             v[cc->cls] = x;
-            p = q;
             break;
         case CSL_LABEL:
         case CSL_TTA:
-            q = quick_num(p, le, &x);
-            if (!q || !(x >= 0.0) || x != floor(x)) return 0;
+            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+            if (!(x >= 0.0) || x != floor(x)) return 0;
             if (cc->role == CSL_LABEL) {
                 if (c->label_is_index) {
                     if (x > (double)(s->k - 1)) return 0;
@@ -241,28 +212,27 @@ static int quick_line(const fast_ctx *c, csl_worker *w, const char *p, const cha
                 if (x > (double)INT32_MAX) return 0;
                 tta = (int32_t)x;
             }
-            p = q;
             break;
-        default: /* ignored, id, case, split: text up to the delimiter */
-            q = p;
-            while (q < le && *q != delim) {
-                if (*q == '"' || *q == '\r') return 0;
-                q++;
-            }
+        default: /* ignored, id, case, split: the text as it is */
             if (cc->role != CSL_IGNORE) {
                 if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
                 csl_field *fd = cc->role == CSL_ID ? &idf : cc->role == CSL_CASE ? &casef : &splitf;
                 fd->p = p;
                 fd->len = (size_t)(q - p);
             }
-            p = q;
             break;
         }
-        /* a field over the limit is worded by libcsv: give the line up (checked per field,
-         * not per line, so a row of 100,000 values longer than the limit still comes here) */
-        if ((size_t)(p - fs) > c->field_max) return 0;
+        if (col + 1 < ncols) {
+            p = q + 1;
+        } else {
+            if (q == end) *next = end;
+            else if (*q == '\n') *next = q + 1;
+            else {                                /* CRLF, or a CR at the very end */
+                *next = q + 1 == end ? end : q + 2;
+                if (q + 1 < end) csl_scan_next(sc, end);   /* hand out the LF */
+            }
+        }
     }
-    if (p != le) return 0;
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
                               splitf.p ? &splitf : NULL, line) ? -1 : 1;
 }
@@ -314,10 +284,10 @@ static inline int blank_byte(const fast_ctx *c, char b)
 }
 
 /* Counts newlines (an upper bound on rows, for the arrays) and records (non-blank lines, the
- * rows the parse pass will read, for the row limit). A line longer than line_max makes the
+ * rows the parse pass will read) exactly, line by line: only when the row limit is in reach. A line longer than line_max makes the
  * parse pass give up, so it gives up here at once (bail) instead of reading the rest of the
  * file; long lines are searched in windows with the pages behind dropped. */
-static void *count_chunk(void *arg)
+static void *count_exact(void *arg)
 {
     chunk *ch = arg;
     const fast_ctx *c = ch->c;
@@ -347,6 +317,32 @@ static void *count_chunk(void *arg)
     return NULL;
 }
 
+/* Counts the newlines of a chunk (they give every chunk its first line number and an upper
+ * bound on its rows, for the arrays) with the scanner's vector count; gives up (bail) at the
+ * first line longer than line_max, as the parse pass would, without reading the rest of the
+ * file. Pages behind are dropped as it goes (file mappings). The records (non-blank lines) are
+ * only bounded here (newlines + 1): count_exact counts them when the row limit is in reach. */
+static void *count_chunk(void *arg)
+{
+    chunk *ch = arg;
+    const fast_ctx *c = ch->c;
+    size_t n = 0;
+    int bail = 0;
+    const char *start = ch->beg, *released = ch->beg;
+    for (const char *p = ch->beg; p < ch->end && !bail;) {
+        const char *e = (size_t)(ch->end - p) > TICK_BYTES ? p + TICK_BYTES : ch->end;
+        n += csl_count_lf(c->scan, p, e, &start, c->line_max, &bail);
+        p = e;
+        release_read(c, &released, p);
+    }
+    if ((size_t)(ch->end - start) > c->line_max) bail = 1;
+    ch->bail = bail;
+    ch->newlines = n;
+    ch->records = n + 1;
+    ch->cap = n + (ch->end > ch->beg && ch->end[-1] != '\n');
+    return NULL;
+}
+
 /* Line of the idx-th (0-based) record of a chunk, counted as count_chunk counts them. Only
  * reached to place the row-limit refusal. */
 static long record_line(const chunk *ch, size_t idx)
@@ -367,37 +363,72 @@ static long record_line(const chunk *ch, size_t idx)
     return line;
 }
 
+/* Pre-faults [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux 5.14) instead of one
+ * fault per page as the parse first writes it. A hint: an older kernel refuses it, and the
+ * pages fault in as before. */
+static void populate(void *p, size_t bytes, size_t page)
+{
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    const uintptr_t pg = (uintptr_t)page;
+    if (!p || bytes < 2 * pg) return;
+    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)p; (void)bytes; (void)page;
+#endif
+}
+
+/* Progress, cancel and page release every TICK_BYTES of a chunk. Returns 1 to stop. */
+static int parse_tick(chunk *ch, size_t *since, const char **released, const char *p)
+{
+    fast_ctx *c = ch->c;
+    size_t d = atomic_fetch_add(&c->done, *since) + *since;
+    *since = 0;
+    release_read(c, released, p);
+    if (atomic_load(&c->stop)) return 1;
+    if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
+        ch->cancelled = 1;
+        atomic_store(&c->stop, 1);
+        return 1;
+    }
+    return 0;
+}
+
 static void *parse_chunk(void *arg)
 {
     chunk *ch = arg;
     fast_ctx *c = ch->c;
     size_t ncols = c->s->ncols;
-    csl_field *f = NULL;     /* fields of a line quick_line cannot take: made when first needed */
+    csl_field *f = NULL;     /* fields of a line quick_row cannot take: made when first needed */
     long line = ch->line0;
     size_t since = 0;
     const char *released = ch->beg;
+    csl_scan sc = {c->scan, (unsigned char)c->delim, c->data_end, NULL, 0};
+    csl_scan_at(&sc, ch->beg);
+    /* this chunk's rows of the output arrays, faulted in by one call each (80 MB of
+     * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
+     * each thread its own rows, so the zeroing is shared like the parse */
+    const csl_rows *rw = &ch->w.rows;
+    populate(rw->prob, rw->cap * c->s->k * sizeof *rw->prob, c->page);
+    if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit, c->page);
+    populate(rw->label, rw->cap * sizeof *rw->label, c->page);
+    populate(rw->line, rw->cap * sizeof *rw->line, c->page);
     for (const char *p = ch->beg; p < ch->end;) {
-        const char *next;
-        const char *le = line_end(p, ch->end, c->line_max, &next);
-        if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
-        int qr = quick_line(c, &ch->w, p, le, line);
+        const char *next = p;
+        int qr = quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
         if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
         if (qr > 0) {
             line++;
             since += (size_t)(next - p);
             p = next;
-            if (since < TICK_BYTES) continue;
-            size_t d = atomic_fetch_add(&c->done, since) + since;
-            since = 0;
-            release_read(c, &released, p);
-            if (atomic_load(&c->stop)) break;
-            if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
-                ch->cancelled = 1;
-                atomic_store(&c->stop, 1);
-                break;
-            }
+            if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
+        const char *le = line_end(p, ch->end, c->line_max, &next);
+        if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
         if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
             ch->nomem = 1;
             atomic_store(&c->stop, 1);
@@ -416,17 +447,8 @@ static void *parse_chunk(void *arg)
         line++;
         since += (size_t)(next - p);
         p = next;
-        if (since >= TICK_BYTES) {
-            size_t d = atomic_fetch_add(&c->done, since) + since;
-            since = 0;
-            release_read(c, &released, p);
-            if (atomic_load(&c->stop)) break;
-            if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
-                ch->cancelled = 1;
-                atomic_store(&c->stop, 1);
-                break;
-            }
-        }
+        csl_scan_at(&sc, p);
+        if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
     }
     atomic_fetch_add(&c->done, since);
     free(f);
@@ -462,7 +484,7 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 const csl_limits *lim, int threads, int file_backed, csl_parsed *out,
+                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
                  cs_status *st, cs_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -477,6 +499,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     c.file_backed = file_backed;
     c.page = (size_t)sysconf(_SC_PAGESIZE);
     c.field_max = lim->field;
+    c.scan = cs_load_scan_kind(scan);
+    c.data_end = data + len;
     atomic_init(&c.done, 0);
     atomic_init(&c.stop, 0);
     if (cs_load_tick(&c.pr, 0)) {
@@ -581,6 +605,9 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     for (int i = 0; i < nt; i++)
         if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
 
+    size_t bound = 0;
+    for (int i = 0; i < nt; i++) bound += ch[i].records;
+    if (bound > lim->rows) run_all(ch, nt, count_exact);   /* the limit may bite: count exactly */
     size_t total_cap = 0, records = 0;
     long l0 = line;
     for (int i = 0; i < nt; i++) {
@@ -624,10 +651,10 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     out->blank_lines += ch[0].blank;
     for (int i = 1; i < nt; i++) {
         csl_worker *o = &ch[i].w;
-        if (!bail && !cancelled && !nomem && o->rows.n) {
-            cs_load_rows_move(&all, s, dst, ch[i].base, o->rows.n);
-            dst += o->rows.n;
+        if (!bail && !cancelled && !nomem && o->rows.n && dst != ch[i].base) {
+            cs_load_rows_move(&all, s, dst, ch[i].base, o->rows.n);   /* gaps: blank or bad lines */
         }
+        if (!bail && !cancelled && !nomem) dst += o->rows.n;
         if (o->bad && !w->bad) { w->first_line = o->first_line; w->first_col = o->first_col; }
         w->bad += o->bad;
         w->rows_read += o->rows_read;

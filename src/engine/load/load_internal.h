@@ -6,7 +6,8 @@
  * messages they produce are identical by construction; tests check it anyway.
  *   - load_csv.c:  libcsv, the reference path for everything (quotes, stdin, gzip).
  *   - load_fast.c: a quote-free tokeniser over a whole in-memory file, split at line
- *                  boundaries across threads. It gives up (returns CSL_BAIL) the moment it
+ *                  boundaries across threads (byte scanner: load_scan.h; numbers:
+ *                  load_qnum.h, which only answers with cs_load_parse_double's bits). It gives up (returns CSL_BAIL) the moment it
  *                  sees a quote or a lone CR, and the caller reruns the libcsv path. */
 #ifndef CALSCOPE_LOAD_INTERNAL_H
 #define CALSCOPE_LOAD_INTERNAL_H
@@ -20,6 +21,15 @@
 
 enum { CSL_PATH_AUTO = 0, CSL_PATH_CSV = 1, CSL_PATH_FAST = 2 };
 
+/* How the fast path finds delimiters and line ends (load_scan.h): AUTO = the environment
+ * variable CALSCOPE_SCAN ("sse2" or "swar") when set, else SSE2 where the compiler has it, else
+ * SWAR. Both give the same results bit for bit; the choice exists so that tests run both. */
+enum { CSL_SCAN_AUTO = 0, CSL_SCAN_SWAR = 1, CSL_SCAN_SSE2 = 2 };
+
+/* The scanner a load uses for the requested kind: AUTO resolved as above, SSE2 where it is not
+ * compiled in becomes SWAR. Thread-safe (reads the environment). */
+int cs_load_scan_kind(int requested);
+
 typedef struct cs_load_tuning {
     int path;        /* CSL_PATH_*; AUTO = fast when eligible; FAST = fast or fail (tests) */
     size_t block;    /* libcsv feed size in bytes (0 = 1 MiB) */
@@ -27,6 +37,7 @@ typedef struct cs_load_tuning {
     int used_path;   /* out: the path that produced the result */
     int file_backed; /* the data is a read-only private mapping of a file: the fast path may
                         drop pages it has read (they fault back in from the page cache) */
+    int scan;        /* CSL_SCAN_*: the fast path's scanner (tests run each) */
 } cs_load_tuning;
 
 /* cs_load_buffer with explicit tuning. With path FAST and a file the fast path cannot take,
@@ -347,7 +358,7 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
 /* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL; it
  * also bails on a field or line longer than the limits allow, so that libcsv words it. */
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 const csl_limits *lim, int threads, int file_backed, csl_parsed *out,
+                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
                  cs_status *st, cs_error *err);
 
 void cs_load_parsed_free(csl_parsed *p);

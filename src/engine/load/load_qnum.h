@@ -1,0 +1,241 @@
+/* calscope engine, the fast path's number parser for a field whose end is already known.
+ *
+ * Digits are read eight at a time (SWAR: one 64-bit load, a digit test, three multiplies), and
+ * the value is made exactly the way cs_load_parse_double makes its short decimals: significant
+ * digits m <= 2^53 and a decimal exponent within +-22, so that (double)m and 10^|e| are exact
+ * and one IEEE multiply or divide rounds correctly (the bits strtod gives). Whatever falls
+ * outside that — more than 19 significant digits, a long exponent, a '+' sign, anything not a
+ * plain decimal — returns 0 and the caller asks cs_load_parse_double, which decides. So the
+ * values are bit-identical to the checker's by construction; tests compare against strtod.
+ * Internal to src/engine/load. Thread-safe (no state). */
+#ifndef CALSCOPE_LOAD_QNUM_H
+#define CALSCOPE_LOAD_QNUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine/load/load_internal.h"
+
+static const double csl_pow10_exact[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+static const uint64_t csl_pow10_u64[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull,
+    1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* The value of the 8 ASCII digits of w, the first digit in the lowest byte (fast_float's
+ * parse_eight_digits_unrolled). */
+static inline uint64_t csl_eight_digits(uint64_t w)
+{
+    w -= 0x3030303030303030ull;
+    w = w * 10 + (w >> 8);
+    return (((w & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+            (((w >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+}
+
+/* All 8 bytes of w are ASCII digits (fast_float's is_made_of_eight_digits_fast; a carry out
+ * of a byte >= 0xfa can only make a digit look like a non-digit, never the reverse). */
+static inline int csl_is8digits(uint64_t w)
+{
+    return ((w & 0xF0F0F0F0F0F0F0F0ull) |
+            (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+}
+
+/* The value of the n (1..16) digits at s, when they are all digits: 1 with *v set, else 0.
+ * Two loads at most, each filled with leading '0's where it holds fewer than 8 of the digits,
+ * so no byte is looked at one by one. Loads stay within [s, safe); n <= 8 needs s + 8 <= safe
+ * (the caller checks). Little-endian only. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int csl_digits16(const char *s, size_t n, uint64_t *v)
+{
+    uint64_t w, x;
+    memcpy(&w, s, 8);
+    if (n <= 8) {
+        x = n == 8 ? w : (w << (8 * (8 - n))) | (0x3030303030303030ull >> (8 * n));
+        if (!csl_is8digits(x)) return 0;
+        *v = csl_eight_digits(x);
+        return 1;
+    }
+    memcpy(&x, s + n - 8, 8);            /* the last 8, overlapping the first 8 by 16 - n */
+    if (n < 16) {
+        unsigned keep = 8 * (unsigned)(16 - n);     /* low bytes already in w: make them '0' */
+        x = (x >> keep << keep) | (0x3030303030303030ull >> (64 - keep));
+    }
+    if (!csl_is8digits(w) || !csl_is8digits(x)) return 0;
+    *v = csl_eight_digits(w) * csl_pow10_u64[n - 8] + csl_eight_digits(x);
+    return 1;
+}
+
+/* How many of the bytes of w, from the lowest, are ASCII digits (0..8). Exact per byte. */
+static inline unsigned csl_digit_run8(uint64_t w)
+{
+    uint64_t nd = ~csl_lt8(w ^ 0x3030303030303030ull, 10) & 0x8080808080808080ull;
+    return nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
+}
+
+/* The value of the first r (1..8) bytes of w, all digits: the run moved to the top bytes with
+ * '0's below it, then read as 8 digits. */
+static inline uint64_t csl_run_value(uint64_t w, unsigned r)
+{
+    return csl_eight_digits(r == 8 ? w : (w << (8 * (8 - r))) | (0x3030303030303030ull >> (8 * r)));
+}
+
+/* The general form, digit by digit where needed: [-]digits[.digits][(e|E)[+-]d[d]] with up to
+ * 19 significant digits. Same contract as csl_quick_num. */
+static inline int csl_quick_num_general(const char *p, const char *b, const char *safe, double *out)
+{
+    int neg = p < b && *p == '-';
+    p += neg;
+    /* the exponent, read from the end: e5, e-5, e05, e-05 (as %g writes them) */
+    const char *me = b;
+    long e10 = 0;
+    if (b - p >= 3) {
+        /* a mantissa of at least one byte before the 'e': never looks before p */
+        const char *x = (b[-2] | 0x20) == 'e' ? b - 2
+                      : b - p >= 4 && (b[-3] | 0x20) == 'e' ? b - 3
+                      : b - p >= 5 && (b[-4] | 0x20) == 'e' ? b - 4 : NULL;
+        if (x) {
+            const char *d = x + 1;
+            int eneg = *d == '-';
+            if (*d == '-' || *d == '+') d++;
+            if (b - d < 1 || b - d > 2 || (unsigned)(d[0] - '0') >= 10u) return 0;
+            long ev = d[0] - '0';
+            if (b - d == 2) {
+                if ((unsigned)(d[1] - '0') >= 10u) return 0;
+                ev = ev * 10 + (d[1] - '0');
+            }
+            e10 = eneg ? -ev : ev;
+            me = x;
+        }
+    }
+    uint64_t m = 0;
+    int nd = 0;
+    const char *s = p;
+    while (p < me && (unsigned)(*p - '0') < 10u) {
+        if (m || *p != '0') {
+            if (++nd > 19) return 0;
+            m = m * 10 + (uint64_t)(*p - '0');
+        }
+        p++;
+    }
+    if (p == s && (p == me || *p != '.')) return 0;     /* no digits at all */
+    const char *f = p;
+    if (p == s && me - p == 1) return 0;                  /* "." alone */
+    if (f < me) {
+        if (*f != '.') return 0;
+        const char *d = ++f;
+        if (m == 0)
+            while (d < me && *d == '0') d++;
+        size_t n = (size_t)(me - d);
+        if (n) {
+            uint64_t v;
+            if (nd + (int)n > 19) return 0;
+            if (n <= 16 && (n > 8 || safe - d >= 8)) {
+                if (!csl_digits16(d, n, &v)) return 0;
+            } else {
+                v = 0;
+                for (const char *q = d; q < me; q++) {
+                    if ((unsigned)(*q - '0') >= 10u) return 0;
+                    v = v * 10 + (uint64_t)(*q - '0');
+                }
+            }
+            m = m * csl_pow10_u64[n] + v;
+        }
+        e10 -= (long)(me - f);
+    }
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return 1;
+    }
+    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
+    double v = (double)m;
+    if (e10 < 0) v /= csl_pow10_exact[-e10];
+    else if (e10 > 0) v *= csl_pow10_exact[e10];
+    *out = neg ? -v : v;
+    return 1;
+}
+
+/* Parses exactly [p, b) as [-]digits[.digits][(e|E)[+-]d[d]] when the result is exact (see
+ * above): 1 with *out set, else 0 (the field may still be a number: ask cs_load_parse_double).
+ * Loads may read up to 16 bytes past the field's start but never at or past `safe`.
+ * The common shapes of prediction files, "0.0001379047" and "7.22441884735e-06" (one integer
+ * digit, a fraction of at most 15 digits after its leading zeros, an optional short exponent),
+ * take a straight path: two 8-byte loads find the fraction's digit run and give its value, and
+ * the exponent is read after it. Everything else takes csl_quick_num_general. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int csl_quick_num(const char *p, const char *b, const char *safe, double *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *p0 = p;
+    int neg = p < b && *p == '-';
+    p += neg;
+    if (b - p == 1 && (unsigned)(p[0] - '0') < 10u) {    /* one digit: a label, 0 or 1 */
+        double x = (double)(p[0] - '0');
+        *out = neg ? -x : x;
+        return 1;
+    }
+    if (b - p < 2 || (unsigned)(p[0] - '0') >= 10u || p[1] != '.')
+        return csl_quick_num_general(p0, b, safe, out);
+    uint64_t m = (uint64_t)(p[0] - '0');
+    const char *f = p + 2, *d = f;
+    if (m == 0)
+        while (d < b && *d == '0') d++;
+    if (safe - d < 16) return csl_quick_num_general(p0, b, safe, out);
+    uint64_t w1, w2;
+    memcpy(&w1, d, 8);
+    memcpy(&w2, d + 8, 8);
+    unsigned r1 = csl_digit_run8(w1), n;
+    uint64_t v;
+    if (r1 < 8) {
+        n = r1;
+        v = r1 ? csl_run_value(w1, r1) : 0;
+    } else {
+        unsigned r2 = csl_digit_run8(w2);
+        if (r2 == 8) return csl_quick_num_general(p0, b, safe, out);   /* 16 digits or more */
+        n = 8 + r2;
+        v = csl_eight_digits(w1) * csl_pow10_u64[r2] + (r2 ? csl_run_value(w2, r2) : 0);
+    }
+    /* n <= 15 digits after the leading zeros, one before the point: m < 10^16 */
+    m = m * csl_pow10_u64[n] + v;
+    const char *q = d + n;
+    if (q > b) return 0;                   /* cannot happen: b is not a digit */
+    long e10 = -(long)(q - f);
+    if (q < b) {
+        if ((*q | 0x20) != 'e') return 0;
+        q++;
+        int eneg = 0;
+        if (q < b && (*q == '-' || *q == '+')) { eneg = *q == '-'; q++; }
+        if (b - q < 1 || b - q > 2 || (unsigned)(q[0] - '0') >= 10u) return 0;
+        long ev = q[0] - '0';
+        if (b - q == 2) {
+            if ((unsigned)(q[1] - '0') >= 10u) return 0;
+            ev = ev * 10 + (q[1] - '0');
+        }
+        e10 += eneg ? -ev : ev;
+    }
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return 1;
+    }
+    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
+    double x = (double)m;
+    if (e10 < 0) x /= csl_pow10_exact[-e10];
+    else if (e10 > 0) x *= csl_pow10_exact[e10];
+    *out = neg ? -x : x;
+    return 1;
+#else
+    (void)p; (void)b; (void)safe; (void)out;
+    return 0;
+#endif
+}
+
+#endif

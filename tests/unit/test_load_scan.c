@@ -1,0 +1,419 @@
+/* The fast path's byte scanner and number parser (load_scan.h, load_qnum.h), each against an
+ * independent reference, and whole loads of random files with the awkward features in them
+ * through the libcsv path and the fast path with both scanners:
+ *  - the SSE2 and the SWAR structural masks equal a byte-by-byte mask, at every offset, and at
+ *    the end of the data (no load past it);
+ *  - the vector newline count and its long-line rule equal a byte-by-byte count;
+ *  - the quick number parser gives strtod's bits whenever it answers, answers for the numbers
+ *    a %g / %f writer produces, and declines what is not a plain decimal;
+ *  - random files (fields ending exactly at 16- and 64-byte boundaries, CRLF, a last line
+ *    without a line end, empty fields, long lines, bad values with their messages, blank
+ *    lines) load bit for bit and message for message the same way on every path. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/load/load_internal.h"
+#include "engine/load/load_qnum.h"
+#include "engine/load/load_scan.h"
+
+static unsigned long long rs = 0x9E3779B97F4A7C15ull;
+static unsigned long long rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+/* ---- structural masks ------------------------------------------------------------------- */
+
+static uint64_t naive_mask(const char *w, const char *end, unsigned char delim)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < 64 && w + i < end; i++) {
+        unsigned char b = (unsigned char)w[i];
+        if (b == delim || b == '\n' || b == '\r' || b == '"') m |= (uint64_t)1 << i;
+    }
+    return m;
+}
+
+static void test_masks_agree(void **state)
+{
+    (void)state;
+    static const char alphabet[] = ",;\t\n\r\"0123456789.e-x \x80\xff\x2c\x0a";
+    enum { N = 4096 };
+    /* the data sits at the very end of a heap block, so a load past it would be caught by ASan */
+    for (int round = 0; round < 40; round++) {
+        size_t len = 1 + (size_t)(rnd() % N);
+        char *buf = malloc(len);
+        assert_non_null(buf);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = rnd() % 3 ? alphabet[rnd() % (sizeof alphabet - 1)] : (char)(rnd() & 0xff);
+        unsigned char delim = ",;\t|"[round % 4];
+        for (size_t off = 0; off < len; off += 1 + rnd() % 7) {
+            uint64_t want = naive_mask(buf + off, buf + len, delim);
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                csl_scan s = {kind, delim, buf + len, NULL, 0};
+                if (csl_scan_mask(&s, buf + off) != want)
+                    fail_msg("kind %d delim %d offset %zu of %zu: mask differs", kind, delim, off, len);
+            }
+        }
+        /* walking the structural bytes one by one gives every one of them, in order */
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            csl_scan s = {kind, delim, buf + len, NULL, 0};
+            csl_scan_at(&s, buf);
+            const char *q, *want = buf;
+            while ((q = csl_scan_next(&s, buf + len))) {
+                while (want < q) {
+                    unsigned char b = (unsigned char)*want;
+                    assert_false(b == delim || b == '\n' || b == '\r' || b == '"');
+                    want++;
+                }
+                assert_ptr_equal(q, want);
+                want++;
+            }
+            for (; want < buf + len; want++) {
+                unsigned char b = (unsigned char)*want;
+                assert_false(b == delim || b == '\n' || b == '\r' || b == '"');
+            }
+        }
+        free(buf);
+    }
+}
+
+/* ---- newline count and the long-line rule ------------------------------------------------ */
+
+static size_t naive_count(const char *p, const char *e, const char **start, size_t line_max, int *bail)
+{
+    size_t n = 0;
+    for (; p < e; p++) {
+        if (*p != '\n') continue;
+        if ((size_t)(p - *start) >= line_max) { *bail = 1; return n; }
+        n++;
+        *start = p + 1;
+    }
+    return n;
+}
+
+static void test_newline_count_agrees(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 300; round++) {
+        size_t len = (size_t)(rnd() % 3000);
+        char *buf = malloc(len + 1);
+        assert_non_null(buf);
+        size_t every = 1 + (size_t)(rnd() % 200);
+        for (size_t i = 0; i < len; i++) buf[i] = rnd() % every ? 'a' : '\n';
+        size_t line_max = 1 + (size_t)(rnd() % 300);
+        const char *s0 = buf;
+        int b0 = 0;
+        size_t want = naive_count(buf, buf + len, &s0, line_max, &b0);
+        if (!b0 && (size_t)(buf + len - s0) > line_max) b0 = 1;
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            const char *s1 = buf;
+            int b1 = 0;
+            /* in two windows, as count_chunk feeds it */
+            size_t cut = len ? (size_t)(rnd() % len) : 0;
+            size_t got = csl_count_lf(kind, buf, buf + cut, &s1, line_max, &b1);
+            if (!b1) got += csl_count_lf(kind, buf + cut, buf + len, &s1, line_max, &b1);
+            if (!b1 && (size_t)(buf + len - s1) > line_max) b1 = 1;
+            assert_int_equal(b0, b1);
+            if (!b0) {
+                assert_int_equal(want, got);
+                assert_ptr_equal(s0, s1);
+            }
+        }
+        free(buf);
+    }
+}
+
+/* ---- the quick number parser ------------------------------------------------------------- */
+
+/* When the quick parser answers, it answers strtod's bits; returns whether it answered. The text
+ * is parsed twice: at the end of a heap block with nothing loadable after it (the loads are
+ * checked against `safe`, and ASan sees any past it), and as a field followed by a delimiter
+ * and digits, with room to load (the straight path: a digit run must stop at the field's end).
+ * Both must give the same answer. */
+static int quick_one(const char *s, int room, double *got)
+{
+    size_t n = strlen(s);
+    static const char tail[] = ",99999999999999999999999999999999";
+    char *buf = malloc(n + sizeof tail);
+    assert_non_null(buf);
+    memcpy(buf, s, n);
+    memcpy(buf + n, tail, sizeof tail);
+    int ok = csl_quick_num(buf, buf + n, room ? buf + n + sizeof tail - 1 : buf + n, got);
+    free(buf);
+    return ok;
+}
+
+static int quick_vs_strtod(const char *s)
+{
+    size_t n = strlen(s);
+    char *buf = malloc(n + 1);
+    assert_non_null(buf);
+    memcpy(buf, s, n + 1);
+    double got, got2;
+    int ok = csl_quick_num(buf, buf + n, buf + n, &got);
+    int ok2 = quick_one(s, 1, &got2);
+    if (ok != ok2) fail_msg("'%s': answered %d without room to load, %d with", s, ok, ok2);
+    if (ok && memcmp(&got, &got2, sizeof got) != 0) fail_msg("'%s': two answers", s);
+    if (ok) {
+        char *end;
+        double want = strtod(buf, &end);
+        if (end != buf + n) fail_msg("'%s': quick parser took what strtod does not", s);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("'%s': quick %.17g (%a), strtod %.17g (%a)", s, got, got, want, want);
+        /* and what the checker's parser says */
+        double chk;
+        assert_int_equal(cs_load_parse_double(buf, n, &chk), CSL_NUM_OK);
+        assert_memory_equal(&chk, &got, sizeof got);
+    }
+    free(buf);
+    return ok;
+}
+
+static void test_quick_number_edges(void **state)
+{
+    (void)state;
+    static const char *taken[] = {
+        "0", "-0", "0.0", "-0.0", "1", "1.", ".5", "-.5", "0.5", "1.0", "0.1", "0.2", "0.3", "0.7",
+        "9007199254740992", "0.692024788668", "7.22441884735e-06", "1e22", "1e-22", "1E5", "1e+5",
+        "1e05", "1e-05", "-1.25e-3", "00.5", "0.000137904786283", "0.00000722441884735",
+        "12.5", "123456789012.5", "0.1234567890123456", "0.12345678", "0.123456789",
+        "0.1234567", "5.e3", "1.5e-21", "3.0e0",
+    };
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+        if (!quick_vs_strtod(taken[i])) fail_msg("'%s' not taken by the quick parser", taken[i]);
+    /* declined: not a plain decimal, or not exact by the shortcut (the checker's parser then
+     * decides, with its own tests in test_load_num.c) */
+    static const char *declined[] = {
+        "", "-", ".", "-.", "+1", " 1", "1 ", "e5", "1e", "1e+", "1e123", "1e-100", "0x10",
+        "nan", "inf", "1.2.3", "1..2", "1,5", "9007199254740993", "1e23", "1.5e-23",
+        "12345678901234567890", "0.12345678901234567890", "1-2", "--1", "1e5e5", "1.5ee5",
+        "12e", "0.5e", "1e-", "0.99999999999999989",
+    };
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++)
+        if (quick_vs_strtod(declined[i])) fail_msg("'%s' taken by the quick parser", declined[i]);
+}
+
+static void test_quick_number_random(void **state)
+{
+    (void)state;
+    char buf[80];
+    size_t tries = 0, taken = 0, common = 0, common_taken = 0;
+    for (int i = 0; i < 400000; i++) {
+        unsigned long long r = rnd();
+        double x;
+        switch (i % 5) {
+        case 0: x = (double)(r >> 11) / 9007199254740992.0; break;                 /* [0,1) */
+        case 1: x = ldexp((double)(r >> 11), (int)(r % 120) - 100); break;           /* wide */
+        case 2: x = (double)(r % 1000000) / 1e6; break;
+        case 3: x = exp(-(double)(r % 4000) / 100.0); break;                       /* tiny probs */
+        default: x = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 1e4; break;
+        }
+        int prec = 1 + (int)(rnd() % 17), style = (int)(rnd() % 4);
+        switch (style) {
+        case 0: snprintf(buf, sizeof buf, "%.*g", prec, x); break;
+        case 1: snprintf(buf, sizeof buf, "%.*e", prec, x); break;
+        case 2: snprintf(buf, sizeof buf, "%.*f", prec, x); break;
+        default: snprintf(buf, sizeof buf, "%.*E", prec, x); break;
+        }
+        tries++;
+        int ok = quick_vs_strtod(buf);
+        taken += (size_t)ok;
+        /* what prediction files hold: %.12g or fewer digits of a probability >= 1e-9 */
+        if (style == 0 && prec <= 12 && x >= 1e-9 && x <= 1.0) {
+            common++;
+            common_taken += (size_t)ok;
+        }
+    }
+    /* every %.12g probability down to 1e-9 is exact by the shortcut: the quick parser takes all */
+    assert_true(common > 10000);
+    assert_int_equal(common, common_taken);
+    assert_true(taken > tries / 2);
+}
+
+/* ---- whole files ------------------------------------------------------------------------- */
+
+typedef struct outcome {
+    cs_dataset *d;
+    cs_error err;
+    cs_load_summary sum;
+} outcome;
+
+static void load(outcome *o, const char *text, size_t len, const cs_load_options *opt, int path,
+                 int threads, int scan)
+{
+    cs_load_tuning t = {path, 0, threads, 0, 0, scan};
+    o->d = cs_load_buffer_tuned("r.csv", text, len, opt, &o->sum, &o->err, &t);
+    if (!o->d && o->err.code == CS_EUSAGE) fail_msg("path %d not applicable: %s", path, o->err.msg);
+}
+
+static void same(const outcome *a, const outcome *b)
+{
+    if ((a->d == NULL) != (b->d == NULL)) fail_msg("'%s' vs '%s'", a->err.msg, b->err.msg);
+    assert_string_equal(a->err.msg, b->err.msg);
+    assert_int_equal(a->err.line, b->err.line);
+    assert_int_equal(a->err.col, b->err.col);
+    assert_int_equal(a->sum.rows_read, b->sum.rows_read);
+    assert_int_equal(a->sum.rows_rejected, b->sum.rows_rejected);
+    assert_int_equal(a->sum.blank_lines, b->sum.blank_lines);
+    assert_int_equal(a->sum.n_skipped_messages, b->sum.n_skipped_messages);
+    for (size_t i = 0; i < a->sum.n_skipped_messages; i++)
+        assert_string_equal(a->sum.skipped[i], b->sum.skipped[i]);
+    if (!a->d) return;
+    assert_int_equal(a->d->n, b->d->n);
+    assert_int_equal(a->d->k, b->d->k);
+    assert_memory_equal(a->d->prob, b->d->prob, a->d->n * a->d->k * sizeof(double));
+    assert_memory_equal(a->d->label, b->d->label, a->d->n * sizeof(int32_t));
+    assert_memory_equal(a->d->line, b->d->line, a->d->n * sizeof(uint32_t));
+}
+
+static void release(outcome *o)
+{
+    cs_dataset_free(o->d);
+    cs_load_summary_free(&o->sum);
+}
+
+/* A number of exactly `width` bytes (>= 1) for a probability near x: padded with trailing
+ * zeros after a decimal point, so fields can be made to end where a test wants them to. */
+static size_t put_width(char *b, double x, size_t width)
+{
+    char t[64];
+    int n = snprintf(t, sizeof t, "%.*f", width > 2 ? (int)width - 2 : 0, x);
+    if ((size_t)n > width) n = snprintf(t, sizeof t, "%.0f", x);
+    memcpy(b, t, (size_t)n);
+    if ((size_t)n < width) {
+        /* "0" -> "0.000", "0.5" -> "0.500" */
+        size_t o = (size_t)n;
+        if (!memchr(t, '.', (size_t)n) && width - o >= 2) b[o++] = '.';
+        char pad = memchr(b, '.', o) ? '0' : ' ';
+        while (o < width) b[o++] = pad;
+        return width;
+    }
+    return (size_t)n;
+}
+
+/* Random 3-class files with the features the scanners must get right. */
+static char *awkward_file(size_t rows, size_t *len, int crlf, int last_nl)
+{
+    size_t cap = rows * 700 + 256, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    const char *nl = crlf ? "\r\n" : "\n";
+    o += (size_t)snprintf(b, cap, "label,p_0,p_1,p_2,note%s", nl);
+    for (size_t i = 0; i < rows; i++) {
+        unsigned long long r = rnd();
+        int kind = (int)(r % 40);
+        double a = (double)((r >> 8) % 1000) / 1000.0, c = 0.25;
+        double bb = 1.0 - a - c;
+        if (bb < 0) { bb = 0; a = 0.75; }
+        size_t line0 = o;
+        o += (size_t)snprintf(b + o, cap - o, "%d,", (int)((r >> 20) % 3));
+        if (kind == 0) {
+            o = line0;                                                 /* blank line */
+        } else if (kind == 1) {
+            o += (size_t)snprintf(b + o, cap - o, ",%.3f,%.3f,x", a, 1 - a);   /* empty field */
+        } else if (kind == 2) {
+            o += (size_t)snprintf(b + o, cap - o, "%.3f,abc,%.3f,x", a, 1 - a); /* not a number */
+        } else if (kind == 3) {
+            o += (size_t)snprintf(b + o, cap - o, "%.3f,%.3f,%.3f", a, bb, c);  /* ragged */
+        } else if (kind == 4) {
+            o += (size_t)snprintf(b + o, cap - o, "%.3f,%.3f,%.3f,x,y", a, bb, c);   /* ragged */
+        } else if (kind == 5) {
+            o += (size_t)snprintf(b + o, cap - o, "1.5,%.3f,%.3f,x", bb, c);   /* out of range */
+        } else if (kind == 6) {
+            o += (size_t)snprintf(b + o, cap - o, "%.3f,%.3f,%.3f,", a + 0.1, bb, c);   /* sum */
+        } else {
+            /* a good row; the first probability ends exactly at a 16- or 64-byte boundary of
+             * the file, or fields are long (numbers of 17 digits, padded notes) */
+            size_t want = (size_t)(r >> 32) % 2 ? 16 : 64;
+            size_t to = ((o + want) / want) * want;
+            size_t w = to - o;
+            if (w < 1 || w > 40) w = 5;
+            o += put_width(b + o, a, w);
+            o += (size_t)snprintf(b + o, cap - o, kind % 3 ? ",%.17g,%.12g," : ",%.3f,%.3e,", bb, c);
+            size_t note = kind % 5 == 0 ? (size_t)(r >> 40) % 300 : (size_t)(r >> 40) % 3;
+            for (size_t k = 0; k < note; k++) b[o++] = (char)('a' + k % 26);
+        }
+        if (i + 1 < rows || last_nl) o += (size_t)snprintf(b + o, cap - o, "%s", nl);
+    }
+    *len = o;
+    return b;
+}
+
+static void test_random_files_all_paths(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 24; round++) {
+        int crlf = round % 2, last_nl = (round / 2) % 2, skip = (round / 4) % 2;
+        size_t len;
+        char *text = awkward_file(200 + (size_t)(rnd() % 2000), &len, crlf, last_nl);
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        opt.skip_bad_rows = skip;
+        opt.sum_tol = round % 3 ? 1e-3 : 0.2;
+        outcome c;
+        load(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+        assert_true(c.sum.rows_read > 100);
+        if (skip) assert_non_null(c.d);
+        else assert_non_null(strstr(c.err.msg, "r.csv:"));
+        for (int th = 1; th <= 3; th++)
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                outcome f;
+                load(&f, text, len, &opt, CSL_PATH_FAST, th, kind);
+                same(&c, &f);
+                release(&f);
+            }
+        release(&c);
+        free(text);
+    }
+}
+
+/* A refused row's message is the same, with its line and column, whichever path and scanner
+ * read it; checked against the words written out here. */
+static void test_messages_with_place(void **state)
+{
+    (void)state;
+    static const struct { const char *text; const char *msg; } cases[] = {
+        {"label,p_0,p_1\n0,0.25,0.75\n1,0.5,0.5\r\n1,0.5,abc\n",
+         "r.csv:4:3: non-numeric value 'abc' in column 'p_1'"},
+        {"label,p_0,p_1\n0,0.25,0.75\n\n1,,0.5\n", "r.csv:4:2: empty field in column 'p_0'"},
+        {"label,p_0,p_1\n0,0.0000000000000000000000000000000000000000025,1.5",
+         "r.csv:2:3: probability outside [0,1] '1.5' in column 'p_1'"},
+        {"label,p_0,p_1\r\n0,0.25,0.75\r\n1,0.5,0.5,9\r\n", "r.csv:3:4: ragged row: 4 fields, expected 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        outcome c;
+        load(&c, cases[i].text, strlen(cases[i].text), &opt, CSL_PATH_CSV, 0, 0);
+        assert_null(c.d);
+        assert_string_equal(c.err.msg, cases[i].msg);
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            outcome f;
+            load(&f, cases[i].text, strlen(cases[i].text), &opt, CSL_PATH_FAST, 1, kind);
+            same(&c, &f);
+            release(&f);
+        }
+        release(&c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_masks_agree),
+        cmocka_unit_test(test_newline_count_agrees),
+        cmocka_unit_test(test_quick_number_edges),
+        cmocka_unit_test(test_quick_number_random),
+        cmocka_unit_test(test_random_files_all_paths),
+        cmocka_unit_test(test_messages_with_place),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
