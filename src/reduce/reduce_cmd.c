@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -62,9 +63,18 @@ static char *temp_name(const char *path)
 
 /* Fails early (before minutes of reduction) when STATS's folder takes no file: creates and
  * removes the temporary name write_stats will use. 0, or 3 after the message. */
+/* STATS names something that is not a regular file (/dev/null, a FIFO, a terminal): it is
+ * written in place. A temporary name renamed over it would replace the device itself (as root,
+ * `-o /dev/null` turned /dev/null into a plain file). */
+static int in_place(const char *path)
+{
+    struct stat sb;
+    return strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode));
+}
+
 static int probe_output(const char *path)
 {
-    if (strcmp(path, "-") == 0) return 0;
+    if (in_place(path)) return 0;
     char *tmp = temp_name(path);
     if (!tmp) {
         fputs("calscope: out of memory\n", stderr);
@@ -86,7 +96,7 @@ static int write_stats(const cs_segstats *st, const char *path)
 {
     cs_error err;
     cs_error_clear(&err);
-    if (strcmp(path, "-") == 0) return cs_segstats_write(st, "-", &err) == CS_OK ? 0 : fail(&err);
+    if (in_place(path)) return cs_segstats_write(st, path, &err) == CS_OK ? 0 : fail(&err);
     char *tmp = temp_name(path);
     if (!tmp) {
         fputs("calscope: out of memory\n", stderr);

@@ -200,6 +200,21 @@ run "$CALSCOPE" reduce --label-values 0,x "$D/m.csv"
 expect_eq "--label-values: the bad token named, exit 2" "2 calscope: --label-values: 'x' is not an integer label value (in '0,x')" "$RC $(head -1 <<<"$ERR")"
 run "$CALSCOPE" reduce --memory 1.5 "$D/m.csv"
 expect_eq "--memory: not a whole MiB, exit 2" "2 calscope: --memory: '1.5' is not a size in MiB, 0..1048576" "$RC $(head -1 <<<"$ERR")"
+# -o on something that is not a regular file is written in place: a temporary file renamed over
+# it would replace the device (as root, -o /dev/null turned /dev/null into a plain file)
+expect_rc "-o /dev/null: exit 0" 0 "$CALSCOPE" reduce --label-values 0,1,2,4 -o /dev/null "$D/m.csv"
+if [ -c /dev/null ]; then ok "-o /dev/null: /dev/null is still the device"
+else not_ok "-o /dev/null: /dev/null is still the device" "$(ls -l /dev/null)"; fi
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/from_fifo" &
+cat_pid=$!
+expect_rc "-o FIFO: exit 0" 0 "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/fifo" "$D/m.csv"
+[ -p "$TMP/fifo" ] || kill "$cat_pid" 2>/dev/null   # replaced: nobody will ever write to cat's FIFO
+wait "$cat_pid"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o - "$D/m.csv"
+if [ -p "$TMP/fifo" ] && [ "$(cat "$TMP/from_fifo")" = "$OUT" ]; then ok "-o FIFO: the statistics came through the FIFO, which is still one"
+else not_ok "-o FIFO: the statistics came through the FIFO, which is still one" "$(ls -l "$TMP/fifo")"; fi
+
 run "$CALSCOPE" reduce --help
 expect_match "--help lists the reduce flags" '--prob-suffix S' "$OUT"
 expect_match "--help lists --memory" '--memory MB' "$OUT"
