@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "mx.h"
+
 /* Images farther than CUT * sigma from a point are left out of its kernel sum: their weight is
  * below exp(-CUT^2 / 2) = 3e-18 of the peak, under the last bit of any sum they join. */
 #define CUT 9.0
@@ -22,106 +24,367 @@ static int by_value(const void *a, const void *b)
 /* Samples with the same f share their kernel: one pair with the weights summed (in the sorted
  * order), so repeated values (a bootstrap draw, confidences of exactly 1) cost one image.
  * *m gets the number of distinct values. */
-static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
+/* p[0..n) filled with (f, r / n): sorted by (f, w), then equal f merged. Returns m. */
+static size_t sort_merge(img *p, size_t n, int ascending)
 {
-    img *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p) return NULL;
-    for (size_t i = 0; i < n; i++) p[i] = (img){ f[i], (f[i] - y[i]) / (double)n };
-    qsort(p, n, sizeof *p, by_value);
+    if (!ascending) {
+        qsort(p, n, sizeof *p, by_value);
+    } else {
+        /* already in value order (the metrics pass f sorted): only runs of equal values need
+         * their weights ordered, which gives the same array as the sort */
+        for (size_t i = 0, r; i < n; i = r) {
+            for (r = i + 1; r < n && p[r].c == p[i].c; r++) {}
+            if (r - i > 1) qsort(p + i, r - i, sizeof *p, by_value);
+        }
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k && p[k - 1].c == p[i].c) p[k - 1].w += p[i].w;
         else p[k++] = p[i];
     }
-    *m = k;
+    return k;
+}
+
+static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
+{
+    img *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return NULL;
+    int ascending = 1;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (img){ f[i], (f[i] - y[i]) / (double)n };
+        if (i && f[i] < f[i - 1]) ascending = 0;
+    }
+    *m = sort_merge(p, n, ascending);
     return p;
 }
 
-/* All images 2k + f and 2k - f of the sorted pairs with their centre in [-CUT s, 1 + CUT s],
- * in centre order without a sort: the images of unit interval [j, j+1] are j + f (j even,
- * f ascending) or j + 1 - f (j odd, f descending). */
-static img *images(const img *p, size_t n, double s, size_t *count)
+/* The images 2k + f and 2k - f of the sorted pairs with their centre in [-CUT s, 1 + CUT s],
+ * in centre order, without materialising them (2.5 n images of 16 bytes at s = 0.1, 6 n at
+ * s = 0.3: more than the probability matrix of a 10-class file): the images of unit interval
+ * [j, j+1] are j + f (j even, f ascending) or j + 1 - f (j odd, f descending), one segment
+ * per j; the images kept in a segment are a contiguous run of its pairs (the centre is
+ * monotone in the pair), so a segment is j and that run. Every sum walks the images in the
+ * same order, with the same centres (the same rounded expressions), as the array did. */
+#define MAXSEG 24   /* j in [floor(-CUT s), floor(1 + CUT s)], s <= 1: 20 segments */
+
+typedef struct seg {
+    long j;
+    int odd;
+    size_t a, z;    /* positions q of the kept run: pair q (even) or n - 1 - q (odd) */
+} seg;
+
+typedef struct view {
+    const img *p;
+    size_t n;
+    int nseg;
+    seg sg[MAXSEG];
+} view;
+
+static inline double centre(const view *v, const seg *g, size_t q)
 {
-    double W = CUT * s;
-    long j0 = (long)floor(-W), j1 = (long)floor(1.0 + W);
-    size_t m = 0;
-    img *im = malloc((n * (size_t)(j1 - j0 + 1) + 1) * sizeof *im);
-    if (!im) return NULL;
-    for (long j = j0; j <= j1; j++) {
-        int odd = (int)(((j % 2) + 2) % 2);
-        for (size_t q = 0; q < n; q++) {
-            const img *x = &p[odd ? n - 1 - q : q];
-            double c = odd ? (double)(j + 1) - x->c : (double)j + x->c;
-            if (c >= -W && c <= 1.0 + W) im[m++] = (img){ c, x->w };
-        }
-    }
-    *count = m;
-    return im;
+    return g->odd ? (double)(g->j + 1) - v->p[v->n - 1 - q].c : (double)g->j + v->p[q].c;
 }
 
-/* First image with centre >= x. */
-static size_t lower(const img *im, size_t m, double x)
+static inline double weight(const view *v, const seg *g, size_t q)
 {
-    size_t lo = 0, hi = m;
+    return v->p[g->odd ? v->n - 1 - q : q].w;
+}
+
+/* First position of segment g with centre >= x (g->z when none). */
+static size_t seg_lower(const view *v, const seg *g, double x)
+{
+    size_t lo = g->a, hi = g->z;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (im[mid].c < x) lo = mid + 1;
+        if (centre(v, g, mid) < x) lo = mid + 1;
         else hi = mid;
     }
     return lo;
 }
 
+static int make_view(view *v, const img *p, size_t n, double s)
+{
+    double W = CUT * s;
+    long j0 = (long)floor(-W), j1 = (long)floor(1.0 + W);
+    v->p = p;
+    v->n = n;
+    v->nseg = 0;
+    if (j1 - j0 + 1 > MAXSEG) return -1;
+    for (long j = j0; j <= j1; j++) {
+        seg g = { j, (int)(((j % 2) + 2) % 2), 0, n };
+        /* the kept run: centre >= -W from seg_lower, centre <= 1 + W up to the first above */
+        g.a = seg_lower(v, &g, -W);
+        size_t lo = g.a, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (centre(v, &g, mid) <= 1.0 + W) lo = mid + 1;
+            else hi = mid;
+        }
+        g.z = lo;
+        if (g.a < g.z) v->sg[v->nseg++] = g;
+    }
+    return 0;
+}
+
+/* The first image with centre >= x: segment *k, position *q (*k = nseg when none). */
+static void lower(const view *v, double x, int *k, size_t *q)
+{
+    for (*k = 0; *k < v->nseg; (*k)++) {
+        const seg *g = &v->sg[*k];
+        if (centre(v, g, g->z - 1) >= x) {
+            *q = seg_lower(v, g, x);
+            return;
+        }
+    }
+    *q = 0;
+}
+
 /* The smoothed residual (1/n) sum r_i K_s(t, f_i), every term with its own exp. */
-static double g_at(const img *im, size_t m, double t, double s)
+static double g_at(const view *v, double t, double s)
 {
     double sum = 0.0, hi = t + CUT * s;
-    for (size_t j = lower(im, m, t - CUT * s); j < m && im[j].c <= hi; j++) {
-        double z = (t - im[j].c) / s;
-        sum += im[j].w * exp(-0.5 * z * z);
+    int k;
+    size_t q;
+    for (lower(v, t - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
+        const seg *g = &v->sg[k];
+        for (; q < g->z; q++) {
+            double c = centre(v, g, q);
+            if (c > hi) goto done;
+            double z = (t - c) / s;
+            sum += weight(v, g, q) * exp(-0.5 * z * z);
+        }
     }
+done:
     return sum / (s * sqrt(2.0 * M_PI));
 }
 
 /* The smoothed residual (up to its positive factor) on the grid t_j = j / G, j = 0..G, only
- * to find where it changes sign: each image's Gaussian over the grid points it reaches by the
+ * to find where it changes sign. Each image c is taken to its nearest grid index q with
+ * x = (c - q/G) / s (|x| <= u/2, u = 1/(G s) <= 1/8), so that at t_j, m = j - q,
+ *   exp(-(t_j - c)^2 / 2s^2) = exp(-m^2 u^2 / 2) exp(m u x) exp(-x^2 / 2)
+ * and exp(m u x) (|m u x| < 0.6 inside the CUT window) is its Taylor series to NT terms
+ * (remainder below 1e-20). The images then enter only through the moments
+ *   mu[q][p] = sum over the images at q of w exp(-x^2/2) x^p,
+ * and the grid is a short convolution of the moments: one exp and NT products per sample
+ * where the recurrence over the grid cost ~18 G s products per image (145 at G s = 8). The
+ * images' moments are the pairs' (f in [0, 1]) moved by whole grid steps: image j + f sits at
+ * q + jG with the same x, image j + 1 - f at (j+1)G - q with -x (moment p times (-1)^p).
+ * Absolute error below 1e-15 of sum |w|: grid values within 1e-9 of it are redone from the
+ * exact sums by the caller, so the signs used are those of the exact sums and the numbers do
+ * not depend on this approximation. Returns 0 or -1 (out of memory). */
+#define NT 18
+static int grid_moments(const view *v, double s, size_t G, double *g)
+{
+    const img *p = v->p;
+    size_t n = v->n;
+    double u = 1.0 / ((double)G * s);
+    long R = (long)ceil(CUT / u) + 1;          /* grid steps an image reaches */
+    size_t nq = G + 1, ne = G + 1 + 2 * (size_t)R;
+    double *mu = calloc(nq * NT, sizeof *mu);  /* pairs' moments, q = 0..G */
+    double *me = calloc(ne * NT, sizeof *me);  /* images' moments, q = -R..G+R */
+    double *cf = malloc((size_t)(2 * R + 1) * NT * sizeof *cf);
+    if (!mu || !me || !cf) {
+        free(mu); free(me); free(cf);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double fg = p[i].c * (double)G, qd = nearbyint(fg);
+        if (qd < 0) qd = 0;
+        if (qd > (double)G) qd = (double)G;
+        /* exp(-x^2/2) for x^2/2 <= 1/512 by its series to y^7 (remainder below 1e-21) */
+        double x = (fg - qd) * u, y = 0.5 * x * x;
+        double e = p[i].w * (1.0 - y * (1.0 - y / 2 * (1.0 - y / 3 * (1.0 - y / 4 * (1.0 - y / 5 * (1.0 - y / 6 * (1.0 - y / 7)))))));
+        /* two chains of powers (even and odd): half the dependent multiplies */
+        double *m = mu + (size_t)qd * NT, eo = e * x, x2 = x * x;
+        for (int k = 0; k < NT; k += 2) {
+            m[k] += e;
+            m[k + 1] += eo;
+            e *= x2;
+            eo *= x2;
+        }
+    }
+    for (int k = 0; k < v->nseg; k++) {
+        long j = v->sg[k].j;
+        int odd = v->sg[k].odd;
+        long shift = odd ? (j + 1) * (long)G : j * (long)G;
+        for (size_t q = 0; q < nq; q++) {
+            long qq = odd ? shift - (long)q : shift + (long)q;
+            if (qq < -R || qq > (long)G + R) continue;
+            double *dst = me + (size_t)(qq + R) * NT;
+            const double *src = mu + q * NT;
+            for (int t = 0; t < NT; t++) dst[t] += (odd && (t & 1)) ? -src[t] : src[t];
+        }
+    }
+    for (long m = -R; m <= R; m++) {
+        double mu_ = (double)m * u, c = exp(-0.5 * mu_ * mu_), *row = cf + (size_t)(m + R) * NT;
+        for (int t = 0; t < NT; t++) {
+            row[t] = c;
+            c *= mu_ / (double)(t + 1);
+        }
+    }
+    for (size_t j = 0; j <= G; j++) {
+        double sum = 0.0;
+        for (long m = -R; m <= R; m++) {
+            const double *mm = me + (size_t)((long)j - m + R) * NT, *row = cf + (size_t)(m + R) * NT;
+            for (int t = 0; t < NT; t++) sum += row[t] * mm[t];
+        }
+        g[j] = sum;
+    }
+    free(mu);
+    free(me);
+    free(cf);
+    return 0;
+}
+
+/* The same grid image by image: each image's Gaussian over the grid points it reaches by the
  * recurrence e_{j+1} = e_j q_j, q_{j+1} = q_j exp(-a^2) (a = 1 / (G s)), one exp per image
- * and not per point (relative error below 1e-13). Values this close to zero are redone from
- * the exact sums by the caller; the roots and the integrals always are. The step is s/8: a
- * coarser s/2 missed a pair of sign changes on breast_cancer_logreg class:1 (smECE 7e-7 low). */
-static void grid(const img *im, size_t m, double s, size_t G, double *g)
+ * and not per point (relative error below 1e-13). About 18 G s products per image: cheaper
+ * than the moments' fixed (G + 1)(2R + 1) NT for a few thousand samples (a bootstrap draw). */
+static void grid_direct(const view *v, double s, size_t G, double *g)
 {
     double a = 1.0 / ((double)G * s), r = exp(-a * a), W = CUT * s;
     for (size_t j = 0; j <= G; j++) g[j] = 0.0;
-    for (size_t k = 0; k < m; k++) {
-        double lo = ceil((im[k].c - W) * (double)G), hi = floor((im[k].c + W) * (double)G);
-        if (lo < 0) lo = 0;
-        if (hi > (double)G) hi = (double)G;
-        if (lo > hi) continue;
-        double d = (lo / (double)G - im[k].c) / s;
-        double e = exp(-0.5 * d * d), q = exp(-(d * a + 0.5 * a * a)), w = im[k].w;
-        for (size_t j = (size_t)lo; j <= (size_t)hi; j++) {
-            g[j] += w * e;
-            e *= q;
-            q *= r;
+    for (int k = 0; k < v->nseg; k++) {
+        const seg *sg = &v->sg[k];
+        for (size_t q0 = sg->a; q0 < sg->z; q0++) {
+            double c = centre(v, sg, q0);
+            double lo = ceil((c - W) * (double)G), hi = floor((c + W) * (double)G);
+            if (lo < 0) lo = 0;
+            if (hi > (double)G) hi = (double)G;
+            if (lo > hi) continue;
+            double d = (lo / (double)G - c) / s;
+            double e = exp(-0.5 * d * d), q = exp(-(d * a + 0.5 * a * a)), w = weight(v, sg, q0);
+            for (size_t j = (size_t)lo; j <= (size_t)hi; j++) {
+                g[j] += w * e;
+                e *= q;
+                q *= r;
+            }
         }
     }
 }
 
-/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits. */
+/* The grid by whichever way costs less here (both give the exact sums' signs, see
+ * grid_moments). Returns 0 or -1 (out of memory). */
+static int grid(const view *v, double s, size_t G, double *g)
+{
+    size_t images = 0;
+    for (int k = 0; k < v->nseg; k++) images += v->sg[k].z - v->sg[k].a;
+    double R = ceil(CUT * (double)G * s) + 1;
+    double direct = (double)images * (2.0 * CUT * s * (double)G + 1.0) * 3.0;
+    double moments = (double)v->n * (NT + 8) + (double)(G + 1) * (2.0 * R + 1.0) * NT * 2.0 +
+                     (double)v->nseg * (double)(G + 1) * NT;
+    if (direct <= moments) {
+        grid_direct(v, s, G, g);
+        return 0;
+    }
+    return grid_moments(v, s, G, g);
+}
+
+/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits. When the
+ * interval holds the centre, a tail whose erfc argument is >= 6 (erfc <= 2.2e-17, below half
+ * an ulp of the difference from 1, which is in (0.5, 1]) changes nothing and is not computed:
+ * the value is bit for bit 1 - 0.5 erfc(u/sqrt2) - 0.5 erfc(-l/sqrt2). */
 static double phi_diff(double u, double l)
 {
     const double r2 = M_SQRT1_2;
     if (l >= 0) return 0.5 * (erfc(l * r2) - erfc(u * r2));
     if (u <= 0) return 0.5 * (erfc(-u * r2) - erfc(-l * r2));
-    return 1.0 - 0.5 * erfc(u * r2) - 0.5 * erfc(-l * r2);
+    double zu = u * r2, zl = -l * r2, r = 1.0;
+    if (zu < 6.0) r -= 0.5 * erfc(zu);
+    if (zl < 6.0) r -= 0.5 * erfc(zl);
+    return r;
 }
 
-/* Integral of the smoothed residual over [a, b]. */
-static double integral(const img *im, size_t m, double a, double b, double s)
+/* Integral of the smoothed residual over [a, b]: the images within CUT s of it, in centre
+ * order, sum += w Phi-difference. The terms (two erfc each, most of smECE's cost) are
+ * independent, so a long window computes them in blocks on two threads and adds them up in
+ * the same order afterwards: the same sum, bit for bit, whatever the thread count. */
+#define IBLOCK 65536u
+
+typedef struct iwin {
+    const view *v;
+    int nrun;
+    int k[MAXSEG];                 /* segment of each run */
+    size_t qa[MAXSEG], off[MAXSEG + 1];
+    double a, b, s;
+    size_t base;                   /* first term of the current block pair */
+    double *buf;                   /* 2 * IBLOCK terms */
+} iwin;
+
+/* Terms from..to-1 of the window (0 = its first image) into out. */
+static void terms(const iwin *w, size_t from, size_t to, double *out)
 {
-    double sum = 0.0;
-    for (size_t j = lower(im, m, a - CUT * s); j < m && im[j].c <= b + CUT * s; j++)
-        sum += im[j].w * phi_diff((b - im[j].c) / s, (a - im[j].c) / s);
+    int r = 0;
+    while (w->off[r + 1] <= from) r++;
+    size_t q = w->qa[r] + (from - w->off[r]);
+    for (size_t i = from; i < to; i++, q++) {
+        if (i == w->off[r + 1]) {
+            r++;
+            q = w->qa[r];
+        }
+        const seg *g = &w->v->sg[w->k[r]];
+        double c = centre(w->v, g, q);
+        out[i - from] = weight(w->v, g, q) * phi_diff((w->b - c) / w->s, (w->a - c) / w->s);
+    }
+}
+
+static void terms_block(void *ctx, size_t half)
+{
+    iwin *w = ctx;
+    size_t from = w->base + half * IBLOCK, total = w->off[w->nrun];
+    size_t to = from + IBLOCK < total ? from + IBLOCK : total;
+    if (from < to) terms(w, from, to, w->buf + half * IBLOCK);
+}
+
+static double integral(const view *v, double a, double b, double s)
+{
+    double sum = 0.0, hi = b + CUT * s;
+    iwin w = { .v = v, .a = a, .b = b, .s = s };
+    int k;
+    size_t q;
+    /* the runs of the window: from the first image >= a - CUT s to the last <= hi */
+    for (lower(v, a - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
+        const seg *g = &v->sg[k];
+        size_t lo = q, up = g->z;
+        while (lo < up) {
+            size_t mid = lo + (up - lo) / 2;
+            if (centre(v, g, mid) <= hi) lo = mid + 1;
+            else up = mid;
+        }
+        if (q < lo) {
+            w.k[w.nrun] = k;
+            w.qa[w.nrun] = q;
+            w.off[w.nrun + 1] = w.off[w.nrun] + (lo - q);
+            w.nrun++;
+        }
+        if (lo < g->z) break;      /* an image above hi: the window ends here */
+    }
+    size_t total = w.off[w.nrun];
+    double one[256];
+    if (total <= 2 * IBLOCK) {
+        for (size_t i = 0; i < total; i += 256) {
+            size_t z = i + 256 < total ? i + 256 : total;
+            terms(&w, i, z, one);
+            for (size_t j = 0; j < z - i; j++) sum += one[j];
+        }
+        return sum;
+    }
+    w.buf = malloc(2 * IBLOCK * sizeof *w.buf);
+    for (w.base = 0; w.base < total; w.base += 2 * IBLOCK) {
+        size_t z = w.base + 2 * IBLOCK < total ? w.base + 2 * IBLOCK : total;
+        if (w.buf) {
+            cs_mx_chunks(2, 1, terms_block, &w);
+            for (size_t j = 0; j < z - w.base; j++) sum += w.buf[j];
+        } else {
+            /* no memory for the blocks: the same terms one short run at a time */
+            for (size_t i = w.base; i < z; i += 256) {
+                size_t e = i + 256 < z ? i + 256 : z;
+                terms(&w, i, e, one);
+                for (size_t j = 0; j < e - i; j++) sum += one[j];
+            }
+        }
+    }
+    free(w.buf);
     return sum;
 }
 
@@ -153,31 +416,31 @@ static double illinois(fn_t fn, const void *ctx, double a, double fa, double b, 
     return x;
 }
 
-typedef struct gctx { const img *im; size_t m; double s; } gctx;
+typedef struct gctx { const view *v; double s; } gctx;
 static double g_fn(const void *ctx, double t)
 {
     const gctx *c = ctx;
-    return g_at(c->im, c->m, t, c->s);
+    return g_at(c->v, t, c->s);
 }
 
 static double at_sorted(const img *p, size_t n, double sigma)
 {
-    size_t m, G = (size_t)ceil(8.0 / sigma);
+    size_t G = (size_t)ceil(8.0 / sigma);
     if (G < 64) G = 64;
-    img *im = images(p, n, sigma, &m);
-    double *g = im ? malloc((G + 1) * sizeof *g) : NULL;
-    if (!g) {
-        free(im);
+    view v;
+    double *g = malloc((G + 1) * sizeof *g);
+    if (!g || make_view(&v, p, n, sigma) != 0 || grid(&v, sigma, G, g) != 0) {
+        free(g);
         return NAN;
     }
-    grid(im, m, sigma, G, g);
-    gctx c = { im, m, sigma };
+    gctx c = { &v, sigma };
     /* where the grid's value is within its rounding of zero, its sign is taken from the exact
      * sums, so a root on (or next to) a grid point is seen from both of its sides alike */
     double scale = 0.0;
-    for (size_t k = 0; k < m; k++) scale += fabs(im[k].w);
+    for (int k = 0; k < v.nseg; k++)
+        for (size_t q = v.sg[k].a; q < v.sg[k].z; q++) scale += fabs(weight(&v, &v.sg[k], q));
     for (size_t j = 0; j <= G; j++)
-        if (fabs(g[j]) <= 1e-9 * scale) g[j] = g_at(im, m, j == G ? 1.0 : (double)j / (double)G, sigma);
+        if (fabs(g[j]) <= 1e-9 * scale) g[j] = g_at(&v, j == G ? 1.0 : (double)j / (double)G, sigma);
     double total = 0.0, a = 0.0;
     for (size_t j = 1; j <= G; j++) {
         double t0 = (double)(j - 1) / (double)G, t1 = j == G ? 1.0 : (double)j / (double)G, z;
@@ -185,19 +448,18 @@ static double at_sorted(const img *p, size_t n, double sigma)
         else if (g[j - 1] == 0.0 || (g[j - 1] < 0) == (g[j] < 0)) continue;
         else {
             /* the sign changes in (t_{j-1}, t_j): the root from the exact sums */
-            double g0 = g_at(im, m, t0, sigma), g1 = g_at(im, m, t1, sigma);
+            double g0 = g_at(&v, t0, sigma), g1 = g_at(&v, t1, sigma);
             if (g0 == 0.0) z = t0;
             else if (g1 == 0.0) z = t1;
             else if ((g0 < 0) != (g1 < 0)) z = illinois(g_fn, &c, t0, g0, t1, g1);
             else z = fabs(g0) < fabs(g1) ? t0 : t1;   /* both within rounding of zero */
         }
         if (z <= a) continue;
-        total += fabs(integral(im, m, a, z, sigma));
+        total += fabs(integral(&v, a, z, sigma));
         a = z;
     }
-    if (a < 1.0) total += fabs(integral(im, m, a, 1.0, sigma));
+    if (a < 1.0) total += fabs(integral(&v, a, 1.0, sigma));
     free(g);
-    free(im);
     return total;
 }
 
@@ -211,13 +473,17 @@ double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
     return v;
 }
 
-typedef struct hctx { const img *p; size_t n; int failed; } hctx;
+/* The search remembers the last bandwidth it tried: the bandwidth it returns is one of them
+ * (the fixed point is the last point tried), and smECE there is not computed a second time. */
+typedef struct hctx { const img *p; size_t n; int failed; double last_s, last_v; } hctx;
 /* h(s) = s - smECE_s: negative where relplot's predicate holds. */
 static double h_fn(const void *ctx, double s)
 {
     hctx *c = (hctx *)ctx;
     double v = at_sorted(c->p, c->n, s);
     if (isnan(v)) c->failed = 1;
+    c->last_s = s;
+    c->last_v = v;
     return s - v;
 }
 
@@ -228,19 +494,12 @@ static double h_fn(const void *ctx, double s)
  * relplot's predicate starts being decided by smECE), narrowed to 1e-15 by false position
  * instead of ten halvings: s* is the smallest s >= eps with s >= smECE_s, i.e. the fixed point
  * s = smECE_s (smECE_s falls as s grows), or eps when smECE_eps <= eps. */
-double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out)
+/* The search on the pairs p[0..m) of n samples whose mean |r_i| is mr. */
+static double auto_on_pairs(const img *p, size_t m, double mr, double *sigma_out)
 {
-    if (sigma_out) *sigma_out = NAN;
-    if (n == 0) return NAN;
-    size_t m;
-    img *p = sorted_pairs(f, y, n, &m);
-    if (!p) return NAN;
-    hctx c = { p, m, 0 };
+    hctx c = { p, m, 0, NAN, NAN };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
      * s = mean |r_i| up: the bracket's high end, where relplot starts from 1 */
-    double mr = 0.0;
-    for (size_t i = 0; i < n; i++) mr += fabs(f[i] - y[i]);
-    mr /= (double)n;
     double s;
     if (mr >= 1.0) {
         s = 1.0;   /* smECE_s < s for every s < 1: relplot's halvings never leave 1 */
@@ -254,8 +513,44 @@ double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_o
             s = hh <= 0 ? mr : illinois(h_fn, &c, CS_SMECE_EPS, he, mr, hh);
         }
     }
-    double v = c.failed ? NAN : at_sorted(p, m, s);
-    free(p);
+    double v = c.failed ? NAN : s == c.last_s ? c.last_v : at_sorted(p, m, s);
     if (sigma_out && !isnan(v)) *sigma_out = s;
     return v;
+}
+
+double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out)
+{
+    if (sigma_out) *sigma_out = NAN;
+    if (n == 0) return NAN;
+    size_t m;
+    img *p = sorted_pairs(f, y, n, &m);
+    if (!p) return NAN;
+    double mr = 0.0;
+    for (size_t i = 0; i < n; i++) mr += fabs(f[i] - y[i]);
+    mr /= (double)n;
+    double v = auto_on_pairs(p, m, mr, sigma_out);
+    free(p);
+    return v;
+}
+
+double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
+                   double *work, double *sigma_out)
+{
+    if (sigma_out) *sigma_out = NAN;
+    if (n == 0 || sigma < 0) return NAN;
+    img *p = (img *)work;
+    double mr = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double f = v[order[j]], y = t[order[j]] ? 1.0 : 0.0;
+        p[j] = (img){ f, (f - y) / (double)n };
+        mr += fabs(f - y);
+    }
+    mr /= (double)n;
+    size_t m = sort_merge(p, n, 1);
+    if (sigma > 0) {
+        double r = at_sorted(p, m, sigma);
+        if (sigma_out && !isnan(r)) *sigma_out = sigma;
+        return r;
+    }
+    return auto_on_pairs(p, m, mr, sigma_out);
 }
