@@ -162,17 +162,17 @@ done:
  * to find where it changes sign. Each image c is taken to its nearest grid index q with
  * x = (c - q/G) / s (|x| <= u/2, u = 1/(G s) <= 1/8), so that at t_j, m = j - q,
  *   exp(-(t_j - c)^2 / 2s^2) = exp(-m^2 u^2 / 2) exp(m u x) exp(-x^2 / 2)
- * and exp(m u x) (|m u x| < 0.6 inside the CUT window) is its Taylor series to NT terms
- * (remainder below 1e-20). The images then enter only through the moments
+ * and exp(m u x) (|m u x| < 0.58 inside the CUT window) is its Taylor series to NT = 14
+ * terms (remainder below 6e-15 of the weight: the sign test below needs 1e-9). The images then enter only through the moments
  *   mu[q][p] = sum over the images at q of w exp(-x^2/2) x^p,
  * and the grid is a short convolution of the moments: one exp and NT products per sample
  * where the recurrence over the grid cost ~18 G s products per image (145 at G s = 8). The
  * images' moments are the pairs' (f in [0, 1]) moved by whole grid steps: image j + f sits at
  * q + jG with the same x, image j + 1 - f at (j+1)G - q with -x (moment p times (-1)^p).
- * Absolute error below 1e-15 of sum |w|: grid values within 1e-9 of it are redone from the
+ * Absolute error below 1e-14 of sum |w|: grid values within 1e-9 of it are redone from the
  * exact sums by the caller, so the signs used are those of the exact sums and the numbers do
  * not depend on this approximation. Returns 0 or -1 (out of memory). */
-#define NT 18
+#define NT 14
 static int grid_moments(const view *v, double s, size_t G, double *g)
 {
     const img *p = v->p;
@@ -187,21 +187,32 @@ static int grid_moments(const view *v, double s, size_t G, double *g)
         free(mu); free(me); free(cf);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        double fg = p[i].c * (double)G, qd = nearbyint(fg);
+    /* the pairs are in value order, so q does not decrease: a run of equal q is summed in
+     * registers and stored once */
+    for (size_t i = 0; i < n;) {
+        /* nearest index (f in [0, 1]; clamped for anything else) */
+        double f0 = p[i].c * (double)G, qd = floor(f0 + 0.5), acc[NT] = {0};
         if (qd < 0) qd = 0;
         if (qd > (double)G) qd = (double)G;
-        /* exp(-x^2/2) for x^2/2 <= 1/512 by its series to y^7 (remainder below 1e-21) */
-        double x = (fg - qd) * u, y = 0.5 * x * x;
-        double e = p[i].w * (1.0 - y * (1.0 - y / 2 * (1.0 - y / 3 * (1.0 - y / 4 * (1.0 - y / 5 * (1.0 - y / 6 * (1.0 - y / 7)))))));
-        /* two chains of powers (even and odd): half the dependent multiplies */
-        double *m = mu + (size_t)qd * NT, eo = e * x, x2 = x * x;
-        for (int k = 0; k < NT; k += 2) {
-            m[k] += e;
-            m[k + 1] += eo;
-            e *= x2;
-            eo *= x2;
+        double qlo = qd == 0 ? -INFINITY : qd - 0.5, qhi = qd == (double)G ? INFINITY : qd + 0.5;
+        for (; i < n; i++) {
+            double fg = p[i].c * (double)G;
+            if (!(fg >= qlo && fg < qhi)) break;
+            /* exp(-x^2/2) for x^2/2 <= 1/512 by its series to y^7 (remainder below 1e-21);
+             * two chains of powers (even and odd): half the dependent multiplies */
+            double x = (fg - qd) * u, y = 0.5 * x * x;
+            double e = p[i].w * (1.0 - y * (1.0 - y * 0.5 * (1.0 - y * (1.0 / 3) * (1.0 - y * 0.25 * (1.0 - y * 0.2 *
+                                 (1.0 - y * (1.0 / 6) * (1.0 - y * (1.0 / 7))))))));
+            double eo = e * x, x2 = x * x;
+            for (int k = 0; k < NT; k += 2) {
+                acc[k] += e;
+                acc[k + 1] += eo;
+                e *= x2;
+                eo *= x2;
+            }
         }
+        double *m = mu + (size_t)qd * NT;
+        for (int k = 0; k < NT; k++) m[k] += acc[k];
     }
     for (int k = 0; k < v->nseg; k++) {
         long j = v->sg[k].j;
@@ -336,7 +347,7 @@ static void terms_block(void *ctx, size_t half)
     if (from < to) terms(w, from, to, w->buf + half * IBLOCK);
 }
 
-static double integral(const view *v, double a, double b, double s)
+static double integral(const view *v, double a, double b, double s, int threads)
 {
     double sum = 0.0, hi = b + CUT * s;
     iwin w = { .v = v, .a = a, .b = b, .s = s };
@@ -361,7 +372,7 @@ static double integral(const view *v, double a, double b, double s)
     }
     size_t total = w.off[w.nrun];
     double one[256];
-    if (total <= 2 * IBLOCK) {
+    if (total <= 2 * IBLOCK || !threads) {
         for (size_t i = 0; i < total; i += 256) {
             size_t z = i + 256 < total ? i + 256 : total;
             terms(&w, i, z, one);
@@ -423,43 +434,115 @@ static double g_fn(const void *ctx, double t)
     return g_at(c->v, t, c->s);
 }
 
+/* The independent pieces of one smECE_s, on two threads when the sample is large: the exact
+ * sums at near-zero grid points, the roots in the sign-change cells, the integrals between
+ * consecutive roots. Each piece is computed exactly as alone and written to its own slot;
+ * the caller combines them in order, so the number does not depend on the threads. */
+#define PAR_PAIRS 50000u
+typedef struct pieces {
+    const view *v;
+    double s;
+    size_t G;
+    double *g;
+    const size_t *at;      /* grid indices of the pieces */
+    double *z;             /* roots (one per sign-change cell) */
+    const double *lo, *hi; /* integration intervals */
+    double *val;           /* their integrals */
+    int inner;             /* an integral may use two threads itself */
+} pieces;
+
+static double tgrid(size_t j, size_t G)
+{
+    return j == G ? 1.0 : (double)j / (double)G;
+}
+
+static void fix_piece(void *ctx, size_t i)
+{
+    pieces *x = ctx;
+    x->g[x->at[i]] = g_at(x->v, tgrid(x->at[i], x->G), x->s);
+}
+
+/* The root in cell (t_{j-1}, t_j), where the grid changes sign, from the exact sums. */
+static void root_piece(void *ctx, size_t i)
+{
+    pieces *x = ctx;
+    size_t j = x->at[i];
+    double t0 = tgrid(j - 1, x->G), t1 = tgrid(j, x->G), z;
+    double g0 = g_at(x->v, t0, x->s), g1 = g_at(x->v, t1, x->s);
+    gctx c = { x->v, x->s };
+    if (g0 == 0.0) z = t0;
+    else if (g1 == 0.0) z = t1;
+    else if ((g0 < 0) != (g1 < 0)) z = illinois(g_fn, &c, t0, g0, t1, g1);
+    else z = fabs(g0) < fabs(g1) ? t0 : t1;   /* both within rounding of zero */
+    x->z[i] = z;
+}
+
+static void integral_piece(void *ctx, size_t i)
+{
+    pieces *x = ctx;
+    x->val[i] = integral(x->v, x->lo[i], x->hi[i], x->s, x->inner);
+}
+
 static double at_sorted(const img *p, size_t n, double sigma)
 {
     size_t G = (size_t)ceil(8.0 / sigma);
     if (G < 64) G = 64;
     view v;
     double *g = malloc((G + 1) * sizeof *g);
-    if (!g || make_view(&v, p, n, sigma) != 0 || grid(&v, sigma, G, g) != 0) {
-        free(g);
+    /* scratch for the pieces: indices, roots, interval ends and values (G + 2 each) */
+    size_t *at = malloc((G + 2) * sizeof *at);
+    double *buf = malloc(4 * (G + 2) * sizeof *buf);
+    if (!g || !at || !buf || make_view(&v, p, n, sigma) != 0 || grid(&v, sigma, G, g) != 0) {
+        free(g); free(at); free(buf);
         return NAN;
     }
-    gctx c = { &v, sigma };
+    int par = n >= PAR_PAIRS;
+    pieces x = { &v, sigma, G, g, at, buf, buf + (G + 2), buf + 2 * (G + 2), buf + 3 * (G + 2), 1 };
     /* where the grid's value is within its rounding of zero, its sign is taken from the exact
      * sums, so a root on (or next to) a grid point is seen from both of its sides alike */
-    double scale = 0.0;
-    for (int k = 0; k < v.nseg; k++)
-        for (size_t q = v.sg[k].a; q < v.sg[k].z; q++) scale += fabs(weight(&v, &v.sg[k], q));
+    double sc[4] = {0};   /* the threshold's scale, sum |w| over the images (4 chains) */
+    for (int k = 0; k < v.nseg; k++) {
+        const img *pp = v.p;
+        size_t a = v.sg[k].a, z = v.sg[k].z, i0 = v.sg[k].odd ? n - z : a, i1 = v.sg[k].odd ? n - a : z;
+        size_t i = i0;
+        for (; i + 4 <= i1; i += 4)
+            for (int c4 = 0; c4 < 4; c4++) sc[c4] += fabs(pp[i + c4].w);
+        for (; i < i1; i++) sc[0] += fabs(pp[i].w);
+    }
+    double scale = (sc[0] + sc[1]) + (sc[2] + sc[3]);
+    size_t na = 0;
     for (size_t j = 0; j <= G; j++)
-        if (fabs(g[j]) <= 1e-9 * scale) g[j] = g_at(&v, j == G ? 1.0 : (double)j / (double)G, sigma);
-    double total = 0.0, a = 0.0;
-    for (size_t j = 1; j <= G; j++) {
-        double t0 = (double)(j - 1) / (double)G, t1 = j == G ? 1.0 : (double)j / (double)G, z;
-        if (g[j] == 0.0) z = t1;                   /* a root on the grid */
-        else if (g[j - 1] == 0.0 || (g[j - 1] < 0) == (g[j] < 0)) continue;
-        else {
-            /* the sign changes in (t_{j-1}, t_j): the root from the exact sums */
-            double g0 = g_at(&v, t0, sigma), g1 = g_at(&v, t1, sigma);
-            if (g0 == 0.0) z = t0;
-            else if (g1 == 0.0) z = t1;
-            else if ((g0 < 0) != (g1 < 0)) z = illinois(g_fn, &c, t0, g0, t1, g1);
-            else z = fabs(g0) < fabs(g1) ? t0 : t1;   /* both within rounding of zero */
-        }
+        if (fabs(g[j]) <= 1e-9 * scale) at[na++] = j;
+    cs_mx_chunks(na, par, fix_piece, &x);
+    /* the cells where the sign changes (a zero on the grid is a root by itself) */
+    na = 0;
+    for (size_t j = 1; j <= G; j++)
+        if (g[j] != 0.0 && g[j - 1] != 0.0 && (g[j - 1] < 0) != (g[j] < 0)) at[na++] = j;
+    cs_mx_chunks(na, par, root_piece, &x);
+    /* the roots in order; each one past the last starts a new interval */
+    double *lo = buf + (G + 2), *hi = buf + 2 * (G + 2), a = 0.0;
+    size_t ni = 0;
+    for (size_t j = 1, r = 0; j <= G; j++) {
+        double z;
+        if (g[j] == 0.0) z = tgrid(j, G);
+        else if (r < na && at[r] == j) z = buf[r++];
+        else continue;
         if (z <= a) continue;
-        total += fabs(integral(&v, a, z, sigma));
+        lo[ni] = a;
+        hi[ni++] = z;
         a = z;
     }
-    if (a < 1.0) total += fabs(integral(&v, a, 1.0, sigma));
+    if (a < 1.0) {
+        lo[ni] = a;
+        hi[ni++] = 1.0;
+    }
+    x.inner = !(par && ni >= 2);   /* one level of threads: across intervals or inside one */
+    cs_mx_chunks(ni, par && ni >= 2, integral_piece, &x);
+    double total = 0.0;
+    for (size_t i = 0; i < ni; i++) total += fabs(x.val[i]);
     free(g);
+    free(at);
+    free(buf);
     return total;
 }
 
