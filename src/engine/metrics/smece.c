@@ -291,15 +291,26 @@ static int grid(const view *v, double s, size_t G, double *g)
     return grid_moments(v, s, G, g);
 }
 
-/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits. When the
- * interval holds the centre, a tail whose erfc argument is >= 6 (erfc <= 2.2e-17, below half
- * an ulp of the difference from 1, which is in (0.5, 1]) changes nothing and is not computed:
- * the value is bit for bit 1 - 0.5 erfc(u/sqrt2) - 0.5 erfc(-l/sqrt2). */
+/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits:
+ * - both on one side of the centre: half the difference of the two tails A - B (B the far
+ *   one). erfc is log-concave, so B / A <= erfc(d) for arguments d apart, which is below
+ *   2^-55 from d = 6 on (erfc(6) = 2.2e-17): then A - B rounds to A, and B is not computed
+ *   (6.01: margin for the rounding of the arguments and of erfc itself);
+ * - across the centre: 1 - A/2 - B/2, and a tail whose argument is >= 6 (erfc <= 2.2e-17,
+ *   below half an ulp of the difference from 1, which is in (0.5, 1]) changes nothing.
+ * Bit for bit the value of the plain formulas; about a third fewer erfc calls when the
+ * interval is wide against s (one smECE_s integral over all of [0, 1]). */
 static double phi_diff(double u, double l)
 {
     const double r2 = M_SQRT1_2;
-    if (l >= 0) return 0.5 * (erfc(l * r2) - erfc(u * r2));
-    if (u <= 0) return 0.5 * (erfc(-u * r2) - erfc(-l * r2));
+    if (l >= 0) {
+        double xl = l * r2, xu = u * r2;
+        return xu - xl >= 6.01 ? 0.5 * erfc(xl) : 0.5 * (erfc(xl) - erfc(xu));
+    }
+    if (u <= 0) {
+        double xu = -u * r2, xl = -l * r2;
+        return xl - xu >= 6.01 ? 0.5 * erfc(xu) : 0.5 * (erfc(xu) - erfc(xl));
+    }
     double zu = u * r2, zl = -l * r2, r = 1.0;
     if (zu < 6.0) r -= 0.5 * erfc(zu);
     if (zl < 6.0) r -= 0.5 * erfc(zl);
