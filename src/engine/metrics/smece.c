@@ -65,7 +65,7 @@ static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
  * per j; the images kept in a segment are a contiguous run of its pairs (the centre is
  * monotone in the pair), so a segment is j and that run. Every sum walks the images in the
  * same order, with the same centres (the same rounded expressions), as the array did. */
-#define MAXSEG 24   /* j in [floor(-CUT s), floor(1 + CUT s)], s <= 1: 20 segments */
+#define MAXSEG 192  /* j in [floor(-CUT s), floor(1 + CUT s)]: 20 segments at s = 1, 182 at s = 10 */
 
 typedef struct seg {
     long j;
