@@ -508,10 +508,10 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
     if (lazy_order(p, 0, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
     const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    /* One scratch block of 2 ni doubles: smooth ECE's (value, weight) pairs first, then the
-     * values and targets in value order for the L2 CE and ECE_sweep (peak memory: one block,
-     * where copies of the values and targets as doubles plus the pairs took two). */
-    double *work = order ? malloc((ni ? 2 * ni : 2) * sizeof *work) : NULL;
+    /* One scratch block of ni doubles and ni bytes: smooth ECE's pairs first, then the values
+     * and targets in value order for the L2 CE and ECE_sweep (9 bytes a sample at the peak,
+     * where copies of the values and targets as doubles plus (value, weight) pairs took 32). */
+    double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
     if (!work) return nomem(err, "estimators");
     cs_status rc = CS_OK;
     if (want & CS_WANT_SMECE) {

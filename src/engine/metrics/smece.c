@@ -58,6 +58,45 @@ static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
     return p;
 }
 
+/* The sorted pairs, distinct values ascending, in one of two layouts: an array of (f, w)
+ * (the public functions), or the metrics' columns (cs_mx_smece: 9 bytes a pair where the
+ * array takes 16), where a pair of one sample keeps only its target and its weight is formed
+ * when read, by the array's own expression (f - y) / n, and the few merged pairs (equal
+ * values) keep their summed weight in a side table. */
+typedef struct pairs {
+    const img *p;        /* (f, w), or NULL for the columns: */
+    const double *f;     /* values */
+    const uint8_t *y;    /* 0 / 1: one sample with that target; 2: merged */
+    double ns;           /* samples (the n of (f - y) / n) */
+    const size_t *mk;    /* positions of the merged pairs, ascending */
+    const double *mw;    /* their weights */
+    size_t nm;
+    size_t n;            /* pairs */
+} pairs;
+
+static inline double pair_f(const pairs *P, size_t i)
+{
+    return P->p ? P->p[i].c : P->f[i];
+}
+
+static double merged_w(const pairs *P, size_t i)
+{
+    size_t lo = 0, hi = P->nm;
+    while (lo + 1 < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (P->mk[mid] <= i) lo = mid;
+        else hi = mid;
+    }
+    return P->mw[lo];
+}
+
+static inline double pair_w(const pairs *P, size_t i)
+{
+    if (P->p) return P->p[i].w;
+    uint8_t y = P->y[i];
+    return y < 2 ? (P->f[i] - (double)y) / P->ns : merged_w(P, i);
+}
+
 /* The images 2k + f and 2k - f of the sorted pairs with their centre in [-CUT s, 1 + CUT s],
  * in centre order, without materialising them (2.5 n images of 16 bytes at s = 0.1, 6 n at
  * s = 0.3: more than the probability matrix of a 10-class file): the images of unit interval
@@ -74,7 +113,7 @@ typedef struct seg {
 } seg;
 
 typedef struct view {
-    const img *p;
+    const pairs *P;
     size_t n;
     int nseg;
     seg sg[MAXSEG];
@@ -82,12 +121,12 @@ typedef struct view {
 
 static inline double centre(const view *v, const seg *g, size_t q)
 {
-    return g->odd ? (double)(g->j + 1) - v->p[v->n - 1 - q].c : (double)g->j + v->p[q].c;
+    return g->odd ? (double)(g->j + 1) - pair_f(v->P, v->n - 1 - q) : (double)g->j + pair_f(v->P, q);
 }
 
 static inline double weight(const view *v, const seg *g, size_t q)
 {
-    return v->p[g->odd ? v->n - 1 - q : q].w;
+    return pair_w(v->P, g->odd ? v->n - 1 - q : q);
 }
 
 /* First position of segment g with centre >= x (g->z when none). */
@@ -102,12 +141,13 @@ static size_t seg_lower(const view *v, const seg *g, double x)
     return lo;
 }
 
-static int make_view(view *v, const img *p, size_t n, double s)
+static int make_view(view *v, const pairs *P, double s)
 {
     double W = CUT * s;
     long j0 = (long)floor(-W), j1 = (long)floor(1.0 + W);
-    v->p = p;
-    v->n = n;
+    v->P = P;
+    v->n = P->n;
+    size_t n = P->n;
     v->nseg = 0;
     if (j1 - j0 + 1 > MAXSEG) return -1;
     for (long j = j0; j <= j1; j++) {
@@ -175,7 +215,7 @@ done:
 #define NT 14
 static int grid_moments(const view *v, double s, size_t G, double *g)
 {
-    const img *p = v->p;
+    const pairs *P = v->P;
     size_t n = v->n;
     double u = 1.0 / ((double)G * s);
     long R = (long)ceil(CUT / u) + 1;          /* grid steps an image reaches */
@@ -191,17 +231,17 @@ static int grid_moments(const view *v, double s, size_t G, double *g)
      * registers and stored once */
     for (size_t i = 0; i < n;) {
         /* nearest index (f in [0, 1]; clamped for anything else) */
-        double f0 = p[i].c * (double)G, qd = floor(f0 + 0.5), acc[NT] = {0};
+        double f0 = pair_f(P, i) * (double)G, qd = floor(f0 + 0.5), acc[NT] = {0};
         if (qd < 0) qd = 0;
         if (qd > (double)G) qd = (double)G;
         double qlo = qd == 0 ? -INFINITY : qd - 0.5, qhi = qd == (double)G ? INFINITY : qd + 0.5;
         for (; i < n; i++) {
-            double fg = p[i].c * (double)G;
+            double fg = pair_f(P, i) * (double)G;
             if (!(fg >= qlo && fg < qhi)) break;
             /* exp(-x^2/2) for x^2/2 <= 1/512 by its series to y^7 (remainder below 1e-21);
              * two chains of powers (even and odd): half the dependent multiplies */
             double x = (fg - qd) * u, y = 0.5 * x * x;
-            double e = p[i].w * (1.0 - y * (1.0 - y * 0.5 * (1.0 - y * (1.0 / 3) * (1.0 - y * 0.25 * (1.0 - y * 0.2 *
+            double e = pair_w(P, i) * (1.0 - y * (1.0 - y * 0.5 * (1.0 - y * (1.0 / 3) * (1.0 - y * 0.25 * (1.0 - y * 0.2 *
                                  (1.0 - y * (1.0 / 6) * (1.0 - y * (1.0 / 7))))))));
             double eo = e * x, x2 = x * x;
             for (int k = 0; k < NT; k += 2) {
@@ -494,7 +534,7 @@ static void integral_piece(void *ctx, size_t i)
     x->val[i] = integral(x->v, x->lo[i], x->hi[i], x->s, x->inner);
 }
 
-static double at_sorted(const img *p, size_t n, double sigma)
+static double at_sorted(const pairs *P, double sigma)
 {
     size_t G = (size_t)ceil(8.0 / sigma);
     if (G < 64) G = 64;
@@ -503,22 +543,22 @@ static double at_sorted(const img *p, size_t n, double sigma)
     /* scratch for the pieces: indices, roots, interval ends and values (G + 2 each) */
     size_t *at = malloc((G + 2) * sizeof *at);
     double *buf = malloc(4 * (G + 2) * sizeof *buf);
-    if (!g || !at || !buf || make_view(&v, p, n, sigma) != 0 || grid(&v, sigma, G, g) != 0) {
+    if (!g || !at || !buf || make_view(&v, P, sigma) != 0 || grid(&v, sigma, G, g) != 0) {
         free(g); free(at); free(buf);
         return NAN;
     }
+    size_t n = P->n;
     int par = n >= PAR_PAIRS;
     pieces x = { &v, sigma, G, g, at, buf, buf + (G + 2), buf + 2 * (G + 2), buf + 3 * (G + 2), 1 };
     /* where the grid's value is within its rounding of zero, its sign is taken from the exact
      * sums, so a root on (or next to) a grid point is seen from both of its sides alike */
     double sc[4] = {0};   /* the threshold's scale, sum |w| over the images (4 chains) */
     for (int k = 0; k < v.nseg; k++) {
-        const img *pp = v.p;
         size_t a = v.sg[k].a, z = v.sg[k].z, i0 = v.sg[k].odd ? n - z : a, i1 = v.sg[k].odd ? n - a : z;
         size_t i = i0;
         for (; i + 4 <= i1; i += 4)
-            for (int c4 = 0; c4 < 4; c4++) sc[c4] += fabs(pp[i + c4].w);
-        for (; i < i1; i++) sc[0] += fabs(pp[i].w);
+            for (int c4 = 0; c4 < 4; c4++) sc[c4] += fabs(pair_w(P, i + c4));
+        for (; i < i1; i++) sc[0] += fabs(pair_w(P, i));
     }
     double scale = (sc[0] + sc[1]) + (sc[2] + sc[3]);
     size_t na = 0;
@@ -562,19 +602,20 @@ double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
     if (n == 0 || !(sigma > 0)) return NAN;
     size_t m;
     img *p = sorted_pairs(f, y, n, &m);
-    double v = p ? at_sorted(p, m, sigma) : NAN;
+    pairs P = { .p = p, .n = m };
+    double v = p ? at_sorted(&P, sigma) : NAN;
     free(p);
     return v;
 }
 
 /* The search remembers the last bandwidth it tried: the bandwidth it returns is one of them
  * (the fixed point is the last point tried), and smECE there is not computed a second time. */
-typedef struct hctx { const img *p; size_t n; int failed; double last_s, last_v; } hctx;
+typedef struct hctx { const pairs *P; int failed; double last_s, last_v; } hctx;
 /* h(s) = s - smECE_s: negative where relplot's predicate holds. */
 static double h_fn(const void *ctx, double s)
 {
     hctx *c = (hctx *)ctx;
-    double v = at_sorted(c->p, c->n, s);
+    double v = at_sorted(c->P, s);
     if (isnan(v)) c->failed = 1;
     c->last_s = s;
     c->last_v = v;
@@ -589,9 +630,9 @@ static double h_fn(const void *ctx, double s)
  * instead of ten halvings: s* is the smallest s >= eps with s >= smECE_s, i.e. the fixed point
  * s = smECE_s (smECE_s falls as s grows), or eps when smECE_eps <= eps. */
 /* The search on the pairs p[0..m) of n samples whose mean |r_i| is mr. */
-static double auto_on_pairs(const img *p, size_t m, double mr, double *sigma_out)
+static double auto_on_pairs(const pairs *P, double mr, double *sigma_out)
 {
-    hctx c = { p, m, 0, NAN, NAN };
+    hctx c = { P, 0, NAN, NAN };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
      * s = mean |r_i| up: the bracket's high end, where relplot starts from 1 */
     double s;
@@ -607,7 +648,7 @@ static double auto_on_pairs(const img *p, size_t m, double mr, double *sigma_out
             s = hh <= 0 ? mr : illinois(h_fn, &c, CS_SMECE_EPS, he, mr, hh);
         }
     }
-    double v = c.failed ? NAN : s == c.last_s ? c.last_v : at_sorted(p, m, s);
+    double v = c.failed ? NAN : s == c.last_s ? c.last_v : at_sorted(P, s);
     if (sigma_out && !isnan(v)) *sigma_out = s;
     return v;
 }
@@ -622,29 +663,65 @@ double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_o
     double mr = 0.0;
     for (size_t i = 0; i < n; i++) mr += fabs(f[i] - y[i]);
     mr /= (double)n;
-    double v = auto_on_pairs(p, m, mr, sigma_out);
+    pairs P = { .p = p, .n = m };
+    double v = auto_on_pairs(&P, mr, sigma_out);
     free(p);
     return v;
 }
 
 double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
-                   double *work, double *sigma_out)
+                   void *work, double *sigma_out)
 {
     if (sigma_out) *sigma_out = NAN;
     if (n == 0 || sigma < 0) return NAN;
-    img *p = (img *)work;
-    double mr = 0.0;
+    double *f = work;
+    uint8_t *y = (uint8_t *)(f + n);
+    double mr = 0.0, ns = (double)n;
+    size_t runs = 0;
     for (size_t j = 0; j < n; j++) {
-        double f = v[order[j]], y = t[order[j]] ? 1.0 : 0.0;
-        p[j] = (img){ f, (f - y) / (double)n };
-        mr += fabs(f - y);
+        f[j] = v[order[j]];
+        y[j] = t[order[j]] ? 1 : 0;
+        mr += fabs(f[j] - (double)y[j]);
+        runs += j && f[j] == f[j - 1] && (j < 2 || f[j - 1] != f[j - 2]);
     }
-    mr /= (double)n;
-    size_t m = sort_merge(p, n, 1);
+    mr /= ns;
+    size_t *mk = malloc((runs ? runs : 1) * sizeof *mk);
+    double *mw = malloc((runs ? runs : 1) * sizeof *mw);
+    if (!mk || !mw) { free(mk); free(mw); return NAN; }
+    /* in place: one pair per distinct value. A run of equal values is the array's sort by
+     * (f, w) and merge: its y = 1 samples (w = (f - 1) / n, the smaller) then its y = 0 ones
+     * (w = f / n), added from the first in that order */
+    size_t k = 0, nm = 0;
+    for (size_t i = 0, r; i < n; i = r) {
+        for (r = i + 1; r < n && f[r] == f[i]; r++) {}
+        double c = f[i];
+        if (r - i == 1) {
+            uint8_t yi = y[i];
+            f[k] = c;
+            y[k++] = yi;
+            continue;
+        }
+        size_t ones = 0;
+        for (size_t q = i; q < r; q++) ones += y[q];
+        double w1 = (c - 1.0) / ns, w0 = (c - 0.0) / ns, w = 0.0;
+        for (size_t q = 0; q < r - i; q++) {
+            double x = q < ones ? w1 : w0;
+            w = q ? w + x : x;
+        }
+        mk[nm] = k;
+        mw[nm++] = w;
+        f[k] = c;
+        y[k++] = 2;
+    }
+    pairs P = { NULL, f, y, ns, mk, mw, nm, k };
+    double res;
     if (sigma > 0) {
-        double r = at_sorted(p, m, sigma);
-        if (sigma_out && !isnan(r)) *sigma_out = sigma;
-        return r;
+        res = at_sorted(&P, sigma);
+        if (sigma_out && !isnan(res)) *sigma_out = sigma;
+    } else {
+        res = auto_on_pairs(&P, mr, sigma_out);
     }
-    return auto_on_pairs(p, m, mr, sigma_out);
+    free(mk);
+    free(mw);
+    return res;
 }
