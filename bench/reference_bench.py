@@ -107,6 +107,8 @@ ROWS = [
     ("rece_g_50k", "RECE-G, 50,000 rows", None, None, "-"),
     ("rece_g", "RECE-G, 1M rows", "abs", 0.100, "< 100 ms"),
     ("cli", "calscope report, end to end", None, None, "-"),
+    ("cli_vs_load", "report, end to end, vs read_csv", "ratio", 10.0, ">= 10x pandas.read_csv"),
+    ("cli_rss_mb", "report peak RSS, 1M x 10", "rss", None, "<= 1.2 x doubles + 32 MB"),
     ("topk_bars", "top-k bars (9 k), 50,000 x 1000", "abs", 2.0, "< 2 s"),
     ("classwise_1000", "classwise ECE, 50,000 x 1000", "abs", 0.5, "< 0.5 s"),
     ("size_curve_t1", "size curve 6x200, 50k, 1 thread", None, None, "-"),
@@ -195,6 +197,10 @@ def main(argv):
         notes["rece_g"] = "EXTRAPOLATED from 50,000 rows (no scipy)"
     py["cli"] = py["load"] + py["metrics"] + py["rece_g"]
     notes["cli"] = "python: read_csv + metric set + RECE-G (sum of the rows above)"
+    py["cli_vs_load"] = py["load"]   # issue 14: the whole report against reading the file alone
+    notes["cli_vs_load"] = "python: pandas.read_csv alone (the load row)"
+    # issue 14 item 5: peak RSS target, 1.2 x the probability matrix as doubles + 32 MB
+    rss_target = 1.2 * 8 * len(y) * P.shape[1] / 1e6 + 32
     heavy_vals = heavy.run_all(a.wide, conf[:50000], correct[:50000], _erfc_vec, ERFC, py, notes)
     Pw, yw = heavy.read_wide(a.wide) if a.wide and os.path.exists(a.wide) else (None, None)
     recal_vals = recal.run(Pw, yw, P, y, py, notes)   # bench/reference_recal.py
@@ -230,7 +236,7 @@ def main(argv):
         label = label.replace("1M", nlabel)
         cb = c.get(key, (None, None, ""))[0]
         pb = py.get(key)
-        if key == "peak_rss_mb":
+        if key in ("peak_rss_mb", "cli_rss_mb"):
             cs = f"{cb:.0f} MB" if cb is not None else "n/a"
             ps = f"{pb:.0f} MB" if pb is not None else "n/a"
         else:
@@ -243,6 +249,9 @@ def main(argv):
             met = "-"
         elif cb is None:
             met = "n/a"
+        elif kind == "rss":
+            ttext = f"<= {rss_target:.0f} MB (1.2 x doubles + 32)"
+            met = "yes" if cb <= rss_target else "NO"
         elif kind == "ratio":
             met = "yes" if ratio is not None and ratio >= target else "NO"
         elif kind == "both":

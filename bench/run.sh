@@ -70,6 +70,22 @@ if [ -x "$BUILD/calscope" ]; then
     fi
 fi
 
+# issue 14: the same end-to-end time against pandas.read_csv alone (target >= 10x), and the
+# report's peak RSS (/usr/bin/time, KiB -> MB of 10^6 bytes; target 1.2 x the 8-byte doubles
+# + 32 MB, printed by reference_bench.py as row "cli_rss_mb")
+if [ -n "${best:-}" ]; then
+    printf 'cli_vs_load\t%s\t%s\tcalscope report --format json (best of 3) against pandas.read_csv alone\n' \
+        "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" >> "$ENGINE_TSV"
+fi
+if [ -x "$BUILD/calscope" ] && [ -x /usr/bin/time ]; then
+    kb=$(/usr/bin/time -f '%M' "$BUILD/calscope" report --format json "$DATA" 2>&1 >/dev/null | tail -1)
+    case "$kb" in
+        ''|*[!0-9]*) printf 'cli_rss_mb\tNA\tNA\tpeak RSS not measured (%s)\n' "$kb" >> "$ENGINE_TSV" ;;
+        *) mb=$(awk -v k="$kb" 'BEGIN{printf "%.1f", k*1024/1e6}')
+           printf 'cli_rss_mb\t%s\t%s\tpeak RSS of calscope report --format json (/usr/bin/time %%M = %s KiB)\n' "$mb" "$mb" "$kb" >> "$ENGINE_TSV" ;;
+    esac
+fi
+
 # the same two on the 50,000 x 1000 CSV: cs_load_file alone (best of 3, in bench_engine) and
 # calscope report end to end (best of 2); rows load_wide and cli_wide
 WIDE_ARGS=()

@@ -78,6 +78,23 @@ cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *
  * n > CS_DATASET_MAX_ROWS (checked before anything is read or allocated). */
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 
+/* The same in three steps, for a loader that fills the per-row caches while it parses
+ * (issue 14: each row's caches made while its probabilities are still in cache, instead of a
+ * second pass over the whole matrix):
+ *   cs_dataset_prepare_alloc   once n is known, before any rows call: allocates conf, pred,
+ *                              correct and sample_rows (CS_OK, CS_ENOMEM, or CS_EINPUT when
+ *                              n > CS_DATASET_MAX_ROWS); a no-op when conf is already there.
+ *   cs_dataset_prepare_rows    conf/pred/correct of rows [first, first + count) from their
+ *                              final prob and label. Any thread; calls on disjoint row ranges
+ *                              may run at the same time (each writes only its rows).
+ *   cs_dataset_prepare_finish  after every row has been through prepare_rows: sample_rows and
+ *                              n_samples (reads tta). One thread.
+ * cs_dataset_prepare is alloc, rows over all rows (two halves on two threads for a large
+ * matrix), finish. A dataset whose alloc failed is freed as usual by cs_dataset_free. */
+cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err);
+void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count);
+void cs_dataset_prepare_finish(cs_dataset *d);
+
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
 void cs_dataset_free(cs_dataset *d);
 

@@ -21,7 +21,8 @@
  *    --compat relplot.
  *
  * Pure functions of their arguments (the order of the pairs changes only the last bits):
- * any thread. f and y are n doubles each, not kept. */
+ * any thread; on 50,000 pairs and more they use a second thread of their own for the roots
+ * and integrals (the result does not depend on it). f and y are n doubles each, not kept. */
 #ifndef CALSCOPE_SMECE_H
 #define CALSCOPE_SMECE_H
 
@@ -30,7 +31,7 @@
 /* relplot's search floor: smECE's eps (metrics.py smECE(f, y, eps=0.001)). */
 #define CS_SMECE_EPS 0.001
 
-/* smECE_sigma, exactly. NAN when n == 0 or memory ran out. */
+/* smECE_sigma, exactly. NAN when n == 0, sigma > 10 or memory ran out. */
 double cs_smece_at(const double *f, const double *y, size_t n, double sigma);
 /* smECE at the automatic bandwidth; *sigma_out (may be NULL) gets s*. NAN as above. */
 double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out);

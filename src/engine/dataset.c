@@ -1,6 +1,8 @@
 #include "calscope/dataset.h"
 #include "calscope/segstats.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -63,10 +65,10 @@ char **cs_names_pack(const char *const *names, size_t k)
     return block;
 }
 
-cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
+cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err)
 {
     if (d->conf) return CS_OK;
-    size_t n = d->n, k = d->k;
+    size_t n = d->n;
     if (n > CS_DATASET_MAX_ROWS)   /* sample_rows and the metric code index rows in 32 bits */
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows, more than the %zu a dataset may"
                             " hold", d->path ? d->path : "?", n, CS_DATASET_MAX_ROWS);
@@ -78,22 +80,66 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
         free(conf); free(pred); free(correct); free(rows);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", d->path ? d->path : "?");
     }
-    size_t ns = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double *g = d->prob + i * k;
-        size_t best = 0;
-        for (size_t j = 1; j < k; j++)
-            if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
-        conf[i] = g[best];
-        pred[i] = (int32_t)best;
-        correct[i] = (uint8_t)(d->label[i] == (int32_t)best);
-        if (!d->tta || d->tta[i] == 0) rows[ns++] = (uint32_t)i;
-    }
     d->conf = conf;
     d->pred = pred;
     d->correct = correct;
     d->sample_rows = rows;
+    d->n_samples = 0;
+    return CS_OK;
+}
+
+void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
+{
+    size_t k = d->k;
+    for (size_t i = first; i < first + count; i++) {
+        const double *g = d->prob + i * k;
+        size_t best = 0;
+        for (size_t j = 1; j < k; j++)
+            if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
+        d->conf[i] = g[best];
+        d->pred[i] = (int32_t)best;
+        d->correct[i] = (uint8_t)(d->label[i] == (int32_t)best);
+    }
+}
+
+void cs_dataset_prepare_finish(cs_dataset *d)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (!d->tta || d->tta[i] == 0) d->sample_rows[ns++] = (uint32_t)i;
     d->n_samples = ns;
+}
+
+typedef struct { cs_dataset *d; size_t first, count; } prep_half;
+
+static void *prep_thread(void *arg)
+{
+    prep_half *h = arg;
+    cs_dataset_prepare_rows(h->d, h->first, h->count);
+    return NULL;
+}
+
+cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
+{
+    if (d->conf) return CS_OK;
+    cs_status st = cs_dataset_prepare_alloc(d, err);
+    if (st != CS_OK) return st;
+    /* rows are independent: two halves on two threads for a large matrix (the values cannot
+     * depend on the split) */
+    size_t half = d->n / 2;
+    prep_half h = { d, half, d->n - half };
+    pthread_t th;
+    int threaded = 0;
+    if (d->n * d->k >= 2000000u) {
+        sigset_t all, old;   /* the helper must not take the caller's signals (the UI thread) */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        threaded = pthread_create(&th, NULL, prep_thread, &h) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    cs_dataset_prepare_rows(d, 0, threaded ? half : d->n);
+    if (threaded) pthread_join(th, NULL);
+    cs_dataset_prepare_finish(d);
     return CS_OK;
 }
 

@@ -121,6 +121,12 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
         return NULL;
     }
     f->loaded = 1;
+    /* The rows' line numbers only point --compare's pairing errors into the file: without
+     * --compare nothing reads them, and they are n words of the peak memory (issue 14). */
+    if (!keep) {
+        free(d->line);
+        d->line = NULL;
+    }
     f->rows = d->n;
     f->classes = d->k;
     f->samples = d->n_samples;

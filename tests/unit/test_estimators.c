@@ -286,6 +286,119 @@ static void test_evaluate_lenses(void **state)
     cs_dataset_free(d);
 }
 
+/* Large samples, where smECE takes its other paths (the grid from moments, the pieces and
+ * the integral windows on two threads): values worked out by hand.
+ * - Every residual of one sign (y = 0 for all): the smoothed residual never changes sign and
+ *   the reflected kernel has mass 1 on [0, 1], so smECE_s = mean f for every s, and the
+ *   automatic bandwidth is the fixed point s* = mean f. With y = 1 for all: mean (1 - f).
+ * - Two groups far apart against sigma: f in [0.15, 0.25] with y = 0 and f in [0.75, 0.85]
+ *   with y = 1 at s = 0.02: one sign change near 0.5, where each group's kernel mass beyond
+ *   it is below e^-100; smECE = mean |f - y|.
+ * Within 1e-12: the sums of 300,000 terms of ~1e-6 carry rounding near 1e-13 (the former
+ * implementation, one image array and one thread, gave the same bits). */
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static void test_smece_large_by_hand(void **state)
+{
+    (void)state;
+    size_t n = 300000;
+    double *f = malloc(n * sizeof *f), *y = malloc(n * sizeof *y);
+    assert_true(f && y);
+    uint64_t seed = 7;
+    double m0 = 0.0, m1 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        f[i] = 0.05 + 0.9 * (double)lcg(&seed) * 0x1.0p-53;
+        y[i] = 0.0;
+        m0 += f[i];
+        m1 += 1.0 - f[i];
+    }
+    m0 /= (double)n;
+    m1 /= (double)n;
+    assert_double_near(cs_smece_at(f, y, n, 0.1), m0, 1e-12);
+    assert_double_near(cs_smece_at(f, y, n, 0.02), m0, 1e-12);
+    double s, v = cs_smece_auto(f, y, n, &s);
+    assert_double_near(v, m0, 1e-12);
+    assert_double_near(s, m0, 1e-12);
+    for (size_t i = 0; i < n; i++) y[i] = 1.0;
+    assert_double_near(cs_smece_at(f, y, n, 0.1), m1, 1e-12);
+
+    double mr = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        int hi = i % 2;
+        f[i] = (hi ? 0.75 : 0.15) + 0.1 * (double)lcg(&seed) * 0x1.0p-53;
+        y[i] = hi ? 1.0 : 0.0;
+        mr += fabs(f[i] - y[i]);
+    }
+    mr /= (double)n;
+    assert_double_near(cs_smece_at(f, y, n, 0.02), mr, 1e-12);
+    free(f);
+    free(y);
+}
+
+/* cs_evaluate on a large file computes smECE, the L2 CE and ECE_sweep on the samples in
+ * value order without copying them as doubles (one scratch block): the same numbers, bit for
+ * bit, as the public functions on copies sorted stably (ties in row order: the values have
+ * four digits, so there are many). */
+static int by_f(const void *a, const void *b)
+{
+    const double *x = a, *y = b;   /* (f, y, row) triples */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[2] > y[2]) - (x[2] < y[2]);
+}
+
+static void test_evaluate_large_copies(void **state)
+{
+    (void)state;
+    size_t n = 120000;
+    double *P = malloc(2 * n * sizeof *P), *t3 = malloc(3 * n * sizeof *t3);
+    int32_t *L = malloc(n * sizeof *L);
+    assert_true(P && t3 && L);
+    uint64_t seed = 11;
+    for (size_t i = 0; i < n; i++) {
+        double p1 = (double)(lcg(&seed) % 10001) / 10000.0;
+        P[2 * i] = 1.0 - p1;
+        P[2 * i + 1] = p1;
+        L[i] = (double)(lcg(&seed) % 1000) / 1000.0 < p1 * 0.8 + 0.1 ? 1 : 0;
+    }
+    cs_dataset *d = cs_test_dataset(n, 2, P, L);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    assert_int_equal(cs_settings_set_lens(&s, "class:1", &err), CS_OK);
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    assert_non_null(p);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    for (size_t i = 0; i < n; i++) {
+        t3[3 * i] = P[2 * i + 1];
+        t3[3 * i + 1] = L[i] == 1;
+        t3[3 * i + 2] = (double)i;
+    }
+    qsort(t3, n, 3 * sizeof *t3, by_f);
+    double *f = malloc(n * sizeof *f), *y = malloc(n * sizeof *y);
+    assert_true(f && y);
+    for (size_t i = 0; i < n; i++) {
+        f[i] = t3[3 * i];
+        y[i] = t3[3 * i + 1];
+    }
+    double sig, want = cs_smece_auto(f, y, n, &sig);
+    assert_true(r.smece == want && r.smece_sigma == sig);
+    double pl, db;
+    cs_l2ce(f, y, n, 15, &pl, &db, NULL);
+    assert_true(r.l2ce == pl && r.l2ce_debiased == db);
+    int b;
+    assert_true(r.ece_sweep == cs_ece_sweep(f, y, n, 0, 1.0, &b));
+    assert_true(r.ece_sweep_bins == b);
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+    free(P); free(t3); free(L); free(f); free(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +412,8 @@ int main(void)
         cmocka_unit_test(test_l2ce_unbiased),
         cmocka_unit_test(test_sweep_by_hand),
         cmocka_unit_test(test_evaluate_lenses),
+        cmocka_unit_test(test_smece_large_by_hand),
+        cmocka_unit_test(test_evaluate_large_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

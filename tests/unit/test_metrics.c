@@ -776,6 +776,48 @@ static void test_internal_helpers(void **state)
     assert_int_equal(cs_ubin_at(5e-324, e, 10), 0);
 }
 
+/* Class-wise RECE-G is the mean over the classes of each class's one-vs-rest RECE-G (the
+ * class:C lens), bit for bit, whichever way it goes: item halves on a large file, class
+ * halves on a small one, M within and above 64 (the row-wise pass with every class's
+ * accumulators reads the same weights in the same item order as the column per class). */
+static void test_rece_g_classwise_is_mean(void **state)
+{
+    (void)state;
+    static const size_t N[] = { 3000, 210000 };
+    static const size_t KK[] = { 7, 3 };
+    uint64_t seed = 99;
+    for (int t = 0; t < 2; t++) {
+        size_t n = N[t], k = KK[t];
+        cs_dataset *d = cs_test_dataset_new(n, k);
+        for (size_t i = 0; i < n; i++) {
+            double sum = 0.0, *row = d->prob + i * k;
+            for (size_t c = 0; c < k; c++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                row[c] = (double)((seed >> 20) % 1000 + 1);
+                sum += row[c];
+            }
+            for (size_t c = 0; c < k; c++) row[c] /= sum;
+            d->label[i] = (int32_t)((seed >> 40) % k);
+        }
+        cs_test_prepare(d);
+        for (int bins = 15; bins <= 100; bins += 85) {
+            cs_result r = run(d, (cfg){.lens = "classwise", .bins = bins}, CS_WANT_RECE_G);
+            double total = 0.0;
+            for (size_t c = 0; c < k; c++) {
+                char lens[32];
+                snprintf(lens, sizeof lens, "class:%zu", c);
+                cs_result rc = run(d, (cfg){.lens = lens, .bins = bins}, CS_WANT_RECE_G);
+                total += rc.rece_g;
+                cs_result_free(&rc);
+            }
+            if (!(r.rece_g == total / (double)k))
+                fail_msg("n %zu M %d: classwise %.17g, mean of classes %.17g", n, bins, r.rece_g, total / (double)k);
+            cs_result_free(&r);
+        }
+        cs_dataset_free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -788,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_order_independence),
         cmocka_unit_test(test_calibrated_gives_zero),
         cmocka_unit_test(test_rece_g),
+        cmocka_unit_test(test_rece_g_classwise_is_mean),
         cmocka_unit_test(test_rece_curve),
         cmocka_unit_test(test_topk_bars),
         cmocka_unit_test(test_empty_and_errors),

@@ -128,6 +128,53 @@ static void test_doubles(void **state)
     }
 }
 
+/* cs_sort_order on inputs large enough for its bucket pass (>= 65536): the order is sorted
+ * with ties in input order, rank is its inverse, and rank NULL gives the same order alone.
+ * Values: many ties, -0 and +0, negatives, tiny and huge magnitudes; and a skewed input whose
+ * values nearly all fall into one bucket of the first pass. */
+static void check_order(const double *v, size_t n)
+{
+    uint32_t *o = NULL, *r = NULL, *o2 = NULL;
+    assert_int_equal(cs_sort_order(v, n, &o, &r), 0);
+    assert_int_equal(cs_sort_order(v, n, &o2, NULL), 0);
+    assert_memory_equal(o, o2, n * sizeof *o);
+    for (size_t i = 0; i < n; i++) assert_int_equal(r[o[i]], i);
+    for (size_t i = 1; i < n; i++) {
+        double a = v[o[i - 1]] == 0 ? 0.0 : v[o[i - 1]], b = v[o[i]] == 0 ? 0.0 : v[o[i]];
+        assert_true(a <= b);
+        if (a == b) assert_true(o[i - 1] < o[i]);
+    }
+    free(o);
+    free(r);
+    free(o2);
+}
+
+static void test_order_large(void **state)
+{
+    (void)state;
+    uint64_t seed = 2463534242ull;
+    size_t n = 200000;
+    double *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&seed);
+        switch (r % 6) {
+        case 0: v[i] = (double)(r % 1000) / 1000.0; break;          /* ties */
+        case 1: v[i] = (r & 64) ? -0.0 : 0.0; break;
+        case 2: v[i] = -(double)(r % 777) / 7.0; break;
+        case 3: v[i] = ldexp((double)(r >> 11), -1000 - (int)(r % 40)); break;
+        case 4: v[i] = (double)(r >> 11) * 1e200; break;
+        default: v[i] = (double)(r >> 11) * 0x1.0p-53; break;     /* distinct in [0, 1) */
+        }
+    }
+    check_order(v, n);
+    /* skewed: everything in [0.9999, 1) but one 0 (the first pass's digit is the exponent) */
+    for (size_t i = 0; i < n; i++) v[i] = 0.9999 + (double)(next(&seed) % 100000) * 1e-9;
+    v[n / 2] = 0.0;
+    check_order(v, n);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_u32_and_order),
         cmocka_unit_test(test_by_comparator_stable),
         cmocka_unit_test(test_doubles),
+        cmocka_unit_test(test_order_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

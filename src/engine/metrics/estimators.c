@@ -6,8 +6,16 @@
 #include "calscope/ubin.h"
 #include "engine/metrics/mx.h"
 
-void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, double *debiased,
-             double *debiased_sq)
+/* The targets as doubles (the public functions) or as bytes (the metrics' sorted copies,
+ * cs_mx_*): one implementation reads both, value for value the same. */
+typedef struct ys { const double *d; const uint8_t *b; } ys;
+static inline double yat(ys y, size_t i)
+{
+    return y.d ? y.d[i] : (double)y.b[i];
+}
+
+static void l2ce(const double *f, ys y, size_t n, int M, double *plugin, double *debiased,
+                 double *debiased_sq)
 {
     *plugin = *debiased = NAN;
     if (debiased_sq) *debiased_sq = NAN;
@@ -20,7 +28,7 @@ void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, 
         double sf = 0.0, sy = 0.0;
         for (size_t i = a; i < b; i++) {
             sf += f[i];
-            sy += y[i];
+            sy += yat(y, i);
         }
         double fm = sf / (double)c, ym = sy / (double)c, w = (double)c / (double)n;
         double sq = (fm - ym) * (fm - ym);
@@ -30,6 +38,17 @@ void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, 
     *plugin = sqrt(sp);
     if (debiased_sq) *debiased_sq = sd;
     *debiased = sqrt(sd > 0.0 ? sd : 0.0);
+}
+
+void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, double *debiased,
+             double *debiased_sq)
+{
+    l2ce(f, (ys){ y, NULL }, n, M, plugin, debiased, debiased_sq);
+}
+
+void cs_mx_l2ce(const double *f, const uint8_t *y, size_t n, int M, double *plugin, double *debiased)
+{
+    l2ce(f, (ys){ NULL, y }, n, M, plugin, debiased, NULL);
 }
 
 /* Start of bin g of b (g == b: n): mass, the first sorted position with floor(i b / n) >= g;
@@ -50,7 +69,7 @@ static size_t bin_start(const double *f, size_t n, int mass, size_t g, size_t b)
 }
 
 /* 1 when the non-empty bins' mean y do not decrease. */
-static int monotone(const double *f, const double *y, size_t n, int mass, size_t b)
+static int monotone(const double *f, ys y, size_t n, int mass, size_t b)
 {
     double last = -1.0;
     size_t a = 0;
@@ -58,7 +77,7 @@ static int monotone(const double *f, const double *y, size_t n, int mass, size_t
         size_t e = bin_start(f, n, mass, g + 1, b);
         if (e > a) {
             double sy = 0.0;
-            for (size_t i = a; i < e; i++) sy += y[i];
+            for (size_t i = a; i < e; i++) sy += yat(y, i);
             double ym = sy / (double)(e - a);
             if (ym < last) return 0;
             last = ym;
@@ -70,7 +89,7 @@ static int monotone(const double *f, const double *y, size_t n, int mass, size_t
 
 /* Every split into contiguous runs is monotone when the finest one is: the y in sorted order
  * (mass), or the mean y of the runs of equal f (width: equal values share a bin). */
-static int finest_monotone(const double *f, const double *y, size_t n, int mass)
+static int finest_monotone(const double *f, ys y, size_t n, int mass)
 {
     double last = -1.0;
     for (size_t a = 0; a < n;) {
@@ -78,7 +97,7 @@ static int finest_monotone(const double *f, const double *y, size_t n, int mass)
         if (!mass)
             while (e < n && f[e] == f[a]) e++;
         double sy = 0.0;
-        for (size_t i = a; i < e; i++) sy += y[i];
+        for (size_t i = a; i < e; i++) sy += yat(y, i);
         double ym = sy / (double)(e - a);
         if (ym < last) return 0;
         last = ym;
@@ -87,7 +106,7 @@ static int finest_monotone(const double *f, const double *y, size_t n, int mass)
     return 1;
 }
 
-double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double p, int *bins_out)
+static double sweep(const double *f, ys y, size_t n, int mass, double p, int *bins_out)
 {
     *bins_out = 0;
     if (n == 0) return NAN;
@@ -105,7 +124,7 @@ double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double
             double sf = 0.0, sy = 0.0;
             for (size_t i = a; i < e; i++) {
                 sf += f[i];
-                sy += y[i];
+                sy += yat(y, i);
             }
             double c = (double)(e - a);
             sum += c * pow(fabs(sy / c - sf / c), p);
@@ -114,4 +133,14 @@ double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double
     }
     *bins_out = (int)best;
     return pow(sum / (double)n, 1.0 / p);
+}
+
+double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double p, int *bins_out)
+{
+    return sweep(f, (ys){ y, NULL }, n, mass, p, bins_out);
+}
+
+double cs_mx_ece_sweep(const double *f, const uint8_t *y, size_t n, int mass, double p, int *bins_out)
+{
+    return sweep(f, (ys){ NULL, y }, n, mass, p, bins_out);
 }

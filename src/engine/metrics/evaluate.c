@@ -28,14 +28,18 @@ static cs_status nomem(cs_error *err, const char *what)
     return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (%s)", what);
 }
 
+/* The stable order of the lens's values (top1 = 0) or of the top-1 confidence (top1 = 1) and
+ * its inverse, built on first use. rank NULL: the inverse is not wanted (a full evaluation
+ * reads the order only), and it is then not built: n 32-bit words less at the peak. */
 static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t **t,
                       const uint32_t **order, const uint32_t **rank)
 {
     int rc = 0;
+    uint32_t **po, **pr;
     pthread_mutex_lock(&p->lock);
     if (!top1 || p->kind == CS_LENS_TOP1) {
-        if (!p->order_v) rc = cs_sort_order(p->v, p->n, &p->order_v, &p->rank_v);
-        *v = p->v; *t = p->t; *order = p->order_v; *rank = p->rank_v;
+        *v = p->v; *t = p->t;
+        po = &p->order_v; pr = &p->rank_v;
     } else {
         if (!p->v1) {
             double *v1 = malloc(p->n * sizeof *v1);
@@ -50,9 +54,20 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
                 p->t1 = t1;
             }
         }
-        if (!rc && !p->order_c) rc = cs_sort_order(p->v1, p->n, &p->order_c, &p->rank_c);
-        *v = p->v1; *t = p->t1; *order = p->order_c; *rank = p->rank_c;
+        *v = p->v1; *t = p->t1;
+        po = &p->order_c; pr = &p->rank_c;
     }
+    if (!rc && !*po) rc = cs_sort_order(*v, p->n, po, NULL);
+    if (!rc && rank && !*pr) {
+        uint32_t *r = malloc((p->n ? p->n : 1) * sizeof *r);
+        if (!r) rc = -1;
+        else {
+            for (size_t i = 0; i < p->n; i++) r[(*po)[i]] = (uint32_t)i;
+            *pr = r;
+        }
+    }
+    *order = *po;
+    if (rank) *rank = *pr;
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -61,8 +76,8 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
  * subset's AECE groups read them in sequence instead of through order[]. */
 static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
 {
-    const double *v; const uint8_t *t; const uint32_t *o, *r;
-    if (lazy_order(p, 1, &v, &t, &o, &r) != 0) return -1;
+    const double *v; const uint8_t *t; const uint32_t *o;
+    if (lazy_order(p, 1, &v, &t, &o, NULL) != 0) return -1;
     pthread_mutex_lock(&p->lock);
     if (!p->vs_c) {
         double *a = malloc((p->n ? p->n : 1) * sizeof *a);
@@ -88,8 +103,8 @@ static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
 
 const uint32_t *cs_mx_order_v(cs_prepared *p)
 {
-    const double *v; const uint8_t *t; const uint32_t *o, *r;
-    return lazy_order(p, 0, &v, &t, &o, &r) ? NULL : o;
+    const double *v; const uint8_t *t; const uint32_t *o;
+    return lazy_order(p, 0, &v, &t, &o, NULL) ? NULL : o;
 }
 
 const uint32_t *cs_mx_rank_v(cs_prepared *p)
@@ -260,7 +275,7 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
                 free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
                 return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
             }
-            size_t r = p->rows[items[j]];
+            size_t r = p->rows[items ? items[j] : (uint32_t)j];   /* NULL: all, in order */
             const double *g = d->prob + r * K;
             size_t y = (size_t)d->label[r];
             for (size_t c = 0; c < K; c++) {
@@ -466,8 +481,8 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
                       cs_mx_scratch *sc, double *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
-    const double *v; const uint8_t *t; const uint32_t *o, *r;
-    if (lazy_order(p, 1, &v, &t, &o, &r) != 0) return nomem(err, "ranks");
+    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
+    if (lazy_order(p, 1, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
     cs_settings s = p->s;
     s.binning = CS_BIN_MASS;
     s.distance = CS_DIST_TVD;
@@ -517,40 +532,45 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
 {
     cs_prepared *p = (cs_prepared *)cp;
     if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
-    const double *v; const uint8_t *t; const uint32_t *o, *r;
-    if (lazy_order(p, 0, &v, &t, &o, &r) != 0) return nomem(err, "ranks");
+    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
+    if (lazy_order(p, 0, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
     const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    double *fs = order ? malloc(ni * sizeof *fs) : NULL, *ys = fs ? malloc(ni * sizeof *ys) : NULL;
-    if (!ys) { free(fs); return nomem(err, "estimators"); }
-    for (size_t j = 0; j < ni; j++) {
-        fs[j] = v[order[j]];
-        ys[j] = t[order[j]] ? 1.0 : 0.0;
-    }
+    /* One scratch block of ni doubles and ni bytes: smooth ECE's pairs first, then the values
+     * and targets in value order for the L2 CE and ECE_sweep (9 bytes a sample at the peak,
+     * where copies of the values and targets as doubles plus (value, weight) pairs took 32). */
+    double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
+    if (!work) return nomem(err, "estimators");
     cs_status rc = CS_OK;
     if (want & CS_WANT_SMECE) {
-        double sig = p->s.smece_sigma;
-        if (sig > 0) out->smece = cs_smece_at(fs, ys, ni, sig);
-        else out->smece = cs_smece_auto_near(fs, ys, ni, smece_hint(p, items, v, t, o), &sig);
-        if (!items && !isnan(out->smece)) {   /* the whole problem's: the hint of later draws */
+        double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
+        double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
+        out->smece = cs_mx_smece(v, t, order, ni, sig, hint, work, &used);
+        if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);
-            p->smece_hint = sig;
+            p->smece_hint = used;
             pthread_mutex_unlock(&p->lock);
         }
-        out->smece_sigma = isnan(out->smece) ? NAN : sig;
+        out->smece_sigma = isnan(out->smece) ? NAN : used;
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
     }
-    if (want & CS_WANT_L2CE) cs_l2ce(fs, ys, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased, NULL);
+    double *fs = work;
+    uint8_t *ts = (uint8_t *)(work + ni);
+    if (want & (CS_WANT_L2CE | CS_WANT_SWEEP))
+        for (size_t j = 0; j < ni; j++) {
+            fs[j] = v[order[j]];
+            ts[j] = t[order[j]] ? 1 : 0;
+        }
+    if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);
     /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
      * cells and the other distances have no sweep */
     if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
         (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
         int b;
-        out->ece_sweep = cs_ece_sweep(fs, ys, ni, p->s.binning == CS_BIN_MASS,
-                                      p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
+        out->ece_sweep = cs_mx_ece_sweep(fs, ts, ni, p->s.binning == CS_BIN_MASS,
+                                         p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
         out->ece_sweep_bins = b;
     }
-    free(fs);
-    free(ys);
+    free(work);
     return rc;
 }
 
@@ -804,21 +824,22 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
     /* the remaining paths (but RECE-G) read an explicit array */
     const uint32_t *arr = items;
-    if (rc == CS_OK && !arr && (want & (CS_WANT_SCE | CS_WANT_RECE_CURVE)) &&
-        !(arr = cs_mx_identity(sc, ni)))
-        rc = nomem(err, "evaluate");
     if (rc == CS_OK && (want & CS_WANT_SCE)) {
         cs_settings s = p->s;
         s.binning = CS_BIN_UNIFORM;
         s.distance = CS_DIST_TVD;
         cs_mx_agg a;
-        rc = classwise(p, &s, arr, ni, cancel, &a, NULL, NULL, err);
+        /* the uniform class-wise pass reads NULL items as all samples in order: no n-word
+         * identity array */
+        rc = classwise(p, &s, items, ni, cancel, &a, NULL, NULL, err);
         if (rc == CS_OK) out->sce = a.ece;
     }
     if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP)))
         rc = scalar_estimators(p, items, ni, want, sc, out, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
+    if (rc == CS_OK && !arr && (want & CS_WANT_RECE_CURVE) && !(arr = cs_mx_identity(sc, ni)))
+        rc = nomem(err, "evaluate");
     if (rc == CS_OK && (want & CS_WANT_RECE_CURVE) && !p->vector && p->kind != CS_LENS_CLASSWISE) {
         size_t M = (size_t)p->s.bins;
         out->rece_acc = malloc(M * sizeof *out->rece_acc);

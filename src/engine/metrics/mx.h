@@ -193,6 +193,18 @@ cs_status cs_mx_rece_m(const cs_prepared *p, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, double *out, cs_error *err);
 void cs_mx_rm_free(cs_mx_rm *rm);
 
+/* ---- smece.c, estimators.c: on the samples in value order, without copies ----
+ * The samples v[order[j]], t[order[j]], j = 0..n-1, ascending in v (a stable sort's order).
+ * cs_mx_smece: smooth ECE at sigma > 0, or at the automatic bandwidth for sigma 0 (its
+ * *sigma_out, may be NULL; the search started near hint, as cs_smece_auto_near); work is n doubles then n bytes of scratch (double-aligned, as
+ * malloc gives). NAN when n == 0 or out of memory. The same numbers as cs_smece_at /
+ * cs_smece_auto on copies f, y in that order. cs_mx_l2ce / cs_mx_ece_sweep: cs_l2ce and
+ * cs_ece_sweep with the targets as bytes (0/1) instead of doubles, the same numbers. */
+double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
+                   double hint, void *work, double *sigma_out);
+void cs_mx_l2ce(const double *f, const uint8_t *y, size_t n, int M, double *plugin, double *debiased);
+double cs_mx_ece_sweep(const double *f, const uint8_t *y, size_t n, int mass, double p, int *bins_out);
+
 /* ---- scoring.c ---- */
 cs_status cs_mx_scores(const cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
                        double *brier, double *nll, cs_error *err);

@@ -422,6 +422,106 @@ const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride)
     return d_cache(p);
 }
 
+/* ---- class-wise RECE-G: the mean over the K classes of each class's one-vs-rest RECE-G.
+ * Each class's number is what rece_d_scalar gives on that class's column (the same weights,
+ * the same additions in item order, in two fixed halves of the items from PAR_MIN on), but
+ * the work goes sample by sample over the probability rows (contiguous) with every class's M
+ * accumulators beside, instead of one strided column copy per class; the classes' numbers are
+ * then added in class order. Two threads: the two item halves, or else the two halves of the
+ * classes. At K = 1000 this is the report's costliest metric. */
+#define CW_MAX_ACC ((size_t)1 << 22)   /* accumulators (doubles); above: class by class */
+
+typedef struct cwpart {
+    const cs_prepared *p;
+    const uint32_t *items;
+    size_t a, z;          /* items a..z-1 */
+    size_t c0, c1;        /* classes c0..c1-1 */
+    const double *e;
+    int M;
+    double *acc;          /* (c1 - c0) x M, zeroed */
+    const atomic_int *cancel;
+    int status;           /* 0, 1 cancelled, -1 ENOMEM */
+} cwpart;
+
+static void cw_run(void *ctx, size_t k)
+{
+    cwpart *q = (cwpart *)ctx + k;
+    const cs_dataset *d = q->p->d;
+    size_t K = d->k, M = (size_t)q->M;
+    double *w = malloc(M * sizeof *w);
+    if (!w) { q->status = -1; return; }
+    for (size_t j = q->a; j < q->z; j++) {
+        if (((j - q->a) & 1023) == 0 && cs_mx_cancelled(q->cancel)) { q->status = 1; break; }
+        size_t r = q->p->rows[q->items ? q->items[j] : (uint32_t)j];
+        const double *g = d->prob + r * K;
+        int32_t y = d->label[r];
+        for (size_t c = q->c0; c < q->c1; c++) {
+            double v = g[c];
+            cs_mx_gauss_weights(v, q->p->s.sigma, q->e, q->M, w);
+            double tc = (double)(y == (int32_t)c) - v, *acc = q->acc + (c - q->c0) * M;
+            for (size_t b = 0; b < M; b++) acc[b] += w[b] * tc;
+        }
+    }
+    free(w);
+}
+
+static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, size_t ni,
+                                const atomic_int *cancel, double *out, cs_error *err)
+{
+    size_t K = p->d->k, M = (size_t)p->s.bins;
+    int halves = ni >= PAR_MIN;   /* rece_d_scalar's split of the items */
+    if ((double)K * (double)M * 2.0 > (double)CW_MAX_ACC) {
+        /* too many accumulators: class by class over a column copy (the same numbers) */
+        const cs_dataset *d = p->d;
+        double *v = malloc(p->n * sizeof *v);
+        uint8_t *t = malloc(p->n);
+        if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
+        double total = 0.0;
+        cs_status rc = CS_OK;
+        for (size_t c = 0; c < K && rc == CS_OK; c++) {
+            for (size_t i = 0; i < p->n; i++) {
+                v[i] = d->prob[(size_t)p->rows[i] * K + c];
+                t[i] = d->label[p->rows[i]] == (int32_t)c;
+            }
+            double r;
+            rc = rece_d_scalar(v, t, NULL, items, ni, &p->s, cancel, &r, err);
+            total += r;
+        }
+        free(v);
+        free(t);
+        if (rc == CS_OK) *out = total / (double)K;
+        return rc;
+    }
+    double *e = malloc((M + 1) * sizeof *e);
+    double *acc = calloc(K * M * (halves ? 2 : 1), sizeof *acc);
+    if (!e || !acc) { free(e); free(acc); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
+    cs_mx_edges(e, (int)M);
+    cwpart pt[2];
+    size_t half = ni / 2, ch = K / 2;
+    for (int k = 0; k < 2; k++)
+        pt[k] = halves ? (cwpart){ p, items, k ? half : 0, k ? ni : half, 0, K, e, (int)M, acc + (size_t)k * K * M, cancel, 0 }
+                       : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, acc + (k ? ch * M : 0), cancel, 0 };
+    cs_mx_chunks(2, ni * K >= 100000, cw_run, pt);
+    cs_status rc = CS_OK;
+    for (int k = 0; k < 2; k++) {
+        if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        else if (pt[k].status > 0 && rc == CS_OK) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (rc == CS_OK) {
+        double total = 0.0;
+        for (size_t c = 0; c < K; c++) {
+            const double *a0 = acc + c * M, *a1 = acc + K * M + c * M;
+            double sum = 0.0;
+            for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
+            total += sum / (double)ni;
+        }
+        *out = total / (double)K;
+    }
+    free(e);
+    free(acc);
+    return rc;
+}
+
 cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, double *out, cs_error *err)
 {
@@ -440,24 +540,5 @@ cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
         }
         return rece_d_scalar(p->v, p->t, D, items, ni, &p->s, cancel, out, err);
     }
-    const cs_dataset *d = p->d;
-    size_t K = d->k;
-    double *v = malloc(p->n * sizeof *v);
-    uint8_t *t = malloc(p->n);
-    if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
-    double total = 0.0;
-    cs_status rc = CS_OK;
-    for (size_t c = 0; c < K && rc == CS_OK; c++) {
-        for (size_t i = 0; i < p->n; i++) {
-            v[i] = d->prob[(size_t)p->rows[i] * K + c];
-            t[i] = d->label[p->rows[i]] == (int32_t)c;
-        }
-        double r;
-        rc = rece_d_scalar(v, t, NULL, items, ni, &p->s, cancel, &r, err);
-        total += r;
-    }
-    free(v);
-    free(t);
-    if (rc == CS_OK) *out = total / (double)K;
-    return rc;
+    return rece_classwise(p, items, ni, cancel, out, err);
 }

@@ -4,11 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Images farther than CUT * sigma from a point are left out of its kernel sum: their weight is
- * below exp(-CUT^2 / 2) = 3e-18 of the peak, under the last bit of any sum they join. */
-#define CUT 9.0
-
-typedef struct img { double c, w; } img;   /* an image's centre and its weight r_i / n */
+#include "mx.h"
+#include "smece_view.h"
 
 /* The samples as (f, r / n), sorted by f then by weight: a total order on the values, so
  * every sum below is formed in an order that does not depend on the order of the rows. */
@@ -19,109 +16,224 @@ static int by_value(const void *a, const void *b)
     return (x->w > y->w) - (x->w < y->w);
 }
 
-/* Samples with the same f share their kernel: one pair with the weights summed (in the sorted
- * order), so repeated values (a bootstrap draw, confidences of exactly 1) cost one image.
- * *m gets the number of distinct values. */
-static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
+/* p[0..n) filled with (f, r / n): sorted by (f, w), then equal f merged. Samples with the same
+ * f share their kernel: one pair with the weights summed (in the sorted order), so repeated
+ * values (a bootstrap draw, confidences of exactly 1) cost one image. Returns the number of
+ * distinct values. */
+static size_t sort_merge(img *p, size_t n, int ascending)
 {
-    img *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p) return NULL;
-    for (size_t i = 0; i < n; i++) p[i] = (img){ f[i], (f[i] - y[i]) / (double)n };
-    qsort(p, n, sizeof *p, by_value);
+    if (!ascending) {
+        qsort(p, n, sizeof *p, by_value);
+    } else {
+        /* already in value order (the metrics pass f sorted): only runs of equal values need
+         * their weights ordered, which gives the same array as the sort */
+        for (size_t i = 0, r; i < n; i = r) {
+            for (r = i + 1; r < n && p[r].c == p[i].c; r++) {}
+            if (r - i > 1) qsort(p + i, r - i, sizeof *p, by_value);
+        }
+    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (k && p[k - 1].c == p[i].c) p[k - 1].w += p[i].w;
         else p[k++] = p[i];
     }
-    *m = k;
+    return k;
+}
+
+static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
+{
+    img *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return NULL;
+    int ascending = 1;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (img){ f[i], (f[i] - y[i]) / (double)n };
+        if (i && f[i] < f[i - 1]) ascending = 0;
+    }
+    *m = sort_merge(p, n, ascending);
     return p;
 }
 
-/* All images 2k + f and 2k - f of the sorted pairs with their centre in [-CUT s, 1 + CUT s],
- * in centre order without a sort: the images of unit interval [j, j+1] are j + f (j even,
- * f ascending) or j + 1 - f (j odd, f descending). */
-static img *images(const img *p, size_t n, double s, size_t *count)
-{
-    double W = CUT * s;
-    long j0 = (long)floor(-W), j1 = (long)floor(1.0 + W);
-    size_t m = 0;
-    img *im = malloc((n * (size_t)(j1 - j0 + 1) + 1) * sizeof *im);
-    if (!im) return NULL;
-    for (long j = j0; j <= j1; j++) {
-        int odd = (int)(((j % 2) + 2) % 2);
-        for (size_t q = 0; q < n; q++) {
-            const img *x = &p[odd ? n - 1 - q : q];
-            double c = odd ? (double)(j + 1) - x->c : (double)j + x->c;
-            if (c >= -W && c <= 1.0 + W) im[m++] = (img){ c, x->w };
-        }
-    }
-    *count = m;
-    return im;
-}
-
-/* First image with centre >= x. */
-static size_t lower(const img *im, size_t m, double x)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (im[mid].c < x) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* The smoothed residual (1/n) sum r_i K_s(t, f_i), every term with its own exp. */
-static double g_at(const img *im, size_t m, double t, double s)
+static double g_at(const view *v, double t, double s)
 {
     double sum = 0.0, hi = t + CUT * s;
-    for (size_t j = lower(im, m, t - CUT * s); j < m && im[j].c <= hi; j++) {
-        double z = (t - im[j].c) / s;
-        sum += im[j].w * exp(-0.5 * z * z);
+    int k;
+    size_t q;
+    for (cs_smece_lower(v, t - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
+        const seg *g = &v->sg[k];
+        for (; q < g->z; q++) {
+            double c = centre(v, g, q);
+            if (c > hi) goto done;
+            double z = (t - c) / s;
+            sum += weight(v, g, q) * exp(-0.5 * z * z);
+        }
     }
+done:
     return sum / (s * sqrt(2.0 * M_PI));
 }
 
-/* The smoothed residual (up to its positive factor) on the grid t_j = j / G, j = 0..G, only
- * to find where it changes sign: each image's Gaussian over the grid points it reaches by the
- * recurrence e_{j+1} = e_j q_j, q_{j+1} = q_j exp(-a^2) (a = 1 / (G s)), one exp per image
- * and not per point (relative error below 1e-13). Values this close to zero are redone from
- * the exact sums by the caller; the roots and the integrals always are. The step is s/8: a
- * coarser s/2 missed a pair of sign changes on breast_cancer_logreg class:1 (smECE 7e-7 low). */
-static void grid(const img *im, size_t m, double s, size_t G, double *g)
+/* The smoothed residual and its derivative at t, one exp per image for both (the terms of
+ * g_at, in its order). */
+static double g_and_slope(const view *v, double t, double s, double *slope)
 {
-    double a = 1.0 / ((double)G * s), r = exp(-a * a), W = CUT * s;
-    for (size_t j = 0; j <= G; j++) g[j] = 0.0;
-    for (size_t k = 0; k < m; k++) {
-        double lo = ceil((im[k].c - W) * (double)G), hi = floor((im[k].c + W) * (double)G);
-        if (lo < 0) lo = 0;
-        if (hi > (double)G) hi = (double)G;
-        if (lo > hi) continue;
-        double d = (lo / (double)G - im[k].c) / s;
-        double e = exp(-0.5 * d * d), q = exp(-(d * a + 0.5 * a * a)), w = im[k].w;
-        for (size_t j = (size_t)lo; j <= (size_t)hi; j++) {
-            g[j] += w * e;
-            e *= q;
-            q *= r;
+    double sum = 0.0, dsum = 0.0, hi = t + CUT * s;
+    int k;
+    size_t q;
+    for (cs_smece_lower(v, t - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
+        const seg *g = &v->sg[k];
+        for (; q < g->z; q++) {
+            double c = centre(v, g, q);
+            if (c > hi) goto done;
+            double z = (t - c) / s, e = weight(v, g, q) * exp(-0.5 * z * z);
+            sum += e;
+            dsum -= z * e;
         }
     }
+done:;
+    double k2 = 1.0 / (s * sqrt(2.0 * M_PI));
+    *slope = dsum * k2 / s;
+    return sum * k2;
 }
 
-/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits. */
+/* A zero of the smoothed residual in (a, b), g(a) and g(b) of opposite signs: Newton's method
+ * from the secant point, every step kept inside the bracket (a step that would leave it, or a
+ * flat slope, bisects instead), until the step or the bracket is below 1e-15. Newton rather
+ * than false position: each evaluation gives the slope with the same exps, and a root takes
+ * three or four evaluations instead of eight (the bootstrap's smooth ECE spends its time
+ * here). Returns the root to 1e-15, or a zero found exactly. */
+static double root_in(const view *v, double s, double a, double fa, double b, double fb)
+{
+    double x = (a * fb - b * fa) / (fb - fa);
+    if (!(x > a && x < b)) x = 0.5 * (a + b);
+    for (int it = 0; it < 100; it++) {
+        double d, fx = g_and_slope(v, x, s, &d);
+        if (fx == 0.0) return x;
+        if ((fx < 0) == (fa < 0)) { a = x; fa = fx; }
+        else b = x;
+        double nx = d != 0.0 ? x - fx / d : a;
+        if (fabs(nx - x) < 1e-15 || b - a < 1e-15) return x;   /* x is the root to 1e-15 */
+        if (!(nx > a && nx < b)) nx = 0.5 * (a + b);
+        x = nx;
+    }
+    return x;
+}
+
+/* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits:
+ * - both on one side of the centre: half the difference of the two tails A - B (B the far
+ *   one). erfc is log-concave, so B / A <= erfc(d) for arguments d apart, which is below
+ *   2^-55 from d = 6 on (erfc(6) = 2.2e-17): then A - B rounds to A, and B is not computed
+ *   (6.01: margin for the rounding of the arguments and of erfc itself);
+ * - across the centre: 1 - A/2 - B/2, and a tail whose argument is >= 6 (erfc <= 2.2e-17,
+ *   below half an ulp of the difference from 1, which is in (0.5, 1]) changes nothing.
+ * Bit for bit the value of the plain formulas; about a third fewer erfc calls when the
+ * interval is wide against s (one smECE_s integral over all of [0, 1]). */
 static double phi_diff(double u, double l)
 {
     const double r2 = M_SQRT1_2;
-    if (l >= 0) return 0.5 * (erfc(l * r2) - erfc(u * r2));
-    if (u <= 0) return 0.5 * (erfc(-u * r2) - erfc(-l * r2));
-    return 1.0 - 0.5 * erfc(u * r2) - 0.5 * erfc(-l * r2);
+    if (l >= 0) {
+        double xl = l * r2, xu = u * r2;
+        return xu - xl >= 6.01 ? 0.5 * erfc(xl) : 0.5 * (erfc(xl) - erfc(xu));
+    }
+    if (u <= 0) {
+        double xu = -u * r2, xl = -l * r2;
+        return xl - xu >= 6.01 ? 0.5 * erfc(xu) : 0.5 * (erfc(xu) - erfc(xl));
+    }
+    double zu = u * r2, zl = -l * r2, r = 1.0;
+    if (zu < 6.0) r -= 0.5 * erfc(zu);
+    if (zl < 6.0) r -= 0.5 * erfc(zl);
+    return r;
 }
 
-/* Integral of the smoothed residual over [a, b]. */
-static double integral(const img *im, size_t m, double a, double b, double s)
+/* Integral of the smoothed residual over [a, b]: the images within CUT s of it, in centre
+ * order, sum += w Phi-difference. The terms (two erfc each, most of smECE's cost) are
+ * independent, so a long window computes them in blocks on two threads and adds them up in
+ * the same order afterwards: the same sum, bit for bit, whatever the thread count. */
+#define IBLOCK 65536u
+
+typedef struct iwin {
+    const view *v;
+    int nrun;
+    int k[MAXSEG];                 /* segment of each run */
+    size_t qa[MAXSEG], off[MAXSEG + 1];
+    double a, b, s;
+    size_t base;                   /* first term of the current block pair */
+    double *buf;                   /* 2 * IBLOCK terms */
+} iwin;
+
+/* Terms from..to-1 of the window (0 = its first image) into out. */
+static void terms(const iwin *w, size_t from, size_t to, double *out)
 {
-    double sum = 0.0;
-    for (size_t j = lower(im, m, a - CUT * s); j < m && im[j].c <= b + CUT * s; j++)
-        sum += im[j].w * phi_diff((b - im[j].c) / s, (a - im[j].c) / s);
+    int r = 0;
+    while (w->off[r + 1] <= from) r++;
+    size_t q = w->qa[r] + (from - w->off[r]);
+    for (size_t i = from; i < to; i++, q++) {
+        if (i == w->off[r + 1]) {
+            r++;
+            q = w->qa[r];
+        }
+        const seg *g = &w->v->sg[w->k[r]];
+        double c = centre(w->v, g, q);
+        out[i - from] = weight(w->v, g, q) * phi_diff((w->b - c) / w->s, (w->a - c) / w->s);
+    }
+}
+
+static void terms_block(void *ctx, size_t half)
+{
+    iwin *w = ctx;
+    size_t from = w->base + half * IBLOCK, total = w->off[w->nrun];
+    size_t to = from + IBLOCK < total ? from + IBLOCK : total;
+    if (from < to) terms(w, from, to, w->buf + half * IBLOCK);
+}
+
+static double integral(const view *v, double a, double b, double s, int threads)
+{
+    double sum = 0.0, hi = b + CUT * s;
+    iwin w = { .v = v, .a = a, .b = b, .s = s };
+    int k;
+    size_t q;
+    /* the runs of the window: from the first image >= a - CUT s to the last <= hi */
+    for (cs_smece_lower(v, a - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
+        const seg *g = &v->sg[k];
+        size_t lo = q, up = g->z;
+        while (lo < up) {
+            size_t mid = lo + (up - lo) / 2;
+            if (centre(v, g, mid) <= hi) lo = mid + 1;
+            else up = mid;
+        }
+        if (q < lo) {
+            w.k[w.nrun] = k;
+            w.qa[w.nrun] = q;
+            w.off[w.nrun + 1] = w.off[w.nrun] + (lo - q);
+            w.nrun++;
+        }
+        if (lo < g->z) break;      /* an image above hi: the window ends here */
+    }
+    size_t total = w.off[w.nrun];
+    double one[256];
+    if (total <= 2 * IBLOCK || !threads) {
+        for (size_t i = 0; i < total; i += 256) {
+            size_t z = i + 256 < total ? i + 256 : total;
+            terms(&w, i, z, one);
+            for (size_t j = 0; j < z - i; j++) sum += one[j];
+        }
+        return sum;
+    }
+    w.buf = malloc(2 * IBLOCK * sizeof *w.buf);
+    for (w.base = 0; w.base < total; w.base += 2 * IBLOCK) {
+        size_t z = w.base + 2 * IBLOCK < total ? w.base + 2 * IBLOCK : total;
+        if (w.buf) {
+            cs_mx_chunks(2, 1, terms_block, &w);
+            for (size_t j = 0; j < z - w.base; j++) sum += w.buf[j];
+        } else {
+            /* no memory for the blocks: the same terms one short run at a time */
+            for (size_t i = w.base; i < z; i += 256) {
+                size_t e = i + 256 < z ? i + 256 : z;
+                terms(&w, i, e, one);
+                for (size_t j = 0; j < e - i; j++) sum += one[j];
+            }
+        }
+    }
+    free(w.buf);
     return sum;
 }
 
@@ -153,77 +265,109 @@ static double illinois(fn_t fn, const void *ctx, double a, double fa, double b, 
     return x;
 }
 
-/* The smoothed residual and its derivative at t, one exp per image for both. */
-static double g_and_slope(const img *im, size_t m, double t, double s, double *slope)
+/* The independent pieces of one smECE_s, on two threads when the sample is large: the exact
+ * sums at near-zero grid points, the roots in the sign-change cells, the integrals between
+ * consecutive roots. Each piece is computed exactly as alone and written to its own slot;
+ * the caller combines them in order, so the number does not depend on the threads. */
+#define PAR_PAIRS 50000u
+typedef struct pieces {
+    const view *v;
+    double s;
+    size_t G;
+    double *g;
+    const size_t *at;      /* grid indices of the pieces */
+    double *z;             /* roots (one per sign-change cell) */
+    const double *lo, *hi; /* integration intervals */
+    double *val;           /* their integrals */
+    int inner;             /* an integral may use two threads itself */
+} pieces;
+
+static double tgrid(size_t j, size_t G)
 {
-    double sum = 0.0, dsum = 0.0, hi = t + CUT * s;
-    for (size_t j = lower(im, m, t - CUT * s); j < m && im[j].c <= hi; j++) {
-        double z = (t - im[j].c) / s, e = im[j].w * exp(-0.5 * z * z);
-        sum += e;
-        dsum -= z * e;
-    }
-    double k = 1.0 / (s * sqrt(2.0 * M_PI));
-    *slope = dsum * k / s;
-    return sum * k;
+    return j == G ? 1.0 : (double)j / (double)G;
 }
 
-/* A zero of the smoothed residual in (a, b), g(a) and g(b) of opposite signs: Newton's method
- * from the secant point, every step kept inside the bracket (a step that would leave it, or a
- * flat slope, bisects instead), until the step or the bracket is below 1e-15. Newton rather
- * than false position: each evaluation gives the slope with the same exps, and the roots
- * converge in three or four evaluations instead of eight (the bootstrap's smooth ECE spends its
- * time here). Returns the last point tried, or a zero found exactly. */
-static double root_in(const img *im, size_t m, double s, double a, double fa, double b, double fb)
+static void fix_piece(void *ctx, size_t i)
 {
-    double x = (a * fb - b * fa) / (fb - fa);
-    if (!(x > a && x < b)) x = 0.5 * (a + b);
-    for (int it = 0; it < 100; it++) {
-        double d, fx = g_and_slope(im, m, x, s, &d);
-        if (fx == 0.0) return x;
-        if ((fx < 0) == (fa < 0)) { a = x; fa = fx; }
-        else b = x;
-        double nx = d != 0.0 ? x - fx / d : a;
-        if (fabs(nx - x) < 1e-15 || b - a < 1e-15) return x;   /* x is the root to 1e-15 */
-        if (!(nx > a && nx < b)) nx = 0.5 * (a + b);
-        x = nx;
-    }
-    return x;
+    pieces *x = ctx;
+    x->g[x->at[i]] = g_at(x->v, tgrid(x->at[i], x->G), x->s);
 }
 
-static double at_sorted(const img *p, size_t n, double sigma)
+/* The root in cell (t_{j-1}, t_j), where the grid changes sign (signs the grid gets right:
+ * values near zero were redone from the exact sums), from the exact sums. */
+static void root_piece(void *ctx, size_t i)
 {
-    size_t m, G = (size_t)ceil(8.0 / sigma);
+    pieces *x = ctx;
+    size_t j = x->at[i];
+    x->z[i] = root_in(x->v, x->s, tgrid(j - 1, x->G), x->g[j - 1], tgrid(j, x->G), x->g[j]);
+}
+
+static void integral_piece(void *ctx, size_t i)
+{
+    pieces *x = ctx;
+    x->val[i] = integral(x->v, x->lo[i], x->hi[i], x->s, x->inner);
+}
+
+static double at_sorted(const pairs *P, double sigma)
+{
+    size_t G = (size_t)ceil(8.0 / sigma);
     if (G < 64) G = 64;
-    img *im = images(p, n, sigma, &m);
-    double *g = im ? malloc((G + 1) * sizeof *g) : NULL;
-    if (!g) {
-        free(im);
+    view v;
+    double *g = malloc((G + 1) * sizeof *g);
+    /* scratch for the pieces: indices, roots, interval ends and values (G + 2 each) */
+    size_t *at = malloc((G + 2) * sizeof *at);
+    double *buf = malloc(4 * (G + 2) * sizeof *buf);
+    if (!g || !at || !buf || cs_smece_view(&v, P, sigma) != 0 || cs_smece_grid(&v, sigma, G, g) != 0) {
+        free(g); free(at); free(buf);
         return NAN;
     }
-    grid(im, m, sigma, G, g);
+    size_t n = P->n;
+    int par = n >= PAR_PAIRS;
+    pieces x = { &v, sigma, G, g, at, buf, buf + (G + 2), buf + 2 * (G + 2), buf + 3 * (G + 2), 1 };
     /* where the grid's value is within its rounding of zero, its sign is taken from the exact
      * sums, so a root on (or next to) a grid point is seen from both of its sides alike */
-    double scale = 0.0;
-    for (size_t k = 0; k < m; k++) scale += fabs(im[k].w);
+    double sc[4] = {0};   /* the threshold's scale, sum |w| over the images (4 chains) */
+    for (int k = 0; k < v.nseg; k++) {
+        size_t a = v.sg[k].a, z = v.sg[k].z, i0 = v.sg[k].odd ? n - z : a, i1 = v.sg[k].odd ? n - a : z;
+        size_t i = i0;
+        for (; i + 4 <= i1; i += 4)
+            for (int c4 = 0; c4 < 4; c4++) sc[c4] += fabs(pair_w(P, i + c4));
+        for (; i < i1; i++) sc[0] += fabs(pair_w(P, i));
+    }
+    double scale = (sc[0] + sc[1]) + (sc[2] + sc[3]);
+    size_t na = 0;
     for (size_t j = 0; j <= G; j++)
-        if (fabs(g[j]) <= 1e-9 * scale) g[j] = g_at(im, m, j == G ? 1.0 : (double)j / (double)G, sigma);
-    double total = 0.0, a = 0.0;
-    for (size_t j = 1; j <= G; j++) {
-        double t0 = (double)(j - 1) / (double)G, t1 = j == G ? 1.0 : (double)j / (double)G, z;
-        if (g[j] == 0.0) z = t1;                   /* a root on the grid */
-        else if (g[j - 1] == 0.0 || (g[j - 1] < 0) == (g[j] < 0)) continue;
-        else {
-            /* the sign changes in (t_{j-1}, t_j) (signs the grid gets right: values near zero
-             * were redone above): the root from the exact sums */
-            z = root_in(im, m, sigma, t0, g[j - 1], t1, g[j]);
-        }
+        if (fabs(g[j]) <= 1e-9 * scale) at[na++] = j;
+    cs_mx_chunks(na, par, fix_piece, &x);
+    /* the cells where the sign changes (a zero on the grid is a root by itself) */
+    na = 0;
+    for (size_t j = 1; j <= G; j++)
+        if (g[j] != 0.0 && g[j - 1] != 0.0 && (g[j - 1] < 0) != (g[j] < 0)) at[na++] = j;
+    cs_mx_chunks(na, par, root_piece, &x);
+    /* the roots in order; each one past the last starts a new interval */
+    double *lo = buf + (G + 2), *hi = buf + 2 * (G + 2), a = 0.0;
+    size_t ni = 0;
+    for (size_t j = 1, r = 0; j <= G; j++) {
+        double z;
+        if (g[j] == 0.0) z = tgrid(j, G);
+        else if (r < na && at[r] == j) z = buf[r++];
+        else continue;
         if (z <= a) continue;
-        total += fabs(integral(im, m, a, z, sigma));
+        lo[ni] = a;
+        hi[ni++] = z;
         a = z;
     }
-    if (a < 1.0) total += fabs(integral(im, m, a, 1.0, sigma));
+    if (a < 1.0) {
+        lo[ni] = a;
+        hi[ni++] = 1.0;
+    }
+    x.inner = !(par && ni >= 2);   /* one level of threads: across intervals or inside one */
+    cs_mx_chunks(ni, par && ni >= 2, integral_piece, &x);
+    double total = 0.0;
+    for (size_t i = 0; i < ni; i++) total += fabs(x.val[i]);
     free(g);
-    free(im);
+    free(at);
+    free(buf);
     return total;
 }
 
@@ -232,18 +376,20 @@ double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
     if (n == 0 || !(sigma > 0)) return NAN;
     size_t m;
     img *p = sorted_pairs(f, y, n, &m);
-    double v = p ? at_sorted(p, m, sigma) : NAN;
+    pairs P = { .p = p, .n = m };
+    double v = p ? at_sorted(&P, sigma) : NAN;
     free(p);
     return v;
 }
 
-typedef struct hctx { const img *p; size_t n; int failed; double last_s, last_v; } hctx;
-/* h(s) = s - smECE_s: negative where relplot's predicate holds. The last smECE_s is kept:
- * the search usually ends on the point it tried last. */
+/* The search remembers the last bandwidth it tried: the bandwidth it returns is one of them
+ * (the fixed point is the last point tried), and smECE there is not computed a second time. */
+typedef struct hctx { const pairs *P; int failed; double last_s, last_v; } hctx;
+/* h(s) = s - smECE_s: negative where relplot's predicate holds. */
 static double h_fn(const void *ctx, double s)
 {
     hctx *c = (hctx *)ctx;
-    double v = at_sorted(c->p, c->n, s);
+    double v = at_sorted(c->P, s);
     if (isnan(v)) c->failed = 1;
     c->last_s = s;
     c->last_v = v;
@@ -256,25 +402,17 @@ static double h_fn(const void *ctx, double s)
  * high end (a multiple of 1/1024). Here the same predicate on the same bracket (from eps, where
  * relplot's predicate starts being decided by smECE), narrowed to 1e-15 by false position
  * instead of ten halvings: s* is the smallest s >= eps with s >= smECE_s, i.e. the fixed point
- * s = smECE_s (smECE_s falls as s grows: smoothing further is an L1 contraction, so h below
- * rises and the fixed point is unique), or eps when smECE_eps <= eps.
+ * s = smECE_s (smECE_s falls as s grows: smoothing further is an L1 contraction, so h rises
+ * and the fixed point is unique), or eps when smECE_eps <= eps.
  * With a hint (a bandwidth near s*: the whole file's, for a bootstrap draw of it) the bracket
  * is first sought around the hint, steps of 1.25x, falling back on eps and mean |r|: the same
  * unique fixed point in about half the evaluations. */
-static double auto_search(const double *f, const double *y, size_t n, double hint,
-                          double *sigma_out)
+/* The search on the pairs P of samples whose mean |r_i| is mr. */
+static double auto_on_pairs(const pairs *P, double mr, double hint, double *sigma_out)
 {
-    if (sigma_out) *sigma_out = NAN;
-    if (n == 0) return NAN;
-    size_t m;
-    img *p = sorted_pairs(f, y, n, &m);
-    if (!p) return NAN;
-    hctx c = { p, m, 0, NAN, NAN };
+    hctx c = { P, 0, NAN, NAN };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
      * s = mean |r_i| up: the bracket's high end, where relplot starts from 1 */
-    double mr = 0.0;
-    for (size_t i = 0; i < n; i++) mr += fabs(f[i] - y[i]);
-    mr /= (double)n;
     double s;
     if (mr >= 1.0) {
         s = 1.0;   /* smECE_s < s for every s < 1: relplot's halvings never leave 1 */
@@ -305,19 +443,91 @@ static double auto_search(const double *f, const double *y, size_t n, double hin
             s = hhi <= 0 ? hi : illinois(h_fn, &c, lo, hlo, hi, hhi);
         }
     }
-    double v = c.failed ? NAN : c.last_s == s ? c.last_v : at_sorted(p, m, s);
-    free(p);
+    double v = c.failed ? NAN : s == c.last_s ? c.last_v : at_sorted(P, s);
     if (sigma_out && !isnan(v)) *sigma_out = s;
+    return v;
+}
+
+static double auto_near(const double *f, const double *y, size_t n, double hint, double *sigma_out)
+{
+    if (sigma_out) *sigma_out = NAN;
+    if (n == 0) return NAN;
+    size_t m;
+    img *p = sorted_pairs(f, y, n, &m);
+    if (!p) return NAN;
+    double mr = 0.0;
+    for (size_t i = 0; i < n; i++) mr += fabs(f[i] - y[i]);
+    mr /= (double)n;
+    pairs P = { .p = p, .n = m };
+    double v = auto_on_pairs(&P, mr, hint, sigma_out);
+    free(p);
     return v;
 }
 
 double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_out)
 {
-    return auto_search(f, y, n, NAN, sigma_out);
+    return auto_near(f, y, n, NAN, sigma_out);
 }
 
 double cs_smece_auto_near(const double *f, const double *y, size_t n, double hint,
                           double *sigma_out)
 {
-    return auto_search(f, y, n, hint, sigma_out);
+    return auto_near(f, y, n, hint, sigma_out);
+}
+
+double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
+                   double hint, void *work, double *sigma_out)
+{
+    if (sigma_out) *sigma_out = NAN;
+    if (n == 0 || sigma < 0) return NAN;
+    double *f = work;
+    uint8_t *y = (uint8_t *)(f + n);
+    double mr = 0.0, ns = (double)n;
+    size_t runs = 0;
+    for (size_t j = 0; j < n; j++) {
+        f[j] = v[order[j]];
+        y[j] = t[order[j]] ? 1 : 0;
+        mr += fabs(f[j] - (double)y[j]);
+        runs += j && f[j] == f[j - 1] && (j < 2 || f[j - 1] != f[j - 2]);
+    }
+    mr /= ns;
+    size_t *mk = malloc((runs ? runs : 1) * sizeof *mk);
+    double *mw = malloc((runs ? runs : 1) * sizeof *mw);
+    if (!mk || !mw) { free(mk); free(mw); return NAN; }
+    /* in place: one pair per distinct value. A run of equal values is the array's sort by
+     * (f, w) and merge: its y = 1 samples (w = (f - 1) / n, the smaller) then its y = 0 ones
+     * (w = f / n), added from the first in that order */
+    size_t k = 0, nm = 0;
+    for (size_t i = 0, r; i < n; i = r) {
+        for (r = i + 1; r < n && f[r] == f[i]; r++) {}
+        double c = f[i];
+        if (r - i == 1) {
+            uint8_t yi = y[i];
+            f[k] = c;
+            y[k++] = yi;
+            continue;
+        }
+        size_t ones = 0;
+        for (size_t q = i; q < r; q++) ones += y[q];
+        double w1 = (c - 1.0) / ns, w0 = (c - 0.0) / ns, w = 0.0;
+        for (size_t q = 0; q < r - i; q++) {
+            double x = q < ones ? w1 : w0;
+            w = q ? w + x : x;
+        }
+        mk[nm] = k;
+        mw[nm++] = w;
+        f[k] = c;
+        y[k++] = 2;
+    }
+    pairs P = { NULL, f, y, ns, mk, mw, nm, k };
+    double res;
+    if (sigma > 0) {
+        res = at_sorted(&P, sigma);
+        if (sigma_out && !isnan(res)) *sigma_out = sigma;
+    } else {
+        res = auto_on_pairs(&P, mr, hint, sigma_out);
+    }
+    free(mk);
+    free(mw);
+    return res;
 }

@@ -118,22 +118,66 @@ uint64_t cs_sort_key(double x)
     return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
 }
 
+/* The keys and indices in stable key order, in 12 bytes a value where an LSD radix of the
+ * whole array needs 24 (keys and indices twice): one MSD pass on the 16 most significant
+ * bits that differ between the keys puts (key, index) pairs in their buckets, in index order
+ * inside each (stable), then each bucket is sorted on the rest by cs_sort_u64 with scratch
+ * the size of the bucket. The same permutation as any stable sort. */
+static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o)
+{
+    uint64_t andv = ~0ull, orv = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = cs_sort_key(v[i]);
+        andv &= x;
+        orv |= x;
+    }
+    uint64_t diff = andv ^ orv;
+    int top = 63;
+    while (top > 0 && !((diff >> top) & 1u)) top--;
+    int sh = top >= 15 ? top - 15 : 0;
+    size_t *cnt = calloc(65537, sizeof *cnt);
+    if (!cnt) return -1;
+    for (size_t i = 0; i < n; i++) cnt[((cs_sort_key(v[i]) >> sh) & 0xffffu) + 1]++;
+    for (size_t b = 1; b <= 65536; b++) cnt[b] += cnt[b - 1];
+    /* cnt[b] is now the start of bucket b; the scatter advances it to the bucket's end */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = cs_sort_key(v[i]);
+        size_t at = cnt[(x >> sh) & 0xffffu]++;
+        k[at] = x;
+        o[at] = (uint32_t)i;
+    }
+    int rc = 0;
+    for (size_t b = 0, a = 0; b < 65536 && rc == 0; a = cnt[b], b++)
+        if (cnt[b] - a > 1) rc = cs_sort_u64(k + a, o + a, cnt[b] - a);
+    free(cnt);
+    return rc;
+}
+
 int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
 {
     size_t nn = n ? n : 1;
-    uint32_t *o = malloc(nn * sizeof *o), *r = malloc(nn * sizeof *r);
+    uint32_t *o = malloc(nn * sizeof *o), *r = NULL;
     uint64_t *k = malloc(nn * sizeof *k);
-    if (!o || !r || !k) goto fail;
-    for (size_t i = 0; i < n; i++) {
-        k[i] = cs_sort_key(v[i]);
-        o[i] = (uint32_t)i;
-    }
+    if (!o || !k) goto fail;
     /* stable, so ties keep row order (SPEC: "ties by row order") */
-    if (cs_sort_u64(k, o, n) != 0) goto fail;
+    if (n < 65536) {
+        for (size_t i = 0; i < n; i++) {
+            k[i] = cs_sort_key(v[i]);
+            o[i] = (uint32_t)i;
+        }
+        if (cs_sort_u64(k, o, n) != 0) goto fail;
+    } else if (order_msd(v, n, k, o) != 0) {
+        goto fail;
+    }
     free(k);
-    for (size_t i = 0; i < n; i++) r[o[i]] = (uint32_t)i;
+    k = NULL;
+    /* the inverse only when asked for, and only once the keys are gone (peak memory) */
+    if (rank) {
+        if (!(r = malloc(nn * sizeof *r))) goto fail;
+        for (size_t i = 0; i < n; i++) r[o[i]] = (uint32_t)i;
+        *rank = r;
+    }
     *order = o;
-    *rank = r;
     return 0;
 fail:
     free(o);

@@ -26,7 +26,7 @@ int cs_sort_by(uint32_t *a, size_t n, cs_sort_cmp cmp, const void *ctx);
 uint64_t cs_sort_key(double x);
 
 /* The stable ascending order of v[0..n) (*order: order[i] = index of the i-th smallest) and
- * its inverse (*rank); both malloc'd, the caller frees them. */
+ * its inverse (*rank; rank NULL: not made); both malloc'd, the caller frees them. */
 int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank);
 
 /* a[0..n) ascending, in place (stable: equal values keep their order). Never fails (out of

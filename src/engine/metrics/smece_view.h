@@ -1,0 +1,95 @@
+/* Smooth ECE internals shared by smece.c (the exact sums, roots, integrals, bandwidth) and
+ * smece_grid.c (the view of the kernel's images and the sign grid): the layout of the sorted
+ * pairs and of their reflected images. Internal to src/engine/metrics. A view is a value on
+ * the caller's stack that borrows the pairs; any thread may read one at a time with others. */
+#ifndef CS_METRICS_SMECE_VIEW_H
+#define CS_METRICS_SMECE_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Images farther than CUT * sigma from a point are left out of its kernel sum: their weight is
+ * below exp(-CUT^2 / 2) = 3e-18 of the peak, under the last bit of any sum they join. */
+#define CUT 9.0
+
+typedef struct img { double c, w; } img;   /* an image's centre and its weight r_i / n */
+
+/* The sorted pairs, distinct values ascending, in one of two layouts: an array of (f, w)
+ * (the public functions), or the metrics' columns (cs_mx_smece: 9 bytes a pair where the
+ * array takes 16), where a pair of one sample keeps only its target and its weight is formed
+ * when read, by the array's own expression (f - y) / n, and the few merged pairs (equal
+ * values) keep their summed weight in a side table. */
+typedef struct pairs {
+    const img *p;        /* (f, w), or NULL for the columns: */
+    const double *f;     /* values */
+    const uint8_t *y;    /* 0 / 1: one sample with that target; 2: merged */
+    double ns;           /* samples (the n of (f - y) / n) */
+    const size_t *mk;    /* positions of the merged pairs, ascending */
+    const double *mw;    /* their weights */
+    size_t nm;
+    size_t n;            /* pairs */
+} pairs;
+
+static inline double pair_f(const pairs *P, size_t i)
+{
+    return P->p ? P->p[i].c : P->f[i];
+}
+
+static inline double merged_w(const pairs *P, size_t i)
+{
+    size_t lo = 0, hi = P->nm;
+    while (lo + 1 < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (P->mk[mid] <= i) lo = mid;
+        else hi = mid;
+    }
+    return P->mw[lo];
+}
+
+static inline double pair_w(const pairs *P, size_t i)
+{
+    if (P->p) return P->p[i].w;
+    uint8_t y = P->y[i];
+    return y < 2 ? (P->f[i] - (double)y) / P->ns : merged_w(P, i);
+}
+
+/* The images 2k + f and 2k - f of the sorted pairs with their centre in [-CUT s, 1 + CUT s],
+ * in centre order, without materialising them (2.5 n images of 16 bytes at s = 0.1, 6 n at
+ * s = 0.3: more than the probability matrix of a 10-class file): the images of unit interval
+ * [j, j+1] are j + f (j even, f ascending) or j + 1 - f (j odd, f descending), one segment
+ * per j; the images kept in a segment are a contiguous run of its pairs (the centre is
+ * monotone in the pair), so a segment is j and that run. Every sum walks the images in the
+ * same order, with the same centres (the same rounded expressions), as the array did. */
+#define MAXSEG 192  /* j in [floor(-CUT s), floor(1 + CUT s)]: 20 segments at s = 1, 182 at s = 10 */
+
+typedef struct seg {
+    long j;
+    int odd;
+    size_t a, z;    /* positions q of the kept run: pair q (even) or n - 1 - q (odd) */
+} seg;
+
+typedef struct view {
+    const pairs *P;
+    size_t n;
+    int nseg;
+    seg sg[MAXSEG];
+} view;
+
+static inline double centre(const view *v, const seg *g, size_t q)
+{
+    return g->odd ? (double)(g->j + 1) - pair_f(v->P, v->n - 1 - q) : (double)g->j + pair_f(v->P, q);
+}
+
+static inline double weight(const view *v, const seg *g, size_t q)
+{
+    return pair_w(v->P, g->odd ? v->n - 1 - q : q);
+}
+
+/* Fills v for the pairs P at bandwidth s. Returns 0, or -1 when s is beyond MAXSEG's reach. */
+int cs_smece_view(view *v, const pairs *P, double s);
+/* The first image with centre >= x: segment *k, position *q (*k = nseg when none). */
+void cs_smece_lower(const view *v, double x, int *k, size_t *q);
+/* The sign grid g[0..G] (smece_grid.c). Returns 0 or -1 (out of memory). */
+int cs_smece_grid(const view *v, double s, size_t G, double *g);
+
+#endif

@@ -1,0 +1,94 @@
+/* The dataset's per-row caches (calscope/dataset.h): conf / pred / correct / sample_rows worked
+ * by hand on a small file (ties go to the first maximal class, tta > 0 rows are not samples),
+ * and the three-step form a loader uses while parsing (rows in any chunks, any order) giving
+ * the same arrays as the one-shot cs_dataset_prepare, also on a matrix large enough for its
+ * two threads. */
+#include "support/cs_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/dataset.h"
+
+static void test_by_hand(void **state)
+{
+    (void)state;
+    /* rows: (0.2 0.5 0.3) y1, (0.4 0.4 0.2) y1 (tie: class 0), (0.1 0.1 0.8) y2, tta 0 1 0 */
+    cs_dataset *d = cs_test_dataset_new(3, 3);
+    const double P[] = { 0.2, 0.5, 0.3, 0.4, 0.4, 0.2, 0.1, 0.1, 0.8 };
+    memcpy(d->prob, P, sizeof P);
+    d->label[0] = 1;
+    d->label[1] = 1;
+    d->label[2] = 2;
+    d->tta = calloc(3, sizeof *d->tta);
+    assert_non_null(d->tta);
+    d->tta[1] = 1;
+    cs_test_prepare(d);
+    assert_true(d->conf[0] == 0.5 && d->conf[1] == 0.4 && d->conf[2] == 0.8);
+    assert_int_equal(d->pred[0], 1);
+    assert_int_equal(d->pred[1], 0);
+    assert_int_equal(d->pred[2], 2);
+    assert_int_equal(d->correct[0], 1);
+    assert_int_equal(d->correct[1], 0);
+    assert_int_equal(d->correct[2], 1);
+    assert_int_equal(d->n_samples, 2);
+    assert_int_equal(d->sample_rows[0], 0);
+    assert_int_equal(d->sample_rows[1], 2);
+    cs_dataset_free(d);
+}
+
+static void fill(cs_dataset *d, uint64_t seed)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        for (size_t j = 0; j < d->k; j++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            d->prob[i * d->k + j] = (double)((seed >> 33) % 50) / 50.0;   /* many ties */
+        }
+        d->label[i] = (int32_t)((seed >> 20) % d->k);
+    }
+}
+
+static void test_chunks_equal_one_shot(void **state)
+{
+    (void)state;
+    static const size_t N[] = { 1000, 300000 };   /* the second: two threads (n * k >= 2e6) */
+    for (int t = 0; t < 2; t++) {
+        size_t n = N[t], k = 7;
+        cs_dataset *a = cs_test_dataset_new(n, k), *b = cs_test_dataset_new(n, k);
+        fill(a, 5);
+        fill(b, 5);
+        cs_test_prepare(a);
+        cs_error err;
+        assert_int_equal(cs_dataset_prepare_alloc(b, &err), CS_OK);
+        /* chunks of uneven sizes, last first, as two parse workers might finish them */
+        size_t cut1 = n / 3, cut2 = n / 3 + 7;
+        cs_dataset_prepare_rows(b, cut2, n - cut2);
+        cs_dataset_prepare_rows(b, 0, cut1);
+        cs_dataset_prepare_rows(b, cut1, cut2 - cut1);
+        cs_dataset_prepare_finish(b);
+        assert_memory_equal(a->conf, b->conf, n * sizeof *a->conf);
+        assert_memory_equal(a->pred, b->pred, n * sizeof *a->pred);
+        assert_memory_equal(a->correct, b->correct, n);
+        assert_int_equal(a->n_samples, n);
+        assert_int_equal(b->n_samples, n);
+        assert_memory_equal(a->sample_rows, b->sample_rows, n * sizeof *a->sample_rows);
+        for (size_t i = 0; i < n; i++) {   /* first maximal index */
+            const double *g = a->prob + i * k;
+            for (size_t j = 0; j < k; j++) {
+                assert_true(g[j] <= a->conf[i]);
+                if ((int32_t)j < a->pred[i]) assert_true(g[j] < a->conf[i]);
+            }
+        }
+        cs_dataset_free(a);
+        cs_dataset_free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_by_hand),
+        cmocka_unit_test(test_chunks_equal_one_shot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
