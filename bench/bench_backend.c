@@ -44,7 +44,7 @@ static double recompute(cs_backend *b, const cs_dataset *d, int bins)
     cs_error err;
     cs_metrics_job *j = cs_metrics_job_new(d, &s, &err);
     if (!j) return -1;
-    j->want = CS_WANT_ALL | CS_WANT_RECE_CURVE;
+    j->want = CS_WANT_ALL | CS_WANT_RECE_CURVE | CS_WANT_SMECE_CURVE;
     double t0 = now();
     if (!cs_backend_submit(b, 1, &j->base, &err)) return -1;
     for (;;) {

@@ -500,11 +500,21 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         ys[j] = t[order[j]] ? 1.0 : 0.0;
     }
     cs_status rc = CS_OK;
-    if (want & CS_WANT_SMECE) {
+    if (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) {
         double sig = p->s.smece_sigma;
         out->smece = sig > 0 ? cs_smece_at(fs, ys, ni, sig) : cs_smece_auto(fs, ys, ni, &sig);
         out->smece_sigma = isnan(out->smece) ? NAN : sig;
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
+    }
+    /* the picture of that smooth ECE: relplot's curve at the same bandwidth */
+    if (rc == CS_OK && (want & CS_WANT_SMECE_CURVE)) {
+        size_t G = CS_SMECE_CURVE_POINTS;
+        out->smece_mu = malloc(G * sizeof *out->smece_mu);
+        out->smece_density = malloc(G * sizeof *out->smece_density);
+        if (!out->smece_mu || !out->smece_density ||
+            cs_smece_curve(fs, ys, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
+            rc = nomem(err, "smooth reliability curve");
+        else out->n_smece_curve = G;
     }
     if (want & CS_WANT_L2CE) cs_l2ce(fs, ys, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased, NULL);
     /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
@@ -782,7 +792,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         rc = classwise(p, &s, arr, ni, cancel, &a, NULL, NULL, err);
         if (rc == CS_OK) out->sce = a.ece;
     }
-    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP)))
+    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP)))
         rc = scalar_estimators(p, items, ni, want, sc, out, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);

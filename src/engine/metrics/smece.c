@@ -19,14 +19,23 @@ static int by_value(const void *a, const void *b)
     return (x->w > y->w) - (x->w < y->w);
 }
 
+/* What each sample weighs in a kernel sum: its residual (f - y) / n for the smooth ECE; its
+ * label y / n and 1 / n for the smoothed reliability curve's numerator and density. */
+typedef enum weight { W_RESIDUAL, W_LABEL, W_ONE } weight;
+
+static double weight_of(weight k, double f, double y, size_t n)
+{
+    return (k == W_RESIDUAL ? f - y : k == W_LABEL ? y : 1.0) / (double)n;
+}
+
 /* Samples with the same f share their kernel: one pair with the weights summed (in the sorted
  * order), so repeated values (a bootstrap draw, confidences of exactly 1) cost one image.
  * *m gets the number of distinct values. */
-static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
+static img *sorted_pairs(const double *f, const double *y, size_t n, weight kind, size_t *m)
 {
     img *p = malloc((n ? n : 1) * sizeof *p);
     if (!p) return NULL;
-    for (size_t i = 0; i < n; i++) p[i] = (img){ f[i], (f[i] - y[i]) / (double)n };
+    for (size_t i = 0; i < n; i++) p[i] = (img){ f[i], weight_of(kind, f[i], y[i], n) };
     qsort(p, n, sizeof *p, by_value);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -71,7 +80,8 @@ static size_t lower(const img *im, size_t m, double x)
     return lo;
 }
 
-/* The smoothed residual (1/n) sum r_i K_s(t, f_i), every term with its own exp. */
+/* The kernel sum sum_i w_i K_s(t, f_i) of the images' weights (the smoothed residual
+ * (1/n) sum r_i K_s(t, f_i) for W_RESIDUAL), every term with its own exp. */
 static double g_at(const img *im, size_t m, double t, double s)
 {
     double sum = 0.0, hi = t + CUT * s;
@@ -205,7 +215,7 @@ double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
 {
     if (n == 0 || !(sigma > 0)) return NAN;
     size_t m;
-    img *p = sorted_pairs(f, y, n, &m);
+    img *p = sorted_pairs(f, y, n, W_RESIDUAL, &m);
     double v = p ? at_sorted(p, m, sigma) : NAN;
     free(p);
     return v;
@@ -233,7 +243,7 @@ double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_o
     if (sigma_out) *sigma_out = NAN;
     if (n == 0) return NAN;
     size_t m;
-    img *p = sorted_pairs(f, y, n, &m);
+    img *p = sorted_pairs(f, y, n, W_RESIDUAL, &m);
     if (!p) return NAN;
     hctx c = { p, m, 0 };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
@@ -258,4 +268,38 @@ double cs_smece_auto(const double *f, const double *y, size_t n, double *sigma_o
     free(p);
     if (sigma_out && !isnan(v)) *sigma_out = s;
     return v;
+}
+
+/* The images of the pairs (f_i, w_i) with weights of kind k, or NULL when out of memory. */
+static img *images_of(const double *f, const double *y, size_t n, weight k, double s, size_t *count)
+{
+    size_t m;
+    img *p = sorted_pairs(f, y, n, k, &m);
+    img *im = p ? images(p, m, s, count) : NULL;
+    free(p);
+    return im;
+}
+
+int cs_smece_curve(const double *f, const double *y, size_t n, double sigma, size_t points,
+                   double *mu, double *density)
+{
+    if (n == 0 || points < 2 || !(sigma > 0)) return -1;
+    size_t ml, m1;
+    img *lab = images_of(f, y, n, W_LABEL, sigma, &ml);
+    img *one = lab ? images_of(f, y, n, W_ONE, sigma, &m1) : NULL;
+    if (!one) {
+        free(lab);
+        return -1;
+    }
+    for (size_t j = 0; j < points; j++) {
+        double t = j + 1 == points ? 1.0 : (double)j / (double)(points - 1);
+        double d = g_at(one, m1, t, sigma);
+        /* relplot's mu = sum K y / (sum K + 1e-4) keeps its 1e-4 from dividing by zero; here
+         * the sums are exact, and mu is NAN only where no image is within CUT sigma */
+        mu[j] = d > 0 ? g_at(lab, ml, t, sigma) / d : NAN;
+        density[j] = d;
+    }
+    free(lab);
+    free(one);
+    return 0;
 }
