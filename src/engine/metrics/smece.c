@@ -1,6 +1,7 @@
 /* Smooth ECE with the kernel sums done exactly (see calscope/smece.h for the definition). */
 #include "calscope/smece.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -81,15 +82,24 @@ static size_t lower(const img *im, size_t m, double x)
 }
 
 /* The kernel sum sum_i w_i K_s(t, f_i) of the images' weights (the smoothed residual
- * (1/n) sum r_i K_s(t, f_i) for W_RESIDUAL), every term with its own exp. */
+ * (1/n) sum r_i K_s(t, f_i) for W_RESIDUAL), every term with its own exp. With im2 (images
+ * with the same centres, other weights) *sum2 gets its sum from the same exps. */
+static double g_at2(const img *im, const img *im2, size_t m, double t, double s, double *sum2)
+{
+    double sum = 0.0, other = 0.0, hi = t + CUT * s;
+    for (size_t j = lower(im, m, t - CUT * s); j < m && im[j].c <= hi; j++) {
+        double z = (t - im[j].c) / s, e = exp(-0.5 * z * z);
+        sum += im[j].w * e;
+        if (im2) other += im2[j].w * e;
+    }
+    double norm = s * sqrt(2.0 * M_PI);
+    if (sum2) *sum2 = other / norm;
+    return sum / norm;
+}
+
 static double g_at(const img *im, size_t m, double t, double s)
 {
-    double sum = 0.0, hi = t + CUT * s;
-    for (size_t j = lower(im, m, t - CUT * s); j < m && im[j].c <= hi; j++) {
-        double z = (t - im[j].c) / s;
-        sum += im[j].w * exp(-0.5 * z * z);
-    }
-    return sum / (s * sqrt(2.0 * M_PI));
+    return g_at2(im, NULL, m, t, s, NULL);
 }
 
 /* The smoothed residual (up to its positive factor) on the grid t_j = j / G, j = 0..G, only
@@ -291,12 +301,15 @@ int cs_smece_curve(const double *f, const double *y, size_t n, double sigma, siz
         free(lab);
         return -1;
     }
+    /* the label and unit weights sit on the same distinct values, so their images have the
+     * same centres in the same order: one exp per (image, point) serves both sums */
+    assert(ml == m1);
     for (size_t j = 0; j < points; j++) {
-        double t = j + 1 == points ? 1.0 : (double)j / (double)(points - 1);
-        double d = g_at(one, m1, t, sigma);
+        double t = j + 1 == points ? 1.0 : (double)j / (double)(points - 1), num;
+        double d = g_at2(one, lab, m1, t, sigma, &num);
         /* relplot's mu = sum K y / (sum K + 1e-4) keeps its 1e-4 from dividing by zero; here
          * the sums are exact, and mu is NAN only where no image is within CUT sigma */
-        mu[j] = d > 0 ? g_at(lab, ml, t, sigma) / d : NAN;
+        mu[j] = d > 0 ? num / d : NAN;
         density[j] = d;
     }
     free(lab);
