@@ -1,5 +1,5 @@
-/* View 1: reliability diagram of the active file, its confidence histogram, and the metrics
- * table with bootstrap intervals. */
+/* View 1: reliability diagram of the active file (bars, or relplot's smoothed curve: o), its
+ * confidence histogram, and the metrics table with bootstrap intervals. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,5 @@
-/* Smooth ECE with the kernel sums done exactly (see calscope/smece.h for the definition). */
+/* Smooth ECE and relplot's smoothed reliability curve, the kernel sums done exactly (see
+ * calscope/smece.h for the definitions). */
 #include "calscope/smece.h"
 
 #include <assert.h>
