@@ -45,12 +45,13 @@ double cs_smece_relplot(const double *f, const double *y, size_t n, double sigma
  * with K_s the reflected Gaussian above. relplot smooths y directly: prepare_rel_diagram fits
  * KernelSmoother(ReflectedGaussianKernel(sigma)) to (f, y), not wrapped in its
  * CenteredRegressor (which would smooth y - f and add t back: another curve); sigma is
- * smECE's own bandwidth (kde_bandwidth=None), the density its kernel's kde of f. It draws mu thicker and more opaque where the density
- * is higher. What is not taken from relplot: its grids (the sums here are exact, as
- * cs_smece_at's), the 1e-4 its smoother adds to the denominator and the 1e-5 its kde adds, its
- * boundary correction (dividing by the kde of a uniform grid, which is 1 for the reflected
- * kernel), and the default mu of rel_diagram, a mean of 200 random bootstrap fits (the point
- * estimate is what relplot draws with plot_confidence_band=False).
+ * smECE's own bandwidth (kde_bandwidth=None), the density its kernel's kde of f. It draws mu
+ * thicker and more opaque where the density is higher.
+ * Not taken from relplot: its grids (here every image of every sample is summed, each term's
+ * Gaussian to 2e-14 relative), the 1e-4 its smoother adds to the denominator and the 1e-5 its
+ * kde adds, its boundary correction (dividing by the kde of a uniform grid, which is 1 for the
+ * reflected kernel), and the default mu of rel_diagram, a mean of 200 random bootstrap fits
+ * (the point estimate is what relplot draws with plot_confidence_band=False).
  * mu[j] is NAN where no sample's kernel reaches t_j (every image farther than 9 sigma; the
  * density there is 0). Fills mu and density (points doubles each, the caller's). Returns 0,
  * or -1 when n == 0, points < 2, sigma <= 0 or memory ran out. Any thread. */
