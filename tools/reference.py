@@ -7,6 +7,9 @@
     /usr/bin/python3 tools/reference.py --write [--out tests/expected/reference.json]
         evaluates every sample in samples/ (not samples/broken/) under SETTINGS below and writes
         the expected values that tests/e2e/test_reference.sh compares calscope against.
+    /usr/bin/python3 tools/reference.py --write-smece-curve [TSV]
+        relplot's smoothed reliability curve (smece_curve) on every sample, for the unit test
+        test_estimators (default tests/fixtures/smece_curve.tsv).
 
 Implemented: lenses top1, class:C, classwise, topk:K, full; binning uniform (scalar: (i/M,(i+1)/M],
 0 in bin 0; vector lenses: a grid of M cells per coordinate over the first dim-1 coordinates) and
@@ -461,6 +464,53 @@ def smece_auto(f, y):
     return smece_at(f, y, s), s
 
 
+SMECE_CURVE_POINTS = 200   # relplot's config.plot_mesh_pts
+
+
+def smece_curve(f, y, s, points=SMECE_CURVE_POINTS):
+    """relplot's smoothed reliability diagram (diagrams.py prepare_rel_diagram with
+    plot_confidence_band=False): on t = linspace(0, 1, points), the Nadaraya-Watson smoothing of
+    y itself, mu(t) = sum K_s(t, f_i) y_i / sum K_s(t, f_i) (KernelSmoother, not
+    CenteredRegressor), and the kde of f, density(t) = sum K_s(t, f_i) / n, with the reflected
+    Gaussian K_s(t, f) = sum over k of phi_s(t - f - 2k) + phi_s(t + f - 2k), every image of
+    every sample summed (|k| up to 12 s + 2) — not relplot's grids, nor its 1e-4/1e-5 guards.
+    Returns (t, mu, density); mu is nan where the density underflows to 0."""
+    f = np.asarray(f, float)
+    y = np.asarray(y, float)
+    t = np.linspace(0.0, 1.0, points)
+    kmax = int(math.ceil(12 * s)) + 2
+    num = np.zeros(points)
+    den = np.zeros(points)
+    for k in range(-kmax, kmax + 1):
+        for c in (2 * k + f, 2 * k - f):
+            z = (t[:, None] - c[None, :]) / s
+            e = np.exp(-0.5 * z * z) / (s * math.sqrt(2 * math.pi))
+            num += e @ y
+            den += e.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = np.where(den > 0, num / den, np.nan)
+    return t, mu, den / len(f)
+
+
+def write_smece_curve(out):
+    """tests/fixtures/smece_curve.tsv for test_estimators (cs_smece_curve through cs_evaluate):
+    every sample, lenses top1 and class:1, bandwidths smECE's sigma* (this file's root, written
+    with repr so C reads the same double) and 0.05; every 9th mesh point and the last."""
+    lines = ["# path\tlens\tsigma\tj\tmu\tdensity  (tools/reference.py --write-smece-curve)"]
+    for path in sample_files():
+        d = load(os.path.join(ROOT, path))
+        for lens in ("top1", "class:1"):
+            f, y = scalar_pair(d, lens)
+            for s in (smece_auto(f, y)[1], 0.05):
+                t, mu, den = smece_curve(f, y, s)
+                for j in list(range(0, SMECE_CURVE_POINTS, 9)) + [SMECE_CURVE_POINTS - 1]:
+                    lines.append(f"{path}\t{lens}\t{s!r}\t{j}\t{mu[j]!r}\t{den[j]!r}")
+        print(f"  {path}", file=sys.stderr)
+    with open(out, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"wrote {out}: {len(lines) - 1} lines", file=sys.stderr)
+
+
 def l2ce(f, y, m):
     """Kumar et al.: plug-in and debiased (closed form) L2 CE over equal-mass groups
     (stable sort, array_split; groups of one add nothing to the debiased sum)."""
@@ -626,6 +676,8 @@ def write(out):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--write-smece-curve", metavar="TSV", nargs="?",
+                    const=os.path.join(ROOT, "tests", "fixtures", "smece_curve.tsv"))
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "expected", "reference.json"))
     ap.add_argument("--lens", default="top1")
     ap.add_argument("--bins", type=int, default=15)
@@ -637,6 +689,9 @@ def main(argv):
     args = ap.parse_args(argv)
     if args.write:
         write(args.out)
+        return 0
+    if args.write_smece_curve:
+        write_smece_curve(args.write_smece_curve)
         return 0
     res = [evaluate(load(f), args) for f in args.files]
     json.dump({"files": res}, sys.stdout, indent=1, allow_nan=False)

@@ -126,7 +126,11 @@ enum {
     CS_WANT_ALL      = 0xeffu,
     /* Not in CS_WANT_ALL: the RECE-G smoothed reliability curve, rece_acc / rece_conf below
      * (scalar lenses except classwise; left NULL otherwise). */
-    CS_WANT_RECE_CURVE = 1u << 8
+    CS_WANT_RECE_CURVE = 1u << 8,
+    /* Not in CS_WANT_ALL: relplot's smoothed reliability curve at smECE's bandwidth,
+     * smece_mu / smece_density below (top1 and class:C; left NULL otherwise). Implies
+     * CS_WANT_SMECE (the bandwidth is smECE's). */
+    CS_WANT_SMECE_CURVE = 1u << 12
 };
 
 /* One bin of the estimator. For scalar lenses lo/hi are the bin's interval on the first
@@ -156,13 +160,19 @@ typedef struct cs_result {
      * NAN where W_i is 0). Owned, n_rece (= M) each, or NULL. */
     double *rece_acc, *rece_conf;
     size_t n_rece;
+    /* With CS_WANT_SMECE_CURVE: relplot's smoothed accuracy mu(t_j) and the smoothed density
+     * of the values at t_j = j / (n_smece_curve - 1), bandwidth smece_sigma (calscope/smece.h
+     * cs_smece_curve; mu NAN where no sample reaches). Owned, n_smece_curve
+     * (= CS_SMECE_CURVE_POINTS) each, or NULL. */
+    double *smece_mu, *smece_density;
+    size_t n_smece_curve;
 } cs_result;
 
 /* Empties r: every metric NAN ("not measured"), no bins. The one list of a result's values that
  * every producer (cs_evaluate, the statistics engine) starts from. Any thread. */
 void cs_result_reset(cs_result *r);
 
-/* Releases result->bins (the struct itself belongs to the caller). */
+/* Releases result->bins and the curves (the struct itself belongs to the caller). */
 void cs_result_free(cs_result *r);
 
 /* Selection + lens applied to the dataset's samples. Opaque except for n. */

@@ -12,7 +12,7 @@
  *
  * Two computations:
  *  - cs_smece_at / cs_smece_auto: the kernel sums exactly (every image of every sample within
- *    10 s of the point: the rest is below 1e-22 of the peak), the integral exactly between
+ *    9 s of the point: the rest is below 3e-18 of the peak), the integral exactly between
  *    the sign changes of the smoothed residual (normal cdf differences), the sign changes found
  *    on a grid of step s/8 and refined to 1e-15. Two sign changes closer than s/8 can be
  *    missed (the curve barely crosses zero between them): the integral is then low by the
@@ -43,5 +43,26 @@ double cs_smece_auto_near(const double *f, const double *y, size_t n, double hin
 /* relplot's number: sigma > 0 is smECE_sigma(f, y, sigma), sigma == 0 smECE(f, y) with its
  * 10-step bandwidth search; *sigma_out (may be NULL) gets the bandwidth used. NAN as above. */
 double cs_smece_relplot(const double *f, const double *y, size_t n, double sigma, double *sigma_out);
+
+/* relplot's smoothed reliability diagram (diagrams.py prepare_rel_diagram, the picture its
+ * rel_diagram draws), on its mesh of CS_SMECE_CURVE_POINTS points t_j = j / (points - 1):
+ *   mu(t)      = sum_i K_s(t, f_i) y_i / sum_i K_s(t, f_i)   (Nadaraya-Watson of y itself)
+ *   density(t) = (1/n) sum_i K_s(t, f_i)                      (integrates to 1 over [0, 1])
+ * with K_s the reflected Gaussian above. relplot smooths y directly: prepare_rel_diagram fits
+ * KernelSmoother(ReflectedGaussianKernel(sigma)) to (f, y), not wrapped in its
+ * CenteredRegressor (which would smooth y - f and add t back: another curve); sigma is
+ * smECE's own bandwidth (kde_bandwidth=None), the density its kernel's kde of f. It draws mu
+ * thicker and more opaque where the density is higher.
+ * Not taken from relplot: its grids (here every image of every sample is summed, each term's
+ * Gaussian to 2e-14 relative), the 1e-4 its smoother adds to the denominator and the 1e-5 its
+ * kde adds, its boundary correction (dividing by the kde of a uniform grid, which is 1 for the
+ * reflected kernel), and the default mu of rel_diagram, a mean of 200 random bootstrap fits
+ * (the point estimate is what relplot draws with plot_confidence_band=False).
+ * mu[j] is NAN where no sample's kernel reaches t_j (every image farther than 9 sigma; the
+ * density there is 0). Fills mu and density (points doubles each, the caller's). Returns 0,
+ * or -1 when n == 0, points < 2, sigma <= 0 or memory ran out. Any thread. */
+#define CS_SMECE_CURVE_POINTS 200   /* relplot's config.plot_mesh_pts */
+int cs_smece_curve(const double *f, const double *y, size_t n, double sigma, size_t points,
+                   double *mu, double *density);
 
 #endif

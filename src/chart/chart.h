@@ -36,7 +36,8 @@ int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliab
                         const ch_glyphs *g);
 
 /* The plot rectangle ch_reliability_draw uses in a w x h region, relative to the region: the
- * bars' columns are px .. px+pw-1 and rows py .. py+ph-1 (the x axis is row py+ph). For
+ * bars' columns are px .. px+pw-1 and rows py .. py+ph-1 (the x axis is row py+ph, the count
+ * strip row py+ph+2). For
  * overlays drawn on the diagram (curves, marks under the axis) and charts lined up under it. */
 void ch_reliability_area(const ch_reliability *r, int w, int h, int *px, int *py, int *pw, int *ph);
 

@@ -245,6 +245,22 @@ static unsigned h_rece_overlay(tui_state *st, int key)
     return TUI_REDRAW;
 }
 
+/* o: the Reliability view draws relplot's smoothed curve instead of the bars, or the bars
+ * again; from another view it shows the Reliability view. Only the drawing changes: the
+ * metrics result already holds the curve (model.c), so nothing is recomputed. */
+static unsigned h_smooth(tui_state *st, int key)
+{
+    (void)key;
+    st->smooth = !st->smooth;
+    unsigned f = TUI_REDRAW;
+    if (st->view != TUI_VIEW_RELIABILITY) {
+        st->view = TUI_VIEW_RELIABILITY;
+        st->overlay = TUI_OVERLAY_NONE;
+        f |= TUI_RELAYOUT | TUI_RECOMPUTE;
+    }
+    return f;
+}
+
 /* t: add the next recalibration of the active file (ts, platt for binary files, hist, iso);
  * T: remove the last one. Either shows the methods table of the Compare view. */
 static unsigned h_recal(tui_state *st, int key)
@@ -395,6 +411,7 @@ static const tui_action actions[] = {
     { { 's', 'S' }, "s S", "sigma", h_sigma, "RECE-G/M kernel sigma up / down" },
     { { 'd' }, "d", "distance", h_distance, "distance: tvd > l2 > max" },
     { { 'g' }, "g", "RECE-G curve", h_rece_overlay, "RECE-G smoothed curve on / off" },
+    { { 'o' }, "o", "smooth curve", h_smooth, "Reliability: bars / smooth curve (relplot)" },
     { { '/' }, "/", "select", h_select, "selection (Up/Down: history)" },
     { { 'f', 'F' }, "f F", "file", h_file, "active file next / previous" },
     { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off" },

@@ -276,8 +276,8 @@ static int submit_methods(tui_model *m, tui_state *st)
     return done;
 }
 
-/* The metrics of file f (every metric and the RECE-G curve of the `g` overlay; intervals for
- * the active file). */
+/* The metrics of file f (every metric, the RECE-G curve of the `g` overlay and the smooth curve
+ * of `o`; intervals for the active file). */
 static int submit_metrics(tui_model *m, tui_state *st, size_t f)
 {
     const cs_dataset *d = loaded(m, f);
@@ -289,7 +289,7 @@ static int submit_metrics(tui_model *m, tui_state *st, size_t f)
     cs_error_clear(&err);
     cs_metrics_job *job = cs_metrics_job_new(d, &st->settings, &err);
     if (job) {
-        job->want = CS_WANT_ALL | CS_WANT_RECE_CURVE;
+        job->want = CS_WANT_ALL | CS_WANT_RECE_CURVE | CS_WANT_SMECE_CURVE;
         cs_metrics_job_ci(job, ci, st->ci_method, st->seed);
     }
     return submit(m, st, TUI_SLOT_METRICS((int)f), job ? &job->base : NULL, &err);

@@ -70,6 +70,7 @@ typedef struct tui_state {
                                    comes back to it ("" = none) */
 
     int rece_overlay;           /* draw the RECE-G smoothed curve on the reliability diagram */
+    int smooth;                 /* Reliability view: relplot's smoothed curve instead of the bars */
     int ci;                     /* bootstrap repeats for intervals (0 = off) */
     int ci_on;                  /* what `i` turns intervals on with (--ci R, default 200) */
     int ci_method;              /* --ci-method: cs_ci_method of the intervals (0 = percentile) */

@@ -1,5 +1,5 @@
-/* View 1: reliability diagram of the active file, its confidence histogram, and the metrics
- * table with bootstrap intervals. */
+/* View 1: reliability diagram of the active file (bars, or relplot's smoothed curve: o), its
+ * confidence histogram, and the metrics table with bootstrap intervals. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +82,23 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
     if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");
     /* legend: the same glyphs as the chart, so it reads without colour */
-    if (y + 2 < r->y + r->h) {
+    if (y + 2 < r->y + r->h && st->smooth && resp->result.smece_mu) {
+        const ch_glyphs *g = c->g;
+        ch_buf *lb = ch_buf_new(r->w, 3);
+        if (lb) {
+            ch_buf_glyph(lb, 0, 0, g, CH_G_MARK1, CH_ROLE_SERIES1);
+            ch_buf_puts(lb, 2, 0, 12, "acc, dense", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 14, 0, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
+            ch_buf_puts(lb, 16, 0, -1, "calibrated", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 0, 1, g, CH_G_DOT, CH_ROLE_SERIES1);
+            ch_buf_puts(lb, 2, 1, 12, "acc, sparse", CH_ROLE_LABEL, 0);
+            ch_buf_glyph(lb, 14, 1, g, CH_G_VBAR4, CH_ROLE_COUNT);
+            ch_buf_puts(lb, 16, 1, -1, "density (d)", CH_ROLE_LABEL, 0);
+            ch_buf_puts(lb, 0, 2, -1, "relplot's smoothed curve (o: bars)", CH_ROLE_LABEL, 0);
+            tui_blit(lb, r->y + r->h - 3, r->x, 0);
+            ch_buf_free(lb);
+        }
+    } else if (y + 2 < r->y + r->h) {
         const ch_glyphs *g = c->g;
         ch_buf *lb = ch_buf_new(r->w, 3);
         if (lb) {
@@ -226,6 +242,50 @@ static void mark_moved_bins(const tui_ctx *c, ch_buf *b, int h, int w)
     }
 }
 
+/* o: relplot's smoothed reliability curve at smECE's bandwidth in panel a, in the bars' frame
+ * (axes, diagonal; the count strip's row holds the density), or why this result has none. The
+ * title names the estimate and its bandwidth: the picture is the number's. */
+static void draw_smooth(const tui_ctx *c, const tui_rect *a, const cs_metrics_job *resp, int stale)
+{
+    const cs_result *r = &resp->result;
+    const tui_file *f = &c->m->files[c->st->active];
+    const char *sig = c->g->utf8 ? "\xcf\x83" : "sigma";
+    char lens[64], title[256], why[512];
+    cs_settings_lens_name(&resp->settings, lens, sizeof lens);   /* what it was computed for */
+    if (!r->smece_mu) {
+        if (f->data && f->data->stats)
+            snprintf(why, sizeof why, "No smooth curve: a statistics file keeps per-bin sums, not "
+                     "the rows the kernel smooths. o: bars.");
+        else
+            snprintf(why, sizeof why, "No smooth curve: smECE and relplot's curve are defined on the "
+                     "top1 and class:C lenses only, not on %s. l: next lens, o: bars.", lens);
+        tui_textf(a->y, a->x, a->w, CH_ROLE_TITLE, "%s  %s  smooth", f->name, lens);
+        if (stale) tui_draw_stale_mark(a, a->y);
+        tui_rect wr = { a->x, a->y + 2, a->w, a->h - 2 };
+        tui_draw_lines(&wr, wr.y, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, why);
+        return;
+    }
+    snprintf(title, sizeof title, "%s  %s  smooth  smECE %.4f  %s %.4f", f->name, lens, r->smece,
+             sig, r->smece_sigma);
+    if (ch_text_width(title) > a->w)
+        snprintf(title, sizeof title, "smooth  smECE %.4f  %s %.4f", r->smece, sig, r->smece_sigma);
+    ch_buf *b = ch_buf_new(a->w, a->h);
+    if (!b) return;
+    ch_reliability frame = { NULL, 0, 0, title, 0 };
+    if (ch_reliability_draw(b, 0, 0, a->w, a->h, &frame, c->g) < 0) {
+        ch_buf_puts(b, 0, 0, -1, "(too small for the diagram)", CH_ROLE_WARNING, 0);
+    } else {
+        int px, py, W, H;
+        diagram_area(a->w, a->h, &px, &py, &W, &H);
+        ch_smooth_draw(b, px, py, W, H, r->smece_mu, r->smece_density, r->n_smece_curve,
+                       py + H + 2, c->g, CH_G_MARK1, CH_G_DOT, CH_ROLE_SERIES1);
+        ch_buf_puts(b, px - 2, py + H + 2, 1, "d", CH_ROLE_LABEL, 0);   /* not the counts' n */
+    }
+    tui_blit(b, a->y, a->x, stale);
+    if (stale) tui_draw_stale_mark(a, a->y);
+    ch_buf_free(b);
+}
+
 void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
 {
     const tui_state *st = c->st;
@@ -243,7 +303,8 @@ void tui_view_reliability(const tui_ctx *c, const tui_layout *l)
     if (ch_text_width(title) > l->a.w)        /* narrow: the status line has the settings */
         snprintf(title, sizeof title, "%s", c->m->files[st->active].name);
 
-    ch_buf *b = ch_buf_new(l->a.w, l->a.h);
+    ch_buf *b = st->smooth ? NULL : ch_buf_new(l->a.w, l->a.h);
+    if (st->smooth) draw_smooth(c, &l->a, resp, stale);
     if (b) {
         ch_reliability rel = { resp->result.bins, resp->result.n_bins, 0, title, 0 };
         if (ch_reliability_draw(b, 0, 0, l->a.w, l->a.h, &rel, c->g) < 0)

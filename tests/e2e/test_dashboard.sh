@@ -402,9 +402,10 @@ if [ -f "$CSAMPLE" ]; then
     check_screen "compat renders at 60x20" 'compat +ECE' 5
     if fits_60x20; then ok "compat at 60x20: no line past the edge"; else not_ok "compat at 60x20" "$SCREEN"; fi
     keys ?
-    check_screen "? lists the recalibration key" 't T +add ts/platt/hist/iso' 5
+    check_screen "? lists the smooth-curve key" 'o +Reliability: bars / smooth curve' 5
     keys ?
-    check_screen "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off' 5
+    check_screen "? (page 2 at 60x20) lists the recalibration key" 't T +add ts/platt/hist/iso' 5
+    expect_match "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off' "$SCREEN"
     keys q
 fi
 # compat under --lens classwise: calscope's RMS follows the lens, torchmetrics has none and says why

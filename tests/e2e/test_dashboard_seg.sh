@@ -31,6 +31,10 @@ T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv; echo EXITED \$?; sleep 8
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a statistics file opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
 expect_match "metrics not exact from statistics show n/a" 'RECE-G +n/a' "$SCREEN"
+keys o
+check_screen "o on a statistics file: why there is no smooth curve" 'No smooth curve: a statistics file' 60
+keys o
+check_screen "o again: the bars" 'stats.csv  top1 15 uniform' 60
 keys 6
 check_screen "Cases view: the four cases listed" 'brain03' 60
 expect_match "Cases view: every case listed" 'brain00' "$SCREEN"

@@ -4,10 +4,12 @@
 #include "support/cs_test.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calscope/estimators.h"
+#include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/smece.h"
 
@@ -222,6 +224,216 @@ static void test_sweep_by_hand(void **state)
     assert_true(isnan(cs_ece_sweep(f2, y3, 0, 1, 1.0, &b)));
 }
 
+/* ---- relplot's smoothed reliability curve (cs_smece_curve) ------------------------------- */
+
+enum { G = CS_SMECE_CURVE_POINTS };
+
+/* The reflected kernel written out: phi_s at every image 2k + f and 2k - f, |k| <= 4 (the
+ * rest is below exp(-(7/s)^2/2) for s <= 1). */
+static double K(double t, double f, double s)
+{
+    double sum = 0.0;
+    for (int k = -4; k <= 4; k++) {
+        double a = (t - f - 2 * k) / s, b = (t + f - 2 * k) / s;
+        sum += exp(-0.5 * a * a) + exp(-0.5 * b * b);
+    }
+    return sum / (s * sqrt(2.0 * M_PI));
+}
+
+static double mesh(int j) { return (double)j / (G - 1); }
+
+/* Two samples worked out: f = (.3, .7), y = (0, 1): mu(t) = K(t,.7) / (K(t,.3) + K(t,.7)),
+ * density (K(t,.3) + K(t,.7)) / 2. By the mirror symmetry K(1-t, 1-f) = K(t, f) the curve is
+ * antisymmetric: mu(1-t) = 1 - mu(t). One sample: mu is its y wherever it is defined, and the
+ * density has mass 1 on [0, 1]. Bad arguments: -1. */
+static void test_smcurve_by_hand(void **state)
+{
+    (void)state;
+    const double f[] = { 0.3, 0.7 }, y[] = { 0.0, 1.0 };
+    double mu[G], dn[G];
+    for (int si = 0; si < 3; si++) {
+        const double s = (const double[]){ 0.1, 0.03, 0.5 }[si];
+        assert_int_equal(cs_smece_curve(f, y, 2, s, G, mu, dn), 0);
+        for (int j = 0; j < G; j++) {
+            double t = mesh(j), a = K(t, 0.3, s), b = K(t, 0.7, s);
+            assert_double_rel(dn[j], 0.5 * (a + b), 1e-15, 1e-13);
+            /* no estimate where both samples are more than 9 sd away (smece.h): there the
+             * density is below 1e-18 */
+            if (fabs(t - 0.3) > 9 * s && fabs(t - 0.7) > 9 * s) {
+                assert_true(isnan(mu[j]) && isnan(mu[G - 1 - j]) && dn[j] < 1e-17);
+                continue;
+            }
+            /* the images beyond 9 sd left out move mu by at most phi_s(9 s) / density */
+            double tol = 1e-15 + 3e-18 / (s * dn[j]);
+            assert_double_rel(mu[j], b / (a + b), tol, 1e-13);
+            assert_double_near(mu[j] + mu[G - 1 - j], 1.0, 1e-13 + 2 * tol);
+        }
+    }
+    /* s = 0.1 at t = 0: K(0, f) = 2 phi_s(f) + (images at 2k +- f, k != 0: 13 sd away or
+     * more), so mu(0) = phi(7) / (phi(3) + phi(7)) = 1 / (1 + e^20), density
+     * (phi(3) + phi(7)) / s */
+    assert_int_equal(cs_smece_curve(f, y, 2, 0.1, G, mu, dn), 0);
+    assert_double_rel(mu[0], 1.0 / (1.0 + exp(20.0)), 0, 1e-14);
+    assert_double_near(dn[0], (exp(-4.5) + exp(-24.5)) / (0.1 * sqrt(2.0 * M_PI)), 1e-15);
+
+    const double f1[] = { 0.8 }, y1[] = { 1.0 };
+    assert_int_equal(cs_smece_curve(f1, y1, 1, 0.2, G, mu, dn), 0);
+    double mass = 0.0;
+    for (int j = 0; j < G; j++) {
+        assert_true(mu[j] == 1.0);
+        if (j) mass += 0.5 * (dn[j] + dn[j - 1]) * (mesh(j) - mesh(j - 1));
+    }
+    assert_double_near(mass, 1.0, 1e-4);    /* the trapezoid rule's error at step 1/199 */
+    /* a narrow kernel leaves t = 0 out of reach: no estimate there, density 0 */
+    assert_int_equal(cs_smece_curve(f1, y1, 1, 0.05, G, mu, dn), 0);
+    assert_true(isnan(mu[0]) && dn[0] == 0.0 && mu[G - 1] == 1.0);
+
+    assert_int_equal(cs_smece_curve(f, y, 0, 0.1, G, mu, dn), -1);
+    assert_int_equal(cs_smece_curve(f, y, 2, 0.0, G, mu, dn), -1);
+    assert_int_equal(cs_smece_curve(f, y, 2, 0.1, 1, mu, dn), -1);
+}
+
+/* Calibrated by construction: at each of the values v = k/20 sit 20 samples, k of them
+ * correct, so E[y | f = v] = v. The smoothing of the identity is the identity away from the
+ * ends (the reflection bends it within a few sigma of 0 and 1). Row order changes nothing, to
+ * the last bit. */
+static void test_smcurve_calibrated_and_order(void **state)
+{
+    (void)state;
+    enum { V = 21, PER = 20, N = V * PER };
+    double f[N], y[N], fr[N], yr[N];
+    for (int k = 0; k < V; k++)
+        for (int i = 0; i < PER; i++) {
+            f[k * PER + i] = k / 20.0;
+            y[k * PER + i] = i < k ? 1.0 : 0.0;
+        }
+    for (int i = 0; i < N; i++) {      /* a permutation: 233 is prime to 420 */
+        fr[i] = f[(i * 233) % N];
+        yr[i] = y[(i * 233) % N];
+    }
+    const double s = 0.05;
+    double mu[G], dn[G], mur[G], dnr[G];
+    assert_int_equal(cs_smece_curve(f, y, N, s, G, mu, dn), 0);
+    assert_int_equal(cs_smece_curve(fr, yr, N, s, G, mur, dnr), 0);
+    double worst_in = 0.0;
+    for (int j = 0; j < G; j++) {
+        double t = mesh(j);
+        assert_true(mu[j] == mur[j] && dn[j] == dnr[j]);
+        if (t >= 4 * s && t <= 1 - 4 * s && fabs(mu[j] - t) > worst_in) worst_in = fabs(mu[j] - t);
+        assert_true(fabs(mu[j] - t) < 0.06);        /* near the ends: pulled inwards by < 1.2 s */
+    }
+    assert_true(worst_in < 1e-3);
+}
+
+/* Against tools/reference.py's numpy implementation (every image of every sample summed),
+ * through cs_evaluate: every sample, top1 and class:1, at smECE's sigma* and at 0.05.
+ * tests/fixtures/smece_curve.tsv: /usr/bin/python3 tools/reference.py --write-smece-curve.
+ * mu is compared where the density is at least 1e-3: the images beyond 9 sigma that the exact
+ * sums leave out weigh below 3e-18 / (sigma density) of it, which is 1e-12 at sigma 0.001. */
+static void test_smcurve_reference(void **state)
+{
+    (void)state;
+    const char *fix = "tests/fixtures/smece_curve.tsv";
+    FILE *in = fopen(fix, "r");
+    if (!in) fail_msg("%s: cannot open (run the tests from the repository root)", fix);
+    char line[1024], path[512] = "", lens[32] = "";
+    double sigma = -1;
+    cs_dataset *d = NULL;
+    cs_result r;
+    cs_result_reset(&r);
+    int compared = 0, files = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (line[0] == '#') continue;
+        char p[512], l[32];
+        double sg, mu, dn;
+        int j;
+        if (sscanf(line, "%511s\t%31s\t%lf\t%d\t%lf\t%lf", p, l, &sg, &j, &mu, &dn) != 6)
+            fail_msg("%s: bad line %s", fix, line);
+        if (strcmp(p, path) != 0) {
+            cs_dataset_free(d);
+            cs_load_options lo;
+            cs_load_options_default(&lo);
+            cs_error err;
+            cs_error_clear(&err);
+            /* the fixture's paths are "samples/NAME" */
+            d = cs_load_file(cs_test_sample(strchr(p, '/') + 1), &lo, NULL, &err);
+            if (!d) fail_msg("load %s: %s", p, err.msg);
+            snprintf(path, sizeof path, "%s", p);
+            sigma = -1;
+            files++;
+        }
+        if (strcmp(l, lens) != 0 || sg != sigma) {
+            cs_result_free(&r);
+            cs_settings s;
+            cs_settings_default(&s);
+            cs_error err;
+            if (cs_settings_set_lens(&s, l, &err) != CS_OK) fail_msg("%s", err.msg);
+            s.smece_sigma = sg;
+            cs_prepared *pp = cs_prepare(d, &s, &err);
+            if (!pp) fail_msg("%s %s: %s", p, l, err.msg);
+            assert_int_equal(cs_evaluate(pp, NULL, 0, CS_WANT_SMECE_CURVE, NULL, &r, &err), CS_OK);
+            cs_prepared_free(pp);
+            assert_int_equal(r.n_smece_curve, G);
+            assert_true(r.smece_sigma == sg);
+            snprintf(lens, sizeof lens, "%s", l);
+            sigma = sg;
+        }
+        assert_true(j >= 0 && j < G);
+        assert_double_rel(r.smece_density[j], dn, 1e-15, 1e-12);
+        if (dn >= 1e-3) assert_double_near(r.smece_mu[j], mu, 1e-12);
+        else assert_true(isnan(r.smece_mu[j]) || (r.smece_mu[j] >= 0 && r.smece_mu[j] <= 1));
+        compared++;
+    }
+    fclose(in);
+    cs_result_free(&r);
+    cs_dataset_free(d);
+    assert_true(files >= 10 && compared >= 1000);
+}
+
+/* Through cs_evaluate: the curve at the automatic bandwidth is the one at sigma* (smece and
+ * smece_sigma come with it, asked for or not); NULL on the lenses smECE is not defined on. */
+static void test_smcurve_evaluate(void **state)
+{
+    (void)state;
+    const double P[] = { 0.8, 0.2, 0.4, 0.6, 0.1, 0.9, 0.7, 0.3 };
+    const int32_t L[] = { 0, 0, 1, 1 };
+    cs_dataset *d = cs_test_dataset(4, 2, P, L);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_prepared *p = cs_prepare(d, &s, &err);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SMECE_CURVE, NULL, &r, &err), CS_OK);
+    const double f[] = { 0.6, 0.7, 0.8, 0.9 }, y[] = { 0, 0, 1, 1 };
+    double sig, mu[G], dn[G];
+    assert_true(r.smece == cs_smece_auto(f, y, 4, &sig) && r.smece_sigma == sig);
+    assert_int_equal(cs_smece_curve(f, y, 4, sig, G, mu, dn), 0);
+    assert_int_equal(r.n_smece_curve, G);
+    assert_memory_equal(r.smece_mu, mu, sizeof mu);
+    assert_memory_equal(r.smece_density, dn, sizeof dn);
+    assert_null(r.rece_acc);
+    cs_result_free(&r);
+    assert_null(r.smece_mu);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &err), CS_OK);
+    assert_null(r.smece_mu);                          /* not in CS_WANT_ALL */
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    static const char *const none[] = { "classwise", "topk:2", "full" };
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(cs_settings_set_lens(&s, none[i], &err), CS_OK);
+        p = cs_prepare(d, &s, &err);
+        assert_non_null(p);
+        assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SMECE_CURVE, NULL, &r, &err), CS_OK);
+        assert_null(r.smece_mu);
+        assert_null(r.smece_density);
+        assert_int_equal(r.n_smece_curve, 0);
+        assert_true(isnan(r.smece));
+        cs_result_free(&r);
+        cs_prepared_free(p);
+    }
+    cs_dataset_free(d);
+}
+
 /* Through cs_evaluate: top1 and class:C give numbers, classwise NAN; --smece-sigma fixes the
  * bandwidth; the sweep follows --binning and --distance. */
 static void test_evaluate_lenses(void **state)
@@ -414,6 +626,10 @@ int main(void)
         cmocka_unit_test(test_evaluate_lenses),
         cmocka_unit_test(test_smece_large_by_hand),
         cmocka_unit_test(test_evaluate_large_copies),
+        cmocka_unit_test(test_smcurve_by_hand),
+        cmocka_unit_test(test_smcurve_calibrated_and_order),
+        cmocka_unit_test(test_smcurve_reference),
+        cmocka_unit_test(test_smcurve_evaluate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,7 +364,7 @@ static void test_prompt_bins_and_seed(void **state)
     assert_string_equal(st.message, "seed: want a non-negative integer, got '-1'");
 }
 
-/* Keys added with the Cases view and the RECE-G overlay: what they change and what they ask the
+/* Keys added with the Cases view, the RECE-G overlay and the smooth curve: what they change and what they ask the
  * loop to recompute. */
 static void test_class_overlay_and_help_pages(void **state)
 {
@@ -398,6 +398,20 @@ static void test_class_overlay_and_help_pages(void **state)
     char cmd[1024];
     tui_command_line(&st, cmd, sizeof cmd);
     assert_null(strstr(cmd, "rece"));
+
+    /* o: relplot's smoothed curve in place of the bars; the metrics result holds it already,
+     * so in the Reliability view a redraw only; from another view it goes there */
+    assert_int_equal(st.smooth, 0);
+    f = tui_action_dispatch(&st, 'o');
+    assert_int_equal(st.smooth, 1);
+    assert_int_equal(f, TUI_REDRAW);
+    st.view = TUI_VIEW_VARIANCE;
+    f = tui_action_dispatch(&st, 'o');
+    assert_int_equal(st.smooth, 0);
+    assert_int_equal(st.view, TUI_VIEW_RELIABILITY);
+    assert_int_equal(f, TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE);
+    tui_command_line(&st, cmd, sizeof cmd);
+    assert_null(strstr(cmd, "smooth"));            /* a picture, not a setting */
 
     /* ?: pages through the help when the drawing code says there are pages, then closes */
     tui_action_dispatch(&st, '?');

@@ -170,6 +170,52 @@ static void test_points(void **state)
     ch_buf_free(b);
 }
 
+/* relplot's smoothed curve as a line (ch_smooth_draw), 10 x 5 cells, the density strip two rows
+ * under: worked cell by cell. Mesh t_i = i/10: column j holds mesh point j (the last also
+ * t = 1), its row is floor(5 y). */
+static void test_smooth_line(void **state)
+{
+    (void)state;
+    const ch_glyphs *g = ch_glyphs_ascii();
+    enum { N = 11 };
+    double y[N], d[N];
+    /* y = t; density 2 (heavy '*') left of .5, 0.5 (light '.') from .5: strip levels 8 and 2;
+     * the last column is the density-weighted mean of y(.9) and y(1), .95 */
+    for (int i = 0; i < N; i++) { y[i] = i / 10.0; d[i] = i < 5 ? 2.0 : 0.5; }
+    ch_buf *b = ch_buf_new(10, 7);
+    assert_int_equal(ch_smooth_draw(b, 0, 0, 10, 5, y, d, N, 6, g, CH_G_MARK1, CH_G_DOT, CH_ROLE_SERIES1), 10);
+    char *txt = ch_buf_to_string(b);
+    assert_string_equal(txt, "        ..\n"
+                             "      ..\n"
+                             "    *.\n"
+                             "  **\n"
+                             "**\n"
+                             "\n"
+                             "8888822222\n");
+    free(txt);
+    assert_int_equal(ch_buf_at(b, 0, 4)->role, CH_ROLE_SERIES1);
+    assert_int_equal(ch_buf_at(b, 0, 6)->role, CH_ROLE_COUNT);
+    ch_buf_free(b);
+
+    /* a step at .5 is one unbroken line (the run up in column 5); no estimate at t = .2
+     * (NAN) and too little density at t = 0, .1 (below 1% of the densest column): no point,
+     * and a blank strip where the density is that low */
+    for (int i = 0; i < N; i++) { y[i] = i < 5 ? 0.0 : 1.0; d[i] = i < 2 ? 0.005 : 1.0; }
+    y[2] = NAN;
+    b = ch_buf_new(10, 7);
+    assert_int_equal(ch_smooth_draw(b, 0, 0, 10, 5, y, d, N, 6, g, CH_G_MARK1, CH_G_DOT, CH_ROLE_SERIES1), 7);
+    txt = ch_buf_to_string(b);
+    assert_string_equal(txt, "     *****\n"
+                             "     *\n"
+                             "     *\n"
+                             "     *\n"
+                             "   **\n"
+                             "\n"
+                             "  88888888\n");
+    free(txt);
+    ch_buf_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_strip),
         cmocka_unit_test(test_strip_many),
         cmocka_unit_test(test_points),
+        cmocka_unit_test(test_smooth_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

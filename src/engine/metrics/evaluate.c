@@ -541,7 +541,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
     if (!work) return nomem(err, "estimators");
     cs_status rc = CS_OK;
-    if (want & CS_WANT_SMECE) {
+    if (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
         out->smece = cs_mx_smece(v, t, order, ni, sig, hint, work, &used);
@@ -552,6 +552,25 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         }
         out->smece_sigma = isnan(out->smece) ? NAN : used;
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
+    }
+    /* the picture of that smooth ECE: relplot's curve at the same bandwidth (the dashboard's,
+     * once per file: its own copies of the pairs in value order) */
+    if (rc == CS_OK && (want & CS_WANT_SMECE_CURVE)) {
+        size_t G = CS_SMECE_CURVE_POINTS;
+        double *cf = malloc((ni ? ni : 1) * sizeof *cf), *cy = cf ? malloc((ni ? ni : 1) * sizeof *cy) : NULL;
+        out->smece_mu = malloc(G * sizeof *out->smece_mu);
+        out->smece_density = malloc(G * sizeof *out->smece_density);
+        if (cy)
+            for (size_t j = 0; j < ni; j++) {
+                cf[j] = v[order[j]];
+                cy[j] = t[order[j]] ? 1.0 : 0.0;
+            }
+        if (!cy || !out->smece_mu || !out->smece_density ||
+            cs_smece_curve(cf, cy, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
+            rc = nomem(err, "smooth reliability curve");
+        else out->n_smece_curve = G;
+        free(cf);
+        free(cy);
     }
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
@@ -834,7 +853,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         rc = classwise(p, &s, items, ni, cancel, &a, NULL, NULL, err);
         if (rc == CS_OK) out->sce = a.ece;
     }
-    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP)))
+    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP)))
         rc = scalar_estimators(p, items, ni, want, sc, out, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);

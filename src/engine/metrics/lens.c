@@ -68,6 +68,10 @@ void cs_result_free(cs_result *r)
     free(r->rece_conf);
     r->rece_acc = r->rece_conf = NULL;
     r->n_rece = 0;
+    free(r->smece_mu);
+    free(r->smece_density);
+    r->smece_mu = r->smece_density = NULL;
+    r->n_smece_curve = 0;
 }
 
 static void trim(char **a, char **z)

@@ -145,9 +145,11 @@ static int grid_moments(const view *v, double s, size_t G, double *g)
 
 /* The same grid image by image: each image's Gaussian over the grid points it reaches by the
  * recurrence e_{j+1} = e_j q_j, q_{j+1} = q_j exp(-a^2) (a = 1 / (G s)), one exp per image
- * and not per point (relative error below 1e-13). About 18 G s products per image: cheaper
+ * and not per point (relative error below 1e-13; it grows with the square of the run, so with
+ * restart > 0 it starts again from exact exps every `restart` points: 16 keeps each term's
+ * Gaussian to 2e-14, what the smoothed reliability curve needs). About 18 G s products per image: cheaper
  * than the moments' fixed (G + 1)(2R + 1) NT for a few thousand samples (a bootstrap draw). */
-static void grid_direct(const view *v, double s, size_t G, double *g)
+void cs_smece_grid_direct(const view *v, double s, size_t G, size_t restart, double *g)
 {
     double a = 1.0 / ((double)G * s), r = exp(-a * a), W = CUT * s;
     for (size_t j = 0; j <= G; j++) g[j] = 0.0;
@@ -161,7 +163,14 @@ static void grid_direct(const view *v, double s, size_t G, double *g)
             if (lo > hi) continue;
             double d = (lo / (double)G - c) / s;
             double e = exp(-0.5 * d * d), q = exp(-(d * a + 0.5 * a * a)), w = weight(v, sg, q0);
-            for (size_t j = (size_t)lo; j <= (size_t)hi; j++) {
+            size_t since = 0;
+            for (size_t j = (size_t)lo; j <= (size_t)hi; j++, since++) {
+                if (restart && since == restart) {   /* exact again: the error stays short */
+                    d = ((double)j / (double)G - c) / s;
+                    e = exp(-0.5 * d * d);
+                    q = exp(-(d * a + 0.5 * a * a));
+                    since = 0;
+                }
                 g[j] += w * e;
                 e *= q;
                 q *= r;
@@ -181,7 +190,7 @@ int cs_smece_grid(const view *v, double s, size_t G, double *g)
     double moments = (double)v->n * (NT + 8) + (double)(G + 1) * (2.0 * R + 1.0) * NT * 2.0 +
                      (double)v->nseg * (double)(G + 1) * NT;
     if (direct <= moments) {
-        grid_direct(v, s, G, g);
+        cs_smece_grid_direct(v, s, G, 0, g);
         return 0;
     }
     return grid_moments(v, s, G, g);

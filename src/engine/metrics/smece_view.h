@@ -91,5 +91,9 @@ int cs_smece_view(view *v, const pairs *P, double s);
 void cs_smece_lower(const view *v, double x, int *k, size_t *q);
 /* The sign grid g[0..G] (smece_grid.c). Returns 0 or -1 (out of memory). */
 int cs_smece_grid(const view *v, double s, size_t G, double *g);
+/* The kernel sum of the view's weights (up to 1 / (s sqrt(2 pi))) at t_j = j / G, j = 0..G,
+ * image by image (every image within CUT s of the point; restart as described in
+ * smece_grid.c, 0 for none). g has G + 1 entries, the caller's. */
+void cs_smece_grid_direct(const view *v, double s, size_t G, size_t restart, double *g);
 
 #endif
