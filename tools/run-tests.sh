@@ -61,6 +61,10 @@ run_job() {
     local cpu; cpu=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } printf "%.0f", n }' "$log.times")
     echo "$(( $(date +%s) - t0 )) ${cpu:-?} $kind $where/$(basename "$t")" >"$log.secs"
 }
+# Reference outputs (Python tools) that the scripts compute once for both variants (lib.sh
+# reference_output)
+export CALSCOPE_REF_CACHE="$log_dir/refcache"
+mkdir -p "$CALSCOPE_REF_CACHE"
 running=0
 for j in "${jobs_list[@]}"; do
     run_job "$j" &

@@ -26,6 +26,23 @@ expect_match() {
 expect_no_match() {
     if printf '%s' "$3" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/ in:" "${3:0:600}"; else ok "$1"; fi
 }
+# reference_output OUT CMD...: runs a reference (a Python tool whose output depends only on its
+# arguments and the files they name) into OUT. Under tools/run-tests.sh, which runs every script
+# once per build variant, the second variant reads the first one's output from
+# $CALSCOPE_REF_CACHE instead of running it again: the key is the command and the contents of
+# every argument that is a file (the tool itself included). Returns the command's status.
+reference_output() {
+    local out=$1; shift
+    if [ -z "${CALSCOPE_REF_CACHE:-}" ] || [ ! -d "$CALSCOPE_REF_CACHE" ]; then "$@" >"$out"; return; fi
+    local key a
+    # files named by a relative path are hashed (the repository's tools and samples); an absolute
+    # path (the interpreter, a per-script temporary file) is taken by its name: the cache lives
+    # for one run of the suite
+    key=$( { printf '%s\0' "$@"; for a in "$@"; do case $a in /*) ;; *) [ -f "$a" ] && cat -- "$a";; esac; done; } | sha256sum | cut -c1-32)
+    if [ -f "$CALSCOPE_REF_CACHE/$key" ]; then cp "$CALSCOPE_REF_CACHE/$key" "$out"; return 0; fi
+    "$@" >"$out" || return
+    cp "$out" "$CALSCOPE_REF_CACHE/$key.$$" && mv "$CALSCOPE_REF_CACHE/$key.$$" "$CALSCOPE_REF_CACHE/$key"
+}
 # json_get EXPR  — evaluates a python expression on the parsed $OUT as `d`
 json_get() { printf '%s' "$OUT" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 

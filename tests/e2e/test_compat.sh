@@ -11,7 +11,7 @@ REF="/usr/bin/python3 tools/compat_reference.py"
 
 compare() { # compare NAME FILE [OPTIONS...]
     local name=$1 file=$2; shift 2
-    $REF "$file" "$@" >"$TMP/ref.json" 2>"$TMP/ref.err" || { not_ok "$name" "reference failed: $(head -c 400 "$TMP/ref.err")"; return; }
+    reference_output "$TMP/ref.json" $REF "$file" "$@" 2>"$TMP/ref.err" || { not_ok "$name" "reference failed: $(head -c 400 "$TMP/ref.err")"; return; }
     run "$CALSCOPE" report --compat all --format json "$file" "$@"
     [ "$RC" -eq 0 ] || { not_ok "$name" "exit $RC" "${ERR:0:400}"; return; }
     printf '%s' "$OUT" >"$TMP/out.json"

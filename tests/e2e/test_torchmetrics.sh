@@ -45,8 +45,7 @@ if [ -z "$cap" ]; then
 elif [ "$cap" != "AVX2" ]; then
     echo "# skipped: torch runs its $cap kernels here; the emulation (and the fixtures) assume AVX2"
 else
-    run $TOOL prims
-    printf '%s\n' "$OUT" >"$TMP/prims.txt"
+    reference_output "$TMP/prims.txt" $TOOL prims
     if diff <(grep -v '^#' tests/fixtures/torch_prims.txt) <(grep -v '^#' "$TMP/prims.txt") >"$TMP/prims.diff"
     then ok "torch live: linspace, bucketize and sum hashes equal the committed fixture"
     else not_ok "torch live: linspace, bucketize and sum hashes equal the committed fixture" "$(head -20 "$TMP/prims.diff")"; fi
