@@ -52,16 +52,22 @@ else
 fi
 
 # calscope report end to end (load + every default metric + JSON), best of 3.
-if [ -x "$BUILD/calscope" ]; then
+# best_report FILE RUNS NAME: the best wall time (ns) of RUNS `calscope report --format json FILE`
+# in $best ("" when one failed; its status in $rc, its stderr in $DATA_DIR/NAME.err)
+best_report() {
     best=""
-    for _ in 1 2 3; do
+    local t0 t1 dt
+    for _ in $(seq "$2"); do
         t0=$(date +%s%N)
-        "$BUILD/calscope" report --format json "$DATA" > "$DATA_DIR/cli.json" 2> "$DATA_DIR/cli.err"; rc=$?
+        "$BUILD/calscope" report --format json "$1" > "$DATA_DIR/$3.json" 2> "$DATA_DIR/$3.err"; rc=$?
         t1=$(date +%s%N)
         if [ "$rc" -ne 0 ]; then best=""; break; fi
         dt=$(( t1 - t0 ))
         if [ -z "$best" ] || [ "$dt" -lt "$best" ]; then best=$dt; fi
     done
+}
+if [ -x "$BUILD/calscope" ]; then
+    best_report "$DATA" 3 cli
     if [ -n "$best" ]; then
         printf 'cli\t%s\t%s\tcalscope report --format json, wall clock, best of 3\n' \
             "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" "$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')" >> "$ENGINE_TSV"
@@ -95,15 +101,7 @@ if [ "${BENCH_WIDE_CSV:-1}" = 1 ] && [ -s "$WIDE_CSV" ]; then
         "$BUILD/bench_engine" -r 3 -c load "$WIDE_CSV" | sed -n 's/^load\t/load_wide\t/p' >> "$ENGINE_TSV"
     fi
     if [ -x "$BUILD/calscope" ]; then
-        best=""
-        for _ in 1 2; do
-            t0=$(date +%s%N)
-            "$BUILD/calscope" report --format json "$WIDE_CSV" > "$DATA_DIR/cli_wide.json" 2> "$DATA_DIR/cli_wide.err"; rc=$?
-            t1=$(date +%s%N)
-            if [ "$rc" -ne 0 ]; then best=""; break; fi
-            dt=$(( t1 - t0 ))
-            if [ -z "$best" ] || [ "$dt" -lt "$best" ]; then best=$dt; fi
-        done
+        best_report "$WIDE_CSV" 2 cli_wide
         if [ -n "$best" ]; then
             s=$(awk -v n="$best" 'BEGIN{printf "%.6f", n/1e9}')
             printf 'cli_wide\t%s\t%s\tcalscope report --format json, wall clock, best of 2\n' "$s" "$s" >> "$ENGINE_TSV"

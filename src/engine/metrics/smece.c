@@ -63,27 +63,7 @@ static img *sorted_pairs(const double *f, const double *y, size_t n, size_t *m)
     return pairs_of(f, y, n, W_RESIDUAL, m);
 }
 
-/* The smoothed residual (1/n) sum r_i K_s(t, f_i), every term with its own exp. */
-static double g_at(const view *v, double t, double s)
-{
-    double sum = 0.0, hi = t + CUT * s;
-    int k;
-    size_t q;
-    for (cs_smece_lower(v, t - CUT * s, &k, &q); k < v->nseg; k++, q = k < v->nseg ? v->sg[k].a : 0) {
-        const seg *g = &v->sg[k];
-        for (; q < g->z; q++) {
-            double c = centre(v, g, q);
-            if (c > hi) goto done;
-            double z = (t - c) / s;
-            sum += weight(v, g, q) * exp(-0.5 * z * z);
-        }
-    }
-done:
-    return sum / (s * sqrt(2.0 * M_PI));
-}
-
-/* The smoothed residual and its derivative at t, one exp per image for both (the terms of
- * g_at, in its order). */
+/* The smoothed residual and its derivative at t, one exp per image for both. */
 static double g_and_slope(const view *v, double t, double s, double *slope)
 {
     double sum = 0.0, dsum = 0.0, hi = t + CUT * s;
@@ -100,9 +80,16 @@ static double g_and_slope(const view *v, double t, double s, double *slope)
         }
     }
 done:;
-    double k2 = 1.0 / (s * sqrt(2.0 * M_PI));
-    *slope = dsum * k2 / s;
-    return sum * k2;
+    double norm = s * sqrt(2.0 * M_PI);
+    *slope = dsum / norm / s;
+    return sum / norm;
+}
+
+/* The smoothed residual (1/n) sum r_i K_s(t, f_i), every term with its own exp. */
+static double g_at(const view *v, double t, double s)
+{
+    double slope;
+    return g_and_slope(v, t, s, &slope);
 }
 
 /* A zero of the smoothed residual in (a, b), g(a) and g(b) of opposite signs: Newton's method
