@@ -65,8 +65,16 @@ run_job() {
 # reference_output)
 export CALSCOPE_REF_CACHE="$log_dir/refcache"
 mkdir -p "$CALSCOPE_REF_CACHE"
+# Started longest first, so that no long job is left running alone at the end: the end-to-end
+# scripts (sanitized first: they take longest), then the unit tests (TSan, ASan, plain). The
+# results are still printed in jobs_list's order.
+launch=()
+for want in "e2e|build-asan" "e2e|build/" "unit|build-tsan" "unit|build-asan" "unit|build|"; do
+    for j in "${jobs_list[@]}"; do [[ "$j" == "$want"* ]] && launch+=("$j"); done
+done
+[ ${#launch[@]} -eq ${#jobs_list[@]} ] || launch=("${jobs_list[@]}")
 running=0
-for j in "${jobs_list[@]}"; do
+for j in "${launch[@]}"; do
     run_job "$j" &
     running=$((running + 1))
     if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
