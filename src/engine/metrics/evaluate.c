@@ -553,24 +553,15 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         out->smece_sigma = isnan(out->smece) ? NAN : used;
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
     }
-    /* the picture of that smooth ECE: relplot's curve at the same bandwidth (the dashboard's,
-     * once per file: its own copies of the pairs in value order) */
+    /* the picture of that smooth ECE: relplot's curve at the same bandwidth */
     if (rc == CS_OK && (want & CS_WANT_SMECE_CURVE)) {
         size_t G = CS_SMECE_CURVE_POINTS;
-        double *cf = malloc((ni ? ni : 1) * sizeof *cf), *cy = cf ? malloc((ni ? ni : 1) * sizeof *cy) : NULL;
         out->smece_mu = malloc(G * sizeof *out->smece_mu);
         out->smece_density = malloc(G * sizeof *out->smece_density);
-        if (cy)
-            for (size_t j = 0; j < ni; j++) {
-                cf[j] = v[order[j]];
-                cy[j] = t[order[j]] ? 1.0 : 0.0;
-            }
-        if (!cy || !out->smece_mu || !out->smece_density ||
-            cs_smece_curve(cf, cy, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
+        if (!out->smece_mu || !out->smece_density ||
+            cs_mx_smece_curve(v, t, order, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
             rc = nomem(err, "smooth reliability curve");
         else out->n_smece_curve = G;
-        free(cf);
-        free(cy);
     }
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);

@@ -202,6 +202,10 @@ void cs_mx_rm_free(cs_mx_rm *rm);
  * cs_ece_sweep with the targets as bytes (0/1) instead of doubles, the same numbers. */
 double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
                    double hint, void *work, double *sigma_out);
+/* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
+ * pairs, 16 bytes a sample, at a time). */
+int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
+                      size_t points, double *mu, double *density);
 void cs_mx_l2ce(const double *f, const uint8_t *y, size_t n, int M, double *plugin, double *debiased);
 double cs_mx_ece_sweep(const double *f, const uint8_t *y, size_t n, int mass, double p, int *bins_out);
 

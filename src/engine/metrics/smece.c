@@ -529,42 +529,75 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
     return res;
 }
 
-/* The kernel sums of the pairs (f, w) with weights of kind k on the mesh, into g (points). */
-static int curve_sums(const double *f, const double *y, size_t n, wkind k, double s, size_t points,
-                      double *g)
+/* The samples' pairs for one of the curve's sums: from f, y (the public function) or from the
+ * metrics' columns v[order[j]], t[order[j]] (in value order, no copies of the samples: the
+ * dashboard's 10^6-row file keeps one array of pairs at a time). p has n entries. Returns
+ * whether the values came ascending. */
+typedef struct curve_src {
+    const double *f, *y;                       /* or NULL, and: */
+    const double *v; const uint8_t *t; const uint32_t *order;
+    size_t n;
+} curve_src;
+
+static int fill_pairs(const curve_src *c, wkind k, img *p)
 {
-    size_t m;
-    img *p = pairs_of(f, y, n, k, &m);
-    if (!p) return -1;
-    pairs P = { .p = p, .n = m };
+    int ascending = 1;
+    for (size_t i = 0; i < c->n; i++) {
+        double f = c->f ? c->f[i] : c->v[c->order[i]];
+        double y = c->f ? c->y[i] : c->t[c->order[i]] ? 1.0 : 0.0;
+        p[i] = (img){ f, (k == W_LABEL ? y : 1.0) / (double)c->n };
+        if (i && f < p[i - 1].c) ascending = 0;
+    }
+    return ascending;
+}
+
+/* The kernel sums of the pairs with weights of kind k on the mesh, into g (points): restarted
+ * every 16 points, one exp per 16 (image, point) pairs, every term's Gaussian to 2e-14
+ * relative, and the weights are positive, so the sums keep that (test_estimators compares
+ * with numpy's exp at every term, to 1e-12). Exps at every pair took 10 s instead of 4 for a
+ * dashboard recompute on 10^6 distinct values at sigma 0.094. */
+static int curve_sums(const curve_src *c, wkind k, img *p, double s, size_t points, double *g)
+{
+    int asc = fill_pairs(c, k, p);
+    pairs P = { .p = p, .n = sort_merge(p, c->n, asc) };
     view v;
-    int rc = cs_smece_view(&v, &P, s);
-    /* restarted every 16 points: one exp per 16 (image, point) pairs, every term's Gaussian
-     * to 2e-14 relative, and the weights are positive, so the sums keep that (test_estimators
-     * compares with numpy's exp at every term, to 1e-12). Exps at every pair took 10 s
-     * instead of 4 for a dashboard recompute on 10^6 distinct values at sigma 0.094. */
-    if (rc == 0) cs_smece_grid_direct(&v, s, points - 1, 16, g);
+    if (cs_smece_view(&v, &P, s) != 0) return -1;
+    cs_smece_grid_direct(&v, s, points - 1, 16, g);
+    return 0;
+}
+
+static int curve(const curve_src *c, double sigma, size_t points, double *mu, double *density)
+{
+    if (c->n == 0 || points < 2 || !(sigma > 0)) return -1;
+    double *num = malloc(points * sizeof *num);
+    img *p = num ? malloc(c->n * sizeof *p) : NULL;
+    int rc = p ? 0 : -1;
+    if (!rc) rc = curve_sums(c, W_LABEL, p, sigma, points, num);
+    if (!rc) rc = curve_sums(c, W_ONE, p, sigma, points, density);
+    if (!rc) {
+        double norm = sigma * sqrt(2.0 * M_PI);
+        for (size_t j = 0; j < points; j++) {
+            /* relplot's mu = sum K y / (sum K + 1e-4) keeps its 1e-4 from dividing by zero;
+             * here mu is NAN only where no image is within CUT sigma */
+            mu[j] = density[j] > 0 ? num[j] / density[j] : NAN;
+            density[j] /= norm;
+        }
+    }
     free(p);
+    free(num);
     return rc;
 }
 
 int cs_smece_curve(const double *f, const double *y, size_t n, double sigma, size_t points,
                    double *mu, double *density)
 {
-    if (n == 0 || points < 2 || !(sigma > 0)) return -1;
-    double *num = malloc(points * sizeof *num);
-    if (!num || curve_sums(f, y, n, W_LABEL, sigma, points, num) != 0 ||
-        curve_sums(f, y, n, W_ONE, sigma, points, density) != 0) {
-        free(num);
-        return -1;
-    }
-    double norm = sigma * sqrt(2.0 * M_PI);
-    for (size_t j = 0; j < points; j++) {
-        /* relplot's mu = sum K y / (sum K + 1e-4) keeps its 1e-4 from dividing by zero; here
-         * mu is NAN only where no image is within CUT sigma */
-        mu[j] = density[j] > 0 ? num[j] / density[j] : NAN;
-        density[j] /= norm;
-    }
-    free(num);
-    return 0;
+    curve_src c = { f, y, NULL, NULL, NULL, n };
+    return curve(&c, sigma, points, mu, density);
+}
+
+int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
+                      size_t points, double *mu, double *density)
+{
+    curve_src c = { NULL, NULL, v, t, order, n };
+    return curve(&c, sigma, points, mu, density);
 }
