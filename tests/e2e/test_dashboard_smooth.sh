@@ -14,7 +14,7 @@ BREAST=samples/breast_cancer_gnb.csv
 # start ARGS...: a fresh 80x24 session running the dashboard; "EXITED <status>" when it ends.
 start() {
     new_server
-    T new-session -d -x 80 -y 24 "$CALSCOPE $*; echo EXITED \$?; sleep 60"
+    T new-session -d -x 80 -y 24 "$CALSCOPE $*; echo EXITED \$?; sleep 86400"
     T set-option -g remain-on-exit on >/dev/null 2>&1
 }
 # smece_of FLAGS... FILE: "smECE 0.0319  SIG 0.0319" as the title writes the report's numbers
