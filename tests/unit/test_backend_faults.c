@@ -8,7 +8,7 @@
  * Failures are injected with cs_backend_set_calloc: the n-th allocation of the backend fails,
  * for n = 1, 2, ... until a request completes without reaching the n-th allocation, so every
  * allocation point of each job kind is exercised. No test depends on elapsed time: waits are
- * liveness limits (60 s) that only catch a response that never comes. Built under TSan too. */
+ * liveness limits (CS_TEST_LIVENESS_S) that only catch a response that never comes. Built under TSan too. */
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>

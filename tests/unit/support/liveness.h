@@ -9,12 +9,12 @@
 
 #include "calscope/backend.h"
 
-#define CS_TEST_LIVENESS_S 60
+#define CS_TEST_LIVENESS_S 180
 #define CS_TEST_LIVENESS_MS (CS_TEST_LIVENESS_S * 1000)
 
 /* Arms a watchdog around a call that blocks until other threads stop (cs_backend_free,
  * cs_backend_release_dataset, a cancelled engine call): unless cs_test_liveness_end is reached
- * within CS_TEST_LIVENESS_S, the process prints "liveness: WHAT did not return within 60 s" on
+ * within CS_TEST_LIVENESS_S, the process prints "liveness: WHAT did not return within 180 s" on
  * stderr and exits with status 1 (a failure for tools/run-tests.sh). Uses alarm()/SIGALRM.
  * Main thread only, one at a time; `what` is borrowed until cs_test_liveness_end. */
 void cs_test_liveness_begin(const char *what);
