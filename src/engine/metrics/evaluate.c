@@ -506,17 +506,11 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
 {
     if (!items) return NAN;
     pthread_mutex_lock(&p->lock);
-    if (p->smece_hint == 0) {
-        double *f = malloc(p->n * sizeof *f), *y = f ? malloc(p->n * sizeof *y) : NULL, s = NAN;
-        if (y) {
-            for (size_t j = 0; j < p->n; j++) {
-                f[j] = v[o[j]];
-                y[j] = t[o[j]] ? 1.0 : 0.0;
-            }
-            if (isnan(cs_smece_auto(f, y, p->n, &s))) s = NAN;
-        }
-        free(f);
-        free(y);
+    if (p->smece_hint == 0) {   /* the whole evaluation's own path, on the columns */
+        double s = NAN;
+        void *work = malloc((p->n ? p->n : 1) * (sizeof(double) + 1));
+        if (work && isnan(cs_mx_smece(v, t, o, p->n, 0.0, NAN, work, &s))) s = NAN;
+        free(work);
         p->smece_hint = isnan(s) ? -1 : s;
     }
     double h = p->smece_hint;
