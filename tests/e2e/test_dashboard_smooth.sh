@@ -30,18 +30,31 @@ plot_cells() {
 import sys
 glyphs, rows = sys.argv[1], sys.stdin.read().split("\n")
 axis = next(i for i, r in enumerate(rows) if "\u2514" in r or r.lstrip().startswith("0+"))
-print(sum(ch in glyphs for r in rows[2:axis] for ch in r[:44]))' "$1"
+print(sum(ch in glyphs for r in rows[2:axis] for ch in r[:44]))' "$1" 2>/dev/null
+}
+# cells_until GLYPHS OP N: polls the screen (as wait_for) until plot_cells GLYPHS OP N holds
+# (OP a test operator: -gt, -ge, -eq), LIVENESS at most: a capture can fall between the table's
+# draw and the plot's. Sets SCREEN and CELLS (the last count).
+cells_until() {
+    local end=$((SECONDS + LIVENESS))
+    while :; do
+        SCREEN=$(screen_text)
+        CELLS=$(plot_cells "$1"); CELLS=${CELLS:-0}
+        [ "$CELLS" "$2" "$3" ] && return 0
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
 }
 
 # ---- top1: the curve, its title, the bars back ------------------------------------------------
 start "$IRIS"
 check_screen "iris: the bars" 'ECE +[0-9.]+' 60
-bars=$(plot_cells '█')
+cells_until '█' -gt 10; bars=$CELLS
 if [ "$bars" -gt 10 ]; then ok "iris: bars in the plot ($bars cells)"; else not_ok "iris: bars in the plot" "$SCREEN"; fi
 want=$(smece_of σ "$IRIS")
 keys o
 check_screen "o: the title names smECE and sigma, the report's numbers ($want)" "^smooth  $want"
-curve=$(plot_cells '●·'); bars=$(plot_cells '█░▓')
+cells_until '●·' -ge 8; curve=$CELLS; bars=$(plot_cells '█░▓')
 if [ "$curve" -ge 8 ] && [ "$bars" -eq 0 ]; then ok "o: a curve ($curve cells), no bars"
 else not_ok "o: a curve, no bars" "curve cells $curve, bar cells $bars" "$SCREEN"; fi
 expect_match "o: the diagonal stays" '╱' "$SCREEN"
@@ -53,7 +66,7 @@ expect_match "o: the status line is unchanged (nothing recomputed)" 'ready *$' "
 # a resize keeps the curve and widens the plot with the height
 T resize-window -x 100 -y 30
 check_screen "resize 100x30: the title with the file and the lens" "iris_gnb.csv  top1  smooth  $want"
-wide=$(plot_cells '●·')
+cells_until '●·' -ge "$curve"; wide=$CELLS
 if [ "$wide" -ge "$curve" ]; then ok "resize: the curve grows with the plot ($curve -> $wide cells)"
 else not_ok "resize: the curve grows with the plot" "$curve -> $wide" "$SCREEN"; fi
 T resize-window -x 80 -y 24
@@ -66,20 +79,20 @@ check_screen "resize back to 80x24: the short title" "^smooth  $want"
 keys l l
 want_c=$(smece_of σ --lens 'class:#0' "$IRIS")
 check_screen "class:#0: its own smECE ($want_c)" "^smooth  $want_c"
-c0=$(plot_cells '●·')
+cells_until '●·' -eq 2; c0=$CELLS
 if [ "$c0" -eq 2 ] && printf '%s' "$SCREEN" | grep -Eq '^    │●' && printf '%s' "$SCREEN" | grep -Eq '^   1┤ .*●'
 then ok "class:#0: a point at (0, 0) and one at (1, 1)"; else not_ok "class:#0: a point at each end" "$SCREEN"; fi
 keys c
 want_c=$(smece_of σ --lens 'class:#1' "$IRIS")
 check_screen "c: class:#1, the curve of its own smECE ($want_c)" "^smooth  $want_c"
-c1=$(plot_cells '●·')
+cells_until '●·' -ge 8; c1=$CELLS
 if [ "$c1" -ge 8 ]; then ok "class:#1: a curve ($c1 cells)"; else not_ok "class:#1: a curve" "$SCREEN"; fi
 keys l
 check_screen "classwise: the reason, not an empty panel" 'No smooth curve: smECE and relplot.s curve' 60
 expect_match "classwise: the reason names the lenses" 'top1 and class:C' "$(printf '%s' "$SCREEN" | tr -s '\n ' '  ')"
 keys o
 check_screen "o again: the bars are back" 'iris_gnb.csv  classwise 15 uniform'
-bars=$(plot_cells '█░▓')
+cells_until '█░▓' -gt 10; bars=$CELLS
 if [ "$bars" -gt 10 ]; then ok "o again: bars ($bars cells)"; else not_ok "o again: bars" "$SCREEN"; fi
 keys q
 check_screen "q quits with status 0" 'EXITED 0' 60
@@ -96,7 +109,7 @@ check_screen "two files: the first one's bars" 'ECE +[0-9.]+' 60
 keys o
 want=$(smece_of sigma --smece-sigma 0.05 "$IRIS")
 check_screen "--smece-sigma 0.05: the title says sigma 0.0500 ($want)" "^smooth  $want"
-curve=$(plot_cells '*.')
+cells_until '*.' -ge 8; curve=$CELLS
 if [ "$curve" -ge 8 ]; then ok "ASCII: the curve in * and . ($curve cells)"; else not_ok "ASCII: the curve" "$SCREEN"; fi
 expect_match "ASCII: the density strip in digits" '^   d +[1-8 ]*[1-8]' "$SCREEN"
 want2=$(smece_of sigma --smece-sigma 0.05 "$BREAST")
