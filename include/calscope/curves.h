@@ -35,19 +35,13 @@
 #include "calscope/resample.h"
 
 /* Metric ids, masks and the catalogue: calscope/catalogue.h. */
-/* Every metric of the table (rece_m and smece included: cs_metrics_available drops them where
- * they cannot be resampled -- files without id/tta, large files -- as every interval, curve and
- * comparison below does; the bins curve keeps rece_m only when it can at every M). */
+/* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot be
+ * resampled -- files without id/tta -- as every interval, curve and comparison below does; the
+ * bins curve keeps rece_m only when it can at every M). */
 #define CS_METRICS_DEFAULT 0x3fffu
 
-/* Smooth ECE costs about ten kernel passes (its bandwidth search) per evaluation: 20 ms on 2000
- * samples, over a second on 200000. Intervals, curves and comparisons resample it on files of
- * at most this many samples (the small test sets it is meant for) and leave it out above. */
-#define CS_SMECE_RESAMPLE_MAX 5000
-
 /* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
- * RECE-M weight rows are kept (cs_prepared_rece_m_kept); smece above CS_SMECE_RESAMPLE_MAX
- * samples. Any thread. */
+ * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask);
 
 /* Ties. Two values of a metric are tied when they differ by no more than

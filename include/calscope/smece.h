@@ -11,18 +11,20 @@
  * s* = smECE_s* (at least 0.001); smECE is then smECE_s*.
  *
  * Two computations:
- *  - cs_smece_at / cs_smece_auto: the kernel sums exactly (every image of every sample within
- *    9 s of the point: the rest is below 3e-18 of the peak), the integral exactly between
- *    the sign changes of the smoothed residual (normal cdf differences), the sign changes found
- *    on a grid of step s/8 and refined to 1e-15. Two sign changes closer than s/8 can be
- *    missed (the curve barely crosses zero between them): the integral is then low by the
- *    area of that dip.
+ *  - cs_smece_at / cs_smece_auto: the kernel sums of every image of every sample (those
+ *    farther than 9 s are below 3e-18 of the peak), the integral exactly between the sign
+ *    changes of the smoothed residual (normal cdf differences), the sign changes found on a
+ *    grid of step s/8 and refined to 1e-15. Two sign changes closer than s/8 can be missed
+ *    (the curve barely crosses zero between them): the integral is then low by the area of
+ *    that dip. The sums come from the samples' moments in boxes (a Hermite expansion, terms
+ *    left out below 1e-19 of the weights: one pass over the samples, then every bandwidth in
+ *    time independent of n), or sample by sample for s < 1/1024 or values outside [0, 1].
  *  - cs_smece_relplot: relplot's own discretised number (its grids, float64), for
  *    --compat relplot.
  *
  * Pure functions of their arguments (the order of the pairs changes only the last bits):
- * any thread; on 50,000 pairs and more they use a second thread of their own for the roots
- * and integrals (the result does not depend on it). f and y are n doubles each, not kept. */
+ * any thread; on 100,000 pairs and more they use a second thread of their own for the
+ * moments (the result does not depend on it). f and y are n doubles each, not kept. */
 #ifndef CALSCOPE_SMECE_H
 #define CALSCOPE_SMECE_H
 

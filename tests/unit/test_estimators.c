@@ -12,6 +12,7 @@
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/smece.h"
+#include "engine/metrics/smece_view.h"
 
 static double Phi(double z) { return 0.5 * erfc(-z / sqrt(2.0)); }
 
@@ -118,6 +119,50 @@ static void test_smece_hint_changes_nothing(void **state)
             assert_double_near(v, v0, 1e-14);
         }
     }
+}
+
+/* The boxes' moments (smece_box.c) against the per-pair sums, which share nothing but the
+ * sign grid's step: samples spread, clustered in one box, on 0 and 1, a curve that crosses
+ * zero several times, every bandwidth from the boxes' floor 1/1024 to 10, and the automatic
+ * one. The truncation bound (1e-19 of sum |w| per term) leaves rounding: 1e-13 absolute. */
+static double lcg01(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+static void test_smece_boxes_match_pairs(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    double *f = malloc(N * sizeof *f), *y = malloc(N * sizeof *y);
+    assert_non_null(f);
+    assert_non_null(y);
+    const double sig[] = { 1.0 / 1024, 0.001, 0.0013, 0.004, 0.011, 0.05, 0.094, 0.3, 0.77, 1.0, 2.5, 10.0 };
+    for (int shape = 0; shape < 5; shape++) {
+        uint64_t x = 20261126u + (uint64_t)shape;
+        for (int i = 0; i < N; i++) {
+            double u = lcg01(&x), v = lcg01(&x);
+            switch (shape) {
+            case 0: f[i] = u; y[i] = v < u * u; break;                         /* over-confident */
+            case 1: f[i] = u; y[i] = v < 0.5 + 0.4 * sin(12.0 * u); break;     /* many roots */
+            case 2: f[i] = 0.3 + u * 1e-4; y[i] = v < 0.5; break;             /* one box */
+            case 3: f[i] = u < 0.3 ? 0.0 : u > 0.7 ? 1.0 : u; y[i] = v < 0.6; break;   /* ends */
+            default: f[i] = floor(u * 20.0) / 20.0; y[i] = v < f[i]; break;   /* ties */
+            }
+        }
+        for (size_t k = 0; k < sizeof sig / sizeof *sig; k++) {
+            double b = cs_smece_at_by(f, y, N, sig[k], 1), p = cs_smece_at_by(f, y, N, sig[k], 0);
+            assert_false(isnan(b));
+            if (fabs(b - p) > 1e-13) fail_msg("shape %d sigma %g: boxes %.17g pairs %.17g", shape, sig[k], b, p);
+        }
+    }
+    /* below the boxes' floor, or a value outside [0, 1]: the per-pair sums, bit for bit */
+    assert_true(cs_smece_at_by(f, y, N, 0.0009, 1) == cs_smece_at_by(f, y, N, 0.0009, 0));
+    f[7] = 1.25;
+    assert_true(cs_smece_at_by(f, y, N, 0.05, 1) == cs_smece_at_by(f, y, N, 0.05, 0));
+    free(f);
+    free(y);
 }
 
 /* relplot's grid on one sample at 0.5 with y = 0: the smoothed residual over the smoothed
@@ -619,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_smece_floor),
         cmocka_unit_test(test_smece_order_invariant),
         cmocka_unit_test(test_smece_hint_changes_nothing),
+        cmocka_unit_test(test_smece_boxes_match_pairs),
         cmocka_unit_test(test_smece_relplot_one),
         cmocka_unit_test(test_l2ce_by_hand),
         cmocka_unit_test(test_l2ce_unbiased),

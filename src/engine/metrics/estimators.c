@@ -2,6 +2,8 @@
 #include "calscope/estimators.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "calscope/ubin.h"
 #include "engine/metrics/mx.h"
@@ -68,17 +70,39 @@ static size_t bin_start(const double *f, size_t n, int mass, size_t g, size_t b)
     return lo;
 }
 
+/* The number of y = 1 among the first i sorted samples, cy[i], i = 0..n: a bin's mean y is
+ * then two reads, and trying b bins costs O(b) where summing the bin's y cost O(n) (ECE_sweep
+ * tries every b up to the first non-monotone one: 49 passes over 10^6 samples on the bench
+ * file). The counts are the same integers the sums gave (y in {0, 1}). NULL on ENOMEM, or
+ * when n does not fit in 32 bits: the sums then. */
+static uint32_t *ones_before(ys y, size_t n)
+{
+    if (n >= UINT32_MAX) return NULL;
+    uint32_t *cy = malloc((n + 1) * sizeof *cy);
+    if (!cy) return NULL;
+    uint32_t c = 0;
+    cy[0] = 0;
+    for (size_t i = 0; i < n; i++) cy[i + 1] = c += yat(y, i) != 0.0;
+    return cy;
+}
+
+static double y_sum(ys y, const uint32_t *cy, size_t a, size_t e)
+{
+    if (cy) return (double)(cy[e] - cy[a]);
+    double sy = 0.0;
+    for (size_t i = a; i < e; i++) sy += yat(y, i);
+    return sy;
+}
+
 /* 1 when the non-empty bins' mean y do not decrease. */
-static int monotone(const double *f, ys y, size_t n, int mass, size_t b)
+static int monotone(const double *f, ys y, const uint32_t *cy, size_t n, int mass, size_t b)
 {
     double last = -1.0;
     size_t a = 0;
     for (size_t g = 0; g < b; g++) {
         size_t e = bin_start(f, n, mass, g + 1, b);
         if (e > a) {
-            double sy = 0.0;
-            for (size_t i = a; i < e; i++) sy += yat(y, i);
-            double ym = sy / (double)(e - a);
+            double ym = y_sum(y, cy, a, e) / (double)(e - a);
             if (ym < last) return 0;
             last = ym;
         }
@@ -113,8 +137,11 @@ static double sweep(const double *f, ys y, size_t n, int mass, double p, int *bi
     size_t best = 1;
     if (n >= 3) {
         if (finest_monotone(f, y, n, mass)) best = n - 1;
-        else
-            for (size_t b = 2; b < n && monotone(f, y, n, mass, b); b++) best = b;
+        else {
+            uint32_t *cy = ones_before(y, n);
+            for (size_t b = 2; b < n && monotone(f, y, cy, n, mass, b); b++) best = b;
+            free(cy);
+        }
     }
     double sum = 0.0;
     size_t a = 0;

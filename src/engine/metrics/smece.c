@@ -124,7 +124,7 @@ static double root_in(const view *v, double s, double a, double fa, double b, do
  *   below half an ulp of the difference from 1, which is in (0.5, 1]) changes nothing.
  * Bit for bit the value of the plain formulas; about a third fewer erfc calls when the
  * interval is wide against s (one smECE_s integral over all of [0, 1]). */
-static double phi_diff(double u, double l)
+double cs_smece_phi_diff(double u, double l)
 {
     const double r2 = M_SQRT1_2;
     if (l >= 0) {
@@ -170,7 +170,7 @@ static void terms(const iwin *w, size_t from, size_t to, double *out)
         }
         const seg *g = &w->v->sg[w->k[r]];
         double c = centre(w->v, g, q);
-        out[i - from] = weight(w->v, g, q) * phi_diff((w->b - c) / w->s, (w->a - c) / w->s);
+        out[i - from] = weight(w->v, g, q) * cs_smece_phi_diff((w->b - c) / w->s, (w->a - c) / w->s);
     }
 }
 
@@ -368,25 +368,47 @@ static double at_sorted(const pairs *P, double sigma)
     return total;
 }
 
-double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
+/* smECE_s of the pairs: from their boxes when these answer for s (b may be NULL), else from
+ * the per-pair sums. */
+static double value_at(const pairs *P, const sbox *b, double s)
+{
+    return b && cs_sbox_fits(b, s) ? cs_sbox_smece(b, s) : at_sorted(P, s);
+}
+
+/* The boxes of P in *b, or NULL when they cannot be built (memory): the per-pair sums then. */
+static const sbox *boxes_of(const pairs *P, sbox *b)
+{
+    if (cs_sbox_build(b, P) != 0) return NULL;
+    return b;
+}
+
+double cs_smece_at_by(const double *f, const double *y, size_t n, double sigma, int boxes)
 {
     if (n == 0 || !(sigma > 0)) return NAN;
     size_t m;
     img *p = sorted_pairs(f, y, n, &m);
+    if (!p) return NAN;
     pairs P = { .p = p, .n = m };
-    double v = p ? at_sorted(&P, sigma) : NAN;
+    sbox b = {0};
+    double v = value_at(&P, boxes ? boxes_of(&P, &b) : NULL, sigma);
+    cs_sbox_free(&b);
     free(p);
     return v;
 }
 
+double cs_smece_at(const double *f, const double *y, size_t n, double sigma)
+{
+    return cs_smece_at_by(f, y, n, sigma, 1);
+}
+
 /* The search remembers the last bandwidth it tried: the bandwidth it returns is one of them
  * (the fixed point is the last point tried), and smECE there is not computed a second time. */
-typedef struct hctx { const pairs *P; int failed; double last_s, last_v; } hctx;
+typedef struct hctx { const pairs *P; const sbox *b; int failed; double last_s, last_v; } hctx;
 /* h(s) = s - smECE_s: negative where relplot's predicate holds. */
 static double h_fn(const void *ctx, double s)
 {
     hctx *c = (hctx *)ctx;
-    double v = at_sorted(c->P, s);
+    double v = value_at(c->P, c->b, s);
     if (isnan(v)) c->failed = 1;
     c->last_s = s;
     c->last_v = v;
@@ -407,7 +429,8 @@ static double h_fn(const void *ctx, double s)
 /* The search on the pairs P of samples whose mean |r_i| is mr. */
 static double auto_on_pairs(const pairs *P, double mr, double hint, double *sigma_out)
 {
-    hctx c = { P, 0, NAN, NAN };
+    sbox box = {0};
+    hctx c = { P, boxes_of(P, &box), 0, NAN, NAN };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
      * s = mean |r_i| up: the bracket's high end, where relplot starts from 1 */
     double s;
@@ -440,7 +463,8 @@ static double auto_on_pairs(const pairs *P, double mr, double hint, double *sigm
             s = hhi <= 0 ? hi : illinois(h_fn, &c, lo, hlo, hi, hhi);
         }
     }
-    double v = c.failed ? NAN : s == c.last_s ? c.last_v : at_sorted(P, s);
+    double v = c.failed ? NAN : s == c.last_s ? c.last_v : value_at(P, c.b, s);
+    cs_sbox_free(&box);
     if (sigma_out && !isnan(v)) *sigma_out = s;
     return v;
 }
@@ -519,7 +543,9 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
     pairs P = { NULL, f, y, ns, mk, mw, nm, k };
     double res;
     if (sigma > 0) {
-        res = at_sorted(&P, sigma);
+        sbox box = {0};
+        res = value_at(&P, boxes_of(&P, &box), sigma);
+        cs_sbox_free(&box);
         if (sigma_out && !isnan(res)) *sigma_out = sigma;
     } else {
         res = auto_on_pairs(&P, mr, hint, sigma_out);

@@ -96,4 +96,32 @@ int cs_smece_grid(const view *v, double s, size_t G, double *g);
  * smece_grid.c, 0 for none). g has G + 1 entries, the caller's. */
 void cs_smece_grid_direct(const view *v, double s, size_t G, size_t restart, double *g);
 
+/* Phi(u) - Phi(l), l <= u, from the normal tail on the side that keeps the digits (smece.c). */
+double cs_smece_phi_diff(double u, double l);
+
+/* The pairs as moments in boxes (smece_box.c): the distinct values binned on [0, 1] in 2048
+ * boxes, each box kept as the sums of w u^p (u the value's offset from the box centre in box
+ * widths, p < NP). Built once by a pass over the pairs; then smECE_s at any bandwidth s in
+ * [1/1024, 10] costs a few thousand operations however many pairs there are, the same number
+ * as the per-pair sums to ~1e-16 of sum |w| (the truncation bound is in smece_box.c). */
+#define NP 18
+typedef struct sbox {
+    size_t n;          /* boxes that hold pairs, ascending */
+    uint16_t *q;       /* their index 0..2047 */
+    double *m;         /* n x NP moments */
+    int ok;            /* every value in [0, 1] (else no boxes: use the per-pair sums) */
+} sbox;
+/* Builds b from the sorted pairs P (on two threads from 100,000 pairs; the same moments on
+ * one). 0, or -1 when memory ran out (b then empty). The caller frees b with cs_sbox_free.
+ * b is then read-only: any thread may use it, several at once. */
+int cs_sbox_build(sbox *b, const pairs *P);
+void cs_sbox_free(sbox *b);
+/* Whether cs_sbox_smece answers for s (b built with every value in [0, 1], s in [1/1024, 10]). */
+int cs_sbox_fits(const sbox *b, double s);
+/* smECE_s from the boxes (cs_sbox_fits true). NAN when memory ran out. */
+double cs_sbox_smece(const sbox *b, double s);
+/* cs_smece_at through the boxes (boxes != 0, where they answer) or the per-pair sums only:
+ * the tests compare the two. */
+double cs_smece_at_by(const double *f, const double *y, size_t n, double sigma, int boxes);
+
 #endif

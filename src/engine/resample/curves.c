@@ -15,12 +15,12 @@
 #include <string.h>
 
 /* RECE-M (recem): a metric only a long test-time-augmentation file has, resampled only when
- * its weight rows are kept (cs_prepared_rece_m_kept). Smooth ECE: resampled up to
- * CS_SMECE_RESAMPLE_MAX samples. Masks are cut to what the prepared problem can give, so
- * intervals and curves list RECE-M for such files only. */
+ * its weight rows are kept (cs_prepared_rece_m_kept). Masks are cut to what the prepared
+ * problem can give, so intervals and curves list RECE-M for such files only. (Smooth ECE is
+ * resampled at every size: its bandwidth search works on the draw's moments in boxes,
+ * smece_box.c, one pass over the draw.) */
 unsigned cs_metrics_available(const cs_prepared *p, unsigned mask)
 {
-    if (cs_prepared_count(p) > CS_SMECE_RESAMPLE_MAX) mask &= ~CS_METRIC_BIT(CS_METRIC_SMECE);
     return cs_prepared_rece_m_kept(p) ? mask : mask & ~CS_METRIC_BIT(CS_METRIC_RECE_M);
 }
 
