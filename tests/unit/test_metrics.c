@@ -606,6 +606,31 @@ static void test_topk_bars(void **state)
     cs_dataset_free(d);
 }
 
+/* From 100,000 samples the class-wise ECE runs on a second thread beside the sort and the
+ * scalar estimators (evaluate.c): the same number as the classwise lens's ECE (uniform bins,
+ * tvd), which the binned path computes on the calling thread; a raised cancel flag still
+ * stops the call. */
+static void test_sce_beside(void **state)
+{
+    (void)state;
+    cs_dataset *d = synth(120000, 4, 3.0);
+    cs_result top = run(d, (cfg){.lens = "top1"}, CS_WANT_ALL);
+    cs_result cw = run(d, (cfg){.lens = "classwise"}, CS_WANT_ALL);
+    assert_false(isnan(top.sce));
+    assert_true(top.sce == cw.ece);
+    assert_true(top.sce == cw.sce);
+    cs_settings s = mkset((cfg){.lens = "top1"});
+    cs_error e;
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    atomic_int cancel = 1;
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &cancel, &r, &e), CS_ECANCELLED);
+    cs_prepared_free(p);
+    cs_result_free(&top);
+    cs_result_free(&cw);
+    cs_dataset_free(d);
+}
+
 static void test_empty_and_errors(void **state)
 {
     (void)state;
@@ -833,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_rece_g_classwise_is_mean),
         cmocka_unit_test(test_rece_curve),
         cmocka_unit_test(test_topk_bars),
+        cmocka_unit_test(test_sce_beside),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_settings_parsers),
         cmocka_unit_test(test_internal_helpers),

@@ -518,6 +518,33 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
     return h > 0 ? h : NAN;
 }
 
+/* The class-wise ECE (uniform bins, tvd, whatever the settings) as a job of its own, for a
+ * second thread from SCE_SIDE_MIN samples (cs_evaluate). */
+#define SCE_SIDE_MIN 100000u
+typedef struct sce_job {
+    const cs_prepared *p;
+    const uint32_t *items;
+    size_t ni;
+    const atomic_int *cancel;
+    cs_status rc;
+    double sce;
+    cs_error err;
+} sce_job;
+
+static void *sce_run(void *arg)
+{
+    sce_job *j = arg;
+    cs_settings s = j->p->s;
+    s.binning = CS_BIN_UNIFORM;
+    s.distance = CS_DIST_TVD;
+    cs_mx_agg a;
+    /* the uniform class-wise pass reads NULL items as all samples in order: no n-word
+     * identity array */
+    j->rc = classwise(j->p, &s, j->items, j->ni, j->cancel, &a, NULL, NULL, &j->err);
+    if (j->rc == CS_OK) j->sce = a.ece;
+    return NULL;
+}
+
 /* ---- smooth ECE, L2 CE, ECE_sweep -------------------------------------------------------
  * On the top1 and class:C lenses only (one value and a 0/1 target per sample, what their
  * papers define them on); NAN on the others. They read the items' pairs in value order. */
@@ -820,6 +847,14 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     }
     if (rc == CS_OK && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, &out->brier, &out->nll, err);
+    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
+     * write: on a large sample it runs on a second thread beside them (the sort and the
+     * scalar estimators), joined before RECE-G takes both threads. The same numbers either
+     * way; an error is the first one the one-thread order would meet. */
+    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0} };
+    pthread_t sth;
+    int side = rc == CS_OK && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN &&
+               pthread_create(&sth, NULL, sce_run, &sj) == 0;
     unsigned fused = 0;
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
@@ -828,18 +863,19 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
     /* the remaining paths (but RECE-G) read an explicit array */
     const uint32_t *arr = items;
-    if (rc == CS_OK && (want & CS_WANT_SCE)) {
-        cs_settings s = p->s;
-        s.binning = CS_BIN_UNIFORM;
-        s.distance = CS_DIST_TVD;
-        cs_mx_agg a;
-        /* the uniform class-wise pass reads NULL items as all samples in order: no n-word
-         * identity array */
-        rc = classwise(p, &s, items, ni, cancel, &a, NULL, NULL, err);
-        if (rc == CS_OK) out->sce = a.ece;
-    }
+    cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
     if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP)))
         rc = scalar_estimators(p, items, ni, want, sc, out, err);
+    if (side) pthread_join(sth, NULL);
+    else if (before == CS_OK && (want & CS_WANT_SCE)) sce_run(&sj);
+    if (before == CS_OK && (want & CS_WANT_SCE)) {
+        if (sj.rc != CS_OK) {
+            rc = sj.rc;
+            *err = sj.err;
+        } else {
+            out->sce = sj.sce;
+        }
+    }
     if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
     if (rc == CS_OK && !arr && (want & CS_WANT_RECE_CURVE) && !(arr = cs_mx_identity(sc, ni)))
