@@ -118,6 +118,24 @@ uint64_t cs_sort_key(double x)
     return (b >> 63) ? ~b : (b | 0x8000000000000000ull);
 }
 
+/* A short bucket (10^6 values spread over 65536 buckets: ~15 each) by insertion, stable:
+ * an element moves left only past strictly greater keys. Where the radix sort's count table
+ * and scratch per bucket cost more than the sort. */
+static void insertion_u64(uint64_t *k, uint32_t *o, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = k[i];
+        uint32_t y = o[i];
+        size_t j = i;
+        for (; j > 0 && k[j - 1] > x; j--) {
+            k[j] = k[j - 1];
+            o[j] = o[j - 1];
+        }
+        k[j] = x;
+        o[j] = y;
+    }
+}
+
 /* The keys and indices in stable key order, in 12 bytes a value where an LSD radix of the
  * whole array needs 24 (keys and indices twice): one MSD pass on the 16 most significant
  * bits that differ between the keys puts (key, index) pairs in their buckets, in index order
@@ -147,8 +165,11 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o)
         o[at] = (uint32_t)i;
     }
     int rc = 0;
-    for (size_t b = 0, a = 0; b < 65536 && rc == 0; a = cnt[b], b++)
-        if (cnt[b] - a > 1) rc = cs_sort_u64(k + a, o + a, cnt[b] - a);
+    for (size_t b = 0, a = 0; b < 65536 && rc == 0; a = cnt[b], b++) {
+        size_t m = cnt[b] - a;
+        if (m > 32) rc = cs_sort_u64(k + a, o + a, m);
+        else if (m > 1) insertion_u64(k + a, o + a, m);
+    }
     free(cnt);
     return rc;
 }
