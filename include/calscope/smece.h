@@ -55,8 +55,8 @@ double cs_smece_relplot(const double *f, const double *y, size_t n, double sigma
  * CenteredRegressor (which would smooth y - f and add t back: another curve); sigma is
  * smECE's own bandwidth (kde_bandwidth=None), the density its kernel's kde of f. It draws mu
  * thicker and more opaque where the density is higher.
- * Not taken from relplot: its grids (here every image of every sample is summed, each term's
- * Gaussian to 2e-14 relative), the 1e-4 its smoother adds to the denominator and the 1e-5 its
+ * Not taken from relplot: its grids (here every image of every sample is summed, from their
+ * moments in boxes: 1e-12 relative where the density is above 1e-3 of its peak), the 1e-4 its smoother adds to the denominator and the 1e-5 its
  * kde adds, its boundary correction (dividing by the kde of a uniform grid, which is 1 for the
  * reflected kernel), and the default mu of rel_diagram, a mean of 200 random bootstrap fits
  * (the point estimate is what relplot draws with plot_confidence_band=False).

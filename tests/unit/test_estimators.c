@@ -165,6 +165,54 @@ static void test_smece_boxes_match_pairs(void **state)
     free(y);
 }
 
+/* The smoothed curve's kernel sums (positive weights) from the boxes against image by image
+ * (cs_smece_grid_direct restarted at every point: every term its own exp): relative 1e-12 (the
+ * rounding of 10^5 terms at s = 10) where the sum is above 1e-3 of its peak, 1e-15 of the
+ * peak elsewhere. Samples spread, clustered, on the ends; the boxes' floor to 10. */
+static int by_c(const void *a, const void *b)
+{
+    double x = ((const img *)a)->c, y = ((const img *)b)->c;
+    return (x > y) - (x < y);
+}
+
+static void test_smcurve_boxes_match_images(void **state)
+{
+    (void)state;
+    enum { N = 2000, G = 199 };
+    img *p = malloc(N * sizeof *p);
+    double gb[G + 1], gi[G + 1];
+    assert_non_null(p);
+    const double sig[] = { 1.0 / 1024, 0.003, 0.02, 0.094, 0.4, 1.0, 10.0 };
+    for (int shape = 0; shape < 3; shape++) {
+        uint64_t x = 77u + (uint64_t)shape;
+        for (int i = 0; i < N; i++) {
+            double u = lcg01(&x);
+            double f = shape == 0 ? u : shape == 1 ? 0.6 + 0.01 * u : (u < 0.5 ? u * 1e-3 : 1.0 - u * 1e-3);
+            p[i] = (img){ f, (0.5 + lcg01(&x)) / N };
+        }
+        qsort(p, N, sizeof *p, by_c);
+        pairs P = { .p = p, .n = N };
+        sbox b = {0};
+        assert_int_equal(cs_sbox_build(&b, &P), 0);
+        for (size_t k = 0; k < sizeof sig / sizeof *sig; k++) {
+            view v;
+            assert_true(cs_sbox_fits(&b, sig[k]));
+            assert_int_equal(cs_sbox_sums(&b, sig[k], G, gb), 0);
+            assert_int_equal(cs_smece_view(&v, &P, sig[k]), 0);
+            cs_smece_grid_direct(&v, sig[k], G, 1, gi);
+            double peak = 0.0;
+            for (int j = 0; j <= G; j++) peak = gi[j] > peak ? gi[j] : peak;
+            for (int j = 0; j <= G; j++) {
+                double tol = gi[j] > 1e-3 * peak ? 1e-12 * gi[j] : 1e-15 * peak;
+                if (fabs(gb[j] - gi[j]) > tol)
+                    fail_msg("shape %d sigma %g t %d: boxes %.17g images %.17g", shape, sig[k], j, gb[j], gi[j]);
+            }
+        }
+        cs_sbox_free(&b);
+    }
+    free(p);
+}
+
 /* relplot's grid on one sample at 0.5 with y = 0: the smoothed residual over the smoothed
  * density is 0.5 wherever the density is well above relplot's eps (1e-4), and near 0 on the
  * points far from 0.5 where the density is below it: those points count in the denominator
@@ -665,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_smece_order_invariant),
         cmocka_unit_test(test_smece_hint_changes_nothing),
         cmocka_unit_test(test_smece_boxes_match_pairs),
+        cmocka_unit_test(test_smcurve_boxes_match_images),
         cmocka_unit_test(test_smece_relplot_one),
         cmocka_unit_test(test_l2ce_by_hand),
         cmocka_unit_test(test_l2ce_unbiased),

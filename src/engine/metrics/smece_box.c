@@ -279,6 +279,15 @@ static double bview_integral(const bview *v, double lo, double hi)
     return sum;
 }
 
+int cs_sbox_sums(const sbox *b, double s, size_t G, double *g)
+{
+    bview v;
+    if (bview_make(&v, b, s) != 0) return -1;
+    for (size_t j = 0; j <= G; j++) g[j] = bview_g(&v, j == G ? 1.0 : (double)j / (double)G, NULL);
+    free(v.im);
+    return 0;
+}
+
 double cs_sbox_smece(const sbox *b, double s)
 {
     bview v;

@@ -118,6 +118,11 @@ int cs_sbox_build(sbox *b, const pairs *P);
 void cs_sbox_free(sbox *b);
 /* Whether cs_sbox_smece answers for s (b built with every value in [0, 1], s in [1/1024, 10]). */
 int cs_sbox_fits(const sbox *b, double s);
+/* The kernel sums sum w exp(-(t_j - f)^2 / 2s^2) over every image, at t_j = j / G, j = 0..G,
+ * into g (G + 1, the caller's), from the boxes (cs_sbox_fits true): each box's sum to 1e-19
+ * of its weight times exp(x^2/4) where x is the box's distance in s (Cramer's bound: 1e-15 of
+ * the peak at 6 s, 1e-10 at 9 s). 0, or -1 when memory ran out. */
+int cs_sbox_sums(const sbox *b, double s, size_t G, double *g);
 /* smECE_s from the boxes (cs_sbox_fits true). NAN when memory ran out. */
 double cs_sbox_smece(const sbox *b, double s);
 /* cs_smece_at through the boxes (boxes != 0, where they answer) or the per-pair sums only:
