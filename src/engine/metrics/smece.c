@@ -98,12 +98,12 @@ static double g_at(const view *v, double t, double s)
  * than false position: each evaluation gives the slope with the same exps, and a root takes
  * three or four evaluations instead of eight (the bootstrap's smooth ECE spends its time
  * here). Returns the root to 1e-15, or a zero found exactly. */
-static double root_in(const view *v, double s, double a, double fa, double b, double fb)
+double cs_smece_root(cs_smece_gfn g, const void *ctx, double a, double fa, double b, double fb)
 {
     double x = (a * fb - b * fa) / (fb - fa);
     if (!(x > a && x < b)) x = 0.5 * (a + b);
     for (int it = 0; it < 100; it++) {
-        double d, fx = g_and_slope(v, x, s, &d);
+        double d, fx = g(ctx, x, &d);
         if (fx == 0.0) return x;
         if ((fx < 0) == (fa < 0)) { a = x; fa = fx; }
         else b = x;
@@ -113,6 +113,13 @@ static double root_in(const view *v, double s, double a, double fa, double b, do
         x = nx;
     }
     return x;
+}
+
+typedef struct gctx { const view *v; double s; } gctx;
+static double g_of_view(const void *ctx, double t, double *slope)
+{
+    const gctx *c = ctx;
+    return g_and_slope(c->v, t, c->s, slope);
 }
 
 /* Phi(u) - Phi(l) for l <= u, from the tail on the side that keeps the digits:
@@ -296,7 +303,8 @@ static void root_piece(void *ctx, size_t i)
 {
     pieces *x = ctx;
     size_t j = x->at[i];
-    x->z[i] = root_in(x->v, x->s, tgrid(j - 1, x->G), x->g[j - 1], tgrid(j, x->G), x->g[j]);
+    gctx c = { x->v, x->s };
+    x->z[i] = cs_smece_root(g_of_view, &c, tgrid(j - 1, x->G), x->g[j - 1], tgrid(j, x->G), x->g[j]);
 }
 
 static void integral_piece(void *ctx, size_t i)

@@ -233,24 +233,9 @@ static double bview_g(const bview *v, double t, double *slope)
     return sum;
 }
 
-/* A zero of the kernel sum in (a, b), ga and gb of opposite signs: Newton's method from the
- * secant point, each step kept inside the bracket (else bisection), to 1e-15, as smece.c's
- * root_in does on the exact sums. */
-static double bview_root(const bview *v, double a, double fa, double b, double fb)
+static double g_of_boxes(const void *ctx, double t, double *slope)
 {
-    double x = (a * fb - b * fa) / (fb - fa);
-    if (!(x > a && x < b)) x = 0.5 * (a + b);
-    for (int it = 0; it < 100; it++) {
-        double d, fx = bview_g(v, x, &d);
-        if (fx == 0.0) return x;
-        if ((fx < 0) == (fa < 0)) { a = x; fa = fx; }
-        else b = x;
-        double nx = d != 0.0 ? x - fx / d : a;
-        if (fabs(nx - x) < 1e-15 || b - a < 1e-15) return x;
-        if (!(nx > a && nx < b)) nx = 0.5 * (a + b);
-        x = nx;
-    }
-    return x;
+    return bview_g(ctx, t, slope);
 }
 
 /* Integral over [lo, hi] of (1/n) sum r_i K_s(t, f_i): per image box
@@ -304,7 +289,7 @@ double cs_sbox_smece(const sbox *b, double s)
         double t1 = j == G ? 1.0 : (double)j / (double)G, z;
         if (g[j] == 0.0) z = t1;
         else if (g[j - 1] != 0.0 && (g[j - 1] < 0) != (g[j] < 0))
-            z = bview_root(&v, (double)(j - 1) / (double)G, g[j - 1], t1, g[j]);
+            z = cs_smece_root(g_of_boxes, &v, (double)(j - 1) / (double)G, g[j - 1], t1, g[j]);
         else continue;
         if (z <= a) continue;
         total += fabs(bview_integral(&v, a, z));

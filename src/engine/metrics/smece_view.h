@@ -96,6 +96,11 @@ int cs_smece_grid(const view *v, double s, size_t G, double *g);
  * smece_grid.c, 0 for none). g has G + 1 entries, the caller's. */
 void cs_smece_grid_direct(const view *v, double s, size_t G, size_t restart, double *g);
 
+/* The root in (a, b) of g (fa = g(a), fb = g(b) of opposite signs), g also giving its slope:
+ * Newton's method kept inside the bracket, to 1e-15 (smece.c). */
+typedef double (*cs_smece_gfn)(const void *ctx, double t, double *slope);
+double cs_smece_root(cs_smece_gfn g, const void *ctx, double a, double fa, double b, double fb);
+
 /* Phi(u) - Phi(l), l <= u, from the normal tail on the side that keeps the digits (smece.c). */
 double cs_smece_phi_diff(double u, double l);
 
