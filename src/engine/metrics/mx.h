@@ -180,6 +180,44 @@ double cs_mx_normal_tail(double z);
 /* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
 
+/* Sets the smallest item count for which RECE-G takes the box path (rece_g_box.c; default
+ * CS_MX_CHUNK + 1: the fused subset walk of evaluate.c adds cached rows up to CS_MX_CHUNK
+ * items, and one multiset must take one path). Tests move it to compare both paths on the
+ * same data (0 = always, SIZE_MAX = never). Not thread-safe: call before any evaluation. */
+void cs_mx_rece_box_min(size_t items);
+
+/* ---- rece_g_box.c: RECE-G from per-box moments (see the comment at the top there) ----
+ * A plan: box q = [q/B, (q+1)/B) with centre tq[q]; a value v in it is tq[q] + s/twoB, and
+ * w_b(v) = sum_{p<P1} coef[(q*M + b)*P1 + p] s^p within 1e-17. */
+typedef struct cs_mx_rgbox {
+    int B, P1, M;
+    double twoB;
+    double *tq;           /* B box centres (owned) */
+    double *coef;         /* B x M x P1 (owned) */
+} cs_mx_rgbox;
+/* Makes the plan for (sigma, M) when the truncation bound holds with a table cheaper than
+ * ni per-sample weights: returns 1 (free it with cs_mx_rgbox_free), 0 (no plan: keep the
+ * per-sample path; nothing to free) or -1 (ENOMEM). Any thread; the plan is read-only. */
+int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni);
+void cs_mx_rgbox_free(cs_mx_rgbox *x);
+/* Adds f s^p, p < P1, to the moments G (B x P1) of v's box; returns 0, or 1 (nothing
+ * added) when v is outside [0,1] or NaN, where the expansion is not made. */
+static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, double *G)
+{
+    if (!(v >= 0.0 && v <= 1.0)) return 1;
+    int q = (int)(v * (double)x->B);
+    if (q >= x->B) q = x->B - 1;
+    double s = (v - x->tq[q]) * x->twoB, *g = G + (size_t)q * (size_t)x->P1;
+    for (int p = 0; p < x->P1; p++) {
+        g[p] += f;
+        f *= s;
+    }
+    return 0;
+}
+/* D_b = sum over boxes and orders of coef * G (into D, M doubles); returns sum_b |D_b|.
+ * The same G gives the same bits (a fixed order of additions). */
+double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D);
+
 /* ---- rece_m.c ---- */
 /* Sets the floor of the weight-row cache (default 48 MiB): tests lower it to reach the
  * uncached path with few samples, since M is bounded by CS_BINS_MAX. Not thread-safe: call

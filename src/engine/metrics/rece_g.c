@@ -369,6 +369,108 @@ static cs_status rece_d_scalar(const double *v, const uint8_t *t, const double *
     return rc;
 }
 
+/* ---- the box path (rece_g_box.c): per-box moments of f = t - v in one pass, in the canonical
+ * item order, in the same two fixed halves as above from PAR_MIN on (added half 0 + half 1),
+ * so the result depends on the multiset of items only. */
+static size_t box_min = CS_MX_CHUNK + 1;
+
+void cs_mx_rece_box_min(size_t items)
+{
+    box_min = items;
+}
+
+typedef struct {
+    const cs_mx_rgbox *x;
+    const double *v;
+    const uint8_t *t;
+    const uint32_t *items;
+    size_t a, z;
+    double *G;            /* B x P1, zeroed by the caller */
+    const atomic_int *cancel;
+    int status;           /* 0, 1 cancelled, 2 a value outside [0,1] */
+} bpart;
+
+static void *run_bpart(void *arg)
+{
+    bpart *q = arg;
+    const cs_mx_rgbox *x = q->x;
+    const double *v = q->v;
+    const uint8_t *t = q->t;
+    for (size_t j0 = q->a; j0 < q->z; j0 += 65536) {
+        if (cs_mx_cancelled(q->cancel)) { q->status = 1; return NULL; }
+        size_t j1 = j0 + 65536 < q->z ? j0 + 65536 : q->z;
+        int bad = 0;
+        if (q->items) {
+            for (size_t j = j0; j < j1; j++) {
+                uint32_t i = q->items[j];
+                bad |= cs_mx_rgbox_add(x, v[i], (double)t[i] - v[i], q->G);
+            }
+        } else {
+            for (size_t j = j0; j < j1; j++)
+                bad |= cs_mx_rgbox_add(x, v[j], (double)t[j] - v[j], q->G);
+        }
+        if (bad) { q->status = 2; return NULL; }
+    }
+    return NULL;
+}
+
+/* RECE-G of a scalar problem by the box path. Returns 1 when it is done (*rc says how:
+ * CS_OK with *out, or an error in err), 0 when the caller must take the per-sample path (too
+ * few items, no plan for this sigma and M, a value outside [0,1]). */
+static int box_scalar(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                      const cs_settings *s, const atomic_int *cancel, double *out,
+                      cs_status *rc, cs_error *err)
+{
+    if (ni < box_min || ni == 0) return 0;
+    cs_mx_rgbox x;
+    int r = cs_mx_rgbox_init(&x, s->sigma, s->bins, ni);
+    if (r == 0) return 0;
+    *rc = CS_OK;
+    size_t per = r > 0 ? (size_t)x.B * (size_t)x.P1 : 0;
+    double *G = r > 0 ? calloc(2 * per + (size_t)x.M, sizeof *G) : NULL;
+    if (!G) {
+        if (r > 0) cs_mx_rgbox_free(&x);
+        *rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        return 1;
+    }
+    int np = ni >= PAR_MIN ? 2 : 1;
+    size_t half = np == 2 ? ni / 2 : ni;
+    bpart pt[2];
+    for (int k = 0; k < np; k++)
+        pt[k] = (bpart){&x, v, t, items, k ? half : 0, k ? ni : half, G + (size_t)k * per, cancel, 0};
+    pthread_t th;
+    int threaded = np == 2 && pthread_create(&th, NULL, run_bpart, &pt[1]) == 0;
+    run_bpart(&pt[0]);
+    if (np == 2) {
+        if (threaded) pthread_join(th, NULL);
+        else run_bpart(&pt[1]);
+    }
+    int done = 1;
+    for (int k = 0; k < np; k++) {
+        if (pt[k].status == 2) done = 0;
+        else if (pt[k].status == 1 && *rc == CS_OK)
+            *rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (done && *rc == CS_OK) {
+        if (np == 2)
+            for (size_t k = 0; k < per; k++) G[k] += G[per + k];
+        *out = cs_mx_rgbox_gap(&x, G, G + 2 * per) / (double)ni;
+    }
+    free(G);
+    cs_mx_rgbox_free(&x);
+    return done;
+}
+
+/* RECE-G of one scalar problem without the cached rows: the box path, else per sample. */
+static cs_status scalar_value(const double *v, const uint8_t *t, const uint32_t *items,
+                              size_t ni, const cs_settings *s, const atomic_int *cancel,
+                              double *out, cs_error *err)
+{
+    cs_status rc;
+    if (box_scalar(v, t, items, ni, s, cancel, out, &rc, err)) return rc;
+    return rece_d_scalar(v, t, NULL, items, ni, s, cancel, out, err);
+}
+
 /* Rows per chunk of the cache build (small enough that a 20k-sample cache is split in two) */
 #define DC_ROWS 4096u
 typedef struct { cs_prepared *p; double *D; const double *e; int M; } dcache_ctx;
@@ -423,12 +525,13 @@ const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride)
 }
 
 /* ---- class-wise RECE-G: the mean over the K classes of each class's one-vs-rest RECE-G.
- * Each class's number is what rece_d_scalar gives on that class's column (the same weights,
- * the same additions in item order, in two fixed halves of the items from PAR_MIN on), but
- * the work goes sample by sample over the probability rows (contiguous) with every class's M
- * accumulators beside, instead of one strided column copy per class; the classes' numbers are
- * then added in class order. Two threads: the two item halves, or else the two halves of the
- * classes. At K = 1000 this is the report's costliest metric. */
+ * Each class's number is what the scalar path gives on that class's column (class:C): the
+ * box path's moments, or else rece_d_scalar's weights, formed by the same additions in item
+ * order, in two fixed halves of the items from PAR_MIN on. The work goes sample by sample
+ * over the probability rows (contiguous) with every class's accumulators beside (per class
+ * M bin sums, or B x P1 box moments: 20 x 17 doubles at sigma 0.1), instead of one strided
+ * column copy per class; the classes' numbers are then added in class order. Two threads:
+ * the two item halves, or else the two halves of the classes. */
 #define CW_MAX_ACC ((size_t)1 << 22)   /* accumulators (doubles); above: class by class */
 
 typedef struct cwpart {
@@ -438,7 +541,9 @@ typedef struct cwpart {
     size_t c0, c1;        /* classes c0..c1-1 */
     const double *e;
     int M;
-    double *acc;          /* (c1 - c0) x M, zeroed */
+    const cs_mx_rgbox *x; /* the box plan, or NULL: weights per sample */
+    double *acc;          /* (c1 - c0) x M bin sums, or (c1 - c0) x B x P1 moments; zeroed */
+    uint8_t *bad;         /* (c1 - c0): the class has a value outside [0,1] (box path) */
     const atomic_int *cancel;
     int status;           /* 0, 1 cancelled, -1 ENOMEM */
 } cwpart;
@@ -448,13 +553,23 @@ static void cw_run(void *ctx, size_t k)
     cwpart *q = (cwpart *)ctx + k;
     const cs_dataset *d = q->p->d;
     size_t K = d->k, M = (size_t)q->M;
-    double *w = malloc(M * sizeof *w);
-    if (!w) { q->status = -1; return; }
+    const cs_mx_rgbox *x = q->x;
+    size_t per = x ? (size_t)x->B * (size_t)x->P1 : M;
+    double *w = x ? NULL : malloc(M * sizeof *w);
+    if (!x && !w) { q->status = -1; return; }
     for (size_t j = q->a; j < q->z; j++) {
         if (((j - q->a) & 1023) == 0 && cs_mx_cancelled(q->cancel)) { q->status = 1; break; }
         size_t r = q->p->rows[q->items ? q->items[j] : (uint32_t)j];
         const double *g = d->prob + r * K;
         int32_t y = d->label[r];
+        if (x) {
+            for (size_t c = q->c0; c < q->c1; c++) {
+                double v = g[c];
+                q->bad[c - q->c0] |= (uint8_t)cs_mx_rgbox_add(x, v, (double)(y == (int32_t)c) - v,
+                                                              q->acc + (c - q->c0) * per);
+            }
+            continue;
+        }
         for (size_t c = q->c0; c < q->c1; c++) {
             double v = g[c];
             cs_mx_gauss_weights(v, q->p->s.sigma, q->e, q->M, w);
@@ -465,26 +580,42 @@ static void cw_run(void *ctx, size_t k)
     free(w);
 }
 
+/* Class c's values and targets as columns (v, t: n each) and its scalar RECE-G. */
+static cs_status cw_column(const cs_prepared *p, size_t c, double *v, uint8_t *t,
+                           const uint32_t *items, size_t ni, const atomic_int *cancel,
+                           double *out, cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t K = d->k;
+    for (size_t i = 0; i < p->n; i++) {
+        v[i] = d->prob[(size_t)p->rows[i] * K + c];
+        t[i] = d->label[p->rows[i]] == (int32_t)c;
+    }
+    return scalar_value(v, t, items, ni, &p->s, cancel, out, err);
+}
+
 static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, size_t ni,
                                 const atomic_int *cancel, double *out, cs_error *err)
 {
     size_t K = p->d->k, M = (size_t)p->s.bins;
-    int halves = ni >= PAR_MIN;   /* rece_d_scalar's split of the items */
-    if ((double)K * (double)M * 2.0 > (double)CW_MAX_ACC) {
+    int halves = ni >= PAR_MIN;   /* rece_d_scalar's and box_scalar's split of the items */
+    cs_mx_rgbox x;
+    int box = ni >= box_min && ni > 0 ? cs_mx_rgbox_init(&x, p->s.sigma, (int)M, ni) : 0;
+    if (box < 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    size_t per = box ? (size_t)x.B * (size_t)x.P1 : M;
+    double *v = NULL;
+    uint8_t *t = NULL;
+    cs_status rc = CS_OK;
+    if ((double)K * (double)per * 2.0 > (double)CW_MAX_ACC) {
         /* too many accumulators: class by class over a column copy (the same numbers) */
-        const cs_dataset *d = p->d;
-        double *v = malloc(p->n * sizeof *v);
-        uint8_t *t = malloc(p->n);
+        if (box) cs_mx_rgbox_free(&x);
+        v = malloc(p->n * sizeof *v);
+        t = malloc(p->n);
         if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
         double total = 0.0;
-        cs_status rc = CS_OK;
         for (size_t c = 0; c < K && rc == CS_OK; c++) {
-            for (size_t i = 0; i < p->n; i++) {
-                v[i] = d->prob[(size_t)p->rows[i] * K + c];
-                t[i] = d->label[p->rows[i]] == (int32_t)c;
-            }
             double r;
-            rc = rece_d_scalar(v, t, NULL, items, ni, &p->s, cancel, &r, err);
+            rc = cw_column(p, c, v, t, items, ni, cancel, &r, err);
             total += r;
         }
         free(v);
@@ -493,32 +624,58 @@ static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, siz
         return rc;
     }
     double *e = malloc((M + 1) * sizeof *e);
-    double *acc = calloc(K * M * (halves ? 2 : 1), sizeof *acc);
-    if (!e || !acc) { free(e); free(acc); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
+    double *acc = calloc(K * per * (halves ? 2 : 1) + M, sizeof *acc);
+    uint8_t *bad = calloc(K * (halves ? 2 : 1), 1);
+    if (!e || !acc || !bad) {
+        free(e); free(acc); free(bad);
+        if (box) cs_mx_rgbox_free(&x);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    }
     cs_mx_edges(e, (int)M);
+    const cs_mx_rgbox *px = box ? &x : NULL;
     cwpart pt[2];
     size_t half = ni / 2, ch = K / 2;
     for (int k = 0; k < 2; k++)
-        pt[k] = halves ? (cwpart){ p, items, k ? half : 0, k ? ni : half, 0, K, e, (int)M, acc + (size_t)k * K * M, cancel, 0 }
-                       : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, acc + (k ? ch * M : 0), cancel, 0 };
+        pt[k] = halves ? (cwpart){ p, items, k ? half : 0, k ? ni : half, 0, K, e, (int)M, px,
+                                   acc + (size_t)k * K * per, bad + (size_t)k * K, cancel, 0 }
+                       : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, px,
+                                   acc + (k ? ch * per : 0), bad + (k ? ch : 0), cancel, 0 };
     cs_mx_chunks(2, ni * K >= 100000, cw_run, pt);
-    cs_status rc = CS_OK;
     for (int k = 0; k < 2; k++) {
         if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
         else if (pt[k].status > 0 && rc == CS_OK) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
-    if (rc == CS_OK) {
-        double total = 0.0;
-        for (size_t c = 0; c < K; c++) {
-            const double *a0 = acc + c * M, *a1 = acc + K * M + c * M;
-            double sum = 0.0;
-            for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
-            total += sum / (double)ni;
+    double total = 0.0, *D = acc + K * per * (halves ? 2 : 1);
+    for (size_t c = 0; c < K && rc == CS_OK; c++) {
+        double *a0 = acc + c * per, *a1 = acc + K * per + c * per;
+        double sum = 0.0;
+        if (box && (bad[c] || (halves && bad[K + c]))) {
+            /* a value outside [0,1]: this class takes the per-sample path, as class:C does */
+            if (!v) {
+                v = malloc(p->n * sizeof *v);
+                t = malloc(p->n);
+                if (!v || !t) { rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); break; }
+            }
+            rc = cw_column(p, c, v, t, items, ni, cancel, &sum, err);
+            total += sum;
+            continue;
         }
-        *out = total / (double)K;
+        if (box) {
+            if (halves)
+                for (size_t k = 0; k < per; k++) a0[k] += a1[k];
+            total += cs_mx_rgbox_gap(&x, a0, D) / (double)ni;
+            continue;
+        }
+        for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
+        total += sum / (double)ni;
     }
+    if (rc == CS_OK) *out = total / (double)K;
+    free(v);
+    free(t);
     free(e);
     free(acc);
+    free(bad);
+    if (box) cs_mx_rgbox_free(&x);
     return rc;
 }
 
@@ -529,6 +686,9 @@ cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
     *out = NAN;
     if (p->vector) return CS_OK;          /* defined for scalar lenses only */
     if (p->kind != CS_LENS_CLASSWISE) {
+        /* the box path first: it needs no rows (and may not build them) */
+        cs_status rc;
+        if (box_scalar(p->v, p->t, items, ni, &p->s, cancel, out, &rc, err)) return rc;
         /* A cache is worth building only when it will be reused (subsets) or is cheap. */
         const double *D;
         if (items || p->n <= 65536) {
