@@ -208,10 +208,22 @@ static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, doub
     int q = (int)(v * (double)x->B);
     if (q >= x->B) q = x->B - 1;
     double s = (v - x->tq[q]) * x->twoB, *g = G + (size_t)q * (size_t)x->P1;
-    for (int p = 0; p < x->P1; p++) {
-        g[p] += f;
-        f *= s;
+    /* f s^p as four chains of s^4 steps (a quarter of the latency of one chain) */
+    double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;
+    int p = 0, P1 = x->P1;
+    for (; p + 4 <= P1; p += 4) {
+        g[p] += f0;
+        g[p + 1] += f1;
+        g[p + 2] += f2;
+        g[p + 3] += f3;
+        f0 *= s4;
+        f1 *= s4;
+        f2 *= s4;
+        f3 *= s4;
     }
+    if (p < P1) g[p++] += f0;
+    if (p < P1) g[p++] += f1;
+    if (p < P1) g[p] += f2;
     return 0;
 }
 /* D_b = sum over boxes and orders of coef * G (into D, M doubles); returns sum_b |D_b|.

@@ -24,6 +24,7 @@
 #include "mx.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define RHO_MAX 0.25      /* r / sigma: sets B = ceil(1 / (2 sigma RHO_MAX)) */
 #define TOL 1e-17
@@ -36,105 +37,119 @@
  * TOL * zmin. */
 static int cramer_order(double rho, double zmin)
 {
-    for (int P = 1; P <= P_MAX; P++) {
-        double sum = 0.0, lf = 0.0;   /* lf = log((p-1)!) */
-        for (int p = 1; p <= P + 60; p++) {
-            if (p > 1) lf += log((double)(p - 1));
-            if (p > P) sum += 0.867 * exp((double)p * log(rho) - 0.5 * lf) / (double)p;
-        }
-        if (sum <= TOL * zmin) return P;
+    double term[P_MAX + 62], lf = 0.0;   /* lf = log((p-1)!) */
+    for (int p = 1; p <= P_MAX + 61; p++) {
+        if (p > 1) lf += log((double)(p - 1));
+        term[p] = 0.867 * exp((double)p * log(rho) - 0.5 * lf) / (double)p;
     }
-    return P_MAX + 1;
+    double tail = 0.0;   /* orders P+1 .. P_MAX+61 */
+    for (int p = P_MAX + 61; p > P_MAX + 1; p--) tail += term[p];
+    int P = P_MAX + 1;
+    for (int Q = P_MAX; Q >= 1; Q--) {   /* tail of orders > Q */
+        tail += term[Q + 1];
+        if (tail <= TOL * zmin) P = Q;
+        else break;
+    }
+    return P;
 }
 
 /* k_n(u) = He_n(u) phi(u) / n!, n = 0..n_max-1, by k_{n+1} = (u k_n - k_{n-1}) / (n+1). */
 static void hermite_k(double u, int n_max, double *k)
 {
     double phi = exp(-0.5 * u * u) * 0.39894228040143267794;
+    static const double inv[P_MAX + XTRA + 1] = {
+        1.0, 1.0, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9,
+        1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15, 1.0 / 16, 1.0 / 17,
+        1.0 / 18, 1.0 / 19, 1.0 / 20, 1.0 / 21, 1.0 / 22, 1.0 / 23, 1.0 / 24, 1.0 / 25,
+        1.0 / 26, 1.0 / 27, 1.0 / 28, 1.0 / 29, 1.0 / 30, 1.0 / 31, 1.0 / 32, 1.0 / 33,
+        1.0 / 34, 1.0 / 35, 1.0 / 36, 1.0 / 37, 1.0 / 38, 1.0 / 39, 1.0 / 40, 1.0 / 41,
+        1.0 / 42, 1.0 / 43, 1.0 / 44};
     k[0] = phi;
     if (n_max > 1) k[1] = u * phi;
-    for (int n = 1; n + 1 < n_max; n++) k[n + 1] = (u * k[n] - k[n - 1]) / (double)(n + 1);
+    for (int n = 1; n + 1 < n_max; n++) k[n + 1] = (u * k[n] - k[n - 1]) * inv[n + 1];
 }
 
 /* Coefficients of every bin of box q to order PX (PX+1 each, in s) into w (M x (PX+1));
- * scratch holds (M+1) * PX + 2 * (PX + 1) doubles. Returns 0, or -1 when Z(t_q) is not > 0. */
+ * scratch holds (M+1) * PX + (PX+1) * (M+1) doubles. Returns 0, or -1 when Z(t_q) is not
+ * > 0. The division runs over all bins at once for each order (independent chains). */
 static int box_coefs(double t, double sigma, const double *e, int M, int PX, double rho,
                      double *w, double *scratch)
 {
-    int P1 = PX + 1;
-    double *k = scratch;                    /* (M+1) x PX: k_n at each edge */
-    double *z = scratch + (size_t)(M + 1) * (size_t)PX;   /* P1: Z's series */
-    double *a = z + P1;                     /* P1: one bin's m series */
+    size_t P1 = (size_t)PX + 1, Mz = (size_t)M;
+    double *k = scratch;                             /* (M+1) x PX: k_n at each edge */
+    double *W = scratch + (Mz + 1) * (size_t)PX;     /* P1 x M: w's series, order-major */
+    double *z = W + P1 * Mz;                         /* P1: Z's series */
     double Z0 = 0.0, zp = (e[0] - t) / sigma, tp = cs_mx_normal_tail(zp);
     for (int i = 0; i <= M; i++) hermite_k((e[i] - t) / sigma, PX, k + (size_t)i * (size_t)PX);
     /* constant terms: cs_mx_gauss_weights at c = t (tails on the accurate side) */
-    for (int b = 0; b < M; b++) {
+    for (size_t b = 0; b < Mz; b++) {
         double zn = (e[b + 1] - t) / sigma, tn = cs_mx_normal_tail(zn), m;
         if (zn <= 0) m = tn - tp;
         else if (zp >= 0) m = tp - tn;
         else m = 1.0 - tp - tn;
-        w[(size_t)b * (size_t)P1] = m > 0 ? m : 0.0;
-        Z0 += w[(size_t)b * (size_t)P1];
+        W[b] = m > 0 ? m : 0.0;
+        Z0 += W[b];
         zp = zn;
         tp = tn;
     }
     if (!(Z0 > 0)) return -1;
     double inv = 1.0 / Z0;
-    z[0] = Z0;
-    const double *k0 = k, *kM = k + (size_t)M * (size_t)PX;
-    for (int p = 1; p <= PX; p++) z[p] = -(kM[p - 1] - k0[p - 1]) / (double)p;
-    for (int b = 0; b < M; b++) {
-        double *wb = w + (size_t)b * (size_t)P1;
-        const double *kl = k + (size_t)b * (size_t)PX, *kh = kl + PX;
-        for (int p = 1; p <= PX; p++) a[p] = -(kh[p - 1] - kl[p - 1]) / (double)p;
-        wb[0] *= inv;
-        for (int p = 1; p <= PX; p++) {
-            double acc = a[p];
-            for (int j = 1; j <= p; j++) acc -= z[j] * wb[p - j];
-            wb[p] = acc * inv;
+    const double *k0 = k, *kM = k + Mz * (size_t)PX;
+    for (size_t p = 1; p < P1; p++) z[p] = -(kM[p - 1] - k0[p - 1]) / (double)p;
+    for (size_t b = 0; b < Mz; b++) W[b] *= inv;
+    for (size_t p = 1; p < P1; p++) {
+        double *wp = W + p * Mz;
+        for (size_t b = 0; b < Mz; b++)
+            wp[b] = -(k[(b + 1) * (size_t)PX + p - 1] - k[b * (size_t)PX + p - 1]) / (double)p;
+        /* per bin acc = a_p - z_1 w_{p-1} - ... - z_p w_0 in that order; four bins at a time
+         * in registers (four independent chains) */
+        size_t c = 0;
+        for (; c + 4 <= Mz; c += 4) {
+            double a0 = wp[c], a1 = wp[c + 1], a2 = wp[c + 2], a3 = wp[c + 3];
+            for (size_t j = 1; j <= p; j++) {
+                double zj = z[j];
+                const double *wq = W + (p - j) * Mz + c;
+                a0 -= zj * wq[0];
+                a1 -= zj * wq[1];
+                a2 -= zj * wq[2];
+                a3 -= zj * wq[3];
+            }
+            wp[c] = a0; wp[c + 1] = a1; wp[c + 2] = a2; wp[c + 3] = a3;
         }
-        /* from powers of d = rho s to powers of s */
-        double f = rho;
-        for (int p = 1; p <= PX; p++, f *= rho) wb[p] *= f;
+        for (; c < Mz; c++) {
+            double a0 = wp[c];
+            for (size_t j = 1; j <= p; j++) a0 -= z[j] * W[(p - j) * Mz + c];
+            wp[c] = a0;
+        }
+        for (size_t b = 0; b < Mz; b++) wp[b] *= inv;
+    }
+    /* from powers of d = rho s to powers of s, bin-major */
+    for (size_t b = 0; b < Mz; b++) {
+        double f = 1.0;
+        for (size_t p = 0; p < P1; p++, f *= rho) w[b * P1 + p] = p ? W[p * Mz + b] * f : W[b];
     }
     return 0;
 }
 
-int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
+/* The plan of (sigma, M), independent of the item count: 1 made, 0 none (the bound cannot be
+ * met within P_MAX or the memory cap), -1 ENOMEM. */
+static int make_plan(cs_mx_rgbox *x, double sigma, int M, int B, const double *tq, int P)
 {
-    x->coef = NULL;
-    x->tq = NULL;
-    if (!(sigma > 0) || M < 1) return 0;
-    double nb = ceil(1.0 / (2.0 * sigma * RHO_MAX));
-    if (nb > B_MAX) return 0;
-    int B = nb < 1 ? 1 : (int)nb;
     double rho = 1.0 / (2.0 * (double)B * sigma);
     double *e = malloc((size_t)(M + 1) * sizeof *e);
-    double *tq = malloc((size_t)B * sizeof *tq);
-    if (!e || !tq) { free(e); free(tq); return -1; }
+    if (!e) return -1;
     cs_mx_edges(e, M);
-    double zmin = 1.0;
-    for (int q = 0; q < B; q++) {
-        tq[q] = ((double)q + 0.5) / (double)B;
-        double z = cs_mx_normal_tail(-(1.0 - tq[q]) / sigma);   /* Phi(-(1-t)/sigma) */
-        double Z = 1.0 - z - cs_mx_normal_tail(-tq[q] / sigma);
-        if (Z < zmin) zmin = Z;
-    }
-    int P = zmin > 0 ? cramer_order(rho, zmin) : P_MAX + 1;
     int ok = 0;
     double *coef = NULL, *scratch = NULL;
     for (; P <= P_MAX; P++) {
         int PX = P + XTRA, P1 = PX + 1;
         size_t need = (size_t)B * (size_t)M * (size_t)P1;
-        /* the table's work (B M P^2) must stay below the per-sample weights it replaces
-         * (ni (M+1) normal tails, each ~20 flops), and its memory bounded */
-        if (need > COEF_MAX || (double)need * (double)PX > 20.0 * (double)ni * (double)(M + 1))
-            break;
+        if (need > COEF_MAX) break;
         free(coef);
         free(scratch);
         coef = malloc(need * sizeof *coef);
-        scratch = malloc(((size_t)(M + 1) * (size_t)PX + 2 * (size_t)P1) * sizeof *scratch);
-        if (!coef || !scratch) { free(coef); free(scratch); free(e); free(tq); return -1; }
+        scratch = malloc(((size_t)(M + 1) * (size_t)PX + (size_t)P1 * (size_t)(M + 1)) * sizeof *scratch);
+        if (!coef || !scratch) { ok = -1; break; }
         int fine = 1;
         for (int q = 0; q < B && fine; q++) {
             double *cq = coef + (size_t)q * (size_t)M * (size_t)P1;
@@ -150,7 +165,7 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
     }
     free(scratch);
     free(e);
-    if (!ok) { free(coef); free(tq); return 0; }
+    if (ok <= 0) { free(coef); return ok; }
     /* keep orders 0..P only (compacted in place: rows only move down) */
     int PX1 = P + XTRA + 1, P1 = P + 1;
     for (size_t r = 0; r < (size_t)B * (size_t)M; r++)
@@ -159,8 +174,78 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
     x->P1 = P1;
     x->M = M;
     x->twoB = 2.0 * (double)B;
-    x->tq = tq;
     x->coef = coef;
+    return 1;
+}
+
+/* The last plan made, for the next evaluation with the same (sigma, M) (bootstrap draws):
+ * copied out under the lock, so no caller ever reads memory another may free. */
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static double last_sigma;
+static cs_mx_rgbox last;   /* last.coef NULL: none */
+
+/* The table's work (B M P^2 for the division) must stay below that of the per-sample weights
+ * it replaces (ni (M+1) normal tails, ~20 flops each). */
+static int worth(int B, int M, int P1, size_t ni)
+{
+    return (double)B * (double)M * (double)P1 * (double)(P1 + XTRA) <=
+           20.0 * (double)ni * (double)(M + 1);
+}
+
+int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
+{
+    x->coef = NULL;
+    x->tq = NULL;
+    if (!(sigma > 0) || M < 1) return 0;
+    double nb = ceil(1.0 / (2.0 * sigma * RHO_MAX));
+    if (nb > B_MAX) return 0;
+    int B = nb < 1 ? 1 : (int)nb;
+    double *tq = malloc((size_t)B * sizeof *tq);
+    if (!tq) return -1;
+    double zmin = 1.0;
+    for (int q = 0; q < B; q++) {
+        tq[q] = ((double)q + 0.5) / (double)B;
+        double z = cs_mx_normal_tail(-(1.0 - tq[q]) / sigma);   /* Phi(-(1-t)/sigma) */
+        double Z = 1.0 - z - cs_mx_normal_tail(-tq[q] / sigma);
+        if (Z < zmin) zmin = Z;
+    }
+    int P = zmin > 0 ? cramer_order(1.0 / (2.0 * (double)B * sigma), zmin) : P_MAX + 1;
+    /* P only grows from here, and the work with it: not worth it now, not later */
+    if (P > P_MAX || !worth(B, M, P + 1, ni)) { free(tq); return 0; }
+    int r = 0;
+    pthread_mutex_lock(&last_lock);
+    if (last.coef && last_sigma == sigma && last.M == M) {
+        size_t n = (size_t)B * (size_t)M * (size_t)last.P1;
+        *x = last;
+        x->coef = malloc(n * sizeof *x->coef);
+        if (x->coef) { memcpy(x->coef, last.coef, n * sizeof *x->coef); r = 1; }
+        else r = -1;
+    }
+    pthread_mutex_unlock(&last_lock);
+    if (r == 0) {
+        r = make_plan(x, sigma, M, B, tq, P);
+        if (r > 0) {
+            size_t n = (size_t)B * (size_t)M * (size_t)x->P1;
+            double *copy = malloc(n * sizeof *copy);
+            if (copy) {
+                memcpy(copy, x->coef, n * sizeof *copy);
+                pthread_mutex_lock(&last_lock);
+                free(last.coef);
+                last = *x;
+                last.coef = copy;
+                last.tq = NULL;
+                last_sigma = sigma;
+                pthread_mutex_unlock(&last_lock);
+            }
+        }
+    }
+    if (r <= 0 || !worth(B, M, x->P1, ni)) {
+        if (r > 0) free(x->coef);
+        x->coef = NULL;
+        free(tq);
+        return r < 0 ? -1 : 0;
+    }
+    x->tq = tq;
     return 1;
 }
 
