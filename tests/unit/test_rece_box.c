@@ -247,7 +247,7 @@ static void test_switch(void **state)
     /* 4096 boxes x 15 bins x 17 orders are worth it for a million items, not for 2048 */
     assert_int_equal(cs_mx_rgbox_init(&x, 2.0 / 4096 * 1.001, 15, 2048), 0);
     assert_int_equal(cs_mx_rgbox_init(&x, 0.1, 15, 2048), 1);
-    assert_int_equal(x.B, 20);
+    assert_int_equal(x.B, 80);   /* 1 / (2 sigma RHO_FINE) */
     cs_mx_rgbox_free(&x);
     assert_int_equal(cs_mx_rgbox_init(&x, 0.1, 15, 1), 0);
 

@@ -171,7 +171,9 @@ cs_status cs_mx_rece_curve(const cs_prepared *p, const uint32_t *items, size_t n
                            double *curve_conf, cs_error *err);
 /* The cached per-sample RECE-G rows d_j = w_j (acc_j - c_j) of a scalar lens (not classwise),
  * *stride doubles each (M rounded up to a multiple of 8, zero padded), built on first use;
- * NULL when too large to cache, not a scalar lens, or ENOMEM. Summing the rows of the items
+ * NULL when too large to cache, not a scalar lens, or ENOMEM -- and whenever the box path
+ * can start at or below CS_MX_CHUNK items (the default), since a caller that sums rows for
+ * such a subset would take another path than cs_mx_rece_g. Summing the rows of the items
  * bin by bin in canonical order (from 0.0) and then sum |acc_b| / ni is RECE-G for ni <
  * 200000 (cs_mx_rece_g splits larger inputs in two fixed halves). */
 const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride);
@@ -181,9 +183,8 @@ double cs_mx_normal_tail(double z);
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
 
 /* Sets the smallest item count for which RECE-G takes the box path (rece_g_box.c; default
- * CS_MX_CHUNK + 1: the fused subset walk of evaluate.c adds cached rows up to CS_MX_CHUNK
- * items, and one multiset must take one path). Tests move it to compare both paths on the
- * same data (0 = always, SIZE_MAX = never). Not thread-safe: call before any evaluation. */
+ * 2048). Tests move it to compare both paths on the same data (0 = always, SIZE_MAX = never).
+ * Not thread-safe: call before any evaluation. */
 void cs_mx_rece_box_min(size_t items);
 
 /* ---- rece_g_box.c: RECE-G from per-box moments (see the comment at the top there) ----
