@@ -194,7 +194,8 @@ typedef struct cs_mx_rgbox {
     int B, P1, M;
     double twoB;
     double *tq;           /* B box centres (owned) */
-    double *coef;         /* B x M x P1 (owned) */
+    const double *coef;   /* B x M x P1 (read-only; owned through `shared`, or alone) */
+    struct shared_coef *shared;
 } cs_mx_rgbox;
 /* Makes the plan for (sigma, M) when the truncation bound holds with a table cheaper than
  * ni per-sample weights: returns 1 (free it with cs_mx_rgbox_free), 0 (no plan: keep the
@@ -203,7 +204,8 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni);
 void cs_mx_rgbox_free(cs_mx_rgbox *x);
 /* Adds f s^p, p < P1, to the moments G (B x P1) of v's box; returns 0, or 1 (nothing
  * added) when v is outside [0,1] or NaN, where the expansion is not made. */
-static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, double *G)
+static inline int cs_mx_rgbox_add_n(const cs_mx_rgbox *x, double v, double f, double *G,
+                                    int P1)
 {
     if (!(v >= 0.0 && v <= 1.0)) return 1;
     int q = (int)(v * (double)x->B);
@@ -211,7 +213,7 @@ static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, doub
     double s = (v - x->tq[q]) * x->twoB, *g = G + (size_t)q * (size_t)x->P1;
     /* f s^p as four chains of s^4 steps (a quarter of the latency of one chain) */
     double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;
-    int p = 0, P1 = x->P1;
+    int p = 0;
     for (; p + 4 <= P1; p += 4) {
         g[p] += f0;
         g[p + 1] += f1;
@@ -226,6 +228,12 @@ static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, doub
     if (p < P1) g[p++] += f1;
     if (p < P1) g[p] += f2;
     return 0;
+}
+/* cs_mx_rgbox_add_n with P1 = x->P1; callers with a hot loop may pass a constant P1 (equal
+ * to x->P1) so that the orders unroll. */
+static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, double *G)
+{
+    return cs_mx_rgbox_add_n(x, v, f, G, x->P1);
 }
 /* D_b = sum over boxes and orders of coef * G (into D, M doubles); returns sum_b |D_b|.
  * The same G gives the same bits (a fixed order of additions). */

@@ -139,7 +139,8 @@ static int box_coefs(double t, double sigma, const double *e, int M, int PX, dou
 
 /* The plan of (sigma, M), independent of the item count: 1 made, 0 none (the bound cannot be
  * met within P_MAX or the memory cap), -1 ENOMEM. */
-static int make_plan(cs_mx_rgbox *x, double sigma, int M, int B, const double *tq, int P)
+static int make_plan(cs_mx_rgbox *x, double **out, double sigma, int M, int B, const double *tq,
+                     int P)
 {
     double rho = 1.0 / (2.0 * (double)B * sigma);
     double *e = malloc((size_t)(M + 1) * sizeof *e);
@@ -180,15 +181,29 @@ static int make_plan(cs_mx_rgbox *x, double sigma, int M, int B, const double *t
     x->P1 = P1;
     x->M = M;
     x->twoB = 2.0 * (double)B;
-    x->coef = coef;
+    x->coef = *out = coef;
     return 1;
 }
 
-/* The last plan made, for the next evaluation with the same (sigma, M) (bootstrap draws):
- * copied out under the lock, so no caller ever reads memory another may free. */
+/* The last plan made, kept for the next evaluation with the same (sigma, M) (bootstrap draws,
+ * size-curve subsets): its table is shared read-only, counted by references (the cache holds
+ * one, every plan handed out one); the last reference frees it. */
+typedef struct shared_coef {
+    atomic_int refs;
+    double *coef;
+} shared_coef;
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
 static double last_sigma;
-static cs_mx_rgbox last;   /* last.coef NULL: none */
+static int last_M, last_P1;
+static shared_coef *last;   /* NULL: none */
+
+static void release(shared_coef *sc)
+{
+    if (sc && atomic_fetch_sub(&sc->refs, 1) == 1) {
+        free(sc->coef);
+        free(sc);
+    }
+}
 
 /* The table's work (B M P^2 for the division) must stay below that of the per-sample weights
  * it replaces (ni (M+1) normal tails, ~20 flops each). */
@@ -202,6 +217,7 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
 {
     x->coef = NULL;
     x->tq = NULL;
+    x->shared = NULL;
     if (!(sigma > 0) || M < 1) return 0;
     double nb = ceil(1.0 / (2.0 * sigma * RHO_FINE));
     if (nb > B_FINE) nb = fmax(B_FINE, ceil(1.0 / (2.0 * sigma * RHO_MAX)));
@@ -220,35 +236,45 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
     /* P only grows from here, and the work with it: not worth it now, not later */
     if (P > P_MAX || !worth(B, M, P + 1, ni)) { free(tq); return 0; }
     int r = 0;
+    x->shared = NULL;
     pthread_mutex_lock(&last_lock);
-    if (last.coef && last_sigma == sigma && last.M == M) {
-        size_t n = (size_t)B * (size_t)M * (size_t)last.P1;
-        *x = last;
-        x->coef = malloc(n * sizeof *x->coef);
-        if (x->coef) { memcpy(x->coef, last.coef, n * sizeof *x->coef); r = 1; }
-        else r = -1;
+    if (last && last_sigma == sigma && last_M == M) {
+        atomic_fetch_add(&last->refs, 1);
+        x->shared = last;
+        x->coef = last->coef;
+        x->B = B;
+        x->P1 = last_P1;
+        x->M = M;
+        x->twoB = 2.0 * (double)B;
+        r = 1;
     }
     pthread_mutex_unlock(&last_lock);
     if (r == 0) {
-        r = make_plan(x, sigma, M, B, tq, P);
-        if (r > 0) {
-            size_t n = (size_t)B * (size_t)M * (size_t)x->P1;
-            double *copy = malloc(n * sizeof *copy);
-            if (copy) {
-                memcpy(copy, x->coef, n * sizeof *copy);
-                pthread_mutex_lock(&last_lock);
-                free(last.coef);
-                last = *x;
-                last.coef = copy;
-                last.tq = NULL;
-                last_sigma = sigma;
-                pthread_mutex_unlock(&last_lock);
-            }
+        double *coef = NULL;
+        r = make_plan(x, &coef, sigma, M, B, tq, P);
+        shared_coef *sc = r > 0 ? malloc(sizeof *sc) : NULL;
+        if (r > 0 && !sc) {
+            free(coef);
+            r = -1;
+        }
+        if (sc) {
+            atomic_init(&sc->refs, 2);   /* the cache and x */
+            sc->coef = coef;
+            x->shared = sc;
+            pthread_mutex_lock(&last_lock);
+            shared_coef *old = last;
+            last = sc;
+            last_sigma = sigma;
+            last_M = M;
+            last_P1 = x->P1;
+            pthread_mutex_unlock(&last_lock);
+            release(old);
         }
     }
     if (r <= 0 || !worth(B, M, x->P1, ni)) {
-        if (r > 0) free(x->coef);
+        if (r > 0) cs_mx_rgbox_free(x);
         x->coef = NULL;
+        x->shared = NULL;
         free(tq);
         return r < 0 ? -1 : 0;
     }
@@ -258,10 +284,11 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
 
 void cs_mx_rgbox_free(cs_mx_rgbox *x)
 {
-    free(x->coef);
+    release(x->shared);   /* the table always belongs to a shared block */
     free(x->tq);
     x->coef = NULL;
     x->tq = NULL;
+    x->shared = NULL;
 }
 
 double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D)
