@@ -409,9 +409,36 @@ typedef struct {
     int status;           /* 0, 1 cancelled, 2 a value outside [0,1] */
 } bpart;
 
-/* Items j0..j1-1 into the moments: cs_mx_rgbox_add written out with the plan's fields in
- * locals (stores into G could otherwise alias them and force reloads), once with the usual
- * order count as a constant (sigma >= 1/32: the orders unroll) and once general. */
+/* cs_mx_rgbox_add with the plan's fields as arguments: the loops below keep them in locals
+ * (stores into the moments could otherwise alias the plan and force reloads) and pass the
+ * order count as a constant where they are specialised (the orders unroll). The same
+ * operations in the same order as cs_mx_rgbox_add, so the same bits. */
+static inline int box_add(double c, double f, double *G, double Bd, int B, const double *tq,
+                          double twoB, int np)
+{
+    if (!(c >= 0.0 && c <= 1.0)) return 1;
+    int b = (int)(c * Bd);
+    if (b >= B) b = B - 1;
+    double s = (c - tq[b]) * twoB, *g = G + (size_t)b * (size_t)np;
+    double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;
+    int p = 0;
+    for (; p + 4 <= np; p += 4) {
+        g[p] += f0;
+        g[p + 1] += f1;
+        g[p + 2] += f2;
+        g[p + 3] += f3;
+        f0 *= s4;
+        f1 *= s4;
+        f2 *= s4;
+        f3 *= s4;
+    }
+    if (p < np) g[p++] += f0;
+    if (p < np) g[p++] += f1;
+    if (p < np) g[p] += f2;
+    return 0;
+}
+
+/* Items j0..j1-1 of a scalar problem into its moments. */
 #define BPART_BODY(P1)                                                                      \
     const double *v = q->v, *tq = q->x->tq;                                                 \
     const uint8_t *t = q->t;                                                                \
@@ -420,20 +447,7 @@ typedef struct {
     int B = q->x->B, bad = 0, np = (P1);                                                    \
     for (size_t j = j0; j < j1; j++) {                                                      \
         size_t i = items ? items[j] : j;                                                    \
-        double c = v[i], f = (double)t[i] - c;                                              \
-        if (!(c >= 0.0 && c <= 1.0)) { bad = 1; continue; }                                 \
-        int b = (int)(c * Bd);                                                              \
-        if (b >= B) b = B - 1;                                                              \
-        double s = (c - tq[b]) * twoB, *g = G + (size_t)b * (size_t)np;                     \
-        double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;     \
-        int p = 0;                                                                          \
-        for (; p + 4 <= np; p += 4) {                                                       \
-            g[p] += f0; g[p + 1] += f1; g[p + 2] += f2; g[p + 3] += f3;                     \
-            f0 *= s4; f1 *= s4; f2 *= s4; f3 *= s4;                                         \
-        }                                                                                   \
-        if (p < np) g[p++] += f0;                                                           \
-        if (p < np) g[p++] += f1;                                                           \
-        if (p < np) g[p] += f2;                                                             \
+        bad |= box_add(v[i], (double)t[i] - v[i], G, Bd, B, tq, twoB, np);                  \
     }                                                                                       \
     return bad;
 
@@ -592,6 +606,21 @@ typedef struct cwpart {
     int status;           /* 0, 1 cancelled, -1 ENOMEM */
 } cwpart;
 
+/* One probability row into every class's box moments (as box_scalar on the class column). */
+#define CW_BOX_BODY(P1)                                                                     \
+    const double *tq = q->x->tq;                                                            \
+    double Bd = (double)q->x->B, twoB = q->x->twoB, *acc = q->acc;                          \
+    int B = q->x->B, np = (P1);                                                             \
+    uint8_t *bad = q->bad;                                                                  \
+    for (size_t c = q->c0; c < q->c1; c++) {                                                \
+        double v = g[c];                                                                    \
+        bad[c - q->c0] |= (uint8_t)box_add(v, (double)(y == (int32_t)c) - v,                \
+                                           acc + (c - q->c0) * per, Bd, B, tq, twoB, np);   \
+    }
+
+static void cw_box_row11(const cwpart *q, const double *g, int32_t y, size_t per) { CW_BOX_BODY(11) }
+static void cw_box_row(const cwpart *q, const double *g, int32_t y, size_t per) { CW_BOX_BODY(q->x->P1) }
+
 static void cw_run(void *ctx, size_t k)
 {
     cwpart *q = (cwpart *)ctx + k;
@@ -607,11 +636,8 @@ static void cw_run(void *ctx, size_t k)
         const double *g = d->prob + r * K;
         int32_t y = d->label[r];
         if (x) {
-            for (size_t c = q->c0; c < q->c1; c++) {
-                double v = g[c];
-                q->bad[c - q->c0] |= (uint8_t)cs_mx_rgbox_add(x, v, (double)(y == (int32_t)c) - v,
-                                                              q->acc + (c - q->c0) * per);
-            }
+            if (x->P1 == 11) cw_box_row11(q, g, y, per);
+            else cw_box_row(q, g, y, per);
             continue;
         }
         for (size_t c = q->c0; c < q->c1; c++) {
