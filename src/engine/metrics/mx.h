@@ -193,9 +193,9 @@ void cs_mx_rece_box_min(size_t items);
 typedef struct cs_mx_rgbox {
     int B, P1, M;
     double twoB;
-    double *tq;           /* B box centres (owned) */
-    const double *coef;   /* B x M x P1 (read-only; owned through `shared`, or alone) */
-    struct shared_coef *shared;
+    const double *tq;     /* B box centres (read-only) */
+    const double *coef;   /* B x M x P1 (read-only) */
+    struct shared_coef *shared;   /* one reference to the block holding both */
 } cs_mx_rgbox;
 /* Makes the plan for (sigma, M) when the truncation bound holds with a table cheaper than
  * ni per-sample weights: returns 1 (free it with cs_mx_rgbox_free), 0 (no plan: keep the

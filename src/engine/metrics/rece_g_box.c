@@ -186,21 +186,22 @@ static int make_plan(cs_mx_rgbox *x, double **out, double sigma, int M, int B, c
 }
 
 /* The last plan made, kept for the next evaluation with the same (sigma, M) (bootstrap draws,
- * size-curve subsets): its table is shared read-only, counted by references (the cache holds
- * one, every plan handed out one); the last reference frees it. */
+ * size-curve subsets: the plan is then a lookup): its table and box centres are shared
+ * read-only, counted by references (the cache holds one, every plan handed out one); the
+ * last reference frees them. */
 typedef struct shared_coef {
     atomic_int refs;
-    double *coef;
+    double *coef, *tq;
 } shared_coef;
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
 static double last_sigma;
-static int last_M, last_P1;
-static shared_coef *last;   /* NULL: none */
+static cs_mx_rgbox last;   /* last.shared NULL: none */
 
 static void release(shared_coef *sc)
 {
     if (sc && atomic_fetch_sub(&sc->refs, 1) == 1) {
         free(sc->coef);
+        free(sc->tq);
         free(sc);
     }
 }
@@ -215,10 +216,20 @@ static int worth(int B, int M, int P1, size_t ni)
 
 int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
 {
-    x->coef = NULL;
-    x->tq = NULL;
-    x->shared = NULL;
+    memset(x, 0, sizeof *x);
     if (!(sigma > 0) || M < 1) return 0;
+    pthread_mutex_lock(&last_lock);
+    int hit = last.shared && last_sigma == sigma && last.M == M;
+    if (hit) {
+        *x = last;
+        atomic_fetch_add(&last.shared->refs, 1);
+    }
+    pthread_mutex_unlock(&last_lock);
+    if (hit) {
+        if (worth(x->B, M, x->P1, ni)) return 1;
+        cs_mx_rgbox_free(x);
+        return 0;
+    }
     double nb = ceil(1.0 / (2.0 * sigma * RHO_FINE));
     if (nb > B_FINE) nb = fmax(B_FINE, ceil(1.0 / (2.0 * sigma * RHO_MAX)));
     if (nb > B_MAX) return 0;
@@ -233,62 +244,38 @@ int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni)
         if (Z < zmin) zmin = Z;
     }
     int P = zmin > 0 ? cramer_order(1.0 / (2.0 * (double)B * sigma), zmin) : P_MAX + 1;
-    /* P only grows from here, and the work with it: not worth it now, not later */
+    /* P only grows from here, and the work with it: not worth it now, not later (the same
+     * answer as the final test below would give, without making the table) */
     if (P > P_MAX || !worth(B, M, P + 1, ni)) { free(tq); return 0; }
-    int r = 0;
-    x->shared = NULL;
-    pthread_mutex_lock(&last_lock);
-    if (last && last_sigma == sigma && last_M == M) {
-        atomic_fetch_add(&last->refs, 1);
-        x->shared = last;
-        x->coef = last->coef;
-        x->B = B;
-        x->P1 = last_P1;
-        x->M = M;
-        x->twoB = 2.0 * (double)B;
-        r = 1;
-    }
-    pthread_mutex_unlock(&last_lock);
-    if (r == 0) {
-        double *coef = NULL;
-        r = make_plan(x, &coef, sigma, M, B, tq, P);
-        shared_coef *sc = r > 0 ? malloc(sizeof *sc) : NULL;
-        if (r > 0 && !sc) {
-            free(coef);
-            r = -1;
-        }
-        if (sc) {
-            atomic_init(&sc->refs, 2);   /* the cache and x */
-            sc->coef = coef;
-            x->shared = sc;
-            pthread_mutex_lock(&last_lock);
-            shared_coef *old = last;
-            last = sc;
-            last_sigma = sigma;
-            last_M = M;
-            last_P1 = x->P1;
-            pthread_mutex_unlock(&last_lock);
-            release(old);
-        }
-    }
-    if (r <= 0 || !worth(B, M, x->P1, ni)) {
-        if (r > 0) cs_mx_rgbox_free(x);
-        x->coef = NULL;
-        x->shared = NULL;
+    double *coef = NULL;
+    int r = make_plan(x, &coef, sigma, M, B, tq, P);
+    shared_coef *sc = r > 0 ? malloc(sizeof *sc) : NULL;
+    if (r <= 0 || !sc) {
+        free(coef);
         free(tq);
-        return r < 0 ? -1 : 0;
+        memset(x, 0, sizeof *x);
+        return r < 0 || (r > 0 && !sc) ? -1 : 0;
     }
+    atomic_init(&sc->refs, 2);   /* the cache and x */
+    sc->coef = coef;
+    sc->tq = tq;
     x->tq = tq;
-    return 1;
+    x->shared = sc;
+    pthread_mutex_lock(&last_lock);
+    shared_coef *old = last.shared;
+    last = *x;
+    last_sigma = sigma;
+    pthread_mutex_unlock(&last_lock);
+    release(old);
+    if (worth(B, M, x->P1, ni)) return 1;
+    cs_mx_rgbox_free(x);
+    return 0;
 }
 
 void cs_mx_rgbox_free(cs_mx_rgbox *x)
 {
-    release(x->shared);   /* the table always belongs to a shared block */
-    free(x->tq);
-    x->coef = NULL;
-    x->tq = NULL;
-    x->shared = NULL;
+    release(x->shared);   /* the table and centres always belong to a shared block */
+    memset(x, 0, sizeof *x);
 }
 
 double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D)
