@@ -207,7 +207,7 @@ static void test_series_against_weights(void **state)
             double worst = 0;
             for (int q = 0; q < x.B; q += x.B > 50 ? 7 : 1)
                 for (int k = 0; k <= 8; k++) {
-                    /* s from the rounded c, as cs_mx_rgbox_add forms it: the weights move by
+                    /* s from the rounded c, as the moment pass forms it: the weights move by
                      * phi / sigma per unit of c, so an ulp of c matters at small sigma */
                     double c = x.tq[q] + (-1.0 + 0.25 * k) / x.twoB;
                     if (c < 0 || c > 1) continue;
@@ -322,6 +322,29 @@ static void test_classwise(void **state)
     }
 }
 
+/* Class-wise with more box moments than fit beside each other (sigma 0.005: 400 boxes x 17
+ * orders a class; 320 classes x 6800 x 2 > CW_MAX_ACC): class by class over column copies,
+ * still the mean of the class:C values bit for bit. */
+static void test_classwise_columns(void **state)
+{
+    (void)state;
+    size_t n = 7000, k = 320;
+    cs_dataset *d = mk(n, k, 1);
+    cs_mx_rgbox x;
+    assert_int_equal(cs_mx_rgbox_init(&x, 0.005, 15, n), 1);
+    assert_true((double)k * x.B * x.P1 * 2.0 > (double)(1 << 22));
+    cs_mx_rgbox_free(&x);
+    double cw = rece(d, "classwise", 15, 0.005, 2048, NULL, 0), total = 0;
+    for (size_t c = 0; c < k; c++) {
+        char lens[32];
+        snprintf(lens, sizeof lens, "class:%zu", c);
+        total += rece(d, lens, 15, 0.005, 2048, NULL, 0);
+    }
+    double mean = total / (double)k;
+    if (!(cw == mean)) fail_msg("classwise %.17g, mean of classes %.17g", cw, mean);
+    cs_dataset_free(d);
+}
+
 /* Large inputs: the two fixed item halves; a full evaluation (NULL) and the same rows listed
  * in reverse give the same bits, and bootstrap-like subsets with repeats match per sample. */
 static void test_large_and_subsets(void **state)
@@ -356,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_switch),
         cmocka_unit_test(test_classwise),
+        cmocka_unit_test(test_classwise_columns),
         cmocka_unit_test(test_large_and_subsets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

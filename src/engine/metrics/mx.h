@@ -188,8 +188,10 @@ void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double 
 void cs_mx_rece_box_min(size_t items);
 
 /* ---- rece_g_box.c: RECE-G from per-box moments (see the comment at the top there) ----
- * A plan: box q = [q/B, (q+1)/B) with centre tq[q]; a value v in it is tq[q] + s/twoB, and
- * w_b(v) = sum_{p<P1} coef[(q*M + b)*P1 + p] s^p within 1e-17. */
+ * A plan: box q = [q/B, (q+1)/B) with centre tq[q] (q = (int)(v * B), B - 1 for v = 1); a
+ * value v in it is tq[q] + s/twoB with s = (v - tq[q]) * twoB, and
+ * w_b(v) = sum_{p<P1} coef[(q*M + b)*P1 + p] s^p within 1e-17. The moments G (B x P1) of a
+ * problem are G[q*P1 + p] = sum over its values in box q of f s^p (rece_g.c: box_add). */
 typedef struct cs_mx_rgbox {
     int B, P1, M;
     double twoB;
@@ -202,39 +204,6 @@ typedef struct cs_mx_rgbox {
  * per-sample path; nothing to free) or -1 (ENOMEM). Any thread; the plan is read-only. */
 int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni);
 void cs_mx_rgbox_free(cs_mx_rgbox *x);
-/* Adds f s^p, p < P1, to the moments G (B x P1) of v's box; returns 0, or 1 (nothing
- * added) when v is outside [0,1] or NaN, where the expansion is not made. */
-static inline int cs_mx_rgbox_add_n(const cs_mx_rgbox *x, double v, double f, double *G,
-                                    int P1)
-{
-    if (!(v >= 0.0 && v <= 1.0)) return 1;
-    int q = (int)(v * (double)x->B);
-    if (q >= x->B) q = x->B - 1;
-    double s = (v - x->tq[q]) * x->twoB, *g = G + (size_t)q * (size_t)x->P1;
-    /* f s^p as four chains of s^4 steps (a quarter of the latency of one chain) */
-    double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;
-    int p = 0;
-    for (; p + 4 <= P1; p += 4) {
-        g[p] += f0;
-        g[p + 1] += f1;
-        g[p + 2] += f2;
-        g[p + 3] += f3;
-        f0 *= s4;
-        f1 *= s4;
-        f2 *= s4;
-        f3 *= s4;
-    }
-    if (p < P1) g[p++] += f0;
-    if (p < P1) g[p++] += f1;
-    if (p < P1) g[p] += f2;
-    return 0;
-}
-/* cs_mx_rgbox_add_n with P1 = x->P1; callers with a hot loop may pass a constant P1 (equal
- * to x->P1) so that the orders unroll. */
-static inline int cs_mx_rgbox_add(const cs_mx_rgbox *x, double v, double f, double *G)
-{
-    return cs_mx_rgbox_add_n(x, v, f, G, x->P1);
-}
 /* D_b = sum over boxes and orders of coef * G (into D, M doubles); returns sum_b |D_b|.
  * The same G gives the same bits (a fixed order of additions). */
 double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D);

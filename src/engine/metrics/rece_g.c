@@ -8,17 +8,18 @@
  * weights that matter).
  *
  * Speed: from BOX_MIN (2048) items on, the number comes from the box path (rece_g_box.c):
- * [0,1] cut into B boxes (20 at sigma 0.1), each weight a power series in the offset from its
+ * [0,1] cut into B boxes (80 at sigma 0.1), each weight a power series in the offset from its
  * box centre (Taylor / Hermite coefficients, truncation below 1e-17 of the weights), so one
  * pass over the items gathers per-box moments sum (t - v) s^p and the bins follow in
  * O(B M P) -- no normal tail per sample. It differs from the per-sample sums only at the
- * rounding level (~1e-15 relative; against a long-double reference on the 1M x 10 bench file
- * the box value is off by 1.7e-16 relative, the per-sample sum by 6.4e-15). It is not taken (the per-sample path below is) for fewer items,
- * for sigma < 2/4096 (too many boxes), when the table would cost more than the weights it
- * replaces, or when a value lies outside [0,1]. The decision depends on the item count, sigma
- * and M only (and the values), so one multiset always takes one path: the whole sample, a
- * subset listing every row and a dataset made of those rows give the same bits, and
- * class-wise is still the mean of the class:C values bit for bit.
+ * rounding level: against a long-double reference on the 1M x 10 bench file the box value is
+ * off by 2.8e-16 relative, the per-sample sum by 6.3e-15 (class:1: 4.0e-15 and 1.3e-13; the
+ * per-sample path adds a million terms into each bin). It is not taken (the per-sample path
+ * below is) for fewer items, for sigma < 2/4096 (too many boxes), when the table would cost
+ * more than the weights it replaces, or when a value lies outside [0,1]. The decision depends
+ * on the item count, sigma and M only (and the values), so one multiset always takes one
+ * path: the whole sample, a subset listing every row and a dataset made of those rows give
+ * the same bits, and class-wise is still the mean of the class:C values bit for bit.
  *
  * Per sample (fewer items, or no plan): sum_i |D_i| with D_i = A~_i - C~_i accumulated
  * from per-sample rows w_ji (acc_j - c_j), cached in the prepared object when n*M doubles fit
@@ -409,10 +410,13 @@ typedef struct {
     int status;           /* 0, 1 cancelled, 2 a value outside [0,1] */
 } bpart;
 
-/* cs_mx_rgbox_add with the plan's fields as arguments: the loops below keep them in locals
- * (stores into the moments could otherwise alias the plan and force reloads) and pass the
- * order count as a constant where they are specialised (the orders unroll). The same
- * operations in the same order as cs_mx_rgbox_add, so the same bits. */
+/* Adds f s^p, p < np, to the moments G of c's box (mx.h, cs_mx_rgbox); returns 1 (nothing
+ * added) when c is outside [0,1] or NaN, where the expansion is not made. The plan's fields
+ * come as arguments: the loops below keep them in locals (stores into the moments could
+ * otherwise alias the plan and force reloads) and pass np as a constant where they are
+ * specialised (the orders unroll). f s^p is formed as four chains of s^4 steps (a quarter of
+ * the latency of one chain). The scalar and the class-wise passes both add through here, so
+ * a class's moments are the same bits either way. */
 static inline int box_add(double c, double f, double *G, double Bd, int B, const double *tq,
                           double twoB, int np)
 {
@@ -460,7 +464,7 @@ static void *run_bpart(void *arg)
     for (size_t j0 = q->a; j0 < q->z; j0 += 65536) {
         if (cs_mx_cancelled(q->cancel)) { q->status = 1; return NULL; }
         size_t j1 = j0 + 65536 < q->z ? j0 + 65536 : q->z;
-        /* the usual order count (sigma >= 1/32) unrolled */
+        /* the usual order count (sigma >= 1/32: 11) unrolled */
         int bad = q->x->P1 == 11 ? bpart_run11(q, j0, j1) : bpart_run(q, j0, j1);
         if (bad) { q->status = 2; return NULL; }
     }
@@ -587,7 +591,7 @@ const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride)
  * box path's moments, or else rece_d_scalar's weights, formed by the same additions in item
  * order, in two fixed halves of the items from PAR_MIN on. The work goes sample by sample
  * over the probability rows (contiguous) with every class's accumulators beside (per class
- * M bin sums, or B x P1 box moments: 20 x 17 doubles at sigma 0.1), instead of one strided
+ * M bin sums, or B x P1 box moments: 80 x 11 doubles at sigma 0.1), instead of one strided
  * column copy per class; the classes' numbers are then added in class order. Two threads:
  * the two item halves, or else the two halves of the classes. */
 #define CW_MAX_ACC ((size_t)1 << 22)   /* accumulators (doubles); above: class by class */
