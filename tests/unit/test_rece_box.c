@@ -5,6 +5,7 @@
 #include "support/cs_test.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,6 +371,54 @@ static void test_large_and_subsets(void **state)
     cs_dataset_free(d);
 }
 
+/* The last plan is kept and shared between threads: two threads evaluating alternately at
+ * two sigmas (each evaluation may replace the kept plan the other is using) get exactly the
+ * numbers of one thread alone (run under ThreadSanitizer in CI's tsan job). */
+typedef struct { const cs_prepared *p[2]; double want[2]; int bad; } conc;
+
+static void *conc_run(void *arg)
+{
+    conc *c = arg;
+    for (int r = 0; r < 40; r++) {
+        int k = r % 2;
+        cs_result res;
+        cs_error e;
+        if (cs_evaluate(c->p[k], NULL, 0, CS_WANT_RECE_G, NULL, &res, &e) != CS_OK ||
+            memcmp(&res.rece_g, &c->want[k], sizeof res.rece_g) != 0)
+            c->bad = 1;
+        cs_result_free(&res);
+    }
+    return NULL;
+}
+
+static void test_concurrent_plans(void **state)
+{
+    (void)state;
+    cs_dataset *d = mk(5000, 3, 0);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error e;
+    conc c[2];
+    cs_prepared *p[2];
+    double want[2];
+    for (int k = 0; k < 2; k++) {
+        s.sigma = k ? 0.07 : 0.1;
+        p[k] = cs_prepare(d, &s, &e);
+        assert_non_null(p[k]);
+        want[k] = rece(d, "top1", 15, s.sigma, 2048, NULL, 0);
+    }
+    for (int t = 0; t < 2; t++) c[t] = (conc){{p[t], p[1 - t]}, {want[t], want[1 - t]}, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, conc_run, &c[1]), 0);
+    conc_run(&c[0]);
+    pthread_join(th, NULL);
+    assert_int_equal(c[0].bad, 0);
+    assert_int_equal(c[1].bad, 0);
+    cs_prepared_free(p[0]);
+    cs_prepared_free(p[1]);
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_classwise),
         cmocka_unit_test(test_classwise_columns),
         cmocka_unit_test(test_large_and_subsets),
+        cmocka_unit_test(test_concurrent_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
