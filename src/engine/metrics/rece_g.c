@@ -35,9 +35,10 @@
 
 #define CACHE_BYTES (48u << 20)
 #define PAR_MIN 200000u
-/* From this many items the box path (rece_g_box.c) replaces the per-sample weights: its
- * table costs ~0.13 ms at M = 15, the weights ~0.13 us a sample (measured, bench notes in
- * the README). */
+/* From this many items the box path (rece_g_box.c) replaces the per-sample weights: making
+ * its table costs ~0.28 ms at sigma 0.1, M = 15 (once per (sigma, M): later evaluations share
+ * it), the weights ~0.12 us a sample, the box moments ~0.01 us (measured; README,
+ * "RECE-G on large samples"). */
 #define BOX_MIN 2048u
 /* Row stride of the cached RECE-G rows: M rounded up to a multiple of 8 (zero padding). */
 #define DSTRIDE(M) (((size_t)(M) + 7u) & ~(size_t)7u)
