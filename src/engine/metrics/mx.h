@@ -203,9 +203,10 @@ typedef struct cs_mx_rgbox {
  * ni per-sample weights: returns 1 (free it with cs_mx_rgbox_free), 0 (no plan: keep the
  * per-sample path; nothing to free) or -1 (ENOMEM). Any thread; the plan is read-only. */
 int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni);
+/* Drops x's reference to the table (the last one frees it); any thread. */
 void cs_mx_rgbox_free(cs_mx_rgbox *x);
-/* D_b = sum over boxes and orders of coef * G (into D, M doubles); returns sum_b |D_b|.
- * The same G gives the same bits (a fixed order of additions). */
+/* D_b = sum over boxes and orders of coef * G (into D, M doubles, the caller's); returns
+ * sum_b |D_b|. The same G gives the same bits (a fixed order of additions). Any thread. */
 double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D);
 
 /* ---- rece_m.c ---- */
