@@ -371,6 +371,62 @@ static void test_large_and_subsets(void **state)
     cs_dataset_free(d);
 }
 
+/* The smoothed curve (A~/W~, C~/W~ per bin) of a lens with the box path from box_min items. */
+static void curve(const cs_dataset *d, const char *lens, int bins, double sigma, size_t box_min,
+                  double *acc, double *conf)
+{
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error e;
+    assert_int_equal(cs_settings_set_lens(&s, lens, &e), CS_OK);
+    s.bins = bins;
+    s.sigma = sigma;
+    cs_mx_rece_box_min(box_min);
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    assert_non_null(p);
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_RECE_CURVE, NULL, &r, &e), CS_OK);
+    assert_int_equal(r.n_rece, bins);
+    memcpy(acc, r.rece_acc, (size_t)bins * sizeof *acc);
+    memcpy(conf, r.rece_conf, (size_t)bins * sizeof *conf);
+    cs_result_free(&r);
+    cs_prepared_free(p);
+    cs_mx_rece_box_min(2048);
+}
+
+/* The curve by boxes == per sample to 1e-12 where every bin has weight; where a bin's weight
+ * is below 1e-9 of the items (a bin far from every value) the per-sample path is taken, the
+ * same bits. */
+static void test_curve(void **state)
+{
+    (void)state;
+    cs_dataset *d = mk(6000, 5, 0), *sharp = mk(6000, 40, 1);
+    struct { const cs_dataset *d; const char *lens; int bins; double sigma; int far; } cases[] = {
+        {d, "top1", 15, 0.1, 0}, {d, "class:2", 15, 0.1, 0}, {d, "class:2", 40, 0.3, 0},
+        {sharp, "class:0", 50, 0.02, 1}, {sharp, "class:0", 15, 0.1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int M = cases[c].bins;
+        double a0[64], c0[64], a1[64], c1[64];
+        curve(cases[c].d, cases[c].lens, M, cases[c].sigma, 0, a0, c0);
+        curve(cases[c].d, cases[c].lens, M, cases[c].sigma, SIZE_MAX, a1, c1);
+        if (cases[c].far) {
+            assert_memory_equal(a0, a1, (size_t)M * sizeof *a0);
+            assert_memory_equal(c0, c1, (size_t)M * sizeof *c0);
+            continue;
+        }
+        for (int b = 0; b < M; b++) {
+            char what[64];
+            snprintf(what, sizeof what, "case %zu bin %d acc", c, b);
+            near_rel(a0[b], a1[b], 1e-13, what);
+            snprintf(what, sizeof what, "case %zu bin %d conf", c, b);
+            near_rel(c0[b], c1[b], 1e-13, what);
+        }
+    }
+    cs_dataset_free(d);
+    cs_dataset_free(sharp);
+}
+
 /* The last plan is kept and shared between threads: two threads evaluating alternately at
  * two sigmas (each evaluation may replace the kept plan the other is using) get exactly the
  * numbers of one thread alone (run under ThreadSanitizer in CI's tsan job). */
@@ -431,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_classwise_columns),
         cmocka_unit_test(test_large_and_subsets),
         cmocka_unit_test(test_concurrent_plans),
+        cmocka_unit_test(test_curve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

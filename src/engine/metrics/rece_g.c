@@ -234,6 +234,10 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
     return rc;
 }
 
+static int box_curve(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                     const cs_settings *s, const atomic_int *cancel, double *out,
+                     double *curve_acc, double *curve_conf, cs_status *rc, cs_error *err);
+
 cs_status cs_mx_rece_curve(const cs_prepared *cp, const uint32_t *items, size_t ni,
                            const atomic_int *cancel, double *out, double *curve_acc,
                            double *curve_conf, cs_error *err)
@@ -242,6 +246,9 @@ cs_status cs_mx_rece_curve(const cs_prepared *cp, const uint32_t *items, size_t 
     *out = NAN;
     if (p->vector || p->kind == CS_LENS_CLASSWISE)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "RECE-G curve: scalar lenses only");
+    cs_status rc;
+    if (box_curve(p->v, p->t, items, ni, &p->s, cancel, out, curve_acc, curve_conf, &rc, err))
+        return rc;
     const double *W;
     pthread_mutex_lock(&p->lock);
     W = p->rece_w;
@@ -513,6 +520,99 @@ static int box_scalar(const double *v, const uint8_t *t, const uint32_t *items, 
         if (np == 2)
             for (size_t k = 0; k < per; k++) G[k] += G[per + k];
         *out = cs_mx_rgbox_gap(&x, G, G + 2 * per) / (double)ni;
+    }
+    free(G);
+    cs_mx_rgbox_free(&x);
+    return done;
+}
+
+/* The smoothed curve by the box path: three moment sets (f = 1, t, v: W~, A~, C~ per bin) in
+ * one pass, the same halves as above. Returns 1 when done (*rc), 0 for the per-sample path:
+ * as box_scalar, and also when some bin's weight W~_b is below 1e-9 of the items -- there the
+ * ratios A~/W~, C~/W~ of a bin far from every value would rest on weights of ~1e-16 relative
+ * accuracy in absolute terms, while the per-sample weights (normal tails) keep their relative
+ * accuracy. */
+typedef struct {
+    bpart b;
+    double *Gy, *Gc;      /* moments of t and of v; b.G holds those of 1 */
+} cpart;
+
+static void *run_cpart(void *arg)
+{
+    cpart *q = arg;
+    const cs_mx_rgbox *x = q->b.x;
+    const double *tq = x->tq, Bd = (double)x->B, twoB = x->twoB;
+    int B = x->B, np = x->P1;
+    for (size_t j0 = q->b.a; j0 < q->b.z; j0 += 65536) {
+        if (cs_mx_cancelled(q->b.cancel)) { q->b.status = 1; return NULL; }
+        size_t j1 = j0 + 65536 < q->b.z ? j0 + 65536 : q->b.z;
+        int bad = 0;
+        for (size_t j = j0; j < j1; j++) {
+            size_t i = q->b.items ? q->b.items[j] : j;
+            double c = q->b.v[i];
+            bad |= box_add(c, 1.0, q->b.G, Bd, B, tq, twoB, np);
+            if (q->b.t[i]) box_add(c, 1.0, q->Gy, Bd, B, tq, twoB, np);
+            box_add(c, c, q->Gc, Bd, B, tq, twoB, np);
+        }
+        if (bad) { q->b.status = 2; return NULL; }
+    }
+    return NULL;
+}
+
+static int box_curve(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                     const cs_settings *s, const atomic_int *cancel, double *out,
+                     double *curve_acc, double *curve_conf, cs_status *rc, cs_error *err)
+{
+    if (!curve_acc || !curve_conf || ni < box_min || ni == 0) return 0;
+    cs_mx_rgbox x;
+    int r = cs_mx_rgbox_init(&x, s->sigma, s->bins, ni);
+    if (r == 0) return 0;
+    *rc = CS_OK;
+    size_t per = r > 0 ? (size_t)x.B * (size_t)x.P1 : 0, M = r > 0 ? (size_t)x.M : 0;
+    double *G = r > 0 ? calloc(6 * per + 3 * M, sizeof *G) : NULL;
+    if (!G) {
+        if (r > 0) cs_mx_rgbox_free(&x);
+        *rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        return 1;
+    }
+    int np = ni >= PAR_MIN ? 2 : 1;
+    size_t half = np == 2 ? ni / 2 : ni;
+    cpart pt[2];
+    for (int k = 0; k < np; k++) {
+        double *g = G + (size_t)k * 3 * per;
+        pt[k] = (cpart){{&x, v, t, items, k ? half : 0, k ? ni : half, g, cancel, 0}, g + per, g + 2 * per};
+    }
+    pthread_t th;
+    int threaded = np == 2 && pthread_create(&th, NULL, run_cpart, &pt[1]) == 0;
+    run_cpart(&pt[0]);
+    if (np == 2) {
+        if (threaded) pthread_join(th, NULL);
+        else run_cpart(&pt[1]);
+    }
+    int done = 1;
+    for (int k = 0; k < np; k++) {
+        if (pt[k].b.status == 2) done = 0;
+        else if (pt[k].b.status == 1 && *rc == CS_OK)
+            *rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (done && *rc == CS_OK) {
+        if (np == 2)
+            for (size_t k = 0; k < 3 * per; k++) G[k] += G[3 * per + k];
+        double *W = G + 6 * per, *A = W + M, *C = A + M;
+        cs_mx_rgbox_gap(&x, G, W);
+        cs_mx_rgbox_gap(&x, G + per, A);
+        cs_mx_rgbox_gap(&x, G + 2 * per, C);
+        for (size_t b = 0; b < M; b++)
+            if (!(W[b] >= 1e-9 * (double)ni)) done = 0;
+        if (done) {
+            double sum = 0.0;
+            for (size_t b = 0; b < M; b++) {
+                sum += fabs(A[b] - C[b]);
+                curve_acc[b] = A[b] / W[b];
+                curve_conf[b] = C[b] / W[b];
+            }
+            *out = sum / (double)ni;
+        }
     }
     free(G);
     cs_mx_rgbox_free(&x);
