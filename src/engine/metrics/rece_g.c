@@ -24,7 +24,8 @@
  * Per sample (fewer items, or no plan): sum_i |D_i| with D_i = A~_i - C~_i accumulated
  * from per-sample rows w_ji (acc_j - c_j), cached in the prepared object when n*M doubles fit
  * in 48 MiB (bootstrap draws of fewer than BOX_MIN items reuse them); otherwise they are
- * computed on the fly. The smoothed curve keeps A~, C~ and W separately (per sample).
+ * computed on the fly. The smoothed curve keeps A~, C~ and W separately (boxes from
+ * BOX_MIN items unless some bin's W is below 1e-9 of the items, else per sample).
  * Large inputs (>= 200k items) run in two threads on two fixed halves of the items (box
  * moments or row sums, added half 0 + half 1): the split is fixed by the item count, never by
  * the machine, so the result does not depend on the thread count. */
