@@ -171,7 +171,9 @@ cs_status cs_mx_rece_curve(const cs_prepared *p, const uint32_t *items, size_t n
                            double *curve_conf, cs_error *err);
 /* The cached per-sample RECE-G rows d_j = w_j (acc_j - c_j) of a scalar lens (not classwise),
  * *stride doubles each (M rounded up to a multiple of 8, zero padded), built on first use;
- * NULL when too large to cache, not a scalar lens, or ENOMEM. Summing the rows of the items
+ * NULL when too large to cache, not a scalar lens, or ENOMEM -- and whenever the box path
+ * can start at or below CS_MX_CHUNK items (the default), since a caller that sums rows for
+ * such a subset would take another path than cs_mx_rece_g. Summing the rows of the items
  * bin by bin in canonical order (from 0.0) and then sum |acc_b| / ni is RECE-G for ni <
  * 200000 (cs_mx_rece_g splits larger inputs in two fixed halves). */
 const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride);
@@ -179,6 +181,33 @@ const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride);
 double cs_mx_normal_tail(double z);
 /* Mass of Normal(c, sigma) on each of the M uniform bins, normalised to sum 1. */
 void cs_mx_gauss_weights(double c, double sigma, const double *e, int M, double *w);
+
+/* Sets the smallest item count for which RECE-G takes the box path (rece_g_box.c; default
+ * 2048). Tests move it to compare both paths on the same data (0 = always, SIZE_MAX = never).
+ * Not thread-safe: call before any evaluation. */
+void cs_mx_rece_box_min(size_t items);
+
+/* ---- rece_g_box.c: RECE-G from per-box moments (see the comment at the top there) ----
+ * A plan: box q = [q/B, (q+1)/B) with centre tq[q] (q = (int)(v * B), B - 1 for v = 1); a
+ * value v in it is tq[q] + s/twoB with s = (v - tq[q]) * twoB, and
+ * w_b(v) = sum_{p<P1} coef[(q*M + b)*P1 + p] s^p within 1e-17. The moments G (B x P1) of a
+ * problem are G[q*P1 + p] = sum over its values in box q of f s^p (rece_g.c: box_add). */
+typedef struct cs_mx_rgbox {
+    int B, P1, M;
+    double twoB;
+    const double *tq;     /* B box centres (read-only) */
+    const double *coef;   /* B x M x P1 (read-only) */
+    struct shared_coef *shared;   /* one reference to the block holding both */
+} cs_mx_rgbox;
+/* Makes the plan for (sigma, M) when the truncation bound holds with a table cheaper than
+ * ni per-sample weights: returns 1 (free it with cs_mx_rgbox_free), 0 (no plan: keep the
+ * per-sample path; nothing to free) or -1 (ENOMEM). Any thread; the plan is read-only. */
+int cs_mx_rgbox_init(cs_mx_rgbox *x, double sigma, int M, size_t ni);
+/* Drops x's reference to the table (the last one frees it); any thread. */
+void cs_mx_rgbox_free(cs_mx_rgbox *x);
+/* D_b = sum over boxes and orders of coef * G (into D, M doubles, the caller's); returns
+ * sum_b |D_b|. The same G gives the same bits (a fixed order of additions). Any thread. */
+double cs_mx_rgbox_gap(const cs_mx_rgbox *x, const double *G, double *D);
 
 /* ---- rece_m.c ---- */
 /* Sets the floor of the weight-row cache (default 48 MiB): tests lower it to reach the

@@ -7,11 +7,28 @@
  * are taken as exactly 0 (the mass there is < 1.2e-19, far below double resolution of the
  * weights that matter).
  *
- * Speed: the number itself is computed as sum_i |D_i| with D_i = A~_i - C~_i accumulated
+ * Speed: from BOX_MIN (2048) items on, the number comes from the box path (rece_g_box.c):
+ * [0,1] cut into B boxes (80 at sigma 0.1), each weight a power series in the offset from its
+ * box centre (Taylor / Hermite coefficients, truncation below 1e-17 of the weights), so one
+ * pass over the items gathers per-box moments sum (t - v) s^p and the bins follow in
+ * O(B M P) -- no normal tail per sample. It differs from the per-sample sums only at the
+ * rounding level: against a long-double reference on the 1M x 10 bench file the box value is
+ * off by 2.8e-16 relative, the per-sample sum by 6.3e-15 (class:1: 4.0e-15 and 1.3e-13; the
+ * per-sample path adds a million terms into each bin). It is not taken (the per-sample path
+ * below is) for fewer items, for sigma < 2/4096 (too many boxes), when the table would cost
+ * more than the weights it replaces, or when a value lies outside [0,1]. The decision depends
+ * on the item count, sigma and M only (and the values), so one multiset always takes one
+ * path: the whole sample, a subset listing every row and a dataset made of those rows give
+ * the same bits, and class-wise is still the mean of the class:C values bit for bit.
+ *
+ * Per sample (fewer items, or no plan): sum_i |D_i| with D_i = A~_i - C~_i accumulated
  * from per-sample rows w_ji (acc_j - c_j), cached in the prepared object when n*M doubles fit
- * in 48 MiB (bootstrap curves reuse them); otherwise they are computed on the fly, in two
- * threads when there are >= 200k items. The smoothed curve keeps A~, C~ and W separately. The split into halves is fixed by the item count,
- * never by the machine, so the result does not depend on the thread count. */
+ * in 48 MiB (bootstrap draws of fewer than BOX_MIN items reuse them); otherwise they are
+ * computed on the fly. The smoothed curve keeps A~, C~ and W separately (boxes from
+ * BOX_MIN items unless some bin's W is below 1e-9 of the items, else per sample).
+ * Large inputs (>= 200k items) run in two threads on two fixed halves of the items (box
+ * moments or row sums, added half 0 + half 1): the split is fixed by the item count, never by
+ * the machine, so the result does not depend on the thread count. */
 #include "mx.h"
 
 #include <stdlib.h>
@@ -19,6 +36,11 @@
 
 #define CACHE_BYTES (48u << 20)
 #define PAR_MIN 200000u
+/* From this many items the box path (rece_g_box.c) replaces the per-sample weights: making
+ * its table costs ~0.28 ms at sigma 0.1, M = 15 (once per (sigma, M): later evaluations share
+ * it), the weights ~0.12 us a sample, the box moments ~0.01 us (measured; README,
+ * "RECE-G on large samples"). */
+#define BOX_MIN 2048u
 /* Row stride of the cached RECE-G rows: M rounded up to a multiple of 8 (zero padding). */
 #define DSTRIDE(M) (((size_t)(M) + 7u) & ~(size_t)7u)
 
@@ -213,6 +235,10 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
     return rc;
 }
 
+static int box_curve(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                     const cs_settings *s, const atomic_int *cancel, double *out,
+                     double *curve_acc, double *curve_conf, cs_status *rc, cs_error *err);
+
 cs_status cs_mx_rece_curve(const cs_prepared *cp, const uint32_t *items, size_t ni,
                            const atomic_int *cancel, double *out, double *curve_acc,
                            double *curve_conf, cs_error *err)
@@ -221,6 +247,9 @@ cs_status cs_mx_rece_curve(const cs_prepared *cp, const uint32_t *items, size_t 
     *out = NAN;
     if (p->vector || p->kind == CS_LENS_CLASSWISE)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "RECE-G curve: scalar lenses only");
+    cs_status rc;
+    if (box_curve(p->v, p->t, items, ni, &p->s, cancel, out, curve_acc, curve_conf, &rc, err))
+        return rc;
     const double *W;
     pthread_mutex_lock(&p->lock);
     W = p->rece_w;
@@ -369,6 +398,238 @@ static cs_status rece_d_scalar(const double *v, const uint8_t *t, const double *
     return rc;
 }
 
+/* ---- the box path (rece_g_box.c): per-box moments of f = t - v in one pass, in the canonical
+ * item order, in the same two fixed halves as above from PAR_MIN on (added half 0 + half 1),
+ * so the result depends on the multiset of items only. */
+static size_t box_min = BOX_MIN;
+
+void cs_mx_rece_box_min(size_t items)
+{
+    box_min = items;
+}
+
+typedef struct {
+    const cs_mx_rgbox *x;
+    const double *v;
+    const uint8_t *t;
+    const uint32_t *items;
+    size_t a, z;
+    double *G;            /* B x P1, zeroed by the caller */
+    const atomic_int *cancel;
+    int status;           /* 0, 1 cancelled, 2 a value outside [0,1] */
+} bpart;
+
+/* Adds f s^p, p < np, to the moments G of c's box (mx.h, cs_mx_rgbox); returns 1 (nothing
+ * added) when c is outside [0,1] or NaN, where the expansion is not made. The plan's fields
+ * come as arguments: the loops below keep them in locals (stores into the moments could
+ * otherwise alias the plan and force reloads) and pass np as a constant where they are
+ * specialised (the orders unroll). f s^p is formed as four chains of s^4 steps (a quarter of
+ * the latency of one chain). The scalar and the class-wise passes both add through here, so
+ * a class's moments are the same bits either way. */
+static inline int box_add(double c, double f, double *G, double Bd, int B, const double *tq,
+                          double twoB, int np)
+{
+    if (!(c >= 0.0 && c <= 1.0)) return 1;
+    int b = (int)(c * Bd);
+    if (b >= B) b = B - 1;
+    double s = (c - tq[b]) * twoB, *g = G + (size_t)b * (size_t)np;
+    double s2 = s * s, s4 = s2 * s2, f0 = f, f1 = f * s, f2 = f * s2, f3 = f1 * s2;
+    int p = 0;
+    for (; p + 4 <= np; p += 4) {
+        g[p] += f0;
+        g[p + 1] += f1;
+        g[p + 2] += f2;
+        g[p + 3] += f3;
+        f0 *= s4;
+        f1 *= s4;
+        f2 *= s4;
+        f3 *= s4;
+    }
+    if (p < np) g[p++] += f0;
+    if (p < np) g[p++] += f1;
+    if (p < np) g[p] += f2;
+    return 0;
+}
+
+/* Items j0..j1-1 of a scalar problem into its moments. */
+#define BPART_BODY(P1)                                                                      \
+    const double *v = q->v, *tq = q->x->tq;                                                 \
+    const uint8_t *t = q->t;                                                                \
+    const uint32_t *items = q->items;                                                       \
+    double *G = q->G, Bd = (double)q->x->B, twoB = q->x->twoB;                              \
+    int B = q->x->B, bad = 0, np = (P1);                                                    \
+    for (size_t j = j0; j < j1; j++) {                                                      \
+        size_t i = items ? items[j] : j;                                                    \
+        bad |= box_add(v[i], (double)t[i] - v[i], G, Bd, B, tq, twoB, np);                  \
+    }                                                                                       \
+    return bad;
+
+static int bpart_run11(const bpart *q, size_t j0, size_t j1) { BPART_BODY(11) }
+static int bpart_run(const bpart *q, size_t j0, size_t j1) { BPART_BODY(q->x->P1) }
+
+static void *run_bpart(void *arg)
+{
+    bpart *q = arg;
+    for (size_t j0 = q->a; j0 < q->z; j0 += 65536) {
+        if (cs_mx_cancelled(q->cancel)) { q->status = 1; return NULL; }
+        size_t j1 = j0 + 65536 < q->z ? j0 + 65536 : q->z;
+        /* the usual order count (sigma >= 1/32: 11) unrolled */
+        int bad = q->x->P1 == 11 ? bpart_run11(q, j0, j1) : bpart_run(q, j0, j1);
+        if (bad) { q->status = 2; return NULL; }
+    }
+    return NULL;
+}
+
+/* RECE-G of a scalar problem by the box path. Returns 1 when it is done (*rc says how:
+ * CS_OK with *out, or an error in err), 0 when the caller must take the per-sample path (too
+ * few items, no plan for this sigma and M, a value outside [0,1]). */
+static int box_scalar(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                      const cs_settings *s, const atomic_int *cancel, double *out,
+                      cs_status *rc, cs_error *err)
+{
+    if (ni < box_min || ni == 0) return 0;
+    cs_mx_rgbox x;
+    int r = cs_mx_rgbox_init(&x, s->sigma, s->bins, ni);
+    if (r == 0) return 0;
+    *rc = CS_OK;
+    size_t per = r > 0 ? (size_t)x.B * (size_t)x.P1 : 0;
+    double *G = r > 0 ? calloc(2 * per + (size_t)x.M, sizeof *G) : NULL;
+    if (!G) {
+        if (r > 0) cs_mx_rgbox_free(&x);
+        *rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        return 1;
+    }
+    int np = ni >= PAR_MIN ? 2 : 1;
+    size_t half = np == 2 ? ni / 2 : ni;
+    bpart pt[2];
+    for (int k = 0; k < np; k++)
+        pt[k] = (bpart){&x, v, t, items, k ? half : 0, k ? ni : half, G + (size_t)k * per, cancel, 0};
+    pthread_t th;
+    int threaded = np == 2 && pthread_create(&th, NULL, run_bpart, &pt[1]) == 0;
+    run_bpart(&pt[0]);
+    if (np == 2) {
+        if (threaded) pthread_join(th, NULL);
+        else run_bpart(&pt[1]);
+    }
+    int done = 1;
+    for (int k = 0; k < np; k++) {
+        if (pt[k].status == 2) done = 0;
+        else if (pt[k].status == 1 && *rc == CS_OK)
+            *rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (done && *rc == CS_OK) {
+        if (np == 2)
+            for (size_t k = 0; k < per; k++) G[k] += G[per + k];
+        *out = cs_mx_rgbox_gap(&x, G, G + 2 * per) / (double)ni;
+    }
+    free(G);
+    cs_mx_rgbox_free(&x);
+    return done;
+}
+
+/* The smoothed curve by the box path: three moment sets (f = 1, t, v: W~, A~, C~ per bin) in
+ * one pass, the same halves as above. Returns 1 when done (*rc), 0 for the per-sample path:
+ * as box_scalar, and also when some bin's weight W~_b is below 1e-9 of the items -- there the
+ * ratios A~/W~, C~/W~ of a bin far from every value would rest on weights of ~1e-16 relative
+ * accuracy in absolute terms, while the per-sample weights (normal tails) keep their relative
+ * accuracy. */
+typedef struct {
+    bpart b;
+    double *Gy, *Gc;      /* moments of t and of v; b.G holds those of 1 */
+} cpart;
+
+static void *run_cpart(void *arg)
+{
+    cpart *q = arg;
+    const cs_mx_rgbox *x = q->b.x;
+    const double *tq = x->tq, Bd = (double)x->B, twoB = x->twoB;
+    int B = x->B, np = x->P1;
+    for (size_t j0 = q->b.a; j0 < q->b.z; j0 += 65536) {
+        if (cs_mx_cancelled(q->b.cancel)) { q->b.status = 1; return NULL; }
+        size_t j1 = j0 + 65536 < q->b.z ? j0 + 65536 : q->b.z;
+        int bad = 0;
+        for (size_t j = j0; j < j1; j++) {
+            size_t i = q->b.items ? q->b.items[j] : j;
+            double c = q->b.v[i];
+            bad |= box_add(c, 1.0, q->b.G, Bd, B, tq, twoB, np);
+            if (q->b.t[i]) box_add(c, 1.0, q->Gy, Bd, B, tq, twoB, np);
+            box_add(c, c, q->Gc, Bd, B, tq, twoB, np);
+        }
+        if (bad) { q->b.status = 2; return NULL; }
+    }
+    return NULL;
+}
+
+static int box_curve(const double *v, const uint8_t *t, const uint32_t *items, size_t ni,
+                     const cs_settings *s, const atomic_int *cancel, double *out,
+                     double *curve_acc, double *curve_conf, cs_status *rc, cs_error *err)
+{
+    if (!curve_acc || !curve_conf || ni < box_min || ni == 0) return 0;
+    cs_mx_rgbox x;
+    int r = cs_mx_rgbox_init(&x, s->sigma, s->bins, ni);
+    if (r == 0) return 0;
+    *rc = CS_OK;
+    size_t per = r > 0 ? (size_t)x.B * (size_t)x.P1 : 0, M = r > 0 ? (size_t)x.M : 0;
+    double *G = r > 0 ? calloc(6 * per + 3 * M, sizeof *G) : NULL;
+    if (!G) {
+        if (r > 0) cs_mx_rgbox_free(&x);
+        *rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+        return 1;
+    }
+    int np = ni >= PAR_MIN ? 2 : 1;
+    size_t half = np == 2 ? ni / 2 : ni;
+    cpart pt[2];
+    for (int k = 0; k < np; k++) {
+        double *g = G + (size_t)k * 3 * per;
+        pt[k] = (cpart){{&x, v, t, items, k ? half : 0, k ? ni : half, g, cancel, 0}, g + per, g + 2 * per};
+    }
+    pthread_t th;
+    int threaded = np == 2 && pthread_create(&th, NULL, run_cpart, &pt[1]) == 0;
+    run_cpart(&pt[0]);
+    if (np == 2) {
+        if (threaded) pthread_join(th, NULL);
+        else run_cpart(&pt[1]);
+    }
+    int done = 1;
+    for (int k = 0; k < np; k++) {
+        if (pt[k].b.status == 2) done = 0;
+        else if (pt[k].b.status == 1 && *rc == CS_OK)
+            *rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    }
+    if (done && *rc == CS_OK) {
+        if (np == 2)
+            for (size_t k = 0; k < 3 * per; k++) G[k] += G[3 * per + k];
+        double *W = G + 6 * per, *A = W + M, *C = A + M;
+        cs_mx_rgbox_gap(&x, G, W);
+        cs_mx_rgbox_gap(&x, G + per, A);
+        cs_mx_rgbox_gap(&x, G + 2 * per, C);
+        for (size_t b = 0; b < M; b++)
+            if (!(W[b] >= 1e-9 * (double)ni)) done = 0;
+        if (done) {
+            double sum = 0.0;
+            for (size_t b = 0; b < M; b++) {
+                sum += fabs(A[b] - C[b]);
+                curve_acc[b] = A[b] / W[b];
+                curve_conf[b] = C[b] / W[b];
+            }
+            *out = sum / (double)ni;
+        }
+    }
+    free(G);
+    cs_mx_rgbox_free(&x);
+    return done;
+}
+
+/* RECE-G of one scalar problem without the cached rows: the box path, else per sample. */
+static cs_status scalar_value(const double *v, const uint8_t *t, const uint32_t *items,
+                              size_t ni, const cs_settings *s, const atomic_int *cancel,
+                              double *out, cs_error *err)
+{
+    cs_status rc;
+    if (box_scalar(v, t, items, ni, s, cancel, out, &rc, err)) return rc;
+    return rece_d_scalar(v, t, NULL, items, ni, s, cancel, out, err);
+}
+
 /* Rows per chunk of the cache build (small enough that a 20k-sample cache is split in two) */
 #define DC_ROWS 4096u
 typedef struct { cs_prepared *p; double *D; const double *e; int M; } dcache_ctx;
@@ -417,18 +678,24 @@ static const double *d_cache(cs_prepared *p)
 
 const double *cs_mx_rece_rows(cs_prepared *p, size_t *stride)
 {
+    /* The fused subset walk (evaluate.c) adds these rows for subsets of up to CS_MX_CHUNK
+     * items without asking cs_mx_rece_g; when the box path starts below that, one multiset
+     * could get two paths (rows there, boxes in a full evaluation of the same rows), so the
+     * walk is left without rows and every RECE-G goes through cs_mx_rece_g. */
+    if (box_min <= CS_MX_CHUNK) return NULL;
     if (p->vector || p->kind == CS_LENS_CLASSWISE) return NULL;
     *stride = DSTRIDE(p->s.bins);
     return d_cache(p);
 }
 
 /* ---- class-wise RECE-G: the mean over the K classes of each class's one-vs-rest RECE-G.
- * Each class's number is what rece_d_scalar gives on that class's column (the same weights,
- * the same additions in item order, in two fixed halves of the items from PAR_MIN on), but
- * the work goes sample by sample over the probability rows (contiguous) with every class's M
- * accumulators beside, instead of one strided column copy per class; the classes' numbers are
- * then added in class order. Two threads: the two item halves, or else the two halves of the
- * classes. At K = 1000 this is the report's costliest metric. */
+ * Each class's number is what the scalar path gives on that class's column (class:C): the
+ * box path's moments, or else rece_d_scalar's weights, formed by the same additions in item
+ * order, in two fixed halves of the items from PAR_MIN on. The work goes sample by sample
+ * over the probability rows (contiguous) with every class's accumulators beside (per class
+ * M bin sums, or B x P1 box moments: 80 x 11 doubles at sigma 0.1), instead of one strided
+ * column copy per class; the classes' numbers are then added in class order. Two threads:
+ * the two item halves, or else the two halves of the classes. */
 #define CW_MAX_ACC ((size_t)1 << 22)   /* accumulators (doubles); above: class by class */
 
 typedef struct cwpart {
@@ -438,23 +705,47 @@ typedef struct cwpart {
     size_t c0, c1;        /* classes c0..c1-1 */
     const double *e;
     int M;
-    double *acc;          /* (c1 - c0) x M, zeroed */
+    const cs_mx_rgbox *x; /* the box plan, or NULL: weights per sample */
+    double *acc;          /* (c1 - c0) x M bin sums, or (c1 - c0) x B x P1 moments; zeroed */
+    uint8_t *bad;         /* (c1 - c0): the class has a value outside [0,1] (box path) */
     const atomic_int *cancel;
     int status;           /* 0, 1 cancelled, -1 ENOMEM */
 } cwpart;
+
+/* One probability row into every class's box moments (as box_scalar on the class column). */
+#define CW_BOX_BODY(P1)                                                                     \
+    const double *tq = q->x->tq;                                                            \
+    double Bd = (double)q->x->B, twoB = q->x->twoB, *acc = q->acc;                          \
+    int B = q->x->B, np = (P1);                                                             \
+    uint8_t *bad = q->bad;                                                                  \
+    for (size_t c = q->c0; c < q->c1; c++) {                                                \
+        double v = g[c];                                                                    \
+        bad[c - q->c0] |= (uint8_t)box_add(v, (double)(y == (int32_t)c) - v,                \
+                                           acc + (c - q->c0) * per, Bd, B, tq, twoB, np);   \
+    }
+
+static void cw_box_row11(const cwpart *q, const double *g, int32_t y, size_t per) { CW_BOX_BODY(11) }
+static void cw_box_row(const cwpart *q, const double *g, int32_t y, size_t per) { CW_BOX_BODY(q->x->P1) }
 
 static void cw_run(void *ctx, size_t k)
 {
     cwpart *q = (cwpart *)ctx + k;
     const cs_dataset *d = q->p->d;
     size_t K = d->k, M = (size_t)q->M;
-    double *w = malloc(M * sizeof *w);
-    if (!w) { q->status = -1; return; }
+    const cs_mx_rgbox *x = q->x;
+    size_t per = x ? (size_t)x->B * (size_t)x->P1 : M;
+    double *w = x ? NULL : malloc(M * sizeof *w);
+    if (!x && !w) { q->status = -1; return; }
     for (size_t j = q->a; j < q->z; j++) {
         if (((j - q->a) & 1023) == 0 && cs_mx_cancelled(q->cancel)) { q->status = 1; break; }
         size_t r = q->p->rows[q->items ? q->items[j] : (uint32_t)j];
         const double *g = d->prob + r * K;
         int32_t y = d->label[r];
+        if (x) {
+            if (x->P1 == 11) cw_box_row11(q, g, y, per);
+            else cw_box_row(q, g, y, per);
+            continue;
+        }
         for (size_t c = q->c0; c < q->c1; c++) {
             double v = g[c];
             cs_mx_gauss_weights(v, q->p->s.sigma, q->e, q->M, w);
@@ -465,26 +756,42 @@ static void cw_run(void *ctx, size_t k)
     free(w);
 }
 
+/* Class c's values and targets as columns (v, t: n each) and its scalar RECE-G. */
+static cs_status cw_column(const cs_prepared *p, size_t c, double *v, uint8_t *t,
+                           const uint32_t *items, size_t ni, const atomic_int *cancel,
+                           double *out, cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t K = d->k;
+    for (size_t i = 0; i < p->n; i++) {
+        v[i] = d->prob[(size_t)p->rows[i] * K + c];
+        t[i] = d->label[p->rows[i]] == (int32_t)c;
+    }
+    return scalar_value(v, t, items, ni, &p->s, cancel, out, err);
+}
+
 static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, size_t ni,
                                 const atomic_int *cancel, double *out, cs_error *err)
 {
     size_t K = p->d->k, M = (size_t)p->s.bins;
-    int halves = ni >= PAR_MIN;   /* rece_d_scalar's split of the items */
-    if ((double)K * (double)M * 2.0 > (double)CW_MAX_ACC) {
+    int halves = ni >= PAR_MIN;   /* rece_d_scalar's and box_scalar's split of the items */
+    cs_mx_rgbox x;
+    int box = ni >= box_min && ni > 0 ? cs_mx_rgbox_init(&x, p->s.sigma, (int)M, ni) : 0;
+    if (box < 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    size_t per = box ? (size_t)x.B * (size_t)x.P1 : M;
+    double *v = NULL;
+    uint8_t *t = NULL;
+    cs_status rc = CS_OK;
+    if ((double)K * (double)per * 2.0 > (double)CW_MAX_ACC) {
         /* too many accumulators: class by class over a column copy (the same numbers) */
-        const cs_dataset *d = p->d;
-        double *v = malloc(p->n * sizeof *v);
-        uint8_t *t = malloc(p->n);
+        if (box) cs_mx_rgbox_free(&x);
+        v = malloc(p->n * sizeof *v);
+        t = malloc(p->n);
         if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
         double total = 0.0;
-        cs_status rc = CS_OK;
         for (size_t c = 0; c < K && rc == CS_OK; c++) {
-            for (size_t i = 0; i < p->n; i++) {
-                v[i] = d->prob[(size_t)p->rows[i] * K + c];
-                t[i] = d->label[p->rows[i]] == (int32_t)c;
-            }
             double r;
-            rc = rece_d_scalar(v, t, NULL, items, ni, &p->s, cancel, &r, err);
+            rc = cw_column(p, c, v, t, items, ni, cancel, &r, err);
             total += r;
         }
         free(v);
@@ -493,32 +800,58 @@ static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, siz
         return rc;
     }
     double *e = malloc((M + 1) * sizeof *e);
-    double *acc = calloc(K * M * (halves ? 2 : 1), sizeof *acc);
-    if (!e || !acc) { free(e); free(acc); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
+    double *acc = calloc(K * per * (halves ? 2 : 1) + M, sizeof *acc);
+    uint8_t *bad = calloc(K * (halves ? 2 : 1), 1);
+    if (!e || !acc || !bad) {
+        free(e); free(acc); free(bad);
+        if (box) cs_mx_rgbox_free(&x);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    }
     cs_mx_edges(e, (int)M);
+    const cs_mx_rgbox *px = box ? &x : NULL;
     cwpart pt[2];
     size_t half = ni / 2, ch = K / 2;
     for (int k = 0; k < 2; k++)
-        pt[k] = halves ? (cwpart){ p, items, k ? half : 0, k ? ni : half, 0, K, e, (int)M, acc + (size_t)k * K * M, cancel, 0 }
-                       : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, acc + (k ? ch * M : 0), cancel, 0 };
+        pt[k] = halves ? (cwpart){ p, items, k ? half : 0, k ? ni : half, 0, K, e, (int)M, px,
+                                   acc + (size_t)k * K * per, bad + (size_t)k * K, cancel, 0 }
+                       : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, px,
+                                   acc + (k ? ch * per : 0), bad + (k ? ch : 0), cancel, 0 };
     cs_mx_chunks(2, ni * K >= 100000, cw_run, pt);
-    cs_status rc = CS_OK;
     for (int k = 0; k < 2; k++) {
         if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
         else if (pt[k].status > 0 && rc == CS_OK) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
-    if (rc == CS_OK) {
-        double total = 0.0;
-        for (size_t c = 0; c < K; c++) {
-            const double *a0 = acc + c * M, *a1 = acc + K * M + c * M;
-            double sum = 0.0;
-            for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
-            total += sum / (double)ni;
+    double total = 0.0, *D = acc + K * per * (halves ? 2 : 1);
+    for (size_t c = 0; c < K && rc == CS_OK; c++) {
+        double *a0 = acc + c * per, *a1 = acc + K * per + c * per;
+        double sum = 0.0;
+        if (box && (bad[c] || (halves && bad[K + c]))) {
+            /* a value outside [0,1]: this class takes the per-sample path, as class:C does */
+            if (!v) {
+                v = malloc(p->n * sizeof *v);
+                t = malloc(p->n);
+                if (!v || !t) { rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); break; }
+            }
+            rc = cw_column(p, c, v, t, items, ni, cancel, &sum, err);
+            total += sum;
+            continue;
         }
-        *out = total / (double)K;
+        if (box) {
+            if (halves)
+                for (size_t k = 0; k < per; k++) a0[k] += a1[k];
+            total += cs_mx_rgbox_gap(&x, a0, D) / (double)ni;
+            continue;
+        }
+        for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
+        total += sum / (double)ni;
     }
+    if (rc == CS_OK) *out = total / (double)K;
+    free(v);
+    free(t);
     free(e);
     free(acc);
+    free(bad);
+    if (box) cs_mx_rgbox_free(&x);
     return rc;
 }
 
@@ -529,6 +862,9 @@ cs_status cs_mx_rece_g(const cs_prepared *cp, const uint32_t *items, size_t ni,
     *out = NAN;
     if (p->vector) return CS_OK;          /* defined for scalar lenses only */
     if (p->kind != CS_LENS_CLASSWISE) {
+        /* the box path first: it needs no rows (and may not build them) */
+        cs_status rc;
+        if (box_scalar(p->v, p->t, items, ni, &p->s, cancel, out, &rc, err)) return rc;
         /* A cache is worth building only when it will be reused (subsets) or is cheap. */
         const double *D;
         if (items || p->n <= 65536) {
