@@ -186,6 +186,11 @@ static void test_quick_number_edges(void **state)
         "1e05", "1e-05", "-1.25e-3", "00.5", "0.000137904786283", "0.00000722441884735",
         "12.5", "123456789012.5", "0.1234567890123456", "0.12345678", "0.123456789",
         "0.1234567", "5.e3", "1.5e-21", "3.0e0",
+        /* leading zeros of the fraction are digits of the run (15 fit the straight path, 16 or
+         * more take the general one, which drops them) */
+        "0.000123456789012", "-0.000123456789012", "0.0001234567890123", "0.000000000000001",
+        "0.0000000000000001", "0.000000000000000", "0.0000000000000000", "0.00000000",
+        "0.0000000", "0.00000000e-05", "0.00012345678e-05", "9.00000000000000", "0.00000001",
     };
     for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
         if (!quick_vs_strtod(taken[i])) fail_msg("'%s' not taken by the quick parser", taken[i]);
