@@ -277,6 +277,22 @@ static void same(const outcome *a, const outcome *b)
     assert_memory_equal(a->d->prob, b->d->prob, a->d->n * a->d->k * sizeof(double));
     assert_memory_equal(a->d->label, b->d->label, a->d->n * sizeof(int32_t));
     assert_memory_equal(a->d->line, b->d->line, a->d->n * sizeof(uint32_t));
+    /* the per-row caches (made by the fast path's parse threads, by the finisher on the libcsv
+     * path): the same, and what the rule says, worked out here row by row */
+    assert_memory_equal(a->d->conf, b->d->conf, a->d->n * sizeof(double));
+    assert_memory_equal(a->d->pred, b->d->pred, a->d->n * sizeof(int32_t));
+    assert_memory_equal(a->d->correct, b->d->correct, a->d->n);
+    assert_int_equal(a->d->n_samples, b->d->n_samples);
+    assert_memory_equal(a->d->sample_rows, b->d->sample_rows, a->d->n_samples * sizeof(uint32_t));
+    for (size_t i = 0; i < b->d->n; i++) {
+        const double *g = b->d->prob + i * b->d->k;
+        size_t best = 0;
+        for (size_t j = 1; j < b->d->k; j++)
+            if (g[j] > g[best]) best = j;           /* ties: the first maximal class */
+        assert_true(b->d->conf[i] == g[best]);
+        assert_int_equal(b->d->pred[i], (int32_t)best);
+        assert_int_equal(b->d->correct[i], b->d->label[i] == (int32_t)best);
+    }
 }
 
 static void release(outcome *o)

@@ -20,6 +20,7 @@
 #include "engine/load/load_scan.h"
 
 #include "calscope/classes.h"
+#include "calscope/dataset.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -406,6 +407,24 @@ static int parse_tick(chunk *ch, size_t *since, const char **released, const cha
     return 0;
 }
 
+/* Rows of the per-row caches made at a time: about 16 KB of values, so that a row's values
+ * are still in the first-level cache when its caches are made. */
+static size_t prep_batch(size_t k)
+{
+    size_t r = ((size_t)16 << 10) / (k * sizeof(double));
+    return r ? r : 1;
+}
+
+/* The per-row caches (conf, pred, correct) of the chunk's rows [*done, rows.n), by the
+ * dataset's own rule: cs_dataset_prepare_rows on a view of the chunk's arrays (it reads k,
+ * prob and label and writes only those rows' conf, pred and correct). *done moves to rows.n. */
+static void prep_rows(cs_dataset *view, const csl_rows *rw, size_t *done)
+{
+    if (!view->conf || rw->n <= *done) return;
+    cs_dataset_prepare_rows(view, *done, rw->n - *done);
+    *done = rw->n;
+}
+
 static void *parse_chunk(void *arg)
 {
     chunk *ch = arg;
@@ -425,6 +444,20 @@ static void *parse_chunk(void *arg)
     if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit, c->page);
     populate(rw->label, rw->cap * sizeof *rw->label, c->page);
     populate(rw->line, rw->cap * sizeof *rw->line, c->page);
+    cs_dataset view;                   /* the chunk's rows, for prep_rows */
+    memset(&view, 0, sizeof view);
+    size_t prepped = 0, batch = prep_batch(c->s->k);
+    if (rw->conf) {
+        populate(rw->conf, rw->cap * sizeof *rw->conf, c->page);
+        populate(rw->pred, rw->cap * sizeof *rw->pred, c->page);
+        populate(rw->correct, rw->cap * sizeof *rw->correct, c->page);
+        view.k = c->s->k;
+        view.prob = rw->prob;
+        view.label = rw->label;
+        view.conf = rw->conf;
+        view.pred = rw->pred;
+        view.correct = rw->correct;
+    }
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next = p;
         int qr = quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
@@ -433,6 +466,7 @@ static void *parse_chunk(void *arg)
             line++;
             since += (size_t)(next - p);
             p = next;
+            if (rw->n - prepped >= batch) prep_rows(&view, rw, &prepped);
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
@@ -459,6 +493,7 @@ static void *parse_chunk(void *arg)
         csl_scan_at(&sc, p);
         if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
     }
+    prep_rows(&view, rw, &prepped);
     atomic_fetch_add(&c->done, since);
     free(f);
     return NULL;
@@ -490,6 +525,11 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;
     if (all->split) v->split = all->split + base;
+    if (all->conf) {
+        v->conf = all->conf + base;
+        v->pred = all->pred + base;
+        v->correct = all->correct + base;
+    }
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
@@ -636,6 +676,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return CSL_DONE;
     }
+    /* the per-row caches too, made by the parse threads (without them, by the finisher) */
+    (void)cs_load_rows_alloc_caches(&all, total_cap);
     for (int i = 0; i < nt; i++) {
         if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
         else cs_load_worker_init(&ch[i].w, s, opt, name);
