@@ -52,6 +52,7 @@ typedef struct fast_ctx {
     size_t page;
     int scan;                 /* CSL_SCAN_SSE2 or CSL_SCAN_SWAR (load_scan.h) */
     const char *data_end;     /* end of the whole input: no load reads past it */
+    int numeric;              /* every column a number: rows read by quick_row_num */
 } fast_ctx;
 
 typedef struct chunk {
@@ -152,6 +153,60 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
     return CSL_DONE;
 }
 
+/* A numeric field's value x for column cc of the row being read: checked as the checker
+ * would (a probability in [0, 1]; a label or tta an integer >= 0 in range) and put in the
+ * row's place (v: the row slot; *label, *tta). Returns 1, or 0 when the checker would refuse
+ * it (then the line goes through cs_load_row, which words why). */
+static inline int take_number(const fast_ctx *c, const csl_col *cc, double x, double *v,
+                              int32_t *label, int32_t *tta)
+{
+    switch (cc->role) {
+    case CSL_PROB:
+        if (!(x >= 0.0 && x <= 1.0)) return 0;
+        v[cc->cls] = x;
+        return 1;
+    case CSL_BINARY:
+        if (!(x >= 0.0 && x <= 1.0)) return 0;
+        v[0] = 1.0 - x;
+        v[1] = x;
+        return 1;
+    case CSL_LOGIT:
+        v[cc->cls] = x;
+        return 1;
+    case CSL_LABEL:
+        if (!(x >= 0.0) || x != floor(x)) return 0;
+        if (c->label_is_index) {
+            if (x > (double)(c->s->k - 1)) return 0;
+            *label = (int32_t)x;
+        } else {                     /* classes named by numbers: calscope/classes.h */
+            int why, j = cs_classmap_find_number(c->s->classes, x, &why);
+            if (j < 0) return 0;
+            *label = (int32_t)j;
+        }
+        return 1;
+    case CSL_TTA:
+        if (!(x >= 0.0) || x != floor(x) || x > (double)INT32_MAX) return 0;
+        *tta = (int32_t)x;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Where the line ends after its last field, whose text ends at q (LF, CRLF, or a final CR or
+ * nothing at the end of the chunk): the next line's start, or NULL when q is not a line end
+ * (more fields, a quote or a lone CR). */
+static inline const char *after_last(const char *q, const char *end)
+{
+    if (q == end) return end;                    /* the last line of the data, no line end */
+    if (*q == '\n') return q + 1;
+    if (*q == '\r') {
+        if (q + 1 == end) return end;
+        if (q[1] == '\n') return q + 2;
+    }
+    return NULL;
+}
+
 /* One row in one pass for the common case, from p (a line start) in the chunk ending at `end`:
  * the field ends come from the scanner, the numbers are parsed in place where they lie and go
  * straight into the row of the final arrays. Returns 1 with *next set past the line's end (LF,
@@ -180,62 +235,89 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
         if ((size_t)(q - p) > c->field_max) return 0;
         if (col + 1 < ncols) {
             if (q == end || *q != delim) return 0;
-        } else if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) {
-            return 0;                            /* more fields, a quote or a lone CR */
+        } else if (!after_last(q, end)) {
+            return 0;
         }
-        double x;
-        switch (cc->role) {
-        case CSL_PROB:
-        case CSL_BINARY:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            if (!(x >= 0.0 && x <= 1.0)) return 0;
-            if (cc->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
-            else v[cc->cls] = x;
-            break;
-        case CSL_LOGIT:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            v[cc->cls] = x;
-            break;
-        case CSL_LABEL:
-        case CSL_TTA:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            if (!(x >= 0.0) || x != floor(x)) return 0;
-            if (cc->role == CSL_LABEL) {
-                if (c->label_is_index) {
-                    if (x > (double)(s->k - 1)) return 0;
-                    label = (int32_t)x;
-                } else {                     /* classes named by numbers: calscope/classes.h */
-                    int why, j = cs_classmap_find_number(s->classes, x, &why);
-                    if (j < 0) return 0;
-                    label = (int32_t)j;
-                }
-            } else {
-                if (x > (double)INT32_MAX) return 0;
-                tta = (int32_t)x;
-            }
-            break;
-        default: /* ignored, id, case, split: the text as it is */
+        if (cc->role == CSL_IGNORE || cc->role == CSL_ID || cc->role == CSL_CASE ||
+            cc->role == CSL_SPLIT) {             /* the text as it is */
             if (cc->role != CSL_IGNORE) {
                 if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
                 csl_field *fd = cc->role == CSL_ID ? &idf : cc->role == CSL_CASE ? &casef : &splitf;
                 fd->p = p;
                 fd->len = (size_t)(q - p);
             }
-            break;
+        } else {
+            double x;
+            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+            if (!take_number(c, cc, x, v, &label, &tta)) return 0;
         }
         if (col + 1 < ncols) {
             p = q + 1;
         } else {
-            if (q == end) *next = end;
-            else if (*q == '\n') *next = q + 1;
-            else {                                /* CRLF, or a CR at the very end */
-                *next = q + 1 == end ? end : q + 2;
-                if (q + 1 < end) csl_scan_next(sc, end);   /* hand out the LF */
-            }
+            *next = after_last(q, end);
+            if (q < end && *q == '\r' && q + 1 < end) csl_scan_next(sc, end);   /* hand out the LF */
         }
     }
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
                               splitf.p ? &splitf : NULL, line) ? -1 : 1;
+}
+
+/* The end of the field starting at p: its delimiter, LF, CR or quote, or `end`; NULL when it
+ * is longer than the field limit (libcsv words that). Eight bytes at a time. */
+static inline const char *field_end(const fast_ctx *c, const char *p, const char *end)
+{
+    const char *stop = (size_t)(end - p) > c->field_max + 1 ? p + c->field_max + 1 : end;
+    const char *q = p;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; stop - q >= 8; q += 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        uint64_t m = csl_eq8(w, (unsigned char)c->delim) | csl_eq8(w, '\n') | csl_eq8(w, '\r') |
+                     csl_eq8(w, '"');
+        if (m) { q += __builtin_ctzll(m) >> 3; goto found; }
+    }
+#endif
+    while (q < stop && *q != c->delim && *q != '\n' && *q != '\r' && *q != '"') q++;
+found:
+    return (size_t)(q - p) > c->field_max ? NULL : q;
+}
+
+/* quick_row for a row of numbers only (every column a label, probability, logit or tta: the
+ * common shape): each number is read where it starts and itself says where its field ends
+ * (csl_quick_num_at), so neither the scanner nor any other search looks at the bytes of the
+ * line; the byte after the number must be the delimiter (the line's end after the last).
+ * Anything else — a number of another shape, spaces, a quote — finds the field's end the
+ * plain way and asks csl_quick_num and cs_load_parse_double as quick_row does. Same contract
+ * and the same rows, values and refusals as quick_row. */
+static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const char *end,
+                         long line, const char **next)
+{
+    const csl_schema *s = c->s;
+    double *v = cs_load_row_slot(w);
+    if (!v) return -1;
+    const char delim = c->delim;
+    const char *safe = c->data_end;
+    int32_t label = 0, tta = 0;
+    const size_t ncols = s->ncols;
+    for (size_t col = 0; col < ncols; col++) {
+        const csl_col *cc = &s->col[col];
+        double x;
+        const int last = col + 1 == ncols;
+        const char *q = csl_quick_num_at(p, safe, &x);
+        if (!q || q >= end || (last ? (*q != '\n' && *q != '\r') : *q != delim)) {
+            q = field_end(c, p, end);
+            if (!q) return 0;
+            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+        }
+        if (!take_number(c, cc, x, v, &label, &tta)) return 0;
+        if (!last) {
+            if (q == end || *q != delim) return 0;
+            p = q + 1;
+        } else if (!(*next = after_last(q, end))) {
+            return 0;
+        }
+    }
+    return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line) ? -1 : 1;
 }
 
 /* One line [p, e) without its LF; strips the CR of a CRLF. Looks at most `max` bytes ahead:
@@ -435,7 +517,8 @@ static void *parse_chunk(void *arg)
     size_t since = 0;
     const char *released = ch->beg;
     csl_scan sc = {c->scan, (unsigned char)c->delim, c->data_end, NULL, 0};
-    csl_scan_at(&sc, ch->beg);
+    const int numeric = c->numeric;
+    if (!numeric) csl_scan_at(&sc, ch->beg);
     /* this chunk's rows of the output arrays, faulted in by one call each (80 MB of
      * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
      * each thread its own rows, so the zeroing is shared like the parse */
@@ -460,7 +543,8 @@ static void *parse_chunk(void *arg)
     }
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next = p;
-        int qr = quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
+        int qr = numeric ? quick_row_num(c, &ch->w, p, ch->end, line, &next)
+                         : quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
         if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
         if (qr > 0) {
             line++;
@@ -490,7 +574,7 @@ static void *parse_chunk(void *arg)
         line++;
         since += (size_t)(next - p);
         p = next;
-        csl_scan_at(&sc, p);
+        if (!numeric) csl_scan_at(&sc, p);
         if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
     }
     prep_rows(&view, rw, &prepped);
@@ -610,6 +694,13 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     const csl_schema *s = &out->schema;
     c.s = s;
     c.label_is_index = cs_classmap_numbers_are_positions(s->classes);
+    c.numeric = 1;
+    for (size_t j = 0; j < s->ncols; j++) {
+        int role = s->col[j].role;
+        if (role != CSL_LABEL && role != CSL_PROB && role != CSL_LOGIT && role != CSL_BINARY &&
+            role != CSL_TTA)
+            c.numeric = 0;
+    }
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
     c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
                                                               : SIZE_MAX;

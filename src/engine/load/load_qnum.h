@@ -240,4 +240,92 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
 #endif
 }
 
+/* Room csl_quick_num_at needs before `safe` to take a number at p. */
+#define CSL_QUICK_AT_ROOM 32
+
+/* The number that starts at p, read as far as its grammar goes, without knowing where its
+ * field ends: for a row of numbers, the number itself finds the field's end, so the line
+ * needs no separate search for its delimiters (the caller checks that the byte returned is
+ * the delimiter or the line's end: then [p, returned) was the whole field). The grammar and
+ * the exactness rule are csl_quick_num's: [-]digits[.digits][(e|E)[+-]d[d]], at most 7
+ * integer digits and 15 after the point, significant digits m <= 2^53 and a decimal exponent
+ * within +-22 (Clinger: one correctly rounded multiply or divide, strtod's bits). Returns the
+ * byte after the number with *out set, or NULL for anything else (not a number of that
+ * shape, not exact by the shortcut, a third exponent digit, or fewer than CSL_QUICK_AT_ROOM
+ * bytes before `safe`): then find the field's end and ask csl_quick_num and
+ * cs_load_parse_double, which decide. Loads stay below `safe`. Little-endian only (NULL
+ * elsewhere). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *csl_quick_num_at(const char *p, const char *safe, double *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (safe - p < CSL_QUICK_AT_ROOM) return NULL;
+    int neg = *p == '-';
+    p += neg;
+    uint64_t m = (uint64_t)(unsigned char)p[0] - '0';
+    if (m >= 10) return NULL;
+    const char *q = p + 1;
+    unsigned nd = 1;                              /* integer digits */
+    if ((unsigned)(*q - '0') < 10u) {             /* more than one: a label of K > 10, ... */
+        uint64_t w0;
+        memcpy(&w0, p, 8);
+        nd = csl_digit_run8(w0);
+        if (nd == 8) return NULL;
+        m = csl_run_value(w0, nd);
+        q = p + nd;
+    }
+    long e10 = 0;
+    if (*q == '.') {                              /* the fraction: its digit run, 16 bytes */
+        const char *f = q + 1;
+        uint64_t w1, w2, v;
+        memcpy(&w1, f, 8);
+        memcpy(&w2, f + 8, 8);
+        unsigned r1 = csl_digit_run8(w1), n;
+        if (r1 < 8) {
+            n = r1;
+            v = r1 ? csl_run_value(w1, r1) : 0;
+        } else {
+            unsigned r2 = csl_digit_run8(w2);
+            if (r2 == 8) return NULL;             /* 16 digits or more */
+            n = 8 + r2;
+            v = csl_eight_digits(w1) * csl_pow10_u64[r2] + (r2 ? csl_run_value(w2, r2) : 0);
+        }
+        if (nd + n > 19) return NULL;             /* m would not fit 64 bits */
+        m = m * csl_pow10_u64[n] + v;
+        q = f + n;
+        e10 = -(long)n;
+    }
+    if ((*q | 0x20) == 'e') {                     /* e5, e-5, e+05 (as %g writes them) */
+        const char *d = q + 1;
+        int eneg = *d == '-';
+        d += *d == '-' || *d == '+';
+        unsigned e0 = (unsigned)(d[0] - '0'), e1 = (unsigned)(d[1] - '0');
+        if (e0 >= 10u) return NULL;
+        long ev = e0;
+        q = d + 1;
+        if (e1 < 10u) {
+            if ((unsigned)(d[2] - '0') < 10u) return NULL;   /* 3 digits: beyond the shortcut */
+            ev = ev * 10 + e1;
+            q = d + 2;
+        }
+        e10 += eneg ? -ev : ev;
+    }
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return q;
+    }
+    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return NULL;
+    double x = (double)m;
+    if (e10 < 0) x /= csl_pow10_exact[-e10];
+    else if (e10 > 0) x *= csl_pow10_exact[e10];
+    *out = neg ? -x : x;
+    return q;
+#else
+    (void)p; (void)safe; (void)out;
+    return NULL;
+#endif
+}
+
 #endif
