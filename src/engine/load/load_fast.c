@@ -447,12 +447,12 @@ static long record_line(const chunk *ch, size_t idx)
 }
 
 /* Pre-faults [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux 5.14) instead of one
- * fault per page as the parse first writes it, in transparent huge pages where the system
- * allows them on request (MADV_HUGEPAGE; `madvise` in /sys/kernel/mm/transparent_hugepage/
- * enabled): 88 MB of arrays for 1M x 10 are then 44 pages of 2 MB, and populating them took
- * 8 ms instead of 27 ms here (the kernel's zeroing is most of what is left). The arrays are
- * sized to the rows, so a huge page costs no memory that would not be used. Hints: an older
- * kernel refuses them, and the pages fault in as before. */
+ * fault per page as the parse first writes it. A hint: an older kernel refuses it, and the
+ * pages fault in as before. Not in transparent huge pages (MADV_HUGEPAGE): populating 88 MB
+ * took 8 ms instead of 27 ms when loads ran back to back, but on a virtual machine whose free
+ * memory goes back to the host (virtio free page reporting hands back free 2 MB blocks, the
+ * very blocks huge pages take) a load after a few idle seconds took 106-193 ms instead of
+ * 76-116 ms (400 MB: 1.1-1.3 s instead of 0.32 s), and `calscope report` run once got slower. */
 static void populate(void *p, size_t bytes, size_t page)
 {
 #if defined(__linux__)
@@ -462,12 +462,7 @@ static void populate(void *p, size_t bytes, size_t page)
     const uintptr_t pg = (uintptr_t)page;
     if (!p || bytes < 2 * pg) return;
     uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
-    if (b > a) {
-#ifdef MADV_HUGEPAGE
-        madvise((void *)a, b - a, MADV_HUGEPAGE);
-#endif
-        madvise((void *)a, b - a, MADV_POPULATE_WRITE);
-    }
+    if (b > a) madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #else
     (void)p; (void)bytes; (void)page;
 #endif
