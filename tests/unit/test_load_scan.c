@@ -519,15 +519,19 @@ static size_t numeric_field(char *b, size_t cap, double x, unsigned long long r)
 
 /* Random numbers-only files (label, k probabilities): good rows in every number shape, fields
  * ending at 16- and 64-byte boundaries, blank lines, and bad rows of every kind. */
-static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last_nl)
+static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last_nl, int layout)
 {
     size_t cap = rows * (k + 1) * 48 + 64 * k + 256, o = 0;
     char *b = malloc(cap);
     assert_non_null(b);
     const char *nl = crlf ? "\r\n" : "\n";
-    o += (size_t)snprintf(b, cap, "label");
-    for (size_t j = 0; j < k; j++) o += (size_t)snprintf(b + o, cap - o, ",p_%zu", j);
-    o += (size_t)snprintf(b + o, cap - o, "%s", nl);
+    /* layout 0: label, p_0 .. p_{k-1} (the reader's own loop); 1: the label last; 2: logits;
+     * 3: the classes out of order (p_1, p_0, p_2, ...) */
+    if (layout != 1) o += (size_t)snprintf(b, cap, "label,");
+    for (size_t j = 0; j < k; j++)
+        o += (size_t)snprintf(b + o, cap - o, "%s%s_%zu", j ? "," : "", layout == 2 ? "logit" : "p",
+                              layout == 3 && j < 2 ? 1 - j : j);
+    o += (size_t)snprintf(b + o, cap - o, "%s%s", layout == 1 ? ",label" : "", nl);
     double p[64];
     for (size_t i = 0; i < rows; i++) {
         unsigned long long r = rnd();
@@ -543,13 +547,15 @@ static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last
         } else {
             /* the label: an index (two digits when k > 10), or a bad one */
             const char *bad_label[] = {"99", "1.5", "-1", "x", "", "1e0", "01"};
-            if (kind == 1) o += (size_t)snprintf(b + o, cap - o, "%s", bad_label[(r >> 8) % 7]);
-            else o += (size_t)snprintf(b + o, cap - o, "%zu", (size_t)((r >> 20) % k));
+            char lab[32];
+            if (kind == 1) snprintf(lab, sizeof lab, "%s", bad_label[(r >> 8) % 7]);
+            else snprintf(lab, sizeof lab, "%zu", (size_t)((r >> 20) % k));
+            if (layout != 1) o += (size_t)snprintf(b + o, cap - o, "%s", lab);
             size_t nf = k;
             if (kind == 2) nf = k - 1;                                /* ragged */
             if (kind == 3) nf = k + 1;
             for (size_t j = 0; j < nf; j++) {
-                b[o++] = ',';
+                if (j || layout != 1) b[o++] = ',';
                 unsigned long long f = rnd();
                 double x = j < k ? p[j] : 0.0;
                 if (kind == 4 && j == k / 2) {
@@ -567,6 +573,7 @@ static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last
                     o += numeric_field(b + o, cap - o, x, kind < 25 ? f : (f & ~0xff00ull) | 0x1700);
                 }
             }
+            if (layout == 1) o += (size_t)snprintf(b + o, cap - o, ",%s", lab);
         }
         if (i + 1 < rows || last_nl) o += (size_t)snprintf(b + o, cap - o, "%s", nl);
     }
@@ -579,11 +586,12 @@ static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last
 static void test_numeric_files_all_paths(void **state)
 {
     (void)state;
-    for (int round = 0; round < 32; round++) {
+    for (int round = 0; round < 64; round++) {
         int crlf = round % 2, last_nl = (round / 2) % 2, skip = (round / 4) % 2;
-        size_t k = round % 8 < 4 ? 3 : 12;          /* 12: labels of two digits */
+        size_t k = round % 16 < 8 ? 3 : 12;         /* 12: labels of two digits */
+        int layout = round < 32 ? 0 : (round / 8) % 4;
         size_t len;
-        char *text = numeric_file(100 + (size_t)(rnd() % 1500), k, &len, crlf, last_nl);
+        char *text = numeric_file(100 + (size_t)(rnd() % 1500), k, &len, crlf, last_nl, layout);
         cs_load_options opt;
         cs_load_options_default(&opt);
         opt.skip_bad_rows = skip;

@@ -53,6 +53,7 @@ typedef struct fast_ctx {
     int scan;                 /* CSL_SCAN_SSE2 or CSL_SCAN_SWAR (load_scan.h) */
     const char *data_end;     /* end of the whole input: no load reads past it */
     int numeric;              /* every column a number: rows read by quick_row_num */
+    int plain;                /* ... and they are the label, then p_0 .. p_{k-1} in order */
 } fast_ctx;
 
 typedef struct chunk {
@@ -153,6 +154,12 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
     return CSL_DONE;
 }
 
+/* A probability the checker keeps (cs_load_row's range rule, [0, 1]; NaN is not one). */
+static inline int prob_ok(double x)
+{
+    return x >= 0.0 && x <= 1.0;
+}
+
 /* A numeric field's value x for column cc of the row being read: checked as the checker
  * would (a probability in [0, 1]; a label or tta an integer >= 0 in range) and put in the
  * row's place (v: the row slot; *label, *tta). Returns 1, or 0 when the checker would refuse
@@ -162,11 +169,11 @@ static inline int take_number(const fast_ctx *c, const csl_col *cc, double x, do
 {
     switch (cc->role) {
     case CSL_PROB:
-        if (!(x >= 0.0 && x <= 1.0)) return 0;
+        if (!prob_ok(x)) return 0;
         v[cc->cls] = x;
         return 1;
     case CSL_BINARY:
-        if (!(x >= 0.0 && x <= 1.0)) return 0;
+        if (!prob_ok(x)) return 0;
         v[0] = 1.0 - x;
         v[1] = x;
         return 1;
@@ -282,41 +289,61 @@ found:
     return (size_t)(q - p) > c->field_max ? NULL : q;
 }
 
+/* The number of the field at p, the last of its line or not: the byte after it (the field's
+ * delimiter, or the line's end after the last field) with *x set, or NULL when the field is
+ * not a number the checker takes with those bits or does not end as it must (then the line
+ * goes through cs_load_row, which words why). The number itself says where the field ends
+ * (csl_quick_num_at); a number of another shape, spaces or a quote make it find the field's
+ * end the plain way and ask csl_quick_num and cs_load_parse_double, as quick_row does. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *num_field(const fast_ctx *c, const char *p, const char *end,
+                                    int last, double *x)
+{
+    const char *q = csl_quick_num_at(p, c->data_end, x);
+    if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
+    if (!(q = field_end(c, p, end))) return NULL;
+    if (q == end ? !last : last ? *q != '\n' && *q != '\r' : *q != c->delim) return NULL;
+    if (!csl_quick_num(p, q, c->data_end, x) &&
+        cs_load_parse_double(p, (size_t)(q - p), x) != CSL_NUM_OK) return NULL;
+    return q;
+}
+
 /* quick_row for a row of numbers only (every column a label, probability, logit or tta: the
  * common shape): each number is read where it starts and itself says where its field ends
- * (csl_quick_num_at), so neither the scanner nor any other search looks at the bytes of the
- * line; the byte after the number must be the delimiter (the line's end after the last).
- * Anything else — a number of another shape, spaces, a quote — finds the field's end the
- * plain way and asks csl_quick_num and cs_load_parse_double as quick_row does. Same contract
- * and the same rows, values and refusals as quick_row. */
+ * (num_field), so neither the scanner nor any other search looks at the bytes of the line.
+ * The commonest layout of all (c->plain: the label, then the probabilities of classes 0..k-1
+ * in order) has a loop of its own, without a look at each column's role. Same contract and
+ * the same rows, values and refusals as quick_row. */
 static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const char *end,
                          long line, const char **next)
 {
     const csl_schema *s = c->s;
     double *v = cs_load_row_slot(w);
     if (!v) return -1;
-    const char delim = c->delim;
-    const char *safe = c->data_end;
     int32_t label = 0, tta = 0;
     const size_t ncols = s->ncols;
-    for (size_t col = 0; col < ncols; col++) {
-        const csl_col *cc = &s->col[col];
-        double x;
-        const int last = col + 1 == ncols;
-        const char *q = csl_quick_num_at(p, safe, &x);
-        if (!q || q >= end || (last ? (*q != '\n' && *q != '\r') : *q != delim)) {
-            q = field_end(c, p, end);
-            if (!q) return 0;
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-        }
-        if (!take_number(c, cc, x, v, &label, &tta)) return 0;
-        if (!last) {
-            if (q == end || *q != delim) return 0;
-            p = q + 1;
-        } else if (!(*next = after_last(q, end))) {
+    const char *q = p;
+    double x;
+    if (c->plain) {
+        if (!(q = num_field(c, p, end, 0, &x)) || !take_number(c, &s->col[0], x, v, &label, &tta))
             return 0;
+        const size_t k = ncols - 1;
+        for (size_t j = 0; j < k; j++) {
+            if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || !prob_ok(x))
+                return 0;
+            v[j] = x;
+        }
+    } else {
+        for (size_t col = 0; col < ncols; col++) {
+            if (!(q = num_field(c, p, end, col + 1 == ncols, &x)) ||
+                !take_number(c, &s->col[col], x, v, &label, &tta))
+                return 0;
+            p = q + 1;
         }
     }
+    if (!(*next = after_last(q, end))) return 0;
     return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line) ? -1 : 1;
 }
 
@@ -696,6 +723,10 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
             role != CSL_TTA)
             c.numeric = 0;
     }
+    c.plain = c.numeric && !s->from_logits && !s->binary && s->ncols == s->k + 1 &&
+              s->col[0].role == CSL_LABEL;
+    for (size_t j = 1; c.plain && j < s->ncols; j++)
+        if (s->col[j].role != CSL_PROB || s->col[j].cls != (int)j - 1) c.plain = 0;
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
     c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
                                                               : SIZE_MAX;
