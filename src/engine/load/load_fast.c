@@ -5,10 +5,15 @@
  * every chunk its first line number and an upper bound on its rows, so all rows go straight
  * into one preallocated set of flat arrays (each chunk at its own offset, its pages faulted in
  * by its own thread; gaps left by blank or bad lines are closed afterwards). The second
- * parallel pass reads each row once: the field ends come from the scanner's masks, numbers are
- * parsed where they lie (load_qnum.h) into the row's place in the arrays, and the row-level
- * checks are the shared checker's (cs_load_row_values). A line the quick reader does not take
- * whole is split and handed to cs_load_row, which words whatever is wrong with it.
+ * parallel pass reads each row once, straight into the row's place in the arrays: in a file of
+ * numbers only (label, probabilities or logits, tta: the common shape) each number is read
+ * where it starts and itself says where its field ends (quick_row_num, load_qnum.h), so no
+ * other search looks at the line; otherwise the field ends come from the scanner's masks
+ * (quick_row, load_scan.h) and the numbers are parsed where they lie. The row-level checks are
+ * the shared checker's (cs_load_row_values), and each thread makes its rows' per-row caches
+ * (conf, pred, correct: cs_dataset_prepare_rows) while their values are in cache. A line the
+ * quick readers do not take whole is split and handed to cs_load_row, which words whatever is
+ * wrong with it.
  *
  * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, a
  * CR that is not part of a CRLF line end, a field longer than the field limit or a line longer

@@ -7,6 +7,8 @@
  * outside that — more than 19 significant digits, a long exponent, a '+' sign, anything not a
  * plain decimal — returns 0 and the caller asks cs_load_parse_double, which decides. So the
  * values are bit-identical to the checker's by construction; tests compare against strtod.
+ * csl_quick_num bounds a field whose end is known; csl_quick_num_at reads a number from its
+ * start and says where it ends (rows of numbers only: load_fast.c quick_row_num).
  * Internal to src/engine/load. Thread-safe (no state). */
 #ifndef CALSCOPE_LOAD_QNUM_H
 #define CALSCOPE_LOAD_QNUM_H
