@@ -570,7 +570,8 @@ static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last
                     size_t w = to - o;
                     o += put_width(b + o, x, w >= 3 && w <= 40 ? w : 3);
                 } else {
-                    o += numeric_field(b + o, cap - o, x, kind < 25 ? f : (f & ~0xff00ull) | 0x1700);
+                    unsigned long long shape = kind < 25 ? f : (f & ~0xff00ull) | 0x1700;
+                    o += numeric_field(b + o, cap - o, x, shape);
                 }
             }
             if (layout == 1) o += (size_t)snprintf(b + o, cap - o, ",%s", lab);
@@ -628,8 +629,10 @@ static void test_numeric_rows_at_the_end(void **state)
             /* rows before it, so that the tail sits 0..39 bytes after a 64-byte window */
             char text[512];
             size_t o = (size_t)snprintf(text, sizeof text, "label,p_0,p_1\n");
-            for (size_t j = 0; j < 3; j++) o += (size_t)snprintf(text + o, sizeof text - o, "0,0.5,0.5\n");
-            o += (size_t)snprintf(text + o, sizeof text - o, "0,%.*f,0.5\n", (int)(pad % 20 + 1), 0.5);
+            for (size_t j = 0; j < 3; j++)
+                o += (size_t)snprintf(text + o, sizeof text - o, "0,0.5,0.5\n");
+            o += (size_t)snprintf(text + o, sizeof text - o, "0,%.*f,0.5\n", (int)(pad % 20 + 1),
+                                  0.5);
             o += (size_t)snprintf(text + o, sizeof text - o, "%s", tails[i]);
             cs_load_options opt;
             cs_load_options_default(&opt);

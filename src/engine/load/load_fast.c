@@ -267,7 +267,8 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
             p = q + 1;
         } else {
             *next = after_last(q, end);
-            if (q < end && *q == '\r' && q + 1 < end) csl_scan_next(sc, end);   /* hand out the LF */
+            if (q < end && *q == '\r' && q + 1 < end)
+                csl_scan_next(sc, end);               /* hand out the LF */
         }
     }
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,

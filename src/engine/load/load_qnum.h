@@ -1,4 +1,5 @@
-/* calscope engine, the fast path's number parser for a field whose end is already known.
+/* calscope engine, the fast path's number parser: a field whose end is known, or a number read
+ * from its start.
  *
  * Digits are read eight at a time (SWAR: one 64-bit load, a digit test, three multiplies), and
  * the value is made exactly the way cs_load_parse_double makes its short decimals: significant
