@@ -159,11 +159,9 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
     return CSL_DONE;
 }
 
-/* A probability the checker keeps (cs_load_row's range rule, [0, 1]; NaN is not one). */
-static inline int prob_ok(double x)
-{
-    return x >= 0.0 && x <= 1.0;
-}
+/* Not a probability the checker keeps (cs_load_row's range rule: [0, 1]; NaN is not one). A
+ * macro: as an inline function GCC 12 made the row loop 2 % more instructions (callgrind). */
+#define PROB_BAD(x) (!((x) >= 0.0 && (x) <= 1.0))
 
 /* A numeric field's value x for column cc of the row being read: checked as the checker
  * would (a probability in [0, 1]; a label or tta an integer >= 0 in range) and put in the
@@ -174,11 +172,11 @@ static inline int take_number(const fast_ctx *c, const csl_col *cc, double x, do
 {
     switch (cc->role) {
     case CSL_PROB:
-        if (!prob_ok(x)) return 0;
+        if (PROB_BAD(x)) return 0;
         v[cc->cls] = x;
         return 1;
     case CSL_BINARY:
-        if (!prob_ok(x)) return 0;
+        if (PROB_BAD(x)) return 0;
         v[0] = 1.0 - x;
         v[1] = x;
         return 1;
@@ -337,7 +335,7 @@ static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const 
             return 0;
         const size_t k = ncols - 1;
         for (size_t j = 0; j < k; j++) {
-            if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || !prob_ok(x))
+            if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
                 return 0;
             v[j] = x;
         }
