@@ -256,8 +256,13 @@ static int quick_at_one(const char *s, char term)
     memcpy(buf, s, n);
     buf[n] = term;
     memset(buf + n + 1, '7', CSL_QUICK_AT_ROOM);     /* digits after: the run must stop */
-    double got;
-    const char *q = csl_quick_num_at(buf, buf + n + 1 + CSL_QUICK_AT_ROOM, &got);
+    double got, got2;
+    const char *q = csl_quick_num_at(buf, buf + n + 1 + CSL_QUICK_AT_ROOM, CSL_SCAN_SSE2, &got);
+    /* the portable digit run (SWAR) gives the same answer as the SSE2 one */
+    const char *q2 = csl_quick_num_at(buf, buf + n + 1 + CSL_QUICK_AT_ROOM, CSL_SCAN_SWAR, &got2);
+    if (q != q2) fail_msg("'%s' + '%c': SSE2 and SWAR stop at different bytes", s, term);
+    if (q && memcmp(&got, &got2, sizeof got) != 0)
+        fail_msg("'%s' + '%c': SSE2 %a, SWAR %a", s, term, got, got2);
     if (q) {
         size_t used = (size_t)(q - buf);
         char *t = malloc(used + 1);
@@ -278,7 +283,8 @@ static int quick_at_one(const char *s, char term)
         free(t);
     }
     /* without the room, it declines (the caller then bounds the field itself) */
-    assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, &got));
+    assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SSE2, &got));
+    assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SWAR, &got));
     free(buf);
     return q != NULL;
 }

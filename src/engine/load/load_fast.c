@@ -305,7 +305,7 @@ __attribute__((always_inline))
 static inline const char *num_field(const fast_ctx *c, const char *p, const char *end,
                                     int last, double *x)
 {
-    const char *q = csl_quick_num_at(p, c->data_end, x);
+    const char *q = csl_quick_num_at(p, c->data_end, c->scan, x);
     if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
     if (!(q = field_end(c, p, end))) return NULL;
     if (q == end ? !last : last ? *q != '\n' && *q != '\r' : *q != c->delim) return NULL;
