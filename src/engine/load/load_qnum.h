@@ -275,7 +275,8 @@ static const unsigned char csl_keep16[32] = {
 static inline int csl_digits_sse2(const char *f, unsigned *n, uint64_t *v)
 {
     __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)f), _mm_set1_epi8('0'));
-    unsigned dig = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
+    __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);   /* d <= 9 */
+    unsigned dig = (unsigned)_mm_movemask_epi8(is_digit);
     unsigned r = (unsigned)__builtin_ctz(~dig);            /* ~dig has bits 16..31 set: r <= 16 */
     if (r == 16) return 0;
     d = _mm_and_si128(d, _mm_loadu_si128((const __m128i *)(const void *)(csl_keep16 + 16 - r)));
