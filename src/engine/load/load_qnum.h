@@ -314,6 +314,7 @@ __attribute__((always_inline))
 #endif
 static inline const char *csl_quick_num_at(const char *p, const char *safe, int kind, double *out)
 {
+    (void)kind;                                   /* SWAR only where SSE2 is not compiled in */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (safe - p < CSL_QUICK_AT_ROOM) return NULL;
     int neg = *p == '-';
