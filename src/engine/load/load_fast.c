@@ -39,6 +39,7 @@
 #define TICK_BYTES ((size_t)1 << 20)
 #define MAX_THREADS 8
 #define MIN_PARALLEL_BYTES ((size_t)4 << 20)
+#define FOLD_SHARE 520            /* per mille of the bytes in the first chunk (folded count) */
 
 typedef struct fast_ctx {
     const char *name;
@@ -69,6 +70,14 @@ typedef struct chunk {
     size_t blank;
     csl_worker w;
     int main_thread, bail, nomem, cancelled;
+    /* the folded count (two threads over numbers: cs_load_fast): the pages of the rows are
+     * pre-faulted as the parse goes (prefaulted: rows done so far), and the second chunk's
+     * thread counts the first chunk [prev_beg, prev_end) itself to find its place in `all` */
+    int progressive;
+    size_t prefaulted;
+    const char *prev_beg, *prev_end;
+    csl_rows *all;
+    long first_line;
 } chunk;
 
 /* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
@@ -258,7 +267,8 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
             }
         } else {
             double x;
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+            if (!csl_quick_num(p, q, safe, &x) &&
+                cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
             if (!take_number(c, cc, x, v, &label, &tta)) return 0;
         }
         if (col + 1 < ncols) {
@@ -499,6 +509,43 @@ static void populate(void *p, size_t bytes, size_t page)
 #endif
 }
 
+/* Pre-faults rows [from, to) of every array of the chunk's view (populate). */
+static void populate_rows(const chunk *ch, size_t from, size_t to)
+{
+    const fast_ctx *c = ch->c;
+    const csl_rows *rw = &ch->w.rows;
+    size_t k = c->s->k, n = to - from;
+    if (to <= from) return;
+    populate(rw->prob + from * k, n * k * sizeof *rw->prob, c->page);
+    if (rw->logit) populate(rw->logit + from * k, n * k * sizeof *rw->logit, c->page);
+    populate(rw->label + from, n * sizeof *rw->label, c->page);
+    populate(rw->line + from, n * sizeof *rw->line, c->page);
+    if (rw->conf) {
+        populate(rw->conf + from, n * sizeof *rw->conf, c->page);
+        populate(rw->pred + from, n * sizeof *rw->pred, c->page);
+        populate(rw->correct + from, n * sizeof *rw->correct, c->page);
+    }
+}
+
+/* The folded count does not know a chunk's rows before it is parsed: the rows that the next
+ * two ticks of text will fill, at the rate of rows to bytes so far (at the start, at the
+ * shortest line a row can come from: 2 bytes a column), are pre-faulted as the parse goes. So
+ * no more than about two ticks' rows are faulted in that no row uses. */
+static void prefault_ahead(chunk *ch, const char *p)
+{
+    const csl_rows *rw = &ch->w.rows;
+    size_t done = (size_t)(p - ch->beg), left = (size_t)(ch->end - p);
+    size_t ahead = left < 2 * TICK_BYTES ? left : 2 * TICK_BYTES;
+    size_t more = done && rw->n ? (size_t)((double)rw->n / (double)done * (double)ahead) + 64
+                                : ahead / (2 * ch->c->s->ncols) + 1;
+    size_t want = rw->n + more;
+    if (want > rw->cap) want = rw->cap;
+    if (want > ch->prefaulted) {
+        populate_rows(ch, ch->prefaulted, want);
+        ch->prefaulted = want;
+    }
+}
+
 /* Progress, cancel and page release every TICK_BYTES of a chunk. Returns 1 to stop. */
 static int parse_tick(chunk *ch, size_t *since, const char **released, const char *p)
 {
@@ -506,6 +553,7 @@ static int parse_tick(chunk *ch, size_t *since, const char **released, const cha
     size_t d = atomic_fetch_add(&c->done, *since) + *since;
     *since = 0;
     release_read(c, released, p);
+    if (ch->progressive) prefault_ahead(ch, p);
     if (atomic_load(&c->stop)) return 1;
     if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
         ch->cancelled = 1;
@@ -549,17 +597,12 @@ static void *parse_chunk(void *arg)
      * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
      * each thread its own rows, so the zeroing is shared like the parse */
     const csl_rows *rw = &ch->w.rows;
-    populate(rw->prob, rw->cap * c->s->k * sizeof *rw->prob, c->page);
-    if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit, c->page);
-    populate(rw->label, rw->cap * sizeof *rw->label, c->page);
-    populate(rw->line, rw->cap * sizeof *rw->line, c->page);
+    if (ch->progressive) prefault_ahead(ch, ch->beg);
+    else populate_rows(ch, 0, rw->cap);
     cs_dataset view;                   /* the chunk's rows, for prep_rows */
     memset(&view, 0, sizeof view);
     size_t prepped = 0, batch = prep_batch(c->s->k);
     if (rw->conf) {
-        populate(rw->conf, rw->cap * sizeof *rw->conf, c->page);
-        populate(rw->pred, rw->cap * sizeof *rw->pred, c->page);
-        populate(rw->correct, rw->cap * sizeof *rw->correct, c->page);
         view.k = c->s->k;
         view.prob = rw->prob;
         view.label = rw->label;
@@ -580,7 +623,13 @@ static void *parse_chunk(void *arg)
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
-        const char *le = line_end(p, ch->end, c->line_max, &next);
+        /* line_end's search, in windows whose pages are dropped behind (find_nl): a
+         * pathological line of a chunk nothing counted (the folded count) costs no memory */
+        size_t room = (size_t)(ch->end - p), look = room < c->line_max ? room : c->line_max;
+        const char *nl = find_nl(c, p, p + look), *le = NULL;
+        if (nl) { le = nl; next = nl + 1; }
+        else if (room <= c->line_max) { le = ch->end; next = ch->end; }   /* no LF: the last line */
+        if (le && le > p && le[-1] == '\r') le--;
         if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
         if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
             ch->nomem = 1;
@@ -621,6 +670,35 @@ static void run_all(chunk *ch, int n, void *(*fn)(void *))
         if (started[i]) pthread_join(tid[i], NULL);
         else fn(&ch[i]);
     }
+}
+
+static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base,
+                      size_t cap);
+
+/* The second chunk's thread of the folded count: counts the first chunk's newlines (as
+ * count_chunk, dropping its pages behind it: the first thread, parsing that chunk meanwhile,
+ * faults them back in as it would after a count pass), which gives this chunk its place in
+ * the arrays (no row of the first chunk goes past its lines) and its first line number; then
+ * parses its own chunk, which nothing counted. */
+static void *count_then_parse(void *arg)
+{
+    chunk *ch = arg;
+    fast_ctx *c = ch->c;
+    chunk prev;
+    memset(&prev, 0, sizeof prev);
+    prev.c = c;
+    prev.beg = ch->prev_beg;
+    prev.end = ch->prev_end;
+    count_chunk(&prev);
+    if (prev.bail) {
+        ch->bail = 1;
+        atomic_store(&c->stop, 1);
+        return NULL;
+    }
+    ch->base = prev.cap;
+    ch->line0 = ch->first_line + (long)prev.newlines;
+    view_rows(&ch->w.rows, ch->all, c->s, ch->base, ch->all->cap - ch->base);
+    return parse_chunk(ch);
 }
 
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
@@ -750,6 +828,18 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     if (s->has_id || s->has_case || s->has_split) nt = 1;  /* interning order must be file order */
     if ((size_t)(end - p) < (size_t)nt) nt = 1;
 
+    /* The folded count, for two threads over a file of numbers only (quick_row_num bounds every
+     * line it reads, so no line needs the count pass's long-line check): the second thread
+     * counts the first chunk's newlines itself while the first thread parses that chunk, and
+     * the second chunk is never counted. The arrays are reserved for the most rows the bytes
+     * could hold (a row's line has ncols fields of a byte or more and their separators: address
+     * space, not memory; the pages are faulted in as rows fill them) and shrunk to the rows by
+     * the finisher. The first chunk is FOLD_SHARE of the bytes, so that the second thread's
+     * count and parse end with the first thread's parse. Not when a row limit could bite
+     * (records: a line of one byte and its LF), nor when the reservation fails. */
+    int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
+    size_t fold_rows = fold ? (size_t)(end - p) / (2 * s->ncols) + 2 : 0;
+
     chunk ch[MAX_THREADS];
     memset(ch, 0, sizeof ch);
     const char *cut = p;
@@ -759,7 +849,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         if (i == nt - 1) {
             ch[i].end = end;
         } else {
-            const char *target = p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
+            const char *target = fold ? p + (size_t)(end - p) / 1000 * FOLD_SHARE
+                                      : p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
             if (target < cut) target = cut;
             /* the cut is the end of the line holding target: a line that does not end within
              * line_max gives up here, before any counting */
@@ -771,45 +862,72 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         cut = ch[i].end;
     }
     ch[0].main_thread = 1;
-    run_all(ch, nt, count_chunk);
-    for (int i = 0; i < nt; i++)
-        if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+    csl_rows all;
+    int folded = 0, nomem = 0;
+    if (fold && cs_load_rows_alloc(&all, s, fold_rows) == 0) {
+        folded = 1;
+        (void)cs_load_rows_alloc_caches(&all, fold_rows);
+        for (int i = 0; i < 2; i++) {
+            if (i == 0) ch[0].w = out->w;                  /* chunk 0 reuses the main worker */
+            else cs_load_worker_init(&ch[i].w, s, opt, name);
+            ch[i].w.ids = &out->ids;
+            ch[i].w.cases = &out->cases;
+            ch[i].w.splits = &out->splits;
+            ch[i].progressive = 1;
+        }
+        ch[0].line0 = line;
+        view_rows(&ch[0].w.rows, &all, s, 0, fold_rows);
+        ch[1].prev_beg = ch[0].beg;
+        ch[1].prev_end = ch[0].end;
+        ch[1].all = &all;
+        ch[1].first_line = line;
+        pthread_t tid;
+        int started = pthread_create(&tid, NULL, count_then_parse, &ch[1]) == 0;
+        parse_chunk(&ch[0]);
+        if (started) pthread_join(tid, NULL);
+        else count_then_parse(&ch[1]);
+    }
+    if (!folded) {
+        run_all(ch, nt, count_chunk);
+        for (int i = 0; i < nt; i++)
+            if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
 
-    size_t bound = 0;
-    for (int i = 0; i < nt; i++) bound += ch[i].records;
-    if (bound > lim->rows) run_all(ch, nt, count_exact);   /* the limit may bite: count exactly */
-    size_t total_cap = 0, records = 0;
-    long l0 = line;
-    for (int i = 0; i < nt; i++) {
-        ch[i].base = total_cap;
-        ch[i].line0 = l0;
-        total_cap += ch[i].cap;
-        l0 += (long)ch[i].newlines;
-        /* refused before any array is allocated for it, at the first row over the limit */
-        if (records + ch[i].records > lim->rows) {
-            *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records), lim);
+        size_t bound = 0;
+        for (int i = 0; i < nt; i++) bound += ch[i].records;
+        if (bound > lim->rows)
+            run_all(ch, nt, count_exact);              /* the limit may bite: count exactly */
+        size_t total_cap = 0, records = 0;
+        long l0 = line;
+        for (int i = 0; i < nt; i++) {
+            ch[i].base = total_cap;
+            ch[i].line0 = l0;
+            total_cap += ch[i].cap;
+            l0 += (long)ch[i].newlines;
+            /* refused before any array is allocated for it, at the first row over the limit */
+            if (records + ch[i].records > lim->rows) {
+                *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records),
+                                            lim);
+                return CSL_DONE;
+            }
+            records += ch[i].records;
+        }
+        if (cs_load_rows_alloc(&all, s, total_cap)) {
+            *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
             return CSL_DONE;
         }
-        records += ch[i].records;
+        /* the per-row caches too, made by the parse threads (without them, by the finisher) */
+        (void)cs_load_rows_alloc_caches(&all, total_cap);
+        for (int i = 0; i < nt; i++) {
+            if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
+            else cs_load_worker_init(&ch[i].w, s, opt, name);
+            ch[i].w.ids = &out->ids;
+            ch[i].w.cases = &out->cases;
+            ch[i].w.splits = &out->splits;
+            view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
+        }
+        for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
+        if (!nomem) run_all(ch, nt, parse_chunk);
     }
-    csl_rows all;
-    if (cs_load_rows_alloc(&all, s, total_cap)) {
-        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return CSL_DONE;
-    }
-    /* the per-row caches too, made by the parse threads (without them, by the finisher) */
-    (void)cs_load_rows_alloc_caches(&all, total_cap);
-    for (int i = 0; i < nt; i++) {
-        if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
-        else cs_load_worker_init(&ch[i].w, s, opt, name);
-        ch[i].w.ids = &out->ids;
-        ch[i].w.cases = &out->cases;
-        ch[i].w.splits = &out->splits;
-        view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
-    }
-    int nomem = 0;
-    for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
-    if (!nomem) run_all(ch, nt, parse_chunk);
 
     int bail = 0, cancelled = 0;
     for (int i = 0; i < nt; i++) {
