@@ -4,7 +4,9 @@
  * parallel pass counts the newlines of each chunk (a vector count, load_scan.h), which gives
  * every chunk its first line number and an upper bound on its rows, so all rows go straight
  * into one preallocated set of flat arrays (each chunk at its own offset, its pages faulted in
- * by its own thread; gaps left by blank or bad lines are closed afterwards). The second
+ * by its own thread; gaps left by blank or bad lines are closed afterwards). With two threads
+ * over numbers only the count is folded into the parse: the second thread counts the first
+ * chunk while the first thread parses it, and the second chunk is not counted (cs_load_fast). The second
  * parallel pass reads each row once, straight into the row's place in the arrays: in a file of
  * numbers only (label, probabilities or logits, tta: the common shape) each number is read
  * where it starts and itself says where its field ends (quick_row_num, load_qnum.h), so no
