@@ -661,6 +661,46 @@ static void test_numeric_rows_at_the_end(void **state)
         }
 }
 
+/* Two threads over numbers fold the newline count into the parse: the second chunk's rows go
+ * after the most rows the first chunk's bytes could hold. Short bad lines ("1,2": fewer bytes
+ * than a row of 6 fields needs) can outnumber those rows many times over; a fuzzer found the
+ * second thread's rows then placed past the first chunk's lines, out of the room reserved. */
+static void test_numeric_fold_short_lines(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 4; variant++) {
+        size_t cap = 1 << 16, o = 0;
+        char *text = malloc(cap);
+        assert_non_null(text);
+        o += (size_t)snprintf(text, cap, "label,p_0,p_1,p_2,p_3,p_4\n");
+        size_t bad = variant % 2 ? 2000 : 300, good = 200;
+        for (size_t i = 0; i < bad; i++)
+            o += (size_t)snprintf(text + o, cap - o, i % 7 ? "1,2\n" : "\n");
+        for (size_t i = 0; i < good; i++)
+            o += (size_t)snprintf(text + o, cap - o, "%zu,0.2,0.2,0.2,0.2,0.2\n", i % 5);
+        if (variant >= 2)                           /* the bad lines in the second half too */
+            for (size_t i = 0; i < bad; i++) o += (size_t)snprintf(text + o, cap - o, "1,2\n");
+        char *data = realloc(text, o);
+        assert_non_null(data);
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        for (int skip = 0; skip < 2; skip++) {
+            opt.skip_bad_rows = skip;
+            outcome c;
+            load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
+            if (skip) assert_int_equal(c.d->n, good);
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                outcome f;
+                load(&f, data, o, &opt, CSL_PATH_FAST, 2, kind);
+                same(&c, &f);
+                release(&f);
+            }
+            release(&c);
+        }
+        free(data);
+    }
+}
+
 /* A numbers-only file with a quote or a lone CR anywhere is left to libcsv whole (the fast
  * path gives up), and reads as libcsv reads it. */
 static void test_numeric_quotes_fall_back(void **state)
@@ -746,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_numeric_files_all_paths),
         cmocka_unit_test(test_numeric_rows_at_the_end),
         cmocka_unit_test(test_numeric_quotes_fall_back),
+        cmocka_unit_test(test_numeric_fold_short_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

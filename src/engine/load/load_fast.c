@@ -697,7 +697,16 @@ static void *count_then_parse(void *arg)
         atomic_store(&c->stop, 1);
         return NULL;
     }
-    ch->base = prev.cap;
+    /* no row of the first chunk goes past its lines, nor past the most rows its bytes hold (a
+     * row's line has a byte or more per field and a separator or line end after each, but the
+     * last line of the data no line end); short bad lines can outnumber those rows */
+    size_t most = ((size_t)(prev.end - prev.beg) + 1) / (2 * c->s->ncols) + 1;
+    ch->base = prev.cap < most ? prev.cap : most;
+    if (ch->base > ch->all->cap) {         /* cannot happen (cs_load_fast's reservation) */
+        ch->bail = 1;
+        atomic_store(&c->stop, 1);
+        return NULL;
+    }
     ch->line0 = ch->first_line + (long)prev.newlines;
     view_rows(&ch->w.rows, ch->all, c->s, ch->base, ch->all->cap - ch->base);
     return parse_chunk(ch);
@@ -840,7 +849,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
      * count and parse end with the first thread's parse. Not when a row limit could bite
      * (records: a line of one byte and its LF), nor when the reservation fails. */
     int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
-    size_t fold_rows = fold ? (size_t)(end - p) / (2 * s->ncols) + 2 : 0;
+    size_t fold_rows = fold ? ((size_t)(end - p) + 1) / (2 * s->ncols) + 2 : 0;
 
     chunk ch[MAX_THREADS];
     memset(ch, 0, sizeof ch);
