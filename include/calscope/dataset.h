@@ -75,18 +75,24 @@ cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
  * (the loader does) before sharing the dataset. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when
- * n > CS_DATASET_MAX_ROWS (checked before anything is read or allocated). */
+ * n > CS_DATASET_MAX_ROWS (checked before anything is read or allocated). When conf, pred and
+ * correct are already there (all three, made by cs_dataset_prepare_rows over every row: the
+ * CSV loader's parse threads do), only sample_rows is made. */
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 
 /* The same in three steps, for a loader that fills the per-row caches while it parses
  * (issue 14: each row's caches made while its probabilities are still in cache, instead of a
  * second pass over the whole matrix):
  *   cs_dataset_prepare_alloc   once n is known, before any rows call: allocates conf, pred,
- *                              correct and sample_rows (CS_OK, CS_ENOMEM, or CS_EINPUT when
- *                              n > CS_DATASET_MAX_ROWS); a no-op when conf is already there.
+ *                              correct (unless conf is there: then all three are) and
+ *                              sample_rows (CS_OK, CS_ENOMEM, or CS_EINPUT when
+ *                              n > CS_DATASET_MAX_ROWS); a no-op when sample_rows is there.
  *   cs_dataset_prepare_rows    conf/pred/correct of rows [first, first + count) from their
  *                              final prob and label. Any thread; calls on disjoint row ranges
- *                              may run at the same time (each writes only its rows).
+ *                              may run at the same time (each writes only its rows). It reads
+ *                              only k, prob and label and writes only conf, pred and correct,
+ *                              so a loader may call it on a cs_dataset that merely points at
+ *                              its arrays while it parses (load_fast.c does, per thread).
  *   cs_dataset_prepare_finish  after every row has been through prepare_rows: sample_rows and
  *                              n_samples (reads tta). One thread.
  * cs_dataset_prepare is alloc, rows over all rows (two halves on two threads for a large

@@ -67,17 +67,20 @@ char **cs_names_pack(const char *const *names, size_t k)
 
 cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err)
 {
-    if (d->conf) return CS_OK;
+    if (d->sample_rows) return CS_OK;
     size_t n = d->n;
     if (n > CS_DATASET_MAX_ROWS)   /* sample_rows and the metric code index rows in 32 bits */
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows, more than the %zu a dataset may"
                             " hold", d->path ? d->path : "?", n, CS_DATASET_MAX_ROWS);
-    double *conf = malloc((n ? n : 1) * sizeof *conf);
-    int32_t *pred = malloc((n ? n : 1) * sizeof *pred);
-    uint8_t *correct = malloc(n ? n : 1);
+    /* conf, pred and correct may be there already (made by the loader while it parsed) */
+    int given = d->conf != NULL;
+    double *conf = given ? d->conf : malloc((n ? n : 1) * sizeof *conf);
+    int32_t *pred = given ? d->pred : malloc((n ? n : 1) * sizeof *pred);
+    uint8_t *correct = given ? d->correct : malloc(n ? n : 1);
     uint32_t *rows = malloc((n ? n : 1) * sizeof *rows);
     if (!conf || !pred || !correct || !rows) {
-        free(conf); free(pred); free(correct); free(rows);
+        if (!given) { free(conf); free(pred); free(correct); }
+        free(rows);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", d->path ? d->path : "?");
     }
     d->conf = conf;
@@ -121,9 +124,14 @@ static void *prep_thread(void *arg)
 
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
 {
-    if (d->conf) return CS_OK;
+    if (d->sample_rows) return CS_OK;
+    int given = d->conf != NULL;        /* the loader made conf, pred and correct */
     cs_status st = cs_dataset_prepare_alloc(d, err);
     if (st != CS_OK) return st;
+    if (given) {
+        cs_dataset_prepare_finish(d);
+        return CS_OK;
+    }
     /* rows are independent: two halves on two threads for a large matrix (the values cannot
      * depend on the split) */
     size_t half = d->n / 2;

@@ -59,6 +59,12 @@ static inline void fuzz_same_load(const cs_dataset *a, const cs_error *ea, const
     if ((a->logit == NULL) != (b->logit == NULL) ||
         (a->logit && memcmp(a->logit, b->logit, n * k * sizeof(double)) != 0))
         abort();
+    /* the per-row caches: the fast path's parse threads make them, libcsv's finisher after */
+    if (memcmp(a->conf, b->conf, n * sizeof *a->conf) != 0 ||
+        !fuzz_same_ints(a->pred, b->pred, n) || memcmp(a->correct, b->correct, n) != 0 ||
+        a->n_samples != b->n_samples ||
+        memcmp(a->sample_rows, b->sample_rows, a->n_samples * sizeof *a->sample_rows) != 0)
+        abort();
     if (!fuzz_same_ints(a->tta, b->tta, n) || !fuzz_same_ints(a->id, b->id, n) ||
         a->n_ids != b->n_ids || !fuzz_same_names(a->id_names, b->id_names, a->n_ids) ||
         !fuzz_same_ints(a->case_id, b->case_id, n) || a->n_cases != b->n_cases ||

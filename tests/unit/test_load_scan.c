@@ -186,6 +186,11 @@ static void test_quick_number_edges(void **state)
         "1e05", "1e-05", "-1.25e-3", "00.5", "0.000137904786283", "0.00000722441884735",
         "12.5", "123456789012.5", "0.1234567890123456", "0.12345678", "0.123456789",
         "0.1234567", "5.e3", "1.5e-21", "3.0e0",
+        /* leading zeros of the fraction are digits of the run (15 fit the straight path, 16 or
+         * more take the general one, which drops them) */
+        "0.000123456789012", "-0.000123456789012", "0.0001234567890123", "0.000000000000001",
+        "0.0000000000000001", "0.000000000000000", "0.0000000000000000", "0.00000000",
+        "0.0000000", "0.00000000e-05", "0.00012345678e-05", "9.00000000000000", "0.00000001",
     };
     for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
         if (!quick_vs_strtod(taken[i])) fail_msg("'%s' not taken by the quick parser", taken[i]);
@@ -238,6 +243,111 @@ static void test_quick_number_random(void **state)
     assert_true(taken > tries / 2);
 }
 
+/* csl_quick_num_at on s followed by `term` and room to load: when it answers, it read exactly
+ * the number (the byte it returns is the terminator, for the terminators that end a field)
+ * and answered strtod's bits for it, and csl_quick_num took the same field with the same
+ * bits; a prefix it reads before any other byte is itself a number with strtod's bits.
+ * Returns whether it answered. */
+static int quick_at_one(const char *s, char term)
+{
+    size_t n = strlen(s);
+    char *buf = malloc(n + 1 + CSL_QUICK_AT_ROOM);
+    assert_non_null(buf);
+    memcpy(buf, s, n);
+    buf[n] = term;
+    memset(buf + n + 1, '7', CSL_QUICK_AT_ROOM);     /* digits after: the run must stop */
+    double got, got2;
+    const char *q = csl_quick_num_at(buf, buf + n + 1 + CSL_QUICK_AT_ROOM, CSL_SCAN_SSE2, &got);
+    /* the portable digit run (SWAR) gives the same answer as the SSE2 one */
+    const char *q2 = csl_quick_num_at(buf, buf + n + 1 + CSL_QUICK_AT_ROOM, CSL_SCAN_SWAR, &got2);
+    if (q != q2) fail_msg("'%s' + '%c': SSE2 and SWAR stop at different bytes", s, term);
+    if (q && memcmp(&got, &got2, sizeof got) != 0)
+        fail_msg("'%s' + '%c': SSE2 %a, SWAR %a", s, term, got, got2);
+    if (q) {
+        size_t used = (size_t)(q - buf);
+        char *t = malloc(used + 1);
+        assert_non_null(t);
+        memcpy(t, buf, used);
+        t[used] = '\0';
+        char *end;
+        double want = strtod(t, &end);
+        if (end != t + used) fail_msg("'%s' + '%c': took '%s', which strtod does not", s, term, t);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("'%s' + '%c': %.17g (%a), strtod %.17g (%a)", s, term, got, got, want, want);
+        if (term == ',' || term == '\n' || term == '\r') {
+            if (used != n) fail_msg("'%s' + '%c': stopped after %zu bytes", s, term, used);
+            double f;
+            assert_int_equal(csl_quick_num(buf, buf + n, buf + n + 1 + CSL_QUICK_AT_ROOM, &f), 1);
+            assert_memory_equal(&f, &got, sizeof got);
+        }
+        free(t);
+    }
+    /* without the room, it declines (the caller then bounds the field itself) */
+    assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SSE2, &got));
+    assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SWAR, &got));
+    free(buf);
+    return q != NULL;
+}
+
+static void test_quick_number_at(void **state)
+{
+    (void)state;
+    static const char *taken[] = {
+        "0", "-0", "1", "7", "12", "999", "1234567", "0.5", "-0.5", "0.0", "1.", "5.e3", "00.5",
+        "0.692024788668", "7.22441884735e-06", "7.22441884735E-06", "1e22", "1e-22", "1e+5",
+        "1e05", "1.5e-21", "0.000137904786283", "0.000123456789012", "9.00000000000000",
+        "0.12345678", "0.123456789", "0.1234567", "123.456", "1234567.12345678", "9e9",
+        "0.000000000000000", "9007199.254740992",
+    };
+    static const char terms[] = {',', '\n', '\r', ';', '\t', ' ', 'x', '"'};
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+        for (size_t t = 0; t < sizeof terms; t++)
+            if (!quick_at_one(taken[i], terms[t])) fail_msg("'%s' not taken", taken[i]);
+    /* declined: not of the shape, or not exact by the shortcut (the field-bounded parsers
+     * then decide) */
+    static const char *declined[] = {
+        "", "-", ".", ".5", "-.5", "+1", " 1", "e5", "12345678", "12345678.5", "1e123", "1e-100",
+        "0.0000000000000001", "0.0001234567890123", "9007199254740993", "1e23", "1.5e-23",
+        "0.12345678901234567890", "nan", "inf", "--1", "1e", "1e+", "1e-", "0.5e",
+        "1234567.123456789012", "0.99999999999999989", "9007199254740.992",
+    };
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++)
+        if (quick_at_one(declined[i], ',')) fail_msg("'%s' taken", declined[i]);
+    /* what it reads of a field that is not a number is a number all the same (the caller then
+     * sees that its byte is not the delimiter) */
+    static const char *prefixes[] = {"0.5x", "1.5.3", "1e5e5", "0.5 ", "1-2", "0,5", "1.5ee5"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) quick_at_one(prefixes[i], 'x');
+    /* %g / %e / %f numbers of every precision: strtod's bits whenever it answers, and all of
+     * the %.12g probabilities down to 1e-4 (no exponent, at most 15 digits after the point)
+     * and of the %.12g values with an exponent */
+    char buf[80];
+    size_t common = 0, common_taken = 0;
+    for (int i = 0; i < 200000; i++) {
+        unsigned long long r = rnd();
+        double x;
+        switch (i % 4) {
+        case 0: x = (double)(r >> 11) / 9007199254740992.0; break;
+        case 1: x = ldexp((double)(r >> 11), (int)(r % 120) - 100); break;
+        case 2: x = exp(-(double)(r % 4000) / 100.0); break;
+        default: x = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 1e4; break;
+        }
+        int prec = 1 + (int)(rnd() % 17), style = (int)(rnd() % 4);
+        switch (style) {
+        case 0: snprintf(buf, sizeof buf, "%.*g", prec, x); break;
+        case 1: snprintf(buf, sizeof buf, "%.*e", prec, x); break;
+        case 2: snprintf(buf, sizeof buf, "%.*f", prec, x); break;
+        default: snprintf(buf, sizeof buf, "%.*E", prec, x); break;
+        }
+        int ok = quick_at_one(buf, "\n,\r"[i % 3]);
+        if (style == 0 && prec <= 12 && x >= 1e-9 && x <= 1.0) {
+            common++;
+            common_taken += (size_t)ok;
+        }
+    }
+    assert_true(common > 5000);
+    assert_int_equal(common, common_taken);
+}
+
 /* ---- whole files ------------------------------------------------------------------------- */
 
 typedef struct outcome {
@@ -272,6 +382,22 @@ static void same(const outcome *a, const outcome *b)
     assert_memory_equal(a->d->prob, b->d->prob, a->d->n * a->d->k * sizeof(double));
     assert_memory_equal(a->d->label, b->d->label, a->d->n * sizeof(int32_t));
     assert_memory_equal(a->d->line, b->d->line, a->d->n * sizeof(uint32_t));
+    /* the per-row caches (made by the fast path's parse threads, by the finisher on the libcsv
+     * path): the same, and what the rule says, worked out here row by row */
+    assert_memory_equal(a->d->conf, b->d->conf, a->d->n * sizeof(double));
+    assert_memory_equal(a->d->pred, b->d->pred, a->d->n * sizeof(int32_t));
+    assert_memory_equal(a->d->correct, b->d->correct, a->d->n);
+    assert_int_equal(a->d->n_samples, b->d->n_samples);
+    assert_memory_equal(a->d->sample_rows, b->d->sample_rows, a->d->n_samples * sizeof(uint32_t));
+    for (size_t i = 0; i < b->d->n; i++) {
+        const double *g = b->d->prob + i * b->d->k;
+        size_t best = 0;
+        for (size_t j = 1; j < b->d->k; j++)
+            if (g[j] > g[best]) best = j;           /* ties: the first maximal class */
+        assert_true(b->d->conf[i] == g[best]);
+        assert_int_equal(b->d->pred[i], (int32_t)best);
+        assert_int_equal(b->d->correct[i], b->d->label[i] == (int32_t)best);
+    }
 }
 
 static void release(outcome *o)
@@ -375,6 +501,248 @@ static void test_random_files_all_paths(void **state)
     }
 }
 
+/* A field of a numbers-only file: mostly %.12g, and every shape the quick reader of such rows
+ * (quick_row_num) must take, pass on or refuse exactly as the checker does. */
+static size_t numeric_field(char *b, size_t cap, double x, unsigned long long r)
+{
+    switch ((r >> 8) % 24) {
+    case 0: return (size_t)snprintf(b, cap, "%.17g", x);          /* 17 digits: parse_double */
+    case 1: return (size_t)snprintf(b, cap, "%.3e", x);
+    case 2: return (size_t)snprintf(b, cap, "%.6E", x);
+    case 3: return (size_t)snprintf(b, cap, "%.20f", x);          /* 20 digits after the point */
+    case 4: return (size_t)snprintf(b, cap, " %.12g", x);         /* spaces: libcsv trims */
+    case 5: return (size_t)snprintf(b, cap, "%.12g\t", x);
+    case 6: return (size_t)snprintf(b, cap, "%.5f", x);
+    case 7: return (size_t)snprintf(b, cap, "%.15f", x);          /* 15 digits: the longest run */
+    case 8: return (size_t)snprintf(b, cap, "%.16f", x);          /* 16: the general form */
+    case 9: return (size_t)snprintf(b, cap, "%.12ge0", x);        /* a needless exponent */
+    case 10: return (size_t)snprintf(b, cap, "%.4fe+00", x);
+    case 11: return (size_t)snprintf(b, cap, "%.12g000", x);      /* trailing zeros */
+    case 12: return (size_t)snprintf(b, cap, "%se-400", x < 0.5 ? "1" : "0");   /* underflow */
+    default: return (size_t)snprintf(b, cap, "%.12g", x);
+    }
+}
+
+/* Random numbers-only files (label, k probabilities): good rows in every number shape, fields
+ * ending at 16- and 64-byte boundaries, blank lines, and bad rows of every kind. */
+static char *numeric_file(size_t rows, size_t k, size_t *len, int crlf, int last_nl, int layout)
+{
+    size_t cap = rows * (k + 1) * 48 + 64 * k + 256, o = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    const char *nl = crlf ? "\r\n" : "\n";
+    /* layout 0: label, p_0 .. p_{k-1} (the reader's own loop); 1: the label last; 2: logits;
+     * 3: the classes out of order (p_1, p_0, p_2, ...) */
+    if (layout != 1) o += (size_t)snprintf(b, cap, "label,");
+    for (size_t j = 0; j < k; j++)
+        o += (size_t)snprintf(b + o, cap - o, "%s%s_%zu", j ? "," : "", layout == 2 ? "logit" : "p",
+                              layout == 3 && j < 2 ? 1 - j : j);
+    o += (size_t)snprintf(b + o, cap - o, "%s%s", layout == 1 ? ",label" : "", nl);
+    double p[64];
+    for (size_t i = 0; i < rows; i++) {
+        unsigned long long r = rnd();
+        int kind = (int)(r % 50);
+        double sum = 0;
+        for (size_t j = 0; j < k; j++) {
+            p[j] = (double)(rnd() % 100000) * (j % 3 == 0 ? 1e-9 : 1.0);
+            sum += p[j];
+        }
+        for (size_t j = 0; j < k; j++) p[j] = sum > 0 ? p[j] / sum : 1.0 / (double)k;
+        if (kind == 0) {                                              /* blank line */
+            if (r & 256) o += (size_t)snprintf(b + o, cap - o, "  ");
+        } else {
+            /* the label: an index (two digits when k > 10), or a bad one */
+            const char *bad_label[] = {"99", "1.5", "-1", "x", "", "1e0", "01"};
+            char lab[32];
+            if (kind == 1) snprintf(lab, sizeof lab, "%s", bad_label[(r >> 8) % 7]);
+            else snprintf(lab, sizeof lab, "%zu", (size_t)((r >> 20) % k));
+            if (layout != 1) o += (size_t)snprintf(b + o, cap - o, "%s", lab);
+            size_t nf = k;
+            if (kind == 2) nf = k - 1;                                /* ragged */
+            if (kind == 3) nf = k + 1;
+            for (size_t j = 0; j < nf; j++) {
+                if (j || layout != 1) b[o++] = ',';
+                unsigned long long f = rnd();
+                double x = j < k ? p[j] : 0.0;
+                if (kind == 4 && j == k / 2) {
+                    const char *bad[] = {"", "abc", "0.5x", "0.5e", "1.5", "nan", "-inf",
+                                         "0.5e123", "1..5", "+-1", "0x1p-3", "-0.25"};
+                    o += (size_t)snprintf(b + o, cap - o, "%s", bad[(f >> 8) % 12]);
+                } else if (kind == 5 && j == 0) {
+                    o += (size_t)snprintf(b + o, cap - o, "%.12g", x + 0.1);     /* sum */
+                } else if (kind >= 6 && kind < 10 && j == 0) {
+                    /* ends at a 16- or 64-byte boundary of the file */
+                    size_t want = kind % 2 ? 16 : 64, to = ((o + want) / want) * want;
+                    size_t w = to - o;
+                    o += put_width(b + o, x, w >= 3 && w <= 40 ? w : 3);
+                } else {
+                    unsigned long long shape = kind < 25 ? f : (f & ~0xff00ull) | 0x1700;
+                    o += numeric_field(b + o, cap - o, x, shape);
+                }
+            }
+            if (layout == 1) o += (size_t)snprintf(b + o, cap - o, ",%s", lab);
+        }
+        if (i + 1 < rows || last_nl) o += (size_t)snprintf(b + o, cap - o, "%s", nl);
+    }
+    *len = o;
+    char *exact = realloc(b, o);           /* the data ends its heap block: ASan sees any */
+    assert_non_null(exact);                /* load past it */
+    return exact;
+}
+
+static void test_numeric_files_all_paths(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 64; round++) {
+        int crlf = round % 2, last_nl = (round / 2) % 2, skip = (round / 4) % 2;
+        size_t k = round % 16 < 8 ? 3 : 12;         /* 12: labels of two digits */
+        int layout = round < 32 ? 0 : (round / 8) % 4;
+        size_t len;
+        char *text = numeric_file(100 + (size_t)(rnd() % 1500), k, &len, crlf, last_nl, layout);
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        opt.skip_bad_rows = skip;
+        opt.sum_tol = round % 3 ? 1e-3 : 0.2;
+        outcome c;
+        load(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+        assert_true(c.sum.rows_read > 50);
+        if (skip) assert_non_null(c.d);
+        else assert_non_null(strstr(c.err.msg, "r.csv:"));
+        for (int th = 1; th <= 3; th++)
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                outcome f;
+                load(&f, text, len, &opt, CSL_PATH_FAST, th, kind);
+                same(&c, &f);
+                release(&f);
+            }
+        release(&c);
+        free(text);
+    }
+}
+
+/* Numbers-only rows at the very end of the data, where a number has less room after it than
+ * the quick reader needs (it then bounds the field first), with every line end. */
+static void test_numeric_rows_at_the_end(void **state)
+{
+    (void)state;
+    static const char *tails[] = {
+        "1,0.25,0.75", "1,0.25,0.75\n", "1,0.25,0.75\r\n", "1,0.25,0.75\r", "1,0.250000,7.5e-01",
+        "1,0.25,0.75\n\n", "1,0.25,0.75\n  ", "0,1,0", "0,1e0,0e0\n", "1,0.25,0.75x",
+        "1,0.25,", "1,0.25", "1,0.25,0.75,", "1,0.25,abc", "1,1.5,0.75\n",
+    };
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++)
+        for (size_t pad = 0; pad < 40; pad++) {
+            /* rows before it, so that the tail sits 0..39 bytes after a 64-byte window */
+            char text[512];
+            size_t o = (size_t)snprintf(text, sizeof text, "label,p_0,p_1\n");
+            for (size_t j = 0; j < 3; j++)
+                o += (size_t)snprintf(text + o, sizeof text - o, "0,0.5,0.5\n");
+            o += (size_t)snprintf(text + o, sizeof text - o, "0,%.*f,0.5\n", (int)(pad % 20 + 1),
+                                  0.5);
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s", tails[i]);
+            cs_load_options opt;
+            cs_load_options_default(&opt);
+            opt.sum_tol = 0.01;
+            opt.skip_bad_rows = (int)(pad / 20);
+            /* at the very end of a heap block: ASan sees any load past the data */
+            char *data = malloc(o);
+            assert_non_null(data);
+            memcpy(data, text, o);
+            outcome c;
+            load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                outcome f;
+                load(&f, data, o, &opt, CSL_PATH_FAST, 1, kind);
+                same(&c, &f);
+                release(&f);
+            }
+            release(&c);
+            free(data);
+        }
+}
+
+/* Two threads over numbers fold the newline count into the parse: the second chunk's rows go
+ * after the most rows the first chunk's bytes could hold. Short bad lines ("1,2": fewer bytes
+ * than a row of 6 fields needs) can outnumber those rows many times over; a fuzzer found the
+ * second thread's rows then placed past the first chunk's lines, out of the room reserved. */
+static void test_numeric_fold_short_lines(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 4; variant++) {
+        size_t cap = 1 << 16, o = 0;
+        char *text = malloc(cap);
+        assert_non_null(text);
+        o += (size_t)snprintf(text, cap, "label,p_0,p_1,p_2,p_3,p_4\n");
+        size_t bad = variant % 2 ? 2000 : 300, good = 200;
+        for (size_t i = 0; i < bad; i++)
+            o += (size_t)snprintf(text + o, cap - o, i % 7 ? "1,2\n" : "\n");
+        for (size_t i = 0; i < good; i++)
+            o += (size_t)snprintf(text + o, cap - o, "%zu,0.2,0.2,0.2,0.2,0.2\n", i % 5);
+        if (variant >= 2)                           /* the bad lines in the second half too */
+            for (size_t i = 0; i < bad; i++) o += (size_t)snprintf(text + o, cap - o, "1,2\n");
+        char *data = realloc(text, o);
+        assert_non_null(data);
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        for (int skip = 0; skip < 2; skip++) {
+            opt.skip_bad_rows = skip;
+            outcome c;
+            load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
+            if (skip) assert_int_equal(c.d->n, good);
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                outcome f;
+                load(&f, data, o, &opt, CSL_PATH_FAST, 2, kind);
+                same(&c, &f);
+                release(&f);
+            }
+            release(&c);
+        }
+        free(data);
+    }
+}
+
+/* A numbers-only file with a quote or a lone CR anywhere is left to libcsv whole (the fast
+ * path gives up), and reads as libcsv reads it. */
+static void test_numeric_quotes_fall_back(void **state)
+{
+    (void)state;
+    static const char *cases[] = {
+        "label,p_0,p_1\n0,0.25,0.75\n1,\"0.5\",0.5\n",
+        "label,p_0,p_1\n0,0.25,0.75\n1,0.5,0.5\"\n",
+        "label,p_0,p_1\n0,0.25,0.75\n1,0.5\r,0.5\n",
+        "label,p_0,p_1\n0,0.25,0.75\r1,0.5,0.5\n",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        /* a quote past the first 64 KiB, which the up-front look does not see */
+        size_t n = strlen(cases[i]), rows = 70000 / 10 + 1, len = 0;
+        char *text = malloc(rows * 10 + n + 64);
+        assert_non_null(text);
+        len = (size_t)sprintf(text, "label,p_0,p_1\n");
+        for (size_t j = 0; j < rows; j++) len += (size_t)sprintf(text + len, "0,0.5,0.5\n");
+        const char *body = strchr(cases[i], '\n') + 1;
+        memcpy(text + len, body, strlen(body));
+        len += strlen(body);
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            cs_load_tuning t = {CSL_PATH_FAST, 0, 1, 0, 0, kind};
+            cs_error err;
+            cs_load_summary sum;
+            cs_dataset *d = cs_load_buffer_tuned("r.csv", text, len, &opt, &sum, &err, &t);
+            assert_null(d);
+            assert_int_equal(err.code, CS_EUSAGE);
+            cs_load_summary_free(&sum);
+        }
+        outcome c, a;
+        load(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+        load(&a, text, len, &opt, CSL_PATH_AUTO, 0, 0);
+        same(&c, &a);
+        release(&c);
+        release(&a);
+        free(text);
+    }
+}
+
 /* A refused row's message is the same, with its line and column, whichever path and scanner
  * read it; checked against the words written out here. */
 static void test_messages_with_place(void **state)
@@ -414,6 +782,11 @@ int main(void)
         cmocka_unit_test(test_quick_number_random),
         cmocka_unit_test(test_random_files_all_paths),
         cmocka_unit_test(test_messages_with_place),
+        cmocka_unit_test(test_quick_number_at),
+        cmocka_unit_test(test_numeric_files_all_paths),
+        cmocka_unit_test(test_numeric_rows_at_the_end),
+        cmocka_unit_test(test_numeric_quotes_fall_back),
+        cmocka_unit_test(test_numeric_fold_short_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,14 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
         else if (role == CSL_BINARY && k == 2)
             d->class_col[0] = d->class_col[1] = (uint32_t)c + 1;
     }
+    if (r->conf) {          /* the per-row caches the parse threads made (load_fast.c) */
+        d->conf = shrink(r->conf, n * sizeof *r->conf);
+        d->pred = shrink(r->pred, n * sizeof *r->pred);
+        d->correct = shrink(r->correct, n);
+        r->conf = NULL;
+        r->pred = NULL;
+        r->correct = NULL;
+    }
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
         d = NULL;

@@ -4,11 +4,18 @@
  * parallel pass counts the newlines of each chunk (a vector count, load_scan.h), which gives
  * every chunk its first line number and an upper bound on its rows, so all rows go straight
  * into one preallocated set of flat arrays (each chunk at its own offset, its pages faulted in
- * by its own thread; gaps left by blank or bad lines are closed afterwards). The second
- * parallel pass reads each row once: the field ends come from the scanner's masks, numbers are
- * parsed where they lie (load_qnum.h) into the row's place in the arrays, and the row-level
- * checks are the shared checker's (cs_load_row_values). A line the quick reader does not take
- * whole is split and handed to cs_load_row, which words whatever is wrong with it.
+ * by its own thread; gaps left by blank or bad lines are closed afterwards). With two threads
+ * over numbers only the count is folded into the parse: the second thread counts the first
+ * chunk while the first thread parses it, and the second chunk is not counted (cs_load_fast). The second
+ * parallel pass reads each row once, straight into the row's place in the arrays: in a file of
+ * numbers only (label, probabilities or logits, tta: the common shape) each number is read
+ * where it starts and itself says where its field ends (quick_row_num, load_qnum.h), so no
+ * other search looks at the line; otherwise the field ends come from the scanner's masks
+ * (quick_row, load_scan.h) and the numbers are parsed where they lie. The row-level checks are
+ * the shared checker's (cs_load_row_values), and each thread makes its rows' per-row caches
+ * (conf, pred, correct: cs_dataset_prepare_rows) while their values are in cache. A line the
+ * quick readers do not take whole is split and handed to cs_load_row, which words whatever is
+ * wrong with it.
  *
  * Anything this tokeniser does not model exactly like libcsv — a quote character anywhere, a
  * CR that is not part of a CRLF line end, a field longer than the field limit or a line longer
@@ -20,6 +27,7 @@
 #include "engine/load/load_scan.h"
 
 #include "calscope/classes.h"
+#include "calscope/dataset.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -33,6 +41,7 @@
 #define TICK_BYTES ((size_t)1 << 20)
 #define MAX_THREADS 8
 #define MIN_PARALLEL_BYTES ((size_t)4 << 20)
+#define FOLD_SHARE 520            /* per mille of the bytes in the first chunk (folded count) */
 
 typedef struct fast_ctx {
     const char *name;
@@ -51,6 +60,8 @@ typedef struct fast_ctx {
     size_t page;
     int scan;                 /* CSL_SCAN_SSE2 or CSL_SCAN_SWAR (load_scan.h) */
     const char *data_end;     /* end of the whole input: no load reads past it */
+    int numeric;              /* every column a number: rows read by quick_row_num */
+    int plain;                /* ... and they are the label, then p_0 .. p_{k-1} in order */
 } fast_ctx;
 
 typedef struct chunk {
@@ -61,6 +72,14 @@ typedef struct chunk {
     size_t blank;
     csl_worker w;
     int main_thread, bail, nomem, cancelled;
+    /* the folded count (two threads over numbers: cs_load_fast): the pages of the rows are
+     * pre-faulted as the parse goes (prefaulted: rows done so far), and the second chunk's
+     * thread counts the first chunk [prev_beg, prev_end) itself to find its place in `all` */
+    int progressive;
+    size_t prefaulted;
+    const char *prev_beg, *prev_end;
+    csl_rows *all;
+    long first_line;
 } chunk;
 
 /* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
@@ -151,6 +170,64 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
     return CSL_DONE;
 }
 
+/* Not a probability the checker keeps (cs_load_row's range rule: [0, 1]; NaN is not one). A
+ * macro: as an inline function GCC 12 made the row loop 2 % more instructions (callgrind). */
+#define PROB_BAD(x) (!((x) >= 0.0 && (x) <= 1.0))
+
+/* A numeric field's value x for column cc of the row being read: checked as the checker
+ * would (a probability in [0, 1]; a label or tta an integer >= 0 in range) and put in the
+ * row's place (v: the row slot; *label, *tta). Returns 1, or 0 when the checker would refuse
+ * it (then the line goes through cs_load_row, which words why). */
+static inline int take_number(const fast_ctx *c, const csl_col *cc, double x, double *v,
+                              int32_t *label, int32_t *tta)
+{
+    switch (cc->role) {
+    case CSL_PROB:
+        if (PROB_BAD(x)) return 0;
+        v[cc->cls] = x;
+        return 1;
+    case CSL_BINARY:
+        if (PROB_BAD(x)) return 0;
+        v[0] = 1.0 - x;
+        v[1] = x;
+        return 1;
+    case CSL_LOGIT:
+        v[cc->cls] = x;
+        return 1;
+    case CSL_LABEL:
+        if (!(x >= 0.0) || x != floor(x)) return 0;
+        if (c->label_is_index) {
+            if (x > (double)(c->s->k - 1)) return 0;
+            *label = (int32_t)x;
+        } else {                     /* classes named by numbers: calscope/classes.h */
+            int why, j = cs_classmap_find_number(c->s->classes, x, &why);
+            if (j < 0) return 0;
+            *label = (int32_t)j;
+        }
+        return 1;
+    case CSL_TTA:
+        if (!(x >= 0.0) || x != floor(x) || x > (double)INT32_MAX) return 0;
+        *tta = (int32_t)x;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Where the line ends after its last field, whose text ends at q (LF, CRLF, or a final CR or
+ * nothing at the end of the chunk): the next line's start, or NULL when q is not a line end
+ * (more fields, a quote or a lone CR). */
+static inline const char *after_last(const char *q, const char *end)
+{
+    if (q == end) return end;                    /* the last line of the data, no line end */
+    if (*q == '\n') return q + 1;
+    if (*q == '\r') {
+        if (q + 1 == end) return end;
+        if (q[1] == '\n') return q + 2;
+    }
+    return NULL;
+}
+
 /* One row in one pass for the common case, from p (a line start) in the chunk ending at `end`:
  * the field ends come from the scanner, the numbers are parsed in place where they lie and go
  * straight into the row of the final arrays. Returns 1 with *next set past the line's end (LF,
@@ -179,62 +256,111 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
         if ((size_t)(q - p) > c->field_max) return 0;
         if (col + 1 < ncols) {
             if (q == end || *q != delim) return 0;
-        } else if (q < end && *q != '\n' && !(*q == '\r' && (q + 1 == end || q[1] == '\n'))) {
-            return 0;                            /* more fields, a quote or a lone CR */
+        } else if (!after_last(q, end)) {
+            return 0;
         }
-        double x;
-        switch (cc->role) {
-        case CSL_PROB:
-        case CSL_BINARY:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            if (!(x >= 0.0 && x <= 1.0)) return 0;
-            if (cc->role == CSL_BINARY) { v[0] = 1.0 - x; v[1] = x; }
-            else v[cc->cls] = x;
-            break;
-        case CSL_LOGIT:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            v[cc->cls] = x;
-            break;
-        case CSL_LABEL:
-        case CSL_TTA:
-            if (!csl_quick_num(p, q, safe, &x) && cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
-            if (!(x >= 0.0) || x != floor(x)) return 0;
-            if (cc->role == CSL_LABEL) {
-                if (c->label_is_index) {
-                    if (x > (double)(s->k - 1)) return 0;
-                    label = (int32_t)x;
-                } else {                     /* classes named by numbers: calscope/classes.h */
-                    int why, j = cs_classmap_find_number(s->classes, x, &why);
-                    if (j < 0) return 0;
-                    label = (int32_t)j;
-                }
-            } else {
-                if (x > (double)INT32_MAX) return 0;
-                tta = (int32_t)x;
-            }
-            break;
-        default: /* ignored, id, case, split: the text as it is */
+        if (cc->role == CSL_IGNORE || cc->role == CSL_ID || cc->role == CSL_CASE ||
+            cc->role == CSL_SPLIT) {             /* the text as it is */
             if (cc->role != CSL_IGNORE) {
                 if (q == p || *p == ' ' || *p == '\t' || q[-1] == ' ' || q[-1] == '\t') return 0;
                 csl_field *fd = cc->role == CSL_ID ? &idf : cc->role == CSL_CASE ? &casef : &splitf;
                 fd->p = p;
                 fd->len = (size_t)(q - p);
             }
-            break;
+        } else {
+            double x;
+            if (!csl_quick_num(p, q, safe, &x) &&
+                cs_load_parse_double(p, (size_t)(q - p), &x) != CSL_NUM_OK) return 0;
+            if (!take_number(c, cc, x, v, &label, &tta)) return 0;
         }
         if (col + 1 < ncols) {
             p = q + 1;
         } else {
-            if (q == end) *next = end;
-            else if (*q == '\n') *next = q + 1;
-            else {                                /* CRLF, or a CR at the very end */
-                *next = q + 1 == end ? end : q + 2;
-                if (q + 1 < end) csl_scan_next(sc, end);   /* hand out the LF */
-            }
+            *next = after_last(q, end);
+            if (q < end && *q == '\r' && q + 1 < end)
+                csl_scan_next(sc, end);               /* hand out the LF */
         }
     }
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
                               splitf.p ? &splitf : NULL, line) ? -1 : 1;
+}
+
+/* The end of the field starting at p: its delimiter, LF, CR or quote, or `end`; NULL when it
+ * is longer than the field limit (libcsv words that). Eight bytes at a time. */
+static inline const char *field_end(const fast_ctx *c, const char *p, const char *end)
+{
+    const char *stop = (size_t)(end - p) > c->field_max + 1 ? p + c->field_max + 1 : end;
+    const char *q = p;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; stop - q >= 8; q += 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        uint64_t m = csl_eq8(w, (unsigned char)c->delim) | csl_eq8(w, '\n') | csl_eq8(w, '\r') |
+                     csl_eq8(w, '"');
+        if (m) { q += __builtin_ctzll(m) >> 3; goto found; }
+    }
+#endif
+    while (q < stop && *q != c->delim && *q != '\n' && *q != '\r' && *q != '"') q++;
+found:
+    return (size_t)(q - p) > c->field_max ? NULL : q;
+}
+
+/* The number of the field at p, the last of its line or not: the byte after it (the field's
+ * delimiter, or the line's end after the last field) with *x set, or NULL when the field is
+ * not a number the checker takes with those bits or does not end as it must (then the line
+ * goes through cs_load_row, which words why). The number itself says where the field ends
+ * (csl_quick_num_at); a number of another shape, spaces or a quote make it find the field's
+ * end the plain way and ask csl_quick_num and cs_load_parse_double, as quick_row does. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *num_field(const fast_ctx *c, const char *p, const char *end,
+                                    int last, double *x)
+{
+    const char *q = csl_quick_num_at(p, c->data_end, c->scan, x);
+    if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
+    if (!(q = field_end(c, p, end))) return NULL;
+    if (q == end ? !last : last ? *q != '\n' && *q != '\r' : *q != c->delim) return NULL;
+    if (!csl_quick_num(p, q, c->data_end, x) &&
+        cs_load_parse_double(p, (size_t)(q - p), x) != CSL_NUM_OK) return NULL;
+    return q;
+}
+
+/* quick_row for a row of numbers only (every column a label, probability, logit or tta: the
+ * common shape): each number is read where it starts and itself says where its field ends
+ * (num_field), so neither the scanner nor any other search looks at the bytes of the line.
+ * The commonest layout of all (c->plain: the label, then the probabilities of classes 0..k-1
+ * in order) has a loop of its own, without a look at each column's role. Same contract and
+ * the same rows, values and refusals as quick_row. */
+static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const char *end,
+                         long line, const char **next)
+{
+    const csl_schema *s = c->s;
+    double *v = cs_load_row_slot(w);
+    if (!v) return -1;
+    int32_t label = 0, tta = 0;
+    const size_t ncols = s->ncols;
+    const char *q = p;
+    double x;
+    if (c->plain) {
+        if (!(q = num_field(c, p, end, 0, &x)) || !take_number(c, &s->col[0], x, v, &label, &tta))
+            return 0;
+        const size_t k = ncols - 1;
+        for (size_t j = 0; j < k; j++) {
+            if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
+                return 0;
+            v[j] = x;
+        }
+    } else {
+        for (size_t col = 0; col < ncols; col++) {
+            if (!(q = num_field(c, p, end, col + 1 == ncols, &x)) ||
+                !take_number(c, &s->col[col], x, v, &label, &tta))
+                return 0;
+            p = q + 1;
+        }
+    }
+    if (!(*next = after_last(q, end))) return 0;
+    return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line) ? -1 : 1;
 }
 
 /* One line [p, e) without its LF; strips the CR of a CRLF. Looks at most `max` bytes ahead:
@@ -365,7 +491,11 @@ static long record_line(const chunk *ch, size_t idx)
 
 /* Pre-faults [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux 5.14) instead of one
  * fault per page as the parse first writes it. A hint: an older kernel refuses it, and the
- * pages fault in as before. */
+ * pages fault in as before. Not in transparent huge pages (MADV_HUGEPAGE): populating 88 MB
+ * took 8 ms instead of 27 ms when loads ran back to back, but on a virtual machine whose free
+ * memory goes back to the host (virtio free page reporting hands back free 2 MB blocks, the
+ * very blocks huge pages take) a load after a few idle seconds took 106-193 ms instead of
+ * 76-116 ms (400 MB: 1.1-1.3 s instead of 0.32 s), and `calscope report` run once got slower. */
 static void populate(void *p, size_t bytes, size_t page)
 {
 #if defined(__linux__)
@@ -381,6 +511,43 @@ static void populate(void *p, size_t bytes, size_t page)
 #endif
 }
 
+/* Pre-faults rows [from, to) of every array of the chunk's view (populate). */
+static void populate_rows(const chunk *ch, size_t from, size_t to)
+{
+    const fast_ctx *c = ch->c;
+    const csl_rows *rw = &ch->w.rows;
+    size_t k = c->s->k, n = to - from;
+    if (to <= from) return;
+    populate(rw->prob + from * k, n * k * sizeof *rw->prob, c->page);
+    if (rw->logit) populate(rw->logit + from * k, n * k * sizeof *rw->logit, c->page);
+    populate(rw->label + from, n * sizeof *rw->label, c->page);
+    populate(rw->line + from, n * sizeof *rw->line, c->page);
+    if (rw->conf) {
+        populate(rw->conf + from, n * sizeof *rw->conf, c->page);
+        populate(rw->pred + from, n * sizeof *rw->pred, c->page);
+        populate(rw->correct + from, n * sizeof *rw->correct, c->page);
+    }
+}
+
+/* The folded count does not know a chunk's rows before it is parsed: the rows that the next
+ * two ticks of text will fill, at the rate of rows to bytes so far (at the start, at the
+ * shortest line a row can come from: 2 bytes a column), are pre-faulted as the parse goes. So
+ * no more than about two ticks' rows are faulted in that no row uses. */
+static void prefault_ahead(chunk *ch, const char *p)
+{
+    const csl_rows *rw = &ch->w.rows;
+    size_t done = (size_t)(p - ch->beg), left = (size_t)(ch->end - p);
+    size_t ahead = left < 2 * TICK_BYTES ? left : 2 * TICK_BYTES;
+    size_t more = done && rw->n ? (size_t)((double)rw->n / (double)done * (double)ahead) + 64
+                                : ahead / (2 * ch->c->s->ncols) + 1;
+    size_t want = rw->n + more;
+    if (want > rw->cap) want = rw->cap;
+    if (want > ch->prefaulted) {
+        populate_rows(ch, ch->prefaulted, want);
+        ch->prefaulted = want;
+    }
+}
+
 /* Progress, cancel and page release every TICK_BYTES of a chunk. Returns 1 to stop. */
 static int parse_tick(chunk *ch, size_t *since, const char **released, const char *p)
 {
@@ -388,6 +555,7 @@ static int parse_tick(chunk *ch, size_t *since, const char **released, const cha
     size_t d = atomic_fetch_add(&c->done, *since) + *since;
     *since = 0;
     release_read(c, released, p);
+    if (ch->progressive) prefault_ahead(ch, p);
     if (atomic_load(&c->stop)) return 1;
     if (ch->main_thread ? cs_load_tick(&c->pr, d) : cs_load_cancelled(c->opt)) {
         ch->cancelled = 1;
@@ -395,6 +563,24 @@ static int parse_tick(chunk *ch, size_t *since, const char **released, const cha
         return 1;
     }
     return 0;
+}
+
+/* Rows of the per-row caches made at a time: about 16 KB of values, so that a row's values
+ * are still in the first-level cache when its caches are made. */
+static size_t prep_batch(size_t k)
+{
+    size_t r = ((size_t)16 << 10) / (k * sizeof(double));
+    return r ? r : 1;
+}
+
+/* The per-row caches (conf, pred, correct) of the chunk's rows [*done, rows.n), by the
+ * dataset's own rule: cs_dataset_prepare_rows on a view of the chunk's arrays (it reads k,
+ * prob and label and writes only those rows' conf, pred and correct). *done moves to rows.n. */
+static void prep_rows(cs_dataset *view, const csl_rows *rw, size_t *done)
+{
+    if (!view->conf || rw->n <= *done) return;
+    cs_dataset_prepare_rows(view, *done, rw->n - *done);
+    *done = rw->n;
 }
 
 static void *parse_chunk(void *arg)
@@ -407,27 +593,45 @@ static void *parse_chunk(void *arg)
     size_t since = 0;
     const char *released = ch->beg;
     csl_scan sc = {c->scan, (unsigned char)c->delim, c->data_end, NULL, 0};
-    csl_scan_at(&sc, ch->beg);
+    const int numeric = c->numeric;
+    if (!numeric) csl_scan_at(&sc, ch->beg);
     /* this chunk's rows of the output arrays, faulted in by one call each (80 MB of
      * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
      * each thread its own rows, so the zeroing is shared like the parse */
     const csl_rows *rw = &ch->w.rows;
-    populate(rw->prob, rw->cap * c->s->k * sizeof *rw->prob, c->page);
-    if (rw->logit) populate(rw->logit, rw->cap * c->s->k * sizeof *rw->logit, c->page);
-    populate(rw->label, rw->cap * sizeof *rw->label, c->page);
-    populate(rw->line, rw->cap * sizeof *rw->line, c->page);
+    if (ch->progressive) prefault_ahead(ch, ch->beg);
+    else populate_rows(ch, 0, rw->cap);
+    cs_dataset view;                   /* the chunk's rows, for prep_rows */
+    memset(&view, 0, sizeof view);
+    size_t prepped = 0, batch = prep_batch(c->s->k);
+    if (rw->conf) {
+        view.k = c->s->k;
+        view.prob = rw->prob;
+        view.label = rw->label;
+        view.conf = rw->conf;
+        view.pred = rw->pred;
+        view.correct = rw->correct;
+    }
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next = p;
-        int qr = quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
+        int qr = numeric ? quick_row_num(c, &ch->w, p, ch->end, line, &next)
+                         : quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
         if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
         if (qr > 0) {
             line++;
             since += (size_t)(next - p);
             p = next;
+            if (rw->n - prepped >= batch) prep_rows(&view, rw, &prepped);
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
-        const char *le = line_end(p, ch->end, c->line_max, &next);
+        /* line_end's search, in windows whose pages are dropped behind (find_nl): a
+         * pathological line of a chunk nothing counted (the folded count) costs no memory */
+        size_t room = (size_t)(ch->end - p), look = room < c->line_max ? room : c->line_max;
+        const char *nl = find_nl(c, p, p + look), *le = NULL;
+        if (nl) { le = nl; next = nl + 1; }
+        else if (room <= c->line_max) { le = ch->end; next = ch->end; }   /* no LF: the last line */
+        if (le && le > p && le[-1] == '\r') le--;
         if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
         if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
             ch->nomem = 1;
@@ -447,9 +651,10 @@ static void *parse_chunk(void *arg)
         line++;
         since += (size_t)(next - p);
         p = next;
-        csl_scan_at(&sc, p);
+        if (!numeric) csl_scan_at(&sc, p);
         if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
     }
+    prep_rows(&view, rw, &prepped);
     atomic_fetch_add(&c->done, since);
     free(f);
     return NULL;
@@ -469,6 +674,44 @@ static void run_all(chunk *ch, int n, void *(*fn)(void *))
     }
 }
 
+static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base,
+                      size_t cap);
+
+/* The second chunk's thread of the folded count: counts the first chunk's newlines (as
+ * count_chunk, dropping its pages behind it: the first thread, parsing that chunk meanwhile,
+ * faults them back in as it would after a count pass), which gives this chunk its place in
+ * the arrays (no row of the first chunk goes past its lines) and its first line number; then
+ * parses its own chunk, which nothing counted. */
+static void *count_then_parse(void *arg)
+{
+    chunk *ch = arg;
+    fast_ctx *c = ch->c;
+    chunk prev;
+    memset(&prev, 0, sizeof prev);
+    prev.c = c;
+    prev.beg = ch->prev_beg;
+    prev.end = ch->prev_end;
+    count_chunk(&prev);
+    if (prev.bail) {
+        ch->bail = 1;
+        atomic_store(&c->stop, 1);
+        return NULL;
+    }
+    /* no row of the first chunk goes past its lines, nor past the most rows its bytes hold (a
+     * row's line has a byte or more per field and a separator or line end after each, but the
+     * last line of the data no line end); short bad lines can outnumber those rows */
+    size_t most = ((size_t)(prev.end - prev.beg) + 1) / (2 * c->s->ncols) + 1;
+    ch->base = prev.cap < most ? prev.cap : most;
+    if (ch->base > ch->all->cap) {         /* cannot happen (cs_load_fast's reservation) */
+        ch->bail = 1;
+        atomic_store(&c->stop, 1);
+        return NULL;
+    }
+    ch->line0 = ch->first_line + (long)prev.newlines;
+    view_rows(&ch->w.rows, ch->all, c->s, ch->base, ch->all->cap - ch->base);
+    return parse_chunk(ch);
+}
+
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base, size_t cap)
 {
     memset(v, 0, sizeof *v);
@@ -481,6 +724,11 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     if (all->tta) v->tta = all->tta + base;
     if (all->case_id) v->case_id = all->case_id + base;
     if (all->split) v->split = all->split + base;
+    if (all->conf) {
+        v->conf = all->conf + base;
+        v->pred = all->pred + base;
+        v->correct = all->correct + base;
+    }
 }
 
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
@@ -561,6 +809,17 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     const csl_schema *s = &out->schema;
     c.s = s;
     c.label_is_index = cs_classmap_numbers_are_positions(s->classes);
+    c.numeric = 1;
+    for (size_t j = 0; j < s->ncols; j++) {
+        int role = s->col[j].role;
+        if (role != CSL_LABEL && role != CSL_PROB && role != CSL_LOGIT && role != CSL_BINARY &&
+            role != CSL_TTA)
+            c.numeric = 0;
+    }
+    c.plain = c.numeric && !s->from_logits && !s->binary && s->ncols == s->k + 1 &&
+              s->col[0].role == CSL_LABEL;
+    for (size_t j = 1; c.plain && j < s->ncols; j++)
+        if (s->col[j].role != CSL_PROB || s->col[j].cls != (int)j - 1) c.plain = 0;
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
     c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
                                                               : SIZE_MAX;
@@ -580,6 +839,18 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     if (s->has_id || s->has_case || s->has_split) nt = 1;  /* interning order must be file order */
     if ((size_t)(end - p) < (size_t)nt) nt = 1;
 
+    /* The folded count, for two threads over a file of numbers only (quick_row_num bounds every
+     * line it reads, so no line needs the count pass's long-line check): the second thread
+     * counts the first chunk's newlines itself while the first thread parses that chunk, and
+     * the second chunk is never counted. The arrays are reserved for the most rows the bytes
+     * could hold (a row's line has ncols fields of a byte or more and their separators: address
+     * space, not memory; the pages are faulted in as rows fill them) and shrunk to the rows by
+     * the finisher. The first chunk is FOLD_SHARE of the bytes, so that the second thread's
+     * count and parse end with the first thread's parse. Not when a row limit could bite
+     * (records: a line of one byte and its LF), nor when the reservation fails. */
+    int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
+    size_t fold_rows = fold ? ((size_t)(end - p) + 1) / (2 * s->ncols) + 2 : 0;
+
     chunk ch[MAX_THREADS];
     memset(ch, 0, sizeof ch);
     const char *cut = p;
@@ -589,7 +860,8 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         if (i == nt - 1) {
             ch[i].end = end;
         } else {
-            const char *target = p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
+            const char *target = fold ? p + (size_t)(end - p) / 1000 * FOLD_SHARE
+                                      : p + (size_t)(end - p) / (size_t)nt * (size_t)(i + 1);
             if (target < cut) target = cut;
             /* the cut is the end of the line holding target: a line that does not end within
              * line_max gives up here, before any counting */
@@ -601,43 +873,72 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         cut = ch[i].end;
     }
     ch[0].main_thread = 1;
-    run_all(ch, nt, count_chunk);
-    for (int i = 0; i < nt; i++)
-        if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+    csl_rows all;
+    int folded = 0, nomem = 0;
+    if (fold && cs_load_rows_alloc(&all, s, fold_rows) == 0) {
+        folded = 1;
+        (void)cs_load_rows_alloc_caches(&all, fold_rows);
+        for (int i = 0; i < 2; i++) {
+            if (i == 0) ch[0].w = out->w;                  /* chunk 0 reuses the main worker */
+            else cs_load_worker_init(&ch[i].w, s, opt, name);
+            ch[i].w.ids = &out->ids;
+            ch[i].w.cases = &out->cases;
+            ch[i].w.splits = &out->splits;
+            ch[i].progressive = 1;
+        }
+        ch[0].line0 = line;
+        view_rows(&ch[0].w.rows, &all, s, 0, fold_rows);
+        ch[1].prev_beg = ch[0].beg;
+        ch[1].prev_end = ch[0].end;
+        ch[1].all = &all;
+        ch[1].first_line = line;
+        pthread_t tid;
+        int started = pthread_create(&tid, NULL, count_then_parse, &ch[1]) == 0;
+        parse_chunk(&ch[0]);
+        if (started) pthread_join(tid, NULL);
+        else count_then_parse(&ch[1]);
+    }
+    if (!folded) {
+        run_all(ch, nt, count_chunk);
+        for (int i = 0; i < nt; i++)
+            if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
 
-    size_t bound = 0;
-    for (int i = 0; i < nt; i++) bound += ch[i].records;
-    if (bound > lim->rows) run_all(ch, nt, count_exact);   /* the limit may bite: count exactly */
-    size_t total_cap = 0, records = 0;
-    long l0 = line;
-    for (int i = 0; i < nt; i++) {
-        ch[i].base = total_cap;
-        ch[i].line0 = l0;
-        total_cap += ch[i].cap;
-        l0 += (long)ch[i].newlines;
-        /* refused before any array is allocated for it, at the first row over the limit */
-        if (records + ch[i].records > lim->rows) {
-            *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records), lim);
+        size_t bound = 0;
+        for (int i = 0; i < nt; i++) bound += ch[i].records;
+        if (bound > lim->rows)
+            run_all(ch, nt, count_exact);              /* the limit may bite: count exactly */
+        size_t total_cap = 0, records = 0;
+        long l0 = line;
+        for (int i = 0; i < nt; i++) {
+            ch[i].base = total_cap;
+            ch[i].line0 = l0;
+            total_cap += ch[i].cap;
+            l0 += (long)ch[i].newlines;
+            /* refused before any array is allocated for it, at the first row over the limit */
+            if (records + ch[i].records > lim->rows) {
+                *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records),
+                                            lim);
+                return CSL_DONE;
+            }
+            records += ch[i].records;
+        }
+        if (cs_load_rows_alloc(&all, s, total_cap)) {
+            *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
             return CSL_DONE;
         }
-        records += ch[i].records;
+        /* the per-row caches too, made by the parse threads (without them, by the finisher) */
+        (void)cs_load_rows_alloc_caches(&all, total_cap);
+        for (int i = 0; i < nt; i++) {
+            if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
+            else cs_load_worker_init(&ch[i].w, s, opt, name);
+            ch[i].w.ids = &out->ids;
+            ch[i].w.cases = &out->cases;
+            ch[i].w.splits = &out->splits;
+            view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
+        }
+        for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
+        if (!nomem) run_all(ch, nt, parse_chunk);
     }
-    csl_rows all;
-    if (cs_load_rows_alloc(&all, s, total_cap)) {
-        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return CSL_DONE;
-    }
-    for (int i = 0; i < nt; i++) {
-        if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
-        else cs_load_worker_init(&ch[i].w, s, opt, name);
-        ch[i].w.ids = &out->ids;
-        ch[i].w.cases = &out->cases;
-        ch[i].w.splits = &out->splits;
-        view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
-    }
-    int nomem = 0;
-    for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
-    if (!nomem) run_all(ch, nt, parse_chunk);
 
     int bail = 0, cancelled = 0;
     for (int i = 0; i < nt; i++) {

@@ -237,6 +237,13 @@ typedef struct csl_rows {
     double *prob, *logit;
     int32_t *label, *id, *tta, *case_id, *split;
     uint32_t *line;        /* physical line of each row (0 beyond UINT32_MAX) */
+    /* The dataset's per-row caches (calscope/dataset.h conf, pred, correct), when the parse
+     * threads make them as they go (the fast path: each row's while its values are in cache);
+     * NULL otherwise, and the finisher makes them after the load. Owned like the arrays
+     * above, moved with them by cs_load_rows_move. */
+    double *conf;
+    int32_t *pred;
+    uint8_t *correct;
 } csl_rows;
 
 typedef struct csl_worker {
@@ -292,6 +299,9 @@ int cs_load_check_tta(csl_worker *w);
 
 /* Allocates `cap` rows of every array the schema needs. Returns 0 or -1. */
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap);
+/* Allocates `cap` rows of the per-row caches (conf, pred, correct) of r. Returns 0, or -1
+ * with none of them allocated (the finisher then makes them after the load). */
+int cs_load_rows_alloc_caches(csl_rows *r, size_t cap);
 /* Moves rows [src, src+n) to [dst, dst+n) in every array (the ranges may overlap). */
 void cs_load_rows_move(csl_rows *r, const csl_schema *s, size_t dst, size_t src, size_t n);
 void cs_load_rows_free(csl_rows *r);

@@ -7,6 +7,7 @@
 #include "calscope/classes.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,7 @@ void cs_load_rows_free(csl_rows *r)
 {
     free(r->prob); free(r->logit); free(r->label);
     free(r->id); free(r->tta); free(r->case_id); free(r->split); free(r->line);
+    free(r->conf); free(r->pred); free(r->correct);
     memset(r, 0, sizeof *r);
 }
 
@@ -186,6 +188,11 @@ void cs_load_rows_move(csl_rows *r, const csl_schema *s, size_t dst, size_t src,
     if (r->case_id) memmove(r->case_id + dst, r->case_id + src, n * sizeof *r->case_id);
     if (r->split) memmove(r->split + dst, r->split + src, n * sizeof *r->split);
     if (r->line) memmove(r->line + dst, r->line + src, n * sizeof *r->line);
+    if (r->conf) {
+        memmove(r->conf + dst, r->conf + src, n * sizeof *r->conf);
+        memmove(r->pred + dst, r->pred + src, n * sizeof *r->pred);
+        memmove(r->correct + dst, r->correct + src, n * sizeof *r->correct);
+    }
 }
 
 int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap)
@@ -193,6 +200,21 @@ int cs_load_rows_alloc(csl_rows *r, const csl_schema *s, size_t cap)
     memset(r, 0, sizeof *r);
     if (rows_resize(r, s, cap)) { cs_load_rows_free(r); return -1; }
     return 0;
+}
+
+int cs_load_rows_alloc_caches(csl_rows *r, size_t cap)
+{
+    size_t n = cap ? cap : 1;
+    if (n > (size_t)PTRDIFF_MAX / sizeof *r->conf) return -1;
+    r->conf = malloc(n * sizeof *r->conf);
+    r->pred = malloc(n * sizeof *r->pred);
+    r->correct = malloc(n);
+    if (r->conf && r->pred && r->correct) return 0;
+    free(r->conf); free(r->pred); free(r->correct);
+    r->conf = NULL;
+    r->pred = NULL;
+    r->correct = NULL;
+    return -1;
 }
 
 /* ---- interning ----------------------------------------------------------------------------- */

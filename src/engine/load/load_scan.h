@@ -120,6 +120,7 @@ static inline size_t csl_count_lf(int kind, const char *p, const char *e, const 
 {
     size_t n = 0;
     const char *st = *start;
+    (void)kind;                                   /* SWAR only where SSE2 is not compiled in */
 #if CSL_HAVE_SSE2
     if (kind == CSL_SCAN_SSE2) {
         /* 64 bytes a step: one 64-bit mask of the LFs, then as the SWAR loop below */
