@@ -13,6 +13,18 @@
 #include "tui/theme.h"
 #include "tui/views.h"
 
+/* A row count in at most 5 columns (the table's width at 80 columns): 99999, then 100k..999k,
+ * 1.0M..9.9M, 10M.. (a 10^6-row file's fractions printed 7 digits and pushed the deviations
+ * out of their columns). */
+static const char *rows5(char buf[8], size_t n)
+{
+    if (n < 100000) snprintf(buf, 8, "%5zu", n);
+    else if (n < 999500) snprintf(buf, 8, "%4zuk", (n + 500) / 1000);
+    else if (n < 9950000) snprintf(buf, 8, "%4.1fM", (double)n / 1e6);
+    else snprintf(buf, 8, "%4.0fM", fmin((double)n / 1e6, 9999.0));
+    return buf;
+}
+
 static void draw_curve(const tui_ctx *c, const tui_rect *r, const ch_curve *cv, int stale)
 {
     ch_buf *b = ch_buf_new(r->w, r->h);
@@ -104,6 +116,7 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     tui_text(t->y, t->x, t->w, TUI_ROLE_HEADING,
              has_rm ? " frac |ECE d| |RG d| |RM d|" : by_case ? " frac cases |ECE d|"
              : " frac  rows  |ECE d| |RG d|");
+    char nb[8];
     for (size_t i = 0; i < n && (int)i + 1 < t->h; i++) {
         const cs_curve_point *p = &cu->points[i];
         if (has_rm)
@@ -111,11 +124,12 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
                       p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev,
                       p->stat[CS_METRIC_RECE_M].abs_dev);
         else if (by_case)
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f", p->x, p->rows,
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f", p->x, rows5(nb, p->rows),
                       p->stat[CS_METRIC_ECE].abs_dev);
         else
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %5zu  %6.4f %6.4f", p->x, p->rows,
-                      p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev);
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f %6.4f", p->x,
+                      rows5(nb, p->rows), p->stat[CS_METRIC_ECE].abs_dev,
+                      p->stat[CS_METRIC_RECE_G].abs_dev);
     }
 }
 

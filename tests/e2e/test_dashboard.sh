@@ -193,6 +193,25 @@ if [ -f "$SEG" ]; then
     check_screen "q quits from Cases" 'EXITED 0' 3
 fi
 
+# ---- a file of 120,000 rows: the size table's row counts keep their 5 columns ------------------
+/usr/bin/python3 - "$TMP/big.csv" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as f:
+    f.write("label,p_0,p_1\n")
+    for _ in range(120000):
+        p = random.random()
+        f.write(f"{int(random.random() < p)},{1 - p:.6f},{p:.6f}\n")
+PY
+start -- "$TMP/big.csv"
+wait_for ' ready *$' 30
+keys 3
+check_screen "120,000 rows: the size table's counts in 5 columns (100k and more as k)" \
+    '0\.01  1200  [0-9]\.[0-9]{4} [0-9]\.[0-9]{4}' 60
+check_screen "120,000 rows: all rows as 120k, the deviations still in their columns" \
+    '1\.00  120k  0\.0000 0\.0000' 60
+keys q
+
 # ---- --ascii, NO_COLOR, terminal types ---------------------------------------------------------
 start -- --ascii "$SAMPLE"
 check_screen "--ascii renders" 'ECE +0\.[0-9]{4}'
