@@ -437,6 +437,37 @@ static void *raise_after_progress(void *arg)
     return NULL;
 }
 
+/* Smooth ECE is resampled at every size (its bandwidth search works on the draw's box
+ * moments; it used to be left out above 5000 samples): on 12,000 samples the available mask
+ * keeps it, and a size curve gives it at every fraction, the fraction-1 draws equal to the
+ * whole set's value. */
+static void test_smece_resampled_large(void **state)
+{
+    (void)state;
+    cs_dataset *d = calibrated(12000, 5, 1.0);
+    cs_prepared *p = prep(d);
+    unsigned sm = CS_METRIC_BIT(CS_METRIC_SMECE);
+    assert_true(cs_metrics_available(p, CS_METRICS_DEFAULT) & sm);
+    cs_curve_options o;
+    cs_curve_options_size_default(&o);
+    o.repeats = 3;
+    o.n_points = 2;
+    o.x[0] = 0.5;
+    o.x[1] = 1.0;
+    o.metrics = sm;
+    cs_run run = { .threads = 2 };
+    cs_error err;
+    cs_curve *c = cs_size_curve(p, &o, &run, &err);
+    assert_non_null(c);
+    assert_true(c->metrics & sm);
+    assert_false(isnan(c->points[0].stat[CS_METRIC_SMECE].mean));
+    assert_double_near(c->points[1].stat[CS_METRIC_SMECE].mean, c->points[1].full[CS_METRIC_SMECE], 1e-15);
+    assert_false(isnan(c->points[1].full[CS_METRIC_SMECE]));
+    cs_curve_free(c);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
 /* A cancelled call returns CS_ECANCELLED having done fewer replicates than asked for: the
  * flag is raised mid-run (after the first replicates, as the progress shows), and a million
  * repeats of six subsets of 5,000 rows would take minutes, so a call that ignored the flag would
@@ -484,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_compare_self_and_worse),
         cmocka_unit_test(test_compare_pairing),
         cmocka_unit_test(test_bins_curve),
+        cmocka_unit_test(test_smece_resampled_large),
         cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
