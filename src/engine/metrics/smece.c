@@ -383,9 +383,11 @@ static double value_at(const pairs *P, const sbox *b, double s)
     return b && cs_sbox_fits(b, s) ? cs_sbox_smece(b, s) : at_sorted(P, s);
 }
 
-/* The boxes of P in *b, or NULL when they cannot be built (memory): the per-pair sums then. */
-static const sbox *boxes_of(const pairs *P, sbox *b)
+/* The boxes of P in *b, or NULL when they cannot be built (memory) or cannot answer for the
+ * fixed bandwidth s (s > 0; 0: a search, which may try any): the per-pair sums then. */
+static const sbox *boxes_of(const pairs *P, sbox *b, double s)
 {
+    if (s > 0 && !(s >= CS_SBOX_MIN_SIGMA && s <= CS_SBOX_MAX_SIGMA)) return NULL;
     if (cs_sbox_build(b, P) != 0) return NULL;
     return b;
 }
@@ -398,7 +400,7 @@ double cs_smece_at_by(const double *f, const double *y, size_t n, double sigma, 
     if (!p) return NAN;
     pairs P = { .p = p, .n = m };
     sbox b = {0};
-    double v = value_at(&P, boxes ? boxes_of(&P, &b) : NULL, sigma);
+    double v = value_at(&P, boxes ? boxes_of(&P, &b, sigma) : NULL, sigma);
     cs_sbox_free(&b);
     free(p);
     return v;
@@ -438,7 +440,7 @@ static double h_fn(const void *ctx, double s)
 static double auto_on_pairs(const pairs *P, double mr, double hint, double *sigma_out)
 {
     sbox box = {0};
-    hctx c = { P, boxes_of(P, &box), 0, NAN, NAN };
+    hctx c = { P, boxes_of(P, &box, 0.0), 0, NAN, NAN };
     /* smECE_s <= mean |r_i| for every s (the kernel's mass on [0, 1] is 1), so p fails from
      * s = mean |r_i| up: the bracket's high end, where relplot starts from 1 */
     double s;
@@ -552,7 +554,7 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
     double res;
     if (sigma > 0) {
         sbox box = {0};
-        res = value_at(&P, boxes_of(&P, &box), sigma);
+        res = value_at(&P, boxes_of(&P, &box, sigma), sigma);
         cs_sbox_free(&box);
         if (sigma_out && !isnan(res)) *sigma_out = sigma;
     } else {

@@ -30,6 +30,7 @@
 
 #define LOG2B0 11
 #define B0 (1u << LOG2B0)
+_Static_assert(B0 == CS_SBOX_BOXES, "the boxes of smece_view.h");
 
 /* The moments of pairs [from, to) into the box list of *l (room for one entry per pair and
  * per box, whichever is fewer): a run of pairs in one box (the pairs are in value order) is
@@ -120,7 +121,7 @@ void cs_sbox_free(sbox *b)
 
 int cs_sbox_fits(const sbox *b, double s)
 {
-    return b->ok && s >= 2.0 / B0 && s <= 10.0;
+    return b->ok && s >= CS_SBOX_MIN_SIGMA && s <= CS_SBOX_MAX_SIGMA;
 }
 
 /* ---- one bandwidth ------------------------------------------------------------------------ */

@@ -110,6 +110,9 @@ double cs_smece_phi_diff(double u, double l);
  * [1/1024, 10] costs a few thousand operations however many pairs there are, the same number
  * as the per-pair sums to ~1e-16 of sum |w| (the truncation bound is in smece_box.c). */
 #define NP 18
+#define CS_SBOX_BOXES 2048                     /* the finest boxes, width 1 / 2048 */
+#define CS_SBOX_MIN_SIGMA (2.0 / CS_SBOX_BOXES)  /* a finest box no wider than s / 2 */
+#define CS_SBOX_MAX_SIGMA 10.0
 typedef struct sbox {
     size_t n;          /* boxes that hold pairs, ascending */
     uint16_t *q;       /* their index 0..2047 */
