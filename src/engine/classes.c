@@ -188,12 +188,15 @@ long cs_classmap_add(cs_classmap *m, const char *name)
     return cs_classmap_add_n(m, name, strlen(name));
 }
 
+static long add_general(cs_classmap *m, const char *name, size_t len);
+
 long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
 {
     /* The common case first, with no floating point: plain digits while every class so far is
      * named by its own position (no value array yet), as in p_0, p_1, ... Same answers as the
-     * general path below: the number k is added at its own position, a number below k is
-     * the class at that position. */
+     * general path: the number k is added at its own position, a number below k is the class
+     * at that position. Apart from the general path so that this one needs no stack frame (a
+     * header of 100,000 classes comes here 100,000 times). */
     if (!m->value && len && len <= 9 && m->k < m->cap && m->k < UINT32_MAX - 1) {
         size_t u = 0, i = 0;
         while (i < len && (unsigned)(name[i] - '0') < 10u) u = u * 10 + (size_t)(name[i++] - '0');
@@ -205,6 +208,14 @@ long cs_classmap_add_n(cs_classmap *m, const char *name, size_t len)
             return -1;
         }
     }
+    return add_general(m, name, len);
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static long add_general(cs_classmap *m, const char *name, size_t len)
+{
     size_t pos;
     if (as_position(name, len, &pos)) return CS_CLASSMAP_HASH_NAME;
     if (m->k >= UINT32_MAX - 1) return CS_CLASSMAP_NOMEM;

@@ -85,6 +85,61 @@ static void test_masks_agree(void **state)
     }
 }
 
+/* ---- counting a byte, and plain header text --------------------------------------------- */
+
+/* csl_count_byte and csl_plain_text with both kinds against a look at every byte, from every
+ * offset to every end (the SSE2 counters are summed every 255 steps: buffers past 4080 bytes
+ * cross that), the data at the very end of a heap block so ASan sees a load past it. */
+static void test_count_and_plain_text_agree(void **state)
+{
+    (void)state;
+    static const char alphabet[] = ", ;\t\n\r\"\x7f\x1f\x20\x80\xffp_01";
+    for (int round = 0; round < 24; round++) {
+        size_t len = 1 + (size_t)(rnd() % (round < 4 ? 9000 : 300));
+        char *buf = malloc(len);
+        assert_non_null(buf);
+        int sparse = round % 3;        /* 0: any byte; else mostly plain name bytes */
+        for (size_t i = 0; i < len; i++) {
+            unsigned long long r = rnd();
+            buf[i] = sparse && r % 40 ? "p_0123456789 x,"[r % 15]
+                                      : alphabet[(r >> 8) % (sizeof alphabet - 1)];
+        }
+        unsigned char b = ",;\t\""[round % 4];
+        for (size_t off = 0; off < len; off += 1 + rnd() % 13) {
+            size_t end = off + (size_t)(rnd() % (len - off + 1));
+            size_t want = 0;
+            for (size_t i = off; i < end; i++) want += (unsigned char)buf[i] == b;
+            const char *stop = buf + end;
+            int want_nb = 0;
+            for (const char *q = buf + off; q < buf + end; q++) {
+                unsigned char c = (unsigned char)*q;
+                if (c < 0x20 || c == 0x7f || c == '"') { stop = q; break; }
+                if (c != ' ') want_nb = 1;
+            }
+            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+                size_t got = csl_count_byte(kind, buf + off, buf + end, b);
+                if (got != want)
+                    fail_msg("kind %d byte %d [%zu, %zu): %zu counted, %zu there", kind, b, off, end, got, want);
+                int nb = 0;
+                assert_ptr_equal(csl_plain_text(kind, buf + off, buf + end, &nb), stop);
+                assert_int_equal(nb, want_nb);
+                nb = 1;                                 /* only ever set, never cleared */
+                csl_plain_text(kind, buf + off, buf + end, &nb);
+                assert_int_equal(nb, 1);
+            }
+        }
+        free(buf);
+    }
+    /* nothing but the byte: every SSE2 counter reaches 255 before it is summed */
+    enum { ALL = 16 * 255 * 3 + 21 };
+    char *buf = malloc(ALL);
+    assert_non_null(buf);
+    memset(buf, ',', ALL);
+    for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++)
+        assert_int_equal(csl_count_byte(kind, buf, buf + ALL, ','), ALL);
+    free(buf);
+}
+
 /* ---- newline count and the long-line rule ------------------------------------------------ */
 
 static size_t naive_count(const char *p, const char *e, const char **start, size_t line_max, int *bail)
@@ -765,10 +820,90 @@ static void test_messages_with_place(void **state)
     }
 }
 
+/* Headers, from 2 to 400 columns: names with spaces and tabs around them, names across the
+ * scanner's 64-byte windows, ignored columns, each delimiter (given and sniffed), a quote or a
+ * CR in the header (the fast path gives the file to libcsv), duplicates and mixed kinds (the
+ * refusal): the same columns, class names and messages on every path and scanner. */
+static void test_headers_all_paths(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 160; round++) {
+        char delim = ",;\t"[round % 3];
+        size_t k = 2 + (size_t)(rnd() % (round % 4 ? 12 : 400)), cap = 64 * k + 4096, o = 0;
+        char *text = malloc(cap), *note = malloc(k);
+        assert_non_null(text);
+        assert_non_null(note);
+        int trouble = (int)(rnd() % 8);     /* 0: a duplicate; 1: a quote; 2: a CR; 3: a logit */
+        size_t at = (size_t)(rnd() % k);
+        o += (size_t)snprintf(text + o, cap - o, "%slabel", rnd() % 2 ? " " : "");
+        for (size_t j = 0; j < k; j++) {
+            unsigned long long r = rnd();
+            const char *pad = r % 5 == 0 ? (delim == '\t' ? "  " : " \t ")
+                              : r % 5 == 1 ? (delim == '\t' ? " " : "\t") : "";
+            note[j] = r % 11 == 0;
+            if (note[j]) o += (size_t)snprintf(text + o, cap - o, "%cnote%zu", delim, j);   /* ignored */
+            size_t width = (r >> 8) % 40;   /* a long class name now and then: windows cross */
+            if (trouble == 0 && j == at && j > 0)
+                o += (size_t)snprintf(text + o, cap - o, "%c%sp_%zu%s", delim, pad, j - 1, pad);
+            else if (trouble == 1 && j == at)
+                o += (size_t)snprintf(text + o, cap - o, "%c\"p_%zu\"", delim, j);
+            else if (trouble == 2 && j == at)
+                o += (size_t)snprintf(text + o, cap - o, "%cp_%zu\r", delim, j);
+            else if (trouble == 3 && j == at)
+                o += (size_t)snprintf(text + o, cap - o, "%clogit_%zu", delim, j);
+            else if (width > 30)
+                o += (size_t)snprintf(text + o, cap - o, "%c%sprob_%0*zu%s", delim, pad,
+                                      (int)width, j, pad);          /* still the number j */
+            else
+                o += (size_t)snprintf(text + o, cap - o, "%c%sp_%zu%s", delim, pad, j, pad);
+        }
+        o += (size_t)snprintf(text + o, cap - o, "\n");
+        for (size_t row = 0; row < 3; row++) {
+            o += (size_t)snprintf(text + o, cap - o, "%zu", row % k);
+            for (size_t j = 0; j < k; j++) {
+                if (note[j]) o += (size_t)snprintf(text + o, cap - o, "%cx", delim);
+                o += (size_t)snprintf(text + o, cap - o, "%c%s", delim, j == row % k ? "1" : "0");
+            }
+            o += (size_t)snprintf(text + o, cap - o, "\n");
+        }
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        opt.delimiter = round % 2 ? delim : 0;
+        outcome c;
+        load(&c, text, o, &opt, CSL_PATH_CSV, 0, 0);
+        /* (a sniffed delimiter may be the tab of the padding: then only the paths agree) */
+        if (opt.delimiter && trouble == 0 && at > 0) assert_non_null(strstr(c.err.msg, "duplicate column"));
+        if (opt.delimiter && trouble == 3 && !strstr(c.err.msg, "mixes logit and probability")) fail_msg("round %d: %s", round, c.err.msg);
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            outcome f;
+            /* the fast path itself, but where it gives a quote or a CR in the header to libcsv */
+            load(&f, text, o, &opt, trouble == 1 || trouble == 2 ? CSL_PATH_AUTO : CSL_PATH_FAST, 1, kind);
+            same(&c, &f);
+            assert_int_equal(c.sum.n_ignored, f.sum.n_ignored);
+            for (size_t i = 0; i < c.sum.n_ignored; i++)
+                assert_string_equal(c.sum.ignored_columns[i], f.sum.ignored_columns[i]);
+            if (c.d) {
+                assert_int_equal(c.d->label_col, f.d->label_col);
+                for (size_t j = 0; j < c.d->k; j++) {
+                    assert_string_equal(c.d->class_names[j], f.d->class_names[j]);
+                    assert_int_equal(c.d->class_col[j], f.d->class_col[j]);
+                }
+            }
+            release(&f);
+        }
+        if (opt.delimiter && trouble >= 4 && !c.d) fail_msg("round %d: %s", round, c.err.msg);
+        release(&c);
+        free(text);
+        free(note);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_masks_agree),
+        cmocka_unit_test(test_count_and_plain_text_agree),
+        cmocka_unit_test(test_headers_all_paths),
         cmocka_unit_test(test_newline_count_agrees),
         cmocka_unit_test(test_quick_number_edges),
         cmocka_unit_test(test_quick_number_random),

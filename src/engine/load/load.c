@@ -211,6 +211,7 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
     d->header_line = opt->no_header ? 0 : s->header_line;
     d->class_col = calloc(k, sizeof *d->class_col);
     if (!d->class_col) goto nomem;
+    cs_load_populate(d->class_col, k * sizeof *d->class_col);
     for (size_t c = 0; c < s->ncols; c++) {
         int role = s->col[c].role;
         if (role == CSL_LABEL) d->label_col = (long)c + 1;

@@ -134,17 +134,11 @@ static long split_line(const fast_ctx *c, const char *p, const char *e, csl_fiel
     return r < 0 ? -1 : (long)nf;
 }
 
-/* Delimiters in [p, e) plus one, counted eight bytes at a time: the number of fields of a
- * line with no quote (a line with one is given up on anyway). */
+/* Delimiters in [p, e) plus one: the number of fields of a line with no quote (a line with
+ * one is given up on anyway). */
 static size_t count_delims(const fast_ctx *c, const char *p, const char *e)
 {
-    size_t n = 1;
-    for (uint64_t w; e - p >= 8; p += 8) {
-        memcpy(&w, p, 8);
-        n += csl_count8(csl_eq8(w, (unsigned char)c->delim));
-    }
-    for (; p < e; p++) n += *p == c->delim;
-    return n;
+    return 1 + csl_count_byte(c->scan, p, e, (unsigned char)c->delim);
 }
 
 /* The schema from the header line [p, e) of nf fields (count_delims), one field at a time:
@@ -157,17 +151,25 @@ static int header_schema(const fast_ctx *c, csl_schema *s, const char *p, const 
 {
     csl_schema_builder b;
     /* the names' bytes: the line less its nf - 1 delimiters, plus a NUL each */
-    *st = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt, err);
-    csl_field f;
-    int r = 1;
-    while (*st == CS_OK && (r = next_field(c, &p, e, &f)) > 0) *st = cs_load_schema_column(&b, f);
-    if (r < 0) return CSL_BAIL;
-    if (*st != CS_OK) {
-        while ((r = next_field(c, &p, e, &f)) > 0) continue;
-        return r < 0 ? CSL_BAIL : CSL_DONE;
+    cs_status rc = cs_load_schema_begin(&b, s, c->name, nf, (size_t)(e - p) + 1, line, c->opt, err);
+    /* the delimiters found by the byte scanner, not field by field: a wide header's names are
+     * a few bytes each, too short for a word-at-a-time search to pay */
+    csl_scan sc = {.kind = c->scan, .delim = (unsigned char)c->delim, .end = c->data_end};
+    csl_scan_at(&sc, p);
+    int res = CSL_DONE;
+    for (const char *a = p;;) {
+        const char *q = csl_scan_next(&sc, e);
+        if (!q) q = e;
+        else if (*q != c->delim) { res = CSL_BAIL; break; }       /* a quote or a CR */
+        if ((size_t)(q - a) > c->field_max) { res = CSL_BAIL; break; }
+        if (rc == CS_OK)                   /* it trims the spaces and tabs around a name */
+            rc = cs_load_schema_column(&b, (csl_field){.p = a, .len = (size_t)(q - a)});
+        if (q == e) break;
+        a = q + 1;
     }
-    *st = cs_load_schema_end(&b);
-    return CSL_DONE;
+    if (res == CSL_DONE && rc == CS_OK) rc = cs_load_schema_end(&b);
+    *st = rc;
+    return res;
 }
 
 /* Not a probability the checker keeps (cs_load_row's range rule: [0, 1]; NaN is not one). A
@@ -282,7 +284,7 @@ static int quick_row(const fast_ctx *c, csl_worker *w, csl_scan *sc, const char 
         }
     }
     return cs_load_row_values(w, label, tta, idf.p ? &idf : NULL, casef.p ? &casef : NULL,
-                              splitf.p ? &splitf : NULL, line) ? -1 : 1;
+                              splitf.p ? &splitf : NULL, line, NULL) ? -1 : 1;
 }
 
 /* The end of the field starting at p: its delimiter, LF, CR or quote, or `end`; NULL when it
@@ -346,11 +348,15 @@ static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const 
         if (!(q = num_field(c, p, end, 0, &x)) || !take_number(c, &s->col[0], x, v, &label, &tta))
             return 0;
         const size_t k = ncols - 1;
+        double sum = 0.0;                   /* the checker's sum, taken here (row_values) */
         for (size_t j = 0; j < k; j++) {
             if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
                 return 0;
             v[j] = x;
+            sum += x;
         }
+        if (!(*next = after_last(q, end))) return 0;
+        return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line, &sum) ? -1 : 1;
     } else {
         for (size_t col = 0; col < ncols; col++) {
             if (!(q = num_field(c, p, end, col + 1 == ncols, &x)) ||
@@ -360,7 +366,7 @@ static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const 
         }
     }
     if (!(*next = after_last(q, end))) return 0;
-    return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line) ? -1 : 1;
+    return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line, NULL) ? -1 : 1;
 }
 
 /* One line [p, e) without its LF; strips the CR of a CRLF. Looks at most `max` bytes ahead:
@@ -489,28 +495,6 @@ static long record_line(const chunk *ch, size_t idx)
     return line;
 }
 
-/* Pre-faults [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux 5.14) instead of one
- * fault per page as the parse first writes it. A hint: an older kernel refuses it, and the
- * pages fault in as before. Not in transparent huge pages (MADV_HUGEPAGE): populating 88 MB
- * took 8 ms instead of 27 ms when loads ran back to back, but on a virtual machine whose free
- * memory goes back to the host (virtio free page reporting hands back free 2 MB blocks, the
- * very blocks huge pages take) a load after a few idle seconds took 106-193 ms instead of
- * 76-116 ms (400 MB: 1.1-1.3 s instead of 0.32 s), and `calscope report` run once got slower. */
-static void populate(void *p, size_t bytes, size_t page)
-{
-#if defined(__linux__)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-    const uintptr_t pg = (uintptr_t)page;
-    if (!p || bytes < 2 * pg) return;
-    uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1), b = ((uintptr_t)p + bytes) & ~(pg - 1);
-    if (b > a) madvise((void *)a, b - a, MADV_POPULATE_WRITE);
-#else
-    (void)p; (void)bytes; (void)page;
-#endif
-}
-
 /* Pre-faults rows [from, to) of every array of the chunk's view (populate). */
 static void populate_rows(const chunk *ch, size_t from, size_t to)
 {
@@ -518,14 +502,14 @@ static void populate_rows(const chunk *ch, size_t from, size_t to)
     const csl_rows *rw = &ch->w.rows;
     size_t k = c->s->k, n = to - from;
     if (to <= from) return;
-    populate(rw->prob + from * k, n * k * sizeof *rw->prob, c->page);
-    if (rw->logit) populate(rw->logit + from * k, n * k * sizeof *rw->logit, c->page);
-    populate(rw->label + from, n * sizeof *rw->label, c->page);
-    populate(rw->line + from, n * sizeof *rw->line, c->page);
+    cs_load_populate(rw->prob + from * k, n * k * sizeof *rw->prob);
+    if (rw->logit) cs_load_populate(rw->logit + from * k, n * k * sizeof *rw->logit);
+    cs_load_populate(rw->label + from, n * sizeof *rw->label);
+    cs_load_populate(rw->line + from, n * sizeof *rw->line);
     if (rw->conf) {
-        populate(rw->conf + from, n * sizeof *rw->conf, c->page);
-        populate(rw->pred + from, n * sizeof *rw->pred, c->page);
-        populate(rw->correct + from, n * sizeof *rw->correct, c->page);
+        cs_load_populate(rw->conf + from, n * sizeof *rw->conf);
+        cs_load_populate(rw->pred + from, n * sizeof *rw->pred);
+        cs_load_populate(rw->correct + from, n * sizeof *rw->correct);
     }
 }
 

@@ -1,5 +1,6 @@
 /* Header handling: delimiter sniffing and the mapping of column names to roles. */
 #include "engine/load/load_internal.h"
+#include "engine/load/load_scan.h"
 
 #include "calscope/classes.h"
 
@@ -41,18 +42,16 @@ char cs_load_sniff_delim(const char *buf, size_t len)
         if (!blank || !nl) break;
         start = end + 1;
     }
-    size_t comma = 0, semi = 0, tab = 0;
+    /* up to the first quote, three vector counts (a wide header is 100,000 names long);
+     * from there byte by byte, skipping what the quotes hold */
+    const char *q = memchr(buf + start, '"', end - start);
+    size_t upto = q ? (size_t)(q - buf) : end;
+    const int kind = cs_load_scan_kind(CSL_SCAN_AUTO);
+    size_t comma = csl_count_byte(kind, buf + start, buf + upto, ','),
+           semi = csl_count_byte(kind, buf + start, buf + upto, ';'),
+           tab = csl_count_byte(kind, buf + start, buf + upto, '\t');
     int quoted = 0;
-    for (size_t i = start; i < end; i++) {
-        /* eight bytes at a time while no quote is open or in sight */
-        for (uint64_t w; !quoted && i + 8 <= end; i += 8) {
-            memcpy(&w, buf + i, 8);
-            if (csl_eq8(w, '"')) break;
-            comma += csl_count8(csl_eq8(w, ','));
-            semi += csl_count8(csl_eq8(w, ';'));
-            tab += csl_count8(csl_eq8(w, '\t'));
-        }
-        if (i >= end) break;
+    for (size_t i = upto; i < end; i++) {
         char c = buf[i];
         if (c == '"') quoted = !quoted;
         else if (quoted) continue;
@@ -261,76 +260,63 @@ cs_status cs_load_schema_begin(csl_schema_builder *b, csl_schema *s, const char 
     if (text_bound > SIZE_MAX - 5 || !s->col || alloc_names(s, slots, text_bound + 4) ||
         !(s->classes = cs_classmap_over(s->class_names, slots)))   /* no copy of the names */
         return nomem(name, err);
+    cs_load_populate(s->col, nf * sizeof *s->col);           /* a fault a page otherwise */
+    cs_load_populate(s->class_names, slots * sizeof(char *) + text_bound);
     b->text = s->col_text;
     b->text_end = s->col_text + text_bound;
     return CS_OK;
 }
 
-cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
+
+/* The refusals of a class column (c, 0-based, named cname): the classmap's answer dup when it
+ * is not -1, else the mixes of kinds. Apart from cs_load_schema_column, so that the common
+ * column needs no room for the messages (a header of 100,000 columns). */
+static COLD cs_status class_refused(csl_schema_builder *b, size_t c, const char *cname, long dup)
+{
+    const csl_schema *s = b->s;
+    const char *name = b->name;
+    cs_error *err = b->err;
+    long line = b->line;
+    if (dup == CS_CLASSMAP_NOMEM) return nomem(name, err);
+    if (dup == CS_CLASSMAP_HASH_NAME)
+        return header_error(err, name, line, (long)c + 1,
+                            "column '%s': a class name cannot be '#' and digits (that"
+                            " spells a class position)", cname);
+    if (dup >= 0) {
+        char other[32];
+        long oc = 0;
+        for (size_t q = 0; q < c && !oc; q++)
+            if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
+                s->col[q].cls == (int)dup)
+                oc = (long)q + 1;
+        snprintf(other, sizeof other, "%ld", oc);
+        return header_error(err, name, line, (long)c + 1,
+                            "duplicate column '%s' (class already given by column %s)",
+                            cname, other);
+    }
+    if (b->prob_col && b->logit_col)
+        return header_error(err, name, line, (long)c + 1,
+                            "column '%s' mixes logit and probability columns"
+                            " (give one kind)", cname);
+    return header_error(err, name, line, (long)c + 1,
+                        "column '%s' mixes per-class columns with the binary column"
+                        " '%s'", cname, cs_load_col_name(s, (size_t)b->binary_col - 1));
+}
+
+/* Any other column's role (not a class column): its refusals and what it sets. */
+static COLD cs_status other_column(csl_schema_builder *b, size_t c, const char *cname,
+                                   const csl_field *fc, int role)
 {
     csl_schema *s = b->s;
     const char *name = b->name;
-    const cs_load_options *opt = b->opt;
     cs_error *err = b->err;
     long line = b->line;
-    size_t c = b->c;
-    const csl_field fc = cs_load_trim(f);   /* quoted or not, spaces around a name do not count */
-    if (c == s->ncols || (size_t)(b->text_end - b->text) < fc.len + 1)
-        return nomem(name, err);            /* past what begin was told: cannot happen */
-    b->c++;
-    csl_col *col = &s->col[c];
-    char *cname = b->text;                 /* this column's name, copied into col_text */
-    memcpy(cname, fc.p, fc.len);
-    cname[fc.len] = '\0';
-    b->text = cname + fc.len + 1;
-    s->named = c + 1;
-    size_t pl = 0;
-    int role = name_role(&fc, &pl);
-    const char *suffix = role == CSL_PROB || role == CSL_LOGIT ? cname + pl : NULL;
-    if (opt->split_column && fc.len == strlen(opt->split_column) &&
-        strncasecmp(fc.p, opt->split_column, fc.len) == 0) {
-        if (role != CSL_IGNORE)
-            return header_error(err, name, line, (long)c + 1,
-                                "column '%s' cannot be the split column: it already has a"
-                                " meaning (label, probability, id, tta or case)", cname);
-        role = CSL_SPLIT;
-    }
-    col->role = role;
-    if (role == CSL_IGNORE) return add_ignored(s, &fc) ? nomem(name, err) : CS_OK;
-    if (role == CSL_PROB || role == CSL_LOGIT) {
-        s->class_names[s->k] = (char *)suffix;     /* the map reads it from there */
-        long dup = cs_classmap_add_n(s->classes, suffix, fc.len - pl);
-        if (dup == CS_CLASSMAP_NOMEM) return nomem(name, err);
-        if (dup == CS_CLASSMAP_HASH_NAME)
-            return header_error(err, name, line, (long)c + 1,
-                                "column '%s': a class name cannot be '#' and digits (that"
-                                " spells a class position)", cname);
-        if (dup >= 0) {
-            char other[32];
-            long oc = 0;
-            for (size_t q = 0; q < c && !oc; q++)
-                if ((s->col[q].role == CSL_PROB || s->col[q].role == CSL_LOGIT) &&
-                    s->col[q].cls == (int)dup)
-                    oc = (long)q + 1;
-            snprintf(other, sizeof other, "%ld", oc);
-            return header_error(err, name, line, (long)c + 1,
-                                "duplicate column '%s' (class already given by column %s)",
-                                cname, other);
-        }
-        if (role == CSL_PROB && !b->prob_col) b->prob_col = (long)c + 1;
-        if (role == CSL_LOGIT && !b->logit_col) b->logit_col = (long)c + 1;
-        if (b->prob_col && b->logit_col)
-            return header_error(err, name, line, (long)c + 1,
-                                "column '%s' mixes logit and probability columns"
-                                " (give one kind)", cname);
-        if (b->binary_col)
-            return header_error(err, name, line, (long)c + 1,
-                                "column '%s' mixes per-class columns with the binary column"
-                                " '%s'", cname, cs_load_col_name(s, (size_t)b->binary_col - 1));
-        col->cls = (int)s->k++;
-        if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
-        return CS_OK;
-    }
+    if (role == CSL_IGNORE) return add_ignored(s, fc) ? nomem(name, err) : CS_OK;
     int slot = role == CSL_BINARY ? 0 : role;
     if (b->seen[slot]) {
         char other[32];
@@ -354,6 +340,44 @@ cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
     if (role == CSL_TTA) s->has_tta = 1;
     if (role == CSL_CASE) s->has_case = 1;
     if (role == CSL_SPLIT) s->has_split = 1;
+    return CS_OK;
+}
+
+cs_status cs_load_schema_column(csl_schema_builder *b, csl_field f)
+{
+    csl_schema *s = b->s;
+    size_t c = b->c;
+    const csl_field fc = cs_load_trim(f);   /* quoted or not, spaces around a name do not count */
+    if (c == s->ncols || (size_t)(b->text_end - b->text) < fc.len + 1)
+        return nomem(b->name, b->err);      /* past what begin was told: cannot happen */
+    b->c++;
+    csl_col *col = &s->col[c];
+    char *cname = b->text;                 /* this column's name, copied into col_text */
+    memcpy(cname, fc.p, fc.len);
+    cname[fc.len] = '\0';
+    b->text = cname + fc.len + 1;
+    s->named = c + 1;
+    size_t pl = 0;
+    int role = name_role(&fc, &pl);
+    const char *split = b->opt->split_column;
+    if (split && fc.len == strlen(split) && strncasecmp(fc.p, split, fc.len) == 0) {
+        if (role != CSL_IGNORE)
+            return header_error(b->err, b->name, b->line, (long)c + 1,
+                                "column '%s' cannot be the split column: it already has a"
+                                " meaning (label, probability, id, tta or case)", cname);
+        role = CSL_SPLIT;
+    }
+    col->role = role;
+    if (role != CSL_PROB && role != CSL_LOGIT) return other_column(b, c, cname, &fc, role);
+    const char *suffix = cname + pl;
+    s->class_names[s->k] = (char *)suffix;         /* the map reads it from there */
+    long dup = cs_classmap_add_n(s->classes, suffix, fc.len - pl);
+    if (dup != -1) return class_refused(b, c, cname, dup);
+    if (role == CSL_PROB && !b->prob_col) b->prob_col = (long)c + 1;
+    if (role == CSL_LOGIT && !b->logit_col) b->logit_col = (long)c + 1;
+    if ((b->prob_col && b->logit_col) || b->binary_col) return class_refused(b, c, cname, -1);
+    col->cls = (int)s->k++;
+    if (!s->first_prob_col) s->first_prob_col = (long)c + 1;
     return CS_OK;
 }
 

@@ -277,9 +277,13 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line);
 
 /* The same for a row whose fields were already parsed by the fast path's quick scanner (which
  * only accepts fields the checker would accept with the same bits): cs_load_row_slot(w)[0..k)
- * holds the values as written, in class order. Runs the row-level checks (sum) and keeps it. */
+ * holds the values as written, in class order. Runs the row-level checks (sum) and keeps it.
+ * sum: NULL, or the probabilities' sum already taken as the row was read, in class order from
+ * 0.0 (the same bits as the checker's own sum; a row of 100,000 classes is one long chain of
+ * additions, cheaper beside the parse than after it). Ignored for logits. */
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                       const csl_field *casef, const csl_field *splitf, long line);
+                       const csl_field *casef, const csl_field *splitf, long line,
+                       const double *sum);
 
 /* The same for a row that came as numbers, not text (the .npy pair loader, load_npy.c):
  * cs_load_row_slot(w)[0..k) holds the values as read, in class order; each is checked as
@@ -404,6 +408,13 @@ int cs_load_map(int fd, size_t len, csl_map *m);
 /* Unmaps and unregisters; returns 1 when a page vanished while it was mapped (the file shrank),
  * else 0. Call it after every thread that read the mapping has finished. */
 int cs_load_unmap(csl_map *m);
+
+/* Pre-faults the whole pages inside [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux
+ * 5.14) instead of one fault per page as they are first written: the row arrays as the parse
+ * goes, and a wide header's arrays (100,000 columns: some 700 faults, a third of its load).
+ * A hint: an older kernel refuses it and the pages fault in as before; under two pages it does
+ * nothing. p is memory the caller owns (NULL is a no-op). Any thread. */
+void cs_load_populate(void *p, size_t bytes);
 
 /* Applies the rule "a file that changed while it loaded is refused": when `vanished` or when fd
  * no longer matches `before` (another size or modification time, or `path` now names another

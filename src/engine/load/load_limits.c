@@ -4,6 +4,7 @@
  * CSV header holds, fields are bounded (libcsv would otherwise grow its field buffer to the
  * whole input), and the row count stays within what 32-bit row indices can address. */
 #include "engine/load/load_internal.h"
+#include "engine/load/load_scan.h"
 
 #include <string.h>
 
@@ -47,14 +48,11 @@ int cs_load_header_scan(const char *name, const char *buf, size_t len, int eof,
     long line = 1;
     size_t ls = 0;                /* start of the current line */
     int quoted = 0, nonblank = 0;
+    const int kind = cs_load_scan_kind(CSL_SCAN_AUTO);
     for (size_t i = 0; i < n; i++) {
-        /* eight ordinary bytes at a time (printable or not ASCII, no quote): nothing to do
+        /* ordinary bytes (printable or not ASCII, no quote) a vector at a time: nothing to do
          * but note that the line is not blank. A wide header is almost only these. */
-        for (uint64_t w; i + 8 <= n; i += 8) {
-            memcpy(&w, buf + i, 8);
-            if (csl_lt8(w, 0x20) | csl_eq8(w, 0x7f) | csl_eq8(w, '"')) break;
-            if (w != 0x2020202020202020ull) nonblank = 1;
-        }
+        i = (size_t)(csl_plain_text(kind, buf + i, buf + n, &nonblank) - buf);
         if (i >= n) break;
         unsigned char c = (unsigned char)buf[i];
         if (c == '"') {

@@ -353,7 +353,8 @@ static int label_reason(int why)
 }
 
 static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                    const csl_field *casef, const csl_field *splitf, long line, size_t nf)
+                    const csl_field *casef, const csl_field *splitf, long line, size_t nf,
+                    const double *given_sum)
 {
     const csl_schema *s = w->s;
     const cs_load_options *opt = w->opt;
@@ -372,7 +373,8 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
         for (size_t j = 0; j < k; j++) pr[j] /= sum;
     } else {
         double sum = 0.0;
-        for (size_t j = 0; j < k; j++) sum += v[j];
+        if (given_sum) sum = *given_sum;
+        else for (size_t j = 0; j < k; j++) sum += v[j];
         if (opt->renormalize && !s->binary) {
             if (!(sum > 0.0)) { bad_row(w, R_SUM_ZERO, line, s->first_prob_col, NULL, sum, nf); return w->nomem ? -1 : 0; }
             if (sum != 1.0) {
@@ -399,10 +401,11 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
 }
 
 int cs_load_row_values(csl_worker *w, int32_t label, int32_t tta, const csl_field *idf,
-                       const csl_field *casef, const csl_field *splitf, long line)
+                       const csl_field *casef, const csl_field *splitf, long line,
+                       const double *sum)
 {
     w->rows_read++;
-    return row_tail(w, label, tta, idf, casef, splitf, line, w->s->ncols);
+    return row_tail(w, label, tta, idf, casef, splitf, line, w->s->ncols, sum);
 }
 
 /* A number's text for the messages that quote a field: the shortest that reads back. */
@@ -446,7 +449,7 @@ int cs_load_row_numbers(csl_worker *w, double label, const char *label_file, lon
         w->name = name;
         return w->nomem ? -1 : 0;
     }
-    return row_tail(w, (int32_t)label, 0, NULL, NULL, NULL, line, s->ncols);
+    return row_tail(w, (int32_t)label, 0, NULL, NULL, NULL, line, s->ncols, NULL);
 }
 
 int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
@@ -514,7 +517,7 @@ int cs_load_row(csl_worker *w, const csl_field *f, size_t nf, long line)
         }
     }
 
-    return row_tail(w, label, tta, idf, casef, splitf, line, nf);
+    return row_tail(w, label, tta, idf, casef, splitf, line, nf, NULL);
 out:
     return w->nomem ? -1 : 0;
 }

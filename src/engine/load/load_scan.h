@@ -110,6 +110,69 @@ static inline const char *csl_scan_next(csl_scan *s, const char *bound)
     return q;
 }
 
+/* How many bytes of [p, e) equal b: with SSE2 16 bytes a step into byte counters (a match
+ * compares to -1, subtracted), summed by psadbw every 255 steps before a counter can wrap;
+ * with SWAR 8 bytes a step; the tail byte by byte. A header of 100,000 names is counted this
+ * way (the fields of the header line, the delimiter sniffer's counts). */
+static inline size_t csl_count_byte(int kind, const char *p, const char *e, unsigned char b)
+{
+    size_t n = 0;
+    (void)kind;
+#if CSL_HAVE_SSE2
+    if (kind == CSL_SCAN_SSE2) {
+        const __m128i v = _mm_set1_epi8((char)b), zero = _mm_setzero_si128();
+        while (e - p >= 16) {
+            __m128i acc = zero;
+            for (int i = 0; i < 255 && e - p >= 16; i++, p += 16)
+                acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), v));
+            __m128i s = _mm_sad_epu8(acc, zero);
+            n += (size_t)_mm_cvtsi128_si32(s) + (size_t)_mm_cvtsi128_si32(_mm_srli_si128(s, 8));
+        }
+    }
+#endif
+    for (uint64_t w; e - p >= 8; p += 8) {
+        memcpy(&w, p, 8);
+        n += csl_count8(csl_eq8(w, b));
+    }
+    for (; p < e; p++) n += (unsigned char)*p == b;
+    return n;
+}
+
+/* The first byte of [p, e) that is not plain header text -- a control byte (below 0x20), DEL
+ * or a double quote -- or e. *nonblank is set when a byte other than a space is passed over
+ * (left alone otherwise). 16 bytes a step with SSE2, 8 with SWAR, the tail byte by byte. */
+static inline const char *csl_plain_text(int kind, const char *p, const char *e, int *nonblank)
+{
+    (void)kind;
+#if CSL_HAVE_SSE2
+    if (kind == CSL_SCAN_SSE2) {
+        const __m128i ctl = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f),
+                      qu = _mm_set1_epi8('"'), sp = _mm_set1_epi8(' ');
+        for (; e - p >= 16; p += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            __m128i x = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v),
+                                     _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, qu)));
+            unsigned stop = (unsigned)_mm_movemask_epi8(x);
+            unsigned space = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp));
+            unsigned before = stop ? ((1u << __builtin_ctz(stop)) - 1u) : 0xffffu;
+            if (~space & before) *nonblank = 1;
+            if (stop) return p + __builtin_ctz(stop);
+        }
+    }
+#endif
+    for (uint64_t w; e - p >= 8; p += 8) {
+        memcpy(&w, p, 8);
+        if (csl_lt8(w, 0x20) | csl_eq8(w, 0x7f) | csl_eq8(w, '"')) break;
+        if (w != 0x2020202020202020ull) *nonblank = 1;
+    }
+    for (; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == 0x7f || c == '"') return p;
+        if (c != ' ') *nonblank = 1;
+    }
+    return p;
+}
+
 /* LF in [p, e) with the longest line checked on the way (64 bytes a step with SSE2, 8 with
  * SWAR, the tail byte by byte): *start is where the current line
  * began (updated past every LF); *bail is set, and counting stops, at the first line that does
