@@ -172,6 +172,14 @@ static void test_order_large(void **state)
     for (size_t i = 0; i < n; i++) v[i] = 0.9999 + (double)(next(&seed) % 100000) * 1e-9;
     v[n / 2] = 0.0;
     check_order(v, n);
+    /* a top-1 confidence's shape: crowded near 1 (buckets of every size the MSD passes
+     * treat differently: > 1024, 33..1024, <= 32), random low mantissa bits, some ties */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&seed);
+        double u = (double)(r >> 11) * 0x1.0p-53;
+        v[i] = (r & 7) == 0 ? 1.0 : 1.0 - 0.9 * u * u * u;
+    }
+    check_order(v, n);
     free(v);
 }
 
