@@ -12,6 +12,7 @@
 #include "calscope/dataset.h"
 #include "calscope/metrics.h"
 #include "calscope/topk.h"
+#include "calscope/ubin.h"
 #include "engine/metrics/mx.h"
 
 /* Classes named c0, c1...: some lenses below name them ("class:c1", "group:c0,c1"). */
@@ -631,6 +632,94 @@ static void test_sce_beside(void **state)
     cs_dataset_free(d);
 }
 
+/* The class-wise ECE's row pass (evaluate.c cw_block: two classes' bins at a time, the
+ * label's count packed beside the count) against the class:C lenses, whose uniform bins come
+ * from the scalar pass one value at a time: SCE is the mean of their ECEs bit for bit, and
+ * the pooled table's counts and hits are their sums. Odd and even class counts (the pair
+ * loop's tail), values 0, 1, exactly on the bin edges and one ulp either side, M = 1 (one
+ * bin: no table path), 7, 15 and 100; items NULL (all) and a subset. */
+static void test_sce_rowwise_matches_classes(void **state)
+{
+    (void)state;
+    static const size_t KK[] = { 2, 3, 5, 10 };
+    static const int MM[] = { 1, 7, 15, 100 };
+    uint64_t seed = 4242;
+    for (size_t ki = 0; ki < 4; ki++)
+        for (size_t mi = 0; mi < 4; mi++) {
+            size_t n = 3001, k = KK[ki];
+            int M = MM[mi];
+            cs_dataset *d = cs_test_dataset_new(n, k);
+            for (size_t i = 0; i < n * k; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t r = seed >> 20;
+                double edge = cs_ubin_edge((int)(r % (uint64_t)(M + 1)), M);
+                switch ((r >> 12) % 6) {
+                case 0: d->prob[i] = 0.0; break;
+                case 1: d->prob[i] = 1.0; break;
+                case 2: d->prob[i] = edge; break;
+                case 3: d->prob[i] = nextafter(edge, 2.0) > 1.0 ? 1.0 : nextafter(edge, 2.0); break;
+                case 4: d->prob[i] = nextafter(edge, -1.0) < 0.0 ? 0.0 : nextafter(edge, -1.0); break;
+                default: d->prob[i] = (double)(r >> 8) * 0x1.0p-36; break;
+                }
+            }
+            for (size_t i = 0; i < n; i++) d->label[i] = (int32_t)((seed >> (i % 40)) % k);
+            cs_test_prepare(d);
+            cs_result cw = run(d, (cfg){.lens = "classwise", .bins = M}, CS_WANT_BINNED | CS_WANT_SCE);
+            assert_int_equal(cw.n_bins, (size_t)M);
+            double total = 0.0;
+            size_t *cnt = calloc((size_t)M, sizeof *cnt);
+            double *hits = calloc((size_t)M, sizeof *hits);
+            assert_non_null(cnt);
+            assert_non_null(hits);
+            for (size_t c = 0; c < k; c++) {
+                char lens[32];
+                snprintf(lens, sizeof lens, "class:%zu", c);
+                cs_result rc = run(d, (cfg){.lens = lens, .bins = M}, CS_WANT_BINNED);
+                total += rc.ece;
+                for (int b = 0; b < M; b++) {
+                    cnt[b] += rc.bins[b].count;
+                    if (rc.bins[b].count) hits[b] += rc.bins[b].acc * (double)rc.bins[b].count;
+                }
+                cs_result_free(&rc);
+            }
+            if (!(cw.sce == total / (double)k) || !(cw.ece == cw.sce))
+                fail_msg("K %zu M %d: sce %.17g ece %.17g, mean of classes %.17g", k, M, cw.sce,
+                         cw.ece, total / (double)k);
+            for (int b = 0; b < M; b++) {
+                assert_int_equal(cw.bins[b].count, cnt[b]);
+                if (cnt[b]) assert_double_near(cw.bins[b].acc * (double)cnt[b], hits[b], 1e-6);
+            }
+            /* a subset (every third sample): the items path of the same pass */
+            size_t ns = 0;
+            uint32_t *idx = malloc(n * sizeof *idx);
+            assert_non_null(idx);
+            for (size_t i = 0; i < n; i += 3) idx[ns++] = (uint32_t)i;
+            cs_settings st = mkset((cfg){.lens = "classwise", .bins = M});
+            cs_error e;
+            cs_prepared *p = cs_prepare(d, &st, &e);
+            assert_non_null(p);
+            cs_result sub;
+            assert_int_equal(cs_evaluate(p, idx, ns, CS_WANT_SCE, NULL, &sub, &e), CS_OK);
+            cs_prepared_free(p);
+            cs_dataset *ds = cs_test_dataset_new(ns, k);
+            for (size_t j = 0; j < ns; j++) {
+                memcpy(ds->prob + j * k, d->prob + (size_t)idx[j] * k, k * sizeof *ds->prob);
+                ds->label[j] = d->label[idx[j]];
+            }
+            cs_test_prepare(ds);
+            cs_result whole = run(ds, (cfg){.lens = "classwise", .bins = M}, CS_WANT_SCE);
+            assert_true(sub.sce == whole.sce);
+            cs_result_free(&sub);
+            cs_result_free(&whole);
+            cs_dataset_free(ds);
+            free(idx);
+            free(cnt);
+            free(hits);
+            cs_result_free(&cw);
+            cs_dataset_free(d);
+        }
+}
+
 static void test_empty_and_errors(void **state)
 {
     (void)state;
@@ -859,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_rece_curve),
         cmocka_unit_test(test_topk_bars),
         cmocka_unit_test(test_sce_beside),
+        cmocka_unit_test(test_sce_rowwise_matches_classes),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_settings_parsers),
         cmocka_unit_test(test_internal_helpers),

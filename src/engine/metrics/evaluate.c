@@ -253,6 +253,41 @@ out:
 }
 
 /* ---- classwise ---- */
+
+/* The uniform class-wise sums of items j0..j1-1 (NULL items: all samples in order): per
+ * (class c, bin b) at c*M+b, cp counts the values (low 32 bits) and those of the label's
+ * class (high 32 bits: one add where a separate count took a second look-up of the label's
+ * bin each row), sv sums them. Row by row, so each (class, bin) sum takes its values in item
+ * order, as it always did; the bins two classes at a time (cs_ubin_at2: no branch). A count
+ * is at most ni <= UINT32_MAX (cs_evaluate), so the halves never carry into each other.
+ * Inlined at each call (items NULL or not: a constant there). */
+static inline __attribute__((always_inline)) void
+cw_block(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1, const double *e,
+         size_t M, uint64_t *cp, double *sv)
+{
+    const cs_dataset *d = p->d;
+    size_t K = d->k;
+    for (size_t j = j0; j < j1; j++) {
+        size_t r = p->rows[items ? items[j] : (uint32_t)j];
+        const double *g = d->prob + r * K;
+        size_t y = (size_t)d->label[r], c = 0, at = 0;
+        for (; c + 2 <= K; c += 2, at += 2 * M) {
+            int b[2];
+            cs_ubin_at2(g + c, e, (int)M, b);
+            size_t a0 = at + (size_t)b[0], a1 = at + M + (size_t)b[1];
+            cp[a0] += 1 + ((uint64_t)(c == y) << 32);
+            sv[a0] += g[c];
+            cp[a1] += 1 + ((uint64_t)(c + 1 == y) << 32);
+            sv[a1] += g[c + 1];
+        }
+        if (c < K) {
+            size_t a0 = at + (size_t)cs_ubin_at(g[c], e, (int)M);
+            cp[a0] += 1 + ((uint64_t)(c == y) << 32);
+            sv[a0] += g[c];
+        }
+    }
+}
+
 static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uint32_t *items,
                            size_t ni, const atomic_int *cancel, cs_mx_agg *agg, cs_bin **bins,
                            size_t *nb, cs_error *err)
@@ -270,21 +305,25 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
             return nomem(err, "classwise");
         }
         cs_mx_edges(e, (int)M);
-        for (size_t j = 0; j < ni; j++) {
-            if ((j & 1023) == 0 && cs_mx_cancelled(cancel)) {
-                free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
+        uint64_t *cp = calloc(K * M, sizeof *cp);
+        if (!cp) {
+            free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
+            return nomem(err, "classwise");
+        }
+        for (size_t j0 = 0; j0 < ni; j0 += 4096) {
+            if (cs_mx_cancelled(cancel)) {
+                free(e); free(cnt); free(pos); free(sv); free(cb); free(pool); free(cp);
                 return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
             }
-            size_t r = p->rows[items ? items[j] : (uint32_t)j];   /* NULL: all, in order */
-            const double *g = d->prob + r * K;
-            size_t y = (size_t)d->label[r];
-            for (size_t c = 0; c < K; c++) {
-                size_t b = (size_t)cs_ubin_at(g[c], e, (int)M);
-                cnt[c * M + b]++;
-                sv[c * M + b] += g[c];
-                if (c == y) pos[c * M + b]++;
-            }
+            size_t j1 = j0 + 4096 < ni ? j0 + 4096 : ni;
+            if (items) cw_block(p, items, j0, j1, e, M, cp, sv);
+            else cw_block(p, NULL, j0, j1, e, M, cp, sv);   /* the items test folded away */
         }
+        for (size_t i = 0; i < K * M; i++) {
+            cnt[i] = (size_t)(cp[i] & 0xffffffffu);
+            pos[i] = (size_t)(cp[i] >> 32);
+        }
+        free(cp);
         for (size_t c = 0; c < K; c++) {
             for (size_t b = 0; b < M; b++) {
                 size_t n = cnt[c * M + b];
