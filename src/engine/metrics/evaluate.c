@@ -514,6 +514,24 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
+/* AECE from the top-1 values and targets v[order[j]], t[order[j]] in value order (order
+ * NULL: v, t are in that order already): the array_split groups, tvd. */
+static cs_status aece_groups(const cs_prepared *p, const double *v, const uint8_t *t,
+                             const uint32_t *order, size_t ni, double *out, cs_error *err)
+{
+    cs_settings s = p->s;
+    s.binning = CS_BIN_MASS;
+    s.distance = CS_DIST_TVD;
+    size_t ng = 0, *starts = mass_starts(ni, s.bins, &ng);
+    cs_bin *b = starts ? malloc((ng ? ng : 1) * sizeof *b) : NULL;
+    if (!b) { free(starts); return nomem(err, "bins"); }
+    cs_mx_scalar_groups(&s, v, t, order, starts, ng, b);
+    *out = cs_mx_aggregate(&s, b, ng, ni).ece;
+    free(starts);
+    free(b);
+    return CS_OK;
+}
+
 /* Top-1 equal-mass ECE: the subset in value order comes from the precomputed ranks
  * (cs_mx_by_rank: a bitmap or counting pass, no sort), then the array_split groups. */
 static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
@@ -522,18 +540,9 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
     cs_prepared *p = (cs_prepared *)cp;
     const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
     if (lazy_order(p, 1, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
-    cs_settings s = p->s;
-    s.binning = CS_BIN_MASS;
-    s.distance = CS_DIST_TVD;
     const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    size_t ng = 0, *starts = order ? mass_starts(ni, s.bins, &ng) : NULL;
-    cs_bin *b = starts ? malloc((ng ? ng : 1) * sizeof *b) : NULL;
-    if (!b) { free(starts); return nomem(err, "bins"); }
-    cs_mx_scalar_groups(&s, v, t, order, starts, ng, b);
-    *out = cs_mx_aggregate(&s, b, ng, ni).ece;
-    free(starts);
-    free(b);
-    return CS_OK;
+    if (!order) return nomem(err, "bins");
+    return aece_groups(p, v, t, order, ni, out, err);
 }
 
 /* The bandwidth a draw's smooth-ECE search starts from: the whole problem's s* (computed
@@ -586,25 +595,50 @@ static void *sce_run(void *arg)
 
 /* ---- smooth ECE, L2 CE, ECE_sweep -------------------------------------------------------
  * On the top1 and class:C lenses only (one value and a 0/1 target per sample, what their
- * papers define them on); NAN on the others. They read the items' pairs in value order. */
+ * papers define them on); NAN on the others. They read the items' pairs in value order,
+ * gathered once into one scratch block (the gather through the order is a random read per
+ * sample: it was made three times, for AECE, smooth ECE and L2 CE / ECE_sweep). with_aece:
+ * the top1 lens's AECE from that block too (its groups are the same values in the same
+ * order as aece() reads through the order: the same sums). */
 static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
-                                   unsigned want, cs_mx_scratch *sc, cs_result *out, cs_error *err)
+                                   unsigned want, int with_aece, cs_mx_scratch *sc,
+                                   cs_result *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
     if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
     const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
     if (lazy_order(p, 0, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
     const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    /* One scratch block of ni doubles and ni bytes: smooth ECE's pairs first, then the values
-     * and targets in value order for the L2 CE and ECE_sweep (9 bytes a sample at the peak,
-     * where copies of the values and targets as doubles plus (value, weight) pairs took 32). */
+    /* One scratch block of ni doubles and ni bytes: the values and targets in value order
+     * for AECE, the L2 CE and ECE_sweep, then smooth ECE's pairs made from them in place
+     * (9 bytes a sample at the peak, where copies of the values and targets as doubles plus
+     * (value, weight) pairs took 32). */
     double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
     if (!work) return nomem(err, "estimators");
     cs_status rc = CS_OK;
+    double *fs = work;
+    uint8_t *ts = (uint8_t *)(work + ni);
+    for (size_t j = 0; j < ni; j++) {
+        fs[j] = v[order[j]];
+        ts[j] = t[order[j]] ? 1 : 0;
+    }
+    if (with_aece) rc = aece_groups(p, fs, ts, NULL, ni, &out->aece, err);
+    if (rc != CS_OK) { free(work); return rc; }
+    if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);
+    /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
+     * cells and the other distances have no sweep */
+    if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
+        (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
+        int b;
+        out->ece_sweep = cs_mx_ece_sweep(fs, ts, ni, p->s.binning == CS_BIN_MASS,
+                                         p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
+        out->ece_sweep_bins = b;
+    }
+    /* last: it turns the block into its pairs */
     if (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
-        out->smece = cs_mx_smece(v, t, order, ni, sig, hint, work, &used);
+        out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);
             p->smece_hint = used;
@@ -622,23 +656,6 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
             cs_mx_smece_curve(v, t, order, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
             rc = nomem(err, "smooth reliability curve");
         else out->n_smece_curve = G;
-    }
-    double *fs = work;
-    uint8_t *ts = (uint8_t *)(work + ni);
-    if (want & (CS_WANT_L2CE | CS_WANT_SWEEP))
-        for (size_t j = 0; j < ni; j++) {
-            fs[j] = v[order[j]];
-            ts[j] = t[order[j]] ? 1 : 0;
-        }
-    if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);
-    /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
-     * cells and the other distances have no sweep */
-    if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
-        (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
-        int b;
-        out->ece_sweep = cs_mx_ece_sweep(fs, ts, ni, p->s.binning == CS_BIN_MASS,
-                                         p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
-        out->ece_sweep_bins = b;
     }
     free(work);
     return rc;
@@ -899,12 +916,15 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
     want &= ~fused;
     if (rc == CS_OK && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
-    if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
+    /* the top1 lens's AECE from the estimators' values in value order when they are gathered
+     * anyway (the same groups: see scalar_estimators) */
+    unsigned est = want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP);
+    int aece_in_est = (want & CS_WANT_AECE) && est && !p->vector && p->kind == CS_LENS_TOP1;
+    if (rc == CS_OK && (want & CS_WANT_AECE) && !aece_in_est) rc = aece(p, items, ni, sc, &out->aece, err);
     /* the remaining paths (but RECE-G) read an explicit array */
     const uint32_t *arr = items;
     cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
-    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP)))
-        rc = scalar_estimators(p, items, ni, want, sc, out, err);
+    if (rc == CS_OK && est) rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, err);
     if (side) pthread_join(sth, NULL);
     else if (before == CS_OK && (want & CS_WANT_SCE)) sce_run(&sj);
     if (before == CS_OK && (want & CS_WANT_SCE)) {

@@ -132,8 +132,9 @@ typedef struct cs_mx_agg { double ece, ace, mce; } cs_mx_agg;
 double cs_mx_scalar_gap(const cs_settings *s, double conf, double acc);
 /* ece/ace/mce over the non-empty bins (l2: ece = sqrt of the weighted mean square). */
 cs_mx_agg cs_mx_aggregate(const cs_settings *s, const cs_bin *b, size_t nb, size_t N);
-/* Scalar groups: order[starts[g]..starts[g+1]) are the sample indices of bin g; fills
- * count, lo/hi (min/max value), conf, acc, gap. Empty groups get NAN conf/acc/gap. */
+/* Scalar groups: order[starts[g]..starts[g+1]) are the sample indices of bin g (order NULL:
+ * the indices themselves, for v and t already in value order); fills count, lo/hi (min/max
+ * value), conf, acc, gap. Empty groups get NAN conf/acc/gap. */
 void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t,
                          const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out);
 /* Vector groups of a prepared vector lens (same layout). Returns 0 or -1 (ENOMEM). */
@@ -231,6 +232,10 @@ void cs_mx_rm_free(cs_mx_rm *rm);
  * cs_ece_sweep with the targets as bytes (0/1) instead of doubles, the same numbers. */
 double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
                    double hint, void *work, double *sigma_out);
+/* cs_mx_smece_sorted: the same on samples already in work (n values f ascending, then n
+ * targets 0/1 as bytes: what cs_mx_smece copies there first), so that a caller which has
+ * them in value order for other estimators does not gather them again. Overwrites work. */
+double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out);
 /* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
  * pairs, 16 bytes a sample, at a time). */
 int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,

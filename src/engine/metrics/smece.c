@@ -513,11 +513,22 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
     if (n == 0 || sigma < 0) return NAN;
     double *f = work;
     uint8_t *y = (uint8_t *)(f + n);
-    double mr = 0.0, ns = (double)n;
-    size_t runs = 0;
     for (size_t j = 0; j < n; j++) {
         f[j] = v[order[j]];
         y[j] = t[order[j]] ? 1 : 0;
+    }
+    return cs_mx_smece_sorted(work, n, sigma, hint, sigma_out);
+}
+
+double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out)
+{
+    if (sigma_out) *sigma_out = NAN;
+    if (n == 0 || sigma < 0) return NAN;
+    double *f = work;
+    uint8_t *y = (uint8_t *)(f + n);
+    double mr = 0.0, ns = (double)n;
+    size_t runs = 0;
+    for (size_t j = 0; j < n; j++) {
         mr += fabs(f[j] - (double)y[j]);
         runs += j && f[j] == f[j - 1] && (j < 2 || f[j - 1] != f[j - 2]);
     }
