@@ -26,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "mx.h"
 
 #define LOG2B0 11
@@ -47,6 +51,32 @@ static int moments_of(const pairs *P, size_t from, size_t to, blist *l)
         size_t q = f0 >= 1.0 ? B0 - 1 : (size_t)(f0 * B0);
         double hi = q == B0 - 1 ? 2.0 : (double)(q + 1) / B0;   /* the last box takes 1 */
         double tq = (double)q + 0.5, acc[NP] = {0};
+#if defined(__SSE2__)
+        /* the even and odd chains side by side in the two lanes of one register, the 18 sums
+         * in 9 registers (in an array in memory each sum's add waited for the store of the
+         * one before: 7 ms of the report's CPU). The same operations in the same order. */
+        __m128d a0 = _mm_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0;
+        __m128d a7 = a0, a8 = a0;
+        for (; i < to; i++) {
+            double f = pair_f(P, i);
+            if (!(f < hi)) break;      /* ascending: the run ends at the first f past its box */
+            double u = f * B0 - tq, e = pair_w(P, i);
+            __m128d u2 = _mm_set1_pd(u * u), x = _mm_set_pd(e * u, e);
+            a0 = _mm_add_pd(a0, x); x = _mm_mul_pd(x, u2);
+            a1 = _mm_add_pd(a1, x); x = _mm_mul_pd(x, u2);
+            a2 = _mm_add_pd(a2, x); x = _mm_mul_pd(x, u2);
+            a3 = _mm_add_pd(a3, x); x = _mm_mul_pd(x, u2);
+            a4 = _mm_add_pd(a4, x); x = _mm_mul_pd(x, u2);
+            a5 = _mm_add_pd(a5, x); x = _mm_mul_pd(x, u2);
+            a6 = _mm_add_pd(a6, x); x = _mm_mul_pd(x, u2);
+            a7 = _mm_add_pd(a7, x); x = _mm_mul_pd(x, u2);
+            a8 = _mm_add_pd(a8, x);
+        }
+        _Static_assert(NP == 18, "nine pairs of chains");
+        _mm_storeu_pd(acc + 0, a0); _mm_storeu_pd(acc + 2, a1); _mm_storeu_pd(acc + 4, a2);
+        _mm_storeu_pd(acc + 6, a3); _mm_storeu_pd(acc + 8, a4); _mm_storeu_pd(acc + 10, a5);
+        _mm_storeu_pd(acc + 12, a6); _mm_storeu_pd(acc + 14, a7); _mm_storeu_pd(acc + 16, a8);
+#else
         for (; i < to; i++) {
             double f = pair_f(P, i);
             if (!(f < hi)) break;      /* ascending: the run ends at the first f past its box */
@@ -58,6 +88,7 @@ static int moments_of(const pairs *P, size_t from, size_t to, blist *l)
                 eo *= u2;
             }
         }
+#endif
         l->q[l->n] = (uint16_t)q;
         memcpy(l->m + l->n * NP, acc, sizeof acc);
         l->n++;
