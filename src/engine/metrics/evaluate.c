@@ -72,6 +72,27 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
     return rc;
 }
 
+/* lazy_order(p, 0, ...) without the rank, and when this call is the one that sorts (the
+ * order was not built yet), the lens's values in that order in sorted[0..n) too (from the
+ * sort's own keys: cs_sort_order_values), *got = 1; otherwise sorted is untouched, *got = 0.
+ * 0, or -1 out of memory. */
+static int lazy_order_values(cs_prepared *p, const double **v, const uint8_t **t,
+                             const uint32_t **order, double *sorted, int *got)
+{
+    int rc = 0;
+    *got = 0;
+    pthread_mutex_lock(&p->lock);
+    *v = p->v;
+    *t = p->t;
+    if (!p->order_v) {
+        rc = cs_sort_order_values(p->v, p->n, &p->order_v, sorted);
+        *got = rc == 0;
+    }
+    *order = p->order_v;
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
 /* The top-1 confidence and correctness in their rank order (vs[r] = v[order[r]]): a
  * subset's AECE groups read them in sequence instead of through order[]. */
 static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
@@ -606,22 +627,35 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
 {
     cs_prepared *p = (cs_prepared *)cp;
     if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
-    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
-    if (lazy_order(p, 0, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
-    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
     /* One scratch block of ni doubles and ni bytes: the values and targets in value order
      * for AECE, the L2 CE and ECE_sweep, then smooth ECE's pairs made from them in place
      * (9 bytes a sample at the peak, where copies of the values and targets as doubles plus
-     * (value, weight) pairs took 32). */
-    double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
+     * (value, weight) pairs took 32). All samples, not sorted yet: the sort's scratch first,
+     * which it leaves holding the sorted values. */
+    double *work = malloc((ni ? ni : 1) * (sizeof *work + 1));
     if (!work) return nomem(err, "estimators");
+    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
+    int have_f = 0;
+    if (items ? lazy_order(p, 0, &v, &t, &o, &r) != 0
+              : lazy_order_values(p, &v, &t, &o, work, &have_f) != 0) {
+        free(work);
+        return nomem(err, "ranks");
+    }
+    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    if (!order) {
+        free(work);
+        return nomem(err, "estimators");
+    }
     cs_status rc = CS_OK;
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
-    for (size_t j = 0; j < ni; j++) {
-        fs[j] = v[order[j]];
-        ts[j] = t[order[j]] ? 1 : 0;
-    }
+    if (have_f)
+        for (size_t j = 0; j < ni; j++) ts[j] = t[order[j]] ? 1 : 0;
+    else
+        for (size_t j = 0; j < ni; j++) {
+            fs[j] = v[order[j]];
+            ts[j] = t[order[j]] ? 1 : 0;
+        }
     if (with_aece) rc = aece_groups(p, fs, ts, NULL, ni, &out->aece, err);
     if (rc != CS_OK) { free(work); return rc; }
     if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);

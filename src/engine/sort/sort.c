@@ -233,22 +233,26 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o)
     return 0;
 }
 
-int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
+/* o = the stable order of v, with k (n keys) as scratch: k holds the sorted keys after. */
+static int order_keys(const double *v, size_t n, uint32_t *o, uint64_t *k)
 {
-    size_t nn = n ? n : 1;
-    uint32_t *o = malloc(nn * sizeof *o), *r = NULL;
-    uint64_t *k = malloc(nn * sizeof *k);
-    if (!o || !k) goto fail;
     /* stable, so ties keep row order (SPEC: "ties by row order") */
     if (n < 65536) {
         for (size_t i = 0; i < n; i++) {
             k[i] = cs_sort_key(v[i]);
             o[i] = (uint32_t)i;
         }
-        if (cs_sort_u64(k, o, n) != 0) goto fail;
-    } else if (order_msd(v, n, k, o) != 0) {
-        goto fail;
+        return cs_sort_u64(k, o, n);
     }
+    return order_msd(v, n, k, o);
+}
+
+int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
+{
+    size_t nn = n ? n : 1;
+    uint32_t *o = malloc(nn * sizeof *o), *r = NULL;
+    uint64_t *k = malloc(nn * sizeof *k);
+    if (!o || !k || order_keys(v, n, o, k) != 0) goto fail;
     free(k);
     k = NULL;
     /* the inverse only when asked for, and only once the keys are gone (peak memory) */
@@ -264,6 +268,29 @@ fail:
     free(r);
     free(k);
     return -1;
+}
+
+int cs_sort_order_values(const double *v, size_t n, uint32_t **order, double *sorted)
+{
+    uint32_t *o = malloc((n ? n : 1) * sizeof *o);
+    /* the caller's block is the keys' scratch (8 bytes each, as a double), then the keys are
+     * turned back into the doubles they came from: a bijection but for -0, which has +0's
+     * key, so a zero is read from v itself */
+    uint64_t *k = (uint64_t *)(void *)sorted;
+    if (!o || order_keys(v, n, o, k) != 0) {
+        free(o);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = k[i];
+        b = (b >> 63) ? (b & ~0x8000000000000000ull) : ~b;
+        double x;
+        memcpy(&x, &b, sizeof x);
+        if (x == 0) x = v[o[i]];
+        memcpy(&sorted[i], &x, sizeof x);
+    }
+    *order = o;
+    return 0;
 }
 
 static int cmp_value(uint32_t a, uint32_t b, const void *ctx)
