@@ -694,7 +694,9 @@ static void test_smece_large_by_hand(void **state)
 /* cs_evaluate on a large file computes smECE, the L2 CE and ECE_sweep on the samples in
  * value order without copying them as doubles (one scratch block): the same numbers, bit for
  * bit, as the public functions on copies sorted stably (ties in row order: the values have
- * four digits, so there are many). */
+ * four digits, so there are many). shape 1: the lower half distinct (smooth ECE's merge of
+ * equal values starts at the first tie, not at the first sample), ties above 0.5; shape 2:
+ * no two values equal (no merge at all). */
 static int by_f(const void *a, const void *b)
 {
     const double *x = a, *y = b;   /* (f, y, row) triples */
@@ -705,6 +707,7 @@ static int by_f(const void *a, const void *b)
 static void test_evaluate_large_copies(void **state)
 {
     (void)state;
+    for (int shape = 0; shape < 3; shape++) {
     size_t n = 120000;
     double *P = malloc(2 * n * sizeof *P), *t3 = malloc(3 * n * sizeof *t3);
     int32_t *L = malloc(n * sizeof *L);
@@ -712,6 +715,7 @@ static void test_evaluate_large_copies(void **state)
     uint64_t seed = 11;
     for (size_t i = 0; i < n; i++) {
         double p1 = (double)(lcg(&seed) % 10001) / 10000.0;
+        if (shape == 2 || (shape == 1 && p1 < 0.5)) p1 = 0.5 * (double)i / (double)n + (shape == 2 ? 0.25 : 0.0);
         P[2 * i] = 1.0 - p1;
         P[2 * i + 1] = p1;
         L[i] = (double)(lcg(&seed) % 1000) / 1000.0 < p1 * 0.8 + 0.1 ? 1 : 0;
@@ -749,6 +753,7 @@ static void test_evaluate_large_copies(void **state)
     cs_prepared_free(p);
     cs_dataset_free(d);
     free(P); free(t3); free(L); free(f); free(y);
+    }
 }
 
 int main(void)
