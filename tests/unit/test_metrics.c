@@ -632,19 +632,22 @@ static void test_sce_beside(void **state)
     cs_dataset_free(d);
 }
 
-/* The class-wise ECE's row pass (evaluate.c cw_block: two classes' bins at a time, the
- * label's count packed beside the count) against the class:C lenses, whose uniform bins come
- * from the scalar pass one value at a time: SCE is the mean of their ECEs bit for bit, and
- * the pooled table's counts and hits are their sums. Odd and even class counts (the pair
- * loop's tail), values 0, 1, exactly on the bin edges and one ulp either side, M = 1 (one
- * bin: no table path), 7, 15 and 100; items NULL (all) and a subset. */
+/* The class-wise ECE's row pass (evaluate.c cw_bins / cw_sums: two classes' bins at a time,
+ * a pair both in bin 0 skipped in blocks where nearly all are) against the class:C lenses,
+ * whose uniform bins come from the scalar pass one value at a time: SCE is the mean of their
+ * ECEs bit for bit, and the pooled table's counts and hits are their sums. Odd and even class
+ * counts (the pair loop's tail), values 0, 1, exactly on the bin edges and one ulp either
+ * side, M = 1 (one bin: no table path), 7, 15 and 100; items NULL (all) and a subset. shape
+ * 1: nearly every value at or below e_1 (0, e_1 itself, below it), the next double above e_1
+ * among them, and rows 1000-1499 mixed: the pass goes into its skipping blocks and out. */
 static void test_sce_rowwise_matches_classes(void **state)
 {
     (void)state;
-    static const size_t KK[] = { 2, 3, 5, 10 };
+    static const size_t KK[] = { 2, 3, 5, 10, 41 };
     static const int MM[] = { 1, 7, 15, 100 };
     uint64_t seed = 4242;
-    for (size_t ki = 0; ki < 4; ki++)
+    for (int shape = 0; shape < 2; shape++)
+    for (size_t ki = 0; ki < 5; ki++)
         for (size_t mi = 0; mi < 4; mi++) {
             size_t n = 3001, k = KK[ki];
             int M = MM[mi];
@@ -653,6 +656,17 @@ static void test_sce_rowwise_matches_classes(void **state)
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
                 uint64_t r = seed >> 20;
                 double edge = cs_ubin_edge((int)(r % (uint64_t)(M + 1)), M);
+                size_t row = i / k;
+                if (shape == 1 && (row < 1000 || row >= 1500) && (r >> 40) % 256 != 0) {
+                    double e1 = cs_ubin_edge(1, M);
+                    switch ((r >> 12) % 4) {
+                    case 0: d->prob[i] = 0.0; break;
+                    case 1: d->prob[i] = e1; break;
+                    case 2: d->prob[i] = e1 * (double)(r % 1000) / 1000.0; break;
+                    default: d->prob[i] = (r >> 30) % 50 == 0 ? nextafter(e1, 2.0) : e1 * 0.5; break;
+                    }
+                    continue;
+                }
                 switch ((r >> 12) % 6) {
                 case 0: d->prob[i] = 0.0; break;
                 case 1: d->prob[i] = 1.0; break;
