@@ -608,9 +608,11 @@ static void test_topk_bars(void **state)
 }
 
 /* From 100,000 samples the class-wise ECE runs on a second thread beside the sort and the
- * scalar estimators (evaluate.c): the same number as the classwise lens's ECE (uniform bins,
- * tvd), which the binned path computes on the calling thread; a raised cancel flag still
- * stops the call. */
+ * scalar estimators (evaluate.c), and the bins and RECE-G after it there: the same number as
+ * the classwise lens's ECE (uniform bins, tvd; there the class-wise ECE is taken from the
+ * bins, not made twice), and the bins and RECE-G the same bits as without the class-wise
+ * ECE (no second thread: made on the calling thread); a raised cancel flag still stops the
+ * call. */
 static void test_sce_beside(void **state)
 {
     (void)state;
@@ -620,6 +622,23 @@ static void test_sce_beside(void **state)
     assert_false(isnan(top.sce));
     assert_true(top.sce == cw.ece);
     assert_true(top.sce == cw.sce);
+    const char *lenses[] = { "top1", "classwise", "class:2" };
+    for (int l = 0; l < 3; l++) {
+        cs_result a = run(d, (cfg){.lens = lenses[l]}, CS_WANT_ALL);
+        cs_result b = run(d, (cfg){.lens = lenses[l]}, CS_WANT_ALL & ~(unsigned)CS_WANT_SCE);
+        cs_result c = run(d, (cfg){.lens = lenses[l]}, CS_WANT_SCE);
+        assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
+        assert_memory_equal(&a.ace, &b.ace, sizeof a.ace);
+        assert_memory_equal(&a.mce, &b.mce, sizeof a.mce);
+        assert_memory_equal(&a.rece_g, &b.rece_g, sizeof a.rece_g);
+        assert_false(isnan(a.rece_g));
+        assert_memory_equal(&a.sce, &c.sce, sizeof a.sce);
+        assert_int_equal(a.n_bins, b.n_bins);
+        assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
+        cs_result_free(&a);
+        cs_result_free(&b);
+        cs_result_free(&c);
+    }
     cs_settings s = mkset((cfg){.lens = "top1"});
     cs_error e;
     cs_prepared *p = cs_prepare(d, &s, &e);

@@ -635,7 +635,11 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
 }
 
 /* The class-wise ECE (uniform bins, tvd, whatever the settings) as a job of its own, for a
- * second thread from SCE_SIDE_MIN samples (cs_evaluate). */
+ * second thread from SCE_SIDE_MIN samples (cs_evaluate). On that thread the job also makes
+ * the bins first (binned: out's ece, ace, mce and bin table) and RECE-G last (rece:
+ * out->rece_g), each with its own status, so that the calling thread goes from the scores
+ * straight to the sort and the estimators, the longest part. The fields each writes are its
+ * own. */
 #define SCE_SIDE_MIN 100000u
 typedef struct sce_job {
     const cs_prepared *p;
@@ -645,6 +649,11 @@ typedef struct sce_job {
     cs_status rc;
     double sce;
     cs_error err;
+    cs_result *out;          /* side thread only: */
+    int binned, rece;        /* the parts it makes besides the class-wise ECE */
+    int dup;                 /* sce_is_ece: the class-wise ECE is the bins' */
+    cs_status rc_b, rc_r;
+    cs_error err_b, err_r;
 } sce_job;
 
 static void *sce_run(void *arg)
@@ -658,6 +667,28 @@ static void *sce_run(void *arg)
      * identity array */
     j->rc = classwise(j->p, &s, j->items, j->ni, j->cancel, &a, NULL, NULL, &j->err);
     if (j->rc == CS_OK) j->sce = a.ece;
+    return NULL;
+}
+
+/* Whether the class-wise ECE is the bins' ECE itself: the classwise lens with uniform bins
+ * and tvd makes the very pass sce_run would make again (the same sums, the same mean). */
+static int sce_is_ece(const cs_prepared *p, unsigned want)
+{
+    return (want & CS_WANT_BINNED) && (want & CS_WANT_SCE) && p->kind == CS_LENS_CLASSWISE &&
+           p->s.binning == CS_BIN_UNIFORM && p->s.distance == CS_DIST_TVD;
+}
+
+static void *side_run(void *arg)
+{
+    sce_job *j = arg;
+    if (j->binned) {
+        j->rc_b = cs_mx_binned(j->p, j->items, j->ni, j->cancel, j->out, &j->err_b);
+        j->rc = j->rc_b;   /* sce_is_ece: the class-wise ECE comes with the bins */
+        j->sce = j->out->ece;
+        if (j->rc != CS_OK) j->err = j->err_b;
+    }
+    if (!j->binned || !j->dup) sce_run(j);
+    if (j->rece) j->rc_r = cs_mx_rece_g(j->p, j->items, j->ni, j->cancel, &j->out->rece_g, &j->err_r);
     return NULL;
 }
 
@@ -984,19 +1015,26 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     }
     if (rc == CS_OK && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, &out->brier, &out->nll, err);
-    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
-     * write: on a large sample it runs on a second thread beside them (the sort and the
-     * scalar estimators), joined before RECE-G takes both threads. The same numbers either
-     * way; an error is the first one the one-thread order would meet. */
-    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0} };
-    pthread_t sth;
-    int side = rc == CS_OK && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN &&
-               pthread_create(&sth, NULL, sce_run, &sj) == 0;
     unsigned fused = 0;
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
     want &= ~fused;
-    if (rc == CS_OK && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
+    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
+     * write: on a large sample it runs on a second thread, and the bins and RECE-G after it
+     * there, beside the sort and the scalar estimators here. The same numbers either way;
+     * an error is the first one the one-thread order (bins, AECE, class-wise ECE, the
+     * estimators, RECE-G) would meet. */
+    int dup = sce_is_ece(p, want);
+    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0}, out, 0, 0, dup, CS_OK, CS_OK, {0}, {0} };
+    pthread_t sth;
+    int side = 0;
+    if (rc == CS_OK && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
+        sj.binned = (want & CS_WANT_BINNED) != 0;
+        sj.rece = (want & CS_WANT_RECE_G) != 0;
+        side = pthread_create(&sth, NULL, side_run, &sj) == 0;
+        if (!side) sj.binned = sj.rece = 0;
+    }
+    if (rc == CS_OK && !side && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
     /* the top1 lens's AECE from the estimators' values in value order when they are gathered
      * anyway (the same groups: see scalar_estimators) */
     unsigned est = want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP);
@@ -1005,9 +1043,19 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     /* the remaining paths (but RECE-G) read an explicit array */
     const uint32_t *arr = items;
     cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
-    if (rc == CS_OK && est) rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, err);
-    if (side) pthread_join(sth, NULL);
-    else if (before == CS_OK && (want & CS_WANT_SCE)) sce_run(&sj);
+    cs_error est_err;
+    cs_status est_rc = CS_OK;
+    if (rc == CS_OK && est) est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, &est_err);
+    if (side) {
+        pthread_join(sth, NULL);
+        if (sj.binned && sj.rc_b != CS_OK) {   /* the bins come first */
+            before = rc = sj.rc_b;
+            *err = sj.err_b;
+        }
+    } else if (before == CS_OK && (want & CS_WANT_SCE)) {
+        if (dup) sj.sce = out->ece;   /* the bins were made, without an error (before) */
+        else sce_run(&sj);
+    }
     if (before == CS_OK && (want & CS_WANT_SCE)) {
         if (sj.rc != CS_OK) {
             rc = sj.rc;
@@ -1016,7 +1064,19 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
             out->sce = sj.sce;
         }
     }
-    if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    if (rc == CS_OK && est_rc != CS_OK) {
+        rc = est_rc;
+        *err = est_err;
+    }
+    if (sj.rece) {
+        if (rc != CS_OK) out->rece_g = NAN;   /* not reached in the one-thread order */
+        else if (sj.rc_r != CS_OK) {
+            rc = sj.rc_r;
+            *err = sj.err_r;
+        }
+    } else if (rc == CS_OK && (want & CS_WANT_RECE_G)) {
+        rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    }
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
     if (rc == CS_OK && !arr && (want & CS_WANT_RECE_CURVE) && !(arr = cs_mx_identity(sc, ni)))
         rc = nomem(err, "evaluate");
