@@ -651,7 +651,7 @@ static void test_sce_beside(void **state)
     cs_dataset_free(d);
 }
 
-/* The class-wise ECE's row pass (evaluate.c cw_bins / cw_sums: two classes' bins at a time,
+/* The class-wise ECE's row pass (classwise.c cw_bins / cw_sums: two classes' bins at a time,
  * a pair both in bin 0 skipped in blocks where nearly all are) against the class:C lenses,
  * whose uniform bins come from the scalar pass one value at a time: SCE is the mean of their
  * ECEs bit for bit, and the pooled table's counts and hits are their sums. Odd and even class

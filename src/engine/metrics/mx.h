@@ -223,6 +223,15 @@ cs_status cs_mx_rece_m(const cs_prepared *p, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, double *out, cs_error *err);
 void cs_mx_rm_free(cs_mx_rm *rm);
 
+/* ---- classwise.c ----
+ * cs_mx_classwise_sums: the uniform class-wise sums of the items (NULL: all samples in order)
+ * under the M bins with edges e (cs_mx_edges): for class c and bin b, at c*M+b, cnt[] += the
+ * values' count, pos[] += those of the label's class, sv[] += their sum, each sum taking its
+ * values in item order. cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when cancel
+ * was raised (sums partial), -1 out of memory. Any thread (reads p only). */
+int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                         size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv);
+
 /* ---- smece.c, estimators.c: on the samples in value order, without copies ----
  * The samples v[order[j]], t[order[j]], j = 0..n-1, ascending in v (a stable sort's order).
  * cs_mx_smece: smooth ECE at sigma > 0, or at the automatic bandwidth for sigma 0 (its
