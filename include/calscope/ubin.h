@@ -26,22 +26,6 @@ static inline double cs_ubin_edge(int i, int M)
 static inline int cs_ubin_at(double x, const double *e, int M)
 {
 #define CS_UBIN_E_(i) (e ? e[(i)] : cs_ubin_edge((i), M))
-    if (e && M > 1) {
-        /* With the table, without a branch (the metrics' hot loops call this ~10^7 times and
-         * a probability's bin is not predictable). The same answer b (e_b < x <= e_{b+1}) as
-         * the path below: x > e_b puts x above the real b/M (e_b is b/M rounded to nearest,
-         * so the next double up is past it), so x*M > b and its rounding is >= b; and
-         * x <= e_{b+1} <= (b+1)/M (1 + 2^-53) keeps the rounded x*M below b+2. So the guess
-         * trunc(x*M), clamped to [0, M-1] (NaN and x <= 0 to 0), is b or b+1, and one step
-         * down on the exact edge decides. test_ubin checks the two paths on every edge of
-         * every M to 1000 +- 4 ulps. */
-        double f = x * (double)M, top = (double)(M - 1);
-        f = f > 0.0 ? f : 0.0;
-        f = f < top ? f : top;
-        int b = (int)f;
-        b -= (b > 0) & !(x > e[b]);
-        return b;
-    }
     if (M <= 1 || !(x > CS_UBIN_E_(1))) return 0;
     if (x > CS_UBIN_E_(M - 1)) return M - 1;
     /* a guess off by at most one (truncation, no ceil call), corrected on the exact edges:
@@ -55,9 +39,18 @@ static inline int cs_ubin_at(double x, const double *e, int M)
 }
 
 /* The bins of x[0] and x[1] among M >= 1 uniform bins, with the table e (as cs_ubin_at):
- * b[i] = cs_ubin_at(x[i], e, M), two lanes at a time where SSE2 is there (it is on every
- * x86-64). The same steps as cs_ubin_at's table path: maxpd(f, 0) is 0 for NaN (the second
- * operand), minpd clamps to M-1, f >= 1 is "the guess is > 0". test_ubin compares the two. */
+ * b[i] = cs_ubin_at(x[i], e, M), two lanes at a time and without a branch where SSE2 is
+ * there (it is on every x86-64), for the metrics' passes over 10^6-10^7 values whose bins
+ * no predictor guesses. cs_ubin_at keeps its early exits: a value at or below e_1 costs one
+ * well-predicted branch there, what most of a segmentation volume's voxels are.
+ *
+ * Why one step suffices. Let b be the answer (e_b < x <= e_{b+1}). x > e_b puts x above the
+ * real b/M (e_b is b/M rounded to nearest, so the next double up is past it), so x*M > b and
+ * its rounding is >= b; and x <= e_{b+1} <= (b+1)/M (1 + 2^-53) keeps the rounded x*M below
+ * b+2. So the guess trunc(x*M), clamped to [0, M-1] (maxpd(f, 0) is 0 for NaN: the second
+ * operand), is b or b+1, and one step down where the guess is > 0 (f >= 1) and x is not
+ * above its lower edge decides. test_ubin compares the two on every edge of every M to 1000
+ * and the 4 doubles either side. */
 static inline void cs_ubin_at2(const double *x, const double *e, int M, int *b)
 {
 #if defined(__SSE2__)

@@ -56,17 +56,28 @@ static void test_table_and_scan_agree(void **state)
     }
 }
 
-/* The table path is branch-free (a clamped guess and one correction each way); it must give
- * the bin of the loop path (edges computed on the fly) and of the definition e_b < x <= e_{b+1}
- * for every edge of every M to 1000 (and a few larger M) and the 4 doubles either side, for
- * 0, 1, -0, below 0, above 1, infinities, NaN, subnormals and random values. */
+/* cs_ubin_at2 bins two values without a branch (a clamped guess and one step down); each
+ * lane must give the bin of cs_ubin_at and cs_ubin (edges in a table, on the fly) and of the
+ * definition e_b < x <= e_{b+1}, for every edge of every M to 1000 (and a few larger M) and
+ * the 4 doubles either side, for 0, 1, -0, below 0, above 1, infinities, NaN, subnormals and
+ * random values; each value is paired with the one checked before it (lanes that differ). */
 static void check_bin(double x, const double *e, int M)
 {
+    static double last = 0.5;
     int b = cs_ubin_at(x, e, M);
     assert_int_equal(b, cs_ubin(x, M));
     assert_true(b >= 0 && b < M);
     if (b > 0) assert_true(x > e[b]);
     if (b < M - 1) assert_false(x > e[b + 1]);
+    double xy[2] = { x, last }, yx[2] = { last, x };
+    int b2[2];
+    cs_ubin_at2(xy, e, M, b2);
+    assert_int_equal(b2[0], b);
+    assert_int_equal(b2[1], cs_ubin(last, M));
+    cs_ubin_at2(yx, e, M, b2);
+    assert_int_equal(b2[1], b);
+    assert_int_equal(b2[0], cs_ubin(last, M));
+    last = x;
 }
 
 static void test_branch_free_table(void **state)
@@ -100,6 +111,7 @@ static void test_branch_free_table(void **state)
         check_bin(INFINITY, e, M);
         check_bin(-INFINITY, e, M);
         assert_int_equal(cs_ubin_at(NAN, e, M), 0);
+        check_bin(NAN, e, M);
         for (int k = 0; k < 200; k++) {
             seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
             check_bin((double)(seed >> 11) * 0x1.0p-53, e, M);
