@@ -175,6 +175,53 @@ static int by_c(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The box moments and kernel sums with two chains / two boxes in SSE2 lanes (the default)
+ * and with the scalar loops (cs_sbox_lanes(0)): the same bits, moments, sums on a grid and
+ * smECE, on an odd and an even number of pairs (a box left alone at the end of a pass), every
+ * shape and bandwidth of the test below. */
+static void test_sbox_lanes_match_scalar(void **state)
+{
+    (void)state;
+    enum { G = 199 };
+    const double sig[] = { 1.0 / 1024, 0.003, 0.02, 0.094, 0.4, 1.0, 10.0 };
+    for (int N = 2000; N <= 2001; N++) {
+        img *p = malloc((size_t)N * sizeof *p);
+        assert_non_null(p);
+        for (int shape = 0; shape < 3; shape++) {
+            uint64_t x = 91u + (uint64_t)shape;
+            for (int i = 0; i < N; i++) {
+                double u = lcg01(&x);
+                double f = shape == 0 ? u : shape == 1 ? 0.6 + 0.01 * u : (u < 0.5 ? u * 1e-3 : 1.0 - u * 1e-3);
+                p[i] = (img){ f, (lcg01(&x) - 0.3) / N };
+            }
+            qsort(p, (size_t)N, sizeof *p, by_c);
+            pairs P = { .p = p, .n = (size_t)N };
+            sbox b[2] = { {0}, {0} };
+            for (int lanes = 0; lanes < 2; lanes++) {
+                cs_sbox_lanes(lanes);
+                assert_int_equal(cs_sbox_build(&b[lanes], &P), 0);
+            }
+            assert_int_equal(b[0].n, b[1].n);
+            assert_memory_equal(b[0].m, b[1].m, b[0].n * NP * sizeof *b[0].m);
+            for (size_t k = 0; k < sizeof sig / sizeof *sig; k++) {
+                double g[2][G + 1], sm[2];
+                for (int lanes = 0; lanes < 2; lanes++) {
+                    cs_sbox_lanes(lanes);
+                    assert_int_equal(cs_sbox_sums(&b[1], sig[k], G, g[lanes]), 0);
+                    sm[lanes] = cs_sbox_smece(&b[1], sig[k]);
+                }
+                assert_memory_equal(g[0], g[1], sizeof g[0]);
+                assert_false(isnan(sm[0]));
+                assert_memory_equal(&sm[0], &sm[1], sizeof sm[0]);
+            }
+            cs_sbox_free(&b[0]);
+            cs_sbox_free(&b[1]);
+        }
+        free(p);
+    }
+    cs_sbox_lanes(1);
+}
+
 static void test_smcurve_boxes_match_images(void **state)
 {
     (void)state;
@@ -647,7 +694,9 @@ static void test_smece_large_by_hand(void **state)
 /* cs_evaluate on a large file computes smECE, the L2 CE and ECE_sweep on the samples in
  * value order without copying them as doubles (one scratch block): the same numbers, bit for
  * bit, as the public functions on copies sorted stably (ties in row order: the values have
- * four digits, so there are many). */
+ * four digits, so there are many). shape 1: the lower half distinct (smooth ECE's merge of
+ * equal values starts at the first tie, not at the first sample), ties above 0.5; shape 2:
+ * no two values equal (no merge at all). */
 static int by_f(const void *a, const void *b)
 {
     const double *x = a, *y = b;   /* (f, y, row) triples */
@@ -658,6 +707,7 @@ static int by_f(const void *a, const void *b)
 static void test_evaluate_large_copies(void **state)
 {
     (void)state;
+    for (int shape = 0; shape < 3; shape++) {
     size_t n = 120000;
     double *P = malloc(2 * n * sizeof *P), *t3 = malloc(3 * n * sizeof *t3);
     int32_t *L = malloc(n * sizeof *L);
@@ -665,6 +715,7 @@ static void test_evaluate_large_copies(void **state)
     uint64_t seed = 11;
     for (size_t i = 0; i < n; i++) {
         double p1 = (double)(lcg(&seed) % 10001) / 10000.0;
+        if (shape == 2 || (shape == 1 && p1 < 0.5)) p1 = 0.5 * (double)i / (double)n + (shape == 2 ? 0.25 : 0.0);
         P[2 * i] = 1.0 - p1;
         P[2 * i + 1] = p1;
         L[i] = (double)(lcg(&seed) % 1000) / 1000.0 < p1 * 0.8 + 0.1 ? 1 : 0;
@@ -702,6 +753,7 @@ static void test_evaluate_large_copies(void **state)
     cs_prepared_free(p);
     cs_dataset_free(d);
     free(P); free(t3); free(L); free(f); free(y);
+    }
 }
 
 int main(void)
@@ -714,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_smece_hint_changes_nothing),
         cmocka_unit_test(test_smece_boxes_match_pairs),
         cmocka_unit_test(test_smcurve_boxes_match_images),
+        cmocka_unit_test(test_sbox_lanes_match_scalar),
         cmocka_unit_test(test_smece_relplot_one),
         cmocka_unit_test(test_l2ce_by_hand),
         cmocka_unit_test(test_l2ce_unbiased),

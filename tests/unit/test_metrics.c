@@ -12,6 +12,7 @@
 #include "calscope/dataset.h"
 #include "calscope/metrics.h"
 #include "calscope/topk.h"
+#include "calscope/ubin.h"
 #include "engine/metrics/mx.h"
 
 /* Classes named c0, c1...: some lenses below name them ("class:c1", "group:c0,c1"). */
@@ -607,9 +608,11 @@ static void test_topk_bars(void **state)
 }
 
 /* From 100,000 samples the class-wise ECE runs on a second thread beside the sort and the
- * scalar estimators (evaluate.c): the same number as the classwise lens's ECE (uniform bins,
- * tvd), which the binned path computes on the calling thread; a raised cancel flag still
- * stops the call. */
+ * scalar estimators (evaluate.c), and the bins and RECE-G after it there: the same number as
+ * the classwise lens's ECE (uniform bins, tvd; there the class-wise ECE is taken from the
+ * bins, not made twice), and the bins and RECE-G the same bits as without the class-wise
+ * ECE (no second thread: made on the calling thread); a raised cancel flag still stops the
+ * call. */
 static void test_sce_beside(void **state)
 {
     (void)state;
@@ -619,6 +622,23 @@ static void test_sce_beside(void **state)
     assert_false(isnan(top.sce));
     assert_true(top.sce == cw.ece);
     assert_true(top.sce == cw.sce);
+    const char *lenses[] = { "top1", "classwise", "class:2" };
+    for (int l = 0; l < 3; l++) {
+        cs_result a = run(d, (cfg){.lens = lenses[l]}, CS_WANT_ALL);
+        cs_result b = run(d, (cfg){.lens = lenses[l]}, CS_WANT_ALL & ~(unsigned)CS_WANT_SCE);
+        cs_result c = run(d, (cfg){.lens = lenses[l]}, CS_WANT_SCE);
+        assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
+        assert_memory_equal(&a.ace, &b.ace, sizeof a.ace);
+        assert_memory_equal(&a.mce, &b.mce, sizeof a.mce);
+        assert_memory_equal(&a.rece_g, &b.rece_g, sizeof a.rece_g);
+        assert_false(isnan(a.rece_g));
+        assert_memory_equal(&a.sce, &c.sce, sizeof a.sce);
+        assert_int_equal(a.n_bins, b.n_bins);
+        assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
+        cs_result_free(&a);
+        cs_result_free(&b);
+        cs_result_free(&c);
+    }
     cs_settings s = mkset((cfg){.lens = "top1"});
     cs_error e;
     cs_prepared *p = cs_prepare(d, &s, &e);
@@ -629,6 +649,108 @@ static void test_sce_beside(void **state)
     cs_result_free(&top);
     cs_result_free(&cw);
     cs_dataset_free(d);
+}
+
+/* The class-wise ECE's row pass (classwise.c cw_bins / cw_sums: two classes' bins at a time,
+ * a pair both in bin 0 skipped in blocks where nearly all are) against the class:C lenses,
+ * whose uniform bins come from the scalar pass one value at a time: SCE is the mean of their
+ * ECEs bit for bit, and the pooled table's counts and hits are their sums. Odd and even class
+ * counts (the pair loop's tail), values 0, 1, exactly on the bin edges and one ulp either
+ * side, M = 1 (one bin: no table path), 7, 15 and 100; items NULL (all) and a subset. shape
+ * 1: nearly every value at or below e_1 (0, e_1 itself, below it), the next double above e_1
+ * among them, and rows 1000-1499 mixed: the pass goes into its skipping blocks and out. */
+static void test_sce_rowwise_matches_classes(void **state)
+{
+    (void)state;
+    static const size_t KK[] = { 2, 3, 5, 10, 41 };
+    static const int MM[] = { 1, 7, 15, 100 };
+    uint64_t seed = 4242;
+    for (int shape = 0; shape < 2; shape++)
+    for (size_t ki = 0; ki < 5; ki++)
+        for (size_t mi = 0; mi < 4; mi++) {
+            size_t n = 3001, k = KK[ki];
+            int M = MM[mi];
+            cs_dataset *d = cs_test_dataset_new(n, k);
+            for (size_t i = 0; i < n * k; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t r = seed >> 20;
+                double edge = cs_ubin_edge((int)(r % (uint64_t)(M + 1)), M);
+                size_t row = i / k;
+                if (shape == 1 && (row < 1000 || row >= 1500) && (r >> 40) % 256 != 0) {
+                    double e1 = cs_ubin_edge(1, M);
+                    switch ((r >> 12) % 4) {
+                    case 0: d->prob[i] = 0.0; break;
+                    case 1: d->prob[i] = e1; break;
+                    case 2: d->prob[i] = e1 * (double)(r % 1000) / 1000.0; break;
+                    default: d->prob[i] = (r >> 30) % 50 == 0 ? nextafter(e1, 2.0) : e1 * 0.5; break;
+                    }
+                    continue;
+                }
+                switch ((r >> 12) % 6) {
+                case 0: d->prob[i] = 0.0; break;
+                case 1: d->prob[i] = 1.0; break;
+                case 2: d->prob[i] = edge; break;
+                case 3: d->prob[i] = nextafter(edge, 2.0) > 1.0 ? 1.0 : nextafter(edge, 2.0); break;
+                case 4: d->prob[i] = nextafter(edge, -1.0) < 0.0 ? 0.0 : nextafter(edge, -1.0); break;
+                default: d->prob[i] = (double)(r >> 8) * 0x1.0p-36; break;
+                }
+            }
+            for (size_t i = 0; i < n; i++) d->label[i] = (int32_t)((seed >> (i % 40)) % k);
+            cs_test_prepare(d);
+            cs_result cw = run(d, (cfg){.lens = "classwise", .bins = M}, CS_WANT_BINNED | CS_WANT_SCE);
+            assert_int_equal(cw.n_bins, (size_t)M);
+            double total = 0.0;
+            size_t *cnt = calloc((size_t)M, sizeof *cnt);
+            double *hits = calloc((size_t)M, sizeof *hits);
+            assert_non_null(cnt);
+            assert_non_null(hits);
+            for (size_t c = 0; c < k; c++) {
+                char lens[32];
+                snprintf(lens, sizeof lens, "class:%zu", c);
+                cs_result rc = run(d, (cfg){.lens = lens, .bins = M}, CS_WANT_BINNED);
+                total += rc.ece;
+                for (int b = 0; b < M; b++) {
+                    cnt[b] += rc.bins[b].count;
+                    if (rc.bins[b].count) hits[b] += rc.bins[b].acc * (double)rc.bins[b].count;
+                }
+                cs_result_free(&rc);
+            }
+            if (!(cw.sce == total / (double)k) || !(cw.ece == cw.sce))
+                fail_msg("K %zu M %d: sce %.17g ece %.17g, mean of classes %.17g", k, M, cw.sce,
+                         cw.ece, total / (double)k);
+            for (int b = 0; b < M; b++) {
+                assert_int_equal(cw.bins[b].count, cnt[b]);
+                if (cnt[b]) assert_double_near(cw.bins[b].acc * (double)cnt[b], hits[b], 1e-6);
+            }
+            /* a subset (every third sample): the items path of the same pass */
+            size_t ns = 0;
+            uint32_t *idx = malloc(n * sizeof *idx);
+            assert_non_null(idx);
+            for (size_t i = 0; i < n; i += 3) idx[ns++] = (uint32_t)i;
+            cs_settings st = mkset((cfg){.lens = "classwise", .bins = M});
+            cs_error e;
+            cs_prepared *p = cs_prepare(d, &st, &e);
+            assert_non_null(p);
+            cs_result sub;
+            assert_int_equal(cs_evaluate(p, idx, ns, CS_WANT_SCE, NULL, &sub, &e), CS_OK);
+            cs_prepared_free(p);
+            cs_dataset *ds = cs_test_dataset_new(ns, k);
+            for (size_t j = 0; j < ns; j++) {
+                memcpy(ds->prob + j * k, d->prob + (size_t)idx[j] * k, k * sizeof *ds->prob);
+                ds->label[j] = d->label[idx[j]];
+            }
+            cs_test_prepare(ds);
+            cs_result whole = run(ds, (cfg){.lens = "classwise", .bins = M}, CS_WANT_SCE);
+            assert_true(sub.sce == whole.sce);
+            cs_result_free(&sub);
+            cs_result_free(&whole);
+            cs_dataset_free(ds);
+            free(idx);
+            free(cnt);
+            free(hits);
+            cs_result_free(&cw);
+            cs_dataset_free(d);
+        }
 }
 
 static void test_empty_and_errors(void **state)
@@ -859,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_rece_curve),
         cmocka_unit_test(test_topk_bars),
         cmocka_unit_test(test_sce_beside),
+        cmocka_unit_test(test_sce_rowwise_matches_classes),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_settings_parsers),
         cmocka_unit_test(test_internal_helpers),

@@ -80,11 +80,12 @@ static cs_result ev(const cs_prepared *p, const uint32_t *idx, size_t n, unsigne
  * here and would only make these 500000-row evaluations slow */
 static const unsigned WANT = CS_WANT_ALL & ~(unsigned)(CS_WANT_SCE | CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP);
 
-/* All rows: NULL (nothing materialised, terms on the fly) == reversed == shuffled. */
+/* All rows: NULL (nothing materialised, terms on the fly) == reversed == shuffled. An odd
+ * n: the last of the uniform pass's 8192-sample blocks ends with a bin alone, not a pair. */
 static void test_full_paths(void **state)
 {
     (void)state;
-    size_t n = 300000, k = 4;
+    size_t n = 300001, k = 4;
     cs_dataset *d = mk(n, k, NULL, NULL);
     uint32_t *rev = malloc(n * sizeof *rev), *shuf = malloc(n * sizeof *shuf);
     for (size_t i = 0; i < n; i++) rev[i] = shuf[i] = (uint32_t)(n - 1 - i);
@@ -140,6 +141,48 @@ static void test_subset_equals_subdataset(void **state)
     cs_dataset_free(d);
     free(rows);
     free(idx);
+}
+
+/* The top1 lens's AECE alone (its own groups, read through the order) and beside the scalar
+ * estimators (from the block of values they gather in value order): bit for bit, on all
+ * samples and on a subset with repeats (the bootstrap's), with M that divides n and not;
+ * and the estimators' numbers the same whether AECE rides along or not. */
+static void test_aece_beside_estimators(void **state)
+{
+    (void)state;
+    size_t n = 70001, k = 4;
+    cs_dataset *d = mk(n, k, NULL, NULL);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    assert_non_null(idx);
+    for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)(urand() * (double)n);
+    static const int MM[] = { 15, 7, 1 };
+    const unsigned est = CS_WANT_SMECE | CS_WANT_L2CE | CS_WANT_SWEEP;
+    for (int mi = 0; mi < 3; mi++)
+        for (int sub = 0; sub < 2; sub++) {
+            cs_settings s;
+            cs_settings_default(&s);
+            s.bins = MM[mi];
+            cs_error e;
+            cs_prepared *p = cs_prepare(d, &s, &e);
+            assert_non_null(p);
+            const uint32_t *ix = sub ? idx : NULL;
+            size_t ni = sub ? n : 0;
+            cs_result a = ev(p, ix, ni, CS_WANT_AECE), b = ev(p, ix, ni, CS_WANT_AECE | est);
+            cs_result c = ev(p, ix, ni, est);
+            assert_false(isnan(a.aece));
+            if (memcmp(&a.aece, &b.aece, sizeof a.aece) != 0)
+                fail_msg("M %d sub %d: aece %.17g alone, %.17g with the estimators", MM[mi], sub,
+                         a.aece, b.aece);
+            assert_memory_equal(&b.smece, &c.smece, sizeof b.smece);
+            assert_memory_equal(&b.l2ce, &c.l2ce, sizeof b.l2ce);
+            assert_memory_equal(&b.ece_sweep, &c.ece_sweep, sizeof b.ece_sweep);
+            cs_result_free(&a);
+            cs_result_free(&b);
+            cs_result_free(&c);
+            cs_prepared_free(p);
+        }
+    free(idx);
+    cs_dataset_free(d);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -220,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_paths),
         cmocka_unit_test(test_subset_equals_subdataset),
+        cmocka_unit_test(test_aece_beside_estimators),
         cmocka_unit_test(test_canonical_paths),
         cmocka_unit_test(test_repeats),
     };

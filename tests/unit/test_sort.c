@@ -82,6 +82,17 @@ static void test_u32_and_order(void **state)
     free(rk);
 }
 
+static void check_order(const double *v, size_t n);
+
+/* Below the bucket pass's 65536 (the LSD path): the order and the values from the keys. */
+static void test_order_small_values(void **state)
+{
+    (void)state;
+    const double v[] = { 0.5, 0.25, -0.0, 0.5, 0.0, 1.0, 0.25, -1.0, -0.0, 1e-310, -1e300 };
+    check_order(v, sizeof v / sizeof v[0]);
+    check_order(v, 1);
+}
+
 static int by_tens(uint32_t a, uint32_t b, const void *ctx)
 {
     (void)ctx;
@@ -144,6 +155,16 @@ static void check_order(const double *v, size_t n)
         assert_true(a <= b);
         if (a == b) assert_true(o[i - 1] < o[i]);
     }
+    /* the values in that order from the sort's keys: the same order, each value bit for bit
+     * (-0.0 and +0.0 keep their signs) */
+    uint32_t *o3 = NULL;
+    double *sv = malloc((n ? n : 1) * sizeof *sv);
+    assert_non_null(sv);
+    assert_int_equal(cs_sort_order_values(v, n, &o3, sv), 0);
+    assert_memory_equal(o, o3, n * sizeof *o);
+    for (size_t i = 0; i < n; i++) assert_memory_equal(&sv[i], &v[o[i]], sizeof *sv);
+    free(sv);
+    free(o3);
     free(o);
     free(r);
     free(o2);
@@ -172,6 +193,14 @@ static void test_order_large(void **state)
     for (size_t i = 0; i < n; i++) v[i] = 0.9999 + (double)(next(&seed) % 100000) * 1e-9;
     v[n / 2] = 0.0;
     check_order(v, n);
+    /* a top-1 confidence's shape: crowded near 1 (buckets of every size the MSD passes
+     * treat differently: > 1024, 33..1024, <= 32), random low mantissa bits, some ties */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&seed);
+        double u = (double)(r >> 11) * 0x1.0p-53;
+        v[i] = (r & 7) == 0 ? 1.0 : 1.0 - 0.9 * u * u * u;
+    }
+    check_order(v, n);
     free(v);
 }
 
@@ -182,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_u32_and_order),
         cmocka_unit_test(test_by_comparator_stable),
         cmocka_unit_test(test_doubles),
+        cmocka_unit_test(test_order_small_values),
         cmocka_unit_test(test_order_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

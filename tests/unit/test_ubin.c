@@ -56,6 +56,70 @@ static void test_table_and_scan_agree(void **state)
     }
 }
 
+/* cs_ubin_at2 bins two values without a branch (a clamped guess and one step down); each
+ * lane must give the bin of cs_ubin_at and cs_ubin (edges in a table, on the fly) and of the
+ * definition e_b < x <= e_{b+1}, for every edge of every M to 1000 (and a few larger M) and
+ * the 4 doubles either side, for 0, 1, -0, below 0, above 1, infinities, NaN, subnormals and
+ * random values; each value is paired with the one checked before it (lanes that differ). */
+static void check_bin(double x, const double *e, int M)
+{
+    static double last = 0.5;
+    int b = cs_ubin_at(x, e, M);
+    assert_int_equal(b, cs_ubin(x, M));
+    assert_true(b >= 0 && b < M);
+    if (b > 0) assert_true(x > e[b]);
+    if (b < M - 1) assert_false(x > e[b + 1]);
+    double xy[2] = { x, last }, yx[2] = { last, x };
+    int b2[2];
+    cs_ubin_at2(xy, e, M, b2);
+    assert_int_equal(b2[0], b);
+    assert_int_equal(b2[1], cs_ubin(last, M));
+    cs_ubin_at2(yx, e, M, b2);
+    assert_int_equal(b2[1], b);
+    assert_int_equal(b2[0], cs_ubin(last, M));
+    last = x;
+}
+
+static void test_branch_free_table(void **state)
+{
+    (void)state;
+    static const double special[] = { 0.0, -0.0, 1.0, -1.0, 2.0, 1e300, -1e300, 0x1p-1074,
+                                      -0x1p-1074, 0x1p-1022, 0.5, 0.1, 0.9, 0.99999999999999989 };
+    uint64_t seed = 88172645463325252ull;
+    int Ms[1006];
+    size_t nm = 0;
+    for (int M = 1; M <= 1000; M++) Ms[nm++] = M;
+    Ms[nm++] = 1024; Ms[nm++] = 4096; Ms[nm++] = 9999; Ms[nm++] = 65535; Ms[nm++] = 65536;
+    Ms[nm++] = 100003;
+    for (size_t mi = 0; mi < nm; mi++) {
+        int M = Ms[mi];
+        double *e = malloc((size_t)(M + 1) * sizeof *e);
+        assert_non_null(e);
+        for (int i = 0; i <= M; i++) e[i] = cs_ubin_edge(i, M);
+        int step = M <= 1000 ? 1 : M / 997;   /* large M: a spread of edges and the last */
+        for (int i = 0; i <= M; i += (i + step > M && i < M) ? M - i : step) {
+            double lo = e[i], hi = e[i];
+            check_bin(e[i], e, M);
+            for (int k = 0; k < 4; k++) {
+                lo = nextafter(lo, -INFINITY);
+                hi = nextafter(hi, INFINITY);
+                check_bin(lo, e, M);
+                check_bin(hi, e, M);
+            }
+        }
+        for (size_t k = 0; k < sizeof special / sizeof special[0]; k++) check_bin(special[k], e, M);
+        check_bin(INFINITY, e, M);
+        check_bin(-INFINITY, e, M);
+        assert_int_equal(cs_ubin_at(NAN, e, M), 0);
+        check_bin(NAN, e, M);
+        for (int k = 0; k < 200; k++) {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+            check_bin((double)(seed >> 11) * 0x1.0p-53, e, M);
+        }
+        free(e);
+    }
+}
+
 /* The metrics bin with the same rule: one sample on the edge 0.07 of M = 100 is counted in
  * bin 6 (0.06, 0.07], the other just above it in bin 7. */
 static void test_metrics_use_the_rule(void **state)
@@ -88,6 +152,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edges_by_hand),
         cmocka_unit_test(test_table_and_scan_agree),
+        cmocka_unit_test(test_branch_free_table),
         cmocka_unit_test(test_metrics_use_the_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,27 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
     return rc;
 }
 
+/* lazy_order(p, 0, ...) without the rank, and when this call is the one that sorts (the
+ * order was not built yet), the lens's values in that order in sorted[0..n) too (from the
+ * sort's own keys: cs_sort_order_values), *got = 1; otherwise sorted is untouched, *got = 0.
+ * 0, or -1 out of memory. */
+static int lazy_order_values(cs_prepared *p, const double **v, const uint8_t **t,
+                             const uint32_t **order, double *sorted, int *got)
+{
+    int rc = 0;
+    *got = 0;
+    pthread_mutex_lock(&p->lock);
+    *v = p->v;
+    *t = p->t;
+    if (!p->order_v) {
+        rc = cs_sort_order_values(p->v, p->n, &p->order_v, sorted);
+        *got = rc == 0;
+    }
+    *order = p->order_v;
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
 /* The top-1 confidence and correctness in their rank order (vs[r] = v[order[r]]): a
  * subset's AECE groups read them in sequence instead of through order[]. */
 static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
@@ -253,6 +274,7 @@ out:
 }
 
 /* ---- classwise ---- */
+
 static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uint32_t *items,
                            size_t ni, const atomic_int *cancel, cs_mx_agg *agg, cs_bin **bins,
                            size_t *nb, cs_error *err)
@@ -270,20 +292,10 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
             return nomem(err, "classwise");
         }
         cs_mx_edges(e, (int)M);
-        for (size_t j = 0; j < ni; j++) {
-            if ((j & 1023) == 0 && cs_mx_cancelled(cancel)) {
-                free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
-                return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-            }
-            size_t r = p->rows[items ? items[j] : (uint32_t)j];   /* NULL: all, in order */
-            const double *g = d->prob + r * K;
-            size_t y = (size_t)d->label[r];
-            for (size_t c = 0; c < K; c++) {
-                size_t b = (size_t)cs_ubin_at(g[c], e, (int)M);
-                cnt[c * M + b]++;
-                sv[c * M + b] += g[c];
-                if (c == y) pos[c * M + b]++;
-            }
+        int ur = cs_mx_classwise_sums(p, items, ni, e, M, cancel, cnt, pos, sv);
+        if (ur != 0) {
+            free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
+            return ur < 0 ? nomem(err, "classwise") : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
         }
         for (size_t c = 0; c < K; c++) {
             for (size_t b = 0; b < M; b++) {
@@ -475,6 +487,24 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     return CS_OK;
 }
 
+/* AECE from the top-1 values and targets v[order[j]], t[order[j]] in value order (order
+ * NULL: v, t are in that order already): the array_split groups, tvd. */
+static cs_status aece_groups(const cs_prepared *p, const double *v, const uint8_t *t,
+                             const uint32_t *order, size_t ni, double *out, cs_error *err)
+{
+    cs_settings s = p->s;
+    s.binning = CS_BIN_MASS;
+    s.distance = CS_DIST_TVD;
+    size_t ng = 0, *starts = mass_starts(ni, s.bins, &ng);
+    cs_bin *b = starts ? malloc((ng ? ng : 1) * sizeof *b) : NULL;
+    if (!b) { free(starts); return nomem(err, "bins"); }
+    cs_mx_scalar_groups(&s, v, t, order, starts, ng, b);
+    *out = cs_mx_aggregate(&s, b, ng, ni).ece;
+    free(starts);
+    free(b);
+    return CS_OK;
+}
+
 /* Top-1 equal-mass ECE: the subset in value order comes from the precomputed ranks
  * (cs_mx_by_rank: a bitmap or counting pass, no sort), then the array_split groups. */
 static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
@@ -483,18 +513,9 @@ static cs_status aece(const cs_prepared *cp, const uint32_t *items, size_t ni,
     cs_prepared *p = (cs_prepared *)cp;
     const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
     if (lazy_order(p, 1, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
-    cs_settings s = p->s;
-    s.binning = CS_BIN_MASS;
-    s.distance = CS_DIST_TVD;
     const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    size_t ng = 0, *starts = order ? mass_starts(ni, s.bins, &ng) : NULL;
-    cs_bin *b = starts ? malloc((ng ? ng : 1) * sizeof *b) : NULL;
-    if (!b) { free(starts); return nomem(err, "bins"); }
-    cs_mx_scalar_groups(&s, v, t, order, starts, ng, b);
-    *out = cs_mx_aggregate(&s, b, ng, ni).ece;
-    free(starts);
-    free(b);
-    return CS_OK;
+    if (!order) return nomem(err, "bins");
+    return aece_groups(p, v, t, order, ni, out, err);
 }
 
 /* The bandwidth a draw's smooth-ECE search starts from: the whole problem's s* (computed
@@ -519,7 +540,11 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
 }
 
 /* The class-wise ECE (uniform bins, tvd, whatever the settings) as a job of its own, for a
- * second thread from SCE_SIDE_MIN samples (cs_evaluate). */
+ * second thread from SCE_SIDE_MIN samples (cs_evaluate). On that thread the job also makes
+ * the bins first (binned: out's ece, ace, mce and bin table) and RECE-G last (rece:
+ * out->rece_g), each with its own status, so that the calling thread goes from the scores
+ * straight to the sort and the estimators, the longest part. The fields each writes are its
+ * own. */
 #define SCE_SIDE_MIN 100000u
 typedef struct sce_job {
     const cs_prepared *p;
@@ -529,6 +554,11 @@ typedef struct sce_job {
     cs_status rc;
     double sce;
     cs_error err;
+    cs_result *out;          /* side thread only: */
+    int binned, rece;        /* the parts it makes besides the class-wise ECE */
+    int dup;                 /* sce_is_ece: the class-wise ECE is the bins' */
+    cs_status rc_b, rc_r;
+    cs_error err_b, err_r;
 } sce_job;
 
 static void *sce_run(void *arg)
@@ -545,27 +575,87 @@ static void *sce_run(void *arg)
     return NULL;
 }
 
+/* Whether the class-wise ECE is the bins' ECE itself: the classwise lens with uniform bins
+ * and tvd makes the very pass sce_run would make again (the same sums, the same mean). */
+static int sce_is_ece(const cs_prepared *p, unsigned want)
+{
+    return (want & CS_WANT_BINNED) && (want & CS_WANT_SCE) && p->kind == CS_LENS_CLASSWISE &&
+           p->s.binning == CS_BIN_UNIFORM && p->s.distance == CS_DIST_TVD;
+}
+
+static void *side_run(void *arg)
+{
+    sce_job *j = arg;
+    if (j->binned) {
+        j->rc_b = cs_mx_binned(j->p, j->items, j->ni, j->cancel, j->out, &j->err_b);
+        j->rc = j->rc_b;   /* sce_is_ece: the class-wise ECE comes with the bins */
+        j->sce = j->out->ece;
+        if (j->rc != CS_OK) j->err = j->err_b;
+    }
+    if (!j->binned || !j->dup) sce_run(j);
+    if (j->rece) j->rc_r = cs_mx_rece_g(j->p, j->items, j->ni, j->cancel, &j->out->rece_g, &j->err_r);
+    return NULL;
+}
+
 /* ---- smooth ECE, L2 CE, ECE_sweep -------------------------------------------------------
  * On the top1 and class:C lenses only (one value and a 0/1 target per sample, what their
- * papers define them on); NAN on the others. They read the items' pairs in value order. */
+ * papers define them on); NAN on the others. They read the items' pairs in value order,
+ * gathered once into one scratch block (the gather through the order is a random read per
+ * sample: it was made three times, for AECE, smooth ECE and L2 CE / ECE_sweep). with_aece:
+ * the top1 lens's AECE from that block too (its groups are the same values in the same
+ * order as aece() reads through the order: the same sums). */
 static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
-                                   unsigned want, cs_mx_scratch *sc, cs_result *out, cs_error *err)
+                                   unsigned want, int with_aece, cs_mx_scratch *sc,
+                                   cs_result *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
     if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
-    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
-    if (lazy_order(p, 0, &v, &t, &o, items ? &r : NULL) != 0) return nomem(err, "ranks");
-    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    /* One scratch block of ni doubles and ni bytes: smooth ECE's pairs first, then the values
-     * and targets in value order for the L2 CE and ECE_sweep (9 bytes a sample at the peak,
-     * where copies of the values and targets as doubles plus (value, weight) pairs took 32). */
-    double *work = order ? malloc((ni ? ni : 1) * (sizeof *work + 1)) : NULL;
+    /* One scratch block of ni doubles and ni bytes: the values and targets in value order
+     * for AECE, the L2 CE and ECE_sweep, then smooth ECE's pairs made from them in place
+     * (9 bytes a sample at the peak, where copies of the values and targets as doubles plus
+     * (value, weight) pairs took 32). All samples, not sorted yet: the sort's scratch first,
+     * which it leaves holding the sorted values. */
+    double *work = malloc((ni ? ni : 1) * (sizeof *work + 1));
     if (!work) return nomem(err, "estimators");
+    const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
+    int have_f = 0;
+    if (items ? lazy_order(p, 0, &v, &t, &o, &r) != 0
+              : lazy_order_values(p, &v, &t, &o, work, &have_f) != 0) {
+        free(work);
+        return nomem(err, "ranks");
+    }
+    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    if (!order) {
+        free(work);
+        return nomem(err, "estimators");
+    }
     cs_status rc = CS_OK;
+    double *fs = work;
+    uint8_t *ts = (uint8_t *)(work + ni);
+    if (have_f)
+        for (size_t j = 0; j < ni; j++) ts[j] = t[order[j]] ? 1 : 0;
+    else
+        for (size_t j = 0; j < ni; j++) {
+            fs[j] = v[order[j]];
+            ts[j] = t[order[j]] ? 1 : 0;
+        }
+    if (with_aece) rc = aece_groups(p, fs, ts, NULL, ni, &out->aece, err);
+    if (rc != CS_OK) { free(work); return rc; }
+    if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);
+    /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
+     * cells and the other distances have no sweep */
+    if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
+        (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
+        int b;
+        out->ece_sweep = cs_mx_ece_sweep(fs, ts, ni, p->s.binning == CS_BIN_MASS,
+                                         p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
+        out->ece_sweep_bins = b;
+    }
+    /* last: it turns the block into its pairs */
     if (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
-        out->smece = cs_mx_smece(v, t, order, ni, sig, hint, work, &used);
+        out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);
             p->smece_hint = used;
@@ -583,23 +673,6 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
             cs_mx_smece_curve(v, t, order, ni, out->smece_sigma, G, out->smece_mu, out->smece_density) != 0)
             rc = nomem(err, "smooth reliability curve");
         else out->n_smece_curve = G;
-    }
-    double *fs = work;
-    uint8_t *ts = (uint8_t *)(work + ni);
-    if (want & (CS_WANT_L2CE | CS_WANT_SWEEP))
-        for (size_t j = 0; j < ni; j++) {
-            fs[j] = v[order[j]];
-            ts[j] = t[order[j]] ? 1 : 0;
-        }
-    if (want & CS_WANT_L2CE) cs_mx_l2ce(fs, ts, ni, p->s.bins, &out->l2ce, &out->l2ce_debiased);
-    /* ECE_sweep's norm is the distance's: tvd p = 1, l2 p = 2 (the paper's l_p); kd-tree
-     * cells and the other distances have no sweep */
-    if ((want & CS_WANT_SWEEP) && p->s.binning != CS_BIN_KDTREE &&
-        (p->s.distance == CS_DIST_TVD || p->s.distance == CS_DIST_L2)) {
-        int b;
-        out->ece_sweep = cs_mx_ece_sweep(fs, ts, ni, p->s.binning == CS_BIN_MASS,
-                                         p->s.distance == CS_DIST_L2 ? 2.0 : 1.0, &b);
-        out->ece_sweep_bins = b;
     }
     free(work);
     return rc;
@@ -847,27 +920,47 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     }
     if (rc == CS_OK && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, &out->brier, &out->nll, err);
-    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
-     * write: on a large sample it runs on a second thread beside them (the sort and the
-     * scalar estimators), joined before RECE-G takes both threads. The same numbers either
-     * way; an error is the first one the one-thread order would meet. */
-    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0} };
-    pthread_t sth;
-    int side = rc == CS_OK && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN &&
-               pthread_create(&sth, NULL, sce_run, &sj) == 0;
     unsigned fused = 0;
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
     want &= ~fused;
-    if (rc == CS_OK && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
-    if (rc == CS_OK && (want & CS_WANT_AECE)) rc = aece(p, items, ni, sc, &out->aece, err);
+    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
+     * write: on a large sample it runs on a second thread, and the bins and RECE-G after it
+     * there, beside the sort and the scalar estimators here. The same numbers either way;
+     * an error is the first one the one-thread order (bins, AECE, class-wise ECE, the
+     * estimators, RECE-G) would meet. */
+    int dup = sce_is_ece(p, want);
+    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0}, out, 0, 0, dup, CS_OK, CS_OK, {0}, {0} };
+    pthread_t sth;
+    int side = 0;
+    if (rc == CS_OK && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
+        sj.binned = (want & CS_WANT_BINNED) != 0;
+        sj.rece = (want & CS_WANT_RECE_G) != 0;
+        side = pthread_create(&sth, NULL, side_run, &sj) == 0;
+        if (!side) sj.binned = sj.rece = 0;
+    }
+    if (rc == CS_OK && !side && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
+    /* the top1 lens's AECE from the estimators' values in value order when they are gathered
+     * anyway (the same groups: see scalar_estimators) */
+    unsigned est = want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP);
+    int aece_in_est = (want & CS_WANT_AECE) && est && !p->vector && p->kind == CS_LENS_TOP1;
+    if (rc == CS_OK && (want & CS_WANT_AECE) && !aece_in_est) rc = aece(p, items, ni, sc, &out->aece, err);
     /* the remaining paths (but RECE-G) read an explicit array */
     const uint32_t *arr = items;
     cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
-    if (rc == CS_OK && (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP)))
-        rc = scalar_estimators(p, items, ni, want, sc, out, err);
-    if (side) pthread_join(sth, NULL);
-    else if (before == CS_OK && (want & CS_WANT_SCE)) sce_run(&sj);
+    cs_error est_err;
+    cs_status est_rc = CS_OK;
+    if (rc == CS_OK && est) est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, &est_err);
+    if (side) {
+        pthread_join(sth, NULL);
+        if (sj.binned && sj.rc_b != CS_OK) {   /* the bins come first */
+            before = rc = sj.rc_b;
+            *err = sj.err_b;
+        }
+    } else if (before == CS_OK && (want & CS_WANT_SCE)) {
+        if (dup) sj.sce = out->ece;   /* the bins were made, without an error (before) */
+        else sce_run(&sj);
+    }
     if (before == CS_OK && (want & CS_WANT_SCE)) {
         if (sj.rc != CS_OK) {
             rc = sj.rc;
@@ -876,7 +969,19 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
             out->sce = sj.sce;
         }
     }
-    if (rc == CS_OK && (want & CS_WANT_RECE_G)) rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    if (rc == CS_OK && est_rc != CS_OK) {
+        rc = est_rc;
+        *err = est_err;
+    }
+    if (sj.rece) {
+        if (rc != CS_OK) out->rece_g = NAN;   /* not reached in the one-thread order */
+        else if (sj.rc_r != CS_OK) {
+            rc = sj.rc_r;
+            *err = sj.err_r;
+        }
+    } else if (rc == CS_OK && (want & CS_WANT_RECE_G)) {
+        rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
+    }
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
     if (rc == CS_OK && !arr && (want & CS_WANT_RECE_CURVE) && !(arr = cs_mx_identity(sc, ni)))
         rc = nomem(err, "evaluate");

@@ -47,9 +47,10 @@ void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t
         double sv = 0.0, lo = INFINITY, hi = -INFINITY;
         size_t st = 0;
         for (size_t j = a; j < z; j++) {
-            double x = v[order[j]];
+            size_t i = order ? order[j] : j;
+            double x = v[i];
             sv += x;
-            st += t[order[j]];
+            st += t[i];
             if (x < lo) lo = x;
             if (x > hi) hi = x;
         }

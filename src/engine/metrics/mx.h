@@ -132,8 +132,9 @@ typedef struct cs_mx_agg { double ece, ace, mce; } cs_mx_agg;
 double cs_mx_scalar_gap(const cs_settings *s, double conf, double acc);
 /* ece/ace/mce over the non-empty bins (l2: ece = sqrt of the weighted mean square). */
 cs_mx_agg cs_mx_aggregate(const cs_settings *s, const cs_bin *b, size_t nb, size_t N);
-/* Scalar groups: order[starts[g]..starts[g+1]) are the sample indices of bin g; fills
- * count, lo/hi (min/max value), conf, acc, gap. Empty groups get NAN conf/acc/gap. */
+/* Scalar groups: order[starts[g]..starts[g+1]) are the sample indices of bin g (order NULL:
+ * the indices themselves, for v and t already in value order); fills count, lo/hi (min/max
+ * value), conf, acc, gap. Empty groups get NAN conf/acc/gap. */
 void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t,
                          const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out);
 /* Vector groups of a prepared vector lens (same layout). Returns 0 or -1 (ENOMEM). */
@@ -222,6 +223,15 @@ cs_status cs_mx_rece_m(const cs_prepared *p, const uint32_t *items, size_t ni,
                        const atomic_int *cancel, double *out, cs_error *err);
 void cs_mx_rm_free(cs_mx_rm *rm);
 
+/* ---- classwise.c ----
+ * cs_mx_classwise_sums: the uniform class-wise sums of the items (NULL: all samples in order)
+ * under the M bins with edges e (cs_mx_edges): for class c and bin b, at c*M+b, cnt[] += the
+ * values' count, pos[] += those of the label's class, sv[] += their sum, each sum taking its
+ * values in item order. cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when cancel
+ * was raised (sums partial), -1 out of memory. Any thread (reads p only). */
+int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                         size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv);
+
 /* ---- smece.c, estimators.c: on the samples in value order, without copies ----
  * The samples v[order[j]], t[order[j]], j = 0..n-1, ascending in v (a stable sort's order).
  * cs_mx_smece: smooth ECE at sigma > 0, or at the automatic bandwidth for sigma 0 (its
@@ -231,6 +241,10 @@ void cs_mx_rm_free(cs_mx_rm *rm);
  * cs_ece_sweep with the targets as bytes (0/1) instead of doubles, the same numbers. */
 double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
                    double hint, void *work, double *sigma_out);
+/* cs_mx_smece_sorted: the same on samples already in work (n values f ascending, then n
+ * targets 0/1 as bytes: what cs_mx_smece copies there first), so that a caller which has
+ * them in value order for other estimators does not gather them again. Overwrites work. */
+double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out);
 /* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
  * pairs, 16 bytes a sample, at a time). */
 int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,

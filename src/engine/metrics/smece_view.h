@@ -133,6 +133,10 @@ int cs_sbox_fits(const sbox *b, double s);
 int cs_sbox_sums(const sbox *b, double s, size_t G, double *g);
 /* smECE_s from the boxes (cs_sbox_fits true). NAN when memory ran out. */
 double cs_sbox_smece(const sbox *b, double s);
+/* Tests only (not thread-safe, set before the work): 0 makes the box moments and sums take
+ * their scalar loops instead of two boxes / two chains in SSE2 lanes, 1 (the default) back.
+ * Either gives the same bits. */
+void cs_sbox_lanes(int on);
 /* cs_smece_at through the boxes (boxes != 0, where they answer) or the per-pair sums only:
  * the tests compare the two. */
 double cs_smece_at_by(const double *f, const double *y, size_t n, double sigma, int boxes);

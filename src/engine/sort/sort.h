@@ -29,6 +29,11 @@ uint64_t cs_sort_key(double x);
  * its inverse (*rank; rank NULL: not made); both malloc'd, the caller frees them. */
 int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank);
 
+/* The same order (*order malloc'd, the caller frees it), and sorted[i] = v[order[i]] bit for
+ * bit (-0.0 too) in the caller's block of n doubles, which the sort uses as its scratch: no
+ * gather through the order afterwards, no second n-word block. */
+int cs_sort_order_values(const double *v, size_t n, uint32_t **order, double *sorted);
+
 /* a[0..n) ascending, in place (stable: equal values keep their order). Never fails (out of
  * memory it falls back to an insertion sort). */
 void cs_sort_doubles(double *a, size_t n);
