@@ -748,6 +748,57 @@ static void test_numeric_fold_short_lines(void **state)
     }
 }
 
+/* The folded count leaves the long-line check of the first chunk to its parse: a field past
+ * the 1 MiB limit in the first chunk, in the second, or at the cut between them, is refused
+ * on two threads with libcsv's message, with either scanner; a long line within the limit
+ * loads. */
+static void test_numeric_fold_long_line(void **state)
+{
+    (void)state;
+    size_t longf = CS_LOAD_MAX_FIELD_BYTES + 1;
+    for (int where = 0; where < 4; where++) {
+        size_t rows = 60000, cap = rows * 16 + longf + 256, o = 0;
+        char *text = malloc(cap);
+        assert_non_null(text);
+        o += (size_t)snprintf(text, cap, "label,p_0,p_1\n");
+        /* the long line after a tenth of the rows (first chunk), after nine tenths (second),
+         * or right at the middle of the bytes (where the cut is looked for) */
+        size_t at = where == 0 ? rows / 10 : where == 1 ? rows * 9 / 10 : rows / 2 - 3000;
+        for (size_t i = 0; i < rows; i++) {
+            if (i == at) {
+                /* "0.5000...": a field of exactly the limit (3: it fits), or a byte more */
+                size_t f = where == 3 ? CS_LOAD_MAX_FIELD_BYTES : longf;
+                o += (size_t)snprintf(text + o, cap - o, "1,0.5");
+                memset(text + o, '0', f - 3);
+                o += f - 3;
+                o += (size_t)snprintf(text + o, cap - o, ",0.5\n");
+            }
+            o += (size_t)snprintf(text + o, cap - o, "%zu,0.25,0.75\n", i % 2);
+        }
+        cs_load_options opt;
+        cs_load_options_default(&opt);
+        outcome c;
+        load(&c, text, o, &opt, CSL_PATH_CSV, 0, 0);
+        if (where == 3) {
+            if (!c.d) fail_msg("refused: %s", c.err.msg);
+            assert_int_equal(c.d->n, rows + 1);
+        } else {
+            char want[96];
+            snprintf(want, sizeof want, "r.csv:%zu:2: field longer than %zu bytes (the limit)",
+                     at + 2, (size_t)CS_LOAD_MAX_FIELD_BYTES);
+            assert_string_equal(c.err.msg, want);
+        }
+        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+            outcome f;
+            load(&f, text, o, &opt, CSL_PATH_AUTO, 2, kind);
+            same(&c, &f);
+            release(&f);
+        }
+        release(&c);
+        free(text);
+    }
+}
+
 /* A numbers-only file with a quote or a lone CR anywhere is left to libcsv whole (the fast
  * path gives up), and reads as libcsv reads it. */
 static void test_numeric_quotes_fall_back(void **state)
@@ -914,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_numeric_rows_at_the_end),
         cmocka_unit_test(test_numeric_quotes_fall_back),
         cmocka_unit_test(test_numeric_fold_short_lines),
+        cmocka_unit_test(test_numeric_fold_long_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
