@@ -528,6 +528,19 @@ static char *awkward_file(size_t rows, size_t *len, int crlf, int last_nl)
     return b;
 }
 
+/* The outcome c (the reference, usually libcsv's) against loads of the same bytes by `path` on
+ * `threads` threads with each scanner. */
+static void same_with_both_scanners(const outcome *c, const char *text, size_t len,
+                                    const cs_load_options *opt, int path, int threads)
+{
+    for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+        outcome f;
+        load(&f, text, len, opt, path, threads, kind);
+        same(c, &f);
+        release(&f);
+    }
+}
+
 /* text through libcsv (the reference), then the fast path on 1-3 threads with both scanners:
  * the same outcome every time; more than min_rows rows read; a bad row refuses the file
  * (skip 0, the message names it) or is skipped (skip 1). */
@@ -543,12 +556,7 @@ static void same_on_every_path(const char *text, size_t len, int skip, double su
     if (skip) assert_non_null(c.d);
     else assert_non_null(strstr(c.err.msg, "r.csv:"));
     for (int th = 1; th <= 3; th++)
-        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
-            outcome f;
-            load(&f, text, len, &opt, CSL_PATH_FAST, th, kind);
-            same(&c, &f);
-            release(&f);
-        }
+        same_with_both_scanners(&c, text, len, &opt, CSL_PATH_FAST, th);
     release(&c);
 }
 
@@ -697,12 +705,7 @@ static void test_numeric_rows_at_the_end(void **state)
             memcpy(data, text, o);
             outcome c;
             load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
-            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
-                outcome f;
-                load(&f, data, o, &opt, CSL_PATH_FAST, 1, kind);
-                same(&c, &f);
-                release(&f);
-            }
+            same_with_both_scanners(&c, data, o, &opt, CSL_PATH_FAST, 1);
             release(&c);
             free(data);
         }
@@ -736,12 +739,7 @@ static void test_numeric_fold_short_lines(void **state)
             outcome c;
             load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
             if (skip) assert_int_equal(c.d->n, good);
-            for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
-                outcome f;
-                load(&f, data, o, &opt, CSL_PATH_FAST, 2, kind);
-                same(&c, &f);
-                release(&f);
-            }
+            same_with_both_scanners(&c, data, o, &opt, CSL_PATH_FAST, 2);
             release(&c);
         }
         free(data);
@@ -788,12 +786,7 @@ static void test_numeric_fold_long_line(void **state)
                      at + 2, (size_t)CS_LOAD_MAX_FIELD_BYTES);
             assert_string_equal(c.err.msg, want);
         }
-        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
-            outcome f;
-            load(&f, text, o, &opt, CSL_PATH_AUTO, 2, kind);
-            same(&c, &f);
-            release(&f);
-        }
+        same_with_both_scanners(&c, text, o, &opt, CSL_PATH_AUTO, 2);
         release(&c);
         free(text);
     }
@@ -861,12 +854,7 @@ static void test_messages_with_place(void **state)
         load(&c, cases[i].text, strlen(cases[i].text), &opt, CSL_PATH_CSV, 0, 0);
         assert_null(c.d);
         assert_string_equal(c.err.msg, cases[i].msg);
-        for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
-            outcome f;
-            load(&f, cases[i].text, strlen(cases[i].text), &opt, CSL_PATH_FAST, 1, kind);
-            same(&c, &f);
-            release(&f);
-        }
+        same_with_both_scanners(&c, cases[i].text, strlen(cases[i].text), &opt, CSL_PATH_FAST, 1);
         release(&c);
     }
 }
