@@ -1,8 +1,7 @@
 #include "calscope/dataset.h"
 #include "calscope/segstats.h"
+#include "engine/pair.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -135,18 +134,8 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
     /* rows are independent: two halves on two threads for a large matrix (the values cannot
      * depend on the split) */
     size_t half = d->n / 2;
-    prep_half h = { d, half, d->n - half };
-    pthread_t th;
-    int threaded = 0;
-    if (d->n * d->k >= 2000000u) {
-        sigset_t all, old;   /* the helper must not take the caller's signals (the UI thread) */
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        threaded = pthread_create(&th, NULL, prep_thread, &h) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    }
-    cs_dataset_prepare_rows(d, 0, threaded ? half : d->n);
-    if (threaded) pthread_join(th, NULL);
+    prep_half h[2] = { { d, 0, half }, { d, half, d->n - half } };
+    cs_run_pair(prep_thread, &h[0], &h[1], d->n * d->k >= 2000000u);
     cs_dataset_prepare_finish(d);
     return CS_OK;
 }

@@ -9,8 +9,8 @@
  * - the same machinery orders a subset by a precomputed rank (equal-mass bins);
  * - cs_mx_chunks: the fixed two-way split used by the full-data passes. */
 #include "mx.h"
+#include "engine/pair.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,20 +165,9 @@ static void *chunk_thread(void *arg)
 void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void *ctx)
 {
     chunk_run r[2] = {{fn, ctx, 0, nchunks}, {fn, ctx, nchunks, nchunks}};
-    pthread_t th;
-    int threaded = 0;
-    if (big && nchunks >= 2) {
-        r[0].z = r[1].a = nchunks / 2;
-        /* the helper must not take signals meant for the caller (the UI thread) */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        threaded = pthread_create(&th, NULL, chunk_thread, &r[1]) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    }
-    chunk_thread(&r[0]);
-    if (threaded) pthread_join(th, NULL);
-    else chunk_thread(&r[1]);
+    int split = big && nchunks >= 2;
+    if (split) r[0].z = r[1].a = nchunks / 2;
+    cs_run_pair(chunk_thread, &r[0], &r[1], split);
 }
 
 typedef struct { cs_prepared *p; uint16_t *ub; const double *e; int M; } ubin_ctx;

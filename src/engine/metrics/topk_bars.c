@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mx.h"
+#include "engine/pair.h"
 
 typedef struct {
     const cs_dataset *d;
@@ -57,11 +58,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
         size_t half = n / 2;
         sort_job jb[2] = {{d, p1->rows, half, kmax, S, pos},
                           {d, p1->rows + half, n - half, kmax, S + half * kmax, pos + half}};
-        pthread_t th;
-        int threaded = n * K >= 1000000 && pthread_create(&th, NULL, run_sort, &jb[1]) == 0;
-        run_sort(&jb[0]);
-        if (threaded) pthread_join(th, NULL);
-        else run_sort(&jb[1]);
+        cs_run_pair(run_sort, &jb[0], &jb[1], n * K >= 1000000);
 
         for (size_t i = 0; i < nk && rc == CS_OK; i++) {
             size_t k = (size_t)ks[i] > K ? K : (size_t)ks[i];

@@ -1,0 +1,36 @@
+/* calscope engine: one job in two halves, the second on a helper thread.
+ *
+ * The engine's passes over 10^6 samples split in two on the machine's two cores (RECE-G's
+ * weights, the metrics' chunks, the top-k sorts, the per-row caches). The rule for the helper
+ * is in one place here: it blocks every signal (they stay with the caller: the dashboard's UI
+ * thread takes SIGWINCH and SIGINT), and when it cannot be made the caller runs the second
+ * half itself, so the result never depends on whether a thread was had. */
+#ifndef CALSCOPE_ENGINE_PAIR_H
+#define CALSCOPE_ENGINE_PAIR_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+
+/* fn(a) on the calling thread and fn(b) on a helper thread at the same time, then joined;
+ * fn(b) after fn(a) on the calling thread when `parallel` is 0 or no thread can be made. b may
+ * be NULL (fn(a) alone). a and b are the caller's, read and written only by their own call.
+ * Returns 1 when the helper ran fn(b). Any thread. */
+static inline int cs_run_pair(void *(*fn)(void *), void *a, void *b, int parallel)
+{
+    pthread_t th;
+    int threaded = 0;
+    if (b && parallel) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        threaded = pthread_create(&th, NULL, fn, b) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    fn(a);
+    if (threaded) pthread_join(th, NULL);
+    else if (b) fn(b);
+    return threaded;
+}
+
+#endif
