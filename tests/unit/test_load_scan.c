@@ -337,6 +337,22 @@ static int quick_at_one(const char *s, char term)
         }
         free(t);
     }
+    /* the reader of a probability in a row with room (csl_quick_prob_at): where it answers,
+     * the same byte and bits as csl_quick_num_at with either digit run; it declines only a
+     * sign, two or more integer digits, or a zero with an exponent beyond +-22 */
+    for (int kind = CSL_SCAN_SWAR; kind <= CSL_SCAN_SSE2; kind++) {
+        double pg;
+        const char *pq = csl_quick_prob_at(buf, kind, &pg);
+        if (pq) {
+            if (pq != q) fail_msg("'%s' + '%c': the probability reader stops elsewhere", s, term);
+            if (memcmp(&pg, &got, sizeof got) != 0)
+                fail_msg("'%s' + '%c': the probability reader %a, csl_quick_num_at %a", s, term,
+                         pg, got);
+            if ((size_t)(pq - buf) > 21) fail_msg("'%s': moved %zu bytes on", s, (size_t)(pq - buf));
+        } else if (q && !(buf[0] == '-' || (buf[1] >= '0' && buf[1] <= '9') || got == 0.0)) {
+            fail_msg("'%s' + '%c': declined by the probability reader", s, term);
+        }
+    }
     /* without the room, it declines (the caller then bounds the field itself) */
     assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SSE2, &got));
     assert_null(csl_quick_num_at(buf, buf + CSL_QUICK_AT_ROOM - 1, CSL_SCAN_SWAR, &got));
@@ -352,7 +368,7 @@ static void test_quick_number_at(void **state)
         "0.692024788668", "7.22441884735e-06", "7.22441884735E-06", "1e22", "1e-22", "1e+5",
         "1e05", "1.5e-21", "0.000137904786283", "0.000123456789012", "9.00000000000000",
         "0.12345678", "0.123456789", "0.1234567", "123.456", "1234567.12345678", "9e9",
-        "0.000000000000000", "9007199.254740992",
+        "0.000000000000000", "9007199.254740992", "0e-50", "0.0e+99", "0.123456789012345e-05",
     };
     static const char terms[] = {',', '\n', '\r', ';', '\t', ' ', 'x', '"'};
     for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
@@ -711,6 +727,86 @@ static void test_numeric_rows_at_the_end(void **state)
         }
 }
 
+/* The load of `text` (o bytes, copied to the end of a heap block: ASan sees a load past it)
+ * by libcsv, then by the fast path on 1 and 2 threads with both scanners: the same outcome,
+ * `rows` rows, and the value `x` in row 1, class k - 1. */
+static void same_at_the_end(const char *text, size_t o, size_t rows, double x)
+{
+    char *data = malloc(o);
+    assert_non_null(data);
+    memcpy(data, text, o);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    opt.sum_tol = 0.1;
+    outcome c;
+    load(&c, data, o, &opt, CSL_PATH_CSV, 0, 0);
+    if (!c.d) fail_msg("%zu bytes: %s", o, c.err.msg);
+    assert_int_equal(c.d->n, rows);
+    assert_true(c.d->prob[2 * c.d->k - 1] == x);
+    for (int th = 1; th <= 2; th++) same_with_both_scanners(&c, data, o, &opt, CSL_PATH_FAST, th);
+    release(&c);
+    free(data);
+}
+
+/* Rows of probabilities are read without a bound (csl_quick_prob_at) only while the row has
+ * CSL_QUICK_PROB_ROOM(k) bytes before the end of the data. Rows whose last fields are the
+ * longest numbers that reader takes (21 bytes each: the most it moves on) start at every
+ * distance from the end of the data up to well past that threshold: as the last row (its
+ * first fields narrower), or before a last row of narrower fields. */
+static void test_numeric_prob_room(void **state)
+{
+    (void)state;
+    static const size_t ks[] = {3, 12};
+    for (size_t t = 0; t < 2; t++) {
+        size_t k = ks[t], row = 1 + 22 * k, cap = 64 + 16 * k + 3 * row + 64 * k, head = 0;
+        const char *field = k == 3 ? "0.333333333333333e+00" : "0.083333333333333e+00";
+        double x = strtod(field, NULL);
+        char *text = malloc(cap);
+        assert_non_null(text);
+        head += (size_t)snprintf(text, cap, "label");
+        for (size_t j = 0; j < k; j++) head += (size_t)snprintf(text + head, cap - head, ",p_%zu", j);
+        text[head++] = '\n';
+        head += (size_t)snprintf(text + head, cap - head, "0");
+        for (size_t j = 0; j < k; j++) head += (size_t)snprintf(text + head, cap - head, ",%s", field);
+        text[head++] = '\n';
+        /* the last row: its first nn fields w bytes wide, the others the longest */
+        for (size_t nn = 0; nn <= k; nn++)
+            for (size_t w = 4; w <= 21; w++)
+                for (size_t lf = 0; lf < 2; lf++) {
+                    size_t o = head;
+                    text[o++] = '1';
+                    for (size_t j = 0; j < k; j++) {
+                        text[o++] = ',';
+                        if (j < nn) o += put_width(text + o, 1.0 / (double)k, w);
+                        else o += (size_t)snprintf(text + o, cap - o, "%s", field);
+                    }
+                    char last[48] = {0};               /* the last field, terminated */
+                    memcpy(last, text + o - (nn == k ? w : 21), nn == k ? w : 21);
+                    if (lf) text[o++] = '\n';
+                    same_at_the_end(text, o, 2, strtod(last, NULL));
+                }
+        /* a row of the longest numbers, then a last row of k fields of 4..40 bytes */
+        for (size_t dist = row + 1 + k + 1 + 4 * k; dist <= row + 1 + k + 39 * k; dist++)
+            for (size_t lf = 0; lf < 2; lf++) {
+                size_t widths = dist - row - 1 - k - lf, w = widths / k, extra = widths % k;
+                size_t o = head;
+                text[o++] = '1';
+                for (size_t j = 0; j < k; j++) o += (size_t)snprintf(text + o, cap - o, ",%s", field);
+                text[o++] = '\n';
+                size_t last = o;
+                text[o++] = '0';
+                for (size_t j = 0; j < k; j++) {
+                    text[o++] = ',';
+                    o += put_width(text + o, 1.0 / (double)k, w + (j < extra));
+                }
+                if (lf) text[o++] = '\n';
+                assert_int_equal(o - last + row, dist);    /* the second row starts at dist */
+                same_at_the_end(text, o, 3, x);
+            }
+        free(text);
+    }
+}
+
 /* Two threads over numbers fold the newline count into the parse: the second chunk's rows go
  * after the most rows the first chunk's bytes could hold. Short bad lines ("1,2": fewer bytes
  * than a row of 6 fields needs) can outnumber those rows many times over; a fuzzer found the
@@ -951,6 +1047,7 @@ int main(void)
         cmocka_unit_test(test_quick_number_at),
         cmocka_unit_test(test_numeric_files_all_paths),
         cmocka_unit_test(test_numeric_rows_at_the_end),
+        cmocka_unit_test(test_numeric_prob_room),
         cmocka_unit_test(test_numeric_quotes_fall_back),
         cmocka_unit_test(test_numeric_fold_short_lines),
         cmocka_unit_test(test_numeric_fold_long_line),

@@ -332,6 +332,19 @@ static inline const char *num_field(const fast_ctx *c, const char *p, const char
     return q;
 }
 
+/* num_field for a probability of a row with CSL_QUICK_PROB_ROOM before the end of the data:
+ * csl_quick_prob_at first (no bound, no sign), num_field for whatever it declines. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *prob_field(const fast_ctx *c, const char *p, const char *end, int last,
+                                     double *x)
+{
+    const char *q = csl_quick_prob_at(p, c->scan, x);
+    if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
+    return num_field(c, p, end, last, x);
+}
+
 /* quick_row for a row of numbers only (every column a label, probability, logit or tta: the
  * common shape): each number is read where it starts and itself says where its field ends
  * (num_field), so neither the scanner nor any other search looks at the bytes of the line.
@@ -353,11 +366,20 @@ static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const 
             return 0;
         const size_t k = ncols - 1;
         double sum = 0.0;                   /* the checker's sum, taken here (row_values) */
-        for (size_t j = 0; j < k; j++) {
-            if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
-                return 0;
-            v[j] = x;
-            sum += x;
+        if ((size_t)(c->data_end - p) >= CSL_QUICK_PROB_ROOM(k)) {
+            for (size_t j = 0; j < k; j++) {   /* no bound to check a number (the row has room) */
+                if (!(q = prob_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
+                    return 0;
+                v[j] = x;
+                sum += x;
+            }
+        } else {
+            for (size_t j = 0; j < k; j++) {
+                if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
+                    return 0;
+                v[j] = x;
+                sum += x;
+            }
         }
         if (!(*next = after_last(q, end))) return 0;
         return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line, &sum) ? -1 : 1;
