@@ -633,12 +633,27 @@ static void test_sce_beside(void **state)
         assert_memory_equal(&a.rece_g, &b.rece_g, sizeof a.rece_g);
         assert_false(isnan(a.rece_g));
         assert_memory_equal(&a.sce, &c.sce, sizeof a.sce);
+        /* the scores: made on the side thread first (a), here without it (b) */
+        assert_memory_equal(&a.brier, &b.brier, sizeof a.brier);
+        assert_memory_equal(&a.nll, &b.nll, sizeof a.nll);
         assert_int_equal(a.n_bins, b.n_bins);
         assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
         cs_result_free(&a);
         cs_result_free(&b);
         cs_result_free(&c);
     }
+    /* and they are the scores, summed here row by row */
+    double sb = 0.0, sl = 0.0;
+    for (size_t i = 0; i < d->n; i++) {
+        const double *g = d->prob + i * d->k;
+        for (size_t c = 0; c < d->k; c++) {
+            double t = g[c] - (d->label[i] == (int32_t)c);
+            sb += t * t;
+        }
+        sl -= log(g[d->label[i]] > 1e-15 ? g[d->label[i]] : 1e-15);
+    }
+    assert_true(fabs(top.brier - sb / (double)d->n) < 1e-12);
+    assert_true(fabs(top.nll - sl / (double)d->n) < 1e-12);
     cs_settings s = mkset((cfg){.lens = "top1"});
     cs_error e;
     cs_prepared *p = cs_prepare(d, &s, &e);

@@ -253,8 +253,12 @@ void cs_mx_l2ce(const double *f, const uint8_t *y, size_t n, int M, double *plug
 double cs_mx_ece_sweep(const double *f, const uint8_t *y, size_t n, int mass, double p, int *bins_out);
 
 /* ---- scoring.c ---- */
+/* Brier and NLL of the items (NULL: all samples) into *brier / *nll (as want asks). split: a
+ * large input's chunks may run on a second thread (0 from a thread that already runs beside
+ * another: the same sums either way). Any thread; builds p's per-sample cache under its lock
+ * for a subset. */
 cs_status cs_mx_scores(const cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
-                       double *brier, double *nll, cs_error *err);
+                       int split, double *brier, double *nll, cs_error *err);
 
 /* ---- lens.c ---- */
 cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *group_of,

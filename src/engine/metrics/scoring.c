@@ -130,7 +130,7 @@ static int build(cs_prepared *p)
 }
 
 cs_status cs_mx_scores(const cs_prepared *cp, const uint32_t *items, size_t ni, unsigned want,
-                       double *brier, double *nll, cs_error *err)
+                       int split, double *brier, double *nll, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;   /* lazy cache only, under the lock */
     if (items) {
@@ -149,7 +149,7 @@ cs_status cs_mx_scores(const cs_prepared *cp, const uint32_t *items, size_t ni, 
     }
     job j = {p, items, ni, b, l, 0};
     /* terms on the fly read the K-wide rows: worth a second thread sooner than cached sums */
-    cs_mx_chunks(nc, items ? ni >= 8 * CS_MX_CHUNK : ni * p->d->k >= 1000000, chunk, &j);
+    cs_mx_chunks(nc, split && (items ? ni >= 8 * CS_MX_CHUNK : ni * p->d->k >= 1000000), chunk, &j);
     double sb = 0.0, sl = 0.0;
     for (size_t c = 0; c < nc; c++) {
         sb += b[c];
