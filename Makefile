@@ -83,7 +83,10 @@ $(BIN): $(call obj,$(MAIN_SRC)) $(FRONT_LIB) $(ENGINE_LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT)) $(FRONT_LIB) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC  $<")
-	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(PKG_LIBS) $(ENGINE_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(PKG_LIBS) $(ENGINE_LIBS) $(TEST_WRAP)
+
+# test_no_threads makes pthread_create fail on demand: the engine's calls go to its wrapper.
+$(BUILD)/tests/test_no_threads: TEST_WRAP := -Wl,--wrap=pthread_create
 
 # ---- documents generated from the flag table (src/session/flags.c) ----
 $(BUILD)/gen_flags: tools/gen_flags.c $(call obj,$(SESSION_SRC)) $(ENGINE_LIB)

@@ -25,6 +25,7 @@
 #include "engine/load/load_internal.h"
 #include "engine/load/load_qnum.h"
 #include "engine/load/load_scan.h"
+#include "engine/pair.h"
 
 #include "calscope/classes.h"
 #include "calscope/dataset.h"
@@ -678,7 +679,7 @@ static void run_all(chunk *ch, int n, void *(*fn)(void *))
     pthread_t tid[MAX_THREADS];
     int started[MAX_THREADS] = {0};
     for (int i = 1; i < n; i++)
-        started[i] = pthread_create(&tid[i], NULL, fn, &ch[i]) == 0;
+        started[i] = cs_helper_start(&tid[i], fn, &ch[i]);
     fn(&ch[0]);
     for (int i = 1; i < n; i++) {
         if (started[i]) pthread_join(tid[i], NULL);
@@ -931,7 +932,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         ch[1].all = &all;
         ch[1].first_line = line;
         pthread_t tid;
-        int started = pthread_create(&tid, NULL, count_then_parse, &ch[1]) == 0;
+        int started = cs_helper_start(&tid, count_then_parse, &ch[1]);
         parse_chunk(&ch[0]);
         if (started) pthread_join(tid, NULL);
         else count_then_parse(&ch[1]);

@@ -19,6 +19,7 @@
 #include "mx.h"
 #include "calscope/estimators.h"
 #include "calscope/smece.h"
+#include "engine/pair.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -941,7 +942,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         sj.scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
         sj.binned = (want & CS_WANT_BINNED) != 0;
         sj.rece = (want & CS_WANT_RECE_G) != 0;
-        side = pthread_create(&sth, NULL, side_run, &sj) == 0;
+        side = cs_helper_start(&sth, side_run, &sj);
         if (!side) sj.scores = 0, sj.binned = sj.rece = 0;
     }
     if (!sj.scores && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
