@@ -35,6 +35,23 @@ static const uint64_t csl_pow10_u64[20] = {
     1000000000000000000ull, 10000000000000000000ull,
 };
 
+/* m * 10^e10 rounded as strtod rounds it, when Clinger's fast path makes it exact: m <= 2^53
+ * and |e10| <= 22, so (double)m and 10^|e10| are exact and one IEEE multiply or divide rounds
+ * correctly. 1 with *x set, else 0 (the caller declines). The one place of that rule for the
+ * quick parsers below. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int csl_exact(uint64_t m, long e10, double *x)
+{
+    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
+    double v = (double)m;
+    if (e10 < 0) v /= csl_pow10_exact[-e10];
+    else if (e10 > 0) v *= csl_pow10_exact[e10];
+    *x = v;
+    return 1;
+}
+
 /* The value of the 8 ASCII digits of w, the first digit in the lowest byte (fast_float's
  * parse_eight_digits_unrolled). */
 static inline uint64_t csl_eight_digits(uint64_t w)
@@ -161,10 +178,8 @@ static inline int csl_quick_num_general(const char *p, const char *b, const char
         *out = neg ? -0.0 : 0.0;
         return 1;
     }
-    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
-    double v = (double)m;
-    if (e10 < 0) v /= csl_pow10_exact[-e10];
-    else if (e10 > 0) v *= csl_pow10_exact[e10];
+    double v;
+    if (!csl_exact(m, e10, &v)) return 0;
     *out = neg ? -v : v;
     return 1;
 }
@@ -235,10 +250,8 @@ static inline int csl_quick_num(const char *p, const char *b, const char *safe, 
         *out = neg ? -0.0 : 0.0;
         return 1;
     }
-    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return 0;
-    double x = (double)m;
-    if (e10 < 0) x /= csl_pow10_exact[-e10];
-    else if (e10 > 0) x *= csl_pow10_exact[e10];
+    double x;
+    if (!csl_exact(m, e10, &x)) return 0;
     *out = neg ? -x : x;
     return 1;
 #else
@@ -401,10 +414,8 @@ static inline const char *csl_quick_num_at(const char *p, const char *safe, int 
         *out = neg ? -0.0 : 0.0;
         return q;
     }
-    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return NULL;
-    double x = (double)m;
-    if (e10 < 0) x /= csl_pow10_exact[-e10];
-    else if (e10 > 0) x *= csl_pow10_exact[e10];
+    double x;
+    if (!csl_exact(m, e10, &x)) return NULL;
     *out = neg ? -x : x;
     return q;
 #else
@@ -450,11 +461,7 @@ static inline const char *csl_quick_prob_at(const char *p, int kind, double *out
     }
     if (!csl_exp_at(&q, &e10)) return NULL;
     /* m == 0 needs no case of its own: 0 / 10^n and 0 * 10^n are +0 */
-    if (m > (UINT64_C(1) << 53) || e10 < -22 || e10 > 22) return NULL;
-    double x = (double)m;
-    if (e10 < 0) x /= csl_pow10_exact[-e10];
-    else if (e10 > 0) x *= csl_pow10_exact[e10];
-    *out = x;
+    if (!csl_exact(m, e10, out)) return NULL;
     return q;
 #else
     (void)p; (void)kind; (void)out;
