@@ -3,6 +3,10 @@
 #include "engine/pair.h"
 
 #include <stdlib.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <string.h>
 #include <strings.h>
 
@@ -90,14 +94,48 @@ cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err)
     return CS_OK;
 }
 
+/* The first index of the largest of a row's k >= 64 values (a wide file: 3 rows of 100,000
+ * one-hot values took a fifth of their load in the rule's loop below): the largest value
+ * four lanes at a time, then its first index. The same index as the rule: max(x, acc) keeps
+ * acc when x is NaN (a NaN is never taken; a NaN first value goes to the rule's loop, which
+ * keeps it), and -0 and +0 compare equal in both. */
+static size_t first_max_wide(const double *g, size_t k)
+{
+#if defined(__SSE2__)
+    if (g[0] == g[0]) {
+        __m128d a0 = _mm_set1_pd(g[0]), a1 = a0;
+        size_t j = 0;
+        for (; j + 4 <= k; j += 4) {
+            a0 = _mm_max_pd(_mm_loadu_pd(g + j), a0);
+            a1 = _mm_max_pd(_mm_loadu_pd(g + j + 2), a1);
+        }
+        double lane[2];
+        _mm_storeu_pd(lane, _mm_max_pd(a1, a0));
+        double m = lane[1] > lane[0] ? lane[1] : lane[0];
+        for (; j < k; j++)
+            if (g[j] > m) m = g[j];
+        for (j = 0; j < k; j++)
+            if (g[j] == m) return j;
+    }
+#endif
+    size_t best = 0;
+    for (size_t j = 1; j < k; j++)
+        if (g[j] > g[best]) best = j;
+    return best;
+}
+
 void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
 {
     size_t k = d->k;
     for (size_t i = first; i < first + count; i++) {
         const double *g = d->prob + i * k;
         size_t best = 0;
-        for (size_t j = 1; j < k; j++)
-            if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
+        if (k >= 64) {
+            best = first_max_wide(g, k);
+        } else {
+            for (size_t j = 1; j < k; j++)
+                if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
+        }
         d->conf[i] = g[best];
         d->pred[i] = (int32_t)best;
         d->correct[i] = (uint8_t)(d->label[i] == (int32_t)best);

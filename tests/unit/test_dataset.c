@@ -5,6 +5,7 @@
  * two threads. */
 #include "support/cs_test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,11 +85,58 @@ static void test_chunks_equal_one_shot(void **state)
     }
 }
 
+/* Rows of 64 values or more find their largest value in vector lanes first: the same index
+ * and value as the rule written out (the first j with g[j] > every g before it) on rows of
+ * every width around the lanes' tail, with ties, -0 and +0, a NaN anywhere (the first value
+ * too), infinities and one-hot rows. */
+static void test_wide_rows_first_max(void **state)
+{
+    (void)state;
+    static const size_t K[] = { 63, 64, 65, 66, 67, 100, 1001 };
+    uint64_t seed = 99;
+    for (size_t t = 0; t < sizeof K / sizeof *K; t++) {
+        size_t k = K[t], n = 12 * 40;
+        cs_dataset *d = cs_test_dataset_new(n, k);
+        for (size_t i = 0; i < n; i++) {
+            double *g = d->prob + i * k;
+            int shape = (int)(i % 12);
+            for (size_t j = 0; j < k; j++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                g[j] = shape < 4 ? (double)((seed >> 33) % 7) / 7.0 : (double)(seed >> 11) / 9007199254740992.0;
+            }
+            size_t at = (size_t)(seed >> 40) % k;
+            if (shape == 4) { memset(g, 0, k * sizeof *g); g[at] = 1.0; }          /* one-hot */
+            if (shape == 5) { for (size_t j = 0; j < k; j++) g[j] = j % 2 ? 0.0 : -0.0; }
+            if (shape == 6) g[at] = NAN;
+            if (shape == 7) g[0] = NAN;
+            if (shape == 8) { g[at] = NAN; g[(at + 1) % k] = 2.0; }
+            if (shape == 9) g[at] = INFINITY;
+            if (shape == 10) g[k - 1] = 5.0;                       /* the max in the tail */
+            if (shape == 11) { g[at] = 3.0; g[k - 1 - at / 2] = 3.0; }   /* two maxima */
+            d->label[i] = (int32_t)(at);
+        }
+        cs_test_prepare(d);
+        for (size_t i = 0; i < n; i++) {
+            const double *g = d->prob + i * k;
+            size_t best = 0;
+            for (size_t j = 1; j < k; j++)
+                if (g[j] > g[best]) best = j;
+            if (d->pred[i] != (int32_t)best)
+                fail_msg("k %zu, row %zu (shape %zu): class %d, the rule says %zu", k, i, i % 12,
+                         d->pred[i], best);
+            assert_memory_equal(&d->conf[i], &g[best], sizeof(double));
+            assert_int_equal(d->correct[i], d->label[i] == (int32_t)best);
+        }
+        cs_dataset_free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_chunks_equal_one_shot),
+        cmocka_unit_test(test_wide_rows_first_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

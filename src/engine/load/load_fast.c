@@ -333,7 +333,10 @@ static inline const char *num_field(const fast_ctx *c, const char *p, const char
     return q;
 }
 
-/* num_field for a probability of a row with CSL_QUICK_PROB_ROOM before the end of the data:
+/* The probabilities of a row are asked for room this many at a time. */
+#define PROB_BLOCK 64
+
+/* num_field for a probability with CSL_QUICK_PROB_ROOM before the end of the data:
  * csl_quick_prob_at first (no bound, no sign), num_field for whatever it declines. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -344,6 +347,27 @@ static inline const char *prob_field(const fast_ctx *c, const char *p, const cha
     const char *q = csl_quick_prob_at(p, c->scan, x);
     if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
     return num_field(c, p, end, last, x);
+}
+
+/* The probabilities j..stop-1 of a row of k (the plain layout) after the delimiter at q, into
+ * v[j..stop) and *sum (in class order): with csl_quick_prob_at first when `room` (a constant
+ * at each call: the caller checked CSL_QUICK_PROB_ROOM for them), else num_field. Returns the
+ * byte after the last, or NULL when one is not a probability the checker takes as read. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const char *take_probs(const fast_ctx *c, const char *q, const char *end, size_t j,
+                                     size_t stop, size_t k, int room, double *v, double *sum)
+{
+    double x, s = *sum;
+    for (; j < stop; j++) {
+        q = room ? prob_field(c, q + 1, end, j + 1 == k, &x) : num_field(c, q + 1, end, j + 1 == k, &x);
+        if (!q || PROB_BAD(x)) return NULL;
+        v[j] = x;
+        s += x;
+    }
+    *sum = s;
+    return q;
 }
 
 /* quick_row for a row of numbers only (every column a label, probability, logit or tta: the
@@ -367,21 +391,19 @@ static int quick_row_num(const fast_ctx *c, csl_worker *w, const char *p, const 
             return 0;
         const size_t k = ncols - 1;
         double sum = 0.0;                   /* the checker's sum, taken here (row_values) */
-        if ((size_t)(c->data_end - p) >= CSL_QUICK_PROB_ROOM(k)) {
-            for (size_t j = 0; j < k; j++) {   /* no bound to check a number (the row has room) */
-                if (!(q = prob_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
-                    return 0;
-                v[j] = x;
-                sum += x;
-            }
+        if ((size_t)(c->data_end - q) >= CSL_QUICK_PROB_ROOM(k)) {
+            q = take_probs(c, q, end, 0, k, k, 1, v, &sum);   /* the whole row has room */
         } else {
-            for (size_t j = 0; j < k; j++) {
-                if (!(q = num_field(c, q + 1, end, j + 1 == k, &x)) || PROB_BAD(x))
-                    return 0;
-                v[j] = x;
-                sum += x;
+            /* PROB_BLOCK numbers at a time without a bound while they have room: a row of
+             * 100,000 one-byte fields has it for nearly all of them, not for 24 bytes each */
+            for (size_t j = 0, stop; j < k && q; j = stop) {
+                stop = k - j > PROB_BLOCK ? j + PROB_BLOCK : k;
+                q = (size_t)(c->data_end - q) >= CSL_QUICK_PROB_ROOM(stop - j)
+                        ? take_probs(c, q, end, j, stop, k, 1, v, &sum)
+                        : take_probs(c, q, end, j, stop, k, 0, v, &sum);
             }
         }
+        if (!q) return 0;
         if (!(*next = after_last(q, end))) return 0;
         return cs_load_row_values(w, label, tta, NULL, NULL, NULL, line, &sum) ? -1 : 1;
     } else {

@@ -424,10 +424,11 @@ static inline const char *csl_quick_num_at(const char *p, const char *safe, int 
 #endif
 }
 
-/* Bytes a row of k probabilities must have before the end of the data for csl_quick_prob_at
- * to read each of them without a bound: the row's first field (its label, read by
- * csl_quick_num_at) moves at most CSL_QUICK_AT_ROOM bytes on, each probability at most
- * CSL_QUICK_PROB_STEP, and one reads at most CSL_QUICK_AT_ROOM bytes from its start. */
+/* Bytes k probabilities in a row must have before the end of the data (counted from the
+ * delimiter before the first, or the row's start) for csl_quick_prob_at to read each of them
+ * without a bound: a label before them moves at most CSL_QUICK_AT_ROOM bytes on, each
+ * probability at most CSL_QUICK_PROB_STEP, and one reads at most CSL_QUICK_AT_ROOM bytes from
+ * its start. */
 #define CSL_QUICK_PROB_STEP 24
 #define CSL_QUICK_PROB_ROOM(k) (2 * (size_t)CSL_QUICK_AT_ROOM + (size_t)(k) * CSL_QUICK_PROB_STEP)
 
