@@ -45,22 +45,22 @@ static void set_refuse(int on)
 typedef struct {
     pthread_t ran_on;
     int order;
-    atomic_int *clock;
+    atomic_int *turn;      /* a counter: the order the halves ran in */
 } half;
 
 static void *mark(void *arg)
 {
     half *h = arg;
     h->ran_on = pthread_self();
-    h->order = atomic_fetch_add(h->clock, 1);
+    h->order = atomic_fetch_add(h->turn, 1);
     return NULL;
 }
 
 static void test_pair_without_a_thread(void **state)
 {
     (void)state;
-    atomic_int clock = 0;
-    half a = {0, -1, &clock}, b = {0, -1, &clock};
+    atomic_int turn = 0;
+    half a = {0, -1, &turn}, b = {0, -1, &turn};
     set_refuse(1);
     assert_int_equal(cs_run_pair(mark, &a, &b, 1), 0);     /* no helper ran */
     assert_int_equal(atomic_load(&refused), 1);
@@ -70,7 +70,7 @@ static void test_pair_without_a_thread(void **state)
     assert_int_equal(b.order, 1);
     /* with a thread: the second half on it */
     set_refuse(0);
-    clock = 0;
+    turn = 0;
     assert_int_equal(cs_run_pair(mark, &a, &b, 1), 1);
     assert_true(pthread_equal(a.ran_on, pthread_self()));
     assert_false(pthread_equal(b.ran_on, pthread_self()));
