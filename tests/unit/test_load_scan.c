@@ -758,7 +758,7 @@ static void test_numeric_prob_room(void **state)
     (void)state;
     static const size_t ks[] = {3, 12};
     for (size_t t = 0; t < 2; t++) {
-        size_t k = ks[t], row = 1 + 22 * k, cap = 64 + 16 * k + 3 * row + 64 * k, head = 0;
+        size_t k = ks[t], row = 1 + 22 * k, cap = 64 + 16 * k + 3 * row + 64 * k + 256, head = 0;
         const char *field = k == 3 ? "0.333333333333333e+00" : "0.083333333333333e+00";
         double x = strtod(field, NULL);
         char *text = malloc(cap);
@@ -802,6 +802,21 @@ static void test_numeric_prob_room(void **state)
                 if (lf) text[o++] = '\n';
                 assert_int_equal(o - last + row, dist);    /* the second row starts at dist */
                 same_at_the_end(text, o, 3, x);
+            }
+        /* a row with the room whose first probability is too long for that reader (the bounded
+         * parsers take it, and may move any distance on), then the others at the very end: they
+         * must be read with a bound (a fuzzer found the reader going past the data here) */
+        for (size_t w = 17; w <= 200; w += 7)
+            for (size_t lf = 0; lf < 2; lf++) {
+                size_t o = head;
+                text[o++] = '1';
+                o += (size_t)snprintf(text + o, cap - o, ",0.5");      /* 0.5 in w bytes */
+                memset(text + o, '0', w - 3);
+                o += w - 3;
+                for (size_t j = 1; j < k; j++)
+                    o += (size_t)snprintf(text + o, cap - o, ",%s", j + 1 < k ? "0" : "0.5");
+                if (lf) text[o++] = '\n';
+                same_at_the_end(text, o, 2, 0.5);
             }
         free(text);
     }

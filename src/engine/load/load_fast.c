@@ -336,23 +336,13 @@ static inline const char *num_field(const fast_ctx *c, const char *p, const char
 /* The probabilities of a row are asked for room this many at a time. */
 #define PROB_BLOCK 64
 
-/* num_field for a probability with CSL_QUICK_PROB_ROOM before the end of the data:
- * csl_quick_prob_at first (no bound, no sign), num_field for whatever it declines. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline const char *prob_field(const fast_ctx *c, const char *p, const char *end, int last,
-                                     double *x)
-{
-    const char *q = csl_quick_prob_at(p, c->scan, x);
-    if (q && q < end && (last ? *q == '\n' || *q == '\r' : *q == c->delim)) return q;
-    return num_field(c, p, end, last, x);
-}
-
 /* The probabilities j..stop-1 of a row of k (the plain layout) after the delimiter at q, into
- * v[j..stop) and *sum (in class order): with csl_quick_prob_at first when `room` (a constant
- * at each call: the caller checked CSL_QUICK_PROB_ROOM for them), else num_field. Returns the
- * byte after the last, or NULL when one is not a probability the checker takes as read. */
+ * v[j..stop) and *sum (in class order): with csl_quick_prob_at while `room` holds (the caller
+ * checked CSL_QUICK_PROB_ROOM for them: each of its numbers moves at most CSL_QUICK_PROB_STEP
+ * on), else num_field. The first number it declines goes to num_field, which may move any
+ * distance on (a field of 200 digits), so the rest are read by num_field too (a fuzzer found
+ * the number after such a field read past the end of the data). Returns the byte after the
+ * last, or NULL when one is not a probability the checker takes as read. */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -361,8 +351,15 @@ static inline const char *take_probs(const fast_ctx *c, const char *q, const cha
 {
     double x, s = *sum;
     for (; j < stop; j++) {
-        q = room ? prob_field(c, q + 1, end, j + 1 == k, &x) : num_field(c, q + 1, end, j + 1 == k, &x);
-        if (!q || PROB_BAD(x)) return NULL;
+        int last = j + 1 == k;
+        const char *r = room ? csl_quick_prob_at(q + 1, c->scan, &x) : NULL;
+        if (r && !(r < end && (last ? *r == '\n' || *r == '\r' : *r == c->delim))) r = NULL;
+        if (!r) {
+            room = 0;
+            if (!(r = num_field(c, q + 1, end, last, &x))) return NULL;
+        }
+        q = r;
+        if (PROB_BAD(x)) return NULL;
         v[j] = x;
         s += x;
     }
