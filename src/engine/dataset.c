@@ -3,12 +3,12 @@
 #include "engine/pair.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <string.h>
-#include <strings.h>
 
 static void free_names(char **names, size_t n)
 {
@@ -94,11 +94,11 @@ cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err)
     return CS_OK;
 }
 
-/* The first index of the largest of a row's k >= 64 values (a wide file: 3 rows of 100,000
- * one-hot values took a fifth of their load in the rule's loop below): the largest value
- * four lanes at a time, then its first index. The same index as the rule: max(x, acc) keeps
- * acc when x is NaN (a NaN is never taken; a NaN first value goes to the rule's loop, which
- * keeps it), and -0 and +0 compare equal in both. */
+/* For a row of k >= 64 values (a wide file: 3 rows of 100,000 one-hot values took a fifth of
+ * their load in the rule's loop below): the index the rule gives, from the largest value found
+ * four lanes at a time and then its first index; k when this path does not apply (no SSE2, or
+ * a NaN first value, which the rule keeps), and the caller then runs the rule. The same index:
+ * max(x, acc) keeps acc when x is NaN (a NaN is never taken), -0 and +0 compare equal. */
 static size_t first_max_wide(const double *g, size_t k)
 {
 #if defined(__SSE2__)
@@ -118,10 +118,7 @@ static size_t first_max_wide(const double *g, size_t k)
             if (g[j] == m) return j;
     }
 #endif
-    size_t best = 0;
-    for (size_t j = 1; j < k; j++)
-        if (g[j] > g[best]) best = j;
-    return best;
+    return k;
 }
 
 void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
@@ -129,10 +126,9 @@ void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
     size_t k = d->k;
     for (size_t i = first; i < first + count; i++) {
         const double *g = d->prob + i * k;
-        size_t best = 0;
-        if (k >= 64) {
-            best = first_max_wide(g, k);
-        } else {
+        size_t best = k >= 64 ? first_max_wide(g, k) : k;
+        if (best == k) {
+            best = 0;
             for (size_t j = 1; j < k; j++)
                 if (g[j] > g[best]) best = j;   /* strict: ties keep the first maximal index */
         }

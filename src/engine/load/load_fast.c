@@ -709,11 +709,6 @@ static void run_all(chunk *ch, int n, void *(*fn)(void *))
 static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, size_t base,
                       size_t cap);
 
-/* The second chunk's thread of the folded count: counts the first chunk's newlines (as
- * count_chunk, dropping its pages behind it: the first thread, parsing that chunk meanwhile,
- * faults them back in as it would after a count pass), which gives this chunk its place in
- * the arrays (no row of the first chunk goes past its lines) and its first line number; then
- * parses its own chunk, which nothing counted. */
 /* The first chunk's lines, as the second thread of the folded count takes them: only the LFs
  * (csl_count_byte; no long-line check: the first thread's parse bounds every line it reads
  * and gives up on one too long). The pages it reads stay mapped for the first thread, which
@@ -744,6 +739,10 @@ static void count_prev(chunk *ch)
     ch->cap = n + (ch->end > ch->beg && ch->end[-1] != '\n');
 }
 
+/* The second chunk's thread of the folded count: counts the first chunk's newlines
+ * (count_prev), which gives this chunk its place in the arrays (no row of the first chunk goes
+ * past its lines) and its first line number; then parses its own chunk, which nothing
+ * counted. */
 static void *count_then_parse(void *arg)
 {
     chunk *ch = arg;

@@ -943,7 +943,10 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         sj.binned = (want & CS_WANT_BINNED) != 0;
         sj.rece = (want & CS_WANT_RECE_G) != 0;
         side = cs_helper_start(&sth, side_run, &sj);
-        if (!side) sj.scores = 0, sj.binned = sj.rece = 0;
+        if (!side) {
+            sj.scores = 0;
+            sj.binned = sj.rece = 0;
+        }
     }
     if (!sj.scores && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
         rc = cs_mx_scores(p, items, ni, want, 1, &out->brier, &out->nll, err);
