@@ -820,6 +820,38 @@ static void test_numeric_prob_room(void **state)
             }
         free(text);
     }
+    /* rows of 100 classes, without room for all their numbers, read 64 at a time: in the last
+     * row the second block (classes 64-99) has the room, but its first number is too long for
+     * the unbounded reader, and the others are at the very end of the data */
+    size_t k = 100, cap = 8192, head = 0;
+    char *text = malloc(cap), *row = malloc(cap);
+    assert_non_null(text);
+    assert_non_null(row);
+    head += (size_t)snprintf(text, cap, "label");
+    for (size_t j = 0; j < k; j++) head += (size_t)snprintf(text + head, cap - head, ",p_%zu", j);
+    text[head++] = '\n';
+    for (size_t w = 900; w <= 1250; w += 50)
+        for (size_t lf = 0; lf < 2; lf++) {
+            size_t n = (size_t)snprintf(row, cap, "1");
+            for (size_t j = 0; j < k; j++) {
+                if (j == 64) {                                     /* 0.5 in w bytes */
+                    n += (size_t)snprintf(row + n, cap - n, ",0.5");
+                    memset(row + n, '0', w - 3);
+                    n += w - 3;
+                } else {
+                    n += (size_t)snprintf(row + n, cap - n, ",%s", j + 1 < k ? "0" : "0.5");
+                }
+            }
+            size_t o = head;
+            for (int r = 0; r < 2; r++) {                         /* the row twice */
+                memcpy(text + o, row, n);
+                o += n;
+                if (r == 0 || lf) text[o++] = '\n';
+            }
+            same_at_the_end(text, o, 2, 0.5);
+        }
+    free(row);
+    free(text);
 }
 
 /* Two threads over numbers fold the newline count into the parse: the second chunk's rows go
