@@ -62,6 +62,19 @@ wait_for() {
         sleep 0.05
     done
 }
+# wait_lines REGEX N [SECONDS]: as wait_for, until N lines of the screen match (a table's rows may
+# arrive in a later frame than its header)
+wait_lines() {
+    local re=$1 n=$2 limit=$LIVENESS
+    [ "${3:-0}" -gt "$limit" ] && limit=$3
+    local end=$((SECONDS + limit))
+    while :; do
+        SCREEN=$(screen_text)
+        [ "$(printf '%s\n' "$SCREEN" | grep -Ec -- "$re")" -ge "$n" ] && return 0
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
 # check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
 check_screen() {
     if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi

@@ -172,10 +172,12 @@ if [ -f "$SEG" ]; then
     check_screen "Cases: density legend and mean curve" '░▒▓█ 1\.\.[0-9]+ cases \(log\) +◆ mean'
     run "$CALSCOPE" report --format json "$SEG"
     want=$(json_get "'mean %.4f' % d['files'][0]['cases']['metrics']['ace']['mean'] + ' ' + '%.4f' % d['files'][0]['cases']['metrics']['ace']['sd']")
+    wait_for 'mean [0-9.]+ ± sd [0-9.]+'    # the curve's caption may come in a later frame
     got=$(printf '%s' "$SCREEN" | sed -n 's/.*\(mean [0-9.]*\) ± sd \([0-9.]*\).*/\1 \2/p' | head -1)
     if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "Cases: ACE mean ± sd equal the report's"
     else not_ok "Cases: ACE mean ± sd equal the report's" "dashboard '$got', report '$want'" "$SCREEN"; fi
     check_screen "Cases: table sorted worst ACE first" 'case +n +ECE +ACE +MCE'
+    wait_lines 'case[0-9][0-9] +400 ' 3
     read -r -a first <<< "$(printf '%s' "$SCREEN" | sed -n 's/.*case[0-9][0-9] \{1,\}400 [0-9.]* \([0-9.]*\) .*/\1/p' | head -3 | tr '\n' ' ')"
     if [ ${#first[@]} -eq 3 ] && /usr/bin/python3 -c "import sys; a=[float(x) for x in sys.argv[1:]]; sys.exit(0 if a == sorted(a, reverse=True) else 1)" "${first[@]}"
     then ok "Cases: worst ACE first"
@@ -323,6 +325,7 @@ if [ -f "$TTA" ]; then
     # one glyph per metric in both charts: RECE-M is ▲ in the size and in the bins curve
     check_screen "TTA: the bins curve draws RECE-M with the size curve's glyph" '◆ ACE +▲ RECE-M' 60
     # the size curve's |RECE-M sub-full| at fraction 0.05 equals the report's (20 subsets, seed 0)
+    wait_for ' 0\.05  [0-9.]+ [0-9.]+ [0-9.]+ *$'
     got=$(printf '%s' "$SCREEN" | sed -n 's/.* 0\.05  [0-9.]* [0-9.]* \([0-9.]*\) *$/\1/p' | head -1)
     run "$CALSCOPE" report --format json --curve size --sigma 0.15 --bins 16 "$TTA"
     want=$(json_get "'%.4f' % [p for p in d['files'][0]['curve']['points'] if p['fraction'] == 0.05][0]['metrics']['rece_m']['abs_dev']" 2>/dev/null)
@@ -424,7 +427,7 @@ if [ -f "$CSAMPLE" ]; then
     check_screen "? lists the smooth-curve key" 'o +Reliability: bars / smooth curve' 5
     keys ?
     check_screen "? (page 2 at 60x20) lists the recalibration key" 't T +add ts/platt/hist/iso' 5
-    expect_match "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off' "$SCREEN"
+    check_screen "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off'
     keys q
 fi
 # compat under --lens classwise: calscope's RMS follows the lens, torchmetrics has none and says why
@@ -435,10 +438,11 @@ if [ -f "$CSAMPLE" ]; then
     check_screen "compat classwise: torchmetrics says why ECE, MCE and RMS are n/a" 'ECE MCE RMS n/a: torchmetrics has$' 30
     run "$CALSCOPE" report --compat all --lens classwise --format json "$CSAMPLE"
     want=$(json_get "('%.4f' % d['files'][0]['compat']['calscope']['rms'])[1:]")
+    wait_for ' calscope .* \.[0-9]{4} *$' 30    # the panel's rows may arrive in separate frames
     got=$(printf '%s\n' "$SCREEN" | sed -n 's/.* calscope .* \(\.[0-9]\{4\}\) *$/\1/p' | head -1)
     if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "compat classwise: calscope's RMS is the report's class-wise one ($want)"
     else not_ok "compat classwise: calscope's RMS is the report's class-wise one" "dashboard '$got', report '$want'" "$SCREEN"; fi
-    expect_match "compat classwise: torchmetrics' RMS is n/a" '>torchm +n/a +n/a +n/a +n/a' "$SCREEN"
+    check_screen "compat classwise: torchmetrics' RMS is n/a" '>torchm +n/a +n/a +n/a +n/a'
     keys q
 fi
 

@@ -57,10 +57,10 @@ check_screen "o: the title names smECE and sigma, the report's numbers ($want)" 
 cells_until '●·' -ge 8; curve=$CELLS; bars=$(plot_cells '█░▓')
 if [ "$curve" -ge 8 ] && [ "$bars" -eq 0 ]; then ok "o: a curve ($curve cells), no bars"
 else not_ok "o: a curve, no bars" "curve cells $curve, bar cells $bars" "$SCREEN"; fi
-expect_match "o: the diagonal stays" '╱' "$SCREEN"
-expect_match "o: the density strip under the x axis" '^   d +[▁▂▃▄▅▆▇█]+' "$SCREEN"
-expect_match "o: the legend says what the glyphs are" '● acc, dense +╱ calibrated' "$SCREEN"
-expect_match "o: the legend says how to get the bars" "relplot's smoothed curve \(o: bars\)" "$SCREEN"
+check_screen "o: the diagonal stays" '╱'
+check_screen "o: the density strip under the x axis" '^   d +[▁▂▃▄▅▆▇█]+'
+check_screen "o: the legend says what the glyphs are" '● acc, dense +╱ calibrated'
+check_screen "o: the legend says how to get the bars" "relplot's smoothed curve \(o: bars\)"
 expect_match "o: the status line is unchanged (nothing recomputed)" 'ready *$' "$(printf '%s' "$SCREEN" | tail -1)"
 
 # a resize keeps the curve and widens the plot with the height
@@ -111,11 +111,11 @@ want=$(smece_of sigma --smece-sigma 0.05 "$IRIS")
 check_screen "--smece-sigma 0.05: the title says sigma 0.0500 ($want)" "^smooth  $want"
 cells_until '*.' -ge 8; curve=$CELLS
 if [ "$curve" -ge 8 ]; then ok "ASCII: the curve in * and . ($curve cells)"; else not_ok "ASCII: the curve" "$SCREEN"; fi
-expect_match "ASCII: the density strip in digits" '^   d +[1-8 ]*[1-8]' "$SCREEN"
+check_screen "ASCII: the density strip in digits" '^   d +[1-8 ]*[1-8]'
 want2=$(smece_of sigma --smece-sigma 0.05 "$BREAST")
 keys f
 check_screen "f: the second file's curve ($want2)" "^smooth  $want2" 60
-expect_match "f: the status line names the second file" 'breast_c.*\[2/2\]' "$SCREEN"
+check_screen "f: the status line names the second file" 'breast_c.*\[2/2\]'
 keys f
 check_screen "f again: the first file's curve" "^smooth  $want" 60
 keys q
