@@ -294,6 +294,74 @@ static void test_refusals(void **state)
     cs_test_seg_free(g);
 }
 
+/* The resampling rules both engines take from one place (resample/curve_build.c): the same
+ * request refused with the same words by the rows of a file and by its statistics. */
+static void both_refuse(const cs_dataset *d, const cs_segstats *st, const cs_settings *s,
+                        const cs_measure_request *q, const char *msg)
+{
+    cs_measurement m;
+    cs_error err;
+    assert_int_equal(cs_measure(d, s, q, NULL, &m, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, msg);
+    assert_null(m.curve);
+    assert_int_equal(m.has_ci, 0);
+    cs_measurement_free(&m);
+    assert_int_equal(cs_segstats_measure(st, s, q, NULL, &m, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, msg);
+    assert_null(m.curve);
+    assert_int_equal(m.has_ci, 0);
+    cs_measurement_free(&m);
+}
+
+static void test_resampling_rules_shared(void **state)
+{
+    (void)state;
+    cs_test_seg *g = cs_test_seg_random(4, 3, 60, 5, 0);
+    cs_segstats *st = cs_test_seg_stats(g, 300);
+    cs_dataset *d = cs_test_seg_dataset(g);
+    cs_settings s;
+    settings(&s, "top1", 15, "tvd");
+    cs_measure_request q;
+    for (int kind = 0; kind < 2; kind++) {
+        memset(&q, 0, sizeof q);
+        q.parts = CS_MEASURE_CURVE;
+        q.curve_kind = kind ? CS_CURVE_BINS : CS_CURVE_SIZE;
+        if (kind) cs_curve_options_bins_default(&q.curve, 0);
+        else cs_curve_options_size_default(&q.curve);
+        q.curve.repeats = 5;
+        q.curve.metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+        cs_curve_options ok = q.curve;
+        q.curve.n_points = 0;
+        both_refuse(d, st, &s, &q, "a curve needs 1 to 32 points");
+        q.curve.n_points = CS_CURVE_MAX_POINTS + 1;
+        both_refuse(d, st, &s, &q, "a curve needs 1 to 32 points");
+        q.curve = ok;
+        q.curve.metrics = 0;
+        both_refuse(d, st, &s, &q, "no metric selected for the curve");
+        q.curve = ok;
+        q.curve.repeats = 0;
+        both_refuse(d, st, &s, &q, "repeats must be between 1 and 1000000 (got 0)");
+        q.curve.repeats = 1000001;
+        both_refuse(d, st, &s, &q, "repeats must be between 1 and 1000000 (got 1000001)");
+    }
+    memset(&q, 0, sizeof q);
+    q.parts = CS_MEASURE_CI;
+    q.ci_metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+    q.ci_repeats = 1000001;     /* (0 or less asks for no interval: cs_measure_request) */
+    both_refuse(d, st, &s, &q, "repeats must be between 1 and 1000000 (got 1000001)");
+    /* the paired comparisons: rows (cs_compare_run) and cases (cs_segstats_compare) */
+    cs_compare cmp;
+    cs_error err;
+    assert_int_equal(cs_compare_run(d, d, &s, CS_METRICS_DEFAULT, 0, 1, NULL, &cmp, &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "repeats must be between 1 and 1000000 (got 0)");
+    assert_int_equal(cs_segstats_compare(st, "a", st, "b", &s, CS_METRICS_DEFAULT, 0, 1, NULL, &cmp,
+                                         &err), CS_EUSAGE);
+    assert_string_equal(err.msg, "repeats must be between 1 and 1000000 (got 0)");
+    cs_dataset_free(d);
+    cs_segstats_free(st);
+    cs_test_seg_free(g);
+}
+
 static void run_ci(const cs_segstats *st, const cs_settings *s, int threads, cs_ci_method method,
                    cs_measurement *m)
 {
@@ -519,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_exact_after_round_trip),
         cmocka_unit_test(test_regions_by_hand),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_resampling_rules_shared),
         cmocka_unit_test(test_bootstrap_cases),
         cmocka_unit_test(test_curves_over_cases),
         cmocka_unit_test(test_compare),

@@ -1,6 +1,7 @@
-/* calscope engine, resampling internals: the interval formulas of cs_bootstrap_interval
- * (ci_methods.c), kept apart from the resampling machinery in curves.c. Pure functions; any
- * thread. */
+/* calscope engine, resampling internals shared by the row engine (curves.c) and the
+ * statistics-file engine (segstats/measure_resample.c): the interval formulas of
+ * cs_bootstrap_interval (ci_methods.c), the rules of a curve (curve_build.c) and the run state
+ * (runner.c). Pure functions, any thread, unless said otherwise. */
 #ifndef CALSCOPE_CI_INTERNAL_H
 #define CALSCOPE_CI_INTERNAL_H
 
@@ -42,6 +43,26 @@ void cs_ci_finish(cs_ci *out, const double *values, size_t R, const double *jack
  * resampled va/vb[rep][metric] (R resamples); col and tmp hold R doubles. */
 void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, const double *va,
                            const double *vb, size_t R, double *col, double *tmp);
+
+/* ---- curve_build.c ---- */
+/* Most resamples one call may ask for (intervals, curves, comparisons). */
+#define CS_RESAMPLE_REPEATS_MAX 1000000
+/* CS_OK, or CS_EUSAGE "repeats must be between 1 and 1000000 (got R)" in err. */
+cs_status cs_resample_repeats_check(int repeats, cs_error *err);
+/* CS_OK when o has 1..CS_CURVE_MAX_POINTS points, a metric and a repeat count the rule above
+ * takes; else CS_EUSAGE with the reason in err. o->x is the caller's to check (fractions,
+ * bin counts or gammas). */
+cs_status cs_curve_options_check(const cs_curve_options *o, cs_error *err);
+/* A new curve of n_points points (zeroed; x, rows and full are the caller's to fill) for the
+ * metrics `metrics` over n_samples samples, with o's repeats and replacement (a bins curve
+ * always draws with replacement) and no stable range yet. NULL with CS_ENOMEM in err. The
+ * caller frees it with cs_curve_free. */
+cs_curve *cs_curve_start(cs_curve_kind kind, const cs_curve_options *o, size_t n_points,
+                         unsigned metrics, size_t n_samples, cs_error *err);
+/* Every point's statistics (cs_stat_compute against the point's full value) from the
+ * resampled values[point][rep][metric] of R resamples a point; the metrics c does not hold get
+ * NAN statistics. CS_OK or CS_ENOMEM. */
+cs_status cs_curve_reduce(cs_curve *c, const double *values, size_t R, cs_error *err);
 
 /* The run state of one parallel resampling call (runner.c): threads, cancel, progress in
  * parts per million of `total` units, and the first hard error of a task (not cancellation).

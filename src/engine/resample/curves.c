@@ -147,30 +147,6 @@ static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
     return s;
 }
 
-static int check_repeats(int repeats, cs_error *err)
-{
-    if (repeats < 1 || repeats > 1000000) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "repeats must be between 1 and 1000000 (got %d)",
-                     repeats);
-        return 0;
-    }
-    return 1;
-}
-
-static void summarise(const double *values, size_t R, unsigned mask, const double *full,
-                      double *col, double *tmp, cs_stat *stat)
-{
-    for (int m = 0; m < CS_METRIC_COUNT; m++) {
-        if (!(mask & CS_METRIC_BIT(m))) {
-            stat[m] = (cs_stat){ NAN, NAN, NAN, NAN, NAN, 0 };
-            continue;
-        }
-        for (size_t r = 0; r < R; r++)
-            col[r] = values[r * CS_METRIC_COUNT + (size_t)m];
-        cs_stat_compute(col, R, full[m], tmp, &stat[m]);
-    }
-}
-
 /* ---- size curve ------------------------------------------------------------------------- */
 
 typedef struct size_ctx {
@@ -211,63 +187,10 @@ static void size_task(void *vctx, size_t i, int worker)
     cs_runner_tick(&x->rn);
 }
 
-static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t n, cs_error *err)
-{
-    cs_curve *c = calloc(1, sizeof *c);
-    if (c)
-        c->points = calloc(o->n_points, sizeof *c->points);
-    if (!c || !c->points) {
-        free(c);
-        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        return NULL;
-    }
-    c->kind = kind;
-    c->repeats = o->repeats;
-    c->replace = kind == CS_CURVE_BINS ? 1 : o->replace;
-    c->metrics = o->metrics;
-    c->n_samples = n;
-    c->n_points = o->n_points;
-    c->stable_metric = -1;
-    c->stable_first = c->stable_last = -1;
-    c->sweep_bins = NAN;
-    return c;
-}
-
-static int check_curve_options(const cs_curve_options *o, cs_error *err)
-{
-    if (o->n_points < 1 || o->n_points > CS_CURVE_MAX_POINTS) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "a curve needs 1 to %d points", CS_CURVE_MAX_POINTS);
-        return 0;
-    }
-    if (!(o->metrics & ((1u << CS_METRIC_COUNT) - 1))) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "no metric selected for the curve");
-        return 0;
-    }
-    return check_repeats(o->repeats, err);
-}
-
-/* Reduces values[point][rep][metric] into the points' stats. */
-static int reduce_points(cs_curve *c, const double *values, size_t R, cs_error *err)
-{
-    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
-    if (!col || !tmp) {
-        free(col);
-        free(tmp);
-        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        return 0;
-    }
-    for (size_t pt = 0; pt < c->n_points; pt++)
-        summarise(values + pt * R * CS_METRIC_COUNT, R, c->metrics, c->points[pt].full, col, tmp,
-                  c->points[pt].stat);
-    free(col);
-    free(tmp);
-    return 1;
-}
-
 cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const cs_run *run,
                         cs_error *err)
 {
-    if (!check_curve_options(o, err))
+    if (cs_curve_options_check(o, err) != CS_OK)
         return NULL;
     for (size_t i = 0; i < o->n_points; i++)
         if (!(o->x[i] > 0 && o->x[i] <= 1)) {
@@ -282,7 +205,7 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
     cs_curve_options avail = *o;   /* recem: the metrics this file has */
     avail.metrics = cs_metrics_available(p, o->metrics);
     o = &avail;
-    cs_curve *c = curve_new(CS_CURVE_SIZE, o, n, err);
+    cs_curve *c = cs_curve_start(CS_CURVE_SIZE, o, o->n_points, o->metrics, n, err);
     if (!c)
         return NULL;
     size_t R = (size_t)o->repeats, kmax = 0;
@@ -307,7 +230,7 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
             memcpy(c->points[i].full, full, sizeof full);
         cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
     }
-    if (cs_runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, R, err))
+    if (cs_runner_finish(&x.rn, err) != CS_OK || cs_curve_reduce(c, x.values, R, err) != CS_OK)
         goto fail;
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
@@ -430,7 +353,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
                         const cs_run *run, cs_error *err)
 {
     if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK) return NULL;
-    if (!check_curve_options(o, err))
+    if (cs_curve_options_check(o, err) != CS_OK)
         return NULL;
     int kd = s->binning == CS_BIN_KDTREE;
     for (size_t i = 0; i < o->n_points; i++) {
@@ -465,7 +388,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
     for (size_t i = 0; i < o->n_points; i++)
         avail.metrics = cs_metrics_available(x.prep[i], avail.metrics);
     o = x.o = &avail;
-    c = curve_new(CS_CURVE_BINS, o, x.n, err);
+    c = cs_curve_start(CS_CURVE_BINS, o, o->n_points, o->metrics, x.n, err);
     if (!c)
         goto fail;
     c->kdtree = kd;
@@ -484,7 +407,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
     }
     if (atomic_load(&x.rn.failed) == CS_OK)
         cs_parallel_for(x.rn.threads, x.R, bins_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) != CS_OK || !reduce_points(c, x.values, x.R, err))
+    if (cs_runner_finish(&x.rn, err) != CS_OK || cs_curve_reduce(c, x.values, x.R, err) != CS_OK)
         goto fail;
     cs_curve_flag_stable(c, o->stable_metric);
     c->sweep_bins = full_sweep_bins(x.prep[0], x.rn.cancel);
@@ -634,7 +557,7 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
                                 cs_ci *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!check_repeats(repeats, err))
+    if (cs_resample_repeats_check(repeats, err) != CS_OK)
         return err->code;
     if (method < 0 || method >= CS_CI_METHOD_COUNT)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
@@ -762,7 +685,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
         return err->code;
     }
     memset(out, 0, sizeof *out);
-    if (!check_repeats(repeats, err))
+    if (cs_resample_repeats_check(repeats, err) != CS_OK)
         return err->code;
     cmp_ctx x = { .mask = metrics, .seed = seed };
     uint32_t *a_to_b = malloc((a->n ? a->n : 1) * sizeof *a_to_b);

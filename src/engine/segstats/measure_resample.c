@@ -74,14 +74,6 @@ static void eval_row(runner *rn, const seg_prob *p, const uint32_t *w, unsigned 
     else if (st != CS_EEMPTY) cs_runner_fail(rn, st);
 }
 
-static cs_status check_repeats(int repeats, cs_error *err)
-{
-    if (repeats < 1 || repeats > 1000000)
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "repeats must be between 1 and 1000000 (got %d)",
-                            repeats);
-    return CS_OK;
-}
-
 static cs_status nomem(cs_error *err)
 {
     return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
@@ -125,7 +117,7 @@ cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t s
                        cs_ci_method method, const cs_run *run, cs_ci *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (check_repeats(repeats, err)) return err->code;
+    if (cs_resample_repeats_check(repeats, err)) return err->code;
     if (method < 0 || method >= CS_CI_METHOD_COUNT)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
     size_t R = (size_t)repeats, na = p->na;
@@ -174,61 +166,11 @@ done:
 
 /* ---- curves ----------------------------------------------------------------------------- */
 
-static cs_curve *curve_new(cs_curve_kind kind, const cs_curve_options *o, size_t n_points,
-                           unsigned mask, size_t n, cs_error *err)
-{
-    cs_curve *c = calloc(1, sizeof *c);
-    if (c) c->points = calloc(n_points ? n_points : 1, sizeof *c->points);
-    if (!c || !c->points) {
-        free(c);
-        nomem(err);
-        return NULL;
-    }
-    c->kind = kind;
-    c->repeats = o->repeats;
-    c->replace = kind == CS_CURVE_BINS ? 1 : o->replace;
-    c->metrics = mask;
-    c->n_samples = n;
-    c->n_points = n_points;
-    c->stable_metric = -1;
-    c->stable_first = c->stable_last = -1;
-    c->sweep_bins = NAN;
-    return c;
-}
-
 static cs_status check_curve(const seg_prob *p, const cs_curve_options *o, unsigned *mask,
                              cs_error *err)
 {
-    if (o->n_points < 1 || o->n_points > CS_CURVE_MAX_POINTS)
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "a curve needs 1 to %d points", CS_CURVE_MAX_POINTS);
-    if (!(o->metrics & ((1u << CS_METRIC_COUNT) - 1)))
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "no metric selected for the curve");
-    if (check_repeats(o->repeats, err)) return err->code;
+    if (cs_curve_options_check(o, err) != CS_OK) return err->code;
     return seg_metric_mask(p->st, o->metrics, "curve", mask, err);
-}
-
-/* values[point][rep][metric] -> the points' stats. */
-static cs_status reduce_points(cs_curve *c, const double *values, size_t R, cs_error *err)
-{
-    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
-    if (!col || !tmp) {
-        free(col);
-        free(tmp);
-        return nomem(err);
-    }
-    for (size_t pt = 0; pt < c->n_points; pt++)
-        for (int m = 0; m < CS_METRIC_COUNT; m++) {
-            cs_stat *s = &c->points[pt].stat[m];
-            if (!(c->metrics & CS_METRIC_BIT(m))) {
-                *s = (cs_stat){ NAN, NAN, NAN, NAN, NAN, 0 };
-                continue;
-            }
-            for (size_t r = 0; r < R; r++) col[r] = values[(pt * R + r) * CS_METRIC_COUNT + (size_t)m];
-            cs_stat_compute(col, R, c->points[pt].full[m], tmp, s);
-        }
-    free(col);
-    free(tmp);
-    return CS_OK;
 }
 
 typedef struct curve_ctx {
@@ -276,7 +218,7 @@ cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         cs_error_set(err, CS_EEMPTY, 0, 0, "no cases to resample");
         return NULL;
     }
-    cs_curve *c = curve_new(CS_CURVE_SIZE, o, o->n_points, mask, p->na, err);
+    cs_curve *c = cs_curve_start(CS_CURVE_SIZE, o, o->n_points, mask, p->na, err);
     if (!c) return NULL;
     size_t R = (size_t)o->repeats;
     curve_ctx x = { .probs = &p, .o = o, .c = c, .mask = mask, .R = R };
@@ -296,7 +238,7 @@ cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         memcpy(c->points[i].full, full, sizeof full);
     }
     cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    if (cs_runner_finish(&x.rn, err) || cs_curve_reduce(c, x.values, R, err)) goto fail;
     scratch_free(x.sc, x.rn.threads);
     free(x.values);
     return c;
@@ -405,7 +347,7 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     free(keep);
     if (!made) return NULL;
     fine.cls = p->cls;
-    c = curve_new(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
+    c = cs_curve_start(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
     if (!c) goto fail;
     x.c = c;
     cs_runner_init(&x.rn, run, np * (R + 1));
@@ -425,7 +367,7 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         cs_runner_tick(&x.rn);
     }
     cs_parallel_for(x.rn.threads, R, bins_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) || reduce_points(c, x.values, R, err)) goto fail;
+    if (cs_runner_finish(&x.rn, err) || cs_curve_reduce(c, x.values, R, err)) goto fail;
     cs_curve_flag_stable(c, o->stable_metric);
     goto done;
 fail:
@@ -490,7 +432,7 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     memset(out, 0, sizeof *out);
     size_t ca = 0, cb = 0;
     unsigned mask, mask_b;
-    if (check_repeats(repeats, err) || seg_check_settings(a, s, &ca, err) ||
+    if (cs_resample_repeats_check(repeats, err) || seg_check_settings(a, s, &ca, err) ||
         seg_check_settings(b, s, &cb, err) || seg_metric_mask(a, metrics, "--compare", &mask, err) ||
         seg_metric_mask(b, metrics, "--compare", &mask_b, err) ||
         same_cases(a, name_a, b, name_b, err))
