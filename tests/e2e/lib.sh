@@ -75,6 +75,19 @@ wait_lines() {
         sleep 0.05
     done
 }
+# wait_joined REGEX [SECONDS]: as wait_for, on the screen's lines joined by single spaces (a
+# message wrapped over several lines, whose last lines may arrive in a later frame)
+wait_joined() {
+    local re=$1 limit=$LIVENESS
+    [ "${2:-0}" -gt "$limit" ] && limit=$2
+    local end=$((SECONDS + limit))
+    while :; do
+        SCREEN=$(screen_text)
+        printf '%s' "$SCREEN" | tr -s '\n ' '  ' | grep -Eq -- "$re" && return 0
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
 # check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
 check_screen() {
     if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi

@@ -172,6 +172,9 @@ check_screen "status: ci and selection kept at 80 columns" ' a_r~\.csv \[1/1\] \
 start -- samples/broken/stray_quote.csv
 check_screen "load error shown" 'cannot load this file'
 msg=$("$CALSCOPE" report samples/broken/stray_quote.csv 2>&1 | sed 's/^calscope: //')
+# the message's last word, then every word: the wrapped lines may come in later frames
+last=${msg##* }
+wait_for "$(printf '%s' "$last" | sed 's/[][\\.*^$(){}?+|/]/\\&/g')"
 cut=()
 for w in $msg; do printf '%s' "$SCREEN" | grep -qF -- "$w" || cut+=("$w"); done
 if [ ${#cut[@]} -eq 0 ]; then ok "every word of the load error is whole on screen"
