@@ -1,12 +1,13 @@
 /* Dataset reliability histogram heat map and per-case dot plot (see heatmap.h). */
 #include "chart/heatmap.h"
+#include "chart/frame.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MARGIN 5   /* "  .75" tick labels (4) + the y axis, as in the reliability diagram */
+#define MARGIN CH_FRAME_MARGIN
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -65,31 +66,8 @@ int ch_heatmap_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_heatmap *h
     int y = y0;
     if (title) ch_buf_puts(b, x0, y++, w, hm->title, CH_ROLE_TITLE, !g->utf8);
     int top = y, axis_y = top + H, px = x0 + MARGIN;
-    static const char *ylab[] = { ".25", ".5", ".75", "1" };
-    for (int row = 0; row < H; row++) ch_buf_glyph(b, px - 1, top + row, g, CH_G_VLINE, CH_ROLE_AXIS);
-    for (int t = 0; t < 4; t++) {
-        int rr = clampi((int)floor(0.25 * (t + 1) * H + 0.5), 0, H) - 1;
-        int sy = top + H - 1 - rr;
-        ch_buf_glyph(b, px - 1, sy, g, CH_G_YTICK, CH_ROLE_AXIS);
-        ch_buf_printf(b, px - 1 - (int)strlen(ylab[t]), sy, CH_ROLE_LABEL, "%s", ylab[t]);
-    }
-    ch_buf_glyph(b, px - 1, axis_y, g, CH_G_CORNER, CH_ROLE_AXIS);
-    ch_buf_puts(b, px - 2, axis_y, 1, "0", CH_ROLE_LABEL, 0);
-    for (int j = 0; j < W; j++) ch_buf_glyph(b, px + j, axis_y, g, CH_G_HLINE, CH_ROLE_AXIS);
-    static const char *xlab[] = { "0", ".25", ".5", ".75", "1" };
-    for (int t = 0; t <= 4; t++) {
-        int cx = px - 1 + clampi((int)floor(0.25 * t * W + 0.5), 0, W);
-        if (t > 0) ch_buf_glyph(b, cx, axis_y, g, CH_G_XTICK, CH_ROLE_AXIS);
-        int len = (int)strlen(xlab[t]);
-        ch_buf_puts(b, cx - len / 2, axis_y + 1, len, xlab[t], CH_ROLE_LABEL, 0);
-    }
-    ch_buf_puts(b, px + W + 1, axis_y + 1, -1, "p", CH_ROLE_LABEL, 0);
-
-    /* layers: diagonal, shaded cells, mean curve */
-    for (int j = 0; j < W; j++) {
-        int rr = clampi((int)floor((j + 0.5) / W * H), 0, H - 1);
-        ch_buf_glyph(b, px + j, top + H - 1 - rr, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
-    }
+    /* layers: the frame and its diagonal, shaded cells, mean curve */
+    ch_frame_draw(b, g, px, top, W, H, "p", 1);
     for (int cx = 0; cx < W; cx++)
         for (int cy = 0; cy < H; cy++) {
             double s = cell[(size_t)cx * (size_t)H + (size_t)cy];

@@ -2,13 +2,14 @@
  * x tick labels, count strip, legend (when not beside the plot). The plot aims at W = 2H so
  * it looks square (cells are about twice as tall as wide). */
 #include "chart/chart.h"
+#include "chart/frame.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MARGIN 5          /* "  .75" tick labels (4) + the y axis */
+#define MARGIN CH_FRAME_MARGIN
 #define LEGEND_W 31
 #define LEGEND_ROWS 6
 #define CONF_W 6          /* "  conf" right of the x axis */
@@ -17,12 +18,6 @@
 typedef struct col {
     double count, conf_sum, acc_sum;
 } col;
-
-static int round_cells(double v, int n)
-{
-    int r = (int)floor(v * n + 0.5);
-    return r < 0 ? 0 : r > n ? n : r;
-}
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
@@ -122,40 +117,15 @@ int ch_reliability_draw(ch_buf *b, int x0, int y0, int w, int h, const ch_reliab
     int top = y, axis_y = top + H;
     px += x0;
 
-    /* y axis with ticks at 0 .25 .5 .75 1: the tick sits on the row whose top edge is v */
-    static const char *ylab[] = { ".25", ".5", ".75", "1" };
-    for (int row = 0; row < H; row++) ch_buf_glyph(b, px - 1, top + row, g, CH_G_VLINE, CH_ROLE_AXIS);
-    for (int t = 0; t < 4; t++) {
-        int rr = round_cells(0.25 * (t + 1), H) - 1;
-        int sy = top + H - 1 - rr;
-        ch_buf_glyph(b, px - 1, sy, g, CH_G_YTICK, CH_ROLE_AXIS);
-        ch_buf_printf(b, px - 1 - (int)strlen(ylab[t]), sy, CH_ROLE_LABEL, "%s", ylab[t]);
-    }
-    /* x axis: the tick for v sits on the column whose right edge is v */
-    ch_buf_glyph(b, px - 1, axis_y, g, CH_G_CORNER, CH_ROLE_AXIS);
-    ch_buf_puts(b, px - 2, axis_y, 1, "0", CH_ROLE_LABEL, 0);
-    for (int j = 0; j < W; j++) ch_buf_glyph(b, px + j, axis_y, g, CH_G_HLINE, CH_ROLE_AXIS);
-    static const char *xlab[] = { "0", ".25", ".5", ".75", "1" };
-    for (int t = 0; t <= 4; t++) {
-        int cx = px - 1 + round_cells(0.25 * t, W);
-        if (t > 0) ch_buf_glyph(b, cx, axis_y, g, CH_G_XTICK, CH_ROLE_AXIS);
-        int len = (int)strlen(xlab[t]);
-        ch_buf_puts(b, cx - len / 2, axis_y + 1, len, xlab[t], CH_ROLE_LABEL, 0);
-    }
-    ch_buf_puts(b, px + W + 2, axis_y + 1, -1, "conf", CH_ROLE_LABEL, 0);
-
-    /* layers: diagonal, then bars over it, then thin flags */
-    for (int j = 0; j < W; j++) {
-        int rr = clampi((int)floor((j + 0.5) / W * H), 0, H - 1);
-        ch_buf_glyph(b, px + j, top + H - 1 - rr, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
-    }
+    /* layers: the frame and its diagonal (frame.h), then bars over it, then thin flags */
+    ch_frame_draw(b, g, px, top, W, H, "conf", 2);
     double max_count = 0;
     for (int j = 0; j < W; j++) if (cols[j].count > max_count) max_count = cols[j].count;
     for (int j = 0; j < W; j++) {
         const col *c = &cols[j];
         if (c->count <= 0) continue;
         double acc = c->acc_sum / c->count, conf = c->conf_sum / c->count;
-        int na = round_cells(acc, H), nc = round_cells(conf, H);
+        int na = ch_frame_round(acc, H), nc = ch_frame_round(conf, H);
         int lo = na < nc ? na : nc;
         for (int rr = 0; rr < lo; rr++) ch_buf_glyph(b, px + j, top + H - 1 - rr, g, CH_G_BAR, CH_ROLE_BAR);
         for (int rr = na; rr < nc; rr++) ch_buf_glyph(b, px + j, top + H - 1 - rr, g, CH_G_OVER, CH_ROLE_OVER);
