@@ -24,6 +24,10 @@ typedef struct cs_rng {
 void cs_rng_seed(cs_rng *r, uint64_t seed, uint64_t stream, uint64_t point, uint64_t rep);
 /* Next 64 random bits. */
 uint64_t cs_rng_next(cs_rng *r);
+/* What cs_rng_next draws from the state z (splitmix64's step: the mix of z + the golden
+ * gamma): a 64-bit hash of z, for seeds made from names or indices (recalibration's folds).
+ * Pure; any thread. */
+uint64_t cs_splitmix64(uint64_t z);
 /* Uniform integer in [0, bound), bound >= 1, unbiased. */
 uint64_t cs_rng_below(cs_rng *r, uint64_t bound);
 

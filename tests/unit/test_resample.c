@@ -95,6 +95,23 @@ static void test_rng_streams(void **state)
     assert_true(cs_rng_below(&a, 1) == 0);
 }
 
+/* cs_splitmix64 is splitmix64's step (Steele, Lea and Flood 2014; Vigna's splitmix64.c): from
+ * state 0 the reference generator's first outputs are 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4
+ * and 0x06c45d188009454f; and it is what cs_rng_next draws from the same state. */
+static void test_splitmix64(void **state)
+{
+    (void)state;
+    assert_true(cs_splitmix64(0) == 0xe220a8397b1dcdafull);
+    assert_true(cs_splitmix64(0x9e3779b97f4a7c15ull) == 0x6e789e6aa1b965f4ull);
+    assert_true(cs_splitmix64(2 * 0x9e3779b97f4a7c15ull) == 0x06c45d188009454full);
+    cs_rng r;
+    cs_rng_seed(&r, 7, 1, 2, 3);
+    for (int i = 0; i < 100; i++) {
+        uint64_t z = r.state;
+        assert_true(cs_rng_next(&r) == cs_splitmix64(z));
+    }
+}
+
 static void test_draw_without(void **state)
 {
     (void)state;
@@ -196,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_quantile_rule),
         cmocka_unit_test(test_stat),
         cmocka_unit_test(test_rng_streams),
+        cmocka_unit_test(test_splitmix64),
         cmocka_unit_test(test_draw_without),
         cmocka_unit_test(test_draw_with),
         cmocka_unit_test(test_parallel_for),

@@ -45,14 +45,6 @@ void cs_recal_options_default(cs_recal_options *o)
 
 /* ---- hashing and fold assignment ---- */
 
-uint64_t cs_rc_mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -64,8 +56,8 @@ static uint64_t fnv1a(const char *s)
  * seed, so the same id gets the same key in every file and every row order. */
 static uint64_t unit_key(const cs_dataset *d, size_t unit, uint64_t seed)
 {
-    uint64_t h = d->id ? fnv1a(d->id_names[unit]) : cs_rc_mix64((uint64_t)unit ^ 0x51ed270b27f1e5d3ull);
-    return cs_rc_mix64(h ^ cs_rc_mix64(seed ^ 0x7265636170ull));
+    uint64_t h = d->id ? fnv1a(d->id_names[unit]) : cs_splitmix64((uint64_t)unit ^ 0x51ed270b27f1e5d3ull);
+    return cs_splitmix64(h ^ cs_splitmix64(seed ^ 0x7265636170ull));
 }
 
 uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed)

@@ -29,7 +29,6 @@ static inline size_t cs_rc_model_of(const cs_rc_plan *p, size_t g)
     return p->cross ? g : 0;
 }
 
-uint64_t cs_rc_mix64(uint64_t z);
 /* q = p with its top-1 probability set to c_new (floored so the prediction stays) and the
  * others rescaled proportionally. q may not alias p. */
 void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new);

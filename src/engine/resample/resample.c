@@ -43,6 +43,11 @@ uint64_t cs_rng_next(cs_rng *r)
     return next_inl(r);
 }
 
+uint64_t cs_splitmix64(uint64_t z)
+{
+    return mix64(z + GOLDEN);
+}
+
 /* Lemire 2019 on a 32-bit bound >= 1: exact and cheap; inlined into the draw loops. */
 static inline uint32_t below32(cs_rng *r, uint32_t b)
 {
