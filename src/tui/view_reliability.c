@@ -25,6 +25,33 @@ static void diagram_area(int w, int h, int *px, int *py, int *pw, int *ph)
     ch_reliability_area(&shape, w, h, px, py, pw, ph);
 }
 
+/* One entry of a chart legend: its glyph at (x, y) of the legend's three rows, then its text
+ * two columns on (at most w columns; -1: to the edge). glyph CH_G_N: text alone at x. */
+typedef struct legend_item {
+    int x, y;
+    ch_glyph glyph;
+    ch_role role;
+    int w;
+    const char *text;
+} legend_item;
+
+/* The legend's three rows at the bottom of r, from its entries. */
+static void draw_legend(const tui_ctx *c, const tui_rect *r, const legend_item *it, size_t n)
+{
+    ch_buf *lb = ch_buf_new(r->w, 3);
+    if (!lb) return;
+    for (size_t i = 0; i < n; i++) {
+        int tx = it[i].x;
+        if (it[i].glyph != CH_G_N) {
+            ch_buf_glyph(lb, it[i].x, it[i].y, c->g, it[i].glyph, it[i].role);
+            tx += 2;
+        }
+        ch_buf_puts(lb, tx, it[i].y, it[i].w, it[i].text, CH_ROLE_LABEL, 0);
+    }
+    tui_blit(lb, r->y + r->h - 3, r->x, 0);
+    ch_buf_free(lb);
+}
+
 static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
 {
     const tui_state *st = c->st;
@@ -82,43 +109,30 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
     if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");
     /* legend: the same glyphs as the chart, so it reads without colour */
-    if (y + 2 < r->y + r->h && st->smooth && resp->result.smece_mu) {
-        const ch_glyphs *g = c->g;
-        ch_buf *lb = ch_buf_new(r->w, 3);
-        if (lb) {
-            ch_buf_glyph(lb, 0, 0, g, CH_G_MARK1, CH_ROLE_SERIES1);
-            ch_buf_puts(lb, 2, 0, 12, "acc, dense", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 14, 0, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
-            ch_buf_puts(lb, 16, 0, -1, "calibrated", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 0, 1, g, CH_G_DOT, CH_ROLE_SERIES1);
-            ch_buf_puts(lb, 2, 1, 12, "acc, sparse", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 14, 1, g, CH_G_VBAR4, CH_ROLE_COUNT);
-            ch_buf_puts(lb, 16, 1, -1, "density (d)", CH_ROLE_LABEL, 0);
-            ch_buf_puts(lb, 0, 2, -1, "relplot's smoothed curve (o: bars)", CH_ROLE_LABEL, 0);
-            tui_blit(lb, r->y + r->h - 3, r->x, 0);
-            ch_buf_free(lb);
-        }
-    } else if (y + 2 < r->y + r->h) {
-        const ch_glyphs *g = c->g;
-        ch_buf *lb = ch_buf_new(r->w, 3);
-        if (lb) {
-            ch_buf_glyph(lb, 0, 0, g, CH_G_BAR, CH_ROLE_BAR);
-            ch_buf_puts(lb, 2, 0, 14, "accuracy", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 14, 0, g, CH_G_DIAG, CH_ROLE_DIAGONAL);
-            ch_buf_puts(lb, 16, 0, -1, "calibrated", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 0, 1, g, CH_G_OVER, CH_ROLE_OVER);
-            ch_buf_puts(lb, 2, 1, 12, "over-conf", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 14, 1, g, CH_G_UNDER, CH_ROLE_UNDER);
-            ch_buf_puts(lb, 16, 1, -1, "under-conf", CH_ROLE_LABEL, 0);
-            ch_buf_glyph(lb, 0, 2, g, CH_G_THIN, CH_ROLE_THIN);
-            ch_buf_printf(lb, 2, 2, CH_ROLE_LABEL, "thin (<%d)", CH_THIN_DEFAULT);
-            if (c->st->rece_overlay && resp->result.rece_acc) {
-                ch_buf_glyph(lb, 14, 2, g, CH_G_MARK1, CH_ROLE_SERIES1);
-                ch_buf_puts(lb, 16, 2, -1, "RECE-G curve (g)", CH_ROLE_LABEL, 0);
-            }
-            tui_blit(lb, r->y + r->h - 3, r->x, 0);
-            ch_buf_free(lb);
-        }
+    if (y + 2 >= r->y + r->h) return;
+    char thin[24];
+    snprintf(thin, sizeof thin, "thin (<%d)", CH_THIN_DEFAULT);
+    if (st->smooth && resp->result.smece_mu) {
+        static const legend_item curve[] = {
+            { 0, 0, CH_G_MARK1, CH_ROLE_SERIES1, 12, "acc, dense" },
+            { 14, 0, CH_G_DIAG, CH_ROLE_DIAGONAL, -1, "calibrated" },
+            { 0, 1, CH_G_DOT, CH_ROLE_SERIES1, 12, "acc, sparse" },
+            { 14, 1, CH_G_VBAR4, CH_ROLE_COUNT, -1, "density (d)" },
+            { 0, 2, CH_G_N, 0, -1, "relplot's smoothed curve (o: bars)" },
+        };
+        draw_legend(c, r, curve, sizeof curve / sizeof curve[0]);
+    } else {
+        legend_item bars[] = {
+            { 0, 0, CH_G_BAR, CH_ROLE_BAR, 14, "accuracy" },
+            { 14, 0, CH_G_DIAG, CH_ROLE_DIAGONAL, -1, "calibrated" },
+            { 0, 1, CH_G_OVER, CH_ROLE_OVER, 12, "over-conf" },
+            { 14, 1, CH_G_UNDER, CH_ROLE_UNDER, -1, "under-conf" },
+            { 0, 2, CH_G_THIN, CH_ROLE_THIN, -1, thin },
+            { 14, 2, CH_G_MARK1, CH_ROLE_SERIES1, -1, "RECE-G curve (g)" },
+        };
+        size_t n = sizeof bars / sizeof bars[0];
+        if (!(c->st->rece_overlay && resp->result.rece_acc)) n--;   /* the overlay is off */
+        draw_legend(c, r, bars, n);
     }
 }
 
