@@ -54,6 +54,30 @@ static const cs_curve *curve_result(const tui_ctx *c, int slot, const tui_rect *
     return NULL;
 }
 
+/* A curve's series of one metric over its points (at most CS_CURVE_MAX_POINTS): the means,
+ * and the 95 % band when lo and hi are given (NULL: no band). */
+typedef struct point_series {
+    double mean[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS], hi[CS_CURVE_MAX_POINTS];
+} point_series;
+
+static ch_series series_of(const cs_curve *cu, int metric, point_series *ps, const char *name,
+                           int marker, int band)
+{
+    for (size_t i = 0; i < cu->n_points && i < CS_CURVE_MAX_POINTS; i++) {
+        const cs_stat *st = &cu->points[i].stat[metric];
+        ps->mean[i] = st->mean;
+        ps->lo[i] = st->lo;
+        ps->hi[i] = st->hi;
+    }
+    return (ch_series){ name, ps->mean, band ? ps->lo : NULL, band ? ps->hi : NULL, marker };
+}
+
+/* The points' x values. */
+static void points_x(const cs_curve *cu, double *x)
+{
+    for (size_t i = 0; i < cu->n_points && i < CS_CURVE_MAX_POINTS; i++) x[i] = cu->points[i].x;
+}
+
 static void size_panel(const tui_ctx *c, const tui_layout *l)
 {
     int stale;
@@ -61,32 +85,19 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
     const cs_curve *cu = curve_result(c, TUI_SLOT_SIZE, &l->a, "size curve", &stale, &by_case);
     if (!cu) return;
     size_t n = cu->n_points;
-    double x[CS_CURVE_MAX_POINTS], ece[CS_CURVE_MAX_POINTS], elo[CS_CURVE_MAX_POINTS],
-        ehi[CS_CURVE_MAX_POINTS], rg[CS_CURVE_MAX_POINTS], rlo[CS_CURVE_MAX_POINTS],
-        rhi[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],
-        mlo[CS_CURVE_MAX_POINTS], mhi[CS_CURVE_MAX_POINTS];
+    double x[CS_CURVE_MAX_POINTS], dev[CS_CURVE_MAX_POINTS];
     int has_rm = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M)) != 0;
     int has_rg = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_G)) != 0;   /* not from statistics */
-    for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
-        const cs_curve_point *p = &cu->points[i];
-        x[i] = p->x;
-        ece[i] = p->stat[CS_METRIC_ECE].mean;
-        elo[i] = p->stat[CS_METRIC_ECE].lo;
-        ehi[i] = p->stat[CS_METRIC_ECE].hi;
-        rg[i] = p->stat[CS_METRIC_RECE_G].mean;
-        rlo[i] = p->stat[CS_METRIC_RECE_G].lo;
-        rhi[i] = p->stat[CS_METRIC_RECE_G].hi;
-        dev[i] = p->stat[CS_METRIC_ECE].abs_dev;
-        rm[i] = p->stat[CS_METRIC_RECE_M].mean;
-        mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
-        mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
-    }
+    points_x(cu, x);
+    for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++)
+        dev[i] = cu->points[i].stat[CS_METRIC_ECE].abs_dev;
     /* markers: one glyph per metric in both charts of the view (RECE-M is marker 4 in each) */
+    point_series pe, pg, pm;
     const ch_series all[4] = {
-        { "ECE", ece, elo, ehi, 1 },
-        { "RECE-G", rg, rlo, rhi, 2 },
+        series_of(cu, CS_METRIC_ECE, &pe, "ECE", 1, 1),
+        series_of(cu, CS_METRIC_RECE_G, &pg, "RECE-G", 2, 1),
         { "|ECE sub-full|", dev, NULL, NULL, 3 },
-        { "RECE-M", rm, mlo, mhi, 4 },
+        series_of(cu, CS_METRIC_RECE_M, &pm, "RECE-M", 4, 1),
     };
     ch_series s[4];
     int ns = 0;
@@ -140,22 +151,15 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     const cs_curve *cu = curve_result(c, TUI_SLOT_BINS, &l->b, "bins curve", &stale, &by_case);
     if (!cu) return;
     size_t n = cu->n_points;
-    double x[CS_CURVE_MAX_POINTS], m[CS_CURVE_MAX_POINTS], lo[CS_CURVE_MAX_POINTS],
-        hi[CS_CURVE_MAX_POINTS], ace[CS_CURVE_MAX_POINTS], rm[CS_CURVE_MAX_POINTS],
-        mlo[CS_CURVE_MAX_POINTS], mhi[CS_CURVE_MAX_POINTS];
+    double x[CS_CURVE_MAX_POINTS];
     int has_rm = (cu->metrics & CS_METRIC_BIT(CS_METRIC_RECE_M)) != 0;
-    for (size_t i = 0; i < n && i < CS_CURVE_MAX_POINTS; i++) {
-        const cs_curve_point *p = &cu->points[i];
-        x[i] = p->x;
-        m[i] = p->stat[CS_METRIC_ECE].mean;
-        lo[i] = p->stat[CS_METRIC_ECE].lo;
-        hi[i] = p->stat[CS_METRIC_ECE].hi;
-        ace[i] = p->stat[CS_METRIC_ACE].mean;
-        rm[i] = p->stat[CS_METRIC_RECE_M].mean;
-        mlo[i] = p->stat[CS_METRIC_RECE_M].lo;
-        mhi[i] = p->stat[CS_METRIC_RECE_M].hi;
-    }
-    ch_series s[3] = { { "ECE", m, lo, hi, 1 }, { "ACE", ace, NULL, NULL, 2 }, { "RECE-M", rm, mlo, mhi, 4 } };
+    points_x(cu, x);
+    point_series pe, pa, pm;
+    ch_series s[3] = {
+        series_of(cu, CS_METRIC_ECE, &pe, "ECE", 1, 1),
+        series_of(cu, CS_METRIC_ACE, &pa, "ACE", 2, 0),
+        series_of(cu, CS_METRIC_RECE_M, &pm, "RECE-M", 4, 1),
+    };
     char title[160], range[64] = "no stable range";
     if (cu->stable_thin && cu->stable_first < 0)   /* no claim under the samples-per-bin floor */
         snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_CURVE_MIN_PER_BIN);
