@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "engine/load/load_internal.h"
+#include "calscope/rowsum.h"
 
 /* Loads text through the libcsv path, and through the fast path (1 and 3 threads) when that
  * path accepts the input; checks the results agree bit for bit and message for message. */
@@ -213,6 +214,27 @@ static void test_skip_bad_rows(void **state)
     cs_load_summary_free(&sum);
 }
 
+/* calscope/rowsum.h: the rule's edge, worked by hand. The double sums below are what the
+ * loader forms in class order from the written numbers. */
+static void test_row_sum_rule(void **state)
+{
+    (void)state;
+    double s = 0.334 + 0.334 + 0.333;                  /* 1.001 as written */
+    assert_true(s > 1.001);                            /* 1.0010000000000001 */
+    assert_true(cs_row_sum_ok(s, 3, 1e-3));
+    assert_false(cs_row_sum_ok(s, 3, 1e-4));
+    assert_true(cs_row_sum_ok(0.333 + 0.333 + 0.333, 3, 1e-3));   /* 0.999 */
+    assert_false(cs_row_sum_ok(0.3345 + 0.334 + 0.333, 3, 1e-3));  /* 1.0015 */
+    assert_true(cs_row_sum_ok(0.1 + 0.2 + 0.7, 3, 0));           /* 1 as written */
+    assert_true(cs_row_sum_ok(1.0, 2, 0));
+    assert_false(cs_row_sum_ok(1.0 + 0x1p-25, 4, 0));              /* 3e-8 off: refused */
+    assert_false(cs_row_sum_ok(1.0 + 0x1p-45, 4, 0));              /* beyond 4 * 2^-53 */
+    assert_true(cs_row_sum_ok(1.0 + 0x1p-52, 4, 0));               /* within it */
+    assert_false(cs_row_sum_ok(0.9, 10, 1e-3));
+    assert_false(cs_row_sum_ok(NAN, 3, 1e-3));
+    assert_false(cs_row_sum_ok(INFINITY, 3, 1e-3));
+}
+
 static void test_sum_tolerance_and_renormalize(void **state)
 {
     (void)state;
@@ -231,6 +253,32 @@ static void test_sum_tolerance_and_renormalize(void **state)
     const char *t = "label,p_a,p_b,p_c\n0,0.333,0.333,0.333\n";
     assert_null(load_opt(t, strlen(t), &o, &sum, &err));
     assert_string_equal(err.msg, "t.csv:2:2: probabilities sum to 0.999, not 1 within 0.0001");
+    cs_load_summary_free(&sum);
+
+    /* the tolerance is on the numbers as written: 0.334 + 0.334 + 0.333 is 1.001 exactly, within
+     * 1e-3, though its double sum is 1.0010000000000001 (it was refused: "sum to 1.001, not 1
+     * within 0.001"); 1.0015 is not, nor 1.001 at 1e-4 */
+    d = load_text("label,p_a,p_b,p_c\n0,0.334,0.334,0.333\n1,0.333,0.334,0.334\n", &sum, &err);
+    assert_non_null(d);
+    assert_int_equal(d->n, 2);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+    t = "label,p_a,p_b,p_c\n0,0.3345,0.334,0.333\n";
+    assert_null(load_text(t, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:2:2: probabilities sum to 1.0015, not 1 within 0.001");
+    cs_load_summary_free(&sum);
+    cs_load_options_default(&o);
+    o.sum_tol = 1e-4;
+    t = "label,p_a,p_b,p_c\n0,0.334,0.334,0.333\n";
+    assert_null(load_opt(t, strlen(t), &o, &sum, &err));
+    assert_string_equal(err.msg, "t.csv:2:2: probabilities sum to 1.001, not 1 within 0.0001");
+    cs_load_summary_free(&sum);
+    /* --sum-tol 0: 0.1 + 0.2 + 0.7 is 1 as written (1.0000000000000002 in doubles) */
+    o.sum_tol = 0;
+    t = "label,p_a,p_b,p_c\n0,0.1,0.2,0.7\n";
+    d = load_opt(t, strlen(t), &o, &sum, &err);
+    assert_non_null(d);
+    cs_dataset_free(d);
     cs_load_summary_free(&sum);
 
     cs_load_options_default(&o);
@@ -891,6 +939,7 @@ int main(void)
         cmocka_unit_test(test_file_reasons),
         cmocka_unit_test(test_strict_counts_further_rows),
         cmocka_unit_test(test_skip_bad_rows),
+        cmocka_unit_test(test_row_sum_rule),
         cmocka_unit_test(test_sum_tolerance_and_renormalize),
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_gzip),

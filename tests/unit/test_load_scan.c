@@ -576,6 +576,44 @@ static void same_on_every_path(const char *text, size_t len, int skip, double su
     release(&c);
 }
 
+/* Rows written with 3 decimals whose numbers sum to 1.001 or 0.999 exactly (double sums
+ * 1.0010000000000001, 0.9990000000000001) load on every path (libcsv, the fast path on 1-3
+ * threads with both scanners, in a file large enough for two threads), and a row at 1.0015
+ * is refused the same way on each (calscope/rowsum.h). */
+static void test_three_decimal_sums_all_paths(void **state)
+{
+    (void)state;
+    size_t rows = 300000, cap = rows * 24 + 64, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text + len, cap - len, "label,p_0,p_1,p_2\n");
+    static const char *const row[] = { "0.334,0.334,0.333", "0.333,0.333,0.333", "0.5,0.25,0.25",
+                                       "0.001,0.999,0.001" };
+    for (size_t i = 0; i < rows; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%zu,%s\n", i % 3, row[i % 4]);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    outcome c;
+    load(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+    if (!c.d) fail_msg("%s", c.err.msg);
+    assert_int_equal(c.d->n, rows);
+    for (int th = 1; th <= 3; th++) same_with_both_scanners(&c, text, len, &opt, CSL_PATH_FAST, th);
+    release(&c);
+    /* one row at 1.0015 near the end: refused with its place on every path */
+    len = (size_t)snprintf(text, cap, "label,p_0,p_1,p_2\n");
+    for (size_t i = 0; i < rows; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%zu,%s\n", i % 3,
+                                i == rows - 5 ? "0.3345,0.334,0.333" : row[i % 4]);
+    load(&c, text, len, &opt, CSL_PATH_CSV, 0, 0);
+    assert_null(c.d);
+    char want[96];
+    snprintf(want, sizeof want, "r.csv:%zu:2: probabilities sum to 1.0015, not 1 within 0.001", rows - 3);
+    assert_string_equal(c.err.msg, want);
+    for (int th = 1; th <= 3; th++) same_with_both_scanners(&c, text, len, &opt, CSL_PATH_FAST, th);
+    release(&c);
+    free(text);
+}
+
 static void test_random_files_all_paths(void **state)
 {
     (void)state;
@@ -1090,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_quick_number_edges),
         cmocka_unit_test(test_quick_number_random),
         cmocka_unit_test(test_random_files_all_paths),
+        cmocka_unit_test(test_three_decimal_sums_all_paths),
         cmocka_unit_test(test_messages_with_place),
         cmocka_unit_test(test_quick_number_at),
         cmocka_unit_test(test_numeric_files_all_paths),

@@ -720,6 +720,21 @@ static void test_sum_check_at_the_edge(void **state)
     assert_string_equal(refusal_tol("case,probs,labels\nx,over.npy,lab.npy\n", NULL, 0),
                         "over.npy: probabilities sum to 1.00000003, not 1 within 0 at voxel 3 (labels: lab.npy)");
 
+    /* the CSV loader's rule (calscope/rowsum.h): float64 values written with 3 decimals whose
+     * numbers sum to 1.001 (a double sum of 1.0010000000000001) pass the default 1e-3 through
+     * the exact check; 1.0015 does not */
+    const double dec3[] = { 0.334, 0.5, 1, 0.333,   0.334, 0.5, 0, 0.333,   0.333, 0, 0, 0.333 };
+    write_case("dec3.npy", "unused.npy", "<f8", 3, 4, dec3, lab);
+    assert_int_equal(reduce("case,probs,labels\nx,dec3.npy,lab.npy\n", NULL, 1, &st, &err), CS_OK);
+    cs_segstats_free(st);
+    double dec4[12];
+    memcpy(dec4, dec3, sizeof dec4);
+    dec4[3] = 0.3345;
+    dec4[7] = 0.334;
+    write_case("dec4.npy", "unused.npy", "<f8", 3, 4, dec4, lab);
+    assert_string_equal(refusal("case,probs,labels\nx,dec4.npy,lab.npy\n", NULL),
+                        "dec4.npy: probabilities sum to 1.0015, not 1 within 0.001 at voxel 3 (labels: lab.npy)");
+
     /* the 16-bit running sum (up to 8 classes at the default tolerance) stops at 1.99997: a
      * voxel summing to 3 is refused with --sum-tol 1.5 (its stopped sum would pass), and
      * accepted with 2.5 */

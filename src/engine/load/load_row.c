@@ -5,6 +5,7 @@
 #include "calscope/metrics.h"
 
 #include "calscope/classes.h"
+#include "calscope/rowsum.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -381,7 +382,7 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
                 for (size_t j = 0; j < k; j++) v[j] /= sum;     /* in place: v is pr */
                 renormalized = 1;
             }
-        } else if (!s->binary && !(fabs(sum - 1.0) <= opt->sum_tol)) {
+        } else if (!s->binary && !cs_row_sum_ok(sum, k, opt->sum_tol)) {
             bad_row(w, R_SUM, line, s->first_prob_col, NULL, sum, nf);
             return w->nomem ? -1 : 0;
         }

@@ -17,7 +17,8 @@
  *     value is then a float, and so is their max, exactly;
  *   - the running sum is a 16-bit fixed-point number (steps of 2^-15, 1.99997 at most, where
  *     it stays) when C·2^-15 <= tol/4, else a float, rounded at each channel. The decision
- *     must be the CSV loader's, |s − 1| <= tol on the double sum s in channel order. The
+ *     must be the CSV loader's, cs_row_sum_ok on the double sum s in channel order (|s − 1| <=
+ *     tol, and a few units of its last place more: calscope/rowsum.h). The
  *     16-bit sum f is within C·(2^-16 + 2^-50) < C·2^-15 of s (C roundings to the step, the
  *     rest double rounding); the float sum within C·2^-23·(|f| + 1) (C roundings to float and
  *     C to double, each ≤ 2^-24 of a partial sum, partial sums ≤ the total as values are
@@ -38,6 +39,7 @@
 #include <sys/mman.h>
 
 #include "calscope/metrics.h"
+#include "calscope/rowsum.h"
 #include "calscope/ubin.h"
 
 #define NLL_GROUP 16
@@ -365,7 +367,7 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
         }
         cs_vol_close(pv);
         for (uint64_t v = a; st == CS_OK && v < end; v++)
-            if (!(fabs(acc[v - a] - 1.0) <= tol)) st = bad_sum(w, v, acc[v - a], err);
+            if (!cs_row_sum_ok(acc[v - a], w->sh.channels, tol)) st = bad_sum(w, v, acc[v - a], err);
         a = end;
     }
     free(slab);
