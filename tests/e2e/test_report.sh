@@ -247,10 +247,15 @@ expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed
 expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
 # a usage error found while loading is exit 2, not 3 (it was 3)
 expect_stderr "run: loader usage error exits 2" 2 "calscope: $TINY: a split column is found by name: it needs a header row" "$CALSCOPE" report --no-header --recal ts --recal-split-column c "$TINY"
+# the tolerance is on the numbers as written (calscope/rowsum.h): 0.7,0.2,0.1 is 1 with
+# --sum-tol 0 although its double sum is 0.9999999999999999 (it was refused); 1e-14 short of 1
+# is refused, its sum printed with every digit it takes (ten would print 1)
 printf 'label,p_a,p_b,p_c\n0,0.7,0.2,0.1\n' >"$TMP/sum1ulp.csv"
-expect_stderr "run: --sum-tol 0 prints the sum that is not 1" 3 "calscope: $TMP/sum1ulp.csv:2:2: probabilities sum to 0.9999999999999999, not 1 within 0" "$CALSCOPE" report --sum-tol 0 "$TMP/sum1ulp.csv"
-expect_stderr "run: --sum-tol 1e-320 is accepted and printed as given" 3 "calscope: $TMP/sum1ulp.csv:2:2: probabilities sum to 0.9999999999999999, not 1 within 1e-320" "$CALSCOPE" report --sum-tol 1e-320 "$TMP/sum1ulp.csv"
-expect_stderr "run: a tolerance that covers it" 0 "" "$CALSCOPE" report --sum-tol 1e-15 "$TMP/sum1ulp.csv"
+expect_stderr "run: --sum-tol 0 takes a row that is 1 as written" 0 "" "$CALSCOPE" report --sum-tol 0 "$TMP/sum1ulp.csv"
+printf 'label,p_a,p_b,p_c\n0,0.7,0.2,0.09999999999999\n' >"$TMP/sumshort.csv"
+expect_stderr "run: --sum-tol 0 prints the sum that is not 1" 3 "calscope: $TMP/sumshort.csv:2:2: probabilities sum to 0.9999999999999899, not 1 within 0" "$CALSCOPE" report --sum-tol 0 "$TMP/sumshort.csv"
+expect_stderr "run: --sum-tol 1e-320 is accepted and printed as given" 3 "calscope: $TMP/sumshort.csv:2:2: probabilities sum to 0.9999999999999899, not 1 within 1e-320" "$CALSCOPE" report --sum-tol 1e-320 "$TMP/sumshort.csv"
+expect_stderr "run: a tolerance that covers it" 0 "" "$CALSCOPE" report --sum-tol 1e-13 "$TMP/sumshort.csv"
 expect_stderr "run: sum to 0.9 (ten digits read well)" 3 "calscope: $TMP/badsum.csv:2:2: probabilities sum to 0.9, not 1 within 0.001" \
     sh -c 'printf "label,p_a,p_b,p_c\n0,0.3,0.3,0.3\n" >"$1"; "$2" report "$1"' sh "$TMP/badsum.csv" "$CALSCOPE"
 printf 'label,p_a,p_b\n0,0.8,0.2\n' >"$TMP/one.csv"
