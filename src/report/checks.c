@@ -83,8 +83,14 @@ size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
                         f->path, name, c->text);
                 failed++;
             } else if (!holds(c, v)) {
-                fprintf(stderr, "calscope: check failed: %s: %s = %.6g (want %s)\n",
-                        f->path, name, v, c->text);
+                /* six digits read well, but a value that misses the bound only beyond them
+                 * must not print as one that meets it ("ece = 0.0586385 (want
+                 * ece<=0.0586385)"): then every digit it takes */
+                char txt[40];
+                snprintf(txt, sizeof txt, "%.6g", v);
+                if (holds(c, strtod(txt, NULL))) cs_format_number(txt, sizeof txt, v);
+                fprintf(stderr, "calscope: check failed: %s: %s = %s (want %s)\n",
+                        f->path, name, txt, c->text);
                 failed++;
             }
         }

@@ -243,6 +243,10 @@ expect_stderr "run: unavailable metric fails its check" 1 "calscope: check faile
 expect_stderr "run: metric names are case-insensitive (the dashboard says ECE)" 1 "calscope: check failed: $TINY: ece = 0.18 (want ECE<=0.05)" "$CALSCOPE" report --check 'ECE<=0.05' "$TINY"
 expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
 usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)" --check 'ec-e<=0.1' "$TINY"
+# a value that misses the bound beyond six digits prints in full, not as one that meets it
+# (the ECE of breast_cancer_gnb.csv is 0.05863852312248436)
+expect_stderr "run: a failed check never prints a value that passes" 1 "calscope: check failed: samples/breast_cancer_gnb.csv: ece = 0.05863852312248436 (want ece<=0.0586385)" "$CALSCOPE" report --check 'ece<=0.0586385' samples/breast_cancer_gnb.csv
+expect_stderr "run: six digits when they say why" 1 "calscope: check failed: samples/breast_cancer_gnb.csv: ece = 0.0586385 (want ece<0.0586)" "$CALSCOPE" report --check 'ece<0.0586' samples/breast_cancer_gnb.csv
 expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=1e-320)" "$CALSCOPE" report --check 'ece<=1e-320' "$TINY"
 expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
 # a usage error found while loading is exit 2, not 3 (it was 3)
