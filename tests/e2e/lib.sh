@@ -48,46 +48,32 @@ json_get() { printf '%s' "$OUT" | /usr/bin/python3 -c "import json,sys; d=json.l
 
 # ---- terminal tests (tmux): the caller defines screen_text (prints the pane) ----
 LIVENESS=60
-# wait_for REGEX [SECONDS]: polls until the screen matches; sets SCREEN. Returns 1 when it has not
-# matched after LIVENESS seconds (or SECONDS, when larger: a per-call figure never shortens the
-# wait, so no check can fail because the machine is busy).
-wait_for() {
-    local re=$1 limit=$LIVENESS
-    [ "${2:-0}" -gt "$limit" ] && limit=$2
+# poll SECONDS TEST ARGS...: captures the screen into SCREEN until `TEST ARGS...` succeeds
+# (returns 0), or returns 1 when it has not after LIVENESS seconds (or SECONDS, when larger: a
+# per-call figure never shortens the wait, so no check can fail because the machine is busy).
+poll() {
+    local limit=$LIVENESS
+    [ "${1:-0}" -gt "$limit" ] && limit=$1
+    shift
     local end=$((SECONDS + limit))
     while :; do
         SCREEN=$(screen_text)
-        if printf '%s' "$SCREEN" | grep -Eq -- "$re"; then return 0; fi
+        "$@" && return 0
         [ "$SECONDS" -lt "$end" ] || return 1
         sleep 0.05
     done
 }
-# wait_lines REGEX N [SECONDS]: as wait_for, until N lines of the screen match (a table's rows may
-# arrive in a later frame than its header)
-wait_lines() {
-    local re=$1 n=$2 limit=$LIVENESS
-    [ "${3:-0}" -gt "$limit" ] && limit=$3
-    local end=$((SECONDS + limit))
-    while :; do
-        SCREEN=$(screen_text)
-        [ "$(printf '%s\n' "$SCREEN" | grep -Ec -- "$re")" -ge "$n" ] && return 0
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
-# wait_joined REGEX [SECONDS]: as wait_for, on the screen's lines joined by single spaces (a
-# message wrapped over several lines, whose last lines may arrive in a later frame)
-wait_joined() {
-    local re=$1 limit=$LIVENESS
-    [ "${2:-0}" -gt "$limit" ] && limit=$2
-    local end=$((SECONDS + limit))
-    while :; do
-        SCREEN=$(screen_text)
-        printf '%s' "$SCREEN" | tr -s '\n ' '  ' | grep -Eq -- "$re" && return 0
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
+screen_matches() { printf '%s' "$SCREEN" | grep -Eq -- "$1"; }
+screen_lines() { [ "$(printf '%s\n' "$SCREEN" | grep -Ec -- "$1")" -ge "$2" ]; }
+screen_joined() { printf '%s' "$SCREEN" | tr -s '\n ' '  ' | grep -Eq -- "$1"; }
+# wait_for REGEX [SECONDS]: until the screen matches
+wait_for() { poll "${2:-0}" screen_matches "$1"; }
+# wait_lines REGEX N [SECONDS]: until N lines of the screen match (a table's rows may arrive in
+# a later frame than its header)
+wait_lines() { poll "${3:-0}" screen_lines "$1" "$2"; }
+# wait_joined REGEX [SECONDS]: until the screen's lines joined by single spaces match (a message
+# wrapped over several lines, whose last lines may arrive in a later frame)
+wait_joined() { poll "${2:-0}" screen_joined "$1"; }
 # check_screen NAME REGEX [SECONDS] (SECONDS as in wait_for)
 check_screen() {
     if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi

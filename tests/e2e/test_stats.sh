@@ -242,17 +242,6 @@ dash() {
     N_SOCK=$((N_SOCK + 1)); SOCK=$SOCK_BASE-$N_SOCK
     T new-session -d -x 80 -y 24 "env LANG=C.UTF-8 $CALSCOPE $*; echo EXITED \$?; sleep 120"
 }
-# wait_for REGEX: polls the screen (a liveness limit of 60 s only catches hangs); sets SCREEN
-wait_for() {
-    local end=$((SECONDS + 60))
-    while [ "$SECONDS" -lt "$end" ]; do
-        SCREEN=$(T capture-pane -p -J 2>/dev/null)
-        if printf '%s' "$SCREEN" | grep -Eq -- "$1"; then return 0; fi
-        sleep 0.05
-    done
-    return 1
-}
-check_screen() { if wait_for "$2"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi; }
 if command -v tmux >/dev/null; then
     dash --ci 200 samples/digits_ts.csv
     check_screen "dashboard: the interval that misses its value is marked" 'SCE +0\.0042 \[0\.0048,0\.0067\]!'
