@@ -35,16 +35,8 @@ print(sum(ch in glyphs for r in rows[2:axis] for ch in r[:44]))' "$1" 2>/dev/nul
 # cells_until GLYPHS OP N: polls the screen (as wait_for) until plot_cells GLYPHS OP N holds
 # (OP a test operator: -gt, -ge, -eq), LIVENESS at most: a capture can fall between the table's
 # draw and the plot's. Sets SCREEN and CELLS (the last count).
-cells_until() {
-    local end=$((SECONDS + LIVENESS))
-    while :; do
-        SCREEN=$(screen_text)
-        CELLS=$(plot_cells "$1"); CELLS=${CELLS:-0}
-        [ "$CELLS" "$2" "$3" ] && return 0
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
+cells_hold() { CELLS=$(plot_cells "$1"); CELLS=${CELLS:-0}; [ "$CELLS" "$2" "$3" ]; }
+cells_until() { poll 0 cells_hold "$@"; }
 
 # ---- top1: the curve, its title, the bars back ------------------------------------------------
 start "$IRIS"
