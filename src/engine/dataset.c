@@ -1,4 +1,5 @@
 #include "calscope/dataset.h"
+#include "calscope/rowsums.h"
 #include "calscope/segstats.h"
 #include "engine/pair.h"
 
@@ -39,7 +40,16 @@ void cs_dataset_free(cs_dataset *d)
     free(d->line);
     free(d->class_col);
     cs_segstats_free(d->stats);
+    cs_rowsums_free(d->row_sums);
     free(d);
+}
+
+cs_status cs_dataset_need_probs(const cs_dataset *d, const char *what, cs_error *err)
+{
+    if (!d || !d->row_sums) return CS_OK;
+    return cs_error_set(err, CS_EUSAGE, 0, 0,
+                        "%s: the file was loaded in one pass for a report, and the probabilities of its first %zu rows were summed, not kept",
+                        what, d->rows_summed);
 }
 
 cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err)

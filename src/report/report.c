@@ -106,13 +106,26 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
     }
 }
 
+/* Whether nothing the report prints for a file reads its probability rows but the class-wise
+ * ECE, Brier score and NLL of all samples on the top-1 lens: then the loader may sum those as
+ * it reads and keep fewer rows (a one-pass load, calscope/rowsums.h; issue 14). Not with
+ * --compare (the files are kept and paired), a selection, another lens, intervals, curves,
+ * top-k bars, the Likert table, --compat or recalibration, which all read the rows. */
+static int one_pass(const rep_opts *o, int keep)
+{
+    return !keep && !o->select_given && o->settings.lens == CS_LENS_TOP1 && !o->ci_repeats &&
+           !o->curve && !o->n_topk && !o->likert && o->compat < 0 && !o->methods.n_recal;
+}
+
 /* Loads and measures one file. Returns the dataset when keep is set (for --compare), else
  * frees it and returns NULL. */
 static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
 {
     cs_error err;
     cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(f->path, &o->load, &f->sum, &err);
+    cs_load_options lo = o->load;
+    if (one_pass(o, keep)) lo.row_sums_bins = o->settings.bins;
+    cs_dataset *d = cs_load_file(f->path, &lo, &f->sum, &err);
     if (!d) {
         if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
         /* the loader's usage errors (options that cannot apply to this file) stay usage errors */

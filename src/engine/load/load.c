@@ -4,6 +4,7 @@
 
 #include "calscope/classes.h"
 #include "calscope/reduce.h"
+#include "calscope/rowsums.h"
 #include "calscope/segstats.h"
 
 #include <errno.h>
@@ -64,6 +65,7 @@ void cs_load_parsed_free(csl_parsed *p)
     cs_load_intern_free(&p->ids);
     cs_load_intern_free(&p->cases);
     cs_load_intern_free(&p->splits);
+    cs_rowsums_free(p->row_sums);
     memset(p, 0, sizeof *p);
 }
 
@@ -229,6 +231,10 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
         r->pred = NULL;
         r->correct = NULL;
     }
+    /* a one-pass load: the first rows' sums instead of their probabilities (rowsums.h) */
+    d->rows_summed = ps->rows_summed;
+    d->row_sums = ps->row_sums;
+    ps->row_sums = NULL;
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
         d = NULL;

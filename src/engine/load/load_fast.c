@@ -29,6 +29,7 @@
 
 #include "calscope/classes.h"
 #include "calscope/dataset.h"
+#include "calscope/rowsums.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -85,6 +86,11 @@ typedef struct chunk {
     const char *prev_beg, *prev_end;
     csl_rows *all;
     long first_line;
+    /* the one-pass chunk (cs_load_options.row_sums_bins; the first of the folded count's two):
+     * its rows' probabilities go to `block` (prep_batch rows and one more, rows.pw on), which
+     * the caches and the sums take before it is written over; none goes to the arrays */
+    cs_rowsums *sums;
+    double *block;
 } chunk;
 
 /* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
@@ -548,7 +554,7 @@ static void populate_rows(const chunk *ch, size_t from, size_t to)
     const csl_rows *rw = &ch->w.rows;
     size_t k = c->s->k, n = to - from;
     if (to <= from) return;
-    cs_load_populate(rw->prob + from * k, n * k * sizeof *rw->prob);
+    if (!ch->sums) cs_load_populate(rw->prob + from * k, n * k * sizeof *rw->prob);
     if (rw->logit) cs_load_populate(rw->logit + from * k, n * k * sizeof *rw->logit);
     cs_load_populate(rw->label + from, n * sizeof *rw->label);
     cs_load_populate(rw->line + from, n * sizeof *rw->line);
@@ -607,12 +613,28 @@ static size_t prep_batch(size_t k)
 
 /* The per-row caches (conf, pred, correct) of the chunk's rows [*done, rows.n), by the
  * dataset's own rule: cs_dataset_prepare_rows on a view of the chunk's arrays (it reads k,
- * prob and label and writes only those rows' conf, pred and correct). *done moves to rows.n. */
-static void prep_rows(cs_dataset *view, const csl_rows *rw, size_t *done)
+ * prob and label and writes only those rows' conf, pred and correct). *done moves to rows.n.
+ * The one-pass chunk's rows are in its block from rows.pw on (*done == pw): their caches, then
+ * their sums (cs_rowsums_add, in row order), and the block is free again (pw = rows.n).
+ * Returns 0, or -1 when the sums ran out of memory. */
+static int prep_rows(chunk *ch, cs_dataset *view, csl_rows *rw, size_t *done)
 {
-    if (!view->conf || rw->n <= *done) return;
-    cs_dataset_prepare_rows(view, *done, rw->n - *done);
-    *done = rw->n;
+    if (rw->n <= *done) return 0;
+    if (!ch->sums) {
+        if (view->conf) cs_dataset_prepare_rows(view, *done, rw->n - *done);
+        *done = rw->n;
+        return 0;
+    }
+    size_t from = rw->pw, n = rw->n - from;
+    cs_dataset v = *view;              /* the block's rows as rows 0..n-1 */
+    v.prob = rw->prob;
+    v.label = rw->label + from;
+    v.conf = rw->conf + from;
+    v.pred = rw->pred + from;
+    v.correct = rw->correct + from;
+    cs_dataset_prepare_rows(&v, 0, n);
+    *done = rw->pw = rw->n;
+    return cs_rowsums_add(ch->sums, rw->prob, rw->label + from, n);
 }
 
 static void *parse_chunk(void *arg)
@@ -630,7 +652,7 @@ static void *parse_chunk(void *arg)
     /* this chunk's rows of the output arrays, faulted in by one call each (80 MB of
      * probabilities for 1M x 10 were 20,000 page faults, taken one by one during the parse);
      * each thread its own rows, so the zeroing is shared like the parse */
-    const csl_rows *rw = &ch->w.rows;
+    csl_rows *rw = &ch->w.rows;
     if (ch->progressive) prefault_ahead(ch, ch->beg);
     else populate_rows(ch, 0, rw->cap);
     cs_dataset view;                   /* the chunk's rows, for prep_rows */
@@ -653,7 +675,11 @@ static void *parse_chunk(void *arg)
             line++;
             since += (size_t)(next - p);
             p = next;
-            if (rw->n - prepped >= batch) prep_rows(&view, rw, &prepped);
+            if (rw->n - prepped >= batch && prep_rows(ch, &view, rw, &prepped)) {
+                ch->nomem = 1;
+                atomic_store(&c->stop, 1);
+                break;
+            }
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
@@ -675,7 +701,8 @@ static void *parse_chunk(void *arg)
         if (nf == 1 && f[0].len == 0) {
             /* blank line; a blank tail without a newline is not a line (libcsv agrees) */
             if (next[-1] == '\n' || (le < next && *le == '\r')) ch->blank++;
-        } else if (cs_load_row(&ch->w, f, (size_t)nf, line)) {
+        } else if (cs_load_row(&ch->w, f, (size_t)nf, line) ||
+                   (rw->n - prepped >= batch && prep_rows(ch, &view, rw, &prepped))) {
             ch->nomem = 1;
             atomic_store(&c->stop, 1);
             break;
@@ -686,7 +713,7 @@ static void *parse_chunk(void *arg)
         if (!numeric) csl_scan_at(&sc, p);
         if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
     }
-    prep_rows(&view, rw, &prepped);
+    if (!ch->nomem && prep_rows(ch, &view, rw, &prepped)) ch->nomem = 1;
     atomic_fetch_add(&c->done, since);
     free(f);
     return NULL;
@@ -945,6 +972,18 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         }
         ch[0].line0 = line;
         view_rows(&ch[0].w.rows, &all, s, 0, fold_rows);
+        /* one pass (cs_load_options.row_sums_bins): the first chunk sums its rows instead of
+         * keeping their probabilities, which then never take a page (calscope/rowsums.h).
+         * Its rows are the dataset's first, in order, whatever lines turn out blank or bad. */
+        if (opt->row_sums_bins > 0 && c.plain && all.conf) {
+            ch[0].block = malloc((prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block);
+            ch[0].sums = ch[0].block ? cs_rowsums_new(s->k, opt->row_sums_bins) : NULL;
+            if (ch[0].sums) ch[0].w.rows.prob = ch[0].block;
+            else {
+                free(ch[0].block);
+                ch[0].block = NULL;
+            }
+        }
         ch[1].prev_beg = ch[0].beg;
         ch[1].prev_end = ch[0].end;
         ch[1].all = &all;
@@ -1005,7 +1044,7 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     }
     /* merge into chunk 0's worker, closing the gaps between chunks */
     csl_worker *w = &ch[0].w;
-    size_t dst = w->rows.n;
+    size_t dst = w->rows.n, summed = w->rows.n;
     out->blank_lines += ch[0].blank;
     for (int i = 1; i < nt; i++) {
         csl_worker *o = &ch[i].w;
@@ -1029,6 +1068,15 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     out->w.rows = all;
     out->w.rows.n = dst;
     out->w.rows.growable = 1;       /* owned now; freed with the worker */
+    free(ch[0].block);
+    if (ch[0].sums) {               /* the first chunk's sums: its rows are the first */
+        if (!bail && !cancelled && !nomem && !out->w.nomem && summed) {
+            out->row_sums = ch[0].sums;
+            out->rows_summed = summed;
+        } else {
+            cs_rowsums_free(ch[0].sums);
+        }
+    }
     if (bail) { cs_load_parsed_free(out); return CSL_BAIL; }
     if (cancelled) {
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);

@@ -234,6 +234,10 @@ typedef struct csl_intern {
 typedef struct csl_rows {
     size_t n, cap;
     int growable;          /* libcsv path grows the arrays; the fast path preallocates */
+    /* prob and logit hold rows from pw on: row i at prob + (i - pw) * k. 0 but for the
+     * one-pass chunk of the fast path (load_fast.c), whose prob is a block of a few rows that
+     * are summed and then written over (pw moves on to the next row). */
+    size_t pw;
     double *prob, *logit;
     int32_t *label, *id, *tta, *case_id, *split;
     uint32_t *line;        /* physical line of each row (0 beyond UINT32_MAX) */
@@ -363,6 +367,10 @@ typedef struct csl_parsed {
     int have_worker;
     csl_intern ids, cases, splits;
     size_t blank_lines;
+    /* a one-pass load (cs_load_options.row_sums_bins): the sums of the first rows_summed rows,
+     * whose probabilities are not in w.rows (owned; the finisher hands them to the dataset) */
+    struct cs_rowsums *row_sums;
+    size_t rows_summed;
 } csl_parsed;
 
 /* libcsv path over any source. Returns CS_OK with *out filled, or an error in err. */

@@ -319,7 +319,7 @@ double *cs_load_row_slot(csl_worker *w)
         size_t nc = rows->cap ? rows->cap + rows->cap / 2 + 1 : first_cap(s->k);
         if (rows_resize(rows, s, nc)) { w->nomem = 1; return NULL; }
     }
-    size_t off = rows->n * s->k;
+    size_t off = (rows->n - rows->pw) * s->k;
     return s->from_logits ? rows->logit + off : rows->prob + off;
 }
 
@@ -362,8 +362,8 @@ static int row_tail(csl_worker *w, int32_t label, int32_t tta, const csl_field *
     size_t k = s->k;
     csl_rows *rows = &w->rows;
     size_t i = rows->n;
-    double *pr = rows->prob + i * k;                        /* the probabilities kept */
-    double *v = s->from_logits ? rows->logit + i * k : pr;  /* the values as written (row slot) */
+    double *pr = rows->prob + (i - rows->pw) * k;           /* the probabilities kept */
+    double *v = s->from_logits ? rows->logit + (i - rows->pw) * k : pr;   /* as written (slot) */
     int renormalized = 0;
     if (s->from_logits) {
         /* softmax with the maximum subtracted, so large logits cannot overflow exp */
@@ -421,7 +421,8 @@ int cs_load_row_numbers(csl_worker *w, double label, const char *label_file, lon
 {
     const csl_schema *s = w->s;
     w->rows_read++;
-    const double *v = (s->from_logits ? w->rows.logit : w->rows.prob) + w->rows.n * s->k;
+    const double *v = (s->from_logits ? w->rows.logit : w->rows.prob) +
+                      (w->rows.n - w->rows.pw) * s->k;
     char txt[64];
     csl_field fx;
     /* the field rules of cs_load_row, in column order */

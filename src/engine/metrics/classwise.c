@@ -1,7 +1,9 @@
 /* The uniform class-wise sums (the class-wise ECE and the classwise lens's uniform bins,
  * evaluate.c): per class and bin, the count, the label's hits and the sum of the values, in
  * one pass over the probability rows (10^7 values on the 1M x 10 bench file). See
- * cs_mx_classwise_sums in mx.h. */
+ * cs_mx_classwise_sums in mx.h. The pass reads its rows either through a prepared problem's
+ * samples (rows[items[j]], or rows[j]) or as consecutive rows of a block (cs_mx_cw_rows: the
+ * one-pass sums of rowsums.c, made while a loader parses): the same code, so the same sums. */
 #include "mx.h"
 
 #include <stdlib.h>
@@ -13,15 +15,19 @@
  * 50,000 rows) and costs twice the pass where the pairs are mixed (10 classes: a mispredicted
  * branch a row or two). Either way the same bins. *low, *seen: of the pairs looked at (all
  * with skip, the first rows' ~32 without), how many were such a pair. */
+/* Row r of item j: rows[items[j]] (items NULL: rows[j]), or j itself when rows is NULL (the
+ * consecutive rows of a block). */
+#define CW_ROW(rows, items, j) \
+    ((rows) ? (size_t)(rows)[(items) ? (items)[j] : (uint32_t)(j)] : (size_t)(j))
+
 static inline __attribute__((always_inline)) void
-cw_bins(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1, const double *e,
-        size_t M, int skip, uint32_t *ix, size_t *low, size_t *seen)
+cw_bins(const double *prob, size_t K, const uint32_t *rows, const uint32_t *items, size_t j0,
+        size_t j1, const double *e, size_t M, int skip, uint32_t *ix, size_t *low, size_t *seen)
 {
-    const cs_dataset *d = p->d;
-    size_t K = d->k, lo = 0, half = K / 2, look = half ? (32 + half - 1) / half : 0;
+    size_t lo = 0, half = K / 2, look = half ? (32 + half - 1) / half : 0;
     double e1 = e[1];
     for (size_t j = j0; j < j1; j++) {
-        const double *g = d->prob + (size_t)p->rows[items ? items[j] : (uint32_t)j] * K;
+        const double *g = prob + CW_ROW(rows, items, j) * K;
         uint32_t *o = ix + (j - j0) * K;
         size_t c = 0, at = 0;
         int count = !skip && j - j0 < look;
@@ -50,48 +56,73 @@ cw_bins(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1, const
  * one pass each sum's load waited for the address of the stores before it, known only at the
  * end of their bin arithmetic (and the label's count at the end of a look-up of its own). */
 static inline __attribute__((always_inline)) void
-cw_sums(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1, const uint32_t *ix,
-        size_t *cnt, size_t *pos, double *sv)
+cw_sums(const double *prob, const int32_t *label, size_t K, const uint32_t *rows,
+        const uint32_t *items, size_t j0, size_t j1, const uint32_t *ix, size_t *cnt,
+        size_t *pos, double *sv)
 {
-    const cs_dataset *d = p->d;
-    size_t K = d->k;
     for (size_t j = j0; j < j1; j++) {
-        size_t r = p->rows[items ? items[j] : (uint32_t)j];
-        const double *g = d->prob + r * K;
+        size_t r = CW_ROW(rows, items, j);
+        const double *g = prob + r * K;
         const uint32_t *o = ix + (j - j0) * K;
         for (size_t c = 0; c < K; c++) {
             cnt[o[c]]++;
             sv[o[c]] += g[c];
         }
-        pos[o[d->label[r]]]++;
+        pos[o[label[r]]]++;
     }
 }
 
 /* One block: the bins (with the skip the last block's pairs chose: on while 15/16 of the
- * pairs looked at are both in bin 0), then the sums. Returns whether the next block skips. */
-static int cw_block(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1,
-                    const double *e, size_t M, int skip, uint32_t *ix, size_t *cnt, size_t *pos,
-                    double *sv)
+ * pairs looked at are both in bin 0), then the sums. Returns whether the next block skips.
+ * Three specialisations (a sample subset, all samples, consecutive rows), so the tests on
+ * items and rows fold away in each. */
+static int cw_block(const double *prob, const int32_t *label, size_t K, const uint32_t *rows,
+                    const uint32_t *items, size_t j0, size_t j1, const double *e, size_t M,
+                    int skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv)
 {
     size_t low, seen;
-    if (items) {
-        if (skip) cw_bins(p, items, j0, j1, e, M, 1, ix, &low, &seen);
-        else cw_bins(p, items, j0, j1, e, M, 0, ix, &low, &seen);
-        cw_sums(p, items, j0, j1, ix, cnt, pos, sv);
-    } else {   /* the items test folded away */
-        if (skip) cw_bins(p, NULL, j0, j1, e, M, 1, ix, &low, &seen);
-        else cw_bins(p, NULL, j0, j1, e, M, 0, ix, &low, &seen);
-        cw_sums(p, NULL, j0, j1, ix, cnt, pos, sv);
+    if (!rows) {
+        if (skip) cw_bins(prob, K, NULL, NULL, j0, j1, e, M, 1, ix, &low, &seen);
+        else cw_bins(prob, K, NULL, NULL, j0, j1, e, M, 0, ix, &low, &seen);
+        cw_sums(prob, label, K, NULL, NULL, j0, j1, ix, cnt, pos, sv);
+    } else if (items) {
+        if (skip) cw_bins(prob, K, rows, items, j0, j1, e, M, 1, ix, &low, &seen);
+        else cw_bins(prob, K, rows, items, j0, j1, e, M, 0, ix, &low, &seen);
+        cw_sums(prob, label, K, rows, items, j0, j1, ix, cnt, pos, sv);
+    } else {
+        if (skip) cw_bins(prob, K, rows, NULL, j0, j1, e, M, 1, ix, &low, &seen);
+        else cw_bins(prob, K, rows, NULL, j0, j1, e, M, 0, ix, &low, &seen);
+        cw_sums(prob, label, K, rows, NULL, j0, j1, ix, cnt, pos, sv);
     }
     return seen && low >= seen - seen / 16;
+}
+
+/* Rows of a block: about 4096 values (K * M < 2^32: at most 1000 bins, and K is a class count). */
+static size_t cw_block_rows(size_t K)
+{
+    return K < 4096 ? 4096 / K : 1;
+}
+
+size_t cs_mx_cw_scratch(size_t K)
+{
+    return cw_block_rows(K) * K;
+}
+
+void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
+                   size_t M, int *skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv)
+{
+    size_t rows = cw_block_rows(K);
+    for (size_t j0 = 0; j0 < nr; j0 += rows) {
+        size_t j1 = j0 + rows < nr ? j0 + rows : nr;
+        *skip = cw_block(g, y, K, NULL, NULL, j0, j1, e, M, *skip, ix, cnt, pos, sv);
+    }
 }
 
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv)
 {
-    size_t K = p->d->k;
-    /* blocks of ~4096 values (K * M < 2^32: at most 1000 bins, and K is a class count) */
-    size_t rows = K < 4096 ? 4096 / K : 1;
+    const cs_dataset *d = p->d;
+    size_t K = d->k, rows = cw_block_rows(K);
     uint32_t *ix = malloc(rows * K * sizeof *ix);
     if (!ix) return -1;
     int skip = 0;
@@ -104,7 +135,7 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
             n0 = j0 + 4096;
         }
         size_t j1 = j0 + rows < ni ? j0 + rows : ni;
-        skip = cw_block(p, items, j0, j1, e, M, skip, ix, cnt, pos, sv);
+        skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sv);
     }
     free(ix);
     return 0;

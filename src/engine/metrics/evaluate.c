@@ -276,6 +276,56 @@ out:
 
 /* ---- classwise ---- */
 
+/* The class-wise ECE, ACE and MCE (summed over the classes: the caller divides by K) and,
+ * when bins is not NULL, the pooled bin table (malloc'd into *bins, M entries) from the
+ * uniform class-wise sums cnt/pos/sv (K * M, cs_mx_classwise_sums) of ni items. The one place
+ * those sums become values: the pass over the matrix and a dataset's one-pass sums (rowsums)
+ * go through it alike. */
+static cs_status cw_values(const cs_settings *s, size_t K, size_t M, const size_t *cnt,
+                           const size_t *pos, const double *sv, size_t ni, cs_mx_agg *agg,
+                           cs_bin **bins, size_t *nb, cs_error *err)
+{
+    cs_mx_agg sum = {0, 0, 0};
+    double *e = malloc((M + 1) * sizeof *e);
+    cs_bin *cb = malloc(M * sizeof *cb), *pool = bins ? malloc(M * sizeof *pool) : NULL;
+    if (!e || !cb || (bins && !pool)) {
+        free(e); free(cb); free(pool);
+        return nomem(err, "classwise");
+    }
+    cs_mx_edges(e, (int)M);
+    for (size_t c = 0; c < K; c++) {
+        for (size_t b = 0; b < M; b++) {
+            size_t n = cnt[c * M + b];
+            cb[b].count = n;
+            cb[b].conf = n ? sv[c * M + b] / (double)n : NAN;
+            cb[b].acc = n ? (double)pos[c * M + b] / (double)n : NAN;
+            cb[b].gap = n ? cs_mx_scalar_gap(s, cb[b].conf, cb[b].acc) : NAN;
+        }
+        cs_mx_agg a = cs_mx_aggregate(s, cb, M, ni);
+        sum.ece += a.ece; sum.ace += a.ace; sum.mce += a.mce;
+    }
+    if (bins) {
+        for (size_t b = 0; b < M; b++) {
+            size_t n = 0, np = 0;
+            double s1 = 0.0;
+            for (size_t c = 0; c < K; c++) {
+                n += cnt[c * M + b]; np += pos[c * M + b]; s1 += sv[c * M + b];
+            }
+            pool[b].lo = e[b];
+            pool[b].hi = e[b + 1];
+            pool[b].count = n;
+            pool[b].conf = n ? s1 / (double)n : NAN;
+            pool[b].acc = n ? (double)np / (double)n : NAN;
+            pool[b].gap = n ? cs_mx_scalar_gap(s, pool[b].conf, pool[b].acc) : NAN;
+        }
+        *bins = pool;
+        *nb = M;
+    }
+    free(e); free(cb);
+    *agg = sum;
+    return CS_OK;
+}
+
 static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uint32_t *items,
                            size_t ni, const atomic_int *cancel, cs_mx_agg *agg, cs_bin **bins,
                            size_t *nb, cs_error *err)
@@ -287,46 +337,17 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
         double *e = malloc((M + 1) * sizeof *e);
         size_t *cnt = calloc(K * M, sizeof *cnt), *pos = calloc(K * M, sizeof *pos);
         double *sv = calloc(K * M, sizeof *sv);
-        cs_bin *cb = malloc(M * sizeof *cb), *pool = bins ? malloc(M * sizeof *pool) : NULL;
-        if (!e || !cnt || !pos || !sv || !cb || (bins && !pool)) {
-            free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
+        if (!e || !cnt || !pos || !sv) {
+            free(e); free(cnt); free(pos); free(sv);
             return nomem(err, "classwise");
         }
         cs_mx_edges(e, (int)M);
         int ur = cs_mx_classwise_sums(p, items, ni, e, M, cancel, cnt, pos, sv);
-        if (ur != 0) {
-            free(e); free(cnt); free(pos); free(sv); free(cb); free(pool);
-            return ur < 0 ? nomem(err, "classwise") : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-        }
-        for (size_t c = 0; c < K; c++) {
-            for (size_t b = 0; b < M; b++) {
-                size_t n = cnt[c * M + b];
-                cb[b].count = n;
-                cb[b].conf = n ? sv[c * M + b] / (double)n : NAN;
-                cb[b].acc = n ? (double)pos[c * M + b] / (double)n : NAN;
-                cb[b].gap = n ? cs_mx_scalar_gap(s, cb[b].conf, cb[b].acc) : NAN;
-            }
-            cs_mx_agg a = cs_mx_aggregate(s, cb, M, ni);
-            sum.ece += a.ece; sum.ace += a.ace; sum.mce += a.mce;
-        }
-        if (bins) {
-            for (size_t b = 0; b < M; b++) {
-                size_t n = 0, np = 0;
-                double s1 = 0.0;
-                for (size_t c = 0; c < K; c++) {
-                    n += cnt[c * M + b]; np += pos[c * M + b]; s1 += sv[c * M + b];
-                }
-                pool[b].lo = e[b];
-                pool[b].hi = e[b + 1];
-                pool[b].count = n;
-                pool[b].conf = n ? s1 / (double)n : NAN;
-                pool[b].acc = n ? (double)np / (double)n : NAN;
-                pool[b].gap = n ? cs_mx_scalar_gap(s, pool[b].conf, pool[b].acc) : NAN;
-            }
-            *bins = pool;
-            *nb = M;
-        }
-        free(e); free(cnt); free(pos); free(sv); free(cb);
+        cs_status rc = ur == 0 ? cw_values(s, K, M, cnt, pos, sv, ni, &sum, bins, nb, err)
+                     : ur < 0 ? nomem(err, "classwise")
+                              : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+        free(e); free(cnt); free(pos); free(sv);
+        if (rc != CS_OK) return rc;
     } else {
         double *v = malloc(p->n * sizeof *v);
         uint8_t *t = malloc(p->n);
@@ -561,9 +582,48 @@ typedef struct sce_job {
     unsigned scores;         /* CS_WANT_BRIER | CS_WANT_NLL it makes first, or 0 */
     int binned, rece;        /* the parts it makes besides the class-wise ECE */
     int dup;                 /* sce_is_ece: the class-wise ECE is the bins' */
+    int onepass;             /* a one-pass dataset: scores and class-wise ECE from its sums */
     cs_status rc_s, rc_b, rc_r;
     cs_error err_s, err_b, err_r;
 } sce_job;
+
+/* The Brier score, NLL and class-wise ECE (as `want` asks) of a one-pass dataset (all its
+ * samples, the top-1 lens: cs_evaluate checks): the sums of its first rows_summed rows
+ * (calscope/rowsums.h) continued over the rows it kept, in one pass over them, then the values
+ * as cs_mx_scores and classwise() make them from the same sums. */
+static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, double *sce,
+                         cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t K = d->k, M = (size_t)p->s.bins, from = d->rows_summed, ni = d->n;
+    if ((size_t)cs_rowsums_bins(d->row_sums) != M)
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "the file was loaded with its class-wise sums for %d bins, not %zu",
+                            cs_rowsums_bins(d->row_sums), M);
+    cs_rowsums *rs = cs_rowsums_copy(d->row_sums);
+    if (!rs || cs_rowsums_add(rs, d->prob + from * K, d->label + from, ni - from) != 0) {
+        cs_rowsums_free(rs);
+        return nomem(err, "scores");
+    }
+    double sb, sl;
+    cs_mx_rowsums_scores(rs, &sb, &sl);
+    if (want & CS_WANT_BRIER) out->brier = sb / (double)ni;
+    if (want & CS_WANT_NLL) out->nll = sl / (double)ni;
+    cs_status rc = CS_OK;
+    if (want & CS_WANT_SCE) {
+        cs_settings s = p->s;
+        s.binning = CS_BIN_UNIFORM;
+        s.distance = CS_DIST_TVD;
+        const size_t *cnt, *pos;
+        const double *sv;
+        cs_mx_rowsums_classwise(rs, &cnt, &pos, &sv);
+        cs_mx_agg a;
+        rc = cw_values(&s, K, M, cnt, pos, sv, ni, &a, NULL, NULL, err);
+        if (rc == CS_OK) *sce = a.ece / (double)K;
+    }
+    cs_rowsums_free(rs);
+    return rc;
+}
 
 static void *sce_run(void *arg)
 {
@@ -590,18 +650,25 @@ static int sce_is_ece(const cs_prepared *p, unsigned want)
 static void *side_run(void *arg)
 {
     sce_job *j = arg;
-    if (j->scores) {
+    if (j->onepass) {   /* the scores and the class-wise ECE at once, from the dataset's sums */
+        j->rc_s = onepass(j->p, j->scores | CS_WANT_SCE, j->out, &j->sce, &j->err_s);
+        j->rc = j->rc_s;
+        j->err = j->err_s;
+        if (j->rc_s != CS_OK) return NULL;
+    } else if (j->scores) {
         j->rc_s = cs_mx_scores(j->p, j->items, j->ni, j->scores, 0, &j->out->brier, &j->out->nll,
                                &j->err_s);
         if (j->rc_s != CS_OK) return NULL;   /* the first error of the one-thread order */
     }
     if (j->binned) {
         j->rc_b = cs_mx_binned(j->p, j->items, j->ni, j->cancel, j->out, &j->err_b);
-        j->rc = j->rc_b;   /* sce_is_ece: the class-wise ECE comes with the bins */
-        j->sce = j->out->ece;
-        if (j->rc != CS_OK) j->err = j->err_b;
+        if (j->dup) {   /* sce_is_ece: the class-wise ECE comes with the bins */
+            j->rc = j->rc_b;
+            j->sce = j->out->ece;
+            if (j->rc != CS_OK) j->err = j->err_b;
+        }
     }
-    if (!j->binned || !j->dup) sce_run(j);
+    if (!j->onepass && !(j->binned && j->dup)) sce_run(j);
     if (j->rece) j->rc_r = cs_mx_rece_g(j->p, j->items, j->ni, j->cancel, &j->out->rece_g, &j->err_r);
     return NULL;
 }
@@ -879,6 +946,10 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     cs_result_reset(out);
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
+    /* a one-pass dataset has the sums of all its samples, nothing for a subset (cs_prepare
+     * refused any lens but top1 and any selection) */
+    if (p->d->row_sums && idx)
+        return cs_dataset_need_probs(p->d, "a subset of the samples", err);
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
     int sorted = 1, strict = 0;
     if (idx) {
@@ -934,7 +1005,10 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
      * AECE, class-wise ECE, the estimators, RECE-G) would meet. fused_walk takes at most
      * CS_MX_CHUNK items, fewer than SCE_SIDE_MIN: it has nothing to do beside the thread. */
     int dup = sce_is_ece(p, want);
-    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0}, out, 0, 0, 0, dup,
+    /* a one-pass dataset (checked above: all samples, the top-1 lens): the scores and the
+     * class-wise ECE come from its sums, continued over the rows it kept */
+    int onep = p->d->row_sums != NULL;
+    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0}, out, 0, 0, 0, dup, onep,
                    CS_OK, CS_OK, CS_OK, {0}, {0}, {0} };
     pthread_t sth;
     int side = 0;
@@ -948,8 +1022,15 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
             sj.binned = sj.rece = 0;
         }
     }
-    if (!sj.scores && (want & (CS_WANT_BRIER | CS_WANT_NLL)))
+    if (onep && !side) {
+        if (want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE)) {
+            rc = onepass(p, want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE), out, &sj.sce, err);
+            sj.rc = rc;
+            if (rc != CS_OK) sj.err = *err;
+        }
+    } else if (!sj.scores && (want & (CS_WANT_BRIER | CS_WANT_NLL))) {
         rc = cs_mx_scores(p, items, ni, want, 1, &out->brier, &out->nll, err);
+    }
     unsigned fused = 0;
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
@@ -968,7 +1049,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     if (rc == CS_OK && est) est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, &est_err);
     if (side) {
         pthread_join(sth, NULL);
-        if (sj.scores && sj.rc_s != CS_OK) {   /* the scores come first of all */
+        if ((sj.scores || sj.onepass) && sj.rc_s != CS_OK) {   /* the scores come first of all */
             before = rc = sj.rc_s;
             *err = sj.err_s;
             sj.rece = 0;
@@ -976,7 +1057,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
             before = rc = sj.rc_b;
             *err = sj.err_b;
         }
-    } else if (before == CS_OK && (want & CS_WANT_SCE)) {
+    } else if (before == CS_OK && (want & CS_WANT_SCE) && !onep) {
         if (dup) sj.sce = out->ece;   /* the bins were made, without an error (before) */
         else sce_run(&sj);
     }

@@ -186,6 +186,16 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
 {
     if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return NULL;
     if (cs_settings_validate(s, err) != CS_OK) return NULL;
+    if (d->row_sums) {
+        /* a one-pass dataset serves all its samples on the top-1 lens (calscope/rowsums.h) */
+        int blank = 1;
+        for (const char *c = s->select; *c; c++)
+            if (*c != ' ' && *c != '\t') blank = 0;
+        if (s->lens != CS_LENS_TOP1 || !blank || d->n_samples != d->n) {
+            cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
+            return NULL;
+        }
+    }
     if (!d->conf || !d->sample_rows) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");
         return NULL;

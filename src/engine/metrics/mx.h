@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "calscope/metrics.h"
+#include "calscope/rowsums.h"
 #include "calscope/ubin.h"
 #include "engine/sort/sort.h"
 
@@ -231,6 +232,40 @@ void cs_mx_rm_free(cs_mx_rm *rm);
  * was raised (sums partial), -1 out of memory. Any thread (reads p only). */
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv);
+/* cs_mx_cw_rows: the same sums over nr consecutive rows g (row-major, K values each) with
+ * labels y, in row order, added to cnt/pos/sv (rowsums.c: the sums a loader makes as it
+ * parses). *skip carries the pass's state from one call to the next (0 at the start; it
+ * changes the speed, never the sums); ix is scratch of cs_mx_cw_scratch(K) words. Any thread
+ * (only the caller's arrays are written). */
+size_t cs_mx_cw_scratch(size_t K);
+void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
+                   size_t M, int *skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv);
+
+/* ---- rowsums.c: what cs_evaluate reads of a dataset's one-pass sums (calscope/rowsums.h) ----
+ * cs_mx_rowsums_classwise: the class-wise sums so far, k * M each, as cs_mx_classwise_sums
+ * leaves them (borrowed). cs_mx_rowsums_scores: the Brier and NLL sums so far, the chunks'
+ * added in order as cs_mx_scores adds them (divide by the rows for the scores). Read only. */
+void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
+                             const double **sv);
+void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_sum);
+
+/* ---- scoring.c ----
+ * The Brier term and the clipped probability of the label, q = max(g_y, 1e-15), of the row g
+ * of K values with label y: sum_c (g_c - y_c)^2 in class order, without a per-class branch
+ * (g_c - 0 == g_c). The one expression of both (scoring.c's passes, rowsums.c). The NLL sums
+ * ln of products of CS_MX_NLL_GROUP consecutive q (one log per group; it divides
+ * CS_MX_CHUNK, so groups never straddle chunks). */
+#define CS_MX_NLL_GROUP 16
+static inline void cs_mx_score_terms(const double *g, int32_t y, size_t K, double *b, double *q)
+{
+    double sum = 0.0, gy = g[y] - 1.0;
+    size_t c = 0;
+    for (; c < (size_t)y; c++) sum += g[c] * g[c];
+    sum += gy * gy;
+    for (c++; c < K; c++) sum += g[c] * g[c];
+    *b = sum;
+    *q = g[y] > 1e-15 ? g[y] : 1e-15;
+}
 
 /* ---- smece.c, estimators.c: on the samples in value order, without copies ----
  * The samples v[order[j]], t[order[j]], j = 0..n-1, ascending in v (a stable sort's order).

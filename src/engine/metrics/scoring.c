@@ -17,22 +17,12 @@
 #include <emmintrin.h>
 #endif
 
-#define NLL_GROUP 16   /* divides CS_MX_CHUNK: groups never straddle chunks */
+#define NLL_GROUP CS_MX_NLL_GROUP
 
-/* Brier term and the clipped probability of the label, q = max(g_y, 1e-15). */
+/* Brier term and the clipped probability of the label of row r (cs_mx_score_terms). */
 static inline void terms(const cs_dataset *d, size_t r, double *b, double *l)
 {
-    size_t K = d->k;
-    const double *g = d->prob + r * K;
-    int32_t y = d->label[r];
-    /* sum_c (g_c - y_c)^2 in class order, without a per-class branch (g_c - 0 == g_c) */
-    double sum = 0.0, gy = g[y] - 1.0;
-    size_t c = 0;
-    for (; c < (size_t)y; c++) sum += g[c] * g[c];
-    sum += gy * gy;
-    for (c++; c < K; c++) sum += g[c] * g[c];
-    *b = sum;
-    *l = g[y] > 1e-15 ? g[y] : 1e-15;
+    cs_mx_score_terms(d->prob + r * d->k, d->label[r], d->k, b, l);
 }
 
 /* The terms of rows r0 and r1 at once, each in its own SSE2 lane: the same operations in the
