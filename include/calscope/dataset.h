@@ -62,7 +62,8 @@ typedef struct cs_dataset {
     /* A one-pass load (calscope/rowsums.h, cs_load_options.row_sums_bins: the report when
      * nothing it prints reads the matrix): the probabilities of rows [0, rows_summed) were
      * summed as they were read and never kept (prob holds rows [rows_summed, n) at their
-     * places; what lies before them is not data), and row_sums (owned) holds those sums.
+     * places; what lies before them is not data; NULL when every row was summed), and
+     * row_sums (owned) holds those sums.
      * cs_evaluate continues them over the kept rows for all samples on the top-1 lens; every
      * routine that would read a missing row refuses the dataset (cs_dataset_need_probs).
      * 0 and NULL for any other dataset. */

@@ -8,9 +8,11 @@
  * cs_load_options.row_sums_bins asks for it (the report does when nothing else it prints
  * reads the matrix): the dataset then holds the sums of its first rows_summed rows
  * (cs_dataset.row_sums) and the probabilities of the others, and cs_evaluate continues the
- * sums over those. The sums are the evaluation's own, taken in its order (classwise.c's pass,
- * scoring.c's chunks of CS_MX_CHUNK rows and groups of 16 for the NLL), so every bit the
- * report prints is the one the whole matrix gives; the tests compare them.
+ * sums over those. The sums are the evaluation's own, taken in its order: in chunks of
+ * CS_MX_CHUNK (65,536) rows, each summed from 0 in row order (classwise.c's pass, scoring.c's
+ * terms and groups of 16 for the NLL), the chunks' sums added in order. So every bit the
+ * report prints is the one the whole matrix gives (the tests compare them), and sums made in
+ * whole chunks on separate threads join into those bits (cs_rowsums_append).
  *
  * A cs_rowsums belongs to one thread at a time; a dataset's is read-only (copy it to go on). */
 #ifndef CALSCOPE_ROWSUMS_H
@@ -20,6 +22,9 @@
 #include <stdint.h>
 
 typedef struct cs_rowsums cs_rowsums;
+
+/* The rows of a chunk of the sums' rule (the metrics' CS_MX_CHUNK). */
+#define CS_ROWSUMS_CHUNK 65536u
 
 /* Empty sums for rows of k >= 2 classes under `bins` uniform bins (1..CS_BINS_MAX), or NULL
  * (out of memory, or k or bins out of range). Free with cs_rowsums_free. */
@@ -33,6 +38,13 @@ void cs_rowsums_free(cs_rowsums *s);
 /* Adds nr rows, in order: g holds them row-major (k probabilities each), y their labels
  * (0..k-1). Returns 0, or -1 when out of memory (the sums are then unusable). */
 int cs_rowsums_add(cs_rowsums *s, const double *g, const int32_t *y, size_t nr);
+
+/* Appends t's rows after s's (t's first row follows s's last): s must end on a chunk of
+ * CS_MX_CHUNK rows (its rows a multiple of 65,536, 0 included) and t start on one (a fresh
+ * cs_rowsums that rows were then added to), both for the same classes and bins; then s holds
+ * the sums of the rows of both as one cs_rowsums_add of them all would. Returns 0, or -1
+ * (s is then unchanged when the shapes do not fit; out of memory, unusable). t is read only. */
+int cs_rowsums_append(cs_rowsums *s, const cs_rowsums *t);
 
 /* Rows added so far; the bins and classes the sums were made for. */
 size_t cs_rowsums_rows(const cs_rowsums *s);

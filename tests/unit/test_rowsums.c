@@ -284,68 +284,97 @@ static cs_dataset *load(const buf *b, const cs_load_options *opt, int scan)
     return d;
 }
 
-/* A file of 6,000 rows, 10 classes as %.12g, read on two threads: the first thread's rows are
- * summed (in blocks of the cache batch), the rest kept. Variants: blank lines and a line
- * with spaces (read by the general row reader) in both halves; bad rows skipped in both;
- * rows renormalised. Each against the same file loaded whole, with both scanners. */
+/* One file read on two threads with and without the one-pass sums, with both scanners: the
+ * one-pass dataset has the rows and caches of the whole load and the same values bit for bit;
+ * `mode` says what it kept: 1 the second thread's rows (it never reached a whole chunk of
+ * 65,536 rows: the sums of the first thread's rows are continued over them), 2 nothing (every
+ * row summed: prob NULL), 0 everything (loaded again: blank or bad lines in the first chunk
+ * put the second thread's sums out of place). */
+static void load_both_ways(const buf *b, const cs_load_options *base, size_t k, int mode,
+                           const char *what)
+{
+    cs_load_options one = *base;
+    one.row_sums_bins = 15;
+    for (int sc = 0; sc < 2; sc++) {
+        int scan = sc ? CSL_SCAN_SWAR : CSL_SCAN_SSE2;
+        cs_dataset *a = load(b, base, scan), *o = load(b, &one, scan);
+        assert_int_equal(a->rows_summed, 0);
+        assert_null(a->row_sums);
+        assert_int_equal(o->n, a->n);
+        size_t s = o->rows_summed;
+        int got = s == 0 ? 0 : s == o->n ? 2 : 1;
+        if (got != mode || (mode == 1 && s < o->n / 4) || (mode == 2 && o->prob))
+            fail_msg("%s: %zu of %zu rows summed (prob %s), want mode %d", what, s, o->n,
+                     o->prob ? "kept" : "NULL", mode);
+        if (s) assert_int_equal(cs_rowsums_rows(o->row_sums), s);
+        assert_memory_equal(o->label, a->label, a->n * sizeof *a->label);
+        assert_memory_equal(o->conf, a->conf, a->n * sizeof *a->conf);
+        assert_memory_equal(o->pred, a->pred, a->n * sizeof *a->pred);
+        assert_memory_equal(o->correct, a->correct, a->n);
+        if (s < o->n)
+            assert_memory_equal(o->prob + s * k, a->prob + s * k, (a->n - s) * k * sizeof *a->prob);
+        cs_result ra = evaluate(a, 15, CS_WANT_ALL), ro = evaluate(o, 15, CS_WANT_ALL);
+        char w[96];
+        snprintf(w, sizeof w, "%s, scan %d", what, sc);
+        same_result(&ro, &ra, w);
+        cs_result_free(&ra);
+        cs_result_free(&ro);
+        cs_dataset_free(a);
+        cs_dataset_free(o);
+    }
+}
+
+/* Rows as %.12g: 6,000 of 10 classes (the second thread's rows are fewer than a chunk) and
+ * 200,000 of 3 (the second thread starts its own whole chunks). Variants: plain; blank lines
+ * and a line with spaces (read by the general row reader) in the first chunk and the second;
+ * blank lines in the second only; bad rows skipped in both; rows renormalised. */
 static void test_load_in_one_pass(void **state)
 {
     (void)state;
-    size_t n = 6000, k = 10;
-    double *prob = malloc(n * k * sizeof *prob);
-    int32_t *label = malloc(n * sizeof *label);
-    assert_non_null(prob);
-    assert_non_null(label);
-    fill_rows(prob, label, n, k, 15, 1);
-    for (size_t i = 0; i < n; i++)   /* "-0" as a probability */
-        if (prob[i * k + 3] == 0.0) prob[i * k + 3] = -0.0;
-    for (int variant = 0; variant < 4; variant++) {
-        buf b = {0};
-        put(&b, "label");
-        for (size_t c = 0; c < k; c++) put(&b, ",p_%zu", c);
-        put(&b, "\n");
-        for (size_t i = 0; i < n; i++) {
-            if (variant == 1 && (i == 700 || i == 5000)) put(&b, "\n   \n");
-            if (variant == 2 && (i == 900 || i == 4500)) put(&b, "%d,0.5,0.6,0,0,0,0,0,0,0,0\n", 1);
-            double scale = variant == 3 && i % 3 == 0 ? 0.97 : 1.0;
-            put(&b, variant == 1 && i % 997 == 5 ? " %d" : "%d", (int)label[i]);
-            for (size_t c = 0; c < k; c++) put(&b, ",%.12g", prob[i * k + c] * scale);
+    static const struct { size_t n, k; int mode[5]; } sizes[] = {
+        {6000, 10, {1, 1, 1, 1, 1}},
+        {200000, 3, {2, 0, 2, 0, 2}},
+    };
+    for (size_t si = 0; si < 2; si++) {
+        size_t n = sizes[si].n, k = sizes[si].k;
+        double *prob = malloc(n * k * sizeof *prob);
+        int32_t *label = malloc(n * sizeof *label);
+        assert_non_null(prob);
+        assert_non_null(label);
+        fill_rows(prob, label, n, k, 15, 1);
+        for (size_t i = 0; i < n; i++)   /* "-0" as a probability */
+            if (prob[i * k + 1] == 0.0) prob[i * k + 1] = -0.0;
+        for (int variant = 0; variant < 5; variant++) {
+            buf b = {0};
+            put(&b, "label");
+            for (size_t c = 0; c < k; c++) put(&b, ",p_%zu", c);
             put(&b, "\n");
-        }
-        cs_load_options whole, one;
-        cs_load_options_default(&whole);
-        whole.skip_bad_rows = variant == 2;
-        whole.renormalize = variant == 3;
-        one = whole;
-        one.row_sums_bins = 15;
-        for (int sc = 0; sc < 2; sc++) {
-            int scan = sc ? CSL_SCAN_SWAR : CSL_SCAN_SSE2;
-            cs_dataset *a = load(&b, &whole, scan), *o = load(&b, &one, scan);
-            assert_int_equal(a->rows_summed, 0);
-            assert_null(a->row_sums);
-            assert_int_equal(o->n, a->n);
-            if (!(o->rows_summed > n / 4 && o->rows_summed < o->n))
-                fail_msg("variant %d: %zu of %zu rows summed", variant, o->rows_summed, o->n);
-            assert_int_equal(cs_rowsums_rows(o->row_sums), o->rows_summed);
-            assert_memory_equal(o->label, a->label, a->n * sizeof *a->label);
-            assert_memory_equal(o->conf, a->conf, a->n * sizeof *a->conf);
-            assert_memory_equal(o->pred, a->pred, a->n * sizeof *a->pred);
-            assert_memory_equal(o->correct, a->correct, a->n);
-            size_t s = o->rows_summed;
-            assert_memory_equal(o->prob + s * k, a->prob + s * k, (a->n - s) * k * sizeof *a->prob);
-            cs_result ra = evaluate(a, 15, CS_WANT_ALL), ro = evaluate(o, 15, CS_WANT_ALL);
+            size_t early = n / 8, late = n - n / 8;   /* in the first chunk, in the second */
+            for (size_t i = 0; i < n; i++) {
+                if ((variant == 1 && (i == early || i == late)) || (variant == 2 && i == late))
+                    put(&b, "\n   \n");
+                if (variant == 3 && (i == early || i == late)) {
+                    put(&b, "1,0.5,0.6");
+                    for (size_t c = 2; c < k; c++) put(&b, ",0");
+                    put(&b, "\n");
+                }
+                double scale = variant == 4 && i % 3 == 0 ? 0.97 : 1.0;
+                put(&b, variant == 1 && i % 997 == 5 ? " %d" : "%d", (int)label[i]);
+                for (size_t c = 0; c < k; c++) put(&b, ",%.12g", prob[i * k + c] * scale);
+                put(&b, "\n");
+            }
+            cs_load_options opt;
+            cs_load_options_default(&opt);
+            opt.skip_bad_rows = variant == 3;
+            opt.renormalize = variant == 4;
             char what[64];
-            snprintf(what, sizeof what, "variant %d scan %d", variant, sc);
-            same_result(&ro, &ra, what);
-            cs_result_free(&ra);
-            cs_result_free(&ro);
-            cs_dataset_free(a);
-            cs_dataset_free(o);
+            snprintf(what, sizeof what, "%zu x %zu, variant %d", n, k, variant);
+            load_both_ways(&b, &opt, k, sizes[si].mode[variant], what);
+            free(b.p);
         }
-        free(b.p);
+        free(prob);
+        free(label);
     }
-    free(prob);
-    free(label);
 }
 
 /* Loads that keep every row whatever row_sums_bins says: one thread, a file with an id column

@@ -4,6 +4,7 @@
 #include "support/cs_test.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,67 @@ static void test_order_large(void **state)
     free(v);
 }
 
+/* The sort with a helper (cs_sort_share): a second thread that waits in cs_sort_help and
+ * sorts the buckets it claims gives the order and values of the sort alone, bit for bit; the
+ * helper is seen to take buckets (it claims before the sorting thread is done with its first
+ * one on inputs this large, or not: either way the same result), and a helper that arrives
+ * after the sort, or on a share closed without a sort, returns. */
+typedef struct { cs_sort_share *sh; } helper_arg;
+static void *helper(void *a)
+{
+    cs_sort_help(((helper_arg *)a)->sh);
+    return NULL;
+}
+
+static void test_order_shared(void **state)
+{
+    (void)state;
+    uint64_t seed = 99991ull;
+    size_t n = 300000;
+    double *v = malloc(n * sizeof *v), *s1 = malloc(n * sizeof *s1), *s2 = malloc(n * sizeof *s2);
+    assert_non_null(v);
+    assert_non_null(s1);
+    assert_non_null(s2);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&seed);
+        double u = (double)(r >> 11) * 0x1.0p-53;
+        v[i] = (r & 7) == 0 ? 1.0 : (r & 15) == 1 ? -0.0 : 1.0 - 0.9 * u * u * u;
+    }
+    uint32_t *o1 = NULL, *o2 = NULL;
+    assert_int_equal(cs_sort_order_values(v, n, &o1, s1), 0);
+    for (int round = 0; round < 3; round++) {
+        cs_sort_share sh;
+        cs_sort_share_init(&sh);
+        helper_arg a = {&sh};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, helper, &a), 0);
+        assert_int_equal(cs_sort_order_values_shared(v, n, &o2, s2, &sh), 0);
+        pthread_join(t, NULL);
+        assert_memory_equal(o1, o2, n * sizeof *o1);
+        assert_memory_equal(s1, s2, n * sizeof *s1);
+        assert_int_equal(sh.state, 2);
+        assert_true(sh.done == sh.work && sh.work > 0);
+        /* after the sort: a late helper returns at once */
+        cs_sort_help(&sh);
+        cs_sort_share_destroy(&sh);
+        free(o2);
+        o2 = NULL;
+    }
+    /* closed without a sort: the waiting helper returns */
+    cs_sort_share sh;
+    cs_sort_share_init(&sh);
+    helper_arg a = {&sh};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, helper, &a), 0);
+    cs_sort_share_close(&sh);
+    pthread_join(t, NULL);
+    cs_sort_share_destroy(&sh);
+    free(o1);
+    free(v);
+    free(s1);
+    free(s2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_doubles),
         cmocka_unit_test(test_order_small_values),
         cmocka_unit_test(test_order_large),
+        cmocka_unit_test(test_order_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

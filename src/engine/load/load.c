@@ -198,7 +198,12 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
     size_t n = r->n, k = s->k;
     d->n = n;
     d->k = k;
-    d->prob = shrink(r->prob, n * k * sizeof *r->prob);
+    if (ps->row_sums && ps->rows_summed == n) {   /* a one-pass load summed every row */
+        free(r->prob);
+        d->prob = NULL;
+    } else {
+        d->prob = shrink(r->prob, n * k * sizeof *r->prob);
+    }
     r->prob = NULL;
     if (r->logit) { d->logit = shrink(r->logit, n * k * sizeof *r->logit); r->logit = NULL; }
     d->label = shrink(r->label, n * sizeof *r->label);
@@ -329,7 +334,13 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
     if (!gz && t->path != CSL_PATH_CSV) {
         csl_parsed ps;
         cs_status st;
-        if (cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, &ps, &st, err) == CSL_DONE) {
+        int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, &ps, &st, err);
+        if (r == CSL_AGAIN) {   /* a one-pass load put out of step: keep every row */
+            cs_load_options all = *opt;
+            all.row_sums_bins = 0;
+            r = cs_load_fast(name, data, len, &all, lim, t->threads, t->scan, t->file_backed, &ps, &st, err);
+        }
+        if (r == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
             return cs_load_finish(name, &ps, opt, sum, 0, st, err);
         }

@@ -91,6 +91,12 @@ typedef struct chunk {
      * the caches and the sums take before it is written over; none goes to the arrays */
     cs_rowsums *sums;
     double *block;
+    /* the second thread's part in it: its first rows, up to the first chunk of CS_ROWSUMS_CHUNK
+     * rows that starts in it (switch_at of them, from its place `base`), are kept in the
+     * arrays and summed after the load onto the first thread's sums; then `pending` becomes
+     * its sums (whole chunks of its own, which cs_rowsums_append joins after them) */
+    cs_rowsums *pending;
+    size_t switch_at;
 } chunk;
 
 /* The first byte of [p, e) that the splitter must look at (the delimiter, a quote or a CR:
@@ -554,7 +560,10 @@ static void populate_rows(const chunk *ch, size_t from, size_t to)
     const csl_rows *rw = &ch->w.rows;
     size_t k = c->s->k, n = to - from;
     if (to <= from) return;
-    if (!ch->sums) cs_load_populate(rw->prob + from * k, n * k * sizeof *rw->prob);
+    /* the probabilities of the rows kept (the one-pass chunk's go to its block) */
+    size_t kept = ch->sums ? 0 : ch->pending ? ch->switch_at : to;
+    if (kept > from)
+        cs_load_populate(rw->prob + from * k, ((kept < to ? kept : to) - from) * k * sizeof *rw->prob);
     if (rw->logit) cs_load_populate(rw->logit + from * k, n * k * sizeof *rw->logit);
     cs_load_populate(rw->label + from, n * sizeof *rw->label);
     cs_load_populate(rw->line + from, n * sizeof *rw->line);
@@ -619,12 +628,18 @@ static size_t prep_batch(size_t k)
  * Returns 0, or -1 when the sums ran out of memory. */
 static int prep_rows(chunk *ch, cs_dataset *view, csl_rows *rw, size_t *done)
 {
-    if (rw->n <= *done) return 0;
     if (!ch->sums) {
-        if (view->conf) cs_dataset_prepare_rows(view, *done, rw->n - *done);
+        if (view->conf && rw->n > *done) cs_dataset_prepare_rows(view, *done, rw->n - *done);
         *done = rw->n;
+        if (ch->pending && rw->n == ch->switch_at) {   /* the kept rows are done: sum the rest */
+            ch->sums = ch->pending;
+            ch->pending = NULL;
+            rw->prob = ch->block;
+            rw->pw = rw->n;
+        }
         return 0;
     }
+    if (rw->n <= *done) return 0;
     size_t from = rw->pw, n = rw->n - from;
     cs_dataset v = *view;              /* the block's rows as rows 0..n-1 */
     v.prob = rw->prob;
@@ -658,6 +673,8 @@ static void *parse_chunk(void *arg)
     cs_dataset view;                   /* the chunk's rows, for prep_rows */
     memset(&view, 0, sizeof view);
     size_t prepped = 0, batch = prep_batch(c->s->k);
+    /* the row at which the second thread's one-pass part starts summing (prep_rows) */
+    size_t stop = ch->pending ? ch->switch_at : SIZE_MAX;
     if (rw->conf) {
         view.k = c->s->k;
         view.prob = rw->prob;
@@ -665,6 +682,10 @@ static void *parse_chunk(void *arg)
         view.conf = rw->conf;
         view.pred = rw->pred;
         view.correct = rw->correct;
+    }
+    if (stop == 0) {
+        prep_rows(ch, &view, rw, &prepped);
+        stop = SIZE_MAX;
     }
     for (const char *p = ch->beg; p < ch->end;) {
         const char *next = p;
@@ -675,11 +696,12 @@ static void *parse_chunk(void *arg)
             line++;
             since += (size_t)(next - p);
             p = next;
-            if (rw->n - prepped >= batch && prep_rows(ch, &view, rw, &prepped)) {
+            if ((rw->n - prepped >= batch || rw->n == stop) && prep_rows(ch, &view, rw, &prepped)) {
                 ch->nomem = 1;
                 atomic_store(&c->stop, 1);
                 break;
             }
+            if (rw->n == stop) stop = SIZE_MAX;
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
@@ -702,11 +724,12 @@ static void *parse_chunk(void *arg)
             /* blank line; a blank tail without a newline is not a line (libcsv agrees) */
             if (next[-1] == '\n' || (le < next && *le == '\r')) ch->blank++;
         } else if (cs_load_row(&ch->w, f, (size_t)nf, line) ||
-                   (rw->n - prepped >= batch && prep_rows(ch, &view, rw, &prepped))) {
+                   ((rw->n - prepped >= batch || rw->n == stop) && prep_rows(ch, &view, rw, &prepped))) {
             ch->nomem = 1;
             atomic_store(&c->stop, 1);
             break;
         }
+        if (rw->n == stop) stop = SIZE_MAX;
         line++;
         since += (size_t)(next - p);
         p = next;
@@ -792,6 +815,8 @@ static void *count_then_parse(void *arg)
     }
     ch->line0 = ch->first_line + (long)prev.newlines;
     view_rows(&ch->w.rows, ch->all, c->s, ch->base, ch->all->cap - ch->base);
+    /* one pass: the rows up to the next whole chunk are kept, the rest summed by chunks */
+    if (ch->pending) ch->switch_at = (CS_ROWSUMS_CHUNK - ch->base % CS_ROWSUMS_CHUNK) % CS_ROWSUMS_CHUNK;
     return parse_chunk(ch);
 }
 
@@ -976,12 +1001,20 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
          * keeping their probabilities, which then never take a page (calscope/rowsums.h).
          * Its rows are the dataset's first, in order, whatever lines turn out blank or bad. */
         if (opt->row_sums_bins > 0 && c.plain && all.conf) {
-            ch[0].block = malloc((prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block);
-            ch[0].sums = ch[0].block ? cs_rowsums_new(s->k, opt->row_sums_bins) : NULL;
-            if (ch[0].sums) ch[0].w.rows.prob = ch[0].block;
-            else {
+            size_t bb = (prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block;
+            ch[0].block = malloc(bb);
+            ch[1].block = malloc(bb);
+            ch[0].sums = cs_rowsums_new(s->k, opt->row_sums_bins);
+            ch[1].pending = cs_rowsums_new(s->k, opt->row_sums_bins);
+            if (ch[0].block && ch[1].block && ch[0].sums && ch[1].pending) {
+                ch[0].w.rows.prob = ch[0].block;
+            } else {
                 free(ch[0].block);
-                ch[0].block = NULL;
+                free(ch[1].block);
+                cs_rowsums_free(ch[0].sums);
+                cs_rowsums_free(ch[1].pending);
+                ch[0].block = ch[1].block = NULL;
+                ch[0].sums = ch[1].pending = NULL;
             }
         }
         ch[1].prev_beg = ch[0].beg;
@@ -1042,6 +1075,23 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         cancelled |= ch[i].cancelled;
         nomem |= ch[i].nomem;
     }
+    /* a one-pass load whose second thread summed rows of its own: they are the rows after
+     * the first thread's only when no line of the first chunk was blank or bad (its place,
+     * base, counted the first chunk's lines); else every row is loaded again */
+    if (ch[1].sums && ch[0].w.rows.n != ch[1].base && !bail && !cancelled && !nomem) {
+        for (int i = 0; i < 2; i++) {
+            free(ch[i].block);
+            cs_rowsums_free(ch[i].sums);
+            cs_rowsums_free(ch[i].pending);
+            if (i) cs_load_worker_free(&ch[i].w);
+        }
+        out->w = ch[0].w;
+        out->w.rows = all;
+        out->w.rows.n = 0;
+        out->w.rows.growable = 1;
+        cs_load_parsed_free(out);
+        return CSL_AGAIN;
+    }
     /* merge into chunk 0's worker, closing the gaps between chunks */
     csl_worker *w = &ch[0].w;
     size_t dst = w->rows.n, summed = w->rows.n;
@@ -1069,14 +1119,27 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     out->w.rows.n = dst;
     out->w.rows.growable = 1;       /* owned now; freed with the worker */
     free(ch[0].block);
+    free(ch[1].block);
+    cs_rowsums_free(ch[1].pending);   /* a second thread that never summed a row */
     if (ch[0].sums) {               /* the first chunk's sums: its rows are the first */
-        if (!bail && !cancelled && !nomem && !out->w.nomem && summed) {
+        int good = !bail && !cancelled && !nomem && !out->w.nomem;
+        if (good && ch[1].sums) {
+            /* the second thread's kept rows (no gap: right after the first's), then its sums,
+             * which start on a whole chunk: the sums of every row */
+            size_t kept = ch[1].switch_at, k = s->k;
+            if (cs_rowsums_add(ch[0].sums, all.prob + summed * k, all.label + summed, kept) ||
+                cs_rowsums_append(ch[0].sums, ch[1].sums))
+                nomem = 1;
+            else summed = dst;
+        }
+        if (good && !nomem && summed) {
             out->row_sums = ch[0].sums;
             out->rows_summed = summed;
         } else {
             cs_rowsums_free(ch[0].sums);
         }
     }
+    cs_rowsums_free(ch[1].sums);
     if (bail) { cs_load_parsed_free(out); return CSL_BAIL; }
     if (cancelled) {
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);

@@ -339,7 +339,10 @@ int cs_load_cancelled(const cs_load_options *opt);
 
 /* ---- the two paths and the finisher ------------------------------------------------------ */
 
-enum { CSL_DONE = 0, CSL_BAIL = 1 };
+/* CSL_AGAIN (cs_load_fast, a one-pass load only): the second thread summed rows whose place
+ * turned out wrong (blank or bad lines in the first chunk); the caller loads again keeping
+ * every row (row_sums_bins 0). */
+enum { CSL_DONE = 0, CSL_BAIL = 1, CSL_AGAIN = 2 };
 
 /* Byte source for the libcsv path (load_input.c). */
 typedef struct csl_src csl_src;
@@ -377,7 +380,7 @@ typedef struct csl_parsed {
 cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
                       const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err);
 
-/* Fast path over a whole file in memory. Returns CSL_DONE (status in *st) or CSL_BAIL; it
+/* Fast path over a whole file in memory. Returns CSL_DONE (status in *st), CSL_AGAIN or CSL_BAIL; it
  * also bails on a field or line longer than the limits allow, so that libcsv words it. */
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
                  const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,

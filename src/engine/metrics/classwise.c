@@ -7,6 +7,7 @@
 #include "mx.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The bins of rows j0..j1-1 of the items (NULL: all samples in order) into ix, as c*M+b for
  * class c, bin b, two classes at a time (cs_ubin_at2: no branch). skip (a constant at each
@@ -118,25 +119,45 @@ void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const
     }
 }
 
+void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n)
+{
+    for (size_t i = 0; i < n; i++) sv[i] += chunk[i];
+}
+
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv)
 {
     const cs_dataset *d = p->d;
     size_t K = d->k, rows = cw_block_rows(K);
     uint32_t *ix = malloc(rows * K * sizeof *ix);
-    if (!ix) return -1;
+    double *sc = calloc(K * M, sizeof *sc);    /* the chunk being summed */
+    if (!ix || !sc) {
+        free(ix);
+        free(sc);
+        return -1;
+    }
     int skip = 0;
-    for (size_t j0 = 0, n0 = 0; j0 < ni; j0 += rows) {
+    for (size_t j0 = 0, n0 = 0; j0 < ni;) {
         if (j0 >= n0) {   /* the cancel flag about every 4096 rows */
             if (cs_mx_cancelled(cancel)) {
                 free(ix);
+                free(sc);
                 return 1;
             }
             n0 = j0 + 4096;
         }
-        size_t j1 = j0 + rows < ni ? j0 + rows : ni;
-        skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sv);
+        /* blocks never straddle a chunk of CS_MX_CHUNK items */
+        size_t end = (j0 / CS_MX_CHUNK + 1) * CS_MX_CHUNK, j1 = j0 + rows;
+        if (j1 > end) j1 = end;
+        if (j1 > ni) j1 = ni;
+        skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sc);
+        if (j1 == end || j1 == ni) {
+            cs_mx_cw_add_chunk(sv, sc, K * M);
+            memset(sc, 0, K * M * sizeof *sc);
+        }
+        j0 = j1;
     }
     free(ix);
+    free(sc);
     return 0;
 }

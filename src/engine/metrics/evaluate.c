@@ -78,7 +78,8 @@ static int lazy_order(cs_prepared *p, int top1, const double **v, const uint8_t 
  * sort's own keys: cs_sort_order_values), *got = 1; otherwise sorted is untouched, *got = 0.
  * 0, or -1 out of memory. */
 static int lazy_order_values(cs_prepared *p, const double **v, const uint8_t **t,
-                             const uint32_t **order, double *sorted, int *got)
+                             const uint32_t **order, double *sorted, int *got,
+                             cs_sort_share *share)
 {
     int rc = 0;
     *got = 0;
@@ -86,7 +87,7 @@ static int lazy_order_values(cs_prepared *p, const double **v, const uint8_t **t
     *v = p->v;
     *t = p->t;
     if (!p->order_v) {
-        rc = cs_sort_order_values(p->v, p->n, &p->order_v, sorted);
+        rc = cs_sort_order_values_shared(p->v, p->n, &p->order_v, sorted, share);
         *got = rc == 0;
     }
     *order = p->order_v;
@@ -585,6 +586,9 @@ typedef struct sce_job {
     int onepass;             /* a one-pass dataset: scores and class-wise ECE from its sums */
     cs_status rc_s, rc_b, rc_r;
     cs_error err_s, err_b, err_r;
+    /* the calling thread's sort, which the side thread helps with once its own parts are
+     * done (cs_sort_help: its buckets claimed one at a time; the order is the same) */
+    cs_sort_share sort;
 } sce_job;
 
 /* The Brier score, NLL and class-wise ECE (as `want` asks) of a one-pass dataset (all its
@@ -601,7 +605,7 @@ static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, do
                             "the file was loaded with its class-wise sums for %d bins, not %zu",
                             cs_rowsums_bins(d->row_sums), M);
     cs_rowsums *rs = cs_rowsums_copy(d->row_sums);
-    if (!rs || cs_rowsums_add(rs, d->prob + from * K, d->label + from, ni - from) != 0) {
+    if (!rs || (from < ni && cs_rowsums_add(rs, d->prob + from * K, d->label + from, ni - from) != 0)) {
         cs_rowsums_free(rs);
         return nomem(err, "scores");
     }
@@ -615,11 +619,16 @@ static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, do
         s.binning = CS_BIN_UNIFORM;
         s.distance = CS_DIST_TVD;
         const size_t *cnt, *pos;
-        const double *sv;
-        cs_mx_rowsums_classwise(rs, &cnt, &pos, &sv);
+        double *sv = malloc(K * M * sizeof *sv);
+        if (!sv) {
+            cs_rowsums_free(rs);
+            return nomem(err, "classwise");
+        }
+        cs_mx_rowsums_classwise(rs, &cnt, &pos, sv);
         cs_mx_agg a;
         rc = cw_values(&s, K, M, cnt, pos, sv, ni, &a, NULL, NULL, err);
         if (rc == CS_OK) *sce = a.ece / (double)K;
+        free(sv);
     }
     cs_rowsums_free(rs);
     return rc;
@@ -670,6 +679,7 @@ static void *side_run(void *arg)
     }
     if (!j->onepass && !(j->binned && j->dup)) sce_run(j);
     if (j->rece) j->rc_r = cs_mx_rece_g(j->p, j->items, j->ni, j->cancel, &j->out->rece_g, &j->err_r);
+    cs_sort_help(&j->sort);
     return NULL;
 }
 
@@ -682,7 +692,7 @@ static void *side_run(void *arg)
  * order as aece() reads through the order: the same sums). */
 static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
                                    unsigned want, int with_aece, cs_mx_scratch *sc,
-                                   cs_result *out, cs_error *err)
+                                   cs_sort_share *share, cs_result *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
     if (p->vector || (p->kind != CS_LENS_TOP1 && p->kind != CS_LENS_CLASS)) return CS_OK;
@@ -696,7 +706,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     const double *v; const uint8_t *t; const uint32_t *o, *r = NULL;
     int have_f = 0;
     if (items ? lazy_order(p, 0, &v, &t, &o, &r) != 0
-              : lazy_order_values(p, &v, &t, &o, work, &have_f) != 0) {
+              : lazy_order_values(p, &v, &t, &o, work, &have_f, share) != 0) {
         free(work);
         return nomem(err, "ranks");
     }
@@ -1008,8 +1018,18 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     /* a one-pass dataset (checked above: all samples, the top-1 lens): the scores and the
      * class-wise ECE come from its sums, continued over the rows it kept */
     int onep = p->d->row_sums != NULL;
-    sce_job sj = { p, items, ni, cancel, CS_OK, NAN, {0}, out, 0, 0, 0, dup, onep,
-                   CS_OK, CS_OK, CS_OK, {0}, {0}, {0} };
+    sce_job sj;
+    memset(&sj, 0, sizeof sj);
+    sj.p = p;
+    sj.items = items;
+    sj.ni = ni;
+    sj.cancel = cancel;
+    sj.rc = sj.rc_s = sj.rc_b = sj.rc_r = CS_OK;
+    sj.sce = NAN;
+    sj.out = out;
+    sj.dup = dup;
+    sj.onepass = onep;
+    cs_sort_share_init(&sj.sort);
     pthread_t sth;
     int side = 0;
     if ((want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
@@ -1046,8 +1066,10 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
     cs_error est_err;
     cs_status est_rc = CS_OK;
-    if (rc == CS_OK && est) est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, out, &est_err);
+    if (rc == CS_OK && est)
+        est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, &sj.sort, out, &est_err);
     if (side) {
+        cs_sort_share_close(&sj.sort);   /* the side thread waits for a sort to help with */
         pthread_join(sth, NULL);
         if ((sj.scores || sj.onepass) && sj.rc_s != CS_OK) {   /* the scores come first of all */
             before = rc = sj.rc_s;
@@ -1096,6 +1118,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     }
     if (rc == CS_OK && cs_mx_cancelled(cancel)) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     cs_mx_scratch_put((cs_prepared *)p, sc);
+    cs_sort_share_destroy(&sj.sort);
     if (rc != CS_OK) {
         cs_result_free(out);
         double nn = NAN;

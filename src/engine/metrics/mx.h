@@ -84,7 +84,7 @@ struct cs_prepared {
  * all samples 0..n-1 (a full evaluation, nothing materialised). Sums over items are formed
  * in fixed chunks of CS_MX_CHUNK consecutive canonical positions (sequential inside a
  * chunk, chunks added in order), so they depend on the multiset only, never on threads. */
-#define CS_MX_CHUNK 65536u
+#define CS_MX_CHUNK CS_ROWSUMS_CHUNK   /* 65536 (calscope/rowsums.h: its sums keep the rule) */
 typedef struct cs_mx_scratch {
     struct cs_mx_scratch *next;
     uint32_t *items; size_t cap_items;   /* canonical items / identity */
@@ -227,26 +227,31 @@ void cs_mx_rm_free(cs_mx_rm *rm);
 /* ---- classwise.c ----
  * cs_mx_classwise_sums: the uniform class-wise sums of the items (NULL: all samples in order)
  * under the M bins with edges e (cs_mx_edges): for class c and bin b, at c*M+b, cnt[] += the
- * values' count, pos[] += those of the label's class, sv[] += their sum, each sum taking its
- * values in item order. cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when cancel
- * was raised (sums partial), -1 out of memory. Any thread (reads p only). */
+ * values' count, pos[] += those of the label's class, sv[] += their sum under the chunk rule
+ * (each chunk of CS_MX_CHUNK items summed in item order from 0, the chunks' sums added to sv
+ * in order: cs_mx_cw_add_chunk), so that rows summed in separate chunks by separate threads
+ * give the same bits (rowsums.c). cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when
+ * cancel was raised (sums partial), -1 out of memory. Any thread (reads p only). */
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv);
 /* cs_mx_cw_rows: the same sums over nr consecutive rows g (row-major, K values each) with
- * labels y, in row order, added to cnt/pos/sv (rowsums.c: the sums a loader makes as it
- * parses). *skip carries the pass's state from one call to the next (0 at the start; it
+ * labels y, in row order, added to cnt/pos/sv (no chunks: the caller keeps them; rowsums.c,
+ * the sums a loader makes as it parses). *skip carries the pass's state from one call to the next (0 at the start; it
  * changes the speed, never the sums); ix is scratch of cs_mx_cw_scratch(K) words. Any thread
  * (only the caller's arrays are written). */
 size_t cs_mx_cw_scratch(size_t K);
+/* sv[i] += chunk[i], i < n: one chunk's sums into the total, in chunk order. */
+void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n);
 void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
                    size_t M, int *skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv);
 
 /* ---- rowsums.c: what cs_evaluate reads of a dataset's one-pass sums (calscope/rowsums.h) ----
  * cs_mx_rowsums_classwise: the class-wise sums so far, k * M each, as cs_mx_classwise_sums
- * leaves them (borrowed). cs_mx_rowsums_scores: the Brier and NLL sums so far, the chunks'
- * added in order as cs_mx_scores adds them (divide by the rows for the scores). Read only. */
+ * leaves them: the counts borrowed, the sums of values added up into sv (the caller's).
+ * cs_mx_rowsums_scores: the Brier and NLL sums so far, the chunks' added in order as
+ * cs_mx_scores adds them (divide by the rows for the scores). Both read s only. */
 void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
-                             const double **sv);
+                             double *sv);
 void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_sum);
 
 /* ---- scoring.c ----

@@ -1,8 +1,9 @@
-/* The sums of a full evaluation made row by row (see calscope/rowsums.h): the class-wise sums
- * by classwise.c's own pass (cs_mx_cw_rows), the Brier and NLL sums by scoring.c's chunk rule
- * kept as a running state: within a chunk of CS_MX_CHUNK rows the terms are added in order and
- * the label probabilities multiplied CS_MX_NLL_GROUP at a time (one log a group); a finished
- * chunk's two sums are kept, and the totals add them in chunk order, as cs_mx_scores does. */
+/* The sums of a full evaluation made row by row (see calscope/rowsums.h), under the chunk rule
+ * of the metrics (mx.h): within a chunk of CS_MX_CHUNK rows the class-wise sums are classwise.c's
+ * own pass (cs_mx_cw_rows), the Brier terms are added in order and the label probabilities
+ * multiplied CS_MX_NLL_GROUP at a time (one log a group); a finished chunk's sums are kept,
+ * and the totals add them in chunk order, as cs_mx_classwise_sums and cs_mx_scores do. So
+ * sums made in chunks by separate threads join (cs_rowsums_append) into the same bits. */
 #include "calscope/rowsums.h"
 
 #include <stdlib.h>
@@ -13,23 +14,24 @@
 struct cs_rowsums {
     size_t k, M, rows;
     double *e;                /* the M + 1 uniform edges */
-    size_t *cnt, *pos;        /* k * M: the class-wise sums (classwise.c) */
-    double *sv;
+    size_t *cnt, *pos;        /* k * M: the class-wise counts (classwise.c), all rows */
     int skip;                 /* the class-wise pass's state */
     uint32_t *ix;             /* its scratch */
-    /* Brier / NLL: the chunk being summed (at, sums, the open group's product) and the
-     * finished chunks' sums */
+    /* The chunk being summed (at rows of CS_MX_CHUNK): its class-wise sums sc (k * M), the
+     * Brier and NLL sums and the open NLL group's product; then the finished chunks' sums
+     * (nc of them: scores cb, cl and class-wise csv, k * M each), which the totals add in
+     * chunk order, as cs_mx_scores and cs_mx_classwise_sums do. */
     size_t at;
-    double sb, sl, prod;
-    double *cb, *cl;
+    double *sc, sb, sl, prod;
+    double *cb, *cl, *csv;
     size_t nc, cap;
 };
 
 void cs_rowsums_free(cs_rowsums *s)
 {
     if (!s) return;
-    free(s->e); free(s->cnt); free(s->pos); free(s->sv); free(s->ix);
-    free(s->cb); free(s->cl);
+    free(s->e); free(s->cnt); free(s->pos); free(s->ix); free(s->sc);
+    free(s->cb); free(s->cl); free(s->csv);
     free(s);
 }
 
@@ -44,9 +46,9 @@ cs_rowsums *cs_rowsums_new(size_t k, int bins)
     s->e = malloc((s->M + 1) * sizeof *s->e);
     s->cnt = calloc(k * s->M, sizeof *s->cnt);
     s->pos = calloc(k * s->M, sizeof *s->pos);
-    s->sv = calloc(k * s->M, sizeof *s->sv);
+    s->sc = calloc(k * s->M, sizeof *s->sc);
     s->ix = malloc(cs_mx_cw_scratch(k) * sizeof *s->ix);
-    if (!s->e || !s->cnt || !s->pos || !s->sv || !s->ix) {
+    if (!s->e || !s->cnt || !s->pos || !s->sc || !s->ix) {
         cs_rowsums_free(s);
         return NULL;
     }
@@ -54,49 +56,61 @@ cs_rowsums *cs_rowsums_new(size_t k, int bins)
     return s;
 }
 
+/* Room for `n` finished chunks. */
+static int reserve(cs_rowsums *s, size_t n)
+{
+    if (n <= s->cap) return 0;
+    size_t cap = s->cap ? s->cap : 16, km = s->k * s->M;
+    while (cap < n) cap *= 2;
+    double *b = realloc(s->cb, cap * sizeof *b);
+    if (!b) return -1;
+    s->cb = b;
+    double *l = realloc(s->cl, cap * sizeof *l);
+    if (!l) return -1;
+    s->cl = l;
+    double *v = realloc(s->csv, cap * km * sizeof *v);
+    if (!v) return -1;
+    s->csv = v;
+    s->cap = cap;
+    return 0;
+}
+
 cs_rowsums *cs_rowsums_copy(const cs_rowsums *s)
 {
     cs_rowsums *c = cs_rowsums_new(s->k, (int)s->M);
     if (!c) return NULL;
     size_t km = s->k * s->M;
+    if (reserve(c, s->nc)) {
+        cs_rowsums_free(c);
+        return NULL;
+    }
     memcpy(c->cnt, s->cnt, km * sizeof *c->cnt);
     memcpy(c->pos, s->pos, km * sizeof *c->pos);
-    memcpy(c->sv, s->sv, km * sizeof *c->sv);
+    memcpy(c->sc, s->sc, km * sizeof *c->sc);
+    if (s->nc) {
+        memcpy(c->cb, s->cb, s->nc * sizeof *c->cb);
+        memcpy(c->cl, s->cl, s->nc * sizeof *c->cl);
+        memcpy(c->csv, s->csv, s->nc * km * sizeof *c->csv);
+    }
+    c->nc = s->nc;
     c->rows = s->rows;
     c->skip = s->skip;
     c->at = s->at;
     c->sb = s->sb;
     c->sl = s->sl;
     c->prod = s->prod;
-    if (s->nc) {
-        c->cb = malloc(s->nc * sizeof *c->cb);
-        c->cl = malloc(s->nc * sizeof *c->cl);
-        if (!c->cb || !c->cl) {
-            cs_rowsums_free(c);
-            return NULL;
-        }
-        memcpy(c->cb, s->cb, s->nc * sizeof *c->cb);
-        memcpy(c->cl, s->cl, s->nc * sizeof *c->cl);
-        c->nc = c->cap = s->nc;
-    }
     return c;
 }
 
 /* Closes the chunk being summed (its last group's log taken by the caller). */
 static int push_chunk(cs_rowsums *s)
 {
-    if (s->nc == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        double *b = realloc(s->cb, cap * sizeof *b);
-        if (!b) return -1;
-        s->cb = b;
-        double *l = realloc(s->cl, cap * sizeof *l);
-        if (!l) return -1;
-        s->cl = l;
-        s->cap = cap;
-    }
+    size_t km = s->k * s->M;
+    if (reserve(s, s->nc + 1)) return -1;
     s->cb[s->nc] = s->sb;
     s->cl[s->nc] = s->sl;
+    memcpy(s->csv + s->nc * km, s->sc, km * sizeof *s->sc);
+    memset(s->sc, 0, km * sizeof *s->sc);
     s->nc++;
     s->sb = s->sl = 0.0;
     s->at = 0;
@@ -106,19 +120,47 @@ static int push_chunk(cs_rowsums *s)
 int cs_rowsums_add(cs_rowsums *s, const double *g, const int32_t *y, size_t nr)
 {
     size_t K = s->k;
-    cs_mx_cw_rows(g, y, nr, K, s->e, s->M, &s->skip, s->ix, s->cnt, s->pos, s->sv);
-    for (size_t i = 0; i < nr; i++) {
-        double b, q;
-        cs_mx_score_terms(g + i * K, y[i], K, &b, &q);
-        s->sb += b;
-        s->prod *= q;
-        if (++s->at % CS_MX_NLL_GROUP == 0) {
-            s->sl -= log(s->prod);
-            s->prod = 1.0;
-            if (s->at == CS_MX_CHUNK && push_chunk(s)) return -1;
+    for (size_t i = 0; i < nr;) {
+        /* the rows up to the end of the chunk being summed */
+        size_t m = CS_MX_CHUNK - s->at < nr - i ? CS_MX_CHUNK - s->at : nr - i;
+        cs_mx_cw_rows(g + i * K, y + i, m, K, s->e, s->M, &s->skip, s->ix, s->cnt, s->pos, s->sc);
+        for (size_t r = i; r < i + m; r++) {
+            double b, q;
+            cs_mx_score_terms(g + r * K, y[r], K, &b, &q);
+            s->sb += b;
+            s->prod *= q;
+            if (++s->at % CS_MX_NLL_GROUP == 0) {
+                s->sl -= log(s->prod);
+                s->prod = 1.0;
+            }
         }
+        if (s->at == CS_MX_CHUNK && push_chunk(s)) return -1;
+        i += m;
+        s->rows += m;
     }
-    s->rows += nr;
+    return 0;
+}
+
+int cs_rowsums_append(cs_rowsums *s, const cs_rowsums *t)
+{
+    size_t km = s->k * s->M;
+    if (s->at || t->k != s->k || t->M != s->M || reserve(s, s->nc + t->nc)) return -1;
+    for (size_t i = 0; i < km; i++) {
+        s->cnt[i] += t->cnt[i];
+        s->pos[i] += t->pos[i];
+    }
+    if (t->nc) {
+        memcpy(s->cb + s->nc, t->cb, t->nc * sizeof *s->cb);
+        memcpy(s->cl + s->nc, t->cl, t->nc * sizeof *s->cl);
+        memcpy(s->csv + s->nc * km, t->csv, t->nc * km * sizeof *s->csv);
+    }
+    s->nc += t->nc;
+    memcpy(s->sc, t->sc, km * sizeof *s->sc);
+    s->at = t->at;
+    s->sb = t->sb;
+    s->sl = t->sl;
+    s->prod = t->prod;
+    s->rows += t->rows;
     return 0;
 }
 
@@ -138,11 +180,14 @@ size_t cs_rowsums_classes(const cs_rowsums *s)
 }
 
 void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
-                             const double **sv)
+                             double *sv)
 {
+    size_t km = s->k * s->M;
     *cnt = s->cnt;
     *pos = s->pos;
-    *sv = s->sv;
+    memset(sv, 0, km * sizeof *sv);
+    for (size_t c = 0; c < s->nc; c++) cs_mx_cw_add_chunk(sv, s->csv + c * km, km);
+    if (s->at) cs_mx_cw_add_chunk(sv, s->sc, km);
 }
 
 void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_sum)

@@ -182,12 +182,98 @@ static void msd_bucket(uint64_t *k, uint32_t *o, size_t m, uint64_t *ks, uint32_
     }
 }
 
+/* Sorts the buckets listed in s->by_size from index s->next on, claimed one at a time, with
+ * the scratch ks, os (of s->big each); every finished bucket is counted under s->m (the
+ * thread that sorts waits for them all). Any thread; the buckets are disjoint, so the order is
+ * the same whoever sorts which. */
+static void sort_claimed(cs_sort_share *s, uint64_t *ks, uint32_t *os)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&s->next, 1);
+        if (i >= s->work) break;
+        size_t b = s->by_size[i], a = s->start[b], m = s->start[b + 1] - a;
+        msd_bucket(s->k + a, s->o + a, m, ks, os);
+        pthread_mutex_lock(&s->m);
+        if (++s->done == s->work) pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->m);
+    }
+}
+
+/* The scratch of a bucket sort for buckets of up to `big` pairs (none below 33): 0, or -1. */
+static int scratch(size_t big, uint64_t **ks, uint32_t **os)
+{
+    *ks = big > 32 ? malloc(big * sizeof **ks) : NULL;
+    *os = big > 32 ? malloc(big * sizeof **os) : NULL;
+    if (big > 32 && (!*ks || !*os)) {
+        free(*ks);
+        free(*os);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_sort_share_init(cs_sort_share *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->m, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    atomic_init(&s->next, 0);
+}
+
+void cs_sort_share_close(cs_sort_share *s)
+{
+    pthread_mutex_lock(&s->m);
+    s->state = 2;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+}
+
+void cs_sort_share_destroy(cs_sort_share *s)
+{
+    pthread_mutex_destroy(&s->m);
+    pthread_cond_destroy(&s->cv);
+}
+
+void cs_sort_help(cs_sort_share *s)
+{
+    pthread_mutex_lock(&s->m);
+    while (s->state == 0) pthread_cond_wait(&s->cv, &s->m);
+    int open = s->state == 1;
+    pthread_mutex_unlock(&s->m);
+    uint64_t *ks;
+    uint32_t *os;
+    if (!open || scratch(s->big, &ks, &os)) return;   /* no scratch: the sorting thread does it all */
+    sort_claimed(s, ks, os);
+    free(ks);
+    free(os);
+}
+
+/* Bucket ids by size, largest first (a counting sort on the sizes' bit lengths would do; the
+ * buckets are few): the claims then end with small buckets, and no thread is left with a
+ * large one alone at the end. Ties by id, so the list is the same every time. */
+static void by_size(const size_t *start, size_t nb, uint32_t *ids)
+{
+    size_t n = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (start[b + 1] - start[b] > 1) ids[n++] = (uint32_t)b;
+    for (size_t i = 1; i < n; i++) {   /* insertion by size: 1024 buckets at most */
+        uint32_t x = ids[i];
+        size_t mx = start[x + 1] - start[x], j = i;
+        while (j > 0 && start[ids[j - 1] + 1] - start[ids[j - 1]] < mx) {
+            ids[j] = ids[j - 1];
+            j--;
+        }
+        ids[j] = x;
+    }
+}
+
 /* The keys and indices in stable key order, in 12 bytes a value (plus the largest bucket's)
  * where an LSD radix of the whole array needs 24 (keys and indices twice): one MSD pass on the
  * FIRST_BITS most significant bits that differ between the keys puts (key, index) pairs in
  * their buckets, in index order inside each (stable), then each bucket is sorted on the rest
- * by msd_bucket. The same permutation as any stable sort. */
-static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o)
+ * by msd_bucket: here, or with sh (not NULL) also by a thread in cs_sort_help, the buckets
+ * claimed one at a time. The same permutation as any stable sort. */
+static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o, cs_sort_share *sh)
 {
     uint64_t andv = ~0ull, orv = 0;
     for (size_t i = 0; i < n; i++) {
@@ -198,43 +284,71 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o)
     uint64_t diff = andv ^ orv;
     int top = 63;
     while (top > 0 && !((diff >> top) & 1u)) top--;
-    int sh = top >= FIRST_BITS - 1 ? top - (FIRST_BITS - 1) : 0;
+    int sh_bits = top >= FIRST_BITS - 1 ? top - (FIRST_BITS - 1) : 0;
     size_t nb = (size_t)1 << FIRST_BITS, mask = nb - 1;
-    size_t *cnt = calloc(nb + 1, sizeof *cnt);
-    if (!cnt) return -1;
-    for (size_t i = 0; i < n; i++) cnt[((cs_sort_key(v[i]) >> sh) & mask) + 1]++;
+    size_t *cnt = calloc(nb + 1, sizeof *cnt), *start = malloc((nb + 1) * sizeof *start);
+    uint32_t *ids = malloc(nb * sizeof *ids);
+    if (!cnt || !start || !ids) {
+        free(cnt);
+        free(start);
+        free(ids);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) cnt[((cs_sort_key(v[i]) >> sh_bits) & mask) + 1]++;
     size_t big = 0;
     for (size_t b = 1; b <= nb; b++) {
         if (cnt[b] > big) big = cnt[b];
         cnt[b] += cnt[b - 1];
     }
+    memcpy(start, cnt, (nb + 1) * sizeof *start);
     /* cnt[b] is now the start of bucket b; the scatter advances it to the bucket's end */
     for (size_t i = 0; i < n; i++) {
         uint64_t x = cs_sort_key(v[i]);
-        size_t at = cnt[(x >> sh) & mask]++;
+        size_t at = cnt[(x >> sh_bits) & mask]++;
         k[at] = x;
         o[at] = (uint32_t)i;
     }
-    uint64_t *ks = big > 32 ? malloc(big * sizeof *ks) : NULL;
-    uint32_t *os = big > 32 ? malloc(big * sizeof *os) : NULL;
-    if (big > 32 && (!ks || !os)) {
-        free(ks);
-        free(os);
-        free(cnt);
-        return -1;
+    free(cnt);
+    by_size(start, nb, ids);
+    uint64_t *ks;
+    uint32_t *os;
+    if (scratch(big, &ks, &os)) {
+        free(start);
+        free(ids);
+        return -1;   /* (cs_evaluate closes sh before it waits for its helper) */
     }
-    for (size_t b = 0, a = 0; b < nb; a = cnt[b], b++) {
-        size_t m = cnt[b] - a;
-        if (m > 1) msd_bucket(k + a, o + a, m, ks, os);
-    }
+    cs_sort_share local;
+    cs_sort_share *s = sh ? sh : &local;
+    if (!sh) cs_sort_share_init(s);
+    pthread_mutex_lock(&s->m);
+    s->k = k;
+    s->o = o;
+    s->start = start;
+    s->by_size = ids;
+    s->big = big;
+    s->work = 0;
+    for (size_t b = 0; b < nb; b++) s->work += start[b + 1] - start[b] > 1;
+    s->done = 0;
+    atomic_store(&s->next, 0);
+    s->state = 1;   /* open: a helper may claim buckets from now on */
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+    sort_claimed(s, ks, os);
     free(ks);
     free(os);
-    free(cnt);
+    pthread_mutex_lock(&s->m);
+    while (s->done < s->work) pthread_cond_wait(&s->cv, &s->m);   /* a helper's last bucket */
+    s->state = 2;   /* closed: the arrays below are about to be freed */
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->m);
+    if (!sh) cs_sort_share_destroy(s);
+    free(start);
+    free(ids);
     return 0;
 }
 
 /* o = the stable order of v, with k (n keys) as scratch: k holds the sorted keys after. */
-static int order_keys(const double *v, size_t n, uint32_t *o, uint64_t *k)
+static int order_keys(const double *v, size_t n, uint32_t *o, uint64_t *k, cs_sort_share *sh)
 {
     /* stable, so ties keep row order (SPEC: "ties by row order") */
     if (n < 65536) {
@@ -244,7 +358,7 @@ static int order_keys(const double *v, size_t n, uint32_t *o, uint64_t *k)
         }
         return cs_sort_u64(k, o, n);
     }
-    return order_msd(v, n, k, o);
+    return order_msd(v, n, k, o, sh);
 }
 
 int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
@@ -252,7 +366,7 @@ int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank)
     size_t nn = n ? n : 1;
     uint32_t *o = malloc(nn * sizeof *o), *r = NULL;
     uint64_t *k = malloc(nn * sizeof *k);
-    if (!o || !k || order_keys(v, n, o, k) != 0) goto fail;
+    if (!o || !k || order_keys(v, n, o, k, NULL) != 0) goto fail;
     free(k);
     k = NULL;
     /* the inverse only when asked for, and only once the keys are gone (peak memory) */
@@ -272,12 +386,18 @@ fail:
 
 int cs_sort_order_values(const double *v, size_t n, uint32_t **order, double *sorted)
 {
+    return cs_sort_order_values_shared(v, n, order, sorted, NULL);
+}
+
+int cs_sort_order_values_shared(const double *v, size_t n, uint32_t **order, double *sorted,
+                                cs_sort_share *sh)
+{
     uint32_t *o = malloc((n ? n : 1) * sizeof *o);
     /* the caller's block is the keys' scratch (8 bytes each, as a double), then the keys are
      * turned back into the doubles they came from: a bijection but for -0, which has +0's
      * key, so a zero is read from v itself */
     uint64_t *k = (uint64_t *)(void *)sorted;
-    if (!o || order_keys(v, n, o, k) != 0) {
+    if (!o || order_keys(v, n, o, k, sh) != 0) {
         free(o);
         return -1;
     }

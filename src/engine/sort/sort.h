@@ -8,6 +8,8 @@
 #ifndef CALSCOPE_ENGINE_SORT_H
 #define CALSCOPE_ENGINE_SORT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +35,33 @@ int cs_sort_order(const double *v, size_t n, uint32_t **order, uint32_t **rank);
  * bit (-0.0 too) in the caller's block of n doubles, which the sort uses as its scratch: no
  * gather through the order afterwards, no second n-word block. */
 int cs_sort_order_values(const double *v, size_t n, uint32_t **order, double *sorted);
+
+/* A sort a second thread can help with: cs_sort_order_values_shared offers the buckets of its
+ * first pass (1024 at most, sorted independently) to any thread in cs_sort_help, which claims
+ * them one at a time, largest first, beside the sorting thread; the order is the same whoever
+ * sorts which. The caller owns the struct (init before either thread sees it, destroy after
+ * both are done) and calls cs_sort_share_close once no sort will be offered (a helper waits
+ * until buckets are offered or the share is closed). The sort closes it when it is done. */
+typedef struct cs_sort_share {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int state;                 /* 0: nothing offered yet, 1: buckets offered, 2: closed */
+    uint64_t *k;               /* the sort's keys and indices, bucket b at [start[b], start[b+1]) */
+    uint32_t *o;
+    const size_t *start;
+    const uint32_t *by_size;   /* the buckets of two or more pairs, largest first */
+    size_t work, done, big;    /* buckets to sort, sorted; the largest's pairs */
+    atomic_size_t next;        /* the next of by_size to claim */
+} cs_sort_share;
+void cs_sort_share_init(cs_sort_share *s);
+void cs_sort_share_close(cs_sort_share *s);
+void cs_sort_share_destroy(cs_sort_share *s);
+/* On a thread that is not sorting: waits until s offers buckets (then sorts those it claims,
+ * until none is left) or is closed. Never fails (out of memory it leaves them to the sort). */
+void cs_sort_help(cs_sort_share *s);
+/* cs_sort_order_values, offering its buckets to helpers through sh (NULL: none). */
+int cs_sort_order_values_shared(const double *v, size_t n, uint32_t **order, double *sorted,
+                                cs_sort_share *sh);
 
 /* a[0..n) ascending, in place (stable: equal values keep their order). Never fails (out of
  * memory it falls back to an insertion sort). */
