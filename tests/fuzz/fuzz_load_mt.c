@@ -3,7 +3,8 @@
  * no disk file), mapped read-only and private as cs_load_file maps a file, and loaded with two
  * threads and page dropping on (file_backed). Whenever the fast path takes the input, it must
  * give exactly what the libcsv path gives. Starts a thread per input, so it is slower than
- * fuzz_load.c; the first byte picks the options as there. */
+ * fuzz_load.c; the first byte picks the options as there, and its bit 5 a one-pass load
+ * (calscope/rowsums.h) on the fast path. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -30,7 +31,12 @@ static int shm_open_once(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cs_load_options opt;
+    int one_pass = size > 0 && (data[0] >> 5) & 1;
     if (!fuzz_take_options(&data, &size, &opt)) return 0;
+    /* bit 5 of the options byte: a one-pass load (rowsums.h) on the fast path, whose sums must
+     * give the values of every row kept by libcsv */
+    cs_load_options fast = opt;
+    fast.row_sums_bins = one_pass ? 15 : 0;
     if (size == 0) return 0;            /* nothing to map; fuzz_load.c covers empty input */
 
     int fd = shm_open_once();
@@ -40,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) abort();
     cs_load_tuning tf = { .path = CSL_PATH_FAST, .threads = 2, .file_backed = 1 };
-    fuzz_against_csv(data, size, &opt, 0, map, &tf);
+    fuzz_against_csv_opt(data, size, &opt, 0, map, &tf, &fast);
     munmap(map, size);
     return 0;
 }

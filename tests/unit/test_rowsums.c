@@ -161,29 +161,61 @@ static void test_continued_sums_are_the_whole_matrix(void **state)
     }
 }
 
-static void test_copy_leaves_the_sums(void **state)
+/* A copy goes on alone (the dataset's sums stay as they were: two datasets on the same sums,
+ * one of them evaluated after a copy of its sums took more rows, give the same values), and
+ * sums made in two pieces that meet on a whole chunk append into the sums of all the rows. */
+static void test_copy_and_append(void **state)
 {
     (void)state;
-    size_t n = 300, k = 4;
-    double prob[1200];
-    int32_t label[300];
+    size_t n = 70000, k = 3, cut = CS_ROWSUMS_CHUNK;
+    double *prob = malloc(n * k * sizeof *prob);
+    int32_t *label = malloc(n * sizeof *label);
+    assert_non_null(prob);
+    assert_non_null(label);
     fill(prob, label, n, k, 15);
-    cs_rowsums *a = cs_rowsums_new(k, 15), *b = cs_rowsums_new(k, 15);
-    assert_int_equal(cs_rowsums_add(a, prob, label, 100), 0);
-    cs_rowsums *c = cs_rowsums_copy(a);
+    cs_dataset *d = cs_test_dataset(n, k, prob, label);
+    cs_result whole = evaluate(d, 15, CS_WANT_ALL);
+
+    cs_dataset *o = one_pass_of(d, 100, 15);
+    cs_rowsums *c = cs_rowsums_copy(o->row_sums);
     assert_non_null(c);
-    assert_int_equal(cs_rowsums_add(c, prob + 100 * k, label + 100, 200), 0);
-    assert_int_equal(cs_rowsums_rows(a), 100);
-    assert_int_equal(cs_rowsums_rows(c), 300);
-    assert_int_equal(cs_rowsums_bins(c), 15);
-    assert_int_equal(cs_rowsums_classes(c), k);
+    assert_int_equal(cs_rowsums_add(c, prob + 100 * k, label + 100, 5000), 0);
+    assert_int_equal(cs_rowsums_rows(o->row_sums), 100);
+    assert_int_equal(cs_rowsums_rows(c), 5100);
+    cs_result r = evaluate(o, 15, CS_WANT_ALL);
+    same_result(&r, &whole, "after a copy took more rows");
+    cs_result_free(&r);
+    assert_int_equal(cs_rowsums_append(c, o->row_sums), -1);   /* c ends inside a chunk */
+    cs_rowsums_free(c);
+    cs_dataset_free(o);
+
+    cs_rowsums *a = cs_rowsums_new(k, 15), *b = cs_rowsums_new(k, 15), *w = cs_rowsums_new(k, 7);
+    assert_int_equal(cs_rowsums_add(a, prob, label, cut), 0);
+    assert_int_equal(cs_rowsums_add(b, prob + cut * k, label + cut, n - cut), 0);
+    assert_int_equal(cs_rowsums_append(a, w), -1);              /* other bins */
+    assert_int_equal(cs_rowsums_append(a, b), 0);
+    assert_int_equal(cs_rowsums_rows(a), n);
+    assert_int_equal(cs_rowsums_bins(a), 15);
+    assert_int_equal(cs_rowsums_classes(a), k);
+    o = cs_test_dataset(n, k, prob, label);
+    free(o->prob);
+    o->prob = NULL;   /* every row summed: nothing kept (a one-pass load's) */
+    o->rows_summed = n;
+    o->row_sums = a;
+    r = evaluate(o, 15, CS_WANT_ALL);
+    same_result(&r, &whole, "two pieces appended");
+    cs_result_free(&r);
+    cs_dataset_free(o);
+    cs_rowsums_free(b);
+    cs_rowsums_free(w);
     assert_null(cs_rowsums_new(1, 15));
     assert_null(cs_rowsums_new(3, 0));
     assert_null(cs_rowsums_new(3, CS_BINS_MAX + 1));
-    cs_rowsums_free(a);
-    cs_rowsums_free(b);
-    cs_rowsums_free(c);
     cs_rowsums_free(NULL);
+    cs_result_free(&whole);
+    cs_dataset_free(d);
+    free(prob);
+    free(label);
 }
 
 /* Everything but all samples on the top-1 lens with the sums' bins is refused, in words. */
@@ -410,7 +442,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_continued_sums_are_the_whole_matrix),
-        cmocka_unit_test(test_copy_leaves_the_sums),
+        cmocka_unit_test(test_copy_and_append),
         cmocka_unit_test(test_other_uses_are_refused),
         cmocka_unit_test(test_load_in_one_pass),
         cmocka_unit_test(test_load_keeps_rows_where_it_cannot),
