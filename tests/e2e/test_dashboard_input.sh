@@ -35,12 +35,12 @@ shell
 type_line "cat '$SAMPLE' | '$BIN' -; echo EXITED \$?"
 check_screen "stdin: the piped file is loaded and shown" ' - \[1/1\] .*ready'
 T send-keys q
-check_screen "stdin: q (read from /dev/tty) quits with status 0" '^EXITED 0'
+check_screen "stdin: q (read from /dev/tty) quits with status 0" 'EXITED 0$'
 
 # ---- a terminal on stdin is refused ----
 shell
 type_line "'$BIN' -; echo EXITED \$?"
-check_screen "stdin is a terminal: refused with status 2" '^EXITED 2'
+check_screen "stdin is a terminal: refused with status 2" 'EXITED 2$'
 expect_message "stdin is a terminal: message verbatim" 'calscope: -: standard input is a terminal, not data; pipe a file in (cat FILE | calscope -) or name it'
 type_line "'$BIN' - - </dev/null; echo EXITED \$?"
 check_screen "stdin named twice: usage error" 'calscope: -: standard input can be read only once'
@@ -56,7 +56,7 @@ check_screen "missing file: error in place" 'missing\.csv: cannot open: No such 
 check_not_screen "missing file: no --skip-bad-rows advice" 'skip-bad-rows'
 check_screen "missing file: says how to go on" '\(f switches file; q quits\)'
 T send-keys q
-check_screen "quit after an error screen" '^EXITED 0'
+check_screen "quit after an error screen" 'EXITED 0$'
 
 # ---- a file with bad rows and good ones: the advice applies ----
 printf 'label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.3\n1,0.3,0.7\n' > "$TMP/bad_row.csv"
@@ -65,7 +65,7 @@ type_line "'$BIN' $TMP/bad_row.csv; echo EXITED \$?"
 check_screen "bad row: located error in place" 'bad_row\.csv:3:2: '
 check_screen "bad row: --skip-bad-rows advice" '\(--skip-bad-rows loads the good rows; f switches file; q quits\)'
 T send-keys q
-check_screen "quit after a bad-row screen" '^EXITED 0'
+check_screen "quit after a bad-row screen" 'EXITED 0$'
 
 # ---- loading flags act in the dashboard and `:` repeats them (one flag table) ----
 shell
@@ -74,20 +74,20 @@ check_screen "--skip-bad-rows in the dashboard: the good rows load" 'bad_row\.cs
 T send-keys :
 check_screen "':' repeats the loading flag" '--skip-bad-rows [^ ]*bad_row\.csv'
 T send-keys Escape q
-check_screen "quit after ':'" '^EXITED 0'
+check_screen "quit after ':'" 'EXITED 0$'
 
 # ---- a terminal curses cannot draw on is refused before curses starts, naming the report ----
 shell
 type_line "TERM=dumb '$BIN' '$SAMPLE'; echo EXITED \$?"
-check_screen "TERM=dumb: refused with status 2" '^EXITED 2'
+check_screen "TERM=dumb: refused with status 2" 'EXITED 2$'
 expect_message "TERM=dumb: message verbatim, nothing else on screen" 'calscope: TERM=dumb: this terminal cannot move the cursor, so the dashboard cannot draw on it; set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 shell
 type_line "TERM=no-such-term '$BIN' '$SAMPLE'; echo EXITED \$?"
-check_screen "unknown TERM: refused with status 2" '^EXITED 2'
+check_screen "unknown TERM: refused with status 2" 'EXITED 2$'
 expect_message "unknown TERM: message verbatim" 'calscope: TERM=no-such-term: unknown terminal type (no terminfo entry); set TERM to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 shell
 type_line "env -u TERM '$BIN' '$SAMPLE'; echo EXITED \$?"
-check_screen "TERM unset: refused with status 2" '^EXITED 2'
+check_screen "TERM unset: refused with status 2" 'EXITED 2$'
 expect_message "TERM unset: message verbatim" 'calscope: TERM is not set, so the dashboard cannot draw; set it to your terminal (e.g. TERM=xterm-256color) or use `calscope report` for headless output'
 
 # ---- the selection prompt never cuts silently ----
@@ -100,7 +100,7 @@ T send-keys -l "$long"
 check_screen "overlong selection: refused with a message" 'too long: at most [0-9]+ characters'
 T send-keys Escape
 T send-keys q
-check_screen "quit after the prompt" '^EXITED 0'
+check_screen "quit after the prompt" 'EXITED 0$'
 
 # ---- a fatal signal restores the terminal ----
 shell
@@ -108,7 +108,7 @@ type_line "'$BIN' '$SAMPLE'; echo EXITED \$?"
 check_screen "dashboard up before the signal" 'ready'
 pkill -TERM -f "^$BIN $SAMPLE\$" || pkill -TERM -f "$BIN '$SAMPLE'"
 check_screen "SIGTERM: one line says the terminal was restored" 'calscope: SIGTERM; the terminal was restored'
-check_screen "SIGTERM: re-raised (status 143)" '^EXITED 143'
+check_screen "SIGTERM: re-raised (status 143)" 'EXITED 143$'
 type_line "echo typed-and-echoed"
 check_screen "terminal usable after the signal" '^typed-and-echoed'
 

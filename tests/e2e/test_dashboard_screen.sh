@@ -161,7 +161,7 @@ keys q
 check_screen "q closes the help, the dashboard stays (the tabs are back)" '\[[1-6] [A-Za-z-]+\] .*\? keys'
 check_not_screen "q in the help does not quit" 'EXITED'
 keys q
-check_screen "q again quits" '^EXITED 0'
+check_screen "q again quits" 'EXITED 0$'
 
 # ---- the status line at 80 columns: selection and ci kept, the file name shortened first --------
 cp samples/digits_gnb.csv "$TMP/a_rather_long_experiment_file_name_v2.csv"

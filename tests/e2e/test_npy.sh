@@ -147,7 +147,7 @@ T new-session -d -x 80 -y 24 "'$BIN' --labels '$TMP/y.npy' '$TMP/p.npy'; echo EX
 check_screen "dashboard: the pair loads" 'rows 300 used 300 rejected 0' 30
 check_screen "dashboard: the report's ECE" "ECE +$ECE"
 keys q
-check_screen "dashboard: q quits with status 0" '^EXITED 0'
+check_screen "dashboard: q quits with status 0" 'EXITED 0$'
 new_server
 T new-session -d -x 80 -y 24 "'$BIN' '$TMP/p.npy'; echo EXITED \$?; sleep 86400"
 check_screen "dashboard: a .npy file without --labels says to give it" \
