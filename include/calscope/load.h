@@ -80,9 +80,9 @@ typedef struct cs_load_options {
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
     /* A one-pass load (calscope/rowsums.h): > 0 asks for the class-wise sums under this many
      * uniform bins and the Brier / NLL sums of the rows whose probabilities the loader then
-     * need not keep. The CSV loader's first thread of two does it on a file of a label and
-     * probabilities only (dataset.h rows_summed, row_sums); any other load ignores it and
-     * keeps every row. Only for a caller that measures all samples on the top-1 lens with
+     * need not keep. The CSV loader's two threads do it on a file of a label and
+     * probabilities only (dataset.h rows_summed, row_sums: usually every row summed, prob
+     * NULL); any other load ignores it and keeps every row. Only for a caller that measures all samples on the top-1 lens with
      * these bins and reads no probability itself (the report, for its default table): every
      * other use of such a dataset is refused (cs_dataset_need_probs). 0: keep every row. */
     int row_sums_bins;

@@ -4,11 +4,11 @@
  * On the top-1 lens, cs_evaluate reads the probability matrix for two things only: the
  * class-wise sums of the uniform bins (the class-wise ECE) and the Brier and NLL sums. A
  * loader that makes those sums while it parses, on rows still in the cache, need not keep the
- * rows' probabilities at all. The CSV loader's first thread (of two) does so when
+ * rows' probabilities at all. The CSV loader's two threads do so when
  * cs_load_options.row_sums_bins asks for it (the report does when nothing else it prints
  * reads the matrix): the dataset then holds the sums of its first rows_summed rows
- * (cs_dataset.row_sums) and the probabilities of the others, and cs_evaluate continues the
- * sums over those. The sums are the evaluation's own, taken in its order: in chunks of
+ * (cs_dataset.row_sums; usually all of them) and the probabilities of the others, if any, and
+ * cs_evaluate continues the sums over those. The sums are the evaluation's own, taken in its order: in chunks of
  * CS_MX_CHUNK (65,536) rows, each summed from 0 in row order (classwise.c's pass, scoring.c's
  * terms and groups of 16 for the NLL), the chunks' sums added in order. So every bit the
  * report prints is the one the whole matrix gives (the tests compare them), and sums made in
