@@ -148,11 +148,29 @@ void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
     }
 }
 
+typedef struct { uint32_t *rows; size_t first, count; } ident_half;
+
+static void *ident_fill(void *arg)
+{
+    ident_half *h = arg;
+    for (size_t i = 0; i < h->count; i++) h->rows[h->first + i] = (uint32_t)(h->first + i);
+    return NULL;
+}
+
 void cs_dataset_prepare_finish(cs_dataset *d)
 {
+    if (!d->tta) {
+        /* every row a sample: the identity, in two halves on two threads for a large file
+         * (its fresh pages' faults were 3 ms of a 10^6-row load's end, on one thread) */
+        size_t half = d->n / 2;
+        ident_half h[2] = { { d->sample_rows, 0, half }, { d->sample_rows, half, d->n - half } };
+        cs_run_pair(ident_fill, &h[0], &h[1], d->n >= ((size_t)1 << 18));
+        d->n_samples = d->n;
+        return;
+    }
     size_t ns = 0;
     for (size_t i = 0; i < d->n; i++)
-        if (!d->tta || d->tta[i] == 0) d->sample_rows[ns++] = (uint32_t)i;
+        if (d->tta[i] == 0) d->sample_rows[ns++] = (uint32_t)i;
     d->n_samples = ns;
 }
 

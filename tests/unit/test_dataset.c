@@ -131,12 +131,47 @@ static void test_wide_rows_first_max(void **state)
     }
 }
 
+/* Every row a sample (no tta column): sample_rows is the identity, made in two halves on two
+ * threads from 2^18 rows; with a tta column, the tta 0 rows in order. */
+static void test_sample_rows(void **state)
+{
+    (void)state;
+    size_t n = 300001;
+    cs_dataset *d = cs_test_dataset_new(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        d->prob[2 * i] = 0.25;
+        d->prob[2 * i + 1] = 0.75;
+        d->label[i] = (int32_t)(i % 2);
+    }
+    cs_test_prepare(d);
+    assert_int_equal(d->n_samples, n);
+    for (size_t i = 0; i < n; i++)
+        if (d->sample_rows[i] != i) fail_msg("sample_rows[%zu] = %u", i, d->sample_rows[i]);
+    cs_dataset_free(d);
+
+    d = cs_test_dataset_new(7, 2);
+    d->tta = calloc(7, sizeof *d->tta);
+    assert_non_null(d->tta);
+    for (size_t i = 0; i < 7; i++) {
+        d->prob[2 * i] = 0.5;
+        d->prob[2 * i + 1] = 0.5;
+        d->tta[i] = (int32_t)(i % 3);   /* rows 0, 3, 6 are the clean ones */
+    }
+    cs_test_prepare(d);
+    assert_int_equal(d->n_samples, 3);
+    assert_int_equal(d->sample_rows[0], 0);
+    assert_int_equal(d->sample_rows[1], 3);
+    assert_int_equal(d->sample_rows[2], 6);
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_chunks_equal_one_shot),
         cmocka_unit_test(test_wide_rows_first_max),
+        cmocka_unit_test(test_sample_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
