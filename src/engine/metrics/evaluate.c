@@ -604,10 +604,16 @@ static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, do
         return cs_error_set(err, CS_EUSAGE, 0, 0,
                             "the file was loaded with its class-wise sums for %d bins, not %zu",
                             cs_rowsums_bins(d->row_sums), M);
-    cs_rowsums *rs = cs_rowsums_copy(d->row_sums);
-    if (!rs || (from < ni && cs_rowsums_add(rs, d->prob + from * K, d->label + from, ni - from) != 0)) {
-        cs_rowsums_free(rs);
-        return nomem(err, "scores");
+    /* the dataset's sums as they are when it kept no row (a copy to continue them else) */
+    cs_rowsums *own = NULL;
+    const cs_rowsums *rs = d->row_sums;
+    if (from < ni) {
+        if (!(own = cs_rowsums_copy(rs)) ||
+            cs_rowsums_add(own, d->prob + from * K, d->label + from, ni - from) != 0) {
+            cs_rowsums_free(own);
+            return nomem(err, "scores");
+        }
+        rs = own;
     }
     double sb, sl;
     cs_mx_rowsums_scores(rs, &sb, &sl);
@@ -621,7 +627,7 @@ static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, do
         const size_t *cnt, *pos;
         double *sv = malloc(K * M * sizeof *sv);
         if (!sv) {
-            cs_rowsums_free(rs);
+            cs_rowsums_free(own);
             return nomem(err, "classwise");
         }
         cs_mx_rowsums_classwise(rs, &cnt, &pos, sv);
@@ -630,7 +636,7 @@ static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, do
         if (rc == CS_OK) *sce = a.ece / (double)K;
         free(sv);
     }
-    cs_rowsums_free(rs);
+    cs_rowsums_free(own);
     return rc;
 }
 

@@ -248,23 +248,31 @@ void cs_sort_help(cs_sort_share *s)
     free(os);
 }
 
-/* Bucket ids by size, largest first (a counting sort on the sizes' bit lengths would do; the
- * buckets are few): the claims then end with small buckets, and no thread is left with a
- * large one alone at the end. Ties by id, so the list is the same every time. */
-static void by_size(const size_t *start, size_t nb, uint32_t *ids)
+/* Bucket ids by size, largest first, ties by id (so the list is the same every time): the
+ * claims then end with small buckets, and no thread is left with a large one alone at the
+ * end. Only buckets of two or more pairs (the others are sorted already): *n of them.
+ * 0, or -1 out of memory. */
+typedef struct { size_t size; uint32_t id; } bucket_size;
+
+static int larger_first(const void *a, const void *b)
 {
+    const bucket_size *x = a, *y = b;
+    if (x->size != y->size) return x->size < y->size ? 1 : -1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int by_size(const size_t *start, size_t nb, uint32_t *ids, size_t *work)
+{
+    bucket_size *bs = malloc((nb ? nb : 1) * sizeof *bs);
+    if (!bs) return -1;
     size_t n = 0;
     for (size_t b = 0; b < nb; b++)
-        if (start[b + 1] - start[b] > 1) ids[n++] = (uint32_t)b;
-    for (size_t i = 1; i < n; i++) {   /* insertion by size: 1024 buckets at most */
-        uint32_t x = ids[i];
-        size_t mx = start[x + 1] - start[x], j = i;
-        while (j > 0 && start[ids[j - 1] + 1] - start[ids[j - 1]] < mx) {
-            ids[j] = ids[j - 1];
-            j--;
-        }
-        ids[j] = x;
-    }
+        if (start[b + 1] - start[b] > 1) bs[n++] = (bucket_size){start[b + 1] - start[b], (uint32_t)b};
+    qsort(bs, n, sizeof *bs, larger_first);
+    for (size_t i = 0; i < n; i++) ids[i] = bs[i].id;
+    free(bs);
+    *work = n;
+    return 0;
 }
 
 /* The keys and indices in stable key order, in 12 bytes a value (plus the largest bucket's)
@@ -309,10 +317,10 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o, cs_sor
         o[at] = (uint32_t)i;
     }
     free(cnt);
-    by_size(start, nb, ids);
     uint64_t *ks;
     uint32_t *os;
-    if (scratch(big, &ks, &os)) {
+    size_t work;
+    if (by_size(start, nb, ids, &work) || scratch(big, &ks, &os)) {
         free(start);
         free(ids);
         return -1;   /* (cs_evaluate closes sh before it waits for its helper) */
@@ -326,8 +334,7 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o, cs_sor
     s->start = start;
     s->by_size = ids;
     s->big = big;
-    s->work = 0;
-    for (size_t b = 0; b < nb; b++) s->work += start[b + 1] - start[b] > 1;
+    s->work = work;
     s->done = 0;
     atomic_store(&s->next, 0);
     s->state = 1;   /* open: a helper may claim buckets from now on */
