@@ -91,21 +91,35 @@ tmux_servers() {
     export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 }
 
-# cmdline: the command of the `:` overlay on SCREEN, its " \" lines joined
+# cmdline: the command of the `:` overlay on SCREEN, its " \" lines joined. Prints nothing and
+# fails until the overlay is whole: a frame is written top to bottom, so a capture can hold the
+# command's first line and not yet its last; the command is whole when its last line has no " \"
+# and the blank line and the closing rule below it are drawn.
 cmdline() {
     printf '%s' "$SCREEN" | /usr/bin/python3 -c '
 import sys
-out, on = [], False
+out, on, blank, cont = [], False, False, False
 for r in sys.stdin.read().split("\n"):
     if "equivalent command line" in r: on = True; continue
     if not on: continue
     t = r.strip()
+    if t.startswith("\u2500") or t.startswith("---"):
+        if out and blank and not cont:
+            print(" ".join(out)); sys.exit(0)
+        break
     if not t:
-        if out: break
+        blank = bool(out)
         continue
-    if t.startswith("\u2500") or t.startswith("---"): break
-    out.append(t[:-2] if t.endswith(" \\") else t)
-print(" ".join(out))'
+    if blank: break
+    cont = t.endswith(" \\")
+    out.append(t[:-2] if cont else t)
+sys.exit(1)'
+}
+# check_cmdline NAME [SECONDS]: polls until the `:` overlay holds a whole command (cmdline), which
+# it leaves in CMD
+have_cmdline() { CMD=$(cmdline); }
+check_cmdline() {
+    if poll "${2:-10}" have_cmdline; then ok "$1"; else CMD=; not_ok "$1" "no whole command line on the screen:" "$SCREEN"; fi
 }
 # The dashboard's tmux server ($SOCK, set by the script) and its screen, long lines joined;
 # a script may redefine either. The locale the dashboard is checked in: UTF-8.

@@ -87,9 +87,10 @@ same_numbers "numbers with --binning mass equal the report" --bins 16 --binning 
 
 # ---- `:` shows the equivalent command line, and running it gives the same numbers -------------
 keys :
-check_screen "':' shows the command line" 'calscope report --lens top1 --bins 16 --binning mass'
 # the command is broken into lines ending in " \" between two rules: join them back
-cmdline=$(cmdline)
+check_cmdline "':' shows the command line"
+cmdline=$CMD
+expect_match "':' starts with the dashboard's settings" '^calscope report --lens top1 --bins 16 --binning mass ' "$cmdline"
 ece_shown=$(shown ECE)
 keys Escape
 args=${cmdline#calscope report }

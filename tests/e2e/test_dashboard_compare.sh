@@ -63,8 +63,8 @@ check_screen "diagrams panel: the resample count is stated" 'share of 1000 resam
 expect_same "diagrams panel = report --compare" "$(paired b.csv)" "$want"
 
 keys :
-check_screen "':' on the diagrams panel shows the command line" 'calscope report' 10
-cmd=$(cmdline)
+check_cmdline "':' on the diagrams panel shows the command line"
+cmd=$CMD
 keys Escape
 expect_match "':' on the diagrams panel prints --compare and the seed" ' --compare .*--seed 5 ' "$cmd"
 eval "set -- ${cmd#calscope report }"
@@ -74,8 +74,8 @@ keys p
 check_screen "methods panel: b.csv's paired difference" '^[ >]b\.csv +[0-9.]+ +[+-][0-9.]+ \[' 120
 expect_same "methods panel = report --compare" "$(paired b.csv)" "$want"
 keys :
-check_screen "':' on the methods panel shows the command line" 'calscope report' 10
-cmd=$(cmdline)
+check_cmdline "':' on the methods panel shows the command line"
+cmd=$CMD
 keys Escape
 eval "set -- ${cmd#calscope report }"
 expect_same "the methods panel's ':' command prints the panel's numbers" "$(report_paired 1 "$@")" "$want"
@@ -86,8 +86,8 @@ keys i
 check_screen "i: the methods panel shows value intervals" '^[ >]b\.csv +[0-9.]+ \[[0-9.]+,[0-9.]+\]' 120
 ci_shown=$(printf '%s' "$SCREEN" | grep -E '^[ >]b\.csv +[0-9.]+ \[' | tail -1 | sed -E 's/^[ >]b\.csv +[0-9.]+ (\[[0-9.]+,[0-9.]+\]).*/\1/')
 keys :
-check_screen "':' with intervals on shows the command line" 'calscope report' 10
-cmd=$(cmdline)
+check_cmdline "':' with intervals on shows the command line"
+cmd=$CMD
 keys Escape
 expect_match "':' with intervals on prints --ci" ' --ci [0-9]+ ' "$cmd"
 eval "set -- ${cmd#calscope report }"
@@ -102,8 +102,8 @@ check_screen "diagrams panel after f: a.csv against b.csv" '^a\.csv .*\]\*? +[0-
 want2=$(report_paired 0 --compare --reference 2 --seed 5 "$TMP/a.csv" "$TMP/b.csv")
 expect_same "diagrams panel after f = report --compare --reference 2" "$(paired a.csv)" "$want2"
 keys :
-check_screen "':' after f shows the command line" 'calscope report' 10
-cmd=$(cmdline)
+check_cmdline "':' after f shows the command line"
+cmd=$CMD
 keys Escape
 expect_match "':' after f prints --reference 2" ' --reference 2 ' "$cmd"
 eval "set -- ${cmd#calscope report }"

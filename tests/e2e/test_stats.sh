@@ -256,9 +256,9 @@ if command -v tmux >/dev/null; then
     T send-keys Escape q
     dash --ci-method basic samples/digits_ts.csv
     T send-keys :
-    if wait_for 'calscope report'; then
-        expect_no_match "dashboard ':' without intervals: no --ci-method (the report would refuse it)" 'ci-method' "$SCREEN"
-    else not_ok "dashboard ':' shows the command line" "$SCREEN"; fi
+    check_cmdline "dashboard ':' shows the command line"
+    expect_match "dashboard ':' without intervals: a whole command" '^calscope report .*digits_ts\.csv$' "$CMD"
+    expect_no_match "dashboard ':' without intervals: no --ci-method (the report would refuse it)" 'ci-method' "$CMD"
     T send-keys Escape q
     dash --ci-method jackknife samples/digits_ts.csv
     check_screen "dashboard: unknown --ci-method refused" "calscope: --ci-method: 'jackknife' is not percentile, basic or bca"
