@@ -225,10 +225,15 @@ static void test_sbox_lanes_match_scalar(void **state)
 static void test_smcurve_boxes_match_images(void **state)
 {
     (void)state;
-    enum { N = 2000, G = 199 };
+    /* 199 points on one thread; 1024 and 2049 (not a whole number of pieces) are shared with
+     * a second thread (GRID_SHARED in smece_box.c): every point must be there, in its place */
+    enum { N = 2000, GMAX = 2049 };
+    const size_t grids[] = { 199, 1024, GMAX };
     img *p = malloc(N * sizeof *p);
-    double gb[G + 1], gi[G + 1];
+    double *gb = malloc((GMAX + 1) * sizeof *gb), *gi = malloc((GMAX + 1) * sizeof *gi);
     assert_non_null(p);
+    assert_non_null(gb);
+    assert_non_null(gi);
     const double sig[] = { 1.0 / 1024, 0.003, 0.02, 0.094, 0.4, 1.0, 10.0 };
     for (int shape = 0; shape < 3; shape++) {
         uint64_t x = 77u + (uint64_t)shape;
@@ -241,23 +246,29 @@ static void test_smcurve_boxes_match_images(void **state)
         pairs P = { .p = p, .n = N };
         sbox b = {0};
         assert_int_equal(cs_sbox_build(&b, &P), 0);
-        for (size_t k = 0; k < sizeof sig / sizeof *sig; k++) {
-            view v;
-            assert_true(cs_sbox_fits(&b, sig[k]));
-            assert_int_equal(cs_sbox_sums(&b, sig[k], G, gb), 0);
-            assert_int_equal(cs_smece_view(&v, &P, sig[k]), 0);
-            cs_smece_grid_direct(&v, sig[k], G, 1, gi);
-            double peak = 0.0;
-            for (int j = 0; j <= G; j++) peak = gi[j] > peak ? gi[j] : peak;
-            for (int j = 0; j <= G; j++) {
-                double tol = gi[j] > 1e-3 * peak ? 1e-12 * gi[j] : 1e-15 * peak;
-                if (fabs(gb[j] - gi[j]) > tol)
-                    fail_msg("shape %d sigma %g t %d: boxes %.17g images %.17g", shape, sig[k], j, gb[j], gi[j]);
+        for (size_t k = 0; k < sizeof sig / sizeof *sig; k++)
+            for (size_t gi_ = 0; gi_ < sizeof grids / sizeof *grids; gi_++) {
+                size_t G = grids[gi_];
+                view v;
+                for (size_t j = 0; j <= G; j++) gb[j] = NAN;
+                assert_true(cs_sbox_fits(&b, sig[k]));
+                assert_int_equal(cs_sbox_sums(&b, sig[k], G, gb), 0);
+                assert_int_equal(cs_smece_view(&v, &P, sig[k]), 0);
+                cs_smece_grid_direct(&v, sig[k], G, 1, gi);
+                double peak = 0.0;
+                for (size_t j = 0; j <= G; j++) peak = gi[j] > peak ? gi[j] : peak;
+                for (size_t j = 0; j <= G; j++) {
+                    double tol = gi[j] > 1e-3 * peak ? 1e-12 * gi[j] : 1e-15 * peak;
+                    if (!(fabs(gb[j] - gi[j]) <= tol))
+                        fail_msg("shape %d sigma %g G %zu t %zu: boxes %.17g images %.17g", shape,
+                                 sig[k], G, j, gb[j], gi[j]);
+                }
             }
-        }
         cs_sbox_free(&b);
     }
     free(p);
+    free(gb);
+    free(gi);
 }
 
 /* relplot's grid on one sample at 0.5 with y = 0: the smoothed residual over the smoothed
