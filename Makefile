@@ -120,7 +120,7 @@ test:
 	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build-tsan SANITIZE=thread tsan-unit
 	$(Q)tools/run-tests.sh
 
-TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c tests/unit/test_reduce.c tests/unit/test_metrics.c tests/unit/test_rowsums.c tests/unit/test_sort.c))
+TSAN_SRC := $(sort $(wildcard tests/unit/test_backend*.c tests/unit/test_resample*.c tests/unit/test_tui_model.c tests/unit/test_reduce.c tests/unit/test_metrics.c tests/unit/test_rowsums.c tests/unit/test_sort.c tests/unit/test_no_threads.c))
 tsan-unit: $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TSAN_SRC))
 
 # ---- benchmark (bench/): engine driver + data generator; `make bench` never fails on timing ----

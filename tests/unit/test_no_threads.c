@@ -92,8 +92,10 @@ static double urand(void)
     return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-/* n rows of k classes: sharpened random probabilities, labels drawn from them. */
-static cs_dataset *synth(size_t n, size_t k)
+/* n rows of k classes: sharpened random probabilities, labels drawn from them; with `grid`,
+ * each probability then rounded to a multiple of 1/grid (equal values: smooth ECE merges them
+ * in the estimators' block, which its readers then cannot share, evaluate.c). */
+static cs_dataset *synth_on(size_t n, size_t k, double grid)
 {
     double *P = malloc(n * k * sizeof *P);
     int32_t *Y = malloc(n * sizeof *Y);
@@ -112,6 +114,8 @@ static cs_dataset *synth(size_t n, size_t k)
             c += P[i * k + j];
             if (u < c && Y[i] == (int32_t)(k - 1)) Y[i] = (int32_t)j;
         }
+        if (grid > 0)
+            for (size_t j = 0; j < k; j++) P[i * k + j] = round(P[i * k + j] * grid) / grid;
     }
     cs_dataset *d = cs_test_dataset(n, k, P, Y);
     free(P);
@@ -150,27 +154,32 @@ static void same_result(const cs_result *a, const cs_result *b)
 }
 
 /* 250,000 x 5: over the class-wise ECE's side-thread threshold (100,000 samples) and the
- * scores' two-thread one (10^6 values), RECE-G's box path in two parts. */
+ * scores' two-thread one (10^6 values), RECE-G's box path in two parts, the estimators' block
+ * read beside smooth ECE; then with the probabilities on a grid of 1/256 (ties: the block's
+ * readers before smooth ECE, on the calling thread). */
 static void test_metrics_without_threads(void **state)
 {
     (void)state;
-    cs_dataset *d = synth(250000, 5);
     static const char *lenses[] = {"top1", "classwise"};
-    for (size_t l = 0; l < 2; l++) {
-        set_refuse(0);
-        cs_result a = evaluate(d, lenses[l]);
-        set_refuse(1);
-        cs_result b = evaluate(d, lenses[l]);
-        int no = atomic_load(&refused);
-        set_refuse(0);
-        if (no < 2) fail_msg("%s: only %d threads were asked for", lenses[l], no);
-        assert_false(isnan(a.sce));
-        assert_false(isnan(a.brier));
-        same_result(&a, &b);
-        cs_result_free(&a);
-        cs_result_free(&b);
+    for (int tied = 0; tied < 2; tied++) {
+        cs_dataset *d = synth_on(250000, 5, tied ? 256.0 : 0.0);
+        for (size_t l = 0; l < 2; l++) {
+            set_refuse(0);
+            cs_result a = evaluate(d, lenses[l]);
+            set_refuse(1);
+            cs_result b = evaluate(d, lenses[l]);
+            int no = atomic_load(&refused);
+            set_refuse(0);
+            if (no < 2) fail_msg("%s: only %d threads were asked for", lenses[l], no);
+            assert_false(isnan(a.sce));
+            assert_false(isnan(a.brier));
+            if (l == 0) assert_false(isnan(a.smece));
+            same_result(&a, &b);
+            cs_result_free(&a);
+            cs_result_free(&b);
+        }
+        cs_dataset_free(d);
     }
-    cs_dataset_free(d);
 }
 
 /* ---- the loader -------------------------------------------------------------------------------- */
