@@ -94,7 +94,7 @@ static double urand(void)
 
 /* n rows of k classes: sharpened random probabilities, labels drawn from them; with `grid`,
  * each probability then rounded to a multiple of 1/grid (equal values: smooth ECE merges them
- * in the estimators' block, which its readers then cannot share, evaluate.c). */
+ * in the estimators' block once its other readers are done, evaluate.c). */
 static cs_dataset *synth_on(size_t n, size_t k, double grid)
 {
     double *P = malloc(n * k * sizeof *P);
@@ -155,8 +155,8 @@ static void same_result(const cs_result *a, const cs_result *b)
 
 /* 250,000 x 5: over the class-wise ECE's side-thread threshold (100,000 samples) and the
  * scores' two-thread one (10^6 values), RECE-G's box path in two parts, the estimators' block
- * read beside smooth ECE; then with the probabilities on a grid of 1/256 (ties: the block's
- * readers before smooth ECE, on the calling thread). */
+ * read beside smooth ECE; then with the probabilities on a grid of 1/256 (ties: smooth ECE
+ * merges equal values in that block, after waiting for its readers). */
 static void test_metrics_without_threads(void **state)
 {
     (void)state;

@@ -698,8 +698,8 @@ static void *side_run(void *arg)
  * order as aece() reads through the order: the same sums). */
 
 /* AECE (with_aece), the L2 CE and ECE_sweep of the block in value order: what reads the block
- * as it is, beside smooth ECE on a second thread when the block has no two equal values (smooth
- * ECE then leaves it as it is: cs_mx_smece_sorted merges equal values in place). */
+ * as it is, on a second thread beside smooth ECE, which writes the block only where two values
+ * are equal (it merges them in place) and then first waits for this job (join_sorted). */
 typedef struct sorted_job {
     const cs_prepared *p;
     const double *fs;
@@ -710,6 +710,8 @@ typedef struct sorted_job {
     cs_result *out;
     cs_status rc;
     cs_error err;
+    pthread_t th;
+    int running;   /* on its thread, not joined yet */
 } sorted_job;
 
 static void *sorted_run(void *arg)
@@ -731,6 +733,14 @@ static void *sorted_run(void *arg)
         j->out->ece_sweep_bins = b;
     }
     return NULL;
+}
+
+/* Waits for the job's thread, if it runs (smooth ECE's before_write, and after it). */
+static void join_sorted(void *arg)
+{
+    sorted_job *j = arg;
+    if (j->running) pthread_join(j->th, NULL);
+    j->running = 0;
 }
 
 /* From this many samples the block's readers run beside smooth ECE (a thread costs ~0.1 ms;
@@ -765,21 +775,25 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     cs_status rc = CS_OK;
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
-    int ties = 0;   /* two equal values side by side (in value order: any two) */
-    if (have_f) {
+    if (have_f)
         for (size_t j = 0; j < ni; j++) ts[j] = t[order[j]] ? 1 : 0;
-        for (size_t j = 1; j < ni; j++) ties |= fs[j] == fs[j - 1];
-    } else {
+    else
         for (size_t j = 0; j < ni; j++) {
             fs[j] = v[order[j]];
             ts[j] = t[order[j]] ? 1 : 0;
-            ties |= j && fs[j] == fs[j - 1];
         }
-    }
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
-    sorted_job sj = { p, fs, ts, ni, want, with_aece, out, CS_OK, { 0 } };
-    pthread_t th;
-    int beside = smooth && !ties && ni >= SORTED_SIDE_MIN && cs_helper_start(&th, sorted_run, &sj);
+    sorted_job sj;
+    memset(&sj, 0, sizeof sj);
+    sj.p = p;
+    sj.fs = fs;
+    sj.ts = ts;
+    sj.ni = ni;
+    sj.want = want;
+    sj.with_aece = with_aece;
+    sj.out = out;
+    int beside = smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
+    sj.running = beside;
     if (!beside) {   /* in the one-thread order, before smooth ECE turns the block into pairs */
         sorted_run(&sj);
         if (sj.rc != CS_OK) {
@@ -792,7 +806,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     if (smooth) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
-        out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used);
+        out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used, join_sorted, &sj);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);
             p->smece_hint = used;
@@ -802,7 +816,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         if (isnan(out->smece)) rc = nomem(err, "smooth ECE");
     }
     if (beside) {
-        pthread_join(th, NULL);
+        join_sorted(&sj);
         if (sj.rc != CS_OK) {   /* AECE's error comes first, as in the one-thread order */
             rc = sj.rc;
             *err = sj.err;

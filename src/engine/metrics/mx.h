@@ -283,8 +283,12 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
                    double hint, void *work, double *sigma_out);
 /* cs_mx_smece_sorted: the same on samples already in work (n values f ascending, then n
  * targets 0/1 as bytes: what cs_mx_smece copies there first), so that a caller which has
- * them in value order for other estimators does not gather them again. Overwrites work. */
-double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out);
+ * them in value order for other estimators does not gather them again. Writes work only
+ * where two values are equal (it merges them in place): before the first write it calls
+ * before_write(ctx) (NULL: none), so that another thread may read work until then; without
+ * equal values work is left as it is and before_write is not called. */
+double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out,
+                          void (*before_write)(void *ctx), void *ctx);
 /* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
  * pairs, 16 bytes a sample, at a time). */
 int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,

@@ -517,10 +517,11 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
         f[j] = v[order[j]];
         y[j] = t[order[j]] ? 1 : 0;
     }
-    return cs_mx_smece_sorted(work, n, sigma, hint, sigma_out);
+    return cs_mx_smece_sorted(work, n, sigma, hint, sigma_out, NULL, NULL);
 }
 
-double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out)
+double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out,
+                          void (*before_write)(void *ctx), void *ctx)
 {
     if (sigma_out) *sigma_out = NAN;
     if (n == 0 || sigma < 0) return NAN;
@@ -539,6 +540,7 @@ double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, doubl
     size_t *mk = malloc((runs ? runs : 1) * sizeof *mk);
     double *mw = malloc((runs ? runs : 1) * sizeof *mw);
     if (!mk || !mw) { free(mk); free(mw); return NAN; }
+    if (runs && before_write) before_write(ctx);   /* the merge below writes the block */
     /* in place: one pair per distinct value. A run of equal values is the array's sort by
      * (f, w) and merge: its y = 1 samples (w = (f - 1) / n, the smaller) then its y = 0 ones
      * (w = f / n), added from the first in that order. Before the first run every pair
