@@ -249,6 +249,9 @@ static void test_smcurve_boxes_match_images(void **state)
         for (size_t k = 0; k < sizeof sig / sizeof *sig; k++)
             for (size_t gi_ = 0; gi_ < sizeof grids / sizeof *grids; gi_++) {
                 size_t G = grids[gi_];
+                /* the long grids (the search's, at small sigma) at the first three sigmas:
+                 * the per-image sums they are checked against take seconds at sigma >= 0.1 */
+                if (G > 199 && sig[k] > 0.02) continue;
                 view v;
                 for (size_t j = 0; j <= G; j++) gb[j] = NAN;
                 assert_true(cs_sbox_fits(&b, sig[k]));
