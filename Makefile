@@ -7,6 +7,7 @@
 #   make profile          perf profile of `calscope report` on the bench file (top entries)
 #   make bench-seg        segmentation volumes: calscope reduce vs gzip -dc vs numpy+nibabel
 #   make bench-seg-open   its quick part: opening a 200-case statistics file, view recomputes
+#   make bench-readers    number readers side by side, one core (issue 14's vector-reader question)
 #   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
 #   make demo             opens the dashboard on two bundled samples
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
@@ -60,8 +61,8 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench profile demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
-all: $(BIN) $(BUILD)/calscope.1
+.PHONY: all test unit e2e tsan-unit bench bench-readers profile demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
+all: $(BIN) $(BUILD)/calscope.1 $(BUILD)/bench_readers
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -151,6 +152,19 @@ $(BUILD)/gen_data: bench/gen_data.c
 bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN) $(BENCH_SEGSTATS)
 	$(Q)bench/run.sh $(BUILD)
 	$(Q)bench/seg_bench.sh $(BUILD)
+
+# number readers side by side (bench/bench_readers.c; README "Vector number readers, measured"):
+# the first 20,000 rows of a gen_data file, on one core
+bench-readers: $(BUILD)/bench_readers $(BENCH_GEN)
+	$(Q)mkdir -p $(BUILD)/bench
+	$(Q)[ -s $(BUILD)/bench/readers_20000x10.csv ] || $(BENCH_GEN) 20000 10 20261121 12 g > $(BUILD)/bench/readers_20000x10.csv
+	$(Q)if command -v taskset >/dev/null; then taskset -c 0 $(BUILD)/bench_readers $(BUILD)/bench/readers_20000x10.csv; \
+	    else $(BUILD)/bench_readers $(BUILD)/bench/readers_20000x10.csv; fi
+
+$(BUILD)/bench_readers: bench/bench_readers.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC  $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
 
 # where `calscope report` spends its time on the bench file: perf stat + perf record -g, top
 # entries of perf report (bench/profile.sh; perf from `make deps`)
