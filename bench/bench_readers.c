@@ -139,40 +139,19 @@ static size_t read_i(const rows *r, double *out)
 #if HAVE_X86
 /* ---- B: separators first ------------------------------------------------------------------- */
 
-static const unsigned char keep16[32] = {
-    255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-};
-
-/* The field [s, e) as d.ddd[e(+|-)dd]: 1 with *out, else 0. */
+/* The field [s, e) as d.ddd[e(+|-)dd], its end known: 1 with *out, else 0. The fraction's digit
+ * run (csl_digits_sse2) must end where the field's end says, and the exponent (csl_exp_at) at the
+ * end itself. */
 static inline int field_prob(const char *s, const char *e, double *out)
 {
-    unsigned ip = (unsigned)(unsigned char)s[0] - '0';
-    int has_e = e - s >= 7 && (e[-4] | 0x20) == 'e';
-    const char *fe = has_e ? e - 4 : e;
-    long n = fe - (s + 2);
-    if (ip >= 10 || s[1] != '.' || n < 1 || n > 15) return 0;
-    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + 2)), _mm_set1_epi8('0'));
-    __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
-    unsigned want = (1u << n) - 1;
-    if (((unsigned)_mm_movemask_epi8(is_digit) & want) != want) return 0;
-    d = _mm_and_si128(d, _mm_loadu_si128((const __m128i *)(const void *)(keep16 + 16 - n)));
-    const __m128i z = _mm_setzero_si128();
-    __m128i lo = _mm_madd_epi16(_mm_unpacklo_epi8(d, z), _mm_set1_epi32(0x0001000a));
-    __m128i hi = _mm_madd_epi16(_mm_unpackhi_epi8(d, z), _mm_set1_epi32(0x0001000a));
-    __m128i t = _mm_madd_epi16(_mm_packs_epi32(lo, hi), _mm_set1_epi32(0x00010064));
-    t = _mm_madd_epi16(_mm_packs_epi32(t, t), _mm_set1_epi32(0x00012710));
-    uint64_t h = (uint64_t)_mm_cvtsi128_si64(t);
-    uint64_t big = (h & 0xffffffffu) * 100000000u + (h >> 32);
-    unsigned kk = 16 - (unsigned)n;
-    uint64_t m = ip * csl_pow10_u64[n] + (big >> kk) * csl_inv5[kk];
-    long e10 = -n;
-    if (has_e) {
-        unsigned a = (unsigned)(unsigned char)e[-2] - '0', b = (unsigned)(unsigned char)e[-1] - '0';
-        if (a >= 10 || b >= 10 || (e[-3] != '-' && e[-3] != '+')) return 0;
-        long ev = (long)(a * 10 + b);
-        e10 += e[-3] == '-' ? -ev : ev;
-    }
-    return csl_exact(m, e10, out);
+    unsigned ip = (unsigned)(unsigned char)s[0] - '0', n;
+    uint64_t frac;
+    const char *fe = e - s >= 7 && (e[-4] | 0x20) == 'e' ? e - 4 : e;
+    if (ip >= 10 || s[1] != '.' || !csl_digits_sse2(s + 2, &n, &frac) || n == 0 || s + 2 + n != fe)
+        return 0;
+    long e10 = -(long)n;
+    if (!csl_exp_at(&fe, &e10) || fe != e) return 0;
+    return csl_exact(ip * csl_pow10_u64[n] + frac, e10, out);
 }
 
 static size_t flatten(uint32_t *ix, size_t base, uint64_t m, size_t at)
