@@ -302,10 +302,14 @@ def rc_gece(conf, acc, M, sigma, distr_name):
         sample_bin_map[in_bin] = i
         bin_prop[i] = np.mean(in_bin)
     cg = np.zeros(M); ag = np.zeros(M)
+    # the library freezes a distribution per sample (scipy.stats.norm(loc, scale)); its cdf is
+    # the unfrozen cdf with the same arguments, bit for bit, without ~1 ms of freezing each
+    if distr_name == "gaussian":
+        cdf = lambda x, c: scipy.stats.norm.cdf(x, loc=c, scale=sigma)
+    else:
+        cdf = lambda x, c: scipy.stats.t.cdf(x, 3, loc=c, scale=sigma)
     for i in range(n):
-        d = scipy.stats.norm(loc=conf[i], scale=sigma) if distr_name == "gaussian" else \
-            scipy.stats.t(loc=conf[i], scale=sigma, df=3)
-        g = d.cdf(uppers) - d.cdf(lowers)
+        g = cdf(uppers, conf[i]) - cdf(lowers, conf[i])
         if np.sum(g) == 0:
             g = np.zeros(M); g[int(sample_bin_map[i])] = 1.0
         cg += conf[i] * (g / np.sum(g)); ag += acc[i] * (g / np.sum(g))
