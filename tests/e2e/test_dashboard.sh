@@ -374,7 +374,9 @@ if [ -f "$MSAMPLE" ]; then
     check_screen "t adds the ts recalibration as a method row" 'digits_gnb\.csv\+ts +[0-9]\.[0-9]{4}' 60
     run "$CALSCOPE" report --compare "$MSAMPLE" --recal ts --format json
     want=$(json_get "'%.4f' % [m for m in d['methods'] if m['name'].endswith('+ts')][0]['metrics']['ece']")
-    # the focused column is ECE: the detail row's first number is the method's ECE
+    # the focused column is ECE: the detail row's first number is the method's ECE. The table's
+    # rows and the detail row under them may arrive in separate frames: poll for the detail row
+    wait_for '^ digits_gnb\.csv\+ts +[0-9.]{6} +[-+]' 60
     got=$(printf '%s\n' "$SCREEN" | sed -n 's/^ digits_gnb\.csv+ts \{1,\}\([0-9.]\{6\}\) \{1,\}[-+].*/\1/p' | head -1)
     if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "ts row's ECE equals the report's ($want)"
     else not_ok "ts row's ECE equals the report's" "dashboard '$got', report '$want'" "$SCREEN"; fi
