@@ -12,7 +12,7 @@
 #   make demo             opens the dashboard on two bundled samples
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
 #                         DESTDIR too): bin/calscope, share/man/man1/calscope.1
-#   make readme-flags     rewrites the README's flag reference from the flag table
+#   make readme-flags     rewrites the flag reference in docs/flags.md from the flag table
 #   make deps             installs the Debian packages the build needs (root)
 #   make fuzz             builds the fuzz targets (clang libFuzzer) and runs them for FUZZ_SECONDS
 #                         in total
@@ -104,7 +104,7 @@ install: $(BIN) $(BUILD)/calscope.1
 	install -m 644 $(BUILD)/calscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/calscope.1
 
 readme-flags: $(BUILD)/gen_flags
-	$(Q)tools/readme-flags.sh $(BUILD)/gen_flags README.md
+	$(Q)tools/readme-flags.sh $(BUILD)/gen_flags docs/flags.md
 # ---- end of documents ----
 
 # Unit tests and end-to-end tests of one build variant; tools/run-tests.sh adds up the counts.
