@@ -483,8 +483,8 @@ static void help_report(FILE *f) { ss_help(f, SS_REPORT); }
 static void help_dash(FILE *f) { ss_help(f, SS_DASH); }
 static void help_reduce(FILE *f) { ss_help(f, SS_REDUCE); }
 
-/* --mixture against the loaded files: the one rule both front ends apply (issue 11: the
- * dashboard took --mixture gmm3 on a file without id/tta columns, the report refused it). */
+/* --mixture against the loaded files: the one rule both front ends apply (a dashboard that took
+ * --mixture gmm3 on a file without id/tta columns where the report refused it fails this). */
 static void test_mixture_unused(void **state)
 {
     (void)state;
