@@ -7,12 +7,12 @@
 #   make profile          perf profile of `calscope report` on the bench file (top entries)
 #   make bench-seg        segmentation volumes: calscope reduce vs gzip -dc vs numpy+nibabel
 #   make bench-seg-open   its quick part: opening a 200-case statistics file, view recomputes
-#   make bench-readers    number readers side by side, one core (issue 14's vector-reader question)
+#   make bench-readers    number readers side by side, one core (docs/performance.md)
 #   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
 #   make demo             opens the dashboard on two bundled samples
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
 #                         DESTDIR too): bin/calscope, share/man/man1/calscope.1
-#   make readme-flags     rewrites the README's flag reference from the flag table
+#   make readme-flags     rewrites the flag reference in docs/flags.md from the flag table
 #   make deps             installs the Debian packages the build needs (root)
 #   make fuzz             builds the fuzz targets (clang libFuzzer) and runs them for FUZZ_SECONDS
 #                         in total
@@ -36,7 +36,7 @@ OPT      := $(if $(SANITIZE),-O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZ
 CPPFLAGS = -Iinclude -Isrc $(VOL_CFLAGS) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -MMD -MP
 CFLAGS   := $(WARN) $(OPT) -pthread
 LDFLAGS  := $(if $(SANITIZE),-fsanitize=$(SANITIZE),) -pthread
-# nifti_clib (NIfTI-1/2 + its znz gzip streams) and minizip (npz archives): issue 12's readers.
+# nifti_clib (NIfTI-1/2 + its znz gzip streams) and minizip (npz archives): the volume readers.
 VOL_CFLAGS  := -I/usr/include/nifti $(shell pkg-config --cflags minizip 2>/dev/null || echo -I/usr/include/minizip)
 ENGINE_LIBS := -lnifti2 -lznz -lminizip -lcsv -lz -lm
 
@@ -104,7 +104,7 @@ install: $(BIN) $(BUILD)/calscope.1
 	install -m 644 $(BUILD)/calscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/calscope.1
 
 readme-flags: $(BUILD)/gen_flags
-	$(Q)tools/readme-flags.sh $(BUILD)/gen_flags README.md
+	$(Q)tools/readme-flags.sh $(BUILD)/gen_flags docs/flags.md
 # ---- end of documents ----
 
 # Unit tests and end-to-end tests of one build variant; tools/run-tests.sh adds up the counts.
@@ -153,7 +153,7 @@ bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN) $(BENCH_SEGSTATS)
 	$(Q)bench/run.sh $(BUILD)
 	$(Q)bench/seg_bench.sh $(BUILD)
 
-# number readers side by side (bench/bench_readers.c; README "Vector number readers, measured"):
+# number readers side by side (bench/bench_readers.c; docs/performance.md):
 # the first 20,000 rows of a gen_data file, on one core
 bench-readers: $(BUILD)/bench_readers $(BENCH_GEN)
 	$(Q)mkdir -p $(BUILD)/bench
@@ -171,7 +171,7 @@ $(BUILD)/bench_readers: bench/bench_readers.c
 profile: $(BIN) $(BENCH_GEN)
 	$(Q)bench/profile.sh $(BUILD)
 
-# issue 12's segmentation targets alone (heavy: ~2.6 GB of generated volumes, cached in
+# the segmentation targets alone (heavy: ~2.6 GB of generated volumes, cached in
 # $(BUILD)/bench/seg; reduce vs gzip -dc vs numpy+nibabel, peak RSS, opening 200 cases)
 bench-seg: $(BIN) $(BENCH_SEGSTATS)
 	$(Q)bench/seg_bench.sh $(BUILD)

@@ -1,5 +1,6 @@
-/* The backend's "screen first" figures (`make bench` runs it through bench/run.sh; issue 11
- * items 4 and 5). A measurement, not a test: the exit status is 0 whatever the timings.
+/* The backend's "screen first" figures (`make bench` runs it through bench/run.sh: cheap
+ * jobs before long ones, and `q` never waiting for a job). A measurement, not a test: the exit
+ * status is 0 whatever the timings.
  *
  *   bench_backend FILE.csv
  *

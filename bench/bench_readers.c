@@ -1,5 +1,5 @@
-/* calscope: number readers measured side by side (`make bench-readers`; README "Vector number
- * readers, measured (session 12)").
+/* calscope: number readers measured side by side (`make bench-readers`; the figures are in
+ * docs/performance.md).
  *
  *   bench_readers [-n ROUNDS] FILE.csv [ROWS]
  *

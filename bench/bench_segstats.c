@@ -1,4 +1,4 @@
-/* Opening a statistics file and recomputing the dashboard's views on it (issue 12's
+/* Opening a statistics file and recomputing the dashboard's views on it (target:
  * "opening a 200-case statistics file and every recompute of a view: <= 50 ms"), timed
  * through the engine API in one process, so the figures exclude process start-up.
  * bench/seg_bench.sh runs it on the 200-case file and puts the lines in its table.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Input bounds (issue 15 item 5): small hostile files must not cost gigabytes. Times
+# Input bounds: small hostile files must not cost gigabytes. Times
 # `calscope report` on 1 GiB of NUL bytes — as the header (plain, and gzipped to ~5 MB) and as
 # one field of a data row after a valid header (plain and gzipped) — and prints wall time, peak
 # RSS of the calscope process and the message it exits with. Before the input limits these took

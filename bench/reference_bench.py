@@ -80,8 +80,9 @@ def metric_set(P, y):
 
 
 def rece_g(conf, correct, chunk=100_000):
-    """RECE-G (SPEC §2): Normal(c, sigma) mass on each of the M uniform bins, normalised over the
-    M bins, summed over all M bins, divided by N. Chunked to bound memory."""
+    """RECE-G (Gupta, Basu & Arora 2023, eq. 6): Normal(c, sigma) mass on each of the M uniform
+    bins, normalised over the M bins, summed over all M bins, divided by N. Chunked to bound
+    memory."""
     edges = np.arange(M + 1, dtype=np.float64) / M
     ct = np.zeros(M)
     at = np.zeros(M)
@@ -197,9 +198,9 @@ def main(argv):
         notes["rece_g"] = "EXTRAPOLATED from 50,000 rows (no scipy)"
     py["cli"] = py["load"] + py["metrics"] + py["rece_g"]
     notes["cli"] = "python: read_csv + metric set + RECE-G (sum of the rows above)"
-    py["cli_vs_load"] = py["load"]   # issue 14: the whole report against reading the file alone
+    py["cli_vs_load"] = py["load"]   # the whole report against reading the file alone
     notes["cli_vs_load"] = "python: pandas.read_csv alone (the load row)"
-    # issue 14 item 5: peak RSS target, 1.2 x the probability matrix as doubles + 32 MB
+    # peak RSS target, 1.2 x the probability matrix as doubles + 32 MB
     rss_target = 1.2 * 8 * len(y) * P.shape[1] / 1e6 + 32
     heavy_vals = heavy.run_all(a.wide, conf[:50000], correct[:50000], _erfc_vec, ERFC, py, notes)
     Pw, yw = heavy.read_wide(a.wide) if a.wide and os.path.exists(a.wide) else (None, None)
@@ -209,7 +210,7 @@ def main(argv):
     notes["peak_rss_mb"] = "python process after read_csv"
     wide_mb = None
     if a.wide_csv and os.path.exists(a.wide_csv):
-        # issue 14 item 4: the same file through pandas once (it takes many seconds)
+        # the same file through pandas once (it takes many seconds)
         wide_mb = os.path.getsize(a.wide_csv) / 1e6
         t, _, dfw = best_of(lambda: pd.read_csv(a.wide_csv, engine="c"), 1)
         py["load_wide"] = t
@@ -260,7 +261,7 @@ def main(argv):
             met = "yes" if cb <= target else "NO"
         print(" | ".join(s.ljust(n) for s, n in zip((label, cs, ps, rs, ttext, met), w)))
     print("ratio = python time / calscope time (x faster); for memory, python MB / calscope MB")
-    # issue 14: load throughput from page cache on all cores, target >= 1.5 GB/s
+    # load throughput from page cache on all cores, target >= 1.5 GB/s
     for key, mb, what in (("load", size_mb, "1M x 10"), ("load_wide", wide_mb, "50,000 x 1000")):
         cb = c.get(key, (None,))[0]
         if cb and mb:
@@ -284,7 +285,7 @@ def main(argv):
             cpu = (f"; CPU time {fmt_t(v['cpu_k100000'])} vs {fmt_t(v['cpu_k10'])}, ratio "
                    f"{v['cpu_ratio']:.2f}" if "cpu_ratio" in v else "")
             load = f"; load average {v['average']:.2f}" if "average" in v else ""
-            print(f"wide header (issue 15.6): K = 100,000 x 3 rows {fmt_t(wh[0])} vs the same bytes "
+            print(f"wide header: K = 100,000 x 3 rows {fmt_t(wh[0])} vs the same bytes "
                   f"at K = 10 {fmt_t(k10)}: ratio {r:.2f} (wide / narrow wall time; target <= 1.0: "
                   f"{'met' if r <= 1.0 else 'NOT met'}){cpu}{load}")
 

@@ -1,7 +1,7 @@
 """numpy references for the heavier `make bench` cases (imported by bench/reference_bench.py):
 top-k ECE bars and classwise ECE on the 50,000 x 1000 dataset that bench_engine generates in
 memory (and writes with -w as raw binary), and the size / bins variance curves on the first
-50,000 rows of the 1M x 10 file. Each implements the SPEC formulas directly (SPEC §2, §3); they
+50,000 rows of the 1M x 10 file. Each implements the formulas of docs/metrics.md directly; they
 are written for numpy's strengths (one sort of the matrix shared by every k, per-sample bins and
 RECE-G weights computed once, bincount for the bin sums), not as a line-by-line port of the C.
 
@@ -34,7 +34,7 @@ def edges_of(m):
 
 
 def ubin(x, m):
-    """Uniform bin (i/M, (i+1)/M], 0 in bin 0 (SPEC §2), exact at decimal edges."""
+    """Uniform bin (i/M, (i+1)/M], 0 in bin 0, exact at decimal edges."""
     b = np.searchsorted(edges_of(m), x, side="left") - 1
     return np.clip(b, 0, m - 1)
 
@@ -55,7 +55,7 @@ def topk_shared(P, y, kmax, m=M):
 
 def topk_ece(S, rank, cells, k):
     """ECE of lens topk:k, tvd, uniform grid of M cells per coordinate over the first dim-1 = k
-    coordinates (only non-empty cells), seed 002 eq. 4."""
+    coordinates (only non-empty cells), Kirchenbauer, Oaks & Heim 2022 eq. 4."""
     n = S.shape[0]
     o = S[:, :k]
     rem = 1.0 - o.sum(axis=1)
@@ -94,7 +94,7 @@ def topk_bars(P, y, ks, budget_s=60.0):
 
 def classwise_ece(P, y, m=M):
     """Mean over classes of the class-conditional ECE (uniform M bins on p_c, target 1[y = c]):
-    per class sum_b |sum p - sum y| / N (SCE, seed 000 eq. 4)."""
+    per class sum_b |sum p - sum y| / N (SCE, Gupta, Basu & Arora 2023 eq. 4)."""
     n, K = P.shape
     b = ubin(P, m)
     key = (np.arange(K)[None, :] * m + b).ravel()
@@ -139,7 +139,7 @@ def summarize(vals, ref):
 
 def size_curve(conf, correct, erfc, fractions=(0.01, 0.05, 0.10, 0.25, 0.50, 1.00), repeats=200,
                run_repeats=None, seed=1):
-    """SPEC §3 size curve: for each fraction, `repeats` subsets of ceil(f N) rows without
+    """Size curve (docs/metrics.md): for each fraction, `repeats` subsets of ceil(f N) rows without
     replacement, 5 metrics each, summarised. With run_repeats < repeats only that many subsets
     per fraction are drawn and the loop time is scaled by repeats / run_repeats.
     Returns (full values, estimated seconds, measured seconds, setup seconds)."""
@@ -165,8 +165,8 @@ def size_curve(conf, correct, erfc, fractions=(0.01, 0.05, 0.10, 0.25, 0.50, 1.0
 
 def bins_curve(conf, correct, Ms=(5, 10, 15, 20, 30, 50, 100, 200, 500, 1000), repeats=200,
                run_repeats=None, seed=1):
-    """SPEC §3 bins curve: `repeats` bootstrap resamples of N rows (the same resample for every M),
-    ece/ace/mce at each M. Returns ({M: full ece}, estimated s, measured s)."""
+    """Bins curve (docs/metrics.md): `repeats` bootstrap resamples of N rows (the same resample
+    for every M), ece/ace/mce at each M. Returns ({M: full ece}, estimated s, measured s)."""
     rr = repeats if run_repeats is None else min(run_repeats, repeats)
     rng = np.random.default_rng(seed)
     N = len(conf)

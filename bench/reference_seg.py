@@ -7,7 +7,7 @@ calscope's statistics file.
                      [--compare STATS]
 
 Per case: nibabel loads the probability map (X, Y, Z, C) and the label map whole; for each class
-j the fine bin of p_j is floor(p_j * F) corrected on the exact edges i/F (SPEC §2: bin i is
+j the fine bin of p_j is floor(p_j * F) corrected on the exact edges i/F (bin i is
 (i/F, (i+1)/F], 0 in bin 0 — the rule of include/calscope/ubin.h), and np.bincount gives count,
 sum p and sum y per bin; the same for the top-1 confidence (first maximum) and its correctness;
 then sum (p - y)^2, sum over y=1 of -ln max(p, 1e-15) and over y=0 of -ln max(1 - p, 1e-15).
@@ -74,8 +74,8 @@ def reduce_case(probs_path, labels_path, values, F, edges):
 
 
 def read_stats(path):
-    """calscope's statistics file (README "Statistics files"): records c / t / s keyed by case
-    index; returns {case_name: arrays like reduce_case's}."""
+    """calscope's statistics file (docs/segmentation.md, "Statistics files"): records c / t / s
+    keyed by case index; returns {case_name: arrays like reduce_case's}."""
     import gzip
     opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
     names, k, F, cases = {}, None, None, {}

@@ -8,8 +8,8 @@
 # Environment: BENCH_DATA_DIR (default BUILD_DIR/bench), BENCH_ROWS (default 1000000),
 #              BENCH_REPEATS (default 5), BENCH_LOAD_REPEATS (pandas loads, default 2),
 #              BENCH_DIGITS (significant digits of the probabilities, default 12) and
-#              BENCH_FORMAT (g: printf %.12g, as issue 14 measured, 170 MB; f: plain decimal),
-#              BENCH_WIDE_CSV (1 = the 50,000 x 1000 %.12g CSV of issue 14 item 4, about 0.9 GB,
+#              BENCH_FORMAT (g: printf %.12g, 170 MB; f: plain decimal),
+#              BENCH_WIDE_CSV (1 = the ImageNet-sized 50,000 x 1000 %.12g CSV, about 0.9 GB,
 #              generated once; 0 skips it).
 #              BENCH_PY_HEAVY_REPEATS, BENCH_PY_CURVE_REPEATS, BENCH_PY_TOPK_BUDGET: see
 #              bench/reference_heavy.py (numpy side of the 50,000-row and 50,000 x 1000 cases).
@@ -24,7 +24,7 @@ DATA_DIR=${BENCH_DATA_DIR:-$BUILD/bench}
 DIGITS=${BENCH_DIGITS:-12}
 FORMAT=${BENCH_FORMAT:-g}
 if [ "$FORMAT" = g ]; then DATA=$DATA_DIR/preds_${ROWS}x10_g${DIGITS}.csv; else DATA=$DATA_DIR/preds_${ROWS}x10_d${DIGITS}.csv; fi
-# issue 14 item 4: ImageNet-sized, 50,000 x 1000 with 12 significant digits
+# ImageNet-sized, 50,000 x 1000 with 12 significant digits
 WIDE_CSV=$DATA_DIR/wide_50000x1000_g12.csv
 ENGINE_TSV=$DATA_DIR/engine.tsv
 # The 50,000 x 1000 dataset of the top-k / classwise cases: generated in memory by bench_engine,
@@ -76,7 +76,7 @@ if [ -x "$BUILD/calscope" ]; then
     fi
 fi
 
-# issue 14: the same end-to-end time against pandas.read_csv alone (target >= 10x), and the
+# the same end-to-end time against pandas.read_csv alone (target >= 10x), and the
 # report's peak RSS (/usr/bin/time, KiB -> MB of 10^6 bytes; target 1.2 x the 8-byte doubles
 # + 32 MB, printed by reference_bench.py as row "cli_rss_mb")
 if [ -n "${best:-}" ]; then

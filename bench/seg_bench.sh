@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench-seg` (and part of `make bench`): issue 12's segmentation targets, in one run.
+# `make bench-seg` (and part of `make bench`): the segmentation targets, in one run.
 #   1. a BraTS-size set: BENCH_SEG_CASES (default 20) cases of 240x240x155x4 float32 MONAI-style
 #      .nii.gz + uint8 label maps, generated once by tools/make_volumes.py and cached under
 #      BUILD_DIR/bench/seg (about 130 MB per case: synthetic float32 probabilities barely

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dashboard responsiveness under load (SPEC §4 "the interface never blocks"): with the bench's
+# Dashboard responsiveness under load (the interface never blocks): with the bench's
 # 1,000,000 x 10 file loaded and a 1000-repeat size curve running, ~100 keys (bins + / -, view
 # switches) are sent through tmux at about 20 keys a second. Prints rows
 #   tui | key-to-draw p50 / p99 / max (CALSCOPE_TRACE) | tmux-observed p50 | peak RSS vs target
@@ -45,7 +45,7 @@ export LANG=C.UTF-8 LC_CTYPE=C.UTF-8
 T new-session -d -x 80 -y 24 "exec env CALSCOPE_TRACE=$TRACE $CALSCOPE --repeats $REPEATS $DATA"
 PID=$(T list-panes -F '#{pane_pid}' | head -1)
 screen() { T capture-pane -p 2>/dev/null; }
-alive() { T has-session 2>/dev/null; }
+alive() { T 2>/dev/null has-session; }
 wait_for() {   # wait_for REGEX SECONDS
     local end=$(( $(date +%s) + $2 ))
     while [ "$(date +%s)" -le "$end" ]; do

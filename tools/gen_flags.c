@@ -1,6 +1,6 @@
-/* Prints the documents the flag table renders (src/session/flags.h): `man` the man page
- * calscope.1, `readme` the README's flag reference, `help` / `help-dashboard` the two --help
- * texts. Built and run by the Makefile (calscope.1, make readme-flags). */
+/* Prints the documents the flag table renders (src/session/flags.h): `man` the man page calscope.1,
+ * `readme` the flag reference of docs/flags.md, `help` / `help-dashboard` the two --help texts.
+ * Built and run by the Makefile (calscope.1, make readme-flags). */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages calscope's build, tests and benchmark need, when missing.
-# Why each is there: see README "Dependencies".
+# Why each is there: see README.md, "Dependencies".
 set -euo pipefail
 need=()
 for p in build-essential pkg-config libncurses-dev libcsv-dev libcmocka-dev zlib1g-dev \

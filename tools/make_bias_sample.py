@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes a synthetic binary prediction file whose true top-1 ECE is known (issue 13, item 4).
+"""Writes a synthetic binary prediction file whose true top-1 ECE is known
+(docs/metrics.md, "Bias where the truth is known").
 
     /usr/bin/python3 tools/make_bias_sample.py OUT.csv [--n 400] [--a 2] [--b 1] [--k 2]
                                                        [--affine A,B] [--seed 0]

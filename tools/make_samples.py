@@ -164,7 +164,7 @@ def breast_cancer():
 
 
 def iris():
-    """150 rows: the small test set of the README's "Which estimator?" example."""
+    """150 rows: the small test set of the "Which estimator?" example (docs/metrics.md)."""
     ds = load_iris()
     X, y = ds.data.astype(np.float64), ds.target.astype(int)
     ids = np.arange(len(y))

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Synthetic segmentation test sets with KNOWN per-voxel probabilities (issue 12).
+"""Synthetic segmentation test sets with KNOWN per-voxel probabilities.
 
 Run with /usr/bin/python3 (Debian's numpy and nibabel):
 

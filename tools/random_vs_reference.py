@@ -11,8 +11,8 @@ files, the binary shorthand, classes named by words — and runs both on each un
 relative (smooth ECE, found by a root search: 1e-7) and every exit status that differs, then
 "runs R, problems P"; exit status 1 when P > 0. The reference does not check row sums: a file
 calscope refuses for a row sum is a problem only when every row's numbers, as written (exact
-decimals), sum to 1 within the default 1e-3 — what session 9 found: a row written with 3
-decimals summing to 1.001 was refused (README, "The row-sum tolerance").
+decimals), sum to 1 within the default 1e-3 (a row written with 3 decimals summing to 1.001 must
+pass: docs/input.md, "The row-sum tolerance").
 """
 import argparse
 import json

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Independent numpy reference for the calscope metrics (SPEC §2), written from the SPEC text only.
+"""Independent numpy reference for the calscope metrics, written from their definitions only
+(docs/metrics.md and the papers it cites), not from calscope's code.
 
     /usr/bin/python3 tools/reference.py [--lens L] [--bins M] [--binning uniform|mass]
                                         [--sigma S] [--distance tvd|l2|max] FILE...
-        prints {"files": [...]} in the shape of `calscope report --format json` (SPEC §5)
+        prints {"files": [...]} in the shape of `calscope report --format json` (docs/json.md)
     /usr/bin/python3 tools/reference.py --write [--out tests/expected/reference.json]
         evaluates every sample in samples/ (not samples/broken/) under SETTINGS below and writes
         the expected values that tests/e2e/test_reference.sh compares calscope against.
@@ -20,7 +21,7 @@ RECE-M with the kde mixture (long id/tta files); per-case metrics and the datase
 histogram (files with a `case` column).
 Not implemented: kdtree, group lens, interval distance, selections, RECE-M gmm3.
 
-Readings of the SPEC that a reader could take differently (flagged so a mismatch is easy to place):
+Readings of the definitions a reader could take differently (flagged so a mismatch is easy to place):
   * ACE is the plain mean of the per-bin gap d over non-empty bins for every distance (the l2
     square-root aggregate is applied to ECE only); MCE is the max of d.
   * classwise: ece/ace/mce are each the mean over the K classes of the class:c metric; no bin table.
@@ -29,7 +30,7 @@ Readings of the SPEC that a reader could take differently (flagged so a mismatch
     is measured pooled over all rows.
   * empty uniform bins are listed with count 0 and conf/acc null.
   * rece_g is always the top-1 RECE-G; for lenses other than top1 the entry lists it under "skip"
-    (not compared), because the SPEC does not define RECE-G for them.
+    (not compared), because Gupta, Basu & Arora 2023 define RECE-G on the top-1 confidence only.
 """
 import argparse
 import json
@@ -317,8 +318,9 @@ def normal_cdf(z, erfc=None):
 
 
 def rece_g(conf, correct, m, sigma, erfc=None):
-    """SPEC RECE-G: every confidence spread over the M uniform bins by the mass of
-    Normal(c, sigma) on each bin interval, normalised over the M bins; summed over all M bins."""
+    """RECE-G (Gupta, Basu & Arora 2023, eq. 6): every confidence spread over the M uniform bins by
+    the mass of Normal(c, sigma) on each bin interval, normalised over the M bins; summed over all M
+    bins."""
     e = uniform_edges(m)
     cdf = normal_cdf((e[None, :] - conf[:, None]) / sigma, erfc)    # (N, M+1)
     w = cdf[:, 1:] - cdf[:, :-1]                                     # (N, M)
@@ -329,9 +331,9 @@ def rece_g(conf, correct, m, sigma, erfc=None):
 
 
 def rece_m_kde(conf, correct, obs_conf, m, sigma):
-    """SPEC RECE-M, kde mixture: sample j's bin weights are the mean over its T observations of
-    the Normal(c_jt, sigma) mass on each bin, then normalised over the M bins; c_j and acc_j are
-    those of the clean (tta 0) row; summed over all M bins, divided by N."""
+    """RECE-M (Gupta, Basu & Arora 2023, eq. 7), kde mixture: sample j's bin weights are the mean
+    over its T observations of the Normal(c_jt, sigma) mass on each bin, then normalised over the M
+    bins; c_j and acc_j are those of the clean (tta 0) row; summed over all M bins, divided by N."""
     e = uniform_edges(m)
     ct = np.zeros(m)
     at = np.zeros(m)
@@ -345,10 +347,10 @@ def rece_m_kde(conf, correct, obs_conf, m, sigma):
 
 
 def case_summary(d, s):
-    """SPEC §5 "cases": per-case ece/ace/mce under the lens (mean, population sd over cases) and,
-    for uniform binning, the dataset reliability histogram: per class c an M x M matrix whose
-    [i][j] counts the cases whose observed frequency of c among their pixels with g_c in bin i
-    falls in frequency bin j (cases with no pixel in bin i are not counted)."""
+    """The "cases" object (docs/json.md): per-case ece/ace/mce under the lens (mean, population sd
+    over cases) and, for uniform binning, the dataset reliability histogram: per class c an M x M
+    matrix whose [i][j] counts the cases whose observed frequency of c among their pixels with g_c
+    in bin i falls in frequency bin j (cases with no pixel in bin i are not counted)."""
     names = list(dict.fromkeys(d.case))          # order of first appearance
     per = {"ece": [], "ace": [], "mce": []}
     m = s.bins
@@ -397,7 +399,8 @@ def sce(d, m):
 
 
 # ---------------------------------------------------------------------------------------------
-# The estimators built to be less biased (issue 13), on one value f and a 0/1 target y.
+# The estimators built to be less biased (docs/metrics.md, "Which estimator?"), on one value f
+# and a 0/1 target y.
 
 SMECE_EPS = 0.001
 NEWER = ["smece", "smece_sigma", "l2ce", "l2ce_debiased", "ece_sweep", "ece_sweep_bins"]
@@ -618,12 +621,12 @@ def evaluate(d, s):
     metrics.update(newer_metrics(d, s))
     skip = {}
     if s.lens != "top1":
-        # The metric itself is still the top-1 RECE-G of the SPEC text (recorded above), but the
-        # SPEC does not say what RECE-G means under another lens; calscope computes it on the
+        # The metric itself is still the top-1 RECE-G of the paper (recorded above), but the
+        # paper does not say what RECE-G means under another lens; calscope computes it on the
         # lens's first coordinate (class, classwise) or not at all (vector lenses), so it is not
         # compared there.
-        skip["rece_g"] = "SPEC defines RECE-G on the top-1 confidence only"
-        skip["rece_m"] = "SPEC defines RECE-M on the top-1 confidence only"
+        skip["rece_g"] = "Gupta, Basu & Arora 2023 define RECE-G on the top-1 confidence only"
+        skip["rece_m"] = "Gupta, Basu & Arora 2023 define RECE-M on the top-1 confidence only"
     if metrics["smece"] is None:
         for k in NEWER:
             skip[k] = "defined on the top1 and class:C lenses only (calscope: null)"
@@ -658,7 +661,7 @@ def write(out):
             entries.append(r)
         print(f"  {f}: {len(SETTINGS)} settings", file=sys.stderr)
     doc = {
-        "generated_by": "tools/reference.py --write (independent numpy implementation of SPEC §2)",
+        "generated_by": "tools/reference.py --write (independent numpy reference of docs/metrics.md)",
         "tolerance": 1e-12,
         "compare_metrics": ["accuracy", "ece", "ace", "mce", "rece_g", "brier", "nll"] + NEWER,
         # the root-found smooth ECE and its bandwidth: 1e-9

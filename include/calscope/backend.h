@@ -1,4 +1,5 @@
-/* calscope engine: the threaded backend (SPEC §3–4; STYLE item 5, after redis src/bio.c).
+/* calscope engine: the threaded backend (curses in one thread, workers post results and wake
+ * it; after redis src/bio.c).
  *
  * A pool of worker threads runs jobs and hands them back finished; the front end never blocks.
  * The scheduler knows nothing about what a job computes: a job is a struct that starts with a

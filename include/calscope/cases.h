@@ -1,5 +1,6 @@
-/* calscope engine: per-case metrics for segmentation-style files (SPEC §2 "Segmentation-style
- * files", §5 JSON "cases"; seeds 001 and 003).
+/* calscope engine: per-case metrics for segmentation-style files (JSON "cases", docs/json.md;
+ * Barfoot, Garcia Peraza Herrera, Glocker & Vercauteren 2024, "Average Calibration Error: A
+ * Differentiable Loss for Improved Reliability in Image Segmentation").
  *
  * With a `case` column every row is a pixel / voxel of one case (image). The selection and the
  * lens are applied once (cs_prepare); then ECE / ACE / MCE are computed per case on that
@@ -10,10 +11,10 @@
  * set) are given beside them. Cases with no selected sample are left out everywhere; a per-case
  * value that is NAN is left out of the mean and sd.
  *
- * Dataset reliability histogram (seed 003 Fig. 2): per class c an M×M count matrix; cell
- * [i][j] counts the cases whose observed frequency of c (fraction of labels == c) among their
+ * Dataset reliability histogram (Barfoot et al. 2024, Fig. 2): per class c an M×M count matrix;
+ * cell [i][j] counts the cases whose observed frequency of c (fraction of labels == c) among their
  * selected pixels with p_c in probability bin i falls in frequency bin j. Bins are the uniform
- * ones of the SPEC: bin i = (i/M, (i+1)/M], 0 in bin 0, edges i/M in double. A case with no
+ * ones of the metrics: bin i = (i/M, (i+1)/M], 0 in bin 0, edges i/M in double. A case with no
  * pixel in bin i is not counted in row i. The histogram does not depend on the lens. It is
  * dense (K*M*M counts, printed whole in JSON), so K*M*M is bounded by CS_CASE_HIST_MAX_CELLS:
  * above it cs_case_metrics_compute refuses (CS_EUSAGE) before allocating anything.

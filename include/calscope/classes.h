@@ -1,4 +1,5 @@
-/* calscope engine: the one rule that says which class a token names (SPEC §1, §2).
+/* calscope engine: the one rule that says which class a token names (docs/input.md, "Which
+ * class a label names").
  *
  * Used for labels in files (both loader paths), `--lens class:C`, `--lens group:`, and the
  * classes of selection expressions (`y == C`, `y in {..}`, `pred == C`, `p[C]`), so a class

@@ -1,4 +1,4 @@
-/* calscope engine: compat mode (SPEC §2 "Compat mode", §5 --compat).
+/* calscope engine: compat mode, --compat (docs/compat.md).
  *
  * For the same file and settings, the number each popular calibration library would report,
  * with its own conventions (edge side, edge arithmetic and precision, the value 1.0 / 0 / empty

@@ -1,5 +1,7 @@
 /* calscope engine: bootstrap variance curves, confidence intervals and paired comparison
- * (SPEC §3, seed 000 Fig. 1–2 / Table 1, seed 002 Fig. 7, 9).
+ * (Gupta, Basu & Arora 2023, "How Reliable are the Metrics Used for Assessing Reliability in
+ * Medical Imaging?", Fig. 1–2 / Table 1; Kirchenbauer, Oaks & Heim 2022, "What is Your Metric
+ * Telling You?", Fig. 7, 9).
  *
  * All four are pure functions of (prepared data, options): the same seed gives bit-identical
  * output for any thread count, because replicate `r` of point `p` always draws from the stream

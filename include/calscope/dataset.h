@@ -70,7 +70,7 @@ typedef struct cs_dataset {
     size_t rows_summed;
     struct cs_rowsums *row_sums;
 
-    /* A statistics dataset (calscope/segstats.h, issue 12): a statistics file, or a manifest of
+    /* A statistics dataset (calscope/segstats.h): a statistics file, or a manifest of
      * segmentation volumes reduced when loaded. Owned (freed with the dataset). Then there are
      * no rows: prob, label, case_id and every per-row array above are NULL; n = n_samples = the
      * voxels of all cases; k, class_names, case_names and n_cases are the statistics'. It is
@@ -98,7 +98,7 @@ cs_status cs_dataset_need_probs(const cs_dataset *d, const char *what, cs_error 
 cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
 
 /* The same in three steps, for a loader that fills the per-row caches while it parses
- * (issue 14: each row's caches made while its probabilities are still in cache, instead of a
+ * (each row's caches made while its probabilities are still in cache, instead of a
  * second pass over the whole matrix):
  *   cs_dataset_prepare_alloc   once n is known, before any rows call: allocates conf, pred,
  *                              correct (unless conf is there: then all three are) and

@@ -1,4 +1,5 @@
-/* calscope engine: the Likert view (seed 002 §5.3): confidence categories as intervals, each
+/* calscope engine: the Likert view (Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling
+ * You?", §5.3): confidence categories as intervals, each
  * measured with an output selection and the inter-interval distance.
  *
  * Cut points c_0 < c_1 < ... < c_n give n intervals [c_i, c_{i+1}), the last one closed
@@ -26,7 +27,7 @@
 
 #define CS_LIKERT_MAX 16   /* at most this many intervals */
 
-/* The default cut points 0, 0.33, 0.66, 1 (low / medium / high, seed 002 §5.3). */
+/* The default cut points 0, 0.33, 0.66, 1 (low / medium / high, Kirchenbauer et al. 2022 §5.3). */
 extern const double cs_likert_default_cuts[4];
 
 typedef struct cs_likert_interval {

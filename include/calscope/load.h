@@ -1,4 +1,4 @@
-/* calscope engine: loading prediction files (SPEC §1).
+/* calscope engine: loading prediction files (docs/input.md).
  *
  * Columns are found by name in the header (case-insensitive): label|y|target|true,
  * p_<name>|prob_<name> (K >= 2), logit_<name> (softmax applied, logits kept),
@@ -118,7 +118,7 @@ typedef struct cs_load_summary {
 void cs_load_options_default(cs_load_options *opt);
 
 /* Loads `path` ("-" = standard input). A name ending in .npy is a classification pair with
- * opt->labels (issue 12): an N x K array of probabilities (or logits, opt->npy_logits) of any
+ * opt->labels: an N x K array of probabilities (or logits, opt->npy_logits) of any
  * dtype calscope/volume.h reads, C or Fortran order, and N labels; the rows go through the same
  * checks as CSV rows (range, --sum-tol / renormalize, skip_bad_rows) with messages
  * "FILE:ROW:CLASS: reason" (ROW and CLASS 1-based; a label's "LABELS:ROW:1: reason"); the

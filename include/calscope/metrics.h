@@ -1,4 +1,4 @@
-/* calscope engine: calibration metrics (SPEC §2).
+/* calscope engine: calibration metrics (definitions: docs/metrics.md).
  *
  * A metric is selection -> lens -> estimator (binning) -> distance. The work is split in two
  * so that resampling never redoes the per-row work:
@@ -49,18 +49,20 @@ typedef struct cs_settings {
     char select[CS_SPEC_MAX];    /* selection expression, "" = all samples */
 } cs_settings;
 
-/* Fills the SPEC defaults: top1, uniform, 15 bins, gamma 0.1, sigma 0.1, tvd, kde, no selection. */
+/* Fills the documented defaults: top1, uniform, 15 bins, gamma 0.1, sigma 0.1, tvd, kde, no
+ * selection. */
 void cs_settings_default(cs_settings *s);
 
-/* Parsers for the command-line spellings (SPEC §5). Return CS_OK, or CS_EUSAGE with a message. */
+/* Parsers for the command-line spellings (docs/flags.md). Return CS_OK, or CS_EUSAGE with a
+ * message. */
 cs_status cs_settings_set_lens(cs_settings *s, const char *text, cs_error *err);     /* top1|topk:K|class:C|classwise|group:..|full */
 cs_status cs_settings_set_binning(cs_settings *s, const char *text, cs_error *err);  /* uniform|mass|kdtree */
 cs_status cs_settings_set_distance(cs_settings *s, const char *text, cs_error *err); /* tvd|l2|max|interval:L,H */
 cs_status cs_settings_set_mixture(cs_settings *s, const char *text, cs_error *err);  /* kde|gmm3 */
 
-/* Documented limits of the settings (README "Limits"), enforced by the parsers below and by
+/* Documented limits of the settings (docs/flags.md, "Limits"), enforced by the parsers below and by
  * cs_settings_validate, so both front ends and library callers get the same bounds.
- * M: SPEC's bins curve spans 5..1000, and costs that grow with M alone (RECE-G/RECE-M weights,
+ * M: the default bins curve spans 5..1000, and costs that grow with M alone (RECE-G/RECE-M weights,
  * the per-case K*M*M histogram) stay bounded. sigma is on the confidence scale [0, 1]: below
  * 1e-6 RECE-G equals ECE to the printed digits, above 10 the kernel is flat over [0, 1], and
  * far outside the range the Gaussian masses underflow. */

@@ -1,4 +1,6 @@
-/* calscope engine: post-hoc recalibration preview (SPEC §4, seed 004; seed 002 §5).
+/* calscope engine: post-hoc recalibration preview (the methods of Riera i Marín & Galdran 2024,
+ * "Model Calibration", a MICCAI tutorial; the comparison of Kirchenbauer, Oaks & Heim 2022,
+ * "What is Your Metric Telling You?", §5).
  *
  * Four methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
  * cs_dataset (probabilities replaced; labels, ids, tta and case columns copied; path
@@ -117,8 +119,8 @@ cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t 
  * y). O(n); scratch is allocated inside. Returns CS_OK or CS_ENOMEM. */
 cs_status cs_isotonic_pav(const double *y, const double *w, size_t n, double *out, cs_error *err);
 
-/* Where methods move probability mass (seed 002 Fig. 2 and 4), on the samples the selection
- * expression keeps ("" = all): top[j] = mean (j+1)-th largest probability for j < n_top
+/* Where methods move probability mass (Kirchenbauer et al. 2022, Fig. 2 and 4), on the samples the
+ * selection expression keeps ("" = all): top[j] = mean (j+1)-th largest probability for j < n_top
  * (n_top <= K; pass min(K, 10)), cls[c] = mean probability of class c (K entries, may be NULL).
  * Returns CS_OK, CS_EUSAGE (bad selection), CS_EEMPTY or CS_ENOMEM; *n_out = samples used. */
 cs_status cs_mass_profile(const cs_dataset *d, const char *select, size_t n_top, double *top,

@@ -1,11 +1,12 @@
-/* calscope engine: RECE-M, the robust ECE with a per-sample mixture (SPEC §2, seed 000 eq. 7).
+/* calscope engine: RECE-M, the robust ECE with a per-sample mixture (Gupta, Basu & Arora 2023,
+ * "How Reliable are the Metrics Used for Assessing Reliability in Medical Imaging?", eq. 7).
  *
  * Input: a long test-time-augmentation file (columns id and tta). For each id, the row with
  * tta == 0 is the sample: it gives c_j (its top-1 confidence) and acc_j (label == top-1 class).
  * ALL rows of the id, tta 0 included, are its T observations, each contributing its own top-1
- * confidence c_jt. (Seed 000 fits the mixture to "the observed values" of the augmented passes;
+ * confidence c_jt. (The paper fits the mixture to "the observed values" of the augmented passes;
  * counting the clean pass as one of them means an id with no augmentation still has T = 1 and
- * is the SPEC's "every observation".)
+ * is what "every observation" means here.)
  *
  * Bin weights over the M = s->bins uniform bins [i/M, (i+1)/M] (the edge rule does not
  * matter: the weights are masses of continuous distributions):

@@ -1,4 +1,4 @@
-/* calscope engine: segmentation volumes reduced to exact statistics (issue 12 items 2 and 3).
+/* calscope engine: segmentation volumes reduced to exact statistics.
  *
  *   mapping   which probability channel is which class: softmax channels ↔ label values
  *             (--label-values 0,1,2,4 or bg=0,NCR=1,ED=2,ET=4), or independent sigmoid

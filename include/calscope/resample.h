@@ -1,4 +1,4 @@
-/* calscope engine: deterministic resampling primitives (SPEC §3).
+/* calscope engine: deterministic resampling primitives (docs/metrics.md, "Variance curves").
  *
  * Every random stream is counter-based: the generator for replicate `rep` of curve point `point`
  * is seeded from a hash of (seed, stream, point, rep), never from a thread, so any split of the

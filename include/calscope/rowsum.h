@@ -1,4 +1,4 @@
-/* calscope engine: the row-sum rule (SPEC §1: "row not summing to 1 within the tolerance"),
+/* calscope engine: the row-sum rule ("row not summing to 1 within the tolerance"; docs/input.md),
  * one place for the CSV, .npy and segmentation loaders (load_row.c, reduce/case.c). */
 #ifndef CALSCOPE_ROWSUM_H
 #define CALSCOPE_ROWSUM_H

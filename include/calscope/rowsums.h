@@ -1,5 +1,5 @@
 /* calscope engine: the sums a full evaluation takes over the probability rows, made row by
- * row in file order (issue 14: the report in one pass).
+ * row in file order (the report in one pass).
  *
  * On the top-1 lens, cs_evaluate reads the probability matrix for two things only: the
  * class-wise sums of the uniform bins (the class-wise ECE) and the Brier and NLL sums. A

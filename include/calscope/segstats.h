@@ -1,11 +1,11 @@
-/* calscope engine: exact sufficient statistics of segmentation predictions (issue 12).
+/* calscope engine: exact sufficient statistics of segmentation predictions.
  *
- * A volume of V voxels with C probability channels is reduced, per case, to sums over F "fine"
- * bins of the SPEC §2 uniform rule — fine bin i is (i/F, (i+1)/F], 0 in bin 0, membership by
- * cs_ubin(p, F) on the value as a double. For every M dividing F the coarse bin b is exactly the
- * union of fine bins [b·F/M, (b+1)·F/M): b/M and (b·F/M)/F are the same rational, so their
- * correctly rounded doubles are the same edge. Hence ECE / ACE / MCE for those M, the per-case
- * values (mL1-ECE/ACE/MCE) and the dataset reliability histogram are exact from the sums —
+ * A volume of V voxels with C probability channels is reduced, per case, to sums over F "fine" bins
+ * of the metrics' uniform rule (calscope/ubin.h) — fine bin i is (i/F, (i+1)/F], 0 in bin 0,
+ * membership by cs_ubin(p, F) on the value as a double. For every M dividing F the coarse bin b is
+ * exactly the union of fine bins [b·F/M, (b+1)·F/M): b/M and (b·F/M)/F are the same rational, so
+ * their correctly rounded doubles are the same edge. Hence ECE / ACE / MCE for those M, the
+ * per-case values (mL1-ECE/ACE/MCE) and the dataset reliability histogram are exact from the sums —
  * the same numbers `calscope report` gives on the voxels written as a per-voxel CSV, up to the
  * order of floating-point additions.
  *
@@ -17,10 +17,10 @@
  *                      Σ_{y_j=0} −ln max(1 − p_j, 1e-15)
  * y_j is 1 when the voxel's label maps to class j (softmax: its label value is class j's value;
  * regions: its label value is one of region j's values). Brier = Σ_j sq / N and NLL =
- * Σ_j nll_pos / N for softmax maps (SPEC §2, g[y] clipped at 1e-15); for regions Brier and NLL
+ * Σ_j nll_pos / N for softmax maps (as for rows, g[y] clipped at 1e-15); for regions Brier and NLL
  * are the sums over regions of the binary ones, Σ_j sq / N and Σ_j (nll_pos + nll_neg) / N.
  *
- * Arrays are dense; index helpers below. File format (CSV, optionally gzip): README
+ * Arrays are dense; index helpers below. File format (CSV, optionally gzip): docs/segmentation.md,
  * "Statistics files", written and read by cs_segstats_write / cs_segstats_read.
  *
  * Ownership: a cs_segstats owns every array and string it points to; cs_segstats_free releases

@@ -1,4 +1,5 @@
-/* calscope engine: selection operators (SPEC §2, seed 002 §4.1).
+/* calscope engine: selection operators (Kirchenbauer, Oaks & Heim 2022, "What is Your Metric
+ * Telling You?", §4.1; the grammar: docs/metrics.md, "Selections").
  *
  * Grammar (joined with `and`; class names or indices wherever a class is expected):
  *   cond  := 'y' ('=='|'!=') CLASS | 'y' 'in' '{' CLASS (',' CLASS)* '}'

@@ -1,4 +1,5 @@
-/* calscope engine: top-k ECE bars (SPEC §2, seed 002 Fig. 1).
+/* calscope engine: top-k ECE bars (Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling
+ * You?", Fig. 1).
  *
  * Each selected row's probabilities are sorted once per call and shared by every k, so the
  * bars for k in {1,2,3,5,10,...,K} cost about one sort of the matrix.

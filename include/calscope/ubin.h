@@ -1,4 +1,4 @@
-/* calscope engine: the one uniform-bin rule (SPEC §2 "uniform": M bins of equal width).
+/* calscope engine: the one uniform-bin rule ("uniform": M bins of equal width; docs/metrics.md).
  *
  * Bin i of M is (e_i, e_{i+1}] with e_i = i/M computed as one correctly rounded division, so a
  * decimal edge (0.3 = 3/10) is the same double as the parsed literal and membership at an edge

@@ -1,5 +1,5 @@
 /* calscope engine: array files as segmentation and training pipelines write them, read as a
- * stream of values (issue 12: NIfTI-1/2 `.nii` / `.nii.gz`, numpy `.npy`, and a member of an
+ * stream of values (NIfTI-1/2 `.nii` / `.nii.gz`, numpy `.npy`, and a member of an
  * `.npz` archive, stored or deflated, zip64, with data descriptors).
  *
  * A cs_vol is one open array. Its shape is given fastest-varying axis first (`dim[0]` varies

@@ -1,4 +1,5 @@
-/* Charts of the Cases view (segmentation-style files, seed 003):
+/* Charts of the Cases view (segmentation-style files; Barfoot et al. 2024, "Average Calibration
+ * Error"):
  *
  *  - ch_heatmap: the dataset reliability histogram of one class — x the probability bin, y the
  *    observed-frequency bin, each cell shaded by how many cases fall in it with density glyphs

@@ -1,5 +1,5 @@
 /* Plain-text writer for cell buffers (`report --plot`, golden tests). Roles are dropped: the
- * glyphs alone must carry the meaning (STYLE item 9). */
+ * glyphs alone must carry the meaning: series differ by glyph as well as colour. */
 #include "chart/cells.h"
 
 #include <stdlib.h>

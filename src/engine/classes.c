@@ -4,7 +4,7 @@
  * (p_0, p_1, ... the common case) is not hashed at all: it is found at position v, which keeps
  * a 100,000-column header free of random memory accesses; while every name is such a number
  * the map holds no table and no array of values at all, and over the loader's names
- * (cs_classmap_over) no array of its own either (issue 15.6). */
+ * (cs_classmap_over) no array of its own either: a wide header costs nothing per class. */
 #include "calscope/classes.h"
 #include "calscope/dataset.h"
 

@@ -1,4 +1,4 @@
-/* `calscope reduce` (README "Segmentation volumes"): parses argv through the flag table,
+/* `calscope reduce` (docs/segmentation.md): parses argv through the flag table,
  * builds the plan and the mapping, runs the reduction on a worker thread while this thread
  * shows `case i/n` on a terminal's stderr and watches for SIGINT / SIGTERM, then writes the
  * statistics file whole: to a temporary name in the same folder, renamed over STATS at the

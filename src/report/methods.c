@@ -352,7 +352,8 @@ void rep_methods_json(FILE *out, const rep_methods *t)
 {
     const rep_method *ref = &t->m[t->ref];
     if (t->multi) {
-        /* the SPEC §5 list, one entry per metric and non-reference method, a = the method */
+        /* the "compare" list (docs/json.md), one entry per metric and non-reference method,
+         * a = the method */
         fputs(",\n  \"compare_info\": {\"reference\": ", out);
         rep_json_str(out, ref->name);
         fprintf(out, ", \"repeats\": %d}", t->cmp_repeats);

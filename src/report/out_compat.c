@@ -1,4 +1,4 @@
-/* --compat output: the "compat" JSON object (SPEC §5) and the text table of one file —
+/* --compat output: the "compat" JSON object (docs/json.md) and the text table of one file —
  * every library's number beside calscope's, and per library the samples that change bin. */
 #include "report/rep.h"
 

@@ -1,4 +1,4 @@
-/* `--format json`: one object {"files": [...], "errors": [...]} (SPEC §5). Always valid JSON:
+/* `--format json`: one object {"files": [...], "errors": [...]} (docs/json.md). Always valid JSON:
  * strings escaped, non-finite numbers written as null, doubles with %.17g so they round-trip,
  * counts as integers. */
 #include "report/rep.h"
@@ -174,7 +174,7 @@ static void case_stat_json(FILE *out, const char *name, cs_case_stat st, double 
     fputc('}', out);
 }
 
-/* SPEC §5 "cases": per-case means and sds, and per class the M x M reliability histogram. */
+/* "cases" (docs/json.md): per-case means and sds, and per class the M x M reliability histogram. */
 static void cases_json(FILE *out, const cs_case_metrics *cm)
 {
     fprintf(out, ",\n     \"cases\": {\"count\": %zu, \"metrics\": {", cm->n_cases);

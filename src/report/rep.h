@@ -59,7 +59,7 @@ typedef struct rep_file {
     size_t rows, classes;
     size_t samples;        /* rows that are samples (tta == 0 rows of a long TTA file) */
     int tta;               /* an id/tta long file (RECE-M applies) */
-    int stats_fine;        /* a statistics dataset (issue 12): its fine resolution F, else 0 */
+    int stats_fine;        /* a statistics dataset: its fine resolution F, else 0 */
     int stats_regions;     /* ... whose channels are independent sigmoid regions */
     /* what cs_measure measured (calscope/measure.h): m.selected, the values m.result (valid
      * when m.evaluated; 0 when the selection kept nothing), m.ci (--ci), m.curve (--curve),

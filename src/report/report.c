@@ -108,7 +108,7 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
 
 /* Whether nothing the report prints for a file reads its probability rows but the class-wise
  * ECE, Brier score and NLL of all samples on the top-1 lens: then the loader may sum those as
- * it reads and keep fewer rows (a one-pass load, calscope/rowsums.h; issue 14). Not with
+ * it reads and keep fewer rows (a one-pass load, calscope/rowsums.h). Not with
  * --compare (the files are kept and paired), a selection, another lens, intervals, curves,
  * top-k bars, the Likert table, --compat or recalibration, which all read the rows. */
 static int one_pass(const rep_opts *o, int keep)
@@ -135,7 +135,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     }
     f->loaded = 1;
     /* The rows' line numbers only point --compare's pairing errors into the file: without
-     * --compare nothing reads them, and they are n words of the peak memory (issue 14). */
+     * --compare nothing reads them, and they are n words of the peak memory. */
     if (!keep) {
         free(d->line);
         d->line = NULL;

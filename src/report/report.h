@@ -1,4 +1,4 @@
-/* The headless front end: `calscope report [OPTIONS] FILE...` (SPEC §5). */
+/* The headless front end: `calscope report [OPTIONS] FILE...` (docs/json.md for its JSON). */
 #ifndef CALSCOPE_REPORT_H
 #define CALSCOPE_REPORT_H
 

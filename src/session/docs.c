@@ -1,6 +1,6 @@
 /* Documents rendered from the flag table: `--help` of each front end, the man page and the
- * README's flag reference. The texts around the flags (usage lines, the metric glossary, exit
- * statuses) are here once too, so the three documents say the same. */
+ * flag reference of docs/flags.md. The texts around the flags (usage lines, the metric
+ * glossary, exit statuses) are here once too, so the three documents say the same. */
 #include "session/flags.h"
 
 #include <string.h>
@@ -189,7 +189,7 @@ void ss_man(FILE *out)
     fputs(".SH SEE ALSO\nREADME.md of the calscope sources.\n", out);
 }
 
-/* ---- the README's flag reference (markdown) ---------------------------------------------- */
+/* ---- the flag reference of docs/flags.md (markdown) ------------------------------------- */
 
 /* A table cell: one line, '|' escaped. */
 static void cell(FILE *out, const char *s)

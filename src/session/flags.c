@@ -1,5 +1,5 @@
 /* The flag table (flags.h): each flag's parser and printer beside its help text, so that
- * parsing, `--help`, the man page, the README reference and the dashboard's `:` line cannot
+ * parsing, `--help`, the man page, the docs/flags.md reference and the dashboard's `:` line cannot
  * drift apart. Parsers print their usage error (ss_usage_error) and return 2. */
 #include "session/flags.h"
 

@@ -1,8 +1,8 @@
 /* The session layer's flag table: one entry per command-line flag of both front ends
  * (`calscope report` and the dashboard), with its parser, its printer and its help text.
  * Everything that reads or writes a flag comes from it: argv parsing (ss_parse), `--help`
- * (ss_help), the dashboard's `:` command line (ss_render), the man page and the README's flag
- * reference (ss_man, ss_readme; tools build them with build/gen_flags).
+ * (ss_help), the dashboard's `:` command line (ss_render), the man page and the flag
+ * reference of docs/flags.md (ss_man, ss_readme; tools build them with build/gen_flags).
  *
  * Neither engine nor curses: it includes engine headers only. Single-threaded (the front ends
  * call it from their main thread); nothing here keeps state between calls. */
@@ -24,7 +24,7 @@
  * segmentation volumes to a statistics file). */
 enum { SS_REPORT = 1u << 0, SS_DASH = 1u << 1, SS_REDUCE = 1u << 2 };
 
-/* Help sections, in the order --help, the man page and the README print them. */
+/* Help sections, in the order --help, the man page and docs/flags.md print them. */
 enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_VOLUMES, SS_SEC_OTHER,
        SS_SEC_COUNT };
 
@@ -127,7 +127,7 @@ const ss_flag *ss_flags(size_t *count);
 /* The entry named `name` ("--bins"), or NULL. */
 const ss_flag *ss_flag_find(const char *name);
 
-/* Fills the defaults for `front` (SPEC settings, text format, no compat...). */
+/* Fills the defaults for `front` (the documented settings, text format, no compat...). */
 void ss_opts_init(ss_opts *o, unsigned front);
 
 /* Parses argv (argv[0] is skipped: "report" or the program name) into o, which ss_parse
@@ -173,7 +173,7 @@ const char *ss_binning_name(cs_binning b);
 const char *ss_mixture_name(cs_mixture m);
 void ss_distance_name(const cs_settings *s, char *buf, size_t size);
 
-/* Documents: `--help` of a front end; the man page (troff); the README's flag reference
+/* Documents: `--help` of a front end; the man page (troff); the flag reference of docs/flags.md
  * (markdown, the text between its flag-reference markers). */
 void ss_help(FILE *out, unsigned front);
 void ss_man(FILE *out);

@@ -1,7 +1,7 @@
 /* argv for both front ends, through the flag table (flags.h). Hand-written rather than
  * getopt_long so that `--flag=value` and `--flag value` both work, options may follow files,
  * and every bad value gets a message naming the flag. Then the rules between flags: no flag is
- * accepted and then ignored (README "No flag is accepted and then ignored"). */
+ * accepted and then ignored (docs/flags.md, "No flag is accepted and then ignored"). */
 #include "session/flags.h"
 
 #include <math.h>

@@ -356,7 +356,8 @@ static int submit_view(tui_model *m, tui_state *st)
             if (job) job->want = CS_WANT_ACCURACY | CS_WANT_BINNED;
             n += submit(m, st, TUI_SLOT_CLASS0 + (int)c, job ? &job->base : NULL, &err);
         }
-        /* Likert panel (seed 002 §5.3): one engine job, calscope/likert.h. It refuses lenses
+        /* Likert panel (the inter-interval distance of Kirchenbauer, Oaks & Heim 2022, "What is
+         * Your Metric Telling You?", §5.3): one engine job, calscope/likert.h. It refuses lenses
          * without a scalar first coordinate; the panel says so before asking. */
         cs_lens_kind lk = st->settings.lens;
         tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);

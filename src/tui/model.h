@@ -25,7 +25,7 @@
 #include "calscope/recal.h"
 #include "tui/state.h"
 
-#define TUI_LIKERT_N        3   /* low / medium / high confidence (seed 002 §5.3) */
+#define TUI_LIKERT_N        3   /* low / medium / high confidence (Kirchenbauer et al. 2022, §5.3) */
 #define TUI_MAX_RECAL       4
 #define TUI_MAX_CLASS_SLOTS 28  /* classes shown in the Classes view */
 

@@ -11,7 +11,8 @@
 void tui_state_init(tui_state *st)
 {
     memset(st, 0, sizeof *st);
-    /* The SPEC defaults, written here directly so the state needs nothing but the header. */
+    /* The documented defaults (docs/flags.md), written here directly so the state needs
+     * nothing but the header. */
     st->settings.lens = CS_LENS_TOP1;
     st->settings.topk = 1;
     st->settings.binning = CS_BIN_UNIFORM;

@@ -98,7 +98,8 @@ typedef struct tui_state {
     int message_is_error;
 } tui_state;
 
-/* Defaults: SPEC settings, Reliability view, ci 0 (off), repeats 20, seed 0. */
+/* Defaults: the documented settings (docs/flags.md), Reliability view, ci 0 (off), repeats 20,
+ * seed 0. */
 void tui_state_init(tui_state *st);
 
 /* Short name of a view ("Reliability", ...). */

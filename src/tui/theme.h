@@ -1,7 +1,7 @@
-/* Colour by role (STYLE item 7): chart roles (ch_role) plus the dashboard's own, each mapped to
- * curses attributes by the theme picked once at start-up. The mono theme uses only reverse, bold,
- * underline and dim, and is chosen for --no-color, a non-empty NO_COLOR or a terminal without
- * colours. UI thread only; call tui_theme_init after initscr. */
+/* Colour by role, with an attribute-only theme: chart roles (ch_role) plus the dashboard's own,
+ * each mapped to curses attributes by the theme picked once at start-up. The mono theme uses only
+ * reverse, bold, underline and dim, and is chosen for --no-color, a non-empty NO_COLOR or a
+ * terminal without colours. UI thread only; call tui_theme_init after initscr. */
 #ifndef CALSCOPE_TUI_THEME_H
 #define CALSCOPE_TUI_THEME_H
 

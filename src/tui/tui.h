@@ -1,4 +1,4 @@
-/* The dashboard front end: `calscope [OPTIONS] FILE...` (SPEC §4). */
+/* The dashboard front end: `calscope [OPTIONS] FILE...` (docs/dashboard.md). */
 #ifndef CALSCOPE_TUI_H
 #define CALSCOPE_TUI_H
 

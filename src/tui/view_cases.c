@@ -1,4 +1,6 @@
-/* View 6: segmentation-style files (a `case` column, seed 003): the cases of the active file.
+/* View 6: segmentation-style files (a `case` column; the per-case metrics and dataset
+ * reliability histograms of Barfoot et al. 2024, "Average Calibration Error"): the cases of the
+ * active file.
  *
  *   a  the dataset reliability histogram of one class (c / C cycle the class): probability bin
  *      x observed-frequency bin, each cell shaded by its number of cases, the mean curve over it

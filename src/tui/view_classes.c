@@ -1,6 +1,7 @@
 /* View 4: per-class calibration of the active file: ECE of each class:c lens as bars, a table
  * with the mean predicted probability and the observed frequency of each class, and the Likert
- * panel (low / medium / high confidence intervals, seed 002 §5.3). */
+ * panel (low / medium / high confidence intervals, as in
+ * Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling You?", §5.3). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -280,7 +280,8 @@ static void ranks_body(const panel_args *a, panel_lines *L)
         }
         line_put(L, a->role, line);
     }
-    /* mass (seed 002 Fig. 2): mean k-th largest probability, the others minus the reference */
+    /* mass (Kirchenbauer, Oaks & Heim 2022, Fig. 2): mean k-th largest probability, the others
+     * minus the reference */
     line_put(L, CH_ROLE_TEXT, "");
     line_put(L, TUI_ROLE_HEADING, "mass: mean k-th largest p; others minus the ref");
     int mw = 8, mfit = (a->w - nw) / mw;

@@ -1,4 +1,5 @@
-/* View 2: top-k ECE bars (seed 002 Fig. 1), one group per loaded file. */
+/* View 2: top-k ECE bars (Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling You?",
+ * Fig. 1), one group per loaded file. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

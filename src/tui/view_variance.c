@@ -1,4 +1,6 @@
-/* View 3: bootstrap variance curves of the active file (seed 000 Fig. 1-2, seed 002 Fig. 7):
+/* View 3: bootstrap variance curves of the active file (Gupta, Basu & Arora 2023, "How Reliable
+ * are the Metrics Used for Assessing Reliability in Medical Imaging?", Fig. 1-2; Kirchenbauer,
+ * Oaks & Heim 2022, "What is Your Metric Telling You?", Fig. 7):
  * the size curve (metric mean with its 95% band, and |subset - full|) and the bins curve (ECE
  * against M with its band and the stable range). A long TTA file's curves also carry RECE-M
  * (the engine lists it in cu->metrics only for such files). */

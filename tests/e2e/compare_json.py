@@ -6,7 +6,7 @@
         prints one line per entry: INDEX <tab> NAME <tab> PATH <tab> FLAGS (space separated)
 
 Exit status 0 when everything matches, 1 with one line per differing key on stdout, 2 when the
-actual output is not JSON of the documented shape (SPEC §5).
+actual output is not JSON of the documented shape (docs/json.md).
 
 Compared, with absolute tolerance `tolerance` (1e-12) from the reference file:
   * rows and classes (exactly);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_readers (make bench-readers; README "Vector number readers, measured"): the readers it
+# bench_readers (make bench-readers; docs/performance.md): the readers it
 # times must give today's reader's doubles bit for bit, or the program says which row and exits
 # 1; a reader that declines a row says so; the refusals of its input, verbatim. Nothing is timed
 # here. The program sits beside the calscope under test (the plain build; the sanitized build

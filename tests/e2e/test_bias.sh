@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bias where the truth is known (issue 13 item 4): samples/synthetic_bias.csv is drawn from a
+# Bias where the truth is known: samples/synthetic_bias.csv is drawn from a
 # known calibration function (tools/make_bias_sample.py) and its true top-1 ECE is in
 # samples/synthetic_bias.truth.json. `--curve size --true-ece X` adds the truth to the curve and
 # per estimator per point bias = mean - X. Checked: the truth itself against an independent

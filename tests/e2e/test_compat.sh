@@ -142,7 +142,7 @@ PY
 if [ -z "$diffs" ]; then ok "csv --compat all: per-library columns match the JSON"; else not_ok "csv --compat all: per-library columns match the JSON" "$diffs"; fi
 expect_match "csv --compat all: torchmetrics_na says why its ace is empty" ',ace: torchmetrics has no such metric,' "$(sed -n 2p "$TMP/all.csv")"
 
-# Every row follows the lens and binning, or shows n/a with the reason (issue 10 item 7): with
+# Every row follows the lens and binning, or shows n/a with the reason: with
 # --lens classwise --binning mass calscope's rms is its class-wise equal-mass L2 ECE (the plain
 # report's ece under --distance l2), no library has an RMS there, and each says why.
 run "$CALSCOPE" report --format json --lens classwise --binning mass --distance l2 samples/breast_cancer_gnb.csv

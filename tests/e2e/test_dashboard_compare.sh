@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end test of "one comparison" (issue 11): the Compare view's diagrams panel, its methods
-# panel and `calscope report --compare` show the same paired difference of ECE, the same 95%
-# interval and the same P for the same two files and seed, and `:` on either panel prints a
-# command (with --compare) that, run, prints those numbers. Before, the diagrams panel used 200
-# resamples and the methods table resampled in the method's row order, so the three differed.
-# The second file is the first's partner with its rows shuffled (paired by id), which is what
-# made the orders differ. Polls for states (lib.sh); no check depends on elapsed time.
+# End-to-end test of "one comparison" (every panel shows the numbers of one computation): the
+# Compare view's diagrams panel, its methods panel and `calscope report --compare` show the same
+# paired difference of ECE, the same 95% interval and the same P for the same two files and seed,
+# and `:` on either panel prints a command (with --compare) that, run, prints those numbers. Before,
+# the diagrams panel used 200 resamples and the methods table resampled in the method's row order,
+# so the three differed. The second file is the first's partner with its rows shuffled (paired by
+# id), which is what made the orders differ. Polls for states (lib.sh); no check depends on elapsed
+# time.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SOCK="calscope-compare-$$-$RANDOM"

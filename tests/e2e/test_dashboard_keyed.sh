@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of the dashboard's results keyed by what they show (issue 11 item 3): a view
+# End-to-end tests of the dashboard's results keyed by what they show: a view
 # draws a result with the dataset it was computed on. Two segmentation files with different case
 # counts, the Cases view, then `f`: before, the view indexed the second file's case names with
 # the first file's per-case result and the dashboard died of SIGSEGV. Polls for states (lib.sh);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of how the dashboard uses the screen and the keys (issue 11, items 7 and 8):
+# End-to-end tests of how the dashboard uses the screen and the keys:
 # long tables scroll with a "more" marker, q closes the help, the status line keeps the
 # selection and ci at 80 columns, messages wrap between words, the too-small note fits.
 # Each check polls the screen for a state (lib.sh); LIVENESS only catches hangs.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the dashboard on segmentation statistics (issue 12 item 4). A statistics file and a
+# End-to-end: the dashboard on segmentation statistics. A statistics file and a
 # manifest open like prediction files: the reliability view and its metrics, the Cases view
 # (per-case metrics and the dataset reliability histogram), the Variance view resampling cases,
 # the Classes view; what needs per-voxel values says why instead of drawing nothing. Polls for

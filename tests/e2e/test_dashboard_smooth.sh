@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the Reliability view's smoothed curve (issue 13 item 1, key `o`): relplot's
+# End-to-end: the Reliability view's smoothed curve (key `o`): relplot's
 # picture in place of the bars, its title naming smECE and sigma with the report's numbers,
 # the bars back on a second `o`; the reason instead of a picture on a lens without smECE; two
 # files (`f` draws the other file's curve); a resize; ASCII glyphs. At 80x24. Polls for states

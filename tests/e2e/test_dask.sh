@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of tools/dask_reduce.py (issue 12 item 6): a LocalCluster of 2 workers reduces
+# End-to-end tests of tools/dask_reduce.py: a LocalCluster of 2 workers reduces
 # shards of a manifest with `calscope reduce` and merges them; the result is byte-identical to the
 # single-machine `calscope reduce` of the same manifest (softmax NIfTI, npz, regions). A shard
 # that fails is reported with its cases, worker and calscope's own message, and nothing is merged.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end tests of the Likert view in `calscope report` (--likert, --likert-cuts; seed 002 §5.3,
-# SPEC §2 "inter-interval distance"): JSON "likert" entries, text table, CSV columns, the base
-# settings (--select, --lens class:C) carried into every category, and usage errors.
-# Every expected number below is worked by hand from the SPEC formulas.
+# End-to-end tests of the Likert view in `calscope report` (--likert, --likert-cuts; the
+# inter-interval distance of Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling You?",
+# §5.3): JSON "likert" entries, text table, CSV columns, the base settings (--select, --lens
+# class:C) carried into every category, and usage errors. Every expected number below is worked by
+# hand from the formulas of docs/metrics.md.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # Twelve samples, four classes. conf = max p, pred = first maximal class.

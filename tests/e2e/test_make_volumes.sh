@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of the synthetic volume generator tools/make_volumes.py (issue 12 item 7):
+# End-to-end tests of the synthetic volume generator tools/make_volumes.py:
 # NIfTI, npz and the per-voxel CSV put the same voxel in the same place, the labels follow the
 # documented calibration function, label scaling and float16 are what they claim, reruns are
 # byte-identical, and the committed samples/seg/ are what `make samples` writes.

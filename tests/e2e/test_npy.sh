@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of .npy classification pairs (issue 12 item 1): `calscope report --labels
+# End-to-end tests of .npy classification pairs: `calscope report --labels
 # y.npy probs.npy`. The arrays are written by numpy (np.save) and the same numbers as a CSV
 # (%.17g: every double reads back exactly), so the report of the pair must equal the report of
 # the CSV in every JSON field but the path; C and Fortran order, float32 probabilities, integer

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of `calscope reduce` (README "Segmentation volumes"): tiny cases written by
+# End-to-end tests of `calscope reduce` (docs/segmentation.md): tiny cases written by
 # nibabel and numpy (NIfTI (X,Y,Z,C) float32, nnU-Net npz (C,z,y,x) float32 and float16, sigmoid
 # regions), the statistics file checked against an independent numpy computation of every sum
 # (tests/e2e/reduce_cases.py: counts and Σy exactly, Σp and the scores to 1e-12), the metrics

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of `calscope report` (SPEC §5): exit codes, JSON / text / CSV output,
+# End-to-end tests of `calscope report`: exit codes, JSON / text / CSV output,
 # --check gates, --select, --plot width and glyphs, error messages naming FILE:LINE:COL.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -280,7 +280,7 @@ if [ -w /dev/full ]; then
     expect_rc "full device: json --plot with the plot's stderr full" 3 sh -c '"$0" report --format json --plot "$1" >/dev/null 2>/dev/full' "$CALSCOPE" "$TINY"
 fi
 
-# --- RECE-G at both ends of the sigma range, against the definition computed here (SPEC §2:
+# --- RECE-G at both ends of the sigma range, against the definition computed here (docs/metrics.md:
 # Normal(c, sigma) masses on the M uniform bins, normalised; sum_i |A_i - C_i| / N)
 rece_g_ref() { /usr/bin/python3 - "$1" <<'PY'
 import math, sys
@@ -301,7 +301,7 @@ for sg in 10 1e-6 0.1; do
     num_near "rece_g at --sigma $sg matches the definition" "$(json_get "d['files'][0]['metrics']['rece_g']")" "$(rece_g_ref "$sg")"
 done
 
-# --- CSV carries --ci and --topk-bars (columns documented in the README)
+# --- CSV carries --ci and --topk-bars (columns documented in docs/json.md)
 run "$CALSCOPE" report --format csv --ci 20 --seed 4 --topk-bars 1,full,5 "$TINY"
 expect_match "csv --ci --topk-bars: header" "^path,rows,classes,rejected,selected,accuracy,ece,ace,mce,rece_g,rece_m,brier,nll,aece,sce,smece,l2ce,l2ce_debiased,ece_sweep,accuracy_lo,accuracy_hi,ece_lo,ece_hi,ace_lo,ace_hi,mce_lo,mce_hi,rece_g_lo,rece_g_hi,rece_m_lo,rece_m_hi,brier_lo,brier_hi,nll_lo,nll_hi,aece_lo,aece_hi,sce_lo,sce_hi,smece_lo,smece_hi,l2ce_lo,l2ce_hi,l2ce_debiased_lo,l2ce_debiased_hi,ece_sweep_lo,ece_sweep_hi,topk_1,topk_full,topk_5$" "$(printf '%s\n' "$OUT" | head -1)"
 csv_row=$(printf '%s\n' "$OUT" | sed -n 2p)
@@ -364,7 +364,7 @@ for f in samples/broken/*; do
     fi
 done
 
-# issue 15.1: class names that are digits out of column order match labels by name, in both
+# class names that are digits out of column order match labels by name, in both
 # loader paths, and the load summary says so; a perfect classifier is 100 % accurate
 printf 'label,p_1,p_0\n1,0.9,0.1\n0,0.2,0.8\n' >"$TMP/digits_swapped.csv"
 for loader in auto csv; do
@@ -476,7 +476,7 @@ expect_rc "cases: exit 0" 0 "$CALSCOPE" report --format json --bins 4 "$TMP/case
 expect_match "cases: count, stats, K x M x M histogram" "^2 True 2 4 4$" "$(json_get "d['files'][0]['cases']['count'], all(set(v) >= {'mean','sd'} for v in d['files'][0]['cases']['metrics'].values()), len(d['files'][0]['cases']['reliability_histogram']), len(d['files'][0]['cases']['reliability_histogram'][0]), len(d['files'][0]['cases']['reliability_histogram'][0][0])" | tr -d '(),')"
 expect_match "json: no cases object without a case column" "^False$" "$(cd . && OUT=$("$CALSCOPE" report --format json "$TINY") && json_get "'cases' in d['files'][0]")"
 
-# --- the one-pass load (issue 14): a file over 4 MB is read on two threads, and the first
+# --- the one-pass load: a file over 4 MB is read on two threads, and the first
 # thread sums its rows' probabilities instead of keeping them when the report prints nothing
 # else of them. --select '' (a selection that keeps every sample) makes the report load every
 # row, and must print the same values to the last digit, in every format and with other bins.

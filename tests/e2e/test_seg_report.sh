@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: a statistics file (calscope reduce) is a dataset for the report, with the same
-# numbers as the same voxels written as a per-voxel CSV (issue 12 "Tests": to 1e-12, histograms
+# numbers as the same voxels written as a per-voxel CSV (to 1e-12, histograms
 # cell for cell); a manifest reduces on the fly; what statistics cannot give exactly is refused
 # with its reason; cases are resampled (intervals, size curve, paired comparison) and the result
 # does not depend on the thread count.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Smooth ECE, the L2 calibration errors and ECE_sweep in the report (issue 13):
+# Smooth ECE, the L2 calibration errors and ECE_sweep in the report:
 #  - `--compat relplot` gives relplot's own smECE (and its bandwidth) to 1e-6 on every bundled
 #    sample, top1 and class:C, automatic and fixed bandwidth: tests/fixtures/relplot_smece.tsv
 #    holds relplot's numbers, written by running relplot's own code:
@@ -80,7 +80,7 @@ run "$CALSCOPE" report --curve size --repeats 5 --seed 1 samples/breast_cancer_t
 expect_match "curve: smece has a size curve" "^  smece +fraction" "$OUT"
 expect_match "curve: ece_sweep has a size curve" "^  ece_sweep +fraction" "$OUT"
 
-# --- the bins curve marks the bin count ECE_sweep chooses (issue 13 item 5)
+# --- the bins curve marks the bin count ECE_sweep chooses
 for f in samples/digits_ts.csv samples/iris_gnb.csv; do
     for b in uniform mass; do
         run "$CALSCOPE" report --format json --binning $b --curve bins --repeats 5 --seed 1 $f

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --compat torchmetrics / torchmetrics-binary against torch itself (issue 10 item 5), bit for bit:
+# --compat torchmetrics / torchmetrics-binary against torch itself, bit for bit:
 #  1. always: tests/fixtures/torchmetrics_values.txt — the numbers torchmetrics 1.9.0's code gives
 #     on torch for files whose values sit on bin edges (tools/torchmetrics_check.py gen), the
 #     bundled samples and a random forest's breast-cancer predictions, M = 1..1000, float32 and
@@ -18,7 +18,7 @@ else not_ok "torchmetrics: calscope equals the torch fixture on every file, M an
 n=$(grep -c ' float64 torchmetrics-binary ' tests/fixtures/torchmetrics_values.txt)
 expect_match "torchmetrics: the fixture covers float64 binary calls ($n)" '^[1-9][0-9]+$' "$n"
 
-# The issue's case: random-forest outputs (multiples of 0.01) at M = 20, where the scalar linspace
+# The reported case: random-forest outputs (multiples of 0.01) at M = 20, where the scalar linspace
 # formula put edge 11 at 0.54999995f instead of torch's 0.55f (calscope said RMS 0.0683).
 run "$CALSCOPE" report --compat torchmetrics --format json --bins 20 tests/fixtures/breast_cancer_rf.csv
 v=$(json_get 'repr(d["files"][0]["compat"]["torchmetrics"]["rms"])')

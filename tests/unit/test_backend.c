@@ -666,7 +666,7 @@ static void test_workers_yield_to_the_front_end(void **state)
     cs_backend_free(b);
 }
 
-/* ---- cancellation everywhere, quit, release (issue 11 items 2, 5) --------------------- */
+/* ---- cancellation everywhere, quit, release --------------------------------------------- */
 
 /* Every job kind observes its cancel flag: run with the flag already raised, each returns
  * CS_ECANCELLED "cancelled" (before this, top-k, Likert, recalibration and compat ran to the
@@ -815,7 +815,7 @@ static void test_quit_and_release_do_not_wait(void **state)
     cs_test_liveness_end();
 }
 
-/* Cheap before long (issue 11 item 4): on two workers a long job never takes the last free
+/* Cheap before long: on two workers a long job never takes the last free
  * one, so a cheap job submitted behind two endless long ones still runs and is delivered; the
  * second long job waits, queued (progress 0). Without the rule the cheap job would wait for an
  * endless one and the test would fail on its liveness limit. */

@@ -1,4 +1,4 @@
-/* Allocation failures in the backend and the dashboard's model (issue 10 item 13): a job whose
+/* Allocation failures in the backend and the dashboard's model: a job whose
  * own struct, queue entry or delivery cannot be allocated is either refused (by its kind's
  * constructor or by cs_backend_submit) with CS_ENOMEM "out of memory", or delivered as an error
  * with that message — never dropped, and its slot is never left busy. The dashboard's model turns a

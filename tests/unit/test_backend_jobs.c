@@ -212,7 +212,7 @@ static void same_compat(const cs_compat_report *x, const cs_compat_report *y)
     }
 }
 
-/* calscope's uniform bin of a confidence by the SPEC rule, by a plain scan: bin i is
+/* calscope's uniform bin of a confidence by the documented rule, by a plain scan: bin i is
  * (i/M, (i+1)/M], 0 in bin 0. */
 static size_t spec_bin(double conf, size_t m)
 {

@@ -1,4 +1,5 @@
-/* Golden-text tests of the chart cell buffers at fixed sizes (STYLE items 2, 10), plus the
+/* Golden-text tests of the chart cell buffers at fixed sizes (charts render into a cell buffer;
+ * a reliability diagram fits 80x24), plus the
  * properties the goldens cannot show: no non-empty bin vanishes, small regions are refused,
  * ASCII tables stay ASCII. */
 #include "support/cs_test.h"

@@ -1,7 +1,7 @@
 /* Unit tests of the session layer's flag table (src/session): every flag round-trips (parse ->
  * render -> parse gives the same options, and rendering again gives the same line), every usage
  * error is checked verbatim for the front end that prints it, and --help, the man page and the
- * README's flag reference list what the table holds. */
+ * flag reference in docs/flags.md list what the table holds. */
 #include "support/cs_test.h"
 
 #include <stdint.h>
@@ -483,8 +483,8 @@ static void help_report(FILE *f) { ss_help(f, SS_REPORT); }
 static void help_dash(FILE *f) { ss_help(f, SS_DASH); }
 static void help_reduce(FILE *f) { ss_help(f, SS_REDUCE); }
 
-/* --mixture against the loaded files: the one rule both front ends apply (issue 11: the
- * dashboard took --mixture gmm3 on a file without id/tta columns, the report refused it). */
+/* --mixture against the loaded files: the one rule both front ends apply (a dashboard that took
+ * --mixture gmm3 on a file without id/tta columns where the report refused it fails this). */
 static void test_mixture_unused(void **state)
 {
     (void)state;
@@ -532,14 +532,14 @@ static void test_help_and_man_list_the_table(void **state)
     free(man);
 }
 
-/* README.md holds the table's reference between two markers: it must be what ss_readme
+/* docs/flags.md holds the table's reference between two markers: it must be what ss_readme
  * renders now (regenerate with `make readme-flags`). Run from the source tree's root. */
 static void test_readme_matches_table(void **state)
 {
     (void)state;
-    FILE *f = fopen("README.md", "r");
+    FILE *f = fopen("docs/flags.md", "r");
     if (!f) {
-        fprintf(stderr, "README.md not found: run the unit tests from the source tree's root\n");
+        fprintf(stderr, "docs/flags.md not found: run the unit tests from the source tree's root\n");
         fail();
     }
     char *readme = NULL;
@@ -559,7 +559,7 @@ static void test_readme_matches_table(void **state)
     char *want = render_to_string(ss_readme);
     size_t have = (size_t)(e - b);
     if (have != strlen(want) || memcmp(b, want, have) != 0)
-        fprintf(stderr, "README.md's flag reference differs from the flag table: run `make readme-flags`\n");
+        fprintf(stderr, "docs/flags.md's flag reference differs from the flag table: run `make readme-flags`\n");
     assert_int_equal(have, strlen(want));
     assert_memory_equal(b, want, have);
     free(want);

@@ -501,7 +501,7 @@ static void expect_labels(const char *text, size_t n, const int32_t *want, const
 static void test_label_names_versus_positions(void **state)
 {
     (void)state;
-    /* issue 15.1: digit names out of index order; a perfect classifier is 100 % accurate */
+    /* digit names out of index order; a perfect classifier is 100 % accurate */
     const char *issue = "label,p_1,p_0\n1,0.9,0.1\n0,0.2,0.8\n";
     cs_error err;
     cs_load_summary sum;
@@ -563,7 +563,7 @@ static void test_label_names_versus_positions(void **state)
     cs_dataset_free(d);
 }
 
-/* Many classes: the duplicate check is a hash (issue 15.6); it must still find the one duplicate
+/* Many classes: the duplicate check is a hash; it must still find the one duplicate
  * and name both columns, among 100,000. */
 static void test_many_classes_duplicates(void **state)
 {
@@ -608,7 +608,7 @@ static void test_many_classes_duplicates(void **state)
     }
 }
 
-/* issue 15.10: spaces around a value count the same, quoted or not */
+/* spaces around a value count the same, quoted or not */
 static void test_spaces_inside_quotes(void **state)
 {
     (void)state;

@@ -1,4 +1,4 @@
-/* Wide headers and the one-block class names (issue 15.6).
+/* Wide headers and the one-block class names (a header of 100,000 classes costs nothing per class).
  *
  *  - a 100,000-column header loads through the libcsv path and the fast path (1 and 3 threads)
  *    with every class name, column and value right and the two datasets identical; the same

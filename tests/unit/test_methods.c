@@ -363,9 +363,9 @@ static void test_samples_match_direct(void **state)
 }
 
 /* The paired difference does not depend on the method file's row order: pairs are drawn in the
- * reference's order (issue 11, "one comparison, three answers": the methods table resampled in
- * the method's order, so a file with its rows shuffled gave another interval than the report's
- * two-file table). Method B' is B with its rows reversed, paired by id. */
+ * reference's order (resampled in the method's order, a file with its rows shuffled would give
+ * another interval than the report's two-file table). Method B' is B with its rows reversed,
+ * paired by id. */
 static void test_method_row_order(void **state)
 {
     (void)state;

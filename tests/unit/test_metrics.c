@@ -1,6 +1,6 @@
-/* Metrics engine: hand-worked values and properties (SPEC §2).
+/* Metrics engine: hand-worked values and properties (definitions: docs/metrics.md).
  * Expected values are worked by hand in the comments, or come from an independent numpy
- * implementation of the SPEC formulas run once with /usr/bin/python3 (the script is in the
+ * implementation of the documented formulas run once with /usr/bin/python3 (the script is in the
  * comment at the end of this file). */
 #include "support/cs_test.h"
 
@@ -466,7 +466,7 @@ static void test_rece_g(void **state)
 {
     (void)state;
     cs_dataset *d = mkds(12, 5, D2P, D2Y);
-    /* numpy with math.erfc, formula of seed 000 eq. 6 (ref script) */
+    /* numpy with math.erfc, formula of Gupta et al. 2023 eq. 6 (ref script) */
     cs_result r = run(d, (cfg){.bins = 15, .sigma = 0.1}, CS_WANT_RECE_G);
     assert_double_near(r.rece_g, 0.365, 1e-14);
     cs_result_free(&r);
@@ -1004,7 +1004,7 @@ int main(void)
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
-/* Reference script (independent numpy implementation of SPEC §2; run once):
+/* Reference script (independent numpy implementation of docs/metrics.md; run once):
 
 import numpy as np, math
 from fractions import Fraction

@@ -183,7 +183,8 @@ static void test_selection_and_idx(void **state)
     cs_dataset_free(d);
 }
 
-/* RECE-G as seed 000 eq. 6 writes it, independently of the engine. */
+/* RECE-G as Gupta, Basu & Arora 2023 ("How Reliable are the Metrics Used for Assessing
+ * Reliability in Medical Imaging?") eq. 6 writes it, independently of the engine. */
 static double rece_g(const double *c, const int *acc, size_t n, int m, double sigma)
 {
     double A[64] = { 0 }, C[64] = { 0 };
@@ -394,7 +395,8 @@ static cs_dataset *make_gen(gen *g, size_t n_ids)
     return make_long(g->rows, g->n_rows, 1);
 }
 
-/* RECE-M (kde) of the multiset idx[0..n) of g's ids, from seed 000 eq. 7 as written (erf). */
+/* RECE-M (kde) of the multiset idx[0..n) of g's ids, from eq. 7 of Gupta et al. 2023 as
+ * written (erf). */
 static double rece_m_ref(const gen *g, const uint32_t *idx, size_t n, int m, double sigma)
 {
     double *A = calloc((size_t)m, sizeof *A), *C = calloc((size_t)m, sizeof *C);

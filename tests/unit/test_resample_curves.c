@@ -1,4 +1,4 @@
-/* Variance curves, bootstrap intervals and paired comparison (SPEC §3): thread-count
+/* Variance curves, bootstrap intervals and paired comparison (docs/metrics.md): thread-count
  * independence, statistical sanity against known distributions, hand-worked rules. */
 #include <math.h>
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* The one-pass report (calscope/rowsums.h, issue 14): the sums of the first rows made as they
+/* The one-pass report (calscope/rowsums.h): the sums of the first rows made as they
  * are read, the dataset that keeps only the other rows' probabilities, and the load that makes
  * such a dataset.
  *

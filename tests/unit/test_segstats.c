@@ -118,8 +118,8 @@ static void test_kernel_by_hand(void **state)
     cs_segstats_free(st);
 }
 
-/* At the default F = 300, values exactly on edges fall in the bin they close (SPEC §2):
- * 0.25 = 75/300 in fine bin 74, 0.5 in 149, 1 in 299, 0 in 0; 0.25's float16 neighbours
+/* At the default F = 300, values exactly on edges fall in the bin they close (bin i is (i/F,
+ * (i+1)/F]): 0.25 = 75/300 in fine bin 74, 0.5 in 149, 1 in 299, 0 in 0; 0.25's float16 neighbours
  * (0.25 - 2^-13 and 0.25 + 2^-12) in bins 74 and 75. */
 static void test_kernel_edges_at_300(void **state)
 {
@@ -473,7 +473,7 @@ static void test_open_time_report(void **state)
     (void)state;
     cs_segstats *st = stats_200();
     const char *path = write_tmp(st, ".csv");
-    if (getenv("CS_SEGSTATS_KEEP")) {   /* a copy for timing by hand (README) */
+    if (getenv("CS_SEGSTATS_KEEP")) {   /* a copy for timing by hand */
         cs_error werr;
         assert_int_equal(cs_segstats_write(st, getenv("CS_SEGSTATS_KEEP"), &werr), CS_OK);
     }

@@ -248,7 +248,7 @@ static void test_command_line(void **state)
 }
 
 /* A selection longer than the settings hold: the keys past the limit are refused with a
- * visible message, the text typed so far is kept whole (issue 15.10). */
+ * visible message, the text typed so far is kept whole. */
 static void test_prompt_refuses_text_past_its_limit(void **state)
 {
     (void)state;

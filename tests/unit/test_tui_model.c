@@ -1,4 +1,4 @@
-/* The dashboard's model (src/tui/model.h): results keyed by what they show (issue 11 items 3-4).
+/* The dashboard's model (src/tui/model.h): results keyed by what they show.
  *   - a result is drawn with the dataset it was computed on: after switching to a file with
  *     fewer cases, the Cases place still holds the first file's job, marked stale, whose `data`
  *     is the first file (the view draws with it; before, the view indexed the second file's

@@ -1,4 +1,4 @@
-/* A classification pair of .npy files (issue 12): `calscope report --labels y.npy probs.npy`.
+/* A classification pair of .npy files: `calscope report --labels y.npy probs.npy`.
  * probs.npy is N x K (probabilities, or logits with npy_logits), y.npy N labels. The arrays are
  * read through calscope/volume.h, and each row goes through the CSV loader's own row checker
  * (cs_load_row_numbers) and finisher, under a schema built from the column names the same

@@ -1,4 +1,4 @@
-/* Segmentation inputs as datasets (issue 12): a statistics file (calscope/segstats.h) is read,
+/* Segmentation inputs as datasets: a statistics file (calscope/segstats.h) is read,
  * or a manifest of volumes reduced (calscope/reduce.h), and wrapped in a row-less cs_dataset (dataset.h, `stats`), so the report and the dashboard
  * open it like any prediction file and cs_measure hands it to cs_segstats_measure. */
 #include "engine/load/load_internal.h"

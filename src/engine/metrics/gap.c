@@ -1,4 +1,4 @@
-/* Distances between bin means and their aggregation into ECE / ACE / MCE (SPEC §2). */
+/* Distances between bin means and their aggregation into ECE / ACE / MCE (docs/metrics.md). */
 #include "mx.h"
 
 #include <stdlib.h>

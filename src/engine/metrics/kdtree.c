@@ -1,4 +1,5 @@
-/* Adaptive k-d tree binning (seed 002 B.1, cmu-sei/gce via uu-sml/calibration
+/* Adaptive k-d tree binning (Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling You?",
+ * appendix B.1; cmu-sei/gce via uu-sml/calibration
  * DataDependentBinning with threshold "mean"):
  *   a node with n >= min_size = round(gamma * N) (halves to even) is split on the coordinate
  *   with the largest population variance (first such coordinate on ties) at that

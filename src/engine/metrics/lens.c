@@ -1,4 +1,4 @@
-/* cs_prepare: selection, then the lens (definitions of cmu-sei/gce, SPEC §2).
+/* cs_prepare: selection, then the lens (definitions of cmu-sei/gce; docs/metrics.md).
  *
  * Decisions:
  * - topk:1 is exactly top1 (a scalar lens), so every distance acts on |conf - acc|.

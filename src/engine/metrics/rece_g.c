@@ -1,4 +1,5 @@
-/* RECE-G (seed 000 eq. 6): each confidence c_j is spread over the M uniform bins by the mass
+/* RECE-G (Gupta, Basu & Arora 2023, "How Reliable are the Metrics Used for Assessing Reliability
+ * in Medical Imaging?", eq. 6): each confidence c_j is spread over the M uniform bins by the mass
  * of Normal(c_j, sigma) on each bin interval, normalised over the M bins;
  * RECE-G = sum over ALL M bins of |A~_i - C~_i| / N.
  *
@@ -39,7 +40,7 @@
 #define PAR_MIN 200000u
 /* From this many items the box path (rece_g_box.c) replaces the per-sample weights: making
  * its table costs ~0.28 ms at sigma 0.1, M = 15 (once per (sigma, M): later evaluations share
- * it), the weights ~0.12 us a sample, the box moments ~0.01 us (measured; README,
+ * it), the weights ~0.12 us a sample, the box moments ~0.01 us (measured; docs/metrics.md,
  * "RECE-G on large samples"). */
 #define BOX_MIN 2048u
 /* Row stride of the cached RECE-G rows: M rounded up to a multiple of 8 (zero padding). */

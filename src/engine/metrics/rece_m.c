@@ -1,4 +1,5 @@
-/* RECE-M (seed 000 eq. 7) on a prepared problem: RECE-G's soft binning, with each sample's
+/* RECE-M (Gupta, Basu & Arora 2023, "How Reliable are the Metrics Used for Assessing Reliability
+ * in Medical Imaging?", eq. 7) on a prepared problem: RECE-G's soft binning, with each sample's
  * weight row over the M uniform bins given by a mixture fitted to its test-time-augmentation
  * observations. The conventions (which rows are observations, the kde and gmm3 mixtures, the
  * EM) are written down in include/calscope/rece_m.h.

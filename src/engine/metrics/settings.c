@@ -1,5 +1,5 @@
-/* Settings: SPEC defaults and the parsers of their command-line spellings (the flag table,
- * src/session/flags.c, renders them back). */
+/* Settings: the documented defaults and the parsers of their command-line spellings (the flag
+ * table, src/session/flags.c, renders them back). */
 #include "calscope/metrics.h"
 #include "calscope/resample.h"
 

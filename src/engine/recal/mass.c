@@ -1,4 +1,5 @@
-/* calscope engine: where a method puts its probability mass (seed 002 Fig. 2 and 4). */
+/* calscope engine: where a method puts its probability mass (Kirchenbauer, Oaks &
+ * Heim 2022, "What is Your Metric Telling You?", Fig. 2 and 4). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* calscope engine: reading a statistics file (format: README "Statistics files").
+/* calscope engine: reading a statistics file (format: docs/segmentation.md, "Statistics files").
  *
  * The whole (decompressed) file is read into memory through zlib, which passes plain files
  * through unchanged, then split into lines and fields by hand: a 200-case file holds some

@@ -1,4 +1,4 @@
-/* calscope engine: writing a statistics file (format: README "Statistics files").
+/* calscope engine: writing a statistics file (format: docs/segmentation.md, "Statistics files").
  *
  * Output goes through one buffer that flushes to stdio or to zlib's gzip writer, so the plain
  * and the .gz file carry the same bytes. Doubles are written with %.17g (17 significant

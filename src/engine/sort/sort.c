@@ -357,7 +357,7 @@ static int order_msd(const double *v, size_t n, uint64_t *k, uint32_t *o, cs_sor
 /* o = the stable order of v, with k (n keys) as scratch: k holds the sorted keys after. */
 static int order_keys(const double *v, size_t n, uint32_t *o, uint64_t *k, cs_sort_share *sh)
 {
-    /* stable, so ties keep row order (SPEC: "ties by row order") */
+    /* stable, so ties keep row order (equal-mass bins: "ties by row order") */
     if (n < 65536) {
         for (size_t i = 0; i < n; i++) {
             k[i] = cs_sort_key(v[i]);

@@ -1,5 +1,5 @@
 /* The engine's sorts, in one file (sort.c): every ordering of samples, ids, confidences and
- * resampled values goes through these, so "ties keep row order" (SPEC) is decided once.
+ * resampled values goes through these, so "ties keep row order" (docs/metrics.md) is decided once.
  *
  * All but cs_sort_doubles_desc are stable: equal keys keep their input order, so the result
  * is the one permutation a stable sort gives, whatever the algorithm. Internal to the engine

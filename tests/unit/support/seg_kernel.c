@@ -6,7 +6,7 @@
 
 #include "calscope/ubin.h"
 
-/* -ln max(x, 1e-15): SPEC §2's clipped log loss term; -ln 1 adds nothing (-0.0 to a +0.0
+/* -ln max(x, 1e-15): the clipped log loss term of NLL; -ln 1 adds nothing (-0.0 to a +0.0
  * sum), so exact 1s skip the log. `lmin` is -ln 1e-15, computed once by the caller. */
 static inline double neg_log_clipped(double x, double lmin)
 {
