@@ -92,7 +92,15 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
             cstr(out, lr->notes[m]);
             first = 0;
         }
-        fputs("}, \"other_dtype\": ", out);
+        if (lr->lib == CS_COMPAT_RELPLOT) {
+            fputs("}, \"smece\": ", out);
+            cnum(out, lr->smece);
+            fputs(", \"smece_sigma\": ", out);
+            cnum(out, lr->smece_sigma);
+            fputs(", \"smece_note\": ", out);
+            cstr(out, lr->smece_note);
+        }
+        fputs(lr->lib == CS_COMPAT_RELPLOT ? ", \"other_dtype\": " : "}, \"other_dtype\": ", out);
         other_dtype_json(out, lr);
         fprintf(out, ", \"moved\": %zu, \"examples\": [", lr->moved);
         for (size_t e = 0; e < lr->n_examples && e < JSON_EXAMPLES; e++) {
@@ -170,6 +178,11 @@ void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f)
         fprintf(out, "  %s: %s\n", cs_compat_name((cs_compat_lib)l), lr->call);
         fprintf(out, "    measures: %s\n", lr->semantics);
         other_dtype_text(out, lr);
+        if (lr->lib == CS_COMPAT_RELPLOT && isfinite(lr->smece))
+            fprintf(out, "    smECE: relplot's %.6f (sigma %.6f); %s\n", lr->smece,
+                    lr->smece_sigma, lr->smece_note);
+        else if (lr->lib == CS_COMPAT_RELPLOT)
+            fprintf(out, "    smECE: n/a: %s\n", lr->smece_note);
         if (lr->applicable)
             fprintf(out, "    moved: %zu of %zu samples land in another bin than calscope's\n", lr->moved, r->n);
         for (size_t e = 0; e < lr->n_examples && e < TEXT_EXAMPLES; e++) {
