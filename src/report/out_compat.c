@@ -92,15 +92,16 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
             cstr(out, lr->notes[m]);
             first = 0;
         }
-        if (lr->lib == CS_COMPAT_RELPLOT) {
-            fputs("}, \"smece\": ", out);
+        fputc('}', out);
+        if (lr->lib == CS_COMPAT_RELPLOT) {   /* its smooth ECE and why it is not calscope's */
+            fputs(", \"smece\": ", out);
             cnum(out, lr->smece);
             fputs(", \"smece_sigma\": ", out);
             cnum(out, lr->smece_sigma);
             fputs(", \"smece_note\": ", out);
             cstr(out, lr->smece_note);
         }
-        fputs(lr->lib == CS_COMPAT_RELPLOT ? ", \"other_dtype\": " : "}, \"other_dtype\": ", out);
+        fputs(", \"other_dtype\": ", out);
         other_dtype_json(out, lr);
         fprintf(out, ", \"moved\": %zu, \"examples\": [", lr->moved);
         for (size_t e = 0; e < lr->n_examples && e < JSON_EXAMPLES; e++) {
