@@ -1,9 +1,13 @@
 #!/usr/bin/python3
 """torchmetrics 1.9.0's calibration error computed by torch itself, to check `calscope report
 --compat torchmetrics` / `torchmetrics-binary` (and the torch primitives calscope emulates) against
-the real thing. torchmetrics is not installed here; its code path is small and copied below with
-the same torch calls, so every primitive (linspace, bucketize, scatter_add_, sum, max, division)
-is torch's own:
+the real thing. When torchmetrics itself imports (PyPI is out of reach here: run its v1.9.0 source,
+commit 700261d3683ba77517e9650043f62a8313027437, with lightning-utilities v0.15.2's, commit
+2094525f99d94e25998563f5f7c960d48c12dc87, as
+`PYTHONPATH=TORCHMETRICS/src:LIGHTNING_UTILITIES/src`), every number comes from the library;
+otherwise from its code path, which is small and copied below with the same torch calls, so every
+primitive (linspace, bucketize, scatter_add_, sum, max, division) is torch's own. `fixture` needs
+the library and checks that the copy gives the same bits on every file:
 
   Lightning-AI/torchmetrics v1.9.0 src/torchmetrics/functional/classification/calibration_error.py
     _binning_bucketize, _ce_compute, _multiclass_calibration_error_update,
@@ -19,12 +23,15 @@ Usage:
       (floats printed with repr: every bit).
   torchmetrics_check.py gen DIR
       writes the edge files: values on bin edges (multiples of 0.01, 0.05, 1/7, 1/40; two and
-      three classes, argmax ties in float32 and float64), made by a fixed LCG (no RNG version
+      three classes, argmax ties in float32 and float64), and the binary grid files: a random
+      forest's votes out of 100 trees (grid2_rf100.csv: most p[1] at or near 0 and 1) and p[1] =
+      k/M for every M of FIXTURE_BINS but 1 (grid2_mM.csv), made by a fixed LCG (no RNG version
       dependence), so the fixture below is reproducible without torch.
   torchmetrics_check.py fixture
-      tests/fixtures/torchmetrics_values.txt (run from the repository root): "FILE M DTYPE LIB
-      ece mce rms" from torch for the edge files (FILE edges/NAME), the bundled samples and
-      tests/fixtures/breast_cancer_rf.csv, M in FIXTURE_BINS, both dtypes.
+      tests/fixtures/torchmetrics_values.txt (run from the repository root, with torchmetrics
+      itself importable): "FILE M DTYPE LIB ece mce rms" from torchmetrics for the edge and grid
+      files (FILE edges/NAME), the bundled samples and tests/fixtures/breast_cancer_rf.csv, M in
+      FIXTURE_BINS, both dtypes; exits 1 when the copy below differs from the library by a bit.
   torchmetrics_check.py compare FIXTURE CALSCOPE EDGE_DIR
       needs no torch: runs calscope on every (FILE, M, DTYPE) of FIXTURE (edges/ read from
       EDGE_DIR, made by gen) and prints every number that differs from the fixture's by one bit
@@ -54,6 +61,13 @@ try:
     import torch
 except ImportError:  # gen needs no torch; every other mode does
     torch = None
+try:  # torchmetrics itself, when its source is on PYTHONPATH (see above)
+    import torchmetrics
+    from torchmetrics.functional.classification import binary_calibration_error as tm_binary
+    from torchmetrics.functional.classification import multiclass_calibration_error as tm_multiclass
+except ImportError:
+    torchmetrics = None
+TM_VERSION = "1.9.0"
 GROUP = 10
 BINS_LIST = [1, 2, 3, 7, 10, 15, 16, 20, 25, 33, 40, 50, 64, 100, 128, 500, 1000]
 FIXTURE_BINS = [1, 7, 10, 15, 20, 33, 100, 1000]
@@ -116,17 +130,32 @@ def multiclass_calibration_error(preds, target, num_classes, n_bins, norm):
     return _ce_compute(confidences.float(), accuracies.float(), n_bins, norm)
 
 
-def metric(path, M, dtype, P=None, y=None):
+def library():
+    """torchmetrics itself when it imports (and is the version calscope reproduces), else None."""
+    if torchmetrics is None:
+        return None
+    if torchmetrics.__version__ != TM_VERSION:
+        sys.exit(f"torchmetrics_check.py: torchmetrics {torchmetrics.__version__} imports; "
+                 f"calscope reproduces {TM_VERSION}")
+    return torchmetrics
+
+
+def metric(path, M, dtype, P=None, y=None, copy=False):
+    """The numbers of torchmetrics itself, or of the copy above when it does not import (or
+    when copy is set)."""
     if P is None:
         P, y = load(path)
+    real = not copy and library() is not None
+    multi = tm_multiclass if real else multiclass_calibration_error
+    binary = tm_binary if real else binary_calibration_error
     preds = torch.tensor(P, dtype=dtype)
     target = torch.tensor(y, dtype=torch.int64)
     norms = {"ece": "l1", "mce": "max", "rms": "l2"}
-    out = {"torchmetrics": {k: float(multiclass_calibration_error(preds, target, P.shape[1], M, n))
+    out = {"torchmetrics": {k: float(multi(preds, target, num_classes=P.shape[1], n_bins=M, norm=n))
                             for k, n in norms.items()},
            "torchmetrics-binary": None}
     if P.shape[1] == 2:
-        out["torchmetrics-binary"] = {k: float(binary_calibration_error(preds[:, 1], target, M, n))
+        out["torchmetrics-binary"] = {k: float(binary(preds[:, 1], target, n_bins=M, norm=n))
                                       for k, n in norms.items()}
     return out
 
@@ -214,6 +243,7 @@ def gen(outdir):
             a = next(r) % (q + 1); b = next(r) % (q + 1 - a)
             rows.append((next(r) % 3, [a / q, b / q, (q - a - b) / q]))
         files.append((f"edges3_{q}.csv", rows))
+    files += grid_files()
     # argmax ties that exist only in float32: classes differ below float32's resolution
     r = lcg(5)
     rows = []
@@ -232,14 +262,40 @@ def gen(outdir):
         print(os.path.join(outdir, name))
 
 
-def torch_numbers(files, bins_list):
-    """(file, M, dtype, lib) -> (ece, mce, rms) from torch."""
+def grid_files():
+    """Binary files whose p[1] sit on a grid that holds bin edges: a random forest's votes out
+    of 100 trees (predict_proba's k/100, most at or near 0 and 1; the label mostly agrees with
+    the votes), and k/M for the fixture's M > 1."""
+    r = lcg(100100)
+    rows = []
+    for i in range(600):
+        u = next(r) % 101
+        k = u * u // 100                 # votes for the other class: 0 for a tenth of the rows
+        pos = next(r) % 5 < 2            # 40 % positives
+        agree = next(r) % 100 < 100 - k  # the forest is right about as often as it says
+        j = 100 - k if pos == agree else k    # trees voting for the positive class
+        rows.append((int(pos), [(100 - j) / 100, j / 100]))
+    files = [("grid2_rf100.csv", rows)]
+    for M in FIXTURE_BINS:
+        if M == 1:
+            continue
+        r = lcg(M + 7)
+        rows = []
+        for i in range(400):
+            k = next(r) % (M + 1)
+            rows.append((int(next(r) % M < k), [(M - k) / M, k / M]))
+        files.append((f"grid2_m{M}.csv", rows))
+    return files
+
+
+def torch_numbers(files, bins_list, copy=False):
+    """(file, M, dtype, lib) -> (ece, mce, rms) from torch (torchmetrics itself unless copy)."""
     out = {}
     for path in files:
         P, y = load(path)
         for M in bins_list:
             for dt in DTYPES:
-                got = metric(path, M, getattr(torch, dt), P, y)
+                got = metric(path, M, getattr(torch, dt), P, y, copy)
                 for lib, v in got.items():
                     if v is not None:
                         out[(path, M, dt, lib)] = (v["ece"], v["mce"], v["rms"])
@@ -291,7 +347,10 @@ def differences(exe, want, path_of=lambda p: p):
 def fixture():
     import glob
     import tempfile
-    print("# FILE M DTYPE LIB ece mce rms: torchmetrics 1.9.0's code on torch "
+    if library() is None:
+        sys.exit("torchmetrics_check.py fixture: torchmetrics itself does not import "
+                 "(PYTHONPATH=TORCHMETRICS/src:LIGHTNING_UTILITIES/src, see the usage)")
+    print(f"# FILE M DTYPE LIB ece mce rms: torchmetrics {torchmetrics.__version__} itself on torch "
           f"{torch.__version__} (tools/torchmetrics_check.py fixture; edges/ = its gen files)")
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as d:
@@ -302,11 +361,20 @@ def fixture():
             finally:
                 sys.stdout = saved
         os.chdir(d)
-        edge = torch_numbers(sorted(glob.glob("edges/*.csv")), FIXTURE_BINS)
+        edge_files = sorted(glob.glob("edges/*.csv"))
+        edge = torch_numbers(edge_files, FIXTURE_BINS)
+        edge_copy = torch_numbers(edge_files, FIXTURE_BINS, copy=True)
         os.chdir(cwd)
-    rest = torch_numbers(sorted(glob.glob("samples/*.csv")) + ["tests/fixtures/breast_cancer_rf.csv"], FIXTURE_BINS)
+    rest_files = sorted(glob.glob("samples/*.csv")) + ["tests/fixtures/breast_cancer_rf.csv"]
+    rest = torch_numbers(rest_files, FIXTURE_BINS)
+    rest_copy = torch_numbers(rest_files, FIXTURE_BINS, copy=True)
+    bad = [k for k in rest if rest[k] != rest_copy[k]] + [k for k in edge if edge[k] != edge_copy[k]]
+    for k in bad:
+        print(f"torchmetrics_check.py: the copy differs from torchmetrics on {k}", file=sys.stderr)
     for (path, M, dt, lib), v in list(edge.items()) + list(rest.items()):
         print(path, M, dt, lib, *(repr(x) for x in v))
+    if bad:
+        sys.exit(1)
 
 
 def read_fixture(path):

@@ -109,9 +109,17 @@ typedef struct cs_compat_lib_result {
     int bins_pooled;              /* 1: class-wise, pooled over classes */
     char bins_note[240];          /* what the table is, or why there is none */
     /* Smooth ECE as the library computes it and the bandwidth it used (relplot only; NAN for
-     * the others, smece_note says why). */
+     * the others, smece_note says why). For relplot, smece_note says why its number is not
+     * calscope's (the definition's, quoted in it): its grid's unmirrored end nodes. */
     double smece, smece_sigma;
-    char smece_note[120];
+    char smece_note[400];
+    /* torchmetrics / torchmetrics-binary only: ece, mce and rms (at CS_CM_*) of the same call on
+     * tensors of the other dtype — float64 (`torch.tensor` of a numpy array, e.g. predict_proba's
+     * output) when the report asked for float32 (a model's output), and back; other_dtype_f64
+     * says which. binary_calibration_error bins in the tensor's dtype, so the two differ when
+     * values sit on bin edges. NAN elsewhere and for the other libraries. */
+    double other_dtype[CS_CM_COUNT];
+    int other_dtype_f64;
 } cs_compat_lib_result;
 
 typedef struct cs_compat_report {

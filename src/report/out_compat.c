@@ -33,6 +33,38 @@ static void metrics_json(FILE *out, const double *m)
     }
 }
 
+/* The torch libraries' numbers on tensors of the other dtype: {"dtype", "ece", "mce", "rms"},
+ * null for the other libraries and where nothing was measured. */
+static void other_dtype_json(FILE *out, const cs_compat_lib_result *lr)
+{
+    if (!isfinite(lr->other_dtype[CS_CM_ECE])) {
+        fputs("null", out);
+        return;
+    }
+    fprintf(out, "{\"dtype\": \"%s\"", lr->other_dtype_f64 ? "float64" : "float32");
+    static const int shown[] = { CS_CM_ECE, CS_CM_MCE, CS_CM_RMS };
+    for (size_t i = 0; i < sizeof shown / sizeof *shown; i++) {
+        fprintf(out, ", \"%s\": ", cs_compat_metric_name(shown[i]));
+        cnum(out, lr->other_dtype[shown[i]]);
+    }
+    fputc('}', out);
+}
+
+/* Text: what the same call gives on the other dtype's tensors, and whether it differs. */
+static void other_dtype_text(FILE *out, const cs_compat_lib_result *lr)
+{
+    if (!isfinite(lr->other_dtype[CS_CM_ECE])) return;
+    int same = lr->other_dtype[CS_CM_ECE] == lr->m[CS_CM_ECE] && lr->other_dtype[CS_CM_MCE] == lr->m[CS_CM_MCE]
+               && lr->other_dtype[CS_CM_RMS] == lr->m[CS_CM_RMS];
+    fprintf(out, "    %s tensors (%s, --torch-dtype %s): ece %.6f mce %.6f rms %.6f (%s)\n",
+            lr->other_dtype_f64 ? "float64" : "float32",
+            lr->other_dtype_f64 ? "torch.tensor of a numpy array" : "a model's output",
+            lr->other_dtype_f64 ? "float64" : "float32", lr->other_dtype[CS_CM_ECE],
+            lr->other_dtype[CS_CM_MCE], lr->other_dtype[CS_CM_RMS],
+            same ? "the same bits"
+                 : lr->lib == CS_COMPAT_TORCHMETRICS_BINARY ? "differs: binary_calibration_error bins in the tensor's dtype"
+                                                           : "differs: the argmax is taken in the tensor's dtype");
+}
 
 void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
 {
@@ -60,7 +92,18 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
             cstr(out, lr->notes[m]);
             first = 0;
         }
-        fprintf(out, "}, \"moved\": %zu, \"examples\": [", lr->moved);
+        fputc('}', out);
+        if (lr->lib == CS_COMPAT_RELPLOT) {   /* its smooth ECE and why it is not calscope's */
+            fputs(", \"smece\": ", out);
+            cnum(out, lr->smece);
+            fputs(", \"smece_sigma\": ", out);
+            cnum(out, lr->smece_sigma);
+            fputs(", \"smece_note\": ", out);
+            cstr(out, lr->smece_note);
+        }
+        fputs(", \"other_dtype\": ", out);
+        other_dtype_json(out, lr);
+        fprintf(out, ", \"moved\": %zu, \"examples\": [", lr->moved);
         for (size_t e = 0; e < lr->n_examples && e < JSON_EXAMPLES; e++) {
             const cs_compat_move *mv = &lr->examples[e];
             fprintf(out, "%s{\"row\": %u, \"class\": ", e ? ", " : "", (unsigned)mv->row);
@@ -135,6 +178,12 @@ void rep_out_compat_text(FILE *out, const rep_opts *o, const rep_file *f)
         const cs_compat_lib_result *lr = &r->lib[l];
         fprintf(out, "  %s: %s\n", cs_compat_name((cs_compat_lib)l), lr->call);
         fprintf(out, "    measures: %s\n", lr->semantics);
+        other_dtype_text(out, lr);
+        if (lr->lib == CS_COMPAT_RELPLOT && isfinite(lr->smece))
+            fprintf(out, "    smECE: relplot's %.6f (sigma %.6f); %s\n", lr->smece,
+                    lr->smece_sigma, lr->smece_note);
+        else if (lr->lib == CS_COMPAT_RELPLOT)
+            fprintf(out, "    smECE: n/a: %s\n", lr->smece_note);
         if (lr->applicable)
             fprintf(out, "    moved: %zu of %zu samples land in another bin than calscope's\n", lr->moved, r->n);
         for (size_t e = 0; e < lr->n_examples && e < TEXT_EXAMPLES; e++) {

@@ -305,7 +305,7 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
     for (int l = 0; l < CS_COMPAT_COUNT; l++) {
         cs_compat_lib_result *o = &out->lib[l];
         o->lib = (cs_compat_lib)l;
-        for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = NAN;
+        for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = o->other_dtype[m] = NAN;
         o->smece = o->smece_sigma = NAN;
         snprintf(o->smece_note, sizeof o->smece_note, "%s has no smooth ECE", lib_names[l]);
         if (!(out->mask & (1u << l))) continue;
