@@ -59,12 +59,6 @@ double cs_metric_tie_tol(double a, double b);
  * (or either is not finite). */
 int cs_metric_compare(int id, double a, double b);
 
-/* Threads, cancellation and progress of one call. Zero-initialise for "all cores, no cancel". */
-typedef struct cs_run {
-    int threads;                 /* <= 0: online core count */
-    const atomic_int *cancel;    /* may be NULL */
-    atomic_int *progress_ppm;    /* may be NULL; set to 0..1000000 (monotonic) as replicates end */
-} cs_run;
 
 #define CS_CURVE_MAX_POINTS 32
 
