@@ -15,6 +15,7 @@
 #include "calscope/jobs/metrics.h"
 #include "calscope/jobs/recal.h"
 #include "calscope/jobs/topk.h"
+#include "calscope/segmeasure.h"
 #include "calscope/segstats.h"
 #include "calscope/text.h"
 

@@ -1,5 +1,5 @@
 /* calscope engine, resampling internals shared by the row engine (curves.c) and the
- * statistics-file engine (segstats/measure_resample.c): the interval formulas of
+ * statistics-file engine (measure/stats_resample.c): the interval formulas of
  * cs_bootstrap_interval (ci_methods.c), the rules of a curve (curve_build.c) and the run state
  * (runner.c). Pure functions, any thread, unless said otherwise. */
 #ifndef CALSCOPE_CI_INTERNAL_H
@@ -12,7 +12,7 @@
 #include "calscope/curves.h"
 
 /* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, shared by
- * the row engine (curves.c) and the statistics-file engine (segstats/measure_resample.c), so
+ * the row engine (curves.c) and the statistics-file engine (measure/stats_resample.c), so
  * that "replicate r of the interval" means the same stream in both. */
 enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 

@@ -1,5 +1,5 @@
 /* The rules both resampling engines share, the row engine (curves.c) and the statistics-file
- * engine (segstats/measure_resample.c): how many resamples a call may ask for, what a curve's
+ * engine (measure/stats_resample.c): how many resamples a call may ask for, what a curve's
  * options must hold, how a curve starts, and how its table of resampled values becomes each
  * point's statistics. Declared in ci_internal.h. */
 #include "ci_internal.h"

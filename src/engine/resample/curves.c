@@ -6,7 +6,6 @@
  * is what makes the output independent of the thread count. */
 #include "calscope/curves.h"
 
-#include "calscope/segmeasure.h"
 
 #include "ci_internal.h"
 
@@ -674,13 +673,10 @@ void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, con
     e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa, fb) == 0;
 }
 
-cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
-                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
-                         cs_compare *out, cs_error *err)
+cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                          cs_compare *out, cs_error *err)
 {
-    /* statistics files are compared case by case (cases are the unit of evidence) */
-    if (a->stats && b->stats)
-        return cs_segstats_compare(a->stats, a->path, b->stats, b->path, s, metrics, repeats, seed, run, out, err);
     if (cs_dataset_need_rows(a->stats ? a : b, "a paired comparison with a prediction file", err) != CS_OK) {
         memset(out, 0, sizeof *out);
         return err->code;

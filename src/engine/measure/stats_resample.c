@@ -1,5 +1,5 @@
 /* calscope engine: resampling cases of a statistics file — bootstrap intervals, the size and
- * bins curves (measure_resample.h) and the paired comparison (cs_segstats_compare).
+ * bins curves (stats_resample.h) and the paired comparison (cs_segstats_compare).
  *
  * Replicate r draws its cases from the row engine's stream for the same use
  * (cs_rng_seed(seed, STREAM_*, point, r), ci_internal.h) and writes its own slot; summaries
@@ -14,7 +14,7 @@
 
 #include "calscope/resample.h"
 #include "engine/resample/ci_internal.h"
-#include "engine/segstats/measure_resample.h"
+#include "engine/measure/stats_resample.h"
 
 /* ---- run state and per-thread scratch --------------------------------------------------- */
 
