@@ -1,77 +1,81 @@
-/* calscope engine: resampling cases of a statistics file — bootstrap intervals, the size and
- * bins curves (stats_resample.h) and the paired comparison (cs_segstats_compare).
+/* calscope engine: a statistics file as an evaluator of the resampling engine
+ * (engine/resample/evaluator.h): the active cases are the units a draw picks. Bootstrap
+ * intervals, the size and bins curves (stats_resample.h) and the paired comparison
+ * (cs_segstats_compare) are resample/'s drivers on it, so replicate r draws the same stream as
+ * on a prediction file and a seed gives the same numbers for any thread count.
  *
- * Replicate r draws its cases from the row engine's stream for the same use
- * (cs_rng_seed(seed, STREAM_*, point, r), ci_internal.h) and writes its own slot; summaries
- * are reduced in index order on the caller's thread, so a seed gives the same numbers for any
- * thread count. A draw becomes case weights (how often each case was drawn); the replicate's
- * statistics are the weighted sums (seg_eval). */
+ * A draw becomes case weights (how often each case was drawn); the replicate's statistics are
+ * the weighted sums (seg_eval). A draw that holds no voxel gives a NAN row, not an error. */
 #include "calscope/segmeasure.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/resample.h"
 #include "engine/resample/ci_internal.h"
+#include "engine/resample/evaluator.h"
 #include "engine/measure/stats_resample.h"
 
-/* ---- run state and per-thread scratch --------------------------------------------------- */
-
-typedef cs_runner runner;
-
-typedef struct scratch {
-    uint32_t *idx, *w, *perm, *undo;
-} scratch;
-
-static void scratch_free(scratch *s, int threads)
+/* The draw idx[0..k) as weights over the na active cases in *w (malloc'd; NULL when idx is:
+ * every case once, as seg_eval takes it). CS_OK or CS_ENOMEM. */
+static cs_status draw_weights(size_t na, const uint32_t *idx, size_t k, uint32_t **w)
 {
-    for (int t = 0; s && t < threads; t++) {
-        free(s[t].idx);
-        free(s[t].w);
-        free(s[t].perm);
-        free(s[t].undo);
-    }
-    free(s);
+    *w = NULL;
+    if (!idx) return CS_OK;
+    *w = calloc(na ? na : 1, sizeof **w);
+    if (!*w) return CS_ENOMEM;
+    for (size_t j = 0; j < k; j++) (*w)[idx[j]]++;
+    return CS_OK;
 }
 
-static scratch *scratch_new(int threads, size_t na)
+/* The evaluator of a seg_prob (ctx): the metrics of mask on the drawn cases. */
+static cs_status stats_eval(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
+                            const atomic_int *cancel, double *row)
 {
-    scratch *s = calloc((size_t)threads, sizeof *s);
-    size_t n = na ? na : 1;
-    for (int t = 0; s && t < threads; t++) {
-        s[t].idx = malloc(n * sizeof(uint32_t));
-        s[t].w = malloc(n * sizeof(uint32_t));
-        s[t].perm = malloc(n * sizeof(uint32_t));
-        s[t].undo = malloc(n * sizeof(uint32_t));
-        if (!s[t].idx || !s[t].w || !s[t].perm || !s[t].undo) {
-            scratch_free(s, threads);
-            return NULL;
-        }
-        for (size_t i = 0; i < na; i++) s[t].perm[i] = (uint32_t)i;
-    }
-    return s;
-}
-
-/* The drawn cases idx[0..k) as weights over the na active cases. */
-static const uint32_t *weights(scratch *s, size_t na, size_t k)
-{
-    memset(s->w, 0, (na ? na : 1) * sizeof *s->w);
-    for (size_t j = 0; j < k; j++) s->w[s->idx[j]]++;
-    return s->w;
-}
-
-/* The metrics of mask on the weighted cases into row[] (NAN elsewhere, and where the draw
- * holds no voxel). */
-static void eval_row(runner *rn, const seg_prob *p, const uint32_t *w, unsigned mask, double *row)
-{
+    const seg_prob *p = ctx;
+    (void)cancel;   /* one weighted sum: quick */
+    uint32_t *w;
     cs_result r;
     cs_error err;
-    cs_status st = seg_eval(p, w, -1, cs_metric_want(mask), 0, &r, &err);
+    cs_status st = draw_weights(p->na, idx, k, &w);
+    if (st == CS_OK) st = seg_eval(p, w, -1, cs_metric_want(mask), 0, &r, &err);
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = st == CS_OK && (mask & CS_METRIC_BIT(m)) ? cs_metric_value(&r, m) : NAN;
     if (st == CS_OK) cs_result_free(&r);
-    else if (st != CS_EEMPTY) cs_runner_fail(rn, st);
+    free(w);
+    return st == CS_EEMPTY ? CS_OK : st;
+}
+
+static cs_evaluator stats_evaluator(const seg_prob *p)
+{
+    return (cs_evaluator){ .n = p->na, .ctx = p, .eval = stats_eval };
+}
+
+/* A bins curve's evaluator: the cases pooled once at the finest M and coarsened to each M. */
+typedef struct stats_points {
+    const seg_prob *p;
+    const int *M;
+} stats_points;
+
+static cs_status stats_eval_points(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
+                                   const atomic_int *cancel, double *rows, size_t stride, size_t np)
+{
+    const stats_points *sp = ctx;
+    cs_result r[CS_CURVE_MAX_POINTS];
+    cs_error err;
+    uint32_t *w = NULL;
+    int cancelled = cancel && atomic_load_explicit(cancel, memory_order_relaxed);
+    cs_status st = cancelled ? CS_ECANCELLED : draw_weights(sp->p->na, idx, k, &w);
+    int evaluated = st == CS_OK;
+    if (evaluated) st = seg_eval_bins(sp->p, w, sp->M, np, cs_metric_want(mask), r, &err);
+    for (size_t pt = 0; pt < np; pt++)
+        for (int m = 0; m < CS_METRIC_COUNT; m++)
+            rows[pt * stride + (size_t)m] = st == CS_OK && (mask & CS_METRIC_BIT(m))
+                                                ? cs_metric_value(&r[pt], m) : NAN;
+    if (evaluated)
+        for (size_t pt = 0; pt < np; pt++) cs_result_free(&r[pt]);
+    free(w);
+    return st == CS_EEMPTY || st == CS_ECANCELLED ? CS_OK : st;
 }
 
 static cs_status nomem(cs_error *err)
@@ -81,87 +85,11 @@ static cs_status nomem(cs_error *err)
 
 /* ---- intervals -------------------------------------------------------------------------- */
 
-typedef struct ci_ctx {
-    runner rn;
-    const seg_prob *p;
-    unsigned mask;
-    uint64_t seed;
-    scratch *sc;
-    double *values;          /* [rep][metric] */
-    const uint8_t *group;    /* jackknife: case groups */
-    double *jack;            /* [group][metric] */
-} ci_ctx;
-
-static void ci_task(void *vctx, size_t i, int worker)
-{
-    ci_ctx *x = vctx;
-    scratch *s = &x->sc[worker];
-    cs_rng rng;
-    cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
-    cs_draw_with(&rng, x->p->na, x->p->na, s->idx);
-    eval_row(&x->rn, x->p, weights(s, x->p->na, x->p->na), x->mask, x->values + i * CS_METRIC_COUNT);
-    cs_runner_tick(&x->rn);
-}
-
-/* Jackknife group g: every case whose group is not g, once. */
-static void jack_task(void *vctx, size_t g, int worker)
-{
-    ci_ctx *x = vctx;
-    scratch *s = &x->sc[worker];
-    for (size_t a = 0; a < x->p->na; a++) s->w[a] = x->group[a] != g;
-    eval_row(&x->rn, x->p, s->w, x->mask, x->jack + g * CS_METRIC_COUNT);
-    cs_runner_tick(&x->rn);
-}
-
 cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t seed,
                        cs_ci_method method, const cs_run *run, cs_ci *out, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (cs_resample_repeats_check(repeats, err)) return err->code;
-    if (method < 0 || method >= CS_CI_METHOD_COUNT)
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
-    size_t R = (size_t)repeats, na = p->na;
-    size_t G = method == CS_CI_BCA ? (na <= CS_CI_JACK_GROUPS ? na : CS_CI_JACK_GROUPS) : 0;
-    ci_ctx x = { .p = p, .mask = mask, .seed = seed };
-    cs_runner_init(&x.rn, run, R + 1 + G);
-    x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
-    x.sc = scratch_new(x.rn.threads, na);
-    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
-    double *jcol = malloc((G ? G : 1) * sizeof *jcol);
-    x.jack = malloc((G ? G : 1) * CS_METRIC_COUNT * sizeof *x.jack);
-    uint8_t *group = malloc(na ? na : 1);
-    uint32_t *perm = malloc((na ? na : 1) * sizeof *perm);
-    cs_status st;
-    if (!x.values || !x.sc || !col || !tmp || !jcol || !x.jack || !group || !perm) {
-        st = nomem(err);
-        goto done;
-    }
-    eval_row(&x.rn, p, NULL, mask, out->value);
-    cs_runner_tick(&x.rn);
-    cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
-    if (G && !cs_runner_cancelled(&x.rn)) {
-        cs_jack_groups(na, G, seed, perm, group);
-        x.group = group;
-        cs_parallel_for(x.rn.threads, G, jack_task, &x, x.rn.cancel);
-    }
-    st = cs_runner_finish(&x.rn, err);
-    if (st == CS_OK) {
-        out->metrics = mask;
-        out->repeats = repeats;
-        out->method = method;
-        out->jack_groups = G;
-        cs_ci_finish(out, x.values, R, x.jack, G, col, tmp, jcol);
-    }
-done:
-    scratch_free(x.sc, x.rn.threads);
-    free(x.values);
-    free(col);
-    free(tmp);
-    free(jcol);
-    free(x.jack);
-    free(group);
-    free(perm);
-    return st;
+    cs_evaluator ev = stats_evaluator(p);
+    return cs_resample_interval(&ev, mask, repeats, seed, method, NULL, run, out, err);
 }
 
 /* ---- curves ----------------------------------------------------------------------------- */
@@ -173,117 +101,17 @@ static cs_status check_curve(const seg_prob *p, const cs_curve_options *o, unsig
     return seg_metric_mask(p->st, o->metrics, "curve", mask, err);
 }
 
-typedef struct curve_ctx {
-    runner rn;
-    const seg_prob *const *probs;   /* one for all points */
-    const int *M;                    /* bins: the M of each point */
-    const cs_curve_options *o;
-    const cs_curve *c;
-    unsigned mask;
-    size_t R;
-    scratch *sc;
-    double *values;                  /* [point][rep][metric] */
-} curve_ctx;
-
-static void size_task(void *vctx, size_t i, int worker)
-{
-    curve_ctx *x = vctx;
-    size_t pt = i / x->R, rep = i % x->R, na = x->probs[0]->na, k = x->c->points[pt].rows;
-    double *row = x->values + i * CS_METRIC_COUNT;
-    if (!x->o->replace && k == na) {
-        /* every case once: the full value */
-        memcpy(row, x->c->points[pt].full, CS_METRIC_COUNT * sizeof *row);
-    } else {
-        scratch *s = &x->sc[worker];
-        cs_rng rng;
-        cs_rng_seed(&rng, x->o->seed, STREAM_SIZE, pt, rep);
-        if (x->o->replace) cs_draw_with(&rng, na, k, s->idx);
-        else cs_draw_without(&rng, s->perm, na, k, s->undo, s->idx);
-        eval_row(&x->rn, x->probs[0], weights(s, na, k), x->mask, row);
-    }
-    cs_runner_tick(&x->rn);
-}
-
 cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_run *run,
                          cs_error *err)
 {
     unsigned mask;
-    if (check_curve(p, o, &mask, err)) return NULL;
-    for (size_t i = 0; i < o->n_points; i++)
-        if (!(o->x[i] > 0 && o->x[i] <= 1)) {
-            cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
-            return NULL;
-        }
+    if (check_curve(p, o, &mask, err) || cs_curve_fractions_check(o, err)) return NULL;
     if (p->na == 0) {
         cs_error_set(err, CS_EEMPTY, 0, 0, "no cases to resample");
         return NULL;
     }
-    cs_curve *c = cs_curve_start(CS_CURVE_SIZE, o, o->n_points, mask, p->na, err);
-    if (!c) return NULL;
-    size_t R = (size_t)o->repeats;
-    curve_ctx x = { .probs = &p, .o = o, .c = c, .mask = mask, .R = R };
-    cs_runner_init(&x.rn, run, o->n_points * R + 1);
-    x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
-    x.sc = scratch_new(x.rn.threads, p->na);
-    if (!x.values || !x.sc) {
-        nomem(err);
-        goto fail;
-    }
-    double full[CS_METRIC_COUNT];
-    eval_row(&x.rn, p, NULL, mask, full);
-    cs_runner_tick(&x.rn);
-    for (size_t i = 0; i < o->n_points; i++) {
-        c->points[i].x = o->x[i];
-        c->points[i].rows = cs_subset_size(o->x[i], p->na);   /* cases, the unit */
-        memcpy(c->points[i].full, full, sizeof full);
-    }
-    cs_parallel_for(x.rn.threads, o->n_points * R, size_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) || cs_curve_reduce(c, x.values, R, err)) goto fail;
-    scratch_free(x.sc, x.rn.threads);
-    free(x.values);
-    return c;
-fail:
-    scratch_free(x.sc, x.rn.threads);
-    free(x.values);
-    cs_curve_free(c);
-    return NULL;
-}
-
-/* The metrics of mask on the weighted cases at every M of the bins curve into rows[pt]
- * (stride `stride` doubles; NAN where the draw holds no voxel). */
-static void eval_bins_rows(runner *rn, const seg_prob *p, const uint32_t *w, const int *M,
-                           size_t np, unsigned mask, double *rows, size_t stride)
-{
-    cs_result r[CS_CURVE_MAX_POINTS];
-    cs_error err;
-    cs_status st = seg_eval_bins(p, w, M, np, cs_metric_want(mask), r, &err);
-    for (size_t pt = 0; pt < np; pt++)
-        for (int m = 0; m < CS_METRIC_COUNT; m++)
-            rows[pt * stride + (size_t)m] = st == CS_OK && (mask & CS_METRIC_BIT(m))
-                                                ? cs_metric_value(&r[pt], m) : NAN;
-    for (size_t pt = 0; pt < np; pt++) cs_result_free(&r[pt]);
-    if (st != CS_OK && st != CS_EEMPTY) cs_runner_fail(rn, st);
-}
-
-static void bins_task(void *vctx, size_t rep, int worker)
-{
-    curve_ctx *x = vctx;
-    scratch *s = &x->sc[worker];
-    size_t na = x->probs[0]->na, np = x->c->n_points;
-    double *row = x->values + rep * CS_METRIC_COUNT;
-    if (cs_runner_cancelled(&x->rn)) {
-        for (size_t pt = 0; pt < np; pt++)
-            for (int m = 0; m < CS_METRIC_COUNT; m++) row[pt * x->R * CS_METRIC_COUNT + (size_t)m] = NAN;
-        return;
-    }
-    cs_rng rng;
-    /* one draw per replicate, shared by every M (common random numbers, as the row engine),
-     * pooled once at the finest M and coarsened to the others */
-    cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
-    cs_draw_with(&rng, na, na, s->idx);
-    eval_bins_rows(&x->rn, x->probs[0], weights(s, na, na), x->M, np, x->mask, row,
-                   x->R * CS_METRIC_COUNT);
-    for (size_t pt = 0; pt < np; pt++) cs_runner_tick(&x->rn);
+    cs_evaluator ev = stats_evaluator(p);
+    return cs_resample_size_curve(&ev, o, mask, run, err);
 }
 
 /* The M of the curve: the default list keeps its divisors of F; an M asked for that does not
@@ -336,10 +164,7 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     size_t L = 1;
     for (size_t i = 0; i < np; i++) L = L / gcd(L, (size_t)M[i]) * (size_t)M[i];
     seg_prob fine;
-    const seg_prob *pp = &fine;
     cs_curve *c = NULL;
-    size_t R = (size_t)o->repeats;
-    curve_ctx x = { .probs = &pp, .o = o, .mask = mask, .R = R, .M = M };
     uint8_t *keep = calloc(p->st->n_cases ? p->st->n_cases : 1, 1);
     if (!keep) { nomem(err); return NULL; }
     for (size_t a = 0; a < p->na; a++) keep[p->act[a]] = 1;
@@ -348,61 +173,23 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
     if (!made) return NULL;
     fine.cls = p->cls;
     c = cs_curve_start(CS_CURVE_BINS, o, np, mask, (size_t)voxels, err);
-    if (!c) goto fail;
-    x.c = c;
-    cs_runner_init(&x.rn, run, np * (R + 1));
-    x.values = malloc(np * R * CS_METRIC_COUNT * sizeof *x.values);
-    x.sc = scratch_new(x.rn.threads, p->na);
-    if (!x.values || !x.sc) {
-        nomem(err);
-        goto fail;
-    }
+    if (!c) goto done;
     for (size_t i = 0; i < np; i++) {
         c->points[i].x = M[i];
         c->points[i].rows = (size_t)voxels;
     }
-    eval_bins_rows(&x.rn, &fine, NULL, M, np, mask, x.values, CS_METRIC_COUNT);
-    for (size_t i = 0; i < np; i++) {
-        memcpy(c->points[i].full, x.values + i * CS_METRIC_COUNT, sizeof c->points[i].full);
-        cs_runner_tick(&x.rn);
+    stats_points sp = { &fine, M };
+    cs_evaluator ev = { .n = fine.na, .ctx = &sp, .eval_points = stats_eval_points };
+    if (cs_resample_bins_curve(&ev, c, o, run, err) != CS_OK) {
+        cs_curve_free(c);
+        c = NULL;
     }
-    cs_parallel_for(x.rn.threads, R, bins_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) || cs_curve_reduce(c, x.values, R, err)) goto fail;
-    cs_curve_flag_stable(c, o->stable_metric);
-    goto done;
-fail:
-    cs_curve_free(c);
-    c = NULL;
 done:
-    scratch_free(x.sc, x.rn.threads);
-    free(x.values);
     seg_prob_free(&fine);
     return c;
 }
 
 /* ---- paired comparison ------------------------------------------------------------------ */
-
-typedef struct cmp_ctx {
-    runner rn;
-    const seg_prob *pa, *pb;
-    unsigned mask;
-    uint64_t seed;
-    scratch *sc;
-    double *va, *vb;         /* [rep][metric] */
-} cmp_ctx;
-
-static void cmp_task(void *vctx, size_t i, int worker)
-{
-    cmp_ctx *x = vctx;
-    scratch *s = &x->sc[worker];
-    cs_rng rng;
-    cs_rng_seed(&rng, x->seed, STREAM_COMPARE, 0, i);
-    cs_draw_with(&rng, x->pa->na, x->pa->na, s->idx);
-    const uint32_t *w = weights(s, x->pa->na, x->pa->na);
-    eval_row(&x->rn, x->pa, w, x->mask, x->va + i * CS_METRIC_COUNT);
-    eval_row(&x->rn, x->pb, w, x->mask, x->vb + i * CS_METRIC_COUNT);
-    cs_runner_tick(&x->rn);
-}
 
 /* CS_OK when a and b hold the same case names (both ascending, segstats.h). */
 static cs_status same_cases(const cs_segstats *a, const char *na, const cs_segstats *b,
@@ -448,43 +235,16 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     if (st) { seg_prob_free(&pa); return st; }
     pa.cls = ca;
     pb.cls = cb;
-    size_t R = (size_t)repeats;
-    cmp_ctx x = { .pa = &pa, .pb = &pb, .mask = mask, .seed = seed };
-    cs_runner_init(&x.rn, run, R + 1);
-    x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
-    x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
-    x.sc = scratch_new(x.rn.threads, pa.na);
-    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
-    double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
     uint64_t va = 0, vb = 0;
     for (size_t i = 0; i < pa.na; i++) { va += pa.vox[i]; vb += pb.vox[i]; }
-    if (!x.va || !x.vb || !x.sc || !col || !tmp) {
-        st = nomem(err);
-        goto done;
-    }
     if (va == 0 || vb == 0) {
         st = cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
-        goto done;
+    } else {
+        /* pair t is case t of both (same names, same order) */
+        cs_evaluator ea = stats_evaluator(&pa), eb = stats_evaluator(&pb);
+        st = cs_resample_compare(&ea, &eb, NULL, NULL, pa.na, mask, repeats, seed, run, out, err);
+        if (st == CS_OK) out->by_id = 1;
     }
-    eval_row(&x.rn, &pa, NULL, mask, fa);
-    eval_row(&x.rn, &pb, NULL, mask, fb);
-    cs_runner_tick(&x.rn);
-    cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
-    st = cs_runner_finish(&x.rn, err);
-    if (st) goto done;
-    out->by_id = 1;
-    out->n_pairs = pa.na;
-    out->repeats = repeats;
-    for (int m = 0; m < CS_METRIC_COUNT; m++)
-        if (mask & CS_METRIC_BIT(m))
-            cs_compare_entry_fill(&out->entries[out->n_entries++], m, fa[m], fb[m], x.va, x.vb, R,
-                                  col, tmp);
-done:
-    scratch_free(x.sc, x.rn.threads);
-    free(x.va);
-    free(x.vb);
-    free(col);
-    free(tmp);
     seg_prob_free(&pa);
     seg_prob_free(&pb);
     return st;

@@ -53,6 +53,8 @@ cs_status cs_resample_repeats_check(int repeats, cs_error *err);
  * takes; else CS_EUSAGE with the reason in err. o->x is the caller's to check (fractions,
  * bin counts or gammas). */
 cs_status cs_curve_options_check(const cs_curve_options *o, cs_error *err);
+/* CS_OK when every x of o is a size curve's fraction in (0, 1]; else CS_EUSAGE naming it. */
+cs_status cs_curve_fractions_check(const cs_curve_options *o, cs_error *err);
 /* A new curve of n_points points (zeroed; x, rows and full are the caller's to fill) for the
  * metrics `metrics` over n_samples samples, with o's repeats and replacement (a bins curve
  * always draws with replacement) and no stable range yet. NULL with CS_ENOMEM in err. The

@@ -24,6 +24,14 @@ cs_status cs_curve_options_check(const cs_curve_options *o, cs_error *err)
     return cs_resample_repeats_check(o->repeats, err);
 }
 
+cs_status cs_curve_fractions_check(const cs_curve_options *o, cs_error *err)
+{
+    for (size_t i = 0; i < o->n_points; i++)
+        if (!(o->x[i] > 0 && o->x[i] <= 1))
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
+    return CS_OK;
+}
+
 cs_curve *cs_curve_start(cs_curve_kind kind, const cs_curve_options *o, size_t n_points,
                          unsigned metrics, size_t n_samples, cs_error *err)
 {
