@@ -1,7 +1,7 @@
-/* calscope engine, resampling internals shared by the row engine (curves.c) and the
- * statistics-file engine (measure/stats_resample.c): the interval formulas of
- * cs_bootstrap_interval (ci_methods.c), the rules of a curve (curve_build.c) and the run state
- * (runner.c). Pure functions, any thread, unless said otherwise. */
+/* calscope engine, resampling internals: the interval formulas of the drivers (ci_methods.c,
+ * curves.c), the rules of a curve (curve_build.c) and the run state (runner.c), for curves.c's
+ * drivers (evaluator.h) and the checks the statistics files' evaluator makes before calling them
+ * (measure/stats_resample.c). Pure functions, any thread, unless said otherwise. */
 #ifndef CALSCOPE_CI_INTERNAL_H
 #define CALSCOPE_CI_INTERNAL_H
 
@@ -11,9 +11,8 @@
 
 #include "calscope/curves.h"
 
-/* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, shared by
- * the row engine (curves.c) and the statistics-file engine (measure/stats_resample.c), so
- * that "replicate r of the interval" means the same stream in both. */
+/* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, so that
+ * "replicate r of the interval" is one stream whatever the evaluator (rows or cases). */
 enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 
 /* Standard normal cdf Φ and its inverse (Acklam's rational approximation refined by one

@@ -1,7 +1,6 @@
-/* The rules both resampling engines share, the row engine (curves.c) and the statistics-file
- * engine (measure/stats_resample.c): how many resamples a call may ask for, what a curve's
- * options must hold, how a curve starts, and how its table of resampled values becomes each
- * point's statistics. Declared in ci_internal.h. */
+/* The rules of every resampling call, on rows or on statistics files: how many resamples a
+ * call may ask for, what a curve's options must hold, how a curve starts, and how its table of
+ * resampled values becomes each point's statistics. Declared in ci_internal.h. */
 #include "ci_internal.h"
 
 #include <math.h>

@@ -1,11 +1,13 @@
 /* Bootstrap variance curves, intervals and paired comparison: see include/calscope/curves.h.
+ * The drivers (cs_resample_*, evaluator.h) run on any evaluator; the cs_* entry points of
+ * curves.h wrap a prepared row dataset in the rows' evaluator (statistics files wrap theirs in
+ * measure/stats_resample.c).
  *
  * Shape of every computation: a table values[task][metric], one row per replicate, filled by
  * cs_parallel_for in any order by any thread (each task writes only its own row and draws only
  * from its own counter-based stream), then reduced in index order on the caller's thread. That
  * is what makes the output independent of the thread count. */
 #include "calscope/curves.h"
-
 
 #include "ci_internal.h"
 #include "evaluator.h"
