@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/engine/load/pow5_table.h: the 128-bit powers of five of the Eisel-Lemire
+"""Writes src/engine/num/pow5_table.h: the 128-bit powers of five of the Eisel-Lemire
 conversion in src/engine/load/load_num.c, for decimal exponents Q_MIN..Q_MAX.
 
 Rule (fast_float's, whose proof of correctness needs these exact values): 5^q for q >= 0 and
@@ -7,7 +7,7 @@ Rule (fast_float's, whose proof of correctness needs these exact values): 5^q fo
 128 bits. Entries checked against fast_float's published table (include/fast_float/
 fast_table.h) below.
 
-    /usr/bin/python3 tools/gen_pow5_table.py > src/engine/load/pow5_table.h
+    /usr/bin/python3 tools/gen_pow5_table.py > src/engine/num/pow5_table.h
 """
 Q_MIN, Q_MAX = -64, 64
 

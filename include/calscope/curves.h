@@ -61,12 +61,6 @@ double cs_metric_tie_tol(double a, double b);
  * (or either is not finite). */
 int cs_metric_compare(int id, double a, double b);
 
-/* Threads, cancellation and progress of one call. Zero-initialise for "all cores, no cancel". */
-typedef struct cs_run {
-    int threads;                 /* <= 0: online core count */
-    const atomic_int *cancel;    /* may be NULL */
-    atomic_int *progress_ppm;    /* may be NULL; set to 0..1000000 (monotonic) as replicates end */
-} cs_run;
 
 #define CS_CURVE_MAX_POINTS 32
 
@@ -238,11 +232,13 @@ cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_
  * default, the methods table's and the dashboard's Compare view). */
 #define CS_COMPARE_REPEATS 1000
 
-/* Pairs a and b with cs_compare_pair (its errors are returned as they are). Both are prepared
+/* The row engine of cs_compare_run (calscope/measure.h, which also takes statistics files):
+ * pairs a and b with cs_compare_pair (its errors are returned as they are). Both are prepared
  * under `s`; a sample counts when both selections keep it. Then `repeats` resamples of the pairs
- * with replacement. Returns CS_OK, CS_EINPUT, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
-cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
-                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
-                         cs_compare *out, cs_error *err);
+ * with replacement. A statistics dataset is refused (cs_dataset_need_rows). Returns CS_OK,
+ * CS_EINPUT, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                          cs_compare *out, cs_error *err);
 
 #endif

@@ -69,6 +69,8 @@ typedef struct cs_dataset {
      * 0 and NULL for any other dataset. */
     size_t rows_summed;
     struct cs_rowsums *row_sums;
+    void (*free_row_sums)(struct cs_rowsums *); /* set with row_sums by whoever attaches them
+                                                   (cs_rowsums_free); cs_dataset_free calls it */
 
     /* A statistics dataset (calscope/segstats.h): a statistics file, or a manifest of
      * segmentation volumes reduced when loaded. Owned (freed with the dataset). Then there are
@@ -77,6 +79,8 @@ typedef struct cs_dataset {
      * measured by cs_measure (and compared by cs_compare_run), which hand it to
      * cs_segstats_measure; every row-level routine refuses it through cs_dataset_need_rows. */
     struct cs_segstats *stats;
+    void (*free_stats)(struct cs_segstats *);   /* set with stats (cs_segstats_free); the
+                                                   dataset, in the base layer, knows no more */
 } cs_dataset;
 
 /* The one refusal of a statistics dataset by a routine that needs per-sample values: CS_OK

@@ -101,4 +101,11 @@ uint8_t *cs_fit_mask(const cs_dataset *d, const cs_fit_split *sp, cs_error *err)
 cs_dataset *cs_recal_held_out(const cs_dataset *d, int method, const cs_recal_options *o,
                               const uint8_t *mask, cs_recal_info *info, cs_error *err);
 
+/* Paired comparison of a and b: two statistics files case by case (cs_segstats_compare, cases
+ * are the unit of evidence), else the rows (cs_compare_rows, calscope/curves.h, whose contract
+ * and returns it has). Any thread; the datasets are only read. */
+cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                         cs_compare *out, cs_error *err);
+
 #endif

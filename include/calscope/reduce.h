@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/curves.h"
+#include "calscope/run.h"
 #include "calscope/error.h"
 #include "calscope/segstats.h"
 

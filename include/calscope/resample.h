@@ -6,14 +6,16 @@
  * Lea & Flood 2014); bounded integers use Lemire's multiply-and-reject method, so they are exact
  * (unbiased) and identical on every platform.
  *
- * Threads: everything here is a pure function of its arguments, except cs_parallel_for, which
- * runs a task function on up to `threads` threads (the caller's thread takes part). */
+ * Threads: everything here is a pure function of its arguments. (cs_parallel_for, which runs a
+ * task function on up to `threads` threads, is in calscope/run.h, included here.) */
 #ifndef CALSCOPE_RESAMPLE_H
 #define CALSCOPE_RESAMPLE_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "calscope/run.h"
 
 typedef struct cs_rng {
     uint64_t state;
@@ -68,17 +70,5 @@ typedef struct cs_stat {
  * On return scratch[0..out->count) holds the finite values in ascending order. */
 void cs_stat_compute(const double *values, size_t n, double reference, double *scratch,
                      cs_stat *out);
-
-/* Runs task(ctx, i, worker) for every i in [0, n_tasks) on min(threads, n_tasks,
- * CS_THREADS_MAX) threads (threads <= 0: the online core count); `worker` is 0..threads-1 and lets a task use per-thread
- * scratch. Tasks are taken in index order from a shared counter. When `cancel` is raised no new
- * task is started. Async signals are blocked in the extra threads. Returns 0, or -1 when a thread
- * could not be created (the remaining tasks then run on the caller's thread). */
-#define CS_THREADS_MAX 256   /* --threads; cs_parallel_for never starts more */
-int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t i, int worker),
-                    void *ctx, const atomic_int *cancel);
-
-/* Online processor count, at least 1. */
-int cs_cpu_count(void);
 
 #endif

@@ -49,4 +49,8 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
                               int repeats, uint64_t seed, const cs_run *run, cs_compare *out,
                               cs_error *err);
 
+/* The M values of a bins curve when the user names none: every divisor of F from 5 to
+ * min(F, CS_BINS_MAX), at most CS_CURVE_MAX_POINTS of them (sets o->x and o->n_points only). */
+void cs_segstats_bins_list(const cs_segstats *st, cs_curve_options *o);
+
 #endif

@@ -111,11 +111,6 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err);
 cs_status cs_segstats_merge(const cs_segstats *const *parts, const char *const *names, size_t n,
                             cs_segstats **out, cs_error *err);
 
-/* The M values of a bins curve when the user names none: every divisor of F from 5 to
- * min(F, CS_BINS_MAX), at most CS_CURVE_MAX_POINTS of them (sets o->x and o->n_points only). */
-struct cs_curve_options;
-void cs_segstats_bins_list(const cs_segstats *st, struct cs_curve_options *o);
-
 /* The cases c with keep[c] != 0 (n_cases flags), in st's order, copied (names, inputs, sums):
  * a partially reduced set, or the cases a selection keeps. Caller frees with
  * cs_segstats_free. NULL when out of memory. (Added by the statistics helper: the reducer and

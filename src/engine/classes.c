@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/load/load_internal.h"
+#include "calscope/text.h"
+#include "engine/num/num.h"
 
 struct cs_classmap {
     const char **name;     /* k borrowed names: the map's own array of pointers, or the

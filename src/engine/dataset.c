@@ -1,6 +1,4 @@
 #include "calscope/dataset.h"
-#include "calscope/rowsums.h"
-#include "calscope/segstats.h"
 #include "engine/pair.h"
 
 #include <stdlib.h>
@@ -39,8 +37,8 @@ void cs_dataset_free(cs_dataset *d)
     free(d->sample_rows);
     free(d->line);
     free(d->class_col);
-    cs_segstats_free(d->stats);
-    cs_rowsums_free(d->row_sums);
+    if (d->stats && d->free_stats) d->free_stats(d->stats);
+    if (d->row_sums && d->free_row_sums) d->free_row_sums(d->row_sums);
     free(d);
 }
 

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
+#include "calscope/segmeasure.h"
 #include "calscope/likert.h"
 #include "calscope/segstats.h"
 #include "calscope/load.h"

@@ -15,6 +15,7 @@
 #include "calscope/jobs/metrics.h"
 #include "calscope/jobs/recal.h"
 #include "calscope/jobs/topk.h"
+#include "calscope/segmeasure.h"
 #include "calscope/segstats.h"
 #include "calscope/text.h"
 
@@ -104,6 +105,7 @@ static void key_settings(cs_settings *out, const cs_settings *s)
     out->interval_lo = s->interval_lo;
     out->interval_hi = s->interval_hi;
     out->mixture = s->mixture;
+    out->smece_sigma = s->smece_sigma;
     snprintf(out->select, sizeof out->select, "%s", s->select);
 }
 

@@ -39,27 +39,35 @@ start() {
 }
 # shown VALUE_NAME: the number after the metric name in the metrics table
 shown() { printf '%s' "$SCREEN" | sed -n "s/.*[[:space:]]$1 \{1,\}\([0-9.]\{6,\}\).*/\1/p" | head -1; }
-# report_value KEY FLAGS...: metric KEY of the first file from `calscope report --format json`
-report_value() {
-    local key=$1; shift
-    run "$CALSCOPE" report --format json "$@"
-    json_get "'%.4f' % d['files'][0]['metrics']['$key']"
-}
-# same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places.
-# SAME_METRICS lists them as DASHBOARD-LABEL:JSON-KEY (RECE-M joins once the dashboard shows it).
-SAME_METRICS="accuracy:accuracy ECE:ece ACE:ace MCE:mce AECE:aece SCE:sce Brier:brier NLL:nll RECE-G:rece_g"
+# same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places,
+# and — for the flags tools/reference.py knows (not --select) — the independent numpy reference's
+# (the report and the dashboard both go through cs_measure: only the reference can tell that
+# both are wrong). SAME_METRICS lists them as DASHBOARD-LABEL:JSON-KEY (RECE-M joins once the
+# dashboard shows it).
+SAME_METRICS="accuracy:accuracy ECE:ece ACE:ace MCE:mce AECE:aece SCE:sce Brier:brier NLL:nll RECE-G:rece_g RECE-M:rece_m"
+# as4 KEY: metric KEY of the first file of the JSON in $OUT to 4 places ('' when null)
+as4() { json_get "'' if d['files'][0]['metrics']['$1'] is None else '%.4f' % d['files'][0]['metrics']['$1']"; }
 same_numbers() {
     local name=$1; shift
-    local bad=() m k want got
-    for m in $SAME_METRICS; do
-        k=${m#*:}; want=$(report_value "$k" "$@" "$SAMPLE"); got=$(shown "${m%%:*}")
-        [ -n "$got" ] && [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', report '$want'")
-    done
-    # RECE-M: a row exactly when the report has a number (a long id/tta file), the same number
+    local bad=() m k want got ref_json=""
+    case " $* " in
+        *" --select "*|*" --mixture "*) ;;   # not in tools/reference.py
+        *) reference_output "$TMP/reference.json" /usr/bin/python3 tools/reference.py "$@" "$SAMPLE" &&
+               ref_json=$(cat "$TMP/reference.json") ;;
+    esac
     run "$CALSCOPE" report --format json "$@" "$SAMPLE"
-    want=$(json_get "'' if d['files'][0]['metrics']['rece_m'] is None else '%.4f' % d['files'][0]['metrics']['rece_m']")
-    got=$(shown RECE-M)
-    [ "$got" = "$want" ] || bad+=("RECE-M: dashboard '$got', report '$want'")
+    local report_json=$OUT
+    for m in $SAME_METRICS; do
+        k=${m#*:}; got=$(shown "${m%%:*}")
+        OUT=$report_json; want=$(as4 "$k")
+        # a row exactly when the report has a number (RECE-M: a long id/tta file)
+        [ "$got" = "$want" ] && { [ -n "$got" ] || [ "$k" = rece_m ]; } ||
+            bad+=("${m%%:*}: dashboard '$got', report '$want'")
+        if [ -n "$ref_json" ]; then
+            OUT=$ref_json; want=$(as4 "$k")
+            [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', tools/reference.py '$want'")
+        fi
+    done
     if [ ${#bad[@]} -eq 0 ]; then ok "$name"; else not_ok "$name" "${bad[@]}" "$SCREEN"; fi
 }
 

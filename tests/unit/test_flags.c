@@ -206,6 +206,154 @@ static void round_trip(unsigned front, const char *const *argv, char *line, size
     ss_opts_free(&b);
 }
 
+/* ---- each flag writes its own field ------------------------------------------------------- */
+
+/* The round trip cannot see a flag whose parser writes another flag's field (it prints that
+ * field, and reading the line back writes it again). Here each flag's parser runs alone on
+ * zeroed options, and the result must be zeroed options with exactly the fields written below,
+ * byte for byte. */
+typedef struct flag_field {
+    const char *name, *value;
+    void (*expect)(ss_opts *o, const char *value);
+} flag_field;
+
+#define EXPECT(fn, body) static void fn(ss_opts *o, const char *v) { (void)v; body; }
+EXPECT(e_lens, o->settings.lens = CS_LENS_CLASSWISE)
+EXPECT(e_bins, o->settings.bins = 20)
+EXPECT(e_binning, o->settings.binning = CS_BIN_MASS)
+EXPECT(e_gamma, o->settings.gamma = 0.25; o->gamma_given = 1)
+EXPECT(e_sigma, o->settings.sigma = 0.2)
+EXPECT(e_smece_sigma, o->settings.smece_sigma = 0.05)
+EXPECT(e_mixture, o->settings.mixture = CS_MIX_GMM3; o->mixture_given = 1)
+EXPECT(e_distance, o->settings.distance = CS_DIST_L2)
+EXPECT(e_select, strcpy(o->settings.select, "conf > 0.5"); o->select_given = 1)
+EXPECT(e_format, o->format = SS_FORMAT_JSON)
+EXPECT(e_plot, o->plot = 1)
+EXPECT(e_ascii, o->ascii = 1)
+EXPECT(e_no_color, o->no_color = 1)
+EXPECT(e_no_mouse, o->no_mouse = 1)
+EXPECT(e_sum_tol, o->load.sum_tol = 0.01; o->sum_tol_given = 1)
+EXPECT(e_renormalize, o->load.renormalize = 1)
+EXPECT(e_skip_bad_rows, o->load.skip_bad_rows = 1)
+EXPECT(e_no_header, o->load.no_header = 1)
+EXPECT(e_label_col, o->load.label_col = 3; o->label_col_given = 1)
+EXPECT(e_delimiter, o->load.delimiter = ';')
+EXPECT(e_labels, o->load.labels = v)
+EXPECT(e_npy_logits, o->load.npy_logits = 1)
+EXPECT(e_ci, o->ci_repeats = 50)
+EXPECT(e_ci_method, o->ci_method = CS_CI_BCA; o->ci_method_given = 1)
+EXPECT(e_curve, o->curve = 2)
+EXPECT(e_fractions, o->curve_x[0] = 0.1; o->curve_x[1] = 0.5; o->n_curve_x = 2;
+       o->curve_tok[0] = v; o->curve_tok[1] = v + 4; o->curve_tok_len[0] = 3;
+       o->curve_tok_len[1] = 3; o->curve_list_flag = 1)
+EXPECT(e_bins_list, o->curve_x[0] = 5; o->curve_x[1] = 10; o->n_curve_x = 2;
+       o->curve_tok[0] = v; o->curve_tok[1] = v + 2; o->curve_tok_len[0] = 1;
+       o->curve_tok_len[1] = 2; o->curve_list_flag = 2)
+EXPECT(e_true_ece, o->true_ece = 0.03; o->true_ece_given = 1)
+EXPECT(e_repeats, o->repeats = 7)
+EXPECT(e_replace, o->replace = 1)
+EXPECT(e_compare, o->compare = 1)
+EXPECT(e_recal, o->methods.recal[0] = CS_RECAL_ISO; o->methods.recal[1] = CS_RECAL_TS;
+       o->methods.n_recal = 2)
+EXPECT(e_recal_folds, o->methods.folds = 3)
+EXPECT(e_recal_bins, o->methods.bins = 20)
+EXPECT(e_recal_split, o->methods.split = 0.3)
+EXPECT(e_recal_split_column, strcpy(o->methods.split_column, "role");
+       strcpy(o->methods.split_fit, "fit"))
+EXPECT(e_reference, o->methods.reference = 2)
+EXPECT(e_compare_k, o->methods.k = 4)
+EXPECT(e_topk_bars, o->topk[0] = 1; o->topk[1] = 2; o->topk[2] = 0; o->n_topk = 3)
+EXPECT(e_likert, o->likert = 1)
+EXPECT(e_likert_cuts, o->likert_cuts[0] = 0; o->likert_cuts[1] = 0.25; o->likert_cuts[2] = 1;
+       o->n_likert_cuts = 3; o->likert = 1)
+EXPECT(e_seed, o->seed = 9; o->seed_given = 1)
+EXPECT(e_threads, o->threads = 3; o->threads_given = 1)
+EXPECT(e_compat, o->compat = CS_COMPAT_NETCAL)
+EXPECT(e_torch_dtype, o->torch_f64 = 1; o->torch_dtype_given = 1)
+EXPECT(e_out, o->out_path = v)
+EXPECT(e_fine, o->fine = 600)
+EXPECT(e_label_values, o->label_values = v)
+EXPECT(e_regions, o->regions = v)
+EXPECT(e_probs, o->probs_dir = v)
+EXPECT(e_prob_suffix, o->prob_suffix = v)
+EXPECT(e_affine_tol, o->affine_tol = 0.01; o->affine_tol_given = 1)
+EXPECT(e_memory, o->memory_mb = 64)
+EXPECT(e_merge, o->merge = 1)
+
+static const flag_field flag_fields[] = {
+    { "--lens", "classwise", e_lens },           { "--bins", "20", e_bins },
+    { "--binning", "mass", e_binning },          { "--gamma", "0.25", e_gamma },
+    { "--sigma", "0.2", e_sigma },               { "--smece-sigma", "0.05", e_smece_sigma },
+    { "--mixture", "gmm3", e_mixture },          { "--distance", "l2", e_distance },
+    { "--select", "conf > 0.5", e_select },      { "--format", "json", e_format },
+    { "--plot", NULL, e_plot },                  { "--ascii", NULL, e_ascii },
+    { "--no-color", NULL, e_no_color },          { "--no-mouse", NULL, e_no_mouse },
+    { "--sum-tol", "0.01", e_sum_tol },          { "--renormalize", NULL, e_renormalize },
+    { "--skip-bad-rows", NULL, e_skip_bad_rows }, { "--no-header", NULL, e_no_header },
+    { "--label-col", "3", e_label_col },         { "--delimiter", ";", e_delimiter },
+    { "--labels", "y.npy", e_labels },           { "--npy-logits", NULL, e_npy_logits },
+    { "--ci", "50", e_ci },                      { "--ci-method", "bca", e_ci_method },
+    { "--curve", "bins", e_curve },              { "--fractions", "0.1,50%", e_fractions },
+    { "--bins-list", "5,10", e_bins_list },      { "--true-ece", "0.03", e_true_ece },
+    { "--repeats", "7", e_repeats },             { "--replace", NULL, e_replace },
+    { "--compare", NULL, e_compare },            { "--recal", "iso,ts", e_recal },
+    { "--recal-folds", "3", e_recal_folds },     { "--recal-bins", "20", e_recal_bins },
+    { "--recal-split", "0.3", e_recal_split },   { "--recal-split-column", "role=fit", e_recal_split_column },
+    { "--reference", "2", e_reference },         { "--compare-k", "4", e_compare_k },
+    { "--topk-bars", "1,2,full", e_topk_bars },  { "--likert", NULL, e_likert },
+    { "--likert-cuts", "0,0.25,1", e_likert_cuts }, { "--seed", "9", e_seed },
+    { "--threads", "3", e_threads },             { "--compat", "netcal", e_compat },
+    { "--torch-dtype", "float64", e_torch_dtype }, { "-o", "out.csst", e_out },
+    { "--fine", "600", e_fine },                 { "--label-values", "bg=0,NCR=1,ED=2,ET=4", e_label_values },
+    { "--regions", "WT=1,2,4;TC=1,4;ET=4", e_regions }, { "--probs", "pred", e_probs },
+    { "--prob-suffix", "_prob", e_prob_suffix }, { "--affine-tol", "0.01", e_affine_tol },
+    { "--memory", "64", e_memory },              { "--merge", NULL, e_merge },
+};
+
+static const flag_field *flag_field_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof flag_fields / sizeof flag_fields[0]; i++)
+        if (strcmp(flag_fields[i].name, name) == 0) return &flag_fields[i];
+    return NULL;
+}
+
+/* --check keeps its text in an array it allocates (and, with a check function, parses it): the
+ * text must be the value, once; then both sides drop the array for the byte comparison. */
+static void take_check_text(ss_opts *o, const char *value)
+{
+    assert_int_equal(o->n_checks, 1);
+    assert_ptr_equal(o->check_text[0], value);
+    free(o->check_text);
+    o->check_text = NULL;
+    o->n_checks = 0;
+}
+
+static void test_each_flag_writes_its_own_field(void **state)
+{
+    (void)state;
+    size_t nf;
+    const ss_flag *t = ss_flags(&nf);
+    for (size_t i = 0; i < nf; i++) {
+        if (!t[i].parse) continue;                      /* --help, --version */
+        const char *value = strcmp(t[i].name, "--check") == 0 ? "ece<=0.05" : NULL;
+        const flag_field *f = flag_field_of(t[i].name);
+        if (!f && !value) fail_msg("%s: no expected field in flag_fields (test_flags.c)", t[i].name);
+        if (f) value = f->value;
+        static ss_opts got, want;                       /* static: ss_opts is large */
+        memset(&got, 0, sizeof got);
+        memset(&want, 0, sizeof want);
+        got.front = want.front = (t[i].fronts & SS_REPORT) ? SS_REPORT : SS_DASH;
+        if (t[i].parse(&got, value) != 0) fail_msg("%s %s: refused", t[i].name, value ? value : "");
+        if (f) f->expect(&want, value);
+        else take_check_text(&got, value);
+        const unsigned char *g = (const unsigned char *)&got, *w = (const unsigned char *)&want;
+        for (size_t b = 0; b < sizeof got; b++)
+            if (g[b] != w[b])
+                fail_msg("%s %s: wrote byte %zu of ss_opts, which the flag's field does not cover",
+                         t[i].name, value ? value : "", b);
+    }
+}
+
 static void test_every_report_flag_round_trips(void **state)
 {
     (void)state;
@@ -569,6 +717,7 @@ static void test_readme_matches_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_flag_writes_its_own_field),
         cmocka_unit_test(test_every_report_flag_round_trips),
         cmocka_unit_test(test_exact_lines),
         cmocka_unit_test(test_dashboard_flags_round_trip),

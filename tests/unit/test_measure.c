@@ -74,8 +74,48 @@ static double json_num(const char *text, const char *key, int n)
     return strtod(p, NULL);
 }
 
-/* The report's values and intervals (JSON, %.17g: exact) are cs_measure's, bit for bit,
- * RECE-M included (a long id/tta file). */
+/* Values of tools/reference.py (an independent numpy implementation), from
+ * tests/expected/reference.json: top1, 10 uniform bins, tvd, sigma 0.1. */
+typedef struct independent_value {
+    const char *key;
+    double value;
+} independent_value;
+
+static const independent_value reference_tta_top1_m10[] = {
+    { "accuracy", 0.98 },                 { "ece", 0.018967549377792627 },
+    { "ace", 0.1377197083351684 },        { "mce", 0.37299431062266236 },
+    { "rece_g", 0.016214828520348477 },   { "rece_m", 0.01586033606442769 },
+    { "brier", 0.03464383779180336 },     { "nll", 0.08506652834052854 },
+    { NULL, 0 },
+};
+static const independent_value reference_gnb_top1_m10[] = {
+    { "accuracy", 0.8508625486922649 },   { "ece", 0.13747205042026506 },
+    { "ace", 0.2635630384179542 },        { "mce", 0.5129944324732778 },
+    { "rece_g", 0.13690110503076003 },    { "brier", 0.2831259591421895 },
+    { "nll", 2.7281094390864427 },        { NULL, 0 },
+};
+/* classwise, 15 uniform bins, tvd (RECE-G/M are top-1 only) */
+static const independent_value reference_logreg_classwise[] = {
+    { "accuracy", 0.9688369504730105 },   { "ece", 0.005354724766605574 },
+    { "ace", 0.18199488974668665 },       { "mce", 0.5286399162652448 },
+    { "brier", 0.05000980472499247 },     { "nll", 0.10809843769107359 },
+    { NULL, 0 },
+};
+
+/* r's values agree with the independent reference within its tolerance, 1e-12. */
+static void assert_reference_values(const cs_result *r, const independent_value *want, const char *what)
+{
+    for (const independent_value *w = want; w->key; w++) {
+        int id = cs_metric_from_name(w->key);
+        assert_true(id >= 0);
+        double got = cs_metric_value(r, id);
+        if (!(fabs(got - w->value) <= 1e-12))
+            fail_msg("%s %s: calscope %.17g, independent reference %.17g", what, w->key, got, w->value);
+    }
+}
+
+/* cs_measure's values are the independent reference's; the report's values and intervals (JSON,
+ * %.17g: exact) are cs_measure's, bit for bit, RECE-M included (a long id/tta file). */
 static void test_report_agrees_bit_for_bit(void **state)
 {
     (void)state;
@@ -83,7 +123,7 @@ static void test_report_agrees_bit_for_bit(void **state)
     for (size_t fi = 0; fi < 2; fi++) {
         char path[1024];
         snprintf(path, sizeof path, "%s", cs_test_sample(files[fi]));
-        const char *args[] = { "report", "--format", "json", "--ci", "40", "--seed", "7", "--bins", "12",
+        const char *args[] = { "report", "--format", "json", "--ci", "40", "--seed", "7", "--bins", "10",
                                "--threads", "2", path };
         char *argv[13] = { NULL };
         for (size_t i = 0; i < 12; i++) assert_non_null(argv[i] = strdup(args[i]));
@@ -95,7 +135,7 @@ static void test_report_agrees_bit_for_bit(void **state)
         cs_dataset *d = load(files[fi]);
         cs_settings s;
         cs_settings_default(&s);
-        s.bins = 12;
+        s.bins = 10;
         cs_measure_request q;
         memset(&q, 0, sizeof q);
         q.parts = CS_MEASURE_CI;
@@ -106,6 +146,7 @@ static void test_report_agrees_bit_for_bit(void **state)
         cs_error err;
         assert_int_equal(cs_measure(d, &s, &q, &run, &m, &err), CS_OK);
         assert_true(m.evaluated && m.has_ci);
+        assert_reference_values(&m.result, fi == 0 ? reference_tta_top1_m10 : reference_gnb_top1_m10, files[fi]);
         for (size_t i = 0; i < CS_METRIC_COUNT; i++) {
             const cs_metric_info *mi = cs_metric_at(i);
             double want = json_num(text, mi->key, -1);
@@ -126,7 +167,8 @@ static void test_report_agrees_bit_for_bit(void **state)
     }
 }
 
-/* cs_measure is the hand-written sequence: prepare, evaluate everything, the interval. */
+/* cs_measure is the hand-written sequence (prepare, evaluate everything, the interval), and its
+ * values are the independent reference's. */
 static void test_same_as_direct_calls(void **state)
 {
     (void)state;
@@ -134,7 +176,6 @@ static void test_same_as_direct_calls(void **state)
     cs_settings s;
     cs_settings_default(&s);
     s.lens = CS_LENS_CLASSWISE;
-    s.binning = CS_BIN_MASS;
     cs_error err;
     cs_run run = { 1, NULL, NULL };
 
@@ -153,6 +194,7 @@ static void test_same_as_direct_calls(void **state)
     cs_measurement m;
     assert_int_equal(cs_measure(d, &s, &q, &run, &m, &err), CS_OK);
     assert_int_equal(m.selected, cs_prepared_count(p));
+    assert_reference_values(&m.result, reference_logreg_classwise, "digits_logreg.csv classwise");
     for (int id = 0; id < CS_METRIC_COUNT; id++) {
         assert_true(same_bits(cs_metric_value(&m.result, id), cs_metric_value(&r, id)));
         assert_true(same_bits(m.ci.lo[id], ci.lo[id]));

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
 #include "calscope/load.h"
 #include "calscope/methods.h"
 #include "calscope/metrics.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/recal.h"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"
 

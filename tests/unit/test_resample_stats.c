@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calscope/curves.h"
+#include "calscope/measure.h"
 #include "calscope/load.h"
 #include "calscope/methods.h"
 #include "engine/resample/ci_internal.h"

@@ -110,6 +110,7 @@ static cs_dataset *one_pass_of(const cs_dataset *d, size_t s, int M)
     for (size_t i = 0; i < s * d->k; i++) o->prob[i] = NAN;
     o->rows_summed = s;
     o->row_sums = rs;
+    o->free_row_sums = cs_rowsums_free;
     return o;
 }
 
@@ -202,6 +203,7 @@ static void test_copy_and_append(void **state)
     o->prob = NULL;   /* every row summed: nothing kept (a one-pass load's) */
     o->rows_summed = n;
     o->row_sums = a;
+    o->free_row_sums = cs_rowsums_free;
     r = evaluate(o, 15, CS_WANT_ALL);
     same_result(&r, &whole, "two pieces appended");
     cs_result_free(&r);

@@ -10,6 +10,7 @@
  *   - leaving a view cancels its pending curves.
  * Real files through a real backend; every wait is for a state, with a liveness limit only. */
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -181,6 +182,77 @@ static void test_only_what_depends_on_a_change(void **state)
     close_files();
 }
 
+/* Every field of cs_settings, its place in the struct and one change of it. */
+typedef struct setting_field {
+    const char *name;
+    size_t offset, size, align;
+} setting_field;
+
+#define SETTING(f, type) { #f, offsetof(cs_settings, f), sizeof(((cs_settings *)0)->f), _Alignof(type) }
+static const setting_field setting_fields[] = {
+    SETTING(lens, cs_lens_kind),   SETTING(topk, int),           SETTING(lens_arg, char),
+    SETTING(binning, cs_binning),  SETTING(bins, int),           SETTING(gamma, double),
+    SETTING(sigma, double),        SETTING(distance, cs_distance),
+    SETTING(interval_lo, double),  SETTING(interval_hi, double), SETTING(mixture, cs_mixture),
+    SETTING(smece_sigma, double),  SETTING(select, char),
+};
+#define N_SETTING_FIELDS (sizeof setting_fields / sizeof setting_fields[0])
+
+/* Every field changed from the defaults, by position: a field added to cs_settings and not here
+ * is a missing initializer, which -Wextra -Werror refuses at build time. */
+static const cs_settings changed = {
+    CS_LENS_CLASSWISE, 2, "1", CS_BIN_MASS, 20, 0.2, 0.2, CS_DIST_L2, 0.1, 0.9, CS_MIX_GMM3,
+    0.05, "conf > 0.5",
+};
+
+/* s with field i of setting_fields taken from `changed`. */
+static void change_setting(cs_settings *s, size_t i)
+{
+    const setting_field *f = &setting_fields[i];
+    memcpy((char *)s + f->offset, (const char *)&changed + f->offset, f->size);
+}
+
+/* The table above is cs_settings, field for field: in offset order, each field where its
+ * alignment puts it after the previous one, and the struct ending after the last (with
+ * `changed`, which names every field by position, no field is left out of the loop below). */
+static void test_setting_fields_cover_the_settings(void **state)
+{
+    (void)state;
+    size_t end = 0;
+    for (size_t i = 0; i < N_SETTING_FIELDS; i++) {
+        const setting_field *f = &setting_fields[i];
+        size_t want = (end + f->align - 1) / f->align * f->align;
+        if (f->offset != want)
+            fail_msg("cs_settings has a field between byte %zu and %s (at %zu): add it to "
+                     "setting_fields and to the model's key", end, f->name, f->offset);
+        end = f->offset + f->size;
+    }
+    size_t align = _Alignof(cs_settings);
+    assert_int_equal(sizeof(cs_settings), (end + align - 1) / align * align);
+}
+
+/* A change of any one setting makes the file's metrics a new result (each field is in the
+ * model's key), and going back to the kept settings needs no job. */
+static void test_every_setting_is_in_the_key(void **state)
+{
+    (void)state;
+    const char *paths[1] = { cs_test_sample("digits_gnb.csv") };
+    open_files(paths, 1);
+    const cs_settings kept = st.settings;
+    for (size_t i = 0; i < N_SETTING_FIELDS; i++) {
+        change_setting(&st.settings, i);
+        assert_memory_not_equal(&st.settings, &kept, sizeof kept);
+        if (tui_model_submit(&m, &st) < 1 || !m.places[TUI_SLOT_METRICS(0)].pending)
+            fail_msg("a change of %s asked for no new metrics: it is not in the model's key",
+                     setting_fields[i].name);
+        st.settings = kept;
+        assert_int_equal(tui_model_submit(&m, &st), 0);
+        assert_false(m.places[TUI_SLOT_METRICS(0)].pending);
+        settle();
+    }
+    close_files();
+}
+
 /* Leaving the Variance view cancels its curves (a size curve of 100,000 repeats on 1797 rows
  * would run far beyond the liveness limit); coming back asks again. */
 static void test_leaving_a_view_cancels_its_curves(void **state)
@@ -211,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_result_keeps_its_dataset),
         cmocka_unit_test(test_busy_until_collected),
         cmocka_unit_test(test_only_what_depends_on_a_change),
+        cmocka_unit_test(test_setting_fields_cover_the_settings),
+        cmocka_unit_test(test_every_setting_is_in_the_key),
         cmocka_unit_test(test_leaving_a_view_cancels_its_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,8 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calscope/curves.h"     /* cs_run */
-#include "calscope/resample.h"   /* cs_cpu_count */
+#include "calscope/run.h"        /* cs_run, cs_cpu_count */
 
 #define MAX_WORKERS 256
 

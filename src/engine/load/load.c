@@ -239,6 +239,7 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
     /* a one-pass load: the first rows' sums instead of their probabilities (rowsums.h) */
     d->rows_summed = ps->rows_summed;
     d->row_sums = ps->row_sums;
+    d->free_row_sums = cs_rowsums_free;
     ps->row_sums = NULL;
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);

@@ -16,6 +16,8 @@
 #include <stdint.h>
 
 #include "calscope/load.h"
+#include "calscope/text.h"
+#include "engine/num/num.h"
 
 /* ---- tuning (tests and benchmarks) ---------------------------------------------------- */
 
@@ -89,46 +91,6 @@ cs_status cs_load_field_too_long(cs_error *err, const char *name, long line, lon
                                  const csl_limits *lim);
 cs_status cs_load_too_many_rows(cs_error *err, const char *name, long line,
                                 const csl_limits *lim);
-
-/* ---- numbers (load_num.c) --------------------------------------------------------------- */
-
-enum { CSL_NUM_OK = 0, CSL_NUM_EMPTY, CSL_NUM_NONNUM, CSL_NUM_NONFINITE };
-
-/* Parses exactly s[0..len) as a decimal number ([+-]digits[.digits][e[+-]digits]; no hex,
- * no surrounding space). Short decimals are converted exactly without strtod; the result is
- * always bit-identical to glibc strtod. Returns CSL_NUM_*; nan/inf words and overflow give
- * CSL_NUM_NONFINITE. Thread-safe. */
-int cs_load_parse_double(const char *s, size_t len, double *out);
-
-/* The decimal at the start of s[0..len), as far as its grammar goes (for callers that know
- * which byte must follow it, so the field's end need not be found first): returns the bytes
- * read with *out set exactly as cs_load_parse_double sets it on those bytes, or 0 when no
- * finite number starts there. The caller checks the byte after it. Thread-safe. */
-size_t cs_load_parse_double_prefix(const char *s, size_t len, double *out);
-
-/* ---- word-at-a-time byte tests (header scanning and splitting) -------------------------- */
-
-/* 0x80 in every byte of the 8-byte word w that equals b, 0 in the others: exact (no carry
- * crosses a byte), so the lowest set bit gives the first match on a little-endian load. */
-static inline uint64_t csl_eq8(uint64_t w, unsigned char b)
-{
-    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
-    uint64_t x = w ^ (0x0101010101010101ull * b);
-    return ~(((x & low7) + low7) | x | low7);
-}
-
-/* 0x80 in every byte of w below n (n <= 0x80), 0 in the others: exact, like csl_eq8. */
-static inline uint64_t csl_lt8(uint64_t w, unsigned char n)
-{
-    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
-    return ~(((w & low7) + 0x0101010101010101ull * (unsigned char)(0x80 - n)) | w | low7);
-}
-
-/* How many bytes of a csl_eq8 / csl_lt8 mask are set. */
-static inline unsigned csl_count8(uint64_t m)
-{
-    return (unsigned)(((m >> 7) * 0x0101010101010101ull) >> 56);
-}
 
 /* ---- fields, schema (load_header.c) ----------------------------------------------------- */
 
@@ -319,8 +281,6 @@ void cs_load_intern_free(csl_intern *t);
 /* "FILE:LINE:COL: " / "FILE:LINE: " / "FILE: " into buf; returns the length written. */
 size_t cs_load_format_pos(char *buf, size_t cap, const char *name, long line, long col);
 
-/* Copies text into buf as a quoted-safe excerpt: at most ~40 bytes, control bytes as \xNN. */
-void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len);
 
 /* ---- progress / cancel (load.c) --------------------------------------------------------- */
 

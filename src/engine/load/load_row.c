@@ -33,24 +33,6 @@ size_t cs_load_format_pos(char *buf, size_t cap, const char *name, long line, lo
     return (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len)
-{
-    const size_t limit = 40;
-    size_t o = 0, i = 0;
-    for (; i < len && i < limit && o + 5 < cap; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c < 0x20 || c == 0x7f) o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-        else buf[o++] = (char)c;
-    }
-    if (i < len) {
-        /* do not cut a UTF-8 sequence in half */
-        while (o > 0 && ((unsigned char)buf[o - 1] & 0xc0) == 0x80) o--;
-        if (o > 0 && ((unsigned char)buf[o - 1] & 0xc0) == 0xc0) o--;
-        if (o + 4 < cap) { memcpy(buf + o, "...", 3); o += 3; }
-    }
-    buf[o < cap ? o : cap - 1] = '\0';
-}
-
 /* Counts a bad row; nonzero when its message is still to be kept. */
 static int count_bad(csl_worker *w, long line, long col)
 {

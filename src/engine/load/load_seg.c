@@ -27,6 +27,7 @@ cs_dataset *cs_load_wrap_stats(const char *path, cs_segstats *st, cs_error *err)
     for (size_t c = 0; c < st->n_cases; c++) d->n += st->voxels[c];
     d->n_samples = d->n;
     d->stats = st;
+    d->free_stats = cs_segstats_free;
     return d;
 oom:
     if (cases)

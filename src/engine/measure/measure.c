@@ -98,3 +98,13 @@ cs_dataset *cs_recal_held_out(const cs_dataset *d, int method, const cs_recal_op
     cs_dataset_free(full);
     return held;
 }
+
+cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                         cs_compare *out, cs_error *err)
+{
+    /* statistics files are compared case by case (cases are the unit of evidence) */
+    if (a->stats && b->stats)
+        return cs_segstats_compare(a->stats, a->path, b->stats, b->path, s, metrics, repeats, seed, run, out, err);
+    return cs_compare_rows(a, b, s, metrics, repeats, seed, run, out, err);
+}

@@ -1,7 +1,7 @@
 /* Settings: the documented defaults and the parsers of their command-line spellings (the flag
  * table, src/session/flags.c, renders them back). */
 #include "calscope/metrics.h"
-#include "calscope/resample.h"
+#include "calscope/run.h"
 
 #include <ctype.h>
 #include <errno.h>

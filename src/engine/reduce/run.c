@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/resample.h"
+#include "calscope/run.h"
 #include "calscope/ubin.h"
 
 void cs_reduce_options_default(cs_reduce_options *o)

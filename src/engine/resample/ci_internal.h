@@ -1,7 +1,7 @@
-/* calscope engine, resampling internals shared by the row engine (curves.c) and the
- * statistics-file engine (segstats/measure_resample.c): the interval formulas of
- * cs_bootstrap_interval (ci_methods.c), the rules of a curve (curve_build.c) and the run state
- * (runner.c). Pure functions, any thread, unless said otherwise. */
+/* calscope engine, resampling internals: the interval formulas of the drivers (ci_methods.c,
+ * curves.c), the rules of a curve (curve_build.c) and the run state (runner.c), for curves.c's
+ * drivers (evaluator.h) and the checks the statistics files' evaluator makes before calling them
+ * (measure/stats_resample.c). Pure functions, any thread, unless said otherwise. */
 #ifndef CALSCOPE_CI_INTERNAL_H
 #define CALSCOPE_CI_INTERNAL_H
 
@@ -11,9 +11,8 @@
 
 #include "calscope/curves.h"
 
-/* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, shared by
- * the row engine (curves.c) and the statistics-file engine (segstats/measure_resample.c), so
- * that "replicate r of the interval" means the same stream in both. */
+/* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, so that
+ * "replicate r of the interval" is one stream whatever the evaluator (rows or cases). */
 enum { STREAM_SIZE = 1, STREAM_BINS = 2, STREAM_CI = 3, STREAM_COMPARE = 4, STREAM_JACK = 5 };
 
 /* Standard normal cdf Φ and its inverse (Acklam's rational approximation refined by one
@@ -53,6 +52,8 @@ cs_status cs_resample_repeats_check(int repeats, cs_error *err);
  * takes; else CS_EUSAGE with the reason in err. o->x is the caller's to check (fractions,
  * bin counts or gammas). */
 cs_status cs_curve_options_check(const cs_curve_options *o, cs_error *err);
+/* CS_OK when every x of o is a size curve's fraction in (0, 1]; else CS_EUSAGE naming it. */
+cs_status cs_curve_fractions_check(const cs_curve_options *o, cs_error *err);
 /* A new curve of n_points points (zeroed; x, rows and full are the caller's to fill) for the
  * metrics `metrics` over n_samples samples, with o's repeats and replacement (a bins curve
  * always draws with replacement) and no stable range yet. NULL with CS_ENOMEM in err. The

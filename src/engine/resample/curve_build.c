@@ -1,7 +1,6 @@
-/* The rules both resampling engines share, the row engine (curves.c) and the statistics-file
- * engine (segstats/measure_resample.c): how many resamples a call may ask for, what a curve's
- * options must hold, how a curve starts, and how its table of resampled values becomes each
- * point's statistics. Declared in ci_internal.h. */
+/* The rules of every resampling call, on rows or on statistics files: how many resamples a
+ * call may ask for, what a curve's options must hold, how a curve starts, and how its table of
+ * resampled values becomes each point's statistics. Declared in ci_internal.h. */
 #include "ci_internal.h"
 
 #include <math.h>
@@ -22,6 +21,14 @@ cs_status cs_curve_options_check(const cs_curve_options *o, cs_error *err)
     if (!(o->metrics & ((1u << CS_METRIC_COUNT) - 1)))
         return cs_error_set(err, CS_EUSAGE, 0, 0, "no metric selected for the curve");
     return cs_resample_repeats_check(o->repeats, err);
+}
+
+cs_status cs_curve_fractions_check(const cs_curve_options *o, cs_error *err)
+{
+    for (size_t i = 0; i < o->n_points; i++)
+        if (!(o->x[i] > 0 && o->x[i] <= 1))
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
+    return CS_OK;
 }
 
 cs_curve *cs_curve_start(cs_curve_kind kind, const cs_curve_options *o, size_t n_points,

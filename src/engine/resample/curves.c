@@ -1,4 +1,7 @@
 /* Bootstrap variance curves, intervals and paired comparison: see include/calscope/curves.h.
+ * The drivers (cs_resample_*, evaluator.h) run on any evaluator; the cs_* entry points of
+ * curves.h wrap a prepared row dataset in the rows' evaluator (statistics files wrap theirs in
+ * measure/stats_resample.c).
  *
  * Shape of every computation: a table values[task][metric], one row per replicate, filled by
  * cs_parallel_for in any order by any thread (each task writes only its own row and draws only
@@ -6,9 +9,8 @@
  * is what makes the output independent of the thread count. */
 #include "calscope/curves.h"
 
-#include "calscope/segmeasure.h"
-
 #include "ci_internal.h"
+#include "evaluator.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,17 +85,31 @@ void cs_curve_free(cs_curve *c)
 
 typedef cs_runner runner;
 
-/* Evaluates idx on p and writes every metric of `mask` into row[]; NAN for the others. */
-static cs_status eval_row(runner *rn, const cs_prepared *p, const uint32_t *idx, size_t n,
-                          unsigned mask, double *row)
+/* The row datasets' evaluator (evaluator.h): cs_evaluate on the prepared samples idx. */
+static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
+                           const atomic_int *cancel, double *row)
 {
     cs_result res;
     cs_error err;
     memset(&res, 0, sizeof res);
-    cs_status st = cs_evaluate(p, idx, n, cs_metric_want(mask), rn->cancel, &res, &err);
+    cs_status st = cs_evaluate(ctx, idx, k, cs_metric_want(mask), cancel, &res, &err);
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = (st == CS_OK && (mask & CS_METRIC_BIT(m))) ? cs_metric_value(&res, m) : NAN;
     cs_result_free(&res);
+    return st;
+}
+
+static cs_evaluator rows_evaluator(const cs_prepared *p)
+{
+    return (cs_evaluator){ .n = cs_prepared_count(p), .ctx = p, .eval = rows_eval };
+}
+
+/* Evaluates the draw idx[0..k) and writes every metric of `mask` into row[]; NAN for the
+ * others. An error fails the run. */
+static cs_status eval_row(runner *rn, const cs_evaluator *ev, const uint32_t *idx, size_t k,
+                          unsigned mask, double *row)
+{
+    cs_status st = ev->eval(ev->ctx, idx, k, mask, rn->cancel, row);
     cs_runner_fail(rn, st);
     return st;
 }
@@ -151,7 +167,7 @@ static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
 
 typedef struct size_ctx {
     runner rn;
-    const cs_prepared *p;
+    const cs_evaluator *ev;
     const cs_curve_options *o;
     const cs_curve *c;
     size_t n;
@@ -183,27 +199,30 @@ static void size_task(void *vctx, size_t i, int worker)
         cs_draw_without_sorted(&rng, s->perm, x->n, k, s->undo, s->bits, s->idx);
     else
         cs_draw_without(&rng, s->perm, x->n, k, s->undo, s->idx);
-    eval_row(&x->rn, x->p, s->idx, k, x->o->metrics, x->values + i * CS_METRIC_COUNT);
+    eval_row(&x->rn, x->ev, s->idx, k, x->o->metrics, x->values + i * CS_METRIC_COUNT);
     cs_runner_tick(&x->rn);
 }
 
 cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const cs_run *run,
                         cs_error *err)
 {
-    if (cs_curve_options_check(o, err) != CS_OK)
+    if (cs_curve_options_check(o, err) != CS_OK || cs_curve_fractions_check(o, err) != CS_OK)
         return NULL;
-    for (size_t i = 0; i < o->n_points; i++)
-        if (!(o->x[i] > 0 && o->x[i] <= 1)) {
-            cs_error_set(err, CS_EUSAGE, 0, 0, "fraction %g is not in (0, 1]", o->x[i]);
-            return NULL;
-        }
-    size_t n = cs_prepared_count(p);
-    if (n == 0) {
+    if (cs_prepared_count(p) == 0) {
         cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
         return NULL;
     }
-    cs_curve_options avail = *o;   /* recem: the metrics this file has */
-    avail.metrics = cs_metrics_available(p, o->metrics);
+    cs_evaluator ev = rows_evaluator(p);
+    /* recem: the metrics this file has */
+    return cs_resample_size_curve(&ev, o, cs_metrics_available(p, o->metrics), run, err);
+}
+
+cs_curve *cs_resample_size_curve(const cs_evaluator *ev, const cs_curve_options *o,
+                                 unsigned mask, const cs_run *run, cs_error *err)
+{
+    size_t n = ev->n;
+    cs_curve_options avail = *o;
+    avail.metrics = mask;
     o = &avail;
     cs_curve *c = cs_curve_start(CS_CURVE_SIZE, o, o->n_points, o->metrics, n, err);
     if (!c)
@@ -215,7 +234,7 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
         if (c->points[i].rows > kmax)
             kmax = c->points[i].rows;
     }
-    size_ctx x = { .p = p, .o = o, .c = c, .n = n, .R = R };
+    size_ctx x = { .ev = ev, .o = o, .c = c, .n = n, .R = R };
     cs_runner_init(&x.rn, run, o->n_points * R + 1);
     x.values = malloc(o->n_points * R * CS_METRIC_COUNT * sizeof *x.values);
     x.sc = scratch_new(x.rn.threads, o->replace ? 0 : n, kmax, 0);
@@ -224,7 +243,7 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
         goto fail;
     }
     double full[CS_METRIC_COUNT];
-    if (eval_row(&x.rn, p, NULL, n, o->metrics, full) == CS_OK) {
+    if (eval_row(&x.rn, ev, NULL, n, o->metrics, full) == CS_OK) {
         cs_runner_tick(&x.rn);
         for (size_t i = 0; i < o->n_points; i++)
             memcpy(c->points[i].full, full, sizeof full);
@@ -246,9 +265,10 @@ fail:
 
 typedef struct bins_ctx {
     runner rn;
-    cs_prepared **prep;
+    const cs_evaluator *ev;
     const cs_curve_options *o;
-    size_t n, R;
+    unsigned mask;
+    size_t n, R, np;
     scratch *sc;
     double *values;          /* [point][rep][metric] */
 } bins_ctx;
@@ -273,16 +293,63 @@ static void bins_task(void *vctx, size_t rep, int worker)
                 s->idx[k++] = (uint32_t)i;
         free(cnt);
     }
-    for (size_t pt = 0; pt < x->o->n_points; pt++) {
-        double *row = x->values + (pt * x->R + rep) * CS_METRIC_COUNT;
-        if (cs_runner_cancelled(&x->rn)) {
+    double *rows = x->values + rep * CS_METRIC_COUNT;
+    cs_runner_fail(&x->rn, x->ev->eval_points(x->ev->ctx, s->idx, x->n, x->mask, x->rn.cancel,
+                                              rows, x->R * CS_METRIC_COUNT, x->np));
+    for (size_t pt = 0; pt < x->np; pt++)
+        cs_runner_tick(&x->rn);
+}
+
+cs_status cs_resample_bins_curve(const cs_evaluator *ev, cs_curve *c, const cs_curve_options *o,
+                                 const cs_run *run, cs_error *err)
+{
+    bins_ctx x = { .ev = ev, .o = o, .mask = c->metrics, .n = ev->n, .R = (size_t)o->repeats,
+                   .np = c->n_points };
+    cs_runner_init(&x.rn, run, x.np * (x.R + 1));
+    x.values = malloc(x.np * x.R * CS_METRIC_COUNT * sizeof *x.values);
+    x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
+    cs_status st;
+    if (!x.values || !x.sc) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    /* every point's value on all units, through the first replicate's rows (overwritten) */
+    st = ev->eval_points(ev->ctx, NULL, x.n, x.mask, x.rn.cancel, x.values, CS_METRIC_COUNT, x.np);
+    cs_runner_fail(&x.rn, st);
+    for (size_t i = 0; i < x.np; i++) {
+        memcpy(c->points[i].full, x.values + i * CS_METRIC_COUNT, sizeof c->points[i].full);
+        cs_runner_tick(&x.rn);
+    }
+    if (st == CS_OK)
+        cs_parallel_for(x.rn.threads, x.R, bins_task, &x, x.rn.cancel);
+    st = cs_runner_finish(&x.rn, err);
+    if (st == CS_OK)
+        st = cs_curve_reduce(c, x.values, x.R, err);
+    if (st == CS_OK)
+        cs_curve_flag_stable(c, o->stable_metric);
+done:
+    scratch_free(x.sc, x.rn.threads);
+    free(x.values);
+    return st;
+}
+
+/* The row datasets' bins-curve evaluator: one prepared problem per point (its M or gamma). */
+static cs_status rows_eval_points(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
+                                  const atomic_int *cancel, double *rows, size_t stride, size_t np)
+{
+    cs_prepared *const *prep = ctx;
+    cs_status first = CS_OK;
+    for (size_t pt = 0; pt < np; pt++) {
+        double *row = rows + pt * stride;
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
             for (int m = 0; m < CS_METRIC_COUNT; m++)
                 row[m] = NAN;
             continue;
         }
-        eval_row(&x->rn, x->prep[pt], s->idx, x->n, x->o->metrics, row);
-        cs_runner_tick(&x->rn);
+        cs_status st = rows_eval(prep[pt], idx, k, mask, cancel, row);
+        if (first == CS_OK) first = st;
     }
+    return first;
 }
 
 /* ECE_sweep's bin count on all samples of p (the sweep ignores p's M, so any point's
@@ -365,63 +432,46 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
             return NULL;
         }
     }
-    bins_ctx x = { .o = o, .R = (size_t)o->repeats };
     cs_curve *c = NULL;
-    x.prep = calloc(o->n_points, sizeof *x.prep);
-    if (!x.prep) {
+    cs_prepared **prep = calloc(o->n_points, sizeof *prep);
+    if (!prep) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         return NULL;
     }
-    cs_runner_init(&x.rn, run, o->n_points * (x.R + 1));
     for (size_t i = 0; i < o->n_points; i++) {
         cs_settings si = *s;
         if (kd)
             si.gamma = o->x[i];
         else
             si.bins = (int)o->x[i];
-        x.prep[i] = cs_prepare(d, &si, err);
-        if (!x.prep[i])
-            goto fail;
+        prep[i] = cs_prepare(d, &si, err);
+        if (!prep[i])
+            goto done;
     }
-    x.n = cs_prepared_count(x.prep[0]);
+    size_t n = cs_prepared_count(prep[0]);
     cs_curve_options avail = *o;   /* recem: the metrics this file has, at every M */
     avail.metrics = o->metrics;
     for (size_t i = 0; i < o->n_points; i++)
-        avail.metrics = cs_metrics_available(x.prep[i], avail.metrics);
-    o = x.o = &avail;
-    c = cs_curve_start(CS_CURVE_BINS, o, o->n_points, o->metrics, x.n, err);
+        avail.metrics = cs_metrics_available(prep[i], avail.metrics);
+    c = cs_curve_start(CS_CURVE_BINS, &avail, avail.n_points, avail.metrics, n, err);
     if (!c)
-        goto fail;
+        goto done;
     c->kdtree = kd;
-    x.values = malloc(o->n_points * x.R * CS_METRIC_COUNT * sizeof *x.values);
-    x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
-    if (!x.values || !x.sc) {
-        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        goto fail;
-    }
     for (size_t i = 0; i < o->n_points; i++) {
         c->points[i].x = o->x[i];
-        c->points[i].rows = x.n;
-        if (eval_row(&x.rn, x.prep[i], NULL, x.n, o->metrics, c->points[i].full) != CS_OK)
-            break;
-        cs_runner_tick(&x.rn);
+        c->points[i].rows = n;
     }
-    if (atomic_load(&x.rn.failed) == CS_OK)
-        cs_parallel_for(x.rn.threads, x.R, bins_task, &x, x.rn.cancel);
-    if (cs_runner_finish(&x.rn, err) != CS_OK || cs_curve_reduce(c, x.values, x.R, err) != CS_OK)
-        goto fail;
-    cs_curve_flag_stable(c, o->stable_metric);
-    c->sweep_bins = full_sweep_bins(x.prep[0], x.rn.cancel);
-    goto done;
-fail:
-    cs_curve_free(c);
-    c = NULL;
+    cs_evaluator ev = { .n = n, .ctx = prep, .eval_points = rows_eval_points };
+    if (cs_resample_bins_curve(&ev, c, &avail, run, err) != CS_OK) {
+        cs_curve_free(c);
+        c = NULL;
+        goto done;
+    }
+    c->sweep_bins = full_sweep_bins(prep[0], run ? run->cancel : NULL);
 done:
-    scratch_free(x.sc, x.rn.threads);
-    free(x.values);
     for (size_t i = 0; i < o->n_points; i++)
-        cs_prepared_free(x.prep[i]);
-    free(x.prep);
+        cs_prepared_free(prep[i]);
+    free(prep);
     return c;
 }
 
@@ -429,7 +479,7 @@ done:
 
 typedef struct ci_ctx {
     runner rn;
-    const cs_prepared *p;
+    const cs_evaluator *ev;
     unsigned mask;
     uint64_t seed;
     size_t n;
@@ -444,14 +494,14 @@ static void ci_task(void *vctx, size_t i, int worker)
     cs_rng rng;
     cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
     cs_draw_with(&rng, x->n, x->n, s->idx);
-    eval_row(&x->rn, x->p, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
+    eval_row(&x->rn, x->ev, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
     cs_runner_tick(&x->rn);
 }
 
 /* BCa's jackknife: task g evaluates every sample whose group is not g (in ascending order). */
 typedef struct jack_ctx {
     runner *rn;
-    const cs_prepared *p;
+    const cs_evaluator *ev;
     unsigned mask;
     size_t n;
     const uint8_t *group;    /* n entries, 0..groups-1 */
@@ -467,7 +517,7 @@ static void jack_task(void *vctx, size_t g, int worker)
     for (size_t i = 0; i < x->n; i++)
         if (x->group[i] != g)
             idx[k++] = (uint32_t)i;
-    eval_row(x->rn, x->p, idx, k, x->mask, x->values + g * CS_METRIC_COUNT);
+    eval_row(x->rn, x->ev, idx, k, x->mask, x->values + g * CS_METRIC_COUNT);
     cs_runner_tick(x->rn);
 }
 
@@ -497,7 +547,7 @@ void cs_jack_groups(size_t n, size_t G, uint64_t seed, uint32_t *perm, uint8_t *
 /* Jackknife values of every metric: leave-one-out when n <= CS_CI_JACK_GROUPS, else leave out
  * one of CS_CI_JACK_GROUPS groups of a seeded random partition (sizes differ by at most one).
  * Returns the group count, 0 on ENOMEM (values then owned by nobody). */
-static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t n, uint64_t seed,
+static size_t jackknife(runner *rn, const cs_evaluator *ev, unsigned mask, size_t n, uint64_t seed,
                         scratch *sc, double **values)
 {
     size_t G = n <= CS_CI_JACK_GROUPS ? n : CS_CI_JACK_GROUPS;
@@ -513,7 +563,7 @@ static size_t jackknife(runner *rn, const cs_prepared *p, unsigned mask, size_t 
     }
     cs_jack_groups(n, G, seed, perm, group);
     free(perm);
-    jack_ctx x = { rn, p, mask, n, group, sc, *values };
+    jack_ctx x = { rn, ev, mask, n, group, sc, *values };
     cs_parallel_for(rn->threads, G, jack_task, &x, rn->cancel);
     free(group);
     return G;
@@ -557,15 +607,24 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
                                 uint64_t seed, cs_ci_method method, const cs_run *run,
                                 cs_ci *out, cs_error *err)
 {
+    cs_evaluator ev = rows_evaluator(p);
+    /* recem: the metrics this file has */
+    return cs_resample_interval(&ev, cs_metrics_available(p, metrics), repeats, seed, method,
+                                "no samples to resample", run, out, err);
+}
+
+cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int repeats, uint64_t seed,
+                               cs_ci_method method, const char *empty_msg, const cs_run *run,
+                               cs_ci *out, cs_error *err)
+{
     memset(out, 0, sizeof *out);
     if (cs_resample_repeats_check(repeats, err) != CS_OK)
         return err->code;
     if (method < 0 || method >= CS_CI_METHOD_COUNT)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown interval method %d", (int)method);
-    metrics = cs_metrics_available(p, metrics);   /* recem: the metrics this file has */
-    ci_ctx x = { .p = p, .mask = metrics, .seed = seed, .n = cs_prepared_count(p) };
-    if (x.n == 0)
-        return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to resample");
+    ci_ctx x = { .ev = ev, .mask = metrics, .seed = seed, .n = ev->n };
+    if (x.n == 0 && empty_msg)
+        return cs_error_set(err, CS_EEMPTY, 0, 0, "%s", empty_msg);
     size_t R = (size_t)repeats;
     size_t G = method == CS_CI_BCA ? (x.n <= CS_CI_JACK_GROUPS ? x.n : CS_CI_JACK_GROUPS) : 0;
     cs_runner_init(&x.rn, run, R + 1 + G);
@@ -578,10 +637,10 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
-    if (eval_row(&x.rn, p, NULL, x.n, metrics, out->value) == CS_OK) {
+    if (eval_row(&x.rn, ev, NULL, x.n, metrics, out->value) == CS_OK) {
         cs_runner_tick(&x.rn);
         cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
-        if (G && !cs_runner_cancelled(&x.rn) && jackknife(&x.rn, p, metrics, x.n, seed, x.sc, &jack) == 0) {
+        if (G && !cs_runner_cancelled(&x.rn) && jackknife(&x.rn, ev, metrics, x.n, seed, x.sc, &jack) == 0) {
             st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
             goto done;
         }
@@ -614,8 +673,8 @@ cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, u
 
 typedef struct cmp_ctx {
     runner rn;
-    const cs_prepared *pa, *pb;
-    const uint32_t *ia, *ib;
+    const cs_evaluator *a, *b;
+    const uint32_t *ia, *ib;   /* NULL: pair t is unit t of both */
     size_t n;
     unsigned mask;
     uint64_t seed;
@@ -632,11 +691,11 @@ static void cmp_task(void *vctx, size_t i, int worker)
     cs_draw_with(&rng, x->n, x->n, s->idx);
     for (size_t t = 0; t < x->n; t++) {
         uint32_t j = s->idx[t];
-        s->idx[t] = x->ia[j];
-        s->idx2[t] = x->ib[j];
+        s->idx[t] = x->ia ? x->ia[j] : j;
+        s->idx2[t] = x->ib ? x->ib[j] : j;
     }
-    if (eval_row(&x->rn, x->pa, s->idx, x->n, x->mask, x->va + i * CS_METRIC_COUNT) == CS_OK)
-        eval_row(&x->rn, x->pb, s->idx2, x->n, x->mask, x->vb + i * CS_METRIC_COUNT);
+    if (eval_row(&x->rn, x->a, s->idx, x->n, x->mask, x->va + i * CS_METRIC_COUNT) == CS_OK)
+        eval_row(&x->rn, x->b, s->idx2, x->n, x->mask, x->vb + i * CS_METRIC_COUNT);
     else
         for (int m = 0; m < CS_METRIC_COUNT; m++)
             x->vb[i * CS_METRIC_COUNT + (size_t)m] = NAN;
@@ -674,13 +733,10 @@ void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, con
     e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa, fb) == 0;
 }
 
-cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
-                         unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
-                         cs_compare *out, cs_error *err)
+cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                          cs_compare *out, cs_error *err)
 {
-    /* statistics files are compared case by case (cases are the unit of evidence) */
-    if (a->stats && b->stats)
-        return cs_segstats_compare(a->stats, a->path, b->stats, b->path, s, metrics, repeats, seed, run, out, err);
     if (cs_dataset_need_rows(a->stats ? a : b, "a paired comparison with a prediction file", err) != CS_OK) {
         memset(out, 0, sizeof *out);
         return err->code;
@@ -688,13 +744,12 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     memset(out, 0, sizeof *out);
     if (cs_resample_repeats_check(repeats, err) != CS_OK)
         return err->code;
-    cmp_ctx x = { .mask = metrics, .seed = seed };
+    cs_prepared *pa = NULL, *pb = NULL;
     uint32_t *a_to_b = malloc((a->n ? a->n : 1) * sizeof *a_to_b);
     uint32_t *b_prep = malloc((b->n ? b->n : 1) * sizeof *b_prep);
     uint32_t *ia = NULL, *ib = NULL;
-    double *col = NULL, *tmp = NULL;
+    size_t n = 0;
     cs_status st;
-    size_t R = (size_t)repeats;
     if (!a_to_b || !b_prep) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
@@ -702,19 +757,19 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     st = cs_compare_pair(a, b, a_to_b, &out->by_id, err);
     if (st != CS_OK)
         goto done;
-    x.pa = cs_prepare(a, s, err);
-    if (!x.pa) {
+    pa = cs_prepare(a, s, err);
+    if (!pa) {
         st = err->code;
         goto done;
     }
-    x.pb = cs_prepare(b, s, err);
-    if (!x.pb) {
+    pb = cs_prepare(b, s, err);
+    if (!pb) {
         st = err->code;
         goto done;
     }
-    metrics = x.mask = cs_metrics_available(x.pa, cs_metrics_available(x.pb, metrics));   /* recem */
-    size_t na = cs_prepared_count(x.pa), nb = cs_prepared_count(x.pb);
-    const uint32_t *ra = cs_prepared_rows(x.pa), *rb = cs_prepared_rows(x.pb);
+    metrics = cs_metrics_available(pa, cs_metrics_available(pb, metrics));   /* recem */
+    size_t na = cs_prepared_count(pa), nb = cs_prepared_count(pb);
+    const uint32_t *ra = cs_prepared_rows(pa), *rb = cs_prepared_rows(pb);
     for (size_t i = 0; i < b->n; i++)
         b_prep[i] = UINT32_MAX;
     for (size_t i = 0; i < nb; i++)
@@ -728,30 +783,46 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     for (size_t i = 0; i < na; i++) {
         uint32_t rowb = a_to_b[ra[i]];
         if (rowb != UINT32_MAX && b_prep[rowb] != UINT32_MAX) {
-            ia[x.n] = (uint32_t)i;
-            ib[x.n] = b_prep[rowb];
-            x.n++;
+            ia[n] = (uint32_t)i;
+            ib[n] = b_prep[rowb];
+            n++;
         }
     }
-    if (x.n == 0) {
+    if (n == 0) {
         st = cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
         goto done;
     }
-    x.ia = ia;
-    x.ib = ib;
+    cs_evaluator ea = rows_evaluator(pa), eb = rows_evaluator(pb);
+    st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed, run, out, err);
+done:
+    free(ia);
+    free(ib);
+    free(a_to_b);
+    free(b_prep);
+    cs_prepared_free(pa);
+    cs_prepared_free(pb);
+    return st;
+}
+
+cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, const uint32_t *ia,
+                              const uint32_t *ib, size_t n, unsigned mask, int repeats,
+                              uint64_t seed, const cs_run *run, cs_compare *out, cs_error *err)
+{
+    size_t R = (size_t)repeats;
+    cmp_ctx x = { .a = a, .b = b, .ia = ia, .ib = ib, .n = n, .mask = mask, .seed = seed };
     cs_runner_init(&x.rn, run, R + 1);
     x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
     x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
     x.sc = scratch_new(x.rn.threads, 0, x.n, 1);
-    col = malloc(R * sizeof *col);
-    tmp = malloc(R * sizeof *tmp);
+    double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
+    cs_status st;
     if (!x.va || !x.vb || !x.sc || !col || !tmp) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
     double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
-    if (eval_row(&x.rn, x.pa, ia, x.n, metrics, fa) == CS_OK &&
-        eval_row(&x.rn, x.pb, ib, x.n, metrics, fb) == CS_OK) {
+    if (eval_row(&x.rn, a, ia, x.n, mask, fa) == CS_OK &&
+        eval_row(&x.rn, b, ib, x.n, mask, fb) == CS_OK) {
         cs_runner_tick(&x.rn);
         cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
     }
@@ -761,7 +832,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     out->n_pairs = x.n;
     out->repeats = repeats;
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
-        if (!(metrics & CS_METRIC_BIT(m)))
+        if (!(mask & CS_METRIC_BIT(m)))
             continue;
         cs_compare_entry_fill(&out->entries[out->n_entries++], m, fa[m], fb[m], x.va, x.vb, R,
                               col, tmp);
@@ -772,11 +843,5 @@ done:
     free(x.vb);
     free(col);
     free(tmp);
-    free(ia);
-    free(ib);
-    free(a_to_b);
-    free(b_prep);
-    cs_prepared_free((cs_prepared *)x.pa);
-    cs_prepared_free((cs_prepared *)x.pb);
     return st;
 }

@@ -1,5 +1,5 @@
 /* The run state of a parallel resampling call (ci_internal.h): cancel, progress and the first
- * hard error, shared by the row engine (curves.c) and the statistics engine (segstats/). */
+ * hard error, of curves.c's drivers (evaluator.h). */
 #include "engine/resample/ci_internal.h"
 
 #include "calscope/resample.h"

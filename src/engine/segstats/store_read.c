@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/load/load_internal.h"
+#include "engine/num/num.h"
 
 #define MAGIC "# calscope-stats "
 

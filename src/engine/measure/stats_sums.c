@@ -1,6 +1,6 @@
 /* calscope engine: the values of a statistics file from weighted sums of its cases (see
- * measure_internal.h). Bins, gaps and aggregates go through the row engine's functions. */
-#include "engine/segstats/measure_internal.h"
+ * stats_internal.h). Bins, gaps and aggregates go through the row engine's functions. */
+#include "engine/measure/stats_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
  * Everything else (more than 19 digits, exponents outside the table) goes to strtod.
  * The grammar is checked here, not by strtod, so hex floats and leading spaces are refused.
  * Digits are read eight at a time where eight are there (little-endian word tests). */
-#include "engine/load/load_internal.h"
-#include "engine/load/pow5_table.h"
+#include "engine/num/num.h"
+#include "engine/num/pow5_table.h"
 
 #include <errno.h>
 #include <math.h>

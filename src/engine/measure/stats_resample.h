@@ -1,10 +1,10 @@
-/* calscope engine, statistics-file resampling (measure_resample.c): intervals and curves over
+/* calscope engine, statistics-file resampling (stats_resample.c): intervals and curves over
  * cases, for cs_segstats_measure. Conventions: calscope/segmeasure.h. Any thread. */
 #ifndef CALSCOPE_SEG_MEASURE_RESAMPLE_H
 #define CALSCOPE_SEG_MEASURE_RESAMPLE_H
 
 #include "calscope/curves.h"
-#include "engine/segstats/measure_internal.h"
+#include "engine/measure/stats_internal.h"
 
 /* Bootstrap interval of the metrics of `mask` (checked by seg_metric_mask): `repeats` draws of
  * p->na cases with replacement. Fills out like cs_bootstrap_interval. */

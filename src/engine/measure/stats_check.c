@@ -1,6 +1,6 @@
 /* calscope engine: what a statistics file can answer — the settings, metric and selection
  * checks of cs_segstats_measure / cs_segstats_compare, each refusal with its reason. */
-#include "engine/segstats/measure_internal.h"
+#include "engine/measure/stats_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

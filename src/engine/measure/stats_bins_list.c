@@ -1,5 +1,5 @@
-/* The default M values of a bins curve on a statistics dataset (see calscope/segstats.h). */
-#include "calscope/segstats.h"
+/* The default M values of a bins curve on a statistics dataset (see calscope/segmeasure.h). */
+#include "calscope/segmeasure.h"
 
 #include "calscope/curves.h"
 

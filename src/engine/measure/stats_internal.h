@@ -1,4 +1,4 @@
-/* calscope engine, statistics-file metrics internals (src/engine/segstats/measure*.c only).
+/* calscope engine, statistics-file metrics internals (src/engine/measure/stats*.c only).
  *
  * A seg_prob is a statistics object cut to the selected ("active") cases and coarsened to M
  * bins once: per active case the M-bin sums of every class, of top-1 and the scores. A

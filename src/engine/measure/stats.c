@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "calscope/ubin.h"
-#include "engine/segstats/measure_internal.h"
-#include "engine/segstats/measure_resample.h"
+#include "engine/measure/stats_internal.h"
+#include "engine/measure/stats_resample.h"
 
 /* Per-case metrics and the dataset reliability histogram, by cases.h's rules: each case's
  * ECE/ACE/MCE under the lens; cell [j][i][f] counts the cases whose observed frequency of
