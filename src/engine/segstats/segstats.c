@@ -135,6 +135,56 @@ void cs_segstats_free(cs_segstats *st)
     free(st);
 }
 
+/* The nine sum arrays of st with their lengths, for the helpers below. */
+typedef struct sum_array {
+    void **p;
+    size_t n, size;
+} sum_array;
+
+static size_t sum_arrays(cs_segstats *st, sum_array *a)
+{
+    size_t nb = st->n_cases * st->k * (size_t)st->fine, nt = st->n_cases * (size_t)st->fine;
+    size_t ns = st->k * st->n_cases, m = 0;
+    a[m++] = (sum_array){(void **)&st->cnt, nb, sizeof *st->cnt};
+    a[m++] = (sum_array){(void **)&st->sum_p, nb, sizeof *st->sum_p};
+    a[m++] = (sum_array){(void **)&st->sum_y, nb, sizeof *st->sum_y};
+    a[m++] = (sum_array){(void **)&st->sq_err, ns, sizeof *st->sq_err};
+    a[m++] = (sum_array){(void **)&st->nll_pos, ns, sizeof *st->nll_pos};
+    a[m++] = (sum_array){(void **)&st->nll_neg, ns, sizeof *st->nll_neg};
+    if (st->t_cnt) {
+        a[m++] = (sum_array){(void **)&st->t_cnt, nt, sizeof *st->t_cnt};
+        a[m++] = (sum_array){(void **)&st->t_sum_conf, nt, sizeof *st->t_sum_conf};
+        a[m++] = (sum_array){(void **)&st->t_sum_correct, nt, sizeof *st->t_sum_correct};
+    }
+    return m;
+}
+
+int cs_segstats_zero_sums(cs_segstats *st)
+{
+    sum_array a[9];
+    size_t m = sum_arrays(st, a);
+    int ok = 1;
+    for (size_t x = 0; x < m; x++) {
+        zfree(*a[x].p, a[x].n, a[x].size);
+        ok &= (*a[x].p = zarray(a[x].n, a[x].size)) != NULL;
+    }
+    return ok ? 0 : -1;
+}
+
+void cs_segstats_advise_sparse(cs_segstats *st)
+{
+#if defined(MADV_NOHUGEPAGE)
+    sum_array a[9];
+    size_t m = sum_arrays(st, a);
+    for (size_t x = 0; x < m; x++)
+        if (*a[x].p && huge_mapped(a[x].n * a[x].size))
+            (void)madvise(*a[x].p, (a[x].n * a[x].size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE,
+                          MADV_NOHUGEPAGE);
+#else
+    (void)st;
+#endif
+}
+
 static int dup_into(char **dst, const char *s)
 {
     if (!s) return 0;
