@@ -452,11 +452,10 @@ static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
             free(names);
             free(mapping);
             char msg[300];
-            snprintf(msg, sizeof msg, "more cases than the rest of the file can hold (%llu cases"
-                     " of %llu classes take at least %llu bytes each, a case line and %llu 's'"
-                     " records; %llu bytes follow)", (unsigned long long)n,
-                     (unsigned long long)k, (unsigned long long)per_case,
-                     (unsigned long long)k, (unsigned long long)rest);
+            snprintf(msg, sizeof msg, "more cases than the rest of the file can hold (each takes"
+                     " at least %llu bytes, its case line and an 's' record per class; %llu take"
+                     " %.0f, %llu bytes follow)", (unsigned long long)per_case,
+                     (unsigned long long)n, (double)n * (double)per_case, (unsigned long long)rest);
             return bad(r, 2, msg);
         }
         *out = n > SIZE_MAX / 2 ? NULL
