@@ -195,6 +195,17 @@ static int dup_into(char **dst, const char *s)
     return 0;
 }
 
+/* dst[0..n) = src[0..n) for 8-byte cells (counts or doubles, compared as bits), writing only
+ * the cells that differ: the bins of a case are mostly empty, and a fresh object's pages that
+ * stay zero are never touched, so a merge's memory follows the non-empty bins. */
+static void copy_differing(void *dst, const void *src, size_t n)
+{
+    uint64_t *d = dst;
+    const uint64_t *s = src;
+    for (size_t i = 0; i < n; i++)
+        if (d[i] != s[i]) d[i] = s[i];
+}
+
 int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, size_t sc)
 {
     if (dup_into(&dst->case_names[dc], src->case_names[sc]) ||
@@ -205,14 +216,13 @@ int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, s
     dst->labels_in[dc].size = src->labels_in[sc].size;
     dst->voxels[dc] = src->voxels[sc];
     size_t kf = src->k * (size_t)src->fine, f = (size_t)src->fine, k = src->k;
-    memcpy(dst->cnt + dc * kf, src->cnt + sc * kf, kf * sizeof *src->cnt);
-    memcpy(dst->sum_p + dc * kf, src->sum_p + sc * kf, kf * sizeof *src->sum_p);
-    memcpy(dst->sum_y + dc * kf, src->sum_y + sc * kf, kf * sizeof *src->sum_y);
+    copy_differing(dst->cnt + dc * kf, src->cnt + sc * kf, kf);
+    copy_differing(dst->sum_p + dc * kf, src->sum_p + sc * kf, kf);
+    copy_differing(dst->sum_y + dc * kf, src->sum_y + sc * kf, kf);
     if (src->t_cnt && dst->t_cnt) {
-        memcpy(dst->t_cnt + dc * f, src->t_cnt + sc * f, f * sizeof *src->t_cnt);
-        memcpy(dst->t_sum_conf + dc * f, src->t_sum_conf + sc * f, f * sizeof *src->t_sum_conf);
-        memcpy(dst->t_sum_correct + dc * f, src->t_sum_correct + sc * f,
-               f * sizeof *src->t_sum_correct);
+        copy_differing(dst->t_cnt + dc * f, src->t_cnt + sc * f, f);
+        copy_differing(dst->t_sum_conf + dc * f, src->t_sum_conf + sc * f, f);
+        copy_differing(dst->t_sum_correct + dc * f, src->t_sum_correct + sc * f, f);
     }
     memcpy(dst->sq_err + dc * k, src->sq_err + sc * k, k * sizeof *src->sq_err);
     memcpy(dst->nll_pos + dc * k, src->nll_pos + sc * k, k * sizeof *src->nll_pos);
