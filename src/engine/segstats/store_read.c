@@ -388,92 +388,108 @@ static cs_status check_mapping(reader *r, const char *mapping, cs_seg_kind kind,
 #define BIN_MIN 14
 #define TOP1_MIN 12
 
-/* With the voxels known, the least bytes the records of every case take against the bytes
- * that follow the case lines: a file cut short, or one declaring many cases it does not hold,
- * is refused here, before a page of its sums is touched. */
-static cs_status check_records_fit(reader *r, const cs_segstats *st)
+/* The header as read, before the object is allocated: the sums' size is decided only when
+ * the case lines have shown that the file can hold their records. */
+typedef struct head {
+    uint64_t fine, k, n;
+    cs_seg_kind kind;
+    char *mapping;
+    char **names;                         /* k */
+    char **case_names;                    /* n each, as the object holds them */
+    cs_seg_input *probs_in, *labels_in;
+    uint64_t *voxels;
+} head;
+
+static void head_free(head *h)
 {
-    uint64_t need = 0, rest = r->len - r->pos;
-    for (size_t c = 0; c < st->n_cases; c++) {
-        need += SCORES_MIN * st->k;
-        if (st->voxels[c]) need += BIN_MIN * st->k + (st->t_cnt ? TOP1_MIN : 0);
+    for (size_t j = 0; h->names && j < h->k; j++) free(h->names[j]);
+    for (size_t c = 0; c < h->n; c++) {
+        if (h->case_names) free(h->case_names[c]);
+        if (h->probs_in) free(h->probs_in[c].path);
+        if (h->labels_in) free(h->labels_in[c].path);
     }
-    if (need <= rest) return CS_OK;
-    char msg[300];
-    snprintf(msg, sizeof msg, "the records of %zu cases of %zu classes take at least %llu bytes,"
-             " but %llu bytes follow the case lines (a truncated file?)", st->n_cases, st->k,
-             (unsigned long long)need, (unsigned long long)rest);
-    r->line = 6;
-    return bad(r, 2, msg);
+    free(h->names);
+    free(h->mapping);
+    free(h->case_names);
+    free(h->probs_in);
+    free(h->labels_in);
+    free(h->voxels);
 }
 
-/* The header through the case lines; creates *out. case_line[c] gets each case's line. */
-static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
+static cs_status nomem(reader *r)
+{
+    return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+}
+
+/* Lines 1-5: magic, fine, kind, mapping, classes. */
+static cs_status read_classes(reader *r, head *h)
 {
     cs_status s;
-    uint64_t fine, k, n;
     if ((s = read_magic(r)) || (s = check_ending(r)) || (s = header_line(r, "fine", 2)) ||
-        (s = get_count(r, 2, &fine)))
+        (s = get_count(r, 2, &h->fine)))
         return s;
-    if (fine < 1 || fine > CS_SEGSTATS_FINE_MAX) {
+    if (h->fine < 1 || h->fine > CS_SEGSTATS_FINE_MAX) {
         char msg[96];
         snprintf(msg, sizeof msg, "fine resolution %llu outside 1..%d",
-                 (unsigned long long)fine, CS_SEGSTATS_FINE_MAX);
+                 (unsigned long long)h->fine, CS_SEGSTATS_FINE_MAX);
         return bad(r, 2, msg);
     }
     if ((s = header_line(r, "kind", 2))) return s;
     if (!is(&r->f[1], "softmax") && !is(&r->f[1], "regions"))
         return bad_field(r, 2, "is not a kind (softmax or regions)");
-    cs_seg_kind kind = is(&r->f[1], "softmax") ? CS_SEG_SOFTMAX : CS_SEG_REGIONS;
+    h->kind = is(&r->f[1], "softmax") ? CS_SEG_SOFTMAX : CS_SEG_REGIONS;
     if ((s = header_line(r, "mapping", 2))) return s;
-    char *mapping = text(&r->f[1]);
-    if (!mapping) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    if ((s = header_line(r, "classes", 0)) || (s = get_count(r, 2, &k))) { free(mapping); return s; }
-    if (k < 1 || k > 65536) { free(mapping); return bad(r, 2, "class count outside 1..65536"); }
+    if (!(h->mapping = text(&r->f[1]))) return nomem(r);
+    uint64_t k;
+    if ((s = header_line(r, "classes", 0)) || (s = get_count(r, 2, &k))) return s;
+    if (k < 1 || k > 65536) return bad(r, 2, "class count outside 1..65536");
     if (r->nf != k + 2) {
-        free(mapping);
         char msg[96];
         snprintf(msg, sizeof msg, "expected %llu class names after the count, found %zu",
                  (unsigned long long)k, r->nf - 2);
         return bad(r, 1, msg);
     }
-    char **names = calloc(k, sizeof *names);
-    int names_ok = names != NULL;
-    for (size_t j = 0; names && j < k; j++)
-        if (!(names[j] = text(&r->f[j + 2]))) names_ok = 0;
-    s = names_ok ? check_class_names(r, names, (size_t)k) : CS_OK;
-    if (names_ok && !s) s = check_mapping(r, mapping, kind, names, (size_t)k);
-    if (names_ok && !s && (s = header_line(r, "cases", 2)) == CS_OK && (s = get_count(r, 2, &n)) == CS_OK) {
-        /* every case takes a case line and K scores records: a count the rest of the file
-         * cannot hold is refused before anything is allocated for it */
-        uint64_t per_case = CASE_LINE_MIN + SCORES_MIN * k, rest = r->len - r->pos;
-        if (n > rest / per_case) {
-            for (size_t j = 0; j < k; j++) free(names[j]);
-            free(names);
-            free(mapping);
-            char msg[300];
-            snprintf(msg, sizeof msg, "more cases than the rest of the file can hold (each takes"
-                     " at least %llu bytes, its case line and an 's' record per class; %llu take"
-                     " %.0f, %llu bytes follow)", (unsigned long long)per_case,
-                     (unsigned long long)n, (double)n * (double)per_case, (unsigned long long)rest);
-            return bad(r, 2, msg);
-        }
-        *out = n > SIZE_MAX / 2 ? NULL
-                                : cs_segstats_new((int)fine, kind, (size_t)k,
-                                                  (const char *const *)names, mapping, (size_t)n);
-        if (!*out) s = cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if (!(h->names = calloc(k, sizeof *h->names))) return nomem(r);
+    h->k = k;
+    for (size_t j = 0; j < k; j++)
+        if (!(h->names[j] = text(&r->f[j + 2]))) return nomem(r);
+    if ((s = check_class_names(r, h->names, (size_t)k))) return s;
+    return check_mapping(r, h->mapping, h->kind, h->names, (size_t)k);
+}
+
+/* Line 6, the case count: every case takes a case line and K scores records, so a count the
+ * rest of the file cannot hold is refused before anything is allocated for it. */
+static cs_status read_case_count(reader *r, head *h)
+{
+    cs_status s;
+    uint64_t n;
+    if ((s = header_line(r, "cases", 2)) || (s = get_count(r, 2, &n))) return s;
+    uint64_t per_case = CASE_LINE_MIN + SCORES_MIN * h->k, rest = r->len - r->pos;
+    if (n > rest / per_case) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "more cases than the rest of the file can hold (each takes at"
+                 " least %llu bytes, its case line and an 's' record per class; %llu take %.0f,"
+                 " %llu bytes follow)", (unsigned long long)per_case, (unsigned long long)n,
+                 (double)n * (double)per_case, (unsigned long long)rest);
+        return bad(r, 2, msg);
     }
-    for (size_t j = 0; names && j < k; j++) free(names[j]);
-    free(names);
-    free(mapping);
-    if (!names_ok) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    if (s) return s;
-    cs_segstats *st = *out;
-    *case_line = malloc((st->n_cases ? st->n_cases : 1) * sizeof **case_line);
-    if (!*case_line) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    for (size_t c = 0; c < st->n_cases; c++) {
+    size_t m = n ? (size_t)n : 1;
+    h->case_names = calloc(m, sizeof *h->case_names);
+    h->probs_in = calloc(m, sizeof *h->probs_in);
+    h->labels_in = calloc(m, sizeof *h->labels_in);
+    h->voxels = calloc(m, sizeof *h->voxels);
+    if (!h->case_names || !h->probs_in || !h->labels_in || !h->voxels) return nomem(r);
+    h->n = n;
+    return CS_OK;
+}
+
+/* Lines 7 .. 6+N; case_line[c] gets each case's line. */
+static cs_status read_case_lines(reader *r, head *h, long *case_line)
+{
+    cs_status s;
+    for (size_t c = 0; c < h->n; c++) {
         size_t idx;
-        if ((s = header_line(r, "case", 8)) || (s = get_index(r, 2, st->n_cases, "case", &idx)))
+        if ((s = header_line(r, "case", 8)) || (s = get_index(r, 2, h->n, "case", &idx)))
             return s;
         if (idx != c) {
             char msg[96];
@@ -481,23 +497,76 @@ static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
             return bad(r, 2, msg);
         }
         if (r->f[2].len == 0) return bad(r, 3, "a case needs a name");
-        (*case_line)[c] = r->line;
-        st->case_names[c] = text(&r->f[2]);
-        st->probs_in[c].path = text(&r->f[4]);
-        st->labels_in[c].path = text(&r->f[6]);
-        if (!st->case_names[c] || !st->probs_in[c].path || !st->labels_in[c].path)
-            return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-        if ((s = get_count(r, 4, &st->voxels[c])) || (s = get_count(r, 6, &st->probs_in[c].size)) ||
-            (s = get_count(r, 8, &st->labels_in[c].size)))
+        case_line[c] = r->line;
+        if (!(h->case_names[c] = text(&r->f[2])) || !(h->probs_in[c].path = text(&r->f[4])) ||
+            !(h->labels_in[c].path = text(&r->f[6])))
+            return nomem(r);
+        if ((s = get_count(r, 4, &h->voxels[c])) || (s = get_count(r, 6, &h->probs_in[c].size)) ||
+            (s = get_count(r, 8, &h->labels_in[c].size)))
             return s;
-        if (c && strcmp(st->case_names[c - 1], st->case_names[c]) >= 0) {
+        if (c && strcmp(h->case_names[c - 1], h->case_names[c]) >= 0) {
             char msg[600];
             snprintf(msg, sizeof msg, "case '%.200s' after '%.200s': case names must be unique and"
-                     " in ascending order", st->case_names[c], st->case_names[c - 1]);
+                     " in ascending order", h->case_names[c], h->case_names[c - 1]);
             return bad(r, 3, msg);
         }
     }
-    return check_records_fit(r, st);
+    return CS_OK;
+}
+
+/* With the voxels known, the least bytes the records of every case take against the bytes
+ * that follow the case lines: a file cut short, or one declaring many cases it does not hold,
+ * is refused here, before its sums are allocated. */
+static cs_status check_records_fit(reader *r, const head *h)
+{
+    uint64_t need = 0, rest = r->len - r->pos;
+    for (size_t c = 0; c < h->n; c++) {
+        need += SCORES_MIN * h->k;
+        if (h->voxels[c]) need += BIN_MIN * h->k + (h->kind == CS_SEG_SOFTMAX ? TOP1_MIN : 0);
+    }
+    if (need <= rest) return CS_OK;
+    char msg[300];
+    snprintf(msg, sizeof msg, "the records of %llu cases of %llu classes take at least %llu"
+             " bytes, but %llu bytes follow the case lines (a truncated file?)",
+             (unsigned long long)h->n, (unsigned long long)h->k, (unsigned long long)need,
+             (unsigned long long)rest);
+    r->line = 6;
+    return bad(r, 2, msg);
+}
+
+/* The object for the header, its case arrays moved in from h. */
+static cs_segstats *head_to_stats(head *h)
+{
+    cs_segstats *st = cs_segstats_new((int)h->fine, h->kind, (size_t)h->k,
+                                      (const char *const *)h->names, h->mapping, (size_t)h->n);
+    if (!st) return NULL;
+    free(st->case_names);
+    free(st->probs_in);
+    free(st->labels_in);
+    free(st->voxels);
+    st->case_names = h->case_names;
+    st->probs_in = h->probs_in;
+    st->labels_in = h->labels_in;
+    st->voxels = h->voxels;
+    h->case_names = NULL;
+    h->probs_in = h->labels_in = NULL;
+    h->voxels = NULL;
+    h->n = 0;
+    return st;
+}
+
+/* The header through the case lines; creates *out. case_line[c] gets each case's line. */
+static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
+{
+    head h = {0};
+    cs_status s = read_classes(r, &h);
+    if (!s) s = read_case_count(r, &h);
+    if (!s && !(*case_line = malloc((h.n ? h.n : 1) * sizeof **case_line))) s = nomem(r);
+    if (!s) s = read_case_lines(r, &h, *case_line);
+    if (!s) s = check_records_fit(r, &h);
+    if (!s && !(*out = head_to_stats(&h))) s = nomem(r);
+    head_free(&h);
+    return s;
 }
 
 static cs_status wrong_fields(reader *r, size_t want)
@@ -951,8 +1020,8 @@ int cs_segstats_sniff(const char *path)
     if (strcmp(path, "-") == 0) return 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) return 0;
-    char head[sizeof MAGIC];
-    int got = gzread(gz, head, sizeof MAGIC - 1);
+    char first[sizeof MAGIC];
+    int got = gzread(gz, first, sizeof MAGIC - 1);
     gzclose(gz);
-    return got == (int)sizeof MAGIC - 1 && memcmp(head, MAGIC, sizeof MAGIC - 1) == 0;
+    return got == (int)sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
 }
