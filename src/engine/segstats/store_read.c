@@ -657,11 +657,7 @@ static cs_status read_scores(reader *r, cs_segstats *st, uint8_t *seen)
     return CS_OK;
 }
 
-/* What a case's records say when they are all read, against its case line. */
-typedef struct case_sums {
-    uint64_t labelled;   /* softmax: voxels labelled with some class, Σ_j Σ_i sum_y */
-} case_sums;
-
+/* A refusal about case c, at its case line. */
 static cs_status case_fault(reader *r, const cs_segstats *st, size_t c, const long *case_line,
                             size_t col, const char *what)
 {
@@ -671,71 +667,94 @@ static cs_status case_fault(reader *r, const cs_segstats *st, size_t c, const lo
     return bad(r, col, msg);
 }
 
-/* The bin counts of class j (j == k: top-1) of case c add up to its voxels: a truncated or
- * spliced file fails here rather than giving smaller numbers. */
-static cs_status check_counts(reader *r, const cs_segstats *st, size_t c, size_t j,
-                              const long *case_line, case_sums *cs)
+/* The voxels of case c in the bins of class j (j == k: top-1), and (*labelled, a class) how
+ * many of them have the class. */
+static uint64_t bin_total(const cs_segstats *st, size_t c, size_t j, uint64_t *labelled)
 {
-    int top1 = j == st->k;
     uint64_t sum = 0, y = 0;
     for (size_t i = 0; i < (size_t)st->fine; i++) {
-        size_t x = top1 ? cs_segstats_ti(st, c, i) : cs_segstats_ci(st, c, j, i);
-        sum += top1 ? st->t_cnt[x] : st->cnt[x];
-        if (!top1) y += st->sum_y[x];
-    }
-    cs->labelled += y;
-    if (!top1) {
-        /* the NLL sums against the class's own voxels: y = 1 ones for NLL_POS, the rest NLL_NEG */
-        size_t x = c * st->k + j;
-        const char *name = NULL;
-        double have = 0, most = 0;
-        if (st->nll_pos[x] > score_max(1, y)) name = "NLL_POS", have = st->nll_pos[x], most = score_max(1, y) / (1 + SUM_SLACK);
-        else if (sum >= y && st->nll_neg[x] > score_max(1, sum - y))
-            name = "NLL_NEG", have = st->nll_neg[x], most = score_max(1, sum - y) / (1 + SUM_SLACK);
-        if (name && sum == st->voxels[c]) {
-            char what[400];
-            snprintf(what, sizeof what, "class '%.100s': its 's' record's %s %.17g is more than"
-                     " %.17g, what its %llu voxels %s class '%.100s' can give", st->class_names[j],
-                     name, have, most, (unsigned long long)(name[4] == 'P' ? y : sum - y),
-                     name[4] == 'P' ? "of" : "not of", st->class_names[j]);
-            return case_fault(r, st, c, case_line, 1, what);
+        if (j == st->k) {
+            sum += st->t_cnt[cs_segstats_ti(st, c, i)];
+            continue;
         }
+        size_t x = cs_segstats_ci(st, c, j, i);
+        sum += st->cnt[x];
+        y += st->sum_y[x];
     }
+    *labelled = y;
+    return sum;
+}
+
+/* The bin counts of class j (j == k: top-1) of case c add up to its voxels: a truncated or
+ * spliced file fails here rather than giving smaller numbers. */
+static cs_status check_total(reader *r, const cs_segstats *st, size_t c, size_t j, uint64_t sum,
+                             const long *case_line)
+{
     if (sum == st->voxels[c]) return CS_OK;
-    char what[400];
-    if (top1) snprintf(what, sizeof what, "the top-1");
+    char what[200], msg[600];
+    if (j == st->k) snprintf(what, sizeof what, "the top-1");
     else snprintf(what, sizeof what, "the class '%.100s'", st->class_names[j]);
-    char msg[600];
     snprintf(msg, sizeof msg, "%s bin counts add up to %llu, not the case's %llu voxels (a"
              " truncated or edited file?)", what, (unsigned long long)sum,
              (unsigned long long)st->voxels[c]);
     return case_fault(r, st, c, case_line, 4, msg);
 }
 
-/* Every case is complete: each class's (and top-1's) counts add up to its voxels, it has its K
- * 's' records, and (softmax) every voxel is labelled with exactly one class. */
+/* Class j's NLL sums of case c against its own voxels: NLL_POS comes from the `y` labelled
+ * with the class, NLL_NEG from the other voxels - y, each at most -ln 1e-15 a voxel. */
+static cs_status check_nll(reader *r, const cs_segstats *st, size_t c, size_t j, uint64_t y,
+                           const long *case_line)
+{
+    size_t x = c * st->k + j;
+    uint64_t other = st->voxels[c] - y;
+    int pos = st->nll_pos[x] > score_max(1, y);
+    if (!pos && !(st->nll_neg[x] > score_max(1, other))) return CS_OK;
+    char what[500];
+    snprintf(what, sizeof what, "class '%.100s': its 's' record's %s %.17g is more than %.17g,"
+             " what its %llu voxels %s class '%.100s' can give", st->class_names[j],
+             pos ? "NLL_POS" : "NLL_NEG", pos ? st->nll_pos[x] : st->nll_neg[x],
+             (double)(pos ? y : other) * NLL_VOXEL_MAX, (unsigned long long)(pos ? y : other),
+             pos ? "of" : "not of", st->class_names[j]);
+    return case_fault(r, st, c, case_line, 1, what);
+}
+
+/* Case c has its K 's' records. */
+static cs_status check_scores_present(reader *r, const cs_segstats *st, size_t c,
+                                      const uint8_t *seen, const long *case_line)
+{
+    for (size_t j = 0; j < st->k; j++)
+        if (!seen[c * st->k + j]) {
+            char what[300];
+            snprintf(what, sizeof what, "no 's' record for class '%.100s' (every case has one"
+                     " per class: a truncated or edited file?)", st->class_names[j]);
+            return case_fault(r, st, c, case_line, 1, what);
+        }
+    return CS_OK;
+}
+
+/* Every case is complete: it has its K 's' records, each class's (and top-1's) counts add up to
+ * its voxels, its NLL sums are what its voxels can give, and (softmax) every voxel is labelled
+ * with exactly one class. */
 static cs_status check_cases(reader *r, const cs_segstats *st, const uint8_t *seen,
                              const long *case_line)
 {
+    cs_status s;
     for (size_t c = 0; c < st->n_cases; c++) {
-        case_sums cs = {0};
-        for (size_t j = 0; j < st->k; j++)
-            if (!seen[c * st->k + j]) {
-                char what[300];
-                snprintf(what, sizeof what, "no 's' record for class '%.100s' (every case has one"
-                         " per class: a truncated or edited file?)", st->class_names[j]);
-                return case_fault(r, st, c, case_line, 1, what);
-            }
-        cs_status s;
-        for (size_t j = 0; j <= st->k; j++) {
-            if (j == st->k && !st->t_cnt) break;
-            if ((s = check_counts(r, st, c, j, case_line, &cs))) return s;
+        if ((s = check_scores_present(r, st, c, seen, case_line))) return s;
+        uint64_t labelled = 0, y;
+        for (size_t j = 0; j < st->k; j++) {
+            if ((s = check_total(r, st, c, j, bin_total(st, c, j, &y), case_line)) ||
+                (s = check_nll(r, st, c, j, y, case_line)))
+                return s;
+            labelled += y;
         }
-        if (st->t_cnt && cs.labelled != st->voxels[c]) {
+        if (st->t_cnt && (s = check_total(r, st, c, st->k, bin_total(st, c, st->k, &y), case_line)))
+            return s;
+        if (st->t_cnt && labelled != st->voxels[c]) {
             char what[300];
             snprintf(what, sizeof what, "its classes' labelled voxels add up to %llu, not its %llu"
                      " voxels (each voxel has one class: an edited file?)",
-                     (unsigned long long)cs.labelled, (unsigned long long)st->voxels[c]);
+                     (unsigned long long)labelled, (unsigned long long)st->voxels[c]);
             return case_fault(r, st, c, case_line, 4, what);
         }
     }
