@@ -281,41 +281,46 @@ static void test_read_incomplete_or_edited(void **state)
     cut[strlen(cut) - 3] = '\0';   /* ... and cut inside its last number */
     expect_error(cut, "F:21:1: the file ends inside this line, without its line break (a truncated"
                       " file?)");
-    expect_error(swapped("s,1,1,0.25,0,0.69314718055994529\n", ""),
-                 "F:8:1: case 'b': no 's' record for class 'fg' (every case has one per class: a"
-                 " truncated or edited file?)");
-    expect_error(swapped("s,0,1,0.0625,0.28,0", "s,0,1,0.0625,1e308,0"),
-                 "F:16:5: NLL_POS 1e+308 is more than the case's 2 voxels can give"
-                 " (at most -ln 1e-15 = 34.5388 each)");
-    expect_error(swapped("s,0,0,1.0625,0,34.5", "s,0,0,2.5,0,34.5"),
-                 "F:15:4: SQ 2.5 is more than the case's 2 voxels can give (at most 1 each)");
-    expect_error(swapped("s,0,0,1.0625,0,34.5", "s,0,0,1.0625,0,69"),
-                 "F:7:1: case 'a': class 'bg': its 's' record's NLL_NEG 69 is more than"
-                 " 34.538776394910684, what its 1 voxels not of class 'bg' can give");
-    expect_error(swapped("s,1,1,0.25,0,", "s,1,1,0.25,0.5,"),
-                 "F:8:1: case 'b': class 'fg': its 's' record's NLL_POS 0.5 is more than 0, what"
-                 " its 0 voxels of class 'fg' can give");
+    /* each edit of HEAD BODY (its first FROM becomes TO) and the refusal */
+    static const struct { const char *from, *to, *msg; } edits[] = {
+        { "s,1,1,0.25,0,0.69314718055994529\n", "",
+          "F:8:1: case 'b': no 's' record for class 'fg' (every case has one per class: a"
+          " truncated or edited file?)" },
+        { "s,0,1,0.0625,0.28,0", "s,0,1,0.0625,1e308,0",
+          "F:16:5: NLL_POS 1e+308 is more than the case's 2 voxels can give (at most -ln 1e-15 ="
+          " 34.5388 each)" },
+        { "s,0,0,1.0625,0,34.5", "s,0,0,2.5,0,34.5",
+          "F:15:4: SQ 2.5 is more than the case's 2 voxels can give (at most 1 each)" },
+        { "s,0,0,1.0625,0,34.5", "s,0,0,1.0625,0,69",
+          "F:7:1: case 'a': class 'bg': its 's' record's NLL_NEG 69 is more than"
+          " 34.538776394910684, what its 1 voxels not of class 'bg' can give" },
+        { "s,1,1,0.25,0,", "s,1,1,0.25,0.5,",
+          "F:8:1: case 'b': class 'fg': its 's' record's NLL_POS 0.5 is more than 0, what its 0"
+          " voxels of class 'fg' can give" },
+        { "c,0,0,3,1,1,1", "c,0,0,3,1,0.5,1",
+          "F:10:6: sum 0.5 is not what 1 values in fine bin 3 (0.75, 1] add up to" },
+        { "t,0,2,1,0.75,1", "t,0,2,1,0.9,1",
+          "F:13:5: sum 0.90000000000000002 is not what 1 values in fine bin 2 (0.5, 0.75] add"
+          " up to" },
+        { "classes,2,bg,fg", "classes,2,bg,bg",
+          "F:5:4: class name 'bg' is given twice (also column 3): class names must be distinct" },
+        { "classes,2,bg,fg", "classes,2,bg,tumour",
+          "F:5:4: class 1 is 'tumour', but the mapping 'bg=0,fg=1' (line 4) names it 'fg'" },
+        { "\"bg=0,fg=1\"", "\"bg=0,fg=1,x=2\"",
+          "F:5:2: 2 classes, but the mapping 'bg=0,fg=1,x=2' (line 4) names 3" },
+        { "\"bg=0,fg=1\"", "bg",
+          "F:4:2: the mapping is not one reduce writes: --label-values: 'bg' is not an integer"
+          " label value (in 'bg')" },
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++)
+        expect_error(swapped(edits[e].from, edits[e].to), edits[e].msg);
+    /* both classes labelled in a one-voxel case (its scores moved to match) */
     char two[2048];
     snprintf(two, sizeof two, "%s", swapped("c,1,1,1,1,0.5,0", "c,1,1,1,1,0.5,1"));
     char *sfg = strstr(two, "s,1,1,0.25,0,0.69314718055994529");
     memcpy(sfg, "s,1,1,0.25,0.69314718055994529,0", 32);
     expect_error(two, "F:8:4: case 'b': its classes' labelled voxels add up to 2, not its 1 voxels"
                       " (each voxel has one class: an edited file?)");
-    expect_error(swapped("c,0,0,3,1,1,1", "c,0,0,3,1,0.5,1"),
-                 "F:10:6: sum 0.5 is not what 1 values in fine bin 3 (0.75, 1] add up to");
-    expect_error(swapped("t,0,2,1,0.75,1", "t,0,2,1,0.9,1"),
-                 "F:13:5: sum 0.90000000000000002 is not what 1 values in fine bin 2 (0.5, 0.75]"
-                 " add up to");
-    expect_error(swapped("classes,2,bg,fg", "classes,2,bg,bg"),
-                 "F:5:4: class name 'bg' is given twice (also column 3): class names must be"
-                 " distinct");
-    expect_error(swapped("classes,2,bg,fg", "classes,2,bg,tumour"),
-                 "F:5:4: class 1 is 'tumour', but the mapping 'bg=0,fg=1' (line 4) names it 'fg'");
-    expect_error(swapped("\"bg=0,fg=1\"", "\"bg=0,fg=1,x=2\""),
-                 "F:5:2: 2 classes, but the mapping 'bg=0,fg=1,x=2' (line 4) names 3");
-    expect_error(swapped("\"bg=0,fg=1\"", "bg"),
-                 "F:4:2: the mapping is not one reduce writes: --label-values: 'bg' is not an"
-                 " integer label value (in 'bg')");
 }
 
 static void test_read_valid_and_errors(void **state)
