@@ -97,7 +97,7 @@ PY
 # without the check the sums take 7.7 GB (the pages were prefaulted); a 1 GB address space
 # limit turns that into "out of memory" — where the sanitizers' own reservations allow a limit
 limit=unlimited
-(ulimit -v 1000000 && "$CALSCOPE" --help >/dev/null 2>&1) && limit=1000000
+(ulimit -v 1000000 && "$CALSCOPE" --help >/dev/null 2>&1) 2>/dev/null && limit=1000000
 run bash -c "ulimit -v $limit; exec \"\$0\" report --bins 1 \"\$1\"" "$CALSCOPE" "$TMP/decl.csv"
 expect_eq "800 cases declared, none held: refused after the case lines, before allocating (address space $limit)" \
     "3 calscope: $TMP/decl.csv:6:2: the records of 800 cases of 3 classes take at least 72000 bytes, but 0 bytes follow the case lines (a truncated file?)" "$RC $ERR"
