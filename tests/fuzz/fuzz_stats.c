@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Dense cells above which the measure and round trips are skipped: a small input may declare
  * F = 100000 fine bins over hundreds of cases, which is valid but costs seconds per input under
  * the sanitizers; the reading, where the damage is found, is always fuzzed. */
-#define MEASURE_CELLS_MAX 4000000
+#define MEASURE_CELLS_MAX 250000
 
 static const char *scratch(const char *what, const char *suffix)
 {
