@@ -103,7 +103,8 @@ static void check_measures(const cs_segstats *st)
     cs_measure_request q = { .parts = CS_MEASURE_CASES };
     cs_measurement m;
     cs_status r = cs_segstats_measure(st, &s, &q, NULL, &m, &err);
-    if (r == CS_OK && m.evaluated && (!isfinite(m.result.brier) || !isfinite(m.result.nll))) abort();
+    if (r == CS_OK && m.evaluated && (!isfinite(m.result.brier) || !isfinite(m.result.nll)))
+        abort();
     if (r != CS_OK && r != CS_EEMPTY && !err.msg[0]) abort();
     cs_measurement_free(&m);
 }

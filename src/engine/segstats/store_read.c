@@ -587,7 +587,8 @@ static cs_status wrong_fields(reader *r, size_t want)
 /* 1 when `sum` is what `n` values in fine bin i — (i/F, (i+1)/F], 0 in bin 0 — add up to. */
 static int sum_fits_bin(double sum, uint64_t n, size_t i, int fine)
 {
-    double lo = (double)n * cs_ubin_edge((int)i, fine), hi = (double)n * cs_ubin_edge((int)i + 1, fine);
+    double lo = (double)n * cs_ubin_edge((int)i, fine);
+    double hi = (double)n * cs_ubin_edge((int)i + 1, fine);
     return sum >= lo * (1 - SUM_SLACK) && sum <= hi * (1 + SUM_SLACK);
 }
 
@@ -999,7 +1000,8 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
     if (par == -1 && populate) prefault_cases(st, 0, st->n_cases);
     if (par == 0) {
         /* back to one thread from the first record, as if the two had never run */
-        if (cs_segstats_zero_sums(st)) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+        if (cs_segstats_zero_sums(st))
+            s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         else if (!populate) cs_segstats_advise_sparse(st);
         memset(seen, 0, st->n_cases * st->k + 1);
         r.pos = first;
