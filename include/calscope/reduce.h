@@ -90,6 +90,10 @@ cs_status cs_seg_mapping_values(const char *text, cs_seg_mapping **out, cs_error
 /* --regions 'NAME=V,V;NAME=V': one independent sigmoid channel per region, in the order
  * given; y = 1 where the label value is one of the region's. Errors as above. */
 cs_status cs_seg_mapping_regions(const char *text, cs_seg_mapping **out, cs_error *err);
+/* The same parse and errors without the member matrix (m->member NULL): the names, the values
+ * and the canonical text, in memory proportional to TEXT — for checking a statistics file's
+ * header, whose regions times label values the file does not bound. */
+cs_status cs_seg_mapping_regions_names(const char *text, cs_seg_mapping **out, cs_error *err);
 /* Softmax 0..channels-1, defaulted = 1. NULL when out of memory. */
 cs_seg_mapping *cs_seg_mapping_default(size_t channels);
 void cs_seg_mapping_free(cs_seg_mapping *m);

@@ -301,7 +301,8 @@ static cs_status parse_region(const char *p, size_t n, const char *text, cs_seg_
     return st;
 }
 
-cs_status cs_seg_mapping_regions(const char *text, cs_seg_mapping **out, cs_error *err)
+/* --regions TEXT; with_member 0 leaves out the codes-by-regions matrix (cs_seg_mapping_regions_names). */
+static cs_status regions_parse(const char *text, int with_member, cs_seg_mapping **out, cs_error *err)
 {
     *out = NULL;
     size_t cap = 1;
@@ -342,10 +343,10 @@ cs_status cs_seg_mapping_regions(const char *text, cs_seg_mapping **out, cs_erro
         m->n_values = u;
         m->values = all;
         all = NULL;
-        m->member = u <= CS_SEG_MAX_CODES ? calloc(u * m->k, 1) : NULL;
+        m->member = u <= CS_SEG_MAX_CODES && with_member ? calloc(u * m->k, 1) : NULL;
         if (u > CS_SEG_MAX_CODES) st = cs_error_set(err, CS_EUSAGE, 0, 0, "--regions: more than %d label values", CS_SEG_MAX_CODES);
-        else if (!m->member) st = nomem(err);
-        for (size_t j = 0; st == CS_OK && j < m->k; j++)
+        else if (with_member && !m->member) st = nomem(err);
+        for (size_t j = 0; st == CS_OK && with_member && j < m->k; j++)
             for (size_t i = 0; i < r[j].n; i++) {
                 long c = cs_seg_mapping_code(m, r[j].v[i]);
                 m->member[(size_t)c * m->k + j] = 1;
@@ -358,6 +359,16 @@ cs_status cs_seg_mapping_regions(const char *text, cs_seg_mapping **out, cs_erro
     if (st != CS_OK) { cs_seg_mapping_free(m); return st; }
     *out = m;
     return CS_OK;
+}
+
+cs_status cs_seg_mapping_regions(const char *text, cs_seg_mapping **out, cs_error *err)
+{
+    return regions_parse(text, 1, out, err);
+}
+
+cs_status cs_seg_mapping_regions_names(const char *text, cs_seg_mapping **out, cs_error *err)
+{
+    return regions_parse(text, 0, out, err);
 }
 
 long cs_seg_mapping_code(const cs_seg_mapping *m, double x)

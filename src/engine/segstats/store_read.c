@@ -352,7 +352,7 @@ static cs_status check_mapping(reader *r, const char *mapping, cs_seg_kind kind,
     cs_seg_mapping *m = NULL;
     cs_error perr;
     cs_status s = kind == CS_SEG_SOFTMAX ? cs_seg_mapping_values(mapping, &m, &perr)
-                                         : cs_seg_mapping_regions(mapping, &m, &perr);
+                                         : cs_seg_mapping_regions_names(mapping, &m, &perr);
     char msg[700];
     if (s == CS_ENOMEM) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
     if (s) {
