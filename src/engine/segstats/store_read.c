@@ -187,7 +187,7 @@ static int next_line(reader *r)
         if (p >= lim || *p == '\n') break;
         p++;   /* the comma */
     }
-    /* the last line has its line break (checked_ending): this only keeps pos <= len */
+    /* the last line has its line break (check_ending): this only keeps pos <= len */
     r->pos = p < lim ? (size_t)(p - r->buf) + 1 : r->len;
     return 1;
 }
@@ -327,13 +327,13 @@ static cs_status check_class_names(reader *r, char **names, size_t k)
     if (!v) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
     for (size_t j = 0; j < k; j++) v[j] = (named){names[j], j};
     qsort(v, k, sizeof *v, by_name_then_index);
+    /* a name's second occurrence is the second of its run; the earliest of those is reported */
     size_t rep = SIZE_MAX, first = 0;
     for (size_t x = 1; x < k; x++)
-        if (strcmp(v[x - 1].name, v[x].name) == 0 && v[x].j < rep) {
-            size_t y = x;
-            while (y > 0 && strcmp(v[y - 1].name, v[x].name) == 0) y--;
+        if (strcmp(v[x - 1].name, v[x].name) == 0 && (x < 2 || strcmp(v[x - 2].name, v[x].name))
+            && v[x].j < rep) {
             rep = v[x].j;
-            first = v[y].j;
+            first = v[x - 1].j;
         }
     free(v);
     if (rep == SIZE_MAX) return CS_OK;
