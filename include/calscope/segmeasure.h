@@ -42,8 +42,10 @@ cs_status cs_segstats_measure(const cs_segstats *st, const cs_settings *s,
  * name_b name the files in messages): `repeats` resamples of the cases with replacement, each
  * summing the same drawn cases in A and in B. Fills the cs_compare of cs_compare_run
  * (by_id = 1: paired by case name; n_pairs = the paired cases). metrics 0 = the exact default
- * set. Returns CS_OK, CS_EINPUT when the case sets differ ("A: case 'X' is not in B"),
- * CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+ * set. Returns CS_OK, CS_EINPUT when the classes differ (as the per-sample compare says it:
+ * "A:5:6: --compare: class '4' has no partner: A has 4 classes, B has 3", at the class's column
+ * of the classes line) or the case sets do ("A: case 'X' is not in B"), CS_EUSAGE, CS_EEMPTY,
+ * CS_ENOMEM or CS_ECANCELLED. */
 cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs_segstats *b,
                               const char *name_b, const cs_settings *s, unsigned metrics,
                               int repeats, uint64_t seed, const cs_run *run, cs_compare *out,

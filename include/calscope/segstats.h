@@ -100,7 +100,11 @@ int cs_segstats_sniff(const char *path);
 
 /* Reads a statistics file. Returns CS_OK with *out owned by the caller, or CS_EINPUT with
  * "PATH:LINE:COL: reason" (bad header, bad field, a count that is not an integer, a bin outside
- * 0..F-1, a case or class not declared, a duplicate record) / CS_ENOMEM. */
+ * 0..F-1, a case or class not declared, a duplicate record) / CS_ENOMEM. A file is accepted only
+ * whole: its last line ends with a line break; its class names are distinct and the mapping's;
+ * every case has its K 's' records, bin counts adding up to its voxels and (softmax) one class
+ * per voxel; every sum lies where its bin or its case's voxels put it. The sums are allocated
+ * only once the case lines show the file has room for their records. Any thread. */
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err);
 
 /* Sums shards: every input must have the same fine resolution, kind, classes and mapping

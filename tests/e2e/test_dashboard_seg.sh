@@ -118,4 +118,14 @@ T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a truncated statistics file: its name and line" 'broken.csv:[0-9]+' 60
 keys q
 check_screen "broken file: q quits" 'EXITED' 60
+
+# cut inside its trailing 's' records (the last two lines missing): refused, not half-used
+head -n -2 "$TMP/stats.csv" >"$TMP/cut.csv"
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/cut.csv; echo EXITED \$?; sleep 86400"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "cut inside the 's' records: the case's line and the missing record" \
+    "cut.csv:10:1: case 'brain03': no 's' record" 60
+keys q
+check_screen "cut file: q quits" 'EXITED' 60
 done_testing

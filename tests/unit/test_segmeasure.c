@@ -535,6 +535,28 @@ static void test_compare(void **state)
                                  " the same cases)");
     assert_int_equal(cs_segstats_compare(a, "A", b, "B", &s, CS_METRIC_BIT(CS_METRIC_RECE_G), 10, 3,
                                          &r1, &c1, &err), CS_EUSAGE);
+    /* different classes, as the per-sample compare says it: the first class without a partner
+     * at its column of line 5 (classes,K,NAME_0,...) of the file that has it */
+    cs_test_seg *g4 = cs_test_seg_random(8, 4, 60, 3, 0);
+    cs_segstats *four = cs_test_seg_stats(g4, 300);
+    assert_int_equal(cs_segstats_compare(a, "A.csv", four, "B.csv", &s, 0, 10, 3, &r1, &c1, &err),
+                     CS_EINPUT);
+    assert_string_equal(err.msg, "B.csv:5:6: --compare: class 'c3' has no partner: A.csv has 3"
+                                 " classes, B.csv has 4");
+    strcpy(b->class_names[2], "cx");
+    assert_int_equal(cs_segstats_compare(a, "A.csv", b, "B.csv", &s, 0, 10, 3, &r1, &c1, &err),
+                     CS_EINPUT);
+    assert_string_equal(err.msg, "B.csv:5:5: --compare: class 'cx' has no partner: class 2 of"
+                                 " A.csv is 'c2'");
+    strcpy(b->class_names[2], "c2");
+    b->kind = CS_SEG_REGIONS;   /* its top-1 arrays stay: only the kind is compared here */
+    assert_int_equal(cs_segstats_compare(a, "A.csv", b, "B.csv", &s, 0, 10, 3, &r1, &c1, &err),
+                     CS_EINPUT);
+    assert_string_equal(err.msg, "B.csv:3:2: --compare: A.csv holds softmax channels, B.csv"
+                                 " regions (a paired comparison needs the same classes)");
+    b->kind = CS_SEG_SOFTMAX;
+    cs_segstats_free(four);
+    cs_test_seg_free(g4);
     cs_segstats_free(fewer);
     cs_segstats_free(a);
     cs_segstats_free(b);

@@ -201,22 +201,19 @@ static void test_round_trip(void **state)
 static void test_round_trip_text(void **state)
 {
     (void)state;
-    cs_segstats *st = cs_segstats_new(3, CS_SEG_REGIONS, 2,
-                                      (const char *const[]){ "whole, tumor", "say \"hi\"" },
-                                      "WT=1,2;TC=\"1\"", 2);
+    cs_segstats *st = cs_segstats_new(3, CS_SEG_REGIONS, 2, (const char *const[]){ "WT", "TC" },
+                                      "WT=1,2;TC=1", 2);
     st->case_names[0] = strdup(" a");
-    st->case_names[1] = strdup("b,c");
+    st->case_names[1] = strdup("b,\"c\"");
     st->probs_in[0].path = strdup("dir with space/x.npz");
     st->labels_in[1].path = strdup("");
     cs_error err;
     const char *path = write_tmp(st, ".csv");
     cs_segstats *back = NULL;
     assert_int_equal(cs_segstats_read(path, &back, &err), CS_OK);
-    assert_string_equal(back->class_names[0], "whole, tumor");
-    assert_string_equal(back->class_names[1], "say \"hi\"");
-    assert_string_equal(back->mapping, "WT=1,2;TC=\"1\"");
+    assert_string_equal(back->mapping, "WT=1,2;TC=1");
     assert_string_equal(back->case_names[0], " a");
-    assert_string_equal(back->case_names[1], "b,c");
+    assert_string_equal(back->case_names[1], "b,\"c\"");
     assert_string_equal(back->probs_in[0].path, "dir with space/x.npz");
     assert_string_equal(back->probs_in[1].path, "");
     cs_segstats_free(back);
@@ -234,11 +231,12 @@ static void test_round_trip_text(void **state)
 }
 
 /* A valid two-case file of F = 4, K = 2 to edit. */
-#define HEAD "# calscope-stats 1\nfine,4\nkind,softmax\nmapping,\"0,1\"\nclasses,2,bg,fg\n" \
+#define HEAD "# calscope-stats 1\nfine,4\nkind,softmax\nmapping,\"bg=0,fg=1\"\nclasses,2,bg,fg\n" \
              "cases,2\ncase,0,a,2,pa,10,la,5\ncase,1,b,1,pb,11,lb,6\n"
 #define BODY "c,0,0,0,1,0.25,0\nc,0,0,3,1,1,1\nc,0,1,0,1,0,0\nc,0,1,2,1,0.75,1\n" \
              "t,0,2,1,0.75,1\nt,0,3,1,1,1\ns,0,0,1.0625,0,34.5\ns,0,1,0.0625,0.28,0\n" \
-             "c,1,0,1,1,0.5,1\nc,1,1,1,1,0.5,0\nt,1,1,1,0.5,1\n"
+             "c,1,0,1,1,0.5,1\nc,1,1,1,1,0.5,0\ns,1,0,0.25,0.69314718055994529,0\n" \
+             "s,1,1,0.25,0,0.69314718055994529\nt,1,1,1,0.5,1\n"
 
 static cs_status read_text(const char *text, cs_segstats **out, cs_error *err)
 {
@@ -257,6 +255,72 @@ static void expect_error(const char *text, const char *msg)
     assert_int_equal(read_text(text, &st, &err), CS_EINPUT);
     assert_null(st);
     assert_string_equal(err.msg, msg);
+}
+
+/* HEAD BODY with the first `from` replaced by `to` (static storage). */
+static const char *swapped(const char *from, const char *to)
+{
+    static char buf[2048];
+    const char *text = HEAD BODY, *at = strstr(text, from);
+    assert_non_null(at);
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return buf;
+}
+
+/* What makes a damaged file detectable: every line ends with its line break, every case has its
+ * K 's' records, every sum lies where its bin or its case's voxels put it, every voxel has one
+ * class, the class names are distinct and the mapping's. Each refusal by its message. */
+static void test_read_incomplete_or_edited(void **state)
+{
+    (void)state;
+    char cut[2048];
+    snprintf(cut, sizeof cut, "%s", HEAD BODY);
+    cut[strlen(cut) - 1] = '\0';   /* the last line without its line break */
+    expect_error(cut, "F:21:1: the file ends inside this line, without its line break (a truncated"
+                      " file?)");
+    cut[strlen(cut) - 3] = '\0';   /* ... and cut inside its last number */
+    expect_error(cut, "F:21:1: the file ends inside this line, without its line break (a truncated"
+                      " file?)");
+    /* each edit of HEAD BODY (its first FROM becomes TO) and the refusal */
+    static const struct { const char *from, *to, *msg; } edits[] = {
+        { "s,1,1,0.25,0,0.69314718055994529\n", "",
+          "F:8:1: case 'b': no 's' record for class 'fg' (every case has one per class: a"
+          " truncated or edited file?)" },
+        { "s,0,1,0.0625,0.28,0", "s,0,1,0.0625,1e308,0",
+          "F:16:5: NLL_POS 1e+308 is more than the case's 2 voxels can give (at most -ln 1e-15 ="
+          " 34.5388 each)" },
+        { "s,0,0,1.0625,0,34.5", "s,0,0,2.5,0,34.5",
+          "F:15:4: SQ 2.5 is more than the case's 2 voxels can give (at most 1 each)" },
+        { "s,0,0,1.0625,0,34.5", "s,0,0,1.0625,0,69",
+          "F:7:1: case 'a': class 'bg': its 's' record's NLL_NEG 69 is more than"
+          " 34.538776394910684, what its 1 voxels not of class 'bg' can give" },
+        { "s,1,1,0.25,0,", "s,1,1,0.25,0.5,",
+          "F:8:1: case 'b': class 'fg': its 's' record's NLL_POS 0.5 is more than 0, what its 0"
+          " voxels of class 'fg' can give" },
+        { "c,0,0,3,1,1,1", "c,0,0,3,1,0.5,1",
+          "F:10:6: sum 0.5 is not what 1 values in fine bin 3 (0.75, 1] add up to" },
+        { "t,0,2,1,0.75,1", "t,0,2,1,0.9,1",
+          "F:13:5: sum 0.90000000000000002 is not what 1 values in fine bin 2 (0.5, 0.75] add"
+          " up to" },
+        { "classes,2,bg,fg", "classes,2,bg,bg",
+          "F:5:4: class name 'bg' is given twice (also column 3): class names must be distinct" },
+        { "classes,2,bg,fg", "classes,2,bg,tumour",
+          "F:5:4: class 1 is 'tumour', but the mapping 'bg=0,fg=1' (line 4) names it 'fg'" },
+        { "\"bg=0,fg=1\"", "\"bg=0,fg=1,x=2\"",
+          "F:5:2: 2 classes, but the mapping 'bg=0,fg=1,x=2' (line 4) names 3" },
+        { "\"bg=0,fg=1\"", "bg",
+          "F:4:2: the mapping is not one reduce writes: --label-values: 'bg' is not an integer"
+          " label value (in 'bg')" },
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++)
+        expect_error(swapped(edits[e].from, edits[e].to), edits[e].msg);
+    /* both classes labelled in a one-voxel case (its scores moved to match) */
+    char two[2048];
+    snprintf(two, sizeof two, "%s", swapped("c,1,1,1,1,0.5,0", "c,1,1,1,1,0.5,1"));
+    char *sfg = strstr(two, "s,1,1,0.25,0,0.69314718055994529");
+    memcpy(sfg, "s,1,1,0.25,0.69314718055994529,0", 32);
+    expect_error(two, "F:8:4: case 'b': its classes' labelled voxels add up to 2, not its 1 voxels"
+                      " (each voxel has one class: an edited file?)");
 }
 
 static void test_read_valid_and_errors(void **state)
@@ -309,49 +373,60 @@ static void test_read_valid_and_errors(void **state)
                  "F:5:1: expected 2 class names after the count, found 1");
     expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,0\n",
                  "F:5:2: class count outside 1..65536");
-    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,9999\n",
-                 "F:6:2: more cases than the rest of the file can hold");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,a=0\nclasses,1,a\ncases,9999\n",
+                 "F:6:2: more cases than the rest of the file can hold (each takes at least 29"
+                 " bytes, its case line and an 's' record per class; 9999 take 289971, 0 bytes"
+                 " follow)");
     expect_error(HEAD "c,0,0,4,1,0.9,1\n" BODY, "F:9:4: bin 4 outside 0..3 (the fine resolution)");
-    expect_error(HEAD "c,2,0,0,1,0.1,1\n", "F:9:2: case 2 outside 0..1 (as declared in the header)");
-    expect_error(HEAD "c,0,2,0,1,0.1,1\n", "F:9:3: class 2 outside 0..1 (as declared in the header)");
-    expect_error(HEAD "c,0,0,0,1,0.1\n", "F:9:1: a 'c' record has 7 fields, found 6");
-    expect_error(HEAD "c,0,0,0,0,0,0\n", "F:9:5: a bin record with count 0 (only non-empty bins"
+    expect_error(HEAD "c,2,0,0,1,0.1,1\n" BODY, "F:9:2: case 2 outside 0..1 (as declared in the header)");
+    expect_error(HEAD "c,0,2,0,1,0.1,1\n" BODY, "F:9:3: class 2 outside 0..1 (as declared in the header)");
+    expect_error(HEAD "c,0,0,0,1,0.1\n" BODY, "F:9:1: a 'c' record has 7 fields, found 6");
+    expect_error(HEAD "c,0,0,0,0,0,0\n" BODY, "F:9:5: a bin record with count 0 (only non-empty bins"
                                          " are written)");
-    expect_error(HEAD "c,0,0,0,1,1.5,0\n", "F:9:6: sum 1.5 exceeds the bin's count 1");
-    expect_error(HEAD "c,0,0,0,1,-0.5,0\n", "F:9:6: '-0.5' is not a sum (a finite non-negative"
+    expect_error(HEAD "c,0,0,0,1,1.5,0\n" BODY, "F:9:6: sum 1.5 exceeds the bin's count 1");
+    expect_error(HEAD "c,0,0,0,1,-0.5,0\n" BODY, "F:9:6: '-0.5' is not a sum (a finite non-negative"
                                             " number)");
-    expect_error(HEAD "c,0,0,0,1,nan,0\n", "F:9:6: 'nan' is not a sum (a finite non-negative"
+    expect_error(HEAD "c,0,0,0,1,nan,0\n" BODY, "F:9:6: 'nan' is not a sum (a finite non-negative"
                                            " number)");
-    expect_error(HEAD "c,0,0,0,1,0.5,2\n", "F:9:7: '2' exceeds the bin's count");
-    expect_error(HEAD "c,0,0,0,1,0.5,1\nc,0,0,0,1,0.5,1\n", "F:10:1: a second record for the"
+    expect_error(HEAD "c,0,0,0,1,0.5,2\n" BODY, "F:9:7: '2' exceeds the bin's count");
+    expect_error(HEAD "c,0,0,0,1,0.2,1\nc,0,0,0,1,0.2,1\n" BODY, "F:10:1: a second record for the"
                                                           " same case, class and bin");
-    expect_error(HEAD "s,0,0,1,1,1\ns,0,0,1,1,1\n", "F:10:1: a second scores record for the same"
+    expect_error(HEAD "s,0,0,1,1,1\ns,0,0,1,1,1\n" BODY, "F:10:1: a second scores record for the same"
                                                   " case and class");
-    expect_error(HEAD "x,0\n", "F:9:1: 'x' is not a record type (c, t or s)");
-    expect_error(HEAD "c,0,0,0,1,0.5,1,\n", "F:9:1: a 'c' record has 7 fields, found 8");
-    expect_error(HEAD "c,00000000000000000000001,0,0,1,0.5,1\n",
+    expect_error(HEAD "x,0\n" BODY, "F:9:1: 'x' is not a record type (c, t or s)");
+    expect_error(HEAD "c,0,0,0,1,0.5,1,\n" BODY, "F:9:1: a 'c' record has 7 fields, found 8");
+    expect_error(HEAD "c,00000000000000000000001,0,0,1,0.5,1\n" BODY,
                  "F:9:2: '00000000000000000000001' is not a count (a non-negative integer)");
-    expect_error(HEAD "c,0,0,0,1,0.5,99999999999999999999\n",
+    expect_error(HEAD "c,0,0,0,1,0.5,99999999999999999999\n" BODY,
                  "F:9:7: '99999999999999999999' is not a count (a non-negative integer)");
-    /* a truncated file: the counts do not add up to the case's voxels */
-    expect_error(HEAD "c,0,0,0,1,0.25,0\n", "F:7:4: case 'a': the class 'bg' bin counts add up to"
-                 " 1, not the case's 2 voxels (a truncated or edited file?)");
+    /* a truncated file: too short for its cases' records; a line missing: the counts do not
+     * add up to the case's voxels */
+    expect_error(HEAD "c,0,0,0,1,0.25,0\n", "F:6:2: more cases than the rest of the file can hold"
+                 " (each takes at least 41 bytes, its case line and an 's' record per class; 2"
+                 " take 82, 61 bytes follow)");
+    expect_error(HEAD "s,0,0,1.0625,0,34.5\ns,0,1,0.0625,0.28,0\n"
+                 "s,1,0,0.25,0.69314718055994529,0\ns,1,1,0.25,0,0.69314718055994529\n",
+                 "F:6:2: the records of 2 cases of 2 classes take at least 128 bytes, but 106"
+                 " bytes follow the case lines (a truncated file?)");
+    expect_error(swapped("c,0,0,3,1,1,1\n", ""), "F:7:4: case 'a': the class 'bg' bin counts add"
+                 " up to 1, not the case's 2 voxels (a truncated or edited file?)");
     char trunc[1024];
     snprintf(trunc, sizeof trunc, "%s%s", HEAD, BODY);
     trunc[strlen(trunc) - strlen("t,1,1,1,0.5,1\n")] = '\0';
     expect_error(trunc, "F:8:4: case 'b': the top-1 bin counts add up to 0, not the case's 1"
                         " voxels (a truncated or edited file?)");
-    expect_error("# calscope-stats 1\nfine,4\nkind,regions\nmapping,x\nclasses,1,a\ncases,1\n"
-                 "case,0,a,1,p,1,l,1\nt,0,0,1,0.1,0\n", "F:8:1: a top-1 record in a regions file"
+    expect_error("# calscope-stats 1\nfine,4\nkind,regions\nmapping,a=1\nclasses,1,a\ncases,1\n"
+                 "case,0,a,1,p,1,l,1\nt,0,0,1,0.1,0\nc,0,0,0,1,0.1,0\ns,0,0,0,0,0\n",
+                 "F:8:1: a top-1 record in a regions file"
                  " (top-1 is undefined for independent sigmoid regions)");
-    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,2\n"
-                 "case,0,b,0,p,1,l,1\ncase,1,a,0,p,1,l,1\n",
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,a=0\nclasses,1,a\ncases,2\n"
+                 "case,0,b,0,p,1,l,1\ncase,1,a,0,p,1,l,1\n" "s,0,0,0,0,0\ns,1,0,0,0,0\n",
                  "F:8:3: case 'a' after 'b': case names must be unique and in ascending order");
-    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,2\n"
-                 "case,0,b,0,p,1,l,1\ncase,0,c,0,p,1,l,1\n",
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,a=0\nclasses,1,a\ncases,2\n"
+                 "case,0,b,0,p,1,l,1\ncase,0,c,0,p,1,l,1\n" "s,0,0,0,0,0\ns,1,0,0,0,0\n",
                  "F:8:2: case lines must be numbered in order: expected 1");
-    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,0\nclasses,1,a\ncases,1\n"
-                 "case,0,,0,p,1,l,1\n", "F:7:3: a case needs a name");
+    expect_error("# calscope-stats 1\nfine,4\nkind,softmax\nmapping,a=0\nclasses,1,a\ncases,1\n"
+                 "case,0,,0,p,1,l,1\n" "s,0,0,0,0,0\ns,1,0,0,0,0\n", "F:7:3: a case needs a name");
 
     /* broken gzip: cut short, and not deflate data at all; a directory */
     cs_test_seg *g = cs_test_seg_random(3, 3, 300, 9, 0);
@@ -429,9 +504,9 @@ static void test_merge(void **state)
     other->mapping = strdup("0,1,4");
     pair[1] = other;
     assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
-    assert_string_equal(err.msg, "s1 and s2 cannot be merged: mapping '0,1,2' vs '0,1,4'");
+    assert_string_equal(err.msg, "s1 and s2 cannot be merged: mapping 'c0=0,c1=1,c2=2' vs '0,1,4'");
     free(other->mapping);
-    other->mapping = strdup("0,1,2");
+    other->mapping = strdup("c0=0,c1=1,c2=2");
     strcpy(other->class_names[1], "xx");
     assert_int_equal(cs_segstats_merge(pair, names, 2, &merged, &err), CS_EINPUT);
     assert_string_equal(err.msg, "s1 and s2 cannot be merged: class 1 is 'c1' vs 'xx'");
@@ -582,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_round_trip_text),
         cmocka_unit_test(test_read_valid_and_errors),
+        cmocka_unit_test(test_read_incomplete_or_edited),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_open_time_report),
         cmocka_unit_test(test_two_threads_fall_back),

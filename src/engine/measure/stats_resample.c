@@ -15,6 +15,7 @@
 #include "engine/resample/ci_internal.h"
 #include "engine/resample/evaluator.h"
 #include "engine/measure/stats_resample.h"
+#include "engine/segstats/segstats_internal.h"
 
 /* The draw idx[0..k) as weights over the na active cases in *w (malloc'd; NULL when idx is:
  * every case once, as seg_eval takes it). CS_OK or CS_ENOMEM. */
@@ -191,6 +192,37 @@ done:
 
 /* ---- paired comparison ------------------------------------------------------------------ */
 
+/* The line of a statistics file that names its classes (format: README "Statistics files"),
+ * and the column of class j on it. */
+#define CLASSES_LINE 5
+#define CLASS_COL(j) ((j) + 3)
+
+/* CS_OK when a and b have the same kind and classes, in order; else, as the per-sample compare
+ * says it (cs_compare_pair), the first class without a partner at its column of the classes
+ * line of the file that has it. */
+static cs_status same_classes(const cs_segstats *a, const char *na, const cs_segstats *b,
+                              const char *nb, cs_error *err)
+{
+    const cs_segstats *more = a->k > b->k ? a : b;
+    const char *nm = more == a ? na : nb;
+    size_t j = a->k < b->k ? a->k : b->k;
+    if (a->k == b->k) {
+        if (a->kind != b->kind)
+            return cs_error_set(err, CS_EINPUT, 3, 2, "%s:3:2: --compare: %s holds %s channels, %s"
+                                " %s (a paired comparison needs the same classes)", nb, na,
+                                cs_segstats_kind_name(a->kind), nb, cs_segstats_kind_name(b->kind));
+        for (j = 0; j < a->k && strcmp(a->class_names[j], b->class_names[j]) == 0; j++) {}
+        if (j == a->k) return CS_OK;
+        return cs_error_set(err, CS_EINPUT, CLASSES_LINE, (long)CLASS_COL(j), "%s:%d:%zu:"
+                            " --compare: class '%.200s' has no partner: class %zu of %s is"
+                            " '%.200s'", nb, CLASSES_LINE, CLASS_COL(j), b->class_names[j], j, na,
+                            a->class_names[j]);
+    }
+    return cs_error_set(err, CS_EINPUT, CLASSES_LINE, (long)CLASS_COL(j), "%s:%d:%zu: --compare:"
+                        " class '%.200s' has no partner: %s has %zu classes, %s has %zu", nm,
+                        CLASSES_LINE, CLASS_COL(j), more->class_names[j], na, a->k, nb, b->k);
+}
+
 /* CS_OK when a and b hold the same case names (both ascending, segstats.h). */
 static cs_status same_cases(const cs_segstats *a, const char *na, const cs_segstats *b,
                             const char *nb, cs_error *err)
@@ -222,7 +254,7 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     if (cs_resample_repeats_check(repeats, err) || seg_check_settings(a, s, &ca, err) ||
         seg_check_settings(b, s, &cb, err) || seg_metric_mask(a, metrics, "--compare", &mask, err) ||
         seg_metric_mask(b, metrics, "--compare", &mask_b, err) ||
-        same_cases(a, name_a, b, name_b, err))
+        same_classes(a, name_a, b, name_b, err) || same_cases(a, name_a, b, name_b, err))
         return err->code;
     mask &= mask_b;
     uint8_t *keep = seg_select(a, s, err);   /* same names, same order: a's mask fits b */

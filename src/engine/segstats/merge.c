@@ -74,6 +74,7 @@ cs_status cs_segstats_merge(const cs_segstats *const *parts, const char *const *
     cs_segstats *st = cs_segstats_new(p0->fine, p0->kind, p0->k,
                                       (const char *const *)p0->class_names, p0->mapping, total);
     int ok = st != NULL;
+    if (ok) cs_segstats_advise_sparse(st);   /* only the non-empty bins are touched */
     for (size_t x = 0; ok && x < total; x++)
         ok = cs_segstats_copy_case(st, x, parts[all[x].part], all[x].c) == 0;
     free(all);

@@ -135,6 +135,56 @@ void cs_segstats_free(cs_segstats *st)
     free(st);
 }
 
+/* The nine sum arrays of st with their lengths, for the helpers below. */
+typedef struct sum_array {
+    void **p;
+    size_t n, size;
+} sum_array;
+
+static size_t sum_arrays(cs_segstats *st, sum_array *a)
+{
+    size_t nb = st->n_cases * st->k * (size_t)st->fine, nt = st->n_cases * (size_t)st->fine;
+    size_t ns = st->k * st->n_cases, m = 0;
+    a[m++] = (sum_array){(void **)&st->cnt, nb, sizeof *st->cnt};
+    a[m++] = (sum_array){(void **)&st->sum_p, nb, sizeof *st->sum_p};
+    a[m++] = (sum_array){(void **)&st->sum_y, nb, sizeof *st->sum_y};
+    a[m++] = (sum_array){(void **)&st->sq_err, ns, sizeof *st->sq_err};
+    a[m++] = (sum_array){(void **)&st->nll_pos, ns, sizeof *st->nll_pos};
+    a[m++] = (sum_array){(void **)&st->nll_neg, ns, sizeof *st->nll_neg};
+    if (st->t_cnt) {
+        a[m++] = (sum_array){(void **)&st->t_cnt, nt, sizeof *st->t_cnt};
+        a[m++] = (sum_array){(void **)&st->t_sum_conf, nt, sizeof *st->t_sum_conf};
+        a[m++] = (sum_array){(void **)&st->t_sum_correct, nt, sizeof *st->t_sum_correct};
+    }
+    return m;
+}
+
+int cs_segstats_zero_sums(cs_segstats *st)
+{
+    sum_array a[9];
+    size_t m = sum_arrays(st, a);
+    int ok = 1;
+    for (size_t x = 0; x < m; x++) {
+        zfree(*a[x].p, a[x].n, a[x].size);
+        ok &= (*a[x].p = zarray(a[x].n, a[x].size)) != NULL;
+    }
+    return ok ? 0 : -1;
+}
+
+void cs_segstats_advise_sparse(cs_segstats *st)
+{
+#if defined(MADV_NOHUGEPAGE)
+    sum_array a[9];
+    size_t m = sum_arrays(st, a);
+    for (size_t x = 0; x < m; x++)
+        if (*a[x].p && huge_mapped(a[x].n * a[x].size))
+            (void)madvise(*a[x].p, (a[x].n * a[x].size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE,
+                          MADV_NOHUGEPAGE);
+#else
+    (void)st;
+#endif
+}
+
 static int dup_into(char **dst, const char *s)
 {
     if (!s) return 0;
@@ -143,6 +193,17 @@ static int dup_into(char **dst, const char *s)
     free(*dst);
     *dst = d;
     return 0;
+}
+
+/* dst[0..n) = src[0..n) for 8-byte cells (counts or doubles, compared as bits), writing only
+ * the cells that differ: the bins of a case are mostly empty, and a fresh object's pages that
+ * stay zero are never touched, so a merge's memory follows the non-empty bins. */
+static void copy_differing(void *dst, const void *src, size_t n)
+{
+    uint64_t *d = dst;
+    const uint64_t *s = src;
+    for (size_t i = 0; i < n; i++)
+        if (d[i] != s[i]) d[i] = s[i];
 }
 
 int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, size_t sc)
@@ -155,14 +216,13 @@ int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, s
     dst->labels_in[dc].size = src->labels_in[sc].size;
     dst->voxels[dc] = src->voxels[sc];
     size_t kf = src->k * (size_t)src->fine, f = (size_t)src->fine, k = src->k;
-    memcpy(dst->cnt + dc * kf, src->cnt + sc * kf, kf * sizeof *src->cnt);
-    memcpy(dst->sum_p + dc * kf, src->sum_p + sc * kf, kf * sizeof *src->sum_p);
-    memcpy(dst->sum_y + dc * kf, src->sum_y + sc * kf, kf * sizeof *src->sum_y);
+    copy_differing(dst->cnt + dc * kf, src->cnt + sc * kf, kf);
+    copy_differing(dst->sum_p + dc * kf, src->sum_p + sc * kf, kf);
+    copy_differing(dst->sum_y + dc * kf, src->sum_y + sc * kf, kf);
     if (src->t_cnt && dst->t_cnt) {
-        memcpy(dst->t_cnt + dc * f, src->t_cnt + sc * f, f * sizeof *src->t_cnt);
-        memcpy(dst->t_sum_conf + dc * f, src->t_sum_conf + sc * f, f * sizeof *src->t_sum_conf);
-        memcpy(dst->t_sum_correct + dc * f, src->t_sum_correct + sc * f,
-               f * sizeof *src->t_sum_correct);
+        copy_differing(dst->t_cnt + dc * f, src->t_cnt + sc * f, f);
+        copy_differing(dst->t_sum_conf + dc * f, src->t_sum_conf + sc * f, f);
+        copy_differing(dst->t_sum_correct + dc * f, src->t_sum_correct + sc * f, f);
     }
     memcpy(dst->sq_err + dc * k, src->sq_err + sc * k, k * sizeof *src->sq_err);
     memcpy(dst->nll_pos + dc * k, src->nll_pos + sc * k, k * sizeof *src->nll_pos);

@@ -13,4 +13,13 @@ int cs_segstats_copy_case(cs_segstats *dst, size_t dc, const cs_segstats *src, s
 /* The text of a kind in files and messages: "softmax" / "regions". */
 const char *cs_segstats_kind_name(cs_seg_kind kind);
 
+/* Every sum array of st zeroed again, by releasing its pages and taking fresh ones (a file
+ * whose records fill few of them must not touch the rest). Returns 0, or -1 when out of
+ * memory (st then holds NULL arrays: only cs_segstats_free may follow). Not thread-safe. */
+int cs_segstats_zero_sums(cs_segstats *st);
+
+/* Asks for 4 KiB pages on st's sum arrays (they may have been marked for 2 MiB ones): for a
+ * file whose records touch few of their pages, so that memory follows the records. A hint. */
+void cs_segstats_advise_sparse(cs_segstats *st);
+
 #endif

@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "calscope/mapping.h"
+#include "calscope/ubin.h"
 #include "engine/num/num.h"
 
 #define MAGIC "# calscope-stats "
@@ -185,7 +187,8 @@ static int next_line(reader *r)
         if (p >= lim || *p == '\n') break;
         p++;   /* the comma */
     }
-    r->pos = (size_t)(p - r->buf) + 1;
+    /* the last line has its line break (check_ending): this only keeps pos <= len */
+    r->pos = p < lim ? (size_t)(p - r->buf) + 1 : r->len;
     return 1;
 }
 
@@ -289,65 +292,204 @@ static cs_status read_magic(reader *r)
     return CS_OK;
 }
 
-/* The header through the case lines; creates *out. case_line[c] gets each case's line. */
-static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
+/* Every line the writer makes ends with its line break, so a file whose last byte is not one
+ * was cut inside its last line — where a number cut short (0.1234 of 0.12345678) still reads
+ * as a number. Refused before anything is read; the line is counted only then. */
+static cs_status check_ending(reader *r)
+{
+    if (r->len == 0 || r->buf[r->len - 1] == '\n') return CS_OK;
+    long lines = 1;
+    for (const char *p = r->buf, *lim = r->buf + r->len; (p = memchr(p, '\n', (size_t)(lim - p)));
+         p++)
+        lines++;
+    r->line = lines;
+    return bad(r, 1, "the file ends inside this line, without its line break (a truncated"
+               " file?)");
+}
+
+typedef struct named {
+    const char *name;
+    size_t j;
+} named;
+
+static int by_name_then_index(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->j > y->j) - (x->j < y->j);
+}
+
+/* Class names are distinct (a class is found by its name). The first repeat in file order is
+ * named at its column of the classes line (r->line). Sorting keeps 65536 names fast. */
+static cs_status check_class_names(reader *r, char **names, size_t k)
+{
+    named *v = malloc(k * sizeof *v);
+    if (!v) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    for (size_t j = 0; j < k; j++) v[j] = (named){names[j], j};
+    qsort(v, k, sizeof *v, by_name_then_index);
+    /* a name's second occurrence is the second of its run; the earliest of those is reported */
+    size_t rep = SIZE_MAX, first = 0;
+    for (size_t x = 1; x < k; x++)
+        if (strcmp(v[x - 1].name, v[x].name) == 0 && (x < 2 || strcmp(v[x - 2].name, v[x].name))
+            && v[x].j < rep) {
+            rep = v[x].j;
+            first = v[x - 1].j;
+        }
+    free(v);
+    if (rep == SIZE_MAX) return CS_OK;
+    char msg[300];
+    snprintf(msg, sizeof msg, "class name '%.200s' is given twice (also column %zu): class names"
+             " must be distinct", names[rep], first + 3);
+    return bad(r, rep + 3, msg);
+}
+
+/* The mapping line (line 4) must be one that --label-values / --regions gives, and name the
+ * classes of the classes line (r->line), in their order: reduce writes both from one mapping,
+ * so a disagreement is an edited or spliced file. */
+static cs_status check_mapping(reader *r, const char *mapping, cs_seg_kind kind, char **names,
+                               size_t k)
+{
+    cs_seg_mapping *m = NULL;
+    cs_error perr;
+    cs_status s = kind == CS_SEG_SOFTMAX ? cs_seg_mapping_values(mapping, &m, &perr)
+                                         : cs_seg_mapping_regions_names(mapping, &m, &perr);
+    char msg[700];
+    if (s == CS_ENOMEM) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if (s) {
+        long line = r->line;
+        r->line = 4;
+        snprintf(msg, sizeof msg, "the mapping is not one reduce writes: %.600s", perr.msg);
+        s = bad(r, 2, msg);
+        r->line = line;
+        return s;
+    }
+    if (m->k != k) {
+        snprintf(msg, sizeof msg, "%zu classes, but the mapping '%.500s' (line 4) names %zu", k,
+                 mapping, m->k);
+        s = bad(r, 2, msg);
+    }
+    for (size_t j = 0; !s && j < k; j++)
+        if (strcmp(m->names[j], names[j])) {
+            snprintf(msg, sizeof msg, "class %zu is '%.200s', but the mapping '%.200s' (line 4)"
+                     " names it '%.200s'", j, names[j], mapping, m->names[j]);
+            s = bad(r, j + 3, msg);
+        }
+    cs_seg_mapping_free(m);
+    return s;
+}
+
+/* The least bytes a case takes after the cases line: its case line (17 bytes:
+ * "case,0,a,0,,0,,0\n") and its K 's' records (12 bytes each: "s,0,0,0,0,0\n"). */
+#define CASE_LINE_MIN 17
+#define SCORES_MIN 12
+
+/* ... and a case of V > 0 voxels K 'c' records at least (each class's counts add up to V;
+ * 14 bytes: "c,0,0,0,1,0,0\n") and, softmax, a 't' record (12 bytes). */
+#define BIN_MIN 14
+#define TOP1_MIN 12
+
+/* The header as read, before the object is allocated: the sums' size is decided only when
+ * the case lines have shown that the file can hold their records. */
+typedef struct head {
+    uint64_t fine, k, n;
+    cs_seg_kind kind;
+    char *mapping;
+    char **names;                         /* k */
+    char **case_names;                    /* n each, as the object holds them */
+    cs_seg_input *probs_in, *labels_in;
+    uint64_t *voxels;
+} head;
+
+static void head_free(head *h)
+{
+    for (size_t j = 0; h->names && j < h->k; j++) free(h->names[j]);
+    for (size_t c = 0; c < h->n; c++) {
+        if (h->case_names) free(h->case_names[c]);
+        if (h->probs_in) free(h->probs_in[c].path);
+        if (h->labels_in) free(h->labels_in[c].path);
+    }
+    free(h->names);
+    free(h->mapping);
+    free(h->case_names);
+    free(h->probs_in);
+    free(h->labels_in);
+    free(h->voxels);
+}
+
+static cs_status nomem(reader *r)
+{
+    return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+}
+
+/* Lines 1-5: magic, fine, kind, mapping, classes. */
+static cs_status read_classes(reader *r, head *h)
 {
     cs_status s;
-    uint64_t fine, k, n;
-    if ((s = read_magic(r)) || (s = header_line(r, "fine", 2)) || (s = get_count(r, 2, &fine)))
+    if ((s = read_magic(r)) || (s = check_ending(r)) || (s = header_line(r, "fine", 2)) ||
+        (s = get_count(r, 2, &h->fine)))
         return s;
-    if (fine < 1 || fine > CS_SEGSTATS_FINE_MAX) {
+    if (h->fine < 1 || h->fine > CS_SEGSTATS_FINE_MAX) {
         char msg[96];
         snprintf(msg, sizeof msg, "fine resolution %llu outside 1..%d",
-                 (unsigned long long)fine, CS_SEGSTATS_FINE_MAX);
+                 (unsigned long long)h->fine, CS_SEGSTATS_FINE_MAX);
         return bad(r, 2, msg);
     }
     if ((s = header_line(r, "kind", 2))) return s;
     if (!is(&r->f[1], "softmax") && !is(&r->f[1], "regions"))
         return bad_field(r, 2, "is not a kind (softmax or regions)");
-    cs_seg_kind kind = is(&r->f[1], "softmax") ? CS_SEG_SOFTMAX : CS_SEG_REGIONS;
+    h->kind = is(&r->f[1], "softmax") ? CS_SEG_SOFTMAX : CS_SEG_REGIONS;
     if ((s = header_line(r, "mapping", 2))) return s;
-    char *mapping = text(&r->f[1]);
-    if (!mapping) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    if ((s = header_line(r, "classes", 0)) || (s = get_count(r, 2, &k))) { free(mapping); return s; }
-    if (k < 1 || k > 65536) { free(mapping); return bad(r, 2, "class count outside 1..65536"); }
+    if (!(h->mapping = text(&r->f[1]))) return nomem(r);
+    uint64_t k;
+    if ((s = header_line(r, "classes", 0)) || (s = get_count(r, 2, &k))) return s;
+    if (k < 1 || k > 65536) return bad(r, 2, "class count outside 1..65536");
     if (r->nf != k + 2) {
-        free(mapping);
         char msg[96];
         snprintf(msg, sizeof msg, "expected %llu class names after the count, found %zu",
                  (unsigned long long)k, r->nf - 2);
         return bad(r, 1, msg);
     }
-    char **names = calloc(k, sizeof *names);
-    int names_ok = names != NULL;
-    for (size_t j = 0; names && j < k; j++)
-        if (!(names[j] = text(&r->f[j + 2]))) names_ok = 0;
-    s = CS_OK;
-    if (names_ok && (s = header_line(r, "cases", 2)) == CS_OK && (s = get_count(r, 2, &n)) == CS_OK) {
-        /* a case line takes at least 17 bytes, so a count the file cannot hold is refused
-         * before it is allocated */
-        if (n > (r->len - r->pos) / 17 + 1) {
-            for (size_t j = 0; j < k; j++) free(names[j]);
-            free(names);
-            free(mapping);
-            return bad(r, 2, "more cases than the rest of the file can hold");
-        }
-        *out = n > SIZE_MAX / 2 ? NULL
-                                : cs_segstats_new((int)fine, kind, (size_t)k,
-                                                  (const char *const *)names, mapping, (size_t)n);
-        if (!*out) s = cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
+    if (!(h->names = calloc(k, sizeof *h->names))) return nomem(r);
+    h->k = k;
+    for (size_t j = 0; j < k; j++)
+        if (!(h->names[j] = text(&r->f[j + 2]))) return nomem(r);
+    if ((s = check_class_names(r, h->names, (size_t)k))) return s;
+    return check_mapping(r, h->mapping, h->kind, h->names, (size_t)k);
+}
+
+/* Line 6, the case count: every case takes a case line and K scores records, so a count the
+ * rest of the file cannot hold is refused before anything is allocated for it. */
+static cs_status read_case_count(reader *r, head *h)
+{
+    cs_status s;
+    uint64_t n;
+    if ((s = header_line(r, "cases", 2)) || (s = get_count(r, 2, &n))) return s;
+    uint64_t per_case = CASE_LINE_MIN + SCORES_MIN * h->k, rest = r->len - r->pos;
+    if (n > rest / per_case) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "more cases than the rest of the file can hold (each takes at"
+                 " least %llu bytes, its case line and an 's' record per class; %llu take %.0f,"
+                 " %llu bytes follow)", (unsigned long long)per_case, (unsigned long long)n,
+                 (double)n * (double)per_case, (unsigned long long)rest);
+        return bad(r, 2, msg);
     }
-    for (size_t j = 0; names && j < k; j++) free(names[j]);
-    free(names);
-    free(mapping);
-    if (!names_ok) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    if (s) return s;
-    cs_segstats *st = *out;
-    *case_line = malloc((st->n_cases ? st->n_cases : 1) * sizeof **case_line);
-    if (!*case_line) return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-    for (size_t c = 0; c < st->n_cases; c++) {
+    size_t m = n ? (size_t)n : 1;
+    h->case_names = calloc(m, sizeof *h->case_names);
+    h->probs_in = calloc(m, sizeof *h->probs_in);
+    h->labels_in = calloc(m, sizeof *h->labels_in);
+    h->voxels = calloc(m, sizeof *h->voxels);
+    if (!h->case_names || !h->probs_in || !h->labels_in || !h->voxels) return nomem(r);
+    h->n = n;
+    return CS_OK;
+}
+
+/* Lines 7 .. 6+N; case_line[c] gets each case's line. */
+static cs_status read_case_lines(reader *r, head *h, long *case_line)
+{
+    cs_status s;
+    for (size_t c = 0; c < h->n; c++) {
         size_t idx;
-        if ((s = header_line(r, "case", 8)) || (s = get_index(r, 2, st->n_cases, "case", &idx)))
+        if ((s = header_line(r, "case", 8)) || (s = get_index(r, 2, h->n, "case", &idx)))
             return s;
         if (idx != c) {
             char msg[96];
@@ -355,23 +497,76 @@ static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
             return bad(r, 2, msg);
         }
         if (r->f[2].len == 0) return bad(r, 3, "a case needs a name");
-        (*case_line)[c] = r->line;
-        st->case_names[c] = text(&r->f[2]);
-        st->probs_in[c].path = text(&r->f[4]);
-        st->labels_in[c].path = text(&r->f[6]);
-        if (!st->case_names[c] || !st->probs_in[c].path || !st->labels_in[c].path)
-            return cs_error_set(r->err, CS_ENOMEM, 0, 0, "%s: out of memory", r->path);
-        if ((s = get_count(r, 4, &st->voxels[c])) || (s = get_count(r, 6, &st->probs_in[c].size)) ||
-            (s = get_count(r, 8, &st->labels_in[c].size)))
+        case_line[c] = r->line;
+        if (!(h->case_names[c] = text(&r->f[2])) || !(h->probs_in[c].path = text(&r->f[4])) ||
+            !(h->labels_in[c].path = text(&r->f[6])))
+            return nomem(r);
+        if ((s = get_count(r, 4, &h->voxels[c])) || (s = get_count(r, 6, &h->probs_in[c].size)) ||
+            (s = get_count(r, 8, &h->labels_in[c].size)))
             return s;
-        if (c && strcmp(st->case_names[c - 1], st->case_names[c]) >= 0) {
+        if (c && strcmp(h->case_names[c - 1], h->case_names[c]) >= 0) {
             char msg[600];
             snprintf(msg, sizeof msg, "case '%.200s' after '%.200s': case names must be unique and"
-                     " in ascending order", st->case_names[c], st->case_names[c - 1]);
+                     " in ascending order", h->case_names[c], h->case_names[c - 1]);
             return bad(r, 3, msg);
         }
     }
     return CS_OK;
+}
+
+/* With the voxels known, the least bytes the records of every case take against the bytes
+ * that follow the case lines: a file cut short, or one declaring many cases it does not hold,
+ * is refused here, before its sums are allocated. */
+static cs_status check_records_fit(reader *r, const head *h)
+{
+    uint64_t need = 0, rest = r->len - r->pos;
+    for (size_t c = 0; c < h->n; c++) {
+        need += SCORES_MIN * h->k;
+        if (h->voxels[c]) need += BIN_MIN * h->k + (h->kind == CS_SEG_SOFTMAX ? TOP1_MIN : 0);
+    }
+    if (need <= rest) return CS_OK;
+    char msg[300];
+    snprintf(msg, sizeof msg, "the records of %llu cases of %llu classes take at least %llu"
+             " bytes, but %llu bytes follow the case lines (a truncated file?)",
+             (unsigned long long)h->n, (unsigned long long)h->k, (unsigned long long)need,
+             (unsigned long long)rest);
+    r->line = 6;
+    return bad(r, 2, msg);
+}
+
+/* The object for the header, its case arrays moved in from h. */
+static cs_segstats *head_to_stats(head *h)
+{
+    cs_segstats *st = cs_segstats_new((int)h->fine, h->kind, (size_t)h->k,
+                                      (const char *const *)h->names, h->mapping, (size_t)h->n);
+    if (!st) return NULL;
+    free(st->case_names);
+    free(st->probs_in);
+    free(st->labels_in);
+    free(st->voxels);
+    st->case_names = h->case_names;
+    st->probs_in = h->probs_in;
+    st->labels_in = h->labels_in;
+    st->voxels = h->voxels;
+    h->case_names = NULL;
+    h->probs_in = h->labels_in = NULL;
+    h->voxels = NULL;
+    h->n = 0;
+    return st;
+}
+
+/* The header through the case lines; creates *out. case_line[c] gets each case's line. */
+static cs_status read_header(reader *r, cs_segstats **out, long **case_line)
+{
+    head h = {0};
+    cs_status s = read_classes(r, &h);
+    if (!s) s = read_case_count(r, &h);
+    if (!s && !(*case_line = malloc((h.n ? h.n : 1) * sizeof **case_line))) s = nomem(r);
+    if (!s) s = read_case_lines(r, &h, *case_line);
+    if (!s) s = check_records_fit(r, &h);
+    if (!s && !(*out = head_to_stats(&h))) s = nomem(r);
+    head_free(&h);
+    return s;
 }
 
 static cs_status wrong_fields(reader *r, size_t want)
@@ -379,6 +574,38 @@ static cs_status wrong_fields(reader *r, size_t want)
     char msg[96];
     snprintf(msg, sizeof msg, "a '%c' record has %zu fields, found %zu", r->f[0].p[0], want, r->nf);
     return bad(r, 1, msg);
+}
+
+/* The most one voxel adds to an NLL sum: -ln of the clip 1e-15 (reduce/case.c). */
+#define NLL_VOXEL_MAX 34.538776394910684
+
+/* Slack for the rounding of a sum of many doubles: a sum of n values each in [lo, hi] lands
+ * within n·2^-53 of [n·lo, n·hi] relatively; 1e-6 covers 10^9 voxels with room to spare, and
+ * an edited or damaged value is off by far more. */
+#define SUM_SLACK 1e-6
+
+/* 1 when `sum` is what `n` values in fine bin i — (i/F, (i+1)/F], 0 in bin 0 — add up to. */
+static int sum_fits_bin(double sum, uint64_t n, size_t i, int fine)
+{
+    double lo = (double)n * cs_ubin_edge((int)i, fine);
+    double hi = (double)n * cs_ubin_edge((int)i + 1, fine);
+    return sum >= lo * (1 - SUM_SLACK) && sum <= hi * (1 + SUM_SLACK);
+}
+
+static cs_status bad_bin_sum(reader *r, size_t col, double sum, uint64_t n, size_t i, int fine)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg, "sum %.17g is not what %llu values in fine bin %zu (%.17g, %.17g]"
+             " add up to", sum, (unsigned long long)n, i, cs_ubin_edge((int)i, fine),
+             cs_ubin_edge((int)i + 1, fine));
+    return bad(r, col, msg);
+}
+
+/* The most an 's' record's sums can be for a case of `voxels` voxels: each voxel adds at most
+ * 1 to SQ (p and y in [0, 1]) and NLL_VOXEL_MAX to an NLL sum. */
+static double score_max(int nll, uint64_t voxels)
+{
+    return (double)voxels * (nll ? NLL_VOXEL_MAX : 1) * (1 + SUM_SLACK);
 }
 
 static cs_status read_bin(reader *r, cs_segstats *st, int top1)
@@ -401,6 +628,7 @@ static cs_status read_bin(reader *r, cs_segstats *st, int top1)
     if (n == 0) return bad(r, col, "a bin record with count 0 (only non-empty bins are written)");
     if ((s = get_sum(r, col + 1, (double)n, &sp[x])) || (s = get_count(r, col + 2, &y))) return s;
     if (y > n) return bad_field(r, col + 2, "exceeds the bin's count");
+    if (!sum_fits_bin(sp[x], n, i, st->fine)) return bad_bin_sum(r, col + 1, sp[x], n, i, st->fine);
     cnt[x] = n;
     sy[x] = y;
     return CS_OK;
@@ -416,34 +644,121 @@ static cs_status read_scores(reader *r, cs_segstats *st, uint8_t *seen)
     size_t x = c * st->k + j;
     if (seen[x]) return bad(r, 1, "a second scores record for the same case and class");
     seen[x] = 1;
-    if ((s = get_sum(r, 4, HUGE_VAL, &st->sq_err[x])) || (s = get_sum(r, 5, HUGE_VAL, &st->nll_pos[x])) ||
-        (s = get_sum(r, 6, HUGE_VAL, &st->nll_neg[x])))
-        return s;
+    double *dst[3] = { &st->sq_err[x], &st->nll_pos[x], &st->nll_neg[x] };
+    for (int v = 0; v < 3; v++) {
+        if ((s = get_sum(r, 4 + (size_t)v, HUGE_VAL, dst[v]))) return s;
+        if (*dst[v] > score_max(v > 0, st->voxels[c])) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%s %.17g is more than the case's %llu voxels can give (at"
+                     " most %s each)", v == 0 ? "SQ" : v == 1 ? "NLL_POS" : "NLL_NEG", *dst[v],
+                     (unsigned long long)st->voxels[c], v ? "-ln 1e-15 = 34.5388" : "1");
+            return bad(r, 4 + (size_t)v, msg);
+        }
+    }
     return CS_OK;
 }
 
-/* Every class's (and top-1's) bin counts must add up to the case's voxels: a truncated or
- * spliced file fails here rather than giving smaller numbers. */
-static cs_status check_totals(reader *r, const cs_segstats *st, const long *case_line)
+/* A refusal about case c, at its case line. */
+static cs_status case_fault(reader *r, const cs_segstats *st, size_t c, const long *case_line,
+                            size_t col, const char *what)
 {
-    for (size_t c = 0; c < st->n_cases; c++)
-        for (size_t j = 0; j <= st->k; j++) {
-            int top1 = j == st->k;
-            if (top1 && !st->t_cnt) break;
-            uint64_t sum = 0;
-            for (size_t i = 0; i < (size_t)st->fine; i++)
-                sum += top1 ? st->t_cnt[cs_segstats_ti(st, c, i)] : st->cnt[cs_segstats_ci(st, c, j, i)];
-            if (sum == st->voxels[c]) continue;
-            char what[160];
-            if (top1) snprintf(what, sizeof what, "top-1");
-            else snprintf(what, sizeof what, "class '%.100s'", st->class_names[j]);
-            r->line = case_line[c];
-            char msg[600];
-            snprintf(msg, sizeof msg, "case '%.200s': the %s bin counts add up to %llu, not the"
-                     " case's %llu voxels (a truncated or edited file?)", st->case_names[c], what,
-                     (unsigned long long)sum, (unsigned long long)st->voxels[c]);
-            return bad(r, 4, msg);
+    char msg[1000];
+    snprintf(msg, sizeof msg, "case '%.200s': %.700s", st->case_names[c], what);
+    r->line = case_line[c];
+    return bad(r, col, msg);
+}
+
+/* The voxels of case c in the bins of class j (j == k: top-1), and (*labelled, a class) how
+ * many of them have the class. */
+static uint64_t bin_total(const cs_segstats *st, size_t c, size_t j, uint64_t *labelled)
+{
+    uint64_t sum = 0, y = 0;
+    for (size_t i = 0; i < (size_t)st->fine; i++) {
+        if (j == st->k) {
+            sum += st->t_cnt[cs_segstats_ti(st, c, i)];
+            continue;
         }
+        size_t x = cs_segstats_ci(st, c, j, i);
+        sum += st->cnt[x];
+        y += st->sum_y[x];
+    }
+    *labelled = y;
+    return sum;
+}
+
+/* The bin counts of class j (j == k: top-1) of case c add up to its voxels: a truncated or
+ * spliced file fails here rather than giving smaller numbers. */
+static cs_status check_total(reader *r, const cs_segstats *st, size_t c, size_t j, uint64_t sum,
+                             const long *case_line)
+{
+    if (sum == st->voxels[c]) return CS_OK;
+    char what[200], msg[600];
+    if (j == st->k) snprintf(what, sizeof what, "the top-1");
+    else snprintf(what, sizeof what, "the class '%.100s'", st->class_names[j]);
+    snprintf(msg, sizeof msg, "%s bin counts add up to %llu, not the case's %llu voxels (a"
+             " truncated or edited file?)", what, (unsigned long long)sum,
+             (unsigned long long)st->voxels[c]);
+    return case_fault(r, st, c, case_line, 4, msg);
+}
+
+/* Class j's NLL sums of case c against its own voxels: NLL_POS comes from the `y` labelled
+ * with the class, NLL_NEG from the other voxels - y, each at most -ln 1e-15 a voxel. */
+static cs_status check_nll(reader *r, const cs_segstats *st, size_t c, size_t j, uint64_t y,
+                           const long *case_line)
+{
+    size_t x = c * st->k + j;
+    uint64_t other = st->voxels[c] - y;
+    int pos = st->nll_pos[x] > score_max(1, y);
+    if (!pos && !(st->nll_neg[x] > score_max(1, other))) return CS_OK;
+    char what[500];
+    snprintf(what, sizeof what, "class '%.100s': its 's' record's %s %.17g is more than %.17g,"
+             " what its %llu voxels %s class '%.100s' can give", st->class_names[j],
+             pos ? "NLL_POS" : "NLL_NEG", pos ? st->nll_pos[x] : st->nll_neg[x],
+             (double)(pos ? y : other) * NLL_VOXEL_MAX, (unsigned long long)(pos ? y : other),
+             pos ? "of" : "not of", st->class_names[j]);
+    return case_fault(r, st, c, case_line, 1, what);
+}
+
+/* Case c has its K 's' records. */
+static cs_status check_scores_present(reader *r, const cs_segstats *st, size_t c,
+                                      const uint8_t *seen, const long *case_line)
+{
+    for (size_t j = 0; j < st->k; j++)
+        if (!seen[c * st->k + j]) {
+            char what[300];
+            snprintf(what, sizeof what, "no 's' record for class '%.100s' (every case has one"
+                     " per class: a truncated or edited file?)", st->class_names[j]);
+            return case_fault(r, st, c, case_line, 1, what);
+        }
+    return CS_OK;
+}
+
+/* Every case is complete: it has its K 's' records, each class's (and top-1's) counts add up to
+ * its voxels, its NLL sums are what its voxels can give, and (softmax) every voxel is labelled
+ * with exactly one class. */
+static cs_status check_cases(reader *r, const cs_segstats *st, const uint8_t *seen,
+                             const long *case_line)
+{
+    cs_status s;
+    for (size_t c = 0; c < st->n_cases; c++) {
+        if ((s = check_scores_present(r, st, c, seen, case_line))) return s;
+        uint64_t labelled = 0, y;
+        for (size_t j = 0; j < st->k; j++) {
+            if ((s = check_total(r, st, c, j, bin_total(st, c, j, &y), case_line)) ||
+                (s = check_nll(r, st, c, j, y, case_line)))
+                return s;
+            labelled += y;
+        }
+        if (st->t_cnt && (s = check_total(r, st, c, st->k, bin_total(st, c, st->k, &y), case_line)))
+            return s;
+        if (st->t_cnt && labelled != st->voxels[c]) {
+            char what[300];
+            snprintf(what, sizeof what, "its classes' labelled voxels add up to %llu, not its %llu"
+                     " voxels (each voxel has one class: an edited file?)",
+                     (unsigned long long)labelled, (unsigned long long)st->voxels[c]);
+            return case_fault(r, st, c, case_line, 4, what);
+        }
+    }
     return CS_OK;
 }
 
@@ -511,7 +826,7 @@ static int fast_bin(span *sp, cs_segstats *st)
     if (!fast_u64(&p, lim, ',', &n) || n == 0) return 0;
     double sum;
     if (!fast_sum(&p, lim, ',', &sum) || sum > (double)n) return 0;
-    if (!fast_u64(&p, lim, '\n', &y) || y > n) return 0;
+    if (!fast_u64(&p, lim, '\n', &y) || y > n || !sum_fits_bin(sum, n, i, st->fine)) return 0;
     size_t x = top1 ? cs_segstats_ti(st, c, i) : cs_segstats_ci(st, c, j, i);
     uint64_t *cnt = top1 ? st->t_cnt : st->cnt;
     if (cnt[x]) return 0;
@@ -533,6 +848,9 @@ static int fast_scores(span *sp, cs_segstats *st)
     if (!fast_u64(&p, lim, ',', &c) || c < sp->clo || c >= sp->chi) return 0;
     if (!fast_u64(&p, lim, ',', &j) || j >= st->k) return 0;
     if (!fast_sum(&p, lim, ',', &v[0]) || !fast_sum(&p, lim, ',', &v[1]) || !fast_sum(&p, lim, '\n', &v[2]))
+        return 0;
+    if (v[0] > score_max(0, st->voxels[c]) || v[1] > score_max(1, st->voxels[c]) ||
+        v[2] > score_max(1, st->voxels[c]))
         return 0;
     size_t x = c * st->k + j;
     if (sp->seen[x]) return 0;
@@ -574,6 +892,16 @@ static void prefault_cases(const cs_segstats *st, size_t clo, size_t chi)
     prefault(st->t_sum_correct + clo * f, nc * f * sizeof *st->t_sum_correct);
 }
 
+/* 1 when the records fill the sum arrays well enough to map them all in at once: a record of
+ * ~30 bytes fills 24 bytes of them, so records of at least a quarter of the arrays' bytes (a
+ * file as reduce writes it of real volumes) are. A file whose records fill less gets its
+ * pages as records arrive, so its memory follows what it holds, not what it declares. */
+static int well_filled(const reader *r, const cs_segstats *st)
+{
+    double cells = (double)st->n_cases * (double)(st->k + 1) * st->fine;
+    return (double)(r->len - r->pos) * 4 >= cells * 24;
+}
+
 /* Fast records from sp->pos while they come; returns how many (lines) were taken. */
 static long fast_run(span *sp, cs_segstats *st)
 {
@@ -590,12 +918,13 @@ static long fast_run(span *sp, cs_segstats *st)
 typedef struct half {
     span sp;
     cs_segstats *st;
+    int populate;   /* prefault the half's sums (well_filled) */
 } half;
 
 static void *half_main(void *arg)
 {
     half *h = arg;
-    prefault_cases(h->st, h->sp.clo, h->sp.chi);
+    if (h->populate) prefault_cases(h->st, h->sp.clo, h->sp.chi);
     fast_run(&h->sp, h->st);
     return NULL;
 }
@@ -613,11 +942,11 @@ static long long line_case(const char *p, const char *lim)
  * before it, reads both blocks at once, and returns 1 when both were read to their end (the
  * file is read), 0 when a line stopped either (the arrays hold partial sums: the caller zeroes
  * them and reads on one thread), -1 when it did not try (one CPU, a small file, no split). */
-static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen)
+static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen, int populate)
 {
     const char *b = r->buf, *lim = b + r->len;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 2 || r->len - r->pos < PARALLEL_MIN) return -1;
+    if (cpus < 2 || r->pos >= r->len || r->len - r->pos < PARALLEL_MIN) return -1;
     const char *m = memchr(b + r->pos + (r->len - r->pos) / 2, '\n', (size_t)(lim - b) - r->pos - (r->len - r->pos) / 2);
     if (!m) return -1;
     long long prev = -2;
@@ -634,11 +963,11 @@ static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen)
     if (!cut) return -1;
     size_t split = (size_t)(cut - b), cs = (size_t)line_case(cut, lim);
     if (cs >= st->n_cases) return -1;
-    half hi = { { b, split, r->len, cs, st->n_cases, seen }, st };
+    half hi = { { b, split, r->len, cs, st->n_cases, seen }, st, populate };
     pthread_t t;
     if (pthread_create(&t, NULL, half_main, &hi)) return -1;
     span lo = { b, r->pos, split, 0, cs, seen };
-    prefault_cases(st, 0, cs);
+    if (populate) prefault_cases(st, 0, cs);
     fast_run(&lo, st);
     pthread_join(t, NULL);
     if (lo.pos == lo.end && hi.sp.pos == hi.sp.end) {
@@ -665,24 +994,16 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
     }
     size_t first = r.pos;
     long first_line = r.line;
-    int par = s ? -1 : read_parallel(&r, st, seen);
-    if (par == -1 && !s) prefault_cases(st, 0, st->n_cases);
+    int populate = !s && well_filled(&r, st);
+    if (!s && !populate) cs_segstats_advise_sparse(st);
+    int par = s ? -1 : read_parallel(&r, st, seen, populate);
+    if (par == -1 && populate) prefault_cases(st, 0, st->n_cases);
     if (par == 0) {
         /* back to one thread from the first record, as if the two had never run */
-        size_t nb = st->n_cases * st->k * (size_t)st->fine, nt = st->n_cases * (size_t)st->fine;
-        size_t ns = st->n_cases * st->k;
-        memset(st->cnt, 0, nb * sizeof *st->cnt);
-        memset(st->sum_p, 0, nb * sizeof *st->sum_p);
-        memset(st->sum_y, 0, nb * sizeof *st->sum_y);
-        if (st->t_cnt) {
-            memset(st->t_cnt, 0, nt * sizeof *st->t_cnt);
-            memset(st->t_sum_conf, 0, nt * sizeof *st->t_sum_conf);
-            memset(st->t_sum_correct, 0, nt * sizeof *st->t_sum_correct);
-        }
-        memset(st->sq_err, 0, ns * sizeof *st->sq_err);
-        memset(st->nll_pos, 0, ns * sizeof *st->nll_pos);
-        memset(st->nll_neg, 0, ns * sizeof *st->nll_neg);
-        memset(seen, 0, ns + 1);
+        if (cs_segstats_zero_sums(st))
+            s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+        else if (!populate) cs_segstats_advise_sparse(st);
+        memset(seen, 0, st->n_cases * st->k + 1);
         r.pos = first;
         r.line = first_line;
     }
@@ -701,7 +1022,7 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
         else if (f->len == 1 && f->p[0] == 's') s = read_scores(&r, st, seen);
         else s = bad_field(&r, 1, "is not a record type (c, t or s)");
     }
-    if (!s) s = check_totals(&r, st, case_line);
+    if (!s) s = check_cases(&r, st, seen, case_line);
     free(seen);
     free(case_line);
     free(r.f);
@@ -720,8 +1041,8 @@ int cs_segstats_sniff(const char *path)
     if (strcmp(path, "-") == 0) return 0;
     gzFile gz = gzopen(path, "rb");
     if (!gz) return 0;
-    char head[sizeof MAGIC];
-    int got = gzread(gz, head, sizeof MAGIC - 1);
+    char first[sizeof MAGIC];
+    int got = gzread(gz, first, sizeof MAGIC - 1);
     gzclose(gz);
-    return got == (int)sizeof MAGIC - 1 && memcmp(head, MAGIC, sizeof MAGIC - 1) == 0;
+    return got == (int)sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
 }

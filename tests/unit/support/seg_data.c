@@ -99,10 +99,10 @@ static const char *const *class_names(size_t k)
 
 cs_segstats *cs_test_seg_stats(const cs_test_seg *g, int fine)
 {
-    char mapping[64] = "";
+    char mapping[128] = "";
     for (size_t j = 0; j < g->k; j++)
-        snprintf(mapping + strlen(mapping), sizeof mapping - strlen(mapping), "%s%zu",
-                 j ? "," : "", j);
+        snprintf(mapping + strlen(mapping), sizeof mapping - strlen(mapping), "%sc%zu=%zu",
+                 j ? "," : "", j, j);
     cs_segstats *st = cs_segstats_new(fine, CS_SEG_SOFTMAX, g->k, class_names(g->k), mapping,
                                       g->n_cases);
     assert_non_null(st);

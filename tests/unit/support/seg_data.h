@@ -28,8 +28,9 @@ void cs_test_seg_free(cs_test_seg *g);
 /* Case names "case00", "case01", ... (static storage for up to 100 cases). */
 const char *cs_test_seg_case_name(size_t c);
 
-/* The statistics of g at fine resolution F (softmax, classes "c0".."c{k-1}", mapping "0,1,.."),
- * accumulated with cs_test_seg_add_voxels in slabs of 7 voxels; inputs "pC.npz"/"lC.nii.gz". */
+/* The statistics of g at fine resolution F (softmax, classes "c0".."c{k-1}", mapping
+ * "c0=0,c1=1,..", as --label-values writes it), accumulated with cs_test_seg_add_voxels in
+ * slabs of 7 voxels; inputs "pC.npz"/"lC.nii.gz". */
 cs_segstats *cs_test_seg_stats(const cs_test_seg *g, int fine);
 
 /* The same voxels as a prepared dataset: one row per voxel, case column, classes "c0".. */
