@@ -1,27 +1,17 @@
 /* `--format json`: one object {"files": [...], "errors": [...]} (SPEC §5). Always valid JSON:
- * strings escaped, non-finite numbers written as null, doubles with %.17g so they round-trip,
- * counts as integers. */
+ * strings escaped by one rule (cs_text_json: a byte outside valid UTF-8 as \u00XX, its Latin-1
+ * reading), non-finite numbers written as null, doubles with %.17g so they round-trip, counts
+ * as integers. */
 #include "report/rep.h"
+
+#include "calscope/text.h"
 
 #include <math.h>
 #include <string.h>
 
 void rep_json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7F) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-    }
-    fputc('"', out);
+    cs_text_json(out, s);   /* the one rule for JSON strings (calscope/text.h) */
 }
 
 void rep_json_num(FILE *out, double v)

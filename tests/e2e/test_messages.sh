@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# End-to-end tests of what calscope says about its input and its work, beyond the numbers: JSON
+# and CSV strings from names that are not UTF-8, the blank-line count, --check's passing lines,
+# the --select length limit, the hint for .npy logits, --compare of files whose classes are in
+# another order, and `reduce`'s closing summary with a statistics file's load line.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HINT="Try \`calscope report --help\`."
+# expect_stderr NAME RC WANT CMD...: exit RC and exactly WANT on stderr
+expect_stderr() {
+    local name=$1 want_rc=$2 want=$3; shift 3; run "$@"
+    if [ "$RC" -eq "$want_rc" ] && [ "$ERR" = "$want" ]; then ok "$name"
+    else not_ok "$name" "exit $RC (want $want_rc)" "stderr: ${ERR:0:600}" "want:   ${want:0:600}"; fi
+}
+
+# --- strings that are not UTF-8: one rule for JSON and CSV (a stray byte is the character of its
+# Latin-1 reading; valid UTF-8 as it is; controls escaped as JSON requires)
+BAD_NAME=$TMP/$(printf 'caf\xe9-\xff-\xc3\xbc.csv')          # e9 and ff stray, c3 bc is u-umlaut
+printf 'label,p_0,p_1,%s,%s\n0,0.9,0.1,a,b\n1,0.2,0.8,a,b\n%s,0.5,0.5,a,b\n' \
+    "$(printf 'n\xfex')" "$(printf 'tab\there')" "$(printf 'z\xff')" >"$BAD_NAME"
+# strict UTF-8 decoding of stdout, then the JSON parser (json.tool as a user would run it)
+JSON_CHECK='
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+d = json.loads(raw.decode("utf-8"))            # strict: a stray byte raises here
+f = d["files"][0]
+for s in [f["path"]] + f["load"]["ignored_columns"] + f["load"]["skipped"]:
+    print(s.rsplit("/", 1)[-1].replace("\t", "<TAB>"))'
+"$CALSCOPE" report --format json --skip-bad-rows "$BAD_NAME" >"$TMP/bad.json" 2>"$TMP/bad.err"
+if LC_ALL=C.UTF-8 /usr/bin/python3 -m json.tool "$TMP/bad.json" >/dev/null 2>"$TMP/tool.err"; then
+    ok "non-UTF-8: json.tool accepts the output"
+else
+    not_ok "non-UTF-8: json.tool accepts the output" "$(cat "$TMP/tool.err")"
+fi
+got=$(LC_ALL=C.UTF-8 /usr/bin/python3 -c "$JSON_CHECK" "$TMP/bad.json" 2>&1)
+# the path, the two ignored columns (a tab in one), and the skipped row's message quoting 'z\xff'
+want="café-ÿ-ü.csv
+nþx
+tab<TAB>here
+café-ÿ-ü.csv:4:1: unknown class name 'zÿ' (classes: 0, 1)"
+if [ "$got" = "$want" ]; then ok "non-UTF-8: path, ignored columns and skipped row by the Latin-1 rule"
+else not_ok "non-UTF-8: path, ignored columns and skipped row by the Latin-1 rule" "got:  $got" "want: $want"; fi
+expect_match "non-UTF-8: the escapes as written (\\u00e9, \\u00ff, \\t; u-umlaut as UTF-8)" \
+    '"path": "[^"]*caf\\u00e9-\\u00ff-ü\.csv"' "$(cat "$TMP/bad.json")"
+"$CALSCOPE" report --format csv --skip-bad-rows "$BAD_NAME" >"$TMP/bad.csv.out" 2>/dev/null
+got=$(LC_ALL=C.UTF-8 /usr/bin/python3 -c '
+import csv, io, sys
+rows = list(csv.reader(io.StringIO(open(sys.argv[1], "rb").read().decode("utf-8"))))
+print(rows[1][0].rsplit("/", 1)[1])' "$TMP/bad.csv.out" 2>&1)
+expect_match "non-UTF-8: CSV is valid UTF-8 with the same reading of the name" "^café-ÿ-ü\.csv$" "$got"
+
+done_testing
