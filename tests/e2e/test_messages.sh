@@ -49,4 +49,16 @@ rows = list(csv.reader(io.StringIO(open(sys.argv[1], "rb").read().decode("utf-8"
 print(rows[1][0].rsplit("/", 1)[1])' "$TMP/bad.csv.out" 2>&1)
 expect_match "non-UTF-8: CSV is valid UTF-8 with the same reading of the name" "^café-ÿ-ü\.csv$" "$got"
 
+# --- the --select length limit: 511 characters, stated in --help and in the refusal
+TINY=$TMP/tiny.csv
+printf 'label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n1,0.6,0.4\n' >"$TINY"
+sel511="conf >= 0$(printf '%502s' '')"                    # 9 + 502 blanks
+expect_rc "--select of 511 characters is taken" 0 "$CALSCOPE" report --select "$sel511" "$TINY"
+expect_stderr "--select of 512 characters: refused, naming the limit" 2 \
+    "calscope: --select: expression too long: 512 characters, at most 511"$'\n'"$HINT" \
+    "$CALSCOPE" report --select "$sel511 " "$TINY"
+run "$CALSCOPE" report --help
+expect_match "--help states the --select limit" "joined with and;\s*$" "$(printf '%s\n' "$OUT" | grep -A1 -- "^  --select 'EXPR'" | tail -1)"
+expect_match "--help states the --select limit (its next line)" "^ +at most 511 characters\)$" "$(printf '%s\n' "$OUT" | grep -A2 -- "^  --select 'EXPR'" | tail -1)"
+
 done_testing

@@ -118,7 +118,7 @@ usage "--mixture bogus" "--mixture: unknown mixture 'bogus' (kde|gmm3)" --mixtur
 usage "--distance bogus" "--distance: unknown distance 'bogus' (tvd|l2|max|interval:L,H)" --distance bogus "$TINY"
 usage "--distance interval:0.5" "--distance: interval needs two numbers (interval:L,H), got 'interval:0.5'" --distance interval:0.5 "$TINY"
 usage "--distance interval:0.6,0.5" "--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'" --distance interval:0.6,0.5 "$TINY"
-usage "--select too long" "--select: expression too long" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
+usage "--select too long" "--select: expression too long: 610 characters, at most 511" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
 usage "--format xml" "--format: 'xml' is not text, json or csv" --format xml "$TINY"
 usage "--sum-tol 1" "--sum-tol: need a tolerance in [0, 1), got '1'" --sum-tol 1 "$TINY"
 usage "--sum-tol abc" "--sum-tol: need a tolerance in [0, 1), got 'abc'" --sum-tol abc "$TINY"
