@@ -61,4 +61,39 @@ run "$CALSCOPE" report --help
 expect_match "--help states the --select limit" "joined with and;\s*$" "$(printf '%s\n' "$OUT" | grep -A1 -- "^  --select 'EXPR'" | tail -1)"
 expect_match "--help states the --select limit (its next line)" "^ +at most 511 characters\)$" "$(printf '%s\n' "$OUT" | grep -A2 -- "^  --select 'EXPR'" | tail -1)"
 
+# --- .npy logits read as probabilities: the refusal points at --npy-logits (every row fails the
+# range or sum check); an array of probabilities with one bad row does not get that hint
+/usr/bin/python3 - "$TMP" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+z = rng.normal(0, 2, (50, 4)); z[0] = [1.5, -0.25, 0.5, 0.75]      # row 1: 1.5 is out of range
+np.save(d + "/z.npy", z)
+np.save(d + "/y.npy", rng.integers(0, 4, 50))
+p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+np.save(d + "/p.npy", p)
+q = np.abs(rng.normal(0.1, 0.02, (50, 4))); q[0] = [0.3, 0.2, 0.1, 0.2]   # in [0,1], sums off 1
+np.save(d + "/q.npy", q)
+p[7, 0] += 0.01                                                    # one row off by 0.01
+np.save(d + "/p1.npy", p)
+PY
+NPY_HINT="; no row of the array is probabilities: if it holds logits, give --npy-logits"
+expect_stderr ".npy logits without --npy-logits: the refusal names the flag" 3 \
+    "calscope: $TMP/z.npy:1:1: probability outside [0,1] '1.5' in column 'p_0' (and 49 more bad rows)$NPY_HINT" \
+    "$CALSCOPE" report --labels "$TMP/y.npy" "$TMP/z.npy"
+expect_stderr ".npy scores in [0,1] that never sum to 1: the same hint" 3 \
+    "calscope: $TMP/q.npy:1:1: probabilities sum to 0.8, not 1 within 0.001 (and 49 more bad rows)$NPY_HINT" \
+    "$CALSCOPE" report --labels "$TMP/y.npy" "$TMP/q.npy"
+expect_stderr ".npy logits with --skip-bad-rows: no usable rows, and the hint" 3 \
+    "calscope: $TMP/z.npy: no usable rows: all 50 data rows were rejected (first: $TMP/z.npy:1:1: probability outside [0,1] '1.5' in column 'p_0')$NPY_HINT" \
+    "$CALSCOPE" report --skip-bad-rows --labels "$TMP/y.npy" "$TMP/z.npy"
+run "$CALSCOPE" report --format json --npy-logits --labels "$TMP/y.npy" "$TMP/z.npy"
+a=$(json_get "d['files'][0]['metrics']['nll']")
+run "$CALSCOPE" report --format json --labels "$TMP/y.npy" "$TMP/p.npy"
+expect_match "... and with --npy-logits the same file measures as its softmax (to 1e-12)" "^True$" \
+    "$(json_get "abs(d['files'][0]['metrics']['nll'] - $a) < 1e-12")"
+expect_stderr ".npy probabilities with one bad row: no --npy-logits hint" 3 \
+    "calscope: $TMP/p1.npy:8:1: probabilities sum to 1.01, not 1 within 0.001" \
+    "$CALSCOPE" report --labels "$TMP/y.npy" "$TMP/p1.npy"
+
 done_testing
