@@ -96,4 +96,23 @@ expect_stderr ".npy probabilities with one bad row: no --npy-logits hint" 3 \
     "calscope: $TMP/p1.npy:8:1: probabilities sum to 1.01, not 1 within 0.001" \
     "$CALSCOPE" report --labels "$TMP/y.npy" "$TMP/p1.npy"
 
+# --- --check: one line per check and file, passing ones too, in the order given; the value
+# prints in full where six digits would put it on the other side of the bound
+# (tiny.csv by hand: accuracy 2/3, NLL -(ln 0.9 + ln 0.8 + ln 0.4)/3 = 0.414932; the ECE of
+# breast_cancer_gnb.csv is 0.05863852312248436)
+expect_stderr "check: a passing gate prints one line" 0 \
+    "calscope: check passed: $TINY: accuracy = 0.666667 >= 0.5" \
+    "$CALSCOPE" report --check 'accuracy >= 0.5' "$TINY"
+expect_stderr "check: passes and failures in the order given" 1 \
+    "calscope: check passed: $TINY: accuracy = 0.666667 >= 0.5
+calscope: check failed: $TINY: accuracy = 0.666667 (want accuracy>0.7)
+calscope: check passed: $TINY: nll = 0.414932 < 1e+10" \
+    "$CALSCOPE" report --check 'accuracy >= 0.5' --check 'accuracy>0.7' --check 'nll<1e10' "$TINY"
+expect_stderr "check: a passing value prints in full when six digits would miss the bound" 0 \
+    "calscope: check passed: samples/breast_cancer_gnb.csv: ece = 0.05863852312248436 > 0.05863852" \
+    "$CALSCOPE" report --check 'ece>0.05863852' samples/breast_cancer_gnb.csv
+expect_stderr "check: JSON output keeps stdout clean, the line goes to stderr" 0 \
+    "calscope: check passed: $TINY: accuracy = 0.666667 >= 0.5" \
+    "$CALSCOPE" report --format json --check 'accuracy >= 0.5' "$TINY"
+
 done_testing
