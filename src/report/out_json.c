@@ -279,8 +279,8 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     }
     fputs("],\n     \"load\": {", out);
     fprintf(out, "\"rows_read\": %zu, \"rows_used\": %zu, \"rows_rejected\": %zu, \"rows_renormalized\": %zu, "
-            "\"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
-            f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized,
+            "\"blank_lines\": %zu, \"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
+            f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized, f->sum.blank_lines,
             f->sum.from_logits ? "true" : "false", f->sum.gzip ? "true" : "false");
     for (size_t i = 0; i < f->sum.n_ignored; i++) {
         if (i) fputs(", ", out);

@@ -117,6 +117,8 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
     if (f->samples != f->rows) fprintf(out, "; %zu samples (tta 0)", f->samples);
     if (f->sum.from_logits) fputs("; softmax of logits", out);
     if (f->sum.rows_renormalized) fprintf(out, "; %zu rows renormalized", f->sum.rows_renormalized);
+    if (f->sum.blank_lines)   /* skipped, holding no data, but counted */
+        fprintf(out, "; %zu blank line%s skipped", f->sum.blank_lines, f->sum.blank_lines == 1 ? "" : "s");
     if (f->sum.class_note) fprintf(out, "\n  classes   %s", f->sum.class_note);
     fputs("\n  ignored   ", out);
     if (!f->sum.n_ignored) fputs("no columns", out);

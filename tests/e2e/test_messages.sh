@@ -115,4 +115,41 @@ expect_stderr "check: JSON output keeps stdout clean, the line goes to stderr" 0
     "calscope: check passed: $TINY: accuracy = 0.666667 >= 0.5" \
     "$CALSCOPE" report --format json --check 'accuracy >= 0.5' "$TINY"
 
+# --- blank lines: skipped and counted, shown on the text report's load line and in JSON
+# (load.blank_lines). Known by construction: one before the header, one every 1,000 rows, a
+# line of blanks every 5,000 rows, one at the end; CRLF endings; big enough that the fast
+# loader's threads each meet some, and read again by the general reader, gzip and stdin.
+/usr/bin/python3 - "$TMP/blank.csv" <<'PY'
+import random, sys
+random.seed(1)
+out, blank = ["\r\n", "label,p_0,p_1\r\n"], 1
+for i in range(300000):
+    p = random.random()
+    out.append("%d,%.6f,%.6f\r\n" % (i % 2, p, 1 - p))
+    if i % 1000 == 7: out.append("\r\n"); blank += 1
+    if i % 5000 == 9: out.append("   \r\n"); blank += 1
+out.append("\r\n"); blank += 1
+assert blank == 362
+open(sys.argv[1], "w", newline="").write("".join(out))
+PY
+gzip -k "$TMP/blank.csv"
+for loader in auto csv; do
+    run env CALSCOPE_LOADER=$loader "$CALSCOPE" report "$TMP/blank.csv"
+    expect_match "blank lines ($loader loader): the text load line counts them" \
+        "^  load      300000 rows read, 300000 used, 0 rejected; 2 classes; 362 blank lines skipped$" "$OUT"
+    run env CALSCOPE_LOADER=$loader "$CALSCOPE" report --format json --ci 5 --threads 2 "$TMP/blank.csv"
+    expect_match "blank lines ($loader loader, rows kept): JSON load.blank_lines" "^362$" "$(json_get "d['files'][0]['load']['blank_lines']")"
+done
+run "$CALSCOPE" report "$TMP/blank.csv.gz"
+expect_match "blank lines (gzip): counted" "; 362 blank lines skipped$" "$(printf '%s\n' "$OUT" | grep '^  load')"
+run sh -c "\"\$1\" report --format json - <\"\$2\"" sh "$CALSCOPE" "$TMP/blank.csv"
+expect_match "blank lines (stdin): counted" "^362$" "$(json_get "d['files'][0]['load']['blank_lines']")"
+run "$CALSCOPE" report --format json "$TINY"
+expect_match "no blank line: blank_lines 0" "^0$" "$(json_get "d['files'][0]['load']['blank_lines']")"
+run "$CALSCOPE" report "$TINY"
+expect_no_match "no blank line: nothing about them in text" "blank" "$OUT"
+printf 'label,p_0,p_1\n0,0.9,0.1\n\n1,0.2,0.8\n' >"$TMP/one_blank.csv"
+run "$CALSCOPE" report "$TMP/one_blank.csv"
+expect_match "one blank line: singular" "; 1 blank line skipped$" "$(printf '%s\n' "$OUT" | grep '^  load')"
+
 done_testing
