@@ -17,6 +17,11 @@ enum { CS_TEXT_KEEP_NEWLINES = 1 };   /* keep '\n' (multi-line messages) */
  * flags: 0 or CS_TEXT_KEEP_NEWLINES. Pure; any thread. */
 size_t cs_text_escape(char *buf, size_t cap, const char *s, size_t len, unsigned flags);
 
+/* Writes v with its digits grouped by threes, "1,234,567", into buf (cap > 0; always
+ * NUL-terminated, cut short when cap is too small: 27 bytes hold any 64-bit value). Returns
+ * buf. Pure; any thread. */
+char *cs_text_count(char *buf, size_t cap, unsigned long long v);
+
 /* Machine formats keep every string valid UTF-8 under one rule, in one place: valid UTF-8 is
  * written as it is, and a byte that is not part of valid UTF-8 stands for the character of
  * its Latin-1 reading (0xff -> U+00FF, 0xe9 -> U+00E9 e-acute). Why that and not the terminal's

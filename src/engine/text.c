@@ -56,6 +56,20 @@ size_t cs_text_escape(char *buf, size_t cap, const char *s, size_t len, unsigned
     return o;
 }
 
+char *cs_text_count(char *buf, size_t cap, unsigned long long v)
+{
+    char digits[32], grouped[40];
+    int n = snprintf(digits, sizeof digits, "%llu", v);
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0) grouped[o++] = ',';
+        grouped[o++] = digits[i];
+    }
+    grouped[o] = '\0';
+    snprintf(buf, cap, "%s", grouped);
+    return buf;
+}
+
 /* A byte outside valid UTF-8 as the UTF-8 form of its Latin-1 reading (0xff -> c3 bf). */
 static void put_latin1(FILE *out, unsigned char b)
 {

@@ -61,6 +61,7 @@ typedef struct rep_file {
     int tta;               /* an id/tta long file (RECE-M applies) */
     int stats_fine;        /* a statistics dataset (issue 12): its fine resolution F, else 0 */
     int stats_regions;     /* ... whose channels are independent sigmoid regions */
+    size_t stats_cases;    /* ... its cases (rows are then its voxels) */
     /* what cs_measure measured (calscope/measure.h): m.selected, the values m.result (valid
      * when m.evaluated; 0 when the selection kept nothing), m.ci (--ci), m.curve (--curve),
      * m.cases (a file with a case column), m.topk_* (--topk-bars: each k as used, once),

@@ -152,4 +152,35 @@ printf 'label,p_0,p_1\n0,0.9,0.1\n\n1,0.2,0.8\n' >"$TMP/one_blank.csv"
 run "$CALSCOPE" report "$TMP/one_blank.csv"
 expect_match "one blank line: singular" "; 1 blank line skipped$" "$(printf '%s\n' "$OUT" | grep '^  load')"
 
+# --- reduce: the closing summary on stderr (cases, voxels, wall time: the time matched by its
+# form only), and a statistics file's load line counts cases and voxels; the voxels counted
+# here by nibabel from the label maps' shapes
+SEG=samples/seg/softmax
+voxels=$(/usr/bin/python3 -c '
+import csv, os, sys, numpy as np, nibabel as nib
+d = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(d, "manifest.csv"))))
+n = sum(int(np.prod(nib.load(os.path.join(d, r["labels"])).shape)) for r in rows)
+print(len(rows), "{:,}".format(n))' "$SEG")
+read -r n_cases n_voxels <<<"$voxels"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/seg.stats.csv" "$SEG/manifest.csv"
+expect_match "reduce: exit 0 and one summary line ($n_cases cases, $n_voxels voxels)" \
+    "^calscope: reduced $n_cases cases, $n_voxels voxels in [0-9]+\.[0-9] s$" "$ERR"
+expect_match "reduce: exit 0" "^0$" "$RC"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 "$SEG/manifest.csv"
+expect_match "reduce to stdout: the summary still on stderr" \
+    "^calscope: reduced $n_cases cases, $n_voxels voxels in [0-9]+\.[0-9] s$" "$ERR"
+expect_match "... and stdout is the statistics file alone" "^# calscope-stats 1$" "$(printf '%s\n' "$OUT" | head -1)"
+run "$CALSCOPE" reduce --merge -o "$TMP/seg.merged.csv" "$TMP/seg.stats.csv"
+expect_match "reduce --merge of one file: the summary" \
+    "^calscope: merged 1 file: $n_cases cases, $n_voxels voxels in [0-9]+\.[0-9] s$" "$ERR"
+run "$CALSCOPE" report "$TMP/seg.stats.csv"
+expect_match "report of a statistics file: the load line counts cases and voxels" \
+    "^  load      $n_cases cases, $n_voxels voxels; 4 classes$" "$(printf '%s\n' "$OUT" | grep '^  load')"
+run "$CALSCOPE" report --label-values 0,1,2,4 "$SEG/manifest.csv"
+expect_match "report of a manifest (reduced as it loads): the same load line" \
+    "^  load      $n_cases cases, $n_voxels voxels; 4 classes$" "$(printf '%s\n' "$OUT" | grep '^  load')"
+run "$CALSCOPE" reduce --label-values 0,1 "$SEG/manifest.csv"
+expect_no_match "a refused reduce: no summary" "reduced" "$ERR"
+
 done_testing

@@ -96,6 +96,20 @@ static void json_strings_follow_the_latin1_rule(void **state)
     assert_string_equal(UTF8("\x80\x01"), "\xc2\x80\x01");
 }
 
+/* cs_text_count: digits grouped by threes from the right. */
+static void counts_are_grouped_by_threes(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(cs_text_count(buf, sizeof buf, 0), "0");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 999), "999");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 1000), "1,000");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 1234567), "1,234,567");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 123456), "123,456");
+    assert_string_equal(cs_text_count(buf, 27, 18446744073709551615ull), "18,446,744,073,709,551,615");
+    assert_string_equal(cs_text_count(buf, 4, 1234567), "1,2");   /* cut, terminated */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -104,6 +118,7 @@ int main(void)
         cmocka_unit_test(invalid_utf8_is_escaped_byte_by_byte),
         cmocka_unit_test(a_full_buffer_cuts_between_units),
         cmocka_unit_test(json_strings_follow_the_latin1_rule),
+        cmocka_unit_test(counts_are_grouped_by_threes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
