@@ -183,4 +183,47 @@ expect_match "report of a manifest (reduced as it loads): the same load line" \
 run "$CALSCOPE" reduce --label-values 0,1 "$SEG/manifest.csv"
 expect_no_match "a refused reduce: no summary" "reduced" "$ERR"
 
+# --- --compare of files that name the same classes in another column order: B is read in A's
+# order (a file compared with itself reordered: every paired difference exactly 0, the tie row
+# 0.5/0.5 included, whose top-1 class is the first in column order); a label that really differs
+# is named by class; files whose class names differ pair by position, and a refusal says so
+/usr/bin/python3 - "$TMP" <<'PY'
+import random, sys
+d = sys.argv[1]
+random.seed(3)
+rows = []
+for i in range(400):
+    p = random.random()
+    rows.append([int(random.random() < p), 1 - p, p])
+rows.append([0, 0.5, 0.5])                       # a tie: pred is the first class in column order
+def write(name, header, rows, order, labels=("0", "1"), ids=False):
+    with open(f"{d}/{name}", "w") as f:
+        f.write(("id," if ids else "") + "label," + ",".join(header[c] for c in order) + "\n")
+        for i, r in (sorted(enumerate(rows), key=lambda t: -t[0]) if ids else enumerate(rows)):
+            f.write((f"s{i}," if ids else "") + labels[r[0]] + "," + ",".join(repr(r[1 + c]) for c in order) + "\n")
+write("cmp_a.csv", ["p_0", "p_1"], rows, [0, 1])
+write("cmp_b.csv", ["p_0", "p_1"], rows, [1, 0])                 # label,p_1,p_0
+write("cmp_ida.csv", ["p_0", "p_1"], rows, [0, 1], ids=True)
+write("cmp_idb.csv", ["p_0", "p_1"], rows, [1, 0], ids=True)     # rows reversed too
+bad = [list(r) for r in rows]; bad[3][0] = 1 - bad[3][0]
+write("cmp_b2.csv", ["p_0", "p_1"], bad, [1, 0])
+write("cmp_c.csv", ["p_cat", "p_dog"], rows, [0, 1], labels=("cat", "dog"))
+write("cmp_c2.csv", ["p_cat", "p_dog"], bad, [0, 1], labels=("cat", "dog"))
+PY
+ZERO='all(e["diff"] == 0 and e["equal"] and e["a"] == e["b"] for e in d["compare"]) and len(d["compare"]) > 5'
+for pair in "cmp_a cmp_b" "cmp_ida cmp_idb" "cmp_b cmp_a"; do
+    set -- $pair
+    run "$CALSCOPE" report --format json --compare "$TMP/$1.csv" "$TMP/$2.csv"
+    expect_match "compare $1 with $2 (the same data, classes in another order): exit 0" "^0$" "$RC"
+    expect_match "compare $1 with $2: every paired difference 0, values equal" "^True$" "$(json_get "$ZERO")"
+done
+expect_stderr "compare: a label that really differs, by class name" 3 \
+    "calscope: $TMP/cmp_b2.csv:5:1: --compare: label '1' of sample 4 differs from $TMP/cmp_a.csv:5 (label '0'); no id column in both: samples pair in file order" \
+    "$CALSCOPE" report --compare "$TMP/cmp_a.csv" "$TMP/cmp_b2.csv"
+expect_rc "compare: other class names, labels agreeing by position: exit 0" 0 \
+    "$CALSCOPE" report --compare "$TMP/cmp_a.csv" "$TMP/cmp_c.csv"
+expect_stderr "compare: other class names and a label that differs: the names are the cause named" 3 \
+    "calscope: $TMP/cmp_c2.csv:5:1: --compare: label 'dog' of sample 4 differs from $TMP/cmp_a.csv:5 (label '0'); the files name different classes, which then pair by position: class 1 of 2 is '0' in $TMP/cmp_a.csv and 'cat' here; no id column in both: samples pair in file order" \
+    "$CALSCOPE" report --compare "$TMP/cmp_a.csv" "$TMP/cmp_c2.csv"
+
 done_testing

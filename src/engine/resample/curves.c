@@ -693,6 +693,7 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     uint32_t *b_prep = malloc((b->n ? b->n : 1) * sizeof *b_prep);
     uint32_t *ia = NULL, *ib = NULL;
     double *col = NULL, *tmp = NULL;
+    cs_dataset *b_view = NULL;
     cs_status st;
     size_t R = (size_t)repeats;
     if (!a_to_b || !b_prep) {
@@ -702,6 +703,16 @@ cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_sett
     st = cs_compare_pair(a, b, a_to_b, &out->by_id, err);
     if (st != CS_OK)
         goto done;
+    /* b naming a's classes in another order is read in a's order (pair.c) */
+    uint32_t *cls = malloc((a->k ? a->k : 1) * sizeof *cls);
+    int moved = cls ? cs_compare_class_map(a, b, cls) : -1;
+    if (moved == 1 && !(b_view = cs_class_order_view(b, cls, err))) moved = -1;
+    free(cls);
+    if (moved < 0) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    if (b_view) b = b_view;
     x.pa = cs_prepare(a, s, err);
     if (!x.pa) {
         st = err->code;
@@ -778,5 +789,6 @@ done:
     free(b_prep);
     cs_prepared_free((cs_prepared *)x.pa);
     cs_prepared_free((cs_prepared *)x.pb);
+    cs_class_order_view_free(b_view);
     return st;
 }
