@@ -296,7 +296,7 @@ static size_t first_name_difference(const cs_dataset *a, const cs_dataset *b)
 static cs_status labels_differ(const cs_dataset *a, const cs_dataset *b, uint32_t ra, uint32_t rb,
                                size_t j, int ids, int by_name, cs_error *err)
 {
-    char what[1000], in_a[600], pairing[120], names[300] = "";
+    char what[1200], in_a[600], pairing[120], names[300] = "";   /* what holds them all */
     long la = row_line(a, ra);
     if (la > 0) snprintf(in_a, sizeof in_a, "%s:%ld", name_of(a), la);
     else snprintf(in_a, sizeof in_a, "%s", name_of(a));
