@@ -228,6 +228,19 @@ typedef struct cs_compare {
 cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b, int *by_id,
                           cs_error *err);
 
+/* --compare of two files that name the same classes in another column order (resample/pair.c; cs_compare_pair and cs_compare_run do it themselves, and the methods table
+ * reads every method in the reference's order): b is
+ * read in a's class order. cs_compare_class_map fills map[j] (a->k entries) with b's column of
+ * a's class j and returns 1 when b names exactly a's classes, once each, in another order; 0
+ * when the order is the same or the names differ (classes then pair by column), -1 when out of
+ * memory. cs_class_order_view makes b seen through such a map: its own probabilities, logits,
+ * labels, class names and conf / pred / correct in a's order, every other array b's (so it must
+ * not outlive b); NULL with err when out of memory. Free it with cs_class_order_view_free only
+ * (never cs_dataset_free). Any thread; a and b are only read. */
+int cs_compare_class_map(const cs_dataset *a, const cs_dataset *b, uint32_t *map);
+cs_dataset *cs_class_order_view(const cs_dataset *b, const uint32_t *map, cs_error *err);
+void cs_class_order_view_free(cs_dataset *v);
+
 /* Resamples of a paired comparison when none are asked for (`report --compare`'s --repeats
  * default, the methods table's and the dashboard's Compare view). */
 #define CS_COMPARE_REPEATS 1000

@@ -41,6 +41,13 @@ typedef struct cs_select cs_select;
  * everything. The dataset must outlive the selection. Any thread. */
 cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *err);
 
+/* The grammar of `expr` alone, for a caller that has no dataset yet (the dashboard while a
+ * file loads): CS_OK, or the error cs_select_compile gives for the same text on any dataset
+ * (same err->msg and err->col) when the problem is one of form; names of classes and cases,
+ * and whether the file has a case column, are not checked (cs_select_compile does that once
+ * the file is there). CS_ENOMEM as usual. Any thread. */
+cs_status cs_select_check_syntax(const char *expr, cs_error *err);
+
 /* Nonzero when dataset row `row` satisfies the selection. Uses d->conf / d->pred when
  * cs_dataset_prepare has filled them, else computes them from d->prob. */
 int cs_select_match(const cs_select *s, const cs_dataset *d, size_t row);

@@ -217,6 +217,7 @@ static cs_status parse_class(parser *p, int *out)
     if (k->kind != T_WORD && k->kind != T_STR)
         return fail_at(p, k, "expected a class name or index, got %s", tok_desc(p, k, desc, sizeof desc));
     const char *name = tok_text(p, k);
+    if (!p->d) { *out = 0; return CS_OK; }   /* the grammar only (cs_select_check_syntax) */
     if (!p->classes && !(p->classes = cs_classmap_of(p->d->class_names, p->d->k)))
         return cs_error_set(p->err, CS_ENOMEM, 0, 0, "selection: out of memory");
     int why = 0;
@@ -248,6 +249,7 @@ static cs_status parse_case(parser *p, int *out)
     if (k->kind != T_WORD && k->kind != T_STR)
         return fail_at(p, k, "expected a case name, got %s", tok_desc(p, k, desc, sizeof desc));
     const char *name = tok_text(p, k);
+    if (!p->d) { *out = 0; return CS_OK; }   /* the grammar only (cs_select_check_syntax) */
     for (size_t i = 0; i < p->d->n_cases; i++)
         if (p->d->case_names[i] && strcmp(p->d->case_names[i], name) == 0) { *out = (int)i; return CS_OK; }
     int found = -1;
@@ -363,7 +365,7 @@ static cs_status parse_cond(parser *p, cond *c)
             return fail_at(p, k, "expected ']' after the class in p[...], got %s",
                            tok_desc(p, k, desc, sizeof desc));
     } else if (word_is(p, f, "case")) {
-        if (!p->d->case_id) return fail_at(p, f, "the file has no case column");
+        if (p->d && !p->d->case_id) return fail_at(p, f, "the file has no case column");
         c->f = F_CASE;
         is_case = 1;
     } else if (f->kind == T_END) {
@@ -378,7 +380,7 @@ static cs_status parse_cond(parser *p, cond *c)
 
     const token *op = peek(p);
     if (class_valued) {
-        c->n_member = is_case ? p->d->n_cases : p->d->k;
+        c->n_member = !p->d ? 1 : is_case ? p->d->n_cases : p->d->k;
         c->member = calloc(c->n_member ? c->n_member : 1, 1);
         if (!c->member) return cs_error_set(p->err, CS_ENOMEM, 0, 0, "selection: out of memory");
         if (op->kind == T_OP && (op->op == OP_EQ || op->op == OP_NE)) {
@@ -410,7 +412,8 @@ static cs_status parse_cond(parser *p, cond *c)
                    tok_desc(p, op, desc, sizeof desc));
 }
 
-cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *err)
+/* d NULL: the grammar only, every class and case name taken as the first (never matched). */
+static cs_select *compile(const char *expr, const cs_dataset *d, cs_error *err)
 {
     if (!expr) expr = "";
     size_t nt = 0;
@@ -449,6 +452,19 @@ cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *er
     cs_classmap_free(p.classes);
     if (st != CS_OK) { cs_select_free(s); return NULL; }
     return s;
+}
+
+cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *err)
+{
+    return compile(expr, d, err);
+}
+
+cs_status cs_select_check_syntax(const char *expr, cs_error *err)
+{
+    cs_select *s = compile(expr, NULL, err);
+    if (!s) return err->code;
+    cs_select_free(s);
+    return CS_OK;
 }
 
 /* ---------------------------------------------------------------- evaluation */

@@ -68,6 +68,15 @@ static int holds(const rep_check *c, double v)
     return 0;
 }
 
+/* The value of a check's line: six digits, unless at six digits it would seem to land on the
+ * other side of the bound ("ece = 0.0586385 (want ece<=0.0586385)" for a value just above it):
+ * then every digit it takes. */
+static void value_text(const rep_check *c, double v, char *txt, size_t size)
+{
+    snprintf(txt, size, "%.6g", v);
+    if (holds(c, strtod(txt, NULL)) != holds(c, v)) cs_format_number(txt, size, v);
+}
+
 size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
 {
     size_t failed = 0;
@@ -78,17 +87,20 @@ size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n)
             const rep_check *c = &o->checks[k];
             const char *name = cs_metric_name(c->metric);
             double v = f->m.evaluated ? cs_metric_value(&f->m.result, c->metric) : NAN;
+            char txt[40], bound[40];
             if (isnan(v)) {
                 fprintf(stderr, "calscope: check failed: %s: %s is not available (want %s)\n",
                         f->path, name, c->text);
                 failed++;
-            } else if (!holds(c, v)) {
-                /* six digits read well, but a value that misses the bound only beyond them
-                 * must not print as one that meets it ("ece = 0.0586385 (want
-                 * ece<=0.0586385)"): then every digit it takes */
-                char txt[40];
-                snprintf(txt, sizeof txt, "%.6g", v);
-                if (holds(c, strtod(txt, NULL))) cs_format_number(txt, sizeof txt, v);
+                continue;
+            }
+            value_text(c, v, txt, sizeof txt);
+            if (holds(c, v)) {
+                /* a passing gate says so, once: a CI log then shows what was checked */
+                cs_format_number(bound, sizeof bound, c->value);
+                fprintf(stderr, "calscope: check passed: %s: %s = %s %s %s\n", f->path, name, txt,
+                        op_text[c->op], bound);
+            } else {
                 fprintf(stderr, "calscope: check failed: %s: %s = %s (want %s)\n",
                         f->path, name, txt, c->text);
                 failed++;

@@ -8,17 +8,6 @@
 #define TEXT_EXAMPLES 5   /* moved samples listed per library in text */
 #define JSON_EXAMPLES 10  /* ... and in JSON */
 
-static void cstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') { fputc('\\', out); fputc(*p, out); }
-        else if (*p < 0x20 || *p == 0x7F) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static void cnum(FILE *out, double v)
 {
     if (isfinite(v)) fprintf(out, "%.17g", v);
@@ -77,19 +66,19 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
         if (!(r->mask & (1u << l))) continue;
         const cs_compat_lib_result *lr = &r->lib[l];
         fputs(",\n       ", out);
-        cstr(out, cs_compat_name((cs_compat_lib)l));
+        rep_json_str(out, cs_compat_name((cs_compat_lib)l));
         fputs(": {", out);
         metrics_json(out, lr->m);
         fprintf(out, ", \"applicable\": %s, \"call\": ", lr->applicable ? "true" : "false");
-        cstr(out, lr->call);
+        rep_json_str(out, lr->call);
         fputs(", \"semantics\": ", out);
-        cstr(out, lr->semantics);
+        rep_json_str(out, lr->semantics);
         fputs(", \"notes\": {", out);
         int first = 1;
         for (int m = 0; m < CS_CM_COUNT; m++) {
             if (!lr->notes[m][0] || isfinite(lr->m[m])) continue;
             fprintf(out, "%s\"%s\": ", first ? "" : ", ", cs_compat_metric_name(m));
-            cstr(out, lr->notes[m]);
+            rep_json_str(out, lr->notes[m]);
             first = 0;
         }
         fputc('}', out);
@@ -99,7 +88,7 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
             fputs(", \"smece_sigma\": ", out);
             cnum(out, lr->smece_sigma);
             fputs(", \"smece_note\": ", out);
-            cstr(out, lr->smece_note);
+            rep_json_str(out, lr->smece_note);
         }
         fputs(", \"other_dtype\": ", out);
         other_dtype_json(out, lr);
@@ -115,7 +104,7 @@ void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f)
             if (mv->lib_bin < 0) fputs("null", out);
             else fprintf(out, "%d", mv->lib_bin);
             fputs(", \"rule\": ", out);
-            cstr(out, cs_compat_rule_text(mv->rule));
+            rep_json_str(out, cs_compat_rule_text(mv->rule));
             fputc('}', out);
         }
         fputs("]}", out);

@@ -9,18 +9,23 @@
  * CSV form (rep_parse_args refuses it). */
 #include "report/rep.h"
 
+#include "calscope/text.h"
+
 #include <math.h>
 #include <string.h>
 
-/* RFC 4180: quote a field holding the delimiter, a quote or a line break. */
+/* RFC 4180: quote a field holding the delimiter, a quote or a line break. The text is written
+ * as valid UTF-8 under the JSON output's rule (cs_text_utf8: a stray byte as its Latin-1
+ * character). */
 void rep_csv_field(FILE *out, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) { fputs(s, out); return; }
+    if (!strpbrk(s, ",\"\r\n")) { cs_text_utf8(out, s, strlen(s)); return; }
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
+    for (const char *q; (q = strchr(s, '"')); s = q + 1) {
+        cs_text_utf8(out, s, (size_t)(q - s) + 1);
+        fputc('"', out);
     }
+    cs_text_utf8(out, s, strlen(s));
     fputc('"', out);
 }
 

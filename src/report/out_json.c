@@ -1,27 +1,17 @@
 /* `--format json`: one object {"files": [...], "errors": [...]} (docs/json.md). Always valid JSON:
- * strings escaped, non-finite numbers written as null, doubles with %.17g so they round-trip,
- * counts as integers. */
+ * strings escaped by one rule (cs_text_json: a byte outside valid UTF-8 as \u00XX, its Latin-1
+ * reading), non-finite numbers written as null, doubles with %.17g so they round-trip, counts
+ * as integers. */
 #include "report/rep.h"
+
+#include "calscope/text.h"
 
 #include <math.h>
 #include <string.h>
 
 void rep_json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7F) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-    }
-    fputc('"', out);
+    cs_text_json(out, s);   /* the one rule for JSON strings (calscope/text.h) */
 }
 
 void rep_json_num(FILE *out, double v)
@@ -289,8 +279,8 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     }
     fputs("],\n     \"load\": {", out);
     fprintf(out, "\"rows_read\": %zu, \"rows_used\": %zu, \"rows_rejected\": %zu, \"rows_renormalized\": %zu, "
-            "\"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
-            f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized,
+            "\"blank_lines\": %zu, \"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
+            f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized, f->sum.blank_lines,
             f->sum.from_logits ? "true" : "false", f->sum.gzip ? "true" : "false");
     for (size_t i = 0; i < f->sum.n_ignored; i++) {
         if (i) fputs(", ", out);

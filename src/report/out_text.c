@@ -2,6 +2,8 @@
  * decimals and the bin table; `--plot` adds the reliability diagram (chart module). */
 #include "report/rep.h"
 
+#include "calscope/text.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -112,11 +114,18 @@ static void settings_line(FILE *out, const rep_opts *o)
 static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
 {
     fprintf(out, "%s\n", f->path);
-    fprintf(out, "  load      %zu rows read, %zu used, %zu rejected; %zu classes", f->sum.rows_read,
-            f->sum.rows_used, f->sum.rows_rejected, f->classes);
+    char voxels[32];
+    if (f->stats_fine)   /* statistics: no rows were read, its cases' voxels were summed */
+        fprintf(out, "  load      %zu case%s, %s voxels; %zu classes", f->stats_cases, f->stats_cases == 1 ? "" : "s",
+                cs_text_count(voxels, sizeof voxels, f->rows), f->classes);
+    else
+        fprintf(out, "  load      %zu rows read, %zu used, %zu rejected; %zu classes", f->sum.rows_read,
+                f->sum.rows_used, f->sum.rows_rejected, f->classes);
     if (f->samples != f->rows) fprintf(out, "; %zu samples (tta 0)", f->samples);
     if (f->sum.from_logits) fputs("; softmax of logits", out);
     if (f->sum.rows_renormalized) fprintf(out, "; %zu rows renormalized", f->sum.rows_renormalized);
+    if (f->sum.blank_lines)   /* skipped, holding no data, but counted */
+        fprintf(out, "; %zu blank line%s skipped", f->sum.blank_lines, f->sum.blank_lines == 1 ? "" : "s");
     if (f->sum.class_note) fprintf(out, "\n  classes   %s", f->sum.class_note);
     fputs("\n  ignored   ", out);
     if (!f->sum.n_ignored) fputs("no columns", out);

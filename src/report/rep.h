@@ -61,6 +61,7 @@ typedef struct rep_file {
     int tta;               /* an id/tta long file (RECE-M applies) */
     int stats_fine;        /* a statistics dataset: its fine resolution F, else 0 */
     int stats_regions;     /* ... whose channels are independent sigmoid regions */
+    size_t stats_cases;    /* ... its cases (rows are then its voxels) */
     /* what cs_measure measured (calscope/measure.h): m.selected, the values m.result (valid
      * when m.evaluated; 0 when the selection kept nothing), m.ci (--ci), m.curve (--curve),
      * m.cases (a file with a case column), m.topk_* (--topk-bars: each k as used, once),
@@ -77,7 +78,8 @@ int rep_topk_used(int k, size_t classes);
 /* --check: parses "ece<=0.05" (blanks allowed around the parts). Returns 0, or -1 with a
  * message in msg. */
 int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size);
-/* Evaluates every check on every evaluated file; prints each failure to stderr as
+/* Evaluates every check on every evaluated file and prints one line per check and file to
+ * stderr: "calscope: check passed: FILE: ece = 0.0147 <= 0.02", or
  * "calscope: check failed: FILE: ece = 0.0812 (want ece<=0.05)". Returns the failure count. */
 size_t rep_checks_run(const rep_opts *o, const rep_file *files, size_t n);
 

@@ -149,6 +149,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     if (d->stats) {
         f->stats_fine = d->stats->fine;
         f->stats_regions = d->stats->kind == CS_SEG_REGIONS;
+        f->stats_cases = d->stats->n_cases;
     }
 
     int topk[CS_MEASURE_MAX_TOPK];

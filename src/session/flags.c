@@ -63,9 +63,16 @@ static int p_mixture(ss_opts *o, const char *v)
     return 0;
 }
 
+/* The --select help text states the longest expression, SELECT_MAX_TEXT, as a literal. */
+#define SELECT_MAX_TEXT "511"
+_Static_assert(sizeof ((cs_settings *)0)->select - 1 == 511, "--select's help text states the limit");
+
 static int p_select(ss_opts *o, const char *v)
 {
-    if (strlen(v) >= sizeof o->settings.select) return ss_usage_error(o->front, "--select: expression too long");
+    size_t len = strlen(v);
+    if (len >= sizeof o->settings.select)
+        return ss_usage_error(o->front, "--select: expression too long: %zu characters, at most %zu", len,
+                              sizeof o->settings.select - 1);
     strcpy(o->settings.select, v);
     o->select_given = 1;
     return 0;
@@ -616,7 +623,8 @@ static const ss_flag table[] = {
       "tvd|l2|max|interval:L,H (default tvd)", NULL },
     { "--select", "'EXPR'", RD, SEC_METRIC, p_select, q_select, 0,
       "keep the samples matching EXPR, e.g. 'conf > 0.9 and y in {3,5}'\n"
-      "(y, pred, conf, p[C], case; == != < <= > >= in; joined with and)", NULL },
+      "(y, pred, conf, p[C], case; == != < <= > >= in; joined with and;\n"
+      "at most " SELECT_MAX_TEXT " characters)", NULL },
 
     { "--format", "F", R, SEC_OUTPUT, p_format, q_format, 0, "text|json|csv (default text)", NULL },
     { "--plot", NULL, R, SEC_OUTPUT, p_plot, q_plot, 0,

@@ -283,9 +283,15 @@ static int check_select(void *ctx, const char *expr, char *errbuf, size_t size)
 {
     app *a = ctx;
     const tui_file *f = a->st.active < a->m.n_files ? &a->m.files[a->st.active] : NULL;
-    if (!f || f->state != TUI_LOADED) return 0;          /* the backend will report it */
     cs_error err;
     cs_error_clear(&err);
+    if (!f || f->state != TUI_LOADED) {
+        /* no dataset yet: its form now, the same message as on a loaded file; its names once
+         * the file is there (the backend reports them) */
+        if (cs_select_check_syntax(expr, &err) == CS_OK) return 0;
+        snprintf(errbuf, size, "%s", err.msg);
+        return -1;
+    }
     cs_select *s = cs_select_compile(expr, f->data, &err);
     if (!s) { snprintf(errbuf, size, "%s", err.msg); return -1; }
     cs_select_free(s);

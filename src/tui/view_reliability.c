@@ -7,6 +7,7 @@
 #include "calscope/compat.h"
 #include "calscope/curves.h"
 #include "calscope/segstats.h"
+#include "calscope/text.h"
 #include "chart/chart.h"
 #include "chart/histogram.h"
 #include "chart/overlay.h"
@@ -93,10 +94,14 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
         tui_textf(y++, r->x, r->w, role, "n %zu  bins %zu/%zu  thin %zu", resp->result.n, nonempty,
                   resp->result.n_bins, thin);
     }
-    if (y < r->y + r->h && f->data && f->data->stats)   /* no rows: per-bin sums per case */
+    char voxels[32];
+    if (y < r->y + r->h && f->data && f->data->stats) {   /* no rows: per-bin sums per case */
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, f->partial ? "reducing: %zu cases so far, fine %d"
                   : "statistics: %zu cases, fine %d", f->data->stats->n_cases, f->data->stats->fine);
-    else if (y < r->y + r->h && f->data)
+        if (y < r->y + r->h)   /* what they hold (n above counts the same voxels) */
+            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%s voxels%s", cs_text_count(voxels, sizeof voxels, f->data->n),
+                      f->partial ? " so far" : "");
+    } else if (y < r->y + r->h && f->data)
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
                   f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);
     if (y < r->y + r->h && f->data && f->summary.class_note)

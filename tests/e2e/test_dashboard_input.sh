@@ -102,6 +102,38 @@ T send-keys Escape
 T send-keys q
 check_screen "quit after the prompt" 'EXITED 0$'
 
+# ---- a selection typed while the file loads is checked as on a loaded file ----
+# The load is held open deterministically: the file is a fifo whose writer (fd 7 of this
+# script) stays open, with some rows written, until the checks are done.
+SEL_WANT="selection: unexpected 'garbage': expected a condition on y, label, pred, conf, p\\[CLASS\\] or case"
+mkfifo "$TMP/slow.csv"
+shell
+type_line "'$BIN' '$TMP/slow.csv'; echo EXITED \$?"
+exec 7<>"$TMP/slow.csv"                      # read-write: never blocks, keeps the fifo open
+head -n 200 "$SAMPLE" >&7
+check_screen "fifo: the dashboard is loading" 'loading'
+T send-keys /
+T send-keys -l 'garbage (('
+T send-keys Enter
+check_joined() {
+    if wait_joined "$2" 10; then ok "$1"; else not_ok "$1" "screen (joined) never matched /$2/:" "$SCREEN"; fi
+}
+check_joined "while loading: a malformed selection is refused with its message" "$SEL_WANT garbage \\(\\( \\^"
+caret_line() { printf '%s\n' "$SCREEN" | grep -A1 -E '^  garbage \(\( *$' | tail -n +2; }
+expect_match "... the expression under it, the caret at its first character" '^  \^ *$' "$(caret_line)"
+check_not_screen "while loading: the selection is not taken" ' sel garbage'
+check_screen "while loading: still loading" 'loading'
+tail -n +201 "$SAMPLE" >&7
+exec 7>&-                                    # the end of the file: the load finishes
+check_screen "fifo: the load finishes" 'ready'
+T send-keys /
+T send-keys -l 'garbage (('
+T send-keys Enter
+check_joined "loaded: the same message" "$SEL_WANT garbage \\(\\( \\^"
+expect_match "... the expression and caret as while loading" '^  \^ *$' "$(caret_line)"
+T send-keys q
+check_screen "quit after the selection" 'EXITED 0$'
+
 # ---- a fatal signal restores the terminal ----
 shell
 type_line "'$BIN' '$SAMPLE'; echo EXITED \$?"

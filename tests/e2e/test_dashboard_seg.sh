@@ -31,6 +31,8 @@ T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/stats.csv; echo EXITED \$?; sleep 8
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "a statistics file opens: ECE in the metrics table" 'ECE +[0-9.]+' 60
 check_screen "metrics not exact from statistics show n/a" 'RECE-G +n/a'
+check_screen "the status counts cases and voxels (4 x 8x7x6)" 'statistics: 4 cases, fine 300'
+check_screen "... and the voxels under it" '  1,344 voxels *$'
 keys o
 check_screen "o on a statistics file: why there is no smooth curve" 'No smooth curve: a statistics file' 60
 keys o
@@ -98,7 +100,8 @@ mkfifo "$TMP/fifo/c2.npy"
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --label-values 0,1,2 $TMP/fifo/manifest.csv; echo EXITED \$?; sleep 86400"
 T set-option -g remain-on-exit on >/dev/null 2>&1
-check_screen "a manifest being reduced shows the cases done so far" 'reducing: 3 cases so far' 60
+check_screen "a manifest being reduced shows the cases done so far (3 x 5x4x3 voxels)" 'reducing: 3 cases so far' 60
+check_screen "... and their voxels under it" ' 180 voxels so far *$' 60
 keys 6
 check_screen "Cases view while reducing: the cases done" 'c3 ' 60
 expect_no_match "Cases view while reducing: not the case still running" '(^| )c2 ' "$SCREEN"
@@ -106,6 +109,7 @@ cat "$TMP/fifo/c2_real.npy" >"$TMP/fifo/c2.npy" &
 check_screen "once the last case is in: every case" '(^| )c2 ' 60
 keys 1
 check_screen "once reduced: the statistics of all 4 cases" 'statistics: 4 cases' 60
+check_screen "... and all their voxels" ' 240 voxels *$' 60
 keys q
 check_screen "reducing: q quits with status 0" 'EXITED 0' 60
 wait

@@ -118,7 +118,7 @@ usage "--mixture bogus" "--mixture: unknown mixture 'bogus' (kde|gmm3)" --mixtur
 usage "--distance bogus" "--distance: unknown distance 'bogus' (tvd|l2|max|interval:L,H)" --distance bogus "$TINY"
 usage "--distance interval:0.5" "--distance: interval needs two numbers (interval:L,H), got 'interval:0.5'" --distance interval:0.5 "$TINY"
 usage "--distance interval:0.6,0.5" "--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'" --distance interval:0.6,0.5 "$TINY"
-usage "--select too long" "--select: expression too long" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
+usage "--select too long" "--select: expression too long: 610 characters, at most 511" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
 usage "--format xml" "--format: 'xml' is not text, json or csv" --format xml "$TINY"
 usage "--sum-tol 1" "--sum-tol: need a tolerance in [0, 1), got '1'" --sum-tol 1 "$TINY"
 usage "--sum-tol abc" "--sum-tol: need a tolerance in [0, 1), got 'abc'" --sum-tol abc "$TINY"
@@ -241,7 +241,9 @@ expect_stderr "run: an empty selection is said, exit 0" 0 "calscope: $TINY: the 
 expect_stderr "run: failed check" 1 "calscope: check failed: $TINY: ece = 0.18 (want ece<=0.05)" "$CALSCOPE" report --check 'ece<=0.05' "$TINY"
 expect_stderr "run: unavailable metric fails its check" 1 "calscope: check failed: $TINY: rece_m is not available (want rece_m<=1)" "$CALSCOPE" report --check 'rece_m<=1' "$TINY"
 expect_stderr "run: metric names are case-insensitive (the dashboard says ECE)" 1 "calscope: check failed: $TINY: ece = 0.18 (want ECE<=0.05)" "$CALSCOPE" report --check 'ECE<=0.05' "$TINY"
-expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
+expect_stderr "run: RECE-G, RECE_G and Accuracy are names too" 0 "calscope: check passed: $TINY: rece_g = 0.18 <= 1
+calscope: check passed: $TINY: rece_g = 0.18 <= 1
+calscope: check passed: $TINY: accuracy = 0.6 >= 0.5" "$CALSCOPE" report --check 'RECE-G<=1' --check 'RECE_G<=1' --check 'Accuracy>=0.5' "$TINY"
 usage "check: a name with '-' that is no metric" "--check 'ec-e<=0.1': unknown metric 'ec-e' (known: accuracy ece ace mce rece_g rece_m brier nll aece sce smece l2ce l2ce_debiased ece_sweep)" --check 'ec-e<=0.1' "$TINY"
 # a value that misses the bound beyond six digits prints in full, not as one that meets it
 # (the ECE of breast_cancer_gnb.csv is 0.05863852312248436)

@@ -8,7 +8,10 @@
  *     that column under the echoed expression (blanks shown as spaces);
  *   - a compiled one: cs_select_filter keeps exactly the rows cs_select_match accepts, matching
  *     is the same on a prepared and an unprepared dataset, an "all" selection keeps every row,
- *     and `EXPR and conf >= 0` (always true) compiles and keeps the same rows. */
+ *     and `EXPR and conf >= 0` (always true) compiles and keeps the same rows;
+ *   - the grammar alone (cs_select_check_syntax, the dashboard's check while a file loads)
+ *     accepts every expression that compiles, and an expression it refuses (a well-formed
+ *     refusal, as above) does not compile on either dataset. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +164,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cs_select *s = cs_select_compile(expr, d, &err);
     if (s) check_selection(expr, s, d);
     else check_refusal(expr, &err);
+    cs_error serr;
+    cs_status form = cs_select_check_syntax(expr, &serr);
+    if (form != CS_OK) {
+        check_refusal(expr, &serr);
+        if (s && serr.code != CS_ENOMEM) abort();    /* compiled, yet refused for its form */
+    }
     cs_select_free(s);
     free(expr);
     return 0;

@@ -586,7 +586,7 @@ static void test_errors_verbatim(void **state)
     REP("--recal-folds: '1' is not a fold count in 2..32", "--recal-folds", "1", "--recal", "ts", "a.csv");
     REP("--recal-split: '1' is not a fitting fraction in (0, 1)", "--recal-split", "1", "--recal", "ts", "a.csv");
     REP("--recal-split-column: 'c=' has an empty fitting value", "--recal-split-column", "c=", "--recal", "ts", "a.csv");
-    REP("--select: expression too long", "--select",
+    REP("--select: expression too long: 535 characters, at most 511", "--select",
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "

@@ -286,6 +286,45 @@ static void test_unprepared(void **state)
     cs_dataset_free(d);
 }
 
+/* cs_select_check_syntax: the grammar alone. An expression malformed in form gets exactly the
+ * message (and column) cs_select_compile gives on a loaded dataset; names it cannot resolve
+ * without one, and a case condition without a case column, pass. */
+static void test_syntax_only(void **state)
+{
+    (void)state;
+    cs_dataset *d = make_dataset(0);
+    static const char *const bad_form[] = {
+        "garbage ((", "foo == 3", "y == 1 and == 2", "y 3", "conf", "y < 1", "p[2 > 0.1",
+        "conf > abc", "conf >", "y in {1,2", "y in {1 2}", "conf in [0.3, 0.6", "conf in [0.6, 0.3]",
+        "y == 'cat", "y == 1 and", "conf > 0.5 conf", "conf = 0.5",
+    };
+    for (size_t i = 0; i < sizeof bad_form / sizeof *bad_form; i++) {
+        cs_error loaded, alone;
+        cs_error_clear(&loaded);
+        cs_error_clear(&alone);
+        assert_null(cs_select_compile(bad_form[i], d, &loaded));
+        assert_int_equal(cs_select_check_syntax(bad_form[i], &alone), CS_EUSAGE);
+        if (strcmp(loaded.msg, alone.msg) != 0 || loaded.col != alone.col)
+            fail_msg("'%s': alone '%s' (col %ld), loaded '%s' (col %ld)", bad_form[i], alone.msg, alone.col,
+                     loaded.msg, loaded.col);
+    }
+    cs_error err;
+    cs_error_clear(&err);
+    assert_string_equal((cs_select_check_syntax("garbage ((", &err), err.msg),
+                        "selection: unexpected 'garbage': expected a condition on y, label, pred, conf, "
+                        "p[CLASS] or case\n  garbage ((\n  ^");
+    static const char *const good_form[] = {
+        "", "  ", "y == fish", "pred in {fish, 99}", "p[unknown] > 0.5", "case == zz",
+        "case in {a, 'b c'} and conf in (0.1, 0.9]", "y == 1 and conf >= 0",
+    };
+    for (size_t i = 0; i < sizeof good_form / sizeof *good_form; i++) {
+        cs_error_clear(&err);
+        if (cs_select_check_syntax(good_form[i], &err) != CS_OK)
+            fail_msg("'%s' refused: %s", good_form[i], err.msg);
+    }
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_unprepared),
         cmocka_unit_test(test_classes_named_by_numbers),
+        cmocka_unit_test(test_syntax_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

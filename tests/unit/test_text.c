@@ -1,6 +1,8 @@
-/* cs_text_escape (calscope/text.h): every byte a terminal could take as a control comes out as
+/* cs_text_escape, cs_text_json, cs_text_utf8 (calscope/text.h): every byte a terminal could take as a control comes out as
  * \xNN, printable UTF-8 and backslashes are kept, and a full buffer never cuts an escape or a
- * character. Expected strings written by hand from the rule. */
+ * character; JSON and CSV strings take a stray byte as its Latin-1 character. Expected strings
+ * written by hand from the rules. */
+#include <stdio.h>
 #include <string.h>
 
 #include "calscope/text.h"
@@ -61,6 +63,53 @@ static void a_full_buffer_cuts_between_units(void **state)
     assert_string_equal(buf, "");
 }
 
+/* cs_text_json / cs_text_utf8 into a string (open_memstream is POSIX; a tmpfile keeps C11). */
+static const char *machine(int json, const char *s, size_t len)
+{
+    static char buf[256];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    if (json) cs_text_json(f, s);
+    else cs_text_utf8(f, s, len);
+    long n = ftell(f);
+    rewind(f);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+#define JSON(lit) machine(1, lit, sizeof lit - 1)
+#define UTF8(lit) machine(0, lit, sizeof lit - 1)
+
+/* JSON: a stray byte is \u00XX (its Latin-1 character), valid UTF-8 (C1 controls and
+ * four-byte characters too) is kept, the controls JSON forbids are escaped. */
+static void json_strings_follow_the_latin1_rule(void **state)
+{
+    (void)state;
+    assert_string_equal(JSON("a\xff" "b"), "\"a\\u00ffb\"");
+    assert_string_equal(JSON("caf\xe9 \xc3\xa9"), "\"caf\\u00e9 \xc3\xa9\"");
+    assert_string_equal(JSON("\xc3(\xed\xa0\x80"), "\"\\u00c3(\\u00ed\\u00a0\\u0080\"");   /* cut; surrogate */
+    assert_string_equal(JSON("\xc2\x9b\xf0\x9f\x98\x80"), "\"\xc2\x9b\xf0\x9f\x98\x80\"");
+    assert_string_equal(JSON("q\"b\\\n\r\t\x01\x7f"), "\"q\\\"b\\\\\\n\\r\\t\\u0001\\u007f\"");
+    /* CSV's side of the rule: the same characters in UTF-8 */
+    assert_string_equal(UTF8("a\xff" "b\xe9\xc3\xa9"), "a\xc3\xbf" "b\xc3\xa9\xc3\xa9");
+    assert_string_equal(UTF8("\x80\x01"), "\xc2\x80\x01");
+}
+
+/* cs_text_count: digits grouped by threes from the right. */
+static void counts_are_grouped_by_threes(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(cs_text_count(buf, sizeof buf, 0), "0");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 999), "999");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 1000), "1,000");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 1234567), "1,234,567");
+    assert_string_equal(cs_text_count(buf, sizeof buf, 123456), "123,456");
+    assert_string_equal(cs_text_count(buf, 27, 18446744073709551615ull), "18,446,744,073,709,551,615");
+    assert_string_equal(cs_text_count(buf, 4, 1234567), "1,2");   /* cut, terminated */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -68,6 +117,8 @@ int main(void)
         cmocka_unit_test(printable_utf8_is_kept),
         cmocka_unit_test(invalid_utf8_is_escaped_byte_by_byte),
         cmocka_unit_test(a_full_buffer_cuts_between_units),
+        cmocka_unit_test(json_strings_follow_the_latin1_rule),
+        cmocka_unit_test(counts_are_grouped_by_threes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,6 +219,7 @@ typedef struct csl_worker {
     csl_rows rows;
     csl_intern *ids, *cases, *splits; /* NULL unless the schema has id / case / split */
     size_t rows_read, blank_lines, renorm, bad;
+    size_t bad_scale;      /* of the bad rows, those refused for a value outside [0,1] or their sum */
     long first_line, first_col;
     char *msgs[CS_LOAD_MAX_SKIP_MESSAGES];
     size_t n_msgs;

@@ -159,8 +159,15 @@ cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_su
     cs_vol_close(v);
     free(labels);
     free(scratch);
+    /* logits read as probabilities: every row fails the range or the sum check */
+    int like_logits = !opt->npy_logits && ps.w.bad_scale == n;
     cs_dataset *d = cs_load_finish(path, &ps, opt, sum, 0, CS_OK, err);
     if (d) d->label_col = 0;      /* the labels are in another file: no column of this one */
+    if (!d && like_logits && err->code == CS_EINPUT) {
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof err->msg - used,
+                 "; no row of the array is probabilities: if it holds logits, give --npy-logits");
+    }
     return d;
 nomem:
     cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);

@@ -51,6 +51,7 @@ static void keep_msg(csl_worker *w, const char *msg)
 static void bad_row(csl_worker *w, int reason, long line, long col, const csl_field *f,
                     double x, size_t nf)
 {
+    w->bad_scale += reason == R_RANGE || reason == R_SUM || reason == R_SUM_ZERO;
     if (!count_bad(w, line, col)) return;
 
     char msg[768], txt[200];

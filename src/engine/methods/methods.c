@@ -134,6 +134,20 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     return CS_OK;
 }
 
+/* *view: d seen in ref's class order when d names ref's classes in another column order (free
+ * it with cs_class_order_view_free), else NULL. CS_OK or CS_ENOMEM in err. */
+static cs_status reference_order(const cs_dataset *d, const cs_dataset *ref, cs_dataset **view, cs_error *err)
+{
+    *view = NULL;
+    if (d->stats || ref->stats || d->k != ref->k || d->row_sums || ref->row_sums) return CS_OK;   /* refused by the pairing */
+    uint32_t *map = malloc(ref->k * sizeof *map);
+    int moved = map ? cs_compare_class_map(ref, d, map) : -1;
+    if (moved == 1) *view = cs_class_order_view(d, map, err);
+    free(map);
+    if (moved < 0 || (moved == 1 && !*view)) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    return CS_OK;
+}
+
 cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err)
@@ -168,10 +182,19 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
         for (int c = 0; c < CS_METHODS_NCOL; c++)
             me->v[c] = me->lo[c] = me->hi[c] = me->diff[c] = me->dlo[c] = me->dhi[c] = me->pbetter[c] = NAN;
         if (!d[i]) { me->status = CS_EUSAGE; continue; }
-        me->status = measure(me, d[i], s, &sk, o, run);
+        /* a method naming the reference's classes in another column order is read in the
+         * reference's order, for all of its row (values, differences, mass) */
+        cs_dataset *view = NULL;
+        if (i != o->ref && ref && reference_order(d[i], ref, &view, &me->err) != CS_OK) {
+            me->status = me->err.code;
+            continue;
+        }
+        const cs_dataset *di = view ? view : d[i];
+        me->status = measure(me, di, s, &sk, o, run);
         if (me->status == CS_OK && i != o->ref && ref)
-            me->diff_status = paired(me, d[i], ref, s, &sk, o, run);
+            me->diff_status = paired(me, di, ref, s, &sk, o, run);
         if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) {
+            cs_class_order_view_free(view);
             cs_methods_free(out);
             cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
             return CS_ECANCELLED;
@@ -181,8 +204,9 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
         cs_error merr;
         cs_error_clear(&merr);
         if (me->cls && !d[i]->stats &&
-            cs_mass_profile(d[i], s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
+            cs_mass_profile(di, s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
             me->mass_ok = 1;
+        cs_class_order_view_free(view);
     }
     return CS_OK;
 }

@@ -749,6 +749,7 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
     uint32_t *b_prep = malloc((b->n ? b->n : 1) * sizeof *b_prep);
     uint32_t *ia = NULL, *ib = NULL;
     size_t n = 0;
+    cs_dataset *b_view = NULL;
     cs_status st;
     if (!a_to_b || !b_prep) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
@@ -757,6 +758,16 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
     st = cs_compare_pair(a, b, a_to_b, &out->by_id, err);
     if (st != CS_OK)
         goto done;
+    /* b naming a's classes in another order is read in a's order (pair.c) */
+    uint32_t *cls = malloc((a->k ? a->k : 1) * sizeof *cls);
+    int moved = cls ? cs_compare_class_map(a, b, cls) : -1;
+    if (moved == 1 && !(b_view = cs_class_order_view(b, cls, err))) moved = -1;
+    free(cls);
+    if (moved < 0) {
+        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        goto done;
+    }
+    if (b_view) b = b_view;
     pa = cs_prepare(a, s, err);
     if (!pa) {
         st = err->code;
@@ -801,6 +812,7 @@ done:
     free(b_prep);
     cs_prepared_free(pa);
     cs_prepared_free(pb);
+    cs_class_order_view_free(b_view);
     return st;
 }
 

@@ -56,6 +56,114 @@ static cs_status fail_at(cs_error *err, const cs_dataset *d, long line, long col
     return cs_error_set(err, CS_EINPUT, line, col, "%s--compare: %s", at, what);
 }
 
+/* ---- class order: two files naming the same classes in another column order ---- */
+
+static int cmp_class_name(uint32_t a, uint32_t b, const void *ctx)
+{
+    const char *const *names = ctx;
+    return strcmp(names[a], names[b]);
+}
+
+/* d's class indices sorted by name (NULL when out of memory). */
+static uint32_t *by_name(const cs_dataset *d)
+{
+    uint32_t *ord = malloc(d->k * sizeof *ord);
+    if (!ord) return NULL;
+    for (size_t j = 0; j < d->k; j++) ord[j] = (uint32_t)j;
+    if (cs_sort_by(ord, d->k, cmp_class_name, d->class_names) != 0) {
+        free(ord);
+        return NULL;
+    }
+    return ord;
+}
+
+static int named(const cs_dataset *d)
+{
+    if (!d->class_names) return 0;
+    for (size_t j = 0; j < d->k; j++)
+        if (!d->class_names[j]) return 0;
+    return 1;
+}
+
+int cs_compare_class_map(const cs_dataset *a, const cs_dataset *b, uint32_t *map)
+{
+    if (a->k != b->k || !named(a) || !named(b)) return 0;
+    size_t same = 0;
+    while (same < a->k && strcmp(a->class_names[same], b->class_names[same]) == 0) same++;
+    if (same == a->k) return 0;                      /* the same order: nothing to do */
+    uint32_t *oa = by_name(a), *ob = by_name(b);
+    int have = oa && ob, ok = have;
+    for (size_t t = 0; ok && t < a->k; t++) {
+        /* the same names once each: equal sorted lists without repeats */
+        ok = strcmp(a->class_names[oa[t]], b->class_names[ob[t]]) == 0 &&
+             (t == 0 || strcmp(a->class_names[oa[t]], a->class_names[oa[t - 1]]) != 0);
+        map[oa[t]] = ob[t];
+    }
+    free(oa);
+    free(ob);
+    return ok ? 1 : have ? 0 : -1;
+}
+
+void cs_class_order_view_free(cs_dataset *v)
+{
+    if (!v) return;
+    free(v->prob);
+    free(v->logit);
+    free(v->label);
+    free(v->class_names);   /* the pointers only: the names are b's */
+    free(v->class_col);
+    free(v->conf);
+    free(v->pred);
+    free(v->correct);
+    free(v);
+}
+
+cs_dataset *cs_class_order_view(const cs_dataset *b, const uint32_t *map, cs_error *err)
+{
+    size_t n = b->n, k = b->k;
+    cs_dataset *v = malloc(sizeof *v);
+    int32_t *to_a = malloc(k * sizeof *to_a);
+    if (!v || !to_a) {
+        free(v);
+        free(to_a);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    *v = *b;   /* rows, ids, cases, lines and sample_rows are b's (read only) */
+    v->logit = NULL;
+    v->class_col = NULL;
+    v->prob = malloc((n ? n : 1) * k * sizeof *v->prob);
+    v->label = malloc((n ? n : 1) * sizeof *v->label);
+    v->class_names = malloc(k * sizeof *v->class_names);
+    v->conf = malloc((n ? n : 1) * sizeof *v->conf);
+    v->pred = malloc((n ? n : 1) * sizeof *v->pred);
+    v->correct = malloc((n ? n : 1) * sizeof *v->correct);
+    if (b->logit) v->logit = malloc((n ? n : 1) * k * sizeof *v->logit);
+    if (b->class_col) v->class_col = malloc(k * sizeof *v->class_col);
+    if (!v->prob || !v->label || !v->class_names || !v->conf || !v->pred || !v->correct ||
+        (b->logit && !v->logit) || (b->class_col && !v->class_col)) {
+        free(to_a);
+        cs_class_order_view_free(v);
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        return NULL;
+    }
+    for (size_t j = 0; j < k; j++) {
+        to_a[map[j]] = (int32_t)j;
+        v->class_names[j] = b->class_names[map[j]];
+        if (v->class_col) v->class_col[j] = b->class_col[map[j]];
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < k; j++) {
+            v->prob[i * k + j] = b->prob[i * k + map[j]];
+            if (v->logit) v->logit[i * k + j] = b->logit[i * k + map[j]];
+        }
+        v->label[i] = to_a[b->label[i]];
+    }
+    free(to_a);
+    cs_dataset_prepare_rows(v, 0, n);   /* conf, pred (ties: the first in a's order), correct */
+    return v;
+}
+
 static cs_status classes_differ(const cs_dataset *a, const cs_dataset *b, cs_error *err)
 {
     /* the first class one file has and the other lacks: its header column */
@@ -173,6 +281,38 @@ static cs_status pair_by_id(const cs_dataset *a, const cs_dataset *b, uint32_t *
     return st;
 }
 
+/* The first position where a's and b's class names differ, or k (also when either is unnamed). */
+static size_t first_name_difference(const cs_dataset *a, const cs_dataset *b)
+{
+    if (!named(a) || !named(b)) return a->k;
+    size_t j = 0;
+    while (j < a->k && strcmp(a->class_names[j], b->class_names[j]) == 0) j++;
+    return j;
+}
+
+/* The refusal of the pair (ra of a, rb of b, the j-th sample) whose labels differ. by_name:
+ * the files name the same classes (labels were compared by name); otherwise classes pair by
+ * column, and when their names differ that is said, as the likelier cause than the labels. */
+static cs_status labels_differ(const cs_dataset *a, const cs_dataset *b, uint32_t ra, uint32_t rb,
+                               size_t j, int ids, int by_name, cs_error *err)
+{
+    char what[1200], in_a[600], pairing[120], names[300] = "";   /* what holds them all */
+    long la = row_line(a, ra);
+    if (la > 0) snprintf(in_a, sizeof in_a, "%s:%ld", name_of(a), la);
+    else snprintf(in_a, sizeof in_a, "%s", name_of(a));
+    if (ids) snprintf(pairing, sizeof pairing, "of id '%s'", b->id_names[b->id[rb]]);
+    else snprintf(pairing, sizeof pairing, "of sample %zu", j + 1);
+    size_t c = by_name ? a->k : first_name_difference(a, b);
+    if (c < a->k)
+        snprintf(names, sizeof names, "; the files name different classes, which then pair by position: "
+                 "class %zu of %zu is '%s' in %s and '%s' here", c + 1, a->k, a->class_names[c], name_of(a),
+                 b->class_names[c]);
+    snprintf(what, sizeof what, "label '%s' %s differs from %s (label '%s')%s%s", class_name(b, b->label[rb]),
+             pairing, in_a, class_name(a, a->label[ra]), names,
+             ids ? "" : "; no id column in both: samples pair in file order");
+    return fail_at(err, b, row_line(b, rb), b->label_col, what);
+}
+
 cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b, int *by_id,
                           cs_error *err)
 {
@@ -187,24 +327,18 @@ cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_
         map[i] = UINT32_MAX;
     int ids = a->id && b->id;
     if (by_id) *by_id = ids;
-    cs_status st = a->k != b->k ? classes_differ(a, b, err)
+    /* b's column of each of a's classes: by name when b names a's classes in another order */
+    uint32_t *cls = malloc((a->k ? a->k : 1) * sizeof *cls);
+    int moved = cls ? cs_compare_class_map(a, b, cls) : -1;
+    cs_status st = moved < 0 ? cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory")
+                   : a->k != b->k ? classes_differ(a, b, err)
                    : ids ? pair_by_id(a, b, map, err) : pair_by_row(a, b, map, err);
     for (size_t j = 0; j < a->n_samples && st == CS_OK; j++) {
         uint32_t ra = a->sample_rows[j], rb = map[ra];
-        if (a->label[ra] == b->label[rb]) continue;
-        char what[900], in_a[600];
-        long la = row_line(a, ra);
-        if (la > 0) snprintf(in_a, sizeof in_a, "%s:%ld", name_of(a), la);
-        else snprintf(in_a, sizeof in_a, "%s", name_of(a));
-        if (ids)
-            snprintf(what, sizeof what, "label '%s' of id '%s' differs from %s (label '%s')",
-                     class_name(b, b->label[rb]), b->id_names[b->id[rb]], in_a, class_name(a, a->label[ra]));
-        else
-            snprintf(what, sizeof what, "label '%s' of sample %zu differs from %s (label '%s'); "
-                     "no id column in both: samples pair in file order", class_name(b, b->label[rb]), j + 1,
-                     in_a, class_name(a, a->label[ra]));
-        st = fail_at(err, b, row_line(b, rb), b->label_col, what);
+        if (b->label[rb] == (moved ? (int32_t)cls[a->label[ra]] : a->label[ra])) continue;
+        st = labels_differ(a, b, ra, rb, j, ids, moved == 1 || first_name_difference(a, b) == a->k, err);
     }
+    free(cls);
     if (!a_to_b) free(map);
     return st;
 }
