@@ -389,8 +389,10 @@ static int open_terminal(const tui_state *st)
 
 /* Fatal signals leave the terminal usable (htop's CRT_handleSIGSEGV habit): leave curses, say
  * which signal in one line, then die of it with the default action (core dump, exit status).
- * endwin is not async-signal-safe; the process is ending and a raw terminal is worse. */
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT, SIGHUP, SIGTERM };
+ * endwin is not async-signal-safe; the process is ending and a raw terminal is worse. SIGINT
+ * too: ncurses' own handler for it leaves curses but exits 1 without a word, and a shell or a
+ * script must see a death by SIGINT (status 130) to stop as Ctrl-C asks. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT, SIGHUP, SIGTERM, SIGINT };
 
 static void on_fatal_signal(int sig)
 {
@@ -398,7 +400,7 @@ static void on_fatal_signal(int sig)
     char line[96];
     const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT"
                      : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" : sig == SIGQUIT ? "SIGQUIT"
-                     : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+                     : sig == SIGHUP ? "SIGHUP" : sig == SIGINT ? "SIGINT" : "SIGTERM";
     int n = snprintf(line, sizeof line, "calscope: %s; the terminal was restored\n", name);
     if (n > 0) { ssize_t w = write(STDERR_FILENO, line, (size_t)n); (void)w; }
     signal(sig, SIG_DFL);

@@ -270,6 +270,14 @@ static int env_path(void)
     return CSL_PATH_AUTO;
 }
 
+/* The fast path's threads: CALSCOPE_LOADER_THREADS=N (1..8) for tests that need one, or three,
+ * on any machine; else 0 (the online CPUs, and one for a file under 4 MiB). */
+static int env_threads(void)
+{
+    const char *e = getenv("CALSCOPE_LOADER_THREADS");
+    return e && e[0] >= '1' && e[0] <= '8' && !e[1] ? e[0] - '0' : 0;
+}
+
 int cs_load_scan_kind(int requested)
 {
     if (requested == CSL_SCAN_AUTO) {
@@ -387,7 +395,7 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
 cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
                            const cs_load_options *opt, cs_load_summary *summary, cs_error *err)
 {
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
     return cs_load_buffer_tuned(name, data, len, opt, summary, err, &t);
 }
 
@@ -415,7 +423,7 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
                      : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
         return NULL;
     }
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
     csl_limits lim;
     cs_load_limits_default(&lim);
     struct stat sb;

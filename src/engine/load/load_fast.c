@@ -445,6 +445,7 @@ static inline const char *line_end(const char *p, const char *end, size_t max, c
  * stay in the page cache and fault back in cheaply when the parse pass reads them again. */
 static void release_read(const fast_ctx *c, const char **from, const char *to)
 {
+    cs_load_map_reached(to);         /* every count and parse loop passes here each window */
     if (!c->file_backed) return;
     uintptr_t a = ((uintptr_t)*from + c->page - 1) & ~(uintptr_t)(c->page - 1);
     uintptr_t b = (uintptr_t)to & ~(uintptr_t)(c->page - 1);
@@ -779,6 +780,7 @@ static void count_prev(chunk *ch)
         const char *e = (size_t)(ch->end - p) > TICK_BYTES ? p + TICK_BYTES : ch->end;
         n += csl_count_byte(c->scan, p, e, '\n');
         p = e;
+        cs_load_map_reached(p);
         const char *passed = (const char *)atomic_load_explicit(&c->first_released,
                                                                 memory_order_acquire);
         const char *upto = p > keep_end || (passed && passed >= p) ? p : passed;

@@ -402,7 +402,7 @@ cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_su
 struct stat;
 
 typedef struct csl_map {
-    const char *data;
+    char *data;            /* written only when mapped writable */
     size_t len;
     int slot;              /* guard slot, -1 = none */
 } csl_map;
@@ -416,6 +416,17 @@ typedef struct csl_map {
  * instead). Any thread. */
 int cs_load_map(int fd, size_t len, csl_map *m);
 
+/* cs_load_map, or when `writable` a copy-on-write mapping the caller may write into (the
+ * statistics reader unescapes its header in place), populated at once. */
+int cs_load_map_prot(int fd, size_t len, int writable, csl_map *m);
+
+/* The test hook of load_map.c: every reader of a mapping calls it with where it has got to,
+ * at least every MiB (the fast path's counts and parse, the libcsv feed, the statistics
+ * reader). With CALSCOPE_TEST_SHRINK=AT,TO in the environment, the first call at or past byte
+ * AT of a guarded mapping truncates its file to TO bytes, once per process; otherwise it costs
+ * one atomic load. Any thread. */
+void cs_load_map_reached(const void *p);
+
 /* Unmaps and unregisters; returns 1 when a page vanished while it was mapped (the file shrank),
  * else 0. Call it after every thread that read the mapping has finished. */
 int cs_load_unmap(csl_map *m);
@@ -428,10 +439,12 @@ int cs_load_unmap(csl_map *m);
 void cs_load_populate(void *p, size_t bytes);
 
 /* Applies the rule "a file that changed while it loaded is refused": when `vanished` or when fd
- * no longer matches `before` (another size or modification time, or `path` now names another
- * file; path "-" skips that last check), frees d and what summary holds and returns NULL with
- * CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled). Otherwise
- * returns d unchanged. Only meaningful for regular files. */
+ * no longer matches `before` (cs_load_changed), frees d and what summary holds and returns NULL
+ * with CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled).
+ * Otherwise returns d unchanged. Only meaningful for regular files. cs_load_changed: 1 when fd
+ * has another size or modification time than `before`, or `path` now names another file (path
+ * "-" skips that last check), else 0. Any thread. */
+int cs_load_changed(int fd, const char *path, const struct stat *before);
 cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *before,
                                    int vanished, cs_dataset *d, cs_load_summary *summary,
                                    cs_error *err);

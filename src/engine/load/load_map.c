@@ -11,9 +11,16 @@
  * file's size and modification time before and after, for mapped and read() inputs alike.
  *
  * Threads: the handler only reads lock-free atomics and calls mmap, so it runs safely in any
- * thread (the fast path's workers fault in their own threads). It is installed while at least
- * one guarded mapping exists and the previous action is restored after the last; a SIGBUS
- * outside every guarded mapping goes to that previous action. */
+ * thread (the fast path's workers fault in their own threads). A SIGBUS from a fault is taken
+ * by the thread that faulted, and only if that thread does not block it: blocked, the kernel
+ * kills the process outright. So no thread calscope starts ever blocks it (calscope/thread.h).
+ * The handler is installed while at least one guarded mapping exists and the previous action
+ * is restored after the last; a SIGBUS outside every guarded mapping goes to that previous
+ * action.
+ *
+ * A test hook (CALSCOPE_TEST_SHRINK=AT,TO) truncates the mapped file to TO bytes when the first
+ * reader reaches byte AT of it (cs_load_map_reached): a shrink that lands mid-load on the
+ * thread chosen by the offset, without a clock. */
 #include "engine/load/load_internal.h"
 
 #include <errno.h>
@@ -21,6 +28,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +42,8 @@ typedef struct guard_slot {
     _Atomic uintptr_t base;     /* 0 = not armed */
     atomic_size_t len;          /* whole pages */
     atomic_int hit;
+    atomic_int prot;            /* of the mapping, for the zero pages that replace it */
+    atomic_int fd;              /* the mapped file (the test hook truncates it) */
 } guard_slot;
 
 static guard_slot slots[GUARD_SLOTS];
@@ -75,7 +85,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         uintptr_t pg = a & ~(uintptr_t)(page - 1);
         /* everything from the faulting page on is past the new end of the file (or about to be
          * discarded anyway): one mapping for the rest instead of one signal per page */
-        void *z = mmap((void *)pg, (size_t)(b + n - pg), PROT_READ,
+        void *z = mmap((void *)pg, (size_t)(b + n - pg), atomic_load(&slots[i].prot),
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
         if (z != MAP_FAILED) {
             atomic_store(&slots[i].hit, 1);
@@ -88,11 +98,46 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     chain(sig, si, uc);
 }
 
+/* ---- the test hook ---------------------------------------------------------------------- */
+
+static atomic_int shrink_armed;
+static size_t shrink_at, shrink_to;
+
+static void shrink_read_env(void)
+{
+    const char *e = getenv("CALSCOPE_TEST_SHRINK");
+    unsigned long long at, to;
+    char end;
+    int armed = e && sscanf(e, "%llu,%llu%c", &at, &to, &end) == 2;
+    if (armed) {
+        shrink_at = (size_t)at;
+        shrink_to = (size_t)to;
+    }
+    atomic_store(&shrink_armed, armed);
+}
+
+void cs_load_map_reached(const void *p)
+{
+    if (!atomic_load_explicit(&shrink_armed, memory_order_relaxed)) return;
+    uintptr_t a = (uintptr_t)p;
+    for (int i = 0; i < GUARD_SLOTS; i++) {
+        uintptr_t b = atomic_load(&slots[i].base);
+        if (!b || a < b || a - b >= atomic_load(&slots[i].len) || a - b < shrink_at) continue;
+        int armed = 1;
+        if (!atomic_compare_exchange_strong(&shrink_armed, &armed, 0)) return;
+        char self[64];    /* the fd is read-only: truncate the file it names */
+        snprintf(self, sizeof self, "/proc/self/fd/%d", atomic_load(&slots[i].fd));
+        if (truncate(self, (off_t)shrink_to) != 0) abort();   /* a test that cannot shrink */
+        return;
+    }
+}
+
 static int guard_enter(void)
 {
     int rc = 0;
     pthread_mutex_lock(&guard_mu);
     if (guard_users == 0) {
+        shrink_read_env();      /* each load of a test may ask for another shrink */
         atomic_store(&guard_page, (size_t)sysconf(_SC_PAGESIZE));
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -119,7 +164,14 @@ static void guard_leave(void)
     pthread_mutex_unlock(&guard_mu);
 }
 
+/* ---- mapping -------------------------------------------------------------------------------- */
+
 int cs_load_map(int fd, size_t len, csl_map *m)
+{
+    return cs_load_map_prot(fd, len, 0, m);
+}
+
+int cs_load_map_prot(int fd, size_t len, int writable, csl_map *m)
 {
     memset(m, 0, sizeof *m);
     m->slot = -1;
@@ -130,15 +182,23 @@ int cs_load_map(int fd, size_t len, csl_map *m)
         if (atomic_compare_exchange_strong(&slots[i].used, &free_slot, 1)) slot = i;
     }
     if (slot < 0) { guard_leave(); return -1; }     /* 64 files mapped at once: read() this one */
-    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* writable: populated read-only (a writable private mapping is populated by copying every
+     * page), then made writable, so only the pages written are copied */
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | (writable ? MAP_POPULATE : 0), fd, 0);
+    if (p != MAP_FAILED && writable && mprotect(p, len, PROT_READ | PROT_WRITE) != 0) {
+        munmap(p, len);
+        p = MAP_FAILED;
+    }
     if (p == MAP_FAILED) {
         atomic_store(&slots[slot].used, 0);
         guard_leave();
         return -1;
     }
-    madvise(p, len, MADV_SEQUENTIAL);
+    if (!writable) madvise(p, len, MADV_SEQUENTIAL);
     size_t page = atomic_load(&guard_page);
     atomic_store(&slots[slot].hit, 0);
+    atomic_store(&slots[slot].prot, writable ? PROT_READ | PROT_WRITE : PROT_READ);
+    atomic_store(&slots[slot].fd, fd);
     atomic_store(&slots[slot].len, (len + page - 1) & ~(page - 1));
     atomic_store(&slots[slot].base, (uintptr_t)p);     /* armed last: len is valid by then */
     m->data = p;
@@ -153,7 +213,7 @@ int cs_load_unmap(csl_map *m)
     guard_slot *s = &slots[m->slot];
     int hit = atomic_load(&s->hit);
     atomic_store(&s->base, 0);
-    munmap((void *)(uintptr_t)m->data, m->len);
+    munmap(m->data, m->len);
     atomic_store(&s->used, 0);
     guard_leave();
     memset(m, 0, sizeof *m);
@@ -161,7 +221,7 @@ int cs_load_unmap(csl_map *m)
     return hit;
 }
 
-static int changed(int fd, const char *path, const struct stat *b)
+int cs_load_changed(int fd, const char *path, const struct stat *b)
 {
     struct stat a;
     if (fstat(fd, &a) != 0) return 1;
@@ -181,7 +241,7 @@ cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *
                                    cs_error *err)
 {
     if (!d && err->code == CS_ECANCELLED) return NULL;
-    if (!vanished && !changed(fd, path, before)) return d;
+    if (!vanished && !cs_load_changed(fd, path, before)) return d;
     cs_dataset_free(d);
     cs_load_summary_free(summary);
     cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", path);
