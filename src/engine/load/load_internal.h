@@ -442,8 +442,8 @@ void cs_load_populate(void *p, size_t bytes);
  * no longer matches `before` (cs_load_changed), frees d and what summary holds and returns NULL
  * with CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled).
  * Otherwise returns d unchanged. Only meaningful for regular files. cs_load_changed: 1 when fd
- * has another size or modification time than `before`, or `path` now names another file (path
- * "-" skips that last check), else 0. Any thread. */
+ * (fd < 0: the file `path` names) has another size or modification time than `before`, or
+ * `path` now names another file (path "-" skips that last check), else 0. Any thread. */
 int cs_load_changed(int fd, const char *path, const struct stat *before);
 cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *before,
                                    int vanished, cs_dataset *d, cs_load_summary *summary,

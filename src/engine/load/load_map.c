@@ -224,7 +224,8 @@ int cs_load_unmap(csl_map *m)
 int cs_load_changed(int fd, const char *path, const struct stat *b)
 {
     struct stat a;
-    if (fstat(fd, &a) != 0) return 1;
+    if (fd >= 0 ? fstat(fd, &a) != 0 : stat(path, &a) != 0) return 1;
+    if (fd < 0 && (a.st_dev != b->st_dev || a.st_ino != b->st_ino)) return 1;
     if (a.st_size != b->st_size || a.st_mtim.tv_sec != b->st_mtim.tv_sec ||
         a.st_mtim.tv_nsec != b->st_mtim.tv_nsec)
         return 1;
