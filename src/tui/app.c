@@ -437,6 +437,11 @@ int tui_main(int argc, char **argv)
     const char *tr = getenv("CALSCOPE_TRACE");
     if (tr && tr[0]) a->trace = fopen(tr, "w");
 
+    /* Before any thread or load starts: the loader's SIGBUS guard, installed while a file is
+     * mapped, hands on a SIGBUS that is not its own to the handler it found, so that handler
+     * must be this one already (installed later, it would replace the guard mid-load). Before
+     * newterm too, which then leaves SIGINT and SIGTERM to it. */
+    catch_fatal_signals();
     /* The backend's workers block the UI's signals (SIGWINCH above all) themselves. */
     cs_error err;
     cs_error_clear(&err);
@@ -459,7 +464,6 @@ int tui_main(int argc, char **argv)
         return 2;
     }
     set_term(screen);
-    catch_fatal_signals();
     a->color = tui_theme_init(a->st.no_color);
     cbreak();
     noecho();
