@@ -87,7 +87,7 @@ shell
 type_line "'$BIN' '$SAMPLE'"
 check_screen "dashboard up before Ctrl-C" 'ready'
 T send-keys C-c
-check_screen "SIGINT: one line says the terminal was restored" '^calscope: SIGINT; the terminal was restored$'
+check_screen "SIGINT: one line says the terminal was restored" 'calscope: SIGINT; the terminal was restored$'
 # bash stops a command list whose command died of SIGINT: the status is asked for afterwards
 type_line 'echo EXITED $?'
 check_screen "SIGINT: the dashboard died of SIGINT (status 130)" '^EXITED 130$'

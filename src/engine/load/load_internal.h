@@ -413,19 +413,22 @@ typedef struct csl_map {
  * says so. The guard is a SIGBUS handler installed while at least one guarded mapping is
  * alive, restored to the previous action after the last; a SIGBUS at any other address is
  * handed to the previous action. Returns 0, or -1 when the file cannot be mapped (read it
- * instead). Any thread. */
+ * instead). Any thread; a thread that reads the mapping must not block SIGBUS (threads from
+ * cs_helper_start never do, calscope/thread.h): blocked, the fault kills the process. */
 int cs_load_map(int fd, size_t len, csl_map *m);
 
 /* cs_load_map, or when `writable` a copy-on-write mapping the caller may write into (the
  * statistics reader unescapes its header in place), populated at once. */
 int cs_load_map_prot(int fd, size_t len, int writable, csl_map *m);
 
-/* The test hook of load_map.c: every reader of a mapping calls it with where it has got to,
- * at least every MiB (the fast path's counts and parse, the libcsv feed, the statistics
- * reader). With CALSCOPE_TEST_SHRINK=AT,TO in the environment, the first call at or past byte
- * AT of a guarded mapping truncates its file to TO bytes, once per process; otherwise it costs
- * one atomic load. Any thread. */
-void cs_load_map_reached(const void *p);
+/* Every reader of a mapping calls it with where it has got to (p in or just past the
+ * mapping), at least every MiB: the fast path's counts and parse, the libcsv feed, the
+ * statistics reader. Returns 1 when that mapping has lost pages (the file shrank): the load
+ * will be refused, so the reader stops instead of parsing the zeros that replaced them;
+ * else 0 (also for memory that is no guarded mapping). The test hook of load_map.c lives
+ * here: with CALSCOPE_TEST_SHRINK=AT,TO in the environment, the first call at or past byte
+ * AT of a guarded mapping truncates its file to TO bytes, once per load. Any thread. */
+int cs_load_map_check(const void *p);
 
 /* Unmaps and unregisters; returns 1 when a page vanished while it was mapped (the file shrank),
  * else 0. Call it after every thread that read the mapping has finished. */

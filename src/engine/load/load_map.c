@@ -116,20 +116,26 @@ static void shrink_read_env(void)
     atomic_store(&shrink_armed, armed);
 }
 
-void cs_load_map_reached(const void *p)
+/* Truncates slot i's file when a reader at offset `off` of it is at or past the hook's AT. */
+static void shrink_hook(int i, size_t off)
 {
-    if (!atomic_load_explicit(&shrink_armed, memory_order_relaxed)) return;
+    int armed = 1;
+    if (off < shrink_at || !atomic_compare_exchange_strong(&shrink_armed, &armed, 0)) return;
+    char self[64];    /* the fd is read-only: truncate the file it names */
+    snprintf(self, sizeof self, "/proc/self/fd/%d", atomic_load(&slots[i].fd));
+    if (truncate(self, (off_t)shrink_to) != 0) abort();   /* a test that cannot shrink */
+}
+
+int cs_load_map_check(const void *p)
+{
     uintptr_t a = (uintptr_t)p;
     for (int i = 0; i < GUARD_SLOTS; i++) {
-        uintptr_t b = atomic_load(&slots[i].base);
-        if (!b || a < b || a - b >= atomic_load(&slots[i].len) || a - b < shrink_at) continue;
-        int armed = 1;
-        if (!atomic_compare_exchange_strong(&shrink_armed, &armed, 0)) return;
-        char self[64];    /* the fd is read-only: truncate the file it names */
-        snprintf(self, sizeof self, "/proc/self/fd/%d", atomic_load(&slots[i].fd));
-        if (truncate(self, (off_t)shrink_to) != 0) abort();   /* a test that cannot shrink */
-        return;
+        uintptr_t b = atomic_load_explicit(&slots[i].base, memory_order_relaxed);
+        if (!b || a < b || a - b > atomic_load_explicit(&slots[i].len, memory_order_relaxed)) continue;
+        if (atomic_load_explicit(&shrink_armed, memory_order_relaxed)) shrink_hook(i, (size_t)(a - b));
+        return atomic_load(&slots[i].hit);
     }
+    return 0;
 }
 
 static int guard_enter(void)

@@ -597,7 +597,7 @@ static long fast_run(span *sp, cs_segstats *st)
 {
     long n = 0;
     while (sp->pos < sp->end && (fast_bin(sp, st) || fast_scores(sp, st)))
-        if ((++n & 4095) == 0) cs_load_map_reached(sp->buf + sp->pos);
+        if ((++n & 4095) == 0 && cs_load_map_check(sp->buf + sp->pos)) break;
     return n;
 }
 
