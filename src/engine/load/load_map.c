@@ -5,8 +5,9 @@
  * touching a page past the new end raises SIGBUS, which would kill the process. The guard here
  * catches it without jumping out of the parser: the SIGBUS handler maps anonymous zero pages
  * over the rest of the faulting mapping and returns, so the access repeats and reads zeros;
- * parsing runs to its end on data that no longer matters, with no lock or allocation cut in
- * half, and cs_load_unmap reports the mapping as damaged. The caller then refuses the load
+ * the readers see at their next tick (cs_load_map_check, about every MiB) that the mapping
+ * lost pages and stop as on a cancel, with no lock or allocation cut in half, and
+ * cs_load_unmap reports the mapping as damaged. The caller then refuses the load
  * (cs_load_refuse_changed), which also catches growth and in-place rewrites by comparing the
  * file's size and modification time before and after, for mapped and read() inputs alike.
  *
@@ -19,7 +20,7 @@
  * action.
  *
  * A test hook (CALSCOPE_TEST_SHRINK=AT,TO) truncates the mapped file to TO bytes when the first
- * reader reaches byte AT of it (cs_load_map_reached): a shrink that lands mid-load on the
+ * reader reaches byte AT of it (cs_load_map_check): a shrink that lands mid-load on the
  * thread chosen by the offset, without a clock. */
 #include "engine/load/load_internal.h"
 
