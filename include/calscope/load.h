@@ -24,7 +24,11 @@
  * name now pointing to another file) is refused with "FILE: file changed while loading"
  * (CS_EINPUT), never used half-read. A mapped file that shrinks cannot kill the process with
  * SIGBUS: while a file is mapped the loader installs a SIGBUS handler that acts on its own
- * mappings only and hands any other SIGBUS to the action installed before it. */
+ * mappings only and hands any other SIGBUS to the action installed before it. A program that
+ * installs its own SIGBUS handler does so before it starts loading (else it replaces the
+ * loader's mid-load), and a thread that calls the loader must not block SIGBUS (threads from
+ * cs_helper_start never do: calscope/thread.h). The same holds for .npy pairs (read, not
+ * mapped: compared before and after) and statistics files. */
 #ifndef CALSCOPE_LOAD_H
 #define CALSCOPE_LOAD_H
 

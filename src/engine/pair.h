@@ -2,29 +2,16 @@
  *
  * The engine's passes over 10^6 samples split in two on the machine's two cores (RECE-G's
  * weights, the metrics' chunks, the top-k sorts, the per-row caches; the loader's chunks and
- * the class-wise ECE's side thread start their helpers with cs_helper_start). The rule for the
- * helper is in one place here: it blocks every signal (they stay with the caller: the dashboard's UI
- * thread takes SIGWINCH and SIGINT), and when it cannot be made the caller runs the second
- * half itself, so the result never depends on whether a thread was had. */
+ * the class-wise ECE's side thread start their helpers with cs_helper_start, whose signal rule
+ * is calscope/thread.h's). When the helper cannot be made the caller runs the second half
+ * itself, so the result never depends on whether a thread was had. */
 #ifndef CALSCOPE_ENGINE_PAIR_H
 #define CALSCOPE_ENGINE_PAIR_H
 
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 
-/* Starts fn(arg) on a helper thread that blocks every signal: 1 when it runs (the caller joins
- * it), 0 when no thread could be made (the caller then runs fn(arg) itself: the result must
- * never depend on it). Any thread. */
-static inline int cs_helper_start(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int started = pthread_create(th, NULL, fn, arg) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return started;
-}
+#include "calscope/thread.h"
 
 /* fn(a) on the calling thread and fn(b) on a helper thread at the same time, then joined;
  * fn(b) after fn(a) on the calling thread when `parallel` is 0 or no thread can be made. b may

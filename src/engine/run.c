@@ -2,9 +2,10 @@
 #include "calscope/run.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "calscope/thread.h"
 
 int cs_cpu_count(void)
 {
@@ -67,19 +68,15 @@ int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t 
         threads = 1;   /* no helpers: the caller's thread runs every task */
         rc = -1;
     }
-    /* Helpers must never take SIGINT/SIGWINCH meant for the UI thread. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* helpers never take SIGINT/SIGWINCH meant for the UI thread (calscope/thread.h) */
     for (int t = 1; t < threads; t++) {
         args[started] = (pf_arg){ &sh, t };
-        if (pthread_create(&tid[started], NULL, pf_thread, &args[started]) != 0) {
+        if (!cs_helper_start(&tid[started], pf_thread, &args[started])) {
             rc = -1;
             break;
         }
         started++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pf_loop(&sh, 0);
     for (int t = 0; t < started; t++)
         pthread_join(tid[t], NULL);

@@ -1,12 +1,16 @@
 /* `calscope reduce` (docs/segmentation.md): parses argv through the flag table,
  * builds the plan and the mapping, runs the reduction on a worker thread while this thread
- * shows `case i/n` on a terminal's stderr and watches for SIGINT / SIGTERM, then writes the
- * statistics file whole: to a temporary name in the same folder, renamed over STATS at the
- * end, so an interrupted or failed run leaves no partial file. */
+ * shows `case i/n` on a terminal's stderr and watches for the ending signals (INT, TERM, HUP,
+ * QUIT), then writes the statistics file whole: to a temporary name in the same folder,
+ * renamed over STATS at the end, so an interrupted or failed run leaves no partial file. A run
+ * killed outright (SIGKILL, a power cut) leaves its temporary file: the next run into the same
+ * folder removes it, and says so. */
 #include "reduce/reduce_cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,16 +27,40 @@
 #include "calscope/reduce.h"
 #include "calscope/text.h"
 #include "calscope/segstats.h"
+#include "calscope/text.h"
+#include "calscope/thread.h"
 #include "session/flags.h"
 
 #define EXIT_INTERRUPTED 130
 
 static atomic_int interrupted;
 
+/* The signals that end a run: each becomes a cancel (the reduction stops at its next slab, a
+ * write in progress finishes and its temporary file is removed), never a death that leaves the
+ * temporary file behind. QUIT too: its core dump would show nothing but this wait. */
+static const int ending_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define N_ENDING (sizeof ending_signals / sizeof ending_signals[0])
+
 static void on_signal(int sig)
 {
     (void)sig;
     atomic_store(&interrupted, 1);
+}
+
+/* Installs on_signal for the ending signals, keeping the actions it replaces in old[N_ENDING]. */
+static void catch_ending_signals(struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;   /* a read of the manifest or a file goes on; the flag is polled */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_ENDING; i++) sigaction(ending_signals[i], &sa, &old[i]);
+}
+
+static void restore_ending_signals(const struct sigaction *old)
+{
+    for (size_t i = 0; i < N_ENDING; i++) sigaction(ending_signals[i], &old[i], NULL);
 }
 
 static int exit_of(cs_status s)
@@ -49,6 +77,8 @@ static int fail(const cs_error *err)
 
 /* ---- writing whole or not at all ---------------------------------------------------------- */
 
+#define TEMP_PREFIX ".calscope-tmp-"
+
 /* DIR/.calscope-tmp-PID-BASE: the same folder (rename stays on one file system) and the same
  * ending (.gz decides compression). */
 static char *temp_name(const char *path)
@@ -58,8 +88,65 @@ static char *temp_name(const char *path)
     base = base ? base + 1 : path;
     size_t n = dir + strlen(base) + 48;
     char *t = malloc(n);
-    if (t) snprintf(t, n, "%.*s.calscope-tmp-%ld-%s", (int)dir, path, (long)getpid(), base);
+    if (t) snprintf(t, n, "%.*s" TEMP_PREFIX "%ld-%s", (int)dir, path, (long)getpid(), base);
     return t;
+}
+
+/* The PID in a temporary file's name (.calscope-tmp-PID-BASE, BASE not empty), or 0 when the
+ * name is not one. */
+static long temp_owner(const char *name)
+{
+    size_t np = strlen(TEMP_PREFIX);
+    if (strncmp(name, TEMP_PREFIX, np) != 0) return 0;
+    const char *p = name + np;
+    long pid = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (pid > 99999999) return 0;
+        pid = pid * 10 + (*p - '0');
+    }
+    return p[0] == '-' && p[1] && pid > 0 ? pid : 0;
+}
+
+/* Whether the temporary file `path` of process pid is stale: the process is gone here, and no
+ * process holds the file's lock (write_stats holds it while it writes: a run on another
+ * machine writing into a shared folder has a PID that means nothing here). A file that cannot
+ * be locked (a file system without locks) is kept. */
+static int temp_stale(const char *path, long pid)
+{
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return 0;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);   /* NFS locks need write */
+    if (fd < 0) return 0;
+    struct stat sb;
+    int stale = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd);
+    return stale;
+}
+
+/* Removes the temporary files that runs killed outright (SIGKILL) left in STATS's folder, one
+ * line on stderr for each. Only names of the temporary pattern whose process is gone. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    char *dir = dl ? strndup(path, dl) : strdup("./");
+    DIR *d = dir ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long pid = temp_owner(e->d_name);
+        if (!pid) continue;
+        size_t n = dl + strlen(e->d_name) + 1;
+        char *full = malloc(n);
+        if (!full) break;
+        snprintf(full, n, "%.*s%s", (int)dl, path, e->d_name);
+        if (temp_stale(full, pid) && unlink(full) == 0) {
+            char shown[1024];
+            cs_text_escape(shown, sizeof shown, full, strlen(full), 0);
+            fprintf(stderr, "calscope: removed %s: a temporary file left by process %ld, which is gone\n",
+                    shown, pid);
+        }
+        free(full);
+    }
+    if (d) closedir(d);
+    free(dir);
 }
 
 /* Fails early (before minutes of reduction) when STATS's folder takes no file: creates and
@@ -103,6 +190,10 @@ static int write_stats(const cs_segstats *st, const char *path)
         fputs("calscope: out of memory\n", stderr);
         return 3;
     }
+    /* created and locked first: the lock says "being written" to a later run's cleanup, here or
+     * on another machine sharing the folder, and goes with this process however it ends */
+    int lock = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (lock >= 0) (void)flock(lock, LOCK_EX | LOCK_NB);
     int rc = 0;
     if (cs_segstats_write(st, tmp, &err) != CS_OK) rc = fail(&err);
     else if (atomic_load(&interrupted)) rc = fail(&(cs_error){ .code = CS_ECANCELLED });
@@ -111,6 +202,7 @@ static int write_stats(const cs_segstats *st, const char *path)
         rc = 3;
     }
     if (rc) unlink(tmp);
+    if (lock >= 0) close(lock);
     free(tmp);
     return rc;
 }
@@ -184,17 +276,11 @@ static void *worker(void *vj)
     return NULL;
 }
 
-/* Runs the job, showing progress on a terminal and turning SIGINT / SIGTERM into a cancel. */
+/* Runs the job, showing progress on a terminal and turning the ending signals into a cancel. */
 static cs_status run_job(job *j, const atomic_uchar *done, size_t n, atomic_int *cancel)
 {
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &old);   /* the worker and its pool inherit the mask */
-    pthread_t th;
-    int started = pthread_create(&th, NULL, worker, j) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_t th;   /* the ending signals stay with this thread (calscope/thread.h) */
+    int started = cs_helper_start(&th, worker, j);
     if (!started) worker(j);
     int tty = isatty(STDERR_FILENO);
     size_t shown = (size_t)-1;
@@ -286,18 +372,13 @@ int reduce_main(int argc, char **argv)
         ss_opts_free(&o);
         return rc == SS_EXIT_HELP ? 0 : rc;
     }
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;   /* a read of the manifest or a file goes on; the flag is polled */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old[N_ENDING];
+    catch_ending_signals(old);
     const char *out = o.out_path ? o.out_path : "-";
+    if (!in_place(out)) remove_stale_temps(out);
     rc = probe_output(out);
     if (!rc) rc = o.merge ? merge(&o, out) : reduce(&o, out);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    restore_ending_signals(old);
     ss_opts_free(&o);
     return rc;
 }

@@ -395,8 +395,10 @@ static int open_terminal(const tui_state *st)
 
 /* Fatal signals leave the terminal usable (htop's CRT_handleSIGSEGV habit): leave curses, say
  * which signal in one line, then die of it with the default action (core dump, exit status).
- * endwin is not async-signal-safe; the process is ending and a raw terminal is worse. */
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT, SIGHUP, SIGTERM };
+ * endwin is not async-signal-safe; the process is ending and a raw terminal is worse. SIGINT
+ * too: ncurses' own handler for it leaves curses but exits 1 without a word, and a shell or a
+ * script must see a death by SIGINT (status 130) to stop as Ctrl-C asks. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGQUIT, SIGHUP, SIGTERM, SIGINT };
 
 static void on_fatal_signal(int sig)
 {
@@ -404,7 +406,7 @@ static void on_fatal_signal(int sig)
     char line[96];
     const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT"
                      : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" : sig == SIGQUIT ? "SIGQUIT"
-                     : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+                     : sig == SIGHUP ? "SIGHUP" : sig == SIGINT ? "SIGINT" : "SIGTERM";
     int n = snprintf(line, sizeof line, "calscope: %s; the terminal was restored\n", name);
     if (n > 0) { ssize_t w = write(STDERR_FILENO, line, (size_t)n); (void)w; }
     signal(sig, SIG_DFL);
@@ -441,6 +443,11 @@ int tui_main(int argc, char **argv)
     const char *tr = getenv("CALSCOPE_TRACE");
     if (tr && tr[0]) a->trace = fopen(tr, "w");
 
+    /* Before any thread or load starts: the loader's SIGBUS guard, installed while a file is
+     * mapped, hands on a SIGBUS that is not its own to the handler it found, so that handler
+     * must be this one already (installed later, it would replace the guard mid-load). Before
+     * newterm too, which then leaves SIGINT and SIGTERM to it. */
+    catch_fatal_signals();
     /* The backend's workers block the UI's signals (SIGWINCH above all) themselves. */
     cs_error err;
     cs_error_clear(&err);
@@ -463,7 +470,6 @@ int tui_main(int argc, char **argv)
         return 2;
     }
     set_term(screen);
-    catch_fatal_signals();
     a->color = tui_theme_init(a->st.no_color);
     cbreak();
     noecho();

@@ -8,7 +8,8 @@
  *  - a file truncated, grown or rewritten from the progress callback is refused with
  *    "FILE: file changed while loading" — on the mapped fast path (where a shrink used to
  *    kill the process with SIGBUS), the mapped libcsv path, a mapped gzip file and the read()
- *    path (stdin) — and the SIGBUS guard hands foreign signals on and restores the handler.
+ *    path (stdin), and a .npy pair (read(), either file) — and the SIGBUS guard hands foreign
+ *    signals on and restores the handler.
  * Timing and memory figures live in `make bench`, not here. */
 #include "support/cs_test.h"
 
@@ -569,6 +570,79 @@ static void test_file_grows_or_is_rewritten(void **state)
     free(t);
 }
 
+/* ---- a .npy pair (read(), not mapped) that changes while it loads ------------------------- */
+
+/* A .npy file of an array of doubles, shape (rows, cols) or (rows,) when cols is 0, holding
+ * values[i] = f(i). */
+static const char *write_npy(size_t rows, size_t cols, double (*f)(size_t))
+{
+    char dict[128];
+    int dl = cols ? snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu, %zu), }", rows, cols)
+                  : snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu,), }", rows);
+    size_t hlen = ((size_t)dl + 1 + 10 + 63) / 64 * 64 - 10;   /* 10 + hlen: a multiple of 64 */
+    size_t n = rows * (cols ? cols : 1), len = 10 + hlen + n * 8;
+    unsigned char *b = malloc(len);
+    assert_non_null(b);
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (unsigned char)(hlen & 255);
+    b[9] = (unsigned char)(hlen >> 8);
+    memset(b + 10, ' ', hlen);
+    memcpy(b + 10, dict, (size_t)dl);
+    b[10 + hlen - 1] = '\n';
+    for (size_t i = 0; i < n; i++) {
+        double v = f(i);
+        memcpy(b + 10 + hlen + i * 8, &v, 8);    /* little-endian machines only, as '<f8' says */
+    }
+    const char *path = cs_test_tmpfile(".npy", b, len);
+    free(b);
+    return path;
+}
+
+static double npy_prob(size_t i) { return i % 3 == 0 ? 0.5 : 0.25; }
+static double npy_label(size_t i) { return (double)(i % 3); }
+
+/* Loads probs with labels, the action applied to `changing` at the first progress call (after
+ * the labels are read, before the first block of rows). */
+static void load_npy_changing(outcome *o, const char *probs, const char *labels, const char *changing,
+                              int action, off_t to)
+{
+    change_ctx c = {changing, action, to, 0};
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    opt.labels = labels;
+    opt.progress = on_progress;
+    opt.progress_ctx = &c;
+    o->d = cs_load_file(probs, &opt, &o->sum, &o->err);
+    assert_true(c.calls >= 1);
+}
+
+static void test_npy_changes_while_loading(void **state)
+{
+    (void)state;
+    const size_t rows = 200000;        /* several blocks of rows (progress between them) */
+    for (int which = 0; which < 2; which++) {
+        for (int action = ACT_TRUNCATE; action <= ACT_TOUCH; action++) {
+            const char *probs = write_npy(rows, 3, npy_prob), *labels = write_npy(rows, 0, npy_label);
+            const char *changing = which ? labels : probs;
+            outcome o;
+            load_npy_changing(&o, probs, labels, changing, action, 128 + 8 * 1000);
+            if (o.d) fail_msg("%s: a file changed while loading was used (%zu rows)", changing, o.d->n);
+            char want[512];
+            snprintf(want, sizeof want, "%s: file changed while loading", changing);
+            assert_int_equal(o.err.code, CS_EINPUT);
+            assert_string_equal(o.err.msg, want);
+            release(&o);
+        }
+    }
+    /* unchanged: loads every row */
+    const char *probs = write_npy(rows, 3, npy_prob), *labels = write_npy(rows, 0, npy_label);
+    outcome o;
+    load_npy_changing(&o, probs, labels, probs, ACT_NONE, 0);
+    if (!o.d) fail_msg("%s", o.err.msg);
+    assert_int_equal(o.d->n, rows);
+    release(&o);
+}
+
 /* ---- the SIGBUS guard: restores the handler, hands foreign signals on ---------------------- */
 
 static volatile sig_atomic_t foreign_bus;
@@ -633,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_default_limits_files),
         cmocka_unit_test(test_file_shrinks_while_loading),
         cmocka_unit_test(test_file_grows_or_is_rewritten),
+        cmocka_unit_test(test_npy_changes_while_loading),
         cmocka_unit_test(test_sigbus_guard_chains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "calscope/run.h"        /* cs_run, cs_cpu_count */
+#include "calscope/thread.h"
 
 #define MAX_WORKERS 256
 
@@ -292,15 +292,8 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
     for (int s = 0; s < CS_BACKEND_MAX_SLOTS; s++)
         atomic_init(&b->latest[s], 0);
     b->default_threads = workers;
-    /* Workers inherit this mask: async signals stay with the UI thread. */
-    sigset_t all, old;
-    sigfillset(&all);
-    /* ...but not the faults a worker itself may raise: blocked, they would kill the process
-     * without the front end's handler (which restores the terminal). */
-    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
-    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        sigdelset(&all, faults[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* async signals stay with the UI thread; faults reach the front end's handler, which
+     * restores the terminal (calscope/thread.h) */
     pthread_mutex_lock(&b->mu);   /* n_workers is read by running workers */
     for (int i = 0; i < workers; i++) {
         void **wa = cs_backend_calloc(2, sizeof *wa);
@@ -309,14 +302,13 @@ cs_backend *cs_backend_new(int workers, cs_error *err)
         wa[0] = b;
         wa[1] = (void *)(intptr_t)i;
         b->cheap_only[i] = workers > 1 && i == workers - 1;
-        if (pthread_create(&b->tid[i], NULL, worker_main, wa) != 0) {
+        if (!cs_helper_start(&b->tid[i], worker_main, wa)) {
             free(wa);
             break;
         }
         b->n_workers++;
     }
     pthread_mutex_unlock(&b->mu);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (b->n_workers == 0) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "backend: cannot start a worker thread");
         cs_backend_free(b);

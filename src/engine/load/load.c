@@ -271,6 +271,14 @@ static int env_path(void)
     return CSL_PATH_AUTO;
 }
 
+/* The fast path's threads: CALSCOPE_LOADER_THREADS=N (1..8) for tests that need one, or three,
+ * on any machine; else 0 (the online CPUs, and one for a file under 4 MiB). */
+static int env_threads(void)
+{
+    const char *e = getenv("CALSCOPE_LOADER_THREADS");
+    return e && e[0] >= '1' && e[0] <= '8' && !e[1] ? e[0] - '0' : 0;
+}
+
 int cs_load_scan_kind(int requested)
 {
     if (requested == CSL_SCAN_AUTO) {
@@ -388,7 +396,7 @@ cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
 cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
                            const cs_load_options *opt, cs_load_summary *summary, cs_error *err)
 {
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
     return cs_load_buffer_tuned(name, data, len, opt, summary, err, &t);
 }
 
@@ -416,7 +424,7 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
                      : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
         return NULL;
     }
-    cs_load_tuning t = {env_path(), 0, 0, 0, 0, 0};
+    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
     csl_limits lim;
     cs_load_limits_default(&lim);
     struct stat sb;
@@ -475,4 +483,17 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
     if (S_ISREG(sb.st_mode)) d = cs_load_refuse_changed(path, fd, &sb, 0, d, summary, err);
     close(fd);
     return d;
+}
+
+/* See load_internal.h: the rule "a file that changed while it loaded is refused". */
+cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *before,
+                                   int vanished, cs_dataset *d, cs_load_summary *summary,
+                                   cs_error *err)
+{
+    if (!d && err->code == CS_ECANCELLED) return NULL;
+    if (!vanished && !cs_load_changed(fd, path, before)) return d;
+    cs_dataset_free(d);
+    cs_load_summary_free(summary);
+    cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", path);
+    return NULL;
 }

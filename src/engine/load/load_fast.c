@@ -524,6 +524,7 @@ static void *count_chunk(void *arg)
         n += csl_count_lf(c->scan, p, e, &start, c->line_max, &bail);
         p = e;
         release_read(c, &released, p);
+        if (c->file_backed) (void)cs_load_map_check(p);   /* counts on: the bound must hold */
     }
     if ((size_t)(ch->end - start) > c->line_max) bail = 1;
     ch->bail = bail;
@@ -600,6 +601,10 @@ static int parse_tick(chunk *ch, size_t *since, const char **released, const cha
     size_t d = atomic_fetch_add(&c->done, *since) + *since;
     *since = 0;
     release_read(c, released, p);
+    if (c->file_backed && cs_load_map_check(p)) {   /* the file shrank: refused, read no more */
+        atomic_store(&c->stop, 1);
+        return 1;
+    }
     if (ch->progressive && ch->main_thread)
         atomic_store_explicit(&c->first_released, (uintptr_t)*released, memory_order_release);
     if (ch->progressive) prefault_ahead(ch, p);
@@ -779,6 +784,7 @@ static void count_prev(chunk *ch)
         const char *e = (size_t)(ch->end - p) > TICK_BYTES ? p + TICK_BYTES : ch->end;
         n += csl_count_byte(c->scan, p, e, '\n');
         p = e;
+        if (c->file_backed) (void)cs_load_map_check(p);   /* counts on: the place must be right */
         const char *passed = (const char *)atomic_load_explicit(&c->first_released,
                                                                 memory_order_acquire);
         const char *upto = p > keep_end || (passed && passed >= p) ? p : passed;
@@ -1075,10 +1081,13 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         cancelled |= ch[i].cancelled;
         nomem |= ch[i].nomem;
     }
+    /* the mapping lost pages (the file shrank): the load is refused (cs_load_refuse_changed),
+     * so neither the libcsv path nor a second pass reads the zeros that replaced them */
+    int vanished = file_backed && cs_load_map_check(data);
     /* a one-pass load whose second thread summed rows of its own: they are the rows after
      * the first thread's only when no line of the first chunk was blank or bad (its place,
      * base, counted the first chunk's lines); else every row is loaded again */
-    if (ch[1].sums && ch[0].w.rows.n != ch[1].base && !bail && !cancelled && !nomem) {
+    if (ch[1].sums && ch[0].w.rows.n != ch[1].base && !bail && !cancelled && !nomem && !vanished) {
         for (int i = 0; i < 2; i++) {
             free(ch[i].block);
             cs_rowsums_free(ch[i].sums);
@@ -1140,6 +1149,10 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         }
     }
     cs_rowsums_free(ch[1].sums);
+    if (vanished) {
+        *st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", name);
+        return CSL_DONE;
+    }
     if (bail) { cs_load_parsed_free(out); return CSL_BAIL; }
     if (cancelled) {
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);

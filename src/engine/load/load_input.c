@@ -94,6 +94,10 @@ static int raw_next(csl_src *s, const void **p, size_t *n)
     if (s->kind == SRC_MEM) {
         if (s->page) mem_drop_consumed(s);
         if (s->pos >= s->len) return 0;
+        if (cs_load_map_check(s->mem + s->pos)) {   /* refused anyway: no need to read on */
+            snprintf(s->err, sizeof s->err, "file changed while loading");
+            return -1;
+        }
         size_t b = s->block ? s->block : (1u << 20);
         size_t take = s->len - s->pos < b ? s->len - s->pos : b;
         *p = s->mem + s->pos;

@@ -17,6 +17,7 @@
 
 #include "calscope/load.h"
 #include "calscope/text.h"
+#include "engine/filemap/filemap.h"
 #include "engine/num/num.h"
 
 /* ---- tuning (tests and benchmarks) ---------------------------------------------------- */
@@ -358,41 +359,14 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
 cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
                         cs_error *err);
 
-/* ---- a file that changes while it loads (load_map.c) ------------------------------------ */
-
-struct stat;
-
-typedef struct csl_map {
-    const char *data;
-    size_t len;
-    int slot;              /* guard slot, -1 = none */
-} csl_map;
-
-/* Maps len bytes of the regular file fd read-only (MAP_PRIVATE) under a SIGBUS guard: when
- * the file shrinks under the mapping, a page that vanished reads as zeros instead of killing
- * the process (the guard maps zero pages over the rest of the mapping), and cs_load_unmap
- * says so. The guard is a SIGBUS handler installed while at least one guarded mapping is
- * alive, restored to the previous action after the last; a SIGBUS at any other address is
- * handed to the previous action. Returns 0, or -1 when the file cannot be mapped (read it
- * instead). Any thread. */
-int cs_load_map(int fd, size_t len, csl_map *m);
-
-/* Unmaps and unregisters; returns 1 when a page vanished while it was mapped (the file shrank),
- * else 0. Call it after every thread that read the mapping has finished. */
-int cs_load_unmap(csl_map *m);
-
-/* Pre-faults the whole pages inside [p, p + bytes) with one call (MADV_POPULATE_WRITE, Linux
- * 5.14) instead of one fault per page as they are first written: the row arrays as the parse
- * goes, and a wide header's arrays (100,000 columns: some 700 faults, a third of its load).
- * A hint: an older kernel refuses it and the pages fault in as before; under two pages it does
- * nothing. p is memory the caller owns (NULL is a no-op). Any thread. */
-void cs_load_populate(void *p, size_t bytes);
+/* ---- a file that changes while it loads (engine/filemap/filemap.h; the refusal here) ---- */
 
 /* Applies the rule "a file that changed while it loaded is refused": when `vanished` or when fd
- * no longer matches `before` (another size or modification time, or `path` now names another
- * file; path "-" skips that last check), frees d and what summary holds and returns NULL with
- * CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled). Otherwise
- * returns d unchanged. Only meaningful for regular files. */
+ * no longer matches `before` (cs_load_changed), frees d and what summary holds and returns NULL
+ * with CS_EINPUT "FILE: file changed while loading" (a cancelled load stays cancelled).
+ * Otherwise returns d unchanged. Only meaningful for regular files. cs_load_changed: 1 when fd
+ * (fd < 0: the file `path` names) has another size or modification time than `before`, or
+ * `path` now names another file (path "-" skips that last check), else 0. Any thread. */
 cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *before,
                                    int vanished, cs_dataset *d, cs_load_summary *summary,
                                    cs_error *err);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Rows converted per block (progress and cancel are checked between blocks). */
 #define NPY_BLOCK_ROWS 65536
@@ -82,8 +83,26 @@ static cs_status build_schema(csl_schema *s, const char *path, size_t k, const c
     return st == CS_OK ? cs_load_schema_end(&b) : st;
 }
 
+static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                            cs_error *err);
+
+/* The pair as read, refused when either file changed while it was read (read(), not mapped:
+ * a file that shrank reads short, one that was rewritten mixes old and new rows), as the CSV
+ * loader refuses it. */
 cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
                         cs_error *err)
+{
+    struct stat p0, l0;
+    int watch_p = stat(path, &p0) == 0 && S_ISREG(p0.st_mode);
+    int watch_l = opt->labels && stat(opt->labels, &l0) == 0 && S_ISREG(l0.st_mode);
+    cs_dataset *d = load_npy(path, opt, sum, err);
+    if (watch_l && cs_load_changed(-1, opt->labels, &l0))
+        return cs_load_refuse_changed(opt->labels, -1, &l0, 1, d, sum, err);
+    return watch_p ? cs_load_refuse_changed(path, -1, &p0, 0, d, sum, err) : d;
+}
+
+static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                            cs_error *err)
 {
     csl_parsed ps;
     memset(&ps, 0, sizeof ps);

@@ -11,6 +11,7 @@
 
 #include "calscope/reduce.h"
 #include "calscope/segstats.h"
+#include "calscope/thread.h"
 
 cs_dataset *cs_load_wrap_stats(const char *path, cs_segstats *st, cs_error *err)
 {
@@ -96,7 +97,7 @@ static void *seg_worker(void *vj)
 static cs_status reduce_watched(seg_job *j, const char *path, const cs_load_options *opt, atomic_uchar *done)
 {
     pthread_t th;
-    if ((!opt->progress && !opt->partial) || pthread_create(&th, NULL, seg_worker, j) != 0) {
+    if ((!opt->progress && !opt->partial) || !cs_helper_start(&th, seg_worker, j)) {
         seg_worker(j);
         return j->status;
     }

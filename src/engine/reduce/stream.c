@@ -10,8 +10,9 @@
  * depends on which. The helper owns both readers from rd_stream_open to rd_stream_close. */
 #include "engine/reduce/reduce_internal.h"
 
+#include "calscope/thread.h"
+
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 
 #define RING 2
@@ -108,12 +109,8 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threa
         }
     if (threaded && V && pthread_mutex_init(&s->mu, NULL) == 0) {
         if (pthread_cond_init(&s->cv, NULL) == 0) {
-            /* the helper must never take SIGINT/SIGWINCH meant for the UI thread */
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_BLOCK, &all, &old);
-            s->threaded = pthread_create(&s->tid, NULL, helper, s) == 0;
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            /* never takes SIGINT/SIGWINCH meant for the UI thread (calscope/thread.h) */
+            s->threaded = cs_helper_start(&s->tid, helper, s);
             if (!s->threaded) pthread_cond_destroy(&s->cv);
         }
         if (!s->threaded) pthread_mutex_destroy(&s->mu);   /* no thread: read here */

@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "calscope/thread.h"
 #include "engine/sort/sort.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ull

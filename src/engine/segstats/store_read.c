@@ -30,6 +30,8 @@
 #include "calscope/mapping.h"
 #include "calscope/ubin.h"
 #include "engine/num/num.h"
+#include "calscope/thread.h"
+#include "engine/filemap/filemap.h"
 
 #define MAGIC "# calscope-stats "
 
@@ -89,37 +91,54 @@ static cs_status gz_slurp(const char *path, gzFile gz, char **out, size_t *out_l
     return CS_OK;
 }
 
-/* The input in memory: a plain regular file is mapped copy-on-write (the parser unescapes
+/* The input in memory. A plain regular file is mapped copy-on-write (the parser unescapes
  * quoted header fields in place; the records are only read), which saves copying 10 MB of
- * records; anything else is decompressed into a buffer. *mapped says which to release. */
-static cs_status slurp(const char *path, char **out, size_t *out_len, int *mapped, cs_error *err)
+ * records, under the loader's SIGBUS guard (a file that shrinks while it is read reads as
+ * zeros: load_map.c); anything else is decompressed into a buffer. in->map.slot >= 0 says
+ * which to release. A regular file's descriptor stays open in in->fd (else -1), with its
+ * state before the read in in->before, for the changed-file check (read_end). */
+typedef struct input {
+    csl_map map;
+    int fd;
+    struct stat before;
+} input;
+
+static cs_status slurp(const char *path, char **out, size_t *out_len, input *in, cs_error *err)
 {
-    *mapped = 0;
+    in->map.slot = -1;
+    in->fd = -1;
     if (strcmp(path, "-") == 0) return gz_slurp(path, gzdopen(dup(0), "rb"), out, out_len, err);
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
+    if (fstat(fd, &in->before) != 0 || !S_ISREG(in->before.st_mode))
+        return gz_slurp(path, gzdopen(fd, "rb"), out, out_len, err);
+    in->fd = fd;
+    const struct stat *sb = &in->before;
     unsigned char magic[2] = {0, 0};
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 2 &&
-        pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b) &&
-        (uintmax_t)sb.st_size < SIZE_MAX) {
-        /* populated read-only (a writable private mapping is populated by copying every page),
-         * then made writable: only the header pages the parser writes are copied */
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (m != MAP_FAILED && mprotect(m, (size_t)sb.st_size, PROT_READ | PROT_WRITE)) {
-            munmap(m, (size_t)sb.st_size);
-            m = MAP_FAILED;
-        }
-        if (m != MAP_FAILED) {
-            close(fd);
-            *out = m;
-            *out_len = (size_t)sb.st_size;
-            *mapped = 1;
-            return CS_OK;
-        }
+    if (sb->st_size > 2 && pread(fd, magic, 2, 0) == 2 && !(magic[0] == 0x1f && magic[1] == 0x8b) &&
+        (uintmax_t)sb->st_size < SIZE_MAX && cs_load_map_prot(fd, (size_t)sb->st_size, 1, &in->map) == 0) {
+        *out = in->map.data;
+        *out_len = in->map.len;
+        return CS_OK;
     }
-    return gz_slurp(path, gzdopen(fd, "rb"), out, out_len, err);
+    return gz_slurp(path, gzdopen(dup(fd), "rb"), out, out_len, err);
+}
+
+/* Releases what slurp made, and refuses (s becomes CS_EINPUT "PATH: file changed while
+ * loading", whatever the reading said) a regular file that shrank under the mapping or whose
+ * size, time or name changed while it was read: its numbers may be half old, half new. */
+static cs_status read_end(const char *path, input *in, char *buf, cs_status s, cs_error *err)
+{
+    int vanished = 0;
+    if (in->map.slot >= 0) vanished = cs_load_unmap(&in->map);
+    else free(buf);
+    if (in->fd >= 0) {
+        if (vanished || cs_load_changed(in->fd, path, &in->before))
+            s = cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", path);
+        close(in->fd);
+    }
+    return s;
 }
 
 static cs_status bad(reader *r, size_t col, const char *reason)
@@ -906,7 +925,8 @@ static int well_filled(const reader *r, const cs_segstats *st)
 static long fast_run(span *sp, cs_segstats *st)
 {
     long n = 0;
-    while (sp->pos < sp->end && (fast_bin(sp, st) || fast_scores(sp, st))) n++;
+    while (sp->pos < sp->end && (fast_bin(sp, st) || fast_scores(sp, st)))
+        if ((++n & 4095) == 0 && cs_load_map_check(sp->buf + sp->pos)) break;
     return n;
 }
 
@@ -965,7 +985,7 @@ static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen, int populate
     if (cs >= st->n_cases) return -1;
     half hi = { { b, split, r->len, cs, st->n_cases, seen }, st, populate };
     pthread_t t;
-    if (pthread_create(&t, NULL, half_main, &hi)) return -1;
+    if (!cs_helper_start(&t, half_main, &hi)) return -1;
     span lo = { b, r->pos, split, 0, cs, seen };
     if (populate) prefault_cases(st, 0, cs);
     fast_run(&lo, st);
@@ -981,9 +1001,9 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
 {
     *out = NULL;
     reader r = {.path = path, .err = err};
-    int mapped;
-    cs_status s = slurp(path, &r.buf, &r.len, &mapped, err);
-    if (s) return s;
+    input in;
+    cs_status s = slurp(path, &r.buf, &r.len, &in, err);
+    if (s) return read_end(path, &in, NULL, s, err);
     cs_segstats *st = NULL;
     long *case_line = NULL;
     uint8_t *seen = NULL;
@@ -1026,8 +1046,7 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
     free(seen);
     free(case_line);
     free(r.f);
-    if (mapped) munmap(r.buf, r.len);
-    else free(r.buf);
+    s = read_end(path, &in, r.buf, s, err);
     if (s) {
         cs_segstats_free(st);
         return s;
