@@ -38,15 +38,28 @@ typedef struct cs_methods_options {
     int cmp_repeats;             /* paired-bootstrap resamples (0 = CS_COMPARE_REPEATS) */
     uint64_t seed;
     cs_ci_method ci_method;      /* the intervals' method (0 = percentile) */
+    int select_each;             /* 0 (--select-on reference): the selection is evaluated once,
+                                    on the reference's samples, and every number of the table
+                                    is computed on those samples of every method (matched by id,
+                                    else by row); 1 (--select-on each): each method keeps its
+                                    own selection for its values, and there are no paired
+                                    differences (CS_METHODS_EACH_NO_PAIRS says why) */
 } cs_methods_options;
+
+/* Why `--select-on each` has no paired differences (a row's diff_err then holds it). */
+#define CS_METHODS_EACH_NO_PAIRS                                                                 \
+    "no paired differences with --select-on each: each method keeps its own samples, and a "    \
+    "paired difference needs one set (--select-on reference, the default)"
 
 typedef struct cs_method_row {
     cs_status status;            /* of the values (CS_OK = ok) */
     cs_error err;
     int ok;
+    size_t samples;              /* the samples its values are on (after any selection) */
     double v[CS_METHODS_NCOL], lo[CS_METHODS_NCOL], hi[CS_METHODS_NCOL];
     cs_status diff_status;       /* of the paired difference */
-    cs_error diff_err;
+    cs_error diff_err;           /* why there is none when has_diff is 0 (also with diff_status
+                                    CS_OK: CS_METHODS_EACH_NO_PAIRS) */
     int has_diff;
     size_t n_pairs;
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
@@ -72,15 +85,36 @@ typedef struct cs_methods {
     size_t classes;              /* K of the reference (else of the first measured method) */
     size_t n_top;                /* min(classes, CS_METHODS_MASS_TOP) */
     int cmp_repeats;             /* resamples of the paired differences (front ends state it) */
+    /* The selection's rule, for front ends to state (none when the selection is blank). */
+    int selected;                /* the settings' selection is not blank */
+    int select_each;             /* cs_methods_options.select_each as applied */
+    size_t sel_samples;          /* --select-on reference: the samples every method is measured
+                                    on (the reference's selection); 0 otherwise */
+    size_t sel_of;               /* the reference's samples before the selection */
 } cs_methods;
 
 /* Measures every method d[0..n) (d[i] NULL: a method without data, row not ok) under s.
  * Per-method failures are recorded in the rows (status / diff_status with their messages).
+ * With a selection and o->select_each 0, it is evaluated on the reference's samples and every
+ * method is cut to the paired samples (a method that does not pair with the reference gets the
+ * pairing error as its status; a selection that keeps no sample of the reference fails every
+ * row with CS_EEMPTY).
  * Returns CS_OK, CS_EUSAGE (n == 0, n > CS_METHODS_MAX, ref >= n), CS_ENOMEM or CS_ECANCELLED
  * (run->cancel raised; out then holds nothing). The caller frees out with cs_methods_free. */
 cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err);
+
+/* The one line that says which samples the table is on, for both front ends, in buf (always
+ * terminated; "" when no selection): "selection: EXPR on the reference (REF): 561 of 1,797
+ * samples, the same for every method", or with select_each "selection: EXPR on each method's
+ * own samples (561, 429 of 1,797); values only, no paired differences". ref_name names the
+ * reference (a path as the user gave it). Any thread. */
+void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
+                               size_t size);
+
+/* n with its digits grouped by three ("1,797"), in buf (always terminated). Any thread. */
+void cs_methods_count(size_t n, char *buf, size_t size);
 
 /* Frees what t owns (the struct itself is the caller's). NULL-safe. */
 void cs_methods_free(cs_methods *t);

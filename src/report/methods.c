@@ -74,6 +74,49 @@ const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a,
     return &m->res.rows[1].cmp;
 }
 
+int rep_methods_no_pairs(const rep_methods *m)
+{
+    return m && m->res.select_each;
+}
+
+void rep_methods_selection_text(FILE *out, const rep_methods *m)
+{
+    if (!m) return;
+    char line[2 * CS_SPEC_MAX + 1200];
+    cs_methods_selection_line(&m->res, m->select, m->m[m->ref].name, line, sizeof line);
+    if (line[0]) fprintf(out, "%s\n\n", line);
+}
+
+void rep_methods_selection_json(FILE *out, const rep_methods *m)
+{
+    fputs(", \"selection\": ", out);
+    if (!m || !m->res.selected) {
+        fputs("null", out);
+        return;
+    }
+    fputs("{\"expr\": ", out);
+    rep_json_str(out, m->select);
+    fprintf(out, ", \"on\": \"%s\", \"samples\": ", m->res.select_each ? "each" : "reference");
+    if (m->res.select_each) {
+        /* each method's own count: no one set */
+        fputs("null, \"method_samples\": [", out);
+        for (size_t i = 0; i < m->n; i++) {
+            if (i) fputs(", ", out);
+            if (m->res.rows[i].ok) fprintf(out, "%zu", m->res.rows[i].samples);
+            else fputs("null", out);
+        }
+        fputc(']', out);
+    } else {
+        fprintf(out, "%zu", m->res.sel_samples);
+    }
+    fprintf(out, ", \"of\": %zu", m->res.sel_of);
+    if (m->res.select_each) {
+        fputs(", \"paired\": ", out);
+        rep_json_str(out, CS_METHODS_EACH_NO_PAIRS);
+    }
+    fputc('}', out);
+}
+
 void rep_methods_free(rep_methods *t)
 {
     if (!t) return;
@@ -234,13 +277,14 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     const cs_dataset *ds[CS_METHODS_MAX];
     if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
-    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method };
+    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method, mo->select_each };
     cs_run run = { o->threads, NULL, NULL };
     cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
     if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
     t->classes = t->res.classes;
     t->k = t->res.k;
     t->n_top = t->res.n_top;
+    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
     for (size_t i = 0; i < t->n; i++) {
         rep_method *me = &t->m[i];
         const cs_method_row *row = &t->res.rows[i];
@@ -355,7 +399,9 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         /* the SPEC §5 list, one entry per metric and non-reference method, a = the method */
         fputs(",\n  \"compare_info\": {\"reference\": ", out);
         rep_json_str(out, ref->name);
-        fprintf(out, ", \"repeats\": %d}", t->cmp_repeats);
+        fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
+        rep_methods_selection_json(out, t);
+        fputc('}', out);
         fputs(",\n  \"compare\": [", out);
         int first = 1;
         for (size_t i = 0; i < t->n; i++) {
