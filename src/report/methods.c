@@ -613,10 +613,14 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     }
 
     /* per metric: value [95% CI], and the paired difference to the reference */
-    fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
-                 "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
-                 "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
-            cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
+    if (t->res.select_each)
+        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d], each on its own selection (no paired differences)\n",
+                cs_ci_method_name(t->ci_method), t->ci_repeats);
+    else
+        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
+                     "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
+                     "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
+                cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
     int any_excl = 0;
     for (int c = 0; c < NCOL; c++) {
         if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
@@ -637,6 +641,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
                         excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? " *" : "  ", row(t, me)->pbetter[c]);
             else if (i == t->ref)
                 fputs("  (reference)", out);
+            else if (t->res.select_each)
+                fputs("  no paired difference (--select-on each)", out);
             fputc('\n', out);
         }
     }

@@ -830,6 +830,138 @@ static void test_row_errors(void **state)
     cs_dataset_free(g3);
 }
 
+/* One sample set: a selection on a prediction-dependent field (conf) is evaluated on the
+ * reference's samples only, and every number of the table is on those samples of every method,
+ * matched by id. A (the reference) keeps s1..s4 under 'conf > 0.8'; B moves its confidences so
+ * that on its own rows it would keep s2, s4, s5 instead, and it lists its rows in reverse order
+ * (s6..s1), so row order cannot stand in for the ids. The expected values come from
+ * cs_prepare/cs_evaluate on datasets built by hand from just those rows. */
+static const double SEL_A[6] = { 0.95, 0.9, 0.85, 0.82, 0.6, 0.55 };
+static const double SEL_B[6] = { 0.7, 0.97, 0.6, 0.9, 0.95, 0.52 };   /* by id s1..s6 */
+static const int SEL_LAB[6] = { 0, 0, 1, 0, 1, 0 };
+
+static void selection_pair(cs_dataset **a, cs_dataset **b)
+{
+    static const char *ids[6] = { "s1", "s2", "s3", "s4", "s5", "s6" };
+    static const char *rev[6] = { "s6", "s5", "s4", "s3", "s2", "s1" };
+    double pa[12], pb[12];
+    int lb[6];
+    for (int i = 0; i < 6; i++) {
+        pa[2 * i] = SEL_A[i];
+        pa[2 * i + 1] = 1 - SEL_A[i];
+        pb[2 * i] = SEL_B[5 - i];
+        pb[2 * i + 1] = 1 - SEL_B[5 - i];
+        lb[i] = SEL_LAB[5 - i];
+    }
+    *a = make_ds("a.csv", 6, 2, pa, SEL_LAB);
+    *b = make_ds("b.csv", 6, 2, pb, lb);
+    add_ids(*a, ids);
+    add_ids(*b, rev);
+}
+
+/* The samples of p0 (by id s1..s6) listed in keep, as a dataset of their own. */
+static cs_dataset *by_hand(const char *path, const double *p0, const int *keep, size_t n)
+{
+    double prob[12];
+    int lab[6];
+    for (size_t j = 0; j < n; j++) {
+        prob[2 * j] = p0[keep[j]];
+        prob[2 * j + 1] = 1 - p0[keep[j]];
+        lab[j] = SEL_LAB[keep[j]];
+    }
+    return make_ds(path, n, 2, prob, lab);
+}
+
+static void test_selection_on_reference(void **state)
+{
+    (void)state;
+    cs_dataset *a, *b;
+    selection_pair(&a, &b);
+    cs_settings s, none;
+    cs_settings_default(&s);
+    none = s;
+    snprintf(s.select, sizeof s.select, "conf > 0.8");
+    static const int on_a[4] = { 0, 1, 2, 3 };       /* s1..s4: A's confidences above 0.8 */
+    cs_dataset *a4 = by_hand("a4", SEL_A, on_a, 4), *b4 = by_hand("b4", SEL_B, on_a, 4);
+    double va[CS_METHODS_NCOL], vb[CS_METHODS_NCOL];
+    direct_values(a4, &none, 2, va);
+    direct_values(b4, &none, 2, vb);
+    /* by hand: B on s1..s4 predicts class 0 four times, with s3 (label 1) wrong */
+    assert_double_near(vb[0], 0.75, 1e-15);
+
+    cs_methods t;
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, 50, 7);
+    const cs_dataset *d[2] = { a, b };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_true(t.selected);
+    assert_false(t.select_each);
+    assert_int_equal(t.sel_samples, 4);
+    assert_int_equal(t.sel_of, 6);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        if (isnan(va[c])) continue;
+        assert_double_near(t.rows[0].v[c], va[c], 1e-12);
+        assert_double_near(t.rows[1].v[c], vb[c], 1e-12);
+        /* the difference is method - reference of those very values */
+        assert_true(t.rows[1].has_diff);
+        assert_double_near(t.rows[1].diff[c], vb[c] - va[c], 1e-12);
+    }
+    assert_int_equal(t.rows[0].samples, 4);
+    assert_int_equal(t.rows[1].samples, 4);
+    assert_int_equal(t.rows[1].n_pairs, 4);
+    assert_int_equal(t.rows[1].mass_n, 4);
+    /* the rankings read the same values: ECE and accuracy order A and B as the direct values do */
+    int rank[2];
+    cs_methods_ranks(&t, CS_METHODS_COL_ECE, rank);
+    assert_int_equal(rank[0], va[1] < vb[1] ? 1 : 2);
+    assert_int_equal(rank[1], va[1] < vb[1] ? 2 : 1);
+    char line[400];
+    cs_methods_selection_line(&t, s.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "selection: conf > 0.8 on the reference (a.csv): 4 of 6 samples, the same for every method");
+    cs_methods_free(&t);
+
+    /* each: B on its own s2, s4, s5 (s5 is wrong): accuracy 2/3; no paired differences */
+    o.select_each = 1;
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_true(t.select_each);
+    assert_int_equal(t.rows[1].samples, 3);
+    assert_double_near(t.rows[1].v[0], 2.0 / 3.0, 1e-15);
+    assert_double_near(t.rows[0].v[0], va[0], 1e-15);
+    assert_false(t.rows[1].has_diff);
+    assert_int_equal(t.rows[1].diff_status, CS_OK);
+    assert_string_equal(t.rows[1].diff_err.msg, CS_METHODS_EACH_NO_PAIRS);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(t.rows[1].diff[c]));
+    cs_methods_selection_line(&t, s.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "selection: conf > 0.8 on each method's own samples (4, 3 of 6); values only, no paired differences");
+    cs_methods_free(&t);
+
+    /* each without a selection: one set anyway, so the differences stay */
+    assert_int_equal(cs_methods_run(d, 2, &none, &o, NULL, &t, &err), CS_OK);
+    assert_false(t.selected);
+    assert_true(t.rows[1].has_diff);
+    cs_methods_selection_line(&t, none.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "");
+    cs_methods_free(&t);
+
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_dataset_free(a4);
+    cs_dataset_free(b4);
+}
+
+static void test_count_grouping(void **state)
+{
+    (void)state;
+    char b[32];
+    static const struct { size_t n; const char *s; } cases[] = {
+        { 0, "0" }, { 999, "999" }, { 1000, "1,000" }, { 1797, "1,797" }, { 1000000, "1,000,000" }, { 12345678, "12,345,678" }
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_methods_count(cases[i].n, b, sizeof b);
+        assert_string_equal(b, cases[i].s);
+    }
+}
+
 /* The mass profile: mean k-th largest probability and mean probability per class. */
 static void test_mass_profile(void **state)
 {
@@ -944,6 +1076,8 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_row_errors),
         cmocka_unit_test(test_mass_profile),
+        cmocka_unit_test(test_selection_on_reference),
+        cmocka_unit_test(test_count_grouping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
