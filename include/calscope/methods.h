@@ -56,6 +56,8 @@ typedef struct cs_method_row {
     cs_error err;
     int ok;
     size_t samples;              /* the samples its values are on (after any selection) */
+    cs_bin *bins;                /* owned: the bins of its ECE (a reliability diagram), n_bins */
+    size_t n_bins;
     double v[CS_METHODS_NCOL], lo[CS_METHODS_NCOL], hi[CS_METHODS_NCOL];
     cs_status diff_status;       /* of the paired difference */
     cs_error diff_err;           /* why there is none when has_diff is 0 (also with diff_status

@@ -42,7 +42,10 @@ int cs_methods_excludes_zero(double lo, double hi)
 void cs_methods_free(cs_methods *t)
 {
     if (!t) return;
-    for (size_t i = 0; t->rows && i < t->n; i++) free(t->rows[i].cls);
+    for (size_t i = 0; t->rows && i < t->n; i++) {
+        free(t->rows[i].cls);
+        free(t->rows[i].bins);
+    }
     free(t->rows);
     t->rows = NULL;
     t->n = 0;
@@ -85,7 +88,14 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
                 me->lo[c] = me->hi[c] = NAN;
             }
         }
-        if (!pass) me->samples = m.selected;
+        if (!pass && st == CS_OK) {
+            /* the row keeps the diagram of the samples it is on (taken, not copied) */
+            me->samples = m.selected;
+            me->bins = m.result.bins;
+            me->n_bins = m.result.n_bins;
+            m.result.bins = NULL;
+            m.result.n_bins = 0;
+        }
         cs_measurement_free(&m);
         if (st != CS_OK) return st;
     }
