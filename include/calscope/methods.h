@@ -66,6 +66,8 @@ typedef struct cs_method_row {
     size_t n_pairs;
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
     int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
+    int diff_excludes[CS_METHODS_NCOL]; /* the paired interval does not contain the difference
+                                           (cs_methods_interval_misses) */
     cs_compare cmp;              /* the whole paired comparison reference − method (every default
                                   * metric, as cs_compare_run gives it), when has_cmp: a front end
                                   * that also shows the two-file table reads it instead of
@@ -135,6 +137,15 @@ void cs_methods_ranks(const cs_methods *t, int col, int *rank);
 /* 1 when column col orders some pair of methods the other way round from ECE, both beyond the
  * tie band (a tie under one metric is not a disagreement). */
 int cs_methods_ranking_differs(const cs_methods *t, int col);
+
+/* 1 when v, lo and hi are finite and v lies outside [lo, hi] by more than the tie band
+ * cs_metric_tie_tol(lo, hi): a percentile interval of a biased statistic (or of a difference of
+ * two) that misses its own estimate. Front ends mark it "!" with a footnote. */
+int cs_methods_interval_misses(double v, double lo, double hi);
+
+/* Why a column has no number ("n/a" beside it): where the metric has one (the catalogue's
+ * words, e.g. "top1/class:C only"), else "undefined on these samples". Static string. */
+const char *cs_methods_na_reason(int col);
 
 /* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)
  * (an interval of rounding noise excludes nothing). */

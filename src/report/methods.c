@@ -476,8 +476,10 @@ void rep_methods_json(FILE *out, const rep_methods *t)
                 fprintf(out, ", \"%s\": {", col_name(c));
                 const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s}", row(t, me)->equal[c] ? "true" : "false",
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false");
+                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
+                        row(t, me)->equal[c] ? "true" : "false",
+                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
+                        row(t, me)->diff_excludes[c] ? "true" : "false");
             }
             fputc('}', out);
         }
@@ -621,7 +623,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
                      "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
                      "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
                 cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
-    int any_excl = 0;
+    int any_excl = 0, any_dexcl = 0;
     for (int c = 0; c < NCOL; c++) {
         if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
         else fprintf(out, "  %s\n", col_name(c));
@@ -633,12 +635,20 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fmt_num(hi, sizeof hi, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
             int excl = row(t, me)->ok && row(t, me)->ci_excludes[c];
             any_excl |= excl;
-            fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
-            if (row(t, me)->has_diff && row(t, me)->equal[c])
+            if (row(t, me)->ok && !isfinite(row(t, me)->v[c]))
+                fprintf(out, "    %-*s %8s (%s)", (int)w, sname[i], v, cs_methods_na_reason(c));
+            else
+                fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
+            const cs_method_row *r = row(t, me);
+            if (r->has_diff && r->equal[c])
                 fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
-            else if (row(t, me)->has_diff)
-                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? " *" : "  ", row(t, me)->pbetter[c]);
+            else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
+                fprintf(out, isfinite(r->v[c]) ? "  n/a (%s)" : "  n/a", cs_methods_na_reason(c));
+            else if (r->has_diff) {
+                any_dexcl |= r->diff_excludes[c];
+                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
+                        r->diff_excludes[c] ? "!" : " ", excludes_zero(r->dlo[c], r->dhi[c]) ? "*" : " ", r->pbetter[c]);
+            }
             else if (i == t->ref)
                 fputs("  (reference)", out);
             else if (t->res.select_each)
@@ -648,6 +658,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     }
 
     if (any_excl) rep_ci_note(out, t->ci_method);
+    if (any_dexcl) rep_paired_note(out);
 
     /* agreement of definitions: rank of each method under each metric */
     fprintf(out, "\n  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the metric\n"

@@ -3,6 +3,8 @@
  * counts as integers. */
 #include "report/rep.h"
 
+#include "calscope/methods.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -217,7 +219,8 @@ static void compare_json(FILE *out, const rep_compare *cmp)
         rep_json_fields(out, rep_compare_keys, v, 6);
         fputs(", \"p_equal\": ", out);
         rep_json_num(out, e->p_equal);
-        fprintf(out, ", \"equal\": %s}", e->equal ? "true" : "false");
+        fprintf(out, ", \"equal\": %s, \"ci_excludes_diff\": %s}", e->equal ? "true" : "false",
+                !e->equal && cs_methods_interval_misses(e->diff, e->lo, e->hi) ? "true" : "false");
     }
     fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
 }

@@ -24,9 +24,12 @@ static void paired_text(const cs_method_row *row, int col, char *buf, size_t siz
 {
     if (row->has_diff && row->equal[col])   /* rounding noise: a tie */
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
-    else if (row->has_diff)
-        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
-                 cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ', row->pbetter[col]);
+    else if (row->has_diff && !isfinite(row->diff[col]))   /* no number: say where there is one */
+        snprintf(buf, size, "%8s (%s)", "n/a", cs_methods_na_reason(col));
+    else if (row->has_diff)   /* ! the interval misses its own difference (the legend says why) */
+        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%s%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
+                 row->diff_excludes[col] ? "!" : "", cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ',
+                 row->pbetter[col]);
     else
         snprintf(buf, size, "%s", row->diff_err.msg[0] ? row->diff_err.msg : row->err.msg);
 }
@@ -206,6 +209,15 @@ static void line_putf(panel_lines *L, int role, const char *fmt, ...)
     line_put(L, role, buf);
 }
 
+/* The footnote of "!" on a paired interval, and whether column col has one to explain. */
+#define PAIRED_MISS_NOTE "! the paired interval misses its difference: a percentile bootstrap of biased statistics"
+static int any_misses(const cs_methods *t, int col)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].has_diff && t->rows[i].diff_excludes[col]) return 1;
+    return 0;
+}
+
 /* text word-wrapped to w columns, a line each (chart/words.h) */
 static void line_put_wrapped(panel_lines *L, int role, const char *text, int w)
 {
@@ -254,7 +266,8 @@ static void table_body(const panel_args *a, panel_lines *L)
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
         for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
-            if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
+            if (row->ok && isfinite(row->v[col]))
+                len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
             else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
         }
         line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
@@ -307,6 +320,9 @@ static void table_body(const panel_args *a, panel_lines *L)
     line_put(L, CH_ROLE_TEXT, "");
     line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
+    if (any_misses(t, focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
+    if (!isfinite(t->rows[t->ref].v[focus]) && t->rows[t->ref].ok)
+        line_putf(L, CH_ROLE_LABEL, "n/a: %s has no number here (%s)", h, cs_methods_na_reason(focus));
 }
 
 static void ranks_body(const panel_args *a, panel_lines *L)
@@ -471,6 +487,8 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         tui_textf(y + 2, t->x, t->w, CH_ROLE_LABEL,
                   "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);
     char sel[2 * CS_SPEC_MAX + 600];
+    if (mt && any_misses(mt, CS_METHODS_COL_ECE) && y + 3 < t->y + t->h)
+        tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, PAIRED_MISS_NOTE);
     if (mt && y + 3 < t->y + t->h) {
         selection_line(c, mt, sel, sizeof sel);
         tui_rect below = { t->x, y + 3, t->w, t->y + t->h - (y + 3) };

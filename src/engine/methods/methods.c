@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/measure.h"
 #include "calscope/recal.h"
 #include "calscope/select.h"
@@ -37,6 +38,18 @@ int cs_methods_excludes_zero(double lo, double hi)
     /* beyond the tie band: an interval of rounding noise around 0 excludes nothing */
     double tol = cs_metric_tie_tol(lo, hi);
     return isfinite(lo) && isfinite(hi) && (lo > tol || hi < -tol);
+}
+
+int cs_methods_interval_misses(double v, double lo, double hi)
+{
+    double tol = cs_metric_tie_tol(lo, hi);
+    return isfinite(v) && isfinite(lo) && isfinite(hi) && (v < lo - tol || v > hi + tol);
+}
+
+const char *cs_methods_na_reason(int col)
+{
+    const cs_metric_info *mi = col == CS_METHODS_COL_TOPK ? NULL : cs_metric_info_of(cs_methods_col_metric(col));
+    return mi && mi->only ? mi->only : "undefined on these samples";
 }
 
 void cs_methods_free(cs_methods *t)
@@ -118,6 +131,7 @@ static void take_diff(cs_method_row *me, int col, const cs_compare_entry *e)
     me->dhi[col] = -e->lo;
     me->pbetter[col] = e->p_worse;
     me->equal[col] = e->equal;
+    me->diff_excludes[col] = !e->equal && cs_methods_interval_misses(me->diff[col], me->dlo[col], me->dhi[col]);
 }
 
 /* Paired difference method − reference. Computed as reference − method (cs_compare_run with
