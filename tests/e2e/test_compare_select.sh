@@ -127,4 +127,41 @@ usage "--select-on without --compare" "--select-on needs --compare or --recal (i
 usage "--select-on without --select" "--select-on needs --select (it says where the selection is evaluated)" --compare --select-on each "$A" "$B"
 usage "--select-on bad value" "--select-on: 'all' is not reference or each" --compare --select "$SEL" --select-on all "$A" "$B"
 
+# ---- honest marks: n/a with its reason (never NaN), and "!" on a paired interval that misses
+
+# topk:2 has no RECE-G, smooth ECE, L2CE or ECE_sweep: every output says n/a and where there is one
+head -n 201 samples/digits_gnb.csv >"$TMP/g.csv"
+head -n 201 samples/digits_ts.csv >"$TMP/t.csv"
+expect_rc "topk:2 compare: exit 0" 0 "$CALSCOPE" report --compare --lens topk:2 --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
+expect_no_match "topk:2 text: no NaN anywhere" "[Nn]a[Nn]" "$OUT"
+expect_match "topk:2 two-file table: n/a with the reason" "^  rece_g +n/a +n/a +n/a +\(top1/class:C/classwise only\)$" "$OUT"
+expect_match "topk:2 methods rows: the value's reason once, the difference n/a" "^    [^ ]*t\.csv +n/a \(top1/class:C only\)  n/a$" "$OUT"
+run "$CALSCOPE" report --format csv --compare --lens topk:2 --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
+expect_no_match "topk:2 csv: no NaN" "[Nn]a[Nn]" "$OUT"
+
+# flat.csv: class 0 at 0.75 for 180 samples, 135 right (ECE 0); spread.csv: at c = 0.55..0.95,
+# 20 samples each with 20c right (every group calibrated: ECE 0). MCE differs by exactly 0, but
+# the resamples' repeated rows raise spread's nine small groups' MCE more: its paired interval
+# lies beside 0 and misses the difference.
+/usr/bin/python3 - "$TMP/flat.csv" "$TMP/spread.csv" <<'EOF'
+import sys
+a = ["id,label,p_0,p_1"]; b = ["id,label,p_0,p_1"]; i = 0
+for g in range(9):
+    c = (11 + g) / 20
+    for j in range(20):
+        lab = 0 if j < round(c * 20) else 1
+        a.append(f"s{i},{lab},0.75,0.25"); b.append(f"s{i},{lab},{c},{1 - c:.2f}"); i += 1
+open(sys.argv[1], "w").write("\n".join(a) + "\n"); open(sys.argv[2], "w").write("\n".join(b) + "\n")
+EOF
+run "$CALSCOPE" report --format json --compare --seed 1 "$TMP/flat.csv" "$TMP/spread.csv"
+MARKS=$(json_get "[(e['metric'], e['ci_excludes_diff'], (e['diff'] < e['lo'] or e['diff'] > e['hi'])) for e in d['compare'] if not e['equal']]")
+expect_match "json: mce's paired interval misses its difference" "\('mce', True, True\)" "$MARKS"
+expect_no_match "json: the mark is the definition" "True, False|False, True" "$MARKS"
+expect_match "json: vs_reference says it too" "^True$" "$(json_get "d['methods'][1]['vs_reference']['mce']['ci_excludes_diff']")"
+run "$CALSCOPE" report --compare --seed 1 "$TMP/flat.csv" "$TMP/spread.csv"
+expect_match "text: two-file table marks mce" "^  mce .*\]!" "$OUT"
+expect_match "text: methods row marks it" "spread\.csv +[0-9.]+ \[[0-9., ]+\]!? +\+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!\* p_better" "$OUT"
+expect_match "text: the footnote" "! the paired interval does not contain the difference: it is the percentile bootstrap of a" "$OUT"
+expect_no_match "text: no mark on accuracy" "^  accuracy .*\]!" "$OUT"
+
 done_testing

@@ -949,6 +949,67 @@ static void test_selection_on_reference(void **state)
     cs_dataset_free(b4);
 }
 
+/* "!" on a paired interval: flat.csv predicts class 0 at 0.75 for all 180 samples (135 right:
+ * ECE 0), spread.csv at c = 0.55, 0.60, ..., 0.95 for 20 samples each with 20c right (every
+ * group calibrated: ECE 0 too). The difference of MCE is 0, but every resample draws repeated
+ * rows into spread's nine small groups, so its MCE rises more than flat's: the percentile
+ * interval of spread - flat lies above 0 and misses the difference itself. */
+static void test_paired_interval_misses(void **state)
+{
+    (void)state;
+    double pf[360], ps[360];
+    int lab[180];
+    for (int g = 0, i = 0; g < 9; g++) {
+        double c = (11 + g) / 20.0;
+        for (int j = 0; j < 20; j++, i++) {
+            lab[i] = j < (int)lround(c * 20) ? 0 : 1;
+            pf[2 * i] = 0.75;
+            pf[2 * i + 1] = 0.25;
+            ps[2 * i] = c;
+            ps[2 * i + 1] = 1 - c;
+        }
+    }
+    cs_dataset *flat = make_ds("flat.csv", 180, 2, pf, lab), *spread = make_ds("spread.csv", 180, 2, ps, lab);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_methods t;
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, 200, 1);
+    const cs_dataset *d[2] = { flat, spread };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    const cs_method_row *r = &t.rows[1];
+    assert_true(r->has_diff);
+    int col_mce = 3, marked = 0, unmarked = 0;
+    assert_double_near(r->diff[col_mce], 0.0, 1e-12);
+    assert_true(r->dlo[col_mce] > 0.01);                 /* the interval lies above its 0 */
+    assert_true(r->diff_excludes[col_mce]);
+    /* the mark is the definition, column by column */
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        int want = !r->equal[c] && isfinite(r->diff[c]) && (r->diff[c] < r->dlo[c] - cs_metric_tie_tol(r->dlo[c], r->dhi[c]) ||
+                                                           r->diff[c] > r->dhi[c] + cs_metric_tie_tol(r->dlo[c], r->dhi[c]));
+        assert_int_equal(r->diff_excludes[c], want);
+        marked += want;
+        unmarked += !want;
+    }
+    assert_true(marked >= 1 && unmarked >= 1);           /* accuracy's interval holds its 0 */
+    assert_false(r->diff_excludes[0]);
+    cs_methods_free(&t);
+    cs_dataset_free(flat);
+    cs_dataset_free(spread);
+
+    /* by hand */
+    assert_true(cs_methods_interval_misses(0.0, 0.01, 0.2));
+    assert_true(cs_methods_interval_misses(0.3, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.1, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.01, 0.01, 0.2));   /* on a bound */
+    assert_false(cs_methods_interval_misses(NAN, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.0, NAN, 0.2));
+    /* the reasons beside an n/a */
+    assert_string_equal(cs_methods_na_reason(5), "top1/class:C/classwise only");   /* RECE-G */
+    assert_string_equal(cs_methods_na_reason(9), "top1/class:C only");            /* smooth ECE */
+    assert_string_equal(cs_methods_na_reason(CS_METHODS_COL_TOPK), "undefined on these samples");
+}
+
 static void test_count_grouping(void **state)
 {
     (void)state;
@@ -1078,6 +1139,7 @@ int main(void)
         cmocka_unit_test(test_mass_profile),
         cmocka_unit_test(test_selection_on_reference),
         cmocka_unit_test(test_count_grouping),
+        cmocka_unit_test(test_paired_interval_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
