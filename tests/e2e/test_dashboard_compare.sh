@@ -28,7 +28,7 @@ paired() {
     printf '%s' "$SCREEN" | /usr/bin/python3 -c '
 import re, sys
 name = sys.argv[1]
-pat = re.compile(r"^[ >]?" + re.escape(name) + r" .*?([+-]\d\.\d{4}) \[([+-]\d\.\d{4}),([+-]\d\.\d{4})\]\*? +(\d\.\d{3}|=)")
+pat = re.compile(r"^[ >]?" + re.escape(name) + r" .*?([+-]\d\.\d{4}) \[([+-]\d\.\d{4}),([+-]\d\.\d{4})\]!?\*? +(\d\.\d{3}|=)")
 got = ""
 for line in sys.stdin.read().split("\n"):
     m = pat.match(line)
