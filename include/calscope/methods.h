@@ -147,6 +147,46 @@ int cs_methods_interval_misses(double v, double lo, double hi);
  * words, e.g. "top1/class:C only"), else "undefined on these samples". Static string. */
 const char *cs_methods_na_reason(int col);
 
+/* ---- the verdict: one line saying which of two methods is better calibrated ---------------- */
+
+/* Fewer paired samples than this many per bin (or fewer paired cases than
+ * CS_VERDICT_MIN_CASES) and the verdict is "too few samples/cases to say". */
+#define CS_VERDICT_PER_BIN 10
+#define CS_VERDICT_MIN_CASES 10
+
+typedef enum cs_verdict_kind {
+    CS_VERDICT_BETTER,           /* the method is better than the reference (interval excludes 0) */
+    CS_VERDICT_WORSE,            /* the reference is better */
+    CS_VERDICT_NO_DIFFERENCE,    /* the interval holds 0, misses the difference itself ("!"), or
+                                    the difference is a tie */
+    CS_VERDICT_TOO_FEW,          /* too few pairs for a binned error to say anything */
+    CS_VERDICT_NA                /* no number: the metric has none here, or no paired difference */
+} cs_verdict_kind;
+
+typedef struct cs_verdict {
+    cs_verdict_kind kind;
+    int metric;                  /* cs_metric id */
+    double diff, lo, hi;         /* method - reference and its paired 95 % interval */
+    double p_better;             /* share of resamples where the method is better */
+    size_t pairs;                /* paired samples (or cases) */
+    int by_case;                 /* pairs are cases (statistics files) */
+    int misses;                  /* the interval misses the difference ("!") */
+    size_t min_pairs;            /* fewer pairs than this: CS_VERDICT_TOO_FEW */
+} cs_verdict;
+
+/* The verdict on metric `metric` from a paired difference method - reference (diff, its
+ * interval lo..hi, p_better of the method, equal when a tie, `pairs` pairs; NAN diff: none).
+ * min_pairs: CS_VERDICT_PER_BIN x the bins for samples, CS_VERDICT_MIN_CASES for cases. Pure. */
+cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
+                           size_t pairs, int by_case, size_t min_pairs);
+/* "verdict: METHOD is better calibrated than REF; ECE -0.0507 [-0.0621, -0.0152], P(better)
+ * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
+ * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no number here
+ * (reason)") into buf, always terminated. Any thread. */
+void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
+/* The verdict of row i of t (not the reference) on metric. */
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs);
+
 /* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)
  * (an interval of rounding noise excludes nothing). */
 int cs_methods_excludes_zero(double lo, double hi);

@@ -57,6 +57,8 @@ struct rep_methods {
     cs_fit_split fit;        /* the engine's reading of the two (calscope/measure.h) */
     int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
     int folds, bins;
+    int verdict_metric;      /* --verdict-metric (default ece) */
+    size_t verdict_pairs;    /* fewer paired samples: too few to say (CS_VERDICT_PER_BIN x M) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
     cs_methods res;          /* the engine's table (owned) */
@@ -115,6 +117,80 @@ void rep_methods_selection_json(FILE *out, const rep_methods *m)
         rep_json_str(out, CS_METHODS_EACH_NO_PAIRS);
     }
     fputc('}', out);
+}
+
+/* ---- the verdict ---- */
+
+/* The verdict of a statistics pair: its table is A - B over cases, turned round to B - A. */
+static cs_verdict case_verdict(const rep_compare *cmp)
+{
+    for (size_t i = 0; i < cmp->res.n_entries; i++) {
+        const cs_compare_entry *e = &cmp->res.entries[i];
+        if (e->metric == cmp->verdict_metric)
+            return cs_verdict_make(e->metric, -e->diff, -e->hi, -e->lo, e->p_worse, e->equal, cmp->res.n_pairs, 1,
+                                   CS_VERDICT_MIN_CASES);
+    }
+    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, CS_VERDICT_MIN_CASES);
+}
+
+void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
+{
+    char line[3000];
+    if (cmp->by_case) {
+        if (!cmp->done) return;
+        cs_verdict v = case_verdict(cmp);
+        cs_verdict_line(&v, cmp->b, cmp->a, line, sizeof line);
+        fprintf(out, "%s\n", line);
+        return;
+    }
+    const rep_methods *t = cmp->methods;
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) {
+        if (i == t->ref) continue;
+        if (t->res.select_each) {
+            fprintf(out, "verdict: n/a; %s\n", CS_METHODS_EACH_NO_PAIRS);
+            return;
+        }
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+        cs_verdict_line(&v, t->m[i].name, t->m[t->ref].name, line, sizeof line);
+        fprintf(out, "%s\n", line);
+    }
+}
+
+static void verdict_json(FILE *out, const cs_verdict *v, const char *method)
+{
+    static const char *const kind[] = { "better", "worse", "no difference", "too few", "n/a" };
+    fputc('{', out);
+    if (method) {
+        fputs("\"method\": ", out);
+        rep_json_str(out, method);
+        fputs(", ", out);
+    }
+    fprintf(out, "\"metric\": \"%s\", \"kind\": \"%s\", \"better\": %s, \"diff\": ", cs_metric_name(v->metric), kind[v->kind],
+            v->kind == CS_VERDICT_BETTER ? "\"b\"" : v->kind == CS_VERDICT_WORSE ? "\"a\"" : "null");
+    rep_json_num(out, v->diff);
+    fputs(", \"lo\": ", out);
+    rep_json_num(out, v->lo);
+    fputs(", \"hi\": ", out);
+    rep_json_num(out, v->hi);
+    fputs(", \"p_better\": ", out);
+    rep_json_num(out, v->p_better);
+    fprintf(out, ", \"pairs\": %zu, \"min_pairs\": %zu, \"ci_excludes_diff\": %s}", v->pairs, v->min_pairs,
+            v->misses ? "true" : "false");
+}
+
+void rep_compare_verdict_json(FILE *out, const rep_compare *cmp)
+{
+    fputs(", \"verdict\": ", out);
+    const rep_methods *t = cmp->methods;
+    cs_verdict v;
+    if (cmp->by_case && cmp->done) v = case_verdict(cmp);
+    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_pairs);
+    else {
+        fputs("null", out);
+        return;
+    }
+    verdict_json(out, &v, NULL);
 }
 
 void rep_methods_free(rep_methods *t)
@@ -216,6 +292,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
     t->multi = n != 2 || mo->n_recal || t->ref != 0;
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
+    t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
+    t->verdict_pairs = (size_t)CS_VERDICT_PER_BIN * (size_t)o->settings.bins;
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
     cs_error_clear(&err);
@@ -401,6 +479,19 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         rep_json_str(out, ref->name);
         fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
         rep_methods_selection_json(out, t);
+        fputs(", \"verdict\": ", out);
+        if (t->res.select_each) fputs("null", out);
+        else {
+            fputc('[', out);
+            for (size_t i = 0, first = 1; i < t->n; i++) {
+                if (i == t->ref) continue;
+                if (!first) fputs(", ", out);
+                first = 0;
+                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+                verdict_json(out, &v, t->m[i].name);
+            }
+            fputc(']', out);
+        }
         fputc('}', out);
         fputs(",\n  \"compare\": [", out);
         int first = 1;

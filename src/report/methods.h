@@ -50,6 +50,12 @@ int rep_methods_no_pairs(const rep_methods *m);
  * compare_info. */
 void rep_methods_selection_text(FILE *out, const rep_methods *m);
 void rep_methods_selection_json(FILE *out, const rep_methods *m);
+/* The comparison's verdict lines (cs_verdict_line): one per method but the reference, first in
+ * the text; the JSON member `, "verdict": {...}` of a two-method comparison (null when there
+ * is none). The sign is method - reference; "a" is the reference, "b" the method. */
+struct rep_compare;
+void rep_compare_verdict_text(FILE *out, const struct rep_compare *cmp);
+void rep_compare_verdict_json(FILE *out, const struct rep_compare *cmp);
 void rep_methods_json(FILE *out, const rep_methods *m);
 void rep_methods_text(FILE *out, const rep_methods *m);
 void rep_methods_csv(FILE *out, const rep_methods *m);

@@ -210,6 +210,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
                 cmp->res.n_pairs, cmp->res.repeats);
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
     if (!cmp->by_case) rep_methods_selection_json(out, cmp->methods);
+    rep_compare_verdict_json(out, cmp);
     fputs("},\n  \"compare\": [", out);
     for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];

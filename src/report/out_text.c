@@ -77,13 +77,14 @@ void rep_paired_note(FILE *out)
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
-    fprintf(out, "compare  A = %s\n         B = %s\n", cmp->a, cmp->b);
+    /* one sign everywhere in the text: method - reference, here B - A (JSON keeps a - b) */
+    fprintf(out, "compare  A = %s (reference)\n         B = %s\n", cmp->a, cmp->b);
     if (cmp->by_case)
-        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = A - B with its 95%% interval,\n"
-                "  p_better = share of resamples where A is better\n", cmp->res.n_pairs, cmp->res.repeats);
+        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = B - A (method - reference)\n"
+                "  with its 95%% interval, p_better = share of resamples where B is better\n", cmp->res.n_pairs, cmp->res.repeats);
     else
-        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
-                "  p_better = share of resamples where A is better\n",
+        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = B - A (method - reference) with its\n"
+                "  95%% interval, p_better = share of resamples where B is better\n",
                 cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     fprintf(out, "  %-13s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
     int ties = 0, misses = 0;
@@ -101,7 +102,7 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
             int miss = cs_methods_interval_misses(e->diff, e->lo, e->hi);
             misses |= miss;
             fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f]%c%8.3f\n", cs_metric_name(e->metric), e->a, e->b,
-                    e->diff, e->lo, e->hi, miss ? '!' : ' ', e->p_better);
+                    -e->diff, -e->hi, -e->lo, miss ? '!' : ' ', e->p_worse);
         }
     }
     if (misses) rep_paired_note(out);

@@ -90,6 +90,7 @@ typedef struct rep_compare {
     cs_compare res;
     const rep_methods *methods; /* the --compare methods table (methods.c), or NULL */
     rep_pair_errors pair;  /* files that do not pair with the reference (then no table) */
+    int verdict_metric;    /* --verdict-metric (default ece) */
 } rep_compare;
 
 /* Output writers (stdout). cmp is NULL without --compare. */

@@ -368,6 +368,21 @@ static int p_select_on(ss_opts *o, const char *v)
     return 0;
 }
 
+static int p_verdict_metric(ss_opts *o, const char *v)
+{
+    int id = cs_metric_lookup(v, strlen(v));
+    if (id == CS_METRIC_ACCURACY)
+        return ss_usage_error(o->front, "--verdict-metric: accuracy is not a calibration error; give ece, ace, mce, ...");
+    if (id < 0 || id == CS_METRIC_RECE_M) {
+        char keys[160];
+        cs_metric_keys(keys, sizeof keys);
+        return ss_usage_error(o->front, "--verdict-metric: '%s' is not a metric of the comparison (one of: %s but accuracy and rece_m)", v, keys);
+    }
+    o->methods.verdict_metric = id;
+    o->methods.verdict_metric_given = 1;
+    return 0;
+}
+
 static int p_recal_split(ss_opts *o, const char *val)
 {
     char *end;
@@ -557,6 +572,7 @@ PR(q_recal_split_column)
 PR(q_reference) { (void)i; if (o->methods.reference) SAY("%d", o->methods.reference); else SAY("%s", ""); }
 /* the default (reference) is left out; `each` only where a comparison and a selection are */
 PR(q_select_on) { (void)i; SAY("%s", o->methods.select_each && o->compare && !select_blank(o) ? "each" : ""); }
+PR(q_verdict_metric) { (void)i; SAY("%s", o->methods.verdict_metric_given && o->compare ? cs_metric_name(o->methods.verdict_metric) : ""); }
 PR(q_compare_k) { (void)i; if (o->methods.k) SAY("%d", o->methods.k); else SAY("%s", ""); }
 PR(q_topk_bars)
 {
@@ -717,6 +733,10 @@ static const ss_flag table[] = {
       "reference's samples, and every method is measured on those samples\n"
       "(default reference); each: every method on its own selection, values\n"
       "only (no paired differences)", NULL },
+    { "--verdict-metric", "M", R, SEC_RESAMPLING, p_verdict_metric, q_verdict_metric, 0,
+      "the metric of the comparison's verdict line (default ece; any of\n"
+      "its metrics but accuracy): which method is better calibrated, by\n"
+      "the paired difference method - reference", NULL },
     { "--compare-k", "K", R, SEC_RESAMPLING, p_compare_k, q_compare_k, 0,
       "k of the table's top-k ECE column (default 3)", NULL },
     { "--topk-bars", "LIST", R, SEC_RESAMPLING, p_topk_bars, q_topk_bars, 0,

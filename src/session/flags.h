@@ -43,6 +43,8 @@ typedef struct ss_methods_opts {
     char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */
     int select_each;             /* --select-on each (default reference): cs_methods_options */
     int select_on_given;
+    int verdict_metric;          /* --verdict-metric M: a cs_metric id (read when given) */
+    int verdict_metric_given;
 } ss_methods_opts;
 
 #define SS_TOPK_MAX 32

@@ -101,6 +101,8 @@ static int check_methods(ss_opts *o)
     if ((mo->reference || mo->k) && !o->compare) return ss_usage_error(o->front, "--reference and --compare-k need --compare or --recal");
     if (mo->select_on_given && !o->compare)
         return ss_usage_error(o->front, "--select-on needs --compare or --recal (it says where a comparison's selection is evaluated)");
+    if (mo->verdict_metric_given && !o->compare)
+        return ss_usage_error(o->front, "--verdict-metric needs --compare or --recal");
     if (mo->select_on_given && !o->select_given)
         return ss_usage_error(o->front, "--select-on needs --select (it says where the selection is evaluated)");
     if (!o->compare) return 0;

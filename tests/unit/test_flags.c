@@ -138,6 +138,8 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_string_equal(m->split_column, n->split_column);
     assert_string_equal(m->split_fit, n->split_fit);
     assert_int_equal(m->select_each, n->select_each);
+    assert_int_equal(m->verdict_metric, n->verdict_metric);
+    assert_int_equal(m->verdict_metric_given, n->verdict_metric_given);
     assert_int_equal(a->compat, b->compat);
     assert_int_equal(a->torch_f64, b->torch_f64);
     assert_int_equal(a->torch_dtype_given, b->torch_dtype_given);
@@ -169,7 +171,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
-    { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "a.csv", "b.csv", NULL },
+    { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "--verdict-metric", "RECE-G", "a.csv", "b.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
@@ -396,6 +398,12 @@ static void test_errors_verbatim(void **state)
         "--select-on", "each", "--select", "conf > 0.9", "a.csv");
     REP("--select-on needs --select (it says where the selection is evaluated)", "--select-on", "reference",
         "--compare", "a.csv", "b.csv");
+    REP("--verdict-metric needs --compare or --recal", "--verdict-metric", "ace", "a.csv");
+    REP("--verdict-metric: accuracy is not a calibration error; give ece, ace, mce, ...", "--compare",
+        "--verdict-metric", "Accuracy", "a.csv", "b.csv");
+    REP("--verdict-metric: 'rece_m' is not a metric of the comparison (one of: accuracy ece ace mce rece_g rece_m "
+        "brier nll aece sce smece l2ce l2ce_debiased ece_sweep but accuracy and rece_m)", "--compare",
+        "--verdict-metric", "rece_m", "a.csv", "b.csv");
     DASH("unknown option '--curve'", "--curve", "size", "a.csv");     /* report-only flag */
     REP("unknown option '--no-color'", "--no-color", "a.csv");          /* dashboard-only flag */
     REP("--bins needs a value", "a.csv", "--bins");

@@ -419,3 +419,58 @@ int cs_methods_ranking_differs(const cs_methods *t, int col)
             if (better(t, col, i, j) > 0 && better(t, CS_METHODS_COL_ECE, j, i) > 0) return 1;
     return 0;
 }
+
+/* ---- the verdict ---- */
+
+cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
+                           size_t pairs, int by_case, size_t min_pairs)
+{
+    cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0, min_pairs };
+    if (!isfinite(diff)) return v;
+    v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
+    if (pairs < min_pairs) v.kind = CS_VERDICT_TOO_FEW;
+    else if (equal || v.misses || !cs_methods_excludes_zero(lo, hi))
+        v.kind = CS_VERDICT_NO_DIFFERENCE;   /* an interval beside its own estimate decides nothing */
+    else {
+        /* the interval is on one side of 0: the side says which is better */
+        int method_lower = hi < 0;
+        v.kind = method_lower == cs_metric_lower_is_better(metric) ? CS_VERDICT_BETTER : CS_VERDICT_WORSE;
+    }
+    return v;
+}
+
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs)
+{
+    int col = -1;
+    for (int c = 0; c < CS_METHODS_COL_TOPK; c++)
+        if (cs_methods_col_metric(c) == metric) col = c;
+    const cs_method_row *r = &t->rows[i];
+    if (col < 0 || !r->has_diff)
+        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, 0, min_pairs);
+    return cs_verdict_make(metric, r->diff[col], r->dlo[col], r->dhi[col], r->pbetter[col], r->equal[col],
+                           r->n_pairs, 0, min_pairs);
+}
+
+void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size)
+{
+    const cs_metric_info *mi = cs_metric_info_of(v->metric);
+    const char *label = mi ? mi->label : "?";
+    const char *unit = v->by_case ? "cases" : "samples";
+    char pairs[48], numbers[200];
+    cs_methods_count(v->pairs, pairs, sizeof pairs);
+    if (v->kind == CS_VERDICT_NA) {
+        snprintf(buf, size, "verdict: n/a; %s has no paired difference here (%s)", label,
+                 mi && mi->only ? mi->only : "undefined on these samples");
+        return;
+    }
+    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
+             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff, v->lo, v->hi,
+             v->misses ? "!" : "", v->p_better, pairs, unit);
+    if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
+        snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,
+                 v->kind == CS_VERDICT_BETTER ? ref : method, numbers);
+    else if (v->kind == CS_VERDICT_NO_DIFFERENCE)
+        snprintf(buf, size, "verdict: no significant difference between %s and %s; %s", method, ref, numbers);
+    else
+        snprintf(buf, size, "verdict: too few paired %s to say (fewer than %zu); %s", unit, v->min_pairs, numbers);
+}
