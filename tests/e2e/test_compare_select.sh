@@ -164,4 +164,30 @@ expect_match "text: methods row marks it" "spread\.csv +[0-9.]+ \[[0-9., ]+\]!? 
 expect_match "text: the footnote" "! the paired interval does not contain the difference: it is the percentile bootstrap of a" "$OUT"
 expect_no_match "text: no mark on accuracy" "^  accuracy .*\]!" "$OUT"
 
+# ---- the verdict: one line first, method - reference, from the paired difference
+run "$CALSCOPE" report --format json --compare "$A" "$B"
+VJ=$(json_get "(lambda v, e: v['metric'] == 'ece' and v['kind'] == 'better' and v['better'] == 'b' and v['diff'] == e['diff'] and v['lo'] == e['lo'] and v['hi'] == e['hi'] and v['p_better'] == e['p_better'] and v['pairs'] == 1797 and v['min_pairs'] == 150)(d['compare_info']['verdict'], d['methods'][1]['vs_reference']['ece'])")
+expect_match "verdict json: B better, the methods table's ECE difference" "^True$" "$VJ"
+WANT=$(json_get "(lambda e: 'verdict: $B is better calibrated than $A; ECE %+.4f [%+.4f, %+.4f], P(better) %.3f, 1,797 paired samples' % (e['diff'], e['lo'], e['hi'], e['p_better']))(d['methods'][1]['vs_reference']['ece'])")
+run "$CALSCOPE" report --compare "$A" "$B"
+FIRST=$(printf '%s\n' "$OUT" | grep -E '^(verdict|selection|compare  A|Methods)' | head -1)
+expect_same_text() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi; }
+expect_same_text "verdict text: the comparison's first line" "$FIRST" "$WANT"
+expect_match "two-file table: B - A, as the methods table" "^  ece +[0-9.]+ +[0-9.]+ +-0\.[0-9]+ +\[-" "$OUT"
+expect_match "two-file table: the sign is said" "diff = B - A \(method - reference\)" "$OUT"
+run "$CALSCOPE" report --compare --seed 1 "$TMP/flat.csv" "$TMP/spread.csv"
+expect_match "verdict: no significant difference" "^verdict: no significant difference between $TMP/spread\.csv and $TMP/flat\.csv; ECE \+0\.0000 \[" "$OUT"
+run "$CALSCOPE" report --compare --seed 1 --verdict-metric MCE "$TMP/flat.csv" "$TMP/spread.csv"
+expect_match "verdict --verdict-metric mce: an interval beside its difference decides nothing" "^verdict: no significant difference .*; MCE \+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!, P\(better\)" "$OUT"
+head -n 101 "$A" >"$TMP/a100.csv"; head -n 101 "$B" >"$TMP/b100.csv"
+run "$CALSCOPE" report --compare "$TMP/a100.csv" "$TMP/b100.csv"
+expect_match "verdict: too few samples (100 < 10 per bin of 15)" "^verdict: too few paired samples to say \(fewer than 150\); ECE -0\.[0-9]{4} \[.*\], P\(better\) [01]\.[0-9]{3}, 100 paired samples$" "$OUT"
+run "$CALSCOPE" report --compare --bins 10 "$TMP/a100.csv" "$TMP/b100.csv"
+expect_match "verdict: 100 pairs are enough for 10 bins" "^verdict: $TMP/b100\.csv is better calibrated than $TMP/a100\.csv; ECE -" "$OUT"
+run "$CALSCOPE" report --compare --lens topk:2 --verdict-metric smece --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
+expect_match "verdict: n/a with the reason" "^verdict: n/a; smECE has no paired difference here \(top1/class:C only\)$" "$OUT"
+run "$CALSCOPE" report --format json --recal ts,iso "$A"
+expect_match "verdict json: one per method beside the reference" "^\['$A\+ts', '$A\+iso'\]$" "$(json_get "[v['method'] for v in d['compare_info']['verdict']]")"
+usage "--verdict-metric without --compare" "--verdict-metric needs --compare or --recal" --verdict-metric ace "$A"
+
 done_testing
