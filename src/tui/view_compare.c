@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/curves.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
@@ -59,6 +60,20 @@ static void selection_line(const tui_ctx *c, const cs_methods *t, char *buf, siz
     char ref[256];
     tui_model_method_name(c->m, t->ref, ref, sizeof ref);
     cs_methods_selection_line(t, c->st->settings.select, ref, buf, size);
+}
+
+/* Method i's verdict line on ECE (cs_verdict_line, the report's default --verdict-metric). */
+static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *buf, size_t size)
+{
+    char me[256], ref[256];
+    tui_model_method_name(c->m, i, me, sizeof me);
+    tui_model_method_name(c->m, t->ref, ref, sizeof ref);
+    if (t->select_each) {
+        snprintf(buf, size, "verdict: n/a; %s", CS_METHODS_EACH_NO_PAIRS);
+        return;
+    }
+    cs_verdict v = cs_methods_verdict(t, i, CS_METRIC_ECE, (size_t)CS_VERDICT_PER_BIN * (size_t)c->st->settings.bins);
+    cs_verdict_line(&v, me, ref, buf, size);
 }
 
 static void diagrams(const tui_ctx *c, const tui_rect *a)
@@ -259,6 +274,11 @@ static void table_body(const panel_args *a, panel_lines *L)
     int nw = a->nw, focus = a->focus;
     char line[2400], h[32];
     int len;
+    for (size_t i = 0; i < t->n; i++)
+        if (i != t->ref) {
+            verdict_line(a->c, t, i, line, sizeof line);
+            line_put_wrapped(L, TUI_ROLE_HEADING, line, a->w);
+        }
     selection_line(a->c, t, line, sizeof line);
     if (line[0]) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
     for (size_t i = 0; i < t->n; i++) {
@@ -437,6 +457,14 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
     int mstale = 0;
     const cs_methods *mt = methods_result(c->m, &mstale);
+    /* the answer first: one verdict per method beside the reference, as the report begins */
+    for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
+        if (i == mt->ref) continue;
+        char v[2 * CS_SPEC_MAX + 600];
+        verdict_line(c, mt, i, v, sizeof v);
+        tui_rect at = { t->x, y, t->w, t->y + t->h - y };
+        y += tui_draw_lines(&at, y, mstale ? CH_ROLE_STALE : TUI_ROLE_HEADING, v);
+    }
     if (narrow)
         tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
                   "-ref", "  95% paired", "P<");

@@ -21,6 +21,10 @@ want_a=$(rep "'%.4f' % d['methods'][0]['metrics']['ece']")
 want_b=$(rep "'%.4f %.4f %.4f' % tuple(d['methods'][1]['metrics'][k] for k in ('ece', 'brier', 'nll'))")
 want_pair=$(rep "(lambda e: '%+.4f [%+.4f,%+.4f] %.3f' % (e['diff'], e['lo'], e['hi'], e['p_better']))(d['methods'][1]['vs_reference']['ece'])")
 N=$(rep "d['compare_info']['selection']['samples']")
+run "$CALSCOPE" report --compare --seed 5 --select "$SEL" "$TMP/a.csv" "$TMP/b.csv"
+# the report's verdict after its names (the dashboard names the files by their base names)
+verdict_tail=$(printf '%s\n' "$OUT" | grep -m1 '^verdict: ' | sed 's/^[^;]*; //')
+re_escape() { printf '%s' "$1" | sed 's/[][\\.*^$()+?{}|]/\\&/g'; }
 run "$CALSCOPE" report --format json --select "$SEL" "$TMP/b.csv"
 own_b=$(json_get "'%.4f' % d['files'][0]['metrics']['ece']")
 [ -n "$own_b" ] && [ "$own_b" != "${want_b%% *}" ] && ok "b.csv's own selection gives another ECE ($own_b)" \
@@ -48,6 +52,8 @@ expect_same "diagrams panel: a.csv's ECE is the report's" "$(files_row a.csv | c
 NN=$(/usr/bin/python3 -c "print(f'{$N:,}')")
 if wait_joined "selection: conf > 0\.9 on the reference \(a\.csv\): $NN of 400 samples, the same for every method" 10
 then ok "diagrams panel: the selection's line"; else not_ok "diagrams panel: the selection's line" "$SCREEN"; fi
+if [ -n "$verdict_tail" ] && wait_joined "verdict: b\.csv is better calibrated than a\.csv; $(re_escape "$verdict_tail")" 10
+then ok "diagrams panel: the report's verdict heads the table"; else not_ok "diagrams panel: the report's verdict" "want ...; $verdict_tail" "$SCREEN"; fi
 
 keys p
 check_screen "methods panel: b.csv's row" '^[ >]b\.csv +[0-9.]+\*? +[0-9.]+' 60
@@ -55,6 +61,8 @@ shown=$(printf '%s' "$SCREEN" | grep -E '^ b\.csv +[0-9.]+\*? +[0-9.]+' | head -
 expect_same "methods panel: b.csv's ECE is the report's" "$shown" "${want_b%% *}"
 if wait_joined "selection: conf > 0\.9 on the reference \(a\.csv\): $NN of 400 samples, the same for every method" 10
 then ok "methods panel: the selection's line"; else not_ok "methods panel: the selection's line" "$SCREEN"; fi
+if [ -n "$verdict_tail" ] && wait_joined "verdict: b\.csv is better calibrated than a\.csv; $(re_escape "$verdict_tail")" 10
+then ok "methods panel: the report's verdict"; else not_ok "methods panel: the report's verdict" "want ...; $verdict_tail" "$SCREEN"; fi
 keys q
 check_screen "q quits with status 0" 'EXITED 0' 60
 
