@@ -50,19 +50,20 @@ check_screen "diagrams panel: b.csv's paired difference" '^b\.csv .*\]!?\*? +[0-
 expect_same "diagrams panel: b.csv's ECE, Brier, NLL and paired ECE are the report's" "$(files_row b.csv)" "$want_b|$want_pair"
 expect_same "diagrams panel: a.csv's ECE is the report's" "$(files_row a.csv | cut -d' ' -f1)" "$want_a"
 NN=$(/usr/bin/python3 -c "print(f'{$N:,}')")
-if wait_joined "selection: conf > 0\.9 on the reference \(a\.csv\): $NN of 400 samples, the same for every method" 10
-then ok "diagrams panel: the selection's line"; else not_ok "diagrams panel: the selection's line" "$SCREEN"; fi
-if [ -n "$verdict_tail" ] && wait_joined "verdict: b\.csv is better calibrated than a\.csv; $(re_escape "$verdict_tail")" 10
-then ok "diagrams panel: the report's verdict heads the table"; else not_ok "diagrams panel: the report's verdict" "want ...; $verdict_tail" "$SCREEN"; fi
+# lines_said PANEL: the selection's line and the report's verdict, each joined over its rows
+lines_said() {
+    if wait_joined "selection: conf > 0\.9 on the reference \(a\.csv\): $NN of 400 samples, the same for every method" 10
+    then ok "$1: the selection's line"; else not_ok "$1: the selection's line" "$SCREEN"; fi
+    if [ -n "$verdict_tail" ] && wait_joined "verdict: b\.csv is better calibrated than a\.csv; $(re_escape "$verdict_tail")" 10
+    then ok "$1: the report's verdict"; else not_ok "$1: the report's verdict" "want ...; $verdict_tail" "$SCREEN"; fi
+}
+lines_said "diagrams panel"
 
 keys p
 check_screen "methods panel: b.csv's row" '^[ >]b\.csv +[0-9.]+\*? +[0-9.]+' 60
 shown=$(printf '%s' "$SCREEN" | grep -E '^ b\.csv +[0-9.]+\*? +[0-9.]+' | head -1 | sed -E 's/^ b\.csv +[0-9.]+\*? +([0-9.]+).*/\1/')
 expect_same "methods panel: b.csv's ECE is the report's" "$shown" "${want_b%% *}"
-if wait_joined "selection: conf > 0\.9 on the reference \(a\.csv\): $NN of 400 samples, the same for every method" 10
-then ok "methods panel: the selection's line"; else not_ok "methods panel: the selection's line" "$SCREEN"; fi
-if [ -n "$verdict_tail" ] && wait_joined "verdict: b\.csv is better calibrated than a\.csv; $(re_escape "$verdict_tail")" 10
-then ok "methods panel: the report's verdict"; else not_ok "methods panel: the report's verdict" "want ...; $verdict_tail" "$SCREEN"; fi
+lines_said "methods panel"
 keys q
 check_screen "q quits with status 0" 'EXITED 0' 60
 

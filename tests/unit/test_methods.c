@@ -950,6 +950,18 @@ static void test_selection_on_reference(void **state)
     cs_dataset_free(b4);
 }
 
+/* The table of reference a and method b under the default settings, no value intervals, cmp
+ * paired resamples. */
+static void run_two(const cs_dataset *a, const cs_dataset *b, int cmp, uint64_t seed, cs_methods *t)
+{
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, cmp, seed);
+    const cs_dataset *d[2] = { a, b };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, t, &err), CS_OK);
+}
+
 /* "!" on a paired interval: flat.csv predicts class 0 at 0.75 for all 180 samples (135 right:
  * ECE 0), spread.csv at c = 0.55, 0.60, ..., 0.95 for 20 samples each with 20c right (every
  * group calibrated: ECE 0 too). The difference of MCE is 0, but every resample draws repeated
@@ -971,13 +983,8 @@ static void test_paired_interval_misses(void **state)
         }
     }
     cs_dataset *flat = make_ds("flat.csv", 180, 2, pf, lab), *spread = make_ds("spread.csv", 180, 2, ps, lab);
-    cs_settings s;
-    cs_settings_default(&s);
     cs_methods t;
-    cs_error err;
-    cs_methods_options o = opts(0, 0, 0, 200, 1);
-    const cs_dataset *d[2] = { flat, spread };
-    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    run_two(flat, spread, 200, 1, &t);
     const cs_method_row *r = &t.rows[1];
     assert_true(r->has_diff);
     int col_mce = 3, marked = 0, unmarked = 0;
@@ -1058,13 +1065,8 @@ static void test_verdict(void **state)
 
     /* from a table: the hand-made trio's B against A (ECE .0875 - 0 on 4 samples) */
     cs_dataset *a = make_bin4("a.csv", P_A, LAB4), *b = make_bin4("b.csv", P_B, LAB4);
-    cs_settings s;
-    cs_settings_default(&s);
     cs_methods t;
-    cs_error err;
-    cs_methods_options o = opts(0, 0, 0, 20, 0);
-    const cs_dataset *d[2] = { a, b };
-    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    run_two(a, b, 20, 0, &t);
     v = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
     assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
     assert_int_equal(v.pairs, 4);
