@@ -141,10 +141,10 @@ int cs_methods_ranking_differs(const cs_methods *t, int col);
 /* 1 when v, lo and hi are finite and v lies outside [lo, hi] by more than the tie band
  * cs_metric_tie_tol(lo, hi): a percentile interval of a biased statistic (or of a difference of
  * two) that misses its own estimate. Front ends mark it "!" with a footnote. */
-int cs_methods_interval_misses(double v, double lo, double hi);
+int cs_methods_interval_misses(double v, double lo, double hi);   /* pure */
 
 /* Why a column has no number ("n/a" beside it): where the metric has one (the catalogue's
- * words, e.g. "top1/class:C only"), else "undefined on these samples". Static string. */
+ * words, e.g. "top1/class:C only"), else "undefined on these samples". Static string; pure. */
 const char *cs_methods_na_reason(int col);
 
 /* ---- the verdict: one line saying which of two methods is better calibrated ---------------- */
@@ -181,10 +181,11 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
                            size_t pairs, int by_case, size_t min_pairs);
 /* "verdict: METHOD is better calibrated than REF; ECE -0.0507 [-0.0621, -0.0152], P(better)
  * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
- * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no number here
- * (reason)") into buf, always terminated. Any thread. */
+ * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
+ * here (reason)", "n/a; no paired samples") into buf, always terminated. Any thread. */
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
-/* The verdict of row i of t (not the reference) on metric. */
+/* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
+ * such column or the row no paired difference). Any thread; t is only read. */
 cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs);
 
 /* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)

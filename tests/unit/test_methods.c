@@ -936,6 +936,24 @@ static void test_selection_on_reference(void **state)
     assert_string_equal(line, "selection: conf > 0.8 on each method's own samples (4, 3 of 6); values only, no paired differences");
     cs_methods_free(&t);
 
+    /* a selection that keeps none of the reference's samples: every row says so, and whose */
+    o.select_each = 0;
+    cs_settings s2 = s;
+    snprintf(s2.select, sizeof s2.select, "conf > 2");
+    assert_int_equal(cs_methods_run(d, 2, &s2, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.sel_samples, 0);
+    assert_int_equal(t.rows[0].status, CS_EEMPTY);
+    assert_string_equal(t.rows[0].err.msg, "a.csv: the selection 'conf > 2' keeps no sample");
+    assert_int_equal(t.rows[1].status, CS_EEMPTY);
+    assert_string_equal(t.rows[1].err.msg, "a.csv: the selection 'conf > 2' keeps no sample (it is evaluated on the reference)");
+    assert_false(t.rows[1].ok);
+    cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
+    assert_int_equal(nv.kind, CS_VERDICT_NA);
+    cs_verdict_line(&nv, "b.csv", "a.csv", line, sizeof line);
+    assert_string_equal(line, "verdict: n/a; no paired samples");
+    cs_methods_free(&t);
+    o.select_each = 1;
+
     /* each without a selection: one set anyway, so the differences stay */
     assert_int_equal(cs_methods_run(d, 2, &none, &o, NULL, &t, &err), CS_OK);
     assert_false(t.selected);

@@ -248,9 +248,10 @@ static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const ch
     for (size_t i = 0; i < n; i++) {
         cs_method_row *me = &out->rows[i];
         if (!d[i]) continue;
-        if (out->sel_samples == 0)
-            me->status = cs_error_set(&me->err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample",
-                                      ref->path ? ref->path : "reference", expr);
+        if (out->sel_samples == 0)   /* cs_prepare's words, and whose samples they are */
+            me->status = cs_error_set(&me->err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample%s",
+                                      ref->path ? ref->path : "reference", expr,
+                                      i == out->ref ? "" : " (it is evaluated on the reference)");
         else if (!(sub[i] = paired_subset(ref, keep, d[i], &me->err)))
             me->status = me->err.code;
     }
@@ -458,6 +459,10 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
     const char *unit = v->by_case ? "cases" : "samples";
     char pairs[48], numbers[200];
     cs_methods_count(v->pairs, pairs, sizeof pairs);
+    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
+        snprintf(buf, size, "verdict: n/a; no paired %s", unit);
+        return;
+    }
     if (v->kind == CS_VERDICT_NA) {
         snprintf(buf, size, "verdict: n/a; %s has no paired difference here (%s)", label,
                  mi && mi->only ? mi->only : "undefined on these samples");
