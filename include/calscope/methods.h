@@ -38,19 +38,36 @@ typedef struct cs_methods_options {
     int cmp_repeats;             /* paired-bootstrap resamples (0 = CS_COMPARE_REPEATS) */
     uint64_t seed;
     cs_ci_method ci_method;      /* the intervals' method (0 = percentile) */
+    int select_each;             /* 0 (--select-on reference): the selection is evaluated once,
+                                    on the reference's samples, and every number of the table
+                                    is computed on those samples of every method (matched by id,
+                                    else by row); 1 (--select-on each): each method keeps its
+                                    own selection for its values, and there are no paired
+                                    differences (CS_METHODS_EACH_NO_PAIRS says why) */
 } cs_methods_options;
+
+/* Why `--select-on each` has no paired differences (a row's diff_err then holds it). */
+#define CS_METHODS_EACH_NO_PAIRS                                                                 \
+    "no paired differences with --select-on each: each method keeps its own samples, and a "    \
+    "paired difference needs one set (--select-on reference, the default)"
 
 typedef struct cs_method_row {
     cs_status status;            /* of the values (CS_OK = ok) */
     cs_error err;
     int ok;
+    size_t samples;              /* the samples its values are on (after any selection) */
+    cs_bin *bins;                /* owned: the bins of its ECE (a reliability diagram), n_bins */
+    size_t n_bins;
     double v[CS_METHODS_NCOL], lo[CS_METHODS_NCOL], hi[CS_METHODS_NCOL];
     cs_status diff_status;       /* of the paired difference */
-    cs_error diff_err;
+    cs_error diff_err;           /* why there is none when has_diff is 0 (also with diff_status
+                                    CS_OK: CS_METHODS_EACH_NO_PAIRS) */
     int has_diff;
     size_t n_pairs;
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
     int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
+    int diff_excludes[CS_METHODS_NCOL]; /* the paired interval does not contain the difference
+                                           (cs_methods_interval_misses) */
     cs_compare cmp;              /* the whole paired comparison reference − method (every default
                                   * metric, as cs_compare_run gives it), when has_cmp: a front end
                                   * that also shows the two-file table reads it instead of
@@ -72,15 +89,36 @@ typedef struct cs_methods {
     size_t classes;              /* K of the reference (else of the first measured method) */
     size_t n_top;                /* min(classes, CS_METHODS_MASS_TOP) */
     int cmp_repeats;             /* resamples of the paired differences (front ends state it) */
+    /* The selection's rule, for front ends to state (none when the selection is blank). */
+    int selected;                /* the settings' selection is not blank */
+    int select_each;             /* cs_methods_options.select_each as applied */
+    size_t sel_samples;          /* --select-on reference: the samples every method is measured
+                                    on (the reference's selection); 0 otherwise */
+    size_t sel_of;               /* the reference's samples before the selection */
 } cs_methods;
 
 /* Measures every method d[0..n) (d[i] NULL: a method without data, row not ok) under s.
  * Per-method failures are recorded in the rows (status / diff_status with their messages).
+ * With a selection and o->select_each 0, it is evaluated on the reference's samples and every
+ * method is cut to the paired samples (a method that does not pair with the reference gets the
+ * pairing error as its status; a selection that keeps no sample of the reference fails every
+ * row with CS_EEMPTY).
  * Returns CS_OK, CS_EUSAGE (n == 0, n > CS_METHODS_MAX, ref >= n), CS_ENOMEM or CS_ECANCELLED
  * (run->cancel raised; out then holds nothing). The caller frees out with cs_methods_free. */
 cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err);
+
+/* The one line that says which samples the table is on, for both front ends, in buf (always
+ * terminated; "" when no selection): "selection: EXPR on the reference (REF): 561 of 1,797
+ * samples, the same for every method", or with select_each "selection: EXPR on each method's
+ * own samples (561, 429 of 1,797); values only, no paired differences". ref_name names the
+ * reference (a path as the user gave it). Any thread. */
+void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
+                               size_t size);
+
+/* n with its digits grouped by three ("1,797"), in buf (always terminated). Any thread. */
+void cs_methods_count(size_t n, char *buf, size_t size);
 
 /* Frees what t owns (the struct itself is the caller's). NULL-safe. */
 void cs_methods_free(cs_methods *t);
@@ -99,6 +137,56 @@ void cs_methods_ranks(const cs_methods *t, int col, int *rank);
 /* 1 when column col orders some pair of methods the other way round from ECE, both beyond the
  * tie band (a tie under one metric is not a disagreement). */
 int cs_methods_ranking_differs(const cs_methods *t, int col);
+
+/* 1 when v, lo and hi are finite and v lies outside [lo, hi] by more than the tie band
+ * cs_metric_tie_tol(lo, hi): a percentile interval of a biased statistic (or of a difference of
+ * two) that misses its own estimate. Front ends mark it "!" with a footnote. */
+int cs_methods_interval_misses(double v, double lo, double hi);   /* pure */
+
+/* Why a column has no number ("n/a" beside it): where the metric has one (the catalogue's
+ * words, e.g. "top1/class:C only"), else "undefined on these samples". Static string; pure. */
+const char *cs_methods_na_reason(int col);
+
+/* ---- the verdict: one line saying which of two methods is better calibrated ---------------- */
+
+/* Fewer paired samples than this many per bin (or fewer paired cases than
+ * CS_VERDICT_MIN_CASES) and the verdict is "too few samples/cases to say". */
+#define CS_VERDICT_PER_BIN 10
+#define CS_VERDICT_MIN_CASES 10
+
+typedef enum cs_verdict_kind {
+    CS_VERDICT_BETTER,           /* the method is better than the reference (interval excludes 0) */
+    CS_VERDICT_WORSE,            /* the reference is better */
+    CS_VERDICT_NO_DIFFERENCE,    /* the interval holds 0, misses the difference itself ("!"), or
+                                    the difference is a tie */
+    CS_VERDICT_TOO_FEW,          /* too few pairs for a binned error to say anything */
+    CS_VERDICT_NA                /* no number: the metric has none here, or no paired difference */
+} cs_verdict_kind;
+
+typedef struct cs_verdict {
+    cs_verdict_kind kind;
+    int metric;                  /* cs_metric id */
+    double diff, lo, hi;         /* method - reference and its paired 95 % interval */
+    double p_better;             /* share of resamples where the method is better */
+    size_t pairs;                /* paired samples (or cases) */
+    int by_case;                 /* pairs are cases (statistics files) */
+    int misses;                  /* the interval misses the difference ("!") */
+    size_t min_pairs;            /* fewer pairs than this: CS_VERDICT_TOO_FEW */
+} cs_verdict;
+
+/* The verdict on metric `metric` from a paired difference method - reference (diff, its
+ * interval lo..hi, p_better of the method, equal when a tie, `pairs` pairs; NAN diff: none).
+ * min_pairs: CS_VERDICT_PER_BIN x the bins for samples, CS_VERDICT_MIN_CASES for cases. Pure. */
+cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
+                           size_t pairs, int by_case, size_t min_pairs);
+/* "verdict: METHOD is better calibrated than REF; ECE -0.0507 [-0.0621, -0.0152], P(better)
+ * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
+ * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
+ * here (reason)", "n/a; no paired samples") into buf, always terminated. Any thread. */
+void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
+/* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
+ * such column or the row no paired difference). Any thread; t is only read. */
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs);
 
 /* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)
  * (an interval of rounding noise excludes nothing). */

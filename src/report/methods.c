@@ -57,6 +57,8 @@ struct rep_methods {
     cs_fit_split fit;        /* the engine's reading of the two (calscope/measure.h) */
     int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
     int folds, bins;
+    int verdict_metric;      /* --verdict-metric (default ece) */
+    size_t verdict_pairs;    /* fewer paired samples: too few to say (CS_VERDICT_PER_BIN x M) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
     cs_methods res;          /* the engine's table (owned) */
@@ -72,6 +74,123 @@ const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a,
     if (!m || m->multi || m->n != 2 || m->ref != 0 || !m->res.rows) return NULL;
     if (m->m[0].d != a || m->m[1].d != b || !m->res.rows[1].has_cmp) return NULL;
     return &m->res.rows[1].cmp;
+}
+
+int rep_methods_no_pairs(const rep_methods *m)
+{
+    return m && m->res.select_each;
+}
+
+void rep_methods_selection_text(FILE *out, const rep_methods *m)
+{
+    if (!m) return;
+    char line[2 * CS_SPEC_MAX + 1200];
+    cs_methods_selection_line(&m->res, m->select, m->m[m->ref].name, line, sizeof line);
+    if (line[0]) fprintf(out, "%s\n\n", line);
+}
+
+void rep_methods_selection_json(FILE *out, const rep_methods *m)
+{
+    fputs(", \"selection\": ", out);
+    if (!m || !m->res.selected) {
+        fputs("null", out);
+        return;
+    }
+    fputs("{\"expr\": ", out);
+    rep_json_str(out, m->select);
+    fprintf(out, ", \"on\": \"%s\", \"samples\": ", m->res.select_each ? "each" : "reference");
+    if (m->res.select_each) {
+        /* each method's own count: no one set */
+        fputs("null, \"method_samples\": [", out);
+        for (size_t i = 0; i < m->n; i++) {
+            if (i) fputs(", ", out);
+            if (m->res.rows[i].ok) fprintf(out, "%zu", m->res.rows[i].samples);
+            else fputs("null", out);
+        }
+        fputc(']', out);
+    } else {
+        fprintf(out, "%zu", m->res.sel_samples);
+    }
+    fprintf(out, ", \"of\": %zu", m->res.sel_of);
+    if (m->res.select_each) {
+        fputs(", \"paired\": ", out);
+        rep_json_str(out, CS_METHODS_EACH_NO_PAIRS);
+    }
+    fputc('}', out);
+}
+
+/* ---- the verdict ---- */
+
+/* The verdict of a statistics pair: its table is A - B over cases, turned round to B - A. */
+static cs_verdict case_verdict(const rep_compare *cmp)
+{
+    for (size_t i = 0; i < cmp->res.n_entries; i++) {
+        const cs_compare_entry *e = &cmp->res.entries[i];
+        if (e->metric == cmp->verdict_metric)
+            return cs_verdict_make(e->metric, -e->diff, -e->hi, -e->lo, e->p_worse, e->equal, cmp->res.n_pairs, 1,
+                                   CS_VERDICT_MIN_CASES);
+    }
+    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, CS_VERDICT_MIN_CASES);
+}
+
+void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
+{
+    char line[3000];
+    if (cmp->by_case) {
+        if (!cmp->done) return;
+        cs_verdict v = case_verdict(cmp);
+        cs_verdict_line(&v, cmp->b, cmp->a, line, sizeof line);
+        fprintf(out, "%s\n", line);
+        return;
+    }
+    const rep_methods *t = cmp->methods;
+    if (!t) return;
+    for (size_t i = 0; i < t->n; i++) {
+        if (i == t->ref) continue;
+        if (t->res.select_each) {
+            fprintf(out, "verdict: n/a; %s\n", CS_METHODS_EACH_NO_PAIRS);
+            return;
+        }
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+        cs_verdict_line(&v, t->m[i].name, t->m[t->ref].name, line, sizeof line);
+        fprintf(out, "%s\n", line);
+    }
+}
+
+static void verdict_json(FILE *out, const cs_verdict *v, const char *method)
+{
+    static const char *const kind[] = { "better", "worse", "no difference", "too few", "n/a" };
+    fputc('{', out);
+    if (method) {
+        fputs("\"method\": ", out);
+        rep_json_str(out, method);
+        fputs(", ", out);
+    }
+    fprintf(out, "\"metric\": \"%s\", \"kind\": \"%s\", \"better\": %s, \"diff\": ", cs_metric_name(v->metric), kind[v->kind],
+            v->kind == CS_VERDICT_BETTER ? "\"b\"" : v->kind == CS_VERDICT_WORSE ? "\"a\"" : "null");
+    rep_json_num(out, v->diff);
+    fputs(", \"lo\": ", out);
+    rep_json_num(out, v->lo);
+    fputs(", \"hi\": ", out);
+    rep_json_num(out, v->hi);
+    fputs(", \"p_better\": ", out);
+    rep_json_num(out, v->p_better);
+    fprintf(out, ", \"pairs\": %zu, \"min_pairs\": %zu, \"ci_excludes_diff\": %s}", v->pairs, v->min_pairs,
+            v->misses ? "true" : "false");
+}
+
+void rep_compare_verdict_json(FILE *out, const rep_compare *cmp)
+{
+    fputs(", \"verdict\": ", out);
+    const rep_methods *t = cmp->methods;
+    cs_verdict v;
+    if (cmp->by_case && cmp->done) v = case_verdict(cmp);
+    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_pairs);
+    else {
+        fputs("null", out);
+        return;
+    }
+    verdict_json(out, &v, NULL);
 }
 
 void rep_methods_free(rep_methods *t)
@@ -173,6 +292,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->ref = mo->reference ? (size_t)mo->reference - 1 : 0;
     t->multi = n != 2 || mo->n_recal || t->ref != 0;
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
+    t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
+    t->verdict_pairs = (size_t)CS_VERDICT_PER_BIN * (size_t)o->settings.bins;
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
     cs_error_clear(&err);
@@ -234,13 +355,14 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     const cs_dataset *ds[CS_METHODS_MAX];
     if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
-    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method };
+    cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method, mo->select_each };
     cs_run run = { o->threads, NULL, NULL };
     cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
     if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
     t->classes = t->res.classes;
     t->k = t->res.k;
     t->n_top = t->res.n_top;
+    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
     for (size_t i = 0; i < t->n; i++) {
         rep_method *me = &t->m[i];
         const cs_method_row *row = &t->res.rows[i];
@@ -356,7 +478,22 @@ void rep_methods_json(FILE *out, const rep_methods *t)
          * a = the method */
         fputs(",\n  \"compare_info\": {\"reference\": ", out);
         rep_json_str(out, ref->name);
-        fprintf(out, ", \"repeats\": %d}", t->cmp_repeats);
+        fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
+        rep_methods_selection_json(out, t);
+        fputs(", \"verdict\": ", out);
+        if (t->res.select_each) fputs("null", out);
+        else {
+            fputc('[', out);
+            for (size_t i = 0, first = 1; i < t->n; i++) {
+                if (i == t->ref) continue;
+                if (!first) fputs(", ", out);
+                first = 0;
+                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+                verdict_json(out, &v, t->m[i].name);
+            }
+            fputc(']', out);
+        }
+        fputc('}', out);
         fputs(",\n  \"compare\": [", out);
         int first = 1;
         for (size_t i = 0; i < t->n; i++) {
@@ -431,8 +568,10 @@ void rep_methods_json(FILE *out, const rep_methods *t)
                 fprintf(out, ", \"%s\": {", col_name(c));
                 const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
                 rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s}", row(t, me)->equal[c] ? "true" : "false",
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false");
+                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
+                        row(t, me)->equal[c] ? "true" : "false",
+                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
+                        row(t, me)->diff_excludes[c] ? "true" : "false");
             }
             fputc('}', out);
         }
@@ -568,11 +707,15 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     }
 
     /* per metric: value [95% CI], and the paired difference to the reference */
-    fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
-                 "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
-                 "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
-            cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
-    int any_excl = 0;
+    if (t->res.select_each)
+        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d], each on its own selection (no paired differences)\n",
+                cs_ci_method_name(t->ci_method), t->ci_repeats);
+    else
+        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
+                     "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
+                     "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
+                cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
+    int any_excl = 0, any_dexcl = 0;
     for (int c = 0; c < NCOL; c++) {
         if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
         else fprintf(out, "  %s\n", col_name(c));
@@ -584,19 +727,30 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fmt_num(hi, sizeof hi, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
             int excl = row(t, me)->ok && row(t, me)->ci_excludes[c];
             any_excl |= excl;
-            fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
-            if (row(t, me)->has_diff && row(t, me)->equal[c])
+            if (row(t, me)->ok && !isfinite(row(t, me)->v[c]))
+                fprintf(out, "    %-*s %8s (%s)", (int)w, sname[i], v, cs_methods_na_reason(c));
+            else
+                fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
+            const cs_method_row *r = row(t, me);
+            if (r->has_diff && r->equal[c])
                 fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
-            else if (row(t, me)->has_diff)
-                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s p_better %.3f", row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? " *" : "  ", row(t, me)->pbetter[c]);
+            else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
+                fprintf(out, isfinite(r->v[c]) ? "  n/a (%s)" : "  n/a", cs_methods_na_reason(c));
+            else if (r->has_diff) {
+                any_dexcl |= r->diff_excludes[c];
+                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
+                        r->diff_excludes[c] ? "!" : " ", excludes_zero(r->dlo[c], r->dhi[c]) ? "*" : " ", r->pbetter[c]);
+            }
             else if (i == t->ref)
                 fputs("  (reference)", out);
+            else if (t->res.select_each)
+                fputs("  no paired difference (--select-on each)", out);
             fputc('\n', out);
         }
     }
 
     if (any_excl) rep_ci_note(out, t->ci_method);
+    if (any_dexcl) rep_paired_note(out);
 
     /* agreement of definitions: rank of each method under each metric */
     fprintf(out, "\n  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the metric\n"

@@ -42,6 +42,20 @@ int rep_methods_multi(const rep_methods *m);
  * rows measured from a and b themselves, the same settings, metrics, repeats and seed); NULL
  * otherwise. Points into m (valid until rep_methods_free). */
 const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a, const cs_dataset *b);
+/* 1 when the table has no paired differences because of --select-on each (then there is no
+ * two-file table either). */
+int rep_methods_no_pairs(const rep_methods *m);
+/* The comparison's selection: the one text line (cs_methods_selection_line) and newline, nothing
+ * without a selection; the JSON member `, "selection": {...}` (null without a selection), for
+ * compare_info. */
+void rep_methods_selection_text(FILE *out, const rep_methods *m);
+void rep_methods_selection_json(FILE *out, const rep_methods *m);
+/* The comparison's verdict lines (cs_verdict_line): one per method but the reference, first in
+ * the text; the JSON member `, "verdict": {...}` of a two-method comparison (null when there
+ * is none). The sign is method - reference; "a" is the reference, "b" the method. */
+struct rep_compare;
+void rep_compare_verdict_text(FILE *out, const struct rep_compare *cmp);
+void rep_compare_verdict_json(FILE *out, const struct rep_compare *cmp);
 void rep_methods_json(FILE *out, const rep_methods *m);
 void rep_methods_text(FILE *out, const rep_methods *m);
 void rep_methods_csv(FILE *out, const rep_methods *m);

@@ -4,6 +4,7 @@
  * as integers. */
 #include "report/rep.h"
 
+#include "calscope/methods.h"
 #include "calscope/text.h"
 
 #include <math.h>
@@ -197,6 +198,8 @@ static void compare_json(FILE *out, const rep_compare *cmp)
         fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
                 cmp->res.n_pairs, cmp->res.repeats);
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
+    if (!cmp->by_case) rep_methods_selection_json(out, cmp->methods);
+    rep_compare_verdict_json(out, cmp);
     fputs("},\n  \"compare\": [", out);
     for (size_t i = 0; cmp->done && i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
@@ -206,7 +209,8 @@ static void compare_json(FILE *out, const rep_compare *cmp)
         rep_json_fields(out, rep_compare_keys, v, 6);
         fputs(", \"p_equal\": ", out);
         rep_json_num(out, e->p_equal);
-        fprintf(out, ", \"equal\": %s}", e->equal ? "true" : "false");
+        fprintf(out, ", \"equal\": %s, \"ci_excludes_diff\": %s}", e->equal ? "true" : "false",
+                !e->equal && cs_methods_interval_misses(e->diff, e->lo, e->hi) ? "true" : "false");
     }
     fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
 }

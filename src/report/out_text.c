@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "calscope/methods.h"
 #include "chart/chart.h"
 
 
@@ -68,30 +69,45 @@ void rep_ci_note(FILE *out, int method)
                 method == CS_CI_BCA ? "BCa" : "basic");
 }
 
+void rep_paired_note(FILE *out)
+{
+    fputs("  ! the paired interval does not contain the difference: it is the percentile bootstrap of a\n"
+          "    difference of biased statistics (resamples with their repeated rows bias binned errors\n"
+          "    upwards, and not by the same amount in both methods)\n", out);
+}
+
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
-    fprintf(out, "compare  A = %s\n         B = %s\n", cmp->a, cmp->b);
+    /* one sign everywhere in the text: method - reference, here B - A (JSON keeps a - b) */
+    fprintf(out, "compare  A = %s (reference)\n         B = %s\n", cmp->a, cmp->b);
     if (cmp->by_case)
-        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = A - B with its 95%% interval,\n"
-                "  p_better = share of resamples where A is better\n", cmp->res.n_pairs, cmp->res.repeats);
+        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = B - A (method - reference)\n"
+                "  with its 95%% interval, p_better = share of resamples where B is better\n", cmp->res.n_pairs, cmp->res.repeats);
     else
-        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = A - B with its 95%% interval,\n"
-                "  p_better = share of resamples where A is better\n",
+        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = B - A (method - reference) with its\n"
+                "  95%% interval, p_better = share of resamples where B is better\n",
                 cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     fprintf(out, "  %-13s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
-    int ties = 0;
+    int ties = 0, misses = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (e->equal) {   /* rounding noise: no side is better */
             fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8s\n", cs_metric_name(e->metric), e->a, e->b,
                     0.0, 0.0, 0.0, "=");
             ties = 1;
+        } else if (!isfinite(e->diff)) {   /* no number in either file: say where there is one */
+            const cs_metric_info *mi = cs_metric_info_of(e->metric);
+            fprintf(out, "  %-13s %10s %10s %10s   (%s)\n", cs_metric_name(e->metric), "n/a", "n/a", "n/a",
+                    mi && mi->only ? mi->only : "undefined on these samples");
         } else {
-            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8.3f\n", cs_metric_name(e->metric), e->a, e->b,
-                    e->diff, e->lo, e->hi, e->p_better);
+            int miss = cs_methods_interval_misses(e->diff, e->lo, e->hi);
+            misses |= miss;
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f]%c%8.3f\n", cs_metric_name(e->metric), e->a, e->b,
+                    -e->diff, -e->hi, -e->lo, miss ? '!' : ' ', e->p_worse);
         }
     }
+    if (misses) rep_paired_note(out);
     if (ties)
         fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale (rounding noise)\n",
                 CS_TIE_REL);

@@ -92,6 +92,7 @@ typedef struct rep_compare {
     cs_compare res;
     const rep_methods *methods; /* the --compare methods table (methods.c), or NULL */
     rep_pair_errors pair;  /* files that do not pair with the reference (then no table) */
+    int verdict_metric;    /* --verdict-metric (default ece) */
 } rep_compare;
 
 /* Output writers (stdout). cmp is NULL without --compare. */
@@ -100,6 +101,8 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp);
 /* The note under intervals marked "!" (an interval that does not contain its value): why it
  * happens under the given cs_ci_method and what to do about it. */
 void rep_ci_note(FILE *out, int method);
+/* The footnote of a paired interval marked "!" (it misses its own difference). */
+void rep_paired_note(FILE *out);
 void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
 /* --compat: JSON object / text table of one file (out_compat.c). */
 void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f);

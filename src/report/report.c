@@ -206,9 +206,10 @@ int report_main(int argc, char **argv)
     rep_methods *mt = o.compare && !stats_pair ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status, &cmp.pair) : NULL;
     cmp.methods = mt;
     cmp.by_case = stats_pair;
+    cmp.verdict_metric = o.methods.verdict_metric_given ? o.methods.verdict_metric : CS_METRIC_ECE;
     /* the two-file table only when the methods table could be built (the files pair): a
      * failure was said once there */
-    if (stats_pair || (mt && !rep_methods_multi(mt) && kept[0] && kept[1])) {
+    if (stats_pair || (mt && !rep_methods_multi(mt) && !rep_methods_no_pairs(mt) && kept[0] && kept[1])) {
         cs_error err;
         cs_error_clear(&err);
         cs_run run = { o.threads, NULL, NULL };
@@ -255,6 +256,8 @@ int report_main(int argc, char **argv)
             rep_out_text(stdout, &o, &files[i], 1);
             if (o.plot && files[i].loaded && !files[i].usage_error) rep_out_plot(stdout, &o, &files[i], g);
         }
+        if (o.compare) rep_compare_verdict_text(stdout, &cmp);   /* the answer first */
+        rep_methods_selection_text(stdout, mt);   /* which samples every number below is on */
         if (o.compare && !rep_methods_multi(mt)) rep_out_compare_text(stdout, &cmp);
         if (mt) rep_methods_text(stdout, mt);
         break;

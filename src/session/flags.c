@@ -366,6 +366,30 @@ static int p_recal_bins(ss_opts *o, const char *v)
     return whole_flag(o, "--recal-bins", v, 1, 100000, &o->methods.bins, "a bin count in 1..100000");
 }
 
+static int p_select_on(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "reference") == 0) o->methods.select_each = 0;
+    else if (strcmp(v, "each") == 0) o->methods.select_each = 1;
+    else return ss_usage_error(o->front, "--select-on: '%s' is not reference or each", v);
+    o->methods.select_on_given = 1;
+    return 0;
+}
+
+static int p_verdict_metric(ss_opts *o, const char *v)
+{
+    int id = cs_metric_lookup(v, strlen(v));
+    if (id == CS_METRIC_ACCURACY)
+        return ss_usage_error(o->front, "--verdict-metric: accuracy is not a calibration error; give ece, ace, mce, ...");
+    if (id < 0 || id == CS_METRIC_RECE_M) {
+        char keys[160];
+        cs_metric_keys(keys, sizeof keys);
+        return ss_usage_error(o->front, "--verdict-metric: '%s' is not a metric of the comparison (one of: %s but accuracy and rece_m)", v, keys);
+    }
+    o->methods.verdict_metric = id;
+    o->methods.verdict_metric_given = 1;
+    return 0;
+}
+
 static int p_recal_split(ss_opts *o, const char *val)
 {
     char *end;
@@ -480,13 +504,13 @@ PR(q_sigma) { (void)i; num(b, n, o->settings.sigma); }
 PR(q_smece_sigma) { (void)i; if (o->settings.smece_sigma > 0) num(b, n, o->settings.smece_sigma); else SAY("%s", ""); }
 PR(q_mixture) { (void)i; SAY("%s", o->settings.mixture != CS_MIX_KDE ? ss_mixture_name(o->settings.mixture) : ""); }
 PR(q_distance) { (void)i; ss_distance_name(&o->settings, b, n); }
-PR(q_select)
+static int select_blank(const ss_opts *o)
 {
-    (void)i;
     int blank = 1;
     for (const char *c = o->settings.select; *c; c++) blank &= *c == ' ' || *c == '\t';
-    SAY("%s", blank ? "" : o->settings.select);
+    return blank;
 }
+PR(q_select) { (void)i; SAY("%s", select_blank(o) ? "" : o->settings.select); }
 PR(q_format)
 {
     (void)i;
@@ -553,6 +577,9 @@ PR(q_recal_split_column)
     SAY("%s%s%s", mo->split_column, mo->split_fit[0] ? "=" : "", mo->split_fit);
 }
 PR(q_reference) { (void)i; if (o->methods.reference) SAY("%d", o->methods.reference); else SAY("%s", ""); }
+/* the default (reference) is left out; `each` only where a comparison and a selection are */
+PR(q_select_on) { (void)i; SAY("%s", o->methods.select_each && o->compare && !select_blank(o) ? "each" : ""); }
+PR(q_verdict_metric) { (void)i; SAY("%s", o->methods.verdict_metric_given && o->compare ? cs_metric_name(o->methods.verdict_metric) : ""); }
 PR(q_compare_k) { (void)i; if (o->methods.k) SAY("%d", o->methods.k); else SAY("%s", ""); }
 PR(q_topk_bars)
 {
@@ -709,6 +736,15 @@ static const ss_flag table[] = {
       "only (every FILE must have the column COL)", NULL },
     { "--reference", "N", R, SEC_RESAMPLING, p_reference, q_reference, 0,
       "method N (1 = first file; files, then recalibrations) is the reference", NULL },
+    { "--select-on", "WHOSE", RD, SEC_RESAMPLING, p_select_on, q_select_on, 0,
+      "reference|each: a comparison's --select is evaluated once, on the\n"
+      "reference's samples, and every method is measured on those samples\n"
+      "(default reference); each: every method on its own selection, values\n"
+      "only (no paired differences)", NULL },
+    { "--verdict-metric", "M", R, SEC_RESAMPLING, p_verdict_metric, q_verdict_metric, 0,
+      "the metric of the comparison's verdict line (default ece; any of\n"
+      "its metrics but accuracy): which method is better calibrated, by\n"
+      "the paired difference method - reference", NULL },
     { "--compare-k", "K", R, SEC_RESAMPLING, p_compare_k, q_compare_k, 0,
       "k of the table's top-k ECE column (default 3)", NULL },
     { "--topk-bars", "LIST", R, SEC_RESAMPLING, p_topk_bars, q_topk_bars, 0,

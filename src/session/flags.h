@@ -41,6 +41,10 @@ typedef struct ss_methods_opts {
     double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
     char split_column[128];      /* --recal-split-column COL[=FITVALUE]: fit on the rows whose COL */
     char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */
+    int select_each;             /* --select-on each (default reference): cs_methods_options */
+    int select_on_given;
+    int verdict_metric;          /* --verdict-metric M: a cs_metric id (read when given) */
+    int verdict_metric_given;
 } ss_methods_opts;
 
 #define SS_TOPK_MAX 32

@@ -99,6 +99,12 @@ static int check_methods(ss_opts *o)
     if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */
     if (mo->n_recal) o->compare = 1;
     if ((mo->reference || mo->k) && !o->compare) return ss_usage_error(o->front, "--reference and --compare-k need --compare or --recal");
+    if (mo->select_on_given && !o->compare)
+        return ss_usage_error(o->front, "--select-on needs --compare or --recal (it says where a comparison's selection is evaluated)");
+    if (mo->verdict_metric_given && !o->compare)
+        return ss_usage_error(o->front, "--verdict-metric needs --compare or --recal");
+    if (mo->select_on_given && !o->select_given)
+        return ss_usage_error(o->front, "--select-on needs --select (it says where the selection is evaluated)");
     if (!o->compare) return 0;
     size_t methods = o->n_files + (size_t)mo->n_recal;
     if (methods < 2)

@@ -272,6 +272,7 @@ static int submit_methods(tui_model *m, tui_state *st)
         job->opts.cmp_repeats = 0;          /* the report's --repeats default (1000) */
         job->opts.seed = st->seed;
         job->opts.ci_method = (cs_ci_method)st->ci_method;
+        job->opts.select_each = st->select_each;
     }
     int done = submit(m, st, TUI_SLOT_METHODS, job ? &job->base : NULL, &err);
     if (done) m->sub_n_methods = n;

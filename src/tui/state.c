@@ -67,6 +67,7 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     st->ci = o->ci_repeats;
     if (o->ci_repeats > 0) st->ci_on = o->ci_repeats;
     st->ci_method = o->ci_method;
+    st->select_each = o->methods.select_each;
     if (o->repeats) st->repeats = o->repeats;
     st->seed = (unsigned long)o->seed;
     st->threads = o->threads;

@@ -74,6 +74,8 @@ typedef struct tui_state {
     int ci;                     /* bootstrap repeats for intervals (0 = off) */
     int ci_on;                  /* what `i` turns intervals on with (--ci R, default 200) */
     int ci_method;              /* --ci-method: cs_ci_method of the intervals (0 = percentile) */
+    int select_each;            /* --select-on each: the Compare view's methods keep their own
+                                   selections (values only); default: the active file's */
     int repeats;                /* variance curve repeats */
     unsigned long seed;
     int threads;                /* 0 = backend default */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/curves.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
@@ -24,15 +25,61 @@ static void paired_text(const cs_method_row *row, int col, char *buf, size_t siz
 {
     if (row->has_diff && row->equal[col])   /* rounding noise: a tie */
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
-    else if (row->has_diff)
-        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
-                 cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ', row->pbetter[col]);
+    else if (row->has_diff && !isfinite(row->diff[col]))   /* no number: say where there is one */
+        snprintf(buf, size, "%8s (%s)", "n/a", cs_methods_na_reason(col));
+    else if (row->has_diff)   /* ! the interval misses its own difference (the legend says why) */
+        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%s%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
+                 row->diff_excludes[col] ? "!" : "", cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ',
+                 row->pbetter[col]);
     else
         snprintf(buf, size, "%s", row->diff_err.msg[0] ? row->diff_err.msg : row->err.msg);
 }
 
+static const cs_methods *methods_result(const tui_model *m, int *stale);
+
+/* The methods table's row of file f (methods: the files, then recalibrations), or NULL. */
+static const cs_method_row *file_row(const tui_model *m, const cs_methods *mt, size_t f)
+{
+    for (size_t i = 0; mt && i < mt->n && i < m->n_methods; i++)
+        if (m->method_recal[i] < 0 && m->method_file[i] == f) return &mt->rows[i];
+    return NULL;
+}
+
+/* Under a selection on the reference (--select-on reference) every panel shows the methods
+ * table's numbers: they are on the reference's selected samples, a file's own metrics are on
+ * its own. Returns the row to read, or NULL to read the file's metrics. */
+static const cs_method_row *cut_row(const tui_model *m, const cs_methods *mt, size_t f)
+{
+    const cs_method_row *row = mt && mt->selected && !mt->select_each ? file_row(m, mt, f) : NULL;
+    return row && row->ok ? row : NULL;
+}
+
+/* The selection's line (cs_methods_selection_line) under the reference's file name. */
+static void selection_line(const tui_ctx *c, const cs_methods *t, char *buf, size_t size)
+{
+    char ref[256];
+    tui_model_method_name(c->m, t->ref, ref, sizeof ref);
+    cs_methods_selection_line(t, c->st->settings.select, ref, buf, size);
+}
+
+/* Method i's verdict line on ECE (cs_verdict_line, the report's default --verdict-metric). */
+static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *buf, size_t size)
+{
+    char me[256], ref[256];
+    tui_model_method_name(c->m, i, me, sizeof me);
+    tui_model_method_name(c->m, t->ref, ref, sizeof ref);
+    if (t->select_each) {
+        snprintf(buf, size, "verdict: n/a; %s", CS_METHODS_EACH_NO_PAIRS);
+        return;
+    }
+    cs_verdict v = cs_methods_verdict(t, i, CS_METRIC_ECE, (size_t)CS_VERDICT_PER_BIN * (size_t)c->st->settings.bins);
+    cs_verdict_line(&v, me, ref, buf, size);
+}
+
 static void diagrams(const tui_ctx *c, const tui_rect *a)
 {
+    int mstale = 0;
+    const cs_methods *mt = methods_result(c->m, &mstale);
     size_t n = c->m->n_files;
     int each = n ? a->w / (int)n : a->w;
     if (each < CH_RELIABILITY_MIN_W + 1) each = CH_RELIABILITY_MIN_W + 1;
@@ -52,7 +99,9 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         }
         int stale;
         const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
-        if (!resp || resp->status != CS_OK) {
+        const cs_method_row *row = cut_row(c->m, mt, f);
+        if (row) stale = mstale;
+        else if (!resp || resp->status != CS_OK) {
             tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
             tui_text(r.y + 1, r.x, r.w, CH_ROLE_TEXT, resp ? resp->err.msg : "computing...");
             continue;
@@ -61,8 +110,8 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         if (!b) continue;
         char title[96];
         snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", file->name);
-        const cs_result *res = &cs_metrics_job_of(resp)->result;
-        ch_reliability rel = { res->bins, res->n_bins, 0, title, 0 };
+        const cs_result *res = row ? NULL : &cs_metrics_job_of(resp)->result;
+        ch_reliability rel = { row ? row->bins : res->bins, row ? row->n_bins : res->n_bins, 0, title, 0 };
         ch_reliability_draw(b, 0, 0, r.w, r.h, &rel, c->g);
         tui_blit(b, r.y, r.x, stale);
         if (stale) tui_draw_stale_mark(&r, r.y);
@@ -175,6 +224,27 @@ static void line_putf(panel_lines *L, int role, const char *fmt, ...)
     line_put(L, role, buf);
 }
 
+/* The footnote of "!" on a paired interval, and whether column col has one to explain. */
+#define PAIRED_MISS_NOTE "! the paired interval misses its difference: a percentile bootstrap of biased statistics"
+static int any_misses(const cs_methods *t, int col)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].has_diff && t->rows[i].diff_excludes[col]) return 1;
+    return 0;
+}
+
+/* text word-wrapped to w columns, a line each (chart/words.h) */
+static void line_put_wrapped(panel_lines *L, int role, const char *text, int w)
+{
+    char wrapped[4096];
+    ch_wrap(text, w > 1 ? w : 1, wrapped, sizeof wrapped);
+    for (char *s = wrapped, *nl; s; s = nl ? nl + 1 : NULL) {
+        nl = strchr(s, '\n');
+        if (nl) *nl = '\0';
+        if (*s || nl) line_put(L, role, s);   /* not the empty rest after a last newline */
+    }
+}
+
 /* What a panel body needs to write its lines: the table, the names, the first column shown. */
 typedef struct panel_args {
     const tui_ctx *c;
@@ -204,12 +274,20 @@ static void table_body(const panel_args *a, panel_lines *L)
     int nw = a->nw, focus = a->focus;
     char line[2400], h[32];
     int len;
+    for (size_t i = 0; i < t->n; i++)
+        if (i != t->ref) {
+            verdict_line(a->c, t, i, line, sizeof line);
+            line_put_wrapped(L, TUI_ROLE_HEADING, line, a->w);
+        }
+    selection_line(a->c, t, line, sizeof line);
+    if (line[0]) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
     for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
         for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
-            if (row->ok) len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
+            if (row->ok && isfinite(row->v[col]))
+                len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
             else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
         }
         line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
@@ -262,6 +340,9 @@ static void table_body(const panel_args *a, panel_lines *L)
     line_put(L, CH_ROLE_TEXT, "");
     line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
+    if (any_misses(t, focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
+    if (!isfinite(t->rows[t->ref].v[focus]) && t->rows[t->ref].ok)
+        line_putf(L, CH_ROLE_LABEL, "n/a: %s has no number here (%s)", h, cs_methods_na_reason(focus));
 }
 
 static void ranks_body(const panel_args *a, panel_lines *L)
@@ -377,6 +458,14 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
     int mstale = 0;
     const cs_methods *mt = methods_result(c->m, &mstale);
+    /* the answer first: one verdict per method beside the reference, as the report begins */
+    for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
+        if (i == mt->ref) continue;
+        char v[2 * CS_SPEC_MAX + 600];
+        verdict_line(c, mt, i, v, sizeof v);
+        tui_rect at = { t->x, y, t->w, t->y + t->h - y };
+        y += tui_draw_lines(&at, y, mstale ? CH_ROLE_STALE : TUI_ROLE_HEADING, v);
+    }
     if (narrow)
         tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
                   "-ref", "  95% paired", "P<");
@@ -398,17 +487,16 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
                       resp ? resp->err.msg : "...");
             continue;
         }
+        /* the methods table's row of this file; under a selection on the reference its values
+         * too, so that ECE and -ref are on the same samples */
+        const cs_method_row *row = file_row(c->m, mt, f), *cut = cut_row(c->m, mt, f);
         const cs_result *res = &cs_metrics_job_of(resp)->result;
         char e[16], b[16], nl[16], line[2048];
-        tui_fmt_value(e, sizeof e, res->ece);
-        tui_fmt_value(b, sizeof b, res->brier);
-        tui_fmt_value(nl, sizeof nl, res->nll);
+        tui_fmt_value(e, sizeof e, cut ? cut->v[CS_METHODS_COL_ECE] : res->ece);
+        tui_fmt_value(b, sizeof b, cut ? cut->v[7] : res->brier);
+        tui_fmt_value(nl, sizeof nl, cut ? cut->v[8] : res->nll);
         int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
                          : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
-        /* the methods table's row of this file (methods: the files, then recalibrations) */
-        const cs_method_row *row = NULL;
-        for (size_t i = 0; mt && i < mt->n && i < c->m->n_methods; i++)
-            if (c->m->method_recal[i] < 0 && c->m->method_file[i] == f) row = &mt->rows[i];
         if (row && row == &mt->rows[mt->ref]) {
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else if (row) {
@@ -427,4 +515,12 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     if (c->m->n_files >= 2 && mt && y + 2 < t->y + t->h)
         tui_textf(y + 2, t->x, t->w, CH_ROLE_LABEL,
                   "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);
+    char sel[2 * CS_SPEC_MAX + 600];
+    if (mt && any_misses(mt, CS_METHODS_COL_ECE) && y + 3 < t->y + t->h)
+        tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, PAIRED_MISS_NOTE);
+    if (mt && y + 3 < t->y + t->h) {
+        selection_line(c, mt, sel, sizeof sel);
+        tui_rect below = { t->x, y + 3, t->w, t->y + t->h - (y + 3) };
+        if (sel[0]) tui_draw_lines(&below, below.y, CH_ROLE_LABEL, sel);
+    }
 }

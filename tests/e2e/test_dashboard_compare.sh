@@ -29,7 +29,7 @@ paired() {
     printf '%s' "$SCREEN" | /usr/bin/python3 -c '
 import re, sys
 name = sys.argv[1]
-pat = re.compile(r"^[ >]?" + re.escape(name) + r" .*?([+-]\d\.\d{4}) \[([+-]\d\.\d{4}),([+-]\d\.\d{4})\]\*? +(\d\.\d{3}|=)")
+pat = re.compile(r"^[ >]?" + re.escape(name) + r" .*?([+-]\d\.\d{4}) \[([+-]\d\.\d{4}),([+-]\d\.\d{4})\]!?\*? +(\d\.\d{3}|=)")
 got = ""
 for line in sys.stdin.read().split("\n"):
     m = pat.match(line)
@@ -59,7 +59,7 @@ T new-session -d -x 80 -y 24 "$CALSCOPE --seed 5 $TMP/a.csv $TMP/b.csv; echo EXI
 T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "the dashboard shows the first file" 'ECE +[0-9.]+' 60
 keys 5
-check_screen "diagrams panel: b.csv's paired difference" '^b\.csv .*\]\*? +[0-9.=]+' 120
+check_screen "diagrams panel: b.csv's paired difference" '^b\.csv .*\]!?\*? +[0-9.=]+' 120
 check_screen "diagrams panel: the resample count is stated" 'share of 1000 resamples' 10
 expect_same "diagrams panel = report --compare" "$(paired b.csv)" "$want"
 
@@ -99,7 +99,7 @@ expect_same "the value interval shown is the report's" "$ci_shown" "$ci_report"
 # the active file is the reference: f makes b.csv the reference on every panel, `:` says
 # --reference 2, and a.csv's row is then b's turned round
 keys p p f
-check_screen "diagrams panel after f: a.csv against b.csv" '^a\.csv .*\]\*? +[0-9.=]+' 120
+check_screen "diagrams panel after f: a.csv against b.csv" '^a\.csv .*\]!?\*? +[0-9.=]+' 120
 want2=$(report_paired 0 --compare --reference 2 --seed 5 "$TMP/a.csv" "$TMP/b.csv")
 expect_same "diagrams panel after f = report --compare --reference 2" "$(paired a.csv)" "$want2"
 keys :

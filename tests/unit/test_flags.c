@@ -137,6 +137,9 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_true(m->split == n->split);
     assert_string_equal(m->split_column, n->split_column);
     assert_string_equal(m->split_fit, n->split_fit);
+    assert_int_equal(m->select_each, n->select_each);
+    assert_int_equal(m->verdict_metric, n->verdict_metric);
+    assert_int_equal(m->verdict_metric_given, n->verdict_metric_given);
     assert_int_equal(a->compat, b->compat);
     assert_int_equal(a->torch_f64, b->torch_f64);
     assert_int_equal(a->torch_dtype_given, b->torch_dtype_given);
@@ -168,6 +171,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
+    { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "--verdict-metric", "RECE-G", "a.csv", "b.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
@@ -262,6 +266,8 @@ EXPECT(e_recal_split_column, strcpy(o->methods.split_column, "role");
        strcpy(o->methods.split_fit, "fit"))
 EXPECT(e_reference, o->methods.reference = 2)
 EXPECT(e_compare_k, o->methods.k = 4)
+EXPECT(e_select_on, o->methods.select_each = 1; o->methods.select_on_given = 1)
+EXPECT(e_verdict_metric, o->methods.verdict_metric = CS_METRIC_MCE; o->methods.verdict_metric_given = 1)
 EXPECT(e_topk_bars, o->topk[0] = 1; o->topk[1] = 2; o->topk[2] = 0; o->n_topk = 3)
 EXPECT(e_likert, o->likert = 1)
 EXPECT(e_likert_cuts, o->likert_cuts[0] = 0; o->likert_cuts[1] = 0.25; o->likert_cuts[2] = 1;
@@ -308,6 +314,7 @@ static const flag_field flag_fields[] = {
     { "--regions", "WT=1,2,4;TC=1,4;ET=4", e_regions }, { "--probs", "pred", e_probs },
     { "--prob-suffix", "_prob", e_prob_suffix }, { "--affine-tol", "0.01", e_affine_tol },
     { "--memory", "64", e_memory },              { "--merge", NULL, e_merge },
+    { "--select-on", "each", e_select_on },      { "--verdict-metric", "mce", e_verdict_metric },
 };
 
 static const flag_field *flag_field_of(const char *name)
@@ -430,8 +437,14 @@ static void test_dashboard_flags_round_trip(void **state)
     ss_opts o;
     assert_int_equal(parse_v(SS_DASH, &o, argv), 0);
     assert_int_equal(o.no_color, 1);
+    assert_int_equal(o.methods.select_each, 0);
     assert_int_equal(o.ascii, 1);
     assert_true(o.seed == 4294967296ull);        /* one --seed range: any uint64 */
+    ss_opts_free(&o);
+    /* the dashboard takes --select-on with no selection or comparison yet: its keys reach both */
+    const char *each[] = { "calscope", "--select-on", "each", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, each), 0);
+    assert_int_equal(o.methods.select_each, 1);
     ss_opts_free(&o);
     /* --ci 0 is "off" in the dashboard only */
     const char *off[] = { "calscope", "--ci", "0", "a.csv", NULL };
@@ -529,6 +542,19 @@ static void test_errors_verbatim(void **state)
     REP("unknown option '--no-such-flag'", "--no-such-flag", "a.csv");
     REP("unknown option '--no-such-flag'", "--no-such-flag=3", "a.csv");
     DASH("unknown option '--bogus'", "--bogus", "a.csv");
+    /* --select-on: one parser for both front ends; the report refuses it where it does nothing */
+    REP("--select-on: 'both' is not reference or each", "--select-on", "both", "--compare", "a.csv", "b.csv");
+    DASH("--select-on: 'both' is not reference or each", "--select-on", "both", "a.csv", "b.csv");
+    REP("--select-on needs --compare or --recal (it says where a comparison's selection is evaluated)",
+        "--select-on", "each", "--select", "conf > 0.9", "a.csv");
+    REP("--select-on needs --select (it says where the selection is evaluated)", "--select-on", "reference",
+        "--compare", "a.csv", "b.csv");
+    REP("--verdict-metric needs --compare or --recal", "--verdict-metric", "ace", "a.csv");
+    REP("--verdict-metric: accuracy is not a calibration error; give ece, ace, mce, ...", "--compare",
+        "--verdict-metric", "Accuracy", "a.csv", "b.csv");
+    REP("--verdict-metric: 'rece_m' is not a metric of the comparison (one of: accuracy ece ace mce rece_g rece_m "
+        "brier nll aece sce smece l2ce l2ce_debiased ece_sweep but accuracy and rece_m)", "--compare",
+        "--verdict-metric", "rece_m", "a.csv", "b.csv");
     DASH("unknown option '--curve'", "--curve", "size", "a.csv");     /* report-only flag */
     REP("unknown option '--no-color'", "--no-color", "a.csv");          /* dashboard-only flag */
     REP("--bins needs a value", "a.csv", "--bins");

@@ -302,7 +302,7 @@ static void test_methods_use_measure(void **state)
     const cs_dataset *ds[2] = { a, b };
     cs_settings s;
     cs_settings_default(&s);
-    cs_methods_options mo = { 0, 0, 25, 20, 5, CS_CI_PERCENTILE };
+    cs_methods_options mo = { 0, 0, 25, 20, 5, CS_CI_PERCENTILE, 0 };
     cs_run run = { 1, NULL, NULL };
     cs_methods t;
     cs_error err;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/curves.h"
 #include "calscope/measure.h"
 #include "calscope/load.h"
@@ -831,6 +832,285 @@ static void test_row_errors(void **state)
     cs_dataset_free(g3);
 }
 
+/* One sample set: a selection on a prediction-dependent field (conf) is evaluated on the
+ * reference's samples only, and every number of the table is on those samples of every method,
+ * matched by id. A (the reference) keeps s1..s4 under 'conf > 0.8'; B moves its confidences so
+ * that on its own rows it would keep s2, s4, s5 instead, and it lists its rows in reverse order
+ * (s6..s1), so row order cannot stand in for the ids. The expected values come from
+ * cs_prepare/cs_evaluate on datasets built by hand from just those rows. */
+static const double SEL_A[6] = { 0.95, 0.9, 0.85, 0.82, 0.6, 0.55 };
+static const double SEL_B[6] = { 0.7, 0.97, 0.6, 0.9, 0.95, 0.52 };   /* by id s1..s6 */
+static const int SEL_LAB[6] = { 0, 0, 1, 0, 1, 0 };
+
+static void selection_pair(cs_dataset **a, cs_dataset **b)
+{
+    static const char *ids[6] = { "s1", "s2", "s3", "s4", "s5", "s6" };
+    static const char *rev[6] = { "s6", "s5", "s4", "s3", "s2", "s1" };
+    double pa[12], pb[12];
+    int lb[6];
+    for (int i = 0; i < 6; i++) {
+        pa[2 * i] = SEL_A[i];
+        pa[2 * i + 1] = 1 - SEL_A[i];
+        pb[2 * i] = SEL_B[5 - i];
+        pb[2 * i + 1] = 1 - SEL_B[5 - i];
+        lb[i] = SEL_LAB[5 - i];
+    }
+    *a = make_ds("a.csv", 6, 2, pa, SEL_LAB);
+    *b = make_ds("b.csv", 6, 2, pb, lb);
+    add_ids(*a, ids);
+    add_ids(*b, rev);
+}
+
+/* The samples of p0 (by id s1..s6) listed in keep, as a dataset of their own. */
+static cs_dataset *by_hand(const char *path, const double *p0, const int *keep, size_t n)
+{
+    double prob[12];
+    int lab[6];
+    for (size_t j = 0; j < n; j++) {
+        prob[2 * j] = p0[keep[j]];
+        prob[2 * j + 1] = 1 - p0[keep[j]];
+        lab[j] = SEL_LAB[keep[j]];
+    }
+    return make_ds(path, n, 2, prob, lab);
+}
+
+static void test_selection_on_reference(void **state)
+{
+    (void)state;
+    cs_dataset *a, *b;
+    selection_pair(&a, &b);
+    cs_settings s, none;
+    cs_settings_default(&s);
+    none = s;
+    snprintf(s.select, sizeof s.select, "conf > 0.8");
+    static const int on_a[4] = { 0, 1, 2, 3 };       /* s1..s4: A's confidences above 0.8 */
+    cs_dataset *a4 = by_hand("a4", SEL_A, on_a, 4), *b4 = by_hand("b4", SEL_B, on_a, 4);
+    double va[CS_METHODS_NCOL], vb[CS_METHODS_NCOL];
+    direct_values(a4, &none, 2, va);
+    direct_values(b4, &none, 2, vb);
+    /* by hand: B on s1..s4 predicts class 0 four times, with s3 (label 1) wrong */
+    assert_double_near(vb[0], 0.75, 1e-15);
+
+    cs_methods t;
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, 50, 7);
+    const cs_dataset *d[2] = { a, b };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_true(t.selected);
+    assert_false(t.select_each);
+    assert_int_equal(t.sel_samples, 4);
+    assert_int_equal(t.sel_of, 6);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        if (isnan(va[c])) continue;
+        assert_double_near(t.rows[0].v[c], va[c], 1e-12);
+        assert_double_near(t.rows[1].v[c], vb[c], 1e-12);
+        /* the difference is method - reference of those very values */
+        assert_true(t.rows[1].has_diff);
+        assert_double_near(t.rows[1].diff[c], vb[c] - va[c], 1e-12);
+    }
+    assert_int_equal(t.rows[0].samples, 4);
+    assert_int_equal(t.rows[1].samples, 4);
+    assert_int_equal(t.rows[1].n_pairs, 4);
+    assert_int_equal(t.rows[1].mass_n, 4);
+    /* the rankings read the same values: ECE and accuracy order A and B as the direct values do */
+    int rank[2];
+    cs_methods_ranks(&t, CS_METHODS_COL_ECE, rank);
+    assert_int_equal(rank[0], va[1] < vb[1] ? 1 : 2);
+    assert_int_equal(rank[1], va[1] < vb[1] ? 2 : 1);
+    char line[400];
+    cs_methods_selection_line(&t, s.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "selection: conf > 0.8 on the reference (a.csv): 4 of 6 samples, the same for every method");
+    cs_methods_free(&t);
+
+    /* each: B on its own s2, s4, s5 (s5 is wrong): accuracy 2/3; no paired differences */
+    o.select_each = 1;
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, &t, &err), CS_OK);
+    assert_true(t.select_each);
+    assert_int_equal(t.rows[1].samples, 3);
+    assert_double_near(t.rows[1].v[0], 2.0 / 3.0, 1e-15);
+    assert_double_near(t.rows[0].v[0], va[0], 1e-15);
+    assert_false(t.rows[1].has_diff);
+    assert_int_equal(t.rows[1].diff_status, CS_OK);
+    assert_string_equal(t.rows[1].diff_err.msg, CS_METHODS_EACH_NO_PAIRS);
+    for (int c = 0; c < CS_METHODS_NCOL; c++) assert_true(isnan(t.rows[1].diff[c]));
+    cs_methods_selection_line(&t, s.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "selection: conf > 0.8 on each method's own samples (4, 3 of 6); values only, no paired differences");
+    cs_methods_free(&t);
+
+    /* a selection that keeps none of the reference's samples: every row says so, and whose */
+    o.select_each = 0;
+    cs_settings s2 = s;
+    snprintf(s2.select, sizeof s2.select, "conf > 2");
+    assert_int_equal(cs_methods_run(d, 2, &s2, &o, NULL, &t, &err), CS_OK);
+    assert_int_equal(t.sel_samples, 0);
+    assert_int_equal(t.rows[0].status, CS_EEMPTY);
+    assert_string_equal(t.rows[0].err.msg, "a.csv: the selection 'conf > 2' keeps no sample");
+    assert_int_equal(t.rows[1].status, CS_EEMPTY);
+    assert_string_equal(t.rows[1].err.msg, "a.csv: the selection 'conf > 2' keeps no sample (it is evaluated on the reference)");
+    assert_false(t.rows[1].ok);
+    cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
+    assert_int_equal(nv.kind, CS_VERDICT_NA);
+    cs_verdict_line(&nv, "b.csv", "a.csv", line, sizeof line);
+    assert_string_equal(line, "verdict: n/a; no paired samples");
+    cs_methods_free(&t);
+    o.select_each = 1;
+
+    /* each without a selection: one set anyway, so the differences stay */
+    assert_int_equal(cs_methods_run(d, 2, &none, &o, NULL, &t, &err), CS_OK);
+    assert_false(t.selected);
+    assert_true(t.rows[1].has_diff);
+    cs_methods_selection_line(&t, none.select, "a.csv", line, sizeof line);
+    assert_string_equal(line, "");
+    cs_methods_free(&t);
+
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+    cs_dataset_free(a4);
+    cs_dataset_free(b4);
+}
+
+/* The table of reference a and method b under the default settings, no value intervals, cmp
+ * paired resamples. */
+static void run_two(const cs_dataset *a, const cs_dataset *b, int cmp, uint64_t seed, cs_methods *t)
+{
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error err;
+    cs_methods_options o = opts(0, 0, 0, cmp, seed);
+    const cs_dataset *d[2] = { a, b };
+    assert_int_equal(cs_methods_run(d, 2, &s, &o, NULL, t, &err), CS_OK);
+}
+
+/* "!" on a paired interval: flat.csv predicts class 0 at 0.75 for all 180 samples (135 right:
+ * ECE 0), spread.csv at c = 0.55, 0.60, ..., 0.95 for 20 samples each with 20c right (every
+ * group calibrated: ECE 0 too). The difference of MCE is 0, but every resample draws repeated
+ * rows into spread's nine small groups, so its MCE rises more than flat's: the percentile
+ * interval of spread - flat lies above 0 and misses the difference itself. */
+static void test_paired_interval_misses(void **state)
+{
+    (void)state;
+    double pf[360], ps[360];
+    int lab[180];
+    for (int g = 0, i = 0; g < 9; g++) {
+        double c = (11 + g) / 20.0;
+        for (int j = 0; j < 20; j++, i++) {
+            lab[i] = j < (int)lround(c * 20) ? 0 : 1;
+            pf[2 * i] = 0.75;
+            pf[2 * i + 1] = 0.25;
+            ps[2 * i] = c;
+            ps[2 * i + 1] = 1 - c;
+        }
+    }
+    cs_dataset *flat = make_ds("flat.csv", 180, 2, pf, lab), *spread = make_ds("spread.csv", 180, 2, ps, lab);
+    cs_methods t;
+    run_two(flat, spread, 200, 1, &t);
+    const cs_method_row *r = &t.rows[1];
+    assert_true(r->has_diff);
+    int col_mce = 3, marked = 0, unmarked = 0;
+    assert_double_near(r->diff[col_mce], 0.0, 1e-12);
+    assert_true(r->dlo[col_mce] > 0.01);                 /* the interval lies above its 0 */
+    assert_true(r->diff_excludes[col_mce]);
+    /* the mark is the definition, column by column */
+    for (int c = 0; c < CS_METHODS_NCOL; c++) {
+        int want = !r->equal[c] && isfinite(r->diff[c]) && (r->diff[c] < r->dlo[c] - cs_metric_tie_tol(r->dlo[c], r->dhi[c]) ||
+                                                           r->diff[c] > r->dhi[c] + cs_metric_tie_tol(r->dlo[c], r->dhi[c]));
+        assert_int_equal(r->diff_excludes[c], want);
+        marked += want;
+        unmarked += !want;
+    }
+    assert_true(marked >= 1 && unmarked >= 1);           /* accuracy's interval holds its 0 */
+    assert_false(r->diff_excludes[0]);
+    cs_methods_free(&t);
+    cs_dataset_free(flat);
+    cs_dataset_free(spread);
+
+    /* by hand */
+    assert_true(cs_methods_interval_misses(0.0, 0.01, 0.2));
+    assert_true(cs_methods_interval_misses(0.3, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.1, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.01, 0.01, 0.2));   /* on a bound */
+    assert_false(cs_methods_interval_misses(NAN, 0.01, 0.2));
+    assert_false(cs_methods_interval_misses(0.0, NAN, 0.2));
+    /* the reasons beside an n/a */
+    assert_string_equal(cs_methods_na_reason(5), "top1/class:C/classwise only");   /* RECE-G */
+    assert_string_equal(cs_methods_na_reason(9), "top1/class:C only");            /* smooth ECE */
+    assert_string_equal(cs_methods_na_reason(CS_METHODS_COL_TOPK), "undefined on these samples");
+}
+
+/* The verdict: its kind from the paired difference method - reference, and its one line. */
+static void test_verdict(void **state)
+{
+    (void)state;
+    char line[600];
+    /* ECE lower is better: an interval below 0 says the method is better */
+    cs_verdict v = cs_verdict_make(CS_METRIC_ECE, -0.0507, -0.0621, -0.0152, 1.0, 0, 1797, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_BETTER);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: B is better calibrated than A; ECE -0.0507 [-0.0621, -0.0152], P(better) 1.000, 1,797 paired samples");
+    /* above 0: the reference is */
+    v = cs_verdict_make(CS_METRIC_ECE, 0.02, 0.01, 0.03, 0.0, 0, 1797, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_WORSE);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: A is better calibrated than B; ECE +0.0200 [+0.0100, +0.0300], P(better) 0.000, 1,797 paired samples");
+    /* accuracy-like direction is the metric's own: NLL lower is better too; an interval over 0 says nothing */
+    v = cs_verdict_make(CS_METRIC_NLL, -0.01, -0.03, 0.01, 0.8, 0, 500, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: no significant difference between B and A; NLL -0.0100 [-0.0300, +0.0100], P(better) 0.800, 500 paired samples");
+    /* an interval beside its own difference decides nothing */
+    v = cs_verdict_make(CS_METRIC_MCE, 0.0, 0.04, 0.25, 0.0, 0, 180, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
+    assert_true(v.misses);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: no significant difference between B and A; MCE +0.0000 [+0.0400, +0.2500]!, P(better) 0.000, 180 paired samples");
+    /* a tie */
+    v = cs_verdict_make(CS_METRIC_ECE, 0.0, 0.0, 0.0, 0.0, 1, 300, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
+    /* too few: 149 of the 150 a binned error needs, and cases */
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 149, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: too few paired samples to say (fewer than 150); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 149 paired samples");
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 4, 1, CS_VERDICT_MIN_CASES);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 4 paired cases");
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 150, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_BETTER);        /* 150 is enough */
+    /* no number */
+    v = cs_verdict_make(CS_METRIC_SMECE, NAN, NAN, NAN, NAN, 0, 400, 0, 150);
+    assert_int_equal(v.kind, CS_VERDICT_NA);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: n/a; smECE has no paired difference here (top1/class:C only)");
+
+    /* from a table: the hand-made trio's B against A (ECE .0875 - 0 on 4 samples) */
+    cs_dataset *a = make_bin4("a.csv", P_A, LAB4), *b = make_bin4("b.csv", P_B, LAB4);
+    cs_methods t;
+    run_two(a, b, 20, 0, &t);
+    v = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
+    assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
+    assert_int_equal(v.pairs, 4);
+    assert_double_near(v.diff, 0.0875, 1e-12);
+    assert_double_near(v.diff, t.rows[1].diff[CS_METHODS_COL_ECE], 0);
+    v = cs_methods_verdict(&t, 1, CS_METRIC_RECE_M, 150);    /* not a column of the table */
+    assert_int_equal(v.kind, CS_VERDICT_NA);
+    cs_methods_free(&t);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+}
+
+static void test_count_grouping(void **state)
+{
+    (void)state;
+    char b[32];
+    static const struct { size_t n; const char *s; } cases[] = {
+        { 0, "0" }, { 999, "999" }, { 1000, "1,000" }, { 1797, "1,797" }, { 1000000, "1,000,000" }, { 12345678, "12,345,678" }
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cs_methods_count(cases[i].n, b, sizeof b);
+        assert_string_equal(b, cases[i].s);
+    }
+}
+
 /* The mass profile: mean k-th largest probability and mean probability per class. */
 static void test_mass_profile(void **state)
 {
@@ -945,6 +1225,10 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_row_errors),
         cmocka_unit_test(test_mass_profile),
+        cmocka_unit_test(test_selection_on_reference),
+        cmocka_unit_test(test_count_grouping),
+        cmocka_unit_test(test_paired_interval_misses),
+        cmocka_unit_test(test_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

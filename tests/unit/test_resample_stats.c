@@ -77,7 +77,7 @@ static void test_rank_ties(void **state)
         rows[i].v[7] = brier[i];   /* the Brier column */
     }
     assert_string_equal(cs_methods_col_name(7), "brier");
-    cs_methods t = { 3, rows, 0, 3, 2, 2, 0 };
+    cs_methods t = { 3, rows, 0, 3, 2, 2, 0, 0, 0, 0, 0 };
     int rank[3];
     cs_methods_ranks(&t, CS_METHODS_COL_ECE, rank);
     assert_int_equal(rank[0], 2);

@@ -3,11 +3,14 @@
 #include "calscope/methods.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/measure.h"
 #include "calscope/recal.h"
+#include "calscope/select.h"
 
 static const int col_metric[CS_METHODS_COL_TOPK] = {
     CS_METRIC_ACCURACY, CS_METRIC_ECE, CS_METRIC_ACE, CS_METRIC_MCE, CS_METRIC_AECE,
@@ -37,10 +40,25 @@ int cs_methods_excludes_zero(double lo, double hi)
     return isfinite(lo) && isfinite(hi) && (lo > tol || hi < -tol);
 }
 
+int cs_methods_interval_misses(double v, double lo, double hi)
+{
+    double tol = cs_metric_tie_tol(lo, hi);
+    return isfinite(v) && isfinite(lo) && isfinite(hi) && (v < lo - tol || v > hi + tol);
+}
+
+const char *cs_methods_na_reason(int col)
+{
+    const cs_metric_info *mi = col == CS_METHODS_COL_TOPK ? NULL : cs_metric_info_of(cs_methods_col_metric(col));
+    return mi && mi->only ? mi->only : "undefined on these samples";
+}
+
 void cs_methods_free(cs_methods *t)
 {
     if (!t) return;
-    for (size_t i = 0; t->rows && i < t->n; i++) free(t->rows[i].cls);
+    for (size_t i = 0; t->rows && i < t->n; i++) {
+        free(t->rows[i].cls);
+        free(t->rows[i].bins);
+    }
     free(t->rows);
     t->rows = NULL;
     t->n = 0;
@@ -83,6 +101,14 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
                 me->lo[c] = me->hi[c] = NAN;
             }
         }
+        if (!pass && st == CS_OK) {
+            /* the row keeps the diagram of the samples it is on (taken, not copied) */
+            me->samples = m.selected;
+            me->bins = m.result.bins;
+            me->n_bins = m.result.n_bins;
+            m.result.bins = NULL;
+            m.result.n_bins = 0;
+        }
         cs_measurement_free(&m);
         if (st != CS_OK) return st;
     }
@@ -105,6 +131,7 @@ static void take_diff(cs_method_row *me, int col, const cs_compare_entry *e)
     me->dhi[col] = -e->lo;
     me->pbetter[col] = e->p_worse;
     me->equal[col] = e->equal;
+    me->diff_excludes[col] = !e->equal && cs_methods_interval_misses(me->diff[col], me->dlo[col], me->dhi[col]);
 }
 
 /* Paired difference method − reference. Computed as reference − method (cs_compare_run with
@@ -148,11 +175,146 @@ static cs_status reference_order(const cs_dataset *d, const cs_dataset *ref, cs_
     return CS_OK;
 }
 
+/* ---- one sample set: the selection evaluated on the reference ---------------------------- */
+
+static int blank(const char *expr)
+{
+    for (const char *c = expr; *c; c++)
+        if (*c != ' ' && *c != '\t') return 0;
+    return 1;
+}
+
+/* The reference's rows the selection keeps (ref->n bytes, 1 = kept; malloc'd), their count in
+ * *kept; NULL with err on a bad expression or out of memory. */
+static uint8_t *reference_keep(const cs_dataset *ref, const char *expr, size_t *kept, cs_error *err)
+{
+    cs_select *sel = cs_select_compile(expr, ref, err);
+    uint8_t *keep = calloc(ref->n ? ref->n : 1, 1);
+    uint32_t *rows = malloc((ref->n_samples ? ref->n_samples : 1) * sizeof *rows);
+    if (sel && keep && rows) {
+        *kept = cs_select_filter(sel, ref, ref->sample_rows, ref->n_samples, rows);
+        for (size_t j = 0; j < *kept; j++) keep[rows[j]] = 1;
+    } else {
+        if (sel) cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+        free(keep);
+        keep = NULL;
+    }
+    cs_select_free(sel);
+    free(rows);
+    return keep;
+}
+
+/* Test-time observations (tta > 0) follow their sample: kept when a kept sample has their id
+ * (without an id column nothing links them, and nothing reads them). */
+static cs_status keep_observations(const cs_dataset *x, uint8_t *mask, cs_error *err)
+{
+    if (!x->tta) return CS_OK;
+    uint8_t *id_kept = x->id ? calloc(x->n_ids ? x->n_ids : 1, 1) : NULL;
+    if (x->id && !id_kept) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    for (size_t r = 0; id_kept && r < x->n; r++)
+        if (x->tta[r] == 0 && mask[r]) id_kept[x->id[r]] = 1;
+    for (size_t r = 0; r < x->n; r++)
+        if (x->tta[r] != 0) mask[r] = id_kept ? id_kept[x->id[r]] : 0;
+    free(id_kept);
+    return CS_OK;
+}
+
+/* Method x cut to the samples paired with the reference's kept rows (cs_compare_pair: by id,
+ * else by row). Owned by the caller; NULL with err (the pairing's error, CS_ENOMEM). */
+static cs_dataset *paired_subset(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
+                                 cs_error *err)
+{
+    uint8_t *mask = calloc(x->n ? x->n : 1, 1);
+    uint32_t *a_to_b = x == ref ? NULL : malloc((ref->n ? ref->n : 1) * sizeof *a_to_b);
+    cs_dataset *sub = NULL;
+    if (!mask || (x != ref && !a_to_b)) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    } else if (x == ref || cs_compare_pair(ref, x, a_to_b, NULL, err) == CS_OK) {
+        for (size_t j = 0; j < ref->n_samples; j++) {
+            uint32_t r = ref->sample_rows[j];
+            if (ref_keep[r]) mask[x == ref ? r : a_to_b[r]] = 1;
+        }
+        if (keep_observations(x, mask, err) == CS_OK) sub = cs_dataset_subset(x, mask, 1, "", err);
+    }
+    free(mask);
+    free(a_to_b);
+    return sub;
+}
+
+/* Every method cut to the reference's selection: sub[i] owned (NULL where that method failed,
+ * its row's status and err set; a bad expression fails every row). Returns CS_OK, or CS_ENOMEM
+ * when the selection could not be evaluated. */
+static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const char *expr, cs_methods *out,
+                                  cs_dataset **sub, cs_error *err)
+{
+    const cs_dataset *ref = d[out->ref];
+    cs_error serr;
+    cs_error_clear(&serr);
+    uint8_t *keep = reference_keep(ref, expr, &out->sel_samples, &serr);
+    if (!keep && serr.code == CS_ENOMEM) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    /* a bad expression: every row fails with its message, as a measurement would */
+    for (size_t i = 0; !keep && i < n; i++)
+        if (d[i]) {
+            out->rows[i].err = serr;
+            out->rows[i].status = serr.code;
+        }
+    if (!keep) return CS_OK;
+    for (size_t i = 0; i < n; i++) {
+        cs_method_row *me = &out->rows[i];
+        if (!d[i]) continue;
+        if (out->sel_samples == 0)   /* cs_prepare's words, and whose samples they are */
+            me->status = cs_error_set(&me->err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample%s",
+                                      ref->path ? ref->path : "reference", expr,
+                                      i == out->ref ? "" : " (it is evaluated on the reference)");
+        else if (!(sub[i] = paired_subset(ref, keep, d[i], &me->err)))
+            me->status = me->err.code;
+    }
+    free(keep);
+    return CS_OK;
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static void row_init(cs_method_row *me)
+{
+    cs_error_clear(&me->err);
+    cs_error_clear(&me->diff_err);
+    for (int c = 0; c < CS_METHODS_NCOL; c++)
+        me->v[c] = me->lo[c] = me->hi[c] = me->diff[c] = me->dlo[c] = me->dhi[c] = me->pbetter[c] = NAN;
+}
+
+/* Row i: values, the paired difference (unless pairs is 0) and the mass profile. Returns
+ * CS_ECANCELLED when cancelled, else CS_OK (failures stay in the row). */
+static cs_status method_row(cs_methods *out, size_t i, const cs_dataset *x, const cs_dataset *ref, int pairs,
+                            const cs_settings *s, const cs_settings *sk, const cs_methods_options *o,
+                            const cs_run *run)
+{
+    cs_method_row *me = &out->rows[i];
+    me->status = measure(me, x, s, sk, o, run);
+    if (me->status == CS_OK && i != out->ref && ref && pairs)
+        me->diff_status = paired(me, x, ref, s, sk, o, run);
+    else if (i != out->ref && !pairs)
+        cs_error_set(&me->diff_err, CS_EUSAGE, 0, 0, "%s", CS_METHODS_EACH_NO_PAIRS);
+    if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) return CS_ECANCELLED;
+    me->k = x->k;
+    me->cls = calloc(x->k, sizeof *me->cls);
+    cs_error merr;
+    cs_error_clear(&merr);
+    if (me->cls && !x->stats &&
+        cs_mass_profile(x, s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
+        me->mass_ok = 1;
+    return CS_OK;
+}
+
+static void free_all(cs_dataset **sub, size_t n)
+{
+    for (size_t i = 0; i < n; i++) cs_dataset_free(sub[i]);
+}
+
 cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err)
 {
-    memset(out, 0, sizeof *out);
     memset(out, 0, sizeof *out);
     if (n == 0 || n > CS_METHODS_MAX || o->ref >= n) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "methods: %zu methods, reference %zu", n, o->ref);
@@ -172,43 +334,87 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
     out->k = o->k > 0 ? o->k : 3;
     if (out->classes && (size_t)out->k > out->classes) out->k = (int)out->classes;
     out->n_top = out->classes < CS_METHODS_MASS_TOP ? out->classes : CS_METHODS_MASS_TOP;
-    cs_settings sk = *s;
+    for (size_t i = 0; i < n; i++) row_init(&out->rows[i]);
+
+    /* one sample set: the methods cut to the reference's selection, then measured with none
+     * (a statistics reference keeps whole cases, the same in every file: nothing to cut) */
+    out->selected = !blank(s->select);
+    out->select_each = out->selected && o->select_each;
+    out->sel_of = out->selected && ref ? ref->n_samples : 0;
+    int cut = out->selected && !o->select_each && ref && !ref->stats;
+    cs_dataset *sub[CS_METHODS_MAX] = { 0 };
+    cs_settings s1 = *s;
+    if (cut) {
+        cs_status st = cut_to_reference(d, n, s->select, out, sub, err);
+        if (st != CS_OK) {
+            cs_methods_free(out);
+            return st;
+        }
+        s1.select[0] = '\0';
+    }
+    cs_settings sk = s1;
     sk.lens = out->k == 1 ? CS_LENS_TOP1 : CS_LENS_TOPK;
     sk.topk = out->k;
+    const cs_dataset *ref1 = cut ? sub[o->ref] : ref;
     for (size_t i = 0; i < n; i++) {
-        cs_method_row *me = &out->rows[i];
-        cs_error_clear(&me->err);
-        cs_error_clear(&me->diff_err);
-        for (int c = 0; c < CS_METHODS_NCOL; c++)
-            me->v[c] = me->lo[c] = me->hi[c] = me->diff[c] = me->dlo[c] = me->dhi[c] = me->pbetter[c] = NAN;
-        if (!d[i]) { me->status = CS_EUSAGE; continue; }
+        const cs_dataset *x = cut ? sub[i] : d[i];
+        if (!x) {
+            if (!d[i] || !cut) out->rows[i].status = CS_EUSAGE;
+            continue;
+        }
         /* a method naming the reference's classes in another column order is read in the
          * reference's order, for all of its row (values, differences, mass) */
         cs_dataset *view = NULL;
-        if (i != o->ref && ref && reference_order(d[i], ref, &view, &me->err) != CS_OK) {
-            me->status = me->err.code;
+        if (i != o->ref && ref1 && reference_order(x, ref1, &view, &out->rows[i].err) != CS_OK) {
+            out->rows[i].status = out->rows[i].err.code;
             continue;
         }
-        const cs_dataset *di = view ? view : d[i];
-        me->status = measure(me, di, s, &sk, o, run);
-        if (me->status == CS_OK && i != o->ref && ref)
-            me->diff_status = paired(me, di, ref, s, &sk, o, run);
-        if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) {
-            cs_class_order_view_free(view);
+        cs_status st = method_row(out, i, view ? view : x, ref1, !out->select_each, &s1, &sk, o, run);
+        cs_class_order_view_free(view);
+        if (st == CS_ECANCELLED) {
+            free_all(sub, n);
             cs_methods_free(out);
             cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
             return CS_ECANCELLED;
         }
-        me->k = d[i]->k;
-        me->cls = calloc(d[i]->k, sizeof *me->cls);
-        cs_error merr;
-        cs_error_clear(&merr);
-        if (me->cls && !d[i]->stats &&
-            cs_mass_profile(di, s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
-            me->mass_ok = 1;
-        cs_class_order_view_free(view);
     }
+    free_all(sub, n);
     return CS_OK;
+}
+
+void cs_methods_count(size_t n, char *buf, size_t size)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%zu", n), o = 0;
+    char out[48];
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    snprintf(buf, size, "%s", out);
+}
+
+void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
+                               size_t size)
+{
+    buf[0] = '\0';
+    if (!t->selected || size == 0) return;
+    char of[48], kept[48];
+    if (!t->select_each) {
+        cs_methods_count(t->sel_samples, kept, sizeof kept);
+        cs_methods_count(t->sel_of, of, sizeof of);
+        snprintf(buf, size, "selection: %s on the reference (%s): %s of %s samples, the same for every method",
+                 expr, ref_name, kept, of);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, size, "selection: %s on each method's own samples (", expr);
+    for (size_t i = 0; i < t->n && len < size; i++) {
+        cs_methods_count(t->rows[i].samples, kept, sizeof kept);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", t->rows[i].ok ? kept : "n/a");
+    }
+    cs_methods_count(t->sel_of, of, sizeof of);
+    if (len < size) snprintf(buf + len, size - len, " of %s); values only, no paired differences", of);
 }
 
 /* +1 when method i is better than j under col beyond the tie band, -1 worse, 0 tied or
@@ -236,4 +442,63 @@ int cs_methods_ranking_differs(const cs_methods *t, int col)
         for (size_t j = 0; j < t->n; j++)
             if (better(t, col, i, j) > 0 && better(t, CS_METHODS_COL_ECE, j, i) > 0) return 1;
     return 0;
+}
+
+/* ---- the verdict ---- */
+
+cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
+                           size_t pairs, int by_case, size_t min_pairs)
+{
+    cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0, min_pairs };
+    if (!isfinite(diff)) return v;
+    v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
+    if (pairs < min_pairs) v.kind = CS_VERDICT_TOO_FEW;
+    else if (equal || v.misses || !cs_methods_excludes_zero(lo, hi))
+        v.kind = CS_VERDICT_NO_DIFFERENCE;   /* an interval beside its own estimate decides nothing */
+    else {
+        /* the interval is on one side of 0: the side says which is better */
+        int method_lower = hi < 0;
+        v.kind = method_lower == cs_metric_lower_is_better(metric) ? CS_VERDICT_BETTER : CS_VERDICT_WORSE;
+    }
+    return v;
+}
+
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs)
+{
+    int col = -1;
+    for (int c = 0; c < CS_METHODS_COL_TOPK; c++)
+        if (cs_methods_col_metric(c) == metric) col = c;
+    const cs_method_row *r = &t->rows[i];
+    if (col < 0 || !r->has_diff)
+        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, 0, min_pairs);
+    return cs_verdict_make(metric, r->diff[col], r->dlo[col], r->dhi[col], r->pbetter[col], r->equal[col],
+                           r->n_pairs, 0, min_pairs);
+}
+
+void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size)
+{
+    const cs_metric_info *mi = cs_metric_info_of(v->metric);
+    const char *label = mi ? mi->label : "?";
+    const char *unit = v->by_case ? "cases" : "samples";
+    char pairs[48], numbers[200];
+    cs_methods_count(v->pairs, pairs, sizeof pairs);
+    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
+        snprintf(buf, size, "verdict: n/a; no paired %s", unit);
+        return;
+    }
+    if (v->kind == CS_VERDICT_NA) {
+        snprintf(buf, size, "verdict: n/a; %s has no paired difference here (%s)", label,
+                 mi && mi->only ? mi->only : "undefined on these samples");
+        return;
+    }
+    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
+             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff, v->lo, v->hi,
+             v->misses ? "!" : "", v->p_better, pairs, unit);
+    if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
+        snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,
+                 v->kind == CS_VERDICT_BETTER ? ref : method, numbers);
+    else if (v->kind == CS_VERDICT_NO_DIFFERENCE)
+        snprintf(buf, size, "verdict: no significant difference between %s and %s; %s", method, ref, numbers);
+    else
+        snprintf(buf, size, "verdict: too few paired %s to say (fewer than %zu); %s", unit, v->min_pairs, numbers);
 }

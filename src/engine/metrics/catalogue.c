@@ -19,7 +19,7 @@ static const cs_metric_info table[CS_METRIC_COUNT] = {
     { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace), NULL },
     { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce), NULL },
     { CS_METRIC_RECE_G, "rece_g", "RECE-G", "Gaussian-smoothed ECE (sigma, all M bins)",
-      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), NULL },
+      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), "top1/class:C/classwise only" },
     { CS_METRIC_RECE_M, "rece_m", "RECE-M", "RECE-G over TTA observations",
       CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m), "needs id/tta rows" },
     { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier), NULL },
