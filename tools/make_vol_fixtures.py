@@ -115,6 +115,36 @@ bad[-8] ^= 0x01                                              # the gzip trailer'
 open(path('crc.nii.gz'), 'wb').write(bytes(bad))
 open(path('notnifti.nii'), 'wb').write(b'hello, this is not a NIfTI header' + bytes(400))
 
+
+# NIfTI headers that lie about sizes: valid files with one field patched (the field's offset in
+# the NIfTI-1 / NIfTI-2 layout, in the file's byte order). calscope refuses them before
+# nifti_clib sees them (a NIfTI-2 dim[0] of 2^40 overflowed nifti_clib's stack).
+def patched(src, dst, edits, gz=False):
+    raw = open(path(src), 'rb').read()
+    raw = bytearray(gzip.decompress(raw) if gz else raw)
+    for off, fmt_, value in edits:
+        struct.pack_into(fmt_, raw, off, value)
+    data = gzip.compress(bytes(raw), mtime=0) if gz else bytes(raw)
+    open(path(dst), 'wb').write(data)
+    return len(data)
+
+
+patched('n2_i16.nii', 'n2_dim0_huge.nii', [(16, '<q', 1 << 40)])
+patched('n2_f32.nii.gz', 'n2_dim0_neg.nii.gz', [(16, '<q', -5)], gz=True)
+patched('n1_be_f32.nii', 'n1_be_dim0.nii', [(40, '>h', 8)])
+patched('n1_f32.nii', 'n1_dim_neg.nii', [(44, '<h', -4)])
+patched('n2_f32.nii.gz', 'n2_dims_huge.nii.gz', [(24, '<q', 1 << 20), (32, '<q', 1 << 20), (40, '<q', 1 << 20)],
+        gz=True)
+size = patched('n1_f64.nii.gz', 'n1_dims_gz.nii.gz', [(44, '<h', 30000)], gz=True)
+assert 352 + 3 * 30000 * 5 * 8 > 1032 * size, size     # more than deflate can expand the file to
+patched('n1_f32.nii', 'n1_voxoff_low.nii', [(108, '<f', 100.0)])
+patched('n1_f32.nii', 'n1_voxoff_frac.nii', [(108, '<f', 352.5)])
+patched('n2_i16.nii', 'n2_voxoff_far.nii', [(168, '<q', 1000000)])
+patched('n1_f32.nii', 'n1_dtype_unknown.nii', [(70, '<h', 77)])
+patched('n1_f32.nii', 'n1_bitpix.nii', [(72, '<h', 16)])
+patched('n1_f32.nii', 'n1_magic.nii', [(344, '4s', b'ni1')])
+open(path('n1_short.nii'), 'wb').write(plain[:200])
+
 # ---- npy --------------------------------------------------------------------------------------
 descrs = ['<f2', '<f4', '<f8', '|u1', '|i1', '<i2', '<u2', '<i4', '<u4', '<i8', '<u8', '|b1',
           '>f4', '>i2', '>f8']

@@ -108,6 +108,21 @@ refuse "a label value not in the mapping" a_prob.nii.gz lab3.nii.gz \
     "$D/lab3.nii.gz: label value 3 at voxel 4,1,2 is not in --label-values 0,1,2,4 (probabilities: $D/a_prob.nii.gz)"
 refuse "a truncated .nii.gz: the reader's message and the other file" cut.nii.gz a.nii.gz \
     "$D/cut.nii.gz: truncated: 398 of 840 values (labels: $D/a.nii.gz)"
+# headers that lie about sizes (tests/fixtures/vol, made by tools/make_vol_fixtures.py): calscope's
+# message alone on stderr (refuse compares all of it: no nifti_clib line above it), no crash
+for f in n2_dim0_huge.nii n2_dim0_neg.nii.gz n1_dims_gz.nii.gz n2_voxoff_far.nii n1_dtype_unknown.nii; do
+    cp "tests/fixtures/vol/$f" "$D/$f"
+done
+refuse "a NIfTI-2 dim[0] of 2^40 (overflowed nifti_clib's stack)" n2_dim0_huge.nii a.nii.gz \
+    "$D/n2_dim0_huge.nii: NIfTI header: dim[0] = 1099511627776, must be 1..7 (labels: $D/a.nii.gz)"
+refuse "a NIfTI-2 dim[0] of -5, gzip" n2_dim0_neg.nii.gz a.nii.gz \
+    "$D/n2_dim0_neg.nii.gz: NIfTI header: dim[0] = -5, must be 1..7 (labels: $D/a.nii.gz)"
+refuse "dims asking for more than a gzip file can hold" a_prob.nii.gz n1_dims_gz.nii.gz \
+    "$D/n1_dims_gz.nii.gz: NIfTI header: the dims ask for 450000 values, 3600000 bytes from vox_offset 352, and 623 bytes of gzip hold at most 642936 (probabilities: $D/a_prob.nii.gz)"
+refuse "vox_offset past the end of the file" n2_voxoff_far.nii a.nii.gz \
+    "$D/n2_voxoff_far.nii: NIfTI header: vox_offset = 1000000 is beyond the end of the file (664 bytes) (labels: $D/a.nii.gz)"
+refuse "a datatype code that is none" n1_dtype_unknown.nii a.nii.gz \
+    "$D/n1_dtype_unknown.nii: unsupported NIfTI datatype code 77 (labels: $D/a.nii.gz)"
 head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"

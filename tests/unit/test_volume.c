@@ -187,7 +187,30 @@ static const bad_case bad[] = {
     {"notnifti.nii", NULL, 0, "notnifti.nii: not a NIfTI file (bad header size)"},
     {"n1_complex.nii", NULL, 0, "n1_complex.nii: unsupported NIfTI datatype COMPLEX64 (code 32)"},
     {"n1_rgb.nii", NULL, 0, "n1_rgb.nii: unsupported NIfTI datatype RGB24 (code 128)"},
-    {"trunc.nii", NULL, 1, "trunc.nii: truncated: 50 of 60 values"},
+    /* a plain file is checked against its size before anything is read */
+    {"trunc.nii", NULL, 0, "trunc.nii: NIfTI header: the dims ask for 60 values, 240 bytes from vox_offset 352, "
+                           "and the file has 552 bytes (truncated?)"},
+    /* headers that lie about sizes, refused before nifti_clib sees them (NIfTI-1 and -2, both
+     * byte orders, plain and gzip) */
+    {"n2_dim0_huge.nii", NULL, 0, "n2_dim0_huge.nii: NIfTI header: dim[0] = 1099511627776, must be 1..7"},
+    {"n2_dim0_neg.nii.gz", NULL, 0, "n2_dim0_neg.nii.gz: NIfTI header: dim[0] = -5, must be 1..7"},
+    {"n1_be_dim0.nii", NULL, 0, "n1_be_dim0.nii: NIfTI header: dim[0] = 8, must be 1..7"},
+    {"n1_dim_neg.nii", NULL, 0, "n1_dim_neg.nii: NIfTI header: dim[2] = -4, must be positive"},
+    {"n2_dims_huge.nii.gz", NULL, 0, "n2_dims_huge.nii.gz: NIfTI header: the dims ask for 1152921504606846976 "
+                                     "values, more than the 1099511627776 bytes of data calscope reads"},
+    /* 3 x 30000 x 5 float64 from a 623-byte gzip file: deflate expands at most 1032-fold */
+    {"n1_dims_gz.nii.gz", NULL, 0, "n1_dims_gz.nii.gz: NIfTI header: the dims ask for 450000 values, 3600000 "
+                                   "bytes from vox_offset 352, and 623 bytes of gzip hold at most 642936"},
+    {"n1_voxoff_low.nii", NULL, 0, "n1_voxoff_low.nii: NIfTI header: vox_offset = 100, must be a whole number "
+                                   "of bytes, at least 348"},
+    {"n1_voxoff_frac.nii", NULL, 0, "n1_voxoff_frac.nii: NIfTI header: vox_offset = 352.5, must be a whole "
+                                    "number of bytes, at least 348"},
+    {"n2_voxoff_far.nii", NULL, 0, "n2_voxoff_far.nii: NIfTI header: vox_offset = 1000000 is beyond the end of "
+                                   "the file (664 bytes)"},
+    {"n1_dtype_unknown.nii", NULL, 0, "n1_dtype_unknown.nii: unsupported NIfTI datatype code 77"},
+    {"n1_bitpix.nii", NULL, 0, "n1_bitpix.nii: NIfTI header: bitpix = 16, must be 32 for FLOAT32"},
+    {"n1_magic.nii", NULL, 0, "n1_magic.nii: NIfTI header: bad magic (want 'n+1', a single-file NIfTI-1)"},
+    {"n1_short.nii", NULL, 0, "n1_short.nii: NIfTI header: truncated (200 of 348 bytes)"},
     /* 37360: what Python's zlib decodes of the cut file (trunc.nii.gz.count) */
     {"trunc.nii.gz", NULL, 1, "trunc.nii.gz: truncated: 37360 of 64000 values"},
     {"crc.nii.gz", NULL, 1, "crc.nii.gz: corrupt gzip data: incorrect data check"},

@@ -45,6 +45,13 @@ void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t);
 /* Opens a NIfTI-1/2 file (.nii, .nii.gz) into v (path set, info zeroed). */
 cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
 
+/* Checks the NIfTI-1/2 header of path (plain or gzip, either byte order) before nifti_clib reads
+ * it: sizeof_hdr and magic, dim[0] in 1..7, every used dim positive, datatype one calscope reads
+ * and bitpix its size, vox_offset at least the header's size, and the data the dims ask for no
+ * more than the file can hold. Returns CS_OK or CS_EINPUT with err naming the file and field.
+ * Any thread; holds nothing. */
+cs_status cs_vol_nifti_check_header(const char *path, cs_error *err);
+
 /* Opens an .npy file into v. */
 cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);
 
