@@ -268,6 +268,14 @@ with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
     zi.compress_type = zipfile.ZIP_DEFLATED
     z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
+# members compressed with what numpy never writes: zipfile's bzip2 and lzma
+for name, method in [('bzip2.npz', zipfile.ZIP_BZIP2), ('lzma.npz', zipfile.ZIP_LZMA)]:
+    with zipfile.ZipFile(path(name), 'w', method) as z:
+        zi = zipfile.ZipInfo('probabilities.npy')
+        zi.compress_type = method
+        buf = io.BytesIO()
+        np.save(buf, probs)
+        z.writestr(zi, buf.getvalue())
 open(path('noext.dat'), 'wb').write(b'x')
 for name in ['dir.nii.gz', 'dir.npz']:             # directories named like array files
     os.makedirs(path(name), exist_ok=True)

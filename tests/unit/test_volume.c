@@ -110,6 +110,12 @@ static void test_affine(void **state)
     /* float32 rounding of 0.9, 1.1, 0.1: |0.9 - (float)0.9| = 2.38e-8 is the largest */
     assert_double_near(cs_vol_affine_diff(i1, i2), fabs(0.9 - (double)(float)0.9), 0.0);
     assert_true(cs_vol_affine_diff(i1, i1) == 0.0);
+    /* a NaN anywhere is never "within tolerance", whatever the elements after it differ by */
+    cs_vol_info n1 = *i1, n2 = *i1;
+    n1.affine[0][0] = NAN;
+    n2.affine[2][3] += 7.0;
+    assert_true(isnan(cs_vol_affine_diff(&n1, &n2)));
+    assert_true(isnan(cs_vol_affine_diff(&n2, &n1)));
     cs_vol_close(v1);
     cs_vol_close(v2);
 
@@ -225,6 +231,10 @@ static const bad_case bad[] = {
     {"unicode.npy", NULL, 0, "unicode.npy: unsupported dtype '<U2' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
                              "<u4 <i8 <u8 |b1, or > for big-endian)"},
     {"struct.npy", NULL, 0, "struct.npy: unsupported dtype: a structured array (want a plain numeric dtype)"},
+    {"bzip2.npz", NULL, 0, "bzip2.npz[probabilities.npy]: compressed with bzip2 (zip method 12); calscope reads "
+                           "only stored or deflated members (np.savez, np.savez_compressed)"},
+    {"lzma.npz", NULL, 0, "lzma.npz[probabilities.npy]: compressed with lzma (zip method 14); calscope reads "
+                          "only stored or deflated members (np.savez, np.savez_compressed)"},
     {"notzip.npz", NULL, 0, "notzip.npz: not an npz file (bad magic)"},
     {"trunc.npz", NULL, 0, "trunc.npz: truncated or corrupt zip archive (no central directory)"},
     {"crc.npz", "probabilities", 1, "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"},

@@ -28,6 +28,23 @@ static cs_status zip_error(cs_vol *v, int rc, cs_error *err)
     return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt deflate data (zip error %d)", where, rc);
 }
 
+/* Only stored and deflated members are read (what np.savez and np.savez_compressed write).
+ * minizip would pass a bzip2 member's compressed bytes on as if stored (the npy parser then
+ * says "bad magic") and call others a zip error: the method is named here instead. */
+static cs_status bad_method(cs_vol *v, unsigned long method, cs_error *err)
+{
+    static const struct { unsigned long code; const char *name; } known[] = {
+        {9, "deflate64"}, {12, "bzip2"}, {14, "lzma"}, {93, "zstd"}, {95, "xz"}, {98, "ppmd"},
+    };
+    const char *name = "an unknown method";
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].code == method) name = known[i].name;
+    char where[1200];
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: compressed with %s (zip method %lu); calscope reads only "
+                        "stored or deflated members (np.savez, np.savez_compressed)",
+                        cs_vol_where(v, where, sizeof where), name, method);
+}
+
 static cs_status zread(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs_error *err)
 {
     npz_src *s = v->impl;
@@ -153,6 +170,7 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     int rc = unzGetCurrentFileInfo64(s->zf, &fi, NULL, 0, NULL, 0, NULL, 0);
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->size = fi.uncompressed_size;
+    if (fi.compression_method != 0 && fi.compression_method != Z_DEFLATED) return bad_method(v, fi.compression_method, err);
     rc = unzOpenCurrentFile(s->zf);
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->open = 1;
