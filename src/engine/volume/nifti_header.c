@@ -192,7 +192,7 @@ static cs_status check_fits(const char *path, uint64_t values, unsigned esize, u
     return CS_OK;
 }
 
-cs_status cs_vol_nifti_check_header(const char *path, cs_error *err)
+cs_status cs_vol_nifti_check_header(const char *path, int *is_gz, cs_error *err)
 {
     unsigned char b[N2_SIZE];
     size_t got = 0;
@@ -202,6 +202,7 @@ cs_status cs_vol_nifti_check_header(const char *path, cs_error *err)
     raw_header h;
     cs_status st;
     if ((st = read_head(path, b, &got, &size, &gz, err)) != CS_OK) return st;
+    *is_gz = gz;
     if ((st = version_of(path, b, got, &h, err)) != CS_OK) return st;
     if ((st = check_dims(path, &h, &values, err)) != CS_OK) return st;
     if ((st = check_type(path, &h, &esize, err)) != CS_OK) return st;
