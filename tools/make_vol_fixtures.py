@@ -145,6 +145,32 @@ patched('n1_f32.nii', 'n1_bitpix.nii', [(72, '<h', 16)])
 patched('n1_f32.nii', 'n1_magic.nii', [(344, '4s', b'ni1')])
 open(path('n1_short.nii'), 'wb').write(plain[:200])
 
+# the same NIfTI through other gzip writers (the reader inflates with ISA-L): Python's gzip at
+# levels 1 and 9, ISA-L's own igzip, and three concatenated members (one split inside the header)
+def same_values(src, dst):
+    line = next(x for x in lines if x.startswith(src + ' '))
+    lines.append(dst + line[len(src):])
+
+
+raw64 = gzip.decompress(open(path('n1_f64.nii.gz'), 'rb').read())
+for level in (1, 9):
+    open(path('n1_gz%d.nii.gz' % level), 'wb').write(gzip.compress(raw64, compresslevel=level, mtime=0))
+    same_values('n1_f64.nii.gz', 'n1_gz%d.nii.gz' % level)
+import subprocess
+open(path('n1_igzip.nii.gz'), 'wb').write(
+    subprocess.run(['igzip', '-c', '-n'], input=raw64, stdout=subprocess.PIPE, check=True).stdout)
+same_values('n1_f64.nii.gz', 'n1_igzip.nii.gz')
+open(path('n1_members.nii.gz'), 'wb').write(b''.join(
+    gzip.compress(raw64[a:b], mtime=0) for a, b in [(0, 100), (100, 400), (400, len(raw64))]))
+same_values('n1_f64.nii.gz', 'n1_members.nii.gz')
+# a flipped byte deep in the deflate stream of incompressible data (found by the reads)
+noise = nib.Nifti1Image(np.random.default_rng(5).random((40, 40, 40), dtype=np.float32), affine())
+nib.save(noise, path('noise.nii.gz'))
+bad = bytearray(open(path('noise.nii.gz'), 'rb').read())
+os.remove(path('noise.nii.gz'))
+bad[len(bad) * 3 // 4] ^= 0x10
+open(path('flip.nii.gz'), 'wb').write(bytes(bad))
+
 # ---- npy --------------------------------------------------------------------------------------
 descrs = ['<f2', '<f4', '<f8', '|u1', '|i1', '<i2', '<u2', '<i4', '<u4', '<i8', '<u8', '|b1',
           '>f4', '>i2', '>f8']

@@ -15,16 +15,23 @@
 
 struct cs_gz {
     FILE *f;
+    size_t in_cap;
     int eof;                 /* the file has no more bytes */
     int done;                /* the last member is finished: nothing more to hand out */
     struct inflate_state st;
-    unsigned char in[GZ_IN_BYTES];
+    unsigned char in[];      /* in_cap bytes */
 };
 
 cs_gz *cs_gz_open(const char *path)
 {
-    cs_gz *g = malloc(sizeof *g);
+    return cs_gz_open_sized(path, GZ_IN_BYTES);
+}
+
+cs_gz *cs_gz_open_sized(const char *path, size_t in_bytes)
+{
+    cs_gz *g = malloc(sizeof *g + in_bytes);
     if (!g) return NULL;
+    g->in_cap = in_bytes;
     if (!(g->f = fopen(path, "rb"))) {
         int e = errno;
         free(g);
@@ -65,7 +72,7 @@ static const char *isal_words(int rc)
 static int refill(cs_gz *g)
 {
     if (g->st.avail_in > 0 || g->eof) return 0;
-    size_t k = fread(g->in, 1, sizeof g->in, g->f);
+    size_t k = fread(g->in, 1, g->in_cap, g->f);
     if (k == 0) {
         if (ferror(g->f)) return -2;
         g->eof = 1;

@@ -60,6 +60,9 @@ typedef struct cs_gz cs_gz;
 /* NULL with errno set when the file cannot be opened or memory is short. Free with cs_gz_close. */
 cs_gz *cs_gz_open(const char *path);
 
+/* The same with an input buffer of in_bytes (>= 1): the tests split a stream at every offset. */
+cs_gz *cs_gz_open_sized(const char *path, size_t in_bytes);
+
 /* Up to n decompressed bytes into dst, *got of them (fewer only when the data ends, or the file
  * ends inside a member). Returns 0; -1 for a corrupt stream (*why: zlib's words for it, static
  * text); -2 for a read error (errno set). */
