@@ -294,6 +294,14 @@ with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
     zi.compress_type = zipfile.ZIP_DEFLATED
     z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
+# a deflated member whose CRC-32 (local header and central directory) is off by one bit
+dz = bytearray(open(path('deflated_f16.npz'), 'rb').read())
+inf = zipfile.ZipFile(path('deflated_f16.npz')).getinfo('softmax.npy')
+cd = dz.index(b'PK\x01\x02')
+assert struct.unpack_from('<I', dz, inf.header_offset + 14)[0] == inf.CRC == struct.unpack_from('<I', dz, cd + 16)[0]
+for off in (inf.header_offset + 14, cd + 16):
+    struct.pack_into('<I', dz, off, inf.CRC ^ 1)
+open(path('crc_deflated.npz'), 'wb').write(bytes(dz))
 # members compressed with what numpy never writes: zipfile's bzip2 and lzma
 for name, method in [('bzip2.npz', zipfile.ZIP_BZIP2), ('lzma.npz', zipfile.ZIP_LZMA)]:
     with zipfile.ZipFile(path(name), 'w', method) as z:

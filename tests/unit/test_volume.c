@@ -305,6 +305,7 @@ static const bad_case bad[] = {
     {"notzip.npz", NULL, 0, "notzip.npz: not an npz file (bad magic)"},
     {"trunc.npz", NULL, 0, "trunc.npz: truncated or corrupt zip archive (no central directory)"},
     {"crc.npz", "probabilities", 1, "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"},
+    {"crc_deflated.npz", NULL, 1, "crc_deflated.npz[softmax.npy]: bad CRC (corrupt archive)"},
     {"corrupt.npz", NULL, 1, "corrupt.npz[probabilities.npy]: corrupt deflate data (stream ends at byte 607 of 608)"},
     {"two.npz", NULL, 0, "two.npz: 2 arrays and none is 'probabilities' or 'softmax': name one "
                          "(members: a.npy, b.npy)"},
