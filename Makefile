@@ -38,7 +38,7 @@ CFLAGS   := $(WARN) $(OPT) -pthread
 LDFLAGS  := $(if $(SANITIZE),-fsanitize=$(SANITIZE),) -pthread
 # nifti_clib (NIfTI-1/2 + its znz gzip streams) and minizip (npz archives): the volume readers.
 VOL_CFLAGS  := -I/usr/include/nifti $(shell pkg-config --cflags minizip 2>/dev/null || echo -I/usr/include/minizip)
-ENGINE_LIBS := -lnifti2 -lznz -lminizip -lcsv -lz -lm
+ENGINE_LIBS := -lnifti2 -lznz -lminizip -lisal -lcsv -lz -lm
 
 ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
 CHART_SRC  := $(sort $(wildcard src/chart/*.c))

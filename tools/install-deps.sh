@@ -6,7 +6,7 @@ need=()
 for p in build-essential pkg-config libncurses-dev libcsv-dev libcmocka-dev zlib1g-dev \
          clang libclang-rt-14-dev tmux python3 python3-numpy python3-pandas python3-sklearn \
          python3-torch python3-scipy python3-deprecation stress \
-         libnifti2-dev libminizip-dev python3-nibabel python3-dask python3-distributed linux-perf; do
+         libnifti2-dev libminizip-dev libisal-dev isal python3-nibabel python3-dask python3-distributed linux-perf; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi

@@ -115,6 +115,62 @@ bad[-8] ^= 0x01                                              # the gzip trailer'
 open(path('crc.nii.gz'), 'wb').write(bytes(bad))
 open(path('notnifti.nii'), 'wb').write(b'hello, this is not a NIfTI header' + bytes(400))
 
+
+# NIfTI headers that lie about sizes: valid files with one field patched (the field's offset in
+# the NIfTI-1 / NIfTI-2 layout, in the file's byte order). calscope refuses them before
+# nifti_clib sees them (a NIfTI-2 dim[0] of 2^40 overflowed nifti_clib's stack).
+def patched(src, dst, edits, gz=False):
+    raw = open(path(src), 'rb').read()
+    raw = bytearray(gzip.decompress(raw) if gz else raw)
+    for off, fmt_, value in edits:
+        struct.pack_into(fmt_, raw, off, value)
+    data = gzip.compress(bytes(raw), mtime=0) if gz else bytes(raw)
+    open(path(dst), 'wb').write(data)
+    return len(data)
+
+
+patched('n2_i16.nii', 'n2_dim0_huge.nii', [(16, '<q', 1 << 40)])
+patched('n2_f32.nii.gz', 'n2_dim0_neg.nii.gz', [(16, '<q', -5)], gz=True)
+patched('n1_be_f32.nii', 'n1_be_dim0.nii', [(40, '>h', 8)])
+patched('n1_f32.nii', 'n1_dim_neg.nii', [(44, '<h', -4)])
+patched('n2_f32.nii.gz', 'n2_dims_huge.nii.gz', [(24, '<q', 1 << 20), (32, '<q', 1 << 20), (40, '<q', 1 << 20)],
+        gz=True)
+size = patched('n1_f64.nii.gz', 'n1_dims_gz.nii.gz', [(44, '<h', 30000)], gz=True)
+assert 352 + 3 * 30000 * 5 * 8 > 1032 * size, size     # more than deflate can expand the file to
+patched('n1_f32.nii', 'n1_voxoff_low.nii', [(108, '<f', 100.0)])
+patched('n1_f32.nii', 'n1_voxoff_frac.nii', [(108, '<f', 352.5)])
+patched('n2_i16.nii', 'n2_voxoff_far.nii', [(168, '<q', 1000000)])
+patched('n1_f32.nii', 'n1_dtype_unknown.nii', [(70, '<h', 77)])
+patched('n1_f32.nii', 'n1_bitpix.nii', [(72, '<h', 16)])
+patched('n1_f32.nii', 'n1_magic.nii', [(344, '4s', b'ni1')])
+open(path('n1_short.nii'), 'wb').write(plain[:200])
+
+# the same NIfTI through other gzip writers (the reader inflates with ISA-L): Python's gzip at
+# levels 1 and 9, ISA-L's own igzip, and three concatenated members (one split inside the header)
+def same_values(src, dst):
+    line = next(x for x in lines if x.startswith(src + ' '))
+    lines.append(dst + line[len(src):])
+
+
+raw64 = gzip.decompress(open(path('n1_f64.nii.gz'), 'rb').read())
+for level in (1, 9):
+    open(path('n1_gz%d.nii.gz' % level), 'wb').write(gzip.compress(raw64, compresslevel=level, mtime=0))
+    same_values('n1_f64.nii.gz', 'n1_gz%d.nii.gz' % level)
+import subprocess
+open(path('n1_igzip.nii.gz'), 'wb').write(
+    subprocess.run(['igzip', '-c', '-n'], input=raw64, stdout=subprocess.PIPE, check=True).stdout)
+same_values('n1_f64.nii.gz', 'n1_igzip.nii.gz')
+open(path('n1_members.nii.gz'), 'wb').write(b''.join(
+    gzip.compress(raw64[a:b], mtime=0) for a, b in [(0, 100), (100, 400), (400, len(raw64))]))
+same_values('n1_f64.nii.gz', 'n1_members.nii.gz')
+# a flipped byte deep in the deflate stream of incompressible data (found by the reads)
+noise = nib.Nifti1Image(np.random.default_rng(5).random((24, 24, 24), dtype=np.float32), affine())
+nib.save(noise, path('noise.nii.gz'))
+bad = bytearray(open(path('noise.nii.gz'), 'rb').read())
+os.remove(path('noise.nii.gz'))
+bad[len(bad) * 3 // 4] ^= 0x10
+open(path('flip.nii.gz'), 'wb').write(bytes(bad))
+
 # ---- npy --------------------------------------------------------------------------------------
 descrs = ['<f2', '<f4', '<f8', '|u1', '|i1', '<i2', '<u2', '<i4', '<u4', '<i8', '<u8', '|b1',
           '>f4', '>i2', '>f8']
@@ -238,6 +294,22 @@ with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
     zi.compress_type = zipfile.ZIP_DEFLATED
     z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
+# a deflated member whose CRC-32 (local header and central directory) is off by one bit
+dz = bytearray(open(path('deflated_f16.npz'), 'rb').read())
+inf = zipfile.ZipFile(path('deflated_f16.npz')).getinfo('softmax.npy')
+cd = dz.index(b'PK\x01\x02')
+assert struct.unpack_from('<I', dz, inf.header_offset + 14)[0] == inf.CRC == struct.unpack_from('<I', dz, cd + 16)[0]
+for off in (inf.header_offset + 14, cd + 16):
+    struct.pack_into('<I', dz, off, inf.CRC ^ 1)
+open(path('crc_deflated.npz'), 'wb').write(bytes(dz))
+# members compressed with what numpy never writes: zipfile's bzip2 and lzma
+for name, method in [('bzip2.npz', zipfile.ZIP_BZIP2), ('lzma.npz', zipfile.ZIP_LZMA)]:
+    with zipfile.ZipFile(path(name), 'w', method) as z:
+        zi = zipfile.ZipInfo('probabilities.npy')
+        zi.compress_type = method
+        buf = io.BytesIO()
+        np.save(buf, probs)
+        z.writestr(zi, buf.getvalue())
 open(path('noext.dat'), 'wb').write(b'x')
 for name in ['dir.nii.gz', 'dir.npz']:             # directories named like array files
     os.makedirs(path(name), exist_ok=True)

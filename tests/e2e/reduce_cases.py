@@ -21,10 +21,13 @@ The fine bin of p is found by searching the edges i/F (numpy's correctly rounded
 the right-closed rule (i/F, (i+1)/F] with 0 in bin 0 -- not by calscope's cs_ubin.
 """
 import csv
+import gzip
 import os
+import struct
 import sys
 
 import nibabel as nib
+
 import numpy as np
 
 VALUES = [0, 1, 2, 4]
@@ -93,6 +96,13 @@ def write(d):
     np.savez_compressed(f"{d}/half.npz", probabilities=np.moveaxis(h, -1, 0))
     raw = open(f"{d}/a_prob.nii.gz", "rb").read()
     open(f"{d}/cut.nii.gz", "wb").write(raw[: len(raw) // 2])
+    # a NaN in the sform's srow_y[3] (NIfTI-1 offset 308; nibabel writes sform_code 2)
+    hdr = bytearray(gzip.decompress(raw))
+    assert struct.unpack_from('<h', hdr, 254)[0] > 0
+    struct.pack_into('<f', hdr, 308, float('nan'))
+    open(f"{d}/nanaff.nii.gz", "wb").write(gzip.compress(bytes(hdr), mtime=0))
+    # nnU-Net's (C, z, y, x) written in Fortran order
+    np.savez_compressed(f"{d}/fort.npz", probabilities=np.asfortranarray(np.moveaxis(q, -1, 0)))
 
 
 def fine_bins(p, F):

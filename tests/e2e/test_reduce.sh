@@ -112,6 +112,29 @@ refuse "a label value not in the mapping" a_prob.nii.gz lab3.nii.gz \
     "$D/lab3.nii.gz: label value 3 at voxel 4,1,2 is not in --label-values 0,1,2,4 (probabilities: $D/a_prob.nii.gz)"
 refuse "a truncated .nii.gz: the reader's message and the other file" cut.nii.gz a.nii.gz \
     "$D/cut.nii.gz: truncated: 398 of 840 values (labels: $D/a.nii.gz)"
+# headers that lie about sizes (tests/fixtures/vol, made by tools/make_vol_fixtures.py): calscope's
+# message alone on stderr (refuse compares all of it: no nifti_clib line above it), no crash
+for f in n2_dim0_huge.nii n2_dim0_neg.nii.gz n1_dims_gz.nii.gz n2_voxoff_far.nii n1_dtype_unknown.nii; do
+    cp "tests/fixtures/vol/$f" "$D/$f"
+done
+refuse "a NIfTI-2 dim[0] of 2^40 (overflowed nifti_clib's stack)" n2_dim0_huge.nii a.nii.gz \
+    "$D/n2_dim0_huge.nii: NIfTI header: dim[0] = 1099511627776, must be 1..7 (labels: $D/a.nii.gz)"
+refuse "a NIfTI-2 dim[0] of -5, gzip" n2_dim0_neg.nii.gz a.nii.gz \
+    "$D/n2_dim0_neg.nii.gz: NIfTI header: dim[0] = -5, must be 1..7 (labels: $D/a.nii.gz)"
+refuse "dims asking for more than a gzip file can hold" a_prob.nii.gz n1_dims_gz.nii.gz \
+    "$D/n1_dims_gz.nii.gz: NIfTI header: the dims ask for 450000 values, 3600000 bytes from vox_offset 352, and 623 bytes of gzip hold at most 642936 (probabilities: $D/a_prob.nii.gz)"
+refuse "vox_offset past the end of the file" n2_voxoff_far.nii a.nii.gz \
+    "$D/n2_voxoff_far.nii: NIfTI header: vox_offset = 1000000 is beyond the end of the file (664 bytes) (labels: $D/a.nii.gz)"
+refuse "a datatype code that is none" n1_dtype_unknown.nii a.nii.gz \
+    "$D/n1_dtype_unknown.nii: unsupported NIfTI datatype code 77 (labels: $D/a.nii.gz)"
+refuse "a NaN in an affine, named by its element" nanaff.nii.gz a.nii.gz \
+    "$D/nanaff.nii.gz: affine[1][3] is nan, which --affine-tol cannot compare (labels: $D/a.nii.gz)"
+refuse "a Fortran-order npz member, named" fort.npz b.nii.gz \
+    "$D/fort.npz[probabilities.npy]: Fortran order is not supported (write the array in C order, e.g. np.ascontiguousarray) (labels: $D/b.nii.gz)"
+printf 'case,probs,labels\nx,fort.npz,b.nii.gz\n' >"$D/fort.csv"
+run "$CALSCOPE" reduce -o "$TMP/fort_out.csv" "$D/fort.csv"
+expect_eq "a Fortran-order npz member with no mapping given (the first case sets the channels)" \
+    "3 calscope: $D/fort.npz[probabilities.npy]: Fortran order is not supported (write the array in C order, e.g. np.ascontiguousarray) (labels: $D/b.nii.gz)" "$RC $ERR"
 head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
@@ -172,6 +195,16 @@ printf 'case,probs,labels\na,a_prob.nii.gz,a.nii.gz\na,b.npz,b.nii.gz\n' >"$D/du
 run "$CALSCOPE" reduce "$D/dup.csv"
 expect_eq "manifest: a duplicate case, FILE:LINE:COL" "calscope: $D/dup.csv:3:1: case 'a' is already on line 2" "$ERR"
 expect_eq "manifest: exit 3" 3 "$RC"
+# a line break inside a quoted field: said at the manifest's line and column, before any output
+printf 'case,probs,labels\na,a_prob.nii.gz,a.nii.gz\n"b\nc",b.npz,b.nii.gz\n' >"$D/nl.csv"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/nl_out.csv" "$D/nl.csv"
+expect_eq "manifest: a case name with a line break, at its FILE:LINE:COL" \
+    "calscope: $D/nl.csv:3:1: 'case' contains a line break, which a statistics file cannot hold" "$ERR"
+expect_eq "manifest: a case name with a line break: exit 3, no output" "3 0" "$RC $(ls -A "$TMP" | grep -c -e '^nl_out.csv$' -e '^\.calscope-tmp')"
+printf 'case,probs,labels\na,"a_prob\r.nii.gz",a.nii.gz\n' >"$D/cr.csv"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/nl_out.csv" "$D/cr.csv"
+expect_eq "manifest: a path with a carriage return, at its FILE:LINE:COL" \
+    "calscope: $D/cr.csv:2:2: 'probs' contains a line break, which a statistics file cannot hold" "$ERR"
 
 # ---- Ctrl-C: exit 130, no file ------------------------------------------------------------------
 # The manifest is a FIFO: once the writer's open returns, calscope is reading it (its handler is

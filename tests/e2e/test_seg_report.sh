@@ -109,6 +109,16 @@ expect_eq "report MANIFEST.csv = report STATS" "$want" "$(json_get 'd["files"][0
 expect_eq "report MANIFEST.csv: source statistics, fine 300" "statistics 300" \
     "$(json_get 'd["files"][0]["source"], d["files"][0]["fine"]' | tr -d "(),'")"
 
+# ---- a NIfTI-2 header whose dim[0] is 2^40 (it overflowed nifti_clib's stack): refused by name ----
+mkdir -p "$TMP/h"
+cp tests/fixtures/vol/n2_dim0_huge.nii "$TMP/h/"
+cp "samples/seg/regions/$(sed -n 2p samples/seg/regions/manifest.csv | cut -d, -f3)" "$TMP/h/lab.nii.gz"
+printf 'case,probs,labels\nx,n2_dim0_huge.nii,lab.nii.gz\n' >"$TMP/h/m.csv"
+run "$CALSCOPE" report --regions 'WT=1,2,4;TC=1,4;ET=4' "$TMP/h/m.csv"
+expect_eq "report MANIFEST with a NIfTI-2 dim[0] of 2^40: exit 3 and calscope's line alone" \
+    "3 calscope: $TMP/h/m.csv: $TMP/h/n2_dim0_huge.nii: NIfTI header: dim[0] = 1099511627776, must be 1..7 (labels: $TMP/h/lab.nii.gz)" \
+    "$RC $ERR"
+
 # ---- a pair of folders opens directly (--probs DIR --labels DIR), the same as its manifest ----
 mkdir -p "$TMP/P" "$TMP/L"
 for c in c01 c02 c03; do cp "$TMP/${c}_prob.nii.gz" "$TMP/P/"; cp "$TMP/$c.nii.gz" "$TMP/L/"; done

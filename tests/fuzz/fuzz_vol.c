@@ -3,7 +3,7 @@
  * and read to the end, or be refused cleanly, without a crash, leak or sanitizer report. The
  * first byte picks the format (bit 0: .npy / .npz) and whether a member is named (bit 1). The
  * readers open by path, so each input is written to one scratch file per process. NIfTI is left
- * to nifti_clib's own testing: its header parser is not ours. */
+ * to fuzz_nifti. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "calscope/volume.h"
+#include "engine/volume/vol_internal.h"
+
+#include <zlib.h>
 
 #define FIX "tests/fixtures/vol/"
 
@@ -80,7 +83,7 @@ static void test_every_value_as_written(void **state)
         lines++;
     }
     fclose(f);
-    assert_int_equal(lines, 36);   /* every fixture was seen (the generator writes 36) */
+    assert_int_equal(lines, 40);   /* every fixture was seen (the generator writes 40) */
 }
 
 static cs_vol *open_ok(const char *path, const char *member)
@@ -110,6 +113,12 @@ static void test_affine(void **state)
     /* float32 rounding of 0.9, 1.1, 0.1: |0.9 - (float)0.9| = 2.38e-8 is the largest */
     assert_double_near(cs_vol_affine_diff(i1, i2), fabs(0.9 - (double)(float)0.9), 0.0);
     assert_true(cs_vol_affine_diff(i1, i1) == 0.0);
+    /* a NaN anywhere is never "within tolerance", whatever the elements after it differ by */
+    cs_vol_info n1 = *i1, n2 = *i1;
+    n1.affine[0][0] = NAN;
+    n2.affine[2][3] += 7.0;
+    assert_true(isnan(cs_vol_affine_diff(&n1, &n2)));
+    assert_true(isnan(cs_vol_affine_diff(&n2, &n1)));
     cs_vol_close(v1);
     cs_vol_close(v2);
 
@@ -173,6 +182,68 @@ static void test_member_rule(void **state)
     }
 }
 
+/* The whole decompressed stream of a gzip file by zlib's gzread: the oracle for ISA-L. */
+static unsigned char *zlib_all(const char *path, size_t *n)
+{
+    gzFile g = gzopen(path, "rb");
+    assert_non_null(g);
+    size_t cap = 1 << 20;
+    unsigned char *b = malloc(cap);
+    assert_non_null(b);
+    int k = gzread(g, b, (unsigned)cap);
+    assert_true(k > 0 && (size_t)k < cap);
+    gzclose(g);
+    *n = (size_t)k;
+    return b;
+}
+
+/* ISA-L's stream (gz_isal.c) with its input buffer cut to every size from 1 byte to the whole
+ * file: a member, its header and its trailer split at every offset, read in 7-byte pieces, give
+ * zlib's bytes exactly and end with every member checked. */
+static void test_gzip_split_everywhere(void **state)
+{
+    (void)state;
+    static const char *const files[] = {FIX "n1_members.nii.gz", FIX "n1_gz9.nii.gz", FIX "n1_igzip.nii.gz"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        size_t n = 0;
+        unsigned char *want = zlib_all(files[f], &n), *got = malloc(n + 7);
+        assert_non_null(got);
+        FILE *fp = fopen(files[f], "rb");
+        assert_non_null(fp);
+        fseek(fp, 0, SEEK_END);
+        size_t fsize = (size_t)ftell(fp);
+        fclose(fp);
+        for (size_t cap = 1; cap <= fsize; cap++) {
+            cs_gz *g = cs_gz_open_sized(files[f], cap);
+            assert_non_null(g);
+            size_t have = 0, k = 0;
+            const char *why = NULL;
+            do {
+                assert_int_equal(cs_gz_read(g, got + have, 7, &k, &why), 0);
+                have += k;
+            } while (k > 0 && have <= n);
+            if (have != n || memcmp(got, want, n) != 0) fail_msg("%s: input buffer of %zu bytes: %zu of %zu bytes", files[f], cap, have, n);
+            assert_int_equal(cs_gz_finished(g), 1);
+            cs_gz_close(g);
+        }
+        free(want);
+        free(got);
+    }
+    /* the trailer's CRC flipped: found at every split, in zlib's words */
+    for (size_t cap = 1; cap <= 1200; cap++) {
+        cs_gz *g = cs_gz_open_sized(FIX "crc.nii.gz", cap);
+        assert_non_null(g);
+        static unsigned char buf[1 << 17];
+        size_t k = 0;
+        const char *why = NULL;
+        int rc;
+        while ((rc = cs_gz_read(g, buf, sizeof buf, &k, &why)) == 0 && k > 0) {}
+        assert_int_equal(rc, -1);
+        assert_string_equal(why, "incorrect data check");
+        cs_gz_close(g);
+    }
+}
+
 typedef struct bad_case {
     const char *file, *member;
     int at_read;          /* 1: the open succeeds, reading everything fails */
@@ -187,10 +258,35 @@ static const bad_case bad[] = {
     {"notnifti.nii", NULL, 0, "notnifti.nii: not a NIfTI file (bad header size)"},
     {"n1_complex.nii", NULL, 0, "n1_complex.nii: unsupported NIfTI datatype COMPLEX64 (code 32)"},
     {"n1_rgb.nii", NULL, 0, "n1_rgb.nii: unsupported NIfTI datatype RGB24 (code 128)"},
-    {"trunc.nii", NULL, 1, "trunc.nii: truncated: 50 of 60 values"},
+    /* a plain file is checked against its size before anything is read */
+    {"trunc.nii", NULL, 0, "trunc.nii: NIfTI header: the dims ask for 60 values, 240 bytes from vox_offset 352, "
+                           "and the file has 552 bytes (truncated?)"},
+    /* headers that lie about sizes, refused before nifti_clib sees them (NIfTI-1 and -2, both
+     * byte orders, plain and gzip) */
+    {"n2_dim0_huge.nii", NULL, 0, "n2_dim0_huge.nii: NIfTI header: dim[0] = 1099511627776, must be 1..7"},
+    {"n2_dim0_neg.nii.gz", NULL, 0, "n2_dim0_neg.nii.gz: NIfTI header: dim[0] = -5, must be 1..7"},
+    {"n1_be_dim0.nii", NULL, 0, "n1_be_dim0.nii: NIfTI header: dim[0] = 8, must be 1..7"},
+    {"n1_dim_neg.nii", NULL, 0, "n1_dim_neg.nii: NIfTI header: dim[2] = -4, must be positive"},
+    {"n2_dims_huge.nii.gz", NULL, 0, "n2_dims_huge.nii.gz: NIfTI header: the dims ask for 1152921504606846976 "
+                                     "values, more than the 1099511627776 bytes of data calscope reads"},
+    /* 3 x 30000 x 5 float64 from a 623-byte gzip file: deflate expands at most 1032-fold */
+    {"n1_dims_gz.nii.gz", NULL, 0, "n1_dims_gz.nii.gz: NIfTI header: the dims ask for 450000 values, 3600000 "
+                                   "bytes from vox_offset 352, and 623 bytes of gzip hold at most 642936"},
+    {"n1_voxoff_low.nii", NULL, 0, "n1_voxoff_low.nii: NIfTI header: vox_offset = 100, must be a whole number "
+                                   "of bytes, at least 348"},
+    {"n1_voxoff_frac.nii", NULL, 0, "n1_voxoff_frac.nii: NIfTI header: vox_offset = 352.5, must be a whole "
+                                    "number of bytes, at least 348"},
+    {"n2_voxoff_far.nii", NULL, 0, "n2_voxoff_far.nii: NIfTI header: vox_offset = 1000000 is beyond the end of "
+                                   "the file (664 bytes)"},
+    {"n1_dtype_unknown.nii", NULL, 0, "n1_dtype_unknown.nii: unsupported NIfTI datatype code 77"},
+    {"n1_bitpix.nii", NULL, 0, "n1_bitpix.nii: NIfTI header: bitpix = 16, must be 32 for FLOAT32"},
+    {"n1_magic.nii", NULL, 0, "n1_magic.nii: NIfTI header: bad magic (want 'n+1', a single-file NIfTI-1)"},
+    {"n1_short.nii", NULL, 0, "n1_short.nii: NIfTI header: truncated (200 of 348 bytes)"},
     /* 37360: what Python's zlib decodes of the cut file (trunc.nii.gz.count) */
     {"trunc.nii.gz", NULL, 1, "trunc.nii.gz: truncated: 37360 of 64000 values"},
     {"crc.nii.gz", NULL, 1, "crc.nii.gz: corrupt gzip data: incorrect data check"},
+    /* a flipped byte deep inside incompressible data: decoded, then the CRC disagrees */
+    {"flip.nii.gz", NULL, 1, "flip.nii.gz: corrupt gzip data: incorrect data check"},
     {"corrupt.nii.gz", NULL, 0, "corrupt.nii.gz: corrupt gzip data: incorrect data check"},
     {"badmagic.npy", NULL, 0, "badmagic.npy: not an npy file (bad magic)"},
     {"trunc.npy", NULL, 1, "trunc.npy: truncated: 21 of 24 values"},
@@ -202,9 +298,14 @@ static const bad_case bad[] = {
     {"unicode.npy", NULL, 0, "unicode.npy: unsupported dtype '<U2' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
                              "<u4 <i8 <u8 |b1, or > for big-endian)"},
     {"struct.npy", NULL, 0, "struct.npy: unsupported dtype: a structured array (want a plain numeric dtype)"},
+    {"bzip2.npz", NULL, 0, "bzip2.npz[probabilities.npy]: compressed with bzip2 (zip method 12); calscope reads "
+                           "only stored or deflated members (np.savez, np.savez_compressed)"},
+    {"lzma.npz", NULL, 0, "lzma.npz[probabilities.npy]: compressed with lzma (zip method 14); calscope reads "
+                          "only stored or deflated members (np.savez, np.savez_compressed)"},
     {"notzip.npz", NULL, 0, "notzip.npz: not an npz file (bad magic)"},
     {"trunc.npz", NULL, 0, "trunc.npz: truncated or corrupt zip archive (no central directory)"},
     {"crc.npz", "probabilities", 1, "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"},
+    {"crc_deflated.npz", NULL, 1, "crc_deflated.npz[softmax.npy]: bad CRC (corrupt archive)"},
     {"corrupt.npz", NULL, 1, "corrupt.npz[probabilities.npy]: corrupt deflate data (stream ends at byte 607 of 608)"},
     {"two.npz", NULL, 0, "two.npz: 2 arrays and none is 'probabilities' or 'softmax': name one "
                          "(members: a.npy, b.npy)"},
@@ -253,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_scaling),
         cmocka_unit_test(test_member_rule),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_gzip_split_everywhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

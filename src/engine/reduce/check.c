@@ -7,6 +7,7 @@
 #include "calscope/metrics.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,10 +31,28 @@ static void dims_text(const int64_t *dim, int nd, char *buf, size_t size)
         pos += (size_t)snprintf(buf + pos, size - pos, "%s%" PRId64, i ? "x" : "", dim[i]);
 }
 
+/* An npy / npz array in Fortran order with two or more axes longer than 1: its values do not
+ * come channel by channel in the order the reduction streams them, and a transposed copy would
+ * hold the whole array in memory. Refused, naming the member, rather than read as a different
+ * shape. */
+static cs_status c_order(const char *path, const cs_vol_info *in, const char *other_role, const char *other,
+                         cs_error *err)
+{
+    int long_axes = 0;
+    for (int i = 0; i < in->ndim; i++) long_axes += in->dim[i] > 1;
+    if (!in->fortran_order || long_axes < 2) return CS_OK;
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s%s%s%s: Fortran order is not supported (write the array in C "
+                        "order, e.g. np.ascontiguousarray) (%s: %s)", path, in->member ? "[" : "",
+                        in->member ? in->member : "", in->member ? "]" : "", other_role, other);
+}
+
 cs_status rd_channels(const cs_seg_case *c, const cs_vol_info *pi, const cs_vol_info *li,
                       rd_shape *sh, cs_error *err)
 {
     memset(sh, 0, sizeof *sh);
+    cs_status st = c_order(c->probs, pi, "labels", c->labels, err);
+    if (st == CS_OK) st = c_order(c->labels, li, "probabilities", c->probs, err);
+    if (st != CS_OK) return st;
     int ln = strip(li->dim, li->ndim);
     int pn = strip(pi->dim, pi->ndim);
     int sn = pi->ndim > 0 ? strip(pi->dim, pi->ndim - 1) : 0;
@@ -60,12 +79,28 @@ cs_status rd_channels(const cs_seg_case *c, const cs_vol_info *pi, const cs_vol_
     return CS_OK;
 }
 
+/* An affine element that is not a finite number (a NaN or infinity from the header): a
+ * difference with it means nothing, so it is refused, naming the element, before comparing. */
+static cs_status finite_affine(const char *path, const cs_vol_info *in, const char *other_role,
+                               const char *other, cs_error *err)
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            if (!isfinite(in->affine[r][c]))
+                return cs_error_set(err, CS_EINPUT, 0, 0, "%s: affine[%d][%d] is %s, which --affine-tol cannot "
+                                    "compare (%s: %s)", path, r, c, isnan(in->affine[r][c]) ? "nan" :
+                                    in->affine[r][c] > 0 ? "inf" : "-inf", other_role, other);
+    return CS_OK;
+}
+
 cs_status rd_check_pair(const cs_seg_case *c, const cs_vol_info *pi, const cs_vol_info *li,
                         const cs_seg_mapping *m, double affine_tol, rd_shape *sh, cs_error *err)
 {
     cs_status st = rd_channels(c, pi, li, sh, err);
     if (st != CS_OK) return st;
     if (pi->has_affine && li->has_affine) {
+        if ((st = finite_affine(c->probs, pi, "labels", c->labels, err)) != CS_OK) return st;
+        if ((st = finite_affine(c->labels, li, "probabilities", c->probs, err)) != CS_OK) return st;
         double d = cs_vol_affine_diff(pi, li);
         if (!(d <= affine_tol)) {
             char dt[40], tt[40];

@@ -210,6 +210,11 @@ static cs_status row(const char *path, const char *dir, tok *t, cs_seg_plan *p, 
     for (size_t i = 0; i < NF; i++)
         if (!t->field[i][0])
             return cs_error_set(err, CS_EINPUT, L, (long)i + 1, "%s:%ld:%zu: empty '%s'", path, L, i + 1, want[i]);
+    /* the statistics file is line-based: said here, at the manifest's line, not when it is written */
+    for (size_t i = 0; i < NF; i++)
+        if (strpbrk(t->field[i], "\r\n"))
+            return cs_error_set(err, CS_EINPUT, L, (long)i + 1, "%s:%ld:%zu: '%s' contains a line break, which a "
+                                "statistics file cannot hold", path, L, i + 1, want[i]);
     char *pp = rd_path_join(dir, t->field[1]), *lp = rd_path_join(dir, t->field[2]);
     cs_status st = CS_OK;
     if (!pp || !lp) st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);

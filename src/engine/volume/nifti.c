@@ -1,7 +1,8 @@
-/* NIfTI-1 / NIfTI-2 (.nii, .nii.gz) through nifti_clib: nifti_image_read(path, 0) parses and
- * byte-swaps the header (either version, either byte order) and builds the qform / sform
- * matrices; the voxels are then streamed through znz (plain or gzip) from vox_offset, a chunk
- * at a time, never the whole image. */
+/* NIfTI-1 / NIfTI-2 (.nii, .nii.gz): calscope checks the raw header first (nifti_header.c);
+ * nifti_clib's nifti_image_read(path, 0) then parses and byte-swaps it (either version, either
+ * byte order) and builds the qform / sform matrices. The voxels are streamed from vox_offset a
+ * chunk at a time, never the whole image: a gzip file through ISA-L's inflate (gz_isal.c), a
+ * plain one through znz. */
 #define HAVE_ZLIB 1   /* the Debian libznz is built with zlib: the struct layout must match */
 #include <nifti2_io.h>
 #include <znzlib.h>
@@ -13,11 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 typedef struct nifti_src {
-    znzFile fp;
-    int gz;
+    znzFile fp;      /* a plain file */
+    cs_gz *gz;       /* a gzip file */
 } nifti_src;
 
 /* nifti_clib prints its own diagnostics on stderr unless told not to; ours are the messages.
@@ -25,75 +25,52 @@ typedef struct nifti_src {
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
 static void quiet(void) { nifti_set_debug_level(0); }
 
-/* zlib's message without the file name gzerror puts before it ("NAME: incorrect data check"). */
-static const char *zmsg(gzFile g)
+static cs_status gz_failed(cs_vol *v, int rc, const char *why, cs_error *err)
 {
-    int zerr;
-    const char *m = gzerror(g, &zerr), *p = m, *q;
-    while ((q = strstr(p, ": ")) != NULL) p = q + 2;
-    return *p ? p : "read error";
+    if (rc == -1) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt gzip data: %s", v->path, why);
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", v->path, strerror(errno));
+}
+
+/* The gzip source: a short read is the caller's "truncated"; the trailer (CRC, length) is
+ * checked only when the inflater reaches it, so the read that ends the array reads past the
+ * data, through the last member. */
+static cs_status gz_src_read(cs_vol *v, cs_gz *g, void *dst, size_t n, size_t *got, int last, cs_error *err)
+{
+    const char *why = NULL;
+    int rc = cs_gz_read(g, dst, n, got, &why);
+    if (rc != 0) return gz_failed(v, rc, why, err);
+    if (last && *got == n) {
+        unsigned char probe[4096];
+        size_t k;
+        do {
+            if ((rc = cs_gz_read(g, probe, sizeof probe, &k, &why)) != 0) return gz_failed(v, rc, why, err);
+        } while (k > 0);
+        /* zlib's words for a file that ends inside the last member's trailer */
+        if (!cs_gz_finished(g)) return gz_failed(v, -1, "unexpected end of file", err);
+    }
+    return CS_OK;
 }
 
 static cs_status src_read(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs_error *err)
 {
     nifti_src *s = v->impl;
-    int zerr = Z_OK;
+    if (s->gz) return gz_src_read(v, s->gz, dst, n, got, last, err);
     size_t r = znzread(dst, 1, n, s->fp);
-    int failed = r > n;                          /* znzread passes gzread's -1 on as (size_t)-1 */
-    if (failed) r = 0;
-    if (s->gz && (failed || r < n)) {
-        /* zlib says Z_BUF_ERROR for input that simply ends (a short read: vol.c words it
-         * "truncated"); any other error is a corrupt stream */
-        gzerror(s->fp->zfptr, &zerr);
-        if (zerr != Z_OK && zerr != Z_BUF_ERROR) goto corrupt;
-    } else if (failed) {
-        goto corrupt;
-    }
+    if (r > n) /* znzread passes a -1 on as (size_t)-1 */
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", v->path, strerror(errno));
     *got = r;
-    /* the gzip trailer (CRC, length) is checked only when zlib reaches it: read past the data */
-    if (last && r == n && s->gz) {
-        unsigned char probe[64];
-        while (gzread(s->fp->zfptr, probe, sizeof probe) > 0) {}
-        gzerror(s->fp->zfptr, &zerr);
-        if (zerr != Z_OK) goto corrupt;
-    }
     return CS_OK;
-corrupt:
-    if (s->gz) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt gzip data: %s", v->path, zmsg(s->fp->zfptr));
-    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", v->path, strerror(errno));
 }
 
 static void src_close(void *impl)
 {
     nifti_src *s = impl;
     if (s->fp) znzclose(s->fp);
+    cs_gz_close(s->gz);
     free(s);
 }
 
 static const cs_vol_ops nifti_ops = {src_read, src_close};
-
-/* The first 4 bytes are sizeof_hdr: 348 (NIfTI-1) or 540 (NIfTI-2), in either byte order.
- * Checked here so that a non-NIfTI file gets a reason, not nifti_clib's NULL. */
-static cs_status check_magic(const char *path, cs_error *err)
-{
-    gzFile g = gzopen(path, "rb");   /* reads plain files as they are */
-    if (!g) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char b[4];
-    /* zlib decodes ahead (up to 32 KiB): a small file's corruption is found here already */
-    int k = gzread(g, b, 4), zerr = Z_OK;
-    gzerror(g, &zerr);
-    if (k < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt gzip data: %s", path, zmsg(g));
-        gzclose(g);
-        return CS_EINPUT;
-    }
-    gzclose(g);
-    uint32_t le = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    uint32_t be = (uint32_t)b[3] | (uint32_t)b[2] << 8 | (uint32_t)b[1] << 16 | (uint32_t)b[0] << 24;
-    if (k < 4 || !(le == 348 || le == 540 || be == 348 || be == 540))
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: not a NIfTI file (bad header size)", path);
-    return CS_OK;
-}
 
 static int vdtype(int dt, cs_vol_dtype *t)
 {
@@ -139,10 +116,35 @@ static cs_status shape(cs_vol *v, const nifti_image *nim, cs_error *err)
     return CS_OK;
 }
 
+/* Opens the data stream and moves it to vox_offset. */
+static cs_status open_data(cs_vol *v, nifti_src *s, int gz, int64_t offset, cs_error *err)
+{
+    if (gz ? !(s->gz = cs_gz_open(v->path)) : znz_isnull(s->fp = znzopen(v->path, "rb", 0)))
+        return cs_error_set(err, errno == ENOMEM ? CS_ENOMEM : CS_EINPUT, 0, 0, "%s: cannot open: %s", v->path,
+                            strerror(errno));
+    int reached = offset >= 0;
+    if (reached && !gz) reached = znzseek(s->fp, (znz_off_t)offset, SEEK_SET) >= 0;
+    for (int64_t left = offset; reached && gz && left > 0;) {
+        unsigned char skip[4096];
+        size_t want = left < (int64_t)sizeof skip ? (size_t)left : sizeof skip, got = 0;
+        const char *why = NULL;
+        int rc = cs_gz_read(s->gz, skip, want, &got, &why);
+        if (rc != 0) return gz_failed(v, rc, why, err);
+        reached = got == want;
+        left -= (int64_t)got;
+    }
+    if (!reached)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: 0 of %llu values", v->path,
+                            (unsigned long long)v->info.n_values);
+    return CS_OK;
+}
+
 cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
 {
     const char *path = v->path;
-    cs_status st = check_magic(path, err);
+    /* calscope's own check first: nifti_clib trusts the sizes in the header */
+    int gz = 0;
+    cs_status st = cs_vol_nifti_check_header(path, &gz, err);
     if (st != CS_OK) return st;
     pthread_once(&quiet_once, quiet);
     nifti_image *nim = nifti_image_read(path, 0);
@@ -177,17 +179,7 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
     if (!s) { st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); goto out; }
     v->ops = &nifti_ops;
     v->impl = s;
-    s->gz = nifti_is_gzfile(nim->iname);
-    s->fp = znzopen(nim->iname, "rb", s->gz);
-    if (znz_isnull(s->fp)) {
-        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", nim->iname, strerror(errno));
-        goto out;
-    }
-    if (nim->iname_offset < 0 || znzseek(s->fp, (znz_off_t)nim->iname_offset, SEEK_SET) < 0) {
-        st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: 0 of %llu values", path,
-                          (unsigned long long)v->info.n_values);
-        goto out;
-    }
+    if ((st = open_data(v, s, gz, nim->iname_offset, err)) != CS_OK) goto out;
     st = CS_OK;
 out:
     nifti_image_free(nim);

@@ -11,12 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <isa-l/igzip_lib.h>
 #include <unzip.h>
+
+/* A deflated member is read raw from minizip and inflated here with ISA-L (its CRC-32 computed
+ * as it goes and compared with the central directory's); a stored one is read by minizip. */
+typedef struct isal_member {
+    struct inflate_state st;
+    uint32_t crc_want;
+    int in_end;                   /* minizip has no more compressed bytes */
+    unsigned char in[1 << 16];
+} isal_member;
 
 typedef struct npz_src {
     unzFile zf;
     int open;               /* a member is open (unzCloseCurrentFile still due) */
     uint64_t size, pos;     /* the member's uncompressed size (central directory), bytes read */
+    isal_member *inf;       /* a deflated member, else NULL */
 } npz_src;
 
 static cs_status zip_error(cs_vol *v, int rc, cs_error *err)
@@ -28,6 +39,76 @@ static cs_status zip_error(cs_vol *v, int rc, cs_error *err)
     return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt deflate data (zip error %d)", where, rc);
 }
 
+/* Only stored and deflated members are read (what np.savez and np.savez_compressed write).
+ * minizip would pass a bzip2 member's compressed bytes on as if stored (the npy parser then
+ * says "bad magic") and call others a zip error: the method is named here instead. */
+static cs_status bad_method(cs_vol *v, unsigned long method, cs_error *err)
+{
+    static const struct { unsigned long code; const char *name; } known[] = {
+        {9, "deflate64"}, {12, "bzip2"}, {14, "lzma"}, {93, "zstd"}, {95, "xz"}, {98, "ppmd"},
+    };
+    const char *name = "an unknown method";
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].code == method) name = known[i].name;
+    char where[1200];
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: compressed with %s (zip method %lu); calscope reads only "
+                        "stored or deflated members (np.savez, np.savez_compressed)",
+                        cs_vol_where(v, where, sizeof where), name, method);
+}
+
+/* Up to n inflated bytes of a deflated member into dst: 0, or a minizip error (< 0), or
+ * ISAL_INVALID_* mapped to 1 (corrupt deflate data). */
+static int isal_fill(npz_src *s, unsigned char *dst, size_t n, size_t *got)
+{
+    isal_member *m = s->inf;
+    size_t have = 0;
+    while (have < n && m->st.block_state != ISAL_BLOCK_FINISH) {
+        if (m->st.avail_in == 0 && !m->in_end) {
+            int k = unzReadCurrentFile(s->zf, m->in, sizeof m->in);
+            if (k < 0) return k;
+            m->in_end = k == 0;
+            m->st.next_in = m->in;
+            m->st.avail_in = (uint32_t)k;
+        }
+        size_t room = n - have;
+        m->st.next_out = dst + have;
+        m->st.avail_out = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
+        uint32_t out0 = m->st.avail_out, in0 = m->st.avail_in;
+        if (isal_inflate(&m->st) < 0) return 1;
+        have += out0 - m->st.avail_out;
+        if (m->in_end && in0 == 0 && out0 == m->st.avail_out) break;   /* compressed data ends */
+    }
+    *got = have;
+    return 0;
+}
+
+/* After the array's last byte: the deflate stream must end exactly at the member's size, and
+ * its CRC-32 be the central directory's (minizip checks neither for a raw read). */
+static cs_status isal_finish(cs_vol *v, npz_src *s, cs_error *err)
+{
+    unsigned char probe[64];
+    size_t k = 0;
+    int rc;
+    while ((rc = isal_fill(s, probe, sizeof probe, &k)) == 0 && k > 0) s->pos += k;
+    if (rc < 0) return zip_error(v, rc, err);
+    if (rc > 0 || s->inf->st.block_state != ISAL_BLOCK_FINISH || s->pos != s->size) {
+        char where[1200];
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt deflate data (stream ends at byte %llu of %llu)",
+                            cs_vol_where(v, where, sizeof where), (unsigned long long)s->pos,
+                            (unsigned long long)s->size);
+    }
+    return s->inf->st.crc == s->inf->crc_want ? CS_OK : zip_error(v, UNZ_CRCERROR, err);
+}
+
+/* A stored member: minizip checks the CRC in unzCloseCurrentFile once every byte was read. */
+static cs_status minizip_drain(cs_vol *v, npz_src *s, cs_error *err)
+{
+    unsigned char probe[64];
+    int k;
+    while ((k = unzReadCurrentFile(s->zf, probe, sizeof probe)) > 0) {}
+    return k < 0 ? zip_error(v, k, err) : CS_OK;
+}
+
 static cs_status zread(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs_error *err)
 {
     npz_src *s = v->impl;
@@ -35,7 +116,18 @@ static cs_status zread(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs
     while (have < n) {
         size_t want = n - have;
         if (want > CSV_CHUNK_BYTES) want = CSV_CHUNK_BYTES;
-        int k = unzReadCurrentFile(s->zf, (char *)dst + have, (unsigned)want);
+        int k;
+        if (s->inf) {
+            size_t g = 0;
+            if ((k = isal_fill(s, (unsigned char *)dst + have, want, &g)) != 0) {
+                if (k < 0) return zip_error(v, k, err);
+                have += g;
+                break;   /* invalid deflate data: the stream ends here (said below) */
+            }
+            k = (int)g;
+        } else {
+            k = unzReadCurrentFile(s->zf, (char *)dst + have, (unsigned)want);
+        }
         if (k < 0) return zip_error(v, k, err);
         if (k == 0) break;
         have += (size_t)k;
@@ -50,10 +142,8 @@ static cs_status zread(cs_vol *v, void *dst, size_t n, size_t *got, int last, cs
     }
     *got = have;
     if (last && have == n) {
-        unsigned char probe[64];
-        int k;
-        while ((k = unzReadCurrentFile(s->zf, probe, sizeof probe)) > 0) {}
-        if (k < 0) return zip_error(v, k, err);
+        cs_status st = s->inf ? isal_finish(v, s, err) : minizip_drain(v, s, err);
+        if (st != CS_OK) return st;
         s->open = 0;
         int rc = unzCloseCurrentFile(s->zf);
         if (rc != UNZ_OK) return zip_error(v, rc, err);
@@ -66,6 +156,7 @@ static void zclose(void *impl)
     npz_src *s = impl;
     if (s->open) unzCloseCurrentFile(s->zf);
     if (s->zf) unzClose(s->zf);
+    free(s->inf);
     free(s);
 }
 
@@ -153,7 +244,20 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     int rc = unzGetCurrentFileInfo64(s->zf, &fi, NULL, 0, NULL, 0, NULL, 0);
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->size = fi.uncompressed_size;
-    rc = unzOpenCurrentFile(s->zf);
+    if (fi.compression_method != 0 && fi.compression_method != Z_DEFLATED) return bad_method(v, fi.compression_method, err);
+    if (fi.compression_method == Z_DEFLATED) {
+        /* raw: minizip hands out the compressed bytes, ISA-L inflates them */
+        if (!(s->inf = malloc(sizeof *s->inf))) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
+        isal_inflate_init(&s->inf->st);
+        s->inf->st.crc_flag = ISAL_GZIP_NO_HDR;   /* raw deflate, its CRC-32 kept in st.crc */
+        s->inf->st.avail_in = 0;
+        s->inf->crc_want = (uint32_t)fi.crc;
+        s->inf->in_end = 0;
+        int method = 0, level = 0;
+        rc = unzOpenCurrentFile2(s->zf, &method, &level, 1);
+    } else {
+        rc = unzOpenCurrentFile(s->zf);
+    }
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->open = 1;
     return cs_vol_npy_header(v, err);

@@ -189,7 +189,8 @@ double cs_vol_affine_diff(const cs_vol_info *a, const cs_vol_info *b)
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 4; c++) {
             double x = fabs(a->affine[r][c] - b->affine[r][c]);
-            if (!(x <= d)) d = x;        /* a NaN entry wins: never "equal" */
+            if (isnan(x)) return x;      /* a NaN entry wins: never "equal" */
+            if (x > d) d = x;
         }
     return d;
 }

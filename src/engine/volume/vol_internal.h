@@ -45,6 +45,34 @@ void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t);
 /* Opens a NIfTI-1/2 file (.nii, .nii.gz) into v (path set, info zeroed). */
 cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
 
+/* Checks the NIfTI-1/2 header of path (plain or gzip, either byte order) before nifti_clib reads
+ * it: sizeof_hdr and magic, dim[0] in 1..7, every used dim positive, datatype one calscope reads
+ * and bitpix its size, vox_offset at least the header's size, and the data the dims ask for no
+ * more than the file can hold. *gz = 1 when the file is gzip (whatever its name says). Returns
+ * CS_OK or CS_EINPUT with err naming the file and field.
+ * Any thread; holds nothing. */
+cs_status cs_vol_nifti_check_header(const char *path, int *gz, cs_error *err);
+
+/* A gzip file read through ISA-L's inflate (gz_isal.c), every member's CRC and length checked.
+ * One thread at a time per stream. */
+typedef struct cs_gz cs_gz;
+
+/* NULL with errno set when the file cannot be opened or memory is short. Free with cs_gz_close. */
+cs_gz *cs_gz_open(const char *path);
+
+/* The same with an input buffer of in_bytes (>= 1): the tests split a stream at every offset. */
+cs_gz *cs_gz_open_sized(const char *path, size_t in_bytes);
+
+/* Up to n decompressed bytes into dst, *got of them (fewer only when the data ends, or the file
+ * ends inside a member). Returns 0; -1 for a corrupt stream (*why: zlib's words for it, static
+ * text); -2 for a read error (errno set). */
+int cs_gz_read(cs_gz *g, void *dst, size_t n, size_t *got, const char **why);
+
+/* 1 once the last member has been read through its trailer (its CRC and length checked). */
+int cs_gz_finished(const cs_gz *g);
+
+void cs_gz_close(cs_gz *g);
+
 /* Opens an .npy file into v. */
 cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);
 
