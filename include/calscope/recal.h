@@ -47,12 +47,12 @@
 #include "calscope/error.h"
 
 typedef enum cs_recal_method {
-    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_COUNT
+    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_COUNT
 } cs_recal_method;
 
-/* "ts", "platt", "hist", "iso"; NULL for an unknown id. */
+/* "ts", "platt", "hist", "iso", "vs"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
-/* Id of a name (also "temperature", "histogram", "isotonic"), or -1. */
+/* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
 
 #define CS_RECAL_MAX_FOLDS 32
@@ -68,6 +68,7 @@ typedef struct cs_recal_options {
     int threads;             /* ts passes; <= 0 all cores */
     const atomic_int *cancel; /* NULL, or raised: the fit stops with CS_ECANCELLED (polled
                                  before and after each fit and between ts passes) */
+    int max_iter;            /* vs: the minimiser's iteration budget per model; <= 0 = 1000 */
 } cs_recal_options;
 
 /* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores, no cancel flag. */
@@ -83,12 +84,25 @@ typedef struct cs_recal_info {
     double param[CS_RECAL_MAX_FOLDS + 1][2];
     int clamped;             /* ts: 1/T hit its bound [1e-4, 1e4] in some model */
     int passes;              /* ts: passes over all the fitting rows (after a 1/16 warm start) */
+    /* vs: the full parameters of every model, vec[m * n_vec + i] (models numbered as param):
+     * w[0..K) then b[0..K). malloc'd by cs_recal_apply, owned by whoever holds the info and
+     * freed by cs_recal_info_clear (a struct copy shares it: clear one copy only). */
+    double *vec;
+    size_t n_vec;
+    int iterations;          /* vs: the most minimiser iterations any model took */
+    int unconverged;         /* set with the error when a model used up its iteration budget */
 } cs_recal_info;
+
+/* Frees info->vec and sets it to NULL (info may be NULL). Any thread. */
+void cs_recal_info_clear(cs_recal_info *info);
 
 /* Fits `method` on d and applies it. Returns a new prepared dataset owned by the caller
  * (cs_dataset_free), with path "<d->path>+<name>" and logit NULL, or NULL with err:
  * CS_EUSAGE (platt on a file with K > 2, bad options), CS_EEMPTY (no fitting row, or a
- * cross-fitting fold leaves nothing to fit on), CS_ENOMEM. info may be NULL. */
+ * cross-fitting fold leaves nothing to fit on), CS_EINPUT (vs: a class has no fitting row in
+ * some model, or a model did not converge within its budget: info->unconverged is then set),
+ * CS_ENOMEM. info may be NULL; on success the caller owns info->vec (cs_recal_info_clear), on
+ * failure it is NULL. */
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err);
 

@@ -80,6 +80,7 @@ void rep_methods_free(rep_methods *t)
     for (size_t i = 0; i < t->n; i++) {
         free(t->m[i].name);
         cs_dataset_free(t->m[i].own);
+        cs_recal_info_clear(&t->m[i].info);
     }
     free(t->m);
     cs_methods_free(&t->res);
@@ -194,6 +195,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     /* the recalibrations of the reference file (the reference must be a file for that) */
     size_t src = t->ref < n ? t->ref : 0;
     for (int r = 0; r < mo->n_recal; r++) {
+        /* --recal all: a binary-only method is left out for a multiclass reference file */
+        if (mo->recal_all && mo->recal[r] == CS_RECAL_PLATT && data[src] && data[src]->k != 2) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
@@ -262,6 +265,35 @@ static const cs_method_row *row(const rep_methods *t, const rep_method *me)
     return &t->res.rows[me - t->m];
 }
 
+/* ---- the fitted parameters in one line ---- */
+
+static const char *recal_title(int method)
+{
+    switch (method) {
+    case CS_RECAL_TS: return "temperature scaling";
+    case CS_RECAL_PLATT: return "Platt scaling";
+    case CS_RECAL_HIST: return "histogram binning";
+    case CS_RECAL_VS: return "vector scaling";
+    default: return "isotonic regression";
+    }
+}
+
+/* vs: the range of the scales and biases of model m (the JSON has them all). */
+static void vs_summary(FILE *out, const cs_recal_info *in, size_t m, const char *on)
+{
+    size_t k = in->n_vec / 2;
+    const double *x = in->vec + m * in->n_vec;
+    double wlo = x[0], whi = x[0], blo = x[k], bhi = x[k];
+    for (size_t i = 1; i < k; i++) {
+        if (x[i] < wlo) wlo = x[i];
+        if (x[i] > whi) whi = x[i];
+        if (x[k + i] < blo) blo = x[k + i];
+        if (x[k + i] > bhi) bhi = x[k + i];
+    }
+    fprintf(out, ", w in [%.4f, %.4f], b in [%.4f, %.4f] on %s (from %s; %d iterations at most)", wlo, whi, blo, bhi, on,
+            in->from_logits ? "logits" : "log-probabilities", in->iterations);
+}
+
 /* ---- rankings ---- */
 
 static const char *col_name(int col)
@@ -305,6 +337,46 @@ static void split_column_json(FILE *out, const rep_methods *t)
     fputc(']', out);
 }
 
+/* A model's parameter list: JSON array of vec[from .. from + n). */
+static void json_nums(FILE *out, const double *v, size_t n)
+{
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        rep_json_num(out, v[i]);
+    }
+    fputc(']', out);
+}
+
+/* vs: {"w": [...], "b": [...]} of model m. */
+static void vs_model_json(FILE *out, const cs_recal_info *in, size_t m)
+{
+    size_t k = in->n_vec / 2;
+    const double *x = in->vec + m * in->n_vec;
+    fputs("{\"w\": ", out);
+    json_nums(out, x, k);
+    fputs(", \"b\": ", out);
+    json_nums(out, x + k, k);
+    fputc('}', out);
+}
+
+/* The full parameters of a vector-valued fit: "params" (the model on every fitting row) and,
+ * when cross-fitted, "fold_params" (the model applied to each fold). */
+static void vec_params_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    size_t all = t->held_out ? 0 : (size_t)t->folds;
+    fprintf(out, ", \"scores\": \"%s\", \"iterations\": %d, \"params\": ",
+            me->info.from_logits ? "logits" : "log-probabilities", me->info.iterations);
+    vs_model_json(out, &me->info, all);
+    if (t->held_out) return;
+    fputs(", \"fold_params\": [", out);
+    for (int f = 0; f < t->folds; f++) {
+        if (f) fputs(", ", out);
+        vs_model_json(out, &me->info, (size_t)f);
+    }
+    fputc(']', out);
+}
+
 static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
 {
     fputs(", \"recal\": {\"method\": ", out);
@@ -345,6 +417,7 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
+    if (me->recal == CS_RECAL_VS && me->info.vec) vec_params_json(out, t, me);
     fputc('}', out);
 }
 
@@ -524,8 +597,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         const rep_method *me = &t->m[i];
         if (me->recal < 0) continue;
         fprintf(out, "  %s: %s", me->name,
-                me->recal == CS_RECAL_TS ? "temperature scaling" : me->recal == CS_RECAL_PLATT ? "Platt scaling"
-                : me->recal == CS_RECAL_HIST ? "histogram binning" : "isotonic regression");
+                recal_title(me->recal));
         if (t->split_column[0])
             fprintf(out, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
                     t->split_fit[0] ? t->split_fit : "fit or train");
@@ -541,6 +613,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
                     me->info.from_logits ? "logits" : "log-probabilities");
         else if (me->recal == CS_RECAL_HIST)
             fprintf(out, ", %d bins", t->bins);
+        else if (me->recal == CS_RECAL_VS && me->info.vec)
+            vs_summary(out, &me->info, all, on);
         fputc('\n', out);
     }
     if (t->held_out)

@@ -12,6 +12,7 @@
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/recal.h"
+#include "engine/recal/recal_internal.h"
 
 /* ---- helpers ---- */
 
@@ -218,6 +219,61 @@ static void test_ts_crossfit_matches_single_fits(void **state)
     cs_dataset_free(r2);
     free(mask);
     cs_dataset_free(r);
+    cs_dataset_free(d);
+}
+
+
+/* ---- vector scaling ---- */
+
+/* w = 1, b = 0 on the log-probabilities gives the file back (the identity the fit starts from). */
+static void test_vs_identity_gives_file_back(void **state)
+{
+    (void)state;
+    static const double p[2][4] = { { 0.7, 0.2, 0.05, 0.05 }, { 1e-3, 0.25, 0.5, 0.249 } };
+    double w[4] = { 1, 1, 1, 1 }, b[4] = { 0 }, s[4], q[4];
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 4; c++) s[c] = log(p[r][c]);
+        cs_rc_vs_apply_row(s, w, b, 4, q);
+        for (int c = 0; c < 4; c++) assert_double_rel(q[c], p[r][c], 0, 1e-15);
+    }
+}
+
+/* The cross-fitted fit keeps every row summing to 1, reports K scales and biases per model
+ * (b with sum 0), and a budget too small to converge is an error naming the model. */
+static void test_vs_rows_sum_and_budget(void **state)
+{
+    (void)state;
+    cs_dataset *d = exact_temperature_file(2.5, 1, 10);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_VS, NULL, 5, &info);
+    assert_int_equal(info.n_vec, 6);
+    assert_non_null(info.vec);
+    for (size_t m = 0; m <= 5; m++) {
+        const double *x = info.vec + m * 6;
+        assert_double_near(x[3] + x[4] + x[5], 0, 1e-12);
+    }
+    /* the data follow softmax(z) with z = ln(counts/10), scores 2.5·z: w = 0.4 fits exactly */
+    for (int c = 0; c < 3; c++) assert_double_rel(info.vec[5 * 6 + c], 0.4, 0, 1e-6);
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+    assert_false(info.unconverged);
+    cs_recal_info_clear(&info);
+    assert_null(info.vec);
+    cs_dataset_free(r);
+
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    o.max_iter = 1;
+    cs_error err;
+    cs_error_clear(&err);
+    assert_null(cs_recal_apply(d, CS_RECAL_VS, &o, &info, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_true(info.unconverged);
+    assert_null(info.vec);
+    assert_non_null(strstr(err.msg, "t.csv: vs did not converge within 1 iterations in cross-fitting fold 1 (largest gradient component"));
     cs_dataset_free(d);
 }
 
@@ -604,6 +660,8 @@ int main(void)
         cmocka_unit_test(test_mass_profile_by_hand),
         cmocka_unit_test(test_split_mask_and_subset),
         cmocka_unit_test(test_split_column_mask),
+        cmocka_unit_test(test_vs_identity_gives_file_back),
+        cmocka_unit_test(test_vs_rows_sum_and_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

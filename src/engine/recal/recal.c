@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs" };
 
 const char *cs_recal_name(int method)
 {
@@ -33,7 +33,66 @@ int cs_recal_from_name(const char *name)
     if (strcasecmp(name, "temperature") == 0) return CS_RECAL_TS;
     if (strcasecmp(name, "histogram") == 0) return CS_RECAL_HIST;
     if (strcasecmp(name, "isotonic") == 0) return CS_RECAL_ISO;
+    if (strcasecmp(name, "vector") == 0) return CS_RECAL_VS;
     return -1;
+}
+
+void cs_recal_info_clear(cs_recal_info *info)
+{
+    if (!info) return;
+    free(info->vec);
+    info->vec = NULL;
+    info->n_vec = 0;
+}
+
+/* ---- shared by the parametric methods ---- */
+
+#define LOGP_FLOOR 1e-300
+
+void cs_rc_scores(const cs_dataset *d, double *s)
+{
+    size_t k = d->k;
+    if (d->logit) {
+        memcpy(s, d->logit, d->n * k * sizeof *s);
+        return;
+    }
+    for (size_t i = 0; i < d->n * k; i++) s[i] = log(d->prob[i] > LOGP_FLOOR ? d->prob[i] : LOGP_FLOOR);
+}
+
+void cs_rc_model_name(const cs_rc_plan *pl, size_t m, char *buf, size_t size)
+{
+    if (!pl->cross) snprintf(buf, size, "the fit");
+    else if (m == pl->n_groups) snprintf(buf, size, "the all-rows model");
+    else snprintf(buf, size, "cross-fitting fold %zu", m + 1);
+}
+
+cs_status cs_rc_need_every_class(const cs_dataset *d, const cs_rc_plan *pl, const char *method,
+                                 cs_error *err)
+{
+    size_t k = d->k, G = pl->n_groups;
+    size_t *cnt = calloc(G * k, sizeof *cnt);
+    if (!cnt) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    for (size_t j = 0; j < d->n_samples; j++) {
+        size_t r = d->sample_rows[j];
+        cnt[pl->group[r] * k + d->label[r]]++;
+    }
+    cs_status st = CS_OK;
+    for (size_t m = 0; m < pl->n_models && st == CS_OK; m++)
+        for (size_t c = 0; c < k && st == CS_OK; c++) {
+            size_t n = 0;
+            for (size_t g = 0; g < G; g++) if (cs_rc_uses(pl, m, g)) n += cnt[g * k + c];
+            if (n) continue;
+            char who[64], cls[64];
+            cs_rc_model_name(pl, m, who, sizeof who);
+            if (d->class_names && d->class_names[c]) snprintf(cls, sizeof cls, "'%.50s'", d->class_names[c]);
+            else snprintf(cls, sizeof cls, "%zu", c);
+            st = cs_error_set(err, CS_EINPUT, 0, 0,
+                              "%s: %s needs every class among the fitting rows of every model, but class %s has none in %s "
+                              "(its parameters would have no finite optimum); use ts, hist or iso, or fewer folds",
+                              d->path ? d->path : "?", method, cls, who);
+        }
+    free(cnt);
+    return st;
 }
 
 void cs_recal_options_default(cs_recal_options *o)
@@ -365,6 +424,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_TS: st = cs_rc_temperature(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_PLATT: st = cs_rc_platt(d, &pl, c->prob, info, err); break;
     case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
+    case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
     free(pl.group);
@@ -372,6 +432,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
         st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     if (st == CS_OK) st = cs_dataset_prepare(c, err);
     if (st != CS_OK) {
+        cs_recal_info_clear(info);
         cs_dataset_free(c);
         return NULL;
     }

@@ -40,5 +40,48 @@ cs_status cs_rc_platt(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs
                       cs_error *err);
 cs_status cs_rc_hist(const cs_dataset *d, const cs_rc_plan *pl, int bins, double *out, cs_error *err);
 cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err);
+cs_status cs_rc_vs(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
+                   cs_recal_info *info, cs_error *err);
+
+/* q = softmax(w ⊙ s + b) for one row of k scores (q may not alias s). */
+void cs_rc_vs_apply_row(const double *s, const double *w, const double *b, size_t k, double *q);
+
+/* ---- shared by the parametric methods ---- */
+
+/* The scores every parametric method reads (as temperature scaling): row r's logits, or its
+ * log-probabilities ln max(p, 1e-300), written to s[r*k ..] for every row. */
+void cs_rc_scores(const cs_dataset *d, double *s);
+
+/* The degenerate-fold rule shared by the methods with per-class parameters: every model must
+ * see every class among its fitting samples, else CS_EINPUT naming the method, the class and
+ * the model ("cross-fitting fold F", or "the fitting rows"). */
+cs_status cs_rc_need_every_class(const cs_dataset *d, const cs_rc_plan *pl, const char *method,
+                                 cs_error *err);
+
+/* The name of model m for messages: "cross-fitting fold 3", "the all-rows model" or "the fit". */
+void cs_rc_model_name(const cs_rc_plan *pl, size_t m, char *buf, size_t size);
+
+/* Objective for cs_rc_lbfgs: returns f(x) and writes its gradient to grad. */
+typedef double (*cs_rc_objective)(const double *x, double *grad, void *ctx);
+
+typedef struct cs_rc_min_result {
+    int iterations;
+    int converged;           /* gradient <= gtol, or stalled with the gradient below 1e-7 */
+    int stalled;             /* no step lowered the objective */
+    double f, gnorm;         /* final objective and largest gradient component */
+} cs_rc_min_result;
+
+/* Minimises fn from x (overwritten by the minimiser found) by L-BFGS with backtracking; see
+ * minimize.c. Returns CS_OK (whether converged or not: see res) or CS_ENOMEM. */
+cs_status cs_rc_lbfgs(cs_rc_objective fn, void *ctx, size_t n, double *x, int max_iter, double gtol,
+                      cs_rc_min_result *res, cs_error *err);
+
+/* Objective with its Hessian (n×n, row-major) when hess is not NULL. */
+typedef double (*cs_rc_objective2)(const double *x, double *grad, double *hess, void *ctx);
+
+/* Minimises fn from x by Newton's method (a small relative ridge, step halving); for few
+ * parameters (the Hessian is n×n). Same result conventions as cs_rc_lbfgs. */
+cs_status cs_rc_newton(cs_rc_objective2 fn, void *ctx, size_t n, double *x, int max_iter, double gtol,
+                       cs_rc_min_result *res, cs_error *err);
 
 #endif

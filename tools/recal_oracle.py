@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Independent fits of calscope's parametric recalibrations, for tests/e2e/test_recal_methods.sh.
+
+Each method's documented objective is minimised with scipy.optimize from the same start calscope
+uses, on the rows of a CSV (columns id,label,p_*/logit_*[,split]) whose split value is a fitting
+value ("fit" or "train", any case); every row is a fitting row when there is no split column.
+Printed as JSON: the fitted parameters (in calscope's representative) and the mean NLL of the
+recalibrated probabilities over the other rows (the held-out rows), or over all rows when there
+are none held out.
+
+  vs   vector scaling (Guo et al., 2017, "On Calibration of Modern Neural Networks"):
+       softmax(w * s + b), s = the logits, else ln max(p, 1e-300); mean NLL minimised by
+       scipy.optimize.minimize(method="trust-exact") with the analytic gradient and Hessian,
+       from w = 1, b = 0; b reported with sum 0 (the model is invariant to a common shift).
+
+Usage: recal_oracle.py METHOD FILE.csv
+"""
+import csv
+import json
+import sys
+
+import numpy as np
+from scipy import optimize
+
+
+def load(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    cols = list(rows[0].keys())
+    logits = [c for c in cols if c.startswith("logit_")]
+    probs = [c for c in cols if c.startswith("p_")]
+    score_cols = logits or probs
+    x = np.array([[float(r[c]) for c in score_cols] for r in rows])
+    s = x if logits else np.log(np.maximum(x, 1e-300))
+    y = np.array([int(r["label"]) for r in rows])
+    if "split" in cols:
+        fit = np.array([r["split"].lower() in ("fit", "train") for r in rows])
+    else:
+        fit = np.ones(len(rows), dtype=bool)
+    return s, y, fit
+
+
+def softmax(z):
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def mean_nll(q, y):
+    return float(-np.mean(np.log(q[np.arange(len(y)), y])))
+
+
+def vs_fit(s, y):
+    n, k = s.shape
+    onehot = np.eye(k)[y]
+
+    def parts(x):
+        w, b = x[:k], x[k:]
+        z = s * w + b
+        m = z.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(z - m).sum(axis=1)) + m[:, 0]
+        p = softmax(z)
+        return z, p, float(np.mean(lse - (z * onehot).sum(axis=1)))
+
+    def f(x):
+        _, p, L = parts(x)
+        e = p - onehot
+        return L, np.concatenate([(e * s).mean(axis=0), e.mean(axis=0)])
+
+    def hess(x):
+        _, p, _ = parts(x)
+        J = np.zeros((n, k, 2 * k))          # dz/dparams per row
+        J[:, np.arange(k), np.arange(k)] = s
+        J[:, np.arange(k), k + np.arange(k)] = 1.0
+        A = np.einsum("na,ab->nab", p, np.eye(k)) - np.einsum("na,nb->nab", p, p)
+        return np.einsum("nai,nab,nbj->ij", J, A, J) / n
+
+    x0 = np.concatenate([np.ones(k), np.zeros(k)])
+    r = optimize.minimize(lambda x: f(x)[0], x0, jac=lambda x: f(x)[1], hess=hess, method="trust-exact",
+                          options={"gtol": 1e-12, "maxiter": 1000})
+    w, b = r.x[:k], r.x[k:] - r.x[k:].mean()
+    return {"w": w.tolist(), "b": b.tolist(), "grad": float(np.abs(r.jac).max())}, (w, b)
+
+
+def main(argv):
+    method, path = argv[1], argv[2]
+    s, y, fit = load(path)
+    held = ~fit if (~fit).any() else fit
+    if method == "vs":
+        params, (w, b) = vs_fit(s[fit], y[fit])
+        q = softmax(s[held] * w + b)
+    else:
+        raise SystemExit("unknown method " + method)
+    params["nll"] = mean_nll(q, y[held])
+    json.dump(params, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
