@@ -40,8 +40,16 @@ typedef struct rep_method {
     cs_recal_info info;
 } rep_method;
 
+/* A recalibration whose fit spent its iteration budget: named with the reason, measured never. */
+typedef struct rep_unconverged {
+    char *name;              /* "<path>+vs" (owned) */
+    char reason[1024];       /* the fit's message (a cs_error message) */
+} rep_unconverged;
+
 struct rep_methods {
     int multi;
+    rep_unconverged *nc;     /* left out of every table (n_nc of them) */
+    size_t n_nc;
     size_t n;
     rep_method *m;
     size_t ref;
@@ -83,6 +91,8 @@ void rep_methods_free(rep_methods *t)
         cs_recal_info_clear(&t->m[i].info);
     }
     free(t->m);
+    for (size_t i = 0; i < t->n_nc; i++) free(t->nc[i].name);
+    free(t->nc);
     cs_methods_free(&t->res);
     free(t);
 }
@@ -159,7 +169,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     rep_methods *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
-    if (!t->m) { free(t); return NULL; }
+    t->nc = calloc((size_t)mo->n_recal + 1, sizeof *t->nc);
+    if (!t->m || !t->nc) { free(t->m); free(t->nc); free(t); return NULL; }
     t->ci_repeats = o->ci_repeats ? o->ci_repeats : CS_METHODS_CI_REPEATS;
     t->cmp_repeats = o->repeats ? o->repeats : CS_COMPARE_REPEATS;
     t->ci_method = o->ci_method;
@@ -209,6 +220,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
         ro.bins = t->bins;
         ro.seed = o->seed;
         ro.threads = o->threads;
+        ro.max_iter = mo->max_iter;
         if (t->held_out) {
             /* the reference file's own cut (a failure is reported above): the rows it keeps out
              * of the fit are the rows every method is measured on */
@@ -218,6 +230,17 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
             free(mask);
         } else {
             me->own = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
+        }
+        /* a fit that spent its budget is named with the reason and left out of the tables (it
+         * is no result); the reference must be a file for that, so no method number moves */
+        if (!me->own && me->info.unconverged && t->ref < n) {
+            say(me->name ? me->name : "--recal", &err);
+            rep_unconverged *u = &t->nc[t->n_nc++];
+            u->name = me->name;
+            snprintf(u->reason, sizeof u->reason, "%s", err.msg);
+            memset(me, 0, sizeof *me);
+            t->n--;
+            continue;
         }
         /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
         if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
@@ -472,7 +495,15 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
     }
     fputc('}', out);
-    fputs("},\n  \"methods\": [", out);
+    fputs(", \"not_converged\": [", out);
+    for (size_t i = 0; i < t->n_nc; i++) {
+        fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+        rep_json_str(out, t->nc[i].name);
+        fputs(", \"reason\": ", out);
+        rep_json_str(out, t->nc[i].reason);
+        fputc('}', out);
+    }
+    fputs("]},\n  \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
@@ -617,6 +648,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             vs_summary(out, &me->info, all, on);
         fputc('\n', out);
     }
+    for (size_t i = 0; i < t->n_nc; i++)
+        fprintf(out, "  %s: NOT CONVERGED, left out of the tables: %s\n", t->nc[i].name, t->nc[i].reason);
     if (t->held_out)
         fprintf(out, "  every method is measured on the other %zu rows only (held out from the fit)\n", ref->d ? ref->d->n : 0);
 

@@ -381,6 +381,11 @@ static int p_recal_bins(ss_opts *o, const char *v)
     return whole_flag(o, "--recal-bins", v, 1, 100000, &o->methods.bins, "a bin count in 1..100000");
 }
 
+static int p_recal_max_iter(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--recal-max-iter", v, 1, 100000, &o->methods.max_iter, "an iteration count in 1..100000");
+}
+
 static int p_recal_split(ss_opts *o, const char *val)
 {
     char *end;
@@ -561,6 +566,7 @@ PR(q_recal)
 }
 PR(q_recal_folds) { (void)i; if (o->methods.folds) SAY("%d", o->methods.folds); else SAY("%s", ""); }
 PR(q_recal_bins) { (void)i; if (o->methods.bins) SAY("%d", o->methods.bins); else SAY("%s", ""); }
+PR(q_recal_max_iter) { (void)i; if (o->methods.max_iter) SAY("%d", o->methods.max_iter); else SAY("%s", ""); }
 PR(q_recal_split) { (void)i; if (o->methods.split > 0) num(b, n, o->methods.split); else SAY("%s", ""); }
 PR(q_recal_split_column)
 {
@@ -715,6 +721,9 @@ static const ss_flag table[] = {
       "cross-fitting folds (default 5)", NULL },
     { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,
       "histogram binning's bins (default 15)", NULL },
+    { "--recal-max-iter", "N", R, SEC_RESAMPLING, p_recal_max_iter, q_recal_max_iter, 0,
+      "iteration budget of each fit of vs (default 1000); a fit that\n"
+      "spends it is reported as not converged, not measured", NULL },
     { "--recal-split", "F", R, SEC_RESAMPLING, p_recal_split, q_recal_split, 0,
       "fit on a seeded id-hash fraction F of the rows instead, and measure\n"
       "every method on the other rows only", NULL },

@@ -89,9 +89,9 @@ static int check_curve_list(const ss_opts *o)
 static int check_methods(ss_opts *o)
 {
     ss_methods_opts *mo = &o->methods;
-    int recal_flags = mo->folds || mo->bins || mo->split > 0 || mo->split_column[0];
+    int recal_flags = mo->folds || mo->bins || mo->max_iter || mo->split > 0 || mo->split_column[0];
     if (recal_flags && !mo->n_recal)
-        return ss_usage_error(o->front, "--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal");
+        return ss_usage_error(o->front, "--recal-folds, --recal-bins, --recal-max-iter, --recal-split and --recal-split-column need --recal");
     if (mo->split > 0 && mo->split_column[0])
         return ss_usage_error(o->front, "--recal-split and --recal-split-column both choose the fitting rows: give one");
     if (mo->folds && (mo->split_column[0] || mo->split > 0))

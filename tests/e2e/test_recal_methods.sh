@@ -69,6 +69,22 @@ open(d + "/noclass.csv", "w").write("".join(rows))
 PY
 expect_rc "vs: a class with no fitting row is an input error" 3 "$CALSCOPE" report $R --recal vs --recal-split-column split "$TMP/noclass.csv"
 expect_match "vs: says which class and which model" "vs needs every class among the fitting rows of every model, but class '2' has none in the fit" "$ERR"
+# a fit that spends its iteration budget: a marked row with the reason, never a result
+expect_rc "budget: exit 0" 0 "$CALSCOPE" report --format json $R --recal ts,vs,iso --recal-max-iter 2 $S/digits_gnb.csv
+expect_match "budget: vs left out of the table, named with its reason" "^True$" \
+    "$(json_get "[m['name'] for m in d['methods']] == ['samples/digits_gnb.csv', 'samples/digits_gnb.csv+ts', 'samples/digits_gnb.csv+iso'] and [u['name'] for u in d['methods_info']['not_converged']] == ['samples/digits_gnb.csv+vs']")"
+expect_match "budget: the reason" "^samples/digits_gnb.csv: vs did not converge within 2 iterations in cross-fitting fold 1 \(largest gradient component [0-9.e-]+, wanted <= 1e-08\); not shown$" \
+    "$(json_get "d['methods_info']['not_converged'][0]['reason']")"
+expect_match "budget: said on stderr" "digits_gnb.csv\+vs: .*vs did not converge within 2 iterations" "$ERR"
+expect_rc "budget: text exit 0" 0 "$CALSCOPE" report $R --recal vs --recal-max-iter 2 $S/digits_gnb.csv
+expect_match "budget: text marks the row" "samples/digits_gnb.csv\+vs: NOT CONVERGED, left out of the tables: samples/digits_gnb.csv: vs did not converge" "$OUT"
+expect_match "budget: nothing measured for it" "^0$" "$(printf '%s\n' "$OUT" | grep -c '^  samples/digits_gnb.csv+vs ')"
+expect_rc "budget: the default converges (no not_converged entry)" 0 "$CALSCOPE" report --format json $R --recal vs $S/digits_gnb.csv
+expect_match "budget: default" "^\[\] 2$" "$(json_get "d['methods_info']['not_converged'], len(d['methods'])" | tr -d '(),')"
+expect_rc "usage: --recal-max-iter needs --recal" 2 "$CALSCOPE" report --recal-max-iter 5 $S/digits_gnb.csv
+expect_rc "usage: --recal-max-iter 0" 2 "$CALSCOPE" report --recal vs --recal-max-iter 0 $S/digits_gnb.csv
+expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an iteration count in 1..100000" "$ERR"
+
 # --recal all takes vs; platt is left out for a multiclass file
 expect_rc "all: exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/digits_logreg_logits.csv
 expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
