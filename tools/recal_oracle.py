@@ -12,6 +12,13 @@ are none held out.
        softmax(w * s + b), s = the logits, else ln max(p, 1e-300); mean NLL minimised by
        scipy.optimize.minimize(method="trust-exact") with the analytic gradient and Hessian,
        from w = 1, b = 0; b reported with sum 0 (the model is invariant to a common shift).
+  ets  ensemble temperature scaling (Zhang, Kailkhura & Han, 2020, "Mix-n-Match: Ensemble and
+       Compositional Methods for Uncertainty Calibration in Deep Learning"): T by
+       scipy.optimize.minimize_scalar on the mean NLL of softmax(s / T) (in log T); the weights
+       as the paper's code fits them (ensemble_scaling: SLSQP from (1, 0, 0) on the mean squared
+       error against the one-hot labels, bounds [0, 1], sum 1; here with the analytic gradient
+       and tol 1e-15) of
+       w1 softmax(s / T) + w2 softmax(s) + w3 / K.
 
 Usage: recal_oracle.py METHOD FILE.csv
 """
@@ -82,6 +89,35 @@ def vs_fit(s, y):
     return {"w": w.tolist(), "b": b.tolist(), "grad": float(np.abs(r.jac).max())}, (w, b)
 
 
+def ts_fit(s, y):
+    def nll(logt):
+        return mean_nll(softmax(s / np.exp(logt)), y)
+    r = optimize.minimize_scalar(nll, bounds=(-9.2, 9.2), method="bounded", options={"xatol": 1e-13})
+    return float(np.exp(r.x))
+
+
+def ets_fit(s, y):
+    n, k = s.shape
+    T = ts_fit(s, y)
+    p0, p1, p2 = softmax(s / T), softmax(s), np.ones((n, k)) / k
+    onehot = np.eye(k)[y]
+
+    # the paper's objective without its row renormalisation p / sum(p), which is 1 on the
+    # simplex, so that the gradient can be given (SLSQP's finite differences stop near 1e-8)
+    def mse(w):
+        p = w[0] * p0 + w[1] * p1 + w[2] * p2
+        return np.mean((p - onehot) ** 2)
+
+    def mse_grad(w):
+        e = w[0] * p0 + w[1] * p1 + w[2] * p2 - onehot
+        return np.array([np.mean(2 * e * v) for v in (p0, p1, p2)])
+
+    r = optimize.minimize(mse, (1.0, 0.0, 0.0), jac=mse_grad, method="SLSQP", bounds=((0, 1),) * 3,
+                          constraints={"type": "eq", "fun": lambda x: np.sum(x) - 1, "jac": lambda x: np.ones(3)},
+                          tol=1e-15, options={"maxiter": 1000})
+    return {"w": [float(v) for v in r.x], "T": [T]}, (T, r.x)
+
+
 def main(argv):
     method, path = argv[1], argv[2]
     s, y, fit = load(path)
@@ -89,6 +125,10 @@ def main(argv):
     if method == "vs":
         params, (w, b) = vs_fit(s[fit], y[fit])
         q = softmax(s[held] * w + b)
+    elif method == "ets":
+        params, (T, w) = ets_fit(s[fit], y[fit])
+        k = s.shape[1]
+        q = w[0] * softmax(s[held] / T) + w[1] * softmax(s[held]) + w[2] / k
     else:
         raise SystemExit("unknown method " + method)
     params["nll"] = mean_nll(q, y[held])

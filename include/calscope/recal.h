@@ -1,6 +1,6 @@
 /* calscope engine: post-hoc recalibration preview (SPEC §4, seed 004; seed 002 §5).
  *
- * Four methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
+ * Six methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
  * cs_dataset (probabilities replaced; labels, ids, tta and case columns copied; path
  * "FILE+ts" ...) that is compared beside the loaded files like one more "method":
  *
@@ -18,6 +18,13 @@
  *          confidence, equal confidences pooled first, predictions interpolated linearly
  *          between the fitted points and clipped at the ends (scikit-learn's
  *          IsotonicRegression(out_of_bounds="clip"), as CalibratedClassifierCV uses it).
+ *   vs     vector scaling: softmax(w ⊙ s + b), 2K parameters, mean NLL minimised (vector.c).
+ *   ets    ensemble temperature scaling: w1·softmax(s/T) + w2·softmax(s) + w3/K, T the ts fit,
+ *          w on the simplex minimising the squared error, solved exactly (ets.c).
+ *
+ * Degenerate folds: methods with per-class parameters (vs) need every class among the fitting
+ * samples of every model, else CS_EINPUT naming the class and the model; ts, platt, hist, iso
+ * and ets (whose parameters are shared by the classes) fit whatever rows a model has.
  *
  * Multiclass rescaling for hist and iso (they only model the top-1 confidence c -> c'): the
  * other classes are multiplied by (1 − c') / (1 − c), which keeps their proportions and the
@@ -47,10 +54,11 @@
 #include "calscope/error.h"
 
 typedef enum cs_recal_method {
-    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_COUNT
+    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
+    CS_RECAL_COUNT
 } cs_recal_method;
 
-/* "ts", "platt", "hist", "iso", "vs"; NULL for an unknown id. */
+/* "ts", "platt", "hist", "iso", "vs", "ets"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
 /* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
@@ -84,8 +92,8 @@ typedef struct cs_recal_info {
     double param[CS_RECAL_MAX_FOLDS + 1][2];
     int clamped;             /* ts: 1/T hit its bound [1e-4, 1e4] in some model */
     int passes;              /* ts: passes over all the fitting rows (after a 1/16 warm start) */
-    /* vs: the full parameters of every model, vec[m * n_vec + i] (models numbered as param):
-     * w[0..K) then b[0..K). malloc'd by cs_recal_apply, owned by whoever holds the info and
+    /* vs, ets: the full parameters of every model, vec[m * n_vec + i] (models numbered as
+     * param): vs w[0..K) then b[0..K); ets w1, w2, w3, T (param[m][0] is T too). malloc'd by cs_recal_apply, owned by whoever holds the info and
      * freed by cs_recal_info_clear (a struct copy shares it: clear one copy only). */
     double *vec;
     size_t n_vec;

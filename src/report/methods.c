@@ -297,6 +297,7 @@ static const char *recal_title(int method)
     case CS_RECAL_PLATT: return "Platt scaling";
     case CS_RECAL_HIST: return "histogram binning";
     case CS_RECAL_VS: return "vector scaling";
+    case CS_RECAL_ETS: return "ensemble temperature scaling";
     default: return "isotonic regression";
     }
 }
@@ -371,9 +372,18 @@ static void json_nums(FILE *out, const double *v, size_t n)
     fputc(']', out);
 }
 
-/* vs: {"w": [...], "b": [...]} of model m. */
-static void vs_model_json(FILE *out, const cs_recal_info *in, size_t m)
+/* vs: {"w": [...], "b": [...]} of model m; ets: {"w": [w1, w2, w3], "T": T}. */
+static void vec_model_json(FILE *out, int method, const cs_recal_info *in, size_t m)
 {
+    if (method == CS_RECAL_ETS) {
+        const double *x = in->vec + m * in->n_vec;
+        fputs("{\"w\": ", out);
+        json_nums(out, x, 3);
+        fputs(", \"T\": ", out);
+        rep_json_num(out, x[3]);
+        fputc('}', out);
+        return;
+    }
     size_t k = in->n_vec / 2;
     const double *x = in->vec + m * in->n_vec;
     fputs("{\"w\": ", out);
@@ -390,12 +400,12 @@ static void vec_params_json(FILE *out, const rep_methods *t, const rep_method *m
     size_t all = t->held_out ? 0 : (size_t)t->folds;
     fprintf(out, ", \"scores\": \"%s\", \"iterations\": %d, \"params\": ",
             me->info.from_logits ? "logits" : "log-probabilities", me->info.iterations);
-    vs_model_json(out, &me->info, all);
+    vec_model_json(out, me->recal, &me->info, all);
     if (t->held_out) return;
     fputs(", \"fold_params\": [", out);
     for (int f = 0; f < t->folds; f++) {
         if (f) fputs(", ", out);
-        vs_model_json(out, &me->info, (size_t)f);
+        vec_model_json(out, me->recal, &me->info, (size_t)f);
     }
     fputc(']', out);
 }
@@ -440,7 +450,7 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
-    if (me->recal == CS_RECAL_VS && me->info.vec) vec_params_json(out, t, me);
+    if (me->info.vec) vec_params_json(out, t, me);
     fputc('}', out);
 }
 
@@ -646,6 +656,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fprintf(out, ", %d bins", t->bins);
         else if (me->recal == CS_RECAL_VS && me->info.vec)
             vs_summary(out, &me->info, all, on);
+        else if (me->recal == CS_RECAL_ETS && me->info.vec) {
+            const double *x = me->info.vec + all * me->info.n_vec;
+            fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
+                    x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");
+        }
         fputc('\n', out);
     }
     for (size_t i = 0; i < t->n_nc; i++)

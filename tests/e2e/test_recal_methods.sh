@@ -28,6 +28,18 @@ for i in range(900):
     P.append("r%d,%d,%s,%s\n" % (i, y, ",".join("%.17g" % (v / t) for v in e), split))
 open(d + "/logits.csv", "w").write("".join(L))
 open(d + "/probs.csv", "w").write("".join(P))
+# labels from 0.5 softmax(0.4 s) + 0.3 softmax(s) + 0.2 / K: every ETS weight is inside (0, 1)
+M = ["id,label,logit_a,logit_b,logit_c,logit_d,logit_e,split\n"]
+sm = lambda z: [math.exp(v - max(z)) / sum(math.exp(u - max(z)) for u in z) for v in z]
+for i in range(1500):
+    s = [random.gauss(0, 1.5) for _ in range(5)]
+    q = [0.5 * a + 0.3 * b + 0.2 / 5 for a, b in zip(sm([0.4 * v for v in s]), sm(s))]
+    u, y, acc = random.random(), 4, 0.0
+    for c in range(5):
+        acc += q[c]
+        if u < acc: y = c; break
+    M.append("r%d,%d,%s,%s\n" % (i, y, ",".join("%.17g" % v for v in s), "eval" if i % 3 == 0 else "fit"))
+open(d + "/mix.csv", "w").write("".join(M))
 PY
 
 # check_fit METHOD FILE: calscope's held-out fit against the oracle's
@@ -41,13 +53,27 @@ check_fit() {
 import json, sys
 want = json.load(open(sys.argv[1])); got = json.loads(sys.argv[2])
 dn = abs(got['nll'] - want['nll'])
-rel = max(abs(a - b) / max(abs(b), 1e-3) for key, vals in got['p'].items() for a, b in zip(vals, want[key]))
+L = lambda v: v if isinstance(v, list) else [v]
+rel = max(abs(a - b) / max(abs(b), 1e-3) for key, vals in got['p'].items() for a, b in zip(L(vals), L(want[key])))
 sys.stderr.write("# largest relative parameter difference %.2g, held-out NLL difference %.2g\n" % (rel, dn))
-ok = dn <= 1e-9 and rel <= 1e-6 and all(len(v) == len(want[k]) for k, v in got['p'].items())
+ok = dn <= 1e-9 and rel <= 1e-6 and all(len(L(v)) == len(L(want[k])) for k, v in got['p'].items())
 print(ok if ok else (ok, got, want))
 PY
 )"
 }
+
+# --- ets
+check_fit ets "$TMP/logits.csv" "ets logits"
+check_fit ets "$TMP/probs.csv" "ets log-probabilities"
+check_fit ets "$TMP/mix.csv" "ets mixture"
+expect_match "ets mixture: every weight inside (0, 1), summing to 1" "^True$" \
+    "$(json_get "(w := d['methods'][1]['recal']['params']['w']) and all(0.01 < v < 0.99 for v in w) and abs(sum(w) - 1) < 1e-12")"
+expect_match "ets: text line" "ensemble temperature scaling, 5-fold cross-fitted, w = \(0.4578, 0.5422, 0.0000\) for \(softmax\(s/T\), the file, uniform\), T = 27.2444 on all rows \(from log-probabilities\)" \
+    "$("$CALSCOPE" report $R --recal ets $S/digits_gnb.csv 2>&1)"
+expect_rc "ets: cross-fitted json" 0 "$CALSCOPE" report --format json $R --recal ts,ets $S/digits_gnb.csv
+expect_match "ets: T per fold = ts's, weights per fold on the simplex" "^True$" \
+    "$(json_get "(e := d['methods'][2]['recal']) and [f['T'] for f in e['fold_params']] == d['methods'][1]['recal']['fold_temperatures'] and e['params']['T'] == d['methods'][1]['recal']['temperature'] and all(abs(sum(f['w']) - 1) < 1e-12 and min(f['w']) >= 0 for f in e['fold_params'])")"
+expect_match "ets: keeps the prediction" "^True$" "$(json_get "d['methods'][2]['metrics']['accuracy'] == d['methods'][0]['metrics']['accuracy']")"
 
 # --- vs
 check_fit vs "$TMP/logits.csv" "vs logits"
@@ -87,8 +113,8 @@ expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an 
 
 # --recal all takes vs; platt is left out for a multiclass file
 expect_rc "all: exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/digits_logreg_logits.csv
-expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 expect_rc "usage: unknown method names them all" 2 "$CALSCOPE" report --recal foo $S/digits_gnb.csv
-expect_match "usage: message" "'foo' is not ts, platt, hist, iso or vs \(or all\)" "$ERR"
+expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs or ets \(or all\)" "$ERR"
 
 done_testing

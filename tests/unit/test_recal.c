@@ -277,6 +277,68 @@ static void test_vs_rows_sum_and_budget(void **state)
     cs_dataset_free(d);
 }
 
+
+/* ---- ensemble temperature scaling ---- */
+
+/* w = (0, 1, 0) gives the file back whatever T; w = (0, 0, 1) the uniform row. */
+static void test_ets_identity_gives_file_back(void **state)
+{
+    (void)state;
+    static const double p[4] = { 1e-3, 0.25, 0.5, 0.249 };
+    double s[4], q[4], scratch[4], keep[3] = { 0, 1, 0 }, flat[3] = { 0, 0, 1 };
+    for (int c = 0; c < 4; c++) s[c] = log(p[c]);
+    cs_rc_ets_apply_row(s, 3.7, keep, 4, q, scratch);
+    for (int c = 0; c < 4; c++) assert_double_rel(q[c], p[c], 0, 1e-15);
+    cs_rc_ets_apply_row(s, 3.7, flat, 4, q, scratch);
+    for (int c = 0; c < 4; c++) assert_true(q[c] == 0.25);
+}
+
+/* With G = I the problem is the Euclidean projection of h on the simplex, worked by hand:
+ * h inside it is its own projection; h = (1, 0.2, 0) -> (0.9, 0.1, 0) (subtract 0.1 from the
+ * two kept); h = (2, 0, 0) -> the vertex (1, 0, 0). */
+static void test_ets_simplex_qp_by_hand(void **state)
+{
+    (void)state;
+    const double I[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+    const double h1[3] = { 0.6, 0.3, 0.1 }, h2[3] = { 1, 0.2, 0 }, h3[3] = { 2, 0, 0 };
+    double w[3];
+    cs_rc_simplex_qp3(I, h1, w);
+    assert_double_near(w[0], 0.6, 1e-15); assert_double_near(w[1], 0.3, 1e-15); assert_double_near(w[2], 0.1, 1e-15);
+    cs_rc_simplex_qp3(I, h2, w);
+    assert_double_near(w[0], 0.9, 1e-15); assert_double_near(w[1], 0.1, 1e-15); assert_true(w[2] == 0);
+    cs_rc_simplex_qp3(I, h3, w);
+    assert_true(w[0] == 1 && w[1] == 0 && w[2] == 0);
+}
+
+/* Cross-fitted: rows sum to 1, the weights of every model are on the simplex and T is ts's. */
+static void test_ets_rows_sum_and_simplex(void **state)
+{
+    (void)state;
+    cs_dataset *d = exact_temperature_file(2.5, 0, 10);
+    cs_recal_info info, ts;
+    cs_dataset *r = recal(d, CS_RECAL_ETS, NULL, 5, &info);
+    cs_dataset *t = recal(d, CS_RECAL_TS, NULL, 5, &ts);
+    assert_int_equal(info.n_vec, 4);
+    for (size_t m = 0; m <= 5; m++) {
+        const double *x = info.vec + m * 4;
+        assert_true(x[0] >= 0 && x[1] >= 0 && x[2] >= 0);
+        assert_double_near(x[0] + x[1] + x[2], 1, 1e-14);
+        assert_true(x[3] == ts.param[m][0]);
+    }
+    /* the data follow softmax(ln p / 2.5): T = 2.5 and all the weight on softmax(s/T) */
+    assert_double_rel(info.vec[5 * 4 + 3], 2.5, 0, 1e-6);
+    assert_double_near(info.vec[5 * 4], 1, 1e-9);
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+    cs_recal_info_clear(&info);
+    cs_dataset_free(r);
+    cs_dataset_free(t);
+    cs_dataset_free(d);
+}
+
 /* ---- Platt ---- */
 
 /* sklearn 1.2:
@@ -662,6 +724,9 @@ int main(void)
         cmocka_unit_test(test_split_column_mask),
         cmocka_unit_test(test_vs_identity_gives_file_back),
         cmocka_unit_test(test_vs_rows_sum_and_budget),
+        cmocka_unit_test(test_ets_identity_gives_file_back),
+        cmocka_unit_test(test_ets_simplex_qp_by_hand),
+        cmocka_unit_test(test_ets_rows_sum_and_simplex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

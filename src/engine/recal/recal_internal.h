@@ -42,6 +42,18 @@ cs_status cs_rc_hist(const cs_dataset *d, const cs_rc_plan *pl, int bins, double
 cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err);
 cs_status cs_rc_vs(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
                    cs_recal_info *info, cs_error *err);
+cs_status cs_rc_ets(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
+                    cs_recal_info *info, cs_error *err);
+
+/* q = softmax(beta·s) for one row of k scores (q may not alias s). */
+void cs_rc_softmax_scaled(const double *s, double beta, size_t k, double *q);
+
+/* q = w[0]·softmax(s/T) + w[1]·softmax(s) + w[2]/k for one row; scratch holds k doubles. */
+void cs_rc_ets_apply_row(const double *s, double T, const double *w, size_t k, double *q, double *scratch);
+
+/* w = argmin wᵀGw − 2hᵀw over the simplex {w >= 0, Σw = 1}, exactly (G symmetric positive
+ * semi-definite). */
+void cs_rc_simplex_qp3(const double G[3][3], const double h[3], double w[3]);
 
 /* q = softmax(w ⊙ s + b) for one row of k scores (q may not alias s). */
 void cs_rc_vs_apply_row(const double *s, const double *w, const double *b, size_t k, double *q);
