@@ -19,6 +19,12 @@ are none held out.
        error against the one-hot labels, bounds [0, 1], sum 1; here with the analytic gradient
        and tol 1e-15) of
        w1 softmax(s / T) + w2 softmax(s) + w3 / K.
+  beta beta calibration (Kull, Silva Filho & Flach, 2017), the "abm" model: logit p' =
+       a ln p - b ln(1 - p) + c, p = the probability of class 1 clipped to [eps, 1 - eps]
+       (eps = float64 machine epsilon), fitted as betacal's _beta_calibration fits it (a
+       logistic regression on (ln p, -ln(1 - p)); a negative a: refit on -ln(1 - p) alone, a
+       = 0; else a negative b: refit on ln p alone, b = 0), each logistic regression here
+       unpenalised by scipy.optimize.minimize(method="trust-exact").
 
 Usage: recal_oracle.py METHOD FILE.csv
 """
@@ -44,7 +50,8 @@ def load(path):
         fit = np.array([r["split"].lower() in ("fit", "train") for r in rows])
     else:
         fit = np.ones(len(rows), dtype=bool)
-    return s, y, fit
+    prob1 = softmax(s)[:, 1] if logits else x[:, 1]
+    return s, y, fit, prob1
 
 
 def softmax(z):
@@ -118,9 +125,47 @@ def ets_fit(s, y):
     return {"w": [float(v) for v in r.x], "T": [T]}, (T, r.x)
 
 
+def logistic_fit(X, y):
+    """Unpenalised logistic regression with an intercept (the last parameter)."""
+    Z = np.hstack([X, np.ones((len(y), 1))])
+
+    def f(x):
+        z = Z @ x
+        L = np.mean(np.logaddexp(0, z) - y * z)
+        p = 1 / (1 + np.exp(-z))
+        return L, Z.T @ (p - y) / len(y)
+
+    def hess(x):
+        p = 1 / (1 + np.exp(-(Z @ x)))
+        return (Z * (p * (1 - p))[:, None]).T @ Z / len(y)
+
+    r = optimize.minimize(lambda x: f(x)[0], np.zeros(Z.shape[1]), jac=lambda x: f(x)[1], hess=hess,
+                          method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
+    return r.x
+
+
+def beta_features(prob1):
+    eps = np.finfo(float).eps
+    p = np.clip(prob1, eps, 1 - eps)
+    return np.log(p), -np.log(1 - p)
+
+
+def beta_fit(prob1, y):
+    f1, f2 = beta_features(prob1)
+    x = logistic_fit(np.column_stack([f1, f2]), y)
+    a, b, c = x
+    if a < 0:
+        b, c = logistic_fit(f2[:, None], y)
+        a = 0.0
+    elif b < 0:
+        a, c = logistic_fit(f1[:, None], y)
+        b = 0.0
+    return {"a": [float(a)], "b": [float(b)], "c": [float(c)]}, (a, b, c)
+
+
 def main(argv):
     method, path = argv[1], argv[2]
-    s, y, fit = load(path)
+    s, y, fit, prob1 = load(path)
     held = ~fit if (~fit).any() else fit
     if method == "vs":
         params, (w, b) = vs_fit(s[fit], y[fit])
@@ -129,6 +174,12 @@ def main(argv):
         params, (T, w) = ets_fit(s[fit], y[fit])
         k = s.shape[1]
         q = w[0] * softmax(s[held] / T) + w[1] * softmax(s[held]) + w[2] / k
+    elif method == "beta":
+        params, (a, b, c) = beta_fit(prob1[fit], y[fit])
+        f1, f2 = beta_features(prob1[held])
+        z = a * f1 + b * f2 + c
+        p1 = 1 / (1 + np.exp(-z))
+        q = np.column_stack([1 - p1, p1])
     else:
         raise SystemExit("unknown method " + method)
     params["nll"] = mean_nll(q, y[held])

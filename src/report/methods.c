@@ -207,7 +207,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     size_t src = t->ref < n ? t->ref : 0;
     for (int r = 0; r < mo->n_recal; r++) {
         /* --recal all: a binary-only method is left out for a multiclass reference file */
-        if (mo->recal_all && mo->recal[r] == CS_RECAL_PLATT && data[src] && data[src]->k != 2) continue;
+        if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
+            data[src]->k != 2) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
@@ -298,6 +299,7 @@ static const char *recal_title(int method)
     case CS_RECAL_HIST: return "histogram binning";
     case CS_RECAL_VS: return "vector scaling";
     case CS_RECAL_ETS: return "ensemble temperature scaling";
+    case CS_RECAL_BETA: return "beta calibration";
     default: return "isotonic regression";
     }
 }
@@ -375,6 +377,17 @@ static void json_nums(FILE *out, const double *v, size_t n)
 /* vs: {"w": [...], "b": [...]} of model m; ets: {"w": [w1, w2, w3], "T": T}. */
 static void vec_model_json(FILE *out, int method, const cs_recal_info *in, size_t m)
 {
+    if (method == CS_RECAL_BETA) {
+        const double *x = in->vec + m * in->n_vec;
+        fputs("{\"a\": ", out);
+        rep_json_num(out, x[0]);
+        fputs(", \"b\": ", out);
+        rep_json_num(out, x[1]);
+        fputs(", \"c\": ", out);
+        rep_json_num(out, x[2]);
+        fputc('}', out);
+        return;
+    }
     if (method == CS_RECAL_ETS) {
         const double *x = in->vec + m * in->n_vec;
         fputs("{\"w\": ", out);
@@ -398,8 +411,10 @@ static void vec_model_json(FILE *out, int method, const cs_recal_info *in, size_
 static void vec_params_json(FILE *out, const rep_methods *t, const rep_method *me)
 {
     size_t all = t->held_out ? 0 : (size_t)t->folds;
-    fprintf(out, ", \"scores\": \"%s\", \"iterations\": %d, \"params\": ",
-            me->info.from_logits ? "logits" : "log-probabilities", me->info.iterations);
+    if (me->recal == CS_RECAL_BETA) fputs(", \"scores\": \"probabilities\"", out);
+    else fprintf(out, ", \"scores\": \"%s\"", me->info.from_logits ? "logits" : "log-probabilities");
+    if (me->recal != CS_RECAL_ETS) fprintf(out, ", \"iterations\": %d", me->info.iterations);
+    fputs(", \"params\": ", out);
     vec_model_json(out, me->recal, &me->info, all);
     if (t->held_out) return;
     fputs(", \"fold_params\": [", out);
@@ -656,7 +671,10 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fprintf(out, ", %d bins", t->bins);
         else if (me->recal == CS_RECAL_VS && me->info.vec)
             vs_summary(out, &me->info, all, on);
-        else if (me->recal == CS_RECAL_ETS && me->info.vec) {
+        else if (me->recal == CS_RECAL_BETA && me->info.vec) {
+            const double *x = me->info.vec + all * me->info.n_vec;
+            fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) + %.4f on %s (from probabilities)", x[0], x[1], x[2], on);
+        } else if (me->recal == CS_RECAL_ETS && me->info.vec) {
             const double *x = me->info.vec + all * me->info.n_vec;
             fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
                     x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");

@@ -715,15 +715,15 @@ static const ss_flag table[] = {
       "paired difference to the reference), rankings and probability mass", NULL },
     { "--recal", "LIST", R, SEC_RESAMPLING, p_recal, q_recal, 0,
       "post-hoc recalibrations of the reference file as more methods:\n"
-      "ts,platt,hist,iso,vs,ets (temperature, Platt (binary), histogram\n"
-      "binning, isotonic, vector scaling, ensemble temperature scaling) or\n"
-      "all; 5-fold cross-fitted (implies --compare)", NULL },
+      "ts,platt,hist,iso,vs,ets,beta (temperature, Platt (binary), histogram\n"
+      "binning, isotonic, vector scaling, ensemble temperature scaling, beta\n"
+      "(binary)) or all; 5-fold cross-fitted (implies --compare)", NULL },
     { "--recal-folds", "K", R, SEC_RESAMPLING, p_recal_folds, q_recal_folds, 0,
       "cross-fitting folds (default 5)", NULL },
     { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,
       "histogram binning's bins (default 15)", NULL },
     { "--recal-max-iter", "N", R, SEC_RESAMPLING, p_recal_max_iter, q_recal_max_iter, 0,
-      "iteration budget of each fit of vs (default 1000); a fit that\n"
+      "iteration budget of each fit of vs and beta (default 1000); a fit that\n"
       "spends it is reported as not converged, not measured", NULL },
     { "--recal-split", "F", R, SEC_RESAMPLING, p_recal_split, q_recal_split, 0,
       "fit on a seeded id-hash fraction F of the rows instead, and measure\n"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end: the parametric recalibrations beyond ts/platt (vs), each checked against an
+# End-to-end: the recalibrations beyond ts/platt/hist/iso (vs, ets, beta), each checked against an
 # independent fit of its documented objective (tools/recal_oracle.py, scipy.optimize): the fitted
 # parameters to 1e-6 relative and the held-out NLL to 1e-9, on a well-conditioned synthetic file.
 source "$(dirname "$0")/lib.sh"
@@ -40,6 +40,18 @@ for i in range(1500):
         if u < acc: y = c; break
     M.append("r%d,%d,%s,%s\n" % (i, y, ",".join("%.17g" % v for v in s), "eval" if i % 3 == 0 else "fit"))
 open(d + "/mix.csv", "w").write("".join(M))
+# binary files whose labels follow beta calibration maps: logit = a ln p - b ln(1 - p) + c with
+# (a, b, c) = (1.6, 0.7, 0.3) (both features kept) and (-0.4, 1.3, 0.2) (a < 0: betacal refits
+# without ln p)
+for name, (a, b, c) in (("beta", (1.6, 0.7, 0.3)), ("beta_neg", (-0.4, 1.3, 0.2))):
+    B = ["id,label,p_0,p_1,split\n"]
+    for i in range(1200):
+        p = random.betavariate(0.8, 0.8)
+        p = min(max(p, 1e-6), 1 - 1e-6)
+        z = a * math.log(p) - b * math.log(1 - p) + c
+        y = int(random.random() < 1 / (1 + math.exp(-z)))
+        B.append("r%d,%d,%.17g,%.17g,%s\n" % (i, y, 1 - p, p, "eval" if i % 3 == 0 else "fit"))
+    open(d + "/" + name + ".csv", "w").write("".join(B))
 PY
 
 # check_fit METHOD FILE: calscope's held-out fit against the oracle's
@@ -74,6 +86,18 @@ expect_rc "ets: cross-fitted json" 0 "$CALSCOPE" report --format json $R --recal
 expect_match "ets: T per fold = ts's, weights per fold on the simplex" "^True$" \
     "$(json_get "(e := d['methods'][2]['recal']) and [f['T'] for f in e['fold_params']] == d['methods'][1]['recal']['fold_temperatures'] and e['params']['T'] == d['methods'][1]['recal']['temperature'] and all(abs(sum(f['w']) - 1) < 1e-12 and min(f['w']) >= 0 for f in e['fold_params'])")"
 expect_match "ets: keeps the prediction" "^True$" "$(json_get "d['methods'][2]['metrics']['accuracy'] == d['methods'][0]['metrics']['accuracy']")"
+
+# --- beta
+check_fit beta "$TMP/beta.csv" "beta"
+expect_match "beta: both features kept" "^True$" "$(json_get "(p := d['methods'][1]['recal']['params']) and p['a'] > 0 and p['b'] > 0 and d['methods'][1]['recal']['scores'] == 'probabilities'")"
+check_fit beta "$TMP/beta_neg.csv" "beta, a negative a refitted"
+expect_match "beta: a = 0 after the refit" "^True$" "$(json_get "(p := d['methods'][1]['recal']['params']) and p['a'] == 0 and p['b'] > 0")"
+expect_rc "beta: text exit 0" 0 "$CALSCOPE" report $R --recal platt,beta $S/breast_cancer_logreg.csv
+expect_match "beta: text line" "beta calibration, 5-fold cross-fitted, logit p' = 3.5112 ln p - 0.5222 ln\(1 - p\) \+ 2.0145 on all rows \(from probabilities\)" "$OUT"
+expect_rc "beta: multiclass is a usage error" 2 "$CALSCOPE" report $R --recal beta $S/digits_gnb.csv
+expect_match "beta: message" "samples/digits_gnb.csv: beta calibration needs a binary file \(it has 10 classes\); use ts, vs or ets for multiclass files" "$ERR"
+expect_rc "all: binary exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/breast_cancer_logreg.csv
+expect_match "all: binary has platt and beta" "^\['ts', 'platt', 'hist', 'iso', 'vs', 'ets', 'beta'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 
 # --- vs
 check_fit vs "$TMP/logits.csv" "vs logits"
@@ -115,6 +139,6 @@ expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an 
 expect_rc "all: exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/digits_logreg_logits.csv
 expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 expect_rc "usage: unknown method names them all" 2 "$CALSCOPE" report --recal foo $S/digits_gnb.csv
-expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs or ets \(or all\)" "$ERR"
+expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs, ets or beta \(or all\)" "$ERR"
 
 done_testing

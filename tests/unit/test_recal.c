@@ -339,6 +339,52 @@ static void test_ets_rows_sum_and_simplex(void **state)
     cs_dataset_free(d);
 }
 
+
+/* ---- beta calibration ---- */
+
+/* p in {0.2, 0.5, 0.75} with exactly that fraction of positives: the identity map a = b = 1,
+ * c = 0 (logit p' = ln p − ln(1 − p) = logit p) reproduces the frequencies, so it is the
+ * maximum-likelihood fit; rows sum to 1; a multiclass file is a usage error. */
+static void test_beta_identity_and_usage(void **state)
+{
+    (void)state;
+    static const double ps[3] = { 0.2, 0.5, 0.75 };
+    static const int pos[3] = { 4, 10, 15 };
+    sbuf b = { 0 };
+    sb_printf(&b, "id,label,p_0,p_1\n");
+    int id = 0;
+    for (int g = 0; g < 3; g++)
+        for (int i = 0; i < 20; i++) sb_printf(&b, "r%d,%d,%.17g,%.17g\n", id++, i < pos[g], 1 - ps[g], ps[g]);
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    uint8_t *all = malloc(d->n);
+    memset(all, 1, d->n);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_BETA, all, 0, &info);
+    assert_int_equal(info.n_vec, 3);
+    assert_double_near(info.vec[0], 1, 1e-8);
+    assert_double_near(info.vec[1], 1, 1e-8);
+    assert_double_near(info.vec[2], 0, 1e-8);
+    for (size_t i = 0; i < r->n; i++) {
+        assert_double_near(r->prob[i * 2] + r->prob[i * 2 + 1], 1, 1e-15);
+        assert_double_near(r->prob[i * 2 + 1], d->prob[i * 2 + 1], 1e-8);
+    }
+    cs_recal_info_clear(&info);
+    cs_dataset_free(r);
+    free(all);
+    cs_dataset_free(d);
+
+    cs_dataset *m = exact_temperature_file(1.0, 0, 1);
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    cs_error err;
+    cs_error_clear(&err);
+    assert_null(cs_recal_apply(m, CS_RECAL_BETA, &o, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_string_equal(err.msg, "t.csv: beta calibration needs a binary file (it has 3 classes); use ts, vs or ets for multiclass files");
+    cs_dataset_free(m);
+}
+
 /* ---- Platt ---- */
 
 /* sklearn 1.2:
@@ -727,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_ets_identity_gives_file_back),
         cmocka_unit_test(test_ets_simplex_qp_by_hand),
         cmocka_unit_test(test_ets_rows_sum_and_simplex),
+        cmocka_unit_test(test_beta_identity_and_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  *
  * Steps: the two-loop direction from the last MEM pairs (the first step scaled to unit length),
  * an Armijo backtracking line search (c1 = 1e-4, halving), and a pair kept only when its
- * curvature s·y is positive, so the implicit Hessian stays positive definite. It stops when the
+ * curvature s·y is positive, so the implicit Hessian stays positive definite (a step must lower
+ * the objective strictly: one that leaves it equal is rounding, not progress). It stops when the
  * largest gradient component is at most gtol (converged), when no step lowers the objective
  * any more (converged when the gradient is below STALL_GTOL: the objective cannot be resolved
  * further in doubles), or when the iteration budget is spent (not converged). */
@@ -80,7 +81,7 @@ cs_status cs_rc_lbfgs(cs_rc_objective fn, void *ctx, size_t n, double *x, int ma
         for (int h = 0; h < 60; h++, t /= 2) {
             for (size_t i = 0; i < n; i++) xn[i] = x[i] + t * d[i];
             fn_new = fn(xn, gn, ctx);
-            if (fn_new <= f + 1e-4 * t * slope) { ok = 1; break; }
+            if (fn_new <= f + 1e-4 * t * slope && fn_new < f) { ok = 1; break; }
         }
         if (!ok) {
             res->stalled = 1;
@@ -167,7 +168,7 @@ cs_status cs_rc_newton(cs_rc_objective2 fn, void *ctx, size_t n, double *x, int 
             for (int h = 0; h < 30; h++, t /= 2) {
                 for (size_t i = 0; i < n; i++) xn[i] = x[i] + t * d[i];
                 fn_new = fn(xn, gn, NULL, ctx);
-                if (fn_new <= f + 1e-4 * t * slope) { ok = 1; break; }
+                if (fn_new <= f + 1e-4 * t * slope && fn_new < f) { ok = 1; break; }
             }
         }
         if (!ok) { res->stalled = 1; break; }

@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta" };
 
 const char *cs_recal_name(int method)
 {
@@ -360,6 +360,11 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
                      "use ts for multiclass files", d->path ? d->path : "?", d->k);
         return NULL;
     }
+    if (method == CS_RECAL_BETA && d->k != 2) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
+                     "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
+        return NULL;
+    }
     if (!d->conf) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
         return NULL;
@@ -426,6 +431,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
     case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
     free(pl.group);

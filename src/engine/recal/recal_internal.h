@@ -44,6 +44,8 @@ cs_status cs_rc_vs(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_opt
                    cs_recal_info *info, cs_error *err);
 cs_status cs_rc_ets(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
                     cs_recal_info *info, cs_error *err);
+cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
+                     cs_recal_info *info, cs_error *err);
 
 /* q = softmax(beta·s) for one row of k scores (q may not alias s). */
 void cs_rc_softmax_scaled(const double *s, double beta, size_t k, double *q);
