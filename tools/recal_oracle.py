@@ -25,6 +25,11 @@ are none held out.
        logistic regression on (ln p, -ln(1 - p)); a negative a: refit on -ln(1 - p) alone, a
        = 0; else a negative b: refit on ln p alone, b = 0), each logistic regression here
        unpenalised by scipy.optimize.minimize(method="trust-exact").
+  irova one-vs-rest isotonic regression (Zadrozny & Elkan, 2002): per class c,
+       sklearn.isotonic.IsotonicRegression(out_of_bounds="clip") of 1[y = c] on p_c, rows
+       renormalised (a zero row uniform, as sklearn's CalibratedClassifierCV); no parameters
+       printed, but the held-out Brier score and the count of held-out rows whose argmax changed.
+       The NLL here clips p[label] at 1e-15, as calscope's metric does.
 
 Usage: recal_oracle.py METHOD FILE.csv
 """
@@ -50,8 +55,8 @@ def load(path):
         fit = np.array([r["split"].lower() in ("fit", "train") for r in rows])
     else:
         fit = np.ones(len(rows), dtype=bool)
-    prob1 = softmax(s)[:, 1] if logits else x[:, 1]
-    return s, y, fit, prob1
+    prob = softmax(s) if logits else x
+    return s, y, fit, prob
 
 
 def softmax(z):
@@ -61,7 +66,7 @@ def softmax(z):
 
 
 def mean_nll(q, y):
-    return float(-np.mean(np.log(q[np.arange(len(y)), y])))
+    return float(-np.mean(np.log(np.maximum(q[np.arange(len(y)), y], 1e-15))))
 
 
 def vs_fit(s, y):
@@ -165,7 +170,8 @@ def beta_fit(prob1, y):
 
 def main(argv):
     method, path = argv[1], argv[2]
-    s, y, fit, prob1 = load(path)
+    s, y, fit, prob = load(path)
+    prob1 = prob[:, 1]
     held = ~fit if (~fit).any() else fit
     if method == "vs":
         params, (w, b) = vs_fit(s[fit], y[fit])
@@ -180,6 +186,17 @@ def main(argv):
         z = a * f1 + b * f2 + c
         p1 = 1 / (1 + np.exp(-z))
         q = np.column_stack([1 - p1, p1])
+    elif method == "irova":
+        from sklearn.isotonic import IsotonicRegression
+        k = prob.shape[1]
+        q = np.zeros((held.sum(), k))
+        for c in range(k):
+            iso = IsotonicRegression(out_of_bounds="clip").fit(prob[fit, c], (y[fit] == c).astype(float))
+            q[:, c] = iso.predict(prob[held, c])
+        tot = q.sum(axis=1)
+        q = np.where(tot[:, None] > 0, q / np.where(tot > 0, tot, 1)[:, None], 1.0 / k)
+        params = {"brier": float(np.mean(((q - np.eye(k)[y[held]]) ** 2).sum(axis=1))),
+                  "argmax_changed": int((q.argmax(axis=1) != prob[held].argmax(axis=1)).sum())}
     else:
         raise SystemExit("unknown method " + method)
     params["nll"] = mean_nll(q, y[held])

@@ -1,6 +1,6 @@
 /* calscope engine: post-hoc recalibration preview (SPEC §4, seed 004; seed 002 §5).
  *
- * Seven methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
+ * Eight methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
  * cs_dataset (probabilities replaced; labels, ids, tta and case columns copied; path
  * "FILE+ts" ...) that is compared beside the loaded files like one more "method":
  *
@@ -22,10 +22,13 @@
  *   ets    ensemble temperature scaling: w1·softmax(s/T) + w2·softmax(s) + w3/K, T the ts fit,
  *          w on the simplex minimising the squared error, solved exactly (ets.c).
  *   beta   binary files only: logit p' = a ln p − b ln(1 − p) + c, a, b >= 0 (beta.c).
+ *   irova  one-vs-rest isotonic regression of every class's probability, rows renormalised;
+ *          it may change the predicted class (info->argmax_changed counts where) (irova.c).
  *
  * Degenerate folds: methods with per-class parameters (vs) need every class among the fitting
  * samples of every model, else CS_EINPUT naming the class and the model; ts, platt, hist, iso
- * ets and beta (whose parameters are shared by the classes) fit whatever rows a model has.
+ * ets and beta (whose parameters are shared by the classes) fit whatever rows a model has;
+ * irova's curve for a class absent from a model's fitting rows is 0 (rows renormalise the rest).
  *
  * Multiclass rescaling for hist and iso (they only model the top-1 confidence c -> c'): the
  * other classes are multiplied by (1 − c') / (1 − c), which keeps their proportions and the
@@ -56,10 +59,10 @@
 
 typedef enum cs_recal_method {
     CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
-    CS_RECAL_BETA, CS_RECAL_COUNT
+    CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_COUNT
 } cs_recal_method;
 
-/* "ts", "platt", "hist", "iso", "vs", "ets", "beta"; NULL for an unknown id. */
+/* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
 /* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
@@ -100,6 +103,8 @@ typedef struct cs_recal_info {
     size_t n_vec;
     int iterations;          /* vs: the most minimiser iterations any model took */
     int unconverged;         /* set with the error when a model used up its iteration budget */
+    size_t argmax_changed;   /* irova: samples whose predicted class the recalibration changed
+                                (all when cross-fitting; the held-out ones with a fit mask) */
 } cs_recal_info;
 
 /* Frees info->vec and sets it to NULL (info may be NULL). Any thread. */

@@ -300,6 +300,7 @@ static const char *recal_title(int method)
     case CS_RECAL_VS: return "vector scaling";
     case CS_RECAL_ETS: return "ensemble temperature scaling";
     case CS_RECAL_BETA: return "beta calibration";
+    case CS_RECAL_IROVA: return "one-vs-rest isotonic regression";
     default: return "isotonic regression";
     }
 }
@@ -465,6 +466,7 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
+    if (me->recal == CS_RECAL_IROVA) fprintf(out, ", \"argmax_changed\": %zu", me->info.argmax_changed);
     if (me->info.vec) vec_params_json(out, t, me);
     fputc('}', out);
 }
@@ -671,6 +673,9 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fprintf(out, ", %d bins", t->bins);
         else if (me->recal == CS_RECAL_VS && me->info.vec)
             vs_summary(out, &me->info, all, on);
+        else if (me->recal == CS_RECAL_IROVA)
+            fprintf(out, ", renormalised; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
+                    me->d ? me->d->n_samples : 0);
         else if (me->recal == CS_RECAL_BETA && me->info.vec) {
             const double *x = me->info.vec + all * me->info.n_vec;
             fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) + %.4f on %s (from probabilities)", x[0], x[1], x[2], on);

@@ -715,9 +715,10 @@ static const ss_flag table[] = {
       "paired difference to the reference), rankings and probability mass", NULL },
     { "--recal", "LIST", R, SEC_RESAMPLING, p_recal, q_recal, 0,
       "post-hoc recalibrations of the reference file as more methods:\n"
-      "ts,platt,hist,iso,vs,ets,beta (temperature, Platt (binary), histogram\n"
-      "binning, isotonic, vector scaling, ensemble temperature scaling, beta\n"
-      "(binary)) or all; 5-fold cross-fitted (implies --compare)", NULL },
+      "ts,platt,hist,iso,vs,ets,beta,irova (temperature, Platt (binary),\n"
+      "histogram binning, isotonic, vector scaling, ensemble temperature\n"
+      "scaling, beta (binary), one-vs-rest isotonic) or all; 5-fold\n"
+      "cross-fitted (implies --compare)", NULL },
     { "--recal-folds", "K", R, SEC_RESAMPLING, p_recal_folds, q_recal_folds, 0,
       "cross-fitting folds (default 5)", NULL },
     { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,

@@ -261,7 +261,7 @@ static unsigned h_smooth(tui_state *st, int key)
     return f;
 }
 
-/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets;
+/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets, irova;
  * four at most);
  * T: remove the last one. Either shows the methods table of the Compare view. */
 static unsigned h_recal(tui_state *st, int key)
@@ -271,7 +271,7 @@ static unsigned h_recal(tui_state *st, int key)
         st->n_recal--;
     } else {
         static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
-                                     CS_RECAL_BETA };
+                                     CS_RECAL_BETA, CS_RECAL_IROVA };
         int added = 0;
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !added; i++) {
             int m = order[i], have = 0;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end: the recalibrations beyond ts/platt/hist/iso (vs, ets, beta), each checked against an
+# End-to-end: the recalibrations beyond ts/platt/hist/iso (vs, ets, beta, irova), each checked against an
 # independent fit of its documented objective (tools/recal_oracle.py, scipy.optimize): the fitted
 # parameters to 1e-6 relative and the held-out NLL to 1e-9, on a well-conditioned synthetic file.
 source "$(dirname "$0")/lib.sh"
@@ -97,7 +97,23 @@ expect_match "beta: text line" "beta calibration, 5-fold cross-fitted, logit p' 
 expect_rc "beta: multiclass is a usage error" 2 "$CALSCOPE" report $R --recal beta $S/digits_gnb.csv
 expect_match "beta: message" "samples/digits_gnb.csv: beta calibration needs a binary file \(it has 10 classes\); use ts, vs or ets for multiclass files" "$ERR"
 expect_rc "all: binary exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/breast_cancer_logreg.csv
-expect_match "all: binary has platt and beta" "^\['ts', 'platt', 'hist', 'iso', 'vs', 'ets', 'beta'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+expect_match "all: binary has platt and beta" "^\['ts', 'platt', 'hist', 'iso', 'vs', 'ets', 'beta', 'irova'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+
+# --- irova: digits_gnb with every third row held out
+/usr/bin/python3 - "$TMP" <<'PY'
+import sys
+lines = open("samples/digits_gnb.csv").read().splitlines()
+out = [lines[0] + ",split"] + ["%s,%s" % (l, "eval" if i % 3 == 0 else "fit") for i, l in enumerate(lines[1:])]
+open(sys.argv[1] + "/digits_split.csv", "w").write("\n".join(out) + "\n")
+PY
+reference_output "$TMP/irova.json" /usr/bin/python3 tools/recal_oracle.py irova "$TMP/digits_split.csv"
+expect_rc "irova: exit 0" 0 "$CALSCOPE" report --format json $R --recal iso,irova --recal-split-column split "$TMP/digits_split.csv"
+expect_match "irova: held-out NLL to 1e-9, Brier to 1e-12 and the changed predictions = sklearn's isotonic one-vs-rest" "^True$" \
+    "$(json_get "(w := json.load(open('$TMP/irova.json'))) and (m := d['methods'][2]) and abs(m['metrics']['nll'] - w['nll']) <= 1e-9 and abs(m['metrics']['brier'] - w['brier']) <= 1e-12 and m['recal']['argmax_changed'] == w['argmax_changed'] > 0")"
+expect_match "irova: the accuracy moves with the changed predictions, iso's does not" "^True$" \
+    "$(json_get "d['methods'][2]['metrics']['accuracy'] != d['methods'][0]['metrics']['accuracy'] == d['methods'][1]['metrics']['accuracy']")"
+expect_rc "irova: text exit 0" 0 "$CALSCOPE" report $R --recal irova --recal-split-column split "$TMP/digits_split.csv"
+expect_match "irova: text says how many predictions changed" "one-vs-rest isotonic regression, fitted on the 1198 rows whose split is fit or train, renormalised; it changed the predicted class of $(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/irova.json'))['argmax_changed'])") of 599 samples" "$OUT"
 
 # --- vs
 check_fit vs "$TMP/logits.csv" "vs logits"
@@ -137,8 +153,8 @@ expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an 
 
 # --recal all takes vs; platt is left out for a multiclass file
 expect_rc "all: exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/digits_logreg_logits.csv
-expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets', 'irova'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 expect_rc "usage: unknown method names them all" 2 "$CALSCOPE" report --recal foo $S/digits_gnb.csv
-expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs, ets or beta \(or all\)" "$ERR"
+expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs, ets, beta or irova \(or all\)" "$ERR"
 
 done_testing

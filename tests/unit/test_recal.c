@@ -385,6 +385,45 @@ static void test_beta_identity_and_usage(void **state)
     cs_dataset_free(m);
 }
 
+
+/* ---- one-vs-rest isotonic ---- */
+
+/* Worked by hand, fitted and applied on all rows: rows A = (0.6, 0.4) labelled 1 (twice), B =
+ * (0.7, 0.3) labelled 0 (twice), C = (0.65, 0.35) labelled 0. Class 0's isotonic fit on p_0:
+ * 0.6 -> 0, 0.65 -> 1, 0.7 -> 1; class 1's on p_1: 0.3 -> 0, 0.35 -> 0, 0.4 -> 1. So A becomes
+ * (0, 1): its prediction changes; B and C (1, 0). Rows sum to 1. */
+static void test_irova_by_hand(void **state)
+{
+    (void)state;
+    cs_dataset *d = load_text("id,label,p_0,p_1\na1,1,0.6,0.4\na2,1,0.6,0.4\nb1,0,0.7,0.3\nb2,0,0.7,0.3\n"
+                              "c,0,0.65,0.35\n");
+    uint8_t all[5] = { 1, 1, 1, 1, 1 };
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_IROVA, all, 0, &info);
+    static const double want[5][2] = { { 0, 1 }, { 0, 1 }, { 1, 0 }, { 1, 0 }, { 1, 0 } };
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(r->prob[i * 2] == want[i][0]);
+        assert_true(r->prob[i * 2 + 1] == want[i][1]);
+    }
+    /* fitted and measured on the same rows (a mask of all rows): none is held out, none counted */
+    assert_int_equal(info.argmax_changed, 0);
+    cs_dataset_free(r);
+    /* cross-fitted on 20 copies: every fold sees every pattern, the two A rows of each copy
+     * change their prediction */
+    sbuf b = { 0 };
+    sb_printf(&b, "id,label,p_0,p_1\n");
+    for (int c = 0; c < 20; c++)
+        sb_printf(&b, "a1_%d,1,0.6,0.4\na2_%d,1,0.6,0.4\nb1_%d,0,0.7,0.3\nb2_%d,0,0.7,0.3\nc_%d,0,0.65,0.35\n", c, c, c, c, c);
+    cs_dataset *big = load_text(b.s);
+    free(b.s);
+    r = recal(big, CS_RECAL_IROVA, NULL, 5, &info);
+    assert_int_equal(info.argmax_changed, 40);
+    for (size_t i = 0; i < r->n; i++) assert_double_near(r->prob[i * 2] + r->prob[i * 2 + 1], 1, 1e-15);
+    cs_dataset_free(r);
+    cs_dataset_free(big);
+    cs_dataset_free(d);
+}
+
 /* ---- Platt ---- */
 
 /* sklearn 1.2:
@@ -774,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_ets_simplex_qp_by_hand),
         cmocka_unit_test(test_ets_rows_sum_and_simplex),
         cmocka_unit_test(test_beta_identity_and_usage),
+        cmocka_unit_test(test_irova_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova" };
 
 const char *cs_recal_name(int method)
 {
@@ -432,6 +432,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, info, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
     free(pl.group);

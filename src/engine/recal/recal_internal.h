@@ -47,6 +47,23 @@ cs_status cs_rc_ets(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_op
 cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
                      cs_recal_info *info, cs_error *err);
 
+cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_recal_info *info,
+                      cs_error *err);
+
+/* Isotonic fits (pool-adjacent-violators) of the outcomes y[r] (0/1) on the scores x[r·stride]
+ * of the samples, one per applied model, each evaluated (linear interpolation, clipped at the
+ * ends) at every row the model is applied to: val[r] for every row. Equal scores are pooled
+ * first; with pool_eps > 0, sorted scores less than pool_eps above the first of a block join it
+ * (scikit-learn's _make_unique, which uses 1e-15 for doubles). Returns CS_OK or CS_ENOMEM. */
+cs_status cs_rc_iso_fit_rows(const cs_dataset *d, const cs_rc_plan *pl, const double *x, size_t stride,
+                             const uint8_t *y, double pool_eps, double *val, cs_error *err);
+
+/* Linear interpolation in (ux, fy)[0..n), clipped at the ends (ux strictly increasing). */
+double cs_rc_interp(const double *ux, const double *fy, size_t n, double x);
+
+/* Order-preserving 64-bit key of a probability (non-negative doubles sort as their bits). */
+uint64_t cs_rc_prob_key(double x);
+
 /* q = softmax(beta·s) for one row of k scores (q may not alias s). */
 void cs_rc_softmax_scaled(const double *s, double beta, size_t k, double *q);
 
