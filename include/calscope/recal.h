@@ -23,7 +23,8 @@
  *          w on the simplex minimising the squared error, solved exactly (ets.c).
  *   beta   binary files only: logit p' = a ln p − b ln(1 − p) + c, a, b >= 0 (beta.c).
  *   irova  one-vs-rest isotonic regression of every class's probability, rows renormalised;
- *          it may change the predicted class (info->argmax_changed counts where) (irova.c).
+ *          it may change the predicted class, as vs, platt and beta may: info->argmax_changed
+ *          counts where (irova.c).
  *
  * Degenerate folds: methods with per-class parameters (vs) need every class among the fitting
  * samples of every model, else CS_EINPUT naming the class and the model; ts, platt, hist, iso
@@ -103,8 +104,9 @@ typedef struct cs_recal_info {
     size_t n_vec;
     int iterations;          /* vs: the most minimiser iterations any model took */
     int unconverged;         /* set with the error when a model used up its iteration budget */
-    size_t argmax_changed;   /* irova: samples whose predicted class the recalibration changed
-                                (all when cross-fitting; the held-out ones with a fit mask) */
+    size_t argmax_changed;   /* samples whose predicted class the recalibration changed (counted
+                                for every method; ts, hist, iso and ets keep it by construction):
+                                all samples when cross-fitting, the held-out ones with a mask */
 } cs_recal_info;
 
 /* Frees info->vec and sets it to NULL (info may be NULL). Any thread. */

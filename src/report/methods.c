@@ -466,7 +466,7 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
-    if (me->recal == CS_RECAL_IROVA) fprintf(out, ", \"argmax_changed\": %zu", me->info.argmax_changed);
+    fprintf(out, ", \"argmax_changed\": %zu", me->info.argmax_changed);
     if (me->info.vec) vec_params_json(out, t, me);
     fputc('}', out);
 }
@@ -674,8 +674,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         else if (me->recal == CS_RECAL_VS && me->info.vec)
             vs_summary(out, &me->info, all, on);
         else if (me->recal == CS_RECAL_IROVA)
-            fprintf(out, ", renormalised; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
-                    me->d ? me->d->n_samples : 0);
+            fputs(", renormalised", out);
         else if (me->recal == CS_RECAL_BETA && me->info.vec) {
             const double *x = me->info.vec + all * me->info.n_vec;
             fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) + %.4f on %s (from probabilities)", x[0], x[1], x[2], on);
@@ -684,6 +683,10 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
                     x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");
         }
+        /* a method that moves classes separately can change the prediction: say how often */
+        if (me->recal == CS_RECAL_IROVA || me->info.argmax_changed)
+            fprintf(out, "; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
+                    me->d ? me->d->n_samples : 0);
         fputc('\n', out);
     }
     for (size_t i = 0; i < t->n_nc; i++)

@@ -121,6 +121,8 @@ check_fit vs "$TMP/probs.csv" "vs log-probabilities"
 expect_rc "vs: cross-fitted, exit 0" 0 "$CALSCOPE" report --format json $R --recal ts,vs $S/digits_logreg_logits.csv
 expect_match "vs: params of the all-rows model and of 5 folds, K scales and biases each" "^True$" \
     "$(json_get "(r := d['methods'][2]['recal']) and len(r['params']['w']) == 10 and len(r['params']['b']) == 10 and len(r['fold_params']) == 5 and r['scores'] == 'logits' and abs(sum(r['params']['b'])) < 1e-9")"
+expect_match "argmax_changed: 0 for the methods that keep the prediction, counted for vs" "^True$" \
+    "$(json_get "d['methods'][1]['recal']['argmax_changed'] == 0 and d['methods'][2]['recal']['argmax_changed'] > 0")"
 expect_match "vs: text line" "vector scaling, 5-fold cross-fitted, w in \[[0-9.]+, [0-9.]+\], b in \[-?[0-9.]+, -?[0-9.]+\] on all rows \(from logits" \
     "$("$CALSCOPE" report $R --recal vs $S/digits_logreg_logits.csv 2>&1)"
 # a class with no fitting row: the shared degenerate-fold rule

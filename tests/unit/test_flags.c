@@ -134,6 +134,8 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_int_equal(m->k, n->k);
     assert_int_equal(m->folds, n->folds);
     assert_int_equal(m->bins, n->bins);
+    assert_int_equal(m->max_iter, n->max_iter);
+    assert_int_equal(m->recal_all, n->recal_all);
     assert_true(m->split == n->split);
     assert_string_equal(m->split_column, n->split_column);
     assert_string_equal(m->split_fit, n->split_fit);
@@ -167,6 +169,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "iso,ts", "--recal-folds", "3", "--recal-bins", "20", "--seed", "0", "a.csv", NULL },
     { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
+    { "report", "--recal", "all", "--recal-max-iter", "40", "a.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },

@@ -5,8 +5,7 @@
  * IsotonicRegression(out_of_bounds="clip"), with its pooling of scores within 1e-15), then each row renormalised to sum 1. A row whose
  * fitted values are all 0 becomes uniform, 1/K each (as scikit-learn's CalibratedClassifierCV
  * does). Unlike iso, which only moves the top-1 confidence, the classes are fitted separately,
- * so the predicted class can change: info->argmax_changed counts the measured samples where it
- * did (first maximal index, as the metrics take it).
+ * so the predicted class can change (cs_recal_apply counts where: info->argmax_changed).
  *
  * Cost: K sorts of the samples and K isotonic fits a model (O(K·n log n)). */
 #include <stdlib.h>
@@ -21,15 +20,7 @@
  * (digits_gnb, a third held out: held-out NLL 0.81 exactly ordered, 0.50 pooled). */
 #define IROVA_POOL_EPS 1e-15
 
-static size_t argmax(const double *p, size_t k)
-{
-    size_t top = 0;
-    for (size_t j = 1; j < k; j++) if (p[j] > p[top]) top = j;
-    return top;
-}
-
-cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_recal_info *info,
-                      cs_error *err)
+cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err)
 {
     size_t k = d->k, n = d->n ? d->n : 1;
     uint8_t *y = malloc(n);
@@ -49,13 +40,6 @@ cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs
         double *q = out + r * k, sum = 0;
         for (size_t c = 0; c < k; c++) sum += q[c];
         for (size_t c = 0; c < k; c++) q[c] = sum > 0 ? q[c] / sum : 1.0 / (double)k;
-    }
-    /* counted on the samples that are measured: all when cross-fitting, the held-out ones (not
-     * the fitting rows) with a fit mask */
-    for (size_t j = 0; j < d->n_samples; j++) {
-        size_t r = d->sample_rows[j];
-        if (!pl->cross && pl->group[r] == 0) continue;
-        info->argmax_changed += argmax(out + r * k, k) != argmax(d->prob + r * k, k);
     }
 done:
     free(y);

@@ -334,6 +334,27 @@ void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new)
 
 /* ---- dispatcher ---- */
 
+static size_t argmax(const double *p, size_t k)
+{
+    size_t top = 0;
+    for (size_t j = 1; j < k; j++) if (p[j] > p[top]) top = j;
+    return top;
+}
+
+/* Samples whose predicted class (first maximal index, as the metrics take it) the
+ * recalibrated probabilities q change, among the measured ones: all when cross-fitting, the
+ * held-out ones (not the fitting rows) with a fit mask. */
+static size_t count_changed(const cs_dataset *d, const cs_rc_plan *pl, const double *q)
+{
+    size_t n = 0, k = d->k;
+    for (size_t j = 0; j < d->n_samples; j++) {
+        size_t r = d->sample_rows[j];
+        if (!pl->cross && pl->group[r] == 0) continue;
+        n += argmax(q + r * k, k) != argmax(d->prob + r * k, k);
+    }
+    return n;
+}
+
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err)
 {
@@ -432,9 +453,10 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
-    case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, info, err); break;
+    case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
+    if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
     free(pl.group);
     if (st == CS_OK && o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
         st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");

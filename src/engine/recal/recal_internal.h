@@ -47,8 +47,7 @@ cs_status cs_rc_ets(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_op
 cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
                      cs_recal_info *info, cs_error *err);
 
-cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_recal_info *info,
-                      cs_error *err);
+cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err);
 
 /* Isotonic fits (pool-adjacent-violators) of the outcomes y[r] (0/1) on the scores x[r·stride]
  * of the samples, one per applied model, each evaluated (linear interpolation, clipped at the
