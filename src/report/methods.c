@@ -677,7 +677,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
             fputs(", renormalised", out);
         else if (me->recal == CS_RECAL_BETA && me->info.vec) {
             const double *x = me->info.vec + all * me->info.n_vec;
-            fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) + %.4f on %s (from probabilities)", x[0], x[1], x[2], on);
+            fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) %c %.4f on %s (from probabilities)", x[0], x[1],
+                    x[2] < 0 ? '-' : '+', fabs(x[2]), on);
         } else if (me->recal == CS_RECAL_ETS && me->info.vec) {
             const double *x = me->info.vec + all * me->info.n_vec;
             fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",

@@ -230,8 +230,8 @@ static void table_body(const panel_args *a, panel_lines *L)
                       rc->info.argmax_changed, rc->info.folds);
         if (rc->state == 2 && rc->method == CS_RECAL_BETA && rc->info.vec) {
             const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
-            line_putf(L, CH_ROLE_LABEL, " +beta: logit p' = %.4f ln p - %.4f ln(1-p) + %.4f (all rows; %d-fold cross-fitted)",
-                      x[0], x[1], x[2], rc->info.folds);
+            line_putf(L, CH_ROLE_LABEL, " +beta: logit p' = %.4f ln p - %.4f ln(1-p) %c %.4f (all rows; %d-fold cross-fitted)",
+                      x[0], x[1], x[2] < 0 ? '-' : '+', fabs(x[2]), rc->info.folds);
         }
         if (rc->state == 2 && rc->method == CS_RECAL_ETS && rc->info.vec) {
             const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
