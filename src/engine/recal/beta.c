@@ -119,13 +119,7 @@ cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_o
         }
         if (res.iterations > info->iterations) info->iterations = res.iterations;
         if (!res.converged) {
-            char who[64];
-            cs_rc_model_name(pl, m, who, sizeof who);
-            info->unconverged = 1;
-            st = cs_error_set(err, CS_EINPUT, 0, 0,
-                              "%s: beta did not converge within %d iterations in %s (largest gradient component %.3g, "
-                              "wanted <= %g%s); not shown", d->path ? d->path : "?", budget, who, res.gnorm, BETA_GTOL,
-                              res.stalled ? ", the line search stalled" : "");
+            st = cs_rc_unconverged(d, pl, m, "beta", budget, BETA_GTOL, &res, info, err);
             goto done;
         }
     }
@@ -138,10 +132,5 @@ cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_o
 done:
     free(f);
     free(rows);
-    if (st != CS_OK) {
-        free(info->vec);
-        info->vec = NULL;
-        info->n_vec = 0;
-    }
-    return st;
+    return st;                       /* on failure cs_recal_apply frees info->vec */
 }

@@ -32,6 +32,14 @@ static double dot(const double *a, const double *b, size_t n)
     return s;
 }
 
+/* The result's last fields and the convergence verdict (see the header comment). */
+static void finish(cs_rc_min_result *res, int it, double f, double gtol)
+{
+    res->iterations = it;
+    res->f = f;
+    res->converged = isfinite(f) && (res->gnorm <= gtol || (res->stalled && res->gnorm <= STALL_GTOL));
+}
+
 /* d = −H·g by the two-loop recursion over the stored pairs (oldest first at index head). */
 static void direction(const double *g, size_t n, double *const *S, double *const *Y, const double *rho,
                       int used, int head, double *alpha, double *d)
@@ -104,9 +112,7 @@ cs_status cs_rc_lbfgs(cs_rc_objective fn, void *ctx, size_t n, double *x, int ma
         f = fn_new;
         res->gnorm = max_abs(g, n);
     }
-    res->iterations = it;
-    res->f = f;
-    res->converged = isfinite(f) && (res->gnorm <= gtol || (res->stalled && res->gnorm <= STALL_GTOL));
+    finish(res, it, f, gtol);
     free(buf);
     return CS_OK;
 }
@@ -176,9 +182,7 @@ cs_status cs_rc_newton(cs_rc_objective2 fn, void *ctx, size_t n, double *x, int 
         f = fn(x, g, H, ctx);
         res->gnorm = max_abs(g, n);
     }
-    res->iterations = it;
-    res->f = f;
-    res->converged = isfinite(f) && (res->gnorm <= gtol || (res->stalled && res->gnorm <= STALL_GTOL));
+    finish(res, it, f, gtol);
     free(buf);
     return CS_OK;
 }

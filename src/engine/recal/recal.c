@@ -66,6 +66,19 @@ void cs_rc_model_name(const cs_rc_plan *pl, size_t m, char *buf, size_t size)
     else snprintf(buf, size, "cross-fitting fold %zu", m + 1);
 }
 
+cs_status cs_rc_unconverged(const cs_dataset *d, const cs_rc_plan *pl, size_t m, const char *method,
+                            int budget, double gtol, const cs_rc_min_result *res, cs_recal_info *info,
+                            cs_error *err)
+{
+    char who[64];
+    cs_rc_model_name(pl, m, who, sizeof who);
+    info->unconverged = 1;
+    return cs_error_set(err, CS_EINPUT, 0, 0,
+                        "%s: %s did not converge within %d iterations in %s (largest gradient component %.3g, "
+                        "wanted <= %g%s); not shown", d->path ? d->path : "?", method, budget, who, res->gnorm, gtol,
+                        res->stalled ? ", the line search stalled" : "");
+}
+
 cs_status cs_rc_need_every_class(const cs_dataset *d, const cs_rc_plan *pl, const char *method,
                                  cs_error *err)
 {

@@ -33,7 +33,8 @@ static inline size_t cs_rc_model_of(const cs_rc_plan *p, size_t g)
  * others rescaled proportionally. q may not alias p. */
 void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new);
 
-/* The fits: each writes the recalibrated probabilities of every row of d into out (n*k). */
+/* The fits: each writes the recalibrated probabilities of every row of d into out (n*k). Those
+ * that fill info->vec leave it to cs_recal_apply to free when they fail. */
 cs_status cs_rc_temperature(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o,
                             double *out, cs_recal_info *info, cs_error *err);
 cs_status cs_rc_platt(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_recal_info *info,
@@ -100,6 +101,12 @@ typedef struct cs_rc_min_result {
     int stalled;             /* no step lowered the objective */
     double f, gnorm;         /* final objective and largest gradient component */
 } cs_rc_min_result;
+
+/* The error of a fit that did not converge (see cs_rc_min_result), naming the method, its
+ * budget, model m and the gradient reached; sets info->unconverged. Returns CS_EINPUT. */
+cs_status cs_rc_unconverged(const cs_dataset *d, const cs_rc_plan *pl, size_t m, const char *method,
+                            int budget, double gtol, const cs_rc_min_result *res, cs_recal_info *info,
+                            cs_error *err);
 
 /* Minimises fn from x (overwritten by the minimiser found) by L-BFGS with backtracking; see
  * minimize.c. Returns CS_OK (whether converged or not: see res) or CS_ENOMEM. */

@@ -174,13 +174,7 @@ cs_status cs_rc_vs(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_opt
         }
         for (size_t i = 0; i < k; i++) x[k + i] -= bmean;   /* the representative with Σb = 0 */
         if (!res.converged) {
-            char who[64];
-            cs_rc_model_name(pl, m, who, sizeof who);
-            info->unconverged = 1;
-            st = cs_error_set(err, CS_EINPUT, 0, 0,
-                              "%s: vs did not converge within %d iterations in %s (largest gradient component %.3g, "
-                              "wanted <= %g%s); not shown", d->path ? d->path : "?", budget, who, res.gnorm, VS_GTOL,
-                              res.stalled ? ", the line search stalled" : "");
+            st = cs_rc_unconverged(d, pl, m, "vs", budget, VS_GTOL, &res, info, err);
             goto done;
         }
     }
@@ -193,10 +187,5 @@ done:
     free(sn);
     free(z);
     free(rows);
-    if (st != CS_OK) {
-        free(info->vec);
-        info->vec = NULL;
-        info->n_vec = 0;
-    }
-    return st;
+    return st;                       /* on failure cs_recal_apply frees info->vec */
 }
