@@ -150,6 +150,8 @@ expect_match "budget: nothing measured for it" "^0$" "$(printf '%s\n' "$OUT" | g
 expect_rc "budget: the default converges (no not_converged entry)" 0 "$CALSCOPE" report --format json $R --recal vs $S/digits_gnb.csv
 expect_match "budget: default" "^\[\] 2$" "$(json_get "d['methods_info']['not_converged'], len(d['methods'])" | tr -d '(),')"
 expect_rc "usage: --recal-max-iter needs --recal" 2 "$CALSCOPE" report --recal-max-iter 5 $S/digits_gnb.csv
+expect_rc "usage: --recal-max-iter with no iterative method" 2 "$CALSCOPE" report --recal ts,iso --recal-max-iter 5 $S/digits_gnb.csv
+expect_match "usage: --recal-max-iter message (not ignored)" "--recal-max-iter: no method in --recal iterates \(only vs and beta do\)" "$ERR"
 expect_rc "usage: --recal-max-iter 0" 2 "$CALSCOPE" report --recal vs --recal-max-iter 0 $S/digits_gnb.csv
 expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an iteration count in 1..100000" "$ERR"
 
