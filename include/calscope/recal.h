@@ -2,7 +2,7 @@
  * "Model Calibration", a MICCAI tutorial; the comparison of Kirchenbauer, Oaks & Heim 2022,
  * "What is Your Metric Telling You?", §5).
  *
- * Four methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
+ * Eight methods, each fitted in milliseconds on a loaded file and applied to it, giving a new
  * cs_dataset (probabilities replaced; labels, ids, tta and case columns copied; path
  * "FILE+ts" ...) that is compared beside the loaded files like one more "method":
  *
@@ -20,6 +20,18 @@
  *          confidence, equal confidences pooled first, predictions interpolated linearly
  *          between the fitted points and clipped at the ends (scikit-learn's
  *          IsotonicRegression(out_of_bounds="clip"), as CalibratedClassifierCV uses it).
+ *   vs     vector scaling: softmax(w ⊙ s + b), 2K parameters, mean NLL minimised (vector.c).
+ *   ets    ensemble temperature scaling: w1·softmax(s/T) + w2·softmax(s) + w3/K, T the ts fit,
+ *          w on the simplex minimising the squared error, solved exactly (ets.c).
+ *   beta   binary files only: logit p' = a ln p − b ln(1 − p) + c, a, b >= 0 (beta.c).
+ *   irova  one-vs-rest isotonic regression of every class's probability, rows renormalised;
+ *          it may change the predicted class, as vs, platt and beta may: info->argmax_changed
+ *          counts where (irova.c).
+ *
+ * Degenerate folds: methods with per-class parameters (vs) need every class among the fitting
+ * samples of every model, else CS_EINPUT naming the class and the model; ts, platt, hist, iso
+ * ets and beta (whose parameters are shared by the classes) fit whatever rows a model has;
+ * irova's curve for a class absent from a model's fitting rows is 0 (rows renormalise the rest).
  *
  * Multiclass rescaling for hist and iso (they only model the top-1 confidence c -> c'): the
  * other classes are multiplied by (1 − c') / (1 − c), which keeps their proportions and the
@@ -49,12 +61,13 @@
 #include "calscope/error.h"
 
 typedef enum cs_recal_method {
-    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_COUNT
+    CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
+    CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_COUNT
 } cs_recal_method;
 
-/* "ts", "platt", "hist", "iso"; NULL for an unknown id. */
+/* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
-/* Id of a name (also "temperature", "histogram", "isotonic"), or -1. */
+/* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
 
 #define CS_RECAL_MAX_FOLDS 32
@@ -70,6 +83,7 @@ typedef struct cs_recal_options {
     int threads;             /* ts passes; <= 0 all cores */
     const atomic_int *cancel; /* NULL, or raised: the fit stops with CS_ECANCELLED (polled
                                  before and after each fit and between ts passes) */
+    int max_iter;            /* vs, beta: the iteration budget per model; <= 0 = 1000 */
 } cs_recal_options;
 
 /* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores, no cancel flag. */
@@ -85,12 +99,28 @@ typedef struct cs_recal_info {
     double param[CS_RECAL_MAX_FOLDS + 1][2];
     int clamped;             /* ts: 1/T hit its bound [1e-4, 1e4] in some model */
     int passes;              /* ts: passes over all the fitting rows (after a 1/16 warm start) */
+    /* vs, ets: the full parameters of every model, vec[m * n_vec + i] (models numbered as
+     * param): vs w[0..K) then b[0..K); ets w1, w2, w3, T (param[m][0] is T too); beta a, b, c. malloc'd by cs_recal_apply, owned by whoever holds the info and
+     * freed by cs_recal_info_clear (a struct copy shares it: clear one copy only). */
+    double *vec;
+    size_t n_vec;
+    int iterations;          /* vs: the most minimiser iterations any model took */
+    int unconverged;         /* set with the error when a model used up its iteration budget */
+    size_t argmax_changed;   /* samples whose predicted class the recalibration changed (counted
+                                for every method; ts, hist, iso and ets keep it by construction):
+                                all samples when cross-fitting, the held-out ones with a mask */
 } cs_recal_info;
+
+/* Frees info->vec and sets it to NULL (info may be NULL). Any thread. */
+void cs_recal_info_clear(cs_recal_info *info);
 
 /* Fits `method` on d and applies it. Returns a new prepared dataset owned by the caller
  * (cs_dataset_free), with path "<d->path>+<name>" and logit NULL, or NULL with err:
- * CS_EUSAGE (platt on a file with K > 2, bad options), CS_EEMPTY (no fitting row, or a
- * cross-fitting fold leaves nothing to fit on), CS_ENOMEM. info may be NULL. */
+ * CS_EUSAGE (platt or beta on a file with K > 2, bad options), CS_EEMPTY (no fitting row, or a
+ * cross-fitting fold leaves nothing to fit on),  CS_EINPUT (vs: a class has no fitting row in
+ * some model, or a model did not converge within its budget: info->unconverged is then set),
+ * CS_ENOMEM. info may be NULL; on success the caller owns info->vec (cs_recal_info_clear), on
+ * failure it is NULL. */
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err);
 

@@ -40,8 +40,16 @@ typedef struct rep_method {
     cs_recal_info info;
 } rep_method;
 
+/* A recalibration whose fit spent its iteration budget: named with the reason, measured never. */
+typedef struct rep_unconverged {
+    char *name;              /* "<path>+vs" (owned) */
+    char reason[1024];       /* the fit's message (a cs_error message) */
+} rep_unconverged;
+
 struct rep_methods {
     int multi;
+    rep_unconverged *nc;     /* left out of every table (n_nc of them) */
+    size_t n_nc;
     size_t n;
     rep_method *m;
     size_t ref;
@@ -199,8 +207,11 @@ void rep_methods_free(rep_methods *t)
     for (size_t i = 0; i < t->n; i++) {
         free(t->m[i].name);
         cs_dataset_free(t->m[i].own);
+        cs_recal_info_clear(&t->m[i].info);
     }
     free(t->m);
+    for (size_t i = 0; i < t->n_nc; i++) free(t->nc[i].name);
+    free(t->nc);
     cs_methods_free(&t->res);
     free(t);
 }
@@ -277,7 +288,8 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     rep_methods *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
-    if (!t->m) { free(t); return NULL; }
+    t->nc = calloc((size_t)mo->n_recal + 1, sizeof *t->nc);
+    if (!t->m || !t->nc) { free(t->m); free(t->nc); free(t); return NULL; }
     t->ci_repeats = o->ci_repeats ? o->ci_repeats : CS_METHODS_CI_REPEATS;
     t->cmp_repeats = o->repeats ? o->repeats : CS_COMPARE_REPEATS;
     t->ci_method = o->ci_method;
@@ -315,6 +327,9 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     /* the recalibrations of the reference file (the reference must be a file for that) */
     size_t src = t->ref < n ? t->ref : 0;
     for (int r = 0; r < mo->n_recal; r++) {
+        /* --recal all: a binary-only method is left out for a multiclass reference file */
+        if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
+            data[src]->k != 2) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
@@ -327,6 +342,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
         ro.bins = t->bins;
         ro.seed = o->seed;
         ro.threads = o->threads;
+        ro.max_iter = mo->max_iter;
         if (t->held_out) {
             /* the reference file's own cut (a failure is reported above): the rows it keeps out
              * of the fit are the rows every method is measured on */
@@ -336,6 +352,17 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
             free(mask);
         } else {
             me->own = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
+        }
+        /* a fit that spent its budget is named with the reason and left out of the tables (it
+         * is no result); the reference must be a file for that, so no method number moves */
+        if (!me->own && me->info.unconverged && t->ref < n) {
+            say(me->name ? me->name : "--recal", &err);
+            rep_unconverged *u = &t->nc[t->n_nc++];
+            u->name = me->name;
+            snprintf(u->reason, sizeof u->reason, "%s", err.msg);
+            memset(me, 0, sizeof *me);
+            t->n--;
+            continue;
         }
         /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
         if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
@@ -384,6 +411,38 @@ static const cs_method_row *row(const rep_methods *t, const rep_method *me)
     return &t->res.rows[me - t->m];
 }
 
+/* ---- the fitted parameters in one line ---- */
+
+static const char *recal_title(int method)
+{
+    switch (method) {
+    case CS_RECAL_TS: return "temperature scaling";
+    case CS_RECAL_PLATT: return "Platt scaling";
+    case CS_RECAL_HIST: return "histogram binning";
+    case CS_RECAL_VS: return "vector scaling";
+    case CS_RECAL_ETS: return "ensemble temperature scaling";
+    case CS_RECAL_BETA: return "beta calibration";
+    case CS_RECAL_IROVA: return "one-vs-rest isotonic regression";
+    default: return "isotonic regression";
+    }
+}
+
+/* vs: the range of the scales and biases of model m (the JSON has them all). */
+static void vs_summary(FILE *out, const cs_recal_info *in, size_t m, const char *on)
+{
+    size_t k = in->n_vec / 2;
+    const double *x = in->vec + m * in->n_vec;
+    double wlo = x[0], whi = x[0], blo = x[k], bhi = x[k];
+    for (size_t i = 1; i < k; i++) {
+        if (x[i] < wlo) wlo = x[i];
+        if (x[i] > whi) whi = x[i];
+        if (x[k + i] < blo) blo = x[k + i];
+        if (x[k + i] > bhi) bhi = x[k + i];
+    }
+    fprintf(out, ", w in [%.4f, %.4f], b in [%.4f, %.4f] on %s (from %s; %d iterations at most)", wlo, whi, blo, bhi, on,
+            in->from_logits ? "logits" : "log-probabilities", in->iterations);
+}
+
 /* ---- rankings ---- */
 
 static const char *col_name(int col)
@@ -427,6 +486,68 @@ static void split_column_json(FILE *out, const rep_methods *t)
     fputc(']', out);
 }
 
+/* A model's parameter list: JSON array of vec[from .. from + n). */
+static void json_nums(FILE *out, const double *v, size_t n)
+{
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        rep_json_num(out, v[i]);
+    }
+    fputc(']', out);
+}
+
+/* vs: {"w": [...], "b": [...]} of model m; ets: {"w": [w1, w2, w3], "T": T}. */
+static void vec_model_json(FILE *out, int method, const cs_recal_info *in, size_t m)
+{
+    if (method == CS_RECAL_BETA) {
+        const double *x = in->vec + m * in->n_vec;
+        fputs("{\"a\": ", out);
+        rep_json_num(out, x[0]);
+        fputs(", \"b\": ", out);
+        rep_json_num(out, x[1]);
+        fputs(", \"c\": ", out);
+        rep_json_num(out, x[2]);
+        fputc('}', out);
+        return;
+    }
+    if (method == CS_RECAL_ETS) {
+        const double *x = in->vec + m * in->n_vec;
+        fputs("{\"w\": ", out);
+        json_nums(out, x, 3);
+        fputs(", \"T\": ", out);
+        rep_json_num(out, x[3]);
+        fputc('}', out);
+        return;
+    }
+    size_t k = in->n_vec / 2;
+    const double *x = in->vec + m * in->n_vec;
+    fputs("{\"w\": ", out);
+    json_nums(out, x, k);
+    fputs(", \"b\": ", out);
+    json_nums(out, x + k, k);
+    fputc('}', out);
+}
+
+/* The full parameters of a vector-valued fit: "params" (the model on every fitting row) and,
+ * when cross-fitted, "fold_params" (the model applied to each fold). */
+static void vec_params_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    size_t all = t->held_out ? 0 : (size_t)t->folds;
+    if (me->recal == CS_RECAL_BETA) fputs(", \"scores\": \"probabilities\"", out);
+    else fprintf(out, ", \"scores\": \"%s\"", me->info.from_logits ? "logits" : "log-probabilities");
+    if (me->recal != CS_RECAL_ETS) fprintf(out, ", \"iterations\": %d", me->info.iterations);
+    fputs(", \"params\": ", out);
+    vec_model_json(out, me->recal, &me->info, all);
+    if (t->held_out) return;
+    fputs(", \"fold_params\": [", out);
+    for (int f = 0; f < t->folds; f++) {
+        if (f) fputs(", ", out);
+        vec_model_json(out, me->recal, &me->info, (size_t)f);
+    }
+    fputc(']', out);
+}
+
 static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
 {
     fputs(", \"recal\": {\"method\": ", out);
@@ -467,6 +588,8 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
         }
     }
     if (me->recal == CS_RECAL_HIST) fprintf(out, ", \"bins\": %d", t->bins);
+    fprintf(out, ", \"argmax_changed\": %zu", me->info.argmax_changed);
+    if (me->info.vec) vec_params_json(out, t, me);
     fputc('}', out);
 }
 
@@ -537,7 +660,15 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
     }
     fputc('}', out);
-    fputs("},\n  \"methods\": [", out);
+    fputs(", \"not_converged\": [", out);
+    for (size_t i = 0; i < t->n_nc; i++) {
+        fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+        rep_json_str(out, t->nc[i].name);
+        fputs(", \"reason\": ", out);
+        rep_json_str(out, t->nc[i].reason);
+        fputc('}', out);
+    }
+    fputs("]},\n  \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
@@ -664,8 +795,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
         const rep_method *me = &t->m[i];
         if (me->recal < 0) continue;
         fprintf(out, "  %s: %s", me->name,
-                me->recal == CS_RECAL_TS ? "temperature scaling" : me->recal == CS_RECAL_PLATT ? "Platt scaling"
-                : me->recal == CS_RECAL_HIST ? "histogram binning" : "isotonic regression");
+                recal_title(me->recal));
         if (t->split_column[0])
             fprintf(out, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
                     t->split_fit[0] ? t->split_fit : "fit or train");
@@ -681,8 +811,27 @@ void rep_methods_text(FILE *out, const rep_methods *t)
                     me->info.from_logits ? "logits" : "log-probabilities");
         else if (me->recal == CS_RECAL_HIST)
             fprintf(out, ", %d bins", t->bins);
+        else if (me->recal == CS_RECAL_VS && me->info.vec)
+            vs_summary(out, &me->info, all, on);
+        else if (me->recal == CS_RECAL_IROVA)
+            fputs(", renormalised", out);
+        else if (me->recal == CS_RECAL_BETA && me->info.vec) {
+            const double *x = me->info.vec + all * me->info.n_vec;
+            fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) %c %.4f on %s (from probabilities)", x[0], x[1],
+                    x[2] < 0 ? '-' : '+', fabs(x[2]), on);
+        } else if (me->recal == CS_RECAL_ETS && me->info.vec) {
+            const double *x = me->info.vec + all * me->info.n_vec;
+            fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
+                    x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");
+        }
+        /* a method that moves classes separately can change the prediction: say how often */
+        if (me->recal == CS_RECAL_IROVA || me->info.argmax_changed)
+            fprintf(out, "; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
+                    me->d ? me->d->n_samples : 0);
         fputc('\n', out);
     }
+    for (size_t i = 0; i < t->n_nc; i++)
+        fprintf(out, "  %s: NOT CONVERGED, left out of the tables: %s\n", t->nc[i].name, t->nc[i].reason);
     if (t->held_out)
         fprintf(out, "  every method is measured on the other %zu rows only (held out from the fit)\n", ref->d ? ref->d->n : 0);
 

@@ -317,16 +317,38 @@ static int whole(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* "ts, platt, hist, iso or vs": the method names for --recal's messages. */
+static void recal_names(char *b, size_t n)
+{
+    size_t pos = 0;
+    b[0] = '\0';
+    for (int m = 0; m < CS_RECAL_COUNT && pos < n; m++)
+        pos += (size_t)snprintf(b + pos, n - pos, "%s%s", m == 0 ? "" : m + 1 == CS_RECAL_COUNT ? " or " : ", ",
+                                cs_recal_name(m));
+}
+
 static int p_recal(ss_opts *o, const char *val)
 {
     ss_methods_opts *mo = &o->methods;
     mo->n_recal = 0;
+    mo->recal_all = 0;
+    if (strcmp(val, "all") == 0) {
+        /* every method, in id order; the binary-only ones are left out for a multiclass file
+         * when the table is built (the file is not loaded yet) */
+        for (int m = 0; m < CS_RECAL_COUNT; m++) mo->recal[mo->n_recal++] = m;
+        mo->recal_all = 1;
+        return 0;
+    }
     char buf[128];
     if (strlen(val) >= sizeof buf) return ss_usage_error(o->front, "--recal: list too long");
     strcpy(buf, val);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int m = cs_recal_from_name(t);
-        if (m < 0) return ss_usage_error(o->front, "--recal: '%s' is not ts, platt, hist or iso", t);
+        if (m < 0) {
+            char names[160];
+            recal_names(names, sizeof names);
+            return ss_usage_error(o->front, "--recal: '%s' is not %s (or all)", t, names);
+        }
         for (int i = 0; i < mo->n_recal; i++)
             if (mo->recal[i] == m) return ss_usage_error(o->front, "--recal: '%s' is given twice", t);
         mo->recal[mo->n_recal++] = m;
@@ -388,6 +410,11 @@ static int p_verdict_metric(ss_opts *o, const char *v)
     o->methods.verdict_metric = id;
     o->methods.verdict_metric_given = 1;
     return 0;
+}
+
+static int p_recal_max_iter(ss_opts *o, const char *v)
+{
+    return whole_flag(o, "--recal-max-iter", v, 1, 100000, &o->methods.max_iter, "an iteration count in 1..100000");
 }
 
 static int p_recal_split(ss_opts *o, const char *val)
@@ -564,11 +591,13 @@ PR(q_recal)
     (void)i;
     b[0] = '\0';
     size_t pos = 0;
+    if (o->methods.recal_all) { SAY("%s", "all"); return; }
     for (int k = 0; k < o->methods.n_recal && pos < n; k++)
         pos += (size_t)snprintf(b + pos, n - pos, "%s%s", k ? "," : "", cs_recal_name(o->methods.recal[k]));
 }
 PR(q_recal_folds) { (void)i; if (o->methods.folds) SAY("%d", o->methods.folds); else SAY("%s", ""); }
 PR(q_recal_bins) { (void)i; if (o->methods.bins) SAY("%d", o->methods.bins); else SAY("%s", ""); }
+PR(q_recal_max_iter) { (void)i; if (o->methods.max_iter) SAY("%d", o->methods.max_iter); else SAY("%s", ""); }
 PR(q_recal_split) { (void)i; if (o->methods.split > 0) num(b, n, o->methods.split); else SAY("%s", ""); }
 PR(q_recal_split_column)
 {
@@ -721,12 +750,17 @@ static const ss_flag table[] = {
       "paired difference to the reference), rankings and probability mass", NULL },
     { "--recal", "LIST", R, SEC_RESAMPLING, p_recal, q_recal, 0,
       "post-hoc recalibrations of the reference file as more methods:\n"
-      "ts,platt,hist,iso (temperature, Platt (binary), histogram binning,\n"
-      "isotonic); 5-fold cross-fitted (implies --compare)", NULL },
+      "ts,platt,hist,iso,vs,ets,beta,irova (temperature, Platt (binary),\n"
+      "histogram binning, isotonic, vector scaling, ensemble temperature\n"
+      "scaling, beta (binary), one-vs-rest isotonic) or all; 5-fold\n"
+      "cross-fitted (implies --compare)", NULL },
     { "--recal-folds", "K", R, SEC_RESAMPLING, p_recal_folds, q_recal_folds, 0,
       "cross-fitting folds (default 5)", NULL },
     { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,
       "histogram binning's bins (default 15)", NULL },
+    { "--recal-max-iter", "N", R, SEC_RESAMPLING, p_recal_max_iter, q_recal_max_iter, 0,
+      "iteration budget of each fit of vs and beta (default 1000); a fit that\n"
+      "spends it is reported as not converged, not measured", NULL },
     { "--recal-split", "F", R, SEC_RESAMPLING, p_recal_split, q_recal_split, 0,
       "fit on a seeded id-hash fraction F of the rows instead, and measure\n"
       "every method on the other rows only", NULL },

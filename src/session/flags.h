@@ -34,10 +34,12 @@ typedef enum ss_format { SS_FORMAT_TEXT, SS_FORMAT_JSON, SS_FORMAT_CSV } ss_form
 typedef struct ss_methods_opts {
     int recal[CS_RECAL_COUNT];   /* --recal ts,platt,hist,iso: methods in the order given */
     int n_recal;
+    int recal_all;               /* --recal all: every method (binary-only ones skipped for K > 2) */
     int reference;               /* --reference N, 1-based over files then recalibrations */
     int k;                       /* --compare-k K: the top-k ECE column (default 3, <= classes) */
     int folds;                   /* --recal-folds K (default 5) */
     int bins;                    /* --recal-bins M for hist (default 15) */
+    int max_iter;                /* --recal-max-iter N: the parametric fits' budget (default 1000) */
     double split;                /* --recal-split F: fit on fraction F, evaluate on the rest */
     char split_column[128];      /* --recal-split-column COL[=FITVALUE]: fit on the rows whose COL */
     char split_fit[128];         /* is FITVALUE ("" = fit or train), evaluate on the rest */

@@ -89,11 +89,16 @@ static int check_curve_list(const ss_opts *o)
 static int check_methods(ss_opts *o)
 {
     ss_methods_opts *mo = &o->methods;
-    int recal_flags = mo->folds || mo->bins || mo->split > 0 || mo->split_column[0];
+    int recal_flags = mo->folds || mo->bins || mo->max_iter || mo->split > 0 || mo->split_column[0];
     if (recal_flags && !mo->n_recal)
-        return ss_usage_error(o->front, "--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal");
+        return ss_usage_error(o->front, "--recal-folds, --recal-bins, --recal-max-iter, --recal-split and --recal-split-column need --recal");
     if (mo->split > 0 && mo->split_column[0])
         return ss_usage_error(o->front, "--recal-split and --recal-split-column both choose the fitting rows: give one");
+    if (mo->max_iter) {
+        int iterative = 0;                     /* only vs and beta fit to an iteration budget */
+        for (int i = 0; i < mo->n_recal; i++) iterative |= mo->recal[i] == CS_RECAL_VS || mo->recal[i] == CS_RECAL_BETA;
+        if (!iterative) return ss_usage_error(o->front, "--recal-max-iter: no method in --recal iterates (only vs and beta do)");
+    }
     if (mo->folds && (mo->split_column[0] || mo->split > 0))
         return ss_usage_error(o->front, "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");
     if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */

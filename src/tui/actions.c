@@ -261,7 +261,8 @@ static unsigned h_smooth(tui_state *st, int key)
     return f;
 }
 
-/* t: add the next recalibration of the active file (ts, platt for binary files, hist, iso);
+/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets, irova;
+ * four at most);
  * T: remove the last one. Either shows the methods table of the Compare view. */
 static unsigned h_recal(tui_state *st, int key)
 {
@@ -269,11 +270,12 @@ static unsigned h_recal(tui_state *st, int key)
         if (st->n_recal == 0) { tui_state_message(st, 0, "no recalibration to remove (t adds one)"); return TUI_REDRAW; }
         st->n_recal--;
     } else {
-        static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO };
+        static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
+                                     CS_RECAL_BETA, CS_RECAL_IROVA };
         int added = 0;
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !added; i++) {
             int m = order[i], have = 0;
-            if (m == CS_RECAL_PLATT && st->n_classes != 2) continue;   /* binary files only */
+            if ((m == CS_RECAL_PLATT || m == CS_RECAL_BETA) && st->n_classes != 2) continue;   /* binary only */
             for (int j = 0; j < st->n_recal; j++) if (st->recal[j] == m) have = 1;
             if (have || st->n_recal >= 4) continue;
             st->recal[st->n_recal++] = m;

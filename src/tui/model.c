@@ -71,6 +71,7 @@ void tui_model_free(tui_model *m)
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
         cs_dataset_free(m->recal[i].data);
         m->recal[i].data = NULL;
+        cs_recal_info_clear(&m->recal[i].info);
     }
     for (size_t f = 0; f < m->n_files; f++) {
         cs_dataset_free(m->files[f].data);
@@ -182,6 +183,7 @@ static void recal_drop(tui_model *m, int i)
     if (rc->method < 0 && !rc->data) return;
     cs_backend_cancel(m->backend, TUI_SLOT_RECAL(i));
     cs_backend_retire_dataset(m->backend, rc->data);
+    cs_recal_info_clear(&rc->info);
     memset(rc, 0, sizeof *rc);
     rc->method = -1;
     m->places[TUI_SLOT_RECAL(i)].pending = 0;
@@ -487,7 +489,8 @@ static void collect_recal(tui_model *m, cs_job *r)
         if (r->status == CS_OK && rj->dataset) {
             rc->data = rj->dataset;      /* owned by the model from now on */
             rj->dataset = NULL;
-            rc->info = rj->info;
+            rc->info = rj->info;     /* its parameter vector too */
+            rj->info.vec = NULL;
             rc->state = 2;
         } else {
             snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");

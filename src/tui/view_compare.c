@@ -295,6 +295,27 @@ static void table_body(const panel_args *a, panel_lines *L)
     /* the fitted parameters beside the methods they made (as the report's Methods lines) */
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
         const tui_recal *rc = &a->c->m->recal[i];
+        if (rc->state == 2 && rc->method == CS_RECAL_VS && rc->info.vec) {
+            size_t k = rc->info.n_vec / 2;
+            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+            double wlo = x[0], whi = x[0];
+            for (size_t c = 1; c < k; c++) { if (x[c] < wlo) wlo = x[c]; if (x[c] > whi) whi = x[c]; }
+            line_putf(L, CH_ROLE_LABEL, " +vs: %zu scales in [%.4f, %.4f] and biases (all rows; %d-fold cross-fitted)",
+                      k, wlo, whi, rc->info.folds);
+        }
+        if (rc->state == 2 && rc->method == CS_RECAL_IROVA)
+            line_putf(L, CH_ROLE_LABEL, " +irova: the predicted class changed on %zu samples (%d-fold cross-fitted)",
+                      rc->info.argmax_changed, rc->info.folds);
+        if (rc->state == 2 && rc->method == CS_RECAL_BETA && rc->info.vec) {
+            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+            line_putf(L, CH_ROLE_LABEL, " +beta: logit p' = %.4f ln p - %.4f ln(1-p) %c %.4f (all rows; %d-fold cross-fitted)",
+                      x[0], x[1], x[2] < 0 ? '-' : '+', fabs(x[2]), rc->info.folds);
+        }
+        if (rc->state == 2 && rc->method == CS_RECAL_ETS && rc->info.vec) {
+            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+            line_putf(L, CH_ROLE_LABEL, " +ets: w = (%.3f, %.3f, %.3f), T = %.4f (all rows; %d-fold cross-fitted)",
+                      x[0], x[1], x[2], x[3], rc->info.folds);
+        }
         if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
         const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
         if (rc->method == CS_RECAL_TS)

@@ -154,6 +154,14 @@ run "$CALSCOPE" report --compare samples/breast_cancer_logreg.csv --recal ts
 want=$(printf '%s' "$OUT" | sed -n 's/.*+ts: temperature scaling.* T = \([0-9.]*\) on all rows.*/\1/p')
 check_screen "Compare: the fitted temperature of +ts ($want, as the report)" "\\+ts: fitted temperature T = ${want//./\\.} " 60
 
+# ---- vector scaling's one-line summary, the fourth t on a multiclass file (ts, hist, iso, vs) ----
+start -- samples/digits_gnb.csv
+wait_for 'ready *$'
+keys t t t t
+run "$CALSCOPE" report --compare samples/digits_gnb.csv --recal vs
+want=$(printf '%s' "$OUT" | sed -n 's/.*+vs: vector scaling.* w in \[\([0-9.]*, [0-9.]*\)\].*/\1/p')
+check_screen "Compare: +vs's scales, as the report ($want)" "\\+vs: 10 scales in \\[${want//./\\.}\\] and biases" 120
+
 # ---- help: q closes it; the first page says how to quit ------------------------------------------
 keys Escape '?'
 check_screen "the first help page at 80x24 says how to quit" 'calscope keys 1/[0-9].*q closes, q again quits'

@@ -158,7 +158,7 @@ usage "--compat with kdtree" "--compat needs --binning uniform or mass (no libra
 usage "--torch-dtype without --compat" "--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)" --torch-dtype float64 "$TINY"
 usage "--torch-dtype half" "--torch-dtype: 'half' is not float32 or float64" --compat torchmetrics --torch-dtype half "$TINY"
 usage "--compare one file" "--compare needs two or more files (A and B), or a file and --recal" --compare "$TINY"
-usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist or iso" --recal ts,bogus "$TINY"
+usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist, iso, vs, ets, beta or irova (or all)" --recal ts,bogus "$TINY"
 usage "--recal twice" "--recal: 'ts' is given twice" --recal ts,ts "$TINY"
 usage "--recal empty" "--recal: empty list" --recal , "$TINY"
 usage "--reference 0" "--reference: '0' is not a method number (1 = the first file)" --reference 0 --recal ts "$TINY"
@@ -170,7 +170,7 @@ usage "--recal-bins 0" "--recal-bins: '0' is not a bin count in 1..100000" --rec
 usage "--recal-split 1" "--recal-split: '1' is not a fitting fraction in (0, 1)" --recal-split 1 --recal ts "$TINY"
 usage "--recal-split-column =x" "--recal-split-column: '=x' names no column (COL or COL=FITVALUE)" --recal-split-column =x --recal ts "$TINY"
 usage "--recal-split-column c=" "--recal-split-column: 'c=' has an empty fitting value" --recal-split-column c= --recal ts "$TINY"
-usage "--recal-folds without --recal" "--recal-folds, --recal-bins, --recal-split and --recal-split-column need --recal" --recal-folds 3 "$TINY"
+usage "--recal-folds without --recal" "--recal-folds, --recal-bins, --recal-max-iter, --recal-split and --recal-split-column need --recal" --recal-folds 3 "$TINY"
 usage "--recal-split and --recal-split-column" "--recal-split and --recal-split-column both choose the fitting rows: give one" --recal ts --recal-split 0.5 --recal-split-column c "$TINY"
 usage "--recal-folds with a split" "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds" --recal ts --recal-folds 3 --recal-split 0.5 "$TINY"
 

@@ -249,7 +249,7 @@ static void test_recal_job(void **state)
     cs_dataset *bin = load_sample("breast_cancer_gnb.csv");
     cs_backend *b = new_backend(2);
     for (int method = 0; method < CS_RECAL_COUNT; method++) {
-        const cs_dataset *d = method == CS_RECAL_PLATT ? bin : g;
+        const cs_dataset *d = method == CS_RECAL_PLATT || method == CS_RECAL_BETA ? bin : g;
         cs_recal_job *q = recal_job(d, method, 17);
         q->base.threads = 2;                     /* the direct call below uses 1 */
         uint64_t gen = submit(b, 3, q);
@@ -276,6 +276,10 @@ static void test_recal_job(void **state)
         assert_int_equal(r->info.from_logits, info.from_logits);
         assert_memory_equal(r->info.param, info.param, sizeof info.param);
         assert_int_equal(r->info.clamped, info.clamped);
+        assert_int_equal(r->info.n_vec, info.n_vec);          /* vs, ets, beta: every model's */
+        assert_int_equal(r->info.argmax_changed, info.argmax_changed);
+        if (info.vec) assert_memory_equal(r->info.vec, info.vec, info.n_vec * (size_t)(info.folds + 1) * sizeof *info.vec);
+        cs_recal_info_clear(&info);
         cs_dataset_free(want);
         if (method == CS_RECAL_TS) {
             /* the caller may take the dataset out of the response and keep it */

@@ -134,6 +134,8 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_int_equal(m->k, n->k);
     assert_int_equal(m->folds, n->folds);
     assert_int_equal(m->bins, n->bins);
+    assert_int_equal(m->max_iter, n->max_iter);
+    assert_int_equal(m->recal_all, n->recal_all);
     assert_true(m->split == n->split);
     assert_string_equal(m->split_column, n->split_column);
     assert_string_equal(m->split_fit, n->split_fit);
@@ -170,6 +172,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "iso,ts", "--recal-folds", "3", "--recal-bins", "20", "--seed", "0", "a.csv", NULL },
     { "report", "--recal", "hist", "--recal-split", "0.3", "a.csv", NULL },
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
+    { "report", "--recal", "all", "--recal-max-iter", "40", "a.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
     { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "--verdict-metric", "RECE-G", "a.csv", "b.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
@@ -261,6 +264,7 @@ EXPECT(e_recal, o->methods.recal[0] = CS_RECAL_ISO; o->methods.recal[1] = CS_REC
        o->methods.n_recal = 2)
 EXPECT(e_recal_folds, o->methods.folds = 3)
 EXPECT(e_recal_bins, o->methods.bins = 20)
+EXPECT(e_recal_max_iter, o->methods.max_iter = 50)
 EXPECT(e_recal_split, o->methods.split = 0.3)
 EXPECT(e_recal_split_column, strcpy(o->methods.split_column, "role");
        strcpy(o->methods.split_fit, "fit"))
@@ -314,6 +318,7 @@ static const flag_field flag_fields[] = {
     { "--regions", "WT=1,2,4;TC=1,4;ET=4", e_regions }, { "--probs", "pred", e_probs },
     { "--prob-suffix", "_prob", e_prob_suffix }, { "--affine-tol", "0.01", e_affine_tol },
     { "--memory", "64", e_memory },              { "--merge", NULL, e_merge },
+    { "--recal-max-iter", "50", e_recal_max_iter },
     { "--select-on", "each", e_select_on },      { "--verdict-metric", "mce", e_verdict_metric },
 };
 

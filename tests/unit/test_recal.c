@@ -13,6 +13,7 @@
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/recal.h"
+#include "engine/recal/recal_internal.h"
 
 /* ---- helpers ---- */
 
@@ -219,6 +220,208 @@ static void test_ts_crossfit_matches_single_fits(void **state)
     cs_dataset_free(r2);
     free(mask);
     cs_dataset_free(r);
+    cs_dataset_free(d);
+}
+
+
+/* ---- vector scaling ---- */
+
+/* w = 1, b = 0 on the log-probabilities gives the file back (the identity the fit starts from). */
+static void test_vs_identity_gives_file_back(void **state)
+{
+    (void)state;
+    static const double p[2][4] = { { 0.7, 0.2, 0.05, 0.05 }, { 1e-3, 0.25, 0.5, 0.249 } };
+    double w[4] = { 1, 1, 1, 1 }, b[4] = { 0 }, s[4], q[4];
+    for (int r = 0; r < 2; r++) {
+        for (int c = 0; c < 4; c++) s[c] = log(p[r][c]);
+        cs_rc_vs_apply_row(s, w, b, 4, q);
+        for (int c = 0; c < 4; c++) assert_double_rel(q[c], p[r][c], 0, 1e-15);
+    }
+}
+
+/* The cross-fitted fit keeps every row summing to 1, reports K scales and biases per model
+ * (b with sum 0), and a budget too small to converge is an error naming the model. */
+static void test_vs_rows_sum_and_budget(void **state)
+{
+    (void)state;
+    cs_dataset *d = exact_temperature_file(2.5, 1, 10);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_VS, NULL, 5, &info);
+    assert_int_equal(info.n_vec, 6);
+    assert_non_null(info.vec);
+    for (size_t m = 0; m <= 5; m++) {
+        const double *x = info.vec + m * 6;
+        assert_double_near(x[3] + x[4] + x[5], 0, 1e-12);
+    }
+    /* the data follow softmax(z) with z = ln(counts/10), scores 2.5·z: w = 0.4 fits exactly */
+    for (int c = 0; c < 3; c++) assert_double_rel(info.vec[5 * 6 + c], 0.4, 0, 1e-6);
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+    assert_false(info.unconverged);
+    cs_recal_info_clear(&info);
+    assert_null(info.vec);
+    cs_dataset_free(r);
+
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    o.max_iter = 1;
+    cs_error err;
+    cs_error_clear(&err);
+    assert_null(cs_recal_apply(d, CS_RECAL_VS, &o, &info, &err));
+    assert_int_equal(err.code, CS_EINPUT);
+    assert_true(info.unconverged);
+    assert_null(info.vec);
+    assert_non_null(strstr(err.msg, "t.csv: vs did not converge within 1 iterations in cross-fitting fold 1 (largest gradient component"));
+    cs_dataset_free(d);
+}
+
+
+/* ---- ensemble temperature scaling ---- */
+
+/* w = (0, 1, 0) gives the file back whatever T; w = (0, 0, 1) the uniform row. */
+static void test_ets_identity_gives_file_back(void **state)
+{
+    (void)state;
+    static const double p[4] = { 1e-3, 0.25, 0.5, 0.249 };
+    double s[4], q[4], scratch[4], keep[3] = { 0, 1, 0 }, flat[3] = { 0, 0, 1 };
+    for (int c = 0; c < 4; c++) s[c] = log(p[c]);
+    cs_rc_ets_apply_row(s, 3.7, keep, 4, q, scratch);
+    for (int c = 0; c < 4; c++) assert_double_rel(q[c], p[c], 0, 1e-15);
+    cs_rc_ets_apply_row(s, 3.7, flat, 4, q, scratch);
+    for (int c = 0; c < 4; c++) assert_true(q[c] == 0.25);
+}
+
+/* With G = I the problem is the Euclidean projection of h on the simplex, worked by hand:
+ * h inside it is its own projection; h = (1, 0.2, 0) -> (0.9, 0.1, 0) (subtract 0.1 from the
+ * two kept); h = (2, 0, 0) -> the vertex (1, 0, 0). */
+static void test_ets_simplex_qp_by_hand(void **state)
+{
+    (void)state;
+    const double I[3][3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+    const double h1[3] = { 0.6, 0.3, 0.1 }, h2[3] = { 1, 0.2, 0 }, h3[3] = { 2, 0, 0 };
+    double w[3];
+    cs_rc_simplex_qp3(I, h1, w);
+    assert_double_near(w[0], 0.6, 1e-15); assert_double_near(w[1], 0.3, 1e-15); assert_double_near(w[2], 0.1, 1e-15);
+    cs_rc_simplex_qp3(I, h2, w);
+    assert_double_near(w[0], 0.9, 1e-15); assert_double_near(w[1], 0.1, 1e-15); assert_true(w[2] == 0);
+    cs_rc_simplex_qp3(I, h3, w);
+    assert_true(w[0] == 1 && w[1] == 0 && w[2] == 0);
+}
+
+/* Cross-fitted: rows sum to 1, the weights of every model are on the simplex and T is ts's. */
+static void test_ets_rows_sum_and_simplex(void **state)
+{
+    (void)state;
+    cs_dataset *d = exact_temperature_file(2.5, 0, 10);
+    cs_recal_info info, ts;
+    cs_dataset *r = recal(d, CS_RECAL_ETS, NULL, 5, &info);
+    cs_dataset *t = recal(d, CS_RECAL_TS, NULL, 5, &ts);
+    assert_int_equal(info.n_vec, 4);
+    for (size_t m = 0; m <= 5; m++) {
+        const double *x = info.vec + m * 4;
+        assert_true(x[0] >= 0 && x[1] >= 0 && x[2] >= 0);
+        assert_double_near(x[0] + x[1] + x[2], 1, 1e-14);
+        assert_true(x[3] == ts.param[m][0]);
+    }
+    /* the data follow softmax(ln p / 2.5): T = 2.5 and all the weight on softmax(s/T) */
+    assert_double_rel(info.vec[5 * 4 + 3], 2.5, 0, 1e-6);
+    assert_double_near(info.vec[5 * 4], 1, 1e-9);
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+    cs_recal_info_clear(&info);
+    cs_dataset_free(r);
+    cs_dataset_free(t);
+    cs_dataset_free(d);
+}
+
+
+/* ---- beta calibration ---- */
+
+/* p in {0.2, 0.5, 0.75} with exactly that fraction of positives: the identity map a = b = 1,
+ * c = 0 (logit p' = ln p − ln(1 − p) = logit p) reproduces the frequencies, so it is the
+ * maximum-likelihood fit; rows sum to 1; a multiclass file is a usage error. */
+static void test_beta_identity_and_usage(void **state)
+{
+    (void)state;
+    static const double ps[3] = { 0.2, 0.5, 0.75 };
+    static const int pos[3] = { 4, 10, 15 };
+    sbuf b = { 0 };
+    sb_printf(&b, "id,label,p_0,p_1\n");
+    int id = 0;
+    for (int g = 0; g < 3; g++)
+        for (int i = 0; i < 20; i++) sb_printf(&b, "r%d,%d,%.17g,%.17g\n", id++, i < pos[g], 1 - ps[g], ps[g]);
+    cs_dataset *d = load_text(b.s);
+    free(b.s);
+    uint8_t *all = malloc(d->n);
+    memset(all, 1, d->n);
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_BETA, all, 0, &info);
+    assert_int_equal(info.n_vec, 3);
+    assert_double_near(info.vec[0], 1, 1e-8);
+    assert_double_near(info.vec[1], 1, 1e-8);
+    assert_double_near(info.vec[2], 0, 1e-8);
+    for (size_t i = 0; i < r->n; i++) {
+        assert_double_near(r->prob[i * 2] + r->prob[i * 2 + 1], 1, 1e-15);
+        assert_double_near(r->prob[i * 2 + 1], d->prob[i * 2 + 1], 1e-8);
+    }
+    cs_recal_info_clear(&info);
+    cs_dataset_free(r);
+    free(all);
+    cs_dataset_free(d);
+
+    cs_dataset *m = exact_temperature_file(1.0, 0, 1);
+    cs_recal_options o;
+    cs_recal_options_default(&o);
+    cs_error err;
+    cs_error_clear(&err);
+    assert_null(cs_recal_apply(m, CS_RECAL_BETA, &o, NULL, &err));
+    assert_int_equal(err.code, CS_EUSAGE);
+    assert_string_equal(err.msg, "t.csv: beta calibration needs a binary file (it has 3 classes); use ts, vs or ets for multiclass files");
+    cs_dataset_free(m);
+}
+
+
+/* ---- one-vs-rest isotonic ---- */
+
+/* Worked by hand, fitted and applied on all rows: rows A = (0.6, 0.4) labelled 1 (twice), B =
+ * (0.7, 0.3) labelled 0 (twice), C = (0.65, 0.35) labelled 0. Class 0's isotonic fit on p_0:
+ * 0.6 -> 0, 0.65 -> 1, 0.7 -> 1; class 1's on p_1: 0.3 -> 0, 0.35 -> 0, 0.4 -> 1. So A becomes
+ * (0, 1): its prediction changes; B and C (1, 0). Rows sum to 1. */
+static void test_irova_by_hand(void **state)
+{
+    (void)state;
+    cs_dataset *d = load_text("id,label,p_0,p_1\na1,1,0.6,0.4\na2,1,0.6,0.4\nb1,0,0.7,0.3\nb2,0,0.7,0.3\n"
+                              "c,0,0.65,0.35\n");
+    uint8_t all[5] = { 1, 1, 1, 1, 1 };
+    cs_recal_info info;
+    cs_dataset *r = recal(d, CS_RECAL_IROVA, all, 0, &info);
+    static const double want[5][2] = { { 0, 1 }, { 0, 1 }, { 1, 0 }, { 1, 0 }, { 1, 0 } };
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(r->prob[i * 2] == want[i][0]);
+        assert_true(r->prob[i * 2 + 1] == want[i][1]);
+    }
+    /* fitted and measured on the same rows (a mask of all rows): none is held out, none counted */
+    assert_int_equal(info.argmax_changed, 0);
+    cs_dataset_free(r);
+    /* cross-fitted on 20 copies: every fold sees every pattern, the two A rows of each copy
+     * change their prediction */
+    sbuf b = { 0 };
+    sb_printf(&b, "id,label,p_0,p_1\n");
+    for (int c = 0; c < 20; c++)
+        sb_printf(&b, "a1_%d,1,0.6,0.4\na2_%d,1,0.6,0.4\nb1_%d,0,0.7,0.3\nb2_%d,0,0.7,0.3\nc_%d,0,0.65,0.35\n", c, c, c, c, c);
+    cs_dataset *big = load_text(b.s);
+    free(b.s);
+    r = recal(big, CS_RECAL_IROVA, NULL, 5, &info);
+    assert_int_equal(info.argmax_changed, 40);
+    for (size_t i = 0; i < r->n; i++) assert_double_near(r->prob[i * 2] + r->prob[i * 2 + 1], 1, 1e-15);
+    cs_dataset_free(r);
+    cs_dataset_free(big);
     cs_dataset_free(d);
 }
 
@@ -605,6 +808,13 @@ int main(void)
         cmocka_unit_test(test_mass_profile_by_hand),
         cmocka_unit_test(test_split_mask_and_subset),
         cmocka_unit_test(test_split_column_mask),
+        cmocka_unit_test(test_vs_identity_gives_file_back),
+        cmocka_unit_test(test_vs_rows_sum_and_budget),
+        cmocka_unit_test(test_ets_identity_gives_file_back),
+        cmocka_unit_test(test_ets_simplex_qp_by_hand),
+        cmocka_unit_test(test_ets_rows_sum_and_simplex),
+        cmocka_unit_test(test_beta_identity_and_usage),
+        cmocka_unit_test(test_irova_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

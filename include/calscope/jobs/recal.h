@@ -1,6 +1,6 @@
 /* calscope backend job: fit a recalibration and apply it (cs_recal_apply). Cheap; cancellable
- * between fits and passes. Borrows data; owns the recalibrated dataset until taken (set
- * `dataset` to NULL after taking it). */
+ * between fits and passes. Borrows data; owns the recalibrated dataset and info.vec until
+ * taken (set `dataset` and `info.vec` to NULL after taking them). */
 #ifndef CALSCOPE_JOBS_RECAL_H
 #define CALSCOPE_JOBS_RECAL_H
 

@@ -21,6 +21,7 @@ static void job_free(cs_job *job)
 {
     cs_recal_job *j = (cs_recal_job *)(void *)job;
     cs_dataset_free(j->dataset);
+    cs_recal_info_clear(&j->info);
     free(j);
 }
 

@@ -161,8 +161,7 @@ cs_status cs_isotonic_pav(const double *y, const double *w, size_t n, double *ou
     return CS_OK;
 }
 
-/* Linear interpolation in (ux, fy)[0..n), clipped at the ends (ux strictly increasing). */
-static double interp(const double *ux, const double *fy, size_t n, double x)
+double cs_rc_interp(const double *ux, const double *fy, size_t n, double x)
 {
     if (x <= ux[0]) return fy[0];
     if (x >= ux[n - 1]) return fy[n - 1];
@@ -175,8 +174,7 @@ static double interp(const double *ux, const double *fy, size_t n, double x)
     return fy[lo] + (x - ux[lo]) * (fy[hi] - fy[lo]) / (ux[hi] - ux[lo]);
 }
 
-/* Order-preserving 64-bit key of a confidence (non-negative doubles sort as their bits). */
-static uint64_t conf_key(double x)
+uint64_t cs_rc_prob_key(double x)
 {
     if (!(x > 0)) return 0;
     uint64_t u;
@@ -184,21 +182,22 @@ static uint64_t conf_key(double x)
     return u;
 }
 
-cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err)
+cs_status cs_rc_iso_fit_rows(const cs_dataset *d, const cs_rc_plan *pl, const double *x, size_t stride,
+                             const uint8_t *y, double pool_eps, double *val, cs_error *err)
 {
-    size_t ns = d->n_samples, k = d->k, n1 = ns ? ns : 1;
+    size_t ns = d->n_samples, n1 = ns ? ns : 1;
     uint64_t *key = malloc(n1 * sizeof *key);
     uint32_t *ord = malloc(n1 * sizeof *ord);
     double *ux = malloc(n1 * sizeof *ux), *uy = malloc(n1 * sizeof *uy), *uw = malloc(n1 * sizeof *uw);
-    double *sx = malloc(n1 * sizeof *sx), *newc = malloc((d->n ? d->n : 1) * sizeof *newc);
+    double *sx = malloc(n1 * sizeof *sx);
     uint8_t *sc = malloc(n1), *sg = malloc(n1);
     cs_status st = CS_OK;
-    if (!key || !ord || !ux || !uy || !uw || !sx || !newc || !sc || !sg) {
+    if (!key || !ord || !ux || !uy || !uw || !sx || !sc || !sg) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
     for (size_t j = 0; j < ns; j++) {
-        key[j] = conf_key(d->conf[d->sample_rows[j]]);
+        key[j] = cs_rc_prob_key(x[(size_t)d->sample_rows[j] * stride]);
         ord[j] = d->sample_rows[j];
     }
     if (cs_sort_u64(key, ord, ns)) {
@@ -207,8 +206,8 @@ cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_e
     }
     /* gathered once in sorted order, so every fold below reads sequentially */
     for (size_t j = 0; j < ns; j++) {
-        sx[j] = d->conf[ord[j]];
-        sc[j] = d->correct[ord[j]];
+        sx[j] = x[(size_t)ord[j] * stride];
+        sc[j] = y[ord[j]];
         sg[j] = pl->group[ord[j]];
     }
     int all_samples = ns == d->n;
@@ -218,7 +217,7 @@ cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_e
         size_t nu = 0;
         for (size_t j = 0; j < ns; j++) {
             if (!cs_rc_uses(pl, m, sg[j])) continue;
-            if (nu && sx[j] == ux[nu - 1]) {
+            if (nu && (pool_eps > 0 ? sx[j] - ux[nu - 1] < pool_eps : sx[j] == ux[nu - 1])) {
                 uy[nu - 1] += sc[j];
                 uw[nu - 1] += 1;
             } else {
@@ -231,27 +230,38 @@ cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_e
         for (size_t i = 0; i < nu; i++) uy[i] /= uw[i];
         st = cs_isotonic_pav(uy, uw, nu, uy, err);
         if (st != CS_OK) goto done;
-        /* samples: a merge walk of the sorted confidences against the fitted points gives the
-         * same interval as interp()'s binary search, in O(n) */
+        /* samples: a merge walk of the sorted scores against the fitted points gives the
+         * same interval as cs_rc_interp's binary search, in O(n) */
         size_t lo = 0;
         for (size_t j = 0; j < ns; j++) {
             if (cs_rc_model_of(pl, sg[j]) != m) continue;
-            double x = sx[j], v;
-            if (x <= ux[0]) v = uy[0];
-            else if (x >= ux[nu - 1]) v = uy[nu - 1];
+            double v, xj = sx[j];
+            if (xj <= ux[0]) v = uy[0];
+            else if (xj >= ux[nu - 1]) v = uy[nu - 1];
             else {
-                while (ux[lo + 1] <= x) lo++;
-                v = uy[lo] + (x - ux[lo]) * (uy[lo + 1] - uy[lo]) / (ux[lo + 1] - ux[lo]);
+                while (ux[lo + 1] <= xj) lo++;
+                v = uy[lo] + (xj - ux[lo]) * (uy[lo + 1] - uy[lo]) / (ux[lo + 1] - ux[lo]);
             }
-            newc[ord[j]] = v;
+            val[ord[j]] = v;
         }
         /* TTA observations (rows that are not samples) */
         for (size_t r = 0; !all_samples && r < d->n; r++)
             if ((d->tta && d->tta[r] != 0) && cs_rc_model_of(pl, pl->group[r]) == m)
-                newc[r] = interp(ux, uy, nu, d->conf[r]);
+                val[r] = cs_rc_interp(ux, uy, nu, x[r * stride]);
     }
-    for (size_t r = 0; r < d->n; r++) cs_rc_rescale_top1(d->prob + r * k, out + r * k, k, newc[r]);
 done:
-    free(key); free(ord); free(ux); free(uy); free(uw); free(sx); free(newc); free(sc); free(sg);
+    free(key); free(ord); free(ux); free(uy); free(uw); free(sx); free(sc); free(sg);
+    return st;
+}
+
+cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err)
+{
+    size_t k = d->k;
+    double *newc = malloc((d->n ? d->n : 1) * sizeof *newc);
+    if (!newc) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    cs_status st = cs_rc_iso_fit_rows(d, pl, d->conf, 1, d->correct, 0, newc, err);
+    if (st == CS_OK)
+        for (size_t r = 0; r < d->n; r++) cs_rc_rescale_top1(d->prob + r * k, out + r * k, k, newc[r]);
+    free(newc);
     return st;
 }

@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova" };
 
 const char *cs_recal_name(int method)
 {
@@ -33,7 +33,79 @@ int cs_recal_from_name(const char *name)
     if (strcasecmp(name, "temperature") == 0) return CS_RECAL_TS;
     if (strcasecmp(name, "histogram") == 0) return CS_RECAL_HIST;
     if (strcasecmp(name, "isotonic") == 0) return CS_RECAL_ISO;
+    if (strcasecmp(name, "vector") == 0) return CS_RECAL_VS;
     return -1;
+}
+
+void cs_recal_info_clear(cs_recal_info *info)
+{
+    if (!info) return;
+    free(info->vec);
+    info->vec = NULL;
+    info->n_vec = 0;
+}
+
+/* ---- shared by the parametric methods ---- */
+
+#define LOGP_FLOOR 1e-300
+
+void cs_rc_scores(const cs_dataset *d, double *s)
+{
+    size_t k = d->k;
+    if (d->logit) {
+        memcpy(s, d->logit, d->n * k * sizeof *s);
+        return;
+    }
+    for (size_t i = 0; i < d->n * k; i++) s[i] = log(d->prob[i] > LOGP_FLOOR ? d->prob[i] : LOGP_FLOOR);
+}
+
+void cs_rc_model_name(const cs_rc_plan *pl, size_t m, char *buf, size_t size)
+{
+    if (!pl->cross) snprintf(buf, size, "the fit");
+    else if (m == pl->n_groups) snprintf(buf, size, "the all-rows model");
+    else snprintf(buf, size, "cross-fitting fold %zu", m + 1);
+}
+
+cs_status cs_rc_unconverged(const cs_dataset *d, const cs_rc_plan *pl, size_t m, const char *method,
+                            int budget, double gtol, const cs_rc_min_result *res, cs_recal_info *info,
+                            cs_error *err)
+{
+    char who[64];
+    cs_rc_model_name(pl, m, who, sizeof who);
+    info->unconverged = 1;
+    return cs_error_set(err, CS_EINPUT, 0, 0,
+                        "%s: %s did not converge within %d iterations in %s (largest gradient component %.3g, "
+                        "wanted <= %g%s); not shown", d->path ? d->path : "?", method, budget, who, res->gnorm, gtol,
+                        res->stalled ? ", the line search stalled" : "");
+}
+
+cs_status cs_rc_need_every_class(const cs_dataset *d, const cs_rc_plan *pl, const char *method,
+                                 cs_error *err)
+{
+    size_t k = d->k, G = pl->n_groups;
+    size_t *cnt = calloc(G * k, sizeof *cnt);
+    if (!cnt) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    for (size_t j = 0; j < d->n_samples; j++) {
+        size_t r = d->sample_rows[j];
+        cnt[pl->group[r] * k + d->label[r]]++;
+    }
+    cs_status st = CS_OK;
+    for (size_t m = 0; m < pl->n_models && st == CS_OK; m++)
+        for (size_t c = 0; c < k && st == CS_OK; c++) {
+            size_t n = 0;
+            for (size_t g = 0; g < G; g++) if (cs_rc_uses(pl, m, g)) n += cnt[g * k + c];
+            if (n) continue;
+            char who[64], cls[64];
+            cs_rc_model_name(pl, m, who, sizeof who);
+            if (d->class_names && d->class_names[c]) snprintf(cls, sizeof cls, "'%.50s'", d->class_names[c]);
+            else snprintf(cls, sizeof cls, "%zu", c);
+            st = cs_error_set(err, CS_EINPUT, 0, 0,
+                              "%s: %s needs every class among the fitting rows of every model, but class %s has none in %s "
+                              "(its parameters would have no finite optimum); use ts, hist or iso, or fewer folds",
+                              d->path ? d->path : "?", method, cls, who);
+        }
+    free(cnt);
+    return st;
 }
 
 void cs_recal_options_default(cs_recal_options *o)
@@ -275,6 +347,27 @@ void cs_rc_rescale_top1(const double *p, double *q, size_t k, double c_new)
 
 /* ---- dispatcher ---- */
 
+static size_t argmax(const double *p, size_t k)
+{
+    size_t top = 0;
+    for (size_t j = 1; j < k; j++) if (p[j] > p[top]) top = j;
+    return top;
+}
+
+/* Samples whose predicted class (first maximal index, as the metrics take it) the
+ * recalibrated probabilities q change, among the measured ones: all when cross-fitting, the
+ * held-out ones (not the fitting rows) with a fit mask. */
+static size_t count_changed(const cs_dataset *d, const cs_rc_plan *pl, const double *q)
+{
+    size_t n = 0, k = d->k;
+    for (size_t j = 0; j < d->n_samples; j++) {
+        size_t r = d->sample_rows[j];
+        if (!pl->cross && pl->group[r] == 0) continue;
+        n += argmax(q + r * k, k) != argmax(d->prob + r * k, k);
+    }
+    return n;
+}
+
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err)
 {
@@ -299,6 +392,11 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     if (method == CS_RECAL_PLATT && d->k != 2) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "%s: Platt scaling needs a binary file (it has %zu classes); "
                      "use ts for multiclass files", d->path ? d->path : "?", d->k);
+        return NULL;
+    }
+    if (method == CS_RECAL_BETA && d->k != 2) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
+                     "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
         return NULL;
     }
     if (!d->conf) {
@@ -365,13 +463,19 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_TS: st = cs_rc_temperature(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_PLATT: st = cs_rc_platt(d, &pl, c->prob, info, err); break;
     case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
+    case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
+    if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
     free(pl.group);
     if (st == CS_OK && o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
         st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     if (st == CS_OK) st = cs_dataset_prepare(c, err);
     if (st != CS_OK) {
+        cs_recal_info_clear(info);
         cs_dataset_free(c);
         return NULL;
     }
