@@ -2,7 +2,8 @@
 # End-to-end tests of the dashboard at 80x24 and 60x20: names that differ only at their ends
 # are shortened to forms that tell them apart (the Compare table, the diagrams' titles, the
 # methods table, the status line), no count or column header is cut or run together, and the
-# status line's cut mark is no operator. Each check polls the screen for a state (lib.sh);
+# status line's cut mark is no operator; the Classes bars say how many classes have no bar, and
+# the Likert panel names its confidence bands so. Each check polls the screen for a state (lib.sh);
 # LIVENESS only catches hangs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -137,4 +138,45 @@ if poll 10 panel_matches 'rows 200000' '^rows 200000 used 200000 rejected 0'; th
     ok "60x20: the rejected count is shown"
 else not_ok "60x20: the rejected count is shown" "$SCREEN"; fi
 check_fits "60x20 Reliability: no line past the edge" 60 20
+
+# ---- Classes: the bars say how many classes they leave out; the Likert bands --------------------
+/usr/bin/python3 - "$TMP/k40.csv" <<'PY'
+import sys, random
+random.seed(5)
+K = 40
+with open(sys.argv[1], "w") as f:
+    f.write("label," + ",".join(f"p_k{c:02d}" for c in range(K)) + "\n")
+    for i in range(800):
+        p = [random.random() + 0.01 for _ in range(K)]
+        s = sum(p)
+        f.write(f"{random.randrange(K)}," + ",".join(f"{x / s:.6f}" for x in p) + "\n")
+PY
+# the note is right when it counts the classes without a bar: 40 less the bar rows on screen
+# (bar rows: " k07 ███ 0.0032", the chosen one ">k00"; the table's rows start at column 0)
+note_counts() {
+    local bars
+    bars=$(printf '%s\n' "$SCREEN" | grep -Ec -- '^[> ]k[0-9]{2} ')
+    [ "$bars" -gt 0 ] && screen_matches "^\\+ $((40 - bars)) classes not shown"
+}
+start -- "$TMP/k40.csv"
+wait_for 'ready *$'
+keys 4
+if poll 10 note_counts; then ok "80x24 Classes: + N classes not shown, N = 40 less the bars"
+else not_ok "80x24 Classes: + N classes not shown, N = 40 less the bars" "$SCREEN"; fi
+check_screen "Likert panel: confidence bands" 'Likert: confidence bands'
+check_not_screen "Likert panel: not called intervals" 'confidence intervals'
+keys c c c c c c c c c c c c c c c
+check_screen "Classes: the chosen class k15 has its bar" '^>k15 '
+if poll 10 note_counts; then ok "Classes, scrolled: the note still counts"
+else not_ok "Classes, scrolled: the note still counts" "$SCREEN"; fi
+T resize-window -x 60 -y 20
+if poll 10 note_counts; then ok "60x20 Classes: the note counts"
+else not_ok "60x20 Classes: the note counts" "$SCREEN"; fi
+check_fits "60x20 Classes: no line past the edge" 60 20
+# every class has a bar: no note
+start -- samples/digits_gnb.csv
+wait_for 'ready *$'
+keys 4
+check_screen "10 classes: every bar" '^ 9 ' 10
+check_not_screen "10 classes: no note" 'not shown'
 done_testing
