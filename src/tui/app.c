@@ -76,8 +76,9 @@ static void draw_tabs(const app *a, const tui_layout *l)
 }
 
 /* The status line: the settings on the left, what the backend does on the right. At 80
- * columns the file name shortens first, then seed, distance and sigma go; the lens, bins,
- * ci and selection stay (tui/status.h). */
+ * columns the file name shortens first (told apart from the other files'), then seed,
+ * distance and sigma go; the lens, bins, ci and selection stay, cut last with a mark that is
+ * no operator (tui/status.h). */
 static void draw_status(const app *a, const tui_layout *l)
 {
     const tui_state *st = &a->st;
@@ -85,7 +86,8 @@ static void draw_status(const app *a, const tui_layout *l)
          sel[CS_SPEC_MAX + 8];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);
     tui_distance_spelling(&st->settings, dist, sizeof dist);
-    const char *fname = st->active < a->m.n_files ? a->m.files[st->active].name : "-";
+    const char *fnames[TUI_MAX_FILES];
+    for (size_t f = 0; f < a->m.n_files; f++) fnames[f] = a->m.files[f].name;
     snprintf(where, sizeof where, "[%zu/%zu]", st->active + 1, st->n_files);
     snprintf(bins, sizeof bins, "M %d %s", st->settings.bins, tui_binning_spelling(st->settings.binning));
     if (st->settings.binning == CS_BIN_KDTREE) {          /* gamma: what y Y change */
@@ -113,7 +115,9 @@ static void draw_status(const app *a, const tui_layout *l)
     blank[w] = 0;
     tui_text(y, 0, l->cols, TUI_ROLE_STATUS, blank);
     int lw = l->cols - rw - 1;
-    tui_status_fit(line, sizeof line, lw, fname, where, parts, sizeof parts / sizeof parts[0]);
+    tui_status_in in = { fnames, a->m.n_files, st->active, where, a->g->utf8 ? "\xe2\x80\xa6" : "~",
+                         parts, sizeof parts / sizeof parts[0] };
+    tui_status_fit(line, sizeof line, lw, &in);
     tui_text(y, 0, lw, TUI_ROLE_STATUS, line);
     tui_text(y, l->cols - rw, rw, TUI_ROLE_STATUS, right);
 }

@@ -21,6 +21,8 @@
 
 const double tui_likert_cuts[TUI_LIKERT_N + 1] = { 0, 0.33, 0.66, 1 };
 
+static cs_job *kept_take(tui_place *pl, int i, tui_key *key);
+
 /* cs_load_options.partial: runs on the loading worker; the UI takes it in
  * tui_model_take_partials. An older dataset not taken yet was never shown: freed here. */
 static void put_partial(void *ctx, cs_dataset *so_far)
@@ -65,8 +67,10 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
 void tui_model_free(tui_model *m)
 {
     for (int s = 0; s < TUI_PLACE_COUNT; s++) {
-        cs_job_free(m->places[s].resp);
-        m->places[s].resp = NULL;
+        tui_place *pl = &m->places[s];
+        cs_job_free(pl->resp);
+        pl->resp = NULL;
+        while (pl->n_kept) cs_job_free(kept_take(pl, pl->n_kept - 1, NULL));
     }
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
         cs_dataset_free(m->recal[i].data);
@@ -90,14 +94,17 @@ static const cs_dataset *loaded(const tui_model *m, size_t f)
 
 /* ---- keys -------------------------------------------------------------------------------- */
 
-/* The copy of s a key holds: every field, with the text fields' bytes after their ends zeroed,
- * so two keys of the same settings compare equal byte for byte. */
+/* The copy of s a key holds: every field that matters to a result, with the text fields' bytes
+ * after their ends zeroed, so two keys of the same settings compare equal byte for byte. k
+ * matters to the topk lens only, the lens argument to class and group: the `l` key leaves k at
+ * the topk lens's value when it comes back to top1, and top1's kept result must still match. */
 static void key_settings(cs_settings *out, const cs_settings *s)
 {
     memset(out, 0, sizeof *out);
     out->lens = s->lens;
-    out->topk = s->topk;
-    snprintf(out->lens_arg, sizeof out->lens_arg, "%s", s->lens_arg);
+    out->topk = s->lens == CS_LENS_TOPK ? s->topk : 0;
+    if (s->lens == CS_LENS_CLASS || s->lens == CS_LENS_GROUP)
+        snprintf(out->lens_arg, sizeof out->lens_arg, "%s", s->lens_arg);
     out->binning = s->binning;
     out->bins = s->bins;
     out->gamma = s->gamma;
@@ -129,17 +136,76 @@ static int key_eq(const tui_key *a, const tui_key *b)
     return memcmp(a, b, sizeof *a) == 0;
 }
 
+/* ---- kept results ----------------------------------------------------------------------- */
+
+/* Removes and returns kept result i of pl (the caller owns it). */
+static cs_job *kept_take(tui_place *pl, int i, tui_key *key)
+{
+    cs_job *j = pl->kept[i];
+    if (key) *key = pl->kept_key[i];
+    memmove(&pl->kept[i], &pl->kept[i + 1], (size_t)(pl->n_kept - i - 1) * sizeof pl->kept[0]);
+    memmove(&pl->kept_key[i], &pl->kept_key[i + 1],
+            (size_t)(pl->n_kept - i - 1) * sizeof pl->kept_key[0]);
+    pl->n_kept--;
+    return j;
+}
+
+/* The shown result gives way: it goes first among the kept ones (the least recently shown of
+ * a full list is freed), and pl shows nothing until the caller sets resp. */
+static void keep_shown(tui_place *pl)
+{
+    if (!pl->resp) return;
+    if (pl->n_kept == TUI_KEPT) cs_job_free(kept_take(pl, TUI_KEPT - 1, NULL));
+    memmove(&pl->kept[1], &pl->kept[0], (size_t)pl->n_kept * sizeof pl->kept[0]);
+    memmove(&pl->kept_key[1], &pl->kept_key[0], (size_t)pl->n_kept * sizeof pl->kept_key[0]);
+    pl->kept[0] = pl->resp;
+    pl->kept_key[0] = pl->resp_key;
+    pl->n_kept++;
+    pl->resp = NULL;
+}
+
+/* Index of the kept result of pl computed for key, or -1. */
+static int kept_find(const tui_place *pl, const tui_key *key)
+{
+    for (int i = 0; i < pl->n_kept; i++)
+        if (key_eq(&pl->kept_key[i], key)) return i;
+    return -1;
+}
+
+/* Frees every kept (not shown) result that reads d: d is going, and a later dataset may get
+ * its address, which no key may then match. */
+static void kept_forget_dataset(tui_model *m, const cs_dataset *d)
+{
+    for (int p = 0; p < TUI_PLACE_COUNT; p++) {
+        tui_place *pl = &m->places[p];
+        for (int i = pl->n_kept - 1; i >= 0; i--) {
+            const cs_job *j = pl->kept[i];
+            if (j->ops && j->ops->uses_dataset && j->ops->uses_dataset(j, d))
+                cs_job_free(kept_take(pl, i, NULL));
+        }
+    }
+}
+
 /* ---- submitting ------------------------------------------------------------------------- */
 
 /* The screen needs place's result for key: records it, and returns nonzero when a job must be
- * submitted — no kept result, pending job or refusal has that key. A pending job for another
- * key is cancelled when the kept result already has this one (a setting changed and back). */
+ * submitted — no shown or kept result, pending job or refusal has that key. A kept result for
+ * key becomes the shown one (the shown one is kept in its turn), and a pending job for another
+ * key is cancelled when a result for this one is at hand (a setting changed and back). */
 static int need(tui_model *m, int place, const tui_key *key)
 {
     tui_place *pl = &m->places[place];
     pl->want = *key;
     pl->wanted = 1;
     if (pl->has_sub && key_eq(&pl->sub_key, key) && (pl->pending || pl->sub_failed)) return 0;
+    int k = pl->resp && key_eq(&pl->resp_key, key) ? -1 : kept_find(pl, key);
+    if (k >= 0) {
+        tui_key kk;
+        cs_job *j = kept_take(pl, k, &kk);
+        keep_shown(pl);
+        pl->resp = j;
+        pl->resp_key = kk;
+    }
     if (pl->resp && key_eq(&pl->resp_key, key)) {
         if (pl->pending) cs_backend_cancel(m->backend, place);
         pl->pending = 0;
@@ -182,6 +248,7 @@ static void recal_drop(tui_model *m, int i)
     tui_recal *rc = &m->recal[i];
     if (rc->method < 0 && !rc->data) return;
     cs_backend_cancel(m->backend, TUI_SLOT_RECAL(i));
+    if (rc->data) kept_forget_dataset(m, rc->data);
     cs_backend_retire_dataset(m->backend, rc->data);
     cs_recal_info_clear(&rc->info);
     memset(rc, 0, sizeof *rc);
@@ -438,6 +505,7 @@ int tui_model_submit(tui_model *m, tui_state *st)
  * running job reads it. */
 static void drop_partial(tui_model *m, cs_dataset *d)
 {
+    kept_forget_dataset(m, d);
     for (int p = 0; p < TUI_PLACE_COUNT; p++) {
         tui_place *pl = &m->places[p];
         if (pl->resp && pl->resp->ops && pl->resp->ops->uses_dataset && pl->resp->ops->uses_dataset(pl->resp, d)) {
@@ -539,7 +607,8 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
             memcpy(m->method_file, m->sub_method_file, sizeof m->method_file);
             memcpy(m->method_recal, m->sub_method_recal, sizeof m->method_recal);
         }
-        cs_job_free(pl->resp);
+        if (pl->resp && key_eq(&pl->resp_key, &pl->sub_key)) cs_job_free(pl->resp);
+        else keep_shown(pl);       /* a setting may come back to it */
         pl->resp = r;
         pl->resp_key = pl->sub_key;
         pl->has_sub = 0;

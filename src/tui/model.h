@@ -98,10 +98,18 @@ typedef struct tui_key {
     long n[6];
 } tui_key;
 
+/* Results a place keeps besides the one it shows, for keys the screen may come back to (the
+ * lens cycles through six values: going round once more finds each of them kept). */
+#define TUI_KEPT 8
+
 /* What a place holds. */
 typedef struct tui_place {
     cs_job *resp;              /* latest delivered job (request, dataset, result), owned, or NULL */
     tui_key resp_key;          /* what resp was computed for */
+    cs_job *kept[TUI_KEPT];    /* earlier results for other keys, most recently shown first;
+                                  owned; a request for one of their keys is served from here */
+    tui_key kept_key[TUI_KEPT];
+    int n_kept;
     tui_key want;              /* what the screen needs now (set by every tui_model_submit) */
     int wanted;                /* the current view shows this place */
     tui_key sub_key;           /* the latest submission's key (valid when has_sub) */

@@ -12,11 +12,27 @@ typedef struct tui_status_part {
                            n-th (1 first) when shortening the file name is not enough */
 } tui_status_part;
 
-/* Writes " FILE | part | part ..." into out in at most `width` columns: when it is too long the
- * file name is shortened first (its head and its extension kept around a '~', to no less than
- * 8 columns), then droppable parts go in their order, and last the line is cut with '>' at the
- * end. `file` is the name alone; `where` ("[1/2]") follows it and is never cut. */
-void tui_status_fit(char *out, size_t size, int width, const char *file, const char *where,
-                    const tui_status_part *parts, size_t n);
+/* Files whose names the shown one is told apart from (the dashboard opens at most 8). */
+#define TUI_STATUS_MAX_FILES 16
+
+/* What the status line's left part shows: the files (names alone; the active one is shown,
+ * shortened so that it stays told apart from the others), where it is ("[1/2]", never cut),
+ * the parts, and the mark of a cut ("\xe2\x80\xa6" in UTF-8, "~" in ASCII: never a character
+ * a selection could end with, so `sel conf >` cut cannot read as an operator). */
+typedef struct tui_status_in {
+    const char *const *files;
+    size_t n_files, active;
+    const char *where;
+    const char *cut;
+    const tui_status_part *parts;
+    size_t n;
+} tui_status_in;
+
+/* Writes " FILE [i/n] | part | part ..." into out in at most `width` columns: when it is too
+ * long the file name is shortened first, to no less than 8 columns — head '~' extension when
+ * no other file has that head and extension, else the shortest form that tells it from the
+ * others (chart/words.h ch_short_names) — then droppable parts go in their order, and last
+ * the line is cut with in->cut at the end. */
+void tui_status_fit(char *out, size_t size, int width, const tui_status_in *in);
 
 #endif

@@ -1,7 +1,8 @@
 /* View 4: per-class calibration of the active file: ECE of each class:c lens as bars, a table
  * with the mean predicted probability and the observed frequency of each class, and the Likert
- * panel (low / medium / high confidence intervals, as in
- * Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling You?", §5.3). */
+ * panel (low / medium / high confidence bands — ranges of the predicted probability, not
+ * statistical intervals — as in Kirchenbauer, Oaks & Heim 2022, "What is Your Metric Telling
+ * You?", §5.3). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
 {
     if (r->w < 20) return;
     int y = r->y;
-    tui_text(y++, r->x, r->w, CH_ROLE_TITLE, "Likert: confidence intervals");
+    tui_text(y++, r->x, r->w, CH_ROLE_TITLE, "Likert: confidence bands");
     tui_text(y++, r->x, r->w, CH_ROLE_LABEL, "ECE under the interval distance");
     cs_lens_kind lk = c->st->settings.lens;
     if (lk != CS_LENS_TOP1 && lk != CS_LENS_TOPK && lk != CS_LENS_CLASS) {
@@ -42,7 +43,7 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
     int stale;
     const cs_job *resp = tui_model_result(c->m, TUI_SLOT_LIKERT, &stale);
     const cs_likert *lkr = resp && resp->status == CS_OK ? &cs_likert_job_of(resp)->result : NULL;
-    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-11s %6s %7s", "", "interval", "n", "ECE");
+    tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-6s %-11s %6s %7s", "", "band", "n", "ECE");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
     if (resp && resp->status != CS_OK) {
@@ -64,6 +65,12 @@ static void likert_panel(const tui_ctx *c, const tui_rect *r)
         tui_textf(y++, r->x, r->w, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, "%-6s %-11s %6zu %s",
                   names[i], iv, v->count, val);
     }
+}
+
+/* First of k bars shown in *rows rows so that the chosen class is among them. */
+static size_t bars_window(size_t k, int klass, const int *rows)
+{
+    return (int)k > *rows && klass >= *rows ? (size_t)klass - (size_t)*rows + 1 : 0;
 }
 
 void tui_view_classes(const tui_ctx *c, const tui_layout *l)
@@ -96,8 +103,17 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
     tui_text(a->y, a->x, a->w, CH_ROLE_TITLE, title);
     if (any_stale || missing) tui_draw_stale_mark(a, a->y);
     int rows = a->h - 1;
-    size_t first = 0;
-    if ((int)k > rows && st->klass >= rows) first = (size_t)st->klass - (size_t)rows + 1;
+    size_t first = bars_window(k, st->klass, &rows);
+    /* the classes without a bar (past the window, or past the first TUI_MAX_CLASS_SLOTS):
+     * said on the last row, which the bars give up for it */
+    size_t drawn = k - first < (size_t)rows ? k - first : (size_t)rows;
+    if (drawn < d->k && rows >= 2) {
+        rows--;
+        first = bars_window(k, st->klass, &rows);
+        drawn = k - first < (size_t)rows ? k - first : (size_t)rows;
+        tui_textf(a->y + 1 + rows, a->x, a->w, CH_ROLE_LABEL, "+ %zu class%s not shown", d->k - drawn,
+                  d->k - drawn == 1 ? "" : "es");
+    }
     ch_buf *b = ch_buf_new(a->w, rows);
     if (b) {
         ch_bars bc;

@@ -76,6 +76,21 @@ static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *
     cs_verdict_line(&v, me, ref, buf, size);
 }
 
+/* The files' names in w columns each: the shortest forms that still tell them apart
+ * (chart/words.h; "resnet5~_seed1.csv" beside "resnet5~_seed2.csv"). */
+typedef char file_label[64];
+static void file_names(const tui_ctx *c, int w, file_label *out)
+{
+    const char *names[TUI_MAX_FILES];
+    char *dst[TUI_MAX_FILES];
+    size_t n = c->m->n_files < TUI_MAX_FILES ? c->m->n_files : TUI_MAX_FILES;
+    for (size_t f = 0; f < n; f++) {
+        names[f] = c->m->files[f].name;
+        dst[f] = out[f];
+    }
+    ch_short_names(names, n, w, dst, sizeof out[0]);
+}
+
 static void diagrams(const tui_ctx *c, const tui_rect *a)
 {
     int mstale = 0;
@@ -87,12 +102,14 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
     if (fit > n) fit = n;
     /* keep the active file in sight */
     size_t first = c->st->active >= fit ? c->st->active - fit + 1 : 0;
+    file_label names[TUI_MAX_FILES];
+    file_names(c, each - 3, names);        /* "> " and the gap */
     for (size_t i = 0; i < fit; i++) {
         size_t f = first + i;
         tui_rect r = { a->x + (int)i * each, a->y, each - 1, a->h };
         const tui_file *file = &c->m->files[f];
         if (file->state != TUI_LOADED) {
-            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
+            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, names[f]);
             tui_text(r.y + 1, r.x, r.w, file->state == TUI_FAILED ? TUI_ROLE_ERROR : CH_ROLE_TEXT,
                      file->state == TUI_FAILED ? "failed to load" : "loading...");
             continue;
@@ -102,14 +119,14 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
         const cs_method_row *row = cut_row(c->m, mt, f);
         if (row) stale = mstale;
         else if (!resp || resp->status != CS_OK) {
-            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, file->name);
+            tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, names[f]);
             tui_text(r.y + 1, r.x, r.w, CH_ROLE_TEXT, resp ? resp->err.msg : "computing...");
             continue;
         }
         ch_buf *b = ch_buf_new(r.w, r.h);
         if (!b) continue;
         char title[96];
-        snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", file->name);
+        snprintf(title, sizeof title, "%s%s", f == c->st->active ? "> " : "", names[f]);
         const cs_result *res = row ? NULL : &cs_metrics_job_of(resp)->result;
         ch_reliability rel = { row ? row->bins : res->bins, row ? row->n_bins : res->n_bins, 0, title, 0 };
         ch_reliability_draw(b, 0, 0, r.w, r.h, &rel, c->g);
@@ -407,13 +424,13 @@ static void ranks_body(const panel_args *a, panel_lines *L)
     }
 }
 
-/* A column's heading in the methods panel ("[ECE] " when focused; the space keeps the
- * values' '*' column free) and in the rankings panel ("ACE!" when it orders a pair unlike ECE). */
+/* A column's heading in the methods panel ("[ECE]" when focused) and in the rankings panel
+ * ("ACE!" when it orders a pair unlike ECE). */
 static void table_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
 {
     char h[32];
     col_text(t, col, h, sizeof h);
-    snprintf(buf, size, col == focus ? "[%s] " : "%s ", h);
+    snprintf(buf, size, col == focus ? "[%s]" : "%s", h);
 }
 
 static void ranks_label(const cs_methods *t, int col, int focus, char *buf, size_t size)
@@ -428,13 +445,33 @@ static void ranks_label(const cs_methods *t, int col, int focus, char *buf, size
  * their heading, body and scroll position. */
 typedef struct panel_spec {
     int nw_wide, nw_narrow, cw;
+    int tail;    /* columns after a value's last digit in its cell (the methods table's '*') */
     void (*label)(const cs_methods *t, int col, int focus, char *buf, size_t size);
     void (*body)(const panel_args *, panel_lines *);
     tui_scroll_table scroll;
 } panel_spec;
 
-static const panel_spec table_panel = { 22, 16, 9, table_label, table_body, TUI_SCROLL_METHODS };
-static const panel_spec ranks_panel = { 20, 16, 8, ranks_label, ranks_body, TUI_SCROLL_RANKS };
+static const panel_spec table_panel = { 22, 16, 9, 1, table_label, table_body, TUI_SCROLL_METHODS };
+static const panel_spec ranks_panel = { 20, 16, 9, 0, ranks_label, ranks_body, TUI_SCROLL_RANKS };
+
+/* The column header of a methods panel into line (the name column's heading first): each label
+ * ends over its values' last digit; one wider than that takes room on its left, and moves right
+ * when the label before it has that room, so labels never run together ("L2CE L2CE-deb", not
+ * "L2CEL2CE-deb"). Returns its width. */
+static int panel_header(const cs_methods *t, const panel_spec *p, int nw, int first, int fit,
+                        int focus, char *line, size_t size)
+{
+    int len = snprintf(line, size, "%-*s", nw, "method");
+    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
+        char lab[48];
+        p->label(t, col, focus, lab, sizeof lab);
+        int end = nw + (col - first + 1) * p->cw - p->tail;   /* one past the last digit */
+        int start = end - (int)strlen(lab);
+        if (start < len + 1) start = len + 1;                 /* a space after the one before */
+        len += snprintf(line + len, size - (size_t)len, "%*s%s", start - len, "", lab);
+    }
+    return len;
+}
 
 /* Draws a methods panel in r: its title and column header stay, its body scrolls. */
 static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec *p)
@@ -447,6 +484,10 @@ static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec 
     method_names(c, t->n, nw - 2, names);
     int fit = (r->w - nw) / p->cw;
     int focus = c->st->cmp_col % CS_METHODS_NCOL, first = first_col(focus, fit);
+    char line[2400];
+    /* a header pushed right by wide labels past the edge: a column fewer, never a cut label */
+    while (panel_header(t, p, nw, first, fit, focus, line, sizeof line) > r->w && fit > 1)
+        first = first_col(focus, --fit);
     int y = r->y;
     if (p == &table_panel)
         tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "methods (p panel, [ ] column %d/%d, t T recal)",
@@ -455,12 +496,6 @@ static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec 
         tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
-    char line[2400], lab[48];
-    int len = snprintf(line, sizeof line, "%-*s", nw, "method");
-    for (int col = first; col < CS_METHODS_NCOL && col < first + fit; col++) {
-        p->label(t, col, focus, lab, sizeof lab);
-        len += snprintf(line + len, sizeof line - (size_t)len, "%*s", p->cw, lab);
-    }
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
     panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
     draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
@@ -493,12 +528,13 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     else
         tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-18s %7s %7s %7s %8s %-17s   %5s", "file",
                   "ECE", "Brier", "NLL", "-ref", "  95% paired", "P<");
+    file_label names[TUI_MAX_FILES];
+    file_names(c, narrow ? 14 : 18, names);
     for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) {
         const tui_file *file = &c->m->files[f];
         int stale;
         const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
-        char name[20];
-        snprintf(name, sizeof name, "%s", file->name);
+        const char *name = names[f];
         if (file->state == TUI_FAILED) {
             tui_textf(y++, t->x, t->w, TUI_ROLE_ERROR, "%-18s %s", name, file->error);
             continue;

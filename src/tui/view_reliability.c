@@ -1,6 +1,7 @@
 /* View 1: reliability diagram of the active file (bars, or relplot's smoothed curve: o), its
  * confidence histogram, and the metrics table with bootstrap intervals. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,6 +54,20 @@ static void draw_legend(const tui_ctx *c, const tui_rect *r, const legend_item *
     ch_buf_free(lb);
 }
 
+/* A line of counts at row y of r, wrapped between words when it is wider than r (a count is
+ * never cut: "rows 1000000 used 1000000" then "rejected 0"). Returns the rows it took. */
+static int counts_line(const tui_rect *r, int y, int role, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int counts_line(const tui_rect *r, int y, int role, const char *fmt, ...)
+{
+    char buf[CS_SPEC_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return tui_draw_lines(r, y, role, buf);
+}
+
 static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
 {
     const tui_state *st = c->st;
@@ -91,23 +106,23 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
             if (resp->result.bins[i].count) nonempty++;
             if (resp->result.bins[i].count && resp->result.bins[i].count < CH_THIN_DEFAULT) thin++;
         }
-        tui_textf(y++, r->x, r->w, role, "n %zu  bins %zu/%zu  thin %zu", resp->result.n, nonempty,
-                  resp->result.n_bins, thin);
+        y += counts_line(r, y, role, "n %zu  bins %zu/%zu  thin %zu", resp->result.n, nonempty,
+                         resp->result.n_bins, thin);
     }
     char voxels[32];
     if (y < r->y + r->h && f->data && f->data->stats) {   /* no rows: per-bin sums per case */
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, f->partial ? "reducing: %zu cases so far, fine %d"
-                  : "statistics: %zu cases, fine %d", f->data->stats->n_cases, f->data->stats->fine);
+        y += counts_line(r, y, CH_ROLE_TEXT, f->partial ? "reducing: %zu cases so far, fine %d"
+                         : "statistics: %zu cases, fine %d", f->data->stats->n_cases, f->data->stats->fine);
         if (y < r->y + r->h)   /* what they hold (n above counts the same voxels) */
-            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "%s voxels%s", cs_text_count(voxels, sizeof voxels, f->data->n),
-                      f->partial ? " so far" : "");
+            y += counts_line(r, y, CH_ROLE_TEXT, "%s voxels%s", cs_text_count(voxels, sizeof voxels, f->data->n),
+                             f->partial ? " so far" : "");
     } else if (y < r->y + r->h && f->data)
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
-                  f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);
+        y += counts_line(r, y, CH_ROLE_TEXT, "rows %zu used %zu rejected %zu",
+                         f->summary.rows_read, f->summary.rows_used, f->summary.rows_rejected);
     if (y < r->y + r->h && f->data && f->summary.class_note)
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "classes %s", f->summary.class_note);
+        y += counts_line(r, y, CH_ROLE_TEXT, "classes %s", f->summary.class_note);
     if (y < r->y + r->h && st->settings.select[0])
-        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "select %s", st->settings.select);
+        y += counts_line(r, y, CH_ROLE_TEXT, "select %s", st->settings.select);
     if (y < r->y + r->h && resp->has_ci)
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d", cs_ci_method_name(resp->ci.method),
                   resp->ci.repeats);

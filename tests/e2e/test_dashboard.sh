@@ -398,7 +398,7 @@ if [ -f "$MSAMPLE" ]; then
     # page the columns (]) until NLL is in sight: ECE ranks +ts 2nd, NLL 1st -> NLL is marked
     keys ] ] ] ] ] ] ]
     check_screen "rankings mark the NLL/ECE disagreement" 'NLL! *$' 10
-    check_screen "rankings: +ts is 1st by NLL" 'digits_gnb\.csv\+ts( +[0-9]+){6} +1 *$'
+    check_screen "rankings: +ts is 1st by NLL" 'digits_gnb\.csv\+ts( +[0-9]+){5} +1 *$'
     check_screen "mass panel: k=1 moves mass off the top class" 'digits_gnb\.csv\+ts +-0\.3147 +\+0\.1600'
     T resize-window -x 60 -y 20
     check_screen "rankings render at 60x20" 'rankings' 5

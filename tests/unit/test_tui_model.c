@@ -7,6 +7,10 @@
  *     the status busy (before, for a frame, "ready" was drawn beside the stale numbers);
  *   - a settings change re-runs only what depends on it (--repeats: the curves, not the
  *     metrics), and going back to the kept setting needs no job at all;
+ *   - a result kept for a key comes back at once when the key does, after other keys' results
+ *     arrived in between (lens top1 -> full, computed -> top1: no job, not stale; before, only
+ *     the latest result was kept, and the key held k also for top1, which the `l` key leaves
+ *     at the topk lens's value: top1 was recomputed, shown `~stale` meanwhile);
  *   - leaving a view cancels its pending curves.
  * Real files through a real backend; every wait is for a state, with a liveness limit only. */
 #include <poll.h>
@@ -18,6 +22,7 @@
 #include "calscope/jobs/metrics.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"
+#include "tui/actions.h"
 #include "tui/model.h"
 #include "tui/state.h"
 
@@ -210,6 +215,10 @@ static void change_setting(cs_settings *s, size_t i)
 {
     const setting_field *f = &setting_fields[i];
     memcpy((char *)s + f->offset, (const char *)&changed + f->offset, f->size);
+    /* k is a setting of the topk lens only, the lens argument of class: and group: only (the
+     * key holds them there, so a result kept for top1 is not missed after a round of `l`) */
+    if (strcmp(f->name, "topk") == 0) s->lens = CS_LENS_TOPK;
+    if (strcmp(f->name, "lens_arg") == 0) s->lens = CS_LENS_CLASS;
 }
 
 /* The table above is cs_settings, field for field: in offset order, each field where its
@@ -253,6 +262,64 @@ static void test_every_setting_is_in_the_key(void **state)
     close_files();
 }
 
+/* top1 -> full (its result arrives) -> top1: the top1 result is served from the kept ones, with
+ * no job submitted and nothing pending; so is full's after it, and every lens of a whole round
+ * of the `l` key (which leaves k at the topk lens's value on top1). */
+static void test_kept_result_comes_back_with_its_key(void **state)
+{
+    (void)state;
+    const char *paths[2] = { cs_test_sample("digits_gnb.csv"), cs_test_sample("digits_ts.csv") };
+    open_files(paths, 2);
+    int stale = -1;
+    const cs_job *top1 = tui_model_result(&m, TUI_SLOT_METRICS(0), &stale);
+    assert_non_null(top1);
+    assert_int_equal(stale, 0);
+
+    st.settings.lens = CS_LENS_FULL;
+    assert_int_equal(tui_model_submit(&m, &st), 2);     /* both files' metrics */
+    settle();
+    const cs_job *full = tui_model_result(&m, TUI_SLOT_METRICS(0), &stale);
+    assert_ptr_not_equal(full, top1);
+    assert_int_equal(stale, 0);
+    assert_int_equal(cs_metrics_job_of(full)->settings.lens, CS_LENS_FULL);
+
+    st.settings.lens = CS_LENS_TOP1;
+    assert_int_equal(tui_model_submit(&m, &st), 0);     /* served from the kept results */
+    assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(0), &stale), top1);
+    assert_int_equal(stale, 0);
+    assert_int_equal(cs_metrics_job_of(top1)->settings.lens, CS_LENS_TOP1);
+    char what[64];
+    double p;
+    assert_int_equal(tui_model_busy(&m, what, sizeof what, &p), 0);   /* "ready" */
+
+    st.settings.lens = CS_LENS_FULL;                    /* and the other way */
+    assert_int_equal(tui_model_submit(&m, &st), 0);
+    assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(0), &stale), full);
+    assert_int_equal(stale, 0);
+
+    /* the `l` key round: top1 > topk > class > classwise > full > top1, each lens computed
+     * before the next key; the round again finds every lens kept (the key leaves k at 2 when it
+     * comes back to top1, which top1's result does not depend on) */
+    st.settings.lens = CS_LENS_TOP1;
+    tui_model_submit(&m, &st);
+    const cs_job *got[5];
+    for (int i = 0; i < 5; i++) {
+        if (i) tui_action_dispatch(&st, 'l');
+        tui_model_submit(&m, &st);
+        settle();
+        got[i] = tui_model_result(&m, TUI_SLOT_METRICS(1), &stale);
+        assert_int_equal(stale, 0);
+    }
+    assert_int_equal(st.settings.lens, CS_LENS_FULL);
+    for (int i = 0; i < 5; i++) {
+        tui_action_dispatch(&st, 'l');
+        assert_int_equal(tui_model_submit(&m, &st), 0);
+        assert_ptr_equal(tui_model_result(&m, TUI_SLOT_METRICS(1), &stale), got[i]);
+        assert_int_equal(stale, 0);
+    }
+    close_files();
+}
+
 /* Leaving the Variance view cancels its curves (a size curve of 100,000 repeats on 1797 rows
  * would run far beyond the liveness limit); coming back asks again. */
 static void test_leaving_a_view_cancels_its_curves(void **state)
@@ -285,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_only_what_depends_on_a_change),
         cmocka_unit_test(test_setting_fields_cover_the_settings),
         cmocka_unit_test(test_every_setting_is_in_the_key),
+        cmocka_unit_test(test_kept_result_comes_back_with_its_key),
         cmocka_unit_test(test_leaving_a_view_cancels_its_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,28 +176,57 @@ static void test_scroll_marker(void **state)
     assert_string_equal(buf, "9-17/");
 }
 
+/* tui_status_fit with where "[1/2]" */
+static void status_fit(char *out, size_t size, int width, const char *const *files, size_t nf,
+                       size_t active, const char *cut, const tui_status_part *parts, size_t n)
+{
+    tui_status_in in = { files, nf, active, "[1/2]", cut, parts, n };
+    tui_status_fit(out, size, width, &in);
+}
+
 static void test_status_fit(void **state)
 {
     (void)state;
     char out[256];
+    const char *ell = "\xe2\x80\xa6";
     const tui_status_part parts[] = {
         { "top1", 0 }, { "M 15 uniform", 0 }, { "\xcf\x83 0.1", 3 }, { "tvd", 2 }, { "seed 0", 1 },
         { "ci 200", 0 }, { "sel p_0 > 0.5", 0 },
     };
     size_t n = sizeof parts / sizeof parts[0];
+    const char *a[] = { "a.csv" }, *lng[] = { "a_rather_long_experiment_file_name_v2.csv" },
+               *dl[] = { "digits_logreg_logits.csv" };
     /* all fits: unchanged */
-    tui_status_fit(out, sizeof out, 200, "a.csv", "[1/2]", parts, n);
+    status_fit(out, sizeof out, 200, a, 1, 0, ell, parts, n);
     assert_string_equal(out, " a.csv [1/2] | top1 | M 15 uniform | \xcf\x83 0.1 | tvd | seed 0 | ci 200 | sel p_0 > 0.5");
     /* 80 columns less " ready ": the name shortens to 8, then seed and distance go;
      * the selection and ci stay */
-    tui_status_fit(out, sizeof out, 72, "a_rather_long_experiment_file_name_v2.csv", "[1/2]", parts, n);
+    status_fit(out, sizeof out, 72, lng, 1, 0, ell, parts, n);
     assert_string_equal(out, " a_r~.csv [1/2] | top1 | M 15 uniform | \xcf\x83 0.1 | ci 200 | sel p_0 > 0.5");
     /* shortening the name just enough is all it takes */
-    tui_status_fit(out, sizeof out, 72, "digits_logreg_logits.csv", "[1/1]", parts, n - 1);
-    assert_string_equal(out, " digits~.csv [1/1] | top1 | M 15 uniform | \xcf\x83 0.1 | tvd | seed 0 | ci 200");
-    /* nothing left to drop: cut, with the mark */
-    tui_status_fit(out, sizeof out, 30, "a_rather_long_experiment_file_name_v2.csv", "[1/2]", parts, n);
-    assert_string_equal(out, " a_r~.csv [1/2] | top1 | M 15>");
+    status_fit(out, sizeof out, 72, dl, 1, 0, ell, parts, n - 1);
+    assert_string_equal(out, " digits~.csv [1/2] | top1 | M 15 uniform | \xcf\x83 0.1 | tvd | seed 0 | ci 200");
+    /* nothing left to drop: cut, with a mark no selection ends with (before: '>', which read
+     * as the selection's operator: "sel conf > >") */
+    status_fit(out, sizeof out, 30, lng, 1, 0, ell, parts, n);
+    assert_string_equal(out, " a_r~.csv [1/2] | top1 | M 15\xe2\x80\xa6");
+    const tui_status_part sel[] = { { "top1", 0 }, { "sel conf > 0.9", 0 } };
+    status_fit(out, sizeof out, 27, a, 1, 0, ell, sel, 2);
+    assert_string_equal(out, " a.csv [1/2] | top1 | sel \xe2\x80\xa6");   /* 27 columns */
+    status_fit(out, sizeof out, 31, a, 1, 0, "~", sel, 2);
+    assert_string_equal(out, " a.csv [1/2] | top1 | sel conf~");
+    /* two files alike but for their ends: the shown one's form is its own (before, both read
+     * "resnet50~.csv") */
+    const char *rn[] = { "resnet50_cifar10_seed1.csv", "resnet50_cifar10_seed2.csv" };
+    const tui_status_part few[] = { { "top1", 0 }, { "M 15 uniform", 0 }, { "ci 200", 0 } };
+    status_fit(out, sizeof out, 52, rn, 2, 0, ell, few, 3);
+    assert_string_equal(out, " res~_seed1.csv [1/2] | top1 | M 15 uniform | ci 200");
+    status_fit(out, sizeof out, 52, rn, 2, 1, ell, few, 3);
+    assert_string_equal(out, " res~_seed2.csv [1/2] | top1 | M 15 uniform | ci 200");
+    /* one file with that head and end among others: head~extension is still unambiguous */
+    const char *ok2[] = { "resnet50_cifar10_seed1.csv", "vgg16_cifar10_seed1.csv" };
+    status_fit(out, sizeof out, 52, ok2, 2, 0, ell, few, 3);
+    assert_string_equal(out, " resnet50_~.csv [1/2] | top1 | M 15 uniform | ci 200");
 }
 
 int main(void)
