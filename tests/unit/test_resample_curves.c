@@ -263,6 +263,40 @@ static void test_bernoulli_bootstrap_sd(void **state)
     cs_dataset_free(d);
 }
 
+/* A job made of steps (the methods table: each method's interval, then its paired
+ * differences) gives each step a part of one progress: after the first step it stands at
+ * the end of that part, and the next step's start never lowers it (progress used to restart
+ * at 0 with each step). */
+static void test_progress_parts_never_restart(void **state)
+{
+    (void)state;
+    cs_dataset *a = calibrated(400, 3, 1.0);
+    cs_dataset *b = calibrated(400, 3, 2.0);
+    cs_settings s;
+    cs_settings_default(&s);
+    atomic_int ppm;
+    atomic_init(&ppm, 0);
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = &ppm };
+    cs_run first = cs_run_part(&run, 0.0, 0.25), second = cs_run_part(&run, 0.25, 1.0);
+    cs_error err;
+    cs_compare c;
+    unsigned mask = CS_METRIC_BIT(CS_METRIC_ECE);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &first, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 250000);
+    /* a step whose part starts below where progress stands does not lower it */
+    cs_run inner = cs_run_part(&run, 0.0, 0.1);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &inner, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 250000);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &second, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 1000000);
+    /* parts of parts: [0.25, 1] halved is [0.25, 0.625] of the whole */
+    cs_run half = cs_run_part(&second, 0.0, 0.5);
+    assert_int_equal(half.ppm_from, 250000);
+    assert_int_equal(half.ppm_to, 625000);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+}
+
 static void test_compare_self_and_worse(void **state)
 {
     (void)state;
@@ -518,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_bins_curve),
         cmocka_unit_test(test_smece_resampled_large),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_progress_parts_never_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

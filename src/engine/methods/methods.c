@@ -148,6 +148,18 @@ static cs_status reference_order(const cs_dataset *d, const cs_dataset *ref, cs_
     return CS_OK;
 }
 
+/* The part of one method's progress its measurement takes, the rest going to its paired
+ * differences: in proportion to the replicates each evaluates (an interval's draw is one
+ * evaluation, a paired draw two, each step's second pass a top-k ECE, cheap). Each method
+ * owns 1/n of the job, so the job's progress runs once from 0 to 1 through every step. */
+static double measure_share(const cs_methods_options *o, int has_pair)
+{
+    if (!has_pair) return 1.0;
+    double m = o->ci_repeats > 0 ? (double)o->ci_repeats : 1.0;
+    double p = 2.0 * (double)cmp_repeats(o);
+    return m / (m + p);
+}
+
 cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings *s,
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err)
@@ -190,9 +202,14 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
             continue;
         }
         const cs_dataset *di = view ? view : d[i];
-        me->status = measure(me, di, s, &sk, o, run);
-        if (me->status == CS_OK && i != o->ref && ref)
-            me->diff_status = paired(me, di, ref, s, &sk, o, run);
+        int has_pair = i != o->ref && ref;
+        double split = measure_share(o, has_pair);
+        cs_run mrun = cs_run_part(run, (double)i / (double)n, ((double)i + split) / (double)n);
+        cs_run prun = cs_run_part(run, ((double)i + split) / (double)n, ((double)i + 1) / (double)n);
+        me->status = measure(me, di, s, &sk, o, &mrun);
+        if (me->status == CS_OK && has_pair)
+            me->diff_status = paired(me, di, ref, s, &sk, o, &prun);
+        cs_run_progress_at(&prun, 1.0);
         if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) {
             cs_class_order_view_free(view);
             cs_methods_free(out);
