@@ -639,7 +639,7 @@ static void test_first_error_and_cancel(void **state)
     cs_reduce_options o1;
     cs_reduce_options_default(&o1);
     o1.memory = 1;
-    cs_run run4 = { 4, NULL, NULL };
+    cs_run run4 = { .threads = 4, .cancel = NULL, .progress_ppm = NULL };
     cs_segstats *st1 = NULL;
     cs_error err1;
     cs_error_clear(&err1);

@@ -498,7 +498,8 @@ static void test_compare(void **state)
     settings(&s, "classwise", 15, "tvd");
     cs_compare c1, c2, self;
     cs_error err;
-    cs_run r1 = { 1, NULL, NULL }, r2 = { 2, NULL, NULL };
+    cs_run r1 = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
+    cs_run r2 = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     assert_int_equal(cs_segstats_compare(a, "A", b, "B", &s, 0, 100, 3, &r1, &c1, &err), CS_OK);
     assert_int_equal(cs_segstats_compare(a, "A", b, "B", &s, 0, 100, 3, &r2, &c2, &err), CS_OK);
     assert_memory_equal(&c1, &c2, sizeof c1);
