@@ -44,7 +44,7 @@ typedef struct ctx {
 /* One measurement as a dashboard job makes it. Returns 0, or -1 with c->err set. */
 static int measure(ctx *c, const cs_settings *s, const cs_measure_request *q)
 {
-    cs_run run = { 2, NULL, NULL };
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     cs_measurement m;
     cs_status st = cs_measure(c->d, s, q, &run, &m, &c->err);
     cs_measurement_free(&m);

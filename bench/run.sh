@@ -9,6 +9,7 @@
 #              BENCH_REPEATS (default 5), BENCH_LOAD_REPEATS (pandas loads, default 2),
 #              BENCH_DIGITS (significant digits of the probabilities, default 12) and
 #              BENCH_FORMAT (g: printf %.12g, 170 MB; f: plain decimal),
+#              BENCH_COMPARE (1 = the two-file --compare case, 0 skips it),
 #              BENCH_WIDE_CSV (1 = the ImageNet-sized 50,000 x 1000 %.12g CSV, about 0.9 GB,
 #              generated once; 0 skips it).
 #              BENCH_PY_HEAVY_REPEATS, BENCH_PY_CURVE_REPEATS, BENCH_PY_TOPK_BUDGET: see
@@ -108,6 +109,34 @@ if [ "${BENCH_WIDE_CSV:-1}" = 1 ] && [ -s "$WIDE_CSV" ]; then
         else
             printf 'cli_wide\tNA\tNA\tcalscope report failed (exit %s): %s\n' "$rc" "$(head -c 300 "$DATA_DIR/cli_wide.err" | tr '\n' ' ')" >> "$ENGINE_TSV"
         fi
+    fi
+fi
+
+# The two-file comparison at 1M rows with default settings (`report --compare A B`: paired
+# bootstrap of every metric, 1000 replicates, and the methods table's intervals), beside one
+# file's report: printed as a ratio, target <= 40. B is A temperature-scaled (T = 1.5, the
+# same labels and rows, so the pairs are by row), made once by awk.
+DATA_B=${DATA%.csv}_t15.csv
+if [ -x "$BUILD/calscope" ] && [ "${BENCH_COMPARE:-1}" = 1 ]; then
+    if [ ! -s "$DATA_B" ]; then
+        echo "bench: generating $DATA_B (temperature 1.5 of $DATA, once)"
+        awk -F, -v OFS=, 'NR == 1 { print; next }
+            { s = 0; for (i = 2; i <= NF; i++) { q[i] = exp(log($i + 1e-300) / 1.5); s += q[i] }
+              out = $1; for (i = 2; i <= NF; i++) out = out "," sprintf("%.12g", q[i] / s); print out }' \
+            "$DATA" > "$DATA_B.tmp" && mv "$DATA_B.tmp" "$DATA_B"
+    fi
+    echo "bench: report --compare of two ${ROWS}-row files (once); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    t0=$(date +%s%N)
+    "$BUILD/calscope" report --format json --compare "$DATA" "$DATA_B" > "$DATA_DIR/compare.json" 2> "$DATA_DIR/compare.err"; crc=$?
+    t1=$(date +%s%N)
+    best_report "$DATA" 1 cli_one
+    if [ "$crc" -eq 0 ] && [ -n "$best" ]; then
+        awk -v c=$(( t1 - t0 )) -v o="$best" 'BEGIN {
+            r = c / o
+            printf "compare  two-file report --compare %.2f s | one file report %.2f s | ratio %.1f | target <= 40 | %s\n",
+                   c / 1e9, o / 1e9, r, r <= 40 ? "met" : "NOT met" }'
+    else
+        echo "compare  report --compare failed (exit $crc): $(head -c 300 "$DATA_DIR/compare.err" | tr '\n' ' ')"
     fi
 fi
 

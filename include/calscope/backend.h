@@ -144,6 +144,11 @@ int cs_backend_is_current(const cs_backend *b, const cs_job *j);
  * Any thread. */
 double cs_backend_progress(const cs_backend *b, int slot);
 
+/* Estimated seconds until the slot's running job ends, from its progress so far at its
+ * average rate since it started (elapsed * (1 - p) / p): -1 while there is nothing to go on
+ * (queued, under 1 s or under 2 % done, finished, or no job). Any thread. */
+double cs_backend_eta(const cs_backend *b, int slot);
+
 /* Nonzero while the slot's latest job is queued or running. Any thread. */
 int cs_backend_busy(const cs_backend *b, int slot);
 

@@ -14,7 +14,18 @@ typedef struct cs_run {
     int threads;                 /* <= 0: online core count */
     const atomic_int *cancel;    /* may be NULL */
     atomic_int *progress_ppm;    /* may be NULL; set to 0..1000000 (monotonic) as replicates end */
+    /* The part of progress_ppm this call owns: [ppm_from, ppm_to] (both 0: all of it). A call
+     * made of steps gives each step its own part (cs_run_part), so progress only ever moves
+     * forward across the steps instead of starting again at 0 for each one. */
+    int ppm_from, ppm_to;
 } cs_run;
+
+/* The sub-run of run (NULL: a zeroed one) owning the fraction [a, b] (0 <= a <= b <= 1) of
+ * run's progress part; threads and cancel as run's. Pure; any thread. */
+cs_run cs_run_part(const cs_run *run, double a, double b);
+
+/* Raises run's progress to the point `frac` (0..1) of its part; never lowers it. Any thread. */
+void cs_run_progress_at(const cs_run *run, double frac);
 
 /* Runs task(ctx, i, worker) for every i in [0, n_tasks) on min(threads, n_tasks,
  * CS_THREADS_MAX) threads (threads <= 0: the online core count); `worker` is 0..threads-1 and lets a task use per-thread

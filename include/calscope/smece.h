@@ -32,6 +32,11 @@
 
 /* relplot's search floor: smECE's eps (metrics.py smECE(f, y, eps=0.001)). */
 #define CS_SMECE_EPS 0.001
+/* From this many samples a bootstrap replicate's smooth ECE is taken at the whole sample's
+ * automatic bandwidth instead of searching its own (metrics/evaluate.c). */
+#ifndef CS_SMECE_FIXED_BW_MIN
+#define CS_SMECE_FIXED_BW_MIN 1000
+#endif
 
 /* smECE_sigma, exactly. NAN when n == 0, sigma > 10 or memory ran out. */
 double cs_smece_at(const double *f, const double *y, size_t n, double sigma);

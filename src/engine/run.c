@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "calscope/thread.h"
@@ -83,4 +84,38 @@ int cs_parallel_for(int threads, size_t n_tasks, void (*task)(void *ctx, size_t 
     free(tid);
     free(args);
     return rc;
+}
+
+/* The part [from, to] of progress_ppm that run owns. */
+static void run_part_bounds(const cs_run *run, int *from, int *to)
+{
+    *from = run->ppm_from;
+    *to = run->ppm_from == 0 && run->ppm_to == 0 ? 1000000 : run->ppm_to;
+}
+
+cs_run cs_run_part(const cs_run *run, double a, double b)
+{
+    cs_run sub;
+    memset(&sub, 0, sizeof sub);
+    if (!run) return sub;
+    sub = *run;
+    int from, to;
+    run_part_bounds(run, &from, &to);
+    sub.ppm_from = from + (int)((double)(to - from) * a);
+    sub.ppm_to = from + (int)((double)(to - from) * b);
+    if (sub.ppm_to == 0) sub.ppm_to = 1;   /* (0, 0) would read as all of it */
+    return sub;
+}
+
+void cs_run_progress_at(const cs_run *run, double frac)
+{
+    if (!run || !run->progress_ppm) return;
+    int from, to;
+    run_part_bounds(run, &from, &to);
+    if (frac > 1.0) frac = 1.0;
+    int ppm = from + (int)((double)(to - from) * (frac > 0.0 ? frac : 0.0));
+    /* concurrent writers may finish out of order: only ever move forward */
+    int cur = atomic_load(run->progress_ppm);
+    while (cur < ppm && !atomic_compare_exchange_weak(run->progress_ppm, &cur, ppm))
+        ;
 }

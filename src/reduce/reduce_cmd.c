@@ -347,7 +347,7 @@ static int reduce(const ss_opts *o, const char *out)
     int rc;
     if (s == CS_OK) {
         atomic_int cancel = 0, ppm = 0;
-        job j = { .st = st, .plan = plan, .opt = &opt, .run = { o->threads, &cancel, &ppm } };
+        job j = { .st = st, .plan = plan, .opt = &opt, .run = { .threads = o->threads, .cancel = &cancel, .progress_ppm = &ppm } };
         cs_error_clear(&j.err);
         atomic_init(&j.finished, 0);
         s = run_job(&j, done, plan->n, &cancel);

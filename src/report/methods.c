@@ -383,7 +383,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
     cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method, mo->select_each };
-    cs_run run = { o->threads, NULL, NULL };
+    cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
     cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
     if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
     t->classes = t->res.classes;

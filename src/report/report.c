@@ -154,7 +154,7 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
 
     int topk[CS_MEASURE_MAX_TOPK];
     cs_measure_request q = request(o, d, topk);
-    cs_run run = { o->threads, NULL, NULL };
+    cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
     cs_status st = cs_measure(d, &o->settings, &q, &run, &f->m, &err);
     if (st == CS_EEMPTY && !f->m.evaluated) {
         fprintf(stderr, "calscope: %s: the selection '%s' kept no sample\n", f->path, o->settings.select);
@@ -212,7 +212,7 @@ int report_main(int argc, char **argv)
     if (stats_pair || (mt && !rep_methods_multi(mt) && !rep_methods_no_pairs(mt) && kept[0] && kept[1])) {
         cs_error err;
         cs_error_clear(&err);
-        cs_run run = { o.threads, NULL, NULL };
+        cs_run run = { .threads = o.threads, .cancel = NULL, .progress_ppm = NULL };
         /* the methods table's row for B resampled these very pairs: its comparison is the
          * table's (one computation, one answer) */
         const cs_compare *done = rep_methods_pair_of(mt, kept[0], kept[1]);

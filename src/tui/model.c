@@ -647,6 +647,18 @@ void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size)
     else snprintf(buf, size, "%s+%s", base, cs_recal_name(m->method_recal[i]));
 }
 
+/* " ~12s left" / " ~3m left" / " ~2h left" after the busy job's name, nothing while the
+ * backend cannot tell yet (eta < 0). */
+static void append_eta(char *what, size_t size, double eta)
+{
+    if (!(eta >= 0)) return;
+    size_t n = strlen(what);
+    if (n >= size) return;
+    if (eta < 90) snprintf(what + n, size - n, " ~%.0fs left", ceil(eta));
+    else if (eta < 90 * 60) snprintf(what + n, size - n, " ~%.0fm left", ceil(eta / 60));
+    else snprintf(what + n, size - n, " ~%.0fh left", ceil(eta / 3600));
+}
+
 int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress)
 {
     int busy = 0;
@@ -661,6 +673,7 @@ int tui_model_busy(const tui_model *m, char *what, size_t size, double *progress
             snprintf(what, size, "loading %s", m->files[s].name);
         else
             snprintf(what, size, "%s", job_name(s));
+        append_eta(what, size, cs_backend_eta(m->backend, s));
     }
     if (busy > 1) {
         size_t n = strlen(what);

@@ -83,6 +83,8 @@ static void test_basic_delivery(void **state)
     cs_backend *b = new_backend(2);
     assert_int_equal(cs_backend_workers(b), 2);
     assert_true(cs_backend_progress(b, 3) < 0);
+    assert_true(cs_backend_eta(b, 3) < 0);     /* no job: no estimate */
+    assert_true(cs_backend_eta(b, -1) < 0);
     uint64_t g = submit_sleep(b, 3, 20);
     assert_true(cs_backend_busy(b, 3));
     struct pollfd pfd = { .fd = cs_backend_wake_fd(b), .events = POLLIN };
@@ -97,6 +99,7 @@ static void test_basic_delivery(void **state)
     assert_true(cs_backend_is_current(b, r));
     assert_false(cs_backend_busy(b, 3));
     assert_double_near(cs_backend_progress(b, 3), 1.0, 0);
+    assert_true(cs_backend_eta(b, 3) < 0);     /* finished: nothing left to estimate */
     assert_null(cs_backend_poll(b));
     /* Drained: the pipe is empty again. */
     assert_int_equal(poll(&pfd, 1, 0), 0);
@@ -835,6 +838,7 @@ static void test_cheap_never_waits_behind_long(void **state)
     cs_job_free(r);
     assert_true(cs_backend_busy(b, 1));
     assert_true(cs_backend_progress(b, 1) == 0);   /* still queued */
+    assert_true(cs_backend_eta(b, 1) < 0);         /* queued: no estimate */
     /* once the first long job is cancelled, the second one starts */
     cs_backend_cancel(b, 0);
     cs_test_wait_running(b, 1);

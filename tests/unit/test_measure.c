@@ -141,7 +141,7 @@ static void test_report_agrees_bit_for_bit(void **state)
         q.parts = CS_MEASURE_CI;
         q.ci_repeats = 40;
         q.seed = 7;
-        cs_run run = { 2, NULL, NULL };
+        cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
         cs_measurement m;
         cs_error err;
         assert_int_equal(cs_measure(d, &s, &q, &run, &m, &err), CS_OK);
@@ -177,7 +177,7 @@ static void test_same_as_direct_calls(void **state)
     cs_settings_default(&s);
     s.lens = CS_LENS_CLASSWISE;
     cs_error err;
-    cs_run run = { 1, NULL, NULL };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
 
     cs_prepared *p = cs_prepare(d, &s, &err);
     assert_non_null(p);
@@ -303,7 +303,7 @@ static void test_methods_use_measure(void **state)
     cs_settings s;
     cs_settings_default(&s);
     cs_methods_options mo = { 0, 0, 25, 20, 5, CS_CI_PERCENTILE, 0 };
-    cs_run run = { 1, NULL, NULL };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
     cs_methods t;
     cs_error err;
     assert_int_equal(cs_methods_run(ds, 2, &s, &mo, &run, &t, &err), CS_OK);

@@ -593,7 +593,7 @@ static void test_self_compare_is_zero(void **state)
     cs_settings s;
     cs_settings_default(&s);
     cs_compare cmp;
-    cs_run run = { 2, NULL, NULL };
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     cs_error err;
     assert_int_equal(cs_compare_run(d, d, &s, CS_METRICS_DEFAULT, 100, 1, &run, &cmp, &err), CS_OK);
     assert_true(cmp.n_entries > 0);

@@ -446,7 +446,7 @@ static void test_bootstrap_ci(void **state)
     cs_prepared *p = cs_prepare(d, &s, &err);
     assert_non_null(p);
     assert_int_equal(cs_prepared_count(p), 40);
-    cs_run run = { 2, NULL, NULL };
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     cs_ci ci;
     enum { R = 60 };
     assert_int_equal(cs_bootstrap_ci(p, CS_METRICS_DEFAULT, R, 5, &run, &ci, &err), CS_OK);
@@ -498,7 +498,7 @@ static void test_curves(void **state)
     settings(&s, 15, CS_MIX_KDE);
     s.sigma = 0.05;
     cs_error err;
-    cs_run run = { 2, NULL, NULL };
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     cs_prepared *p = cs_prepare(d, &s, &err);
     cs_curve_options o;
     cs_curve_options_size_default(&o);
@@ -595,7 +595,7 @@ static void test_uncached_rows(void **state)
     cs_prepared *p = cs_prepare(d, &s, &err);
     assert_true(cs_prepared_has_tta(p));
     assert_false(cs_prepared_rece_m_kept(p));
-    cs_run run = { 1, NULL, NULL };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
     cs_ci ci;
     assert_int_equal(cs_bootstrap_ci(p, CS_METRIC_BIT(CS_METRIC_RECE_M) | CS_METRIC_BIT(CS_METRIC_ACCURACY),
                                      3, 1, &run, &ci, &err), CS_OK);

@@ -110,7 +110,7 @@ static cs_status reduce_tol(const char *text, const cs_seg_mapping *m, int threa
     cs_reduce_options_default(&o);
     o.mapping = m;
     if (tol >= 0) o.sum_tol = tol;
-    cs_run run = { threads, NULL, NULL };
+    cs_run run = { .threads = threads, .cancel = NULL, .progress_ppm = NULL };
     cs_error_clear(err);
     cs_status s = cs_reduce_run(p, &o, &run, out, err);
     cs_seg_plan_free(p);
@@ -429,7 +429,7 @@ static void test_sums_match_the_kernel(void **state)
     atomic_uchar done[5] = { 0 };
     o.done = done;
     atomic_int ppm = 0;
-    cs_run run = { 1, NULL, &ppm };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = &ppm };
     cs_segstats *one = NULL, *three = NULL;
     cs_error err;
     cs_error_clear(&err);
@@ -471,7 +471,7 @@ static void test_budget_and_helper(void **state)
     atomic_uchar done[3] = { 0 };
     o.done = done;
     atomic_int ppm = 0;
-    cs_run run = { 1, NULL, &ppm };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = &ppm };
     cs_segstats *one = NULL, *serial = NULL;
     cs_error err;
     cs_error_clear(&err);
@@ -639,7 +639,7 @@ static void test_first_error_and_cancel(void **state)
     cs_reduce_options o1;
     cs_reduce_options_default(&o1);
     o1.memory = 1;
-    cs_run run4 = { 4, NULL, NULL };
+    cs_run run4 = { .threads = 4, .cancel = NULL, .progress_ppm = NULL };
     cs_segstats *st1 = NULL;
     cs_error err1;
     cs_error_clear(&err1);
@@ -650,7 +650,7 @@ static void test_first_error_and_cancel(void **state)
     cs_reduce_options o;
     cs_reduce_options_default(&o);
     atomic_int cancel = 1;
-    cs_run run = { 2, &cancel, NULL };
+    cs_run run = { .threads = 2, .cancel = &cancel, .progress_ppm = NULL };
     cs_segstats *st = NULL;
     cs_error err;
     assert_int_equal(cs_reduce_run(p, &o, &run, &st, &err), CS_ECANCELLED);

@@ -9,6 +9,7 @@
 
 #include "calscope/curves.h"
 #include "calscope/measure.h"
+#include "calscope/smece.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"
 
@@ -263,6 +264,40 @@ static void test_bernoulli_bootstrap_sd(void **state)
     cs_dataset_free(d);
 }
 
+/* A job made of steps (the methods table: each method's interval, then its paired
+ * differences) gives each step a part of one progress: after the first step it stands at
+ * the end of that part, and the next step's start never lowers it (progress used to restart
+ * at 0 with each step). */
+static void test_progress_parts_never_restart(void **state)
+{
+    (void)state;
+    cs_dataset *a = calibrated(400, 3, 1.0);
+    cs_dataset *b = calibrated(400, 3, 2.0);
+    cs_settings s;
+    cs_settings_default(&s);
+    atomic_int ppm;
+    atomic_init(&ppm, 0);
+    cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = &ppm };
+    cs_run first = cs_run_part(&run, 0.0, 0.25), second = cs_run_part(&run, 0.25, 1.0);
+    cs_error err;
+    cs_compare c;
+    unsigned mask = CS_METRIC_BIT(CS_METRIC_ECE);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &first, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 250000);
+    /* a step whose part starts below where progress stands does not lower it */
+    cs_run inner = cs_run_part(&run, 0.0, 0.1);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &inner, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 250000);
+    assert_int_equal(cs_compare_run(a, b, &s, mask, 50, 1, &second, &c, &err), CS_OK);
+    assert_int_equal(atomic_load(&ppm), 1000000);
+    /* parts of parts: [0.25, 1] halved is [0.25, 0.625] of the whole */
+    cs_run half = cs_run_part(&second, 0.0, 0.5);
+    assert_int_equal(half.ppm_from, 250000);
+    assert_int_equal(half.ppm_to, 625000);
+    cs_dataset_free(a);
+    cs_dataset_free(b);
+}
+
 static void test_compare_self_and_worse(void **state)
 {
     (void)state;
@@ -469,6 +504,63 @@ static void test_smece_resampled_large(void **state)
     cs_dataset_free(d);
 }
 
+/* Smooth ECE of a draw from the 2-class file d (top-1: confidence max(q, 1-q), correct when
+ * the label is the argmax), computed on copies by the library's direct functions: at the
+ * bandwidth sigma, or (sigma 0) at the draw's own automatic bandwidth. */
+static double smece_of_draw(const cs_dataset *d, const uint32_t *idx, size_t k, double sigma)
+{
+    double *f = malloc(k * sizeof *f), *y = malloc(k * sizeof *y), used;
+    for (size_t j = 0; j < k; j++) {
+        size_t i = idx[j];
+        double q = d->prob[2 * i + 1];
+        int top = q > 1 - q;   /* ties (q = 0.5 exactly) do not occur in these draws */
+        f[j] = top ? q : 1 - q;
+        y[j] = (int)d->label[i] == top;
+    }
+    double v = sigma > 0 ? cs_smece_at(f, y, k, sigma) : cs_smece_auto(f, y, k, &used);
+    free(f);
+    free(y);
+    return v;
+}
+
+/* A bootstrap replicate (n of n samples, with replacement) of a file of at least
+ * CS_SMECE_FIXED_BW_MIN samples takes its smooth ECE at the whole file's bandwidth; a smaller
+ * draw (a size curve's subsample), or a replicate of a smaller file, searches its own. */
+static void test_smece_replicate_at_whole_bandwidth(void **state)
+{
+    (void)state;
+    for (int big = 0; big < 2; big++) {
+        size_t n = big ? CS_SMECE_FIXED_BW_MIN + 200 : CS_SMECE_FIXED_BW_MIN - 200;
+        cs_dataset *d = calibrated(n, 12, 1.0);   /* residuals of both signs: smECE depends on s */
+        cs_prepared *p = prep(d);
+        cs_error err;
+        cs_result whole, draw;
+        memset(&whole, 0, sizeof whole);
+        memset(&draw, 0, sizeof draw);
+        assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SMECE, NULL, &whole, &err), CS_OK);
+        uint32_t *idx = malloc(n * sizeof *idx);
+        cs_rng r;
+        cs_rng_seed(&r, 5, 91, 0, 0);
+        for (size_t j = 0; j < n; j++) idx[j] = (uint32_t)(unif(&r) * (double)n);
+        assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_SMECE, NULL, &draw, &err), CS_OK);
+        double at_whole = smece_of_draw(d, idx, n, whole.smece_sigma);
+        double own = smece_of_draw(d, idx, n, 0.0);
+        assert_true(fabs(at_whole - own) > 1e-6);   /* the two rules differ on this draw */
+        assert_double_near(draw.smece, big ? at_whole : own, 1e-12);
+        assert_double_near(draw.smece_sigma, big ? whole.smece_sigma : draw.smece_sigma, 0);
+        cs_result_free(&draw);
+        memset(&draw, 0, sizeof draw);
+        /* half the samples: a subsample keeps its own search at any size */
+        assert_int_equal(cs_evaluate(p, idx, n / 2, CS_WANT_SMECE, NULL, &draw, &err), CS_OK);
+        assert_double_near(draw.smece, smece_of_draw(d, idx, n / 2, 0.0), 1e-12);
+        cs_result_free(&draw);
+        cs_result_free(&whole);
+        free(idx);
+        cs_prepared_free(p);
+        cs_dataset_free(d);
+    }
+}
+
 /* A cancelled call returns CS_ECANCELLED having done fewer replicates than asked for: the
  * flag is raised mid-run (after the first replicates, as the progress shows), and a million
  * repeats of six subsets of 5,000 rows would take minutes, so a call that ignored the flag would
@@ -518,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_bins_curve),
         cmocka_unit_test(test_smece_resampled_large),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_smece_replicate_at_whole_bandwidth),
+        cmocka_unit_test(test_progress_parts_never_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

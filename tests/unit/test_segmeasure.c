@@ -80,7 +80,7 @@ static size_t compare_one(const cs_dataset *d, const cs_segstats *st, const cs_s
     cs_measure_request q;
     memset(&q, 0, sizeof q);
     q.parts = CS_MEASURE_CASES;
-    cs_run run = { 1, NULL, NULL };
+    cs_run run = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
     cs_measurement r, g;
     cs_error err;
     assert_int_equal(cs_measure(d, s, &q, &run, &r, &err), CS_OK);
@@ -372,7 +372,7 @@ static void run_ci(const cs_segstats *st, const cs_settings *s, int threads, cs_
     q.ci_method = method;
     q.seed = 42;
     q.ci_metrics = CS_METRICS_DEFAULT;
-    cs_run run = { threads, NULL, NULL };
+    cs_run run = { .threads = threads, .cancel = NULL, .progress_ppm = NULL };
     cs_error err;
     cs_status rc = cs_segstats_measure(st, s, &q, &run, m, &err);
     if (rc) fail_msg("%s", err.msg);
@@ -438,7 +438,7 @@ static cs_curve *run_curve(const cs_segstats *st, const cs_settings *s, cs_curve
     else cs_curve_options_bins_default(&q.curve, 0);
     q.curve.repeats = 30;
     q.curve.seed = 9;
-    cs_run run = { threads, NULL, NULL };
+    cs_run run = { .threads = threads, .cancel = NULL, .progress_ppm = NULL };
     cs_measurement m;
     cs_error err;
     cs_status rc = cs_segstats_measure(st, s, &q, &run, &m, &err);
@@ -498,7 +498,8 @@ static void test_compare(void **state)
     settings(&s, "classwise", 15, "tvd");
     cs_compare c1, c2, self;
     cs_error err;
-    cs_run r1 = { 1, NULL, NULL }, r2 = { 2, NULL, NULL };
+    cs_run r1 = { .threads = 1, .cancel = NULL, .progress_ppm = NULL };
+    cs_run r2 = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
     assert_int_equal(cs_segstats_compare(a, "A", b, "B", &s, 0, 100, 3, &r1, &c1, &err), CS_OK);
     assert_int_equal(cs_segstats_compare(a, "A", b, "B", &s, 0, 100, 3, &r2, &c2, &err), CS_OK);
     assert_memory_equal(&c1, &c2, sizeof c1);
@@ -578,7 +579,7 @@ static void test_progress_and_cancel(void **state)
     q.parts = CS_MEASURE_CI;
     q.ci_repeats = 20;
     atomic_int cancel = 0, ppm = -1;
-    cs_run run = { 2, &cancel, &ppm };
+    cs_run run = { .threads = 2, .cancel = &cancel, .progress_ppm = &ppm };
     cs_measurement m;
     cs_error err;
     assert_int_equal(cs_segstats_measure(st, &s, &q, &run, &m, &err), CS_OK);

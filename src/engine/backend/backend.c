@@ -38,6 +38,7 @@ typedef struct task {
     uint64_t gen;
     atomic_int cancel;
     atomic_int progress;     /* parts per million */
+    atomic_llong started_us; /* when a worker began running it (monotonic us); 0: queued */
     int share;               /* helper threads when the job leaves it to the pool */
     struct task *next;
 } task;
@@ -131,6 +132,7 @@ static void run_task(task *t)
 {
     cs_job *j = t->job;
     double t0 = now_seconds();
+    atomic_store(&t->started_us, (long long)(t0 * 1e6) + 1);
     cs_error_clear(&j->err);
     j->status = CS_OK;
     cs_run run = { .threads = j->threads > 0 ? j->threads : t->share,
@@ -361,6 +363,7 @@ uint64_t cs_backend_submit(cs_backend *b, int slot, cs_job *job, cs_error *err)
     job->slot = slot;
     atomic_init(&t->cancel, 0);
     atomic_init(&t->progress, 0);
+    atomic_init(&t->started_us, 0);
     pthread_mutex_lock(&b->mu);
     supersede_locked(b, slot);
     uint64_t gen = t->gen = job->generation = ++b->gen_counter;
@@ -526,6 +529,29 @@ double cs_backend_progress(const cs_backend *b, int slot)
         p = m->slot_done[slot] ? 1.0 : -1.0;
     pthread_mutex_unlock(&m->mu);
     return p;
+}
+
+/* The ETA of a job that started at started_us and has done p of its work, seconds; -1 when
+ * too little has happened to tell (the first second, the first 2 %). */
+static double eta_of(long long started_us, double p)
+{
+    if (started_us <= 0 || !(p >= 0.02) || p >= 1.0) return -1.0;
+    double elapsed = now_seconds() - (double)started_us * 1e-6;
+    if (elapsed < 1.0) return -1.0;
+    return elapsed * (1.0 - p) / p;
+}
+
+double cs_backend_eta(const cs_backend *b, int slot)
+{
+    if (slot < 0 || slot >= CS_BACKEND_MAX_SLOTS)
+        return -1;
+    cs_backend *m = (cs_backend *)b;
+    double eta = -1.0;
+    pthread_mutex_lock(&m->mu);
+    task *t = m->slot_task[slot];
+    if (t) eta = eta_of(atomic_load(&t->started_us), atomic_load(&t->progress) / 1e6);
+    pthread_mutex_unlock(&m->mu);
+    return eta;
 }
 
 int cs_backend_busy(const cs_backend *b, int slot)

@@ -275,6 +275,18 @@ static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const ch
 
 /* ---- the table ------------------------------------------------------------------------- */
 
+/* The part of one method's progress its measurement takes, the rest going to its paired
+ * differences: in proportion to the replicates each evaluates (an interval's draw is one
+ * evaluation, a paired draw two, each step's second pass a top-k ECE, cheap). Each method
+ * owns 1/n of the job, so the job's progress runs once from 0 to 1 through every step. */
+static double measure_share(const cs_methods_options *o, int has_pair)
+{
+    if (!has_pair) return 1.0;
+    double m = o->ci_repeats > 0 ? (double)o->ci_repeats : 1.0;
+    double p = 2.0 * (double)cmp_repeats(o);
+    return m / (m + p);
+}
+
 static void row_init(cs_method_row *me)
 {
     cs_error_clear(&me->err);
@@ -290,12 +302,17 @@ static cs_status method_row(cs_methods *out, size_t i, const cs_dataset *x, cons
                             const cs_run *run)
 {
     cs_method_row *me = &out->rows[i];
-    me->status = measure(me, x, s, sk, o, run);
-    if (me->status == CS_OK && i != out->ref && ref && pairs)
-        me->diff_status = paired(me, x, ref, s, sk, o, run);
+    int has_pair = i != out->ref && ref && pairs;
+    double split = measure_share(o, has_pair), n = (double)out->n;
+    cs_run mrun = cs_run_part(run, (double)i / n, ((double)i + split) / n);
+    cs_run prun = cs_run_part(run, ((double)i + split) / n, ((double)i + 1) / n);
+    me->status = measure(me, x, s, sk, o, &mrun);
+    if (me->status == CS_OK && has_pair)
+        me->diff_status = paired(me, x, ref, s, sk, o, &prun);
     else if (i != out->ref && !pairs)
         cs_error_set(&me->diff_err, CS_EUSAGE, 0, 0, "%s", CS_METHODS_EACH_NO_PAIRS);
     if (cancelled(run) || me->status == CS_ECANCELLED || me->diff_status == CS_ECANCELLED) return CS_ECANCELLED;
+    cs_run_progress_at(&prun, 1.0);   /* a row without pairs ends its part too */
     me->k = x->k;
     me->cls = calloc(x->k, sizeof *me->cls);
     cs_error merr;

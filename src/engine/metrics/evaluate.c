@@ -562,6 +562,18 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
     return h > 0 ? h : NAN;
 }
 
+/* Whether a draw's smooth ECE is taken at the whole problem's bandwidth s* instead of its own
+ * fixed point: a bootstrap replicate (a draw of all n samples with replacement) of a problem
+ * of at least CS_SMECE_FIXED_BW_MIN samples. The search costs several smooth ECEs per
+ * replicate (the bracket and false position, each a kernel-sum grid); at s* it is one. The
+ * interval then leaves out the bandwidth choice's own spread, which shrinks as n grows: s*
+ * moves little between replicates of a large sample. A subsample of fewer samples (size
+ * curves) keeps its own search: its s* is not the whole problem's. */
+static int resample_at_whole_bandwidth(const cs_prepared *p, const uint32_t *items, size_t ni)
+{
+    return items && ni == p->n && p->n >= CS_SMECE_FIXED_BW_MIN;
+}
+
 /* The class-wise ECE (uniform bins, tvd, whatever the settings) as a job of its own, for a
  * second thread from SCE_SIDE_MIN samples (cs_evaluate). On that thread the job also makes
  * the Brier score and NLL first (scores: out's brier and nll, on that thread alone), then the
@@ -820,6 +832,10 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     if (smooth) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
+        if (resample_at_whole_bandwidth(p, items, ni) && hint > 0) {
+            sig = hint;
+            hint = NAN;
+        }
         out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used, join_sorted, &sj);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);

@@ -71,6 +71,7 @@ cs_status cs_curve_reduce(cs_curve *c, const double *values, size_t R, cs_error 
 typedef struct cs_runner {
     const atomic_int *cancel;
     atomic_int *progress;
+    cs_run part;             /* run's threads, cancel and part of progress (run.h) */
     int threads;             /* run->threads, or the core count; at most CS_THREADS_MAX */
     size_t total;            /* progress units */
     atomic_size_t done;
@@ -78,7 +79,7 @@ typedef struct cs_runner {
 } cs_runner;
 void cs_runner_init(cs_runner *rn, const cs_run *run, size_t total);
 int cs_runner_cancelled(const cs_runner *rn);
-/* One unit done: progress only ever moves forward. */
+/* One unit done: progress moves forward through the run's part, never back. */
 void cs_runner_tick(cs_runner *rn);
 /* Records st when it is the first hard error. */
 void cs_runner_fail(cs_runner *rn, cs_status st);

@@ -8,12 +8,15 @@ void cs_runner_init(cs_runner *rn, const cs_run *run, size_t total)
 {
     rn->cancel = run ? run->cancel : NULL;
     rn->progress = run ? run->progress_ppm : NULL;
+    rn->part = cs_run_part(run, 0.0, 1.0);
     int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
     rn->threads = t > CS_THREADS_MAX ? CS_THREADS_MAX : t;
     rn->total = total ? total : 1;
     atomic_init(&rn->done, 0);
     atomic_init(&rn->failed, CS_OK);
-    if (rn->progress) atomic_store(rn->progress, 0);
+    /* no reset to 0: a call that is one step of a longer job starts where the step before
+     * ended, so the job's progress never restarts (a fresh job's progress starts at 0) */
+    cs_run_progress_at(&rn->part, 0.0);
 }
 
 int cs_runner_cancelled(const cs_runner *rn)
@@ -25,12 +28,7 @@ void cs_runner_tick(cs_runner *rn)
 {
     size_t d = atomic_fetch_add(&rn->done, 1) + 1;
     if (!rn->progress) return;
-    int ppm = (int)((double)d / (double)rn->total * 1e6);
-    if (ppm > 1000000) ppm = 1000000;
-    /* Concurrent ticks may finish out of order: only ever move forward. */
-    int cur = atomic_load(rn->progress);
-    while (cur < ppm && !atomic_compare_exchange_weak(rn->progress, &cur, ppm))
-        ;
+    cs_run_progress_at(&rn->part, (double)d / (double)rn->total);
 }
 
 void cs_runner_fail(cs_runner *rn, cs_status st)
@@ -46,6 +44,6 @@ cs_status cs_runner_finish(cs_runner *rn, cs_error *err)
         return cs_error_set(err, (cs_status)f, 0, 0, "resampling: %s",
                             f == CS_ENOMEM ? "out of memory" : "a replicate could not be evaluated");
     if (cs_runner_cancelled(rn)) return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    if (rn->progress) atomic_store(rn->progress, 1000000);
+    cs_run_progress_at(&rn->part, 1.0);
     return CS_OK;
 }
