@@ -71,8 +71,8 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;
     out->selected = cs_prepared_count(p);
-    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run ? run->cancel : NULL,
-                               &out->result, err);
+    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run, &out->result,
+                               err);
     if (st == CS_OK) {
         out->evaluated = 1;
         st = parts(d, s, q, run, p, out, err);

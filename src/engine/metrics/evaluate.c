@@ -774,7 +774,7 @@ static void join_sorted(void *arg)
 #define SORTED_SIDE_MIN 100000u
 
 static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
-                                   unsigned want, int with_aece, cs_mx_scratch *sc,
+                                   unsigned want, int with_aece, int helper, cs_mx_scratch *sc,
                                    cs_sort_share *share, cs_result *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
@@ -802,11 +802,11 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
     gather_job g = { .v = v, .t = t, .order = order, .fs = fs, .ts = ts, .have_f = have_f, .ni = ni };
-    cs_mx_chunks(2, ni >= SORTED_SIDE_MIN, gather_half, &g);
+    cs_mx_chunks(2, helper && ni >= SORTED_SIDE_MIN, gather_half, &g);
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
     sorted_job sj = { .p = p, .fs = fs, .ts = ts, .ni = ni, .want = want, .with_aece = with_aece,
                       .out = out, .rc = CS_OK };
-    int beside = smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
+    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
     sj.running = beside;
     if (!beside) {   /* in the one-thread order, before smooth ECE turns the block into pairs */
         sorted_run(&sj);
@@ -1037,8 +1037,10 @@ void cs_result_reset(cs_result *r)
 }
 
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
-                      const atomic_int *cancel, cs_result *out, cs_error *err)
+                      const cs_run *run, cs_result *out, cs_error *err)
 {
+    const atomic_int *cancel = run ? run->cancel : NULL;
+    int helper = !run || run->threads != 1;   /* the caller's budget has a thread beside it */
     cs_result_reset(out);
     size_t ni = idx ? n : p->n;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
@@ -1118,7 +1120,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     cs_sort_share_init(&sj.sort);
     pthread_t sth;
     int side = 0;
-    if ((want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
+    if (helper && (want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
         sj.scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
         sj.binned = (want & CS_WANT_BINNED) != 0;
         sj.rece = (want & CS_WANT_RECE_G) != 0;
@@ -1153,7 +1155,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     cs_error est_err;
     cs_status est_rc = CS_OK;
     if (rc == CS_OK && est)
-        est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, &sj.sort, out, &est_err);
+        est_rc = scalar_estimators(p, items, ni, want, aece_in_est, helper, sc, &sj.sort, out, &est_err);
     if (side) {
         cs_sort_share_close(&sj.sort);   /* the side thread waits for a sort to help with */
         pthread_join(sth, NULL);
