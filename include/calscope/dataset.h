@@ -124,6 +124,11 @@ void cs_dataset_prepare_finish(cs_dataset *d);
 
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
 void cs_dataset_free(cs_dataset *d);
+/* Frees d->line and sets it NULL: the rows' line numbers only point a pairing error
+ * (cs_compare_rows) into the file, and they are n words of the peak memory, so a caller that
+ * pairs nothing drops them once loaded. Error messages then name no line. NULL-safe; the
+ * thread that owns d, before it is shared. */
+void cs_dataset_drop_lines(cs_dataset *d);
 
 /* names[0..k) copied into one block of the class_names layout: k pointers followed by the text
  * (a NULL name stays NULL). The caller owns the block and frees it with free(). NULL when out

@@ -82,6 +82,13 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
 /* Frees what m owns and zeroes it (the struct is the caller's). NULL-safe. */
 void cs_measurement_free(cs_measurement *m);
 
+/* Whether measuring under s the parts `parts` (CS_MEASURE_*) reads nothing of the probability
+ * rows but the sums a one-pass load keeps (calscope/rowsums.h): the values of all samples on
+ * the top-1 lens, and per-case metrics (a file with a case column is never summed). A caller
+ * that prints nothing else of the rows may then load with cs_load_options.row_sums_bins =
+ * s->bins. Pure; any thread. */
+int cs_measure_reads_only_sums(const cs_settings *s, unsigned parts);
+
 /* Which rows fit a recalibration and which are held out to measure every method on. */
 typedef struct cs_fit_split {
     double fraction;             /* > 0: --recal-split F, a seeded hash of the ids below F */

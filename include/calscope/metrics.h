@@ -20,6 +20,7 @@
 
 #include "calscope/dataset.h"
 #include "calscope/error.h"
+#include "calscope/run.h"
 
 typedef enum cs_lens_kind {
     CS_LENS_TOP1, CS_LENS_TOPK, CS_LENS_CLASS, CS_LENS_CLASSWISE, CS_LENS_GROUP, CS_LENS_FULL
@@ -199,9 +200,14 @@ int cs_prepared_rece_m_kept(const cs_prepared *p);
 void cs_prepared_free(cs_prepared *p);
 
 /* Computes the `want` metrics on the samples idx[0..n) of p (NULL idx = all, n ignored then).
- * Metrics not asked for are NAN. `cancel` (may be NULL) is polled; when raised the call returns
- * CS_ECANCELLED. Returns CS_OK, CS_EEMPTY (n == 0), CS_ENOMEM or CS_ECANCELLED. */
+ * Metrics not asked for are NAN. run (may be NULL: no cancel, no budget) is the caller's run
+ * context: run->cancel is polled, and when raised the call returns CS_ECANCELLED; on a large
+ * sample (100,000 or more) the class-wise ECE and the sorted estimators run on one helper
+ * thread (cs_helper_start) beside the caller unless run->threads is 1 — a caller inside
+ * cs_parallel_for, whose tasks spend the budget, passes 1. The numbers are the same either
+ * way. Returns CS_OK, CS_EEMPTY (n == 0), CS_ENOMEM or CS_ECANCELLED. out is the caller's
+ * (cs_result_free). Any thread, any number at once on one p. */
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
-                      const atomic_int *cancel, cs_result *out, cs_error *err);
+                      const cs_run *run, cs_result *out, cs_error *err);
 
 #endif

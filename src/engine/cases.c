@@ -142,7 +142,7 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
         }
         cs_result r;
         memset(&r, 0, sizeof r);
-        st = cs_evaluate(p, idx + start[c], cn, CS_WANT_BINNED, cancel, &r, err);
+        st = cs_evaluate(p, idx + start[c], cn, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &r, err);
         if (st != CS_OK) { cs_result_free(&r); goto done; }
         out->case_index[j] = (int32_t)c;
         out->count[j] = cn;
@@ -160,7 +160,7 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
 
     cs_result all;
     memset(&all, 0, sizeof all);
-    st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, cancel, &all, err);
+    st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &all, err);
     if (st == CS_OK) {
         out->pooled_ece = all.ece;
         out->pooled_ace = all.ace;

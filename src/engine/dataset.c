@@ -42,6 +42,13 @@ void cs_dataset_free(cs_dataset *d)
     free(d);
 }
 
+void cs_dataset_drop_lines(cs_dataset *d)
+{
+    if (!d) return;
+    free(d->line);
+    d->line = NULL;
+}
+
 cs_status cs_dataset_need_probs(const cs_dataset *d, const char *what, cs_error *err)
 {
     if (!d || !d->row_sums) return CS_OK;

@@ -91,7 +91,7 @@ cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const 
         iv->count = cs_prepared_count(p);
         cs_result r;
         memset(&r, 0, sizeof r);
-        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, cancel, &r, err);
+        cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &r, err);
         if (st == CS_OK) iv->ece = r.ece;
         cs_result_free(&r);
         cs_prepared_free(p);

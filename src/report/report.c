@@ -35,6 +35,17 @@ int rep_topk_used(int k, size_t classes)
     return k > 0 && (size_t)k < classes ? k : (int)classes;
 }
 
+/* The parts of a measurement the options ask for (CS_MEASURE_*): the per-case table always. */
+static unsigned parts_asked(const rep_opts *o)
+{
+    unsigned parts = CS_MEASURE_CASES;
+    if (o->ci_repeats) parts |= CS_MEASURE_CI;
+    if (o->curve) parts |= CS_MEASURE_CURVE;
+    if (o->n_topk) parts |= CS_MEASURE_TOPK;
+    if (o->likert) parts |= CS_MEASURE_LIKERT;
+    return parts;
+}
+
 /* What cs_measure is asked for under the report's flags: the values always; the per-case
  * metrics of a file with a case column; --ci, --curve, --topk-bars, --likert. topk (32 ints)
  * receives each --topk-bars k as used on d (rep_topk_used), once, in the order given:
@@ -43,17 +54,15 @@ static cs_measure_request request(const rep_opts *o, const cs_dataset *d, int *t
 {
     cs_measure_request q;
     memset(&q, 0, sizeof q);
-    q.parts = CS_MEASURE_CASES;
+    q.parts = parts_asked(o);
     q.want = CS_WANT_ALL;
     q.seed = o->seed;
     if (o->ci_repeats) {
-        q.parts |= CS_MEASURE_CI;
         q.ci_repeats = o->ci_repeats;
         q.ci_method = (cs_ci_method)o->ci_method;
         q.ci_metrics = CS_METRICS_DEFAULT;
     }
     if (o->curve) {
-        q.parts |= CS_MEASURE_CURVE;
         q.curve_kind = o->curve == 1 ? CS_CURVE_SIZE : CS_CURVE_BINS;
         if (o->curve == 1) cs_curve_options_size_default(&q.curve);
         else cs_curve_options_bins_default(&q.curve, o->settings.binning == CS_BIN_KDTREE);
@@ -68,7 +77,6 @@ static cs_measure_request request(const rep_opts *o, const cs_dataset *d, int *t
         }
     }
     if (o->n_topk) {
-        q.parts |= CS_MEASURE_TOPK;
         for (size_t i = 0; i < o->n_topk; i++) {
             int k = rep_topk_used(o->topk[i], d->k);
             size_t j = 0;
@@ -78,7 +86,6 @@ static cs_measure_request request(const rep_opts *o, const cs_dataset *d, int *t
         q.topk = topk;
     }
     if (o->likert) {
-        q.parts |= CS_MEASURE_LIKERT;
         q.likert_cuts = o->n_likert_cuts ? o->likert_cuts : NULL;
         q.n_likert_cuts = o->n_likert_cuts;
     }
@@ -108,15 +115,14 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
     }
 }
 
-/* Whether nothing the report prints for a file reads its probability rows but the class-wise
- * ECE, Brier score and NLL of all samples on the top-1 lens: then the loader may sum those as
- * it reads and keep fewer rows (a one-pass load, calscope/rowsums.h). Not with
- * --compare (the files are kept and paired), a selection, another lens, intervals, curves,
- * top-k bars, the Likert table, --compat or recalibration, which all read the rows. */
+/* Whether nothing the report prints for a file reads its probability rows but the sums of a
+ * one-pass load (calscope/rowsums.h): the engine says so of the measurement's parts
+ * (cs_measure_reads_only_sums); the report's own readers of the rows are --compare (the files
+ * are kept and paired), --compat and recalibration, and a selection prints its count. */
 static int one_pass(const rep_opts *o, int keep)
 {
-    return !keep && !o->select_given && o->settings.lens == CS_LENS_TOP1 && !o->ci_repeats &&
-           !o->curve && !o->n_topk && !o->likert && o->compat < 0 && !o->methods.n_recal;
+    return !keep && !o->select_given && o->compat < 0 && !o->methods.n_recal &&
+           cs_measure_reads_only_sums(&o->settings, parts_asked(o));
 }
 
 /* Loads and measures one file. Returns the dataset when keep is set (for --compare), else
@@ -136,12 +142,8 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
         return NULL;
     }
     f->loaded = 1;
-    /* The rows' line numbers only point --compare's pairing errors into the file: without
-     * --compare nothing reads them, and they are n words of the peak memory. */
-    if (!keep) {
-        free(d->line);
-        d->line = NULL;
-    }
+    /* without --compare nothing pairs the rows: their line numbers go */
+    if (!keep) cs_dataset_drop_lines(d);
     f->rows = d->n;
     f->classes = d->k;
     f->samples = d->n_samples;

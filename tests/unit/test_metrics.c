@@ -659,7 +659,7 @@ static void test_sce_beside(void **state)
     cs_prepared *p = cs_prepare(d, &s, &e);
     atomic_int cancel = 1;
     cs_result r;
-    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &cancel, &r, &e), CS_ECANCELLED);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &(cs_run){ .threads = 0, .cancel = &cancel }, &r, &e), CS_ECANCELLED);
     cs_prepared_free(p);
     cs_result_free(&top);
     cs_result_free(&cw);
@@ -780,7 +780,7 @@ static void test_empty_and_errors(void **state)
     uint32_t oob = 5;
     assert_int_equal(cs_evaluate(p, &oob, 1, CS_WANT_ALL, NULL, &r, &e), CS_EUSAGE);
     atomic_int cancel = 1;
-    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &cancel, &r, &e), CS_ECANCELLED);
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &(cs_run){ .threads = 0, .cancel = &cancel }, &r, &e), CS_ECANCELLED);
     cs_prepared_free(p);
 
     /* a selection that keeps nothing: no rows are samples (every row a tta > 0 observation) */

@@ -123,7 +123,7 @@ static cs_dataset *synth_on(size_t n, size_t k, double grid)
     return d;
 }
 
-static cs_result evaluate(const cs_dataset *d, const char *lens)
+static cs_result evaluate_run(const cs_dataset *d, const char *lens, const cs_run *run)
 {
     cs_settings s;
     cs_error e;
@@ -132,10 +132,15 @@ static cs_result evaluate(const cs_dataset *d, const char *lens)
     cs_prepared *p = cs_prepare(d, &s, &e);
     if (!p) fail_msg("cs_prepare: %s", e.msg);
     cs_result r;
-    cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_ALL, NULL, &r, &e);
+    cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_ALL, run, &r, &e);
     if (st != CS_OK) fail_msg("cs_evaluate: %s", e.msg);
     cs_prepared_free(p);
     return r;
+}
+
+static cs_result evaluate(const cs_dataset *d, const char *lens)
+{
+    return evaluate_run(d, lens, NULL);
 }
 
 static void same_result(const cs_result *a, const cs_result *b)
@@ -180,6 +185,36 @@ static void test_metrics_without_threads(void **state)
         }
         cs_dataset_free(d);
     }
+}
+
+/* A caller's budget of one thread (cs_run.threads 1, a task of cs_parallel_for): cs_evaluate
+ * starts none of its own helpers — the class-wise ECE's side thread, and on the top-1 lens the
+ * estimators' gather and the reader beside smooth ECE, so 3 fewer threads asked for there and
+ * 1 fewer on the class-wise lens (whose estimators are not the scalar ones) — and gives the
+ * same bits. Counted as refusals, so every thread asked for is seen. */
+static void test_metrics_budget_of_one(void **state)
+{
+    (void)state;
+    static const char *lenses[] = {"top1", "classwise"};
+    static const int fewer[] = {3, 1};
+    cs_dataset *d = synth_on(250000, 5, 0.0);
+    const cs_run one = { .threads = 1 };
+    for (size_t l = 0; l < 2; l++) {
+        set_refuse(1);
+        cs_result a = evaluate(d, lenses[l]);
+        int asked_free = atomic_load(&refused);
+        set_refuse(1);
+        cs_result b = evaluate_run(d, lenses[l], &one);
+        int asked_one = atomic_load(&refused);
+        set_refuse(0);
+        if (asked_free - asked_one != fewer[l])
+            fail_msg("%s: %d threads asked for without a budget, %d under a budget of one", lenses[l],
+                     asked_free, asked_one);
+        same_result(&a, &b);
+        cs_result_free(&a);
+        cs_result_free(&b);
+    }
+    cs_dataset_free(d);
 }
 
 /* ---- the loader -------------------------------------------------------------------------------- */
@@ -251,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pair_without_a_thread),
         cmocka_unit_test(test_metrics_without_threads),
+        cmocka_unit_test(test_metrics_budget_of_one),
         cmocka_unit_test(test_load_without_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

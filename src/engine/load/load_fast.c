@@ -845,132 +845,117 @@ static void view_rows(csl_rows *v, const csl_rows *all, const csl_schema *s, siz
     }
 }
 
-int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
-                 cs_status *st, cs_error *err)
+/* ---- cs_load_fast, in steps ------------------------------------------------------------------ */
+
+/* Not a CSL_* code: a step went well and the load goes on. */
+#define FAST_GO_ON (-1)
+
+/* The context of one load: the file's bytes, its options and limits, the progress ticks. */
+static void fast_init(fast_ctx *c, const char *name, const char *data, size_t len,
+                      const cs_load_options *opt, const csl_limits *lim, int scan, int file_backed)
 {
-    memset(out, 0, sizeof *out);
-    *st = CS_OK;
-    fast_ctx c;
-    memset(&c, 0, sizeof c);
-    c.name = name;
-    c.opt = opt;
-    c.pr.opt = opt;
-    c.pr.total = len;
-    c.total = len;
-    c.file_backed = file_backed;
-    c.page = (size_t)sysconf(_SC_PAGESIZE);
-    c.field_max = lim->field;
-    c.scan = cs_load_scan_kind(scan);
-    c.data_end = data + len;
-    atomic_init(&c.done, 0);
-    atomic_init(&c.stop, 0);
-    atomic_init(&c.first_released, 0);
-    if (cs_load_tick(&c.pr, 0)) {
-        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
-        return CSL_DONE;
-    }
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    c->opt = opt;
+    c->pr.opt = opt;
+    c->pr.total = len;
+    c->total = len;
+    c->file_backed = file_backed;
+    c->page = (size_t)sysconf(_SC_PAGESIZE);
+    c->field_max = lim->field;
+    c->scan = cs_load_scan_kind(scan);
+    c->data_end = data + len;
+    atomic_init(&c->done, 0);
+    atomic_init(&c->stop, 0);
+    atomic_init(&c->first_released, 0);
+}
 
-    const char *d = data, *end = data + len;
-    if (len >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) d += 3;
-    size_t ext;
-    if (cs_load_header_scan(name, d, (size_t)(end - d), 1, opt, lim, &ext, err) == CSL_HEAD_BAD) {
-        *st = err->code;
-        return CSL_DONE;
-    }
-    if (memchr(d, '"', (size_t)(end - d) < 65536 ? (size_t)(end - d) : 65536)) return CSL_BAIL;
-
-    char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, ext);
-    c.cls[(unsigned char)delim] = 1;
-    c.delim = delim;
-    c.cls['"'] = 2;
-    c.cls['\r'] = 2;
-
-    /* header: the first non-blank line */
-    long line = 1;
-    const char *p = d;
-    while (p < end) {
+/* The header: the first non-blank line (or, with no_header, the first line of data) becomes
+ * out->schema. *p and *line move to the first data line. Returns FAST_GO_ON, CSL_BAIL, or
+ * CSL_DONE (*st says why; a file of blank lines only has no schema, and the finisher says so). */
+static int read_header(fast_ctx *c, const char **p, const char *end, long *line,
+                       const csl_limits *lim, csl_parsed *out, cs_status *st, cs_error *err)
+{
+    const cs_load_options *opt = c->opt;
+    while (*p < end) {
         const char *next;
-        const char *le = line_end(p, end, lim->header + 2, &next);
+        const char *le = line_end(*p, end, lim->header + 2, &next);
         if (!le) {                       /* a first data line (no_header) that long */
             cs_load_parsed_free(out);
             return CSL_BAIL;
         }
-        size_t nf = count_delims(&c, p, le);
+        size_t nf = count_delims(c, *p, le);
         if (nf == 1 || opt->no_header) {
             /* a blank line, or a first line of data: every field checked as rows are */
             csl_field first;
-            long n = split_line(&c, p, le, &first, 1);
+            long n = split_line(c, *p, le, &first, 1);
             if (n < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
             if (n == 1 && first.len == 0) {
                 if (next[-1] == '\n' || (le < next && *le == '\r')) out->blank_lines++;
-                line++;
-                p = next;
+                (*line)++;
+                *p = next;
                 continue;
             }
         }
         int hr = CSL_DONE;
         if (opt->no_header)
-            *st = cs_load_schema_build(&out->schema, name, NULL, nf, line, opt, err);
-        else hr = header_schema(&c, &out->schema, p, le, nf, line, st, err);
+            *st = cs_load_schema_build(&out->schema, c->name, NULL, nf, *line, opt, err);
+        else hr = header_schema(c, &out->schema, *p, le, nf, *line, st, err);
         out->have_schema = 1;
         if (hr == CSL_BAIL) { cs_load_parsed_free(out); return CSL_BAIL; }
         if (*st != CS_OK) return CSL_DONE;
-        if (!opt->no_header) { line++; p = next; }
+        if (!opt->no_header) { (*line)++; *p = next; }
         break;
     }
-    if (!out->have_schema) return CSL_DONE;      /* nothing but blank lines: the finisher says so */
+    return out->have_schema ? FAST_GO_ON : CSL_DONE;
+}
 
-    const csl_schema *s = &out->schema;
-    c.s = s;
-    c.label_is_index = cs_classmap_numbers_are_positions(s->classes);
-    c.numeric = 1;
+/* What the schema allows: numbers only (c->numeric), the plain "label,p_0..p_k-1" layout a
+ * one-pass load sums (c->plain), the longest line a row may have (c->line_max). */
+static void plan_columns(fast_ctx *c, const csl_schema *s, const csl_limits *lim)
+{
+    c->s = s;
+    c->label_is_index = cs_classmap_numbers_are_positions(s->classes);
+    c->numeric = 1;
     for (size_t j = 0; j < s->ncols; j++) {
         int role = s->col[j].role;
         if (role != CSL_LABEL && role != CSL_PROB && role != CSL_LOGIT && role != CSL_BINARY &&
             role != CSL_TTA)
-            c.numeric = 0;
+            c->numeric = 0;
     }
-    c.plain = c.numeric && !s->from_logits && !s->binary && s->ncols == s->k + 1 &&
-              s->col[0].role == CSL_LABEL;
-    for (size_t j = 1; c.plain && j < s->ncols; j++)
-        if (s->col[j].role != CSL_PROB || s->col[j].cls != (int)j - 1) c.plain = 0;
+    c->plain = c->numeric && !s->from_logits && !s->binary && s->ncols == s->k + 1 &&
+               s->col[0].role == CSL_LABEL;
+    for (size_t j = 1; c->plain && j < s->ncols; j++)
+        if (s->col[j].role != CSL_PROB || s->col[j].cls != (int)j - 1) c->plain = 0;
     /* a line that the header's fields, each at the limit, could not fill (saturating) */
-    c.line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
-                                                              : SIZE_MAX;
-    cs_load_worker_init(&out->w, s, opt, name);
-    out->have_worker = 1;
-    out->w.ids = &out->ids;
-    out->w.cases = &out->cases;
-    out->w.splits = &out->splits;
+    c->line_max = s->ncols + 2 <= SIZE_MAX / (lim->field + 1) ? (s->ncols + 2) * (lim->field + 1)
+                                                               : SIZE_MAX;
+}
 
+/* The threads of the parse: the caller's budget (threads <= 0: the online cores), one for a
+ * small file (unless asked for), for ids, cases or splits (interned in file order) and for
+ * fewer bytes than threads. */
+static int plan_threads(int threads, size_t bytes, const csl_schema *s)
+{
     int nt = threads;
     if (nt <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         nt = cpus > 0 ? (int)cpus : 1;
     }
     if (nt > MAX_THREADS) nt = MAX_THREADS;
-    if ((size_t)(end - p) < MIN_PARALLEL_BYTES && threads <= 0) nt = 1;
+    if (bytes < MIN_PARALLEL_BYTES && threads <= 0) nt = 1;
     if (s->has_id || s->has_case || s->has_split) nt = 1;  /* interning order must be file order */
-    if ((size_t)(end - p) < (size_t)nt) nt = 1;
+    if (bytes < (size_t)nt) nt = 1;
+    return nt;
+}
 
-    /* The folded count, for two threads over a file of numbers only (quick_row_num bounds every
-     * line it reads, so no line needs the count pass's long-line check): the second thread
-     * counts the first chunk's newlines itself while the first thread parses that chunk, and
-     * the second chunk is never counted. The arrays are reserved for the most rows the bytes
-     * could hold (a row's line has ncols fields of a byte or more and their separators: address
-     * space, not memory; the pages are faulted in as rows fill them) and shrunk to the rows by
-     * the finisher. The first chunk is FOLD_SHARE of the bytes, so that the second thread's
-     * count and parse end with the first thread's parse. Not when a row limit could bite
-     * (records: a line of one byte and its LF), nor when the reservation fails. */
-    int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
-    size_t fold_rows = fold ? ((size_t)(end - p) + 1) / (2 * s->ncols) + 2 : 0;
-
-    chunk ch[MAX_THREADS];
-    memset(ch, 0, sizeof ch);
+/* Cuts [p, end) into nt chunks at line ends: equal shares, or FOLD_SHARE thousandths first
+ * when folded. Returns 0, or -1 when a line does not end within c->line_max (the caller bails). */
+static int cut_chunks(fast_ctx *c, chunk *ch, int nt, int fold, const char *p, const char *end)
+{
     const char *cut = p;
     for (int i = 0; i < nt; i++) {
-        ch[i].c = &c;
+        ch[i].c = c;
         ch[i].beg = cut;
         if (i == nt - 1) {
             ch[i].end = end;
@@ -980,137 +965,163 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
             if (target < cut) target = cut;
             /* the cut is the end of the line holding target: a line that does not end within
              * line_max gives up here, before any counting */
-            const char *stop = (size_t)(end - target) > c.line_max ? target + c.line_max : end;
-            const char *nl = find_nl(&c, target, stop);
-            if (!nl && stop < end) { cs_load_parsed_free(out); return CSL_BAIL; }
+            const char *stop = (size_t)(end - target) > c->line_max ? target + c->line_max : end;
+            const char *nl = find_nl(c, target, stop);
+            if (!nl && stop < end) return -1;
             ch[i].end = nl ? nl + 1 : end;
         }
         cut = ch[i].end;
     }
     ch[0].main_thread = 1;
-    csl_rows all;
-    int folded = 0, nomem = 0;
-    if (fold && cs_load_rows_alloc(&all, s, fold_rows) == 0) {
-        folded = 1;
-        (void)cs_load_rows_alloc_caches(&all, fold_rows);
-        for (int i = 0; i < 2; i++) {
-            if (i == 0) ch[0].w = out->w;                  /* chunk 0 reuses the main worker */
-            else cs_load_worker_init(&ch[i].w, s, opt, name);
-            ch[i].w.ids = &out->ids;
-            ch[i].w.cases = &out->cases;
-            ch[i].w.splits = &out->splits;
-            ch[i].progressive = 1;
-        }
-        ch[0].line0 = line;
-        view_rows(&ch[0].w.rows, &all, s, 0, fold_rows);
-        /* one pass (cs_load_options.row_sums_bins): the first chunk sums its rows instead of
-         * keeping their probabilities, which then never take a page (calscope/rowsums.h).
-         * Its rows are the dataset's first, in order, whatever lines turn out blank or bad. */
-        if (opt->row_sums_bins > 0 && c.plain && all.conf) {
-            size_t bb = (prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block;
-            ch[0].block = malloc(bb);
-            ch[1].block = malloc(bb);
-            ch[0].sums = cs_rowsums_new(s->k, opt->row_sums_bins);
-            ch[1].pending = cs_rowsums_new(s->k, opt->row_sums_bins);
-            if (ch[0].block && ch[1].block && ch[0].sums && ch[1].pending) {
-                ch[0].w.rows.prob = ch[0].block;
-            } else {
-                free(ch[0].block);
-                free(ch[1].block);
-                cs_rowsums_free(ch[0].sums);
-                cs_rowsums_free(ch[1].pending);
-                ch[0].block = ch[1].block = NULL;
-                ch[0].sums = ch[1].pending = NULL;
-            }
-        }
-        ch[1].prev_beg = ch[0].beg;
-        ch[1].prev_end = ch[0].end;
-        ch[1].all = &all;
-        ch[1].first_line = line;
-        pthread_t tid;
-        int started = cs_helper_start(&tid, count_then_parse, &ch[1]);
-        parse_chunk(&ch[0]);
-        if (started) pthread_join(tid, NULL);
-        else count_then_parse(&ch[1]);
-    }
-    if (!folded) {
-        run_all(ch, nt, count_chunk);
-        for (int i = 0; i < nt; i++)
-            if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+    return 0;
+}
 
-        size_t bound = 0;
-        for (int i = 0; i < nt; i++) bound += ch[i].records;
-        if (bound > lim->rows)
-            run_all(ch, nt, count_exact);              /* the limit may bite: count exactly */
-        size_t total_cap = 0, records = 0;
-        long l0 = line;
-        for (int i = 0; i < nt; i++) {
-            ch[i].base = total_cap;
-            ch[i].line0 = l0;
-            total_cap += ch[i].cap;
-            l0 += (long)ch[i].newlines;
-            /* refused before any array is allocated for it, at the first row over the limit */
-            if (records + ch[i].records > lim->rows) {
-                *st = cs_load_too_many_rows(err, name, record_line(&ch[i], lim->rows - records),
-                                            lim);
-                return CSL_DONE;
-            }
-            records += ch[i].records;
-        }
-        if (cs_load_rows_alloc(&all, s, total_cap)) {
-            *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+/* Chunk i's worker over the shared ids, cases and splits: chunk 0 reuses the main worker. */
+static void chunk_worker(chunk *ch, int i, csl_parsed *out, const fast_ctx *c)
+{
+    if (i == 0) ch[0].w = out->w;
+    else cs_load_worker_init(&ch[i].w, c->s, c->opt, c->name);
+    ch[i].w.ids = &out->ids;
+    ch[i].w.cases = &out->cases;
+    ch[i].w.splits = &out->splits;
+}
+
+/* One pass (cs_load_options.row_sums_bins): the first chunk sums its rows instead of keeping
+ * their probabilities, which then never take a page (calscope/rowsums.h). Its rows are the
+ * dataset's first, in order, whatever lines turn out blank or bad. Out of memory, the load
+ * keeps every row instead. */
+static void start_row_sums(chunk *ch, const fast_ctx *c, const csl_rows *all)
+{
+    const csl_schema *s = c->s;
+    int bins = c->opt->row_sums_bins;
+    if (!(bins > 0 && c->plain && all->conf)) return;
+    size_t bb = (prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block;
+    ch[0].block = malloc(bb);
+    ch[1].block = malloc(bb);
+    ch[0].sums = cs_rowsums_new(s->k, bins);
+    ch[1].pending = cs_rowsums_new(s->k, bins);
+    if (ch[0].block && ch[1].block && ch[0].sums && ch[1].pending) {
+        ch[0].w.rows.prob = ch[0].block;
+    } else {
+        free(ch[0].block);
+        free(ch[1].block);
+        cs_rowsums_free(ch[0].sums);
+        cs_rowsums_free(ch[1].pending);
+        ch[0].block = ch[1].block = NULL;
+        ch[0].sums = ch[1].pending = NULL;
+    }
+}
+
+/* The folded mode (two threads over numbers only; see cs_load_fast): rows reserved for the
+ * most the bytes could hold, the second thread counting the first chunk's lines while the
+ * first parses it. Returns 0, or -1 when the reservation failed (nothing done: the counted
+ * mode runs instead). */
+static int parse_folded(chunk *ch, csl_parsed *out, csl_rows *all, size_t fold_rows, long line)
+{
+    const fast_ctx *c = ch[0].c;
+    if (cs_load_rows_alloc(all, c->s, fold_rows) != 0) return -1;
+    (void)cs_load_rows_alloc_caches(all, fold_rows);
+    for (int i = 0; i < 2; i++) {
+        chunk_worker(ch, i, out, c);
+        ch[i].progressive = 1;
+    }
+    ch[0].line0 = line;
+    view_rows(&ch[0].w.rows, all, c->s, 0, fold_rows);
+    start_row_sums(ch, c, all);
+    ch[1].prev_beg = ch[0].beg;
+    ch[1].prev_end = ch[0].end;
+    ch[1].all = all;
+    ch[1].first_line = line;
+    pthread_t tid;
+    int started = cs_helper_start(&tid, count_then_parse, &ch[1]);
+    parse_chunk(&ch[0]);
+    if (started) pthread_join(tid, NULL);
+    else count_then_parse(&ch[1]);
+    return 0;
+}
+
+/* The counted mode: every chunk counts its lines (exactly when the row limit may bite), the
+ * rows are allocated for the count, then every chunk parses into its place. Returns
+ * FAST_GO_ON, CSL_BAIL, or CSL_DONE (*st: too many rows, out of memory). */
+static int parse_counted(chunk *ch, int nt, csl_parsed *out, csl_rows *all, long line,
+                         const csl_limits *lim, cs_status *st, cs_error *err)
+{
+    const fast_ctx *c = ch[0].c;
+    run_all(ch, nt, count_chunk);
+    for (int i = 0; i < nt; i++)
+        if (ch[i].bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+
+    size_t bound = 0;
+    for (int i = 0; i < nt; i++) bound += ch[i].records;
+    if (bound > lim->rows)
+        run_all(ch, nt, count_exact);              /* the limit may bite: count exactly */
+    size_t total_cap = 0, records = 0;
+    long l0 = line;
+    for (int i = 0; i < nt; i++) {
+        ch[i].base = total_cap;
+        ch[i].line0 = l0;
+        total_cap += ch[i].cap;
+        l0 += (long)ch[i].newlines;
+        /* refused before any array is allocated for it, at the first row over the limit */
+        if (records + ch[i].records > lim->rows) {
+            *st = cs_load_too_many_rows(err, c->name, record_line(&ch[i], lim->rows - records),
+                                        lim);
             return CSL_DONE;
         }
-        /* the per-row caches too, made by the parse threads (without them, by the finisher) */
-        (void)cs_load_rows_alloc_caches(&all, total_cap);
-        for (int i = 0; i < nt; i++) {
-            if (i == 0) ch[0].w = out->w;                      /* chunk 0 reuses the main worker */
-            else cs_load_worker_init(&ch[i].w, s, opt, name);
-            ch[i].w.ids = &out->ids;
-            ch[i].w.cases = &out->cases;
-            ch[i].w.splits = &out->splits;
-            view_rows(&ch[i].w.rows, &all, s, ch[i].base, ch[i].cap);
-        }
-        for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
-        if (!nomem) run_all(ch, nt, parse_chunk);
+        records += ch[i].records;
     }
-
-    int bail = 0, cancelled = 0;
+    if (cs_load_rows_alloc(all, c->s, total_cap)) {
+        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", c->name);
+        return CSL_DONE;
+    }
+    /* the per-row caches too, made by the parse threads (without them, by the finisher) */
+    (void)cs_load_rows_alloc_caches(all, total_cap);
     for (int i = 0; i < nt; i++) {
-        bail |= ch[i].bail;
-        cancelled |= ch[i].cancelled;
-        nomem |= ch[i].nomem;
+        chunk_worker(ch, i, out, c);
+        view_rows(&ch[i].w.rows, all, c->s, ch[i].base, ch[i].cap);
     }
-    /* the mapping lost pages (the file shrank): the load is refused (cs_load_refuse_changed),
-     * so neither the libcsv path nor a second pass reads the zeros that replaced them */
-    int vanished = file_backed && cs_load_map_check(data);
-    /* a one-pass load whose second thread summed rows of its own: they are the rows after
-     * the first thread's only when no line of the first chunk was blank or bad (its place,
-     * base, counted the first chunk's lines); else every row is loaded again */
-    if (ch[1].sums && ch[0].w.rows.n != ch[1].base && !bail && !cancelled && !nomem && !vanished) {
-        for (int i = 0; i < 2; i++) {
-            free(ch[i].block);
-            cs_rowsums_free(ch[i].sums);
-            cs_rowsums_free(ch[i].pending);
-            if (i) cs_load_worker_free(&ch[i].w);
-        }
-        out->w = ch[0].w;
-        out->w.rows = all;
-        out->w.rows.n = 0;
-        out->w.rows.growable = 1;
-        cs_load_parsed_free(out);
-        return CSL_AGAIN;
+    int nomem = 0;
+    for (int i = 1; i < nt; i++) nomem |= ch[i].nomem;
+    if (!nomem) run_all(ch, nt, parse_chunk);
+    return FAST_GO_ON;
+}
+
+/* A one-pass load whose second thread summed rows of its own: they are the rows after the
+ * first thread's only when no line of the first chunk was blank or bad (its place, base,
+ * counted the first chunk's lines); else every row must be loaded again. Frees the parse
+ * and returns 1 then (the caller returns CSL_AGAIN), else 0. */
+static int row_sums_out_of_step(chunk *ch, csl_parsed *out, const csl_rows *all)
+{
+    if (!(ch[1].sums && ch[0].w.rows.n != ch[1].base)) return 0;
+    for (int i = 0; i < 2; i++) {
+        free(ch[i].block);
+        cs_rowsums_free(ch[i].sums);
+        cs_rowsums_free(ch[i].pending);
+        if (i) cs_load_worker_free(&ch[i].w);
     }
-    /* merge into chunk 0's worker, closing the gaps between chunks */
+    out->w = ch[0].w;
+    out->w.rows = *all;
+    out->w.rows.n = 0;
+    out->w.rows.growable = 1;
+    cs_load_parsed_free(out);
+    return 1;
+}
+
+/* Merges the chunks into chunk 0's worker, closing the gaps between chunks (blank or bad
+ * lines) when the parse went well (ok), and gives out that worker over all the rows. Returns
+ * the rows kept. */
+static size_t merge_chunks(chunk *ch, int nt, csl_parsed *out, csl_rows *all, int ok)
+{
+    const csl_schema *s = ch[0].c->s;
     csl_worker *w = &ch[0].w;
-    size_t dst = w->rows.n, summed = w->rows.n;
+    size_t dst = w->rows.n;
     out->blank_lines += ch[0].blank;
     for (int i = 1; i < nt; i++) {
         csl_worker *o = &ch[i].w;
-        if (!bail && !cancelled && !nomem && o->rows.n && dst != ch[i].base) {
-            cs_load_rows_move(&all, s, dst, ch[i].base, o->rows.n);   /* gaps: blank or bad lines */
+        if (ok && o->rows.n && dst != ch[i].base) {
+            cs_load_rows_move(all, s, dst, ch[i].base, o->rows.n);   /* gaps: blank or bad lines */
         }
-        if (!bail && !cancelled && !nomem) dst += o->rows.n;
+        if (ok) dst += o->rows.n;
         if (o->bad && !w->bad) { w->first_line = o->first_line; w->first_col = o->first_col; }
         w->bad += o->bad;
         w->rows_read += o->rows_read;
@@ -1124,19 +1135,28 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         cs_load_worker_free(o);
     }
     out->w = *w;
-    out->w.rows = all;
+    out->w.rows = *all;
     out->w.rows.n = dst;
     out->w.rows.growable = 1;       /* owned now; freed with the worker */
+    return dst;
+}
+
+/* A one-pass load's sums, joined: the first chunk's (its rows are the first, `summed` of them),
+ * then the second thread's kept rows (no gap: right after the first's) and its sums, which
+ * start on a whole chunk: the sums of every row, given to out with the rows summed. Frees
+ * what is not given. Returns 0, or -1 out of memory. */
+static int finish_row_sums(chunk *ch, csl_parsed *out, const csl_rows *all, size_t summed,
+                           size_t dst, int ok)
+{
+    int nomem = 0;
     free(ch[0].block);
     free(ch[1].block);
     cs_rowsums_free(ch[1].pending);   /* a second thread that never summed a row */
-    if (ch[0].sums) {               /* the first chunk's sums: its rows are the first */
-        int good = !bail && !cancelled && !nomem && !out->w.nomem;
+    if (ch[0].sums) {
+        int good = ok && !out->w.nomem;
         if (good && ch[1].sums) {
-            /* the second thread's kept rows (no gap: right after the first's), then its sums,
-             * which start on a whole chunk: the sums of every row */
-            size_t kept = ch[1].switch_at, k = s->k;
-            if (cs_rowsums_add(ch[0].sums, all.prob + summed * k, all.label + summed, kept) ||
+            size_t kept = ch[1].switch_at, k = ch[0].c->s->k;
+            if (cs_rowsums_add(ch[0].sums, all->prob + summed * k, all->label + summed, kept) ||
                 cs_rowsums_append(ch[0].sums, ch[1].sums))
                 nomem = 1;
             else summed = dst;
@@ -1149,6 +1169,90 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         }
     }
     cs_rowsums_free(ch[1].sums);
+    return nomem ? -1 : 0;
+}
+
+int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
+                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
+                 cs_status *st, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *st = CS_OK;
+    fast_ctx c;
+    fast_init(&c, name, data, len, opt, lim, scan, file_backed);
+    if (cs_load_tick(&c.pr, 0)) {
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+        return CSL_DONE;
+    }
+
+    /* the header and the delimiter: a quoted field near the start goes to the libcsv path */
+    const char *d = data, *end = data + len;
+    if (len >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) d += 3;
+    size_t ext;
+    if (cs_load_header_scan(name, d, (size_t)(end - d), 1, opt, lim, &ext, err) == CSL_HEAD_BAD) {
+        *st = err->code;
+        return CSL_DONE;
+    }
+    if (memchr(d, '"', (size_t)(end - d) < 65536 ? (size_t)(end - d) : 65536)) return CSL_BAIL;
+    char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, ext);
+    c.cls[(unsigned char)delim] = 1;
+    c.delim = delim;
+    c.cls['"'] = 2;
+    c.cls['\r'] = 2;
+    long line = 1;
+    const char *p = d;
+    int r = read_header(&c, &p, end, &line, lim, out, st, err);
+    if (r != FAST_GO_ON) return r;
+
+    /* the schema's columns and the worker of chunk 0 */
+    const csl_schema *s = &out->schema;
+    plan_columns(&c, s, lim);
+    cs_load_worker_init(&out->w, s, opt, name);
+    out->have_worker = 1;
+    out->w.ids = &out->ids;
+    out->w.cases = &out->cases;
+    out->w.splits = &out->splits;
+
+    /* The thread plan. The folded count, for two threads over a file of numbers only
+     * (quick_row_num bounds every line it reads, so no line needs the count pass's long-line
+     * check): the second thread counts the first chunk's newlines itself while the first
+     * thread parses that chunk, and the second chunk is never counted. The arrays are reserved
+     * for the most rows the bytes could hold (a row's line has ncols fields of a byte or more
+     * and their separators: address space, not memory; the pages are faulted in as rows fill
+     * them) and shrunk to the rows by the finisher. The first chunk is FOLD_SHARE of the
+     * bytes, so that the second thread's count and parse end with the first thread's parse.
+     * Not when a row limit could bite (records: a line of one byte and its LF), nor when the
+     * reservation fails. */
+    int nt = plan_threads(threads, (size_t)(end - p), s);
+    int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
+    size_t fold_rows = fold ? ((size_t)(end - p) + 1) / (2 * s->ncols) + 2 : 0;
+    chunk ch[MAX_THREADS];
+    memset(ch, 0, sizeof ch);
+    if (cut_chunks(&c, ch, nt, fold, p, end) != 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+
+    /* the parse, in one of the two modes */
+    csl_rows all;
+    int folded = fold && parse_folded(ch, out, &all, fold_rows, line) == 0;
+    if (!folded) {
+        r = parse_counted(ch, nt, out, &all, line, lim, st, err);
+        if (r != FAST_GO_ON) return r;
+    }
+
+    /* the merge, then the outcome: the first of a changed file, a bail, a cancel, no memory */
+    int bail = 0, cancelled = 0, nomem = 0;
+    for (int i = 0; i < nt; i++) {
+        bail |= ch[i].bail;
+        cancelled |= ch[i].cancelled;
+        nomem |= ch[i].nomem;
+    }
+    /* the mapping lost pages (the file shrank): the load is refused (cs_load_refuse_changed),
+     * so neither the libcsv path nor a second pass reads the zeros that replaced them */
+    int vanished = file_backed && cs_load_map_check(data);
+    int ok = !bail && !cancelled && !nomem;
+    if (ok && !vanished && row_sums_out_of_step(ch, out, &all)) return CSL_AGAIN;
+    size_t summed = ch[0].w.rows.n;
+    size_t dst = merge_chunks(ch, nt, out, &all, ok);
+    if (finish_row_sums(ch, out, &all, summed, dst, ok) != 0) nomem = 1;
     if (vanished) {
         *st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", name);
         return CSL_DONE;

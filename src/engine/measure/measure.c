@@ -17,6 +17,14 @@ void cs_measurement_free(cs_measurement *m)
     memset(m, 0, sizeof *m);
 }
 
+int cs_measure_reads_only_sums(const cs_settings *s, unsigned parts)
+{
+    /* intervals, curves, top-k bars and the Likert table draw or cut the rows; a selection
+     * or another lens scores other numbers than the sums hold */
+    const unsigned row_parts = CS_MEASURE_CI | CS_MEASURE_CURVE | CS_MEASURE_TOPK | CS_MEASURE_LIKERT;
+    return !s->select[0] && s->lens == CS_LENS_TOP1 && !(parts & row_parts);
+}
+
 /* The parts after the values, each on the same prepared problem p where it takes one. A part
  * with nothing to measure (CS_EEMPTY) is left out; any other failure ends the measurement. */
 static cs_status parts(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
@@ -63,8 +71,8 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
     cs_prepared *p = cs_prepare(d, s, err);
     if (!p) return err->code;
     out->selected = cs_prepared_count(p);
-    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run ? run->cancel : NULL,
-                               &out->result, err);
+    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run, &out->result,
+                               err);
     if (st == CS_OK) {
         out->evaluated = 1;
         st = parts(d, s, q, run, p, out, err);

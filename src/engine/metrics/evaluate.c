@@ -786,7 +786,7 @@ static void join_sorted(void *arg)
 #define SORTED_SIDE_MIN 100000u
 
 static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items, size_t ni,
-                                   unsigned want, int with_aece, cs_mx_scratch *sc,
+                                   unsigned want, int with_aece, int helper, cs_mx_scratch *sc,
                                    cs_sort_share *share, cs_result *out, cs_error *err)
 {
     cs_prepared *p = (cs_prepared *)cp;
@@ -814,11 +814,11 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
     gather_job g = { .v = v, .t = t, .order = order, .fs = fs, .ts = ts, .have_f = have_f, .ni = ni };
-    cs_mx_chunks(2, ni >= SORTED_SIDE_MIN, gather_half, &g);
+    cs_mx_chunks(2, helper && ni >= SORTED_SIDE_MIN, gather_half, &g);
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
     sorted_job sj = { .p = p, .fs = fs, .ts = ts, .ni = ni, .want = want, .with_aece = with_aece,
                       .out = out, .rc = CS_OK };
-    int beside = smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
+    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
     sj.running = beside;
     if (!beside) {   /* in the one-thread order, before smooth ECE turns the block into pairs */
         sorted_run(&sj);
@@ -1052,161 +1052,163 @@ void cs_result_reset(cs_result *r)
     r->ece_sweep = r->ece_sweep_bins = NAN;
 }
 
-cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
-                      const atomic_int *cancel, cs_result *out, cs_error *err)
+/* ---- cs_evaluate, in steps ------------------------------------------------------------------- */
+
+/* The samples idx[0..ni) checked — some, not too many, each in range; a one-pass dataset has
+ * the sums of all its samples, nothing for a subset (cs_prepare refused any lens but top1 and
+ * any selection) — and how they are ordered: *sorted ascending, *strict strictly ascending (a
+ * draw without replacement in canonical order). idx NULL: all samples, in order. */
+static cs_status check_samples(const cs_prepared *p, const uint32_t *idx, size_t ni, int *sorted,
+                               int *strict, cs_error *err)
 {
-    cs_result_reset(out);
-    size_t ni = idx ? n : p->n;
+    *sorted = 1;
+    *strict = 0;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
-    /* a one-pass dataset has the sums of all its samples, nothing for a subset (cs_prepare
-     * refused any lens but top1 and any selection) */
     if (p->d->row_sums && idx)
         return cs_dataset_need_probs(p->d, "a subset of the samples", err);
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
-    int sorted = 1, strict = 0;
-    if (idx) {
-        /* range check and "already ascending" in one branch-free pass */
-        /* strictly ascending (a draw without replacement in canonical order): the last is
-         * the largest; otherwise one branch-free pass for the largest and "ascending" */
-        size_t up = 1;
-        while (up < ni && idx[up - 1] < idx[up]) up++;
-        uint32_t mx = idx[ni - 1];
-        if (up < ni) {
-            unsigned desc = 0;
-            uint32_t prev = 0;
-            mx = 0;
-            for (size_t j = 0; j < ni; j++) {
-                uint32_t x = idx[j];
-                mx = x > mx ? x : mx;
-                desc |= x < prev;
-                prev = x;
-            }
-            sorted = !desc;
-        } else {
-            strict = 1;
+    if (!idx) return CS_OK;
+    /* strictly ascending: the last is the largest; otherwise one branch-free pass for the
+     * largest and "ascending" */
+    size_t up = 1;
+    while (up < ni && idx[up - 1] < idx[up]) up++;
+    uint32_t mx = idx[ni - 1];
+    if (up < ni) {
+        unsigned desc = 0;
+        uint32_t prev = 0;
+        mx = 0;
+        for (size_t j = 0; j < ni; j++) {
+            uint32_t x = idx[j];
+            mx = x > mx ? x : mx;
+            desc |= x < prev;
+            prev = x;
         }
-        if (mx >= p->n)
-            for (size_t j = 0; j < ni; j++)
-                if (idx[j] >= p->n)
-                    return cs_error_set(err, CS_EUSAGE, 0, 0,
-                                        "sample index %u out of range (%zu)", idx[j], p->n);
+        *sorted = !desc;
+    } else {
+        *strict = 1;
     }
-    /* Scratch from the prepared object's pool: no large allocation per call. items: the
-     * subset in canonical (ascending) order, or NULL for all samples in order. */
-    cs_mx_scratch *sc = cs_mx_scratch_get((cs_prepared *)p);
-    const uint32_t *items = idx && sorted ? idx : NULL;
-    if (!sc || (idx && !sorted && !(items = cs_mx_canonical(sc, idx, ni, p->n)))) {
-        cs_mx_scratch_put((cs_prepared *)p, sc);
-        return nomem(err, "evaluate");
+    if (mx >= p->n)
+        for (size_t j = 0; j < ni; j++)
+            if (idx[j] >= p->n)
+                return cs_error_set(err, CS_EUSAGE, 0, 0, "sample index %u out of range (%zu)",
+                                    idx[j], p->n);
+    return CS_OK;
+}
+
+/* The share of the items (NULL: all samples) whose prediction is right. */
+static double accuracy_of(const cs_prepared *p, const uint32_t *items, size_t ni)
+{
+    size_t c = 0;
+    const uint8_t *cor = p->d->correct;
+    if (items)
+        for (size_t j = 0; j < ni; j++) c += cor[p->rows[items[j]]];
+    else
+        for (size_t j = 0; j < ni; j++) c += cor[p->rows[j]];
+    return (double)c / (double)ni;
+}
+
+/* The class-wise ECE's job over the items; its thread parts are set by start_side. */
+static void sce_job_init(sce_job *sj, const cs_prepared *p, const uint32_t *items, size_t ni,
+                         const atomic_int *cancel, cs_result *out, int dup, int onepass)
+{
+    memset(sj, 0, sizeof *sj);
+    sj->p = p;
+    sj->items = items;
+    sj->ni = ni;
+    sj->cancel = cancel;
+    sj->rc = sj->rc_s = sj->rc_b = sj->rc_r = CS_OK;
+    sj->sce = NAN;
+    sj->out = out;
+    sj->dup = dup;
+    sj->onepass = onepass;
+    cs_sort_share_init(&sj->sort);
+}
+
+/* The class-wise ECE reads the whole probability matrix and nothing the passes of the calling
+ * thread write: on a large sample, when the caller's budget has a helper, it runs on a second
+ * thread, with the scores before it and the bins and RECE-G after it there, beside the sort
+ * and the scalar estimators here. Returns 1 when that thread runs (join it: finish_sce). */
+static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
+{
+    if (!(helper && (want & CS_WANT_SCE) && sj->ni >= SCE_SIDE_MIN)) return 0;
+    sj->scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
+    sj->binned = (want & CS_WANT_BINNED) != 0;
+    sj->rece = (want & CS_WANT_RECE_G) != 0;
+    int side = cs_helper_start(th, side_run, sj);
+    if (!side) {
+        sj->scores = 0;
+        sj->binned = sj->rece = 0;
     }
-    out->n = ni;
+    return side;
+}
+
+/* The Brier score and NLL on the calling thread (when the side thread does not make them): a
+ * one-pass dataset's from its sums, with its class-wise ECE (into sj). */
+static cs_status scores_here(const cs_prepared *p, const uint32_t *items, size_t ni,
+                             unsigned want, int side, sce_job *sj, cs_result *out, cs_error *err)
+{
     cs_status rc = CS_OK;
-    if (want & CS_WANT_ACCURACY) {
-        size_t c = 0;
-        const uint8_t *cor = p->d->correct;
-        if (items)
-            for (size_t j = 0; j < ni; j++) c += cor[p->rows[items[j]]];
-        else
-            for (size_t j = 0; j < ni; j++) c += cor[p->rows[j]];
-        out->accuracy = (double)c / (double)ni;
-    }
-    /* The class-wise ECE reads the whole probability matrix and nothing the passes below
-     * write: on a large sample it runs on a second thread, with the scores before it and the
-     * bins and RECE-G after it there, beside the sort and the scalar estimators here. The
-     * same numbers either way; an error is the first one the one-thread order (scores, bins,
-     * AECE, class-wise ECE, the estimators, RECE-G) would meet. fused_walk takes at most
-     * CS_MX_CHUNK items, fewer than SCE_SIDE_MIN: it has nothing to do beside the thread. */
-    int dup = sce_is_ece(p, want);
-    /* a one-pass dataset (checked above: all samples, the top-1 lens): the scores and the
-     * class-wise ECE come from its sums, continued over the rows it kept */
-    int onep = p->d->row_sums != NULL;
-    sce_job sj;
-    memset(&sj, 0, sizeof sj);
-    sj.p = p;
-    sj.items = items;
-    sj.ni = ni;
-    sj.cancel = cancel;
-    sj.rc = sj.rc_s = sj.rc_b = sj.rc_r = CS_OK;
-    sj.sce = NAN;
-    sj.out = out;
-    sj.dup = dup;
-    sj.onepass = onep;
-    cs_sort_share_init(&sj.sort);
-    pthread_t sth;
-    int side = 0;
-    if ((want & CS_WANT_SCE) && ni >= SCE_SIDE_MIN) {
-        sj.scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
-        sj.binned = (want & CS_WANT_BINNED) != 0;
-        sj.rece = (want & CS_WANT_RECE_G) != 0;
-        side = cs_helper_start(&sth, side_run, &sj);
-        if (!side) {
-            sj.scores = 0;
-            sj.binned = sj.rece = 0;
-        }
-    }
-    if (onep && !side) {
+    if (sj->onepass && !side) {
         if (want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE)) {
-            rc = onepass(p, want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE), out, &sj.sce, err);
-            sj.rc = rc;
-            if (rc != CS_OK) sj.err = *err;
+            rc = onepass(p, want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE), out, &sj->sce, err);
+            sj->rc = rc;
+            if (rc != CS_OK) sj->err = *err;
         }
-    } else if (!sj.scores && (want & (CS_WANT_BRIER | CS_WANT_NLL))) {
+    } else if (!sj->scores && (want & (CS_WANT_BRIER | CS_WANT_NLL))) {
         rc = cs_mx_scores(p, items, ni, want, 1, &out->brier, &out->nll, err);
     }
-    unsigned fused = 0;
-    if (rc == CS_OK)
-        fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
-    want &= ~fused;
-    if (rc == CS_OK && !side && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
-    /* the top1 lens's AECE from the estimators' values in value order when they are gathered
-     * anyway (the same groups: see scalar_estimators) */
-    unsigned est = want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP);
-    int aece_in_est = (want & CS_WANT_AECE) && est && !p->vector && p->kind == CS_LENS_TOP1;
-    if (rc == CS_OK && (want & CS_WANT_AECE) && !aece_in_est) rc = aece(p, items, ni, sc, &out->aece, err);
-    /* the remaining paths (but RECE-G) read an explicit array */
-    const uint32_t *arr = items;
-    cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
-    cs_error est_err;
-    cs_status est_rc = CS_OK;
-    if (rc == CS_OK && est)
-        est_rc = scalar_estimators(p, items, ni, want, aece_in_est, sc, &sj.sort, out, &est_err);
+    return rc;
+}
+
+/* The class-wise ECE's outcome: the side thread joined (its scores' or bins' error is the
+ * first the one-thread order meets, and becomes *rc and *before), or the ECE made here (the
+ * bins' own when they are it); then, when nothing failed before it, its value or error. */
+static void finish_sce(sce_job *sj, int side, pthread_t *th, unsigned want, cs_status *rc,
+                       cs_status *before, cs_error *err)
+{
     if (side) {
-        cs_sort_share_close(&sj.sort);   /* the side thread waits for a sort to help with */
-        pthread_join(sth, NULL);
-        if ((sj.scores || sj.onepass) && sj.rc_s != CS_OK) {   /* the scores come first of all */
-            before = rc = sj.rc_s;
-            *err = sj.err_s;
-            sj.rece = 0;
-        } else if (sj.binned && sj.rc_b != CS_OK) {   /* then the bins */
-            before = rc = sj.rc_b;
-            *err = sj.err_b;
+        cs_sort_share_close(&sj->sort);   /* the side thread waits for a sort to help with */
+        pthread_join(*th, NULL);
+        if ((sj->scores || sj->onepass) && sj->rc_s != CS_OK) {   /* the scores come first */
+            *before = *rc = sj->rc_s;
+            *err = sj->err_s;
+            sj->rece = 0;
+        } else if (sj->binned && sj->rc_b != CS_OK) {   /* then the bins */
+            *before = *rc = sj->rc_b;
+            *err = sj->err_b;
         }
-    } else if (before == CS_OK && (want & CS_WANT_SCE) && !onep) {
-        if (dup) sj.sce = out->ece;   /* the bins were made, without an error (before) */
-        else sce_run(&sj);
+    } else if (*before == CS_OK && (want & CS_WANT_SCE) && !sj->onepass) {
+        if (sj->dup) sj->sce = sj->out->ece;   /* the bins were made, without an error (before) */
+        else sce_run(sj);
     }
-    if (before == CS_OK && (want & CS_WANT_SCE)) {
-        if (sj.rc != CS_OK) {
-            rc = sj.rc;
-            *err = sj.err;
+    if (*before == CS_OK && (want & CS_WANT_SCE)) {
+        if (sj->rc != CS_OK) {
+            *rc = sj->rc;
+            *err = sj->err;
         } else {
-            out->sce = sj.sce;
+            sj->out->sce = sj->sce;
         }
     }
-    if (rc == CS_OK && est_rc != CS_OK) {
-        rc = est_rc;
-        *err = est_err;
-    }
-    if (sj.rece) {
+}
+
+/* RECE-G (the side thread's, or made here), RECE-M and the RECE-G curve, after rc (the
+ * first error so far). Returns the first error. */
+static cs_status rece_parts(const cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
+                            cs_mx_scratch *sc, const atomic_int *cancel, const sce_job *sj,
+                            cs_status rc, cs_result *out, cs_error *err)
+{
+    if (sj->rece) {
         if (rc != CS_OK) out->rece_g = NAN;   /* not reached in the one-thread order */
-        else if (sj.rc_r != CS_OK) {
-            rc = sj.rc_r;
-            *err = sj.err_r;
+        else if (sj->rc_r != CS_OK) {
+            rc = sj->rc_r;
+            *err = sj->err_r;
         }
     } else if (rc == CS_OK && (want & CS_WANT_RECE_G)) {
         rc = cs_mx_rece_g(p, items, ni, cancel, &out->rece_g, err);
     }
     if (rc == CS_OK && (want & CS_WANT_RECE_M)) rc = cs_mx_rece_m(p, items, ni, cancel, &out->rece_m, err);
+    /* the curve reads an explicit array */
+    const uint32_t *arr = items;
     if (rc == CS_OK && !arr && (want & CS_WANT_RECE_CURVE) && !(arr = cs_mx_identity(sc, ni)))
         rc = nomem(err, "evaluate");
     if (rc == CS_OK && (want & CS_WANT_RECE_CURVE) && !p->vector && p->kind != CS_LENS_CLASSWISE) {
@@ -1218,6 +1220,61 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         else rc = cs_mx_rece_curve(p, arr, ni, cancel, &rg, out->rece_acc, out->rece_conf, err);
         if (rc == CS_OK) out->n_rece = M;
     }
+    return rc;
+}
+
+cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                      const cs_run *run, cs_result *out, cs_error *err)
+{
+    const atomic_int *cancel = run ? run->cancel : NULL;
+    int helper = !run || run->threads != 1;   /* the caller's budget has a thread beside it */
+    cs_result_reset(out);
+    size_t ni = idx ? n : p->n;
+    int sorted, strict;
+    cs_status rc = check_samples(p, idx, ni, &sorted, &strict, err);
+    if (rc != CS_OK) return rc;
+    /* Scratch from the prepared object's pool: no large allocation per call. items: the
+     * subset in canonical (ascending) order, or NULL for all samples in order. */
+    cs_mx_scratch *sc = cs_mx_scratch_get((cs_prepared *)p);
+    const uint32_t *items = idx && sorted ? idx : NULL;
+    if (!sc || (idx && !sorted && !(items = cs_mx_canonical(sc, idx, ni, p->n)))) {
+        cs_mx_scratch_put((cs_prepared *)p, sc);
+        return nomem(err, "evaluate");
+    }
+    out->n = ni;
+    if (want & CS_WANT_ACCURACY) out->accuracy = accuracy_of(p, items, ni);
+    /* The same numbers with the side thread or without; an error is the first one the
+     * one-thread order (scores, bins, AECE, class-wise ECE, the estimators, RECE-G) would
+     * meet. fused_walk takes at most CS_MX_CHUNK items, fewer than SCE_SIDE_MIN: it has
+     * nothing to do beside the thread. A one-pass dataset (checked: all samples, the top-1
+     * lens): the scores and the class-wise ECE come from its sums, continued over the rows
+     * it kept. */
+    sce_job sj;
+    sce_job_init(&sj, p, items, ni, cancel, out, sce_is_ece(p, want), p->d->row_sums != NULL);
+    pthread_t sth;
+    int side = start_side(&sj, &sth, want, helper);
+    rc = scores_here(p, items, ni, want, side, &sj, out, err);
+    unsigned fused = 0;
+    if (rc == CS_OK)
+        fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
+    want &= ~fused;
+    if (rc == CS_OK && !side && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
+    /* the top1 lens's AECE from the estimators' values in value order when they are gathered
+     * anyway (the same groups: see scalar_estimators) */
+    unsigned est = want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE | CS_WANT_L2CE | CS_WANT_SWEEP);
+    int aece_in_est = (want & CS_WANT_AECE) && est && !p->vector && p->kind == CS_LENS_TOP1;
+    if (rc == CS_OK && (want & CS_WANT_AECE) && !aece_in_est) rc = aece(p, items, ni, sc, &out->aece, err);
+    cs_status before = rc;   /* what the one-thread order meets before the class-wise ECE */
+    cs_error est_err;
+    cs_status est_rc = CS_OK;
+    if (rc == CS_OK && est)
+        est_rc = scalar_estimators(p, items, ni, want, aece_in_est, helper, sc, &sj.sort, out, &est_err);
+    finish_sce(&sj, side, &sth, want, &rc, &before, err);
+    if (rc == CS_OK && est_rc != CS_OK) {
+        rc = est_rc;
+        *err = est_err;
+    }
+    rc = rece_parts(p, items, ni, want, sc, cancel, &sj, rc, out, err);
     if (rc == CS_OK && cs_mx_cancelled(cancel)) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     cs_mx_scratch_put((cs_prepared *)p, sc);
     cs_sort_share_destroy(&sj.sort);

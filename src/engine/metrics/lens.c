@@ -175,53 +175,54 @@ void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t
     free(tmp);
 }
 
-static cs_prepared *fail(cs_prepared *p, cs_error *err, const char *what)
+/* Sets err to "out of memory (what)"; returns -1. */
+static int nomem_in(cs_error *err, const char *what)
 {
-    cs_prepared_free(p);
     cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (%s)", what);
-    return NULL;
+    return -1;
 }
 
-cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err)
+/* 1 when a selection expression keeps every sample (empty, or blanks only). */
+static int select_blank(const char *sel)
 {
-    if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return NULL;
-    if (cs_settings_validate(s, err) != CS_OK) return NULL;
-    if (d->row_sums) {
-        /* a one-pass dataset serves all its samples on the top-1 lens (calscope/rowsums.h) */
-        int blank = 1;
-        for (const char *c = s->select; *c; c++)
-            if (*c != ' ' && *c != '\t') blank = 0;
-        if (s->lens != CS_LENS_TOP1 || !blank || d->n_samples != d->n) {
-            cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
-            return NULL;
-        }
+    for (const char *c = sel; *c; c++)
+        if (*c != ' ' && *c != '\t') return 0;
+    return 1;
+}
+
+/* What cs_prepare refuses before any work: a row-less dataset, settings out of range, a
+ * one-pass dataset under anything but all its samples on the top-1 lens (calscope/rowsums.h),
+ * a dataset not prepared. Returns 0, or -1 with err set. */
+static int check_preparable(const cs_dataset *d, const cs_settings *s, cs_error *err)
+{
+    if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return -1;
+    if (cs_settings_validate(s, err) != CS_OK) return -1;
+    if (d->row_sums && (s->lens != CS_LENS_TOP1 || !select_blank(s->select) || d->n_samples != d->n)) {
+        cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
+        return -1;
     }
     if (!d->conf || !d->sample_rows) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");
-        return NULL;
+        return -1;
     }
-    cs_prepared *p = malloc(sizeof *p);
-    if (!p) { cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory"); return NULL; }
-    cs_mx_prepared_init(p);
-    p->d = d;
-    p->s = *s;
-    p->kind = s->lens;
-    size_t K = d->k;
+    return 0;
+}
 
-    /* Selection first (a blank expression keeps every sample without a per-row call). */
-    int blank = 1;
-    for (const char *c = s->select; *c; c++)
-        if (*c != ' ' && *c != '\t') blank = 0;
+/* The samples p measures: every one (the dataset's list, borrowed: it outlives p, without a
+ * per-row call) for a blank selection, else those the selection keeps; none is an error
+ * naming the file. Returns 0, or -1 with err set. */
+static int select_rows(cs_prepared *p, const cs_settings *s, int blank, cs_error *err)
+{
+    const cs_dataset *d = p->d;
     if (blank) {
-        /* all samples: borrow the dataset's list (it outlives p) instead of copying it */
         p->rows = d->sample_rows;
         p->rows_borrowed = 1;
         p->n = d->n_samples;
     } else {
         p->rows = malloc((d->n_samples ? d->n_samples : 1) * sizeof *p->rows);
-        if (!p->rows) return fail(p, err, "selection");
+        if (!p->rows) return nomem_in(err, "selection");
         cs_select *sel = cs_select_compile(s->select, d, err);
-        if (!sel) { cs_prepared_free(p); return NULL; }
+        if (!sel) return -1;
         p->n = cs_select_filter(sel, d, d->sample_rows, d->n_samples, p->rows);
         cs_select_free(sel);
     }
@@ -232,13 +233,18 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         else
             cs_error_set(err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample",
                          d->path ? d->path : "input", s->select);
-        cs_prepared_free(p);
-        return NULL;
+        return -1;
     }
-    size_t n = p->n;
+    return 0;
+}
 
+/* The lens's parameters: top-k's k as used (top-1 when it is 1), the class of --lens class.
+ * Returns 0, or -1 with err set (an unknown class). */
+static int resolve_lens(cs_prepared *p, const cs_settings *s, cs_error *err)
+{
+    const cs_dataset *d = p->d;
     if (p->kind == CS_LENS_TOPK) {
-        p->k_eff = s->topk > (int)K ? (int)K : s->topk;
+        p->k_eff = s->topk > (int)d->k ? (int)d->k : s->topk;
         if (p->k_eff == 1) p->kind = CS_LENS_TOP1;
     }
     if (p->kind == CS_LENS_CLASS) {
@@ -246,12 +252,76 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         p->cls = cs_dataset_class_find(d, s->lens_arg, &why);
         if (p->cls < 0) {
             cs_dataset_class_error(d, "--lens class", s->lens_arg, why, err);
-            cs_prepared_free(p);
-            return NULL;
+            return -1;
         }
     }
+    return 0;
+}
 
-    /* top1 over every row (no tta, no selection): the lens is the dataset's conf/correct */
+/* The top-k lens: each sample's k largest probabilities in descending order and the rest's
+ * mass. Returns 0, or -1 out of memory. */
+static int lens_topk(cs_prepared *p)
+{
+    size_t n = p->n, kk = (size_t)p->k_eff;
+    p->vector = 1;
+    p->dim = kk + 1;
+    p->nrow = kk;
+    p->obuf = malloc(n * kk * sizeof *p->obuf);
+    p->rem = malloc(n * sizeof *p->rem);
+    p->hot = malloc(n * sizeof *p->hot);
+    if (!p->obuf || !p->rem || !p->hot) return -1;
+    cs_mx_sort_rows(p->d, p->rows, n, kk, p->obuf, p->hot);
+    p->obase = p->obuf;
+    p->ostride = kk;
+    p->sorted_desc = 1;
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0.0;
+        for (size_t j = 0; j < kk; j++) sum += p->obuf[i * kk + j];
+        p->rem[i] = 1.0 - sum;
+    }
+    return 0;
+}
+
+/* The group lens: each sample's probabilities summed per group of --lens group. Returns 0,
+ * or -1 with err set (a bad group list; out of memory). */
+static int lens_group(cs_prepared *p, const cs_settings *s, cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t n = p->n, K = d->k;
+    int32_t *gof = malloc(K * sizeof *gof);
+    size_t G = 0;
+    if (!gof) return nomem_in(err, "group lens");
+    if (cs_mx_parse_groups(d, s->lens_arg, gof, &G, err) != CS_OK) {
+        free(gof);
+        return -1;
+    }
+    p->vector = 1;
+    p->dim = p->nrow = G;
+    p->obuf = calloc(n * G, sizeof *p->obuf);
+    p->hot = malloc(n * sizeof *p->hot);
+    if (!p->obuf || !p->hot) {
+        free(gof);
+        return nomem_in(err, "group lens");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double *g = d->prob + (size_t)p->rows[i] * K;
+        double *o = p->obuf + i * G;
+        for (size_t j = 0; j < K; j++) o[gof[j]] += g[j];
+        p->hot[i] = gof[d->label[p->rows[i]]];
+    }
+    free(gof);
+    p->obase = p->obuf;
+    p->ostride = G;
+    return 0;
+}
+
+/* Every sample's scalar (value, target) of the lens: borrowed from the dataset for top-1 over
+ * every row (no tta, no selection), else made per selected row; the vector lenses' from
+ * their first coordinate. Returns 0, or -1 with err set. */
+static int lens_values(cs_prepared *p, const cs_settings *s, int blank, cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t n = p->n, K = d->k;
     if (p->kind == CS_LENS_TOP1 && blank && d->n_samples == d->n) {
         p->v = d->conf;
         p->t = d->correct;
@@ -259,7 +329,7 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
     } else if (p->kind != CS_LENS_CLASSWISE) {
         p->v = malloc(n * sizeof *p->v);
         p->t = malloc(n);
-        if (!p->v || !p->t) return fail(p, err, "lens");
+        if (!p->v || !p->t) return nomem_in(err, "lens");
     }
     switch (p->kind) {
     case CS_LENS_TOP1:
@@ -276,51 +346,12 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         break;
     case CS_LENS_CLASSWISE:
         break;
-    case CS_LENS_TOPK: {
-        size_t kk = (size_t)p->k_eff;
-        p->vector = 1;
-        p->dim = kk + 1;
-        p->nrow = kk;
-        p->obuf = malloc(n * kk * sizeof *p->obuf);
-        p->rem = malloc(n * sizeof *p->rem);
-        p->hot = malloc(n * sizeof *p->hot);
-        if (!p->obuf || !p->rem || !p->hot) return fail(p, err, "top-k lens");
-        cs_mx_sort_rows(d, p->rows, n, kk, p->obuf, p->hot);
-        p->obase = p->obuf;
-        p->ostride = kk;
-        p->sorted_desc = 1;
-        for (size_t i = 0; i < n; i++) {
-            double sum = 0.0;
-            for (size_t j = 0; j < kk; j++) sum += p->obuf[i * kk + j];
-            p->rem[i] = 1.0 - sum;
-        }
+    case CS_LENS_TOPK:
+        if (lens_topk(p) != 0) return nomem_in(err, "top-k lens");
         break;
-    }
-    case CS_LENS_GROUP: {
-        int32_t *gof = malloc(K * sizeof *gof);
-        size_t G = 0;
-        if (!gof) return fail(p, err, "group lens");
-        if (cs_mx_parse_groups(d, s->lens_arg, gof, &G, err) != CS_OK) {
-            free(gof);
-            cs_prepared_free(p);
-            return NULL;
-        }
-        p->vector = 1;
-        p->dim = p->nrow = G;
-        p->obuf = calloc(n * G, sizeof *p->obuf);
-        p->hot = malloc(n * sizeof *p->hot);
-        if (!p->obuf || !p->hot) { free(gof); return fail(p, err, "group lens"); }
-        for (size_t i = 0; i < n; i++) {
-            const double *g = d->prob + (size_t)p->rows[i] * K;
-            double *o = p->obuf + i * G;
-            for (size_t j = 0; j < K; j++) o[gof[j]] += g[j];
-            p->hot[i] = gof[d->label[p->rows[i]]];
-        }
-        free(gof);
-        p->obase = p->obuf;
-        p->ostride = G;
+    case CS_LENS_GROUP:
+        if (lens_group(p, s, err) != 0) return -1;
         break;
-    }
     case CS_LENS_FULL:
         p->vector = 1;
         p->dim = p->nrow = K;
@@ -328,7 +359,7 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
         p->ostride = K;
         p->by_row = 1;
         p->hot = malloc(n * sizeof *p->hot);
-        if (!p->hot) return fail(p, err, "full lens");
+        if (!p->hot) return nomem_in(err, "full lens");
         for (size_t i = 0; i < n; i++) p->hot[i] = d->label[p->rows[i]];
         break;
     }
@@ -337,6 +368,25 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
             p->v[i] = cs_mx_coord(p, (uint32_t)i, 0);
             p->t[i] = p->hot[i] == 0;
         }
+    }
+    return 0;
+}
+
+cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err)
+{
+    if (check_preparable(d, s, err) != 0) return NULL;
+    cs_prepared *p = malloc(sizeof *p);
+    if (!p) { cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory"); return NULL; }
+    cs_mx_prepared_init(p);
+    p->d = d;
+    p->s = *s;
+    p->kind = s->lens;
+    /* the selection first, then the lens over the selected samples */
+    int blank = select_blank(s->select);
+    if (select_rows(p, s, blank, err) != 0 || resolve_lens(p, s, err) != 0 ||
+        lens_values(p, s, blank, err) != 0) {
+        cs_prepared_free(p);
+        return NULL;
     }
     /* uniform bins (p->ubin) are built on first use by a subset: cs_mx_ubin_cache */
     return p;

@@ -46,7 +46,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
         if (k > kmax) kmax = k;
         if (k == 1) {
             cs_result r;
-            rc = cs_evaluate(p1, NULL, 0, CS_WANT_BINNED, cancel, &r, err);
+            rc = cs_evaluate(p1, NULL, 0, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &r, err);
             if (rc != CS_OK) goto done;
             ece_out[i] = r.ece;
             cs_result_free(&r);

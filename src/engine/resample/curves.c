@@ -92,7 +92,8 @@ static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsig
     cs_result res;
     cs_error err;
     memset(&res, 0, sizeof res);
-    cs_status st = cs_evaluate(ctx, idx, k, cs_metric_want(mask), cancel, &res, &err);
+    const cs_run one = { .threads = 1, .cancel = cancel };   /* a driver's task: its budget is spent */
+    cs_status st = cs_evaluate(ctx, idx, k, cs_metric_want(mask), &one, &res, &err);
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = (st == CS_OK && (mask & CS_METRIC_BIT(m))) ? cs_metric_value(&res, m) : NAN;
     cs_result_free(&res);
@@ -354,13 +355,13 @@ static cs_status rows_eval_points(const void *ctx, const uint32_t *idx, size_t k
 
 /* ECE_sweep's bin count on all samples of p (the sweep ignores p's M, so any point's
  * preparation gives the same); NAN where the sweep is undefined or the evaluation failed. */
-static double full_sweep_bins(const cs_prepared *p, const atomic_int *cancel)
+static double full_sweep_bins(const cs_prepared *p, const cs_run *run)
 {
     cs_result res;
     cs_error err;
     memset(&res, 0, sizeof res);
     res.ece_sweep_bins = NAN;
-    double b = cs_evaluate(p, NULL, cs_prepared_count(p), CS_WANT_SWEEP, cancel, &res, &err) == CS_OK
+    double b = cs_evaluate(p, NULL, cs_prepared_count(p), CS_WANT_SWEEP, run, &res, &err) == CS_OK
                    ? res.ece_sweep_bins : NAN;
     cs_result_free(&res);
     return b;
@@ -467,7 +468,7 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
         c = NULL;
         goto done;
     }
-    c->sweep_bins = full_sweep_bins(prep[0], run ? run->cancel : NULL);
+    c->sweep_bins = full_sweep_bins(prep[0], run);
 done:
     for (size_t i = 0; i < o->n_points; i++)
         cs_prepared_free(prep[i]);
