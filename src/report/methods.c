@@ -87,7 +87,10 @@ void rep_methods_selection_text(FILE *out, const rep_methods *m)
     if (!m) return;
     char line[2 * CS_SPEC_MAX + 1200];
     cs_methods_selection_line(&m->res, m->select, m->m[m->ref].name, line, sizeof line);
-    if (line[0]) fprintf(out, "%s\n\n", line);
+    if (line[0]) {
+        rep_wrap(out, line, 2);
+        fputc('\n', out);
+    }
 }
 
 void rep_methods_selection_json(FILE *out, const rep_methods *m)

@@ -84,16 +84,17 @@ void rep_wrap(FILE *out, const char *text, int indent)
     const char *p = text;
     while (*p == ' ' && col < indent) { fputc(' ', out); col++; p++; }   /* the text's own indent */
     while (*p) {
-        while (*p == ' ') p++;
+        size_t gap = strspn(p, " ");   /* kept as written when the word stays on the line */
+        p += gap;
         size_t len = strcspn(p, " ");
         if (!len) break;
         int fits_a_line = (int)len <= REP_TEXT_WIDTH - indent;   /* else it is broken where it stands */
-        if (words && fits_a_line && col + 1 + (int)len > REP_TEXT_WIDTH) {   /* the word goes on the next line */
+        if (words && fits_a_line && col + (int)gap + (int)len > REP_TEXT_WIDTH) {   /* on the next line */
             fprintf(out, "\n%*s", indent, "");
             col = indent;
         } else if (words) {
-            fputc(' ', out);
-            col++;
+            fprintf(out, "%*s", (int)gap, "");
+            col += (int)gap;
         }
         while ((int)len > REP_TEXT_WIDTH - col) {   /* longer than a line: break it */
             int room = REP_TEXT_WIDTH - col;
