@@ -66,6 +66,7 @@ struct rep_methods {
     int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
     int folds, bins;
     int verdict_metric;      /* --verdict-metric (default ece) */
+    unsigned text_metrics;   /* --metrics: the text tables' columns (rep_text_shows_col) */
     size_t verdict_pairs;    /* fewer paired samples: too few to say (CS_VERDICT_PER_BIN x M) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
@@ -94,7 +95,10 @@ void rep_methods_selection_text(FILE *out, const rep_methods *m)
     if (!m) return;
     char line[2 * CS_SPEC_MAX + 1200];
     cs_methods_selection_line(&m->res, m->select, m->m[m->ref].name, line, sizeof line);
-    if (line[0]) fprintf(out, "%s\n\n", line);
+    if (line[0]) {
+        rep_wrap(out, line, 2);
+        fputc('\n', out);
+    }
 }
 
 void rep_methods_selection_json(FILE *out, const rep_methods *m)
@@ -148,7 +152,7 @@ void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
         if (!cmp->done) return;
         cs_verdict v = case_verdict(cmp);
         cs_verdict_line(&v, cmp->b, cmp->a, line, sizeof line);
-        fprintf(out, "%s\n", line);
+        rep_wrap(out, line, 2);
         return;
     }
     const rep_methods *t = cmp->methods;
@@ -161,7 +165,7 @@ void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
         }
         cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
         cs_verdict_line(&v, t->m[i].name, t->m[t->ref].name, line, sizeof line);
-        fprintf(out, "%s\n", line);
+        rep_wrap(out, line, 2);
     }
 }
 
@@ -306,6 +310,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
     t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
     t->verdict_pairs = (size_t)CS_VERDICT_PER_BIN * (size_t)o->settings.bins;
+    t->text_metrics = rep_text_metrics(mo);
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
     cs_error_clear(&err);
@@ -775,182 +780,249 @@ static double snap(double d)
     return fabs(d) <= CS_TIE_REL ? 0.0 : d;
 }
 
-void rep_methods_text(FILE *out, const rep_methods *t)
+/* A method's label in the text tables: its number in the legend, "[1]" for the first. */
+static void method_label(char *buf, size_t size, size_t i)
 {
-    const rep_method *ref = &t->m[t->ref];
-    size_t w = 8;
-    for (size_t i = 0; i < t->n; i++) if (strlen(t->m[i].name) > w) w = strlen(t->m[i].name);
-    if (w > 40) w = 40;
-    /* names in the tables: the shortest that still tell the methods apart (chart/words.h, as
-     * in the dashboard); the lines above the tables give them in full */
-    char sname[CS_METHODS_MAX][48];
-    {
-        const char *full[CS_METHODS_MAX];
-        char *dst[CS_METHODS_MAX];
-        for (size_t i = 0; i < t->n && i < CS_METHODS_MAX; i++) { full[i] = t->m[i].name; dst[i] = sname[i]; }
-        ch_short_names(full, t->n < CS_METHODS_MAX ? t->n : CS_METHODS_MAX, (int)w, dst, sizeof sname[0]);
-    }
-    fprintf(out, "Methods (lens %s; reference: %s)\n", t->lens, ref->name);
+    snprintf(buf, size, "[%zu]", i + 1);
+}
+
+/* The legend: one method per line, by number, with its full name (wrapped, never cut) and how a
+ * recalibration was fitted. The tables refer to the methods by these numbers, so a long file
+ * name costs lines here instead of columns in every table. */
+static void methods_legend(FILE *out, const rep_methods *t)
+{
+    fprintf(out, "Methods (lens %s)\n", t->lens);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
-        if (me->recal < 0) continue;
-        fprintf(out, "  %s: %s", me->name,
-                recal_title(me->recal));
-        if (t->split_column[0])
-            fprintf(out, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
-                    t->split_fit[0] ? t->split_fit : "fit or train");
-        else if (t->split > 0) fprintf(out, ", fitted on the %zu fitting rows of --recal-split %g", me->info.fit_rows, t->split);
-        else fprintf(out, ", %d-fold cross-fitted", t->folds);
-        size_t all = t->held_out ? 0 : (size_t)t->folds;
-        const char *on = t->held_out ? "the fitting rows" : "all rows";
-        if (me->recal == CS_RECAL_TS)
-            fprintf(out, ", T = %.4f on %s%s (from %s)", me->info.param[all][0], on, me->info.clamped ? " [at bound]" : "",
-                    me->info.from_logits ? "logits" : "log-probabilities");
-        else if (me->recal == CS_RECAL_PLATT)
-            fprintf(out, ", a = %.4f, b = %.4f on %s (from %s)", me->info.param[all][0], me->info.param[all][1], on,
-                    me->info.from_logits ? "logits" : "log-probabilities");
-        else if (me->recal == CS_RECAL_HIST)
-            fprintf(out, ", %d bins", t->bins);
-        else if (me->recal == CS_RECAL_VS && me->info.vec)
-            vs_summary(out, &me->info, all, on);
-        else if (me->recal == CS_RECAL_IROVA)
-            fputs(", renormalised", out);
-        else if (me->recal == CS_RECAL_BETA && me->info.vec) {
-            const double *x = me->info.vec + all * me->info.n_vec;
-            fprintf(out, ", logit p' = %.4f ln p - %.4f ln(1 - p) %c %.4f on %s (from probabilities)", x[0], x[1],
-                    x[2] < 0 ? '-' : '+', fabs(x[2]), on);
-        } else if (me->recal == CS_RECAL_ETS && me->info.vec) {
-            const double *x = me->info.vec + all * me->info.n_vec;
-            fprintf(out, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
-                    x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");
+        char lab[24];
+        char *line = NULL;
+        size_t len = 0;
+        FILE *o = open_memstream(&line, &len);   /* the line, then wrapped at 80 columns */
+        if (!o) continue;
+        method_label(lab, sizeof lab, i);
+        fprintf(o, "  %-4s %s%s", lab, me->name, i == t->ref ? " (reference)" : "");
+        if (me->recal >= 0) {
+            fprintf(o, ": %s", recal_title(me->recal));
+            if (t->split_column[0])
+                fprintf(o, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
+                        t->split_fit[0] ? t->split_fit : "fit or train");
+            else if (t->split > 0) fprintf(o, ", fitted on the %zu fitting rows of --recal-split %g", me->info.fit_rows, t->split);
+            else fprintf(o, ", %d-fold cross-fitted", t->folds);
+            size_t all = t->held_out ? 0 : (size_t)t->folds;
+            const char *on = t->held_out ? "the fitting rows" : "all rows";
+            if (me->recal == CS_RECAL_TS)
+                fprintf(o, ", T = %.4f on %s%s (from %s)", me->info.param[all][0], on, me->info.clamped ? " [at bound]" : "",
+                        me->info.from_logits ? "logits" : "log-probabilities");
+            else if (me->recal == CS_RECAL_PLATT)
+                fprintf(o, ", a = %.4f, b = %.4f on %s (from %s)", me->info.param[all][0], me->info.param[all][1], on,
+                        me->info.from_logits ? "logits" : "log-probabilities");
+            else if (me->recal == CS_RECAL_HIST)
+                fprintf(o, ", %d bins", t->bins);
+            else if (me->recal == CS_RECAL_VS && me->info.vec)
+                vs_summary(o, &me->info, all, on);
+            else if (me->recal == CS_RECAL_IROVA)
+                fputs(", renormalised", o);
+            else if (me->recal == CS_RECAL_BETA && me->info.vec) {
+                const double *x = me->info.vec + all * me->info.n_vec;
+                fprintf(o, ", logit p' = %.4f ln p - %.4f ln(1 - p) %c %.4f on %s (from probabilities)", x[0], x[1],
+                        x[2] < 0 ? '-' : '+', fabs(x[2]), on);
+            } else if (me->recal == CS_RECAL_ETS && me->info.vec) {
+                const double *x = me->info.vec + all * me->info.n_vec;
+                fprintf(o, ", w = (%.4f, %.4f, %.4f) for (softmax(s/T), the file, uniform), T = %.4f on %s (from %s)",
+                        x[0], x[1], x[2], x[3], on, me->info.from_logits ? "logits" : "log-probabilities");
+            }
+            /* a method that moves classes separately can change the prediction: say how often */
+            if (me->recal == CS_RECAL_IROVA || me->info.argmax_changed)
+                fprintf(o, "; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
+                        me->d ? me->d->n_samples : 0);
         }
-        /* a method that moves classes separately can change the prediction: say how often */
-        if (me->recal == CS_RECAL_IROVA || me->info.argmax_changed)
-            fprintf(out, "; it changed the predicted class of %zu of %zu samples", me->info.argmax_changed,
-                    me->d ? me->d->n_samples : 0);
+        fclose(o);
+        rep_wrap(out, line, 7);
+        free(line);
+    }
+    for (size_t i = 0; i < t->n_nc; i++) {
+        char line[2400];
+        snprintf(line, sizeof line, "  %.256s: NOT CONVERGED, left out of the tables: %.2048s", t->nc[i].name, t->nc[i].reason);
+        rep_wrap(out, line, 4);
+    }
+    if (t->held_out) {
+        char line[256];
+        snprintf(line, sizeof line, "  every method is measured on the other %zu rows only (held out from the fit)",
+                 t->m[t->ref].d ? t->m[t->ref].d->n : 0);
+        rep_wrap(out, line, 2);
+    }
+}
+
+static void col_header(char *h, size_t size, const rep_methods *t, int c)
+{
+    if (c == COL_TOPK) snprintf(h, size, "top%d_ece", t->k);
+    else snprintf(h, size, "%s", col_name(c));
+}
+
+/* The shown columns from first on that fit REP_TEXT_WIDTH after a label column of lw; returns
+ * one past the last (a wide table is printed as stacked blocks of columns). */
+static int col_block_end(const rep_methods *t, int first, int lw)
+{
+    int width = 2 + lw, c = first, any = 0;
+    for (; c < NCOL; c++) {
+        if (!rep_text_shows_col(t->text_metrics, c)) continue;
+        if (any && width + 1 + col_w(c) + 1 > REP_TEXT_WIDTH) break;   /* + 1: a ranking's "!" */
+        width += 1 + col_w(c);
+        any = 1;
+    }
+    return c;
+}
+
+/* One table of a number per method and shown column: values (ranks == NULL) or ranks. */
+static void methods_grid(FILE *out, const rep_methods *t, int lw, int rk[][64])
+{
+    for (int first = 0; first < NCOL; ) {
+        int end = col_block_end(t, first, lw);
+        fprintf(out, "  %-*s", lw, "method");
+        for (int c = first; c < end; c++) {
+            if (!rep_text_shows_col(t->text_metrics, c)) continue;
+            char h[24];
+            col_header(h, sizeof h, t, c);
+            if (rk && c != CS_METHODS_COL_ECE && ranking_differs(t, c)) strcat(h, "!");
+            fprintf(out, " %*s", col_w(c), h);
+        }
         fputc('\n', out);
-    }
-    for (size_t i = 0; i < t->n_nc; i++)
-        fprintf(out, "  %s: NOT CONVERGED, left out of the tables: %s\n", t->nc[i].name, t->nc[i].reason);
-    if (t->held_out)
-        fprintf(out, "  every method is measured on the other %zu rows only (held out from the fit)\n", ref->d ? ref->d->n : 0);
-
-    /* compact table: values, and the rank among the methods */
-    fprintf(out, "\n  %-*s", (int)w, "method");
-    for (int c = 0; c < NCOL; c++) {
-        char h[16];
-        if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
-        else snprintf(h, sizeof h, "%s", col_name(c));
-        fprintf(out, " %*s", col_w(c), h);
-    }
-    fputc('\n', out);
-    for (size_t i = 0; i < t->n; i++) {
-        const rep_method *me = &t->m[i];
-        fprintf(out, "  %-*s", (int)w, sname[i]);
-        for (int c = 0; c < NCOL; c++) {
-            char b[32];
-            fmt_num(b, sizeof b, row(t, me)->ok ? row(t, me)->v[c] : NAN);
-            fprintf(out, " %*s", col_w(c), b);
+        for (size_t i = 0; i < t->n && (!rk || t->n <= 64); i++) {
+            const rep_method *me = &t->m[i];
+            char lab[24];
+            method_label(lab, sizeof lab, i);
+            fprintf(out, "  %-*s", lw, lab);
+            for (int c = first; c < end; c++) {
+                if (!rep_text_shows_col(t->text_metrics, c)) continue;
+                char b[32];
+                if (rk && rk[c][i]) snprintf(b, sizeof b, "%d", rk[c][i]);
+                else if (rk) snprintf(b, sizeof b, "-");
+                else fmt_num(b, sizeof b, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+                fprintf(out, " %*s", col_w(c), b);
+            }
+            fputc('\n', out);
         }
-        fputs(i == t->ref ? "  (reference)\n" : "\n", out);
+        first = end;
+        if (first < NCOL && col_block_end(t, first, lw) > first) fputc('\n', out);
     }
+}
 
-    /* per metric: value [95% CI], and the paired difference to the reference */
-    if (t->res.select_each)
-        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d], each on its own selection (no paired differences)\n",
-                cs_ci_method_name(t->ci_method), t->ci_repeats);
-    else
-        fprintf(out, "\n  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap [95%% CI, R=%d];\n"
-                     "  * = the interval excludes 0; p_better = share of resamples where the method is better;\n"
-                     "  = : a tie, every resample within %g of the metric's scale (rounding noise)\n",
-                cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
-    int any_excl = 0, any_dexcl = 0;
+/* Per shown metric: each method's value [95% CI] and its paired difference to the reference. */
+static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl)
+{
     for (int c = 0; c < NCOL; c++) {
+        if (!rep_text_shows_col(t->text_metrics, c)) continue;
         if (c == COL_TOPK) fprintf(out, "  top-%d ECE\n", t->k);
         else fprintf(out, "  %s\n", col_name(c));
         for (size_t i = 0; i < t->n; i++) {
             const rep_method *me = &t->m[i];
-            char v[32], lo[32], hi[32];
+            char v[32], lo[32], hi[32], lab[24];
+            method_label(lab, sizeof lab, i);
             fmt_num(v, sizeof v, row(t, me)->ok ? row(t, me)->v[c] : NAN);
             fmt_num(lo, sizeof lo, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
             fmt_num(hi, sizeof hi, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
             int excl = row(t, me)->ok && row(t, me)->ci_excludes[c];
-            any_excl |= excl;
+            *any_excl |= excl;
             if (row(t, me)->ok && !isfinite(row(t, me)->v[c]))
-                fprintf(out, "    %-*s %8s (%s)", (int)w, sname[i], v, cs_methods_na_reason(c));
+                fprintf(out, "    %-*s %6s (%s)", lw, lab, v, cs_methods_na_reason(c));
             else
-                fprintf(out, "    %-*s %8s [%s, %s]%s", (int)w, sname[i], v, lo, hi, excl ? "!" : " ");
+                fprintf(out, "    %-*s %6s [%s, %s]%s", lw, lab, v, lo, hi, excl ? "!" : " ");
             const cs_method_row *r = row(t, me);
             if (r->has_diff && r->equal[c])
-                fputs("  +0.0000 [+0.0000, +0.0000]   p_better =", out);
+                fputs(" +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
-                fprintf(out, isfinite(r->v[c]) ? "  n/a (%s)" : "  n/a", cs_methods_na_reason(c));
+                fprintf(out, isfinite(r->v[c]) ? " n/a (%s)" : " n/a", cs_methods_na_reason(c));
             else if (r->has_diff) {
-                any_dexcl |= r->diff_excludes[c];
-                fprintf(out, "  %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
+                *any_dexcl |= r->diff_excludes[c];
+                fprintf(out, " %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
                         r->diff_excludes[c] ? "!" : " ", excludes_zero(r->dlo[c], r->dhi[c]) ? "*" : " ", r->pbetter[c]);
             }
             else if (i == t->ref)
-                fputs("  (reference)", out);
+                fputs(" (reference)", out);
             else if (t->res.select_each)
-                fputs("  no paired difference (--select-on each)", out);
+                fputs(" no paired difference (--select-on each)", out);
             fputc('\n', out);
         }
     }
+}
 
+/* A mass table: n numbers per method (the reference's own, the others' differences to it), in
+ * stacked blocks of columns that fit REP_TEXT_WIDTH. head(j) names column j. */
+static void mass_table(FILE *out, const rep_methods *t, int lw, size_t n, int cls)
+{
+    const rep_method *ref = &t->m[t->ref];
+    size_t per = (size_t)(REP_TEXT_WIDTH - 2 - lw) / 10;
+    for (size_t first = 0; first < n; first += per) {
+        size_t end = first + per < n ? first + per : n;
+        fprintf(out, "%s  %-*s", first ? "\n" : "", lw, "method");
+        for (size_t j = first; j < end; j++) {
+            if (cls) fprintf(out, " %9.9s", ref->d->class_names ? ref->d->class_names[j] : "?");
+            else fprintf(out, " %7s%-2zu", "k=", j + 1);
+        }
+        fputc('\n', out);
+        for (size_t i = 0; i < t->n; i++) {
+            const rep_method *me = &t->m[i];
+            if (!row(t, me)->mass_ok || (cls && me->d->k != t->classes)) continue;
+            char lab[24];
+            method_label(lab, sizeof lab, i);
+            fprintf(out, "  %-*s", lw, lab);
+            for (size_t j = first; j < end; j++) {
+                double mine = cls ? row(t, me)->cls[j] : row(t, me)->top[j];
+                double theirs = cls ? row(t, ref)->cls[j] : row(t, ref)->top[j];
+                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? mine : snap(mine - theirs));
+            }
+            fputc('\n', out);
+        }
+    }
+}
+
+void rep_methods_text(FILE *out, const rep_methods *t)
+{
+    char biggest[24];
+    method_label(biggest, sizeof biggest, t->n - 1);
+    int lw = (int)strlen(biggest) < 6 ? 6 : (int)strlen(biggest);   /* "method" heads the column */
+    methods_legend(out, t);
+    fputc('\n', out);
+    methods_grid(out, t, lw, NULL);
+
+    char line[2048];
+    if (t->res.select_each)
+        snprintf(line, sizeof line, "  value [95%% %s bootstrap CI, R=%d], each on its own selection (no paired differences)",
+                 cs_ci_method_name(t->ci_method), t->ci_repeats);
+    else
+        snprintf(line, sizeof line, "  value [95%% %s bootstrap CI, R=%d]; diff = method - reference, paired bootstrap "
+                 "[95%% CI, R=%d]; * = the interval excludes 0; p_better = share of resamples where the method is "
+                 "better; = : a tie, every resample within %g of the metric's scale (rounding noise)",
+                 cs_ci_method_name(t->ci_method), t->ci_repeats, t->cmp_repeats, CS_TIE_REL);
+    fputc('\n', out);
+    rep_wrap(out, line, 2);
+    int any_excl = 0, any_dexcl = 0;
+    metric_blocks(out, t, lw, &any_excl, &any_dexcl);
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
 
     /* agreement of definitions: rank of each method under each metric */
-    fprintf(out, "\n  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the metric\n"
-                 "  orders some pair of methods the other way round from ECE)\n  %-*s", CS_TIE_REL, (int)w, "method");
-    for (int c = 0; c < NCOL; c++) {
-        char h[20];
-        if (c == COL_TOPK) snprintf(h, sizeof h, "top%d_ece", t->k);
-        else snprintf(h, sizeof h, "%s", col_name(c));
-        if (c != 1 && ranking_differs(t, c)) strcat(h, "!");
-        fprintf(out, " %*s", col_w(c), h);
-    }
+    snprintf(line, sizeof line, "  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the "
+             "metric orders some pair of methods the other way round from ECE)", CS_TIE_REL);
     fputc('\n', out);
+    rep_wrap(out, line, 2);
     int rk[NCOL][64];
     for (int c = 0; c < NCOL && t->n <= 64; c++) ranks(t, c, rk[c]);
-    for (size_t i = 0; i < t->n && t->n <= 64; i++) {
-        fprintf(out, "  %-*s", (int)w, sname[i]);
-        for (int c = 0; c < NCOL; c++) {
-            if (rk[c][i]) fprintf(out, " %*d", col_w(c), rk[c][i]);
-            else fprintf(out, " %*s", col_w(c), "-");
-        }
-        fputc('\n', out);
-    }
+    methods_grid(out, t, lw, rk);
 
     /* where the mass goes */
-    if (row(t, ref)->mass_ok) {
-        fprintf(out, "\n  Mass: mean k-th largest probability%s%s%s; other methods as the difference to the reference\n",
-                t->select[0] ? " (selection '" : "", t->select, t->select[0] ? "')" : "");
-        fprintf(out, "  %-*s", (int)w, "method");
-        for (size_t j = 0; j < t->n_top; j++) fprintf(out, " %8s%zu", "k=", j + 1);
+    if (row(t, &t->m[t->ref])->mass_ok) {
+        snprintf(line, sizeof line, "  Mass: mean k-th largest probability%s%s%s; other methods as the difference to "
+                 "the reference", t->select[0] ? " (selection '" : "", t->select, t->select[0] ? "')" : "");
         fputc('\n', out);
-        for (size_t i = 0; i < t->n; i++) {
-            const rep_method *me = &t->m[i];
-            if (!row(t, me)->mass_ok) continue;
-            fprintf(out, "  %-*s", (int)w, sname[i]);
-            for (size_t j = 0; j < t->n_top; j++)
-                fprintf(out, i == t->ref ? " %9.4f" : " %+9.4f", i == t->ref ? row(t, me)->top[j] : snap(row(t, me)->top[j] - row(t, ref)->top[j]));
-            fputc('\n', out);
-        }
+        rep_wrap(out, line, 2);
+        mass_table(out, t, lw, t->n_top, 0);
         if (t->select[0] && t->classes <= 20) {
-            fprintf(out, "\n  Mass: mean probability of each class (selection '%s'); others as the difference\n", t->select);
-            fprintf(out, "  %-*s", (int)w, "method");
-            for (size_t c = 0; c < t->classes; c++) fprintf(out, " %8.8s", ref->d->class_names ? ref->d->class_names[c] : "?");
+            snprintf(line, sizeof line, "  Mass: mean probability of each class (selection '%s'); others as the "
+                     "difference", t->select);
             fputc('\n', out);
-            for (size_t i = 0; i < t->n; i++) {
-                const rep_method *me = &t->m[i];
-                if (!row(t, me)->mass_ok || me->d->k != t->classes) continue;
-                fprintf(out, "  %-*s", (int)w, sname[i]);
-                for (size_t c = 0; c < t->classes; c++)
-                    fprintf(out, i == t->ref ? " %8.4f" : " %+8.4f", i == t->ref ? row(t, me)->cls[c] : snap(row(t, me)->cls[c] - row(t, ref)->cls[c]));
-                fputc('\n', out);
-            }
+            rep_wrap(out, line, 2);
+            mass_table(out, t, lw, t->classes, 1);
         }
     }
     fputc('\n', out);

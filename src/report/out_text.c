@@ -60,40 +60,95 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
 void rep_ci_note(FILE *out, int method)
 {
     if (method == CS_CI_PERCENTILE)
-        fputs("  ! the interval does not contain the value: it is the percentile bootstrap of a biased\n"
-              "    statistic (binned errors are biased upwards, resamples with their repeated rows more so);\n"
-              "    --ci-method bca (or basic) gives a bias-corrected interval\n", out);
+        fputs("  ! the interval does not contain the value: it is the percentile bootstrap of a\n"
+              "    biased statistic (binned errors are biased upwards, resamples with their\n"
+              "    repeated rows more so); --ci-method bca (or basic) gives a bias-corrected\n"
+              "    interval\n", out);
     else
-        fprintf(out, "  ! the %s interval does not contain the value: the value itself is biased by more than\n"
-                "    its sampling spread (the bias-corrected interval is where the metric likely is)\n",
+        fprintf(out, "  ! the %s interval does not contain the value: the value itself is biased by\n"
+                "    more than its sampling spread (the bias-corrected interval is where the metric\n"
+                "    likely is)\n",
                 method == CS_CI_BCA ? "BCa" : "basic");
 }
 
 void rep_paired_note(FILE *out)
 {
-    fputs("  ! the paired interval does not contain the difference: it is the percentile bootstrap of a\n"
-          "    difference of biased statistics (resamples with their repeated rows bias binned errors\n"
-          "    upwards, and not by the same amount in both methods)\n", out);
+    fputs("  ! the paired interval does not contain the difference: it is the percentile\n"
+          "    bootstrap of a difference of biased statistics (resamples with their repeated\n"
+          "    rows bias binned errors upwards, and not by the same amount in both methods)\n", out);
+}
+
+void rep_wrap(FILE *out, const char *text, int indent)
+{
+    int col = 0, words = 0;
+    const char *p = text;
+    while (*p == ' ' && col < indent) { fputc(' ', out); col++; p++; }   /* the text's own indent */
+    while (*p) {
+        size_t gap = strspn(p, " ");   /* kept as written when the word stays on the line */
+        p += gap;
+        size_t len = strcspn(p, " ");
+        if (!len) break;
+        int fits_a_line = (int)len <= REP_TEXT_WIDTH - indent;   /* else it is broken where it stands */
+        if (words && fits_a_line && col + (int)gap + (int)len > REP_TEXT_WIDTH) {   /* on the next line */
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (words) {
+            fprintf(out, "%*s", (int)gap, "");
+            col += (int)gap;
+        }
+        while ((int)len > REP_TEXT_WIDTH - col) {   /* longer than a line: break it */
+            int room = REP_TEXT_WIDTH - col;
+            fprintf(out, "%.*s\n%*s", room, p, indent, "");
+            p += room;
+            len -= (size_t)room;
+            col = indent;
+        }
+        fprintf(out, "%.*s", (int)len, p);
+        col += (int)len;
+        p += len;
+        words++;
+    }
+    fputc('\n', out);
+}
+
+unsigned rep_text_metrics(const ss_methods_opts *mo)
+{
+    if (mo->text_metrics_given) return mo->text_metrics;
+    return 1u << CS_METRIC_ECE | 1u << CS_METRIC_ACE | 1u << CS_METRIC_MCE | 1u << CS_METRIC_BRIER
+         | 1u << CS_METRIC_NLL | 1u << CS_METRIC_SMECE;
+}
+
+int rep_text_shows_col(unsigned mask, int col)
+{
+    if (col == CS_METHODS_COL_TOPK) return (mask & SS_METRICS_TOPK_BIT) != 0;
+    return (mask >> cs_methods_col_metric(col)) & 1u;
 }
 
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
     /* one sign everywhere in the text: method - reference, here B - A (JSON keeps a - b) */
-    fprintf(out, "compare  A = %s (reference)\n         B = %s\n", cmp->a, cmp->b);
+    char line[4096];
+    snprintf(line, sizeof line, "compare  A = %s (reference)", cmp->a);
+    rep_wrap(out, line, 13);
+    snprintf(line, sizeof line, "         B = %s", cmp->b);
+    rep_wrap(out, line, 13);
     if (cmp->by_case)
-        fprintf(out, "  %zu paired cases (by name), %d resamples of the cases; diff = B - A (method - reference)\n"
-                "  with its 95%% interval, p_better = share of resamples where B is better\n", cmp->res.n_pairs, cmp->res.repeats);
+        snprintf(line, sizeof line, "  %zu paired cases (by name), %d resamples of the cases; diff = B - A (method - "
+                 "reference) with its 95%% interval, p_better = share of resamples where B is better",
+                 cmp->res.n_pairs, cmp->res.repeats);
     else
-        fprintf(out, "  %zu paired samples (by %s), %d resamples; diff = B - A (method - reference) with its\n"
-                "  95%% interval, p_better = share of resamples where B is better\n",
-                cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
-    fprintf(out, "  %-13s %10s %10s %10s   %-22s %8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
+        snprintf(line, sizeof line, "  %zu paired samples (by %s), %d resamples; diff = B - A (method - reference) "
+                 "with its 95%% interval, p_better = share of resamples where B is better",
+                 cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
+    rep_wrap(out, line, 2);
+    fprintf(out, "  %-13s %10s %10s %10s  %-22s%8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
     int ties = 0, misses = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
+        if (!((cmp->text_metrics >> e->metric) & 1u)) continue;   /* --metrics: JSON has it */
         if (e->equal) {   /* rounding noise: no side is better */
-            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f] %8s\n", cs_metric_name(e->metric), e->a, e->b,
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f  [%9.6f, %9.6f] %7s\n", cs_metric_name(e->metric), e->a, e->b,
                     0.0, 0.0, 0.0, "=");
             ties = 1;
         } else if (!isfinite(e->diff)) {   /* no number in either file: say where there is one */
@@ -103,14 +158,14 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
         } else {
             int miss = cs_methods_interval_misses(e->diff, e->lo, e->hi);
             misses |= miss;
-            fprintf(out, "  %-13s %10.6f %10.6f %10.6f   [%9.6f, %9.6f]%c%8.3f\n", cs_metric_name(e->metric), e->a, e->b,
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f  [%9.6f, %9.6f]%c%7.3f\n", cs_metric_name(e->metric), e->a, e->b,
                     -e->diff, -e->hi, -e->lo, miss ? '!' : ' ', e->p_worse);
         }
     }
     if (misses) rep_paired_note(out);
     if (ties)
-        fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale (rounding noise)\n",
-                CS_TIE_REL);
+        fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale\n"
+                "      (rounding noise)\n", CS_TIE_REL);
     fputc('\n', out);
 }
 
@@ -129,7 +184,7 @@ static void settings_line(FILE *out, const rep_opts *o)
 
 static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
 {
-    fprintf(out, "%s\n", f->path);
+    rep_wrap(out, f->path, 0);
     char voxels[32];
     if (f->stats_fine)   /* statistics: no rows were read, its cases' voxels were summed */
         fprintf(out, "  load      %zu case%s, %s voxels; %zu classes", f->stats_cases, f->stats_cases == 1 ? "" : "s",
@@ -161,8 +216,9 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fputs("  no sample to measure: every metric is n/a\n\n", out);
         return;
     }
-    if (f->m.has_ci) fprintf(out, "  %-13s %10s   %-22s  (%s, %d resamples, seed %llu)\n", "metric", "value", "95% interval",
-                           cs_ci_method_name(f->m.ci.method), f->m.ci.repeats, (unsigned long long)o->seed);
+    if (f->m.has_ci)   /* the interval's method on its own line: the header fits 80 columns */
+        fprintf(out, "  intervals %s, %d resamples, seed %llu\n  %-13s %10s   %-22s\n", cs_ci_method_name(f->m.ci.method),
+                f->m.ci.repeats, (unsigned long long)o->seed, "metric", "value", "95% interval");
     else fprintf(out, "  %-13s %10s\n", "metric", "value");
     int excl = 0, undefined = 0;
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {

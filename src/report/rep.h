@@ -93,6 +93,7 @@ typedef struct rep_compare {
     const rep_methods *methods; /* the --compare methods table (methods.c), or NULL */
     rep_pair_errors pair;  /* files that do not pair with the reference (then no table) */
     int verdict_metric;    /* --verdict-metric (default ece) */
+    unsigned text_metrics; /* --metrics: the text tables' metrics (rep_text_metrics) */
 } rep_compare;
 
 /* Output writers (stdout). cmp is NULL without --compare. */
@@ -103,6 +104,17 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp);
 void rep_ci_note(FILE *out, int method);
 /* The footnote of a paired interval marked "!" (it misses its own difference). */
 void rep_paired_note(FILE *out);
+
+/* The report's text width: every line of the text output fits it (display columns). */
+#define REP_TEXT_WIDTH 80
+/* Writes text word-wrapped at REP_TEXT_WIDTH, continuation lines indented by indent spaces; a
+ * word longer than a line (a long file name) is broken across lines. Ends with a newline. */
+void rep_wrap(FILE *out, const char *text, int indent);
+/* The metrics mask of the text tables: --metrics when given, else the readable default set
+ * (ece, ace, mce, brier, nll, smece). Bits as in ss_methods_opts.text_metrics. */
+unsigned rep_text_metrics(const ss_methods_opts *mo);
+/* Whether the text tables show methods column col (cs_methods_col_name) under mask. */
+int rep_text_shows_col(unsigned mask, int col);
 void rep_out_text(FILE *out, const rep_opts *o, const rep_file *files, size_t n);
 /* --compat: JSON object / text table of one file (out_compat.c). */
 void rep_out_compat_json(FILE *out, const rep_opts *o, const rep_file *f);

@@ -397,6 +397,29 @@ static int p_select_on(ss_opts *o, const char *v)
     return 0;
 }
 
+/* --metrics LIST: comma-separated metric names (and topk_ece) the text tables show. */
+static int p_metrics(ss_opts *o, const char *v)
+{
+    unsigned mask = 0;
+    for (const char *p = v; ; ) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int id = cs_metric_lookup(p, len);
+        if (len == 8 && strncmp(p, "topk_ece", 8) == 0) mask |= SS_METRICS_TOPK_BIT;
+        else if (id < 0 || id == CS_METRIC_RECE_M) {
+            char keys[160];
+            cs_metric_keys(keys, sizeof keys);
+            return ss_usage_error(o->front, "--metrics: '%.*s' is not a metric of the comparison (one of: %s topk_ece but rece_m)",
+                                  (int)len, p, keys);
+        } else mask |= 1u << id;
+        if (!end) break;
+        p = end + 1;
+    }
+    o->methods.text_metrics = mask;
+    o->methods.text_metrics_given = 1;
+    return 0;
+}
+
 static int p_verdict_metric(ss_opts *o, const char *v)
 {
     int id = cs_metric_lookup(v, strlen(v));
@@ -609,6 +632,17 @@ PR(q_reference) { (void)i; if (o->methods.reference) SAY("%d", o->methods.refere
 /* the default (reference) is left out; `each` only where a comparison and a selection are */
 PR(q_select_on) { (void)i; SAY("%s", o->methods.select_each && o->compare && !select_blank(o) ? "each" : ""); }
 PR(q_verdict_metric) { (void)i; SAY("%s", o->methods.verdict_metric_given && o->compare ? cs_metric_name(o->methods.verdict_metric) : ""); }
+PR(q_metrics)
+{
+    (void)i;
+    char buf[256] = "";
+    for (int id = 0; o->methods.text_metrics_given && id < 31; id++)
+        if (o->methods.text_metrics & (1u << id))
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", buf[0] ? "," : "", cs_metric_name(id));
+    if (o->methods.text_metrics_given && (o->methods.text_metrics & SS_METRICS_TOPK_BIT))
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%stopk_ece", buf[0] ? "," : "");
+    SAY("%s", buf);
+}
 PR(q_compare_k) { (void)i; if (o->methods.k) SAY("%d", o->methods.k); else SAY("%s", ""); }
 PR(q_topk_bars)
 {
@@ -779,6 +813,10 @@ static const ss_flag table[] = {
       "the metric of the comparison's verdict line (default ece; any of\n"
       "its metrics but accuracy): which method is better calibrated, by\n"
       "the paired difference method - reference", NULL },
+    { "--metrics", "LIST", R, SEC_RESAMPLING, p_metrics, q_metrics, 0,
+      "the metrics the comparison's text tables show, comma-separated\n"
+      "(default ece,ace,mce,brier,nll,smece; also accuracy, aece, rece_g,\n"
+      "sce, l2ce, l2ce_debiased, ece_sweep, topk_ece); JSON and CSV keep all", NULL },
     { "--compare-k", "K", R, SEC_RESAMPLING, p_compare_k, q_compare_k, 0,
       "k of the table's top-k ECE column (default 3)", NULL },
     { "--topk-bars", "LIST", R, SEC_RESAMPLING, p_topk_bars, q_topk_bars, 0,

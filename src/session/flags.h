@@ -47,7 +47,11 @@ typedef struct ss_methods_opts {
     int select_on_given;
     int verdict_metric;          /* --verdict-metric M: a cs_metric id (read when given) */
     int verdict_metric_given;
+    unsigned text_metrics;       /* --metrics LIST: bit (1u << cs_metric id) per metric the text */
+    int text_metrics_given;      /* tables show, SS_METRICS_TOPK_BIT for top-k ECE */
 } ss_methods_opts;
+
+#define SS_METRICS_TOPK_BIT (1u << 31)
 
 #define SS_TOPK_MAX 32
 #define SS_DASH_MAX_FILES 8

@@ -108,6 +108,10 @@ static int check_methods(ss_opts *o)
         return ss_usage_error(o->front, "--select-on needs --compare or --recal (it says where a comparison's selection is evaluated)");
     if (mo->verdict_metric_given && !o->compare)
         return ss_usage_error(o->front, "--verdict-metric needs --compare or --recal");
+    if (mo->text_metrics_given && !o->compare)
+        return ss_usage_error(o->front, "--metrics needs --compare or --recal (it chooses the comparison's text columns)");
+    if (mo->text_metrics_given && o->format != SS_FORMAT_TEXT)
+        return ss_usage_error(o->front, "--metrics chooses the text tables' metrics; JSON and CSV always carry every metric");
     if (mo->select_on_given && !o->select_given)
         return ss_usage_error(o->front, "--select-on needs --select (it says where the selection is evaluated)");
     if (!o->compare) return 0;

@@ -127,3 +127,16 @@ T() { tmux -L "$SOCK" "$@"; }
 screen_text() { T capture-pane -p -J 2>/dev/null; }
 export LANG=C.UTF-8 LC_ALL= LC_CTYPE=C.UTF-8
 done_testing() { [ "$_fails" -eq 0 ]; exit $?; }
+# unwrap PREFIX_RE: stdin with each line matching PREFIX_RE joined to the lines the report's
+# 80-column wrap continued it on (indented deeper than it), one space between (names here are
+# short enough to wrap between words)
+unwrap() {
+    python3 -c 'import re, sys
+out, prefix = [], re.compile(sys.argv[1])
+for l in sys.stdin.read().split("\n"):
+    if out and out[-1][1] is not None and l.startswith(" " * (out[-1][1] + 2)) and l.strip():
+        out[-1][0] += " " + l.strip(); continue
+    m = prefix.match(l)
+    out.append([l, len(l) - len(l.lstrip()) if m else None])
+print("\n".join(l for l, _ in out))' "$1"
+}

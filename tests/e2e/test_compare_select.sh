@@ -97,7 +97,7 @@ else not_ok "values, differences, rankings and mass on the reference's $N sample
 expect_rc "compare text: exit 0" 0 "$CALSCOPE" report --compare --select "$SEL" "$A" "$B"
 NN=$(printf "%'d" "$N" 2>/dev/null); [ "$NN" = "$N" ] && NN=$(/usr/bin/python3 -c "print(f'{$N:,}')")
 LINE="selection: conf > 0.9 on the reference ($A): $NN of 1,797 samples, the same for every method"
-if printf '%s\n' "$OUT" | grep -qxF -- "$LINE"; then ok "text: the selection line"
+if printf '%s\n' "$OUT" | unwrap '^selection: ' | grep -qxF -- "$LINE"; then ok "text: the selection line"
 else not_ok "text: the selection line" "want: $LINE" "$(printf '%s\n' "$OUT" | grep '^selection' )"; fi
 expect_match "text: the paired table says the same count" "^  $N paired samples \(by id\)" "$OUT"
 
@@ -116,7 +116,7 @@ expect_match "each: no vs_reference" "^False$" "$(json_get "'vs_reference' in d[
 expect_match "each: the values are each file's own" "^True$" \
     "$(json_get "[m['metrics']['ece'] for m in d['methods']] == [f['metrics']['ece'] for f in d['files']]")"
 run "$CALSCOPE" report --compare --select "$SEL" --select-on each "$A" "$B"
-expect_match "each: the text line" "^selection: conf > 0.9 on each method's own samples \([0-9,]+, [0-9,]+ of 1,797\); values only, no paired differences$" "$OUT"
+expect_match "each: the text line" "^selection: conf > 0.9 on each method's own samples \([0-9,]+, [0-9,]+ of 1,797\); values only, no paired differences$" "$(unwrap '^selection: ' <<<"$OUT")"
 expect_no_match "each: no paired difference printed" "p_better|^compare  A|[+-][0-9]\.[0-9]{4} \[" "$OUT"
 expect_match "each: the rows say why" "no paired difference \(--select-on each\)" "$OUT"
 
@@ -132,10 +132,11 @@ usage "--select-on bad value" "--select-on: 'all' is not reference or each" --co
 # topk:2 has no RECE-G, smooth ECE, L2CE or ECE_sweep: every output says n/a and where there is one
 head -n 201 samples/digits_gnb.csv >"$TMP/g.csv"
 head -n 201 samples/digits_ts.csv >"$TMP/t.csv"
-expect_rc "topk:2 compare: exit 0" 0 "$CALSCOPE" report --compare --lens topk:2 --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
+expect_rc "topk:2 compare: exit 0" 0 "$CALSCOPE" report --compare --lens topk:2 --repeats 50 --ci 20 \
+    --metrics ece,rece_g,smece,l2ce,ece_sweep "$TMP/g.csv" "$TMP/t.csv"
 expect_no_match "topk:2 text: no NaN anywhere" "[Nn]a[Nn]" "$OUT"
 expect_match "topk:2 two-file table: n/a with the reason" "^  rece_g +n/a +n/a +n/a +\(top1/class:C/classwise only\)$" "$OUT"
-expect_match "topk:2 methods rows: the value's reason once, the difference n/a" "^    [^ ]*t\.csv +n/a \(top1/class:C only\)  n/a$" "$OUT"
+expect_match "topk:2 methods rows: the value's reason once, the difference n/a" "^    \[2\] +n/a \(top1/class:C only\) n/a$" "$OUT"
 run "$CALSCOPE" report --format csv --compare --lens topk:2 --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
 expect_no_match "topk:2 csv: no NaN" "[Nn]a[Nn]" "$OUT"
 
@@ -160,8 +161,8 @@ expect_no_match "json: the mark is the definition" "True, False|False, True" "$M
 expect_match "json: vs_reference says it too" "^True$" "$(json_get "d['methods'][1]['vs_reference']['mce']['ci_excludes_diff']")"
 run "$CALSCOPE" report --compare --seed 1 "$TMP/flat.csv" "$TMP/spread.csv"
 expect_match "text: two-file table marks mce" "^  mce .*\]!" "$OUT"
-expect_match "text: methods row marks it" "spread\.csv +[0-9.]+ \[[0-9., ]+\]!? +\+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!\* p_better" "$OUT"
-expect_match "text: the footnote" "! the paired interval does not contain the difference: it is the percentile bootstrap of a" "$OUT"
+expect_match "text: methods row marks it" "^    \[2\] +[0-9.]+ \[[0-9., ]+\]!? +\+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!\* p_better" "$OUT"
+expect_match "text: the footnote" "! the paired interval does not contain the difference: it is the percentile$" "$OUT"
 expect_no_match "text: no mark on accuracy" "^  accuracy .*\]!" "$OUT"
 
 # ---- the verdict: one line first, method - reference, from the paired difference
@@ -170,22 +171,22 @@ VJ=$(json_get "(lambda v, e: v['metric'] == 'ece' and v['kind'] == 'better' and 
 expect_match "verdict json: B better, the methods table's ECE difference" "^True$" "$VJ"
 WANT=$(json_get "(lambda e: 'verdict: $B is better calibrated than $A; ECE %+.4f [%+.4f, %+.4f], P(better) %.3f, 1,797 paired samples' % (e['diff'], e['lo'], e['hi'], e['p_better']))(d['methods'][1]['vs_reference']['ece'])")
 run "$CALSCOPE" report --compare "$A" "$B"
-FIRST=$(printf '%s\n' "$OUT" | grep -E '^(verdict|selection|compare  A|Methods)' | head -1)
+FIRST=$(printf '%s\n' "$OUT" | unwrap '^verdict: ' | grep -E '^(verdict|selection|compare  A|Methods)' | head -1)
 expect_same_text() { if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:  $2" "want: $3"; fi; }
 expect_same_text "verdict text: the comparison's first line" "$FIRST" "$WANT"
 expect_match "two-file table: B - A, as the methods table" "^  ece +[0-9.]+ +[0-9.]+ +-0\.[0-9]+ +\[-" "$OUT"
 expect_match "two-file table: the sign is said" "diff = B - A \(method - reference\)" "$OUT"
 run "$CALSCOPE" report --compare --seed 1 "$TMP/flat.csv" "$TMP/spread.csv"
-expect_match "verdict: no significant difference" "^verdict: no significant difference between $TMP/spread\.csv and $TMP/flat\.csv; ECE \+0\.0000 \[" "$OUT"
+expect_match "verdict: no significant difference" "^verdict: no significant difference between $TMP/spread\.csv and $TMP/flat\.csv; ECE \+0\.0000 \[" "$(unwrap '^verdict: ' <<<"$OUT")"
 run "$CALSCOPE" report --compare --seed 1 --verdict-metric MCE "$TMP/flat.csv" "$TMP/spread.csv"
-expect_match "verdict --verdict-metric mce: an interval beside its difference decides nothing" "^verdict: no significant difference .*; MCE \+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!, P\(better\)" "$OUT"
+expect_match "verdict --verdict-metric mce: an interval beside its difference decides nothing" "^verdict: no significant difference .*; MCE \+0\.0000 \[\+[0-9.]+, \+[0-9.]+\]!, P\(better\)" "$(unwrap '^verdict: ' <<<"$OUT")"
 head -n 101 "$A" >"$TMP/a100.csv"; head -n 101 "$B" >"$TMP/b100.csv"
 run "$CALSCOPE" report --compare "$TMP/a100.csv" "$TMP/b100.csv"
-expect_match "verdict: too few samples (100 < 10 per bin of 15)" "^verdict: too few paired samples to say \(fewer than 150\); ECE -0\.[0-9]{4} \[.*\], P\(better\) [01]\.[0-9]{3}, 100 paired samples$" "$OUT"
+expect_match "verdict: too few samples (100 < 10 per bin of 15)" "^verdict: too few paired samples to say \(fewer than 150\); ECE -0\.[0-9]{4} \[.*\], P\(better\) [01]\.[0-9]{3}, 100 paired samples$" "$(unwrap '^verdict: ' <<<"$OUT")"
 run "$CALSCOPE" report --compare --bins 10 "$TMP/a100.csv" "$TMP/b100.csv"
-expect_match "verdict: 100 pairs are enough for 10 bins" "^verdict: $TMP/b100\.csv is better calibrated than $TMP/a100\.csv; ECE -" "$OUT"
+expect_match "verdict: 100 pairs are enough for 10 bins" "^verdict: $TMP/b100\.csv is better calibrated than $TMP/a100\.csv; ECE -" "$(unwrap '^verdict: ' <<<"$OUT")"
 run "$CALSCOPE" report --compare --lens topk:2 --verdict-metric smece --repeats 50 --ci 20 "$TMP/g.csv" "$TMP/t.csv"
-expect_match "verdict: n/a with the reason" "^verdict: n/a; smECE has no paired difference here \(top1/class:C only\)$" "$OUT"
+expect_match "verdict: n/a with the reason" "^verdict: n/a; smECE has no paired difference here \(top1/class:C only\)$" "$(unwrap '^verdict: ' <<<"$OUT")"
 run "$CALSCOPE" report --format json --recal ts,iso "$A"
 expect_match "verdict json: one per method beside the reference" "^\['$A\+ts', '$A\+iso'\]$" "$(json_get "[v['method'] for v in d['compare_info']['verdict']]")"
 usage "--verdict-metric without --compare" "--verdict-metric needs --compare or --recal" --verdict-metric ace "$A"

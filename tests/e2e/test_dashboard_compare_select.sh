@@ -23,7 +23,7 @@ want_pair=$(rep "(lambda e: '%+.4f [%+.4f,%+.4f] %.3f' % (e['diff'], e['lo'], e[
 N=$(rep "d['compare_info']['selection']['samples']")
 run "$CALSCOPE" report --compare --seed 5 --select "$SEL" "$TMP/a.csv" "$TMP/b.csv"
 # the report's verdict after its names (the dashboard names the files by their base names)
-verdict_tail=$(printf '%s\n' "$OUT" | grep -m1 '^verdict: ' | sed 's/^[^;]*; //')
+verdict_tail=$(printf '%s\n' "$OUT" | unwrap '^verdict: ' | grep -m1 '^verdict: ' | sed 's/^[^;]*; //')
 re_escape() { printf '%s' "$1" | sed 's/[][\\.*^$()+?{}|]/\\&/g'; }
 run "$CALSCOPE" report --format json --select "$SEL" "$TMP/b.csv"
 own_b=$(json_get "'%.4f' % d['files'][0]['metrics']['ece']")

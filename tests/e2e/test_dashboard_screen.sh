@@ -151,7 +151,7 @@ start -- samples/breast_cancer_logreg.csv
 wait_for 'ready *$'
 keys t
 run "$CALSCOPE" report --compare samples/breast_cancer_logreg.csv --recal ts
-want=$(printf '%s' "$OUT" | sed -n 's/.*+ts: temperature scaling.* T = \([0-9.]*\) on all rows.*/\1/p')
+want=$(printf '%s\n' "$OUT" | unwrap '^  \[[0-9]+\] ' | sed -n 's/.*+ts: temperature scaling.* T = \([0-9.]*\) on all rows.*/\1/p')
 check_screen "Compare: the fitted temperature of +ts ($want, as the report)" "\\+ts: fitted temperature T = ${want//./\\.} " 60
 
 # ---- vector scaling's one-line summary, the fourth t on a multiclass file (ts, hist, iso, vs) ----
@@ -159,7 +159,7 @@ start -- samples/digits_gnb.csv
 wait_for 'ready *$'
 keys t t t t
 run "$CALSCOPE" report --compare samples/digits_gnb.csv --recal vs
-want=$(printf '%s' "$OUT" | sed -n 's/.*+vs: vector scaling.* w in \[\([0-9.]*, [0-9.]*\)\].*/\1/p')
+want=$(printf '%s' "$OUT" | unwrap '  [^ ]' | sed -n 's/.*+vs: vector scaling.* w in \[\([0-9.]*, [0-9.]*\)\].*/\1/p')
 check_screen "Compare: +vs's scales, as the report ($want)" "\\+vs: 10 scales in \\[${want//./\\.}\\] and biases" 120
 
 # ---- help: q closes it; the first page says how to quit ------------------------------------------
@@ -216,9 +216,11 @@ wait_for 'mass: mean' 60
 distinct_names "Rankings panel: three distinct method names" "$SCREEN" '^method +acc'
 distinct_names "Mass panel: three distinct method names" "$SCREEN" '^method +k=1'
 run "$CALSCOPE" report --compare $FOLDS
-distinct_names "report Rankings table: three distinct method names" "$OUT" '^  method +accuracy +ece .*top2_ece$'
-expect_match "report: the lines above the tables name each method in full" \
-    'reference: [^ ]*/breast_cancer__lr_calibration_fold1\.csv\)' "$OUT"
+distinct_names "report tables: three distinct method labels" "$OUT" '^  method +ece +ace +mce +brier +nll +smece$'
+# the legend names each method in full; a path longer than a line continues on the next
+LEGEND=$(printf '%s\n' "$OUT" | sed -n '/^Methods (lens/,/^$/p' | sed 's/^       //' | tr -d '\n')
+expect_match "report: the legend names each method in full" \
+    '\[1\]  [^ ]*/breast_cancer__lr_calibration_fold1\.csv \(reference\)  \[2\]  [^ ]*/breast_cancer__lr_calibration_fold2\.csv  \[3\]  [^ ]*/breast_cancer__lr_calibration_fold3\.csv$' "$LEGEND"
 
 # ---- Compare methods panel with intervals at 80 columns: the names give way, P< stays whole ----
 start -- samples/digits_logreg.csv samples/digits_ts.csv

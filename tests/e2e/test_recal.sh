@@ -52,7 +52,7 @@ expect_match "split: fit rows + evaluated rows = file" "^1797$" \
 
 # --- reference, text and CSV
 expect_rc "reference: exit 0" 0 "$CALSCOPE" report $R --compare $S/digits_gnb.csv $S/digits_logreg.csv --reference 2
-expect_match "reference: named" "reference: samples/digits_logreg.csv" "$OUT"
+expect_match "reference: named" "^  \[2\]  samples/digits_logreg.csv \(reference\)$" "$OUT"
 expect_match "text: rankings" "Rankings \(1 = best" "$OUT"
 expect_match "text: mass" "Mass: mean k-th largest probability" "$OUT"
 expect_rc "select: exit 0" 0 "$CALSCOPE" report $R --compare $S/digits_gnb.csv $S/digits_logreg.csv --select 'y == 3'
@@ -135,7 +135,7 @@ expect_match "split column: hist ECE = bin accuracies of the fitting rows (indep
     "$(json_get "abs(d['methods'][1]['metrics']['ece'] - $want_hist) < 1e-12 and d['methods'][1]['metrics']['ece'] != d['methods'][0]['metrics']['ece']")"
 expect_match "split column: predictions kept" "^True$" "$(json_get "all(m['metrics']['accuracy'] == d['methods'][0]['metrics']['accuracy'] for m in d['methods'])")"
 expect_rc "split column: text exit 0" 0 "$CALSCOPE" report $C --recal hist --recal-split-column SPLIT $TMP/split.csv
-expect_match "split column: text names the fitting rows" "fitted on the 40 rows whose SPLIT is fit or train" "$OUT"
+expect_match "split column: text names the fitting rows" "fitted on the 40 rows whose SPLIT is fit or train" "$(unwrap '^  \[[0-9]+\] ' <<<"$OUT")"
 expect_match "split column: text says measured on the rest" "measured on the other 20 rows only" "$OUT"
 expect_rc "split column: named value" 0 "$CALSCOPE" report --format json $C --recal hist --recal-split-column=part=CAL $TMP/cal.csv
 expect_match "split column: named value fits the same rows" "^\[20, 20\] 40 \['CAL'\]$" \

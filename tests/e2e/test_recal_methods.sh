@@ -81,7 +81,7 @@ check_fit ets "$TMP/mix.csv" "ets mixture"
 expect_match "ets mixture: every weight inside (0, 1), summing to 1" "^True$" \
     "$(json_get "(w := d['methods'][1]['recal']['params']['w']) and all(0.01 < v < 0.99 for v in w) and abs(sum(w) - 1) < 1e-12")"
 expect_match "ets: text line" "ensemble temperature scaling, 5-fold cross-fitted, w = \(0.4578, 0.5422, 0.0000\) for \(softmax\(s/T\), the file, uniform\), T = 27.2444 on all rows \(from log-probabilities\)" \
-    "$("$CALSCOPE" report $R --recal ets $S/digits_gnb.csv 2>&1)"
+    "$("$CALSCOPE" report $R --recal ets $S/digits_gnb.csv 2>&1 | unwrap '  [^ ]')"
 expect_rc "ets: cross-fitted json" 0 "$CALSCOPE" report --format json $R --recal ts,ets $S/digits_gnb.csv
 expect_match "ets: T per fold = ts's, weights per fold on the simplex" "^True$" \
     "$(json_get "(e := d['methods'][2]['recal']) and [f['T'] for f in e['fold_params']] == d['methods'][1]['recal']['fold_temperatures'] and e['params']['T'] == d['methods'][1]['recal']['temperature'] and all(abs(sum(f['w']) - 1) < 1e-12 and min(f['w']) >= 0 for f in e['fold_params'])")"
@@ -93,7 +93,7 @@ expect_match "beta: both features kept" "^True$" "$(json_get "(p := d['methods']
 check_fit beta "$TMP/beta_neg.csv" "beta, a negative a refitted"
 expect_match "beta: a = 0 after the refit" "^True$" "$(json_get "(p := d['methods'][1]['recal']['params']) and p['a'] == 0 and p['b'] > 0")"
 expect_rc "beta: text exit 0" 0 "$CALSCOPE" report $R --recal platt,beta $S/breast_cancer_logreg.csv
-expect_match "beta: text line" "beta calibration, 5-fold cross-fitted, logit p' = 3.5112 ln p - 0.5222 ln\(1 - p\) \+ 2.0145 on all rows \(from probabilities\)" "$OUT"
+expect_match "beta: text line" "beta calibration, 5-fold cross-fitted, logit p' = 3.5112 ln p - 0.5222 ln\(1 - p\) \+ 2.0145 on all rows \(from probabilities\)" "$(unwrap '  [^ ]' <<<"$OUT")"
 expect_rc "beta: multiclass is a usage error" 2 "$CALSCOPE" report $R --recal beta $S/digits_gnb.csv
 expect_match "beta: message" "samples/digits_gnb.csv: beta calibration needs a binary file \(it has 10 classes\); use ts, vs or ets for multiclass files" "$ERR"
 expect_rc "all: binary exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/breast_cancer_logreg.csv
@@ -113,7 +113,7 @@ expect_match "irova: held-out NLL to 1e-9, Brier to 1e-12 and the changed predic
 expect_match "irova: the accuracy moves with the changed predictions, iso's does not" "^True$" \
     "$(json_get "d['methods'][2]['metrics']['accuracy'] != d['methods'][0]['metrics']['accuracy'] == d['methods'][1]['metrics']['accuracy']")"
 expect_rc "irova: text exit 0" 0 "$CALSCOPE" report $R --recal irova --recal-split-column split "$TMP/digits_split.csv"
-expect_match "irova: text says how many predictions changed" "one-vs-rest isotonic regression, fitted on the 1198 rows whose split is fit or train, renormalised; it changed the predicted class of $(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/irova.json'))['argmax_changed'])") of 599 samples" "$OUT"
+expect_match "irova: text says how many predictions changed" "one-vs-rest isotonic regression, fitted on the 1198 rows whose split is fit or train, renormalised; it changed the predicted class of $(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/irova.json'))['argmax_changed'])") of 599 samples" "$(unwrap '  [^ ]' <<<"$OUT")"
 
 # --- vs
 check_fit vs "$TMP/logits.csv" "vs logits"
@@ -124,7 +124,7 @@ expect_match "vs: params of the all-rows model and of 5 folds, K scales and bias
 expect_match "argmax_changed: 0 for the methods that keep the prediction, counted for vs" "^True$" \
     "$(json_get "d['methods'][1]['recal']['argmax_changed'] == 0 and d['methods'][2]['recal']['argmax_changed'] > 0")"
 expect_match "vs: text line" "vector scaling, 5-fold cross-fitted, w in \[[0-9.]+, [0-9.]+\], b in \[-?[0-9.]+, -?[0-9.]+\] on all rows \(from logits" \
-    "$("$CALSCOPE" report $R --recal vs $S/digits_logreg_logits.csv 2>&1)"
+    "$("$CALSCOPE" report $R --recal vs $S/digits_logreg_logits.csv 2>&1 | unwrap '  [^ ]')"
 # a class with no fitting row: the shared degenerate-fold rule
 /usr/bin/python3 - "$TMP" <<'PY'
 import sys
@@ -145,7 +145,7 @@ expect_match "budget: the reason" "^samples/digits_gnb.csv: vs did not converge 
     "$(json_get "d['methods_info']['not_converged'][0]['reason']")"
 expect_match "budget: said on stderr" "digits_gnb.csv\+vs: .*vs did not converge within 2 iterations" "$ERR"
 expect_rc "budget: text exit 0" 0 "$CALSCOPE" report $R --recal vs --recal-max-iter 2 $S/digits_gnb.csv
-expect_match "budget: text marks the row" "samples/digits_gnb.csv\+vs: NOT CONVERGED, left out of the tables: samples/digits_gnb.csv: vs did not converge" "$OUT"
+expect_match "budget: text marks the row" "samples/digits_gnb.csv\+vs: NOT CONVERGED, left out of the tables: samples/digits_gnb.csv: vs did not converge" "$(unwrap '  [^ ]' <<<"$OUT")"
 expect_match "budget: nothing measured for it" "^0$" "$(printf '%s\n' "$OUT" | grep -c '^  samples/digits_gnb.csv+vs ')"
 expect_rc "budget: the default converges (no not_converged entry)" 0 "$CALSCOPE" report --format json $R --recal vs $S/digits_gnb.csv
 expect_match "budget: default" "^\[\] 2$" "$(json_get "d['methods_info']['not_converged'], len(d['methods'])" | tr -d '(),')"

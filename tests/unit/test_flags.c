@@ -142,6 +142,8 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_int_equal(m->select_each, n->select_each);
     assert_int_equal(m->verdict_metric, n->verdict_metric);
     assert_int_equal(m->verdict_metric_given, n->verdict_metric_given);
+    assert_int_equal(m->text_metrics, n->text_metrics);
+    assert_int_equal(m->text_metrics_given, n->text_metrics_given);
     assert_int_equal(a->compat, b->compat);
     assert_int_equal(a->torch_f64, b->torch_f64);
     assert_int_equal(a->torch_dtype_given, b->torch_dtype_given);
@@ -174,7 +176,7 @@ static const char *const report_cases[][24] = {
     { "report", "--recal", "platt", "--recal-split-column", "role=fit", "--", "-x.csv", NULL },
     { "report", "--recal", "all", "--recal-max-iter", "40", "a.csv", NULL },
     { "report", "--recal", "ts", "--recal-split-column", "split", "a.csv", NULL },
-    { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "--verdict-metric", "RECE-G", "a.csv", "b.csv", NULL },
+    { "report", "--compare", "--select", "conf > 0.9", "--select-on", "each", "--verdict-metric", "RECE-G", "--metrics", "brier,ece", "a.csv", "b.csv", NULL },
     { "report", "--compat", "torchmetrics-binary", "--torch-dtype", "float64", "a.csv", NULL },
     { "report", "--labels", "my y.npy", "--npy-logits", "a.npy", "b.npy", NULL },
     { "report", "--label-values", "bg=0,NCR=1,ED=2,ET=4", "--fine", "600", "--affine-tol", "0.01", "m.csv", NULL },
@@ -272,6 +274,8 @@ EXPECT(e_reference, o->methods.reference = 2)
 EXPECT(e_compare_k, o->methods.k = 4)
 EXPECT(e_select_on, o->methods.select_each = 1; o->methods.select_on_given = 1)
 EXPECT(e_verdict_metric, o->methods.verdict_metric = CS_METRIC_MCE; o->methods.verdict_metric_given = 1)
+EXPECT(e_metrics, o->methods.text_metrics = 1u << CS_METRIC_NLL | 1u << CS_METRIC_ECE | SS_METRICS_TOPK_BIT;
+       o->methods.text_metrics_given = 1)
 EXPECT(e_topk_bars, o->topk[0] = 1; o->topk[1] = 2; o->topk[2] = 0; o->n_topk = 3)
 EXPECT(e_likert, o->likert = 1)
 EXPECT(e_likert_cuts, o->likert_cuts[0] = 0; o->likert_cuts[1] = 0.25; o->likert_cuts[2] = 1;
@@ -320,6 +324,7 @@ static const flag_field flag_fields[] = {
     { "--memory", "64", e_memory },              { "--merge", NULL, e_merge },
     { "--recal-max-iter", "50", e_recal_max_iter },
     { "--select-on", "each", e_select_on },      { "--verdict-metric", "mce", e_verdict_metric },
+    { "--metrics", "nll,ECE,topk_ece", e_metrics },
 };
 
 static const flag_field *flag_field_of(const char *name)
@@ -560,6 +565,16 @@ static void test_errors_verbatim(void **state)
     REP("--verdict-metric: 'rece_m' is not a metric of the comparison (one of: accuracy ece ace mce rece_g rece_m "
         "brier nll aece sce smece l2ce l2ce_debiased ece_sweep but accuracy and rece_m)", "--compare",
         "--verdict-metric", "rece_m", "a.csv", "b.csv");
+    REP("--metrics needs --compare or --recal (it chooses the comparison's text columns)", "--metrics", "ece", "a.csv");
+    REP("--metrics chooses the text tables' metrics; JSON and CSV always carry every metric", "--compare",
+        "--format", "json", "--metrics", "ece", "a.csv", "b.csv");
+    REP("--metrics: 'rece_m' is not a metric of the comparison (one of: accuracy ece ace mce rece_g rece_m "
+        "brier nll aece sce smece l2ce l2ce_debiased ece_sweep topk_ece but rece_m)", "--compare",
+        "--metrics", "ece,rece_m", "a.csv", "b.csv");
+    REP("--metrics: '' is not a metric of the comparison (one of: accuracy ece ace mce rece_g rece_m "
+        "brier nll aece sce smece l2ce l2ce_debiased ece_sweep topk_ece but rece_m)", "--compare",
+        "--metrics", "ece,", "a.csv", "b.csv");
+    DASH("unknown option '--metrics'", "--metrics", "ece", "a.csv");   /* report-only flag */
     DASH("unknown option '--curve'", "--curve", "size", "a.csv");     /* report-only flag */
     REP("unknown option '--no-color'", "--no-color", "a.csv");          /* dashboard-only flag */
     REP("--bins needs a value", "a.csv", "--bins");
