@@ -20,12 +20,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/load.h"
 #include "calscope/measure.h"
 #include "calscope/metrics.h"
+#include "calscope/segmeasure.h"
 #include "calscope/segstats.h"
 
 static double clock_s(clockid_t id)

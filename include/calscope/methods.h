@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/metrics.h"

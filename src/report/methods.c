@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/methods.h"
 #include "calscope/metrics.h"

@@ -12,7 +12,7 @@
 #include "calscope/cases.h"
 #include "calscope/catalogue.h"
 #include "calscope/compat.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
 #include "calscope/measure.h"

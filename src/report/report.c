@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/segmeasure.h"
 #include "calscope/likert.h"
@@ -110,7 +110,7 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
 
 /* Whether nothing the report prints for a file reads its probability rows but the class-wise
  * ECE, Brier score and NLL of all samples on the top-1 lens: then the loader may sum those as
- * it reads and keep fewer rows (a one-pass load, calscope/rowsums.h). Not with
+ * it reads and keep fewer rows (a one-pass load, engine/metrics/rowsums.h). Not with
  * --compare (the files are kept and paired), a selection, another lens, intervals, curves,
  * top-k bars, the Likert table, --compat or recalibration, which all read the rows. */
 static int one_pass(const rep_opts *o, int keep)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "chart/chart.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "calscope/catalogue.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "report/rep.h"
 
 static void test_every_metric_once(void **state)

@@ -1,5 +1,5 @@
-/* Smooth ECE (calscope/smece.h), the L2 calibration errors and ECE_sweep
- * (calscope/estimators.h): values worked by hand on tiny inputs, properties, and the way
+/* Smooth ECE (engine/metrics/smece.h), the L2 calibration errors and ECE_sweep
+ * (engine/metrics/estimators.h): values worked by hand on tiny inputs, properties, and the way
  * cs_evaluate reports them per lens. */
 #include "support/cs_test.h"
 
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/estimators.h"
+#include "engine/metrics/estimators.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 #include "engine/metrics/smece_view.h"
 
 static double Phi(double z) { return 0.5 * erfc(-z / sqrt(2.0)); }

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/load.h"
 #include "calscope/methods.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"

@@ -1,4 +1,4 @@
-/* The array readers (calscope/volume.h) over files written by the real writers: nibabel for
+/* The array readers (engine/volume/volume.h) over files written by the real writers: nibabel for
  * NIfTI-1/2, numpy's save / savez / savez_compressed for npy and npz. tools/make_vol_fixtures.py
  * writes them into tests/fixtures/vol/ with expected.txt, the values each writer was given (as
  * %.17g), so every value read is compared, bit for bit, with an independent source. Broken
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 #define FIX "tests/fixtures/vol/"
 

@@ -11,7 +11,7 @@
  * smECE / smECE_sigma (metrics.py): relplot_smece.c, on the same (f, y); on --lens class:C
  * f = p[C], y = (label == C), the binary use relplot documents. */
 #include "engine/compat/cx.h"
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 
 #include <math.h>
 #include <stdio.h>

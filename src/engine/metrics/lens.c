@@ -187,7 +187,7 @@ cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err
     if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return NULL;
     if (cs_settings_validate(s, err) != CS_OK) return NULL;
     if (d->row_sums) {
-        /* a one-pass dataset serves all its samples on the top-1 lens (calscope/rowsums.h) */
+        /* a one-pass dataset serves all its samples on the top-1 lens (engine/metrics/rowsums.h) */
         int blank = 1;
         for (const char *c = s->select; *c; c++)
             if (*c != ' ' && *c != '\t') blank = 0;
