@@ -43,9 +43,9 @@ ENGINE_LIBS := -lnifti2 -lznz -lminizip -lcsv -lz -lm
 ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
 CHART_SRC  := $(sort $(wildcard src/chart/*.c))
 SESSION_SRC := $(sort $(wildcard src/session/*.c))
-REPORT_SRC := $(sort $(wildcard src/report/*.c))
+REPORT_SRC := $(sort $(wildcard src/cli/report/*.c))
 TUI_SRC    := $(sort $(wildcard src/tui/*.c))
-REDUCE_SRC := $(sort $(wildcard src/reduce/*.c))
+REDUCE_SRC := $(sort $(wildcard src/cli/reduce/*.c))
 MAIN_SRC   := src/main.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -61,7 +61,7 @@ static int case_read(ctx *c)
 }
 
 /* What `calscope report` does with the file: load it and measure the values with the per-case
- * metrics (src/report/report.c request()). */
+ * metrics (src/cli/report/report.c request()). */
 static int case_report(ctx *c)
 {
     cs_load_options opt;

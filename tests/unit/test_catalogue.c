@@ -7,7 +7,7 @@
 
 #include "calscope/catalogue.h"
 #include "calscope/resample.h"
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 static void test_every_metric_once(void **state)
 {

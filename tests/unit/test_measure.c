@@ -13,7 +13,7 @@
 #include "calscope/load.h"
 #include "calscope/measure.h"
 #include "calscope/methods.h"
-#include "report/report.h"
+#include "cli/report/report.h"
 
 static cs_dataset *load(const char *name)
 {

@@ -18,7 +18,7 @@
 #include "calscope/measure.h"
 #include "calscope/metrics.h"
 #include "chart/cells.h"
-#include "report/methods.h"
+#include "cli/report/methods.h"
 #include "session/flags.h"
 
 /* --format (the flag table's values, session/flags.h) */

@@ -6,7 +6,7 @@
  * is then 3 (2 if the settings do not apply to a file, e.g. an unknown class name; input errors
  * win over usage errors, both over failed checks). Each dataset is freed as soon as it has
  * been measured, so many large files do not pile up in memory. */
-#include "report/report.h"
+#include "cli/report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,7 @@
 #include "calscope/segstats.h"
 #include "calscope/load.h"
 #include "calscope/topk.h"
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 /* Records an engine failure for f: usage (2) or input (3) as the status says. */
 static void fail(rep_file *f, const cs_error *err)
