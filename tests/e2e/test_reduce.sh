@@ -123,7 +123,7 @@ refuse "a truncated .npz" cutz.npz b.nii.gz \
 # confirms them. A truncated stream, a bad gzip CRC and a bad zip CRC are found by the helper and
 # reported as on one thread.
 B=$TMP/big
-$PY tools/make_volumes.py --quiet --out "$B" --cases 1 --shape 70,64,60 --seed 9 \
+$PY tools/gen/make_volumes.py --quiet --out "$B" --cases 1 --shape 70,64,60 --seed 9 \
     || not_ok "make_volumes.py: a 70x64x60 case"
 for t in 1 2; do
     "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/big_nii$t.csv" "$B/manifest.csv" 2>"$TMP/big.err" \
