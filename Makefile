@@ -43,9 +43,9 @@ ENGINE_LIBS := -lnifti2 -lznz -lminizip -lisal -lcsv -lz -lm
 ENGINE_SRC := $(sort $(wildcard src/engine/*.c src/engine/*/*.c))
 CHART_SRC  := $(sort $(wildcard src/chart/*.c))
 SESSION_SRC := $(sort $(wildcard src/session/*.c))
-REPORT_SRC := $(sort $(wildcard src/report/*.c))
+REPORT_SRC := $(sort $(wildcard src/cli/report/*.c))
 TUI_SRC    := $(sort $(wildcard src/tui/*.c))
-REDUCE_SRC := $(sort $(wildcard src/reduce/*.c))
+REDUCE_SRC := $(sort $(wildcard src/cli/reduce/*.c))
 MAIN_SRC   := src/main.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -62,7 +62,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 .PHONY: all test unit e2e tsan-unit bench bench-readers profile demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
-all: $(BIN) $(BUILD)/calscope.1 $(BUILD)/bench_readers
+all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -90,7 +90,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT)) $(FRONT_LIB) $(ENGI
 $(BUILD)/tests/test_no_threads: TEST_WRAP := -Wl,--wrap=pthread_create
 
 # ---- documents generated from the flag table (src/session/flags.c) ----
-$(BUILD)/gen_flags: tools/gen_flags.c $(call obj,$(SESSION_SRC)) $(ENGINE_LIB)
+$(BUILD)/gen_flags: tools/gen/gen_flags.c $(call obj,$(SESSION_SRC)) $(ENGINE_LIB)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD  $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(call obj,$(SESSION_SRC)) $(ENGINE_LIB) $(LDFLAGS) $(ENGINE_LIBS)
@@ -116,7 +116,7 @@ e2e: $(BIN)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 SUBJ := $(if $(findstring j,$(firstword -$(MAKEFLAGS))),,-j$(JOBS))
 test:
-	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build $(BIN) unit
+	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build $(BIN) build/bench_readers unit
 	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build-asan SANITIZE=address,undefined build-asan/calscope unit
 	$(Q)$(MAKE) --no-print-directory $(SUBJ) BUILD=build-tsan SANITIZE=thread tsan-unit
 	$(Q)tools/run-tests.sh
@@ -153,7 +153,8 @@ bench: $(BIN) $(BENCH_ENGINE) $(BENCH_BACKEND) $(BENCH_GEN) $(BENCH_SEGSTATS)
 	$(Q)bench/run.sh $(BUILD)
 	$(Q)bench/seg_bench.sh $(BUILD)
 
-# number readers side by side (bench/bench_readers.c; docs/performance.md):
+# number readers side by side (bench/bench_readers.c; docs/performance.md): an experiment,
+# not part of `make all` (`make test` builds it for tests/e2e/test_bench_readers.sh);
 # the first 20,000 rows of a gen_data file, on one core
 bench-readers: $(BUILD)/bench_readers $(BENCH_GEN)
 	$(Q)mkdir -p $(BUILD)/bench
@@ -189,18 +190,18 @@ deps:
 	$(Q)tools/install-deps.sh
 
 samples: seg-samples
-	$(Q)/usr/bin/python3 tools/make_samples.py
+	$(Q)/usr/bin/python3 tools/gen/make_samples.py
 	$(Q)/usr/bin/python3 tools/make_bias_sample.py samples/synthetic_bias.csv --n 400 --a 2 --b 2 --affine 0.2,0.75 --seed 0
 
-# Synthetic segmentation volumes (tools/make_volumes.py; samples/README.md): a softmax set in
+# Synthetic segmentation volumes (tools/gen/make_volumes.py; samples/README.md): a softmax set in
 # NIfTI and npz, and a BraTS-style regions set in npz. tests/e2e/test_make_volumes.sh checks
 # that the committed files are what this writes.
 SEG_SAMPLES ?= samples/seg
 seg-samples:
 	$(Q)rm -rf $(SEG_SAMPLES)/softmax $(SEG_SAMPLES)/regions
-	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/softmax --cases 3 \
+	$(Q)/usr/bin/python3 tools/gen/make_volumes.py --quiet --out $(SEG_SAMPLES)/softmax --cases 3 \
 	    --shape 16,14,10 --format both --temperature 0.5:0.9 --seed 12
-	$(Q)/usr/bin/python3 tools/make_volumes.py --quiet --out $(SEG_SAMPLES)/regions --cases 3 \
+	$(Q)/usr/bin/python3 tools/gen/make_volumes.py --quiet --out $(SEG_SAMPLES)/regions --cases 3 \
 	    --shape 16,14,10 --format npz --regions --temperature 0.6 --seed 13
 
 # ---- fuzzing (tests/fuzz/): libFuzzer targets, clang with ASan+UBSan, in build-fuzz/ ----

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/load.h"

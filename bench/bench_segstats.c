@@ -20,12 +20,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/load.h"
 #include "calscope/measure.h"
 #include "calscope/metrics.h"
+#include "calscope/segmeasure.h"
 #include "calscope/segstats.h"
 
 static double clock_s(clockid_t id)
@@ -60,7 +61,7 @@ static int case_read(ctx *c)
 }
 
 /* What `calscope report` does with the file: load it and measure the values with the per-case
- * metrics (src/report/report.c request()). */
+ * metrics (src/cli/report/report.c request()). */
 static int case_report(ctx *c)
 {
     cs_load_options opt;

@@ -8,7 +8,7 @@ calscope's statistics file.
 
 Per case: nibabel loads the probability map (X, Y, Z, C) and the label map whole; for each class
 j the fine bin of p_j is floor(p_j * F) corrected on the exact edges i/F (bin i is
-(i/F, (i+1)/F], 0 in bin 0 — the rule of include/calscope/ubin.h), and np.bincount gives count,
+(i/F, (i+1)/F], 0 in bin 0 — the rule of src/engine/num/ubin.h), and np.bincount gives count,
 sum p and sum y per bin; the same for the top-1 confidence (first maximum) and its correctness;
 then sum (p - y)^2, sum over y=1 of -ln max(p, 1e-15) and over y=0 of -ln max(1 - p, 1e-15).
 Softmax maps only (what the bench generates); NIfTI or npz (its one array, (C, z, y, x)).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench-seg` (and part of `make bench`): the segmentation targets, in one run.
 #   1. a BraTS-size set: BENCH_SEG_CASES (default 20) cases of 240x240x155x4 float32 MONAI-style
-#      .nii.gz + uint8 label maps, generated once by tools/make_volumes.py and cached under
+#      .nii.gz + uint8 label maps, generated once by tools/gen/make_volumes.py and cached under
 #      BUILD_DIR/bench/seg (about 130 MB per case: synthetic float32 probabilities barely
 #      compress; gzip level 1, nibabel's default).
 #   2. `calscope reduce --threads 2` of it (wall clock, peak RSS from /usr/bin/time), against
@@ -44,7 +44,7 @@ if [ ! -x "$CAL" ]; then echo "bench-seg: $CAL missing (make BUILD=$BUILD)"; exi
 # ---- opening a 200-case statistics file, and the dashboard's recomputes on it ----
 if [ ! -s "$SMALL/manifest.csv" ]; then
     rm -rf "$SMALL.tmp"
-    $PY tools/make_volumes.py --quiet --out "$SMALL.tmp" --cases 200 --shape 24,20,16 \
+    $PY tools/gen/make_volumes.py --quiet --out "$SMALL.tmp" --cases 200 --shape 24,20,16 \
         --format nifti --seed 200 || { echo "bench-seg: generation failed"; exit 0; }
     mv "$SMALL.tmp" "$SMALL"
 fi
@@ -113,7 +113,7 @@ if [ ! -s "$SET/manifest.csv" ]; then
     echo "bench-seg: generating $N BraTS-size cases (240x240x155x4 float32 .nii.gz) in $SET, once"
     rm -rf "$SET.tmp"
     t0=$(date +%s)
-    $PY tools/make_volumes.py --quiet --out "$SET.tmp" --cases "$N" --shape 240,240,155 \
+    $PY tools/gen/make_volumes.py --quiet --out "$SET.tmp" --cases "$N" --shape 240,240,155 \
         --format nifti --temperature 0.5:0.9 --seed 2021 --jobs 2 || { echo "bench-seg: generation failed"; exit 0; }
     mv "$SET.tmp" "$SET"
     echo "bench-seg: generated in $(( $(date +%s) - t0 )) s"

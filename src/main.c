@@ -1,5 +1,6 @@
-/* calscope entry point: `calscope report ...` is headless, `calscope reduce ...` turns
- * segmentation volumes into a statistics file, anything else opens the dashboard.
+/* calscope entry point: the first argument names a command of the table below (`calscope
+ * report ...` is headless, `calscope reduce ...` turns segmentation volumes into a statistics
+ * file); anything else opens the dashboard.
  * Output that could not be written (a full disk, a closed pipe) is an error here, in one place,
  * whatever printed it: --help and --version of both front ends, the report, and the plot that
  * the machine formats send to stderr. */
@@ -9,8 +10,8 @@
 #endif
 #include <string.h>
 
-#include "reduce/reduce_cmd.h"
-#include "report/report.h"
+#include "cli/reduce/reduce_cmd.h"
+#include "cli/report/report.h"
 #include "tui/tui.h"
 
 /* Exit 3 (with a message while stderr still works) when stdout or stderr lost output. */
@@ -37,12 +38,33 @@ static void large_blocks_from_mmap(void)
 #endif
 }
 
+/* A command of `calscope COMMAND ...`: its handler gets argv from the command's name on and
+ * returns the exit status. `help` says in one line what it does (the flag table in
+ * src/session/flags.c holds the help a user reads). */
+typedef struct command {
+    const char *name;
+    int (*handler)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command COMMANDS[] = {
+    {"report", report_main, "headless metrics as text, JSON or CSV, with exit codes for CI"},
+    {"reduce", reduce_main, "segmentation volumes to a statistics file; --merge joins them"},
+};
+
+/* The command argv[1] names, or NULL: then the dashboard opens on the whole command line. */
+static const command *find_command(int argc, char **argv)
+{
+    if (argc < 2) return NULL;
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(argv[1], COMMANDS[i].name) == 0) return &COMMANDS[i];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    int rc;
     large_blocks_from_mmap();
-    if (argc >= 2 && strcmp(argv[1], "report") == 0) rc = report_main(argc - 1, argv + 1);
-    else if (argc >= 2 && strcmp(argv[1], "reduce") == 0) rc = reduce_main(argc - 1, argv + 1);
-    else rc = tui_main(argc, argv);
+    const command *cmd = find_command(argc, argv);
+    int rc = cmd ? cmd->handler(argc - 1, argv + 1) : tui_main(argc, argv);
     return check_output(rc);
 }

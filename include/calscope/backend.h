@@ -61,7 +61,7 @@
 
 #define CS_BACKEND_MAX_SLOTS 80
 
-struct cs_run;   /* calscope/curves.h: threads, cancel flag and progress of one engine call */
+struct cs_run;   /* calscope/resample.h: threads, cancel flag and progress of one engine call */
 
 typedef struct cs_job cs_job;
 

@@ -59,7 +59,7 @@ typedef struct cs_dataset {
     uint32_t *sample_rows; /* the rows that are samples: all rows, or those with tta == 0 */
     size_t n_samples;
 
-    /* A one-pass load (calscope/rowsums.h, cs_load_options.row_sums_bins: the report when
+    /* A one-pass load (engine/metrics/rowsums.h, cs_load_options.row_sums_bins: the report when
      * nothing it prints reads the matrix): the probabilities of rows [0, rows_summed) were
      * summed as they were read and never kept (prob holds rows [rows_summed, n) at their
      * places; what lies before them is not data; NULL when every row was summed), and
@@ -135,7 +135,7 @@ void cs_dataset_drop_lines(cs_dataset *d);
  * of memory. Any thread; names is only read. */
 char **cs_names_pack(const char *const *names, size_t k);
 
-/* Index of the class that `name` names under the rule of calscope/classes.h (a class name,
+/* Index of the class that `name` names under the rule of engine/classes.h (a class name,
  * the number a class is named by, an index 0..k-1 when no class is named by a number, or
  * `#N`), or -1. Builds a lookup table per call (O(k)); any thread. */
 int cs_dataset_class_index(const cs_dataset *d, const char *name);

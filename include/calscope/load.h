@@ -82,7 +82,7 @@ typedef struct cs_load_options {
     void (*partial)(void *ctx, cs_dataset *so_far);
     void *partial_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
-    /* A one-pass load (calscope/rowsums.h): > 0 asks for the class-wise sums under this many
+    /* A one-pass load (engine/metrics/rowsums.h): > 0 asks for the class-wise sums under this many
      * uniform bins and the Brier / NLL sums of the rows whose probabilities the loader then
      * need not keep. The CSV loader's two threads do it on a file of a label and
      * probabilities only (dataset.h rows_summed, row_sums: usually every row summed, prob
@@ -113,7 +113,7 @@ typedef struct cs_load_summary {
     size_t blank_lines;    /* empty (or all-space) lines skipped; they hold no data, so nothing
                               is lost, but they are counted (a final newline is not a blank line) */
     char *class_note;      /* NULL, or (owned) when some class is named by a number that is not
-                              its position (calscope/classes.h), e.g. "named by numbers other
+                              its position (engine/classes.h), e.g. "named by numbers other
                               than 0..1 in column order (p_1, p_0): labels match names, not
                               positions" (a front end prints it after "classes") */
 } cs_load_summary;
@@ -123,7 +123,7 @@ void cs_load_options_default(cs_load_options *opt);
 
 /* Loads `path` ("-" = standard input). A name ending in .npy is a classification pair with
  * opt->labels: an N x K array of probabilities (or logits, opt->npy_logits) of any
- * dtype calscope/volume.h reads, C or Fortran order, and N labels; the rows go through the same
+ * dtype engine/volume/volume.h reads, C or Fortran order, and N labels; the rows go through the same
  * checks as CSV rows (range, --sum-tol / renormalize, skip_bad_rows) with messages
  * "FILE:ROW:CLASS: reason" (ROW and CLASS 1-based; a label's "LABELS:ROW:1: reason"); the
  * classes are named "0".."K-1". The CSV-only options (no_header, delimiter, split_column) are

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "calscope/cases.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/likert.h"
@@ -83,7 +83,7 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
 void cs_measurement_free(cs_measurement *m);
 
 /* Whether measuring under s the parts `parts` (CS_MEASURE_*) reads nothing of the probability
- * rows but the sums a one-pass load keeps (calscope/rowsums.h): the values of all samples on
+ * rows but the sums a one-pass load keeps (engine/metrics/rowsums.h): the values of all samples on
  * the top-1 lens, and per-case metrics (a file with a case column is never summed). A caller
  * that prints nothing else of the rows may then load with cs_load_options.row_sums_bins =
  * s->bins. Pure; any thread. */
@@ -109,7 +109,7 @@ cs_dataset *cs_recal_held_out(const cs_dataset *d, int method, const cs_recal_op
                               const uint8_t *mask, cs_recal_info *info, cs_error *err);
 
 /* Paired comparison of a and b: two statistics files case by case (cs_segstats_compare, cases
- * are the unit of evidence), else the rows (cs_compare_rows, calscope/curves.h, whose contract
+ * are the unit of evidence), else the rows (cs_compare_rows, calscope/resample.h, whose contract
  * and returns it has). Any thread; the datasets are only read. */
 cs_status cs_compare_run(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,

@@ -7,7 +7,7 @@
  * (cs_compare_run) with its interval, and every method its mass profile (cs_mass_profile).
  * Rankings by each column and whether a column orders some pair the other way round from ECE.
  *
- * One implementation for `calscope report --compare` (src/report/methods.c prints it) and the
+ * One implementation for `calscope report --compare` (src/cli/report/methods.c prints it) and the
  * dashboard's Compare view (a CS_JOB_METHODS backend job). No printing, no curses.
  * Threads: any thread; the datasets are only read. */
 #ifndef CALSCOPE_METHODS_H
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/dataset.h"
 #include "calscope/error.h"
 #include "calscope/metrics.h"

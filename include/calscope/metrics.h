@@ -38,7 +38,7 @@ typedef enum cs_mixture { CS_MIX_KDE, CS_MIX_GMM3 } cs_mixture;
 typedef struct cs_settings {
     cs_lens_kind lens;
     int topk;                    /* K of topk:K */
-    char lens_arg[CS_SPEC_MAX];  /* class:C -> "C" (calscope/classes.h); group -> "A,B;C,D" */
+    char lens_arg[CS_SPEC_MAX];  /* class:C -> "C" (engine/classes.h); group -> "A,B;C,D" */
     cs_binning binning;
     int bins;                    /* M, default 15 */
     double gamma;                /* kd-tree max bin fraction, default 0.1 */
@@ -164,7 +164,7 @@ typedef struct cs_result {
     double *rece_acc, *rece_conf;
     size_t n_rece;
     /* With CS_WANT_SMECE_CURVE: relplot's smoothed accuracy mu(t_j) and the smoothed density
-     * of the values at t_j = j / (n_smece_curve - 1), bandwidth smece_sigma (calscope/smece.h
+     * of the values at t_j = j / (n_smece_curve - 1), bandwidth smece_sigma (engine/metrics/smece.h
      * cs_smece_curve; mu NAN where no sample reaches). Owned, n_smece_curve
      * (= CS_SMECE_CURVE_POINTS) each, or NULL. */
     double *smece_mu, *smece_density;

@@ -12,7 +12,7 @@
  *             or corrupt file (the reader's message).
  *   reduction each case is streamed into its slice of a cs_segstats (calscope/segstats.h):
  *             the label map is read whole as one class code per voxel, then the probability
- *             channels (the slowest axis, calscope/volume.h) in slabs of CS_REDUCE_SLAB values.
+ *             channels (the slowest axis, engine/volume/volume.h) in slabs of CS_REDUCE_SLAB values.
  *
  * Memory of one case in flight, per voxel of the case (V voxels):
  *   labels    1 byte (uint8 class code; 4 bytes when the mapping has more than 255 codes)

@@ -1,13 +1,38 @@
-/* calscope engine: deterministic resampling primitives (docs/metrics.md, "Variance curves").
+/* calscope engine: the resampling engine (src/engine/resample/) — counter-based random streams
+ * and draws, and on them bootstrap variance curves, confidence intervals and paired comparison.
  *
- * Every random stream is counter-based: the generator for replicate `rep` of curve point `point`
- * is seeded from a hash of (seed, stream, point, rep), never from a thread, so any split of the
- * replicates over threads gives bit-identical results. The generator is splitmix64 (Steele,
- * Lea & Flood 2014); bounded integers use Lemire's multiply-and-reject method, so they are exact
- * (unbiased) and identical on every platform.
+ * Random streams (docs/metrics.md, "Variance curves"). Every random stream is counter-based:
+ * the generator for replicate `rep` of curve point `point` is seeded from a hash of (seed,
+ * stream, point, rep), never from a thread, so any split of the replicates over threads gives
+ * bit-identical results. The generator is splitmix64 (Steele, Lea & Flood 2014); bounded
+ * integers use Lemire's multiply-and-reject method, so they are exact (unbiased) and identical
+ * on every platform. These primitives are pure functions of their arguments. (cs_parallel_for,
+ * which runs a task function on up to `threads` threads, is in calscope/run.h, included here.)
  *
- * Threads: everything here is a pure function of its arguments. (cs_parallel_for, which runs a
- * task function on up to `threads` threads, is in calscope/run.h, included here.) */
+ * Curves, intervals and comparison (Gupta, Basu & Arora 2023, "How Reliable are the Metrics
+ * Used for Assessing Reliability in Medical Imaging?", Fig. 1–2 / Table 1; Kirchenbauer, Oaks &
+ * Heim 2022, "What is Your Metric Telling You?", Fig. 7, 9).
+ *
+ * All four are pure functions of (prepared data, options): the same seed gives bit-identical
+ * output for any thread count, because replicate `r` of point `p` always draws from the stream
+ * cs_rng_seed(seed, stream, p, r) and writes its own slot; summaries are reduced in index order.
+ *
+ *   size curve   for each fraction f, R subsets of ceil(f·N) samples (without replacement by
+ *                default, or with) -> per metric mean, population sd, 2.5/97.5 % quantiles
+ *                (numpy "linear") and abs_dev = mean |metric(subset) − metric(all)|.
+ *   bins curve   for each M (or gamma with kd-tree binning), R bootstrap resamples of N draws with
+ *                replacement. Replicate r uses the same resampled indices for every M (common
+ *                random numbers), so differences between points are not resampling noise.
+ *                Stable range: see cs_curve.stable_first below.
+ *   cs_ci        percentile 95 % interval (2.5/97.5 % quantiles) of each metric over R resamples
+ *                with replacement.
+ *   cs_compare   two files with the same samples; each resample draws one index list of pairs
+ *                and evaluates A and B on it; reports metric(A) − metric(B).
+ *
+ * Control: every call takes a cs_run (threads, cancel flag, progress). Progress is published as
+ * parts per million of replicates done, readable from any thread at any time. The cancel flag is
+ * polled between replicates and inside cs_evaluate; a cancelled call returns CS_ECANCELLED and
+ * no result. Threads: any thread may call these; the inputs are only read. */
 #ifndef CALSCOPE_RESAMPLE_H
 #define CALSCOPE_RESAMPLE_H
 
@@ -15,7 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calscope/catalogue.h"
+#include "calscope/dataset.h"
+#include "calscope/error.h"
+#include "calscope/metrics.h"
 #include "calscope/run.h"
+
+/* ---- random streams and draws (resample.c) ---- */
 
 typedef struct cs_rng {
     uint64_t state;
@@ -70,5 +101,226 @@ typedef struct cs_stat {
  * On return scratch[0..out->count) holds the finite values in ascending order. */
 void cs_stat_compute(const double *values, size_t n, double reference, double *scratch,
                      cs_stat *out);
+
+/* ---- curves, intervals, paired comparison (curves.c, ci_methods.c, curve_build.c, runner.c) ---- */
+
+
+/* Metric ids, masks and the catalogue: calscope/catalogue.h. */
+/* Every metric of the table (rece_m included: cs_metrics_available drops it where it cannot be
+ * resampled -- files without id/tta -- as every interval, curve and comparison below does; the
+ * bins curve keeps rece_m only when it can at every M). */
+#define CS_METRICS_DEFAULT 0x3fffu
+
+/* mask without the metrics p cannot resample: rece_m unless p is a long TTA file whose
+ * RECE-M weight rows are kept (cs_prepared_rece_m_kept). Any thread. */
+unsigned cs_metrics_available(const cs_prepared *p, unsigned mask);
+
+/* Ties. Two values of a metric are tied when they differ by no more than
+ * CS_TIE_REL · max(1, |a|, |b|): 1e-9 of the metric's scale (every metric here is of order 1;
+ * NLL and Brier larger values scale the band with them). Why 1e-9: the same predictions written
+ * as probabilities and as logits differ by a few ulps per value, and a metric (a mean of N
+ * terms, each of order 1) then differs by about 1e-16·N at worst — under 1e-9 up to several
+ * million rows; while any real difference (moving one sample among N ≤ 1e8) changes a mean by
+ * far more. Differences inside the band are rounding noise: rankings treat them as ties and a
+ * paired bootstrap whose every difference is inside it reports equal (cs_compare_entry). */
+#define CS_TIE_REL 1e-9
+/* The tie band of a and b (NAN when either is not finite). */
+double cs_metric_tie_tol(double a, double b);
+/* +1 when a is better than b under metric id by more than the band, -1 when worse, 0 when tied
+ * (or either is not finite). */
+int cs_metric_compare(int id, double a, double b);
+
+
+#define CS_CURVE_MAX_POINTS 32
+
+typedef enum cs_curve_kind { CS_CURVE_SIZE, CS_CURVE_BINS } cs_curve_kind;
+
+/* Plain data (no pointers): copy it freely, e.g. into a backend request. */
+typedef struct cs_curve_options {
+    uint64_t seed;
+    int repeats;                 /* R, default 20 (size) / 200 (bins) */
+    int replace;                 /* size curve: draw with replacement (bins curve always does) */
+    unsigned metrics;            /* metric mask (CS_METRIC_BIT), default CS_METRICS_DEFAULT */
+    size_t n_points;
+    /* size: fractions in (0,1]; bins: M values (integers >= 1) or, with kd-tree binning,
+     * gamma values in (0,1]. */
+    double x[CS_CURVE_MAX_POINTS];
+    int stable_metric;           /* bins curve: metric whose stable range is flagged (default ece) */
+} cs_curve_options;
+
+/* Defaults: seed 0, repeats 20, without replacement, default metrics, fractions
+ * 0.01 0.05 0.10 0.25 0.50 1.00. */
+void cs_curve_options_size_default(cs_curve_options *o);
+/* Defaults: seed 0, repeats 200, ece/ace/mce/rece_m, M = 5 10 15 20 30 50 100 200 500 1000 (for
+ * kd-tree binning, pass kdtree = 1: gamma = 0.5 0.2 0.1 0.05 0.02 0.01 0.005 0.002 0.001). */
+void cs_curve_options_bins_default(cs_curve_options *o, int kdtree);
+
+typedef struct cs_curve_point {
+    double x;                    /* fraction, M, or gamma */
+    size_t rows;                 /* samples per replicate */
+    double full[CS_METRIC_COUNT];    /* the metric on all samples (with this point's M) */
+    cs_stat stat[CS_METRIC_COUNT];   /* over the replicates; only metrics in the mask are set */
+} cs_curve_point;
+
+typedef struct cs_curve {
+    cs_curve_kind kind;
+    int kdtree;                  /* bins curve over gamma */
+    int repeats;
+    int replace;
+    unsigned metrics;
+    size_t n_samples;            /* N, the prepared (selected) samples */
+    size_t n_points;
+    cs_curve_point *points;      /* owned */
+    /* Bins curve only: the stable range of `stable_metric`, point indices first..last inclusive
+     * (-1 when undefined). Rule: only points with at least CS_CURVE_MIN_PER_BIN samples per bin
+     * take part (N/M for uniform and mass bins, gamma·N for kd-tree cells); two neighbouring such
+     * points agree when their means differ by no more than the larger of their two bootstrap
+     * sds; the stable range is the longest run of consecutive points in which every neighbouring
+     * pair agrees (the earliest on ties). A run of one point is allowed; with no point dense
+     * enough there is no range (stable_first -1, stable_thin 1). Read it as "M values in which
+     * changing M moves the estimate by less than its own sampling noise". */
+    int stable_metric;
+    int stable_first, stable_last;
+    int stable_thin;             /* 1 when points were left out for having too few samples per
+                                    bin (then no range, or a range over the dense points only) */
+    /* Bins curve only: the bin count ECE_sweep chooses on all N samples under the curve's
+     * binning (the report's ece_sweep_bins), so a user can set it beside the stable range.
+     * NAN where the sweep is undefined (kd-tree cells, distances other than tvd/l2, the size
+     * curve, statistics datasets). */
+    double sweep_bins;
+} cs_curve;
+
+/* The fewest samples per bin at which the bins curve claims stability. Below about 10 a bin's
+ * accuracy moves in steps of 0.1 or more and its gap is mostly binomial noise; every M then
+ * looks "stable" because every M is equally noisy. */
+#define CS_CURVE_MIN_PER_BIN 10
+
+/* Size curve on a prepared problem (selection + lens done; bins from its settings). Returns a
+ * curve owned by the caller (cs_curve_free), or NULL with err: CS_EUSAGE (bad options),
+ * CS_EEMPTY, CS_ENOMEM, CS_ECANCELLED. */
+cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const cs_run *run,
+                        cs_error *err);
+
+/* Bins curve: prepares `d` under `s` once per point with bins (or gamma) replaced by the point's
+ * value. Same returns as cs_size_curve. */
+cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
+                        const cs_run *run, cs_error *err);
+
+/* Sets c->stable_metric/first/last for `metric` by the rule above, from the points' means and
+ * sds (cs_bins_curve calls it; exposed for other curves and for tests). */
+void cs_curve_flag_stable(cs_curve *c, int metric);
+
+void cs_curve_free(cs_curve *c);
+
+/* Bootstrap 95 % intervals, three ways (Efron & Tibshirani 1993, ch. 13-14):
+ *   percentile  the 2.5 / 97.5 % quantiles q of the resampled values (the default). For a
+ *               biased statistic — a binned ECE is biased upwards, and a resample (with its
+ *               repeated rows) more so — the whole interval can lie above the estimate.
+ *   basic       [2θ̂ − q97.5, 2θ̂ − q2.5]: the percentile interval reflected about θ̂, which
+ *               removes the bootstrap's estimate of the bias; clipped to the metric's range
+ *               (every metric >= 0, accuracy <= 1).
+ *   bca         bias-corrected and accelerated: quantiles at Φ(z0 + (z0 + zα)/(1 − a(z0 + zα)))
+ *               with z0 = Φ⁻¹(share of resamples below θ̂, ties counting half) and the
+ *               acceleration a = Σ u³ / (6 (Σ u²)^1.5), u = mean(θ₍ⱼ₎) − θ₍ⱼ₎ over jackknife
+ *               values θ₍ⱼ₎ (scipy.stats.bootstrap's formulas). The jackknife leaves out one
+ *               sample at a time when N <= CS_CI_JACK_GROUPS, else one of CS_CI_JACK_GROUPS
+ *               groups (a seeded random partition into near-equal groups: the grouped
+ *               jackknife, which estimates the same skewness at the cost of that many
+ *               evaluations instead of N). Undefined (NAN) when every resample lies on one side
+ *               of θ̂ (z0 infinite): then the bias is larger than the resampling spread. */
+typedef enum cs_ci_method { CS_CI_PERCENTILE, CS_CI_BASIC, CS_CI_BCA, CS_CI_METHOD_COUNT } cs_ci_method;
+
+#define CS_CI_JACK_GROUPS 100
+
+/* "percentile", "basic", "bca"; NULL for an unknown one. */
+const char *cs_ci_method_name(int method);
+/* The method of a name, or -1. */
+int cs_ci_method_from_name(const char *name);
+
+typedef struct cs_ci {
+    unsigned metrics;
+    int repeats;
+    cs_ci_method method;
+    double value[CS_METRIC_COUNT];   /* on all samples */
+    double lo[CS_METRIC_COUNT], hi[CS_METRIC_COUNT]; /* the method's interval (NAN: undefined) */
+    double boot_mean[CS_METRIC_COUNT]; /* mean of the resampled values; minus value = the bias */
+    double z0[CS_METRIC_COUNT], accel[CS_METRIC_COUNT]; /* bca only, else NAN */
+    size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
+} cs_ci;
+
+/* 1 when metric id has a finite interval that does not contain its value: the sign of a
+ * biased statistic (see above), shown as a marker by the front ends. */
+int cs_ci_excludes_value(const cs_ci *ci, int id);
+
+/* Fills out for the metric mask from `repeats` resamples (N draws with replacement each), the
+ * interval by `method`. Returns CS_OK, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repeats,
+                                uint64_t seed, cs_ci_method method, const cs_run *run,
+                                cs_ci *out, cs_error *err);
+/* cs_bootstrap_interval with the percentile method. */
+cs_status cs_bootstrap_ci(const cs_prepared *p, unsigned metrics, int repeats, uint64_t seed,
+                          const cs_run *run, cs_ci *out, cs_error *err);
+
+/* Paired comparison of two files with the same samples. */
+typedef struct cs_compare_entry {
+    int metric;                  /* cs_metric_id; JSON key cs_metric_name(metric) */
+    double a, b;                 /* on all paired samples */
+    double diff;                 /* a − b */
+    double lo, hi;               /* 2.5 / 97.5 % quantiles of the resampled a − b */
+    double p_better;             /* share of resamples where A is better by more than the tie
+                                    band (lower for errors and scoring rules, higher for
+                                    accuracy; cs_metric_compare) */
+    double p_equal;              /* share of resamples where A and B are tied (within the band) */
+    double p_worse;              /* share of resamples where B is better (1 - p_better - p_equal
+                                    when every resample has both values) */
+    int equal;                   /* 1 when a, b and every resample are tied: the difference is
+                                    rounding noise; front ends show "=" instead of p_better */
+} cs_compare_entry;
+
+typedef struct cs_compare {
+    int by_id;                   /* samples were paired by the id column (else by row) */
+    size_t n_pairs;              /* samples in both selections */
+    int repeats;
+    size_t n_entries;
+    cs_compare_entry entries[CS_METRIC_COUNT];
+} cs_compare;
+
+/* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have
+ * an id column (every id must occur once in each file), else by row (same sample count) — and
+ * checks that they have the same number of classes and that paired labels agree. On a mismatch
+ * returns CS_EINPUT with err naming the place "FILE:LINE:COL: --compare: reason" when the
+ * datasets know their lines (cs_dataset.line): the header column of the first class without a
+ * partner, the first id of a missing from b (then of b missing from a), the second occurrence
+ * of a repeated id, the first sample without a partner, or b's label of the first pair whose
+ * labels differ. a_to_b (a->n entries, may be NULL) gets the paired row of b for each sample
+ * row of a (UINT32_MAX elsewhere); *by_id whether ids paired them. CS_ENOMEM as usual. */
+cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b, int *by_id,
+                          cs_error *err);
+
+/* --compare of two files that name the same classes in another column order (resample/pair.c; cs_compare_pair and cs_compare_run do it themselves, and the methods table
+ * reads every method in the reference's order): b is
+ * read in a's class order. cs_compare_class_map fills map[j] (a->k entries) with b's column of
+ * a's class j and returns 1 when b names exactly a's classes, once each, in another order; 0
+ * when the order is the same or the names differ (classes then pair by column), -1 when out of
+ * memory. cs_class_order_view makes b seen through such a map: its own probabilities, logits,
+ * labels, class names and conf / pred / correct in a's order, every other array b's (so it must
+ * not outlive b); NULL with err when out of memory. Free it with cs_class_order_view_free only
+ * (never cs_dataset_free). Any thread; a and b are only read. */
+int cs_compare_class_map(const cs_dataset *a, const cs_dataset *b, uint32_t *map);
+cs_dataset *cs_class_order_view(const cs_dataset *b, const uint32_t *map, cs_error *err);
+void cs_class_order_view_free(cs_dataset *v);
+
+/* Resamples of a paired comparison when none are asked for (`report --compare`'s --repeats
+ * default, the methods table's and the dashboard's Compare view). */
+#define CS_COMPARE_REPEATS 1000
+
+/* The row engine of cs_compare_run (calscope/measure.h, which also takes statistics files):
+ * pairs a and b with cs_compare_pair (its errors are returned as they are). Both are prepared
+ * under `s`; a sample counts when both selections keep it. Then `repeats` resamples of the pairs
+ * with replacement. A statistics dataset is refused (cs_dataset_need_rows). Returns CS_OK,
+ * CS_EINPUT, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
+cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
+                          unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
+                          cs_compare *out, cs_error *err);
 
 #endif

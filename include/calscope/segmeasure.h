@@ -24,7 +24,7 @@
 #ifndef CALSCOPE_SEGMEASURE_H
 #define CALSCOPE_SEGMEASURE_H
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/error.h"
 #include "calscope/measure.h"
 #include "calscope/segstats.h"

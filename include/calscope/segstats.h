@@ -1,7 +1,7 @@
 /* calscope engine: exact sufficient statistics of segmentation predictions.
  *
  * A volume of V voxels with C probability channels is reduced, per case, to sums over F "fine" bins
- * of the metrics' uniform rule (calscope/ubin.h) — fine bin i is (i/F, (i+1)/F], 0 in bin 0,
+ * of the metrics' uniform rule (engine/num/ubin.h) — fine bin i is (i/F, (i+1)/F], 0 in bin 0,
  * membership by cs_ubin(p, F) on the value as a double. For every M dividing F the coarse bin b is
  * exactly the union of fine bins [b·F/M, (b+1)·F/M): b/M and (b·F/M)/F are the same rational, so
  * their correctly rounded doubles are the same edge. Hence ECE / ACE / MCE for those M, the

@@ -16,7 +16,7 @@ int ch_points_draw(ch_buf *b, int px, int top, int W, int H, const double *x, co
                    size_t n, const ch_glyphs *g, ch_glyph id, ch_role role);
 
 /* A function of [0, 1] sampled on the mesh t_i = i / (n - 1) (n >= 2), drawn as a line over
- * the plot area: relplot's smoothed reliability curve (calscope/smece.h cs_smece_curve).
+ * the plot area: relplot's smoothed reliability curve (engine/metrics/smece.h cs_smece_curve).
  * Column j shows the mean of y over the mesh points in its range, weighted by the density
  * (the density is averaged), in the cell whose range holds it — the diagonal's rule, so
  * y(t) = t lies on the diagonal — and a run of cells joins it to the previous column's cell,

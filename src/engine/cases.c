@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 
 void cs_case_metrics_free(cs_case_metrics *cm)
 {

@@ -1,11 +1,11 @@
-/* The class-naming rule (calscope/classes.h): one hash table keyed by a name's lowercase text,
+/* The class-naming rule (engine/classes.h): one hash table keyed by a name's lowercase text,
  * or by its value when the name is a number, so that the loader's per-row lookups and the
  * header's duplicate check cost O(1) whatever K. A name that is the number of its own position
  * (p_0, p_1, ... the common case) is not hashed at all: it is found at position v, which keeps
  * a 100,000-column header free of random memory accesses; while every name is such a number
  * the map holds no table and no array of values at all, and over the loader's names
  * (cs_classmap_over) no array of its own either: a wide header costs nothing per class. */
-#include "calscope/classes.h"
+#include "engine/classes.h"
 #include "calscope/dataset.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * per case) so `in {…}` costs one load per row whatever the size of the set. */
 #include "calscope/select.h"
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 
 #include <errno.h>
 #include <math.h>

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "calscope/compat.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"

@@ -62,7 +62,7 @@ static unsigned h_view_cycle(tui_state *st, int key)
     return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
 }
 
-/* `#N` names the N-th column whatever the class names (calscope/classes.h) */
+/* `#N` names the N-th column whatever the class names (engine/classes.h) */
 static void set_class_arg(tui_state *st)
 {
     snprintf(st->settings.lens_arg, sizeof st->settings.lens_arg, "#%d", st->klass);

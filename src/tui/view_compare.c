@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "calscope/catalogue.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "chart/chart.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "calscope/compat.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/segstats.h"
 #include "calscope/text.h"
 #include "chart/chart.h"

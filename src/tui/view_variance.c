@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "chart/chart.h"
 #include "calscope/jobs/curve.h"
 #include "tui/blit.h"
@@ -168,7 +168,7 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
     if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
         snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
                  cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);
-    char sweep[32] = "";   /* the bin count ECE_sweep chooses on all samples (curves.h) */
+    char sweep[32] = "";   /* the bin count ECE_sweep chooses on all samples (calscope/resample.h) */
     if (isfinite(cu->sweep_bins))
         snprintf(sweep, sizeof sweep, "; sweep M=%.0f", cu->sweep_bins);
     snprintf(title, sizeof title, "bins curve: ECE vs %s, %d resamples%s; %s%s",

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks of tools/make_volumes.py's output (called by test_make_volumes.sh; prints ok / not ok).
+"""Checks of tools/gen/make_volumes.py's output (called by test_make_volumes.sh; prints ok / not ok).
 
     make_volumes_check.py layout DIR CSV       NIfTI, npz and the voxel CSV hold the same voxel in
                                                the same place; label maps agree

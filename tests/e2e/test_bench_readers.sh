@@ -2,13 +2,14 @@
 # bench_readers (make bench-readers; docs/performance.md): the readers it
 # times must give today's reader's doubles bit for bit, or the program says which row and exits
 # 1; a reader that declines a row says so; the refusals of its input, verbatim. Nothing is timed
-# here. The program sits beside the calscope under test (the plain build; the sanitized build
-# has none, and then this script only says it skipped).
+# here. The program sits beside the calscope under test (the plain build of make test or make
+# bench-readers; make all does not build it, the sanitized build has none, and then this script
+# only says it skipped).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BR="$(dirname "$CALSCOPE")/bench_readers"
 if [ ! -x "$BR" ]; then
-    echo "# skipped: no $BR (make builds it in build/ only)"
+    echo "# skipped: no $BR (make test and make bench-readers build it in build/ only)"
     done_testing
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --compat: calscope report --compat all --format json against tools/compat_reference.py, the
+# --compat: calscope report --compat all --format json against tests/oracles/compat_reference.py, the
 # numpy transcriptions of each library's code path, on every bundled sample (1e-12; torchmetrics
 # and MONAI work in float32: 1e-6); per library, the "bins" table of --compat NAME against the
 # reference's table (bins_from, edges, counts, conf/acc/gap, empty bins), counts summing to N
@@ -7,7 +7,7 @@
 # tables, sum(count/N * gap) = the library's ece; plus the CLI contract (settings.compat, text
 # table, CSV columns, errors).
 . "$(dirname "$0")/lib.sh"
-REF="/usr/bin/python3 tools/compat_reference.py"
+REF="/usr/bin/python3 tests/oracles/compat_reference.py"
 
 compare() { # compare NAME FILE [OPTIONS...]
     local name=$1 file=$2; shift 2

@@ -40,7 +40,7 @@ start() {
 # shown VALUE_NAME: the number after the metric name in the metrics table
 shown() { printf '%s' "$SCREEN" | sed -n "s/.*[[:space:]]$1 \{1,\}\([0-9.]\{6,\}\).*/\1/p" | head -1; }
 # same_numbers NAME FLAGS...: every metric in the table equals the report's, rounded to 4 places,
-# and — for the flags tools/reference.py knows (not --select) — the independent numpy reference's
+# and — for the flags tests/oracles/reference.py knows (not --select) — the independent numpy reference's
 # (the report and the dashboard both go through cs_measure: only the reference can tell that
 # both are wrong). SAME_METRICS lists them as DASHBOARD-LABEL:JSON-KEY (RECE-M joins once the
 # dashboard shows it).
@@ -51,8 +51,8 @@ same_numbers() {
     local name=$1; shift
     local bad=() m k want got ref_json=""
     case " $* " in
-        *" --select "*|*" --mixture "*) ;;   # not in tools/reference.py
-        *) reference_output "$TMP/reference.json" /usr/bin/python3 tools/reference.py "$@" "$SAMPLE" &&
+        *" --select "*|*" --mixture "*) ;;   # not in tests/oracles/reference.py
+        *) reference_output "$TMP/reference.json" /usr/bin/python3 tests/oracles/reference.py "$@" "$SAMPLE" &&
                ref_json=$(cat "$TMP/reference.json") ;;
     esac
     run "$CALSCOPE" report --format json "$@" "$SAMPLE"
@@ -65,7 +65,7 @@ same_numbers() {
             bad+=("${m%%:*}: dashboard '$got', report '$want'")
         if [ -n "$ref_json" ]; then
             OUT=$ref_json; want=$(as4 "$k")
-            [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', tools/reference.py '$want'")
+            [ "$got" = "$want" ] || bad+=("${m%%:*}: dashboard '$got', tests/oracles/reference.py '$want'")
         fi
     done
     if [ ${#bad[@]} -eq 0 ]; then ok "$name"; else not_ok "$name" "${bad[@]}" "$SCREEN"; fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of tools/dask_reduce.py: a LocalCluster of 2 workers reduces
+# End-to-end tests of contrib/dask_reduce.py: a LocalCluster of 2 workers reduces
 # shards of a manifest with `calscope reduce` and merges them; the result is byte-identical to the
 # single-machine `calscope reduce` of the same manifest (softmax NIfTI, npz, regions). A shard
 # that fails is reported with its cases, worker and calscope's own message, and nothing is merged.
@@ -9,7 +9,7 @@ PY=/usr/bin/python3
 # liveness only: a LocalCluster starts in ~1 s; 300 s catches a hang, never a slow machine
 LIVE=300
 CALSCOPE_ABS=$(cd "$(dirname "$CALSCOPE")" && pwd)/$(basename "$CALSCOPE")
-DASK() { timeout "$LIVE" $PY tools/dask_reduce.py --local 2 --calscope "$CALSCOPE_ABS" "$@"; }
+DASK() { timeout "$LIVE" $PY contrib/dask_reduce.py --local 2 --calscope "$CALSCOPE_ABS" "$@"; }
 
 if ! $PY -c 'import dask, distributed' 2>/dev/null; then
     ok "dask tests skipped: python3-dask / python3-distributed missing (tools/install-deps.sh) # SKIP"
@@ -22,8 +22,8 @@ same_file() {
     else not_ok "$1" "$(cmp "$2" "$3" 2>&1 | head -2)" "sizes: $(wc -c <"$2" 2>&1) $(wc -c <"$3" 2>&1)"; fi
 }
 
-$PY tools/make_volumes.py --quiet --out "$TMP/s" --cases 5 --shape 12,10,8 --format both --temperature 0.5:0.9
-$PY tools/make_volumes.py --quiet --out "$TMP/r" --cases 3 --shape 12,10,8 --format npz --regions
+$PY tools/gen/make_volumes.py --quiet --out "$TMP/s" --cases 5 --shape 12,10,8 --format both --temperature 0.5:0.9
+$PY tools/gen/make_volumes.py --quiet --out "$TMP/r" --cases 3 --shape 12,10,8 --format npz --regions
 
 timeout "$LIVE" "$CALSCOPE" reduce -o "$TMP/one.stats" --label-values 0,1,2,4 "$TMP/s/manifest.csv"
 run DASK -o "$TMP/dask.stats" --label-values 0,1,2,4 "$TMP/s/manifest.csv"
@@ -63,7 +63,7 @@ expect_match "nothing merged" '1 of 4 shards failed; nothing merged' "$ERR"
 if [ -e "$TMP/bad.stats" ]; then not_ok "no output file after a failure"; else ok "no output file after a failure"; fi
 
 # usage errors
-run timeout "$LIVE" $PY tools/dask_reduce.py -o "$TMP/x" "$TMP/s/manifest.csv"
+run timeout "$LIVE" $PY contrib/dask_reduce.py -o "$TMP/x" "$TMP/s/manifest.csv"
 expect_rc_is "neither --scheduler nor --local: exit 2" 2
 expect_match "usage names the two" 'one of the arguments --scheduler --local is required' "$ERR"
 printf 'probs,labels\na.nii.gz,b.nii.gz\n' >"$TMP/nocase.csv"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# End-to-end tests of the synthetic volume generator tools/make_volumes.py:
+# End-to-end tests of the synthetic volume generator tools/gen/make_volumes.py:
 # NIfTI, npz and the per-voxel CSV put the same voxel in the same place, the labels follow the
 # documented calibration function, label scaling and float16 are what they claim, reruns are
 # byte-identical, and the committed samples/seg/ are what `make samples` writes.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
-GEN="$PY tools/make_volumes.py --quiet"
+GEN="$PY tools/gen/make_volumes.py --quiet"
 CHECK=pycheck
 # pycheck WHAT ARGS...: the python checks print ok / not ok themselves; a failure counts here too
 pycheck() { $PY tests/e2e/make_volumes_check.py "$@" || _fails=$((_fails + 1)); }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # End-to-end: the recalibrations beyond ts/platt/hist/iso (vs, ets, beta, irova), each checked against an
-# independent fit of its documented objective (tools/recal_oracle.py, scipy.optimize): the fitted
+# independent fit of its documented objective (tests/oracles/recal_oracle.py, scipy.optimize): the fitted
 # parameters to 1e-6 relative and the held-out NLL to 1e-9, on a well-conditioned synthetic file.
 source "$(dirname "$0")/lib.sh"
 R="--ci 20 --repeats 20 --seed 3 --threads 2"
@@ -57,7 +57,7 @@ PY
 # check_fit METHOD FILE: calscope's held-out fit against the oracle's
 check_fit() {
     local method=$1 file=$2 name=$3
-    reference_output "$TMP/want.json" /usr/bin/python3 tools/recal_oracle.py "$method" "$file"
+    reference_output "$TMP/want.json" /usr/bin/python3 tests/oracles/recal_oracle.py "$method" "$file"
     expect_rc "$name: exit 0" 0 "$CALSCOPE" report --format json $R --recal "$method" --recal-split-column split "$file"
     local got
     got=$(json_get "json.dumps({'p': d['methods'][1]['recal']['params'], 'nll': d['methods'][1]['metrics']['nll']})")
@@ -106,7 +106,7 @@ lines = open("samples/digits_gnb.csv").read().splitlines()
 out = [lines[0] + ",split"] + ["%s,%s" % (l, "eval" if i % 3 == 0 else "fit") for i, l in enumerate(lines[1:])]
 open(sys.argv[1] + "/digits_split.csv", "w").write("\n".join(out) + "\n")
 PY
-reference_output "$TMP/irova.json" /usr/bin/python3 tools/recal_oracle.py irova "$TMP/digits_split.csv"
+reference_output "$TMP/irova.json" /usr/bin/python3 tests/oracles/recal_oracle.py irova "$TMP/digits_split.csv"
 expect_rc "irova: exit 0" 0 "$CALSCOPE" report --format json $R --recal iso,irova --recal-split-column split "$TMP/digits_split.csv"
 expect_match "irova: held-out NLL to 1e-9, Brier to 1e-12 and the changed predictions = sklearn's isotonic one-vs-rest" "^True$" \
     "$(json_get "(w := json.load(open('$TMP/irova.json'))) and (m := d['methods'][2]) and abs(m['metrics']['nll'] - w['nll']) <= 1e-9 and abs(m['metrics']['brier'] - w['brier']) <= 1e-12 and m['recal']['argmax_changed'] == w['argmax_changed'] > 0")"

@@ -112,7 +112,7 @@ refuse "a label value not in the mapping" a_prob.nii.gz lab3.nii.gz \
     "$D/lab3.nii.gz: label value 3 at voxel 4,1,2 is not in --label-values 0,1,2,4 (probabilities: $D/a_prob.nii.gz)"
 refuse "a truncated .nii.gz: the reader's message and the other file" cut.nii.gz a.nii.gz \
     "$D/cut.nii.gz: truncated: 398 of 840 values (labels: $D/a.nii.gz)"
-# headers that lie about sizes (tests/fixtures/vol, made by tools/make_vol_fixtures.py): calscope's
+# headers that lie about sizes (tests/fixtures/vol, made by tools/gen/make_vol_fixtures.py): calscope's
 # message alone on stderr (refuse compares all of it: no nifti_clib line above it), no crash
 for f in n2_dim0_huge.nii n2_dim0_neg.nii.gz n1_dims_gz.nii.gz n2_voxoff_far.nii n1_dtype_unknown.nii; do
     cp "tests/fixtures/vol/$f" "$D/$f"
@@ -146,7 +146,7 @@ refuse "a truncated .npz" cutz.npz b.nii.gz \
 # confirms them. A truncated stream, a bad gzip CRC and a bad zip CRC are found by the helper and
 # reported as on one thread.
 B=$TMP/big
-$PY tools/make_volumes.py --quiet --out "$B" --cases 1 --shape 70,64,60 --seed 9 \
+$PY tools/gen/make_volumes.py --quiet --out "$B" --cases 1 --shape 70,64,60 --seed 9 \
     || not_ok "make_volumes.py: a 70x64x60 case"
 for t in 1 2; do
     "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/big_nii$t.csv" "$B/manifest.csv" 2>"$TMP/big.err" \

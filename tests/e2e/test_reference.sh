@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# calscope report --format json against the independent numpy reference (tools/reference.py):
+# calscope report --format json against the independent numpy reference (tests/oracles/reference.py):
 # for every entry of tests/expected/reference.json (sample file x settings) every metric and every
 # bin must match within 1e-12 absolute. Regenerate the expectations with
-#   /usr/bin/python3 tools/reference.py --write
+#   /usr/bin/python3 tests/oracles/reference.py --write
 . "$(dirname "$0")/lib.sh"
 REF=tests/expected/reference.json
 CMP="/usr/bin/python3 tests/e2e/compare_json.py"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why relplot's smooth ECE is not the paper's definition, tested: tools/relplot_gap.py computes the
+# Why relplot's smooth ECE is not the paper's definition, tested: tests/oracles/relplot_gap.py computes the
 # definition (Błasiok & Nakkiran, 2023) and relplot's deviations from it one at a time, in numpy,
 # independently of relplot and of calscope:
 #  - the definition at calscope's sigma* is calscope's smECE (1e-6), on six samples and lenses;
@@ -11,7 +11,7 @@
 # The report's relplot block says so too (smECE line, JSON smece_note).
 . "$(dirname "$0")/lib.sh"
 
-run /usr/bin/python3 tools/relplot_gap.py check "$CALSCOPE"
+run /usr/bin/python3 tests/oracles/relplot_gap.py check "$CALSCOPE"
 if [ "$RC" -eq 0 ]; then ok "relplot gap: the definition is calscope's and, with relplot's deviations, relplot's (6 cases)"
 else not_ok "relplot gap: the definition is calscope's and, with relplot's deviations, relplot's" "${OUT:0:3000}" "${ERR:0:400}"; fi
 line=$(printf '%s\n' "$OUT" | grep '^samples/breast_cancer_gnb.csv top1 ')

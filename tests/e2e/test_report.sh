@@ -253,7 +253,7 @@ expect_stderr "run: a subnormal threshold is a number" 1 "calscope: check failed
 expect_stderr "run: --compat with the interval distance" 2 "calscope: $TINY: --compat does not apply to the interval distance" "$CALSCOPE" report --compat netcal --distance interval:0.1,0.2 "$TINY"
 # a usage error found while loading is exit 2, not 3 (it was 3)
 expect_stderr "run: loader usage error exits 2" 2 "calscope: $TINY: a split column is found by name: it needs a header row" "$CALSCOPE" report --no-header --recal ts --recal-split-column c "$TINY"
-# the tolerance is on the numbers as written (calscope/rowsum.h): 0.7,0.2,0.1 is 1 with
+# the tolerance is on the numbers as written (engine/num/rowsum.h): 0.7,0.2,0.1 is 1 with
 # --sum-tol 0 although its double sum is 0.9999999999999999 (it was refused); 1e-14 short of 1
 # is refused, its sum printed with every digit it takes (ten would print 1)
 printf 'label,p_a,p_b,p_c\n0,0.7,0.2,0.1\n' >"$TMP/sum1ulp.csv"

@@ -3,10 +3,10 @@
 #  - `--compat relplot` gives relplot's own smECE (and its bandwidth) to 1e-6 on every bundled
 #    sample, top1 and class:C, automatic and fixed bandwidth: tests/fixtures/relplot_smece.tsv
 #    holds relplot's numbers, written by running relplot's own code:
-#      /usr/bin/python3 tools/relplot_check.py RELPLOT_SRC
+#      /usr/bin/python3 tests/oracles/relplot_check.py RELPLOT_SRC
 #  - the flags' errors, verbatim; the n/a of the lenses they are not defined on, with the reason;
 #  - --check, --ci and --curve take the new metrics.
-# The exact values (no --compat) are compared with tools/reference.py by test_reference.sh.
+# The exact values (no --compat) are compared with tests/oracles/reference.py by test_reference.sh.
 . "$(dirname "$0")/lib.sh"
 HINT='Try `calscope report --help`.'
 FIX=tests/fixtures/relplot_smece.tsv

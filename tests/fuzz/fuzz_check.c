@@ -1,4 +1,4 @@
-/* libFuzzer target for the --check parser (rep_check_parse, src/report/checks.c). The input is
+/* libFuzzer target for the --check parser (rep_check_parse, src/cli/report/checks.c). The input is
  * the gate text (cut at the first NUL). Invariants:
  *   - it returns 0 or -1; a refusal leaves a non-empty, terminated message;
  *   - an accepted gate names a known metric and operator and a finite number, and prints back
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

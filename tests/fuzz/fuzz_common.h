@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "calscope/metrics.h"
-#include "calscope/rowsums.h"
+#include "engine/metrics/rowsums.h"
 #include "engine/load/load_internal.h"
 
 /* Takes the options byte off the front of the input (bits: skip_bad_rows, renormalize,

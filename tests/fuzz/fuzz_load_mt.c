@@ -4,7 +4,7 @@
  * threads and page dropping on (file_backed). Whenever the fast path takes the input, it must
  * give exactly what the libcsv path gives. Starts a thread per input, so it is slower than
  * fuzz_load.c; the first byte picks the options as there, and its bit 5 a one-pass load
- * (calscope/rowsums.h) on the fast path. */
+ * (engine/metrics/rowsums.h) on the fast path. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-/* libFuzzer target for the NIfTI reader of calscope/volume.h (nifti.c, nifti_header.c): any
+/* libFuzzer target for the NIfTI reader of engine/volume/volume.h (nifti.c, nifti_header.c): any
  * bytes, as a .nii or .nii.gz file, must open and read to the end, or be refused cleanly, without
  * a crash, leak or sanitizer report. calscope checks the header before nifti_clib parses it
  * (the library trusts dim[0]: a NIfTI-2 dim[0] of 2^40 overflowed its stack), so everything that
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* libFuzzer target for the array readers of calscope/volume.h that parse bytes here: the .npy
+/* libFuzzer target for the array readers of engine/volume/volume.h that parse bytes here: the .npy
  * header parser (npy.c) and the .npz member streaming (npz.c, over minizip). Any bytes must open
  * and read to the end, or be refused cleanly, without a crash, leak or sanitizer report. The
  * first byte picks the format (bit 0: .npy / .npz) and whether a member is named (bit 1). The
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

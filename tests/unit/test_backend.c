@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "calscope/backend.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/jobs/cases.h"
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/curve.h"
@@ -26,7 +26,7 @@
 #include "calscope/jobs/methods.h"
 #include "calscope/jobs/metrics.h"
 #include "calscope/jobs/recal.h"
-#include "calscope/jobs/sleep.h"
+#include "engine/jobs/sleep.h"
 #include "calscope/jobs/topk.h"
 #include "calscope/topk.h"
 #include "support/cs_test.h"

@@ -20,7 +20,7 @@
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/load.h"
 #include "calscope/jobs/metrics.h"
-#include "calscope/jobs/sleep.h"
+#include "engine/jobs/sleep.h"
 #include "calscope/load.h"
 #include "support/cs_test.h"
 #include "tui/model.h"

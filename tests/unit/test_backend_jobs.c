@@ -16,7 +16,7 @@
 
 #include "calscope/backend.h"
 #include "calscope/compat.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/jobs/compat.h"
 #include "calscope/jobs/methods.h"
 #include "calscope/jobs/recal.h"

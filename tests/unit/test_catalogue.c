@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "calscope/catalogue.h"
-#include "calscope/curves.h"
-#include "report/rep.h"
+#include "calscope/resample.h"
+#include "cli/report/rep.h"
 
 static void test_every_metric_once(void **state)
 {

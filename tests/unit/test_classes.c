@@ -1,4 +1,4 @@
-/* The class-naming rule (calscope/classes.h) on its own, and through the lenses that name a
+/* The class-naming rule (engine/classes.h) on its own, and through the lenses that name a
  * class (`class:C`, `group:`), which must follow the same rule as labels and selections. */
 #include "support/cs_test.h"
 
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 #include "calscope/metrics.h"
 #include "engine/metrics/mx.h"
 

@@ -404,7 +404,7 @@ static void test_names_and_usage(void **state)
 }
 
 /* The emulated torch primitives against torch itself: tests/fixtures/torch_prims.txt holds
- * FNV-1a hashes of what torch 1.13 (AVX2) gives (tools/torchmetrics_check.py prims; the e2e test
+ * FNV-1a hashes of what torch 1.13 (AVX2) gives (tests/oracles/torchmetrics_check.py prims; the e2e test
  * test_torchmetrics.sh regenerates it live when torch is installed). Each line hashes 10
  * consecutive M (or n); the probes and inputs are built exactly as the tool builds them. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)

@@ -1,5 +1,5 @@
-/* Smooth ECE (calscope/smece.h), the L2 calibration errors and ECE_sweep
- * (calscope/estimators.h): values worked by hand on tiny inputs, properties, and the way
+/* Smooth ECE (engine/metrics/smece.h), the L2 calibration errors and ECE_sweep
+ * (engine/metrics/estimators.h): values worked by hand on tiny inputs, properties, and the way
  * cs_evaluate reports them per lens. */
 #include "support/cs_test.h"
 
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/estimators.h"
+#include "engine/metrics/estimators.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 #include "engine/metrics/smece_view.h"
 
 static double Phi(double z) { return 0.5 * erfc(-z / sqrt(2.0)); }
@@ -479,9 +479,9 @@ static void test_smcurve_calibrated_and_order(void **state)
     assert_true(worst_in < 1e-3);
 }
 
-/* Against tools/reference.py's numpy implementation (every image of every sample summed),
+/* Against tests/oracles/reference.py's numpy implementation (every image of every sample summed),
  * through cs_evaluate: every sample, top1 and class:1, at smECE's sigma* and at 0.05.
- * tests/fixtures/smece_curve.tsv: /usr/bin/python3 tools/reference.py --write-smece-curve.
+ * tests/fixtures/smece_curve.tsv: /usr/bin/python3 tests/oracles/reference.py --write-smece-curve.
  * mu is compared where the density is at least 1e-3: the images beyond 9 sigma that the exact
  * sums leave out weigh below 3e-18 / (sigma density) of it, which is 1e-12 at sigma 0.001. */
 static void test_smcurve_reference(void **state)

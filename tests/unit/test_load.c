@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "engine/load/load_internal.h"
-#include "calscope/rowsum.h"
+#include "engine/num/rowsum.h"
 
 /* Loads text through the libcsv path, and through the fast path (1 and 3 threads) when that
  * path accepts the input; checks the results agree bit for bit and message for message. */
@@ -214,7 +214,7 @@ static void test_skip_bad_rows(void **state)
     cs_load_summary_free(&sum);
 }
 
-/* calscope/rowsum.h: the rule's edge, worked by hand. The double sums below are what the
+/* engine/num/rowsum.h: the rule's edge, worked by hand. The double sums below are what the
  * loader forms in class order from the written numbers. */
 static void test_row_sum_rule(void **state)
 {
@@ -477,7 +477,7 @@ static void test_binary_and_class_names(void **state)
     cs_dataset_free(d);
 }
 
-/* ---- which class a label names (calscope/classes.h) --------------------------------------- */
+/* ---- which class a label names (engine/classes.h) --------------------------------------- */
 
 /* Loads text (both paths), checks the labels and the class note (NULL = none). */
 static void expect_labels(const char *text, size_t n, const int32_t *want, const char *note)

@@ -579,7 +579,7 @@ static void same_on_every_path(const char *text, size_t len, int skip, double su
 /* Rows written with 3 decimals whose numbers sum to 1.001 or 0.999 exactly (double sums
  * 1.0010000000000001, 0.9990000000000001) load on every path (libcsv, the fast path on 1-3
  * threads with both scanners, in a file large enough for two threads), and a row at 1.0015
- * is refused the same way on each (calscope/rowsum.h). */
+ * is refused the same way on each (engine/num/rowsum.h). */
 static void test_three_decimal_sums_all_paths(void **state)
 {
     (void)state;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 #include "calscope/load.h"
 #include "calscope/recal.h"
 #include "engine/load/load_internal.h"

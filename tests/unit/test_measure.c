@@ -13,7 +13,7 @@
 #include "calscope/load.h"
 #include "calscope/measure.h"
 #include "calscope/methods.h"
-#include "report/report.h"
+#include "cli/report/report.h"
 
 static cs_dataset *load(const char *name)
 {
@@ -74,7 +74,7 @@ static double json_num(const char *text, const char *key, int n)
     return strtod(p, NULL);
 }
 
-/* Values of tools/reference.py (an independent numpy implementation), from
+/* Values of tests/oracles/reference.py (an independent numpy implementation), from
  * tests/expected/reference.json: top1, 10 uniform bins, tvd, sigma 0.1. */
 typedef struct independent_value {
     const char *key;

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "calscope/catalogue.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/load.h"
 #include "calscope/methods.h"

@@ -12,7 +12,7 @@
 #include "calscope/dataset.h"
 #include "calscope/metrics.h"
 #include "calscope/topk.h"
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/metrics/mx.h"
 
 /* Classes named c0, c1...: some lenses below name them ("class:c1", "group:c0,c1"). */

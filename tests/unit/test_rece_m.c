@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
-#include "calscope/metrics.h"
-#include "calscope/rece_m.h"
 #include "calscope/resample.h"
+#include "calscope/metrics.h"
+#include "engine/metrics/rece_m.h"
 #include "engine/metrics/mx.h"
 
 #define K 5
@@ -433,7 +432,7 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* Bootstrap intervals include RECE-M on a long file (and leave it out elsewhere); each
  * replicate is the resampled ids' RECE-M: the interval is the 2.5/97.5 % quantiles of
- * rece_m_ref over the same draws (curves.h: replicate r of an interval draws from
+ * rece_m_ref over the same draws (calscope/resample.h: replicate r of an interval draws from
  * cs_rng_seed(seed, 3, 0, r), N with replacement). */
 static void test_bootstrap_ci(void **state)
 {

@@ -720,7 +720,7 @@ static void test_sum_check_at_the_edge(void **state)
     assert_string_equal(refusal_tol("case,probs,labels\nx,over.npy,lab.npy\n", NULL, 0),
                         "over.npy: probabilities sum to 1.00000003, not 1 within 0 at voxel 3 (labels: lab.npy)");
 
-    /* the CSV loader's rule (calscope/rowsum.h): float64 values written with 3 decimals whose
+    /* the CSV loader's rule (engine/num/rowsum.h): float64 values written with 3 decimals whose
      * numbers sum to 1.001 (a double sum of 1.0010000000000001) pass the default 1e-3 through
      * the exact check; 1.0015 does not */
     const double dec3[] = { 0.334, 0.5, 1, 0.333,   0.334, 0.5, 0, 0.333,   0.333, 0, 0, 0.333 };

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 #include "support/cs_test.h"
 #include "support/liveness.h"
 

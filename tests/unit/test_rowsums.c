@@ -1,4 +1,4 @@
-/* The one-pass report (calscope/rowsums.h): the sums of the first rows made as they
+/* The one-pass report (engine/metrics/rowsums.h): the sums of the first rows made as they
  * are read, the dataset that keeps only the other rows' probabilities, and the load that makes
  * such a dataset.
  *
@@ -17,9 +17,9 @@
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/recal.h"
-#include "calscope/rowsums.h"
+#include "engine/metrics/rowsums.h"
 #include "calscope/topk.h"
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/load/load_internal.h"
 #include "engine/load/load_scan.h"
 #include "support/cs_test.h"

@@ -246,7 +246,7 @@ static void test_errors(void **state)
 
 /* Without cs_dataset_prepare, conf/pred come from the probabilities directly. */
 /* Classes named by numbers out of column order: a class in an expression is
- * matched to the names first, exactly as labels are when the file loads (calscope/classes.h).
+ * matched to the names first, exactly as labels are when the file loads (engine/classes.h).
  * The same 8 rows with the columns named 2, 0, 1: `y == 2` is the first column. */
 static void test_classes_named_by_numbers(void **state)
 {

@@ -1,4 +1,4 @@
-/* The one uniform-bin rule (calscope/ubin.h): bin i is (i/M, (i+1)/M], decided on the doubles.
+/* The one uniform-bin rule (engine/num/ubin.h): bin i is (i/M, (i+1)/M], decided on the doubles.
  * Values on an edge are worked by hand below (Python: x*M and i/M printed with repr). */
 #include "support/cs_test.h"
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "calscope/metrics.h"
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 
 /* Edges where x*M rounds to the wrong side, so a rule written as ceil(x*M)-1 without the
  * correction on the edges (RECE-M's fallback before) puts x in the wrong bin:

@@ -1,5 +1,5 @@
-/* The array readers (calscope/volume.h) over files written by the real writers: nibabel for
- * NIfTI-1/2, numpy's save / savez / savez_compressed for npy and npz. tools/make_vol_fixtures.py
+/* The array readers (engine/volume/volume.h) over files written by the real writers: nibabel for
+ * NIfTI-1/2, numpy's save / savez / savez_compressed for npy and npz. tools/gen/make_vol_fixtures.py
  * writes them into tests/fixtures/vol/ with expected.txt, the values each writer was given (as
  * %.17g), so every value read is compared, bit for bit, with an independent source. Broken
  * copies (cut short, a flipped byte) check each refusal verbatim. Run from the repository root. */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 #include "engine/volume/vol_internal.h"
 
 #include <zlib.h>

@@ -4,7 +4,7 @@
 #define CALSCOPE_JOBS_CURVE_H
 
 #include "calscope/backend.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 typedef struct cs_curve_job {
     cs_job base;

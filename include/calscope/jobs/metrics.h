@@ -6,7 +6,7 @@
 #define CALSCOPE_JOBS_METRICS_H
 
 #include "calscope/backend.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/metrics.h"
 
 typedef struct cs_metrics_job {

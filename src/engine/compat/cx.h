@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "calscope/compat.h"
-#include "calscope/ubin.h"   /* calscope's own bin of a value: cs_ubin (the one rule) */
+#include "engine/num/ubin.h"   /* calscope's own bin of a value: cs_ubin (the one rule) */
 
 /* What every library sees: the selected samples and calscope's own view of them. */
 typedef struct cx_in {

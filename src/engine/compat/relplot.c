@@ -11,7 +11,7 @@
  * smECE / smECE_sigma (metrics.py): relplot_smece.c, on the same (f, y); on --lens class:C
  * f = p[C], y = (label == C), the binary use relplot documents. */
 #include "engine/compat/cx.h"
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@
  * (relplot_smece.c) mirrors every node but the two end ones, so a value within one grid step
  * (1/(E - 1)) of 0 or 1 keeps only part of its kernel inside [0, 1] (exactly 0 or 1: half), and
  * smooth_ece divides by the sum of that density — the lost mass counts those samples as
- * fractions of one. tools/relplot_gap.py applies the deviations to the definition one at a time:
+ * fractions of one. tests/oracles/relplot_gap.py applies the deviations to the definition one at a time:
  * the grid alone moves the 4th digit; the end nodes take breast_cancer_gnb (top-1) from 0.0557
  * to 0.0434 divided by 0.5385 = 0.0806; relplot's mesh sums give its 0.0803, to 1e-15; with the
  * end nodes mirrored the same sums give 0.0556. relplot's bandwidth search then stops at its own

@@ -1,4 +1,4 @@
-/* relplot's smooth ECE on its grids (calscope/smece.h cs_smece_relplot), float64 throughout.
+/* relplot's smooth ECE on its grids (engine/metrics/smece.h cs_smece_relplot), float64 throughout.
  *
  * Transcribed from src/relplot/metrics.py and kernels.py (apple/ml-calibration, commit 18ff21a):
  *  - smooth_ece(f, y, s): t = np.linspace(0, 1, max(round(10 / s), 200)) (config.smECE_mesh_pts);
@@ -12,7 +12,7 @@
  *    keeps [E // 2, E // 2 + E); interpolate() reads it back linearly at t.
  *  - smECE: search_param (see smece.c cs_smece_auto), 10 bisection steps, eps 0.001.
  * Python's round() is round-half-even on the exact double: nearbyint() in the default mode. */
-#include "calscope/smece.h"
+#include "engine/metrics/smece.h"
 #include "engine/compat/cx.h"
 
 #include <math.h>

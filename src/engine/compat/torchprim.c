@@ -2,7 +2,7 @@
  * kernels torch 1.13 runs on an x86-64 CPU with AVX2 (ATen's CPU capability "AVX2"; a CPU
  * without AVX2, or one where torch picks AVX-512, fills linspace in other blocks and sums in
  * other lanes). Checked against torch itself, not against this transcription:
- * tools/torchmetrics_check.py writes tests/fixtures/torch_prims.txt from torch, test_compat.c
+ * tests/oracles/torchmetrics_check.py writes tests/fixtures/torch_prims.txt from torch, test_compat.c
  * compares these functions with it, tests/e2e/test_torchmetrics.sh regenerates it live.
  *
  * Each expression below is split into one rounding per statement on purpose: a compiler that

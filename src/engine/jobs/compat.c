@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "calscope/ubin.h"   /* the one uniform-bin rule */
+#include "engine/num/ubin.h"   /* the one uniform-bin rule */
 #include "job_kind.h"
 
 /* Per library, how many of its moved samples calscope puts in each of its M uniform bins

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "calscope/backend.h"
-#include "calscope/curves.h"   /* cs_run */
+#include "calscope/resample.h"   /* cs_run */
 
 /* A zeroed job of `size` bytes with ops, or NULL with err: CS_EUSAGE "backend: incomplete
  * request" when !complete, CS_ENOMEM "out of memory". */

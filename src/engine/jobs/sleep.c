@@ -1,5 +1,5 @@
-/* Backend job for tests and demos: a sleep that polls its cancel flag (calscope/jobs/sleep.h). */
-#include "calscope/jobs/sleep.h"
+/* Backend job for tests and demos: a sleep that polls its cancel flag (engine/jobs/sleep.h). */
+#include "engine/jobs/sleep.h"
 
 #include <stdlib.h>
 #include <time.h>

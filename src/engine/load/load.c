@@ -2,9 +2,9 @@
  * turns a parse into a dataset or into one refusal message. */
 #include "engine/load/load_internal.h"
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 #include "calscope/reduce.h"
-#include "calscope/rowsums.h"
+#include "engine/metrics/rowsums.h"
 #include "calscope/segstats.h"
 
 #include <errno.h>
@@ -82,7 +82,7 @@ void cs_load_summary_free(cs_load_summary *summary)
 
 /* "named by numbers other than 0..1 in column order (p_1, p_0): ..." when the names and the
  * positions of numbered classes disagree, so a reader of the summary knows which one labels
- * follow (calscope/classes.h). NULL otherwise or when out of memory. */
+ * follow (engine/classes.h). NULL otherwise or when out of memory. */
 static char *class_note(const csl_schema *s)
 {
     if (!s->classes || !cs_classmap_out_of_order(s->classes)) return NULL;

@@ -27,9 +27,9 @@
 #include "engine/load/load_scan.h"
 #include "engine/pair.h"
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 #include "calscope/dataset.h"
-#include "calscope/rowsums.h"
+#include "engine/metrics/rowsums.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -218,7 +218,7 @@ static inline int take_number(const fast_ctx *c, const csl_col *cc, double x, do
         if (c->label_is_index) {
             if (x > (double)(c->s->k - 1)) return 0;
             *label = (int32_t)x;
-        } else {                     /* classes named by numbers: calscope/classes.h */
+        } else {                     /* classes named by numbers: engine/classes.h */
             int why, j = cs_classmap_find_number(c->s->classes, x, &why);
             if (j < 0) return 0;
             *label = (int32_t)j;
@@ -987,7 +987,7 @@ static void chunk_worker(chunk *ch, int i, csl_parsed *out, const fast_ctx *c)
 }
 
 /* One pass (cs_load_options.row_sums_bins): the first chunk sums its rows instead of keeping
- * their probabilities, which then never take a page (calscope/rowsums.h). Its rows are the
+ * their probabilities, which then never take a page (engine/metrics/rowsums.h). Its rows are the
  * dataset's first, in order, whatever lines turn out blank or bad. Out of memory, the load
  * keeps every row instead. */
 static void start_row_sums(chunk *ch, const fast_ctx *c, const csl_rows *all)

@@ -2,7 +2,7 @@
 #include "engine/load/load_internal.h"
 #include "engine/load/load_scan.h"
 
-#include "calscope/classes.h"
+#include "engine/classes.h"
 
 #include <stdarg.h>
 #include <stdio.h>

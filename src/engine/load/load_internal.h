@@ -134,7 +134,7 @@ typedef struct csl_schema {
                               (a class column's name after its prefix) or into that tail. Owned
                               until the finisher moves it into the dataset, so loading K classes
                               costs one allocation, not K. */
-    struct cs_classmap *classes; /* the k names as calscope/classes.h resolves them (owned;
+    struct cs_classmap *classes; /* the k names as engine/classes.h resolves them (owned;
                               borrows the column names) */
     int binary, from_logits, has_id, has_tta, has_case, has_split;
     long first_prob_col;   /* 1-based column of the first probability/logit column */

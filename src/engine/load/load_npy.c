@@ -1,12 +1,12 @@
 /* A classification pair of .npy files: `calscope report --labels y.npy probs.npy`.
  * probs.npy is N x K (probabilities, or logits with npy_logits), y.npy N labels. The arrays are
- * read through calscope/volume.h, and each row goes through the CSV loader's own row checker
+ * read through engine/volume/volume.h, and each row goes through the CSV loader's own row checker
  * (cs_load_row_numbers) and finisher, under a schema built from the column names the same
  * data would have as a CSV (p_0..p_{K-1} or logit_0.., then label): the range, sum, softmax,
  * renormalize and skip-bad-rows rules are the CSV rules, in one place. */
 #include "engine/load/load_internal.h"
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #include "engine/load/load_internal.h"
 #include "calscope/metrics.h"
 
-#include "calscope/classes.h"
-#include "calscope/rowsum.h"
+#include "engine/classes.h"
+#include "engine/num/rowsum.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/measure/stats_internal.h"
 #include "engine/measure/stats_resample.h"
 

@@ -1,7 +1,7 @@
 /* The default M values of a bins curve on a statistics dataset (see calscope/segmeasure.h). */
 #include "calscope/segmeasure.h"
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 void cs_segstats_bins_list(const cs_segstats *st, cs_curve_options *o)
 {

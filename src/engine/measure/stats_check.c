@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "calscope/catalogue.h"
-#include "calscope/classes.h"
-#include "calscope/curves.h"
+#include "engine/classes.h"
+#include "calscope/resample.h"
 #include "calscope/select.h"
 
 /* A dataset that stands for st's cases: one row per case (case_id = row) with st's class and

@@ -3,7 +3,7 @@
 #ifndef CALSCOPE_SEG_MEASURE_RESAMPLE_H
 #define CALSCOPE_SEG_MEASURE_RESAMPLE_H
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "engine/measure/stats_internal.h"
 
 /* Bootstrap interval of the metrics of `mask` (checked by seg_metric_mask): `repeats` draws of

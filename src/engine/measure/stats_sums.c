@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/metrics/mx.h"
 
 void seg_prob_free(seg_prob *p)

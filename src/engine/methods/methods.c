@@ -1,5 +1,5 @@
 /* The multi-method comparison table (see calscope/methods.h). Moved here from
- * src/report/methods.c so that the report and the dashboard share one implementation. */
+ * src/cli/report/methods.c so that the report and the dashboard share one implementation. */
 #include "calscope/methods.h"
 
 #include <math.h>

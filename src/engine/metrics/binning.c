@@ -4,7 +4,7 @@
 
 void cs_mx_edges(double *e, int M)
 {
-    for (int i = 0; i <= M; i++) e[i] = cs_ubin_edge(i, M);   /* the rule's edges (calscope/ubin.h) */
+    for (int i = 0; i <= M; i++) e[i] = cs_ubin_edge(i, M);   /* the rule's edges (engine/num/ubin.h) */
 }
 
 size_t cs_mx_split_start(size_t N, size_t M, size_t g)

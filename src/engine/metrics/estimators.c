@@ -1,11 +1,11 @@
-/* Debiased L2 calibration error and ECE_sweep (see calscope/estimators.h). */
-#include "calscope/estimators.h"
+/* Debiased L2 calibration error and ECE_sweep (see engine/metrics/estimators.h). */
+#include "engine/metrics/estimators.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/metrics/mx.h"
 
 /* The targets as doubles (the public functions) or as bytes (the metrics' sorted copies,

@@ -17,8 +17,8 @@
  * conf/acc are mean first coordinates; gap is the bin's distance under the settings.
  * ACE/MCE with l2 are the mean / max of the per-bin Euclidean gaps. */
 #include "mx.h"
-#include "calscope/estimators.h"
-#include "calscope/smece.h"
+#include "engine/metrics/estimators.h"
+#include "engine/metrics/smece.h"
 #include "engine/pair.h"
 
 #include <stdlib.h>
@@ -605,7 +605,7 @@ typedef struct sce_job {
 
 /* The Brier score, NLL and class-wise ECE (as `want` asks) of a one-pass dataset (all its
  * samples, the top-1 lens: cs_evaluate checks): the sums of its first rows_summed rows
- * (calscope/rowsums.h) continued over the rows it kept, in one pass over them, then the values
+ * (engine/metrics/rowsums.h) continued over the rows it kept, in one pass over them, then the values
  * as cs_mx_scores and classwise() make them from the same sums. */
 static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, double *sce,
                          cs_error *err)

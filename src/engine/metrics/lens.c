@@ -191,7 +191,7 @@ static int select_blank(const char *sel)
 }
 
 /* What cs_prepare refuses before any work: a row-less dataset, settings out of range, a
- * one-pass dataset under anything but all its samples on the top-1 lens (calscope/rowsums.h),
+ * one-pass dataset under anything but all its samples on the top-1 lens (engine/metrics/rowsums.h),
  * a dataset not prepared. Returns 0, or -1 with err set. */
 static int check_preparable(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {

@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #include "calscope/metrics.h"
-#include "calscope/rowsums.h"
-#include "calscope/ubin.h"
+#include "engine/metrics/rowsums.h"
+#include "engine/num/ubin.h"
 #include "engine/sort/sort.h"
 
 struct cs_prepared {
@@ -84,7 +84,7 @@ struct cs_prepared {
  * all samples 0..n-1 (a full evaluation, nothing materialised). Sums over items are formed
  * in fixed chunks of CS_MX_CHUNK consecutive canonical positions (sequential inside a
  * chunk, chunks added in order), so they depend on the multiset only, never on threads. */
-#define CS_MX_CHUNK CS_ROWSUMS_CHUNK   /* 65536 (calscope/rowsums.h: its sums keep the rule) */
+#define CS_MX_CHUNK CS_ROWSUMS_CHUNK   /* 65536 (engine/metrics/rowsums.h: its sums keep the rule) */
 typedef struct cs_mx_scratch {
     struct cs_mx_scratch *next;
     uint32_t *items; size_t cap_items;   /* canonical items / identity */
@@ -119,7 +119,7 @@ int cs_mx_uniform_sums(cs_prepared *p, const uint32_t *items, size_t ni, const d
 
 /* ---- binning.c ---- */
 void cs_mx_edges(double *e, int M);
-/* The bin of a value: cs_ubin_at (calscope/ubin.h), with the edges of cs_mx_edges. */
+/* The bin of a value: cs_ubin_at (engine/num/ubin.h), with the edges of cs_mx_edges. */
 /* First index of group g when N items are split into M groups (numpy array_split). */
 size_t cs_mx_split_start(size_t N, size_t M, size_t g);
 
@@ -245,7 +245,7 @@ void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n);
 void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
                    size_t M, int *skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv);
 
-/* ---- rowsums.c: what cs_evaluate reads of a dataset's one-pass sums (calscope/rowsums.h) ----
+/* ---- rowsums.c: what cs_evaluate reads of a dataset's one-pass sums (engine/metrics/rowsums.h) ----
  * cs_mx_rowsums_classwise: the class-wise sums so far, k * M each, as cs_mx_classwise_sums
  * leaves them: the counts borrowed, the sums of values added up into sv (the caller's).
  * cs_mx_rowsums_scores: the Brier and NLL sums so far, the chunks' added in order as

@@ -2,7 +2,7 @@
  * in Medical Imaging?", eq. 7) on a prepared problem: RECE-G's soft binning, with each sample's
  * weight row over the M uniform bins given by a mixture fitted to its test-time-augmentation
  * observations. The conventions (which rows are observations, the kde and gmm3 mixtures, the
- * EM) are written down in include/calscope/rece_m.h.
+ * EM) are written down in src/engine/metrics/rece_m.h.
  *
  * Why it is built this way: RECE-M = sum_i |sum_j w_ji (acc_j - c_j)| / N has RECE-G's
  * structure; only the weight row w_j of a sample differs, and it depends on the file, M,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/rece_m.h"
+#include "engine/metrics/rece_m.h"
 
 #define VAR_FLOOR 1e-6
 #define EM_TOL 1e-10

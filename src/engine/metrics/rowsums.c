@@ -1,10 +1,10 @@
-/* The sums of a full evaluation made row by row (see calscope/rowsums.h), under the chunk rule
+/* The sums of a full evaluation made row by row (see engine/metrics/rowsums.h), under the chunk rule
  * of the metrics (mx.h): within a chunk of CS_MX_CHUNK rows the class-wise sums are classwise.c's
  * own pass (cs_mx_cw_rows), the Brier terms are added in order and the label probabilities
  * multiplied CS_MX_NLL_GROUP at a time (one log a group); a finished chunk's sums are kept,
  * and the totals add them in chunk order, as cs_mx_classwise_sums and cs_mx_scores do. So
  * sums made in chunks by separate threads join (cs_rowsums_append) into the same bits. */
-#include "calscope/rowsums.h"
+#include "engine/metrics/rowsums.h"
 
 #include <stdlib.h>
 #include <string.h>

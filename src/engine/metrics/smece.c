@@ -1,5 +1,5 @@
-/* Smooth ECE with the kernel sums done exactly (see calscope/smece.h for the definition). */
-#include "calscope/smece.h"
+/* Smooth ECE with the kernel sums done exactly (see engine/metrics/smece.h for the definition). */
+#include "engine/metrics/smece.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * digits are converted here, exactly (what a correctly rounded strtod returns):
  *  - m <= 2^53 and |e| <= 22: m and 10^|e| are exact doubles and one IEEE multiply or divide
  *    rounds correctly (Clinger);
- *  - otherwise, for e within the table of tools/gen_pow5_table.py: the Eisel-Lemire algorithm
+ *  - otherwise, for e within the table of tools/gen/gen_pow5_table.py: the Eisel-Lemire algorithm
  *    (Lemire, "Number parsing at a gigabyte per second", 2021, as fast_float implements it,
  *    which Mushtak and Lemire proved needs no fallback for m < 2^64): one or two 64x128-bit
  *    products with a truncated power of five give the 54 top bits of m * 10^e and whether the

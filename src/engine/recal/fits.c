@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "recal_internal.h"
 
 #define LOGP_FLOOR 1e-300

@@ -18,7 +18,7 @@
  *   - the running sum is a 16-bit fixed-point number (steps of 2^-15, 1.99997 at most, where
  *     it stays) when C·2^-15 <= tol/4, else a float, rounded at each channel. The decision
  *     must be the CSV loader's, cs_row_sum_ok on the double sum s in channel order (|s − 1| <=
- *     tol, and a few units of its last place more: calscope/rowsum.h). The
+ *     tol, and a few units of its last place more: engine/num/rowsum.h). The
  *     16-bit sum f is within C·(2^-16 + 2^-50) < C·2^-15 of s (C roundings to the step, the
  *     rest double rounding); the float sum within C·2^-23·(|f| + 1) (C roundings to float and
  *     C to double, each ≤ 2^-24 of a partial sum, partial sums ≤ the total as values are
@@ -39,8 +39,8 @@
 #include <sys/mman.h>
 
 #include "calscope/metrics.h"
-#include "calscope/rowsum.h"
-#include "calscope/ubin.h"
+#include "engine/num/rowsum.h"
+#include "engine/num/ubin.h"
 
 #define NLL_GROUP 16
 

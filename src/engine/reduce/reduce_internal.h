@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "calscope/reduce.h"
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 /* ---- plans (plan.c) ---------------------------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "calscope/run.h"
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 
 void cs_reduce_options_default(cs_reduce_options *o)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 /* The random streams of the resampling calls (cs_rng_seed's `stream`): one per use, so that
  * "replicate r of the interval" is one stream whatever the evaluator (rows or cases). */

@@ -1,4 +1,4 @@
-/* The interval formulas of cs_bootstrap_interval (see calscope/curves.h and ci_internal.h).
+/* The interval formulas of cs_bootstrap_interval (see calscope/resample.h and ci_internal.h).
  * They follow scipy.stats.bootstrap (scipy 1.10, `_bca_interval`) so that the numbers can be
  * checked against it: z0 from the share of resamples below the estimate with ties counting
  * half, the acceleration from the jackknife skewness, the endpoints as numpy's "linear"
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 static const char *const method_names[CS_CI_METHOD_COUNT] = { "percentile", "basic", "bca" };
 

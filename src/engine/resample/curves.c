@@ -1,4 +1,4 @@
-/* Bootstrap variance curves, intervals and paired comparison: see include/calscope/curves.h.
+/* Bootstrap variance curves, intervals and paired comparison: see include/calscope/resample.h.
  * The drivers (cs_resample_*, evaluator.h) run on any evaluator; the cs_* entry points of
  * curves.h wrap a prepared row dataset in the rows' evaluator (statistics files wrap theirs in
  * measure/stats_resample.c).
@@ -7,7 +7,7 @@
  * cs_parallel_for in any order by any thread (each task writes only its own row and draws only
  * from its own counter-based stream), then reduced in index order on the caller's thread. That
  * is what makes the output independent of the thread count. */
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 #include "ci_internal.h"
 #include "evaluator.h"

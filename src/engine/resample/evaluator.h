@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 
 typedef struct cs_evaluator {
     size_t n;                /* units a draw picks from: samples, or cases */
@@ -33,7 +33,7 @@ typedef struct cs_evaluator {
 } cs_evaluator;
 
 /* Bootstrap interval of the metrics of mask: `repeats` draws of n units with replacement (and
- * BCa's jackknife). Fills out as cs_bootstrap_interval does (calscope/curves.h), with its
+ * BCa's jackknife). Fills out as cs_bootstrap_interval does (calscope/resample.h), with its
  * returns; empty_msg: the CS_EEMPTY message when ev->n is 0 (NULL: no such check). */
 cs_status cs_resample_interval(const cs_evaluator *ev, unsigned mask, int repeats, uint64_t seed,
                                cs_ci_method method, const char *empty_msg, const cs_run *run,

@@ -1,4 +1,4 @@
-/* Pairing the samples of two files for --compare (see cs_compare_pair in calscope/curves.h).
+/* Pairing the samples of two files for --compare (see cs_compare_pair in calscope/resample.h).
  *
  * Every refusal names the place in the file that causes it, as the loader's messages do
  * ("FILE:LINE:COL: reason"), so a user can open the file at the row: the header column of a
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "engine/sort/sort.h"
 
 typedef struct id_ref {

@@ -28,7 +28,7 @@
 #include <zlib.h>
 
 #include "calscope/mapping.h"
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 #include "engine/num/num.h"
 #include "calscope/thread.h"
 #include "engine/filemap/filemap.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calscope/volume.h"
+#include "engine/volume/volume.h"
 
 /* The chunk a reader converts at a time: the only buffer it holds besides the libraries'. */
 #define CSV_CHUNK_BYTES ((size_t)1 << 20)

@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-#include "calscope/ubin.h"
+#include "engine/num/ubin.h"
 
 /* -ln max(x, 1e-15): the clipped log loss term of NLL; -ln 1 adds nothing (-0.0 to a +0.0
  * sum), so exact 1s skip the log. `lmin` is -ln 1e-15, computed once by the caller. */

@@ -1,7 +1,7 @@
 /* --check gates for CI: "ece<=0.05" fails the run (exit 1) when any file misses it. A metric
  * that is not available for a file (null in JSON, e.g. rece_m without id/tta, or an empty
  * selection) fails its check: a gate must never pass on a number that was not computed. */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include <ctype.h>
 #include <errno.h>

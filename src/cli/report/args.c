@@ -1,6 +1,6 @@
 /* argv of `calscope report`: the session layer's flag table (session/flags.h) parses it; the
  * report adds its --check gates, whose metric names are its own (checks.c). */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * strings escaped by one rule (cs_text_json: a byte outside valid UTF-8 as \u00XX, its Latin-1
  * reading), non-finite numbers written as null, doubles with %.17g so they round-trip, counts
  * as integers. */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include "calscope/methods.h"
 #include "calscope/text.h"

@@ -7,7 +7,7 @@
  * cannot measure the file at all), then one <lib>_na column per library: why its empty
  * ece/ace/mce fields are empty ("ace: torchmetrics has no such metric; ..."). --curve has no
  * CSV form (rep_parse_args refuses it). */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include "calscope/text.h"
 

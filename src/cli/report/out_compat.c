@@ -1,6 +1,6 @@
 /* --compat output: the "compat" JSON object (docs/json.md) and the text table of one file —
  * every library's number beside calscope's, and per library the samples that change bin. */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include <math.h>
 #include <string.h>

@@ -12,13 +12,13 @@
 #include "calscope/cases.h"
 #include "calscope/catalogue.h"
 #include "calscope/compat.h"
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
 #include "calscope/measure.h"
 #include "calscope/metrics.h"
 #include "chart/cells.h"
-#include "report/methods.h"
+#include "cli/report/methods.h"
 #include "session/flags.h"
 
 /* --format (the flag table's values, session/flags.h) */

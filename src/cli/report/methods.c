@@ -12,7 +12,7 @@
  * excludes 0. With --recal-split F or --recal-split-column COL every method is measured on the
  * held-out rows only: one fit mask per file (held_out_mask) chooses both the rows the
  * recalibrations are fitted on and the rows every method is measured on. */
-#include "report/methods.h"
+#include "cli/report/methods.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,12 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/methods.h"
 #include "calscope/metrics.h"
 #include "chart/words.h"
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 /* Table columns: thirteen cs_metric ids, then top-k ECE. */
 enum { COL_TOPK = CS_METHODS_COL_TOPK, NCOL = CS_METHODS_NCOL };

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Randomized differential check of `calscope report --format json` against the independent numpy
-reference tools/reference.py, on prediction files neither has seen.
+reference tests/oracles/reference.py, on prediction files neither has seen.
 
-    /usr/bin/python3 tools/random_vs_reference.py [--seed S] [--files N] [--calscope BIN] [--dir DIR]
+    /usr/bin/python3 tests/oracles/random_vs_reference.py [--seed S] [--files N] [--calscope BIN] [--dir DIR]
 
 Writes N random files to DIR (default a temporary folder) — K from 2 to 37 classes, 1 to 3,000 rows,
 Dirichlet probabilities of any sharpness, repeated rows (ties), one-hot rows, %.3f to %.17g, logit
@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SETTINGS = [[], ["--bins", "10"], ["--binning", "mass"], ["--distance", "l2"], ["--distance", "max"],
             ["--lens", "classwise"], ["--lens", "topk:2"], ["--bins", "7", "--binning", "mass"],
             ["--lens", "class:0"], ["--sigma", "0.03"], ["--bins", "1"], ["--bins", "1", "--binning", "mass"],
@@ -94,7 +94,7 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     out = a.dir or tempfile.mkdtemp(prefix="calscope-random-")
-    ref = os.path.join(ROOT, "tools", "reference.py")
+    ref = os.path.join(ROOT, "tests", "oracles", "reference.py")
     runs = bad = 0
     for it in range(a.files):
         path = os.path.join(out, f"r{a.seed}_{it}.csv")

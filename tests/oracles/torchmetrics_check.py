@@ -191,7 +191,7 @@ def prims():
     NP = {torch.float32: np.float32, torch.float64: np.float64}
     cap = torch.__config__.show().split("CPU capability usage: ")[1].split("\n")[0].strip() \
         if "CPU capability usage: " in torch.__config__.show() else "unknown"
-    print(f"# torch {torch.__version__}, CPU capability {cap}: written by tools/torchmetrics_check.py prims")
+    print(f"# torch {torch.__version__}, CPU capability {cap}: written by tests/oracles/torchmetrics_check.py prims")
     print("# kind dtype first-last fnv1a64 (hash of the little-endian bytes of every M / n in the group)")
     eps32 = float(np.finfo(np.float32).eps)
     for kind in ("linspace", "monai_linspace", "bucketize"):
@@ -351,7 +351,7 @@ def fixture():
         sys.exit("torchmetrics_check.py fixture: torchmetrics itself does not import "
                  "(PYTHONPATH=TORCHMETRICS/src:LIGHTNING_UTILITIES/src, see the usage)")
     print(f"# FILE M DTYPE LIB ece mce rms: torchmetrics {torchmetrics.__version__} itself on torch "
-          f"{torch.__version__} (tools/torchmetrics_check.py fixture; edges/ = its gen files)")
+          f"{torch.__version__} (tests/oracles/torchmetrics_check.py fixture; edges/ = its gen files)")
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory() as d:
         with open(os.devnull, "w") as null:

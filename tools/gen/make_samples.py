@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the bundled sample prediction files samples/*.csv (run: /usr/bin/python3 tools/make_samples.py).
+"""Writes the bundled sample prediction files samples/*.csv (run: /usr/bin/python3 tools/gen/make_samples.py).
 
 Everything is deterministic (fixed seeds) and offline: only scikit-learn's bundled datasets
 (breast_cancer, digits) are used, nothing is downloaded.
@@ -32,7 +32,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.join(ROOT, "samples")
 SEED = 0
 FOLDS = 5

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """relplot's own smooth ECE on the bundled samples, for calscope's --compat relplot.
 
-    /usr/bin/python3 tools/relplot_check.py RELPLOT_SRC [--out tests/fixtures/relplot_smece.tsv]
+    /usr/bin/python3 tests/oracles/relplot_check.py RELPLOT_SRC [--out tests/fixtures/relplot_smece.tsv]
 
 RELPLOT_SRC is the directory holding relplot's package directory `relplot/` (the `src/` of
 apple/ml-calibration; e.g. `git archive HEAD src/relplot | tar -x -C /tmp/r` gives /tmp/r/src).
@@ -11,7 +11,7 @@ and deprecation (Debian: python3-numpy python3-scipy python3-deprecation).
 
 Writes one line per (sample, lens, bandwidth): path, lens, sigma (auto or the fixed value),
 relplot's smECE and the bandwidth it used, both with 17 significant digits. The samples are
-loaded by tools/reference.py's loader (a long tta file: its tta 0 rows, as calscope measures).
+loaded by tests/oracles/reference.py's loader (a long tta file: its tta 0 rows, as calscope measures).
 """
 import argparse
 import os
@@ -42,7 +42,7 @@ def main(argv):
     ap.add_argument("--out", default=os.path.join(reference.ROOT, "tests", "fixtures", "relplot_smece.tsv"))
     args = ap.parse_args(argv)
     metrics = import_relplot(os.path.abspath(args.src))
-    lines = ["# path\tlens\tsigma\tsmece\tsmece_sigma  (tools/relplot_check.py: relplot's own smECE)"]
+    lines = ["# path\tlens\tsigma\tsmece\tsmece_sigma  (tests/oracles/relplot_check.py: relplot's own smECE)"]
     for path in reference.sample_files():
         d = reference.load(os.path.join(reference.ROOT, path))
         for lens, sigma in CASES:

@@ -5,7 +5,7 @@
  * renamed over STATS at the end, so an interrupted or failed run leaves no partial file. A run
  * killed outright (SIGKILL, a power cut) leaves its temporary file: the next run into the same
  * folder removes it, and says so. */
-#include "reduce/reduce_cmd.h"
+#include "cli/reduce/reduce_cmd.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,7 +7,7 @@ expected.txt: one line per array
 
 (MEMBER '-' when none; DIM fastest-varying first; VALUE as %.17g of what the writer was given,
 or for the scaled NIfTI map of raw * scl_slope + scl_inter as nibabel reads them back).
-Run: /usr/bin/python3 tools/make_vol_fixtures.py  (deterministic: fixed seed, fixed values)."""
+Run: /usr/bin/python3 tools/gen/make_vol_fixtures.py  (deterministic: fixed seed, fixed values)."""
 import gzip
 import io
 import os
@@ -17,7 +17,7 @@ import zipfile
 import nibabel as nib
 import numpy as np
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'fixtures', 'vol')
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'fixtures', 'vol')
 rng = np.random.default_rng(12)
 lines = []
 

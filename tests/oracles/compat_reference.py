@@ -2,7 +2,7 @@
 """Independent numpy re-implementations of the calibration libraries that `calscope report
 --compat NAME` reproduces. None of these libraries can be installed here (no PyPI), so each code
 path is transcribed from the library's public source, keeping its array operations (torch.linspace
-is torch's own, python3-torch; tools/torchmetrics_check.py runs torchmetrics' whole code path on
+is torch's own, python3-torch; tests/oracles/torchmetrics_check.py runs torchmetrics' whole code path on
 torch and compares calscope's numbers bit for bit):
 
   torchmetrics  Lightning-AI/torchmetrics src/torchmetrics/functional/classification/
@@ -93,7 +93,7 @@ def load(path):
 # ---------------------------------------------------------------- torchmetrics (float32)
 def torch_linspace_f32(start, end, steps):
     """torch.linspace(start, end, steps) in float32: torch's own CPU kernel (vectorised, so the
-    edges are not the scalar formula; tools/torchmetrics_check.py checks calscope's emulation).
+    edges are not the scalar formula; tests/oracles/torchmetrics_check.py checks calscope's emulation).
     Without torch, the scalar formula: some edges one float32 step off for M >= 15, inside the
     1e-6 this reference is compared to."""
     try:

@@ -2,13 +2,13 @@
 """Independent numpy reference for the calscope metrics, written from their definitions only
 (docs/metrics.md and the papers it cites), not from calscope's code.
 
-    /usr/bin/python3 tools/reference.py [--lens L] [--bins M] [--binning uniform|mass]
+    /usr/bin/python3 tests/oracles/reference.py [--lens L] [--bins M] [--binning uniform|mass]
                                         [--sigma S] [--distance tvd|l2|max] FILE...
         prints {"files": [...]} in the shape of `calscope report --format json` (docs/json.md)
-    /usr/bin/python3 tools/reference.py --write [--out tests/expected/reference.json]
+    /usr/bin/python3 tests/oracles/reference.py --write [--out tests/expected/reference.json]
         evaluates every sample in samples/ (not samples/broken/) under SETTINGS below and writes
         the expected values that tests/e2e/test_reference.sh compares calscope against.
-    /usr/bin/python3 tools/reference.py --write-smece-curve [TSV]
+    /usr/bin/python3 tests/oracles/reference.py --write-smece-curve [TSV]
         relplot's smoothed reliability curve (smece_curve) on every sample, for the unit test
         test_estimators (default tests/fixtures/smece_curve.tsv).
 
@@ -41,7 +41,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LABEL_NAMES = ("label", "y", "target", "true")
 
 # (name, flags) evaluated for every sample by --write. The first seven are the brief's list.
@@ -499,7 +499,7 @@ def write_smece_curve(out):
     """tests/fixtures/smece_curve.tsv for test_estimators (cs_smece_curve through cs_evaluate):
     every sample, lenses top1 and class:1, bandwidths smECE's sigma* (this file's root, written
     with repr so C reads the same double) and 0.05; every 9th mesh point and the last."""
-    lines = ["# path\tlens\tsigma\tj\tmu\tdensity  (tools/reference.py --write-smece-curve)"]
+    lines = ["# path\tlens\tsigma\tj\tmu\tdensity  (tests/oracles/reference.py --write-smece-curve)"]
     for path in sample_files():
         d = load(os.path.join(ROOT, path))
         for lens in ("top1", "class:1"):
@@ -661,7 +661,7 @@ def write(out):
             entries.append(r)
         print(f"  {f}: {len(SETTINGS)} settings", file=sys.stderr)
     doc = {
-        "generated_by": "tools/reference.py --write (independent numpy reference of docs/metrics.md)",
+        "generated_by": "tests/oracles/reference.py --write (independent numpy reference of docs/metrics.md)",
         "tolerance": 1e-12,
         "compare_metrics": ["accuracy", "ece", "ace", "mce", "rece_g", "brier", "nll"] + NEWER,
         # the root-found smooth ECE and its bandwidth: 1e-9

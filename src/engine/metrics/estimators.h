@@ -27,7 +27,7 @@ void cs_l2ce(const double *f, const double *y, size_t n, int M, double *plugin, 
  *   ece_sweep = ( sum_b n_b/n |ybar_b - fbar_b|^p )^(1/p).
  * mass: sorted position i is in bin floor(i b / n) (exact integers; caltrain computes it in
  * floating point after an unstable argsort); else equal width bins by calscope's one uniform
- * rule (calscope/ubin.h: (i/b, (i+1)/b], caltrain uses floor(f b), [i/b, (i+1)/b)).
+ * rule (engine/num/ubin.h: (i/b, (i+1)/b], caltrain uses floor(f b), [i/b, (i+1)/b)).
  * *bins_out gets the chosen b. NAN (and 0) for n == 0. */
 double cs_ece_sweep(const double *f, const double *y, size_t n, int mass, double p, int *bins_out);
 

@@ -3,7 +3,7 @@
 
 Run with /usr/bin/python3 (Debian's numpy and nibabel):
 
-    tools/make_volumes.py --out DIR [--cases N] [--shape X,Y,Z] [--classes C]
+    tools/gen/make_volumes.py --out DIR [--cases N] [--shape X,Y,Z] [--classes C]
                           [--label-values LIST] [--regions SPEC] [--temperature T | LO:HI]
                           [--format nifti|npz|both] [--npz-dtype float32|float16]
                           [--npz-key KEY] [--npz-stored] [--label-dtype uint8|int16|int32]
@@ -373,7 +373,7 @@ def main(argv=None):
     flags = (["--regions", ";".join(f"{n}={','.join(map(str, m))}" for n, m in regions)]
              if regions else ["--label-values", ",".join(map(str, values))])
     meta = {
-        "generator": "tools/make_volumes.py",
+        "generator": "tools/gen/make_volumes.py",
         "seed": a.seed, "shape": list(shape), "cases": a.cases,
         "kind": "regions" if regions else "softmax",
         "label_values": values, "class_names": names,

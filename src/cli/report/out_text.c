@@ -1,6 +1,6 @@
 /* `--format text` (the default): per file a load line, a settings line, the metrics with six
  * decimals and the bin table; `--plot` adds the reliability diagram (chart module). */
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 #include "calscope/text.h"
 

@@ -6,19 +6,19 @@
  * is then 3 (2 if the settings do not apply to a file, e.g. an unknown class name; input errors
  * win over usage errors, both over failed checks). Each dataset is freed as soon as it has
  * been measured, so many large files do not pile up in memory. */
-#include "report/report.h"
+#include "cli/report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/curves.h"
+#include "calscope/resample.h"
 #include "calscope/measure.h"
 #include "calscope/segmeasure.h"
 #include "calscope/likert.h"
 #include "calscope/segstats.h"
 #include "calscope/load.h"
 #include "calscope/topk.h"
-#include "report/rep.h"
+#include "cli/report/rep.h"
 
 /* Records an engine failure for f: usage (2) or input (3) as the status says. */
 static void fail(rep_file *f, const cs_error *err)
@@ -116,7 +116,7 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
 }
 
 /* Whether nothing the report prints for a file reads its probability rows but the sums of a
- * one-pass load (calscope/rowsums.h): the engine says so of the measurement's parts
+ * one-pass load (engine/metrics/rowsums.h): the engine says so of the measurement's parts
  * (cs_measure_reads_only_sums); the report's own readers of the rows are --compare (the files
  * are kept and paired), --compat and recalibration, and a selection prints its count. */
 static int one_pass(const rep_opts *o, int keep)

@@ -2,7 +2,7 @@
 """Reduce a segmentation test set on a Dask cluster: shards of the manifest run `calscope reduce`
 on the workers, next to the data, and the shard statistics are merged into one file.
 
-    tools/dask_reduce.py (--scheduler ADDRESS | --local N) -o STATS [--shards S]
+    contrib/dask_reduce.py (--scheduler ADDRESS | --local N) -o STATS [--shards S]
                          [--calscope PATH] [--data-root DIR] [--fine F] [--threads N]
                          [--label-values LIST | --regions SPEC] MANIFEST.csv [-- REDUCE_FLAGS...]
 
