@@ -155,7 +155,7 @@ static cs_dataset *load_plan(const char *path, int folder, const cs_load_options
         atomic_int ppm = 0;
         ro.done = done;
         seg_job j = { .st = st, .plan = plan, .ro = &ro,
-                      .run = { opt->seg_threads, opt->cancel, &ppm } };
+                      .run = { .threads = opt->seg_threads, .cancel = opt->cancel, .progress_ppm = &ppm } };
         cs_error_clear(&j.err);
         atomic_init(&j.finished, 0);
         s = reduce_watched(&j, path, opt, done);
