@@ -449,7 +449,7 @@ static int case_recal_iso(bench_ctx *c, double *secs, char *note, size_t n) {
     return 0;
 }
 
-/* Issue 15.6: the header of a wide file must cost no more than the same bytes of rows.
+/* The header of a wide file must cost no more than the same bytes of rows.
  * Builds, in memory, a file with K = 100,000 probability columns and 3 rows, and a file of the
  * same size with K = 10 (as many rows as it takes), and times cs_load_buffer on each two ways:
  *   - warm: in this process, in blocks of WIDE_HDR_BLOCK loads of one file, the two files

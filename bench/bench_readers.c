@@ -3,7 +3,7 @@
  *
  *   bench_readers [-n ROUNDS] FILE.csv [ROWS]
  *
- * Issue 14's last lever was a vector number reader. Before one goes into the loader (whose every
+ * The report's last speed lever is a vector number reader. Before one goes into the loader (whose every
  * bit is checked against strtod), this program times candidate readers of the same numbers in
  * memory: the probabilities of the first ROWS (default 20,000) data rows of a plain file (a
  * one-digit label, then K probabilities, LF line ends; bench/gen_data writes such files). Every
