@@ -140,3 +140,18 @@ for l in sys.stdin.read().split("\n"):
     out.append([l, len(l) - len(l.lstrip()) if m else None])
 print("\n".join(l for l, _ in out))' "$1"
 }
+
+# big_csv FILE: 200,000 rows x 10 classes of seeded random probabilities (label,p_0..p_9), large
+# enough that a metrics recompute spans many frames and the full lens has 100,000-odd bins
+big_csv() {
+    /usr/bin/python3 - "$1" <<'PY'
+import sys, random
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    f.write("label," + ",".join(f"p_{i}" for i in range(10)) + "\n")
+    for _ in range(200000):
+        w = [random.random() ** 3 for _ in range(10)]
+        s = sum(w)
+        f.write(f"{random.randrange(10)}," + ",".join(f"{x / s:.5f}" for x in w) + "\n")
+PY
+}

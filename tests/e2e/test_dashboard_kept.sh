@@ -11,16 +11,7 @@ tmux_servers kept
 
 # 200,000 rows x 10 classes: a metrics recompute takes many frames, so a recompute cannot hide
 # between two captures
-/usr/bin/python3 - "$TMP/big.csv" <<'PY'
-import sys, random
-random.seed(3)
-with open(sys.argv[1], "w") as f:
-    f.write("label," + ",".join(f"p_{i}" for i in range(10)) + "\n")
-    for _ in range(200000):
-        w = [random.random() ** 3 for _ in range(10)]
-        s = sum(w)
-        f.write(f"{random.randrange(10)}," + ",".join(f"{x / s:.5f}" for x in w) + "\n")
-PY
+big_csv "$TMP/big.csv"
 
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE $TMP/big.csv; echo EXITED \$?; sleep 86400"

@@ -111,16 +111,7 @@ if status_line | grep -q -- 'sel conf > ~ '; then ok "60x20 ASCII status: the cu
 else not_ok "60x20 ASCII status: the cut selection ends in ~" "$(status_line)"; fi
 
 # ---- counts never cut: 200,000 rows, the full lens's 100,000-odd bins ---------------------------
-/usr/bin/python3 - "$TMP/big.csv" <<'PY'
-import sys, random
-random.seed(3)
-with open(sys.argv[1], "w") as f:
-    f.write("label," + ",".join(f"p_{i}" for i in range(10)) + "\n")
-    for _ in range(200000):
-        w = [random.random() ** 3 for _ in range(10)]
-        s = sum(w)
-        f.write(f"{random.randrange(10)}," + ",".join(f"{x / s:.5f}" for x in w) + "\n")
-PY
+big_csv "$TMP/big.csv"
 start -- "$TMP/big.csv"
 wait_for '\| top1 \|.* ready *$' 120
 keys l l l l
