@@ -265,6 +265,47 @@ static void test_band_is_the_text(void **state)
     cs_dataset_free(d);
 }
 
+/* The Likert categories of the full lens select on the text "p[0] in [lo, hi]", whose 0 the
+ * class rule reads: with classes named by numbers out of column order ("2", "0", "1") that is
+ * the class named 0, column 1. Each category keeps the rows that text keeps. */
+static void test_likert_band_follows_the_text(void **state)
+{
+    (void)state;
+    enum { N = 40, K = 3 };
+    double prob[N * K];
+    int32_t label[N];
+    for (size_t i = 0; i < N; i++) {
+        double a = (double)(i % 10) / 10.0, b = (double)((i * 7) % 10) / 20.0;
+        prob[i * K] = a * (1 - b);
+        prob[i * K + 1] = b;
+        prob[i * K + 2] = 1 - prob[i * K] - b;
+        label[i] = (int32_t)(i % K);
+    }
+    cs_dataset *d = cs_test_dataset(N, K, prob, label);
+    static const char *const names[K] = { "2", "0", "1" };
+    cs_test_set_class_names(d, names);
+    cs_settings s;
+    cs_settings_default(&s);
+    s.lens = CS_LENS_FULL;
+    s.bins = 4;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_likert lk;
+    assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
+    uint32_t rows[N];
+    for (size_t i = 0; i < lk.n; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "p[0] in [%.17g, %.17g%c", lk.iv[i].lo, lk.iv[i].hi, lk.iv[i].hi_closed ? ']' : ')');
+        cs_select *sel = cs_select_compile(text, d, &err);
+        assert_non_null(sel);
+        size_t want = cs_select_filter(sel, d, d->sample_rows, d->n_samples, rows);
+        cs_select_free(sel);
+        if (lk.iv[i].count != want)
+            fail_msg("category %zu: %zu samples, the text '%s' keeps %zu", i, lk.iv[i].count, text, want);
+    }
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_refused_once),
         cmocka_unit_test(test_plan_variants),
         cmocka_unit_test(test_band_is_the_text),
+        cmocka_unit_test(test_likert_band_follows_the_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
