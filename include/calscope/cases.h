@@ -53,6 +53,10 @@ typedef struct cs_case_metrics {
  * (freeing it anyway is harmless). */
 cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
                                   const atomic_int *cancel, cs_case_metrics *out, cs_error *err);
+/* The same for a measurement that has prepared its settings once: pl's dataset and settings,
+ * p the problem cs_prepare_planned(pl, NULL) made (neither is changed). Any thread. */
+cs_status cs_case_metrics_planned(const cs_plan *pl, const cs_prepared *p, const atomic_int *cancel,
+                                  cs_case_metrics *out, cs_error *err);
 
 /* Mean and population sd of the non-NAN values of v[0..n) (NAN, NAN when there are none): the
  * per-case summary. Any thread. */

@@ -144,6 +144,9 @@ int cs_dataset_class_index(const cs_dataset *d, const char *name);
  * with *why 0 when out of memory. */
 int cs_dataset_class_find(const cs_dataset *d, const char *name, int *why);
 
+/* Test hook: how many times cs_dataset_class_find has run in this process. Any thread. */
+unsigned long cs_dataset_class_find_count(void);
+
 /* Fills err for a class token that cs_dataset_class_find refused with `why`, prefixed by
  * `what` (e.g. "--lens class"): "WHAT: unknown class 'x' (K classes)", the classes.h wording
  * for numbers and positions, or out of memory (why 0). Returns the status set. */

@@ -49,5 +49,9 @@ typedef struct cs_likert {
  * intervals and inside each). Plain data: nothing to free. */
 cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const double *cuts,
                             size_t n_cuts, const atomic_int *cancel, cs_likert *out, cs_error *err);
+/* The same for a measurement that has prepared its settings once (pl: its dataset, settings,
+ * selection and class). Any thread. */
+cs_status cs_likert_planned(const cs_plan *pl, const double *cuts, size_t n_cuts,
+                            const atomic_int *cancel, cs_likert *out, cs_error *err);
 
 #endif

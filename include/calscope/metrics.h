@@ -3,7 +3,8 @@
  * A metric is selection -> lens -> estimator (binning) -> distance. The work is split in two
  * so that resampling never redoes the per-row work:
  *
- *   cs_prepared *p = cs_prepare(dataset, settings, err);   selection + lens, once
+ *   cs_plan *pl = cs_plan_new(dataset, settings, err);     checked, selected, resolved, once
+ *   cs_prepared *p = cs_prepare_planned(pl, NULL, err);    the lens, per variant of the settings
  *   cs_evaluate(p, idx, n, want, &result, err);             binning + metrics, per subset
  *
  * `idx` indexes the prepared (selected) samples 0..p->n-1 and may repeat entries (bootstrap);
@@ -106,8 +107,13 @@ cs_status cs_parse_resamples(const char *flag, const char *text, long lo, int *o
 cs_status cs_parse_sum_tol(const char *text, double *out, cs_error *err);
 
 /* Checks a settings struct filled by hand (ranges above, lens/distance arguments).
- * cs_prepare calls it. Returns CS_OK or CS_EUSAGE. */
+ * cs_plan_new calls it, once per measurement. Returns CS_OK or CS_EUSAGE. */
 cs_status cs_settings_validate(const cs_settings *s, cs_error *err);
+/* The part of cs_settings_validate that a variant of checked settings can change: bins, gamma
+ * and the interval distance's ends (same messages, same order). CS_OK or CS_EUSAGE. */
+cs_status cs_settings_check_scoring(const cs_settings *s, cs_error *err);
+/* Test hook: how many times cs_settings_validate has run in this process. Any thread. */
+unsigned long cs_settings_validate_count(void);
 
 /* Writes the lens in its command-line spelling ("top1", "topk:5", "class:cat", ...). */
 void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size);
@@ -183,8 +189,46 @@ typedef struct cs_prepared cs_prepared;
 
 /* Returns a prepared problem owned by the caller, or NULL with err set: CS_EUSAGE for a bad
  * lens argument or selection expression (message with a caret line), CS_EEMPTY when the
- * selection keeps no sample, CS_ENOMEM. The dataset must outlive the result. */
+ * selection keeps no sample, CS_ENOMEM. The dataset must outlive the result. A plan of its
+ * own (cs_plan_new, cs_prepare_planned): a caller preparing the same settings more than once
+ * keeps a cs_plan instead. */
 cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err);
+
+/* The settings of one measurement, prepared once against one dataset: validated, the
+ * selection compiled and applied, the class names of --lens class / group resolved. Built by
+ * cs_plan_new; every part of the measurement (values, cases, intervals, curves, top-k bars,
+ * the Likert table, --compat) reads it and none re-validates, re-compiles or re-resolves.
+ * The fields are read-only for everyone but cs_plan_new; a caller may copy the struct to
+ * narrow rows/n to a subset of them (the Likert table's categories) for a prepare. */
+typedef struct cs_plan {
+    const cs_dataset *d;        /* borrowed: the dataset outlives the plan */
+    cs_settings s;              /* validated */
+    int all;                    /* blank selection: every sample, rows = d->sample_rows */
+    const uint32_t *rows;       /* the dataset rows the selection keeps, ascending */
+    size_t n;                   /* their count; 0: cs_prepare_planned refuses (CS_EEMPTY) */
+    int cls;                    /* --lens class: the class's column; else -1 */
+    int32_t *group_of;          /* --lens group: each class's group (d->k entries); else NULL */
+    size_t n_groups;
+    uint32_t *owned_rows;       /* rows when the plan allocated them (a selection), else NULL */
+} cs_plan;
+
+/* Prepares s against d, in the order cs_prepare has always refused: a dataset without rows,
+ * settings out of range (cs_settings_validate), a one-pass dataset under anything but all
+ * of its samples on the top-1 lens, an unprepared dataset, a bad selection (message with a
+ * caret line), an unknown class of --lens class or group. A selection that keeps no sample
+ * is a plan with n = 0 (its classes unresolved), which cs_prepare_planned refuses with
+ * CS_EEMPTY, before any class, as cs_prepare always has. Returns a plan owned by the caller
+ * (cs_plan_free), or NULL with err set. Reads the dataset only: any thread. */
+cs_plan *cs_plan_new(const cs_dataset *d, const cs_settings *s, cs_error *err);
+void cs_plan_free(cs_plan *pl);   /* NULL is a no-op */
+
+/* The problem of plan pl under settings s: NULL for pl->s, or a variant of pl->s that keeps
+ * its selection and changes only what is scored — bins, gamma, the distance and its interval
+ * (checked here, cs_settings_check_scoring), the lens narrowed to top1. Borrows pl's rows:
+ * the plan (and its rows) must outlive the result. NULL with err set (CS_EUSAGE, CS_ENOMEM).
+ * Any thread; any number at once on one plan. */
+cs_prepared *cs_prepare_planned(const cs_plan *pl, const cs_settings *s, cs_error *err);
+
 size_t cs_prepared_count(const cs_prepared *p);
 /* The dataset row of each prepared sample (length cs_prepared_count), in dataset order. */
 const uint32_t *cs_prepared_rows(const cs_prepared *p);

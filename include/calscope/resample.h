@@ -205,6 +205,10 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
  * value. Same returns as cs_size_curve. */
 cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
                         const cs_run *run, cs_error *err);
+/* The same for a measurement that has prepared its settings once: every point's problem is
+ * made from pl (its selection, classes) with only the bins (or gamma) changed. */
+cs_curve *cs_bins_curve_planned(const cs_plan *pl, const cs_curve_options *o, const cs_run *run,
+                                cs_error *err);
 
 /* Sets c->stable_metric/first/last for `metric` by the rule above, from the points' means and
  * sds (cs_bins_curve calls it; exposed for other curves and for tests). */

@@ -65,6 +65,23 @@ int cs_select_is_all(const cs_select *s);
  * apply. Any thread. */
 int cs_select_only_case(const cs_select *s);
 
+/* A condition `FIELD in [lo, hi]` (hi_closed) or `[lo, hi)` on conf (cls < 0) or p[cls], made
+ * without text: the Likert table's categories narrow an already compiled selection's rows
+ * with it. cs_select_band_filter writes the rows among rows[0..n) that satisfy it to out (may
+ * be rows) and returns how many; exactly what the compiled text "conf in [lo, hi]" keeps.
+ * Any thread. */
+typedef struct cs_select_band {
+    int cls;
+    double lo, hi;
+    int hi_closed;
+} cs_select_band;
+size_t cs_select_band_filter(const cs_select_band *b, const cs_dataset *d, const uint32_t *rows,
+                             size_t n, uint32_t *out);
+
+/* Test hook: how many expressions have been compiled in this process (cs_select_compile and
+ * cs_select_check_syntax). Any thread. */
+unsigned long cs_select_compile_count(void);
+
 /* Frees a compiled selection. NULL is a no-op. */
 void cs_select_free(cs_select *s);
 

@@ -22,5 +22,9 @@
  * ece_out is owned by the caller (nk doubles). */
 cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *ks, size_t nk,
                        const atomic_int *cancel, double *ece_out, cs_error *err);
+/* The same for a measurement that has prepared its settings once (pl: its selection, read
+ * on the top-1 lens). Any thread. */
+cs_status cs_topk_bars_planned(const cs_plan *pl, const int *ks, size_t nk, const atomic_int *cancel,
+                               double *ece_out, cs_error *err);
 
 #endif

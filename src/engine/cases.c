@@ -80,70 +80,73 @@ cs_status cs_case_hist_check(size_t k, size_t m, const char *path, cs_error *err
     return CS_OK;
 }
 
-cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
-                                  const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+/* What per-case metrics refuse before any work: a file without probability rows or without
+ * a case column, a histogram of more than CS_CASE_HIST_MAX_CELLS cells. */
+static cs_status check_cases(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
     if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK ||
         cs_dataset_need_probs(d, "per-case metrics of rows", err) != CS_OK) return err->code;
     const char *path = d->path ? d->path : "input";
     if (!d->case_id)
         return cs_error_set(err, CS_EUSAGE, 0, 0,
                             "%s: per-case metrics need a case column (segmentation-style file)", path);
-    size_t m = (size_t)(s->bins > 0 ? s->bins : 1), k = d->k;
-    if (cs_case_hist_check(k, m, path, err) != CS_OK) return err->code;
-    cs_prepared *p = cs_prepare(d, s, err);
-    if (!p) return err->code;
+    return cs_case_hist_check(d->k, (size_t)(s->bins > 0 ? s->bins : 1), path, err);
+}
 
-    size_t n = cs_prepared_count(p), nc = d->n_cases;
-    const uint32_t *rows = cs_prepared_rows(p);
-    size_t *start = calloc(nc + 2, sizeof *start);
-    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    uint32_t *scratch = malloc(2 * k * m * sizeof *scratch);
-    cs_status st = CS_OK;
-    if (!start || !idx || !scratch) goto nomem;
-
-    /* Bucket the prepared samples by case (counting sort keeps ascending order). */
+/* The prepared samples bucketed by case (a counting sort keeps their order): case c's are
+ * idx[start[c] .. start[c+1]); *measured counts the cases that have one. start has nc + 2
+ * entries, zeroed. CS_OK, or CS_EINPUT for a row whose case is outside the case table. */
+static cs_status bucket_by_case(const cs_dataset *d, const uint32_t *rows, size_t n, size_t *start,
+                                uint32_t *idx, size_t *measured, cs_error *err)
+{
+    size_t nc = d->n_cases;
     for (size_t q = 0; q < n; q++) {
         int32_t c = d->case_id[rows[q]];
-        if (c < 0 || (size_t)c >= nc) {
-            st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: row %u has a case outside the case table",
-                              path, (unsigned)rows[q]);
-            goto done;
-        }
+        if (c < 0 || (size_t)c >= nc)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: row %u has a case outside the case table",
+                                d->path ? d->path : "input", (unsigned)rows[q]);
         start[c + 2]++;
     }
-    size_t measured = 0;
+    *measured = 0;
     for (size_t c = 0; c < nc; c++) {
-        if (start[c + 2]) measured++;
+        if (start[c + 2]) (*measured)++;
         start[c + 2] += start[c + 1];
     }
     for (size_t q = 0; q < n; q++) idx[start[d->case_id[rows[q]] + 1]++] = (uint32_t)q;
-    /* now case c's samples are idx[start[c] .. start[c+1]) */
+    return CS_OK;
+}
 
+/* out's arrays for `measured` cases and the k*m*m histogram. 0, or -1 out of memory. */
+static int alloc_cases(cs_case_metrics *out, size_t k, size_t m, size_t measured)
+{
+    size_t nm = measured ? measured : 1;
     out->k = k;
     out->m = m;
-    out->case_index = malloc((measured ? measured : 1) * sizeof *out->case_index);
-    out->count = malloc((measured ? measured : 1) * sizeof *out->count);
-    out->ece = malloc((measured ? measured : 1) * sizeof *out->ece);
-    out->ace = malloc((measured ? measured : 1) * sizeof *out->ace);
-    out->mce = malloc((measured ? measured : 1) * sizeof *out->mce);
+    out->case_index = malloc(nm * sizeof *out->case_index);
+    out->count = malloc(nm * sizeof *out->count);
+    out->ece = malloc(nm * sizeof *out->ece);
+    out->ace = malloc(nm * sizeof *out->ace);
+    out->mce = malloc(nm * sizeof *out->mce);
     out->hist = calloc(k * m * m, sizeof *out->hist);
-    if (!out->case_index || !out->count || !out->ece || !out->ace || !out->mce || !out->hist)
-        goto nomem;
+    return out->case_index && out->count && out->ece && out->ace && out->mce && out->hist ? 0 : -1;
+}
 
-    size_t j = 0;
-    for (size_t c = 0; c < nc; c++) {
+/* Each case with a sample: its binned metrics (one cs_evaluate on its index list) and its
+ * rows of the reliability histogram; then the summary over cases. */
+static cs_status measure_cases(const cs_dataset *d, const cs_prepared *p, const size_t *start,
+                               const uint32_t *idx, uint32_t *scratch, const atomic_int *cancel,
+                               cs_case_metrics *out, cs_error *err)
+{
+    const uint32_t *rows = cs_prepared_rows(p);
+    size_t k = out->k, m = out->m, j = 0;
+    for (size_t c = 0; c < d->n_cases; c++) {
         size_t cn = start[c + 1] - start[c];
         if (cn == 0) continue;
-        if (cancel && atomic_load(cancel)) {
-            st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-            goto done;
-        }
+        if (cancel && atomic_load(cancel)) return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
         cs_result r;
         memset(&r, 0, sizeof r);
-        st = cs_evaluate(p, idx + start[c], cn, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &r, err);
-        if (st != CS_OK) { cs_result_free(&r); goto done; }
+        cs_status st = cs_evaluate(p, idx + start[c], cn, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &r, err);
+        if (st != CS_OK) { cs_result_free(&r); return st; }
         out->case_index[j] = (int32_t)c;
         out->count[j] = cn;
         out->ece[j] = r.ece;
@@ -153,29 +156,68 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
         case_hist(d, rows, idx + start[c], cn, m, scratch, scratch + k * m, out->hist);
         j++;
     }
-    out->n_cases = measured;
-    out->ece_stat = cs_case_stat_of(out->ece, measured);
-    out->ace_stat = cs_case_stat_of(out->ace, measured);
-    out->mce_stat = cs_case_stat_of(out->mce, measured);
+    out->n_cases = j;
+    out->ece_stat = cs_case_stat_of(out->ece, j);
+    out->ace_stat = cs_case_stat_of(out->ace, j);
+    out->mce_stat = cs_case_stat_of(out->mce, j);
+    return CS_OK;
+}
 
+/* The binned metrics of all of p's samples pooled, as if one case. */
+static cs_status measure_pooled(const cs_prepared *p, const atomic_int *cancel, cs_case_metrics *out,
+                                cs_error *err)
+{
     cs_result all;
     memset(&all, 0, sizeof all);
-    st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &all, err);
+    cs_status st = cs_evaluate(p, NULL, 0, CS_WANT_BINNED, &(cs_run){ .threads = 1, .cancel = cancel }, &all, err);
     if (st == CS_OK) {
         out->pooled_ece = all.ece;
         out->pooled_ace = all.ace;
         out->pooled_mce = all.mce;
     }
     cs_result_free(&all);
-    goto done;
+    return st;
+}
 
-nomem:
-    st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
-done:
+/* Per-case metrics of the prepared problem p of d (checked by check_cases): the samples
+ * bucketed by case, each case measured, then the pool. */
+static cs_status case_metrics_of(const cs_dataset *d, const cs_prepared *p, size_t m,
+                                 const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+{
+    size_t n = cs_prepared_count(p), nc = d->n_cases, k = d->k, measured = 0;
+    size_t *start = calloc(nc + 2, sizeof *start);
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
+    uint32_t *scratch = malloc(2 * k * m * sizeof *scratch);
+    cs_status st = CS_OK;
+    if (!start || !idx || !scratch) st = CS_ENOMEM;
+    if (st == CS_OK) st = bucket_by_case(d, cs_prepared_rows(p), n, start, idx, &measured, err);
+    if (st == CS_OK && alloc_cases(out, k, m, measured) != 0) st = CS_ENOMEM;
+    if (st == CS_OK) st = measure_cases(d, p, start, idx, scratch, cancel, out, err);
+    if (st == CS_OK) st = measure_pooled(p, cancel, out, err);
+    if (st == CS_ENOMEM) cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", d->path ? d->path : "input");
     free(start);
     free(idx);
     free(scratch);
-    cs_prepared_free(p);
     if (st != CS_OK) cs_case_metrics_free(out);
     return st;
+}
+
+cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
+                                  const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (check_cases(d, s, err) != CS_OK) return err->code;
+    cs_prepared *p = cs_prepare(d, s, err);
+    if (!p) return err->code;
+    cs_status st = case_metrics_of(d, p, (size_t)(s->bins > 0 ? s->bins : 1), cancel, out, err);
+    cs_prepared_free(p);
+    return st;
+}
+
+cs_status cs_case_metrics_planned(const cs_plan *pl, const cs_prepared *p, const atomic_int *cancel,
+                                  cs_case_metrics *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (check_cases(pl->d, &pl->s, err) != CS_OK) return err->code;
+    return case_metrics_of(pl->d, p, (size_t)(pl->s.bins > 0 ? pl->s.bins : 1), cancel, out, err);
 }

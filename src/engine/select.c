@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,13 +455,23 @@ static cs_select *compile(const char *expr, const cs_dataset *d, cs_error *err)
     return s;
 }
 
+/* Counted for the tests that show a measurement compiles its selection once. */
+static atomic_ulong compilations;
+
+unsigned long cs_select_compile_count(void)
+{
+    return atomic_load_explicit(&compilations, memory_order_relaxed);
+}
+
 cs_select *cs_select_compile(const char *expr, const cs_dataset *d, cs_error *err)
 {
+    atomic_fetch_add_explicit(&compilations, 1, memory_order_relaxed);
     return compile(expr, d, err);
 }
 
 cs_status cs_select_check_syntax(const char *expr, cs_error *err)
 {
+    atomic_fetch_add_explicit(&compilations, 1, memory_order_relaxed);
     cs_select *s = compile(expr, NULL, err);
     if (!s) return err->code;
     cs_select_free(s);
@@ -530,6 +541,19 @@ size_t cs_select_filter(const cs_select *s, const cs_dataset *d, const uint32_t 
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (cs_select_match(s, d, rows[i])) out[m++] = rows[i];
+    return m;
+}
+
+size_t cs_select_band_filter(const cs_select_band *b, const cs_dataset *d, const uint32_t *rows,
+                             size_t n, uint32_t *out)
+{
+    /* the condition the parser makes of "conf in [lo, hi]" (or p[c], hi open), so the rows
+     * are those of the text */
+    cond c = { .f = b->cls < 0 ? F_CONF : F_P, .cls = b->cls, .is_interval = 1,
+               .lo = b->lo, .hi = b->hi, .lo_open = 0, .hi_open = !b->hi_closed };
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (cond_holds(&c, d, rows[i])) out[m++] = rows[i];
     return m;
 }
 

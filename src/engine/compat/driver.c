@@ -210,8 +210,7 @@ static int by_conf(uint32_t a, uint32_t b, const void *ctx)
     return (conf[a] > conf[b]) - (conf[a] < conf[b]);
 }
 
-static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs_settings *s,
-                             double *out)
+static void calscope_numbers(const cs_prepared *p, const cs_plan *pl, double *out)
 {
     cs_error err;
     cs_result r;
@@ -230,9 +229,9 @@ static void calscope_numbers(const cs_prepared *p, const cs_dataset *d, const cs
     cs_result_free(&r);
     /* The RMS is calscope's ECE under the l2 distance with the chosen lens and binning (the
      * ece/ace/mce/rms rows follow the settings; aece, sce and rece_g name their own). */
-    cs_settings s2 = *s;
+    cs_settings s2 = pl->s;
     s2.distance = CS_DIST_L2;
-    cs_prepared *p2 = cs_prepare(d, &s2, &err);
+    cs_prepared *p2 = cs_prepare_planned(pl, &s2, &err);
     if (p2) {
         memset(&r, 0, sizeof r);
         if (cs_evaluate(p2, NULL, 0, CS_WANT_BINNED, NULL, &r, &err) == CS_OK) out[CS_CM_RMS] = r.ece;
@@ -247,12 +246,9 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
     return cs_compat_run_cancellable(d, s, mask, NULL, out, err);
 }
 
-cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
-                                    const atomic_int *cancel, cs_compat_report *out, cs_error *err)
+/* What --compat refuses before any work: a lens, binning or distance no library measures. */
+static cs_status check_compat(const cs_dataset *d, const cs_settings *s, unsigned mask, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK ||
-        cs_dataset_need_probs(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
-    memset(out, 0, sizeof *out);
     int relplot_only = (mask & CS_COMPAT_ALL_MASK) == (1u << CS_COMPAT_RELPLOT);
     if (s->lens == CS_LENS_CLASS && !relplot_only)
         return cs_error_set(err, CS_EUSAGE, 0, 0,
@@ -265,10 +261,71 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
     if (s->distance == CS_DIST_INTERVAL)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "--compat does not apply to the interval distance");
     if (!d->conf) return cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared");
+    return CS_OK;
+}
 
-    cs_prepared *p = cs_prepare(d, s, err);
-    if (!p) return err->code;
-    cs_status st;
+/* The libraries' inputs beside out->rows: each sample's value (p[C] of class:C, else the
+ * top-1 confidence) and outcome, and its equal-mass bin (by value, ties in sample order). 0,
+ * or -1 out of memory. */
+static int compat_samples(const cs_dataset *d, int cls, int bins, size_t n, const uint32_t *rows,
+                          double *conf, uint8_t *correct, int *cs_mass, uint32_t *order)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t row = rows[i];
+        conf[i] = cls >= 0 ? d->prob[(size_t)row * d->k + (size_t)cls] : d->conf[row];
+        correct[i] = cls >= 0 ? d->label[row] == cls : d->correct[row];
+        order[i] = (uint32_t)i;
+    }
+    if (cs_sort_by(order, n, by_conf, conf)) return -1;
+    for (size_t g = 0, pos = 0; g < (size_t)bins; g++) {
+        size_t q = n / (size_t)bins, r = n % (size_t)bins;
+        size_t len = q + (g < r);
+        for (size_t j = 0; j < len; j++) cs_mass[order[pos++]] = (int)g;
+    }
+    return 0;
+}
+
+/* Library l's numbers into out->lib[l] (every number NAN where it is not asked for). 0; -1
+ * out of memory; 1 cancelled. */
+static int run_library(int l, const cx_in *in, const atomic_int *cancel, cs_compat_report *out)
+{
+    cs_compat_lib_result *o = &out->lib[l];
+    o->lib = (cs_compat_lib)l;
+    for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = o->other_dtype[m] = NAN;
+    o->smece = o->smece_sigma = NAN;
+    snprintf(o->smece_note, sizeof o->smece_note, "%s has no smooth ECE", lib_names[l]);
+    if (!(out->mask & (1u << l))) return 0;
+    if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) return 1;
+    o->applicable = 1;
+    o->moved_flag = calloc(in->n ? in->n : 1, 1);
+    if (!o->moved_flag) return -1;
+    int rc = 0;
+    switch ((cs_compat_lib)l) {
+    case CS_COMPAT_TORCHMETRICS: rc = cx_torchmetrics(in, o, 0); break;
+    case CS_COMPAT_TORCHMETRICS_BINARY: rc = cx_torchmetrics(in, o, 1); break;
+    case CS_COMPAT_NETCAL: rc = cx_netcal(in, o); break;
+    case CS_COMPAT_RELPLOT: rc = cx_relplot(in, o); break;
+    case CS_COMPAT_VERIFIED: rc = cx_verified(in, o); break;
+    case CS_COMPAT_ROBUSTCAL: rc = cx_robustcal(in, o); break;
+    case CS_COMPAT_MONAI: rc = cx_monai(in, o); break;
+    default: break;
+    }
+    if (rc) return -1;
+    o->bins_counted = 0;
+    for (size_t b = 0; b < o->n_bins; b++) o->bins_counted += o->bins[b].count;
+    if (!o->bins && !o->bins_note[0])
+        snprintf(o->bins_note, sizeof o->bins_note, "%s", o->applicable
+                 ? "the library has no bin table for these settings"
+                 : "the library cannot measure this input");
+    return 0;
+}
+
+/* Every library over the plan's problem p. */
+static cs_status compat_of(const cs_plan *pl, const cs_prepared *p, unsigned mask,
+                           const atomic_int *cancel, cs_compat_report *out, cs_error *err)
+{
+    const cs_dataset *d = pl->d;
+    const cs_settings *s = &pl->s;
     size_t n = cs_prepared_count(p);
     out->n = n;
     out->bins = s->bins;
@@ -281,71 +338,41 @@ cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, u
     uint8_t *correct = malloc(n ? n : 1);
     int *cs_mass = malloc((n ? n : 1) * sizeof *cs_mass);
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    if (!out->rows || !conf || !correct || !cs_mass || !order) goto nomem;
-    memcpy(out->rows, cs_prepared_rows(p), n * sizeof *out->rows);
-    /* class:C (relplot only; cs_prepare has checked the class): the value is p[C] */
-    int cls = s->lens == CS_LENS_CLASS ? cs_dataset_class_find(d, s->lens_arg, NULL) : -1;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t row = out->rows[i];
-        conf[i] = cls >= 0 ? d->prob[(size_t)row * d->k + (size_t)cls] : d->conf[row];
-        correct[i] = cls >= 0 ? d->label[row] == cls : d->correct[row];
-        order[i] = (uint32_t)i;
+    int rc = !out->rows || !conf || !correct || !cs_mass || !order ? -1 : 0;
+    /* class:C (relplot only; the plan has resolved the class): the value is p[C] */
+    int cls = s->lens == CS_LENS_CLASS ? pl->cls : -1;
+    if (rc == 0) {
+        memcpy(out->rows, cs_prepared_rows(p), n * sizeof *out->rows);
+        rc = compat_samples(d, cls, s->bins, n, out->rows, conf, correct, cs_mass, order);
     }
-    if (cs_sort_by(order, n, by_conf, conf)) goto nomem;
-    for (size_t g = 0, pos = 0; g < (size_t)s->bins; g++) {
-        size_t q = n / (size_t)s->bins, r = n % (size_t)s->bins;
-        size_t len = q + (g < r);
-        for (size_t j = 0; j < len; j++) cs_mass[order[pos++]] = (int)g;
-    }
-    calscope_numbers(p, d, s, out->calscope);
-
+    if (rc == 0) calscope_numbers(p, pl, out->calscope);
     cx_in in = { d, out->rows, n, d->k, s->bins, s->sigma, s->lens == CS_LENS_CLASSWISE,
                  s->binning == CS_BIN_MASS, s->distance == CS_DIST_L2, out->torch_f64, conf, correct,
                  cs_mass, s->smece_sigma, cls };
-    for (int l = 0; l < CS_COMPAT_COUNT; l++) {
-        cs_compat_lib_result *o = &out->lib[l];
-        o->lib = (cs_compat_lib)l;
-        for (int m = 0; m < CS_CM_COUNT; m++) o->m[m] = o->other_dtype[m] = NAN;
-        o->smece = o->smece_sigma = NAN;
-        snprintf(o->smece_note, sizeof o->smece_note, "%s has no smooth ECE", lib_names[l]);
-        if (!(out->mask & (1u << l))) continue;
-        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) goto cancelled;
-        o->applicable = 1;
-        o->moved_flag = calloc(n ? n : 1, 1);
-        if (!o->moved_flag) goto nomem;
-        int rc = 0;
-        switch ((cs_compat_lib)l) {
-        case CS_COMPAT_TORCHMETRICS: rc = cx_torchmetrics(&in, o, 0); break;
-        case CS_COMPAT_TORCHMETRICS_BINARY: rc = cx_torchmetrics(&in, o, 1); break;
-        case CS_COMPAT_NETCAL: rc = cx_netcal(&in, o); break;
-        case CS_COMPAT_RELPLOT: rc = cx_relplot(&in, o); break;
-        case CS_COMPAT_VERIFIED: rc = cx_verified(&in, o); break;
-        case CS_COMPAT_ROBUSTCAL: rc = cx_robustcal(&in, o); break;
-        case CS_COMPAT_MONAI: rc = cx_monai(&in, o); break;
-        default: break;
-        }
-        if (rc) goto nomem;
-        o->bins_counted = 0;
-        for (size_t b = 0; b < o->n_bins; b++) o->bins_counted += o->bins[b].count;
-        if (!o->bins && !o->bins_note[0])
-            snprintf(o->bins_note, sizeof o->bins_note, "%s", o->applicable
-                     ? "the library has no bin table for these settings"
-                     : "the library cannot measure this input");
-    }
-    st = CS_OK;
-    goto done;
-nomem:
-    st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
-    goto done;
-cancelled:
-    st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-done:
+    for (int l = 0; l < CS_COMPAT_COUNT && rc == 0; l++) rc = run_library(l, &in, cancel, out);
     free(conf);
     free(correct);
     free(cs_mass);
     free(order);
-    cs_prepared_free(p);
+    cs_status st = rc == 0 ? CS_OK
+                 : rc > 0 ? cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled")
+                          : cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory in compat mode");
     if (st != CS_OK) cs_compat_report_free(out);
+    return st;
+}
+
+cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
+                                    const atomic_int *cancel, cs_compat_report *out, cs_error *err)
+{
+    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK ||
+        cs_dataset_need_probs(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
+    memset(out, 0, sizeof *out);
+    if (check_compat(d, s, mask, err) != CS_OK) return err->code;
+    cs_plan *pl = cs_plan_new(d, s, err);
+    cs_prepared *p = pl ? cs_prepare_planned(pl, NULL, err) : NULL;
+    cs_status st = p ? compat_of(pl, p, mask, cancel, out, err) : err->code;
+    cs_prepared_free(p);
+    cs_plan_free(pl);
     return st;
 }
 

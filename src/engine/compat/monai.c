@@ -75,12 +75,18 @@ static int channel(const float *upper, int M, const float *v, const float *gt, s
     return 0;
 }
 
-int cx_monai(const cx_in *in, cs_compat_lib_result *o)
+/* The working arrays: the bins' upper edges (M, float32), n values and targets, each
+ * sample's bin, and its bin per class (n * k). */
+typedef struct mbuf {
+    const float *upper;
+    float *v, *gt;
+    int *bin, *cbin;
+} mbuf;
+
+static void describe(const cx_in *in, cs_compat_lib_result *o)
 {
-    size_t n = in->n, k = in->k;
-    int M = in->M;
     snprintf(o->call, sizeof o->call,
-             "CalibrationErrorMetric(num_bins=%d, calibration_reduction='expected'|'average'|'maximum')(y_pred (1,K,N), y one-hot)", M);
+             "CalibrationErrorMetric(num_bins=%d, calibration_reduction='expected'|'average'|'maximum')(y_pred (1,K,N), y one-hot)", in->M);
     snprintf(o->semantics, sizeof o->semantics, "%s",
              in->classwise ? "class-wise: each class column one-vs-rest in float32, mean over channels; (lo,hi] bins on float32 linspace(0, 1+eps32) edges, empty bins skipped"
                            : "top-1 confidence vs correctness as one float32 channel; (lo,hi] bins on float32 linspace(0, 1+eps32) edges, empty bins skipped");
@@ -88,70 +94,100 @@ int cx_monai(const cx_in *in, cs_compat_lib_result *o)
     cx_note(o, CS_CM_AECE, "MONAI has only uniform bins");
     cx_note(o, CS_CM_RECE_G, "MONAI has no RECE-G");
     cx_note(o, CS_CM_RECE_G_GAUSS, "MONAI has no RECE-G");
+}
 
-    float *edges = malloc((size_t)(M + 1) * sizeof *edges);
-    float *v = malloc((n ? n : 1) * sizeof *v), *gt = malloc((n ? n : 1) * sizeof *gt);
-    int *bin = malloc((n ? n : 1) * sizeof *bin);
-    int *cbin = malloc((n ? n : 1) * k * sizeof *cbin);
-    if (!edges || !v || !gt || !bin || !cbin) goto nomem;
-    cx_torch_linspace_f32(edges, 0.0f, 1.0f + FLT_EPSILON, M + 1);
-    const float *upper = edges + 1;
-
-    mo_stats top;
+/* The top-1 channel (and the bin table), the samples a bin apart from calscope's. 0, or -1
+ * out of memory. */
+static int top1_channel(const cx_in *in, cs_compat_lib_result *o, const mbuf *b, mo_stats *top)
+{
+    size_t n = in->n;
+    int M = in->M;
     for (size_t i = 0; i < n; i++) {
-        v[i] = (float)in->conf[i];
-        gt[i] = in->correct[i] ? 1.0f : 0.0f;
+        b->v[i] = (float)in->conf[i];
+        b->gt[i] = in->correct[i] ? 1.0f : 0.0f;
     }
     int tab_top = !in->mass && !in->classwise, tab_cw = !in->mass && in->classwise;
     if (in->mass) cx_table_none(o, "MONAI has only uniform bins: the bins are calscope's");
     else if (cx_table_new(o, (size_t)M, tab_cw, "%s", tab_cw
                           ? "MONAI's bins (lo,hi] on float32 linspace(0, 1+eps32) edges, each class channel one-vs-rest in float32, bin j of every channel pooled; empty bins NaN"
                           : "MONAI's bins (lo,hi] of the float32 top-1 confidence on float32 linspace(0, 1+eps32) edges; empty bins NaN (skipped)"))
-        goto nomem;
-    if (channel(upper, M, v, gt, n, bin, &top, tab_top ? o : NULL, 0)) goto nomem;
+        return -1;
+    if (channel(b->upper, M, b->v, b->gt, n, b->bin, top, tab_top ? o : NULL, 0)) return -1;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cs_ubin(in->conf[i], M);
-            if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_FLOAT32);
+            if (b->bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, b->bin[i], CS_RULE_FLOAT32);
         }
+    return 0;
+}
+
+/* Every class channel one-vs-rest, the means over channels in *cw; the class values a bin
+ * apart from calscope's. 0, or -1 out of memory. */
+static int class_channels(const cx_in *in, cs_compat_lib_result *o, const mbuf *b, mo_stats *cw)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M, tab_cw = !in->mass && in->classwise;
     float se = 0, sa = 0, sm = 0;
     for (size_t c = 0; c < k; c++) {
         for (size_t i = 0; i < n; i++) {
-            v[i] = (float)cx_p(in, i, c);
-            gt[i] = cx_label(in, i) == (int32_t)c ? 1.0f : 0.0f;
+            b->v[i] = (float)cx_p(in, i, c);
+            b->gt[i] = cx_label(in, i) == (int32_t)c ? 1.0f : 0.0f;
         }
         mo_stats st;
-        if (channel(upper, M, v, gt, n, bin, &st, tab_cw ? o : NULL, 1)) goto nomem;
-        for (size_t i = 0; i < n; i++) cbin[i * k + c] = bin[i];
+        if (channel(b->upper, M, b->v, b->gt, n, b->bin, &st, tab_cw ? o : NULL, 1)) return -1;
+        for (size_t i = 0; i < n; i++) b->cbin[i * k + c] = b->bin[i];
         se += st.ece;
         sa += st.ace;
         sm += st.mce;
     }
     if (tab_cw) cx_table_finish(o, CX_EMPTY_NAN);
-    float cw_e = se / (float)k, cw_a = sa / (float)k, cw_m = sm / (float)k;
-    o->m[CS_CM_SCE] = cw_e;
+    cw->ece = se / (float)k;
+    cw->ace = sa / (float)k;
+    cw->mce = sm / (float)k;
+    o->m[CS_CM_SCE] = cw->ece;
     if (in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++)
             for (size_t c = 0; c < k; c++) {
                 double pv = cx_p(in, i, c);
                 int cb = cs_ubin(pv, M);
-                if (cbin[i * k + c] != cb) cx_move(o, i, in, (int)c, pv, cb, cbin[i * k + c], CS_RULE_FLOAT32);
+                if (b->cbin[i * k + c] != cb) cx_move(o, i, in, (int)c, pv, cb, b->cbin[i * k + c], CS_RULE_FLOAT32);
             }
+    return 0;
+}
 
+/* ECE, ACE and MCE as the settings ask (top-1 or class-wise), or why MONAI has none. */
+static void monai_numbers(const cx_in *in, cs_compat_lib_result *o, const mo_stats *top, const mo_stats *cw)
+{
+    const mo_stats *x = in->classwise ? cw : top;
     if (in->mass) {
         for (int m = CS_CM_ECE; m <= CS_CM_MCE; m++) cx_note_settings(o, m, "MONAI has only uniform bins");
     } else if (in->l2) {
         cx_note_settings(o, CS_CM_ECE, "MONAI has no L2 calibration error");
-        o->m[CS_CM_ACE] = in->classwise ? cw_a : top.ace;
-        o->m[CS_CM_MCE] = in->classwise ? cw_m : top.mce;
+        o->m[CS_CM_ACE] = x->ace;
+        o->m[CS_CM_MCE] = x->mce;
     } else {
-        o->m[CS_CM_ECE] = in->classwise ? cw_e : top.ece;
-        o->m[CS_CM_ACE] = in->classwise ? cw_a : top.ace;
-        o->m[CS_CM_MCE] = in->classwise ? cw_m : top.mce;
+        o->m[CS_CM_ECE] = x->ece;
+        o->m[CS_CM_ACE] = x->ace;
+        o->m[CS_CM_MCE] = x->mce;
     }
-    free(edges); free(v); free(gt); free(bin); free(cbin);
-    return 0;
-nomem:
-    free(edges); free(v); free(gt); free(bin); free(cbin);
-    return -1;
+}
+
+int cx_monai(const cx_in *in, cs_compat_lib_result *o)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M;
+    describe(in, o);
+    float *edges = malloc((size_t)(M + 1) * sizeof *edges);
+    mbuf b = { edges ? edges + 1 : NULL, malloc((n ? n : 1) * sizeof *b.v), malloc((n ? n : 1) * sizeof *b.gt),
+               malloc((n ? n : 1) * sizeof *b.bin), malloc((n ? n : 1) * k * sizeof *b.cbin) };
+    int rc = !edges || !b.v || !b.gt || !b.bin || !b.cbin ? -1 : 0;
+    mo_stats top, cw;
+    if (rc == 0) {
+        cx_torch_linspace_f32(edges, 0.0f, 1.0f + FLT_EPSILON, M + 1);
+        rc = top1_channel(in, o, &b, &top);
+    }
+    if (rc == 0) rc = class_channels(in, o, &b, &cw);
+    if (rc == 0) monai_numbers(in, o, &top, &cw);
+    free(edges); free(b.v); free(b.gt); free(b.bin); free(b.cbin);
+    return rc;
 }

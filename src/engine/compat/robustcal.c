@@ -136,98 +136,143 @@ static cs_compat_rule mass_rule(const cx_in *in, size_t i, int lib_bin)
     return lib_bin < 0 ? CS_RULE_MASS_DROPPED : CS_RULE_MASS_EDGES;
 }
 
-int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
+/* The working arrays: linspace and adaptive edges (M + 1), n outcomes, values and scratch,
+ * each sample's bin, and its bin per class (n * k). */
+typedef struct rbuf {
+    double *e, *ea, *acc, *v, *scratch;
+    int *bin, *cbin;
+} rbuf;
+
+/* robustcal's numbers as calscope names them. */
+typedef struct rnums {
+    double ece_u, mce_u, ece_a, sce, ace_cw;
+} rnums;
+
+static void describe(const cx_in *in, cs_compat_lib_result *o)
 {
-    size_t n = in->n, k = in->k;
-    int M = in->M;
     snprintf(o->call, sizeof o->call,
              "ECELoss/MCELoss/AdaptiveECELoss/SCELoss().loss(probs, labels, n_bins=%d, logits=False); GECELoss().loss(..., sigma=%g)",
-             M, in->sigma);
+             in->M, in->sigma);
     snprintf(o->semantics, sizeof o->semantics,
              "top-1 (class-wise for SCE); (lo,hi] bins on np.linspace edges, 0 in no bin; adaptive edges sorted[i*floor(N/M)] with a strict lower edge; GECE sums only bins with a hard member (Student-t df=3 kernel)");
     cx_note(o, CS_CM_ACE, "robustcal has no mean-over-bins ACE (its ACELoss is the adaptive class-wise ECE: --lens classwise --binning mass)");
     cx_note(o, CS_CM_RMS, "robustcal has no RMS calibration error");
+}
 
-    double *e = malloc((size_t)(M + 1) * sizeof *e), *ea = malloc((size_t)(M + 1) * sizeof *ea);
-    double *acc = malloc((n ? n : 1) * sizeof *acc), *v = malloc((n ? n : 1) * sizeof *v);
-    double *scratch = malloc((n ? n : 1) * sizeof *scratch);
-    int *bin = malloc((n ? n : 1) * sizeof *bin);
-    int *cbin = malloc((n ? n : 1) * k * sizeof *cbin);
-    if (!e || !ea || !acc || !v || !scratch || !bin || !cbin) goto nomem;
-    cx_linspace_f64(e, M);
-    for (size_t i = 0; i < n; i++) acc[i] = in->correct[i] ? 1.0 : 0.0;
+/* The bin table of the loss the settings report (none for l2). 0, or -1 out of memory. */
+static int open_table(const cx_in *in, cs_compat_lib_result *o)
+{
+    int tab_cw = !in->l2 && in->classwise;
+    if (in->l2) {
+        cx_table_none(o, "robustcal has no L2 calibration error: the bins are calscope's");
+        return 0;
+    }
+    return cx_table_new(o, (size_t)in->M, tab_cw, "%s", tab_cw
+                        ? (in->mass ? "robustcal ACELoss: each class's adaptive bins (lo,hi] on sorted[i*floor(N/M)], bin j of every class pooled (lo / hi the widest over classes); values at or below a class's first edge are in no bin"
+                                    : "robustcal SCELoss: (lo,hi] on np.linspace edges, bin j of every class pooled; a value of exactly 0 is in no bin")
+                        : (in->mass ? "robustcal AdaptiveECELoss: (lo,hi] on sorted[i*floor(N/M)] with a strict lower edge (the minimum is in no bin); empty bins conf = acc = 0"
+                                    : "robustcal ECELoss: (lo,hi] on np.linspace edges (0 would be in no bin); empty bins conf = acc = 0")) ? -1 : 0;
+}
 
-    double ece_u, mce_u, ece_a;
-    int tab_top = !in->l2 && !in->classwise, tab_cw = !in->l2 && in->classwise;
-    if (in->l2) cx_table_none(o, "robustcal has no L2 calibration error: the bins are calscope's");
-    else if (cx_table_new(o, (size_t)M, tab_cw, "%s", tab_cw
-                          ? (in->mass ? "robustcal ACELoss: each class's adaptive bins (lo,hi] on sorted[i*floor(N/M)], bin j of every class pooled (lo / hi the widest over classes); values at or below a class's first edge are in no bin"
-                                      : "robustcal SCELoss: (lo,hi] on np.linspace edges, bin j of every class pooled; a value of exactly 0 is in no bin")
-                          : (in->mass ? "robustcal AdaptiveECELoss: (lo,hi] on sorted[i*floor(N/M)] with a strict lower edge (the minimum is in no bin); empty bins conf = acc = 0"
-                                      : "robustcal ECELoss: (lo,hi] on np.linspace edges (0 would be in no bin); empty bins conf = acc = 0")))
-        goto nomem;
-    if (ce(in->conf, acc, n, e, M, bin, &ece_u, &mce_u, tab_top && !in->mass ? o : NULL)) goto nomem;
+/* Top-1: ECELoss and MCELoss on linspace bins, AdaptiveECELoss; the samples a bin apart from
+ * calscope's. 0, or -1 out of memory. */
+static int top1_losses(const cx_in *in, cs_compat_lib_result *o, const rbuf *b, rnums *r)
+{
+    size_t n = in->n;
+    int M = in->M, tab_top = !in->l2 && !in->classwise;
+    for (size_t i = 0; i < n; i++) b->acc[i] = in->correct[i] ? 1.0 : 0.0;
+    if (ce(in->conf, b->acc, n, b->e, M, b->bin, &r->ece_u, &r->mce_u, tab_top && !in->mass ? o : NULL)) return -1;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cs_ubin(in->conf[i], M);
-            if (bin[i] != cb)
-                cx_move(o, i, in, -1, in->conf[i], cb, bin[i],
+            if (b->bin[i] != cb)
+                cx_move(o, i, in, -1, in->conf[i], cb, b->bin[i],
                         in->conf[i] == 0.0 ? CS_RULE_ZERO_NO_BIN : CS_RULE_EDGE_ARITH);
         }
-    adaptive_edges(in->conf, n, M, ea, scratch);
-    if (ce(in->conf, acc, n, ea, M, bin, &ece_a, NULL, tab_top && in->mass ? o : NULL)) goto nomem;
-    o->m[CS_CM_AECE] = ece_a;
-    if (in->mass && !in->classwise && cx_mass_moves(o, in, bin, M, mass_rule)) goto nomem;
+    adaptive_edges(in->conf, n, M, b->ea, b->scratch);
+    if (ce(in->conf, b->acc, n, b->ea, M, b->bin, &r->ece_a, NULL, tab_top && in->mass ? o : NULL)) return -1;
+    o->m[CS_CM_AECE] = r->ece_a;
+    if (in->mass && !in->classwise && cx_mass_moves(o, in, b->bin, M, mass_rule)) return -1;
+    return 0;
+}
 
-    /* class-wise: SCELoss (uniform) and ACELoss (adaptive per class) */
+/* Class-wise: SCELoss (uniform) and ACELoss (adaptive per class); the class values a bin
+ * apart from calscope's. 0, or -1 out of memory. */
+static int classwise_losses(const cx_in *in, cs_compat_lib_result *o, const rbuf *b, rnums *r)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M, tab_cw = !in->l2 && in->classwise;
     double sce = 0, ace_cw = 0;
     for (size_t c = 0; c < k; c++) {
         for (size_t i = 0; i < n; i++) {
-            v[i] = cx_p(in, i, c);
-            acc[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
+            b->v[i] = cx_p(in, i, c);
+            b->acc[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
         }
-        double a, b;
-        if (ce(v, acc, n, e, M, bin, &a, NULL, tab_cw && !in->mass ? o : NULL)) goto nomem;
-        for (size_t i = 0; i < n; i++) cbin[i * k + c] = bin[i];
-        adaptive_edges(v, n, M, ea, scratch);
-        if (ce(v, acc, n, ea, M, NULL, &b, NULL, tab_cw && in->mass ? o : NULL)) goto nomem;
-        sce += a;
-        ace_cw += b;
+        double u, a;
+        if (ce(b->v, b->acc, n, b->e, M, b->bin, &u, NULL, tab_cw && !in->mass ? o : NULL)) return -1;
+        for (size_t i = 0; i < n; i++) b->cbin[i * k + c] = b->bin[i];
+        adaptive_edges(b->v, n, M, b->ea, b->scratch);
+        if (ce(b->v, b->acc, n, b->ea, M, NULL, &a, NULL, tab_cw && in->mass ? o : NULL)) return -1;
+        sce += u;
+        ace_cw += a;
     }
-    sce /= (double)k;
-    ace_cw /= (double)k;
+    r->sce = sce / (double)k;
+    r->ace_cw = ace_cw / (double)k;
     if (!in->l2) cx_table_finish(o, CX_EMPTY_ZERO);   /* bin_acc / bin_conf start at 0 */
-    o->m[CS_CM_SCE] = sce;
+    o->m[CS_CM_SCE] = r->sce;
     if (in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++)
             for (size_t c = 0; c < k; c++) {
                 double pv = cx_p(in, i, c);
-                int cb = cs_ubin(pv, M), lb = cbin[i * k + c];
+                int cb = cs_ubin(pv, M), lb = b->cbin[i * k + c];
                 if (lb != cb)
                     cx_move(o, i, in, (int)c, pv, cb, lb, pv == 0.0 ? CS_RULE_ZERO_NO_BIN : CS_RULE_EDGE_ARITH);
             }
+    return 0;
+}
 
-    double rt, rg;
-    if (gece(in, e, 0, &rt) || gece(in, e, 1, &rg)) goto nomem;
-    o->m[CS_CM_RECE_G] = rt;
-    o->m[CS_CM_RECE_G_GAUSS] = rg;
-
+/* ECE and MCE as the settings ask, or why robustcal has none. */
+static void robustcal_numbers(const cx_in *in, cs_compat_lib_result *o, const rnums *r)
+{
     if (in->l2) {
         cx_note_settings(o, CS_CM_ECE, "robustcal has no L2 calibration error");
         cx_note_settings(o, CS_CM_MCE, "robustcal has no L2 calibration error");
     } else if (in->classwise) {
-        o->m[CS_CM_ECE] = in->mass ? ace_cw : sce;
+        o->m[CS_CM_ECE] = in->mass ? r->ace_cw : r->sce;
         cx_note_settings(o, CS_CM_MCE, "robustcal has no class-wise MCE");
     } else if (in->mass) {
-        o->m[CS_CM_ECE] = ece_a;
+        o->m[CS_CM_ECE] = r->ece_a;
         cx_note_settings(o, CS_CM_MCE, "robustcal has no adaptive MCE");
     } else {
-        o->m[CS_CM_ECE] = ece_u;
-        o->m[CS_CM_MCE] = mce_u;
+        o->m[CS_CM_ECE] = r->ece_u;
+        o->m[CS_CM_MCE] = r->mce_u;
     }
-    free(e); free(ea); free(acc); free(v); free(scratch); free(bin); free(cbin);
-    return 0;
-nomem:
-    free(e); free(ea); free(acc); free(v); free(scratch); free(bin); free(cbin);
-    return -1;
+}
+
+int cx_robustcal(const cx_in *in, cs_compat_lib_result *o)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M;
+    describe(in, o);
+    rbuf b = { malloc((size_t)(M + 1) * sizeof *b.e), malloc((size_t)(M + 1) * sizeof *b.ea),
+               malloc((n ? n : 1) * sizeof *b.acc), malloc((n ? n : 1) * sizeof *b.v),
+               malloc((n ? n : 1) * sizeof *b.scratch), malloc((n ? n : 1) * sizeof *b.bin),
+               malloc((n ? n : 1) * k * sizeof *b.cbin) };
+    int rc = !b.e || !b.ea || !b.acc || !b.v || !b.scratch || !b.bin || !b.cbin ? -1 : 0;
+    rnums r = { NAN, NAN, NAN, NAN, NAN };
+    if (rc == 0) {
+        cx_linspace_f64(b.e, M);
+        rc = open_table(in, o);
+    }
+    if (rc == 0) rc = top1_losses(in, o, &b, &r);
+    if (rc == 0) rc = classwise_losses(in, o, &b, &r);
+    double rt, rg;
+    if (rc == 0 && (gece(in, b.e, 0, &rt) || gece(in, b.e, 1, &rg))) rc = -1;
+    if (rc == 0) {
+        o->m[CS_CM_RECE_G] = rt;
+        o->m[CS_CM_RECE_G_GAUSS] = rg;
+        robustcal_numbers(in, o, &r);
+    }
+    free(b.e); free(b.ea); free(b.acc); free(b.v); free(b.scratch); free(b.bin); free(b.cbin);
+    return rc;
 }

@@ -95,10 +95,15 @@ static cs_compat_rule mass_rule(const cx_in *in, size_t i, int lib_bin)
     return CS_RULE_MASS_TIE;
 }
 
-int cx_verified(const cx_in *in, cs_compat_lib_result *o)
+/* The working arrays of one measurement: n values and labels, a scratch of n, the uniform
+ * and equal-mass edges (M + 1), each sample's bin. */
+typedef struct vbuf {
+    double *p, *lab, *scratch, *ub, *eb;
+    int *bin;
+} vbuf;
+
+static void describe(cs_compat_lib_result *o, int M)
 {
-    size_t n = in->n, k = in->k;
-    int M = in->M;
     snprintf(o->call, sizeof o->call,
              "get_ece(probs, labels, num_bins=%d); get_ece_em(...); lower_bound_scaling_ce(probs, labels, p=1, debias=False, num_bins=%d, mode='marginal')",
              M, M);
@@ -109,85 +114,105 @@ int cx_verified(const cx_in *in, cs_compat_lib_result *o)
     cx_note(o, CS_CM_RMS, "verified_calibration's L2 estimators are debiased/equal-mass (not compared)");
     cx_note(o, CS_CM_RECE_G, "verified_calibration has no RECE-G");
     cx_note(o, CS_CM_RECE_G_GAUSS, "verified_calibration has no RECE-G");
+}
 
-    double *p = malloc((n ? n : 1) * sizeof *p), *lab = malloc((n ? n : 1) * sizeof *lab);
-    double *scratch = malloc((n ? n : 1) * sizeof *scratch);
-    double *ub = malloc((size_t)(M + 1) * sizeof *ub), *eb = malloc((size_t)(M + 1) * sizeof *eb);
-    int *bin = malloc((n ? n : 1) * sizeof *bin);
-    if (!p || !lab || !scratch || !ub || !eb || !bin) goto nomem;
-    for (int i = 1; i <= M; i++) ub[i - 1] = (double)i * 1.0 / (double)M;
-
-    /* the table: that of the reported ece (none for l2) */
+/* The top-label ECE on uniform (*ece_u) and equal-mass (*ece_m) bins, the table of the one
+ * reported (none for l2) and the samples a bin apart from calscope's. 0, or -1 out of memory. */
+static int top_label(const cx_in *in, cs_compat_lib_result *o, const vbuf *b, double *ece_u, double *ece_m)
+{
+    size_t n = in->n;
+    int M = in->M;
     int top = !in->classwise && !in->l2, tab_u = top && !in->mass, tab_m = top && in->mass;
     if (in->l2) cx_table_none(o, "verified_calibration's L2 estimators are not compared: the bins are calscope's");
     if (tab_u && cx_table_new(o, (size_t)M, 0, "verified's M bins of the top-1 confidence: (lo,hi] on edges i/M (as calscope's); empty bins weigh 0 and have no conf / acc"))
-        goto nomem;
+        return -1;
     if (tab_m && cx_table_new(o, (size_t)M, 0, "verified's equal-mass bins of the top-1 confidence (get_ece_em): (lo,hi] with edges at the midpoints between np.array_split chunks, de-duplicated"))
-        goto nomem;
-
-    /* top-label */
-    for (size_t i = 0; i < n; i++) lab[i] = in->correct[i] ? 1.0 : 0.0;
-    double ece_u, ece_m;
-    if (ce_1d(in->conf, lab, n, ub, M, bin, &ece_u, tab_u ? o : NULL)) goto nomem;
+        return -1;
+    for (size_t i = 0; i < n; i++) b->lab[i] = in->correct[i] ? 1.0 : 0.0;
+    if (ce_1d(in->conf, b->lab, n, b->ub, M, b->bin, ece_u, tab_u ? o : NULL)) return -1;
     if (!in->classwise && !in->mass)
         for (size_t i = 0; i < n; i++) {
             int cb = cs_ubin(in->conf[i], M);
-            if (bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, bin[i], CS_RULE_EDGE_ARITH);
+            if (b->bin[i] != cb) cx_move(o, i, in, -1, in->conf[i], cb, b->bin[i], CS_RULE_EDGE_ARITH);
         }
-    int ne = equal_bins(in->conf, n, M, eb, scratch);
-    if (ce_1d(in->conf, lab, n, eb, ne, bin, &ece_m, tab_m ? o : NULL)) goto nomem;
+    int ne = equal_bins(in->conf, n, M, b->eb, b->scratch);
+    if (ce_1d(in->conf, b->lab, n, b->eb, ne, b->bin, ece_m, tab_m ? o : NULL)) return -1;
     if (top) cx_table_finish(o, CX_EMPTY_GAP0);
-    o->m[CS_CM_AECE] = ece_m;
-    if (in->mass && !in->classwise && cx_mass_moves(o, in, bin, ne + 1, mass_rule)) goto nomem;
+    o->m[CS_CM_AECE] = *ece_m;
+    if (in->mass && !in->classwise && cx_mass_moves(o, in, b->bin, ne + 1, mass_rule)) return -1;
+    return 0;
+}
 
-    /* marginal */
+/* The marginal (class-wise) calibration error on uniform (*sce_u) and equal-mass (*sce_m)
+ * bins, NAN with a note when the labels do not span 0..K-1 (the library asserts so). 0, or
+ * -1 out of memory. */
+static int marginal(const cx_in *in, cs_compat_lib_result *o, const vbuf *b, double *sce_u, double *sce_m)
+{
+    size_t n = in->n, k = in->k;
+    int M = in->M;
     int32_t lmin = INT32_MAX, lmax = INT32_MIN;
     for (size_t i = 0; i < n; i++) {
         int32_t l = cx_label(in, i);
         if (l < lmin) lmin = l;
         if (l > lmax) lmax = l;
     }
-    double sce_u = NAN, sce_m = NAN;
+    *sce_u = *sce_m = NAN;
     if (lmin != 0 || lmax != (int32_t)k - 1) {
         cx_note(o, CS_CM_SCE, "verified_calibration raises AssertionError in get_labels_one_hot: the labels must include 0 and K-1 (they span %d..%d)",
                 (int)lmin, (int)lmax);
         if (in->classwise && !in->l2) cx_table_none(o, "verified_calibration raises AssertionError (marginal mode): the bins are calscope's");
-    } else {
-        int cw = in->classwise && !in->l2;
-        if (cw && cx_table_new(o, (size_t)M, 1, in->mass
-                               ? "verified's marginal equal-mass bins, bin j of every class pooled (each class has its own midpoint edges: lo / hi the widest over classes)"
-                               : "verified's marginal bins (lo,hi] on edges i/M, bin j of every class pooled; empty bins weigh 0 and have no conf / acc"))
-            goto nomem;
-        double su = 0, sm = 0;
-        for (size_t c = 0; c < k; c++) {
-            for (size_t i = 0; i < n; i++) {
-                p[i] = cx_p(in, i, c);
-                lab[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
-            }
-            double a, b;
-            if (ce_1d(p, lab, n, ub, M, NULL, &a, cw && !in->mass ? o : NULL)) goto nomem;
-            int ne2 = equal_bins(p, n, M, eb, scratch);
-            if (ce_1d(p, lab, n, eb, ne2, NULL, &b, cw && in->mass ? o : NULL)) goto nomem;
-            su += a;
-            sm += b;
+        return 0;
+    }
+    int cw = in->classwise && !in->l2;
+    if (cw && cx_table_new(o, (size_t)M, 1, in->mass
+                           ? "verified's marginal equal-mass bins, bin j of every class pooled (each class has its own midpoint edges: lo / hi the widest over classes)"
+                           : "verified's marginal bins (lo,hi] on edges i/M, bin j of every class pooled; empty bins weigh 0 and have no conf / acc"))
+        return -1;
+    double su = 0, sm = 0;
+    for (size_t c = 0; c < k; c++) {
+        for (size_t i = 0; i < n; i++) {
+            b->p[i] = cx_p(in, i, c);
+            b->lab[i] = cx_label(in, i) == (int32_t)c ? 1.0 : 0.0;
         }
-        if (cw) cx_table_finish(o, CX_EMPTY_GAP0);
-        sce_u = su / (double)k;
-        sce_m = sm / (double)k;
-        o->m[CS_CM_SCE] = sce_u;
+        double u, m;
+        if (ce_1d(b->p, b->lab, n, b->ub, M, NULL, &u, cw && !in->mass ? o : NULL)) return -1;
+        int ne2 = equal_bins(b->p, n, M, b->eb, b->scratch);
+        if (ce_1d(b->p, b->lab, n, b->eb, ne2, NULL, &m, cw && in->mass ? o : NULL)) return -1;
+        su += u;
+        sm += m;
     }
-
-    if (in->l2) {
-        cx_note_settings(o, CS_CM_ECE, "verified_calibration's L2 estimators are not compared");
-    } else if (in->classwise) {
-        o->m[CS_CM_ECE] = in->mass ? sce_m : sce_u;
-        if (isnan(o->m[CS_CM_ECE])) cx_note(o, CS_CM_ECE, "%s", o->notes[CS_CM_SCE]);
-    } else {
-        o->m[CS_CM_ECE] = in->mass ? ece_m : ece_u;
-    }
-    free(p); free(lab); free(scratch); free(ub); free(eb); free(bin);
+    if (cw) cx_table_finish(o, CX_EMPTY_GAP0);
+    *sce_u = su / (double)k;
+    *sce_m = sm / (double)k;
+    o->m[CS_CM_SCE] = *sce_u;
     return 0;
-nomem:
-    free(p); free(lab); free(scratch); free(ub); free(eb); free(bin);
-    return -1;
+}
+
+int cx_verified(const cx_in *in, cs_compat_lib_result *o)
+{
+    size_t n = in->n;
+    int M = in->M;
+    describe(o, M);
+    vbuf b = { malloc((n ? n : 1) * sizeof *b.p), malloc((n ? n : 1) * sizeof *b.lab),
+               malloc((n ? n : 1) * sizeof *b.scratch), malloc((size_t)(M + 1) * sizeof *b.ub),
+               malloc((size_t)(M + 1) * sizeof *b.eb), malloc((n ? n : 1) * sizeof *b.bin) };
+    int rc = !b.p || !b.lab || !b.scratch || !b.ub || !b.eb || !b.bin ? -1 : 0;
+    double ece_u = NAN, ece_m = NAN, sce_u = NAN, sce_m = NAN;
+    if (rc == 0) {
+        for (int i = 1; i <= M; i++) b.ub[i - 1] = (double)i * 1.0 / (double)M;
+        rc = top_label(in, o, &b, &ece_u, &ece_m);
+    }
+    if (rc == 0) rc = marginal(in, o, &b, &sce_u, &sce_m);
+    if (rc == 0) {
+        if (in->l2) {
+            cx_note_settings(o, CS_CM_ECE, "verified_calibration's L2 estimators are not compared");
+        } else if (in->classwise) {
+            o->m[CS_CM_ECE] = in->mass ? sce_m : sce_u;
+            if (isnan(o->m[CS_CM_ECE])) cx_note(o, CS_CM_ECE, "%s", o->notes[CS_CM_SCE]);
+        } else {
+            o->m[CS_CM_ECE] = in->mass ? ece_m : ece_u;
+        }
+    }
+    free(b.p); free(b.lab); free(b.scratch); free(b.ub); free(b.eb); free(b.bin);
+    return rc;
 }

@@ -25,42 +25,60 @@ int cs_measure_reads_only_sums(const cs_settings *s, unsigned parts)
     return !s->select[0] && s->lens == CS_LENS_TOP1 && !(parts & row_parts);
 }
 
-/* The parts after the values, each on the same prepared problem p where it takes one. A part
- * with nothing to measure (CS_EEMPTY) is left out; any other failure ends the measurement. */
-static cs_status parts(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
-                       const cs_run *run, const cs_prepared *p, cs_measurement *out, cs_error *err)
+/* A part's status: CS_OK for a part with nothing to measure (CS_EEMPTY, left out), else st;
+ * *has is set when the part was measured. */
+static cs_status part_done(cs_status st, int *has)
 {
-    cs_status st;
-    if ((q->parts & CS_MEASURE_CASES) && d->case_id) {
-        st = cs_case_metrics_compute(d, s, run ? run->cancel : NULL, &out->cases, err);
-        if (st == CS_OK) out->has_cases = 1;
-        else if (st != CS_EEMPTY) return st;
-    }
-    if ((q->parts & CS_MEASURE_CI) && q->ci_repeats > 0) {
+    if (st == CS_OK) *has = 1;
+    return st == CS_EEMPTY ? CS_OK : st;
+}
+
+/* The parts after the values, each from the measurement's one plan pl and, where it takes
+ * it, the same prepared problem p. A part with nothing to measure (CS_EEMPTY) is left out;
+ * any other failure ends the measurement. */
+static cs_status parts(const cs_plan *pl, const cs_measure_request *q, const cs_run *run,
+                       const cs_prepared *p, cs_measurement *out, cs_error *err)
+{
+    const atomic_int *cancel = run ? run->cancel : NULL;
+    cs_status st = CS_OK;
+    if ((q->parts & CS_MEASURE_CASES) && pl->d->case_id)
+        st = part_done(cs_case_metrics_planned(pl, p, cancel, &out->cases, err), &out->has_cases);
+    if (st == CS_OK && (q->parts & CS_MEASURE_CI) && q->ci_repeats > 0) {
         unsigned mask = q->ci_metrics ? q->ci_metrics : CS_METRICS_DEFAULT;
-        st = cs_bootstrap_interval(p, mask, q->ci_repeats, q->seed, q->ci_method, run, &out->ci, err);
-        if (st == CS_OK) out->has_ci = 1;
-        else if (st != CS_EEMPTY) return st;
+        st = part_done(cs_bootstrap_interval(p, mask, q->ci_repeats, q->seed, q->ci_method, run, &out->ci, err),
+                       &out->has_ci);
     }
-    if (q->parts & CS_MEASURE_CURVE) {
+    if (st == CS_OK && (q->parts & CS_MEASURE_CURVE)) {
         out->curve = q->curve_kind == CS_CURVE_SIZE ? cs_size_curve(p, &q->curve, run, err)
-                                                    : cs_bins_curve(d, s, &q->curve, run, err);
+                                                    : cs_bins_curve_planned(pl, &q->curve, run, err);
         if (!out->curve && err->code != CS_EEMPTY) return err->code;
     }
-    if ((q->parts & CS_MEASURE_TOPK) && q->n_topk) {
+    if (st == CS_OK && (q->parts & CS_MEASURE_TOPK) && q->n_topk) {
         size_t nk = q->n_topk < CS_MEASURE_MAX_TOPK ? q->n_topk : CS_MEASURE_MAX_TOPK;
         memcpy(out->topk_k, q->topk, nk * sizeof *out->topk_k);
         out->n_topk = nk;
-        st = cs_topk_bars(d, s, out->topk_k, nk, run ? run->cancel : NULL, out->topk_ece, err);
-        if (st == CS_OK) out->has_topk = 1;
-        else if (st != CS_EEMPTY) return st;
+        st = part_done(cs_topk_bars_planned(pl, out->topk_k, nk, cancel, out->topk_ece, err), &out->has_topk);
     }
-    if (q->parts & CS_MEASURE_LIKERT) {
-        st = cs_likert_compute(d, s, q->likert_cuts, q->n_likert_cuts, run ? run->cancel : NULL, &out->likert, err);
-        if (st == CS_OK) out->has_likert = 1;
-        else if (st != CS_EEMPTY) return st;
+    if (st == CS_OK && (q->parts & CS_MEASURE_LIKERT))
+        st = part_done(cs_likert_planned(pl, q->likert_cuts, q->n_likert_cuts, cancel, &out->likert, err),
+                       &out->has_likert);
+    return st;
+}
+
+/* The values of p, then the parts. */
+static cs_status measure_planned(const cs_plan *pl, const cs_measure_request *q, const cs_run *run,
+                                 cs_measurement *out, cs_error *err)
+{
+    cs_prepared *p = cs_prepare_planned(pl, NULL, err);
+    if (!p) return err->code;
+    out->selected = cs_prepared_count(p);
+    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run, &out->result, err);
+    if (st == CS_OK) {
+        out->evaluated = 1;
+        st = parts(pl, q, run, p, out, err);
     }
-    return CS_OK;
+    cs_prepared_free(p);
+    return st;
 }
 
 cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure_request *q,
@@ -68,16 +86,11 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
 {
     if (d->stats) return cs_segstats_measure(d->stats, s, q, run, out, err);
     memset(out, 0, sizeof *out);
-    cs_prepared *p = cs_prepare(d, s, err);
-    if (!p) return err->code;
-    out->selected = cs_prepared_count(p);
-    cs_status st = cs_evaluate(p, NULL, 0, q->want ? q->want : CS_WANT_ALL, run, &out->result,
-                               err);
-    if (st == CS_OK) {
-        out->evaluated = 1;
-        st = parts(d, s, q, run, p, out, err);
-    }
-    cs_prepared_free(p);
+    /* the settings checked, selected and resolved once; every part reads the plan */
+    cs_plan *pl = cs_plan_new(d, s, err);
+    if (!pl) return err->code;
+    cs_status st = measure_planned(pl, q, run, out, err);
+    cs_plan_free(pl);
     return st;
 }
 

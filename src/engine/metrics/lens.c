@@ -182,80 +182,30 @@ static int nomem_in(cs_error *err, const char *what)
     return -1;
 }
 
-/* 1 when a selection expression keeps every sample (empty, or blanks only). */
-static int select_blank(const char *sel)
+/* Whether s is pl->s or a variant of it that cs_prepare_planned accepts: the same selection,
+ * the same lens or top1 (whose classes the plan needs not resolve). CS_OK, or CS_EUSAGE. */
+static cs_status check_variant(const cs_plan *pl, const cs_settings *s, cs_error *err)
 {
-    for (const char *c = sel; *c; c++)
-        if (*c != ' ' && *c != '\t') return 0;
-    return 1;
+    if (s == &pl->s) return CS_OK;
+    cs_status st = cs_settings_check_scoring(s, err);
+    if (st != CS_OK) return st;
+    if (strcmp(s->select, pl->s.select) != 0 ||
+        (s->lens != CS_LENS_TOP1 && (s->lens != pl->s.lens || strcmp(s->lens_arg, pl->s.lens_arg) != 0 ||
+                                     (s->lens == CS_LENS_TOPK && s->topk < 1))))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "settings differ from their plan's in more than what is scored");
+    return CS_OK;
 }
 
-/* What cs_prepare refuses before any work: a row-less dataset, settings out of range, a
- * one-pass dataset under anything but all its samples on the top-1 lens (engine/metrics/rowsums.h),
- * a dataset not prepared. Returns 0, or -1 with err set. */
-static int check_preparable(const cs_dataset *d, const cs_settings *s, cs_error *err)
-{
-    if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return -1;
-    if (cs_settings_validate(s, err) != CS_OK) return -1;
-    if (d->row_sums && (s->lens != CS_LENS_TOP1 || !select_blank(s->select) || d->n_samples != d->n)) {
-        cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
-        return -1;
-    }
-    if (!d->conf || !d->sample_rows) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");
-        return -1;
-    }
-    return 0;
-}
-
-/* The samples p measures: every one (the dataset's list, borrowed: it outlives p, without a
- * per-row call) for a blank selection, else those the selection keeps; none is an error
- * naming the file. Returns 0, or -1 with err set. */
-static int select_rows(cs_prepared *p, const cs_settings *s, int blank, cs_error *err)
-{
-    const cs_dataset *d = p->d;
-    if (blank) {
-        p->rows = d->sample_rows;
-        p->rows_borrowed = 1;
-        p->n = d->n_samples;
-    } else {
-        p->rows = malloc((d->n_samples ? d->n_samples : 1) * sizeof *p->rows);
-        if (!p->rows) return nomem_in(err, "selection");
-        cs_select *sel = cs_select_compile(s->select, d, err);
-        if (!sel) return -1;
-        p->n = cs_select_filter(sel, d, d->sample_rows, d->n_samples, p->rows);
-        cs_select_free(sel);
-    }
-    if (p->n == 0) {
-        if (blank)
-            cs_error_set(err, CS_EEMPTY, 0, 0, "%s: no samples to measure",
-                         d->path ? d->path : "input");
-        else
-            cs_error_set(err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample",
-                         d->path ? d->path : "input", s->select);
-        return -1;
-    }
-    return 0;
-}
-
-/* The lens's parameters: top-k's k as used (top-1 when it is 1), the class of --lens class.
- * Returns 0, or -1 with err set (an unknown class). */
-static int resolve_lens(cs_prepared *p, const cs_settings *s, cs_error *err)
+/* The lens's parameters: top-k's k as used (top-1 when it is 1), the class of --lens class
+ * (resolved by the plan). */
+static void lens_params(cs_prepared *p, const cs_plan *pl)
 {
     const cs_dataset *d = p->d;
     if (p->kind == CS_LENS_TOPK) {
-        p->k_eff = s->topk > (int)d->k ? (int)d->k : s->topk;
+        p->k_eff = p->s.topk > (int)d->k ? (int)d->k : p->s.topk;
         if (p->k_eff == 1) p->kind = CS_LENS_TOP1;
     }
-    if (p->kind == CS_LENS_CLASS) {
-        int why;
-        p->cls = cs_dataset_class_find(d, s->lens_arg, &why);
-        if (p->cls < 0) {
-            cs_dataset_class_error(d, "--lens class", s->lens_arg, why, err);
-            return -1;
-        }
-    }
-    return 0;
+    if (p->kind == CS_LENS_CLASS) p->cls = pl->cls;
 }
 
 /* The top-k lens: each sample's k largest probabilities in descending order and the rest's
@@ -282,34 +232,24 @@ static int lens_topk(cs_prepared *p)
     return 0;
 }
 
-/* The group lens: each sample's probabilities summed per group of --lens group. Returns 0,
- * or -1 with err set (a bad group list; out of memory). */
-static int lens_group(cs_prepared *p, const cs_settings *s, cs_error *err)
+/* The group lens: each sample's probabilities summed per group of --lens group (the plan's
+ * groups). Returns 0, or -1 out of memory. */
+static int lens_group(cs_prepared *p, const cs_plan *pl)
 {
     const cs_dataset *d = p->d;
-    size_t n = p->n, K = d->k;
-    int32_t *gof = malloc(K * sizeof *gof);
-    size_t G = 0;
-    if (!gof) return nomem_in(err, "group lens");
-    if (cs_mx_parse_groups(d, s->lens_arg, gof, &G, err) != CS_OK) {
-        free(gof);
-        return -1;
-    }
+    size_t n = p->n, K = d->k, G = pl->n_groups;
+    const int32_t *gof = pl->group_of;
     p->vector = 1;
     p->dim = p->nrow = G;
     p->obuf = calloc(n * G, sizeof *p->obuf);
     p->hot = malloc(n * sizeof *p->hot);
-    if (!p->obuf || !p->hot) {
-        free(gof);
-        return nomem_in(err, "group lens");
-    }
+    if (!p->obuf || !p->hot) return -1;
     for (size_t i = 0; i < n; i++) {
         const double *g = d->prob + (size_t)p->rows[i] * K;
         double *o = p->obuf + i * G;
         for (size_t j = 0; j < K; j++) o[gof[j]] += g[j];
         p->hot[i] = gof[d->label[p->rows[i]]];
     }
-    free(gof);
     p->obase = p->obuf;
     p->ostride = G;
     return 0;
@@ -318,7 +258,7 @@ static int lens_group(cs_prepared *p, const cs_settings *s, cs_error *err)
 /* Every sample's scalar (value, target) of the lens: borrowed from the dataset for top-1 over
  * every row (no tta, no selection), else made per selected row; the vector lenses' from
  * their first coordinate. Returns 0, or -1 with err set. */
-static int lens_values(cs_prepared *p, const cs_settings *s, int blank, cs_error *err)
+static int lens_values(cs_prepared *p, const cs_plan *pl, int blank, cs_error *err)
 {
     const cs_dataset *d = p->d;
     size_t n = p->n, K = d->k;
@@ -350,7 +290,7 @@ static int lens_values(cs_prepared *p, const cs_settings *s, int blank, cs_error
         if (lens_topk(p) != 0) return nomem_in(err, "top-k lens");
         break;
     case CS_LENS_GROUP:
-        if (lens_group(p, s, err) != 0) return -1;
+        if (lens_group(p, pl) != 0) return nomem_in(err, "group lens");
         break;
     case CS_LENS_FULL:
         p->vector = 1;
@@ -372,22 +312,53 @@ static int lens_values(cs_prepared *p, const cs_settings *s, int blank, cs_error
     return 0;
 }
 
-cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err)
+/* A plan whose selection keeps no sample: the error naming the file (and the selection). */
+static void none_selected(const cs_plan *pl, const cs_settings *s, cs_error *err)
 {
-    if (check_preparable(d, s, err) != 0) return NULL;
+    const char *path = pl->d->path ? pl->d->path : "input";
+    if (pl->all)
+        cs_error_set(err, CS_EEMPTY, 0, 0, "%s: no samples to measure", path);
+    else
+        cs_error_set(err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample", path, s->select);
+}
+
+cs_prepared *cs_prepare_planned(const cs_plan *pl, const cs_settings *s, cs_error *err)
+{
+    if (!s) s = &pl->s;
+    if (check_variant(pl, s, err) != CS_OK) return NULL;
+    if (pl->n == 0) {
+        none_selected(pl, s, err);
+        return NULL;
+    }
     cs_prepared *p = malloc(sizeof *p);
     if (!p) { cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory"); return NULL; }
     cs_mx_prepared_init(p);
-    p->d = d;
+    p->d = pl->d;
     p->s = *s;
     p->kind = s->lens;
-    /* the selection first, then the lens over the selected samples */
-    int blank = select_blank(s->select);
-    if (select_rows(p, s, blank, err) != 0 || resolve_lens(p, s, err) != 0 ||
-        lens_values(p, s, blank, err) != 0) {
+    p->rows = (uint32_t *)pl->rows;   /* borrowed: the plan outlives p */
+    p->rows_borrowed = 1;
+    p->n = pl->n;
+    lens_params(p, pl);
+    /* the dataset's own confidences serve top-1 over every sample */
+    int every = pl->all && pl->rows == pl->d->sample_rows;
+    if (lens_values(p, pl, every, err) != 0) {
         cs_prepared_free(p);
         return NULL;
     }
     /* uniform bins (p->ubin) are built on first use by a subset: cs_mx_ubin_cache */
+    return p;
+}
+
+cs_prepared *cs_prepare(const cs_dataset *d, const cs_settings *s, cs_error *err)
+{
+    cs_plan *pl = cs_plan_new(d, s, err);
+    if (!pl) return NULL;
+    cs_prepared *p = cs_prepare_planned(pl, NULL, err);
+    if (p && pl->owned_rows) {   /* p outlives its plan: it takes the rows */
+        p->rows_borrowed = 0;
+        pl->owned_rows = NULL;
+    }
+    cs_plan_free(pl);
     return p;
 }

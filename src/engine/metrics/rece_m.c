@@ -273,54 +273,57 @@ int cs_prepared_rece_m_kept(const cs_prepared *p)
     return cs_prepared_has_tta(p) && cache_fits(p->d, p->n, (size_t)p->s.bins);
 }
 
-static cs_status build(const cs_prepared *p, const atomic_int *cancel, cs_mx_rm **out,
-                       cs_error *err)
+/* Every row's id inside the id table. CS_OK or CS_EINPUT naming the row. */
+static cs_status check_ids(const cs_dataset *d, const char *path, cs_error *err)
 {
-    const cs_dataset *d = p->d;
-    const char *path = d->path ? d->path : "input";
-    size_t n = d->n, nid = d->n_ids, ns = p->n, m = (size_t)p->s.bins;
-    for (size_t r = 0; r < n; r++)
-        if (d->id[r] < 0 || (size_t)d->id[r] >= nid)
+    for (size_t r = 0; r < d->n; r++)
+        if (d->id[r] < 0 || (size_t)d->id[r] >= d->n_ids)
             return cs_error_set(err, CS_EINPUT, 0, 0, "%s: row %zu has an id outside the id table",
                                 path, r);
-    cs_status rc = CS_OK;
-    /* Group rows by id (counting sort, stable: file order within an id), checking that every
-     * id has exactly one clean (tta 0) row. */
-    size_t *start = calloc(nid + 1, sizeof *start), *fill = NULL;
-    int64_t *clean = malloc((nid ? nid : 1) * sizeof *clean);
-    cs_mx_rm *rm = calloc(1, sizeof *rm);
-    uint32_t *order = NULL;
-    if (!start || !clean || !rm) goto nomem;
+    return CS_OK;
+}
+
+/* The rows grouped by id (a counting sort, stable: file order within an id): id i's rows are
+ * order[start[i] .. start[i+1]). Every id has exactly one clean (tta 0) row, else CS_EINPUT
+ * naming it. start has n_ids + 1 entries, zeroed; clean n_ids; order and fill are set here
+ * (the caller frees them). CS_OK, CS_EINPUT or CS_ENOMEM (err not set). */
+static cs_status group_by_id(const cs_dataset *d, const char *path, size_t *start, int64_t *clean,
+                             uint32_t **order, size_t **fill, cs_error *err)
+{
+    size_t n = d->n, nid = d->n_ids;
     for (size_t i = 0; i < nid; i++) clean[i] = -1;
     for (size_t r = 0; r < n; r++) {
         size_t id = (size_t)d->id[r];
         start[id + 1]++;
-        if (d->tta[r] == 0) {
-            if (clean[id] >= 0) {
-                rc = cs_error_set(err, CS_EINPUT, 0, 0, "%s: id '%s' has more than one tta 0 row",
-                                  path, id_name(d, d->id[r]));
-                goto fail;
-            }
-            clean[id] = (int64_t)r;
-        }
+        if (d->tta[r] != 0) continue;
+        if (clean[id] >= 0)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: id '%s' has more than one tta 0 row",
+                                path, id_name(d, d->id[r]));
+        clean[id] = (int64_t)r;
     }
     for (size_t i = 0; i < nid; i++) {
-        if (start[i + 1] > 0 && clean[i] < 0) {
-            rc = cs_error_set(err, CS_EINPUT, 0, 0,
-                              "%s: id '%s' has no tta 0 row (the clean prediction RECE-M needs)",
-                              path, id_name(d, (int32_t)i));
-            goto fail;
-        }
+        if (start[i + 1] > 0 && clean[i] < 0)
+            return cs_error_set(err, CS_EINPUT, 0, 0,
+                                "%s: id '%s' has no tta 0 row (the clean prediction RECE-M needs)",
+                                path, id_name(d, (int32_t)i));
         start[i + 1] += start[i];
     }
-    order = malloc((n ? n : 1) * sizeof *order);
-    fill = malloc((nid ? nid : 1) * sizeof *fill);
-    if (!order || !fill) goto nomem;
-    memcpy(fill, start, (nid ? nid : 1) * sizeof *fill);
-    for (size_t r = 0; r < n; r++) order[fill[d->id[r]]++] = (uint32_t)r;
+    *order = malloc((n ? n : 1) * sizeof **order);
+    *fill = malloc((nid ? nid : 1) * sizeof **fill);
+    if (!*order || !*fill) return CS_ENOMEM;
+    memcpy(*fill, start, (nid ? nid : 1) * sizeof **fill);
+    for (size_t r = 0; r < n; r++) (*order)[(*fill)[d->id[r]]++] = (uint32_t)r;
+    return CS_OK;
+}
 
-    /* The samples are p's rows (selected tta 0 rows); each one's observations are all the
-     * rows of its id, tta 0 included. */
+/* rm's samples (p's rows: selected tta 0 rows) with their bin edges, confidence, correctness
+ * and observations: all the rows of the sample's id, tta 0 included. *tot = observations.
+ * 0, or -1 out of memory. */
+static int gather_observations(const cs_prepared *p, const size_t *start, const uint32_t *order,
+                               cs_mx_rm *rm, size_t *tot)
+{
+    const cs_dataset *d = p->d;
+    size_t ns = p->n, m = (size_t)p->s.bins;
     rm->n = ns;
     rm->m = m;
     rm->sigma = p->s.sigma;
@@ -328,17 +331,17 @@ static cs_status build(const cs_prepared *p, const atomic_int *cancel, cs_mx_rm 
     rm->conf = malloc(ns * sizeof *rm->conf);
     rm->acc = malloc(ns);
     rm->obs_start = malloc((ns + 1) * sizeof *rm->obs_start);
-    if (!rm->e || !rm->conf || !rm->acc || !rm->obs_start) goto nomem;
+    if (!rm->e || !rm->conf || !rm->acc || !rm->obs_start) return -1;
     cs_mx_edges(rm->e, (int)m);
-    size_t tot = 0;
+    *tot = 0;
     for (size_t j = 0; j < ns; j++) {
         size_t id = (size_t)d->id[p->rows[j]];
-        rm->obs_start[j] = tot;
-        tot += start[id + 1] - start[id];
+        rm->obs_start[j] = *tot;
+        *tot += start[id + 1] - start[id];
     }
-    rm->obs_start[ns] = tot;
-    rm->obs = malloc((tot ? tot : 1) * sizeof *rm->obs);
-    if (!rm->obs) goto nomem;
+    rm->obs_start[ns] = *tot;
+    rm->obs = malloc((*tot ? *tot : 1) * sizeof *rm->obs);
+    if (!rm->obs) return -1;
     for (size_t j = 0; j < ns; j++) {
         uint32_t r = p->rows[j];
         size_t id = (size_t)d->id[r];
@@ -347,38 +350,63 @@ static cs_status build(const cs_prepared *p, const atomic_int *cancel, cs_mx_rm 
         for (size_t q = start[id]; q < start[id + 1]; q++)
             rm->obs[rm->obs_start[j] + (q - start[id])] = d->conf[order[q]];
     }
-    free(order); order = NULL;
-    free(fill); fill = NULL;
-    free(start); start = NULL;
-    free(clean); clean = NULL;
+    return 0;
+}
 
+/* The mixture fits (GMM3, replacing the observations) and, when they fit in memory, every
+ * sample's weight row; in chunks, on helper threads for large work. 0, -1 out of memory, 1
+ * cancelled. */
+static int fit_and_weigh(const cs_prepared *p, cs_mx_rm *rm, size_t tot, const atomic_int *cancel)
+{
+    size_t ns = rm->n, m = rm->m;
     build_ctx x = { .rm = rm, .cancel = cancel };
     atomic_init(&x.status, 0);
     size_t nchunks = (ns + RM_CHUNK - 1) / RM_CHUNK;
     if (p->s.mixture == CS_MIX_GMM3) {
         rm->gmm = malloc(ns * 9 * sizeof *rm->gmm);
-        if (!rm->gmm) goto nomem;
+        if (!rm->gmm) return -1;
         cs_mx_chunks(nchunks, tot >= 20000, fit_chunk, &x);
         free(rm->obs_start); rm->obs_start = NULL;   /* the fits replace the observations */
         free(rm->obs); rm->obs = NULL;
     }
-    if (!atomic_load(&x.status) && cache_fits(d, ns, m)) {
+    if (!atomic_load(&x.status) && cache_fits(p->d, ns, m)) {
         rm->w = malloc((ns ? ns : 1) * m * sizeof *rm->w);
-        if (!rm->w) goto nomem;
+        if (!rm->w) return -1;
         double work = (double)(rm->gmm ? 3 * ns : tot) * (double)(m + 1);
         cs_mx_chunks(nchunks, work >= 300000, weight_chunk, &x);
     }
-    int st = atomic_load(&x.status);
-    if (st < 0) goto nomem;
-    if (st > 0) { rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled"); goto fail; }
+    return atomic_load(&x.status);
+}
+
+static cs_status build(const cs_prepared *p, const atomic_int *cancel, cs_mx_rm **out,
+                       cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    const char *path = d->path ? d->path : "input";
+    cs_status rc = check_ids(d, path, err);
+    if (rc != CS_OK) return rc;
+    size_t nid = d->n_ids, tot = 0, *fill = NULL;
+    size_t *start = calloc(nid + 1, sizeof *start);
+    int64_t *clean = malloc((nid ? nid : 1) * sizeof *clean);
+    cs_mx_rm *rm = calloc(1, sizeof *rm);
+    uint32_t *order = NULL;
+    rc = !start || !clean || !rm ? CS_ENOMEM : group_by_id(d, path, start, clean, &order, &fill, err);
+    if (rc == CS_OK && gather_observations(p, start, order, rm, &tot) != 0) rc = CS_ENOMEM;
+    free(order);
+    free(fill);
+    free(start);
+    free(clean);
+    if (rc == CS_OK) {
+        int st = fit_and_weigh(p, rm, tot, cancel);
+        rc = st < 0 ? CS_ENOMEM : st > 0 ? cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled") : CS_OK;
+    }
+    if (rc == CS_ENOMEM) cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory (RECE-M)", path);
+    if (rc != CS_OK) {
+        cs_mx_rm_free(rm);
+        return rc;
+    }
     *out = rm;
     return CS_OK;
-nomem:
-    rc = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory (RECE-M)", path);
-fail:
-    free(start); free(fill); free(clean); free(order);
-    cs_mx_rm_free(rm);
-    return rc;
 }
 
 cs_status cs_mx_rece_m(const cs_prepared *cp, const uint32_t *items, size_t ni,

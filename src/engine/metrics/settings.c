@@ -8,6 +8,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,13 +221,44 @@ cs_status cs_parse_sum_tol(const char *text, double *out, cs_error *err)
     return CS_OK;
 }
 
-cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
+/* The scored fields' checks, shared by the whole validation and a variant's. */
+static cs_status check_bins(const cs_settings *s, cs_error *err)
 {
     if (s->bins < 1 || s->bins > CS_BINS_MAX)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "bins must be between 1 and %d (got %d)",
                             CS_BINS_MAX, s->bins);
+    return CS_OK;
+}
+
+static cs_status check_gamma(const cs_settings *s, cs_error *err)
+{
     if (!(s->gamma > 0) || s->gamma > 1)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "gamma must be in (0, 1] (got %g)", s->gamma);
+    return CS_OK;
+}
+
+static cs_status check_interval(const cs_settings *s, cs_error *err)
+{
+    if (s->distance == CS_DIST_INTERVAL &&
+        !(s->interval_lo >= 0 && s->interval_hi <= 1 && s->interval_lo <= s->interval_hi))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "interval needs 0 <= L <= H <= 1");
+    return CS_OK;
+}
+
+/* Counted for the tests that show a measurement validates its settings once. */
+static atomic_ulong validations;
+
+unsigned long cs_settings_validate_count(void)
+{
+    return atomic_load_explicit(&validations, memory_order_relaxed);
+}
+
+cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
+{
+    atomic_fetch_add_explicit(&validations, 1, memory_order_relaxed);
+    cs_status st = check_bins(s, err);
+    if (st == CS_OK) st = check_gamma(s, err);
+    if (st != CS_OK) return st;
     if (!(s->sigma >= CS_SIGMA_MIN && s->sigma <= CS_SIGMA_MAX))
         return cs_error_set(err, CS_EUSAGE, 0, 0, "sigma must be in [%g, %g] (got %.17g)",
                             CS_SIGMA_MIN, CS_SIGMA_MAX, s->sigma);
@@ -238,13 +270,19 @@ cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
     if ((s->lens == CS_LENS_CLASS || s->lens == CS_LENS_GROUP) &&
         memchr(s->lens_arg, '\0', CS_SPEC_MAX) == NULL)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "lens argument is not terminated");
-    if (s->distance == CS_DIST_INTERVAL &&
-        !(s->interval_lo >= 0 && s->interval_hi <= 1 && s->interval_lo <= s->interval_hi))
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "interval needs 0 <= L <= H <= 1");
+    if ((st = check_interval(s, err)) != CS_OK) return st;
     if ((unsigned)s->lens > CS_LENS_FULL || (unsigned)s->binning > CS_BIN_KDTREE ||
         (unsigned)s->distance > CS_DIST_INTERVAL || (unsigned)s->mixture > CS_MIX_GMM3)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "settings out of range");
     return CS_OK;
+}
+
+cs_status cs_settings_check_scoring(const cs_settings *s, cs_error *err)
+{
+    cs_status st = check_bins(s, err);
+    if (st == CS_OK) st = check_gamma(s, err);
+    if (st == CS_OK) st = check_interval(s, err);
+    return st;
 }
 
 void cs_settings_lens_name(const cs_settings *s, char *buf, size_t size)

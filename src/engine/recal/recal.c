@@ -368,6 +368,93 @@ static size_t count_changed(const cs_dataset *d, const cs_rc_plan *pl, const dou
     return n;
 }
 
+/* What a recalibration refuses before any work: an unknown method, folds or bins out of
+ * range, a binary-only method on a multiclass file, an unprepared dataset. */
+static cs_status check_method(const cs_dataset *d, int method, const cs_recal_options *o, cs_error *err)
+{
+    if (!cs_recal_name(method))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "unknown recalibration method %d", method);
+    if (!o->fit_mask && !o->split_fit && (o->folds < 2 || o->folds > CS_RECAL_MAX_FOLDS))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration folds must be 2..%d, not %d", CS_RECAL_MAX_FOLDS, o->folds);
+    if (method == CS_RECAL_HIST && (o->bins < 1 || o->bins > 100000))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "histogram binning needs 1..100000 bins, not %d", o->bins);
+    if (method == CS_RECAL_PLATT && d->k != 2)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: Platt scaling needs a binary file (it has %zu classes); "
+                            "use ts for multiclass files", d->path ? d->path : "?", d->k);
+    if (method == CS_RECAL_BETA && d->k != 2)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
+                            "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
+    if (!d->conf)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
+    return CS_OK;
+}
+
+/* Which rows each model fits on and which it recalibrates: the fit mask's two groups (fit_mask
+ * given), else o->folds seeded folds plus the model of all rows. pl->group is the caller's
+ * (freed by it on success). CS_OK or CS_ENOMEM. */
+static cs_status plan_groups(const cs_dataset *d, const cs_recal_options *o, const uint8_t *fit_mask,
+                             cs_rc_plan *pl, cs_error *err)
+{
+    pl->group = malloc(d->n ? d->n : 1);
+    if (!pl->group) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    if (fit_mask) {
+        pl->cross = 0;
+        pl->n_groups = 2;
+        pl->n_models = 1;
+        for (size_t r = 0; r < d->n; r++) pl->group[r] = fit_mask[r] ? 0 : 1;
+        return CS_OK;
+    }
+    pl->cross = 1;
+    pl->n_groups = (size_t)o->folds;
+    pl->n_models = (size_t)o->folds + 1;
+    if (plan_folds(d, o->folds, o->seed, pl)) {
+        free(pl->group);
+        pl->group = NULL;
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    }
+    return CS_OK;
+}
+
+/* Every model has a sample to fit on (CS_EEMPTY naming the method otherwise); the last
+ * model's count goes to info->fit_rows. */
+static cs_status check_fittable(const cs_dataset *d, int method, const cs_rc_plan *pl, cs_recal_info *info,
+                                cs_error *err)
+{
+    size_t per_group[CS_RECAL_MAX_FOLDS] = { 0 };
+    for (size_t j = 0; j < d->n_samples; j++) per_group[pl->group[d->sample_rows[j]]]++;
+    for (size_t m = 0; m < pl->n_models; m++) {
+        size_t nf = 0;
+        for (size_t g = 0; g < pl->n_groups; g++) if (cs_rc_uses(pl, m, g)) nf += per_group[g];
+        if (nf == 0)
+            return cs_error_set(err, CS_EEMPTY, 0, 0, "%s: %s has no row to fit on%s", d->path ? d->path : "?",
+                                method_names[method], pl->cross ? " in some cross-fitting fold (too few samples)" : "");
+        if (m + 1 == pl->n_models) info->fit_rows = nf;
+    }
+    return CS_OK;
+}
+
+static int cancelled(const cs_recal_options *o)
+{
+    return o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed);
+}
+
+/* The method's models fitted by pl and applied, their probabilities into prob. */
+static cs_status fit(const cs_dataset *d, int method, const cs_rc_plan *pl, const cs_recal_options *o,
+                     double *prob, cs_recal_info *info, cs_error *err)
+{
+    if (cancelled(o)) return cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    switch (method) {
+    case CS_RECAL_TS: return cs_rc_temperature(d, pl, o, prob, info, err);
+    case CS_RECAL_PLATT: return cs_rc_platt(d, pl, prob, info, err);
+    case CS_RECAL_HIST: return cs_rc_hist(d, pl, o->bins, prob, err);
+    case CS_RECAL_VS: return cs_rc_vs(d, pl, o, prob, info, err);
+    case CS_RECAL_ETS: return cs_rc_ets(d, pl, o, prob, info, err);
+    case CS_RECAL_BETA: return cs_rc_beta(d, pl, o, prob, info, err);
+    case CS_RECAL_IROVA: return cs_rc_irova(d, pl, prob, err);
+    default: return cs_rc_iso(d, pl, prob, err);
+    }
+}
+
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err)
 {
@@ -377,32 +464,7 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     if (!info) info = &tmp;
     memset(info, 0, sizeof *info);
     info->method = method;
-    if (!cs_recal_name(method)) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "unknown recalibration method %d", method);
-        return NULL;
-    }
-    if (!o->fit_mask && !o->split_fit && (o->folds < 2 || o->folds > CS_RECAL_MAX_FOLDS)) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration folds must be 2..%d, not %d", CS_RECAL_MAX_FOLDS, o->folds);
-        return NULL;
-    }
-    if (method == CS_RECAL_HIST && (o->bins < 1 || o->bins > 100000)) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "histogram binning needs 1..100000 bins, not %d", o->bins);
-        return NULL;
-    }
-    if (method == CS_RECAL_PLATT && d->k != 2) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: Platt scaling needs a binary file (it has %zu classes); "
-                     "use ts for multiclass files", d->path ? d->path : "?", d->k);
-        return NULL;
-    }
-    if (method == CS_RECAL_BETA && d->k != 2) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
-                     "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
-        return NULL;
-    }
-    if (!d->conf) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
-        return NULL;
-    }
+    if (check_method(d, method, o, err) != CS_OK) return NULL;
     /* the fit mask: given, or from the split column */
     uint8_t *col_mask = NULL;
     if (!o->fit_mask && o->split_fit && !(col_mask = cs_recal_column_mask(d, o->split_fit, err)))
@@ -412,70 +474,20 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     snprintf(suffix, sizeof suffix, "+%s", method_names[method]);
     /* every fit writes every probability, so they are not copied first */
     cs_dataset *c = copy_rows(d, NULL, 0, suffix, 0, 0, err);
-    if (!c) { free(col_mask); return NULL; }
-
     cs_rc_plan pl = { 0 };
-    pl.group = malloc(d->n ? d->n : 1);
-    if (!pl.group) {
-        free(col_mask);
-        cs_dataset_free(c);
-        cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        return NULL;
+    cs_status st = c ? plan_groups(d, o, fit_mask, &pl, err) : CS_ENOMEM;
+    free(col_mask);
+    if (st == CS_OK) st = check_fittable(d, method, &pl, info, err);
+    if (st == CS_OK) {
+        info->folds = pl.cross ? o->folds : 0;
+        st = fit(d, method, &pl, o, c->prob, info, err);
+        if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
+        if (st == CS_OK && cancelled(o)) st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+        if (st == CS_OK) st = cs_dataset_prepare(c, err);
+        if (st != CS_OK) cs_recal_info_clear(info);
     }
-    if (fit_mask) {
-        pl.cross = 0;
-        pl.n_groups = 2;
-        pl.n_models = 1;
-        for (size_t r = 0; r < d->n; r++) pl.group[r] = fit_mask[r] ? 0 : 1;
-        free(col_mask);
-    } else {
-        pl.cross = 1;
-        pl.n_groups = (size_t)o->folds;
-        pl.n_models = (size_t)o->folds + 1;
-        if (plan_folds(d, o->folds, o->seed, &pl)) {
-            free(pl.group);
-            cs_dataset_free(c);
-            cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-            return NULL;
-        }
-    }
-    /* every model must have something to fit on */
-    size_t per_group[CS_RECAL_MAX_FOLDS] = { 0 };
-    for (size_t j = 0; j < d->n_samples; j++) per_group[pl.group[d->sample_rows[j]]]++;
-    for (size_t m = 0; m < pl.n_models; m++) {
-        size_t nf = 0;
-        for (size_t g = 0; g < pl.n_groups; g++) if (cs_rc_uses(&pl, m, g)) nf += per_group[g];
-        if (nf == 0) {
-            free(pl.group);
-            cs_dataset_free(c);
-            cs_error_set(err, CS_EEMPTY, 0, 0, "%s: %s has no row to fit on%s", d->path ? d->path : "?",
-                         method_names[method], pl.cross ? " in some cross-fitting fold (too few samples)" : "");
-            return NULL;
-        }
-        if (m + 1 == pl.n_models) info->fit_rows = nf;
-    }
-    info->folds = pl.cross ? o->folds : 0;
-
-    cs_status st = CS_OK;
-    if (o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
-        st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    else switch (method) {
-    case CS_RECAL_TS: st = cs_rc_temperature(d, &pl, o, c->prob, info, err); break;
-    case CS_RECAL_PLATT: st = cs_rc_platt(d, &pl, c->prob, info, err); break;
-    case CS_RECAL_HIST: st = cs_rc_hist(d, &pl, o->bins, c->prob, err); break;
-    case CS_RECAL_VS: st = cs_rc_vs(d, &pl, o, c->prob, info, err); break;
-    case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
-    case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
-    case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, err); break;
-    default: st = cs_rc_iso(d, &pl, c->prob, err); break;
-    }
-    if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
     free(pl.group);
-    if (st == CS_OK && o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed))
-        st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-    if (st == CS_OK) st = cs_dataset_prepare(c, err);
     if (st != CS_OK) {
-        cs_recal_info_clear(info);
         cs_dataset_free(c);
         return NULL;
     }

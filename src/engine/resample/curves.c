@@ -417,22 +417,42 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
     }
 }
 
-cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
-                        const cs_run *run, cs_error *err)
+/* What a bins curve refuses before any work: a file without probability rows, bad options,
+ * a point that is not a bin count (or a gamma of kd-tree bins). */
+static cs_status bins_curve_check(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
+                                  cs_error *err)
 {
     if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK ||
-        cs_dataset_need_probs(d, "this bins curve", err) != CS_OK) return NULL;
+        cs_dataset_need_probs(d, "this bins curve", err) != CS_OK) return err->code;
     if (cs_curve_options_check(o, err) != CS_OK)
-        return NULL;
+        return err->code;
     int kd = s->binning == CS_BIN_KDTREE;
     for (size_t i = 0; i < o->n_points; i++) {
         double v = o->x[i];
-        if (kd ? !(v > 0 && v <= 1) : !(v >= 1 && v <= 1e6 && v == floor(v))) {
-            cs_error_set(err, CS_EUSAGE, 0, 0,
-                         kd ? "gamma %g is not in (0, 1]" : "bins %g is not an integer >= 1", v);
-            return NULL;
-        }
+        if (kd ? !(v > 0 && v <= 1) : !(v >= 1 && v <= 1e6 && v == floor(v)))
+            return cs_error_set(err, CS_EUSAGE, 0, 0,
+                                kd ? "gamma %g is not in (0, 1]" : "bins %g is not an integer >= 1", v);
     }
+    return CS_OK;
+}
+
+/* s with bins (or kd-tree bins' gamma) set to point x. */
+static cs_settings at_point(const cs_settings *s, double x)
+{
+    cs_settings si = *s;
+    if (s->binning == CS_BIN_KDTREE)
+        si.gamma = x;
+    else
+        si.bins = (int)x;
+    return si;
+}
+
+/* The curve over plan pl: one problem per point (its bins checked where it is made). */
+static cs_curve *bins_curve_of(const cs_plan *pl, const cs_curve_options *o, const cs_run *run,
+                               cs_error *err)
+{
+    const cs_settings *s = &pl->s;
+    int kd = s->binning == CS_BIN_KDTREE;
     cs_curve *c = NULL;
     cs_prepared **prep = calloc(o->n_points, sizeof *prep);
     if (!prep) {
@@ -440,12 +460,8 @@ cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curv
         return NULL;
     }
     for (size_t i = 0; i < o->n_points; i++) {
-        cs_settings si = *s;
-        if (kd)
-            si.gamma = o->x[i];
-        else
-            si.bins = (int)o->x[i];
-        prep[i] = cs_prepare(d, &si, err);
+        cs_settings si = at_point(s, o->x[i]);
+        prep[i] = cs_prepare_planned(pl, &si, err);
         if (!prep[i])
             goto done;
     }
@@ -474,6 +490,26 @@ done:
         cs_prepared_free(prep[i]);
     free(prep);
     return c;
+}
+
+cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
+                        const cs_run *run, cs_error *err)
+{
+    if (bins_curve_check(d, s, o, err) != CS_OK) return NULL;
+    /* the plan of the first point: its settings are what the first problem is checked on */
+    cs_settings s0 = at_point(s, o->x[0]);
+    cs_plan *pl = cs_plan_new(d, &s0, err);
+    if (!pl) return NULL;
+    cs_curve *c = bins_curve_of(pl, o, run, err);
+    cs_plan_free(pl);
+    return c;
+}
+
+cs_curve *cs_bins_curve_planned(const cs_plan *pl, const cs_curve_options *o, const cs_run *run,
+                                cs_error *err)
+{
+    if (bins_curve_check(pl->d, &pl->s, o, err) != CS_OK) return NULL;
+    return bins_curve_of(pl, o, run, err);
 }
 
 /* ---- confidence intervals ---------------------------------------------------------------- */
