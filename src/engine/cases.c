@@ -84,8 +84,7 @@ cs_status cs_case_metrics_compute(const cs_dataset *d, const cs_settings *s,
                                   const atomic_int *cancel, cs_case_metrics *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK ||
-        cs_dataset_need_probs(d, "per-case metrics of rows", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK) return err->code;
     const char *path = d->path ? d->path : "input";
     if (!d->case_id)
         return cs_error_set(err, CS_EUSAGE, 0, 0,

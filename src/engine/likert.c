@@ -21,8 +21,7 @@ static int blank(const char *s)
 cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const double *cuts,
                             size_t n_cuts, const atomic_int *cancel, cs_likert *out, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "the Likert table", err) != CS_OK ||
-        cs_dataset_need_probs(d, "the Likert table", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
+    if (cs_dataset_need_rows(d, "the Likert table", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
     if (!cuts) { cuts = cs_likert_default_cuts; n_cuts = 4; }
     if (n_cuts < 2 || n_cuts > CS_LIKERT_MAX + 1)

@@ -250,8 +250,7 @@ cs_status cs_compat_run(const cs_dataset *d, const cs_settings *s, unsigned mask
 cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
                                     const atomic_int *cancel, cs_compat_report *out, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK ||
-        cs_dataset_need_probs(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
+    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
     int relplot_only = (mask & CS_COMPAT_ALL_MASK) == (1u << CS_COMPAT_RELPLOT);
     if (s->lens == CS_LENS_CLASS && !relplot_only)

@@ -191,16 +191,11 @@ static int select_blank(const char *sel)
 }
 
 /* What cs_prepare refuses before any work: a row-less dataset, settings out of range, a
- * one-pass dataset under anything but all its samples on the top-1 lens (engine/metrics/rowsums.h),
- * a dataset not prepared. Returns 0, or -1 with err set. */
+ * dataset not prepared. Returns 0, or -1 with err set. */
 static int check_preparable(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {
     if (cs_dataset_need_rows(d, "this measurement", err) != CS_OK) return -1;
     if (cs_settings_validate(s, err) != CS_OK) return -1;
-    if (d->row_sums && (s->lens != CS_LENS_TOP1 || !select_blank(s->select) || d->n_samples != d->n)) {
-        cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
-        return -1;
-    }
     if (!d->conf || !d->sample_rows) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");
         return -1;

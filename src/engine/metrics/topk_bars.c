@@ -27,8 +27,7 @@ static void *run_sort(void *arg)
 cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *ks, size_t nk,
                        const atomic_int *cancel, double *ece_out, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "top-k ECE bars", err) != CS_OK ||
-        cs_dataset_need_probs(d, "top-k ECE bars", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "top-k ECE bars", err) != CS_OK) return err->code;
     for (size_t i = 0; i < nk; i++) {
         if (ks[i] < 1) return cs_error_set(err, CS_EUSAGE, 0, 0, "top-k bars: k must be >= 1 (got %d)", ks[i]);
         ece_out[i] = NAN;

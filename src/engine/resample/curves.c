@@ -420,8 +420,7 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
 cs_curve *cs_bins_curve(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
                         const cs_run *run, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK ||
-        cs_dataset_need_probs(d, "this bins curve", err) != CS_OK) return NULL;
+    if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK) return NULL;
     if (cs_curve_options_check(o, err) != CS_OK)
         return NULL;
     int kd = s->binning == CS_BIN_KDTREE;
