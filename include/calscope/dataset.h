@@ -59,19 +59,6 @@ typedef struct cs_dataset {
     uint32_t *sample_rows; /* the rows that are samples: all rows, or those with tta == 0 */
     size_t n_samples;
 
-    /* A one-pass load (engine/metrics/rowsums.h, cs_load_options.row_sums_bins: the report when
-     * nothing it prints reads the matrix): the probabilities of rows [0, rows_summed) were
-     * summed as they were read and never kept (prob holds rows [rows_summed, n) at their
-     * places; what lies before them is not data; NULL when every row was summed), and
-     * row_sums (owned) holds those sums.
-     * cs_evaluate continues them over the kept rows for all samples on the top-1 lens; every
-     * routine that would read a missing row refuses the dataset (cs_dataset_need_probs).
-     * 0 and NULL for any other dataset. */
-    size_t rows_summed;
-    struct cs_rowsums *row_sums;
-    void (*free_row_sums)(struct cs_rowsums *); /* set with row_sums by whoever attaches them
-                                                   (cs_rowsums_free); cs_dataset_free calls it */
-
     /* A statistics dataset (calscope/segstats.h): a statistics file, or a manifest of
      * segmentation volumes reduced when loaded. Owned (freed with the dataset). Then there are
      * no rows: prob, label, case_id and every per-row array above are NULL; n = n_samples = the
@@ -87,12 +74,6 @@ typedef struct cs_dataset {
  * when d has rows; else CS_EUSAGE with "WHAT: not from a statistics file, which keeps per-bin sums
  * per case, not per-voxel values" (what: "--compat", "recalibration", ...). Any thread. */
 cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err);
-
-/* The one refusal of a one-pass dataset (rows_summed > 0) by a routine that reads the
- * probabilities of any row: CS_OK when d keeps them all; else CS_EUSAGE with "WHAT: the file
- * was loaded in one pass for a report, and the probabilities of its first N rows were summed,
- * not kept". Any thread. */
-cs_status cs_dataset_need_probs(const cs_dataset *d, const char *what, cs_error *err);
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
  * (the loader does) before sharing the dataset. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when

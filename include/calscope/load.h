@@ -82,14 +82,6 @@ typedef struct cs_load_options {
     void (*partial)(void *ctx, cs_dataset *so_far);
     void *partial_ctx;
     const atomic_int *cancel; /* when non-NULL and set, loading stops with CS_ECANCELLED */
-    /* A one-pass load (engine/metrics/rowsums.h): > 0 asks for the class-wise sums under this many
-     * uniform bins and the Brier / NLL sums of the rows whose probabilities the loader then
-     * need not keep. The CSV loader's two threads do it on a file of a label and
-     * probabilities only (dataset.h rows_summed, row_sums: usually every row summed, prob
-     * NULL); any other load ignores it and keeps every row. Only for a caller that measures all samples on the top-1 lens with
-     * these bins and reads no probability itself (the report, for its default table): every
-     * other use of such a dataset is refused (cs_dataset_need_probs). 0: keep every row. */
-    int row_sums_bins;
 } cs_load_options;
 
 #define CS_LOAD_MAX_SKIP_MESSAGES 20

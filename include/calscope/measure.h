@@ -83,10 +83,10 @@ cs_status cs_measure(const cs_dataset *d, const cs_settings *s, const cs_measure
 void cs_measurement_free(cs_measurement *m);
 
 /* Whether measuring under s the parts `parts` (CS_MEASURE_*) reads nothing of the probability
- * rows but the sums a one-pass load keeps (engine/metrics/rowsums.h): the values of all samples on
- * the top-1 lens, and per-case metrics (a file with a case column is never summed). A caller
- * that prints nothing else of the rows may then load with cs_load_options.row_sums_bins =
- * s->bins. Pure; any thread. */
+ * rows but the sums a summary keeps (calscope/summarize.h): the values of all samples on the
+ * top-1 lens, and per-case metrics (a file with a case column is never summed). A part or a
+ * setting that reads the rows makes this 0: cs_summarize_file asks it, so a caller that
+ * prints nothing else of the rows may hand it any request. Pure; any thread. */
 int cs_measure_reads_only_sums(const cs_settings *s, unsigned parts);
 
 /* Which rows fit a recalibration and which are held out to measure every method on. */

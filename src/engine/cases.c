@@ -84,8 +84,7 @@ cs_status cs_case_hist_check(size_t k, size_t m, const char *path, cs_error *err
  * a case column, a histogram of more than CS_CASE_HIST_MAX_CELLS cells. */
 static cs_status check_cases(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK ||
-        cs_dataset_need_probs(d, "per-case metrics of rows", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "per-case metrics of rows", err) != CS_OK) return err->code;
     const char *path = d->path ? d->path : "input";
     if (!d->case_id)
         return cs_error_set(err, CS_EUSAGE, 0, 0,

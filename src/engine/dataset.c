@@ -38,7 +38,6 @@ void cs_dataset_free(cs_dataset *d)
     free(d->line);
     free(d->class_col);
     if (d->stats && d->free_stats) d->free_stats(d->stats);
-    if (d->row_sums && d->free_row_sums) d->free_row_sums(d->row_sums);
     free(d);
 }
 
@@ -47,14 +46,6 @@ void cs_dataset_drop_lines(cs_dataset *d)
     if (!d) return;
     free(d->line);
     d->line = NULL;
-}
-
-cs_status cs_dataset_need_probs(const cs_dataset *d, const char *what, cs_error *err)
-{
-    if (!d || !d->row_sums) return CS_OK;
-    return cs_error_set(err, CS_EUSAGE, 0, 0,
-                        "%s: the file was loaded in one pass for a report, and the probabilities of its first %zu rows were summed, not kept",
-                        what, d->rows_summed);
 }
 
 cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err)

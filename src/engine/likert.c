@@ -166,8 +166,7 @@ cs_status cs_likert_planned(const cs_plan *pl, const double *cuts, size_t n_cuts
                             const atomic_int *cancel, cs_likert *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (cs_dataset_need_rows(pl->d, "the Likert table", err) != CS_OK ||
-        cs_dataset_need_probs(pl->d, "the Likert table", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(pl->d, "the Likert table", err) != CS_OK) return err->code;
     if (!cuts) { cuts = cs_likert_default_cuts; n_cuts = 4; }
     if (check_cuts(cuts, n_cuts, err) != CS_OK) return err->code;
     char coord[CS_SPEC_MAX];
@@ -186,8 +185,7 @@ cs_status cs_likert_compute(const cs_dataset *d, const cs_settings *base, const 
                             size_t n_cuts, const atomic_int *cancel, cs_likert *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (cs_dataset_need_rows(d, "the Likert table", err) != CS_OK ||
-        cs_dataset_need_probs(d, "the Likert table", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "the Likert table", err) != CS_OK) return err->code;
     if (!cuts) { cuts = cs_likert_default_cuts; n_cuts = 4; }
     if (check_cuts(cuts, n_cuts, err) != CS_OK) return err->code;
     char coord[CS_SPEC_MAX];

@@ -11,6 +11,7 @@
 #include "calscope/metrics.h"
 #include "engine/metrics/rowsums.h"
 #include "engine/load/load_internal.h"
+#include "engine/load/load_sums.h"
 
 /* Takes the options byte off the front of the input (bits: skip_bad_rows, renormalize,
  * no_header, label_col 1..4). Returns 0 for an empty input: nothing to load. */
@@ -42,34 +43,33 @@ static inline int fuzz_same_ints(const int32_t *a, const int32_t *b, size_t n)
     return !a || memcmp(a, b, n * sizeof *a) == 0;
 }
 
-/* Aborts unless the Brier score, NLL and class-wise ECE of all samples on the top-1 lens are
- * the same bits in a (every row kept) and b (a one-pass load: rowsums.h). */
-static inline void fuzz_same_sums(const cs_dataset *a, const cs_dataset *b)
+/* Aborts unless the Brier score, NLL and class-wise ECE of all samples on the top-1 lens of a
+ * (every row kept) are the same bits as those of the sums of a summing load (rowsums.h). */
+static inline void fuzz_same_sums(const cs_dataset *a, const cs_rowsums *sums)
 {
     cs_settings st;
     cs_settings_default(&st);
-    st.bins = cs_rowsums_bins(b->row_sums);
+    st.bins = cs_rowsums_bins(sums);
     cs_error e;
-    cs_result r[2];
-    const cs_dataset *d[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        cs_prepared *p = cs_prepare(d[i], &st, &e);
-        if (!p || cs_evaluate(p, NULL, 0, CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE, NULL, &r[i], &e) != CS_OK)
-            abort();
-        cs_prepared_free(p);
-    }
-    if (memcmp(&r[0].brier, &r[1].brier, sizeof(double)) != 0 ||
-        memcmp(&r[0].nll, &r[1].nll, sizeof(double)) != 0 ||
-        memcmp(&r[0].sce, &r[1].sce, sizeof(double)) != 0)
+    cs_result r;
+    double v[3];
+    cs_prepared *p = cs_prepare(a, &st, &e);
+    if (!p || cs_evaluate(p, NULL, 0, CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE, NULL, &r, &e) != CS_OK ||
+        cs_rowsums_rows(sums) != a->n || cs_rowsums_values(sums, &st, &v[0], &v[1], &v[2], &e) != CS_OK)
         abort();
-    cs_result_free(&r[0]);
-    cs_result_free(&r[1]);
+    cs_prepared_free(p);
+    if (memcmp(&r.brier, &v[0], sizeof(double)) != 0 || memcmp(&r.nll, &v[1], sizeof(double)) != 0 ||
+        memcmp(&r.sce, &v[2], sizeof(double)) != 0)
+        abort();
+    cs_result_free(&r);
 }
 
 /* Aborts unless loads a (the reference) and b of the same bytes gave the same outcome: the
- * same error text, the same counts and skip messages, and bit-identical arrays. */
+ * same error text, the same counts and skip messages, and bit-identical arrays; b_sums: the
+ * sums of b's rows when b was a summing load that summed them (b keeps no prob then). */
 static inline void fuzz_same_load(const cs_dataset *a, const cs_error *ea, const cs_load_summary *sa,
-                                  const cs_dataset *b, const cs_error *eb, const cs_load_summary *sb)
+                                  const cs_dataset *b, const cs_error *eb, const cs_load_summary *sb,
+                                  const cs_rowsums *b_sums)
 {
     if ((a == NULL) != (b == NULL) || strcmp(ea->msg, eb->msg) != 0) abort();
     if (sa->rows_read != sb->rows_read || sa->rows_rejected != sb->rows_rejected ||
@@ -79,14 +79,12 @@ static inline void fuzz_same_load(const cs_dataset *a, const cs_error *ea, const
         abort();
     if (!a) return;
     size_t n = a->n, k = a->k;
-    /* a one-pass load (b: cs_load_options.row_sums_bins) keeps rows from rows_summed on; the
-     * sums of the others must give the whole matrix's values bit for bit */
-    size_t s = b->row_sums ? b->rows_summed : 0;
-    if (n != b->n || k != b->k || s > n ||
-        (s < n && memcmp(a->prob + s * k, b->prob + s * k, (n - s) * k * sizeof(double)) != 0) ||
+    /* a summing load keeps no probability; its sums must give the whole matrix's values */
+    if (n != b->n || k != b->k || (b_sums != NULL) != (b->prob == NULL) ||
+        (b->prob && memcmp(a->prob, b->prob, n * k * sizeof(double)) != 0) ||
         !fuzz_same_ints(a->label, b->label, n) || !fuzz_same_names(a->class_names, b->class_names, k))
         abort();
-    if (b->row_sums) fuzz_same_sums(a, b);
+    if (b_sums) fuzz_same_sums(a, b_sums);
     if ((a->logit == NULL) != (b->logit == NULL) ||
         (a->logit && memcmp(a->logit, b->logit, n * k * sizeof(double)) != 0))
         abort();
@@ -110,7 +108,7 @@ static inline void fuzz_check_dataset(const cs_dataset *d)
     if (d->k < 2) abort();
     for (size_t i = 0; i < d->n; i++) {
         if (d->label[i] < 0 || (size_t)d->label[i] >= d->k) abort();
-        for (size_t c = 0; c < d->k && i >= d->rows_summed; c++) {
+        for (size_t c = 0; c < d->k && d->prob; c++) {
             double p = d->prob[i * d->k + c];
             if (!(p >= 0.0 && p <= 1.0)) abort();
         }
@@ -119,10 +117,11 @@ static inline void fuzz_check_dataset(const cs_dataset *d)
 
 /* Loads data[0..size) with libcsv (fed `block` bytes at a time), checks the dataset, then, when
  * fast_bytes is given (the same bytes, possibly another copy such as a file mapping), loads those
- * with tuning *tf and aborts unless the outcome is the same whenever the fast path takes them. */
-static inline void fuzz_against_csv_opt(const uint8_t *data, size_t size, const cs_load_options *opt,
-                                        size_t block, const void *fast_bytes, cs_load_tuning *tf,
-                                        const cs_load_options *fast_opt)
+ * with tuning *tf, summing under sum_bins when it is > 0 (load_sums.h), and aborts unless the
+ * outcome is the same whenever the fast path takes them. */
+static inline void fuzz_against_csv_sums(const uint8_t *data, size_t size, const cs_load_options *opt,
+                                         size_t block, const void *fast_bytes, cs_load_tuning *tf,
+                                         int sum_bins)
 {
     cs_error e1, e2;
     cs_load_summary s1, s2;
@@ -130,13 +129,15 @@ static inline void fuzz_against_csv_opt(const uint8_t *data, size_t size, const 
     cs_dataset *a = cs_load_buffer_tuned("f", data, size, opt, &s1, &e1, &tc);
     fuzz_check_dataset(a);
     cs_dataset *b = NULL;
+    cs_rowsums *sums = NULL;
     memset(&s2, 0, sizeof s2);
     if (fast_bytes) {
-        b = cs_load_buffer_tuned("f", fast_bytes, size, fast_opt ? fast_opt : opt, &s2, &e2, tf);
+        b = cs_load_buffer_summed("f", fast_bytes, size, opt, tf, sum_bins, &s2, &sums, &e2);
         fuzz_check_dataset(b);
         if (b || e2.code != CS_EUSAGE)  /* the fast path took the input */
-            fuzz_same_load(a, &e1, &s1, b, &e2, &s2);
+            fuzz_same_load(a, &e1, &s1, b, &e2, &s2, sums);
     }
+    cs_rowsums_free(sums);
     cs_dataset_free(a);
     cs_dataset_free(b);
     cs_load_summary_free(&s1);
@@ -146,7 +147,7 @@ static inline void fuzz_against_csv_opt(const uint8_t *data, size_t size, const 
 static inline void fuzz_against_csv(const uint8_t *data, size_t size, const cs_load_options *opt,
                                     size_t block, const void *fast_bytes, cs_load_tuning *tf)
 {
-    fuzz_against_csv_opt(data, size, opt, block, fast_bytes, tf, NULL);
+    fuzz_against_csv_sums(data, size, opt, block, fast_bytes, tf, 0);
 }
 
 #endif

@@ -1,26 +1,28 @@
-/* The one-pass report (engine/metrics/rowsums.h): the sums of the first rows made as they
- * are read, the dataset that keeps only the other rows' probabilities, and the load that makes
- * such a dataset.
+/* A file's summary (calscope/summarize.h) and what it is made of: the sums a full evaluation
+ * takes over the probability rows, made row by row (engine/metrics/rowsums.h), and the
+ * loader's one pass that makes them while it parses (engine/load/load_sums.h).
  *
- * The property: whatever the split between the summed rows and the kept ones, and however the
- * summed rows arrive (one at a time or in blocks), cs_evaluate of all samples on the top-1 lens
- * gives every value and bin of the whole matrix bit for bit. The summed rows' probabilities are
- * overwritten with NaN in the one-pass dataset, so a read of any of them would show. And every
- * other use of such a dataset is refused with its reason. */
+ * The property: whatever the pieces the rows arrive in, the sums give the Brier score, NLL and
+ * class-wise ECE of the whole matrix bit for bit, and the other values of all samples on the
+ * top-1 lens need no probability at all (the dataset's prob is NULL, so a read would crash);
+ * the summary of a file is then cs_measure of the whole load, bit for bit, and a request or a
+ * file that needs the rows is handed back loaded whole. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calscope/compat.h"
+#include <unistd.h>
+
 #include "calscope/dataset.h"
 #include "calscope/load.h"
+#include "calscope/measure.h"
 #include "calscope/metrics.h"
-#include "calscope/recal.h"
+#include "calscope/summarize.h"
 #include "engine/metrics/rowsums.h"
-#include "calscope/topk.h"
 #include "engine/num/ubin.h"
 #include "engine/load/load_internal.h"
+#include "engine/load/load_sums.h"
 #include "engine/load/load_scan.h"
 #include "support/cs_test.h"
 
@@ -93,30 +95,50 @@ static void same_result(const cs_result *a, const cs_result *b, const char *what
     assert_memory_equal(a->bins, b->bins, a->n_bins * sizeof *a->bins);
 }
 
-/* The one-pass copy of d: rows [0, s) summed in pieces of 1, 7, 300, ... rows, then their
- * probabilities overwritten with NaN. */
-static cs_dataset *one_pass_of(const cs_dataset *d, size_t s, int M)
+/* What the sums stand for: the values cs_evaluate reads the probability rows for. */
+#define FROM_SUMS (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE)
+
+/* The sums of d's rows: [0, s) added in pieces of 1, 7, 300, ... rows, then the rest at once. */
+static cs_rowsums *sums_of(const cs_dataset *d, size_t s, int M)
 {
-    cs_dataset *o = cs_test_dataset(d->n, d->k, d->prob, d->label);
     cs_rowsums *rs = cs_rowsums_new(d->k, M);
     assert_non_null(rs);
     static const size_t piece[] = {1, 7, 300, 1, 4096, 65536};
     for (size_t i = 0, j = 0; i < s; j++) {
         size_t m = piece[j % 6] < s - i ? piece[j % 6] : s - i;
-        assert_int_equal(cs_rowsums_add(rs, o->prob + i * d->k, o->label + i, m), 0);
+        assert_int_equal(cs_rowsums_add(rs, d->prob + i * d->k, d->label + i, m), 0);
         i += m;
     }
-    assert_int_equal(cs_rowsums_rows(rs), s);
-    for (size_t i = 0; i < s * d->k; i++) o->prob[i] = NAN;
-    o->rows_summed = s;
-    o->row_sums = rs;
-    o->free_row_sums = cs_rowsums_free;
-    return o;
+    assert_int_equal(cs_rowsums_add(rs, d->prob + s * d->k, d->label + s, d->n - s), 0);
+    assert_int_equal(cs_rowsums_rows(rs), d->n);
+    return rs;
 }
 
-/* Splits at the start, inside the first NLL group, at and around the chunk of 65,536 rows, in
- * the middle and at the end; below and above the class-wise side thread's 100,000 samples. */
-static void test_continued_sums_are_the_whole_matrix(void **state)
+/* The values of d from its sums rs and from a copy of d that keeps no probability (NULL: a
+ * read of one would crash), as a summary makes them. */
+static cs_result summed_values(const cs_dataset *d, const cs_rowsums *rs, int M, unsigned want)
+{
+    cs_dataset *o = cs_test_dataset(d->n, d->k, d->prob, d->label);
+    free(o->prob);
+    o->prob = NULL;
+    cs_result r = evaluate(o, M, want & ~FROM_SUMS);
+    cs_settings s;
+    cs_settings_default(&s);
+    s.bins = M;
+    cs_error e;
+    double v[3];
+    if (cs_rowsums_values(rs, &s, &v[0], &v[1], &v[2], &e) != CS_OK) fail_msg("values: %s", e.msg);
+    if (want & CS_WANT_BRIER) r.brier = v[0];
+    if (want & CS_WANT_NLL) r.nll = v[1];
+    if (want & CS_WANT_SCE) r.sce = v[2];
+    cs_dataset_free(o);
+    return r;
+}
+
+/* Pieces that end at the start, inside the first NLL group, at and around the chunk of 65,536
+ * rows, in the middle and at the end; below and above the side thread's 100,000 samples
+ * (which, without the class-wise ECE, still makes the bins and RECE-G). */
+static void test_sums_are_the_whole_matrix(void **state)
 {
     (void)state;
     static const struct { size_t n, k; int M; } cases[] = {
@@ -138,22 +160,13 @@ static void test_continued_sums_are_the_whole_matrix(void **state)
         for (size_t si = 0; si < sizeof splits / sizeof *splits; si++) {
             size_t s = splits[si];
             if (s > n) continue;
-            cs_dataset *o = one_pass_of(d, s, M);
-            cs_result r = evaluate(o, M, want);
+            cs_rowsums *rs = sums_of(d, s, M);
+            cs_result r = summed_values(d, rs, M, want);
             char what[96];
-            snprintf(what, sizeof what, "n %zu k %zu M %d, first %zu rows summed", n, k, M, s);
+            snprintf(what, sizeof what, "n %zu k %zu M %d, pieces up to row %zu", n, k, M, s);
             same_result(&r, &whole, what);
-            /* Brier and NLL alone (no class-wise ECE: no side thread), then the class-wise
-             * ECE alone */
-            cs_result b = evaluate(o, M, CS_WANT_BRIER | CS_WANT_NLL);
-            assert_memory_equal(&b.brier, &whole.brier, sizeof b.brier);
-            assert_memory_equal(&b.nll, &whole.nll, sizeof b.nll);
-            cs_result c = evaluate(o, M, CS_WANT_SCE);
-            assert_memory_equal(&c.sce, &whole.sce, sizeof c.sce);
-            cs_result_free(&b);
-            cs_result_free(&c);
             cs_result_free(&r);
-            cs_dataset_free(o);
+            cs_rowsums_free(rs);
         }
         cs_result_free(&whole);
         cs_dataset_free(d);
@@ -162,10 +175,10 @@ static void test_continued_sums_are_the_whole_matrix(void **state)
     }
 }
 
-/* A copy goes on alone (the dataset's sums stay as they were: two datasets on the same sums,
- * one of them evaluated after a copy of its sums took more rows, give the same values), and
- * sums made in two pieces that meet on a whole chunk append into the sums of all the rows. */
-static void test_copy_and_append(void **state)
+/* Sums made in two pieces that meet on a whole chunk append into the sums of all the rows;
+ * pieces of another shape, or a first piece that ends inside a chunk, are refused. Sums under
+ * other bins than the settings', or of no row, give no value, in words. */
+static void test_append_and_refusals(void **state)
 {
     (void)state;
     size_t n = 70000, k = 3, cut = CS_ROWSUMS_CHUNK;
@@ -177,20 +190,10 @@ static void test_copy_and_append(void **state)
     cs_dataset *d = cs_test_dataset(n, k, prob, label);
     cs_result whole = evaluate(d, 15, CS_WANT_ALL);
 
-    cs_dataset *o = one_pass_of(d, 100, 15);
-    cs_rowsums *c = cs_rowsums_copy(o->row_sums);
-    assert_non_null(c);
-    assert_int_equal(cs_rowsums_add(c, prob + 100 * k, label + 100, 5000), 0);
-    assert_int_equal(cs_rowsums_rows(o->row_sums), 100);
-    assert_int_equal(cs_rowsums_rows(c), 5100);
-    cs_result r = evaluate(o, 15, CS_WANT_ALL);
-    same_result(&r, &whole, "after a copy took more rows");
-    cs_result_free(&r);
-    assert_int_equal(cs_rowsums_append(c, o->row_sums), -1);   /* c ends inside a chunk */
-    cs_rowsums_free(c);
-    cs_dataset_free(o);
-
     cs_rowsums *a = cs_rowsums_new(k, 15), *b = cs_rowsums_new(k, 15), *w = cs_rowsums_new(k, 7);
+    cs_rowsums *c = cs_rowsums_new(k, 15);
+    assert_int_equal(cs_rowsums_add(c, prob, label, 100), 0);
+    assert_int_equal(cs_rowsums_append(c, b), -1);              /* c ends inside a chunk */
     assert_int_equal(cs_rowsums_add(a, prob, label, cut), 0);
     assert_int_equal(cs_rowsums_add(b, prob + cut * k, label + cut, n - cut), 0);
     assert_int_equal(cs_rowsums_append(a, w), -1);              /* other bins */
@@ -198,17 +201,25 @@ static void test_copy_and_append(void **state)
     assert_int_equal(cs_rowsums_rows(a), n);
     assert_int_equal(cs_rowsums_bins(a), 15);
     assert_int_equal(cs_rowsums_classes(a), k);
-    o = cs_test_dataset(n, k, prob, label);
-    free(o->prob);
-    o->prob = NULL;   /* every row summed: nothing kept (a one-pass load's) */
-    o->rows_summed = n;
-    o->row_sums = a;
-    o->free_row_sums = cs_rowsums_free;
-    r = evaluate(o, 15, CS_WANT_ALL);
+    cs_result r = summed_values(d, a, 15, CS_WANT_ALL);
     same_result(&r, &whole, "two pieces appended");
     cs_result_free(&r);
-    cs_dataset_free(o);
+
+    cs_settings s;
+    cs_settings_default(&s);
+    s.bins = 10;
+    cs_error e;
+    double x = 0.0;
+    assert_int_equal(cs_rowsums_values(a, &s, &x, NULL, NULL, &e), CS_EUSAGE);
+    assert_string_equal(e.msg, "the rows were summed under 15 bins, not 10");
+    cs_rowsums *none = cs_rowsums_new(k, 10);
+    assert_int_equal(cs_rowsums_values(none, &s, &x, NULL, NULL, &e), CS_EEMPTY);
+    assert_string_equal(e.msg, "no samples to measure");
+    cs_rowsums_free(none);
+
+    cs_rowsums_free(a);
     cs_rowsums_free(b);
+    cs_rowsums_free(c);
     cs_rowsums_free(w);
     assert_null(cs_rowsums_new(1, 15));
     assert_null(cs_rowsums_new(3, 0));
@@ -218,78 +229,6 @@ static void test_copy_and_append(void **state)
     cs_dataset_free(d);
     free(prob);
     free(label);
-}
-
-/* Everything but all samples on the top-1 lens with the sums' bins is refused, in words. */
-static void test_other_uses_are_refused(void **state)
-{
-    (void)state;
-    size_t n = 500, k = 3;
-    double prob[1500];
-    int32_t label[500];
-    fill(prob, label, n, k, 15);
-    cs_dataset *d = cs_test_dataset(n, k, prob, label);
-    cs_dataset *o = one_pass_of(d, 200, 15);
-    const char *tail = ": the file was loaded in one pass for a report, and the probabilities of "
-                       "its first 200 rows were summed, not kept";
-    char want[256];
-    cs_error e;
-    cs_settings s;
-
-    cs_settings_default(&s);
-    assert_int_equal(cs_settings_set_lens(&s, "class:1", &e), CS_OK);
-    assert_null(cs_prepare(o, &s, &e));
-    snprintf(want, sizeof want, "a lens other than top1%s", tail);
-    assert_string_equal(e.msg, want);
-    assert_int_equal(e.code, CS_EUSAGE);
-
-    cs_settings_default(&s);
-    snprintf(s.select, sizeof s.select, "label == 1");
-    assert_null(cs_prepare(o, &s, &e));
-    snprintf(want, sizeof want, "a selection%s", tail);
-    assert_string_equal(e.msg, want);
-
-    cs_settings_default(&s);
-    cs_prepared *p = cs_prepare(o, &s, &e);
-    assert_non_null(p);
-    uint32_t idx[3] = {0, 5, 300};
-    cs_result r;
-    assert_int_equal(cs_evaluate(p, idx, 3, CS_WANT_ALL, NULL, &r, &e), CS_EUSAGE);
-    snprintf(want, sizeof want, "a subset of the samples%s", tail);
-    assert_string_equal(e.msg, want);
-    cs_prepared_free(p);
-
-    /* other bins than the sums': the class-wise ECE cannot be made */
-    cs_settings_default(&s);
-    s.bins = 10;
-    p = cs_prepare(o, &s, &e);
-    assert_non_null(p);
-    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SCE, NULL, &r, &e), CS_EUSAGE);
-    assert_string_equal(e.msg, "the file was loaded with its class-wise sums for 15 bins, not 10");
-    cs_prepared_free(p);
-
-    cs_settings_default(&s);
-    int ks[1] = {2};
-    double ece[1];
-    assert_int_equal(cs_topk_bars(o, &s, ks, 1, NULL, ece, &e), CS_EUSAGE);
-    snprintf(want, sizeof want, "top-k ECE bars%s", tail);
-    assert_string_equal(e.msg, want);
-
-    cs_compat_report cr;
-    assert_int_equal(cs_compat_run(o, &s, CS_COMPAT_ALL_MASK, &cr, &e), CS_EUSAGE);
-    snprintf(want, sizeof want, "--compat%s", tail);
-    assert_string_equal(e.msg, want);
-
-    cs_recal_options ro;
-    cs_recal_options_default(&ro);
-    cs_recal_info info;
-    assert_null(cs_recal_apply(o, CS_RECAL_TS, &ro, &info, &e));
-    snprintf(want, sizeof want, "recalibration%s", tail);
-    assert_string_equal(e.msg, want);
-
-    assert_int_equal(cs_dataset_need_probs(d, "x", &e), CS_OK);
-    cs_dataset_free(o);
-    cs_dataset_free(d);
 }
 
 /* ---- the load ---------------------------------------------------------------------------- */
@@ -309,65 +248,64 @@ static void put(buf *b, const char *fmt, ...)
     }
 }
 
-static cs_dataset *load(const buf *b, const cs_load_options *opt, int scan)
+/* Loads b on the fast path's two threads; bins > 0: summing, the sums into *sums. */
+static cs_dataset *load(const buf *b, const cs_load_options *opt, int scan, int bins,
+                        cs_rowsums **sums)
 {
     cs_load_tuning t = {CSL_PATH_FAST, 0, 2, 0, 0, scan};
     cs_error e;
-    cs_dataset *d = cs_load_buffer_tuned("p.csv", b->p, b->n, opt, NULL, &e, &t);
+    cs_rowsums *rs = NULL;
+    cs_dataset *d = cs_load_buffer_summed("p.csv", b->p, b->n, opt, &t, bins, NULL, &rs, &e);
     if (!d) fail_msg("load: %s", e.msg);
+    if (sums) *sums = rs;
+    else assert_null(rs);
     return d;
 }
 
-/* One file read on two threads with and without the one-pass sums, with both scanners: the
- * one-pass dataset has the rows and caches of the whole load and the same values bit for bit;
- * `mode` says what it kept: 1 the second thread's rows (it never reached a whole chunk of
- * 65,536 rows: the sums of the first thread's rows are continued over them), 2 nothing (every
- * row summed: prob NULL), 0 everything (loaded again: blank or bad lines in the first chunk
- * put the second thread's sums out of place). */
-static void load_both_ways(const buf *b, const cs_load_options *base, size_t k, int mode,
-                           const char *what)
+/* One file read on two threads keeping its rows and summing them, with both scanners: the
+ * summing load has the rows and caches of the whole load and its values bit for bit; `summed`
+ * says whether it summed (then it keeps no probability) or kept every row (loaded again:
+ * blank or bad lines in the first chunk put the second thread's sums out of place). */
+static void load_both_ways(const buf *b, const cs_load_options *opt, int summed, const char *what)
 {
-    cs_load_options one = *base;
-    one.row_sums_bins = 15;
     for (int sc = 0; sc < 2; sc++) {
         int scan = sc ? CSL_SCAN_SWAR : CSL_SCAN_SSE2;
-        cs_dataset *a = load(b, base, scan), *o = load(b, &one, scan);
-        assert_int_equal(a->rows_summed, 0);
-        assert_null(a->row_sums);
+        cs_rowsums *rs = NULL;
+        cs_dataset *a = load(b, opt, scan, 0, NULL), *o = load(b, opt, scan, 15, &rs);
         assert_int_equal(o->n, a->n);
-        size_t s = o->rows_summed;
-        int got = s == 0 ? 0 : s == o->n ? 2 : 1;
-        if (got != mode || (mode == 1 && s < o->n / 4) || (mode == 2 && o->prob))
-            fail_msg("%s: %zu of %zu rows summed (prob %s), want mode %d", what, s, o->n,
-                     o->prob ? "kept" : "NULL", mode);
-        if (s) assert_int_equal(cs_rowsums_rows(o->row_sums), s);
+        if ((rs != NULL) != summed || (rs && o->prob) || (!rs && !o->prob))
+            fail_msg("%s: sums %s, prob %s; want %s", what, rs ? "made" : "none",
+                     o->prob ? "kept" : "NULL", summed ? "summed" : "kept");
+        if (rs) assert_int_equal(cs_rowsums_rows(rs), a->n);
+        else assert_memory_equal(o->prob, a->prob, a->n * a->k * sizeof *a->prob);
         assert_memory_equal(o->label, a->label, a->n * sizeof *a->label);
         assert_memory_equal(o->conf, a->conf, a->n * sizeof *a->conf);
         assert_memory_equal(o->pred, a->pred, a->n * sizeof *a->pred);
         assert_memory_equal(o->correct, a->correct, a->n);
-        if (s < o->n)
-            assert_memory_equal(o->prob + s * k, a->prob + s * k, (a->n - s) * k * sizeof *a->prob);
-        cs_result ra = evaluate(a, 15, CS_WANT_ALL), ro = evaluate(o, 15, CS_WANT_ALL);
+        cs_result ra = evaluate(a, 15, CS_WANT_ALL);
+        cs_result ro = rs ? summed_values(a, rs, 15, CS_WANT_ALL) : evaluate(o, 15, CS_WANT_ALL);
         char w[96];
         snprintf(w, sizeof w, "%s, scan %d", what, sc);
         same_result(&ro, &ra, w);
         cs_result_free(&ra);
         cs_result_free(&ro);
+        cs_rowsums_free(rs);
         cs_dataset_free(a);
         cs_dataset_free(o);
     }
 }
 
-/* Rows as %.12g: 6,000 of 10 classes (the second thread's rows are fewer than a chunk) and
- * 200,000 of 3 (the second thread starts its own whole chunks). Variants: plain; blank lines
- * and a line with spaces (read by the general row reader) in the first chunk and the second;
- * blank lines in the second only; bad rows skipped in both; rows renormalised. */
+/* Rows as %.12g: 6,000 of 10 classes (the second thread's rows are fewer than a chunk: the
+ * first thread's sums go on over them) and 200,000 of 3 (the second thread starts its own
+ * whole chunks). Variants: plain; blank lines and a line with spaces (read by the general row
+ * reader) in the first chunk and the second; blank lines in the second only; bad rows skipped
+ * in both; rows renormalised. */
 static void test_load_in_one_pass(void **state)
 {
     (void)state;
-    static const struct { size_t n, k; int mode[5]; } sizes[] = {
+    static const struct { size_t n, k; int summed[5]; } sizes[] = {
         {6000, 10, {1, 1, 1, 1, 1}},
-        {200000, 3, {2, 0, 2, 0, 2}},
+        {200000, 3, {1, 0, 1, 0, 1}},
     };
     for (size_t si = 0; si < 2; si++) {
         size_t n = sizes[si].n, k = sizes[si].k;
@@ -403,7 +341,7 @@ static void test_load_in_one_pass(void **state)
             opt.renormalize = variant == 4;
             char what[64];
             snprintf(what, sizeof what, "%zu x %zu, variant %d", n, k, variant);
-            load_both_ways(&b, &opt, k, sizes[si].mode[variant], what);
+            load_both_ways(&b, &opt, sizes[si].summed[variant], what);
             free(b.p);
         }
         free(prob);
@@ -411,8 +349,8 @@ static void test_load_in_one_pass(void **state)
     }
 }
 
-/* Loads that keep every row whatever row_sums_bins says: one thread, a file with an id column
- * (not the plain layout). */
+/* Loads that keep every row though they were asked to sum: a file with an id column (not the plain
+ * layout), one thread. */
 static void test_load_keeps_rows_where_it_cannot(void **state)
 {
     (void)state;
@@ -421,10 +359,10 @@ static void test_load_keeps_rows_where_it_cannot(void **state)
     for (int i = 0; i < 400; i++) put(&b, "r%d,%d,0.25,0.75\n", i, i % 2);
     cs_load_options opt;
     cs_load_options_default(&opt);
-    opt.row_sums_bins = 15;
-    cs_dataset *d = load(&b, &opt, CSL_SCAN_SSE2);
-    assert_int_equal(d->rows_summed, 0);
-    assert_null(d->row_sums);
+    cs_rowsums *rs = NULL;
+    cs_dataset *d = load(&b, &opt, CSL_SCAN_SSE2, 15, &rs);
+    assert_null(rs);
+    assert_non_null(d->prob);
     cs_dataset_free(d);
     free(b.p);
 
@@ -433,21 +371,163 @@ static void test_load_keeps_rows_where_it_cannot(void **state)
     for (int i = 0; i < 400; i++) put(&c, "%d,0.25,0.75\n", i % 2);
     cs_load_tuning t = {CSL_PATH_FAST, 0, 1, 0, 0, CSL_SCAN_SSE2};
     cs_error e;
-    d = cs_load_buffer_tuned("p.csv", c.p, c.n, &opt, NULL, &e, &t);
+    d = cs_load_buffer_summed("p.csv", c.p, c.n, &opt, &t, 15, NULL, &rs, &e);
     assert_non_null(d);
-    assert_int_equal(d->rows_summed, 0);
+    assert_null(rs);
+    assert_non_null(d->prob);
     cs_dataset_free(d);
     free(c.p);
 }
 
+/* ---- the summary ------------------------------------------------------------------------- */
+
+/* A file of n rows of k classes (%.12g) at path; with_id: an id column first. */
+static void write_file(const char *path, size_t n, size_t k, int with_id)
+{
+    double *prob = malloc(n * k * sizeof *prob);
+    int32_t *label = malloc(n * sizeof *label);
+    assert_non_null(prob);
+    assert_non_null(label);
+    fill_rows(prob, label, n, k, 15, 1);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%slabel", with_id ? "id," : "");
+    for (size_t c = 0; c < k; c++) fprintf(f, ",p_%zu", c);
+    fputc('\n', f);
+    for (size_t i = 0; i < n; i++) {
+        if (with_id) fprintf(f, "r%zu,", i);
+        fprintf(f, "%d", (int)label[i]);
+        for (size_t c = 0; c < k; c++) fprintf(f, ",%.12g", prob[i * k + c]);
+        fputc('\n', f);
+    }
+    assert_int_equal(fclose(f), 0);
+    free(prob);
+    free(label);
+}
+
+/* cs_measure of the whole load: the reference a summary must equal. */
+static cs_measurement measured(const char *path, const cs_settings *s, unsigned parts)
+{
+    cs_error e;
+    cs_load_summary sum;
+    cs_dataset *d = cs_load_file(path, NULL, &sum, &e);
+    if (!d) fail_msg("%s: %s", path, e.msg);
+    cs_measure_request q;
+    memset(&q, 0, sizeof q);
+    q.parts = parts;
+    q.want = CS_WANT_ALL;
+    cs_measurement m;
+    if (cs_measure(d, s, &q, NULL, &m, &e) != CS_OK) fail_msg("cs_measure: %s", e.msg);
+    assert_non_null(d->prob);
+    cs_dataset_free(d);
+    cs_load_summary_free(&sum);
+    return m;
+}
+
+/* A file of a label and probabilities only, read on two threads (12 MB: more than the 4 MiB a
+ * load takes one thread for), at the default 15 bins and at 7 and 100: the summary summed every
+ * row and holds cs_measure's values of the whole load bit for bit, the counts and the names. */
+static void test_summary_is_the_measurement(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/calscope-summary-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    size_t n = 200000, k = 4;
+    write_file(path, n, k, 0);
+    static const int bins[] = {15, 7, 100};
+    for (size_t bi = 0; bi < 3; bi++) {
+        cs_settings s;
+        cs_settings_default(&s);
+        s.bins = bins[bi];
+        cs_measurement m = measured(path, &s, CS_MEASURE_CASES);
+        cs_summary sm;
+        cs_dataset *rows = (cs_dataset *)1;
+        cs_load_summary sum;
+        cs_error e;
+        cs_run run = { .threads = 2, .cancel = NULL, .progress_ppm = NULL };
+        assert_int_equal(cs_summarize_file(path, NULL, &s, CS_MEASURE_CASES, &run, &sm, &rows, &sum, &e), CS_OK);
+        assert_null(rows);
+        assert_int_equal(sm.rows_summed, n);   /* the summing path was taken */
+        assert_int_equal(sm.rows, n);
+        assert_int_equal(sm.classes, k);
+        assert_string_equal(sm.class_names[0], "0");
+        assert_string_equal(sm.class_names[3], "3");
+        assert_int_equal(sum.rows_used, n);
+        assert_int_equal(m.selected, n);
+        char what[64];
+        snprintf(what, sizeof what, "summary of %zu x %zu at %d bins", n, k, bins[bi]);
+        same_result(&sm.result, &m.result, what);
+        assert_false(isnan(sm.result.sce));
+        cs_summary_free(&sm);
+        cs_load_summary_free(&sum);
+        cs_measurement_free(&m);
+    }
+    unlink(path);
+}
+
+/* What needs the rows is not served by the sums: intervals, a curve, top-k bars or the Likert
+ * table asked for, a selection, another lens — and a file with an id column; each comes back
+ * loaded whole, with its probabilities. */
+static void test_summary_hands_back_what_needs_rows(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/calscope-summary-XXXXXX", idpath[] = "/tmp/calscope-summary-id-XXXXXX";
+    int fd = mkstemp(path), fdi = mkstemp(idpath);
+    assert_true(fd >= 0 && fdi >= 0);
+    close(fd);
+    close(fdi);
+    write_file(path, 200000, 3, 0);
+    write_file(idpath, 200000, 3, 1);
+    static const struct { unsigned parts; const char *select, *lens; int id; } asks[] = {
+        {CS_MEASURE_CI, "", NULL, 0},     {CS_MEASURE_CURVE, "", NULL, 0},
+        {CS_MEASURE_TOPK, "", NULL, 0},   {CS_MEASURE_LIKERT, "", NULL, 0},
+        {0, "label == 1", NULL, 0},       {0, "", "class:1", 0},
+        {0, "", "classwise", 0},          {CS_MEASURE_CASES, "", NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof asks / sizeof *asks; i++) {
+        cs_settings s;
+        cs_settings_default(&s);
+        cs_error e;
+        snprintf(s.select, sizeof s.select, "%s", asks[i].select);
+        if (asks[i].lens) assert_int_equal(cs_settings_set_lens(&s, asks[i].lens, &e), CS_OK);
+        cs_summary sm;
+        cs_dataset *rows = NULL;
+        assert_int_equal(cs_summarize_file(asks[i].id ? idpath : path, NULL, &s, asks[i].parts,
+                                           NULL, &sm, &rows, NULL, &e), CS_OK);
+        if (!rows) fail_msg("request %zu was served by the sums", i);
+        assert_non_null(rows->prob);
+        assert_int_equal(rows->n, 200000);
+        assert_int_equal(sm.rows_summed, 0);
+        assert_null(sm.class_names);
+        cs_dataset_free(rows);
+    }
+    /* a refusal of the load is the loader's, word for word */
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_summary sm;
+    cs_dataset *rows = NULL;
+    cs_error e;
+    assert_int_equal(cs_summarize_file("/nonexistent/p.csv", NULL, &s, 0, NULL, &sm, &rows, NULL, &e),
+                     CS_EINPUT);
+    assert_null(rows);
+    assert_string_equal(e.msg, "/nonexistent/p.csv: cannot open: No such file or directory");
+    unlink(path);
+    unlink(idpath);
+}
+
 int main(void)
 {
+    /* the summing path reads on two threads, whatever the machine's count */
+    setenv("CALSCOPE_LOADER_THREADS", "2", 1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_continued_sums_are_the_whole_matrix),
-        cmocka_unit_test(test_copy_and_append),
-        cmocka_unit_test(test_other_uses_are_refused),
+        cmocka_unit_test(test_sums_are_the_whole_matrix),
+        cmocka_unit_test(test_append_and_refusals),
         cmocka_unit_test(test_load_in_one_pass),
         cmocka_unit_test(test_load_keeps_rows_where_it_cannot),
+        cmocka_unit_test(test_summary_is_the_measurement),
+        cmocka_unit_test(test_summary_hands_back_what_needs_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "calscope/segmeasure.h"
 #include "calscope/likert.h"
 #include "calscope/segstats.h"
+#include "calscope/summarize.h"
 #include "calscope/load.h"
 #include "calscope/topk.h"
 #include "cli/report/rep.h"
@@ -115,32 +116,57 @@ static void compat_run(const rep_opts *o, rep_file *f, const cs_dataset *d)
     }
 }
 
-/* Whether nothing the report prints for a file reads its probability rows but the sums of a
- * one-pass load (engine/metrics/rowsums.h): the engine says so of the measurement's parts
- * (cs_measure_reads_only_sums); the report's own readers of the rows are --compare (the files
- * are kept and paired), --compat and recalibration, and a selection prints its count. */
-static int one_pass(const rep_opts *o, int keep)
+/* A summary's values into f, as a measurement of all samples (calscope/summarize.h). */
+static void take_summary(rep_file *f, cs_summary *sm)
 {
-    return !keep && !o->select_given && o->compat < 0 && !o->methods.n_recal &&
-           cs_measure_reads_only_sums(&o->settings, parts_asked(o));
+    f->loaded = 1;
+    f->rows = sm->rows;
+    f->classes = sm->classes;
+    f->samples = sm->rows;
+    f->m.selected = sm->rows;
+    f->m.evaluated = 1;
+    f->m.result = sm->result;
+    memset(&sm->result, 0, sizeof sm->result);
+    cs_summary_free(sm);
+}
+
+/* Loads one file: its summary when the report reads nothing of its rows itself after
+ * measuring them (--compare keeps them for the methods table, --compat hands them to each
+ * library) and the engine finds that the parts asked for need only the sums; else the
+ * dataset. Returns the dataset to measure, or NULL: summarized into f, or refused (f says
+ * why). */
+static cs_dataset *load(const rep_opts *o, rep_file *f, int keep)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = NULL;
+    if (keep || o->compat >= 0) {
+        d = cs_load_file(f->path, &o->load, &f->sum, &err);
+    } else {
+        cs_summary sm;
+        cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
+        cs_status st = cs_summarize_file(f->path, &o->load, &o->settings, parts_asked(o), &run,
+                                         &sm, &d, &f->sum, &err);
+        if (st == CS_OK && !d) {
+            take_summary(f, &sm);
+            return NULL;
+        }
+    }
+    if (!d) {
+        if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
+        /* the loader's usage errors (options that cannot apply to this file) stay usage errors */
+        if (err.code != CS_EUSAGE) err.code = CS_EINPUT;
+        fail(f, &err);
+    }
+    return d;
 }
 
 /* Loads and measures one file. Returns the dataset when keep is set (for --compare), else
  * frees it and returns NULL. */
 static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
 {
-    cs_error err;
-    cs_error_clear(&err);
-    cs_load_options lo = o->load;
-    if (one_pass(o, keep)) lo.row_sums_bins = o->settings.bins;
-    cs_dataset *d = cs_load_file(f->path, &lo, &f->sum, &err);
-    if (!d) {
-        if (!err.msg[0]) snprintf(err.msg, sizeof err.msg, "cannot load the file");
-        /* the loader's usage errors (options that cannot apply to this file) stay usage errors */
-        if (err.code != CS_EUSAGE) err.code = CS_EINPUT;
-        fail(f, &err);
-        return NULL;
-    }
+    cs_dataset *d = load(o, f, keep);
+    if (!d) return NULL;
     f->loaded = 1;
     /* without --compare nothing pairs the rows: their line numbers go */
     if (!keep) cs_dataset_drop_lines(d);
@@ -154,6 +180,8 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
         f->stats_cases = d->stats->n_cases;
     }
 
+    cs_error err;
+    cs_error_clear(&err);
     int topk[CS_MEASURE_MAX_TOPK];
     cs_measure_request q = request(o, d, topk);
     cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };

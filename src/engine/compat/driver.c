@@ -364,8 +364,7 @@ static cs_status compat_of(const cs_plan *pl, const cs_prepared *p, unsigned mas
 cs_status cs_compat_run_cancellable(const cs_dataset *d, const cs_settings *s, unsigned mask,
                                     const atomic_int *cancel, cs_compat_report *out, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK ||
-        cs_dataset_need_probs(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
+    if (cs_dataset_need_rows(d, "--compat", err) != CS_OK) { memset(out, 0, sizeof *out); return err->code; }
     memset(out, 0, sizeof *out);
     if (check_compat(d, s, mask, err) != CS_OK) return err->code;
     cs_plan *pl = cs_plan_new(d, s, err);

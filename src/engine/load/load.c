@@ -1,6 +1,7 @@
 /* Loader entry points: choosing a path, progress and cancel, and the shared finisher that
  * turns a parse into a dataset or into one refusal message. */
 #include "engine/load/load_internal.h"
+#include "engine/load/load_sums.h"
 
 #include "engine/classes.h"
 #include "calscope/reduce.h"
@@ -157,53 +158,43 @@ static void take_interned(int32_t **col, char ***names, size_t *n_names, int32_t
     t->n = 0;
 }
 
-cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
-                           cs_load_summary *sum, int gz, cs_status st, cs_error *err)
+/* Why a parse gives no dataset, in err: an empty file, a header alone, a row of an id that
+ * breaks the tta rule or any bad row (strict mode), no usable row; out of memory in the tta
+ * check. Returns CS_OK when it gives one. */
+static cs_status refusal(const char *name, csl_parsed *ps, const cs_load_options *opt, cs_error *err)
 {
-    cs_dataset *d = NULL;
     csl_worker *w = &ps->w;
-    if (st != CS_OK) goto out;
-    if (!ps->have_schema) {
-        cs_error_set(err, CS_EINPUT, 1, 1, "%s:1:1: empty file%s", name,
-                     ps->blank_lines ? " (only blank lines)" : "");
-        goto out;
-    }
-    if (w->rows_read == 0) {
-        cs_error_set(err, CS_EINPUT, ps->schema.header_line, 1,
-                     "%s:%ld:1: header only, no data rows", name, ps->schema.header_line);
-        goto out;
-    }
-    if (cs_load_check_tta(w)) goto nomem;
+    if (!ps->have_schema)
+        return cs_error_set(err, CS_EINPUT, 1, 1, "%s:1:1: empty file%s", name,
+                            ps->blank_lines ? " (only blank lines)" : "");
+    if (w->rows_read == 0)
+        return cs_error_set(err, CS_EINPUT, ps->schema.header_line, 1,
+                            "%s:%ld:1: header only, no data rows", name, ps->schema.header_line);
+    if (cs_load_check_tta(w)) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
     if (w->bad && !opt->skip_bad_rows) {
         size_t more = w->bad - 1;
         const char *first = w->n_msgs ? w->msgs[0] : name;
         if (more)
-            cs_error_set(err, CS_EINPUT, w->first_line, w->first_col, "%s (and %zu more bad row%s)",
-                         first, more, more == 1 ? "" : "s");
-        else
-            cs_error_set(err, CS_EINPUT, w->first_line, w->first_col, "%s", first);
-        goto out;
+            return cs_error_set(err, CS_EINPUT, w->first_line, w->first_col,
+                                "%s (and %zu more bad row%s)", first, more, more == 1 ? "" : "s");
+        return cs_error_set(err, CS_EINPUT, w->first_line, w->first_col, "%s", first);
     }
-    if (w->rows.n == 0) {
-        cs_error_set(err, CS_EINPUT, w->first_line, w->first_col,
-                     "%s: no usable rows: all %zu data rows were rejected (first: %s)", name,
-                     w->bad, w->n_msgs ? w->msgs[0] : "?");
-        goto out;
-    }
+    if (w->rows.n == 0)
+        return cs_error_set(err, CS_EINPUT, w->first_line, w->first_col,
+                            "%s: no usable rows: all %zu data rows were rejected (first: %s)", name,
+                            w->bad, w->n_msgs ? w->msgs[0] : "?");
+    return CS_OK;
+}
 
-    d = calloc(1, sizeof *d);
-    if (!d || !(d->path = strdup(name))) goto nomem;
-    csl_rows *r = &w->rows;
-    const csl_schema *s = &ps->schema;
-    size_t n = r->n, k = s->k;
+/* The parse's rows moved into d, shrunk to their count: probabilities (none after a summing
+ * load: load_sums.h), logits, labels, tta, the interned columns and the line numbers. */
+static void take_rows(cs_dataset *d, csl_parsed *ps)
+{
+    csl_rows *r = &ps->w.rows;
+    size_t n = r->n, k = ps->schema.k;
     d->n = n;
     d->k = k;
-    if (ps->row_sums && ps->rows_summed == n) {   /* a one-pass load summed every row */
-        free(r->prob);
-        d->prob = NULL;
-    } else {
-        d->prob = shrink(r->prob, n * k * sizeof *r->prob);
-    }
+    d->prob = r->prob ? shrink(r->prob, n * k * sizeof *r->prob) : NULL;
     r->prob = NULL;
     if (r->logit) { d->logit = shrink(r->logit, n * k * sizeof *r->logit); r->logit = NULL; }
     d->label = shrink(r->label, n * sizeof *r->label);
@@ -214,10 +205,16 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
     take_interned(&d->split, &d->split_names, &d->n_splits, &r->split, &ps->splits, n);
     d->line = shrink(r->line, n * sizeof *r->line);
     r->line = NULL;
-    /* columns, for messages that point into the file (--compare) */
+}
+
+/* Where the header and each column are, for messages that point into the file (--compare).
+ * Returns 0, or -1 out of memory. */
+static int take_columns(cs_dataset *d, const csl_schema *s, const cs_load_options *opt)
+{
+    size_t k = s->k;
     d->header_line = opt->no_header ? 0 : s->header_line;
     d->class_col = calloc(k, sizeof *d->class_col);
-    if (!d->class_col) goto nomem;
+    if (!d->class_col) return -1;
     cs_load_populate(d->class_col, k * sizeof *d->class_col);
     for (size_t c = 0; c < s->ncols; c++) {
         int role = s->col[c].role;
@@ -228,35 +225,51 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
         else if (role == CSL_BINARY && k == 2)
             d->class_col[0] = d->class_col[1] = (uint32_t)c + 1;
     }
-    if (r->conf) {          /* the per-row caches the parse threads made (load_fast.c) */
-        d->conf = shrink(r->conf, n * sizeof *r->conf);
-        d->pred = shrink(r->pred, n * sizeof *r->pred);
-        d->correct = shrink(r->correct, n);
-        r->conf = NULL;
-        r->pred = NULL;
-        r->correct = NULL;
-    }
-    /* a one-pass load: the first rows' sums instead of their probabilities (rowsums.h) */
-    d->rows_summed = ps->rows_summed;
-    d->row_sums = ps->row_sums;
-    d->free_row_sums = cs_rowsums_free;
-    ps->row_sums = NULL;
+    return 0;
+}
+
+/* The per-row caches the parse threads made (load_fast.c), when they made them. */
+static void take_caches(cs_dataset *d, csl_rows *r)
+{
+    if (!r->conf) return;
+    size_t n = d->n;
+    d->conf = shrink(r->conf, n * sizeof *r->conf);
+    d->pred = shrink(r->pred, n * sizeof *r->pred);
+    d->correct = shrink(r->correct, n);
+    r->conf = NULL;
+    r->pred = NULL;
+    r->correct = NULL;
+}
+
+/* The prepared dataset of a parse that gives one, or NULL with err set. */
+static cs_dataset *build(const char *name, csl_parsed *ps, const cs_load_options *opt, cs_error *err)
+{
+    cs_dataset *d = calloc(1, sizeof *d);
+    if (!d || !(d->path = strdup(name))) goto nomem;
+    take_rows(d, ps);
+    if (take_columns(d, &ps->schema, opt) != 0) goto nomem;
+    take_caches(d, &ps->w.rows);
     if (cs_dataset_prepare(d, err) != CS_OK) {
         cs_dataset_free(d);
-        d = NULL;
-        goto out;
+        return NULL;
     }
     /* last, once nothing can fail: the block also holds the column names that the summary
-     * below still reads, and it must outlive them (calscope/dataset.h layout) */
+     * still reads (fill_summary), and it must outlive them (calscope/dataset.h layout) */
     d->class_names = ps->schema.class_names;
     ps->schema.class_names = NULL;
-    if (sum) sum->rows_used = n;
-    goto out;
+    return d;
 nomem:
     cs_dataset_free(d);
-    d = NULL;
     cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-out:
+    return NULL;
+}
+
+cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
+                           cs_load_summary *sum, int gz, cs_status st, cs_error *err)
+{
+    cs_dataset *d = NULL;
+    if (st == CS_OK && refusal(name, ps, opt, err) == CS_OK) d = build(name, ps, opt, err);
+    if (d && sum) sum->rows_used = d->n;
     fill_summary(sum, ps, gz);
     cs_load_parsed_free(ps);
     return d;
@@ -334,24 +347,42 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
     return cs_load_finish(name, &ps, opt, sum, gz, st, err);
 }
 
+/* A summing load's request (load_sums.h): the bins in, the sums of every row out. */
+typedef struct csl_summing {
+    int bins;
+    cs_rowsums *sums;
+} csl_summing;
+
+/* The fast path's parse made into a dataset; a summing load's sums go to sm->sums (the
+ * dataset then has no prob), or are freed when no dataset comes of it. */
+static cs_dataset *finish_fast(const char *name, csl_parsed *ps, const cs_load_options *opt,
+                               cs_load_summary *sum, cs_status st, csl_summing *sm, cs_error *err)
+{
+    cs_rowsums *sums = ps->row_sums;
+    ps->row_sums = NULL;
+    cs_dataset *d = cs_load_finish(name, ps, opt, sum, 0, st, err);
+    if (d && sums && sm) sm->sums = sums;
+    else cs_rowsums_free(sums);
+    return d;
+}
+
 static cs_dataset *load_mem(const char *name, const void *data, size_t len,
                             const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
-                            cs_load_tuning *t, const csl_limits *lim)
+                            cs_load_tuning *t, const csl_limits *lim, csl_summing *sm)
 {
     const unsigned char *u = data;
     int gz = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
     if (!gz && t->path != CSL_PATH_CSV) {
         csl_parsed ps;
         cs_status st;
-        int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, &ps, &st, err);
-        if (r == CSL_AGAIN) {   /* a one-pass load put out of step: keep every row */
-            cs_load_options all = *opt;
-            all.row_sums_bins = 0;
-            r = cs_load_fast(name, data, len, &all, lim, t->threads, t->scan, t->file_backed, &ps, &st, err);
-        }
+        int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed,
+                             sm ? sm->bins : 0, &ps, &st, err);
+        if (r == CSL_AGAIN)   /* a summing load put out of step: keep every row */
+            r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, 0,
+                             &ps, &st, err);
         if (r == CSL_DONE) {
             t->used_path = CSL_PATH_FAST;
-            return cs_load_finish(name, &ps, opt, sum, 0, st, err);
+            return finish_fast(name, &ps, opt, sum, st, sm, err);
         }
         if (t->path == CSL_PATH_FAST) {
             cs_error_set(err, CS_EUSAGE, 0, 0, "%s: fast path not applicable", name);
@@ -368,9 +399,10 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
     return run_csv(name, src, len, opt, lim, sum, err, t->block);
 }
 
-cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t len,
-                                   const cs_load_options *opt, cs_load_summary *summary,
-                                   cs_error *err, cs_load_tuning *tuning, const csl_limits *lim)
+/* cs_load_buffer_limited, summing when sm asks for it (NULL: keep every row). */
+static cs_dataset *load_buffer(const char *name, const void *data, size_t len,
+                               const cs_load_options *opt, cs_load_summary *summary, cs_error *err,
+                               cs_load_tuning *tuning, const csl_limits *lim, csl_summing *sm)
 {
     cs_load_options defaults;
     if (!opt) { cs_load_options_default(&defaults); opt = &defaults; }
@@ -383,7 +415,24 @@ cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t le
     if (!data) len = 0;
     csl_limits deflim;
     if (!lim) { cs_load_limits_default(&deflim); lim = &deflim; }
-    return load_mem(name, len ? data : "", len, opt, summary, err, tuning, lim);
+    return load_mem(name, len ? data : "", len, opt, summary, err, tuning, lim, sm);
+}
+
+cs_dataset *cs_load_buffer_limited(const char *name, const void *data, size_t len,
+                                   const cs_load_options *opt, cs_load_summary *summary,
+                                   cs_error *err, cs_load_tuning *tuning, const csl_limits *lim)
+{
+    return load_buffer(name, data, len, opt, summary, err, tuning, lim, NULL);
+}
+
+cs_dataset *cs_load_buffer_summed(const char *name, const void *data, size_t len,
+                                  const cs_load_options *opt, cs_load_tuning *tuning, int bins,
+                                  cs_load_summary *summary, cs_rowsums **sums, cs_error *err)
+{
+    csl_summing sm = {bins, NULL};
+    cs_dataset *d = load_buffer(name, data, len, opt, summary, err, tuning, NULL, &sm);
+    *sums = sm.sums;
+    return d;
 }
 
 cs_dataset *cs_load_buffer_tuned(const char *name, const void *data, size_t len,
@@ -400,75 +449,47 @@ cs_dataset *cs_load_buffer(const char *name, const void *data, size_t len,
     return cs_load_buffer_tuned(name, data, len, opt, summary, err, &t);
 }
 
-cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
-                         cs_load_summary *summary, cs_error *err)
+/* The flags of .npy files and folders on a CSV file: CS_EUSAGE with why, else CS_OK. */
+static cs_status refuse_npy_flags(const char *path, const cs_load_options *opt, cs_error *err)
 {
-    cs_load_options defaults;
-    if (!opt) { cs_load_options_default(&defaults); opt = &defaults; }
-    if (summary) memset(summary, 0, sizeof *summary);
-    cs_error_clear(err);
-    if (check_options(path, opt, err)) return NULL;
-    size_t plen = strlen(path);
-    if (plen >= 4 && strcmp(path + plen - 4, ".npy") == 0) return cs_load_npy(path, opt, summary, err);
-    struct stat dsb;
-    if (opt->labels && stat(path, &dsb) == 0 && S_ISDIR(dsb.st_mode))   /* --probs DIR --labels DIR */
-        return cs_load_folders(path, opt, summary, err);
-    if (opt->seg_prob_suffix) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: --prob-suffix names files in a folder of probabilities (--probs DIR --labels DIR)",
-                     path);
-        return NULL;
-    }
-    if (opt->labels || opt->npy_logits) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s", path, opt->labels
-                     ? "--labels is for .npy prediction files (a CSV file has its own label column)"
-                     : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
-        return NULL;
-    }
-    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
-    csl_limits lim;
-    cs_load_limits_default(&lim);
-    struct stat sb;
+    if (opt->seg_prob_suffix)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: --prob-suffix names files in a folder of probabilities (--probs DIR --labels DIR)",
+                            path);
+    if (opt->labels || opt->npy_logits)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s", path, opt->labels
+                            ? "--labels is for .npy prediction files (a CSV file has its own label column)"
+                            : "--npy-logits is for .npy prediction files (a CSV file names logit_ columns)");
+    return CS_OK;
+}
 
-    if (strcmp(path, "-") == 0) {
-        /* stdin redirected from a regular file gets progress and the changed-file check too */
-        int reg = fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
-        csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
-        if (!src) { cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); return NULL; }
-        cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, &lim, summary, err, 0);
-        return reg ? cs_load_refuse_changed(path, STDIN_FILENO, &sb, 0, d, summary, err) : d;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fd, &sb) != 0) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EISDIR));
-        close(fd);
-        return NULL;
-    }
-    if (S_ISREG(sb.st_mode) && cs_segstats_sniff(path)) {
-        close(fd);
-        return cs_load_stats_file(path, opt, err);
-    }
-    if (S_ISREG(sb.st_mode) && cs_seg_manifest_sniff(path)) {
-        close(fd);
-        return cs_load_manifest(path, opt, summary, err);
-    }
+/* Standard input: a regular file behind it gets progress and the changed-file check too. */
+static cs_dataset *load_stdin(const char *path, const cs_load_options *opt, const csl_limits *lim,
+                              cs_load_summary *summary, cs_error *err)
+{
+    struct stat sb;
+    int reg = fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
+    csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
+    if (!src) { cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); return NULL; }
+    cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, lim, summary, err, 0);
+    return reg ? cs_load_refuse_changed(path, STDIN_FILENO, &sb, 0, d, summary, err) : d;
+}
+
+/* The open file fd (sb its status) as a CSV file: mapped when it is a regular file that maps,
+ * read in blocks otherwise; refused when it changed while it loaded. Closes fd. */
+static cs_dataset *load_open_csv(const char *path, int fd, const struct stat *sb,
+                                 const cs_load_options *opt, cs_load_tuning *t,
+                                 const csl_limits *lim, cs_load_summary *summary,
+                                 csl_summing *sm, cs_error *err)
+{
     cs_dataset *d;
-    if (S_ISREG(sb.st_mode) && sb.st_size > 0 && (uintmax_t)sb.st_size <= SIZE_MAX) {
-        size_t len = (size_t)sb.st_size;
+    if (S_ISREG(sb->st_mode) && sb->st_size > 0 && (uintmax_t)sb->st_size <= SIZE_MAX) {
+        size_t len = (size_t)sb->st_size;
         csl_map map;
         if (cs_load_map(fd, len, &map) == 0) {
-            t.file_backed = 1;
-            d = load_mem(path, map.data, len, opt, summary, err, &t, &lim);
+            t->file_backed = 1;
+            d = load_mem(path, map.data, len, opt, summary, err, t, lim, sm);
             int vanished = cs_load_unmap(&map);
-            d = cs_load_refuse_changed(path, fd, &sb, vanished, d, summary, err);
+            d = cs_load_refuse_changed(path, fd, sb, vanished, d, summary, err);
             close(fd);
             return d;
         }
@@ -479,9 +500,77 @@ cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         return NULL;
     }
-    d = run_csv(path, src, S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0, opt, &lim, summary, err, 0);
-    if (S_ISREG(sb.st_mode)) d = cs_load_refuse_changed(path, fd, &sb, 0, d, summary, err);
+    d = run_csv(path, src, S_ISREG(sb->st_mode) ? (size_t)sb->st_size : 0, opt, lim, summary, err, 0);
+    if (S_ISREG(sb->st_mode)) d = cs_load_refuse_changed(path, fd, sb, 0, d, summary, err);
     close(fd);
+    return d;
+}
+
+/* The file `path` opened and its status read into *sb: the descriptor, or -1 with err set (a
+ * folder cannot be read). */
+static int open_input(const char *path, struct stat *sb, cs_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    int e = fstat(fd, sb) != 0 ? errno : S_ISDIR(sb->st_mode) ? EISDIR : 0;
+    if (e) {
+        cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(e));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* cs_load_file, summing when sm asks for it (NULL: keep every row): picks the reader by what
+ * path names (a .npy file, a pair of folders, standard input, a statistics file, a manifest,
+ * a CSV file). */
+static cs_dataset *load_file(const char *path, const cs_load_options *opt, csl_summing *sm,
+                             cs_load_summary *summary, cs_error *err)
+{
+    cs_load_options defaults;
+    if (!opt) { cs_load_options_default(&defaults); opt = &defaults; }
+    if (summary) memset(summary, 0, sizeof *summary);
+    cs_error_clear(err);
+    if (check_options(path, opt, err)) return NULL;
+    size_t plen = strlen(path);
+    if (plen >= 4 && strcmp(path + plen - 4, ".npy") == 0) return cs_load_npy(path, opt, summary, err);
+    struct stat sb;
+    if (opt->labels && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))   /* --probs DIR --labels DIR */
+        return cs_load_folders(path, opt, summary, err);
+    if (refuse_npy_flags(path, opt, err) != CS_OK) return NULL;
+    csl_limits lim;
+    cs_load_limits_default(&lim);
+    if (strcmp(path, "-") == 0) return load_stdin(path, opt, &lim, summary, err);
+    int fd = open_input(path, &sb, err);
+    if (fd < 0) return NULL;
+    if (S_ISREG(sb.st_mode) && cs_segstats_sniff(path)) {
+        close(fd);
+        return cs_load_stats_file(path, opt, err);
+    }
+    if (S_ISREG(sb.st_mode) && cs_seg_manifest_sniff(path)) {
+        close(fd);
+        return cs_load_manifest(path, opt, summary, err);
+    }
+    cs_load_tuning t = {env_path(), 0, env_threads(), 0, 0, 0};
+    return load_open_csv(path, fd, &sb, opt, &t, &lim, summary, sm, err);
+}
+
+cs_dataset *cs_load_file(const char *path, const cs_load_options *opt,
+                         cs_load_summary *summary, cs_error *err)
+{
+    return load_file(path, opt, NULL, summary, err);
+}
+
+cs_dataset *cs_load_file_summed(const char *path, const cs_load_options *opt, int bins,
+                                cs_load_summary *summary, cs_rowsums **sums, cs_error *err)
+{
+    csl_summing sm = {bins, NULL};
+    cs_dataset *d = load_file(path, opt, &sm, summary, err);
+    if (!d) cs_rowsums_free(sm.sums);   /* a file refused after its parse (it changed) */
+    *sums = d ? sm.sums : NULL;
     return d;
 }
 

@@ -182,113 +182,133 @@ static cs_status parse_failed(csv_state *st, struct csv_parser *p)
     return cs_error_set(st->err, CS_ENOMEM, 0, 0, "%s: out of memory", st->name);
 }
 
-cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
-                      const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err)
+/* A read failure of src, in err: out of memory, or placed where the data broke off. */
+static cs_status read_failed(csv_state *st, csl_src *src)
 {
-    memset(out, 0, sizeof *out);
-    csv_state st;
-    memset(&st, 0, sizeof st);
-    st.name = name;
-    st.opt = opt;
-    st.out = out;
-    st.err = err;
-    st.lim = lim;
-    st.row_line = 1;
-    if (!block) block = 1u << 20;
+    if (cs_load_src_nomem(src)) return cs_error_set(st->err, CS_ENOMEM, 0, 0, "%s: out of memory", st->name);
+    return error_here(st, cs_load_src_error(src));
+}
 
-    struct csv_parser p;
-    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL | CSV_APPEND_NULL) != 0)
-        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-    /* the buffer holds the field, a closing quote or trailing spaces that are cut at the end
-     * of a field (on_field judges the field itself), and libcsv's terminating NUL */
-    field_cap = lim->field < SIZE_MAX - 3 ? lim->field + 3 : SIZE_MAX;
-    field_refused = 0;
-    csv_set_realloc_func(&p, capped_realloc);
+/* The header gathered before parsing: it gives the delimiter, and sniffing a fixed extent
+ * (ext; not "the first block") keeps the result independent of the block size. */
+typedef struct csv_head {
+    char *p;
+    size_t len, cap, ext;
+    int eof;              /* the source ended while it was gathered */
+    int bom_checked;      /* the first 3 bytes were looked at (a UTF-8 BOM dropped) */
+} csv_head;
 
-    csl_progress pr = { opt, total, 0.0, 0.0, 0 };
-    cs_status status = CS_OK;
+/* Appends bn bytes to the head and drops a leading BOM once 3 bytes are there. Returns 0, or
+ * -1 out of memory. */
+static int head_append(csv_head *h, const void *bp, size_t bn)
+{
+    if (h->len + bn > h->cap) {
+        size_t nc = h->cap ? h->cap : 4096;
+        while (nc < h->len + bn) nc *= 2;
+        char *q = realloc(h->p, nc);
+        if (!q) return -1;
+        h->p = q;
+        h->cap = nc;
+    }
+    memcpy(h->p + h->len, bp, bn);
+    h->len += bn;
+    if (!h->bom_checked && h->len >= 3) {
+        h->bom_checked = 1;
+        if (memcmp(h->p, "\xEF\xBB\xBF", 3) == 0) { memmove(h->p, h->p + 3, h->len - 3); h->len -= 3; }
+    }
+    return 0;
+}
 
-    /* Gather the header before parsing: it gives the delimiter, and sniffing a fixed extent
-     * (not "the first block") keeps the result independent of the block size. The header scan
-     * bounds what is gathered and refuses binary data at its first byte. */
-    char *head = NULL;
-    size_t hlen = 0, hcap = 0, ext = 0;
-    int eof = 0, bom_checked = 0, hs = CSL_HEAD_MORE;
+/* Reads blocks into the head until the header scan has what it needs; the scan bounds what is
+ * gathered and refuses binary data at its first byte. Returns CS_OK or the refusal (err). */
+static cs_status gather_header(csv_state *st, csl_src *src, csv_head *h)
+{
+    int hs = CSL_HEAD_MORE;
     while (hs == CSL_HEAD_MORE) {
         const void *bp;
         size_t bn;
         int r = cs_load_src_next(src, &bp, &bn);
-        if (r < 0) {
-            status = cs_load_src_nomem(src)
-                         ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
-                         : error_here(&st, cs_load_src_error(src));
-            goto done;
-        }
-        if (r == 0) eof = 1;
-        if (!eof && hlen + bn > hcap) {
-            size_t nc = hcap ? hcap : 4096;
-            while (nc < hlen + bn) nc *= 2;
-            char *h = realloc(head, nc);
-            if (!h) { status = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name); goto done; }
-            head = h;
-            hcap = nc;
-        }
-        if (!eof) {
-            memcpy(head + hlen, bp, bn);
-            hlen += bn;
-        }
-        if (!bom_checked && hlen >= 3) {
-            bom_checked = 1;
-            if (memcmp(head, "\xEF\xBB\xBF", 3) == 0) { memmove(head, head + 3, hlen - 3); hlen -= 3; }
-        }
-        if (bom_checked || eof)
-            hs = cs_load_header_scan(name, head ? head : "", hlen, eof, opt, lim, &ext, err);
+        if (r < 0) return read_failed(st, src);
+        if (r == 0) h->eof = 1;
+        if (!h->eof && head_append(h, bp, bn) != 0)
+            return cs_error_set(st->err, CS_ENOMEM, 0, 0, "%s: out of memory", st->name);
+        if (h->bom_checked || h->eof)
+            hs = cs_load_header_scan(st->name, h->p ? h->p : "", h->len, h->eof, st->opt, st->lim,
+                                     &h->ext, st->err);
     }
-    if (hs == CSL_HEAD_BAD) { status = err->code; goto done; }
-    csv_set_delim(&p, (unsigned char)(opt->delimiter ? opt->delimiter
-                                      : cs_load_sniff_delim(head ? head : "", ext)));
+    return hs == CSL_HEAD_BAD ? st->err->code : CS_OK;
+}
 
-    /* feed: first what was gathered, then the rest of the source, in `block`-sized pieces */
-    const char *cur = head;
-    size_t left = hlen;
+/* Hands libcsv the n bytes at cur in `block`-sized pieces. Returns CS_OK, or the failure: a
+ * record's (in err) or libcsv's (parse_failed). */
+static cs_status feed_bytes(csv_state *st, struct csv_parser *p, const char *cur, size_t n,
+                            size_t block)
+{
+    while (n > 0 && !st->fatal) {
+        size_t m = n < block ? n : block;
+        size_t used = csv_parse(p, cur, m, on_field, on_row, st);
+        if (st->fatal) break;
+        if (used != m) return parse_failed(st, p);
+        cur += m;
+        n -= m;
+    }
+    return st->fatal ? st->err->code : CS_OK;
+}
+
+/* Feeds what was gathered, then the rest of the source, with progress and the cancel flag
+ * between blocks; then closes the parse. Returns CS_OK or the first failure (err). */
+static cs_status feed(csv_state *st, struct csv_parser *p, csl_src *src, const csv_head *h,
+                      size_t block, csl_progress *pr)
+{
+    const char *cur = h->p;
+    size_t left = h->len;
     for (;;) {
-        while (left > 0 && !st.fatal) {
-            size_t n = left < block ? left : block;
-            size_t used = csv_parse(&p, cur, n, on_field, on_row, &st);
-            if (st.fatal) break;
-            if (used != n) {
-                status = parse_failed(&st, &p);
-                goto done;
-            }
-            cur += n;
-            left -= n;
-        }
-        if (st.fatal) { status = err->code; goto done; }
-        if (cs_load_tick(&pr, cs_load_src_consumed(src))) {
-            status = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
-            goto done;
-        }
-        if (eof) break;
+        cs_status s = feed_bytes(st, p, cur, left, block);
+        if (s != CS_OK) return s;
+        if (cs_load_tick(pr, cs_load_src_consumed(src)))
+            return cs_error_set(st->err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", st->name);
+        if (h->eof) break;
         const void *bp;
         int r = cs_load_src_next(src, &bp, &left);
-        if (r < 0) {
-            status = cs_load_src_nomem(src)
-                         ? cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name)
-                         : error_here(&st, cs_load_src_error(src));
-            goto done;
-        }
+        if (r < 0) return read_failed(st, src);
         if (r == 0) break;
         cur = bp;
     }
-    if (csv_fini(&p, on_field, on_row, &st) != 0) {
-        status = error_here(&st, "unterminated quote: the file ends inside a quoted field");
-        goto done;
+    if (csv_fini(p, on_field, on_row, st) != 0)
+        return error_here(st, "unterminated quote: the file ends inside a quoted field");
+    return st->fatal ? st->err->code : CS_OK;
+}
+
+/* libcsv strict, reporting every line end, its field buffer capped: it holds the field, a
+ * closing quote or trailing spaces that are cut at the end of a field (on_field judges the
+ * field itself), and libcsv's terminating NUL. Returns 0, or -1 out of memory. */
+static int open_parser(struct csv_parser *p, const csl_limits *lim)
+{
+    if (csv_init(p, CSV_STRICT | CSV_STRICT_FINI | CSV_REPALL_NL | CSV_APPEND_NULL) != 0) return -1;
+    field_cap = lim->field < SIZE_MAX - 3 ? lim->field + 3 : SIZE_MAX;
+    field_refused = 0;
+    csv_set_realloc_func(p, capped_realloc);
+    return 0;
+}
+
+cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
+                      const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    csv_state st = { .name = name, .opt = opt, .lim = lim, .out = out, .err = err, .row_line = 1 };
+    struct csv_parser p;
+    if (open_parser(&p, lim) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
+    csl_progress pr = { opt, total, 0.0, 0.0, 0 };
+    csv_head h;
+    memset(&h, 0, sizeof h);
+    cs_status status = gather_header(&st, src, &h);
+    if (status == CS_OK) {
+        csv_set_delim(&p, (unsigned char)(opt->delimiter ? opt->delimiter
+                                          : cs_load_sniff_delim(h.p ? h.p : "", h.ext)));
+        status = feed(&st, &p, src, &h, block ? block : 1u << 20, &pr);
     }
-    if (st.fatal) { status = err->code; goto done; }
-    status = CS_OK;
-done:
     csv_free(&p);
-    free(head);
+    free(h.p);
     free(st.buf);
     free(st.off);
     free(st.flen);

@@ -68,6 +68,7 @@ typedef struct fast_ctx {
     const char *data_end;     /* end of the whole input: no load reads past it */
     int numeric;              /* every column a number: rows read by quick_row_num */
     int plain;                /* ... and they are the label, then p_0 .. p_{k-1} in order */
+    int sum_bins;             /* the summary's one pass: sum the rows under these bins (0: keep) */
 } fast_ctx;
 
 typedef struct chunk {
@@ -86,7 +87,7 @@ typedef struct chunk {
     const char *prev_beg, *prev_end;
     csl_rows *all;
     long first_line;
-    /* the one-pass chunk (cs_load_options.row_sums_bins; the first of the folded count's two):
+    /* the summing chunk (fast_ctx.sum_bins; the first of the folded count's two):
      * its rows' probabilities go to `block` (prep_batch rows and one more, rows.pw on), which
      * the caches and the sums take before it is written over; none goes to the arrays */
     cs_rowsums *sums;
@@ -657,11 +658,70 @@ static int prep_rows(chunk *ch, cs_dataset *view, csl_rows *rw, size_t *done)
     return cs_rowsums_add(ch->sums, rw->prob, rw->label + from, n);
 }
 
+/* Stops every chunk's parse: this one ran out of memory (nomem) or must give up (bail). */
+static void stop_parse(chunk *ch, int nomem)
+{
+    if (nomem) ch->nomem = 1;
+    else ch->bail = 1;
+    atomic_store(&ch->c->stop, 1);
+}
+
+/* The chunk's rows as the dataset prep_rows reads: k, prob, label and the per-row caches (none
+ * when the rows have no caches). */
+static void rows_view(const chunk *ch, cs_dataset *view)
+{
+    const csl_rows *rw = &ch->w.rows;
+    memset(view, 0, sizeof *view);
+    if (!rw->conf) return;
+    view->k = ch->c->s->k;
+    view->prob = rw->prob;
+    view->label = rw->label;
+    view->conf = rw->conf;
+    view->pred = rw->pred;
+    view->correct = rw->correct;
+}
+
+/* After a row: the caches (and sums) of a full batch of rows, or of the rows up to the second
+ * thread's switch to summing (*stop, which is then done with). Returns 0, or -1 out of memory. */
+static inline int prep_due(chunk *ch, cs_dataset *view, size_t *prepped, size_t batch, size_t *stop)
+{
+    csl_rows *rw = &ch->w.rows;
+    if ((rw->n - *prepped >= batch || rw->n == *stop) && prep_rows(ch, view, rw, prepped)) return -1;
+    if (rw->n == *stop) *stop = SIZE_MAX;
+    return 0;
+}
+
+/* A line quick_row cannot take, at p: its end found (line_end's search, in windows whose pages
+ * are dropped behind: find_nl, so that a pathological line of a chunk nothing counted, the
+ * folded count, costs no memory), split into *f (made when first needed) and read by the
+ * general row reader, or counted as blank. *next: the line after it. Returns 0 (a row read),
+ * 1 (a blank line), or -1 after stop_parse. */
+static int general_line(chunk *ch, csl_field **f, const char *p, const char **next, long line)
+{
+    fast_ctx *c = ch->c;
+    size_t ncols = c->s->ncols;
+    size_t room = (size_t)(ch->end - p), look = room < c->line_max ? room : c->line_max;
+    const char *nl = find_nl(c, p, p + look), *le = NULL;
+    if (nl) { le = nl; *next = nl + 1; }
+    else if (room <= c->line_max) { le = ch->end; *next = ch->end; }   /* no LF: the last line */
+    if (le && le > p && le[-1] == '\r') le--;
+    if (!le) { stop_parse(ch, 0); return -1; }
+    if (!*f && !(*f = malloc((ncols + 1) * sizeof **f))) { stop_parse(ch, 1); return -1; }
+    long nf = split_line(c, p, le, *f, ncols + 1);
+    if (nf < 0) { stop_parse(ch, 0); return -1; }
+    if (nf == 1 && (*f)[0].len == 0) {
+        /* blank line; a blank tail without a newline is not a line (libcsv agrees) */
+        if ((*next)[-1] == '\n' || (le < *next && *le == '\r')) ch->blank++;
+        return 1;
+    }
+    if (cs_load_row(&ch->w, *f, (size_t)nf, line)) { stop_parse(ch, 1); return -1; }
+    return 0;
+}
+
 static void *parse_chunk(void *arg)
 {
     chunk *ch = arg;
     fast_ctx *c = ch->c;
-    size_t ncols = c->s->ncols;
     csl_field *f = NULL;     /* fields of a line quick_row cannot take: made when first needed */
     long line = ch->line0;
     size_t since = 0;
@@ -676,18 +736,10 @@ static void *parse_chunk(void *arg)
     if (ch->progressive) prefault_ahead(ch, ch->beg);
     else populate_rows(ch, 0, rw->cap);
     cs_dataset view;                   /* the chunk's rows, for prep_rows */
-    memset(&view, 0, sizeof view);
+    rows_view(ch, &view);
     size_t prepped = 0, batch = prep_batch(c->s->k);
     /* the row at which the second thread's one-pass part starts summing (prep_rows) */
     size_t stop = ch->pending ? ch->switch_at : SIZE_MAX;
-    if (rw->conf) {
-        view.k = c->s->k;
-        view.prob = rw->prob;
-        view.label = rw->label;
-        view.conf = rw->conf;
-        view.pred = rw->pred;
-        view.correct = rw->correct;
-    }
     if (stop == 0) {
         prep_rows(ch, &view, rw, &prepped);
         stop = SIZE_MAX;
@@ -696,45 +748,18 @@ static void *parse_chunk(void *arg)
         const char *next = p;
         int qr = numeric ? quick_row_num(c, &ch->w, p, ch->end, line, &next)
                          : quick_row(c, &ch->w, &sc, p, ch->end, line, &next);
-        if (qr < 0) { ch->nomem = 1; atomic_store(&c->stop, 1); break; }
+        if (qr < 0) { stop_parse(ch, 1); break; }
         if (qr > 0) {
             line++;
             since += (size_t)(next - p);
             p = next;
-            if ((rw->n - prepped >= batch || rw->n == stop) && prep_rows(ch, &view, rw, &prepped)) {
-                ch->nomem = 1;
-                atomic_store(&c->stop, 1);
-                break;
-            }
-            if (rw->n == stop) stop = SIZE_MAX;
+            if (prep_due(ch, &view, &prepped, batch, &stop)) { stop_parse(ch, 1); break; }
             if (since >= TICK_BYTES && parse_tick(ch, &since, &released, p)) break;
             continue;
         }
-        /* line_end's search, in windows whose pages are dropped behind (find_nl): a
-         * pathological line of a chunk nothing counted (the folded count) costs no memory */
-        size_t room = (size_t)(ch->end - p), look = room < c->line_max ? room : c->line_max;
-        const char *nl = find_nl(c, p, p + look), *le = NULL;
-        if (nl) { le = nl; next = nl + 1; }
-        else if (room <= c->line_max) { le = ch->end; next = ch->end; }   /* no LF: the last line */
-        if (le && le > p && le[-1] == '\r') le--;
-        if (!le) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
-        if (!f && !(f = malloc((ncols + 1) * sizeof *f))) {
-            ch->nomem = 1;
-            atomic_store(&c->stop, 1);
-            break;
-        }
-        long nf = split_line(c, p, le, f, ncols + 1);
-        if (nf < 0) { ch->bail = 1; atomic_store(&c->stop, 1); break; }
-        if (nf == 1 && f[0].len == 0) {
-            /* blank line; a blank tail without a newline is not a line (libcsv agrees) */
-            if (next[-1] == '\n' || (le < next && *le == '\r')) ch->blank++;
-        } else if (cs_load_row(&ch->w, f, (size_t)nf, line) ||
-                   ((rw->n - prepped >= batch || rw->n == stop) && prep_rows(ch, &view, rw, &prepped))) {
-            ch->nomem = 1;
-            atomic_store(&c->stop, 1);
-            break;
-        }
-        if (rw->n == stop) stop = SIZE_MAX;
+        int g = general_line(ch, &f, p, &next, line);
+        if (g == 0 && prep_due(ch, &view, &prepped, batch, &stop)) { stop_parse(ch, 1); g = -1; }
+        if (g < 0) break;
         line++;
         since += (size_t)(next - p);
         p = next;
@@ -986,14 +1011,14 @@ static void chunk_worker(chunk *ch, int i, csl_parsed *out, const fast_ctx *c)
     ch[i].w.splits = &out->splits;
 }
 
-/* One pass (cs_load_options.row_sums_bins): the first chunk sums its rows instead of keeping
- * their probabilities, which then never take a page (engine/metrics/rowsums.h). Its rows are the
+/* One pass (fast_ctx.sum_bins): the first chunk sums its rows instead of keeping their
+ * probabilities, which then never take a page (engine/metrics/rowsums.h). Its rows are the
  * dataset's first, in order, whatever lines turn out blank or bad. Out of memory, the load
  * keeps every row instead. */
 static void start_row_sums(chunk *ch, const fast_ctx *c, const csl_rows *all)
 {
     const csl_schema *s = c->s;
-    int bins = c->opt->row_sums_bins;
+    int bins = c->sum_bins;
     if (!(bins > 0 && c->plain && all->conf)) return;
     size_t bb = (prep_batch(s->k) + 1) * s->k * sizeof *ch[0].block;
     ch[0].block = malloc(bb);
@@ -1141,104 +1166,102 @@ static size_t merge_chunks(chunk *ch, int nt, csl_parsed *out, csl_rows *all, in
     return dst;
 }
 
-/* A one-pass load's sums, joined: the first chunk's (its rows are the first, `summed` of them),
- * then the second thread's kept rows (no gap: right after the first's) and its sums, which
- * start on a whole chunk: the sums of every row, given to out with the rows summed. Frees
- * what is not given. Returns 0, or -1 out of memory. */
-static int finish_row_sums(chunk *ch, csl_parsed *out, const csl_rows *all, size_t summed,
-                           size_t dst, int ok)
+/* A summing load's sums, joined: the first chunk's (its rows are the first, `summed` of them),
+ * then the rows the second thread kept (right after the first's, no gap: all of its rows when
+ * it never reached a whole chunk) and its own sums, which start on a whole chunk: the sums of
+ * every row, given to out, whose probabilities then go. Frees what is not given. Returns 0,
+ * or -1 out of memory. */
+static int finish_row_sums(chunk *ch, csl_parsed *out, size_t summed, size_t dst, int ok)
 {
     int nomem = 0;
     free(ch[0].block);
     free(ch[1].block);
     cs_rowsums_free(ch[1].pending);   /* a second thread that never summed a row */
-    if (ch[0].sums) {
-        int good = ok && !out->w.nomem;
-        if (good && ch[1].sums) {
-            size_t kept = ch[1].switch_at, k = ch[0].c->s->k;
-            if (cs_rowsums_add(ch[0].sums, all->prob + summed * k, all->label + summed, kept) ||
-                cs_rowsums_append(ch[0].sums, ch[1].sums))
-                nomem = 1;
-            else summed = dst;
-        }
-        if (good && !nomem && summed) {
-            out->row_sums = ch[0].sums;
-            out->rows_summed = summed;
+    csl_rows *rows = &out->w.rows;
+    if (ch[0].sums && ok && !out->w.nomem) {
+        size_t k = ch[0].c->s->k, kept = ch[1].sums ? ch[1].switch_at : dst - summed;
+        if (cs_rowsums_add(ch[0].sums, rows->prob + summed * k, rows->label + summed, kept) ||
+            (ch[1].sums && cs_rowsums_append(ch[0].sums, ch[1].sums))) {
+            nomem = 1;
         } else {
-            cs_rowsums_free(ch[0].sums);
+            out->row_sums = ch[0].sums;
+            ch[0].sums = NULL;
+            free(rows->prob);
+            rows->prob = NULL;
         }
     }
+    cs_rowsums_free(ch[0].sums);
     cs_rowsums_free(ch[1].sums);
     return nomem ? -1 : 0;
 }
 
-int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
-                 cs_status *st, cs_error *err)
+/* The header and the delimiter (a quoted field near the start goes to the libcsv path), then
+ * the header line into out->schema; *p and *line move to the first data line. Returns
+ * FAST_GO_ON, CSL_BAIL or CSL_DONE (*st says why). */
+static int open_header(fast_ctx *c, const char *data, size_t len, const csl_limits *lim,
+                       const char **p, long *line, csl_parsed *out, cs_status *st, cs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    *st = CS_OK;
-    fast_ctx c;
-    fast_init(&c, name, data, len, opt, lim, scan, file_backed);
-    if (cs_load_tick(&c.pr, 0)) {
-        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
-        return CSL_DONE;
-    }
-
-    /* the header and the delimiter: a quoted field near the start goes to the libcsv path */
+    const cs_load_options *opt = c->opt;
     const char *d = data, *end = data + len;
     if (len >= 3 && memcmp(d, "\xEF\xBB\xBF", 3) == 0) d += 3;
     size_t ext;
-    if (cs_load_header_scan(name, d, (size_t)(end - d), 1, opt, lim, &ext, err) == CSL_HEAD_BAD) {
+    if (cs_load_header_scan(c->name, d, (size_t)(end - d), 1, opt, lim, &ext, err) == CSL_HEAD_BAD) {
         *st = err->code;
         return CSL_DONE;
     }
     if (memchr(d, '"', (size_t)(end - d) < 65536 ? (size_t)(end - d) : 65536)) return CSL_BAIL;
     char delim = opt->delimiter ? opt->delimiter : cs_load_sniff_delim(d, ext);
-    c.cls[(unsigned char)delim] = 1;
-    c.delim = delim;
-    c.cls['"'] = 2;
-    c.cls['\r'] = 2;
-    long line = 1;
-    const char *p = d;
-    int r = read_header(&c, &p, end, &line, lim, out, st, err);
-    if (r != FAST_GO_ON) return r;
+    c->cls[(unsigned char)delim] = 1;
+    c->delim = delim;
+    c->cls['"'] = 2;
+    c->cls['\r'] = 2;
+    *line = 1;
+    *p = d;
+    return read_header(c, p, end, line, lim, out, st, err);
+}
 
-    /* the schema's columns and the worker of chunk 0 */
+/* The schema's columns and the worker of chunk 0. */
+static void start_worker(fast_ctx *c, csl_parsed *out, const csl_limits *lim)
+{
     const csl_schema *s = &out->schema;
-    plan_columns(&c, s, lim);
-    cs_load_worker_init(&out->w, s, opt, name);
+    plan_columns(c, s, lim);
+    cs_load_worker_init(&out->w, s, c->opt, c->name);
     out->have_worker = 1;
     out->w.ids = &out->ids;
     out->w.cases = &out->cases;
     out->w.splits = &out->splits;
+}
 
-    /* The thread plan. The folded count, for two threads over a file of numbers only
-     * (quick_row_num bounds every line it reads, so no line needs the count pass's long-line
-     * check): the second thread counts the first chunk's newlines itself while the first
-     * thread parses that chunk, and the second chunk is never counted. The arrays are reserved
-     * for the most rows the bytes could hold (a row's line has ncols fields of a byte or more
-     * and their separators: address space, not memory; the pages are faulted in as rows fill
-     * them) and shrunk to the rows by the finisher. The first chunk is FOLD_SHARE of the
-     * bytes, so that the second thread's count and parse end with the first thread's parse.
-     * Not when a row limit could bite (records: a line of one byte and its LF), nor when the
-     * reservation fails. */
-    int nt = plan_threads(threads, (size_t)(end - p), s);
-    int fold = nt == 2 && c.numeric && (size_t)(end - p) / 2 + 1 <= lim->rows;
-    size_t fold_rows = fold ? ((size_t)(end - p) + 1) / (2 * s->ncols) + 2 : 0;
-    chunk ch[MAX_THREADS];
-    memset(ch, 0, sizeof ch);
-    if (cut_chunks(&c, ch, nt, fold, p, end) != 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+/* The thread plan over the data [p, end): its chunks cut into ch. The folded count, for two
+ * threads over a file of numbers only (quick_row_num bounds every line it reads, so no line
+ * needs the count pass's long-line check): the second thread counts the first chunk's
+ * newlines itself while the first thread parses that chunk, and the second chunk is never
+ * counted. The arrays are reserved for the most rows the bytes could hold (*fold_rows: a
+ * row's line has ncols fields of a byte or more and their separators: address space, not
+ * memory; the pages are faulted in as rows fill them) and shrunk to the rows by the
+ * finisher. The first chunk is FOLD_SHARE of the bytes, so that the second thread's count
+ * and parse end with the first thread's parse. Not when a row limit could bite (records: a
+ * line of one byte and its LF), nor when the reservation fails. Returns the chunks, or -1
+ * (give up: CSL_BAIL). */
+static int plan_parse(fast_ctx *c, chunk *ch, int threads, const char *p, const char *end,
+                      const csl_limits *lim, size_t *fold_rows)
+{
+    const csl_schema *s = c->s;
+    size_t bytes = (size_t)(end - p);
+    int nt = plan_threads(threads, bytes, s);
+    int fold = nt == 2 && c->numeric && bytes / 2 + 1 <= lim->rows;
+    *fold_rows = fold ? (bytes + 1) / (2 * s->ncols) + 2 : 0;
+    memset(ch, 0, MAX_THREADS * sizeof *ch);
+    return cut_chunks(c, ch, nt, fold, p, end) != 0 ? -1 : nt;
+}
 
-    /* the parse, in one of the two modes */
-    csl_rows all;
-    int folded = fold && parse_folded(ch, out, &all, fold_rows, line) == 0;
-    if (!folded) {
-        r = parse_counted(ch, nt, out, &all, line, lim, st, err);
-        if (r != FAST_GO_ON) return r;
-    }
-
-    /* the merge, then the outcome: the first of a changed file, a bail, a cancel, no memory */
+/* The merge, then the outcome: the first of a changed file, a bail, a cancel, no memory; a
+ * summing load whose second thread's sums are out of place is to be loaded again. Returns
+ * CSL_DONE (*st), CSL_BAIL or CSL_AGAIN. */
+static int outcome(fast_ctx *c, chunk *ch, int nt, const char *data, csl_parsed *out,
+                   csl_rows *all, cs_status *st, cs_error *err)
+{
+    const char *name = c->name;
     int bail = 0, cancelled = 0, nomem = 0;
     for (int i = 0; i < nt; i++) {
         bail |= ch[i].bail;
@@ -1247,28 +1270,51 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
     }
     /* the mapping lost pages (the file shrank): the load is refused (cs_load_refuse_changed),
      * so neither the libcsv path nor a second pass reads the zeros that replaced them */
-    int vanished = file_backed && cs_load_map_check(data);
+    int vanished = c->file_backed && cs_load_map_check(data);
     int ok = !bail && !cancelled && !nomem;
-    if (ok && !vanished && row_sums_out_of_step(ch, out, &all)) return CSL_AGAIN;
+    if (ok && !vanished && row_sums_out_of_step(ch, out, all)) return CSL_AGAIN;
     size_t summed = ch[0].w.rows.n;
-    size_t dst = merge_chunks(ch, nt, out, &all, ok);
-    if (finish_row_sums(ch, out, &all, summed, dst, ok) != 0) nomem = 1;
+    size_t dst = merge_chunks(ch, nt, out, all, ok);
+    if (finish_row_sums(ch, out, summed, dst, ok) != 0) nomem = 1;
     if (vanished) {
         *st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", name);
         return CSL_DONE;
     }
     if (bail) { cs_load_parsed_free(out); return CSL_BAIL; }
-    if (cancelled) {
-        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
-        return CSL_DONE;
-    }
-    if (nomem || out->w.nomem) {
+    if (!cancelled && (nomem || out->w.nomem))
         *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return CSL_DONE;
-    }
-    if (cs_load_tick(&c.pr, len)) {
+    else if (cancelled || cs_load_tick(&c->pr, c->total))
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
+    return CSL_DONE;
+}
+
+int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
+                 const csl_limits *lim, int threads, int scan, int file_backed, int sum_bins,
+                 csl_parsed *out, cs_status *st, cs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *st = CS_OK;
+    fast_ctx c;
+    fast_init(&c, name, data, len, opt, lim, scan, file_backed);
+    c.sum_bins = sum_bins;
+    if (cs_load_tick(&c.pr, 0)) {
         *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", name);
         return CSL_DONE;
     }
-    return CSL_DONE;
+    const char *p;
+    long line;
+    int r = open_header(&c, data, len, lim, &p, &line, out, st, err);
+    if (r != FAST_GO_ON) return r;
+    start_worker(&c, out, lim);
+    chunk ch[MAX_THREADS];
+    size_t fold_rows;
+    int nt = plan_parse(&c, ch, threads, p, data + len, lim, &fold_rows);
+    if (nt < 0) { cs_load_parsed_free(out); return CSL_BAIL; }
+    /* the parse, in one of the two modes */
+    csl_rows all;
+    if (!(fold_rows && parse_folded(ch, out, &all, fold_rows, line) == 0)) {
+        r = parse_counted(ch, nt, out, &all, line, lim, st, err);
+        if (r != FAST_GO_ON) return r;
+    }
+    return outcome(&c, ch, nt, data, out, &all, st, err);
 }

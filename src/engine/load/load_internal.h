@@ -301,9 +301,9 @@ int cs_load_cancelled(const cs_load_options *opt);
 
 /* ---- the two paths and the finisher ------------------------------------------------------ */
 
-/* CSL_AGAIN (cs_load_fast, a one-pass load only): the second thread summed rows whose place
+/* CSL_AGAIN (cs_load_fast, a summing load only): the second thread summed rows whose place
  * turned out wrong (blank or bad lines in the first chunk); the caller loads again keeping
- * every row (row_sums_bins 0). */
+ * every row (sum_bins 0). */
 enum { CSL_DONE = 0, CSL_BAIL = 1, CSL_AGAIN = 2 };
 
 /* Byte source for the libcsv path (load_input.c). */
@@ -332,10 +332,9 @@ typedef struct csl_parsed {
     int have_worker;
     csl_intern ids, cases, splits;
     size_t blank_lines;
-    /* a one-pass load (cs_load_options.row_sums_bins): the sums of the first rows_summed rows,
-     * whose probabilities are not in w.rows (owned; the finisher hands them to the dataset) */
+    /* a summing load (load_sums.h): the sums of every row, whose probabilities
+     * w.rows does not hold (w.rows.prob NULL); owned until the fast path's caller takes them */
     struct cs_rowsums *row_sums;
-    size_t rows_summed;
 } csl_parsed;
 
 /* libcsv path over any source. Returns CS_OK with *out filled, or an error in err. */
@@ -343,10 +342,12 @@ cs_status cs_load_csv(const char *name, csl_src *src, size_t total, const cs_loa
                       const csl_limits *lim, size_t block, csl_parsed *out, cs_error *err);
 
 /* Fast path over a whole file in memory. Returns CSL_DONE (status in *st), CSL_AGAIN or CSL_BAIL; it
- * also bails on a field or line longer than the limits allow, so that libcsv words it. */
+ * also bails on a field or line longer than the limits allow, so that libcsv words it.
+ * sum_bins > 0: sum the rows' probabilities instead of keeping them where the file allows
+ * (out->row_sums; load_sums.h). */
 int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_options *opt,
-                 const csl_limits *lim, int threads, int scan, int file_backed, csl_parsed *out,
-                 cs_status *st, cs_error *err);
+                 const csl_limits *lim, int threads, int scan, int file_backed, int sum_bins,
+                 csl_parsed *out, cs_status *st, cs_error *err);
 
 void cs_load_parsed_free(csl_parsed *p);
 

@@ -101,83 +101,123 @@ cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_su
     return watch_p ? cs_load_refuse_changed(path, -1, &p0, 0, d, sum, err) : d;
 }
 
-static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
-                            cs_error *err)
+static cs_status npy_nomem(const char *path, cs_error *err)
 {
-    csl_parsed ps;
-    memset(&ps, 0, sizeof ps);
-    cs_vol *v = NULL;
-    double *labels = NULL, *scratch = NULL;
-    cs_status st;
-    if (!opt->labels) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a .npy prediction file needs its labels: --labels FILE.npy", path);
-        return NULL;
-    }
-    if (opt->no_header || opt->delimiter || opt->split_column) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s is for CSV files, not a .npy pair", path,
-                     opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter" : "a split column");
-        return NULL;
-    }
-    if ((st = cs_vol_open(path, NULL, &v, err)) != CS_OK) return NULL;
-    const cs_vol_info *in = cs_vol_info_of(v);
-    char shape[200];
-    if (in->ndim != 2 || in->n_values == 0) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: want an N x K array of %s, not shape %s", path,
-                     opt->npy_logits ? "logits" : "probabilities", np_shape(in, shape, sizeof shape));
-        goto fail;
-    }
-    /* numpy's (N, K): fastest-first {K, N} in C order, {N, K} in Fortran order */
-    size_t n = (size_t)(in->fortran_order ? in->dim[0] : in->dim[1]);
-    size_t k = (size_t)(in->fortran_order ? in->dim[1] : in->dim[0]);
-    if (k < 2) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: shape %s has %zu class column: want K >= 2", path,
-                     np_shape(in, shape, sizeof shape), k);
-        goto fail;
-    }
-    if (n > CS_DATASET_MAX_ROWS) {
-        cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows: more than %zu", path, n, CS_DATASET_MAX_ROWS);
-        goto fail;
-    }
-    if ((st = read_labels(opt->labels, n, path, &labels, err)) != CS_OK) goto fail;
-    if (build_schema(&ps.schema, path, k, opt, err) != CS_OK) goto fail;
-    ps.have_schema = 1;
-    cs_load_worker_init(&ps.w, &ps.schema, opt, path);
-    ps.have_worker = 1;
-    if (cs_load_rows_alloc(&ps.w.rows, &ps.schema, n)) goto nomem;
-    ps.w.rows.growable = 1;   /* the worker then owns (and frees) them; exactly n are asked for */
-    double *base = ps.schema.from_logits ? ps.w.rows.logit : ps.w.rows.prob;
+    return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+}
 
-    if (in->fortran_order) {
-        /* class after class in the file: scatter each class's values into the rows */
-        size_t blk = NPY_BLOCK_ROWS < n ? NPY_BLOCK_ROWS : n;
-        if (!(scratch = malloc(blk * sizeof *scratch))) goto nomem;
-        for (size_t j = 0; j < k; j++)
-            for (size_t r0 = 0; r0 < n; r0 += blk) {
-                size_t m = n - r0 < blk ? n - r0 : blk;
-                if (cs_vol_read(v, scratch, m, err) != CS_OK) goto fail;
-                for (size_t i = 0; i < m; i++) base[(r0 + i) * k + j] = scratch[i];
-            }
-    }
+/* The options a .npy pair cannot take: CS_EUSAGE with why, else CS_OK. */
+static cs_status refuse_options(const char *path, const cs_load_options *opt, cs_error *err)
+{
+    if (!opt->labels)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a .npy prediction file needs its labels: --labels FILE.npy", path);
+    if (opt->no_header || opt->delimiter || opt->split_column)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s is for CSV files, not a .npy pair", path,
+                            opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter" : "a split column");
+    return CS_OK;
+}
+
+/* The rows n and classes k of an N x K array, or CS_EINPUT with why (another shape, fewer
+ * than 2 classes, too many rows). */
+static cs_status array_shape(const char *path, const cs_load_options *opt, const cs_vol_info *in,
+                             size_t *n, size_t *k, cs_error *err)
+{
+    char shape[200];
+    if (in->ndim != 2 || in->n_values == 0)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: want an N x K array of %s, not shape %s", path,
+                            opt->npy_logits ? "logits" : "probabilities", np_shape(in, shape, sizeof shape));
+    /* numpy's (N, K): fastest-first {K, N} in C order, {N, K} in Fortran order */
+    *n = (size_t)(in->fortran_order ? in->dim[0] : in->dim[1]);
+    *k = (size_t)(in->fortran_order ? in->dim[1] : in->dim[0]);
+    if (*k < 2)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: shape %s has %zu class column: want K >= 2", path,
+                            np_shape(in, shape, sizeof shape), *k);
+    if (*n > CS_DATASET_MAX_ROWS)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: %zu rows: more than %zu", path, *n, CS_DATASET_MAX_ROWS);
+    return CS_OK;
+}
+
+/* The schema of K probability (or logit) columns and a worker over exactly n rows. */
+static cs_status start_parse(csl_parsed *ps, const char *path, size_t n, size_t k,
+                             const cs_load_options *opt, cs_error *err)
+{
+    cs_status st = build_schema(&ps->schema, path, k, opt, err);
+    if (st != CS_OK) return st;
+    ps->have_schema = 1;
+    cs_load_worker_init(&ps->w, &ps->schema, opt, path);
+    ps->have_worker = 1;
+    if (cs_load_rows_alloc(&ps->w.rows, &ps->schema, n)) return npy_nomem(path, err);
+    ps->w.rows.growable = 1;   /* the worker then owns (and frees) them; exactly n are asked for */
+    return CS_OK;
+}
+
+/* A Fortran-order array, class after class in the file: each class's values scattered into
+ * the rows at base (n x k). */
+static cs_status scatter_classes(cs_vol *v, double *base, size_t n, size_t k, const char *path,
+                                 cs_error *err)
+{
+    size_t blk = NPY_BLOCK_ROWS < n ? NPY_BLOCK_ROWS : n;
+    double *scratch = malloc(blk * sizeof *scratch);
+    if (!scratch) return npy_nomem(path, err);
+    cs_status st = CS_OK;
+    for (size_t j = 0; j < k && st == CS_OK; j++)
+        for (size_t r0 = 0; r0 < n && st == CS_OK; r0 += blk) {
+            size_t m = n - r0 < blk ? n - r0 : blk;
+            st = cs_vol_read(v, scratch, m, err);
+            for (size_t i = 0; i < m && st == CS_OK; i++) base[(r0 + i) * k + j] = scratch[i];
+        }
+    free(scratch);
+    return st;
+}
+
+/* The array's values (read by blocks of rows in C order; scattered first in Fortran order)
+ * checked row by row with their labels, with progress and the cancel flag between blocks. */
+static cs_status read_rows(cs_vol *v, const cs_vol_info *in, csl_parsed *ps, const double *labels,
+                           size_t n, size_t k, const char *path, const cs_load_options *opt,
+                           cs_error *err)
+{
+    double *base = ps->schema.from_logits ? ps->w.rows.logit : ps->w.rows.prob;
+    cs_status st = in->fortran_order ? scatter_classes(v, base, n, k, path, err) : CS_OK;
+    if (st != CS_OK) return st;
     csl_progress pr = {opt, n, 0.0, 0.0, 0};
     for (size_t r0 = 0; r0 < n; r0 += NPY_BLOCK_ROWS) {
         size_t m = n - r0 < NPY_BLOCK_ROWS ? n - r0 : NPY_BLOCK_ROWS;
-        if (cs_load_tick(&pr, r0)) {
-            cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", path);
-            goto fail;
-        }
-        if (!in->fortran_order && cs_vol_read(v, base + r0 * k, m * k, err) != CS_OK) goto fail;
+        if (cs_load_tick(&pr, r0))
+            return cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", path);
+        if (!in->fortran_order && (st = cs_vol_read(v, base + r0 * k, m * k, err)) != CS_OK) return st;
         for (size_t i = r0; i < r0 + m; i++) {
             /* the next kept row's slot: row i itself until a row is skipped, then earlier */
-            double *slot = cs_load_row_slot(&ps.w);
-            if (!slot) goto nomem;
+            double *slot = cs_load_row_slot(&ps->w);
+            if (!slot) return npy_nomem(path, err);
             if (slot != base + i * k) memmove(slot, base + i * k, k * sizeof *slot);
-            if (cs_load_row_numbers(&ps.w, labels[i], opt->labels, (long)i + 1)) goto nomem;
+            if (cs_load_row_numbers(&ps->w, labels[i], opt->labels, (long)i + 1)) return npy_nomem(path, err);
         }
     }
     cs_load_tick(&pr, n);
+    return CS_OK;
+}
+
+static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                            cs_error *err)
+{
+    if (refuse_options(path, opt, err) != CS_OK) return NULL;
+    cs_vol *v = NULL;
+    if (cs_vol_open(path, NULL, &v, err) != CS_OK) return NULL;
+    const cs_vol_info *in = cs_vol_info_of(v);
+    csl_parsed ps;
+    memset(&ps, 0, sizeof ps);
+    double *labels = NULL;
+    size_t n = 0, k = 0;
+    cs_status st = array_shape(path, opt, in, &n, &k, err);
+    if (st == CS_OK) st = read_labels(opt->labels, n, path, &labels, err);
+    if (st == CS_OK) st = start_parse(&ps, path, n, k, opt, err);
+    if (st == CS_OK) st = read_rows(v, in, &ps, labels, n, k, path, opt, err);
     cs_vol_close(v);
     free(labels);
-    free(scratch);
+    if (st != CS_OK) {
+        cs_load_parsed_free(&ps);
+        return NULL;
+    }
     /* logits read as probabilities: every row fails the range or the sum check */
     int like_logits = !opt->npy_logits && ps.w.bad_scale == n;
     cs_dataset *d = cs_load_finish(path, &ps, opt, sum, 0, CS_OK, err);
@@ -188,12 +228,4 @@ static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_loa
                  "; no row of the array is probabilities: if it holds logits, give --npy-logits");
     }
     return d;
-nomem:
-    cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
-fail:
-    cs_vol_close(v);
-    free(labels);
-    free(scratch);
-    cs_load_parsed_free(&ps);
-    return NULL;
 }

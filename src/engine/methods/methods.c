@@ -166,7 +166,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
 static cs_status reference_order(const cs_dataset *d, const cs_dataset *ref, cs_dataset **view, cs_error *err)
 {
     *view = NULL;
-    if (d->stats || ref->stats || d->k != ref->k || d->row_sums || ref->row_sums) return CS_OK;   /* refused by the pairing */
+    if (d->stats || ref->stats || d->k != ref->k) return CS_OK;   /* refused by the pairing */
     uint32_t *map = malloc(ref->k * sizeof *map);
     int moved = map ? cs_compare_class_map(ref, d, map) : -1;
     if (moved == 1) *view = cs_class_order_view(d, map, err);

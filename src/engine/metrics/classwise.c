@@ -2,8 +2,8 @@
  * evaluate.c): per class and bin, the count, the label's hits and the sum of the values, in
  * one pass over the probability rows (10^7 values on the 1M x 10 bench file). See
  * cs_mx_classwise_sums in mx.h. The pass reads its rows either through a prepared problem's
- * samples (rows[items[j]], or rows[j]) or as consecutive rows of a block (cs_mx_cw_rows: the
- * one-pass sums of rowsums.c, made while a loader parses): the same code, so the same sums. */
+ * samples (rows[items[j]], or rows[j]) or as consecutive rows of a block (cs_mx_cw_rows, for
+ * sums made as rows arrive): the same code, so the same sums. */
 #include "mx.h"
 
 #include <stdlib.h>

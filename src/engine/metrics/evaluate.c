@@ -277,14 +277,10 @@ out:
 
 /* ---- classwise ---- */
 
-/* The class-wise ECE, ACE and MCE (summed over the classes: the caller divides by K) and,
- * when bins is not NULL, the pooled bin table (malloc'd into *bins, M entries) from the
- * uniform class-wise sums cnt/pos/sv (K * M, cs_mx_classwise_sums) of ni items. The one place
- * those sums become values: the pass over the matrix and a dataset's one-pass sums (rowsums)
- * go through it alike. */
-static cs_status cw_values(const cs_settings *s, size_t K, size_t M, const size_t *cnt,
-                           const size_t *pos, const double *sv, size_t ni, cs_mx_agg *agg,
-                           cs_bin **bins, size_t *nb, cs_error *err)
+/* See mx.h: the one place the uniform class-wise sums become values, whoever made them. */
+cs_status cs_mx_cw_values(const cs_settings *s, size_t K, size_t M, const size_t *cnt,
+                          const size_t *pos, const double *sv, size_t ni, cs_mx_agg *agg,
+                          cs_bin **bins, size_t *nb, cs_error *err)
 {
     cs_mx_agg sum = {0, 0, 0};
     double *e = malloc((M + 1) * sizeof *e);
@@ -344,7 +340,7 @@ static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uin
         }
         cs_mx_edges(e, (int)M);
         int ur = cs_mx_classwise_sums(p, items, ni, e, M, cancel, cnt, pos, sv);
-        cs_status rc = ur == 0 ? cw_values(s, K, M, cnt, pos, sv, ni, &sum, bins, nb, err)
+        cs_status rc = ur == 0 ? cs_mx_cw_values(s, K, M, cnt, pos, sv, ni, &sum, bins, nb, err)
                      : ur < 0 ? nomem(err, "classwise")
                               : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
         free(e); free(cnt); free(pos); free(sv);
@@ -595,62 +591,13 @@ typedef struct sce_job {
     unsigned scores;         /* CS_WANT_BRIER | CS_WANT_NLL it makes first, or 0 */
     int binned, rece;        /* the parts it makes besides the class-wise ECE */
     int dup;                 /* sce_is_ece: the class-wise ECE is the bins' */
-    int onepass;             /* a one-pass dataset: scores and class-wise ECE from its sums */
+    int cw;                  /* side thread only: it makes the class-wise ECE */
     cs_status rc_s, rc_b, rc_r;
     cs_error err_s, err_b, err_r;
     /* the calling thread's sort, which the side thread helps with once its own parts are
      * done (cs_sort_help: its buckets claimed one at a time; the order is the same) */
     cs_sort_share sort;
 } sce_job;
-
-/* The Brier score, NLL and class-wise ECE (as `want` asks) of a one-pass dataset (all its
- * samples, the top-1 lens: cs_evaluate checks): the sums of its first rows_summed rows
- * (engine/metrics/rowsums.h) continued over the rows it kept, in one pass over them, then the values
- * as cs_mx_scores and classwise() make them from the same sums. */
-static cs_status onepass(const cs_prepared *p, unsigned want, cs_result *out, double *sce,
-                         cs_error *err)
-{
-    const cs_dataset *d = p->d;
-    size_t K = d->k, M = (size_t)p->s.bins, from = d->rows_summed, ni = d->n;
-    if ((size_t)cs_rowsums_bins(d->row_sums) != M)
-        return cs_error_set(err, CS_EUSAGE, 0, 0,
-                            "the file was loaded with its class-wise sums for %d bins, not %zu",
-                            cs_rowsums_bins(d->row_sums), M);
-    /* the dataset's sums as they are when it kept no row (a copy to continue them else) */
-    cs_rowsums *own = NULL;
-    const cs_rowsums *rs = d->row_sums;
-    if (from < ni) {
-        if (!(own = cs_rowsums_copy(rs)) ||
-            cs_rowsums_add(own, d->prob + from * K, d->label + from, ni - from) != 0) {
-            cs_rowsums_free(own);
-            return nomem(err, "scores");
-        }
-        rs = own;
-    }
-    double sb, sl;
-    cs_mx_rowsums_scores(rs, &sb, &sl);
-    if (want & CS_WANT_BRIER) out->brier = sb / (double)ni;
-    if (want & CS_WANT_NLL) out->nll = sl / (double)ni;
-    cs_status rc = CS_OK;
-    if (want & CS_WANT_SCE) {
-        cs_settings s = p->s;
-        s.binning = CS_BIN_UNIFORM;
-        s.distance = CS_DIST_TVD;
-        const size_t *cnt, *pos;
-        double *sv = malloc(K * M * sizeof *sv);
-        if (!sv) {
-            cs_rowsums_free(own);
-            return nomem(err, "classwise");
-        }
-        cs_mx_rowsums_classwise(rs, &cnt, &pos, sv);
-        cs_mx_agg a;
-        rc = cw_values(&s, K, M, cnt, pos, sv, ni, &a, NULL, NULL, err);
-        if (rc == CS_OK) *sce = a.ece / (double)K;
-        free(sv);
-    }
-    cs_rowsums_free(own);
-    return rc;
-}
 
 static void *sce_run(void *arg)
 {
@@ -677,12 +624,7 @@ static int sce_is_ece(const cs_prepared *p, unsigned want)
 static void *side_run(void *arg)
 {
     sce_job *j = arg;
-    if (j->onepass) {   /* the scores and the class-wise ECE at once, from the dataset's sums */
-        j->rc_s = onepass(j->p, j->scores | CS_WANT_SCE, j->out, &j->sce, &j->err_s);
-        j->rc = j->rc_s;
-        j->err = j->err_s;
-        if (j->rc_s != CS_OK) return NULL;
-    } else if (j->scores) {
+    if (j->scores) {
         j->rc_s = cs_mx_scores(j->p, j->items, j->ni, j->scores, 0, &j->out->brier, &j->out->nll,
                                &j->err_s);
         if (j->rc_s != CS_OK) return NULL;   /* the first error of the one-thread order */
@@ -695,7 +637,7 @@ static void *side_run(void *arg)
             if (j->rc != CS_OK) j->err = j->err_b;
         }
     }
-    if (!j->onepass && !(j->binned && j->dup)) sce_run(j);
+    if (j->cw && !(j->binned && j->dup)) sce_run(j);
     if (j->rece) j->rc_r = cs_mx_rece_g(j->p, j->items, j->ni, j->cancel, &j->out->rece_g, &j->err_r);
     cs_sort_help(&j->sort);
     return NULL;
@@ -1054,9 +996,8 @@ void cs_result_reset(cs_result *r)
 
 /* ---- cs_evaluate, in steps ------------------------------------------------------------------- */
 
-/* The samples idx[0..ni) checked — some, not too many, each in range; a one-pass dataset has
- * the sums of all its samples, nothing for a subset (cs_prepare refused any lens but top1 and
- * any selection) — and how they are ordered: *sorted ascending, *strict strictly ascending (a
+/* The samples idx[0..ni) checked — some, not too many, each in range — and how they are
+ * ordered: *sorted ascending, *strict strictly ascending (a
  * draw without replacement in canonical order). idx NULL: all samples, in order. */
 static cs_status check_samples(const cs_prepared *p, const uint32_t *idx, size_t ni, int *sorted,
                                int *strict, cs_error *err)
@@ -1064,8 +1005,6 @@ static cs_status check_samples(const cs_prepared *p, const uint32_t *idx, size_t
     *sorted = 1;
     *strict = 0;
     if (ni == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
-    if (p->d->row_sums && idx)
-        return cs_dataset_need_probs(p->d, "a subset of the samples", err);
     if (ni > UINT32_MAX) return cs_error_set(err, CS_EUSAGE, 0, 0, "too many samples");
     if (!idx) return CS_OK;
     /* strictly ascending: the last is the largest; otherwise one branch-free pass for the
@@ -1109,7 +1048,7 @@ static double accuracy_of(const cs_prepared *p, const uint32_t *items, size_t ni
 
 /* The class-wise ECE's job over the items; its thread parts are set by start_side. */
 static void sce_job_init(sce_job *sj, const cs_prepared *p, const uint32_t *items, size_t ni,
-                         const atomic_int *cancel, cs_result *out, int dup, int onepass)
+                         const atomic_int *cancel, cs_result *out, int dup)
 {
     memset(sj, 0, sizeof *sj);
     sj->p = p;
@@ -1120,17 +1059,19 @@ static void sce_job_init(sce_job *sj, const cs_prepared *p, const uint32_t *item
     sj->sce = NAN;
     sj->out = out;
     sj->dup = dup;
-    sj->onepass = onepass;
     cs_sort_share_init(&sj->sort);
 }
 
 /* The class-wise ECE reads the whole probability matrix and nothing the passes of the calling
  * thread write: on a large sample, when the caller's budget has a helper, it runs on a second
  * thread, with the scores before it and the bins and RECE-G after it there, beside the sort
- * and the scalar estimators here. Returns 1 when that thread runs (join it: finish_sce). */
+ * and the scalar estimators here; without the class-wise ECE, the bins and RECE-G still go
+ * there. Returns 1 when that thread runs (join it: finish_sce). */
 static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
 {
-    if (!(helper && (want & CS_WANT_SCE) && sj->ni >= SCE_SIDE_MIN)) return 0;
+    unsigned there = CS_WANT_SCE | CS_WANT_BINNED | CS_WANT_RECE_G;   /* the side thread's parts */
+    if (!(helper && (want & there) && sj->ni >= SCE_SIDE_MIN)) return 0;
+    sj->cw = (want & CS_WANT_SCE) != 0;
     sj->scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
     sj->binned = (want & CS_WANT_BINNED) != 0;
     sj->rece = (want & CS_WANT_RECE_G) != 0;
@@ -1142,22 +1083,12 @@ static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
     return side;
 }
 
-/* The Brier score and NLL on the calling thread (when the side thread does not make them): a
- * one-pass dataset's from its sums, with its class-wise ECE (into sj). */
+/* The Brier score and NLL on the calling thread (when the side thread does not make them). */
 static cs_status scores_here(const cs_prepared *p, const uint32_t *items, size_t ni,
-                             unsigned want, int side, sce_job *sj, cs_result *out, cs_error *err)
+                             unsigned want, const sce_job *sj, cs_result *out, cs_error *err)
 {
-    cs_status rc = CS_OK;
-    if (sj->onepass && !side) {
-        if (want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE)) {
-            rc = onepass(p, want & (CS_WANT_BRIER | CS_WANT_NLL | CS_WANT_SCE), out, &sj->sce, err);
-            sj->rc = rc;
-            if (rc != CS_OK) sj->err = *err;
-        }
-    } else if (!sj->scores && (want & (CS_WANT_BRIER | CS_WANT_NLL))) {
-        rc = cs_mx_scores(p, items, ni, want, 1, &out->brier, &out->nll, err);
-    }
-    return rc;
+    if (sj->scores || !(want & (CS_WANT_BRIER | CS_WANT_NLL))) return CS_OK;
+    return cs_mx_scores(p, items, ni, want, 1, &out->brier, &out->nll, err);
 }
 
 /* The class-wise ECE's outcome: the side thread joined (its scores' or bins' error is the
@@ -1169,7 +1100,7 @@ static void finish_sce(sce_job *sj, int side, pthread_t *th, unsigned want, cs_s
     if (side) {
         cs_sort_share_close(&sj->sort);   /* the side thread waits for a sort to help with */
         pthread_join(*th, NULL);
-        if ((sj->scores || sj->onepass) && sj->rc_s != CS_OK) {   /* the scores come first */
+        if (sj->scores && sj->rc_s != CS_OK) {   /* the scores come first */
             *before = *rc = sj->rc_s;
             *err = sj->err_s;
             sj->rece = 0;
@@ -1177,7 +1108,7 @@ static void finish_sce(sce_job *sj, int side, pthread_t *th, unsigned want, cs_s
             *before = *rc = sj->rc_b;
             *err = sj->err_b;
         }
-    } else if (*before == CS_OK && (want & CS_WANT_SCE) && !sj->onepass) {
+    } else if (*before == CS_OK && (want & CS_WANT_SCE)) {
         if (sj->dup) sj->sce = sj->out->ece;   /* the bins were made, without an error (before) */
         else sce_run(sj);
     }
@@ -1246,14 +1177,12 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     /* The same numbers with the side thread or without; an error is the first one the
      * one-thread order (scores, bins, AECE, class-wise ECE, the estimators, RECE-G) would
      * meet. fused_walk takes at most CS_MX_CHUNK items, fewer than SCE_SIDE_MIN: it has
-     * nothing to do beside the thread. A one-pass dataset (checked: all samples, the top-1
-     * lens): the scores and the class-wise ECE come from its sums, continued over the rows
-     * it kept. */
+     * nothing to do beside the thread. */
     sce_job sj;
-    sce_job_init(&sj, p, items, ni, cancel, out, sce_is_ece(p, want), p->d->row_sums != NULL);
+    sce_job_init(&sj, p, items, ni, cancel, out, sce_is_ece(p, want));
     pthread_t sth;
     int side = start_side(&sj, &sth, want, helper);
-    rc = scores_here(p, items, ni, want, side, &sj, out, err);
+    rc = scores_here(p, items, ni, want, &sj, out, err);
     unsigned fused = 0;
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);

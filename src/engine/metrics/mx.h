@@ -19,7 +19,6 @@
 #include <stdint.h>
 
 #include "calscope/metrics.h"
-#include "engine/metrics/rowsums.h"
 #include "engine/num/ubin.h"
 #include "engine/sort/sort.h"
 
@@ -84,7 +83,7 @@ struct cs_prepared {
  * all samples 0..n-1 (a full evaluation, nothing materialised). Sums over items are formed
  * in fixed chunks of CS_MX_CHUNK consecutive canonical positions (sequential inside a
  * chunk, chunks added in order), so they depend on the multiset only, never on threads. */
-#define CS_MX_CHUNK CS_ROWSUMS_CHUNK   /* 65536 (engine/metrics/rowsums.h: its sums keep the rule) */
+#define CS_MX_CHUNK 65536u
 typedef struct cs_mx_scratch {
     struct cs_mx_scratch *next;
     uint32_t *items; size_t cap_items;   /* canonical items / identity */
@@ -230,13 +229,13 @@ void cs_mx_rm_free(cs_mx_rm *rm);
  * values' count, pos[] += those of the label's class, sv[] += their sum under the chunk rule
  * (each chunk of CS_MX_CHUNK items summed in item order from 0, the chunks' sums added to sv
  * in order: cs_mx_cw_add_chunk), so that rows summed in separate chunks by separate threads
- * give the same bits (rowsums.c). cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when
+ * give the same bits. cnt, pos, sv: K*M, the caller's (zeroed). Returns 0, 1 when
  * cancel was raised (sums partial), -1 out of memory. Any thread (reads p only). */
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv);
 /* cs_mx_cw_rows: the same sums over nr consecutive rows g (row-major, K values each) with
- * labels y, in row order, added to cnt/pos/sv (no chunks: the caller keeps them; rowsums.c,
- * the sums a loader makes as it parses). *skip carries the pass's state from one call to the next (0 at the start; it
+ * labels y, in row order, added to cnt/pos/sv (no chunks: the caller keeps them, for sums
+ * made as rows arrive). *skip carries the pass's state from one call to the next (0 at the start; it
  * changes the speed, never the sums); ix is scratch of cs_mx_cw_scratch(K) words. Any thread
  * (only the caller's arrays are written). */
 size_t cs_mx_cw_scratch(size_t K);
@@ -245,19 +244,19 @@ void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n);
 void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
                    size_t M, int *skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv);
 
-/* ---- rowsums.c: what cs_evaluate reads of a dataset's one-pass sums (engine/metrics/rowsums.h) ----
- * cs_mx_rowsums_classwise: the class-wise sums so far, k * M each, as cs_mx_classwise_sums
- * leaves them: the counts borrowed, the sums of values added up into sv (the caller's).
- * cs_mx_rowsums_scores: the Brier and NLL sums so far, the chunks' added in order as
- * cs_mx_scores adds them (divide by the rows for the scores). Both read s only. */
-void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
-                             double *sv);
-void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_sum);
+/* cs_mx_cw_values (evaluate.c): the class-wise ECE, ACE and MCE (summed over the classes:
+ * the caller divides by K) and, when bins is not NULL, the pooled bin table (malloc'd into
+ * *bins, M entries) from the uniform class-wise sums cnt/pos/sv (K * M, as
+ * cs_mx_classwise_sums leaves them) of ni items: the one place those sums become values.
+ * Returns CS_OK or CS_ENOMEM. Any thread. */
+cs_status cs_mx_cw_values(const cs_settings *s, size_t K, size_t M, const size_t *cnt,
+                          const size_t *pos, const double *sv, size_t ni, cs_mx_agg *agg,
+                          cs_bin **bins, size_t *nb, cs_error *err);
 
 /* ---- scoring.c ----
  * The Brier term and the clipped probability of the label, q = max(g_y, 1e-15), of the row g
  * of K values with label y: sum_c (g_c - y_c)^2 in class order, without a per-class branch
- * (g_c - 0 == g_c). The one expression of both (scoring.c's passes, rowsums.c). The NLL sums
+ * (g_c - 0 == g_c). The one expression of both (scoring.c's passes, sums made row by row). The NLL sums
  * ln of products of CS_MX_NLL_GROUP consecutive q (one log per group; it divides
  * CS_MX_CHUNK, so groups never straddle chunks). */
 #define CS_MX_NLL_GROUP 16

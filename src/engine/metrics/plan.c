@@ -16,16 +16,13 @@ static int select_blank(const char *sel)
     return 1;
 }
 
-/* What is refused before any work: a row-less dataset, settings out of range, a one-pass
- * dataset under anything but all its samples on the top-1 lens (engine/metrics/rowsums.h), a
- * dataset not prepared. CS_OK, or the refusal in err. */
+/* What is refused before any work: a row-less dataset, settings out of range, a dataset not
+ * prepared. CS_OK, or the refusal in err. */
 static cs_status check_preparable(const cs_dataset *d, const cs_settings *s, cs_error *err)
 {
     cs_status st = cs_dataset_need_rows(d, "this measurement", err);
     if (st == CS_OK) st = cs_settings_validate(s, err);
     if (st != CS_OK) return st;
-    if (d->row_sums && (s->lens != CS_LENS_TOP1 || !select_blank(s->select) || d->n_samples != d->n))
-        return cs_dataset_need_probs(d, s->lens != CS_LENS_TOP1 ? "a lens other than top1" : "a selection", err);
     if (!d->conf || !d->sample_rows)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "dataset not prepared (cs_dataset_prepare)");
     return CS_OK;

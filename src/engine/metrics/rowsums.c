@@ -11,6 +11,8 @@
 
 #include "mx.h"
 
+_Static_assert(CS_ROWSUMS_CHUNK == CS_MX_CHUNK, "the sums keep the metrics' chunk rule");
+
 struct cs_rowsums {
     size_t k, M, rows;
     double *e;                /* the M + 1 uniform edges */
@@ -73,33 +75,6 @@ static int reserve(cs_rowsums *s, size_t n)
     s->csv = v;
     s->cap = cap;
     return 0;
-}
-
-cs_rowsums *cs_rowsums_copy(const cs_rowsums *s)
-{
-    cs_rowsums *c = cs_rowsums_new(s->k, (int)s->M);
-    if (!c) return NULL;
-    size_t km = s->k * s->M;
-    if (reserve(c, s->nc)) {
-        cs_rowsums_free(c);
-        return NULL;
-    }
-    memcpy(c->cnt, s->cnt, km * sizeof *c->cnt);
-    memcpy(c->pos, s->pos, km * sizeof *c->pos);
-    memcpy(c->sc, s->sc, km * sizeof *c->sc);
-    if (s->nc) {
-        memcpy(c->cb, s->cb, s->nc * sizeof *c->cb);
-        memcpy(c->cl, s->cl, s->nc * sizeof *c->cl);
-        memcpy(c->csv, s->csv, s->nc * km * sizeof *c->csv);
-    }
-    c->nc = s->nc;
-    c->rows = s->rows;
-    c->skip = s->skip;
-    c->at = s->at;
-    c->sb = s->sb;
-    c->sl = s->sl;
-    c->prod = s->prod;
-    return c;
 }
 
 /* Closes the chunk being summed (its last group's log taken by the caller). */
@@ -179,8 +154,10 @@ size_t cs_rowsums_classes(const cs_rowsums *s)
     return s->k;
 }
 
-void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
-                             double *sv)
+/* The class-wise sums so far, k * M each, as cs_mx_classwise_sums leaves them: the counts
+ * borrowed, the sums of values added up into sv (the caller's). */
+static void classwise_sums(const cs_rowsums *s, const size_t **cnt, const size_t **pos,
+                           double *sv)
 {
     size_t km = s->k * s->M;
     *cnt = s->cnt;
@@ -190,7 +167,9 @@ void cs_mx_rowsums_classwise(const cs_rowsums *s, const size_t **cnt, const size
     if (s->at) cs_mx_cw_add_chunk(sv, s->sc, km);
 }
 
-void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_sum)
+/* The Brier and NLL sums so far, the chunks' added in order as cs_mx_scores adds them
+ * (divide by the rows for the scores). */
+static void score_sums(const cs_rowsums *s, double *brier_sum, double *nll_sum)
 {
     double sb = 0.0, sl = 0.0;
     for (size_t c = 0; c < s->nc; c++) {
@@ -205,4 +184,32 @@ void cs_mx_rowsums_scores(const cs_rowsums *s, double *brier_sum, double *nll_su
     }
     *brier_sum = sb;
     *nll_sum = sl;
+}
+
+cs_status cs_rowsums_values(const cs_rowsums *rs, const cs_settings *s, double *brier,
+                            double *nll, double *sce, cs_error *err)
+{
+    size_t K = rs->k, M = rs->M, n = rs->rows;
+    if (s->bins < 1 || (size_t)s->bins != M)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "the rows were summed under %zu bins, not %d", M,
+                            s->bins);
+    if (n == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "no samples to measure");
+    double sb, sl;
+    score_sums(rs, &sb, &sl);
+    if (brier) *brier = sb / (double)n;
+    if (nll) *nll = sl / (double)n;
+    if (!sce) return CS_OK;
+    /* the class-wise ECE as cs_evaluate makes it: uniform bins, tvd, the mean over classes */
+    cs_settings cw = *s;
+    cw.binning = CS_BIN_UNIFORM;
+    cw.distance = CS_DIST_TVD;
+    const size_t *cnt, *pos;
+    double *sv = malloc(K * M * sizeof *sv);
+    if (!sv) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (classwise)");
+    classwise_sums(rs, &cnt, &pos, sv);
+    cs_mx_agg a;
+    cs_status rc = cs_mx_cw_values(&cw, K, M, cnt, pos, sv, n, &a, NULL, NULL, err);
+    if (rc == CS_OK) *sce = a.ece / (double)K;
+    free(sv);
+    return rc;
 }

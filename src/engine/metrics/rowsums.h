@@ -1,37 +1,35 @@
 /* calscope engine: the sums a full evaluation takes over the probability rows, made row by
- * row in file order (the report in one pass).
+ * row in file order (the summary of a file, calscope/summarize.h, in one pass).
  *
  * On the top-1 lens, cs_evaluate reads the probability matrix for two things only: the
  * class-wise sums of the uniform bins (the class-wise ECE) and the Brier and NLL sums. A
  * loader that makes those sums while it parses, on rows still in the cache, need not keep the
- * rows' probabilities at all. The CSV loader's two threads do so when
- * cs_load_options.row_sums_bins asks for it (the report does when nothing else it prints
- * reads the matrix): the dataset then holds the sums of its first rows_summed rows
- * (cs_dataset.row_sums; usually all of them) and the probabilities of the others, if any, and
- * cs_evaluate continues the sums over those. The sums are the evaluation's own, taken in its order: in chunks of
- * CS_MX_CHUNK (65,536) rows, each summed from 0 in row order (classwise.c's pass, scoring.c's
- * terms and groups of 16 for the NLL), the chunks' sums added in order. So every bit the
- * report prints is the one the whole matrix gives (the tests compare them), and sums made in
- * whole chunks on separate threads join into those bits (cs_rowsums_append).
+ * rows' probabilities at all: the CSV loader's two threads do so for cs_summarize_file
+ * (engine/load/load_sums.h), and cs_rowsums_values turns the sums into those three values.
+ * The sums are the evaluation's own, taken in its order: in chunks of CS_ROWSUMS_CHUNK
+ * (65,536) rows, each summed from 0 in row order (classwise.c's pass, scoring.c's terms and
+ * groups of 16 for the NLL), the chunks' sums added in order. So every bit the summary holds
+ * is the one the whole matrix gives (the tests compare them), and sums made in whole chunks
+ * on separate threads join into those bits (cs_rowsums_append).
  *
- * A cs_rowsums belongs to one thread at a time; a dataset's is read-only (copy it to go on). */
+ * A cs_rowsums belongs to one thread at a time. */
 #ifndef CALSCOPE_ROWSUMS_H
 #define CALSCOPE_ROWSUMS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calscope/error.h"
+#include "calscope/metrics.h"
+
 typedef struct cs_rowsums cs_rowsums;
 
-/* The rows of a chunk of the sums' rule (the metrics' CS_MX_CHUNK). */
+/* The rows of a chunk of the sums' rule (the metrics' CS_MX_CHUNK: rowsums.c checks). */
 #define CS_ROWSUMS_CHUNK 65536u
 
 /* Empty sums for rows of k >= 2 classes under `bins` uniform bins (1..CS_BINS_MAX), or NULL
  * (out of memory, or k or bins out of range). Free with cs_rowsums_free. */
 cs_rowsums *cs_rowsums_new(size_t k, int bins);
-
-/* A copy (to continue a dataset's sums without changing them), or NULL out of memory. */
-cs_rowsums *cs_rowsums_copy(const cs_rowsums *s);
 
 void cs_rowsums_free(cs_rowsums *s);
 
@@ -50,5 +48,13 @@ int cs_rowsums_append(cs_rowsums *s, const cs_rowsums *t);
 size_t cs_rowsums_rows(const cs_rowsums *s);
 int cs_rowsums_bins(const cs_rowsums *s);
 size_t cs_rowsums_classes(const cs_rowsums *s);
+
+/* The Brier score, the NLL and the class-wise ECE of the rows summed, bit for bit what
+ * cs_evaluate makes of the whole matrix of those rows (all of them samples, on the top-1
+ * lens) under the settings s, whose bins must be the sums' (CS_EUSAGE else). Any of the
+ * three outputs may be NULL. Returns CS_OK, CS_EUSAGE, CS_EEMPTY (no row) or CS_ENOMEM with
+ * err set. Reads s only: any thread. */
+cs_status cs_rowsums_values(const cs_rowsums *rs, const cs_settings *s, double *brier,
+                            double *nll, double *sce, cs_error *err);
 
 #endif

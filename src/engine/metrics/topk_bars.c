@@ -154,8 +154,7 @@ static cs_settings top1_of(const cs_settings *base)
 cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *ks, size_t nk,
                        const atomic_int *cancel, double *ece_out, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "top-k ECE bars", err) != CS_OK ||
-        cs_dataset_need_probs(d, "top-k ECE bars", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "top-k ECE bars", err) != CS_OK) return err->code;
     if (check_bars(ks, nk, ece_out, err) != CS_OK) return err->code;
     cs_settings s1 = top1_of(base);
     cs_prepared *p1 = cs_prepare(d, &s1, err);
@@ -168,8 +167,7 @@ cs_status cs_topk_bars(const cs_dataset *d, const cs_settings *base, const int *
 cs_status cs_topk_bars_planned(const cs_plan *pl, const int *ks, size_t nk, const atomic_int *cancel,
                                double *ece_out, cs_error *err)
 {
-    if (cs_dataset_need_rows(pl->d, "top-k ECE bars", err) != CS_OK ||
-        cs_dataset_need_probs(pl->d, "top-k ECE bars", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(pl->d, "top-k ECE bars", err) != CS_OK) return err->code;
     if (check_bars(ks, nk, ece_out, err) != CS_OK) return err->code;
     cs_settings s1 = top1_of(&pl->s);
     cs_prepared *p1 = cs_prepare_planned(pl, &s1, err);

@@ -307,8 +307,7 @@ nomem:
 cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
                               const char *suffix, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "a subset of rows", err) != CS_OK ||
-        cs_dataset_need_probs(d, "a subset of rows", err) != CS_OK) return NULL;
+    if (cs_dataset_need_rows(d, "a subset of rows", err) != CS_OK) return NULL;
     cs_dataset *c = copy_rows(d, mask, keep_value, suffix, 1, 1, err);
     if (c && cs_dataset_prepare(c, err) != CS_OK) {
         cs_dataset_free(c);
@@ -458,8 +457,7 @@ static cs_status fit(const cs_dataset *d, int method, const cs_rc_plan *pl, cons
 cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_options *o,
                            cs_recal_info *info, cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "recalibration", err) != CS_OK ||
-        cs_dataset_need_probs(d, "recalibration", err) != CS_OK) return NULL;
+    if (cs_dataset_need_rows(d, "recalibration", err) != CS_OK) return NULL;
     cs_recal_info tmp;
     if (!info) info = &tmp;
     memset(info, 0, sizeof *info);

@@ -422,8 +422,7 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
 static cs_status bins_curve_check(const cs_dataset *d, const cs_settings *s, const cs_curve_options *o,
                                   cs_error *err)
 {
-    if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK ||
-        cs_dataset_need_probs(d, "this bins curve", err) != CS_OK) return err->code;
+    if (cs_dataset_need_rows(d, "this bins curve", err) != CS_OK) return err->code;
     if (cs_curve_options_check(o, err) != CS_OK)
         return err->code;
     int kd = s->binning == CS_BIN_KDTREE;

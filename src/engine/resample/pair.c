@@ -317,9 +317,7 @@ cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_
                           cs_error *err)
 {
     if (cs_dataset_need_rows(a, "pairing rows", err) != CS_OK ||
-        cs_dataset_need_probs(a, "pairing rows", err) != CS_OK ||
-        cs_dataset_need_rows(b, "pairing rows", err) != CS_OK ||
-        cs_dataset_need_probs(b, "pairing rows", err) != CS_OK)
+        cs_dataset_need_rows(b, "pairing rows", err) != CS_OK)
         return err->code;
     uint32_t *map = a_to_b ? a_to_b : malloc((a->n ? a->n : 1) * sizeof *map);
     if (!map) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
