@@ -112,8 +112,9 @@ typedef struct cs_follow_look {
 } cs_follow_look;
 
 /* Whether a file of `kind` is complete at `now`: `look` is what is on disk, `changed_at` the
- * last time (same clock) the follow saw its size or modification time change (0 when it never
- * did: at first sight the file's own time speaks for it), `moved_in` whether it was renamed into the folder. Pure. */
+ * last time (same clock) the follow saw its size change under the same modification time (a
+ * file system whose times are coarser than the writes; 0 when it never did: the file's own time
+ * speaks for it), `moved_in` whether it was renamed into the folder. Pure. */
 int cs_follow_complete(int kind, const cs_follow_look *look, double changed_at, int moved_in, double now,
                        double settle);
 

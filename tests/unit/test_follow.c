@@ -203,21 +203,28 @@ static void scans(int poll)
     assert_string_equal(base(names[0]), "epoch_11.csv");
     assert_true(cs_follow_settling_until(f) < 0);         /* nothing settles without its newline */
     put("epoch_11.csv", CSV, 7000);
-    /* the follow sees the change at 7000.5: settled one second after that */
+    /* complete one second after its time */
     assert_string_equal(scan_names(f, 7000.5), "");
-    assert_true(cs_follow_settling_until(f) == 7001.5);
-    assert_string_equal(scan_names(f, 7001.4), "");
-    assert_string_equal(scan_names(f, 7001.5), "epoch_11.csv");
+    assert_true(cs_follow_settling_until(f) == 7001);
+    assert_string_equal(scan_names(f, 7000.9), "");
+    assert_string_equal(scan_names(f, 7001), "epoch_11.csv");
     /* its load failed because it changed: waits again, settles again */
     char p[512];
     snprintf(p, sizeof p, "%s/epoch_11.csv", tmpdir);
     cs_follow_retry(f, p);
     put("epoch_11.csv", "label,p_0,p_1\n0,0.5,0.5\n", 7002);
     assert_string_equal(scan_names(f, 7002.5), "");
-    assert_string_equal(scan_names(f, 7003.4), "");
-    assert_string_equal(scan_names(f, 7003.5), "epoch_11.csv");
+    assert_string_equal(scan_names(f, 7003), "epoch_11.csv");
+    /* a coarse file time: the size grows under the same time; the follow's sight counts */
+    put("epoch_12.csv", "label,p_0,p_1\n", 8000);
+    assert_string_equal(scan_names(f, 8000.5), "");
+    put("epoch_12.csv", CSV, 8000);
+    assert_string_equal(scan_names(f, 8000.7), "");
+    assert_true(cs_follow_settling_until(f) == 8001.7);
+    assert_string_equal(scan_names(f, 8001.6), "");
+    assert_string_equal(scan_names(f, 8001.7), "epoch_12.csv");
     size_t bytes;
-    assert_int_equal(cs_follow_tracked(f, &bytes), 4);   /* notes.txt and the dot file are not tracked */
+    assert_int_equal(cs_follow_tracked(f, &bytes), 5);   /* notes.txt and the dot file are not tracked */
     assert_true(bytes > 0 && bytes < 16384);
     cs_follow_close(f);
     remove_dir();

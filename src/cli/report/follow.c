@@ -97,6 +97,7 @@ static int changed(const struct stat *a, const struct stat *b)
 
 typedef struct follow_run {
     rep_opts *o;
+    rep_opts csv;          /* o without --labels, which is for the .npy files only */
     cs_follow *f;
     long seq;
     size_t failed_checks;
@@ -111,7 +112,9 @@ static int one_file(follow_run *r, const char *path)
     rep_file file;
     memset(&file, 0, sizeof file);
     file.path = path;
-    rep_measure_file(r->o, &file);
+    const char *slash = strrchr(path, '/');
+    const rep_opts *o = cs_follow_kind(slash ? slash + 1 : path) == CS_FOLLOW_NPY ? r->o : &r->csv;
+    rep_measure_file(o, &file);
     int ok = file.loaded && !file.usage_error;
     if (!ok && had && (stat(path, &after) != 0 || changed(&before, &after) || strstr(file.error, "file changed while loading"))) {
         /* still being written: read again when it is complete, never reported half-read */
@@ -123,13 +126,13 @@ static int one_file(follow_run *r, const char *path)
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (mem) {
-        if (ok) rep_out_json_file(mem, r->o, &file);
+        if (ok) rep_out_json_file(mem, o, &file);
         else rep_out_json_error(mem, &file);
         fclose(mem);
         print_line(buf, len, r->seq++);
     }
     free(buf);
-    size_t failed = ok ? rep_checks_run(r->o, &file, 1) : 0;
+    size_t failed = ok ? rep_checks_run(o, &file, 1) : 0;
     r->failed_checks += failed;
     rep_file_release(&file);
     return failed && r->o->fail_fast ? 2 : 0;
@@ -198,7 +201,11 @@ int rep_follow_main(rep_opts *o)
     fo.labels = o->load.labels;
     cs_error err;
     cs_error_clear(&err);
-    follow_run r = { .o = o };
+    static follow_run r;   /* static: rep_opts is large */
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.csv = *o;
+    r.csv.load.labels = NULL;
     if (cs_follow_open(o->follow, &fo, &r.f, &err) != CS_OK) {
         fprintf(stderr, "calscope: --follow %s\n", err.msg);
         return err.code == CS_EUSAGE ? 2 : 3;

@@ -306,7 +306,10 @@ long cs_follow_scan(cs_follow *f, double now, const char *const **ready, cs_erro
         if (e->state != WAITING) continue;
         cs_follow_look look;
         if (!look_at(f, e, &look)) continue;
-        if (e->looked && (look.size != e->look.size || look.mtime != e->look.mtime)) e->changed_at = now;
+        /* a new size under the same time: the file system's times are coarser than the writes,
+         * so the follow's own sight counts; a new time speaks for itself */
+        if (e->looked && look.mtime != e->look.mtime) e->changed_at = 0;
+        else if (e->looked && look.size != e->look.size) e->changed_at = now;
         e->look = look;
         e->looked = 1;
         if (cs_follow_complete(e->kind, &look, e->changed_at, e->moved_in, now, f->opt.settle)) done[n_done++] = e;
