@@ -113,12 +113,16 @@ y = rng.integers(0, 4, size=300)
 np.save(f"{sys.argv[1]}/../probs.npy", p)
 np.save(f"{sys.argv[1]}/labels.npy", y)            # in the folder: never a prediction file
 EOF
-old "$L/labels.npy"
+cp samples/iris_gnb.csv "$L/e0.csv"
+old "$L/labels.npy" "$L/e0.csv"
 "$CALSCOPE" report --follow "$L" --format ndjson --settle 1800 --labels "$L/labels.npy" >"$TMP/live.nd" 2>"$TMP/live.err" &
 PID=$!
+# 0. the file already there: its line says the follow is watching (a file renamed in before
+#    would be a file already there, not yet settled)
+wait_out "$TMP/live.nd" 1 && ok "the file already there first" || not_ok "file already there" "$(cat "$TMP/live.err")"
 # 1. renamed in: at once, whatever --settle
 cp samples/digits_logreg.csv "$L/.tmp1" && mv "$L/.tmp1" "$L/e1.csv"
-wait_out "$TMP/live.nd" 1 && ok "a renamed-in file is reported at once" || not_ok "renamed-in file" "$(cat "$TMP/live.err")"
+wait_out "$TMP/live.nd" 2 && ok "a renamed-in file is reported at once" || not_ok "renamed-in file" "$(cat "$TMP/live.err")"
 # 2. written in place in pieces, each ending with a newline: never reported until it has not
 #    changed for --settle (here: dated back past it once whole)
 head -n 600 samples/digits_gnb.csv >"$L/e2.csv"
@@ -127,12 +131,12 @@ tail -n +601 samples/digits_gnb.csv | head -n 600 >>"$L/e2.csv"
 head -c 2000 "$TMP/probs.npy" >"$L/e3.npy"
 # 4. a broken file, renamed in: a line with its error, and the run goes on
 printf 'label,p_0\n' >"$L/.tmp4" && mv "$L/.tmp4" "$L/e4.csv"
-wait_out "$TMP/live.nd" 2 && ok "the broken file's line" || not_ok "broken file line" "$(cat "$TMP/live.nd")"
+wait_out "$TMP/live.nd" 3 && ok "the broken file's line" || not_ok "broken file line" "$(cat "$TMP/live.nd")"
 tail -c +2001 "$TMP/probs.npy" >>"$L/e3.npy"
-wait_out "$TMP/live.nd" 3 && ok "the .npy once whole" || not_ok ".npy whole" "$(cat "$TMP/live.nd")"
+wait_out "$TMP/live.nd" 4 && ok "the .npy once whole" || not_ok ".npy whole" "$(cat "$TMP/live.nd")"
 tail -n +1201 samples/digits_gnb.csv >>"$L/e2.csv"
 touch -d '1 hour ago' "$L/e2.csv"
-wait_out "$TMP/live.nd" 4 && ok "the CSV written in place, once settled" || not_ok "CSV settled" "$(cat "$TMP/live.nd")"
+wait_out "$TMP/live.nd" 5 && ok "the CSV written in place, once settled" || not_ok "CSV settled" "$(cat "$TMP/live.nd")"
 stop_and_wait TERM $PID
 expect_status "SIGTERM: status 0" 0
 "$CALSCOPE" report --format json "$L/e2.csv" >"$TMP/e2.json"
@@ -141,14 +145,14 @@ if $PY - "$TMP/live.nd" "$TMP" "$L" <<'EOF'
 import json, sys
 nd, tmp, d = sys.argv[1:]
 ls = [json.loads(l) for l in open(nd)]
-assert [l["path"].rsplit("/", 1)[1] for l in ls] == ["e1.csv", "e4.csv", "e3.npy", "e2.csv"], ls
-assert [l["seq"] for l in ls] == [0, 1, 2, 3]
-assert ls[1]["status"] == 3 and "e4.csv" in ls[1]["message"], ls[1]
-for i, name in ((2, "e3"), (3, "e2")):
+assert [l["path"].rsplit("/", 1)[1] for l in ls] == ["e0.csv", "e1.csv", "e4.csv", "e3.npy", "e2.csv"], ls
+assert [l["seq"] for l in ls] == [0, 1, 2, 3, 4]
+assert ls[2]["status"] == 3 and "e4.csv" in ls[2]["message"], ls[2]
+for i, name in ((3, "e3"), (4, "e2")):
     want = json.load(open(f"{tmp}/{name}.json"))["files"][0]
     got = dict(ls[i]); del got["seq"]
     assert got == want, name
-assert ls[3]["rows"] == 1797 and ls[2]["rows"] == 300     # never half a file
+assert ls[4]["rows"] == 1797 and ls[3]["rows"] == 300     # never half a file
 EOF
 then ok "live: order of arrival, whole files only, each the report's entry"
 else not_ok "live lines" "$(cat "$TMP/live.nd")" "$(cat "$TMP/live.err")"; fi

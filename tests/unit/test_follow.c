@@ -26,7 +26,7 @@ static void test_natural_order(void **state)
     assert_true(cs_follow_natural_cmp("b", "a10") > 0);
     assert_true(cs_follow_natural_cmp("x", "x1") < 0);
     /* 30 names sorted by it: epoch_1 .. epoch_30 in numeric order */
-    char names[30][16];
+    char names[30][32];
     const char *p[30];
     for (int i = 0; i < 30; i++) {
         snprintf(names[i], sizeof names[i], "epoch_%d.csv", 30 - i);
@@ -37,7 +37,7 @@ static void test_natural_order(void **state)
             const char *t = p[j]; p[j] = p[j - 1]; p[j - 1] = t;
         }
     for (int i = 0; i < 30; i++) {
-        char want[16];
+        char want[32];
         snprintf(want, sizeof want, "epoch_%d.csv", i + 1);
         assert_string_equal(p[i], want);
     }
