@@ -13,7 +13,8 @@
  *
  * Never half a file. A file renamed into the folder (inotify's IN_MOVED_TO: a writer's
  * os.replace) is complete at once. A file written in place is complete when:
- *  - .npy: its size is the size its header announces;
+ *  - .npy: its size is the size its header announces, and so is the labels file's (the second
+ *    file of the pair may come later);
  *  - .csv / .tsv: it ends with a newline and neither its size nor its modification time has
  *    changed for `settle` seconds;
  *  - .gz: its size and modification time have not changed for `settle` seconds.

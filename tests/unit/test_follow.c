@@ -281,6 +281,52 @@ static void test_glob_and_mtime_order(void **state)
     remove_dir();
 }
 
+/* Writes an .npy of `n` float64 values (shape (n,)), or only its first `keep` bytes. */
+static void put_npy(const char *name, size_t n, size_t keep)
+{
+    unsigned char buf[1024];
+    char dict[128];
+    snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu,), }", n);
+    size_t h = npy_header(buf, dict);
+    memset(buf + h, 0, n * 8);
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    size_t total = h + n * 8;
+    fwrite(buf, 1, keep < total ? keep : total, f);
+    fclose(f);
+}
+
+/* An .npy pair whose labels come later: the prediction files wait for the labels to be whole,
+ * and the labels file, in the folder, is never taken. */
+static void test_npy_waits_for_labels(void **state)
+{
+    (void)state;
+    make_dir();
+    char labels[512];
+    snprintf(labels, sizeof labels, "%s/labels.npy", tmpdir);
+    cs_follow_options o;
+    cs_follow_options_default(&o);
+    o.labels = labels;
+    cs_follow *f;
+    cs_error err;
+    assert_int_equal(cs_follow_open(tmpdir, &o, &f, &err), CS_OK);
+    put_npy("e1.npy", 20, 10000);
+    assert_string_equal(scan_names(f, 100), "");           /* no labels yet */
+    put_npy("labels.npy", 10, 100);
+    assert_string_equal(scan_names(f, 200), "");           /* labels not whole */
+    put_npy("labels.npy", 10, 10000);
+    assert_string_equal(scan_names(f, 300), "e1.npy");
+    put_npy("e2.npy", 20, 150);
+    assert_string_equal(scan_names(f, 400), "");           /* shorter than its header says */
+    put_npy("e2.npy", 20, 10000);
+    assert_string_equal(scan_names(f, 400), "e2.npy");
+    assert_int_equal(cs_follow_tracked(f, NULL), 3);       /* e1, e2 and the labels' name */
+    cs_follow_close(f);
+    remove_dir();
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -364,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_renamed_in_inotify),
         cmocka_unit_test(test_renamed_in_polling),
         cmocka_unit_test(test_glob_and_mtime_order),
+        cmocka_unit_test(test_npy_waits_for_labels),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_inotify_fallback),
         cmocka_unit_test(test_many_files),

@@ -243,9 +243,40 @@ static cs_status read_events(cs_follow *f, cs_error *err)
 
 /* ---- looking at a file ------------------------------------------------------------------- */
 
-/* Fills *look from the file on disk; 0 when it is gone (or is the labels file). */
-static int look_at(const cs_follow *f, const entry *e, cs_follow_look *look)
+/* The size an .npy file announces and the size it has (-1, -1 when it cannot be read). */
+static void npy_sizes(int fd, int64_t *want, int64_t *have)
 {
+    unsigned char head[4096 + 12];
+    struct stat sb;
+    ssize_t got = pread(fd, head, sizeof head, 0);
+    *want = got > 0 ? cs_follow_npy_size(head, (size_t)got) : -1;
+    *have = fstat(fd, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+/* Whether the --labels file is there and whole (the second file of an .npy pair may come
+ * later: its prediction files wait for it). Notes its identity, so that it is never taken as a
+ * prediction file, once it exists. */
+static int labels_whole(cs_follow *f)
+{
+    if (!f->opt.labels) return 1;
+    int fd = open(f->opt.labels, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return 0;
+    struct stat sb;
+    int64_t want, have;
+    npy_sizes(fd, &want, &have);
+    if (fstat(fd, &sb) == 0) {
+        f->has_labels = 1;
+        f->labels_dev = sb.st_dev;
+        f->labels_ino = sb.st_ino;
+    }
+    close(fd);
+    return want >= 0 && want == have;
+}
+
+/* Fills *look from the file on disk; 0 when it is gone (or is the labels file). */
+static int look_at(cs_follow *f, const entry *e, cs_follow_look *look)
+{
+    if (e->kind == CS_FOLLOW_NPY && !labels_whole(f) && !f->has_labels) return 0;
     int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return 0;
     struct stat sb;
@@ -262,9 +293,9 @@ static int look_at(const cs_follow *f, const entry *e, cs_follow_look *look)
         char last = 0;
         look->ends_newline = pread(fd, &last, 1, sb.st_size - 1) == 1 && last == '\n';
     } else if (e->kind == CS_FOLLOW_NPY) {
-        unsigned char head[4096 + 12];
-        ssize_t got = pread(fd, head, sizeof head, 0);
-        if (got > 0) look->npy_size = cs_follow_npy_size(head, (size_t)got);
+        int64_t have;
+        npy_sizes(fd, &look->npy_size, &have);
+        if (!labels_whole(f)) look->npy_size = -1;   /* waits for its labels */
     }
     close(fd);
     return 1;
