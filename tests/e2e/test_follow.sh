@@ -45,6 +45,7 @@ run "$CALSCOPE" report --follow "$D" --format ndjson --idle-exit 0.2
 expect_rc "idle-exit ends with status 0" 0 "$CALSCOPE" report --follow "$D" --format ndjson --idle-exit 0.2
 printf '%s\n' "$OUT" >"$TMP/nd"
 if [ "$(lines "$TMP/nd")" -eq 4 ]; then ok "one line per file (4)"; else not_ok "one line per file" "$OUT"; fi
+expect_match "the closing line: files and the best epoch by ECE" "^calscope: --follow: 4 files; best ece 0.00723 at $D/epoch_10.csv$" "$ERR"
 expect_match "the broken file's message on stderr" "calscope: $D/epoch_3.csv:2:3: ragged row: 2 fields, expected 3" "$ERR"
 for f in epoch_1 epoch_2 epoch_3 epoch_10; do
     "$CALSCOPE" report --format json "$D/$f.csv" >"$TMP/$f.json" 2>/dev/null
@@ -97,8 +98,10 @@ run "$CALSCOPE" report --follow "$D" --format ndjson --check 'ece<=0.05' --fail-
 if [ "$RC" -eq 1 ] && [ "$(printf '%s\n' "$OUT" | wc -l)" -eq 2 ]; then ok "--fail-fast: status 1 after the first failing file's line"
 else not_ok "--fail-fast" "rc $RC" "$OUT" "$ERR"; fi
 expect_match "--fail-fast: the check's message" "calscope: check failed: $D/epoch_2.csv: ece = 0.136953 \(want ece<=0.05\)" "$ERR"
-# without --fail-fast every file is reported and the status says a check failed
-run "$CALSCOPE" report --follow "$D" --format ndjson --check 'ece<=0.05' --idle-exit 0.1
+# without --fail-fast every file is reported and the status says a check failed; the best epoch
+# is by the first check's metric
+run "$CALSCOPE" report --follow "$D" --format ndjson --check 'accuracy>=0.9' --check 'ece<=0.05' --idle-exit 0.1
+expect_match "the closing line: the best epoch by the first check's metric" "^calscope: --follow: 4 files; best accuracy 0.9688 at $D/epoch_1.csv$" "$ERR"
 if [ "$RC" -eq 1 ] && [ "$(printf '%s\n' "$OUT" | wc -l)" -eq 4 ]; then ok "--check without --fail-fast: all 4 lines, status 1"
 else not_ok "--check without --fail-fast" "rc $RC" "$OUT"; fi
 

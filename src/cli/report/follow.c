@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "calscope/follow.h"
+#include "calscope/trend.h"
 
 /* How often a folder without inotify is listed again. */
 #define POLL_INTERVAL_MS 250
@@ -101,6 +102,7 @@ typedef struct follow_run {
     cs_follow *f;
     long seq;
     size_t failed_checks;
+    cs_trend trend;        /* each file's summary (no rows): the closing line's best epoch */
 } follow_run;
 
 /* Measures one complete file and prints its line. Returns 0 to go on, 1 when it was retried
@@ -132,6 +134,10 @@ static int one_file(follow_run *r, const char *path)
         print_line(buf, len, r->seq++);
     }
     free(buf);
+    cs_error err;
+    cs_error_clear(&err);
+    if (ok && file.m.evaluated) cs_trend_add(&r->trend, path, &file.m, &err);
+    else cs_trend_add_gap(&r->trend, path, ok ? "the selection kept no sample" : file.error, &err);
     size_t failed = ok ? rep_checks_run(o, &file, 1) : 0;
     r->failed_checks += failed;
     rep_file_release(&file);
@@ -192,6 +198,18 @@ static int follow_loop(follow_run *r)
     }
 }
 
+/* The closing line on stderr: how many files, and the best epoch by the first --check's metric
+ * (else ECE): "calscope: --follow: 30 files; best ece 0.0094 at runs/epoch_29.csv". */
+static void say_best(const follow_run *r)
+{
+    if (!r->trend.n) return;
+    int id = r->o->n_checks ? r->o->checks[0].metric : CS_METRIC_ECE;
+    long b = cs_trend_best(&r->trend, id);
+    fprintf(stderr, "calscope: --follow: %zu file%s", r->trend.n, r->trend.n == 1 ? "" : "s");
+    if (b >= 0) fprintf(stderr, "; best %s %.4g at %s", cs_metric_name(id), r->trend.epoch[b].value[id], r->trend.epoch[b].path);
+    fputc('\n', stderr);
+}
+
 int rep_follow_main(rep_opts *o)
 {
     cs_follow_options fo;
@@ -220,6 +238,8 @@ int rep_follow_main(rep_opts *o)
         return 3;
     }
     int rc = follow_loop(&r);
+    say_best(&r);
+    cs_trend_free(&r.trend);
     restore_signals();
     cs_follow_close(r.f);
     return rc;
