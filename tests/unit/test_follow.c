@@ -117,6 +117,11 @@ static void test_npy_size(void **state)
     assert_int_equal(cs_follow_npy_size(b, h), (int64_t)h + 1);
     h = npy_header(b, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }");
     assert_int_equal(cs_follow_npy_size(b, h), (int64_t)h);
+    /* an item size past any dtype, a count past int64: no size (the fuzzer's find) */
+    h = npy_header(b, "{'descr': '<f77777777777777777777777', 'fortran_order': False, 'shape': (2,), }");
+    assert_int_equal(cs_follow_npy_size(b, h), -1);
+    h = npy_header(b, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }");
+    assert_int_equal(cs_follow_npy_size(b, h), -1);
     memcpy(b, "\x93NUMPX", 6);
     assert_int_equal(cs_follow_npy_size(b, h), -1);
 }

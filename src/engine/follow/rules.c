@@ -74,8 +74,8 @@ static int64_t descr_size(const char *h)
     if (!d || !d[1] || !d[2]) return -1;
     d += 3;                                   /* past the quote, the byte order and the kind */
     int64_t s = 0;
-    while (isdigit((unsigned char)*d)) s = s * 10 + (*d++ - '0');
-    return *d == '\'' && s > 0 ? s : -1;
+    while (isdigit((unsigned char)*d) && s < 1000000) s = s * 10 + (*d++ - '0');
+    return *d == '\'' && s > 0 ? s : -1;       /* an item of a million bytes or more: no dtype */
 }
 
 /* The product of 'shape': (N, K) -> N*K, () -> 1; -1 when malformed. */
@@ -112,6 +112,6 @@ int64_t cs_follow_npy_size(const unsigned char *head, size_t len)
     memcpy(h, head + start, hlen);
     h[hlen] = '\0';
     int64_t item = descr_size(h), count = shape_count(h);
-    if (item < 0 || count < 0 || (count && item > INT64_MAX / count)) return -1;
+    if (item < 0 || count < 0 || (count && item > (INT64_MAX - (int64_t)(start + hlen)) / count)) return -1;
     return (int64_t)(start + hlen) + count * item;
 }
