@@ -178,6 +178,16 @@ static const char *scan_names(cs_follow *f, double now)
     return out;
 }
 
+/* Opens a follow of `where` under o (NULL: the defaults); the test fails unless it opens. */
+static cs_follow *open_ok(const char *where, const cs_follow_options *o)
+{
+    cs_follow *f;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_follow_open(where, o, &f, &err) != CS_OK) fail_msg("%s: %s", where, err.msg);
+    return f;
+}
+
 static const char CSV[] = "label,p_0,p_1\n0,0.9,0.1\n1,0.2,0.8\n";
 
 static void scans(int poll)
@@ -191,10 +201,7 @@ static void scans(int poll)
     cs_follow_options o;
     cs_follow_options_default(&o);
     o.poll = poll;
-    cs_follow *f;
-    cs_error err;
-    cs_error_clear(&err);
-    assert_int_equal(cs_follow_open(tmpdir, &o, &f, &err), CS_OK);
+    cs_follow *f = open_ok(tmpdir, &o);
     assert_int_equal(cs_follow_fd(f) >= 0, !poll);
     /* the files already there, old: at once, in natural order */
     assert_string_equal(scan_names(f, 5000), "epoch_1.csv epoch_2.csv epoch_10.csv");
@@ -247,9 +254,7 @@ static void renamed_in(int poll)
     cs_follow_options_default(&o);
     o.poll = poll;
     o.settle = 3600;
-    cs_follow *f;
-    cs_error err;
-    assert_int_equal(cs_follow_open(tmpdir, &o, &f, &err), CS_OK);
+    cs_follow *f = open_ok(tmpdir, &o);
     assert_string_equal(scan_names(f, 100), "");
     put(".tmp_epoch_1", CSV, 5000);
     char a[512], b[512];
@@ -278,9 +283,7 @@ static void test_glob_and_mtime_order(void **state)
     cs_follow_options o;
     cs_follow_options_default(&o);
     o.order = CS_FOLLOW_BY_MTIME;
-    cs_follow *f;
-    cs_error err;
-    assert_int_equal(cs_follow_open(where, &o, &f, &err), CS_OK);
+    cs_follow *f = open_ok(where, &o);
     assert_string_equal(scan_names(f, 5000), "a_2.csv a_1.csv b_1.csv");
     cs_follow_close(f);
     remove_dir();
@@ -314,9 +317,7 @@ static void test_npy_waits_for_labels(void **state)
     cs_follow_options o;
     cs_follow_options_default(&o);
     o.labels = labels;
-    cs_follow *f;
-    cs_error err;
-    assert_int_equal(cs_follow_open(tmpdir, &o, &f, &err), CS_OK);
+    cs_follow *f = open_ok(tmpdir, &o);
     put_npy("e1.npy", 20, 10000);
     assert_string_equal(scan_names(f, 100), "");           /* no labels yet */
     put_npy("labels.npy", 10, 100);
