@@ -235,6 +235,26 @@ l = json.loads(sys.stdin.read()); del l['seq']
 assert l == json.load(open('$TMP/737.json'))['files'][0]
 "; then ok "1,000 files: line 737 is epoch_737's entry"; else not_ok "line 737"; fi
 
+# ---- the folder removed under a running follow: an input error, said ------------------------
+for how in inotify poll; do
+    G=$TMP/gone_$how
+    mkdir -p "$G"
+    cp samples/iris_gnb.csv "$G/e1.csv"
+    old "$G/e1.csv"
+    envs=(); [ $how = poll ] && envs=(CALSCOPE_FOLLOW_POLL=1)
+    env "${envs[@]}" "$CALSCOPE" report --follow "$G" --format ndjson >"$TMP/gone.nd" 2>"$TMP/gone.err" &
+    PID=$!
+    wait_out "$TMP/gone.nd" 1
+    rm -rf "$G"
+    end=$((SECONDS + 60))
+    while kill -0 $PID 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
+    kill -0 $PID 2>/dev/null && kill -KILL $PID
+    wait $PID
+    STATUS=$?
+    expect_status "$how: the folder removed: status 3" 3
+    expect_match "$how: the folder removed: message" "^calscope: $G: cannot read the folder: No such file or directory$" "$(head -1 "$TMP/gone.err")"
+done
+
 # ---- usage and folder errors -------------------------------------------------------------------
 expect_rc "a missing folder: status 2" 2 "$CALSCOPE" report --follow "$TMP/nope" --format ndjson
 expect_match "a missing folder: message" "^calscope: --follow $TMP/nope: cannot open: No such file or directory$" "$ERR"
