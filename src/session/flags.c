@@ -946,7 +946,8 @@ static const ss_flag table[] = {
       "a CSV written in place is complete when it ends with a newline and\n"
       "has not changed for SECONDS (default 1); a renamed-in file at once", NULL },
     { "--idle-exit", "SECONDS", R, SEC_FOLLOW, p_idle_exit, NULL, 0,
-      "end (status 0) after SECONDS without a new file", NULL },
+      "end after SECONDS without a new file (status 0, or 1 when a\n"
+      "--check failed)", NULL },
     { "--max-files", "N", R, SEC_FOLLOW, p_max_files, NULL, 0, "end after N files", NULL },
     { "--fail-fast", NULL, R, SEC_FOLLOW, p_fail_fast, NULL, 0,
       "end with status 1 at the first file that fails a --check", NULL },
