@@ -152,6 +152,9 @@ static int check_follow(const ss_opts *o)
         return ss_usage_error(o->front, "--follow prints one JSON line per file: it needs --format ndjson");
     if (o->compare || o->methods.n_recal) return ss_usage_error(o->front, "--follow measures each file on its own: --compare and --recal compare files; run them on the files the run wrote");
     if (o->plot) return ss_usage_error(o->front, "--plot: --follow prints JSON lines only");
+    const char *vol = o->label_values ? "--label-values" : o->regions ? "--regions" : o->fine ? "--fine"
+                    : o->affine_tol_given ? "--affine-tol" : o->probs_dir ? "--probs" : o->prob_suffix ? "--prob-suffix" : NULL;
+    if (vol) return ss_usage_error(o->front, "%s: --follow takes prediction files (CSV, .npy), not segmentation volumes", vol);
     if (o->fail_fast && !o->n_checks) return ss_usage_error(o->front, "--fail-fast needs --check (it ends at the first failed check)");
     return 0;
 }
