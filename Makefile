@@ -10,6 +10,7 @@
 #   make bench-readers    number readers side by side, one core (docs/performance.md)
 #   make samples          regenerates samples/ (seg-samples: the synthetic volumes in samples/seg)
 #   make demo             opens the dashboard on two bundled samples
+#   make watch-demo       trains samples/train_watch.py (30 epochs) beside report --follow
 #   make install          installs build/calscope and its man page under PREFIX (/usr/local;
 #                         DESTDIR too): bin/calscope, share/man/man1/calscope.1
 #   make readme-flags     rewrites the flag reference in docs/flags.md from the flag table
@@ -61,7 +62,7 @@ TEST_SUPPORT := $(sort $(wildcard tests/unit/support/*.c))
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 
-.PHONY: all test unit e2e tsan-unit bench bench-readers profile demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
+.PHONY: all test unit e2e tsan-unit bench bench-readers profile demo watch-demo deps fuzz fuzz-bins clean samples seg-samples bench-seg bench-seg-open install readme-flags
 all: $(BIN) $(BUILD)/calscope.1
 
 $(BUILD)/obj/%.o: %.c
@@ -185,6 +186,15 @@ bench-seg-open: $(BIN) $(BENCH_SEGSTATS)
 
 demo: $(BIN)
 	$(Q)$(BIN) samples/digits_gnb.csv samples/digits_ts.csv
+
+# A training run watched live: the trainer renames each epoch into $(BUILD)/watch-demo while
+# report --follow prints each epoch's accuracy, ECE and NLL as it arrives (docs/follow.md).
+watch-demo: $(BIN)
+	$(Q)rm -rf $(BUILD)/watch-demo && mkdir -p $(BUILD)/watch-demo
+	$(Q)/usr/bin/python3 samples/train_watch.py $(BUILD)/watch-demo --delay 0.3 >/dev/null & \
+	$(BIN) report --follow $(BUILD)/watch-demo --format ndjson --max-files 30 | /usr/bin/python3 -c \
+	  'import json, sys; [print("epoch %2d  accuracy %.4f  ece %.4f  nll %.4f" % (d["seq"] + 1, d["metrics"]["accuracy"], d["metrics"]["ece"], d["metrics"]["nll"]), flush=True) for d in map(json.loads, sys.stdin)]'; \
+	wait
 
 deps:
 	$(Q)tools/install-deps.sh

@@ -10,11 +10,13 @@
 static const char *const section_title[SS_SEC_COUNT] = {
     "Metric settings", "Output", "Input",
     "Resampling (deterministic for a --seed whatever --threads)",
-    "Segmentation volumes (calscope reduce)", "Other",
+    "Segmentation volumes (calscope reduce)",
+    "Following a training run (calscope report --follow DIR --format ndjson)", "Other",
 };
 
 static const char report_usage[] =
     "Usage: calscope report [OPTIONS] FILE...\n"
+    "       calscope report --follow DIR|'DIR/GLOB' --format ndjson [OPTIONS]\n"
     "Prints the calibration metrics of prediction files (CSV, .csv.gz; \"-\" reads stdin).\n";
 
 static const char dash_usage[] =

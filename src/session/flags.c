@@ -11,7 +11,8 @@
 #include <string.h>
 
 enum { SEC_METRIC = SS_SEC_METRIC, SEC_OUTPUT = SS_SEC_OUTPUT, SEC_INPUT = SS_SEC_INPUT,
-       SEC_RESAMPLING = SS_SEC_RESAMPLING, SEC_VOLUMES = SS_SEC_VOLUMES, SEC_OTHER = SS_SEC_OTHER };
+       SEC_RESAMPLING = SS_SEC_RESAMPLING, SEC_VOLUMES = SS_SEC_VOLUMES, SEC_FOLLOW = SS_SEC_FOLLOW,
+       SEC_OTHER = SS_SEC_OTHER };
 
 static int bad(const ss_opts *o, const cs_error *err)
 {
@@ -83,7 +84,8 @@ static int p_format(ss_opts *o, const char *v)
     if (strcmp(v, "text") == 0) o->format = SS_FORMAT_TEXT;
     else if (strcmp(v, "json") == 0) o->format = SS_FORMAT_JSON;
     else if (strcmp(v, "csv") == 0) o->format = SS_FORMAT_CSV;
-    else return ss_usage_error(o->front, "--format: '%s' is not text, json or csv", v);
+    else if (strcmp(v, "ndjson") == 0) o->format = SS_FORMAT_NDJSON;
+    else return ss_usage_error(o->front, "--format: '%s' is not text, json, csv or ndjson", v);
     return 0;
 }
 
@@ -536,6 +538,59 @@ static int p_affine_tol(ss_opts *o, const char *v)
     return 0;
 }
 
+/* ---- --follow ------------------------------------------------------------------------------ */
+
+static int p_follow(ss_opts *o, const char *v)
+{
+    if (!v[0]) return ss_usage_error(o->front, "--follow: empty folder name");
+    o->follow = v;
+    return 0;
+}
+
+static int p_order(ss_opts *o, const char *v)
+{
+    if (strcmp(v, "name") == 0) o->follow_by_mtime = 0;
+    else if (strcmp(v, "mtime") == 0) o->follow_by_mtime = 1;
+    else return ss_usage_error(o->front, "--order: '%s' is not name or mtime", v);
+    o->order_given = 1;
+    return 0;
+}
+
+/* A number of seconds in [0, one day]. */
+static int seconds_flag(ss_opts *o, const char *flag, const char *v, double *out)
+{
+    double t;
+    if (!cs_parse_number(v, &t) || !(t >= 0 && t <= 86400))
+        return ss_usage_error(o->front, "%s: '%s' is not a number of seconds in 0..86400", flag, v);
+    *out = t;
+    return 0;
+}
+
+static int p_settle(ss_opts *o, const char *v)
+{
+    if (seconds_flag(o, "--settle", v, &o->settle)) return 2;
+    o->settle_given = 1;
+    return 0;
+}
+
+static int p_idle_exit(ss_opts *o, const char *v)
+{
+    if (seconds_flag(o, "--idle-exit", v, &o->idle_exit)) return 2;
+    o->idle_exit_given = 1;
+    return 0;
+}
+
+static int p_max_files(ss_opts *o, const char *v)
+{
+    long l;
+    if (!cs_parse_whole(v, 1, 100000000, &l))
+        return ss_usage_error(o->front, "--max-files: '%s' is not a file count in 1..100000000", v);
+    o->max_files = l;
+    return 0;
+}
+
+static int p_fail_fast(ss_opts *o, const char *v) { (void)v; o->fail_fast = 1; return 0; }
+
 /* ---- printers: the value that reproduces o, "" to leave the flag out --------------------- */
 
 #define PR(fn) static void fn(const ss_opts *o, size_t i, char *b, size_t n)
@@ -564,7 +619,8 @@ PR(q_select) { (void)i; SAY("%s", select_blank(o) ? "" : o->settings.select); }
 PR(q_format)
 {
     (void)i;
-    SAY("%s", o->format == SS_FORMAT_JSON ? "json" : o->format == SS_FORMAT_CSV ? "csv" : "");
+    SAY("%s", o->format == SS_FORMAT_JSON ? "json" : o->format == SS_FORMAT_CSV ? "csv"
+              : o->format == SS_FORMAT_NDJSON ? "ndjson" : "");
 }
 PR(q_plot) { (void)i; SAY("%s", o->plot ? "on" : ""); }
 PR(q_ascii) { (void)i; SAY("%s", o->ascii && o->plot ? "on" : ""); }   /* the report's --ascii needs --plot */
@@ -716,7 +772,9 @@ static const ss_flag table[] = {
       "(y, pred, conf, p[C], case; == != < <= > >= in; joined with and;\n"
       "at most " SELECT_MAX_TEXT " characters)", NULL },
 
-    { "--format", "F", R, SEC_OUTPUT, p_format, q_format, 0, "text|json|csv (default text)", NULL },
+    { "--format", "F", R, SEC_OUTPUT, p_format, q_format, 0,
+      "text|json|csv|ndjson (default text); ndjson: with --follow, one\n"
+      "JSON object per file as it arrives", NULL },
     { "--plot", NULL, R, SEC_OUTPUT, p_plot, q_plot, 0,
       "text reliability diagram after the table, 80 columns (on stdout;\n"
       "with --format json|csv it goes to stderr so stdout stays parseable)", NULL },
@@ -877,6 +935,22 @@ static const ss_flag table[] = {
     { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
       "sum the statistics files given (shards of one test set) into -o STATS", NULL },
 
+    { "--follow", "DIR|'DIR/GLOB'", R, SEC_FOLLOW, p_follow, NULL, 0,
+      "watch a training run: measure each prediction file (CSV, .csv.gz,\n"
+      ".npy with --labels) the folder gets, once, when complete, and print\n"
+      "it as one JSON line (--format ndjson); files already there first", NULL },
+    { "--order", "name|mtime", R, SEC_FOLLOW, p_order, NULL, 0,
+      "the order of the files already there: natural order of the names\n"
+      "(epoch_2 before epoch_10, the default) or modification time", NULL },
+    { "--settle", "SECONDS", R, SEC_FOLLOW, p_settle, NULL, 0,
+      "a CSV written in place is complete when it ends with a newline and\n"
+      "has not changed for SECONDS (default 1); a renamed-in file at once", NULL },
+    { "--idle-exit", "SECONDS", R, SEC_FOLLOW, p_idle_exit, NULL, 0,
+      "end after SECONDS without a new file (status 0, or 1 when a\n"
+      "--check failed)", NULL },
+    { "--max-files", "N", R, SEC_FOLLOW, p_max_files, NULL, 0, "end after N files", NULL },
+    { "--fail-fast", NULL, R, SEC_FOLLOW, p_fail_fast, NULL, 0,
+      "end with status 1 at the first file that fails a --check", NULL },
     { "--help", NULL, RD | X, SEC_OTHER, NULL, NULL, 0, "this text", NULL },
     { "--version", NULL, RD | X, SEC_OTHER, NULL, NULL, 0, "print the version", NULL },
 };

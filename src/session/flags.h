@@ -25,10 +25,10 @@
 enum { SS_REPORT = 1u << 0, SS_DASH = 1u << 1, SS_REDUCE = 1u << 2 };
 
 /* Help sections, in the order --help, the man page and docs/flags.md print them. */
-enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_VOLUMES, SS_SEC_OTHER,
-       SS_SEC_COUNT };
+enum { SS_SEC_METRIC, SS_SEC_OUTPUT, SS_SEC_INPUT, SS_SEC_RESAMPLING, SS_SEC_VOLUMES, SS_SEC_FOLLOW,
+       SS_SEC_OTHER, SS_SEC_COUNT };
 
-typedef enum ss_format { SS_FORMAT_TEXT, SS_FORMAT_JSON, SS_FORMAT_CSV } ss_format;
+typedef enum ss_format { SS_FORMAT_TEXT, SS_FORMAT_JSON, SS_FORMAT_CSV, SS_FORMAT_NDJSON } ss_format;
 
 /* The methods-table flags (--recal, --reference, --compare-k, --recal-*). Zero = default. */
 typedef struct ss_methods_opts {
@@ -112,6 +112,17 @@ typedef struct ss_opts {
     int memory_mb;         /* --memory MB, -1 = CS_REDUCE_MEMORY_DEFAULT */
     double true_ece;       /* --true-ece X: the file's true top-1 ECE (size curve bias) */
     int true_ece_given;
+    /* --follow WHERE: a training run's folder (or a glob on its file names), file by file
+     * (calscope/follow.h); argv string, NULL = not given. The rest need it. */
+    const char *follow;
+    int follow_by_mtime;   /* --order mtime (default: natural order of the names) */
+    int order_given;
+    double settle;         /* --settle SECONDS (default CS_FOLLOW_SETTLE_DEFAULT) */
+    int settle_given;
+    double idle_exit;      /* --idle-exit SECONDS: end after so long without a new file */
+    int idle_exit_given;
+    long max_files;        /* --max-files N: end after N files (0 = not given) */
+    int fail_fast;         /* --fail-fast: end with status 1 at the first failed --check */
 } ss_opts;
 
 #define SS_COMPAT_ALL CS_COMPAT_COUNT

@@ -4,6 +4,8 @@
  * accepted and then ignored (docs/flags.md, "No flag is accepted and then ignored"). */
 #include "session/flags.h"
 
+#include "calscope/follow.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -53,6 +55,7 @@ void ss_opts_init(ss_opts *o, unsigned front)
     o->compat = -1;
     o->affine_tol = CS_REDUCE_AFFINE_TOL_DEFAULT;
     o->memory_mb = -1;
+    o->settle = CS_FOLLOW_SETTLE_DEFAULT;
 }
 
 void ss_opts_free(ss_opts *o)
@@ -133,10 +136,34 @@ static int check_loading(const ss_opts *o)
     return 0;
 }
 
+/* --follow's rules: its flags need it, and it needs one JSON line per file. */
+static int check_follow(const ss_opts *o)
+{
+    const char *needs = o->order_given ? "--order" : o->settle_given ? "--settle" : o->idle_exit_given ? "--idle-exit"
+                      : o->max_files ? "--max-files" : o->fail_fast ? "--fail-fast" : NULL;
+    if (!o->follow) {
+        if (needs) return ss_usage_error(o->front, "%s needs --follow DIR", needs);
+        if (o->format == SS_FORMAT_NDJSON)
+            return ss_usage_error(o->front, "--format ndjson needs --follow DIR (one JSON line per file as it arrives); use --format json");
+        return 0;
+    }
+    if (o->n_files) return ss_usage_error(o->front, "--follow takes its files from the folder: '%s' is one too many", o->files[0]);
+    if (o->format != SS_FORMAT_NDJSON)
+        return ss_usage_error(o->front, "--follow prints one JSON line per file: it needs --format ndjson");
+    if (o->compare || o->methods.n_recal) return ss_usage_error(o->front, "--follow measures each file on its own: --compare and --recal compare files; run them on the files the run wrote");
+    if (o->plot) return ss_usage_error(o->front, "--plot: --follow prints JSON lines only");
+    const char *vol = o->label_values ? "--label-values" : o->regions ? "--regions" : o->fine ? "--fine"
+                    : o->affine_tol_given ? "--affine-tol" : o->probs_dir ? "--probs" : o->prob_suffix ? "--prob-suffix" : NULL;
+    if (vol) return ss_usage_error(o->front, "%s: --follow takes prediction files (CSV, .npy), not segmentation volumes", vol);
+    if (o->fail_fast && !o->n_checks) return ss_usage_error(o->front, "--fail-fast needs --check (it ends at the first failed check)");
+    return 0;
+}
+
 /* The report's rules between flags. The dashboard has none of these: its keys reach kd-tree
  * binning (so --gamma), curves and comparisons (so --seed, --threads) later. */
 static int check_report(ss_opts *o)
 {
+    if (check_follow(o)) return 2;
     if (o->curve_list_flag == 1 && o->curve != 1) return ss_usage_error(o->front, "--fractions needs --curve size");
     if (o->curve_list_flag == 2 && o->curve != 2) return ss_usage_error(o->front, "--bins-list needs --curve bins");
     if (o->replace && o->curve != 1) return ss_usage_error(o->front, "--replace needs --curve size");
@@ -271,7 +298,7 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
         if (add_file(o, o->probs_dir)) return 2;
         o->probs_dir = NULL;
     }
-    if (o->n_files == 0) return ss_usage_error(front, "no FILE given");
+    if (o->n_files == 0 && !o->follow) return ss_usage_error(front, "no FILE given");
     o->load.seg_prob_suffix = o->prob_suffix;
     /* a manifest among the files is reduced when loaded, with the volume flags */
     if (o->label_values && o->regions)

@@ -119,7 +119,7 @@ usage "--distance bogus" "--distance: unknown distance 'bogus' (tvd|l2|max|inter
 usage "--distance interval:0.5" "--distance: interval needs two numbers (interval:L,H), got 'interval:0.5'" --distance interval:0.5 "$TINY"
 usage "--distance interval:0.6,0.5" "--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'" --distance interval:0.6,0.5 "$TINY"
 usage "--select too long" "--select: expression too long: 610 characters, at most 511" --select "$(printf 'conf > 0.5 and %.0s' $(seq 40))conf > 0.5" "$TINY"
-usage "--format xml" "--format: 'xml' is not text, json or csv" --format xml "$TINY"
+usage "--format xml" "--format: 'xml' is not text, json, csv or ndjson" --format xml "$TINY"
 usage "--sum-tol 1" "--sum-tol: need a tolerance in [0, 1), got '1'" --sum-tol 1 "$TINY"
 usage "--sum-tol abc" "--sum-tol: need a tolerance in [0, 1), got 'abc'" --sum-tol abc "$TINY"
 usage "--label-col 0" "--label-col: '0' is not a column number (1, 2, ...)" --label-col 0 --no-header "$TINY"

@@ -11,7 +11,7 @@ secs=${1:-60}
 shift || true
 out=build-fuzz
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_load fuzz_load_mt fuzz_select fuzz_check fuzz_vol fuzz_nifti fuzz_manifest fuzz_stats)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_load fuzz_load_mt fuzz_select fuzz_check fuzz_vol fuzz_nifti fuzz_manifest fuzz_stats fuzz_follow)
 per=$(( secs / ${#targets[@]} )); [ "$per" -ge 1 ] || per=1
 
 # ASan keeps freed memory in a 256 MB quarantine by default, so every input allocates fresh
@@ -22,7 +22,7 @@ export ASAN_OPTIONS="quarantine_size_mb=16${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
 # target -> seeds directory, dictionary, largest input
 declare -A seeds=([fuzz_load]=load [fuzz_load_mt]=load [fuzz_select]=select [fuzz_check]=check [fuzz_vol]=vol [fuzz_nifti]=nifti [fuzz_manifest]=manifest [fuzz_stats]=stats)
-declare -A max_len=([fuzz_load]=4096 [fuzz_load_mt]=16384 [fuzz_select]=512 [fuzz_check]=256 [fuzz_vol]=4096 [fuzz_nifti]=4096 [fuzz_manifest]=2048 [fuzz_stats]=8192)
+declare -A max_len=([fuzz_load]=4096 [fuzz_load_mt]=16384 [fuzz_select]=512 [fuzz_check]=256 [fuzz_vol]=4096 [fuzz_nifti]=4096 [fuzz_manifest]=2048 [fuzz_stats]=8192 [fuzz_follow]=1024)
 
 for t in "${targets[@]}"; do
     bin=$out/fuzz/$t

@@ -293,6 +293,12 @@ EXPECT(e_prob_suffix, o->prob_suffix = v)
 EXPECT(e_affine_tol, o->affine_tol = 0.01; o->affine_tol_given = 1)
 EXPECT(e_memory, o->memory_mb = 64)
 EXPECT(e_merge, o->merge = 1)
+EXPECT(e_follow, o->follow = v)
+EXPECT(e_order, o->follow_by_mtime = 1; o->order_given = 1)
+EXPECT(e_settle, o->settle = 2.5; o->settle_given = 1)
+EXPECT(e_idle_exit, o->idle_exit = 0.25; o->idle_exit_given = 1)
+EXPECT(e_max_files, o->max_files = 12)
+EXPECT(e_fail_fast, o->fail_fast = 1)
 
 static const flag_field flag_fields[] = {
     { "--lens", "classwise", e_lens },           { "--bins", "20", e_bins },
@@ -325,6 +331,9 @@ static const flag_field flag_fields[] = {
     { "--recal-max-iter", "50", e_recal_max_iter },
     { "--select-on", "each", e_select_on },      { "--verdict-metric", "mce", e_verdict_metric },
     { "--metrics", "nll,ECE,topk_ece", e_metrics },
+    { "--follow", "runs/", e_follow },           { "--order", "mtime", e_order },
+    { "--settle", "2.5", e_settle },             { "--idle-exit", "0.25", e_idle_exit },
+    { "--max-files", "12", e_max_files },        { "--fail-fast", NULL, e_fail_fast },
 };
 
 static const flag_field *flag_field_of(const char *name)
@@ -598,7 +607,32 @@ static void test_errors_verbatim(void **state)
     DASH("--sigma: need a number in [1e-06, 10], got '1e300'", "--sigma", "1e300", "a.csv");
     REP("--mixture: unknown mixture 'bogus' (kde|gmm3)", "--mixture", "bogus", "a.csv");
     REP("--distance: interval needs 0 <= L <= H <= 1, got 'interval:0.6,0.5'", "--distance", "interval:0.6,0.5", "a.csv");
-    REP("--format: 'xml' is not text, json or csv", "--format", "xml", "a.csv");
+    REP("--format: 'xml' is not text, json, csv or ndjson", "--format", "xml", "a.csv");
+    /* --follow and the flags that need it */
+    REP("--order needs --follow DIR", "--order", "mtime", "a.csv");
+    REP("--settle needs --follow DIR", "--settle", "2", "a.csv");
+    REP("--idle-exit needs --follow DIR", "--idle-exit", "2", "a.csv");
+    REP("--max-files needs --follow DIR", "--max-files", "2", "a.csv");
+    REP("--fail-fast needs --follow DIR", "--fail-fast", "--check", "ece<=0.1", "a.csv");
+    REP("--format ndjson needs --follow DIR (one JSON line per file as it arrives); use --format json",
+        "--format", "ndjson", "a.csv");
+    REP("--follow takes its files from the folder: 'a.csv' is one too many", "--follow", "runs", "--format", "ndjson", "a.csv");
+    REP("--follow prints one JSON line per file: it needs --format ndjson", "--follow", "runs");
+    REP("--follow prints one JSON line per file: it needs --format ndjson", "--follow", "runs", "--format", "json");
+    REP("--follow measures each file on its own: --compare and --recal compare files; run them on the files the run wrote",
+        "--follow", "runs", "--format", "ndjson", "--recal", "ts");
+    REP("--plot: --follow prints JSON lines only", "--follow", "runs", "--format", "ndjson", "--plot");
+    REP("--fine: --follow takes prediction files (CSV, .npy), not segmentation volumes",
+        "--follow", "runs", "--format", "ndjson", "--fine", "100");
+    REP("--regions: --follow takes prediction files (CSV, .npy), not segmentation volumes",
+        "--follow", "runs", "--format", "ndjson", "--regions", "WT=1");
+    REP("--fail-fast needs --check (it ends at the first failed check)", "--follow", "runs", "--format", "ndjson", "--fail-fast");
+    REP("--order: 'size' is not name or mtime", "--follow", "runs", "--format", "ndjson", "--order", "size");
+    REP("--settle: '-1' is not a number of seconds in 0..86400", "--follow", "runs", "--format", "ndjson", "--settle", "-1");
+    REP("--idle-exit: 'soon' is not a number of seconds in 0..86400", "--follow", "runs", "--format", "ndjson", "--idle-exit", "soon");
+    REP("--max-files: '0' is not a file count in 1..100000000", "--follow", "runs", "--format", "ndjson", "--max-files", "0");
+    REP("--follow: empty folder name", "--follow", "", "--format", "ndjson");
+    DASH("unknown option '--follow'", "--follow", "runs");   /* the dashboard does not follow yet */
     DASH("--sum-tol: need a tolerance in [0, 1), got '1'", "--sum-tol", "1", "a.csv");
     REP("--label-col: '0' is not a column number (1, 2, ...)", "--label-col", "0", "--no-header", "a.csv");
     REP("--delimiter: ':' is not , ; or tab", "--delimiter", ":", "a.csv");

@@ -328,6 +328,20 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     fputc('}', out);
 }
 
+void rep_out_json_file(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    file_json(out, o, f);
+}
+
+void rep_out_json_error(FILE *out, const rep_file *f)
+{
+    fputs("{\"path\": ", out);
+    rep_json_str(out, f->path);
+    fprintf(out, ", \"status\": %d, \"message\": ", f->usage_error ? 2 : 3);
+    rep_json_str(out, f->error);
+    fputc('}', out);
+}
+
 void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp)
 {
     fputs("{\"files\": [\n", out);
@@ -342,11 +356,8 @@ void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n,
     first = 1;
     for (size_t i = 0; i < n; i++) {
         if (files[i].loaded && !files[i].usage_error) continue;
-        fputs(first ? "\n    {\"path\": " : ",\n    {\"path\": ", out);
-        rep_json_str(out, files[i].path);
-        fprintf(out, ", \"status\": %d, \"message\": ", files[i].usage_error ? 2 : 3);
-        rep_json_str(out, files[i].error);
-        fputc('}', out);
+        fputs(first ? "\n    " : ",\n    ", out);
+        rep_out_json_error(out, &files[i]);
         first = 0;
     }
     for (size_t i = 0; cmp && i < cmp->pair.n; i++) {   /* --compare: files that do not pair */

@@ -98,6 +98,20 @@ typedef struct rep_compare {
 
 /* Output writers (stdout). cmp is NULL without --compare. */
 void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp);
+/* One loaded file's entry of the "files" array, as rep_out_json writes it (indented, on
+ * several lines), and one rejected file's entry of "errors" ({"path", "status", "message"}). */
+void rep_out_json_file(FILE *out, const rep_opts *o, const rep_file *f);
+void rep_out_json_error(FILE *out, const rep_file *f);
+
+/* Loads and measures one file as the report does for each FILE (f->path set, the rest zero);
+ * frees the dataset. f then holds what rep_out_json_file prints, or the error; the caller
+ * releases it with rep_file_release. */
+void rep_measure_file(const rep_opts *o, rep_file *f);
+void rep_file_release(rep_file *f);
+
+/* --follow DIR --format ndjson (follow.c): the whole command after parsing. Returns the exit
+ * status. */
+int rep_follow_main(rep_opts *o);
 void rep_out_compare_text(FILE *out, const rep_compare *cmp);
 /* The note under intervals marked "!" (an interval that does not contain its value): why it
  * happens under the given cs_ci_method and what to do about it. */

@@ -198,6 +198,18 @@ static cs_dataset *measure(const rep_opts *o, rep_file *f, int keep)
     return NULL;
 }
 
+void rep_measure_file(const rep_opts *o, rep_file *f)
+{
+    cs_dataset_free(measure(o, f, 0));
+}
+
+void rep_file_release(rep_file *f)
+{
+    cs_measurement_free(&f->m);
+    cs_load_summary_free(&f->sum);
+    cs_compat_report_free(&f->compat);
+}
+
 int report_main(int argc, char **argv)
 {
     rep_opts o;
@@ -205,6 +217,11 @@ int report_main(int argc, char **argv)
     if (rc) {
         rep_opts_free(&o);
         return rc == REP_EXIT_HELP ? 0 : rc;
+    }
+    if (o.follow) {   /* a training run's folder, file by file (follow.c) */
+        rc = rep_follow_main(&o);
+        rep_opts_free(&o);
+        return rc;
     }
     const ch_glyphs *g = ch_glyphs_pick(o.ascii);
 
@@ -303,9 +320,7 @@ int report_main(int argc, char **argv)
     for (size_t i = 0; i < o.n_files; i++) {
         if (files[i].usage_error) usage_err = 1;
         else if (!files[i].loaded) input_err = 1;
-        cs_measurement_free(&files[i].m);
-        cs_load_summary_free(&files[i].sum);
-        cs_compat_report_free(&files[i].compat);
+        rep_file_release(&files[i]);
     }
     /* a write error on stdout or stderr is reported by main (exit 3) */
     rep_methods_free(mt);
