@@ -1157,7 +1157,8 @@ int cs_segstats_sniff(const char *path)
     if (got >= 2 && (unsigned char)first[0] == 0x1f && (unsigned char)first[1] == 0x8b) {
         cs_gz *g = cs_gz_open(path);
         const char *why;
-        if (!g || cs_gz_read(g, first, sizeof MAGIC - 1, &got, &why) != 0) got = 0;
+        /* the first line decides, whatever a corruption further on (the reader reports it) */
+        if (!g || cs_gz_read(g, first, sizeof MAGIC - 1, &got, &why) == -2) got = 0;
         cs_gz_close(g);
     }
     return got == sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
