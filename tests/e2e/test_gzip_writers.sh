@@ -70,6 +70,8 @@ RC=$?
 expect_eq "a 256 MiB field in 1.2 MB of gzip: refused at the limit" \
     "3 calscope: $bomb:2:2: field longer than 1048576 bytes (the limit)" "$RC $(cat "$TMP/err")"
 rss=$(tail -1 "$D/rss")
-if [ "$rss" -lt 65536 ]; then ok "the bomb is refused within 64 MB ($rss KB)"; else not_ok "the bomb's peak RSS" "$rss KB"; fi
+if grep -q __asan_init "$CALSCOPE"; then
+    ok "# skip: the bomb's peak RSS under ASan (its quarantine keeps freed blocks: ~400 MB)"
+elif [ "$rss" -lt 65536 ]; then ok "the bomb is refused within 64 MB ($rss KB)"; else not_ok "the bomb's peak RSS" "$rss KB"; fi
 
 done_testing
