@@ -7,8 +7,10 @@
 #   2. `calscope reduce --threads 2` of it (wall clock, peak RSS from /usr/bin/time), against
 #      `gzip -dc` of the same files (every probability and label map the reduce reads; one after
 #      the other, and two at a time — the ratio uses two at a time: the same 2 cores as
-#      --threads 2), and against the same reduction in numpy + nibabel (bench/reference_seg.py,
-#      which also checks calscope's numbers: counts equal, sums to 1e-9).
+#      --threads 2), against ISA-L's `igzip -dc` of the same files, two at a time (the floor
+#      calscope's own inflater sets: target reduce <= 1.3x it), and against the same reduction in
+#      numpy + nibabel (bench/reference_seg.py, which also checks calscope's numbers: counts
+#      equal, sums to 1e-9).
 #   3. peak RSS with 2 cases against 20 (must not grow with the number of cases).
 #   4. first, and alone with BENCH_SEG_OPEN_ONLY=1 (`make bench-seg-open`, seconds, no big
 #      volumes): a 200-case statistics file (24x20x16 volumes, F = 300, 4 classes, 8.8 MB) —
@@ -148,6 +150,13 @@ rm -f "$SET/.bench2.csv"
 # ---- gzip -dc of the same files: one after the other, and two at a time ----
 t0=$(now); (cd "$SET" && gzip -dc "${FILES[@]}" >/dev/null); t_gz1=$(( $(now) - t0 ))
 t0=$(now); (cd "$SET" && printf '%s\0' "${FILES[@]}" | xargs -0 -P2 -n1 gzip -dc >/dev/null); t_gz2=$(( $(now) - t0 ))
+# ---- igzip -dc (ISA-L, the inflater calscope uses): the floor, two at a time ----
+t_ig2=NA
+if command -v igzip >/dev/null; then
+    t0=$(now); (cd "$SET" && printf '%s\0' "${FILES[@]}" | xargs -0 -P2 -n1 igzip -dc >/dev/null); t_ig2=$(( $(now) - t0 ))
+else
+    echo "bench-seg: igzip missing (make deps installs isal): no ISA-L floor"
+fi
 
 # ---- numpy + nibabel ----
 PYARGS=()
@@ -162,12 +171,12 @@ cmp_line=$(awk -F'\t' '$1=="compare"{print $2 ": " $3}' "$W/py.tsv")
 # ---- table ----
 VOX=$((240 * 240 * 155))
 $PY - "$N" "$NPY" "$BYTES" "${t_cal:-NA}" "$t_gz1" "$t_gz2" "${t_py:-NA}" "$RSS_KB" "$RSS2_KB" \
-    "$VOX" "${py_rss:-NA}" <<'EOF'
+    "$VOX" "${py_rss:-NA}" "$t_ig2" <<'EOF'
 import sys
-(n, npy, nbytes, t_cal, gz1, gz2, t_py, rss, rss2, vox, py_rss) = sys.argv[1:]
+(n, npy, nbytes, t_cal, gz1, gz2, t_py, rss, rss2, vox, py_rss, ig2) = sys.argv[1:]
 n, npy, vox = int(n), int(npy), int(vox)
 num = lambda s: None if s in ("NA", "") else float(s)
-t_cal, gz1, gz2 = (None if num(x) is None else num(x) / 1e9 for x in (t_cal, gz1, gz2))
+t_cal, gz1, gz2, ig2 = (None if num(x) is None else num(x) / 1e9 for x in (t_cal, gz1, gz2, ig2))
 t_py, rss, rss2 = num(t_py), num(rss), num(rss2)
 fmt = lambda s: "n/a" if s is None else (f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.1f} ms")
 rows = []
@@ -176,9 +185,15 @@ def row(case, cal, ref, ratio, target, met):
 yes = lambda ok: "n/a" if ok is None else ("met" if ok else "NOT met")
 print(f"\nsegmentation: {n} cases of 240x240x155x4 float32 .nii.gz + uint8 labels, "
       f"{int(nbytes) / 1e9:.2f} GB on disk, {n * vox * 16 / 1e9:.2f} GB of probabilities")
+ri = None if (t_cal is None or ig2 is None) else t_cal / ig2
+row("reduce vs igzip -dc (ISA-L), 2 at a time", fmt(t_cal), fmt(ig2), "n/a" if ri is None else f"{ri:.2f}x",
+    "<= 1.3x igzip -dc", yes(None if ri is None else ri <= 1.3))
 r = None if t_cal is None else t_cal / gz2
 row("reduce vs gzip -dc, 2 at a time", fmt(t_cal), fmt(gz2), "n/a" if r is None else f"{r:.2f}x",
-    "<= 1.5x gzip -dc", yes(None if r is None else r <= 1.5))
+    "(information)", "-")
+rz = None if ig2 is None else gz2 / ig2
+row("gzip -dc vs igzip -dc, 2 at a time", fmt(gz2), fmt(ig2), "n/a" if rz is None else f"{rz:.2f}x",
+    "(information: ISA-L's gain)", "-")
 r1 = None if t_cal is None else t_cal / gz1
 row("reduce vs gzip -dc, one at a time", fmt(t_cal), fmt(gz1), "n/a" if r1 is None else f"{r1:.2f}x",
     "(information)", "-")
@@ -203,5 +218,5 @@ for r in [("case", "calscope", "reference", "ratio", "target", "met?")] + rows:
     print(" | ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip())
 EOF
 echo "numbers: ${cmp_line:-not compared}"
-echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; igzip -dc two at a time $([ "$t_ig2" = NA ] && echo n/a || secs "$t_ig2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0
