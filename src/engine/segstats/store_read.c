@@ -70,7 +70,7 @@ static int pull_source(void *ctx, const void **p, size_t *n)
         if (s->pos >= s->map->len) return 0;
         if (cs_load_map_check(s->map->data + s->pos)) { s->err = -1; return -1; }
         *p = s->map->data + s->pos;
-        *n = s->map->len - s->pos < ((size_t)1 << 20) ? s->map->len - s->pos : (size_t)1 << 20;
+        *n = s->map->len - s->pos < IN_CHUNK ? s->map->len - s->pos : IN_CHUNK;
         s->pos += *n;
         return 1;
     }
