@@ -21,7 +21,7 @@
 #      one process. Target: <= 50 ms wall for the open and for every recompute.
 # Prints "case | calscope | reference | ratio | target | met?" and never fails on timing (exit 0).
 #   bench/seg_bench.sh [BUILD_DIR]
-# Environment: BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
+# Environment: BENCH_SEG_NPZ (1: the .npz float32 / float16 cases), BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
 # all; its time is compared per case), BENCH_SEG_DIR (BUILD_DIR/bench/seg), BENCH_SEG_OPEN_ONLY,
 # BENCH_SEG_OPEN_RUNS.
 set -u
@@ -217,6 +217,67 @@ w = [max(len(r[i]) for r in rows + [("case", "calscope", "reference", "ratio", "
 for r in [("case", "calscope", "reference", "ratio", "target", "met?")] + rows:
     print(" | ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip())
 EOF
+# ---- nnU-Net .npz, float32 and float16: reduce against the raw inflate of the same streams ----
+# One case of each (BENCH_SEG_NPZ=0 skips them). The member's raw deflate bytes are wrapped in a
+# gzip header and trailer (CRC and size from the archive), so `igzip -dc` inflates exactly the
+# stream calscope inflates; the label map is inflated beside it. CPU time (user + system) and
+# wall clock, best of 2; target: reduce <= 1.3x the raw inflate.
+if [ "${BENCH_SEG_NPZ:-1}" = 1 ] && command -v igzip >/dev/null; then
+    for dt in float32 float16; do
+        NS=$DIR/npz_$dt
+        if [ ! -s "$NS/manifest.csv" ]; then
+            echo "bench-seg: generating one BraTS-size nnU-Net .npz case ($dt) in $NS, once"
+            rm -rf "$NS.tmp"
+            $PY tools/gen/make_volumes.py --quiet --out "$NS.tmp" --cases 1 --shape 240,240,155 \
+                --format npz --npz-dtype $dt --seed 2021 || { echo "bench-seg: npz generation failed"; continue; }
+            mv "$NS.tmp" "$NS"
+        fi
+        $PY - "$NS" "$CAL" "$dt" <<'EOF'
+import os, struct, sys, time, zipfile
+ns, cal, dt = sys.argv[1:]
+npz, labels = os.path.join(ns, "npz", "case000.npz"), os.path.join(ns, "labels", "case000.nii.gz")
+gz = os.path.join(ns, "member.gz")
+if not os.path.exists(gz):
+    info = zipfile.ZipFile(npz).infolist()[0]
+    with open(npz, "rb") as f:
+        f.seek(info.header_offset)
+        h = f.read(30)
+        f.seek(info.header_offset + 30 + sum(struct.unpack("<HH", h[26:30])))
+        raw = f.read(info.compress_size)
+    with open(gz, "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + raw +
+                struct.pack("<II", info.CRC, info.file_size & 0xFFFFFFFF))
+
+def best(cmd):
+    out = None
+    for _ in range(2):
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.execvp(cmd[0], cmd)
+        _, status, ru = os.wait4(pid, 0)
+        w, c = time.perf_counter() - t0, ru.ru_utime + ru.ru_stime
+        if status != 0:
+            return None
+        out = (w, c) if out is None or c < out[1] else out
+    return out
+
+red = best([cal, "reduce", "--threads", "2", "--label-values", "0,1,2,4", "-o", os.devnull,
+            os.path.join(ns, "manifest.csv")])
+raw = best(["igzip", "-dc", gz, labels])
+if red is None or raw is None:
+    print(f"npz {dt}: reduce or igzip failed")
+else:
+    r = red[1] / raw[1]
+    print(f"npz {dt:7s} reduce --threads 2 CPU {red[1]:.2f} s (wall {red[0]:.2f}) | raw inflate (igzip -dc) "
+          f"CPU {raw[1]:.2f} s (wall {raw[0]:.2f}) | ratio {r:.2f}x CPU | target <= 1.3x | "
+          f"{'met' if r <= 1.3 else 'NOT met'}")
+EOF
+    done
+fi
 echo "numbers: ${cmp_line:-not compared}"
 echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; igzip -dc two at a time $([ "$t_ig2" = NA ] && echo n/a || secs "$t_ig2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0
