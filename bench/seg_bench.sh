@@ -54,25 +54,17 @@ if "$CAL" reduce --label-values $VALUES -o "$W/small200.stats" "$SMALL/manifest.
     : > "$W/open.tsv"
     [ -x "$BUILD/bench_segstats" ] && "$BUILD/bench_segstats" -r "${BENCH_SEG_OPEN_RUNS:-15}" "$W/small200.stats" > "$W/open.tsv"
     $PY - "$CAL" "$W/small200.stats" "${BENCH_SEG_OPEN_RUNS:-15}" "$W/open.tsv" <<'EOF'
-import os, statistics, sys, time
+import os, statistics, sys
+sys.path.insert(0, "bench")
+from child_time import timed_runs
 cal, stats, runs, tsv = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
 def timed(cmd):
-    """wall and CPU (user + system of the child, from wait4) of `runs` runs: best, median"""
-    wall, cpu = [], []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        pid = os.fork()
-        if pid == 0:
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.execv(cmd[0], cmd)
-        _, status, ru = os.wait4(pid, 0)
-        wall.append(time.perf_counter() - t0)
-        cpu.append(ru.ru_utime + ru.ru_stime)
-        if status != 0:
-            return None
+    """wall and CPU of `runs` runs: best, median"""
+    t = timed_runs(cmd, runs)
+    if t is None:
+        return None
+    wall, cpu = t
     return min(wall), statistics.median(wall), min(cpu), statistics.median(cpu)
 
 ms = lambda s: f"{s * 1e3:.1f} ms"
@@ -233,7 +225,9 @@ if [ "${BENCH_SEG_NPZ:-1}" = 1 ] && command -v igzip >/dev/null; then
             mv "$NS.tmp" "$NS"
         fi
         $PY - "$NS" "$CAL" "$dt" <<'EOF'
-import os, struct, sys, time, zipfile
+import os, struct, sys, zipfile
+sys.path.insert(0, "bench")
+from child_time import timed_runs
 ns, cal, dt = sys.argv[1:]
 npz, labels = os.path.join(ns, "npz", "case000.npz"), os.path.join(ns, "labels", "case000.nii.gz")
 gz = os.path.join(ns, "member.gz")
@@ -249,21 +243,9 @@ if not os.path.exists(gz):
                 struct.pack("<II", info.CRC, info.file_size & 0xFFFFFFFF))
 
 def best(cmd):
-    out = None
-    for _ in range(2):
-        t0 = time.perf_counter()
-        pid = os.fork()
-        if pid == 0:
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.execvp(cmd[0], cmd)
-        _, status, ru = os.wait4(pid, 0)
-        w, c = time.perf_counter() - t0, ru.ru_utime + ru.ru_stime
-        if status != 0:
-            return None
-        out = (w, c) if out is None or c < out[1] else out
-    return out
+    """(wall, CPU) of the run of least CPU of 2"""
+    t = timed_runs(cmd, 2)
+    return None if t is None else min(zip(*t), key=lambda wc: wc[1])
 
 red = best([cal, "reduce", "--threads", "2", "--label-values", "0,1,2,4", "-o", os.devnull,
             os.path.join(ns, "manifest.csv")])
