@@ -26,6 +26,7 @@ struct cs_gz {
     int eof;                 /* the input has no more bytes */
     int done;                /* the last member is finished: nothing more to hand out */
     int trailing;            /* done, and bytes that start no member follow */
+    int raw;                 /* one raw deflate stream, no gzip members */
     struct inflate_state st;
     unsigned char in[];      /* in_cap bytes (a file source) */
 };
@@ -69,6 +70,20 @@ cs_gz *cs_gz_open_pull(cs_gz_pull pull, void *ctx, const void *whole, size_t who
     g->whole = whole;
     g->whole_len = whole_len;
     return g;
+}
+
+cs_gz *cs_gz_open_raw(cs_gz_pull pull, void *ctx)
+{
+    cs_gz *g = cs_gz_open_pull(pull, ctx, NULL, 0);
+    if (!g) return NULL;
+    g->raw = 1;
+    g->st.crc_flag = ISAL_GZIP_NO_HDR;   /* raw deflate, its CRC-32 kept in st.crc */
+    return g;
+}
+
+unsigned long cs_gz_crc(const cs_gz *g)
+{
+    return g->st.crc;
 }
 
 void cs_gz_close(cs_gz *g)
@@ -163,7 +178,8 @@ int cs_gz_read(cs_gz *g, void *dst, size_t n, size_t *got, const char **why)
     *got = 0;
     while (have < n && !g->done) {
         if (g->st.block_state == ISAL_BLOCK_FINISH) {
-            if (next_member(g) != 0) return -2;
+            if (g->raw) g->done = 1;
+            else if (next_member(g) != 0) return -2;
             continue;
         }
         if (refill(g) != 0) return -2;

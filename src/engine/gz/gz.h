@@ -28,12 +28,20 @@ cs_gz *cs_gz_open_sized(const char *path, size_t in_bytes);
  * memory is short. The caller keeps ctx and whole alive until cs_gz_close. */
 cs_gz *cs_gz_open_pull(cs_gz_pull pull, void *ctx, const void *whole, size_t whole_len);
 
+/* A raw deflate stream (a zip member: no wrapper, one stream) from pull(ctx); its CRC-32 is
+ * computed as it is inflated (cs_gz_crc). NULL when memory is short. */
+cs_gz *cs_gz_open_raw(cs_gz_pull pull, void *ctx);
+
+/* The CRC-32 of the bytes a raw stream has handed out so far. */
+unsigned long cs_gz_crc(const cs_gz *g);
+
 /* Up to n decompressed bytes into dst, *got of them (fewer only when the data ends, or the input
  * ends inside a member: see cs_gz_finished). Returns 0; -1 for a corrupt stream (*why: zlib's
  * words for it, static text); -2 for a read error (a file: errno set; a pull: its owner's). */
 int cs_gz_read(cs_gz *g, void *dst, size_t n, size_t *got, const char **why);
 
-/* 1 once the last member has been read through its trailer (its CRC and length checked). */
+/* 1 once the last member has been read through its trailer (its CRC and length checked); for a
+ * raw stream, once its final block has ended. */
 int cs_gz_finished(const cs_gz *g);
 
 /* 1 when bytes that start no gzip member follow the last member (zlib's gzread ignores them;
