@@ -10,6 +10,7 @@
 #              BENCH_DIGITS (significant digits of the probabilities, default 12) and
 #              BENCH_FORMAT (g: printf %.12g, 170 MB; f: plain decimal),
 #              BENCH_COMPARE (1 = the two-file --compare case, 0 skips it),
+#              BENCH_GZIP (1 = report of the gzip'd file against igzip -dc + the plain report),
 #              BENCH_WIDE_CSV (1 = the ImageNet-sized 50,000 x 1000 %.12g CSV, about 0.9 GB,
 #              generated once; 0 skips it).
 #              BENCH_PY_HEAVY_REPEATS, BENCH_PY_CURVE_REPEATS, BENCH_PY_TOPK_BUDGET: see
@@ -137,6 +138,35 @@ if [ -x "$BUILD/calscope" ] && [ "${BENCH_COMPARE:-1}" = 1 ]; then
                    c / 1e9, o / 1e9, r, r <= 40 ? "met" : "NOT met" }'
     else
         echo "compare  report --compare failed (exit $crc): $(head -c 300 "$DATA_DIR/compare.err" | tr '\n' ' ')"
+    fi
+fi
+
+# A gzip'd prediction file: `calscope report preds.csv.gz` (ISA-L inflates it) against ISA-L's
+# own `igzip -dc` of it plus the plain file's report, best of 3 each; target <= 1.3x. The .gz is
+# made once with gzip -6 (gzip's default).
+if [ -x "$BUILD/calscope" ] && [ "${BENCH_GZIP:-1}" = 1 ] && command -v igzip >/dev/null; then
+    DATA_GZ=$DATA.gz
+    if [ ! -s "$DATA_GZ" ]; then
+        echo "bench: generating $DATA_GZ (gzip -6 of $DATA, once)"
+        gzip -6 -n -c "$DATA" > "$DATA_GZ.tmp" && mv "$DATA_GZ.tmp" "$DATA_GZ"
+    fi
+    echo "bench: report of a gzip'd file; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    best_report "$DATA_GZ" 3 cli_gz
+    t_gz=$best
+    best_report "$DATA" 3 cli_plain
+    t_plain=$best
+    t_ig=""
+    for _ in 1 2 3; do
+        t0=$(date +%s%N); igzip -dc "$DATA_GZ" > /dev/null; t1=$(date +%s%N)
+        if [ -z "$t_ig" ] || [ $(( t1 - t0 )) -lt "$t_ig" ]; then t_ig=$(( t1 - t0 )); fi
+    done
+    if [ -n "$t_gz" ] && [ -n "$t_plain" ]; then
+        awk -v g="$t_gz" -v i="$t_ig" -v p="$t_plain" 'BEGIN {
+            r = g / (i + p)
+            printf "gzip     report preds.csv.gz %.3f s | igzip -dc %.3f s + plain report %.3f s | ratio %.2f | target <= 1.3 | %s\n",
+                   g / 1e9, i / 1e9, p / 1e9, r, r <= 1.3 ? "met" : "NOT met" }'
+    else
+        echo "gzip     report of $DATA_GZ failed: $(head -c 300 "$DATA_DIR/cli_gz.err" | tr '\n' ' ')"
     fi
 fi
 

@@ -7,8 +7,10 @@
 #   2. `calscope reduce --threads 2` of it (wall clock, peak RSS from /usr/bin/time), against
 #      `gzip -dc` of the same files (every probability and label map the reduce reads; one after
 #      the other, and two at a time — the ratio uses two at a time: the same 2 cores as
-#      --threads 2), and against the same reduction in numpy + nibabel (bench/reference_seg.py,
-#      which also checks calscope's numbers: counts equal, sums to 1e-9).
+#      --threads 2), against ISA-L's `igzip -dc` of the same files, two at a time (the floor
+#      calscope's own inflater sets: target reduce <= 1.3x it), and against the same reduction in
+#      numpy + nibabel (bench/reference_seg.py, which also checks calscope's numbers: counts
+#      equal, sums to 1e-9).
 #   3. peak RSS with 2 cases against 20 (must not grow with the number of cases).
 #   4. first, and alone with BENCH_SEG_OPEN_ONLY=1 (`make bench-seg-open`, seconds, no big
 #      volumes): a 200-case statistics file (24x20x16 volumes, F = 300, 4 classes, 8.8 MB) —
@@ -19,7 +21,7 @@
 #      one process. Target: <= 50 ms wall for the open and for every recompute.
 # Prints "case | calscope | reference | ratio | target | met?" and never fails on timing (exit 0).
 #   bench/seg_bench.sh [BUILD_DIR]
-# Environment: BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
+# Environment: BENCH_SEG_NPZ (1: the .npz float32 / float16 cases), BENCH_SEG_CASES (20), BENCH_SEG_PY_CASES (cases the numpy side reduces; default
 # all; its time is compared per case), BENCH_SEG_DIR (BUILD_DIR/bench/seg), BENCH_SEG_OPEN_ONLY,
 # BENCH_SEG_OPEN_RUNS.
 set -u
@@ -52,25 +54,17 @@ if "$CAL" reduce --label-values $VALUES -o "$W/small200.stats" "$SMALL/manifest.
     : > "$W/open.tsv"
     [ -x "$BUILD/bench_segstats" ] && "$BUILD/bench_segstats" -r "${BENCH_SEG_OPEN_RUNS:-15}" "$W/small200.stats" > "$W/open.tsv"
     $PY - "$CAL" "$W/small200.stats" "${BENCH_SEG_OPEN_RUNS:-15}" "$W/open.tsv" <<'EOF'
-import os, statistics, sys, time
+import os, statistics, sys
+sys.path.insert(0, "bench")
+from child_time import timed_runs
 cal, stats, runs, tsv = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 
 def timed(cmd):
-    """wall and CPU (user + system of the child, from wait4) of `runs` runs: best, median"""
-    wall, cpu = [], []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        pid = os.fork()
-        if pid == 0:
-            fd = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(fd, 1)
-            os.dup2(fd, 2)
-            os.execv(cmd[0], cmd)
-        _, status, ru = os.wait4(pid, 0)
-        wall.append(time.perf_counter() - t0)
-        cpu.append(ru.ru_utime + ru.ru_stime)
-        if status != 0:
-            return None
+    """wall and CPU of `runs` runs: best, median"""
+    t = timed_runs(cmd, runs)
+    if t is None:
+        return None
+    wall, cpu = t
     return min(wall), statistics.median(wall), min(cpu), statistics.median(cpu)
 
 ms = lambda s: f"{s * 1e3:.1f} ms"
@@ -148,6 +142,13 @@ rm -f "$SET/.bench2.csv"
 # ---- gzip -dc of the same files: one after the other, and two at a time ----
 t0=$(now); (cd "$SET" && gzip -dc "${FILES[@]}" >/dev/null); t_gz1=$(( $(now) - t0 ))
 t0=$(now); (cd "$SET" && printf '%s\0' "${FILES[@]}" | xargs -0 -P2 -n1 gzip -dc >/dev/null); t_gz2=$(( $(now) - t0 ))
+# ---- igzip -dc (ISA-L, the inflater calscope uses): the floor, two at a time ----
+t_ig2=NA
+if command -v igzip >/dev/null; then
+    t0=$(now); (cd "$SET" && printf '%s\0' "${FILES[@]}" | xargs -0 -P2 -n1 igzip -dc >/dev/null); t_ig2=$(( $(now) - t0 ))
+else
+    echo "bench-seg: igzip missing (make deps installs isal): no ISA-L floor"
+fi
 
 # ---- numpy + nibabel ----
 PYARGS=()
@@ -162,12 +163,12 @@ cmp_line=$(awk -F'\t' '$1=="compare"{print $2 ": " $3}' "$W/py.tsv")
 # ---- table ----
 VOX=$((240 * 240 * 155))
 $PY - "$N" "$NPY" "$BYTES" "${t_cal:-NA}" "$t_gz1" "$t_gz2" "${t_py:-NA}" "$RSS_KB" "$RSS2_KB" \
-    "$VOX" "${py_rss:-NA}" <<'EOF'
+    "$VOX" "${py_rss:-NA}" "$t_ig2" <<'EOF'
 import sys
-(n, npy, nbytes, t_cal, gz1, gz2, t_py, rss, rss2, vox, py_rss) = sys.argv[1:]
+(n, npy, nbytes, t_cal, gz1, gz2, t_py, rss, rss2, vox, py_rss, ig2) = sys.argv[1:]
 n, npy, vox = int(n), int(npy), int(vox)
 num = lambda s: None if s in ("NA", "") else float(s)
-t_cal, gz1, gz2 = (None if num(x) is None else num(x) / 1e9 for x in (t_cal, gz1, gz2))
+t_cal, gz1, gz2, ig2 = (None if num(x) is None else num(x) / 1e9 for x in (t_cal, gz1, gz2, ig2))
 t_py, rss, rss2 = num(t_py), num(rss), num(rss2)
 fmt = lambda s: "n/a" if s is None else (f"{s:.2f} s" if s >= 1 else f"{s * 1e3:.1f} ms")
 rows = []
@@ -176,9 +177,15 @@ def row(case, cal, ref, ratio, target, met):
 yes = lambda ok: "n/a" if ok is None else ("met" if ok else "NOT met")
 print(f"\nsegmentation: {n} cases of 240x240x155x4 float32 .nii.gz + uint8 labels, "
       f"{int(nbytes) / 1e9:.2f} GB on disk, {n * vox * 16 / 1e9:.2f} GB of probabilities")
+ri = None if (t_cal is None or ig2 is None) else t_cal / ig2
+row("reduce vs igzip -dc (ISA-L), 2 at a time", fmt(t_cal), fmt(ig2), "n/a" if ri is None else f"{ri:.2f}x",
+    "<= 1.3x igzip -dc", yes(None if ri is None else ri <= 1.3))
 r = None if t_cal is None else t_cal / gz2
 row("reduce vs gzip -dc, 2 at a time", fmt(t_cal), fmt(gz2), "n/a" if r is None else f"{r:.2f}x",
-    "<= 1.5x gzip -dc", yes(None if r is None else r <= 1.5))
+    "(information)", "-")
+rz = None if ig2 is None else gz2 / ig2
+row("gzip -dc vs igzip -dc, 2 at a time", fmt(gz2), fmt(ig2), "n/a" if rz is None else f"{rz:.2f}x",
+    "(information: ISA-L's gain)", "-")
 r1 = None if t_cal is None else t_cal / gz1
 row("reduce vs gzip -dc, one at a time", fmt(t_cal), fmt(gz1), "n/a" if r1 is None else f"{r1:.2f}x",
     "(information)", "-")
@@ -202,6 +209,57 @@ w = [max(len(r[i]) for r in rows + [("case", "calscope", "reference", "ratio", "
 for r in [("case", "calscope", "reference", "ratio", "target", "met?")] + rows:
     print(" | ".join(x.ljust(w[i]) for i, x in enumerate(r)).rstrip())
 EOF
+# ---- nnU-Net .npz, float32 and float16: reduce against the raw inflate of the same streams ----
+# One case of each (BENCH_SEG_NPZ=0 skips them). The member's raw deflate bytes are wrapped in a
+# gzip header and trailer (CRC and size from the archive), so `igzip -dc` inflates exactly the
+# stream calscope inflates; the label map is inflated beside it. CPU time (user + system) and
+# wall clock, best of 2; target: reduce <= 1.3x the raw inflate.
+if [ "${BENCH_SEG_NPZ:-1}" = 1 ] && command -v igzip >/dev/null; then
+    for dt in float32 float16; do
+        NS=$DIR/npz_$dt
+        if [ ! -s "$NS/manifest.csv" ]; then
+            echo "bench-seg: generating one BraTS-size nnU-Net .npz case ($dt) in $NS, once"
+            rm -rf "$NS.tmp"
+            $PY tools/gen/make_volumes.py --quiet --out "$NS.tmp" --cases 1 --shape 240,240,155 \
+                --format npz --npz-dtype $dt --seed 2021 || { echo "bench-seg: npz generation failed"; continue; }
+            mv "$NS.tmp" "$NS"
+        fi
+        $PY - "$NS" "$CAL" "$dt" <<'EOF'
+import os, struct, sys, zipfile
+sys.path.insert(0, "bench")
+from child_time import timed_runs
+ns, cal, dt = sys.argv[1:]
+npz, labels = os.path.join(ns, "npz", "case000.npz"), os.path.join(ns, "labels", "case000.nii.gz")
+gz = os.path.join(ns, "member.gz")
+if not os.path.exists(gz):
+    info = zipfile.ZipFile(npz).infolist()[0]
+    with open(npz, "rb") as f:
+        f.seek(info.header_offset)
+        h = f.read(30)
+        f.seek(info.header_offset + 30 + sum(struct.unpack("<HH", h[26:30])))
+        raw = f.read(info.compress_size)
+    with open(gz, "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + raw +
+                struct.pack("<II", info.CRC, info.file_size & 0xFFFFFFFF))
+
+def best(cmd):
+    """(wall, CPU) of the run of least CPU of 2"""
+    t = timed_runs(cmd, 2)
+    return None if t is None else min(zip(*t), key=lambda wc: wc[1])
+
+red = best([cal, "reduce", "--threads", "2", "--label-values", "0,1,2,4", "-o", os.devnull,
+            os.path.join(ns, "manifest.csv")])
+raw = best(["igzip", "-dc", gz, labels])
+if red is None or raw is None:
+    print(f"npz {dt}: reduce or igzip failed")
+else:
+    r = red[1] / raw[1]
+    print(f"npz {dt:7s} reduce --threads 2 CPU {red[1]:.2f} s (wall {red[0]:.2f}) | raw inflate (igzip -dc) "
+          f"CPU {raw[1]:.2f} s (wall {raw[0]:.2f}) | ratio {r:.2f}x CPU | target <= 1.3x | "
+          f"{'met' if r <= 1.3 else 'NOT met'}")
+EOF
+    done
+fi
 echo "numbers: ${cmp_line:-not compared}"
-echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "gzip -dc: one at a time $(secs "$t_gz1") s, two at a time $(secs "$t_gz2") s; igzip -dc two at a time $([ "$t_ig2" = NA ] && echo n/a || secs "$t_ig2") s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

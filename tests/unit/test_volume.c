@@ -197,7 +197,7 @@ static unsigned char *zlib_all(const char *path, size_t *n)
     return b;
 }
 
-/* ISA-L's stream (gz_isal.c) with its input buffer cut to every size from 1 byte to the whole
+/* ISA-L's stream (engine/gz) with its input buffer cut to every size from 1 byte to the whole
  * file: a member, its header and its trailer split at every offset, read in 7-byte pieces, give
  * zlib's bytes exactly and end with every member checked. */
 static void test_gzip_split_everywhere(void **state)

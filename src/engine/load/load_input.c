@@ -9,7 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <zlib.h>
+
+#include "engine/gz/gz.h"
 
 enum { SRC_MEM, SRC_FD, SRC_GZ };
 
@@ -29,8 +30,9 @@ struct csl_src {
     size_t consumed;
     /* SRC_GZ */
     csl_src *inner;
-    z_stream z;
-    int z_ready, z_end, inner_eof;
+    cs_gz *gz;                /* ISA-L's inflate over inner (engine/gz) */
+    size_t filled;            /* bytes of buf the last inflate filled */
+    int z_end;
     int pending_err;          /* an error found after some output: report it on the next call */
     char err[256];
     int nomem;
@@ -121,64 +123,42 @@ static int raw_next(csl_src *s, const void **p, size_t *n)
     return 1;
 }
 
-/* Inflate into s->buf; concatenated gzip members are read one after another (gzip(1) does). */
+/* Inflate into s->buf (ISA-L); concatenated gzip members are read one after another (gzip(1)
+ * does); bytes after the last member that start no member are refused, as is a stream cut short. */
 static int gz_fill(csl_src *s, const void **p, size_t *n)
 {
     if (s->z_end) return 0;
-    s->z.next_out = s->buf;
-    s->z.avail_out = (uInt)s->block;
-    while (s->z.avail_out > 0) {
-        if (s->z.avail_in == 0 && !s->inner_eof) {
-            const void *ip;
-            size_t in;
-            int r = raw_next(s->inner, &ip, &in);
-            if (r < 0) {
-                snprintf(s->err, sizeof s->err, "%s", s->inner->err);
-                return -1;
-            }
-            if (r == 0) s->inner_eof = 1;
-            else { s->z.next_in = (Bytef *)(uintptr_t)ip; s->z.avail_in = (uInt)in; }
-        }
-        if (s->z.avail_in == 0 && s->inner_eof) {
-            if (s->z_ready == 2) { s->z_end = 1; break; }   /* ended exactly after a member */
+    const char *why = NULL;
+    int r = cs_gz_read(s->gz, s->buf, s->block, &s->filled, &why);
+    if (r == -2) {
+        snprintf(s->err, sizeof s->err, "%s", cs_load_src_error(s->inner));
+        return -1;
+    }
+    if (r == -1) {
+        snprintf(s->err, sizeof s->err, "corrupt gzip data: %s", why);
+        return -1;
+    }
+    if (s->filled < s->block) {
+        if (!cs_gz_finished(s->gz)) {
             snprintf(s->err, sizeof s->err, "corrupt gzip data: truncated (unexpected end of file)");
             return -1;
         }
-        if (s->z_ready == 2) {
-            /* between members: another member must start with the magic */
-            if (s->z.next_in[0] != 0x1f) {
-                snprintf(s->err, sizeof s->err, "corrupt gzip data: trailing garbage after the"
-                         " compressed stream");
-                return -1;
-            }
-            if (inflateReset(&s->z) != Z_OK) {
-                snprintf(s->err, sizeof s->err, "corrupt gzip data");
-                return -1;
-            }
-            s->z_ready = 1;
-        }
-        int zr = inflate(&s->z, Z_NO_FLUSH);
-        if (zr == Z_STREAM_END) {
-            s->z_ready = 2;
-            continue;
-        }
-        if (zr == Z_MEM_ERROR) {
-            s->nomem = 1;
-            snprintf(s->err, sizeof s->err, "out of memory");
+        if (cs_gz_trailing(s->gz)) {
+            snprintf(s->err, sizeof s->err, "corrupt gzip data: trailing garbage after the"
+                     " compressed stream");
             return -1;
         }
-        if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
-            snprintf(s->err, sizeof s->err, "corrupt gzip data: %s",
-                     s->z.msg ? s->z.msg : "invalid stream");
-            return -1;
-        }
-        /* Z_OK or Z_BUF_ERROR: loop for more input or until the output is full */
+        s->z_end = 1;
+        if (s->filled == 0) return 0;
     }
-    size_t produced = s->block - s->z.avail_out;
-    if (produced == 0) return s->z_end ? 0 : gz_fill(s, p, n);
     *p = s->buf;
-    *n = produced;
+    *n = s->filled;
     return 1;
+}
+
+static int pull_inner(void *ctx, const void **p, size_t *n)
+{
+    return raw_next(ctx, p, n);
 }
 
 /* Bytes decoded before a corruption are handed out first, so the parser meets problems in file
@@ -187,10 +167,10 @@ static int gz_next(csl_src *s, const void **p, size_t *n)
 {
     if (s->pending_err) return -1;
     int r = gz_fill(s, p, n);
-    if (r < 0 && !s->nomem && s->block - s->z.avail_out > 0) {
+    if (r < 0 && s->filled > 0) {
         s->pending_err = 1;
         *p = s->buf;
-        *n = s->block - s->z.avail_out;
+        *n = s->filled;
         return 1;
     }
     return r;
@@ -234,13 +214,14 @@ csl_src *cs_load_src_gunzip_if(csl_src *src, size_t block, int *gz)
     g->inner = src;
     g->block = block ? block : (1u << 20);
     g->buf = malloc(g->block);
-    if (!g->buf || inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {
+    /* a mapped file is there whole: a corruption is worded by zlib itself (engine/gz) */
+    const void *whole = src->kind == SRC_MEM ? src->mem : NULL;
+    if (!g->buf || !(g->gz = cs_gz_open_pull(pull_inner, src, whole, whole ? src->len : 0))) {
         free(g->buf);
         free(g);
         cs_load_src_free(src);
         return NULL;
     }
-    g->z_ready = 1;
     *gz = 1;
     return g;
 }
@@ -269,7 +250,7 @@ void cs_load_src_free(csl_src *src)
 {
     if (!src) return;
     if (src->kind == SRC_GZ) {
-        inflateEnd(&src->z);
+        cs_gz_close(src->gz);
         cs_load_src_free(src->inner);
     }
     if (src->kind == SRC_FD && src->peek && src->peek != src->buf) free(src->peek);

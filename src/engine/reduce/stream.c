@@ -3,7 +3,7 @@
  * CS_REDUCE_SLAB that never cross a channel.
  *
  * Read on the caller's thread, or by a helper thread a slab ahead (RING slabs, double
- * buffering): decompressing (zlib inflate, about half of a .nii.gz case's time) then runs
+ * buffering): decompressing (ISA-L's inflate, engine/gz) then runs
  * beside the sums. The budget (budget.c) gives a case a helper when fewer cases than threads
  * are in flight, so --threads 2 keeps both cores busy while only one BraTS-size case holds its
  * per-voxel state. Either way the same values arrive in the same slabs, so nothing else

@@ -1,7 +1,7 @@
 /* calscope engine: reading a statistics file (format: docs/segmentation.md, "Statistics files").
  *
- * The whole (decompressed) file is read into memory through zlib, which passes plain files
- * through unchanged, then split into lines and fields by hand: a 200-case file holds some
+ * The whole (decompressed) file is read into memory (gzip inflated by ISA-L, engine/gz; plain
+ * input as it is), then split into lines and fields by hand: a 200-case file holds some
  * 300,000 records and must open in well under 50 ms, which rules out a scanf per field.
  * Numbers go through the loader's exact parser (cs_load_parse_double), so a %.17g double reads
  * back bit for bit. Every refusal is "PATH:LINE:COL: reason", COL the 1-based field.
@@ -25,13 +25,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "calscope/mapping.h"
 #include "engine/num/ubin.h"
 #include "engine/num/num.h"
 #include "calscope/thread.h"
 #include "engine/filemap/filemap.h"
+#include "engine/gz/gz.h"
 
 #define MAGIC "# calscope-stats "
 
@@ -50,45 +50,124 @@ typedef struct reader {
     cs_error *err;
 } reader;
 
-/* Reads the whole decompressed input through zlib (stdin, gzip files, pipes). */
-static cs_status gz_slurp(const char *path, gzFile gz, char **out, size_t *out_len, cs_error *err)
+#define IN_CHUNK ((size_t)1 << 18)
+
+/* Compressed or plain input, a chunk at a time: from a descriptor (stdin, pipes; the bytes read
+ * ahead to look at the magic come first), or from a mapped gzip file. */
+typedef struct source {
+    int fd;                   /* -1: from map */
+    unsigned char *chunk;     /* IN_CHUNK bytes (a descriptor) */
+    size_t ahead;             /* bytes of chunk read ahead, handed out first */
+    const csl_map *map;
+    size_t pos;
+    int err;                  /* errno of a failed read; -1: the mapped file shrank */
+} source;
+
+static int pull_source(void *ctx, const void **p, size_t *n)
 {
-    if (!gz)
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path,
-                            errno ? strerror(errno) : "out of memory");
-    gzbuffer(gz, 1 << 18);
-    size_t cap = 1 << 20, len = 0;
+    source *s = ctx;
+    if (s->fd < 0) {
+        if (s->pos >= s->map->len) return 0;
+        if (cs_load_map_check(s->map->data + s->pos)) { s->err = -1; return -1; }
+        *p = s->map->data + s->pos;
+        *n = s->map->len - s->pos < IN_CHUNK ? s->map->len - s->pos : IN_CHUNK;
+        s->pos += *n;
+        return 1;
+    }
+    if (s->ahead) {
+        *p = s->chunk;
+        *n = s->ahead;
+        s->ahead = 0;
+        return 1;
+    }
+    ssize_t r;
+    do r = read(s->fd, s->chunk, IN_CHUNK); while (r < 0 && errno == EINTR);
+    if (r < 0) { s->err = errno; return -1; }
+    *p = s->chunk;
+    *n = (size_t)r;
+    return r > 0;
+}
+
+/* Up to n bytes of the input (inflated when g), *got of them; 0, or a message's reason. */
+static const char *next_bytes(source *s, cs_gz *g, char *dst, size_t n, size_t *got)
+{
+    const char *why = NULL;
+    if (g) {
+        int rc = cs_gz_read(g, dst, n, got, &why);
+        if (rc == -1) return why;
+        if (rc == -2) return s->err < 0 ? "file changed while loading" : strerror(s->err);
+        if (*got < n && !cs_gz_finished(g)) return "the gzip stream ends early (a truncated file?)";
+        return NULL;
+    }
+    *got = 0;
+    while (*got < n) {
+        const void *p;
+        size_t k;
+        int r = pull_source(s, &p, &k);
+        if (r < 0) return strerror(s->err);
+        if (r == 0) break;
+        memcpy(dst + *got, p, k);     /* k <= IN_CHUNK <= n - *got (the caller's room) */
+        *got += k;
+        if (*got + IN_CHUNK > n) break;
+    }
+    return NULL;
+}
+
+/* Reads the whole input of s into a buffer, inflating a gzip stream (gzip is told by its magic,
+ * never by a name; a plain pipe passes as it is). */
+static cs_status read_all(const char *path, source *s, char **out, size_t *out_len, cs_error *err)
+{
+    const unsigned char *m = s->fd < 0 ? (const unsigned char *)s->map->data : s->chunk;
+    size_t have = s->fd < 0 ? s->map->len : s->ahead;
+    cs_gz *g = NULL;
+    if (have >= 2 && m[0] == 0x1f && m[1] == 0x8b &&
+        !(g = cs_gz_open_pull(pull_source, s, s->fd < 0 ? s->map->data : NULL, s->fd < 0 ? have : 0)))
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    size_t cap = (size_t)1 << 20, len = 0;
     char *buf = malloc(cap);
+    const char *why = NULL;
     for (;;) {
-        if (!buf) { gzclose(gz); return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); }
-        if (cap - len < (1u << 20)) {
+        if (!buf) { cs_gz_close(g); return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); }
+        if (cap - len < IN_CHUNK) {
             char *nb = realloc(buf, cap * 2);
             if (!nb) { free(buf); buf = NULL; continue; }
             buf = nb;
             cap *= 2;
         }
-        unsigned want = (unsigned)(cap - len < (1u << 30) ? cap - len : (1u << 30));
-        int got = gzread(gz, buf + len, want);
-        int zerr = Z_OK;
-        const char *msg = got <= 0 ? gzerror(gz, &zerr) : "";
-        if (got < 0 || zerr == Z_BUF_ERROR) {
-            /* zlib's text starts with the name it was given ("<fd:3>: "): keep the reason */
-            const char *why = strstr(msg, ": ") ? strstr(msg, ": ") + 2 : msg;
-            cs_status st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path,
-                                        zerr == Z_ERRNO ? strerror(errno)
-                                        : zerr == Z_BUF_ERROR ? "the gzip stream ends early"
-                                                              " (a truncated file?)" : why);
-            free(buf);
-            gzclose(gz);
-            return st;
-        }
-        if (got == 0) break;
-        len += (size_t)got;
+        size_t got;
+        if ((why = next_bytes(s, g, buf + len, cap - len, &got)) != NULL || got == 0) break;
+        len += got;
     }
-    gzclose(gz);
+    cs_gz_close(g);
+    if (why) {
+        free(buf);
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, why);
+    }
     *out = buf;
     *out_len = len;
     return CS_OK;
+}
+
+/* A descriptor's input (not a regular file, or stdin): the magic looked at in the first bytes. */
+static cs_status slurp_fd(const char *path, int fd, char **out, size_t *out_len, cs_error *err)
+{
+    source s = {.fd = fd, .chunk = malloc(IN_CHUNK)};
+    if (!s.chunk) {
+        close(fd);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    }
+    cs_status st = CS_OK;
+    while (s.ahead < 2) {
+        ssize_t r = read(fd, s.chunk + s.ahead, IN_CHUNK - s.ahead);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(errno));
+        if (r <= 0) break;
+        s.ahead += (size_t)r;
+    }
+    if (st == CS_OK) st = read_all(path, &s, out, out_len, err);
+    free(s.chunk);
+    close(fd);
+    return st;
 }
 
 /* The input in memory. A plain regular file is mapped copy-on-write (the parser unescapes
@@ -107,12 +186,12 @@ static cs_status slurp(const char *path, char **out, size_t *out_len, input *in,
 {
     in->map.slot = -1;
     in->fd = -1;
-    if (strcmp(path, "-") == 0) return gz_slurp(path, gzdopen(dup(0), "rb"), out, out_len, err);
+    if (strcmp(path, "-") == 0) return slurp_fd(path, dup(0), out, out_len, err);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(fd, &in->before) != 0 || !S_ISREG(in->before.st_mode))
-        return gz_slurp(path, gzdopen(fd, "rb"), out, out_len, err);
+        return slurp_fd(path, fd, out, out_len, err);
     in->fd = fd;
     const struct stat *sb = &in->before;
     unsigned char magic[2] = {0, 0};
@@ -122,7 +201,18 @@ static cs_status slurp(const char *path, char **out, size_t *out_len, input *in,
         *out_len = in->map.len;
         return CS_OK;
     }
-    return gz_slurp(path, gzdopen(dup(fd), "rb"), out, out_len, err);
+    /* gzip: inflated from a read-only mapping, so zlib can word a corruption (engine/gz) */
+    csl_map z;
+    if ((uintmax_t)sb->st_size >= SIZE_MAX || cs_load_map_prot(fd, (size_t)sb->st_size, 0, &z) != 0)
+        return slurp_fd(path, dup(fd), out, out_len, err);
+    source s = {.fd = -1, .map = &z};
+    cs_status st = read_all(path, &s, out, out_len, err);
+    if (cs_load_unmap(&z) && st == CS_OK) {
+        free(*out);
+        *out = NULL;
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", path);
+    }
+    return st;
 }
 
 /* Releases what slurp made, and refuses (s becomes CS_EINPUT "PATH: file changed while
@@ -1058,10 +1148,18 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
 int cs_segstats_sniff(const char *path)
 {
     if (strcmp(path, "-") == 0) return 0;
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) return 0;
     char first[sizeof MAGIC];
-    int got = gzread(gz, first, sizeof MAGIC - 1);
-    gzclose(gz);
-    return got == (int)sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
+    size_t got = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    got = fread(first, 1, sizeof MAGIC - 1, f);
+    fclose(f);
+    if (got >= 2 && (unsigned char)first[0] == 0x1f && (unsigned char)first[1] == 0x8b) {
+        cs_gz *g = cs_gz_open(path);
+        const char *why;
+        /* the first line decides, whatever a corruption further on (the reader reports it) */
+        if (!g || cs_gz_read(g, first, sizeof MAGIC - 1, &got, &why) == -2) got = 0;
+        cs_gz_close(g);
+    }
+    return got == sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
 }

@@ -1,7 +1,7 @@
 /* NIfTI-1 / NIfTI-2 (.nii, .nii.gz): calscope checks the raw header first (nifti_header.c);
  * nifti_clib's nifti_image_read(path, 0) then parses and byte-swaps it (either version, either
  * byte order) and builds the qform / sform matrices. The voxels are streamed from vox_offset a
- * chunk at a time, never the whole image: a gzip file through ISA-L's inflate (gz_isal.c), a
+ * chunk at a time, never the whole image: a gzip file through ISA-L's inflate (engine/gz), a
  * plain one through znz. */
 #define HAVE_ZLIB 1   /* the Debian libznz is built with zlib: the struct layout must match */
 #include <nifti2_io.h>

@@ -11,23 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <isa-l/igzip_lib.h>
 #include <unzip.h>
 
-/* A deflated member is read raw from minizip and inflated here with ISA-L (its CRC-32 computed
- * as it goes and compared with the central directory's); a stored one is read by minizip. */
-typedef struct isal_member {
-    struct inflate_state st;
-    uint32_t crc_want;
-    int in_end;                   /* minizip has no more compressed bytes */
-    unsigned char in[1 << 16];
-} isal_member;
-
+/* A deflated member is read raw from minizip and inflated by engine/gz (ISA-L, its CRC-32
+ * computed as it goes and compared with the central directory's); a stored one is read by
+ * minizip. */
 typedef struct npz_src {
     unzFile zf;
     int open;               /* a member is open (unzCloseCurrentFile still due) */
     uint64_t size, pos;     /* the member's uncompressed size (central directory), bytes read */
-    isal_member *inf;       /* a deflated member, else NULL */
+    cs_gz *inf;             /* a deflated member, else NULL */
+    uint32_t crc_want;      /* its CRC-32 (central directory) */
+    int zip_rc;             /* minizip's error, when reading compressed bytes failed */
+    unsigned char in[1 << 16];
 } npz_src;
 
 static cs_status zip_error(cs_vol *v, int rc, cs_error *err)
@@ -56,30 +52,27 @@ static cs_status bad_method(cs_vol *v, unsigned long method, cs_error *err)
                         cs_vol_where(v, where, sizeof where), name, method);
 }
 
-/* Up to n inflated bytes of a deflated member into dst: 0, or a minizip error (< 0), or
- * ISAL_INVALID_* mapped to 1 (corrupt deflate data). */
+/* The member's compressed bytes, for the inflater. */
+static int pull_member(void *ctx, const void **p, size_t *n)
+{
+    npz_src *s = ctx;
+    int k = unzReadCurrentFile(s->zf, s->in, sizeof s->in);
+    if (k < 0) {
+        s->zip_rc = k;
+        return -1;
+    }
+    *p = s->in;
+    *n = (size_t)k;
+    return k > 0;
+}
+
+/* Up to n inflated bytes of a deflated member into dst: 0, or a minizip error (< 0), or 1 for
+ * corrupt deflate data. */
 static int isal_fill(npz_src *s, unsigned char *dst, size_t n, size_t *got)
 {
-    isal_member *m = s->inf;
-    size_t have = 0;
-    while (have < n && m->st.block_state != ISAL_BLOCK_FINISH) {
-        if (m->st.avail_in == 0 && !m->in_end) {
-            int k = unzReadCurrentFile(s->zf, m->in, sizeof m->in);
-            if (k < 0) return k;
-            m->in_end = k == 0;
-            m->st.next_in = m->in;
-            m->st.avail_in = (uint32_t)k;
-        }
-        size_t room = n - have;
-        m->st.next_out = dst + have;
-        m->st.avail_out = room > UINT32_MAX ? UINT32_MAX : (uint32_t)room;
-        uint32_t out0 = m->st.avail_out, in0 = m->st.avail_in;
-        if (isal_inflate(&m->st) < 0) return 1;
-        have += out0 - m->st.avail_out;
-        if (m->in_end && in0 == 0 && out0 == m->st.avail_out) break;   /* compressed data ends */
-    }
-    *got = have;
-    return 0;
+    const char *why;
+    int rc = cs_gz_read(s->inf, dst, n, got, &why);
+    return rc == -2 ? s->zip_rc : rc == -1 ? 1 : 0;
 }
 
 /* After the array's last byte: the deflate stream must end exactly at the member's size, and
@@ -91,13 +84,13 @@ static cs_status isal_finish(cs_vol *v, npz_src *s, cs_error *err)
     int rc;
     while ((rc = isal_fill(s, probe, sizeof probe, &k)) == 0 && k > 0) s->pos += k;
     if (rc < 0) return zip_error(v, rc, err);
-    if (rc > 0 || s->inf->st.block_state != ISAL_BLOCK_FINISH || s->pos != s->size) {
+    if (rc > 0 || !cs_gz_finished(s->inf) || s->pos != s->size) {
         char where[1200];
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt deflate data (stream ends at byte %llu of %llu)",
                             cs_vol_where(v, where, sizeof where), (unsigned long long)s->pos,
                             (unsigned long long)s->size);
     }
-    return s->inf->st.crc == s->inf->crc_want ? CS_OK : zip_error(v, UNZ_CRCERROR, err);
+    return cs_gz_crc(s->inf) == s->crc_want ? CS_OK : zip_error(v, UNZ_CRCERROR, err);
 }
 
 /* A stored member: minizip checks the CRC in unzCloseCurrentFile once every byte was read. */
@@ -156,7 +149,7 @@ static void zclose(void *impl)
     npz_src *s = impl;
     if (s->open) unzCloseCurrentFile(s->zf);
     if (s->zf) unzClose(s->zf);
-    free(s->inf);
+    cs_gz_close(s->inf);
     free(s);
 }
 
@@ -247,12 +240,9 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     if (fi.compression_method != 0 && fi.compression_method != Z_DEFLATED) return bad_method(v, fi.compression_method, err);
     if (fi.compression_method == Z_DEFLATED) {
         /* raw: minizip hands out the compressed bytes, ISA-L inflates them */
-        if (!(s->inf = malloc(sizeof *s->inf))) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
-        isal_inflate_init(&s->inf->st);
-        s->inf->st.crc_flag = ISAL_GZIP_NO_HDR;   /* raw deflate, its CRC-32 kept in st.crc */
-        s->inf->st.avail_in = 0;
-        s->inf->crc_want = (uint32_t)fi.crc;
-        s->inf->in_end = 0;
+        if (!(s->inf = cs_gz_open_raw(pull_member, s)))
+            return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
+        s->crc_want = (uint32_t)fi.crc;
         int method = 0, level = 0;
         rc = unzOpenCurrentFile2(s->zf, &method, &level, 1);
     } else {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/gz/gz.h"
 #include "engine/volume/volume.h"
 
 /* The chunk a reader converts at a time: the only buffer it holds besides the libraries'. */
@@ -52,26 +53,6 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
  * CS_OK or CS_EINPUT with err naming the file and field.
  * Any thread; holds nothing. */
 cs_status cs_vol_nifti_check_header(const char *path, int *gz, cs_error *err);
-
-/* A gzip file read through ISA-L's inflate (gz_isal.c), every member's CRC and length checked.
- * One thread at a time per stream. */
-typedef struct cs_gz cs_gz;
-
-/* NULL with errno set when the file cannot be opened or memory is short. Free with cs_gz_close. */
-cs_gz *cs_gz_open(const char *path);
-
-/* The same with an input buffer of in_bytes (>= 1): the tests split a stream at every offset. */
-cs_gz *cs_gz_open_sized(const char *path, size_t in_bytes);
-
-/* Up to n decompressed bytes into dst, *got of them (fewer only when the data ends, or the file
- * ends inside a member). Returns 0; -1 for a corrupt stream (*why: zlib's words for it, static
- * text); -2 for a read error (errno set). */
-int cs_gz_read(cs_gz *g, void *dst, size_t n, size_t *got, const char **why);
-
-/* 1 once the last member has been read through its trailer (its CRC and length checked). */
-int cs_gz_finished(const cs_gz *g);
-
-void cs_gz_close(cs_gz *g);
 
 /* Opens an .npy file into v. */
 cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);

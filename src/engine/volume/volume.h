@@ -9,7 +9,7 @@
  * channel is one contiguous block of voxels, in the same voxel order as a NIfTI label map.
  * cs_vol_read hands out the values in file order, converted to double exactly (float16, float32
  * and integers are exact in double), with NIfTI's scl_slope / scl_inter applied when the slope
- * is non-zero and not (1, 0). Memory: a reader holds a bounded buffer (≤ 1 MiB plus what zlib /
+ * is non-zero and not (1, 0). Memory: a reader holds a bounded buffer (≤ 1 MiB plus what ISA-L /
  * minizip keep), never the array.
  *
  * Readers are built on nifti_clib (libnifti2: header, scaling, znz gzip streams) and minizip
