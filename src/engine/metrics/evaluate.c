@@ -194,87 +194,6 @@ static cs_status scalar_adaptive(const cs_settings *s, const double *v, const ui
     return CS_OK;
 }
 
-/* ---- uniform grid on a vector lens ----
- * Sparse cell keys: sample q's non-zero cells are coord/cell[off[q]..off[q+1]). Up to
- * N*(K-1) keys in all, so the offsets are size_t: 32-bit ones would wrap above 4.29e9. */
-typedef struct { const size_t *off; const uint32_t *coord, *cell; } gridkey;
-
-static int cmp_grid(uint32_t a, uint32_t b, const void *vctx)
-{
-    const gridkey *g = vctx;
-    size_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
-    for (;; ia++, ib++) {
-        if (ia == ea) return ib == eb ? 0 : -1;   /* b has a non-zero cell where a has 0 */
-        if (ib == eb) return 1;
-        if (g->coord[ia] != g->coord[ib]) return g->coord[ia] < g->coord[ib] ? 1 : -1;
-        if (g->cell[ia] != g->cell[ib]) return g->cell[ia] < g->cell[ib] ? -1 : 1;
-    }
-}
-
-static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t ni,
-                             cs_bin **bins, size_t *nb, cs_error *err)
-{
-    int M = p->s.bins;
-    size_t kc = p->dim - 1;   /* the last coordinate is implied by the others */
-    double *e = malloc((size_t)(M + 1) * sizeof *e);
-    size_t *off = malloc((ni + 1) * sizeof *off);
-    uint32_t *pos = malloc(ni * sizeof *pos);
-    uint32_t *coord = NULL, *cell = NULL, *order = NULL;
-    size_t *starts = NULL;
-    cs_bin *b = NULL;
-    cs_status rc = CS_OK;
-    if (!e || !off || !pos) { rc = nomem(err, "grid"); goto out; }
-    cs_mx_edges(e, M);
-    /* Sparse keys: only cells > 0 are stored (a probability vector has few such coords). */
-    size_t tot = 0;
-    for (size_t q = 0; q < ni; q++) {
-        off[q] = tot;
-        for (size_t j = 0; j < kc && M > 1; j++) {
-            if (cs_mx_coord(p, items[q], j) > e[1]) tot++;
-            else if (p->sorted_desc) break;   /* the rest are smaller still */
-        }
-    }
-    off[ni] = tot;
-    coord = malloc((tot ? tot : 1) * sizeof *coord);
-    cell = malloc((tot ? tot : 1) * sizeof *cell);
-    if (!coord || !cell) { rc = nomem(err, "grid"); goto out; }
-    for (size_t q = 0, w = 0; q < ni; q++) {
-        pos[q] = (uint32_t)q;
-        for (size_t j = 0; j < kc && M > 1; j++) {
-            double x = cs_mx_coord(p, items[q], j);
-            if (x > e[1]) { coord[w] = (uint32_t)j; cell[w] = (uint32_t)cs_ubin_at(x, e, M); w++; }
-            else if (p->sorted_desc) break;
-        }
-    }
-    gridkey gk = {off, coord, cell};
-    if (cs_sort_by(pos, ni, cmp_grid, &gk) != 0) { rc = nomem(err, "grid"); goto out; }
-    size_t ng = 0;
-    for (size_t q = 0; q < ni; q++)
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], &gk) != 0) ng++;
-    starts = malloc((ng + 1) * sizeof *starts);
-    order = malloc(ni * sizeof *order);
-    b = malloc((ng ? ng : 1) * sizeof *b);
-    if (!starts || !order || !b) { rc = nomem(err, "grid"); goto out; }
-    for (size_t q = 0, g = 0; q < ni; q++) {
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], &gk) != 0) starts[g++] = q;
-        order[q] = items[pos[q]];
-    }
-    starts[ng] = ni;
-    if (cs_mx_vector_groups(p, order, starts, ng, b) != 0) { rc = nomem(err, "grid"); goto out; }
-    for (size_t g = 0; g < ng; g++) {
-        uint32_t first = pos[starts[g]];
-        uint32_t c0 = (off[first] < off[first + 1] && coord[off[first]] == 0) ? cell[off[first]] : 0;
-        b[g].lo = e[c0];
-        b[g].hi = e[c0 + 1];
-    }
-    *bins = b;
-    *nb = ng;
-    b = NULL;
-out:
-    free(e); free(off); free(pos); free(coord); free(cell); free(order); free(starts); free(b);
-    return rc;
-}
-
 /* ---- classwise ---- */
 
 /* The class-wise ECE, ACE and MCE (summed over the classes: the caller divides by K) and,
@@ -476,7 +395,7 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
         free(sv); free(e); free(st); free(cnt);
         return rc;
     } else if (s->binning == CS_BIN_UNIFORM) {
-        rc = vector_grid(p, items, ni, &bins, &nb, err);
+        rc = cs_mx_vector_grid(p, items, ni, &bins, &nb, err);
     } else if (!p->vector) {
         const double *v; const uint8_t *t; const uint32_t *o = NULL, *r = NULL;
         if (s->binning == CS_BIN_MASS && lazy_order(p, 0, &v, &t, &o, &r) != 0)

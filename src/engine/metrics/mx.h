@@ -61,6 +61,9 @@ struct cs_prepared {
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
+    uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
+    uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
+    size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
 
@@ -146,6 +149,17 @@ static inline double cs_mx_coord(const cs_prepared *p, uint32_t i, size_t j)
     if (j < p->nrow) return p->obase[(size_t)(p->by_row ? p->rows[i] : i) * p->ostride + j];
     return p->rem[i];
 }
+
+/* ---- grid.c ---- */
+/* The uniform grid of a vector lens over items (canonical order): the non-empty cells in
+ * lexicographic cell order, each a bin (*bins malloc'd, *nb of them). A subset is put in cell
+ * order by counting against the samples' cell numbers (built on first use under p's lock),
+ * the whole problem by sorting its keys: the same bins either way. Any thread. */
+cs_status cs_mx_vector_grid(const cs_prepared *p, const uint32_t *items, size_t ni,
+                            cs_bin **bins, size_t *nb, cs_error *err);
+/* Tests: 0 makes every grid sort its own keys (the path before the cell numbers), 1 (the
+ * default) counts. Not thread-safe: call before any evaluation. */
+void cs_mx_grid_by_cells(int on);
 
 /* ---- kdtree.c ---- */
 /* Splits the items (sample indices, canonical order) of a dim-dimensional problem whose

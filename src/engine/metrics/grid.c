@@ -1,0 +1,263 @@
+/* The uniform grid of a vector lens (top-k, group, full): each sample's cell is the tuple of
+ * the uniform bins of its coordinates but the last (implied by the others), and the bins are
+ * the non-empty cells in lexicographic cell order, each cell's items in canonical order.
+ *
+ * Cell keys are sparse: only coordinates above the first bin edge are stored (a probability
+ * vector has few), and comparing two keys walks both. A whole evaluation sorts its keys once
+ * (a stable merge sort under that comparison). A subset — every bootstrap replicate — would sort
+ * them again each time, the largest cost of a replicate on this lens; instead the cells of all
+ * samples are numbered once in that order (cs_prepared's grid cache, built on the first subset),
+ * and a subset is put in cell order by a counting pass over the numbers. Both give the same
+ * permutation: the sort is stable and the counting pass keeps the canonical order inside a
+ * cell, so the bins and every number are bit for bit the same. */
+#include "mx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Sample q's non-zero cells are coord/cell[off[q]..off[q+1]); up to N*(K-1) keys in all, so
+ * the offsets are size_t: 32-bit ones would wrap above 4.29e9. */
+typedef struct gridkey {
+    size_t *off;
+    uint32_t *coord, *cell;
+} gridkey;
+
+static void gridkey_free(gridkey *g)
+{
+    free(g->off);
+    free(g->coord);
+    free(g->cell);
+}
+
+static int cmp_grid(uint32_t a, uint32_t b, const void *vctx)
+{
+    const gridkey *g = vctx;
+    size_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
+    for (;; ia++, ib++) {
+        if (ia == ea) return ib == eb ? 0 : -1;   /* b has a non-zero cell where a has 0 */
+        if (ib == eb) return 1;
+        if (g->coord[ia] != g->coord[ib]) return g->coord[ia] < g->coord[ib] ? 1 : -1;
+        if (g->cell[ia] != g->cell[ib]) return g->cell[ia] < g->cell[ib] ? -1 : 1;
+    }
+}
+
+/* The keys of items[0..ni) (edges e, M bins) into g. 0, or -1 out of memory (g freed). */
+static int grid_keys(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                     int M, gridkey *g)
+{
+    size_t kc = p->dim - 1;   /* the last coordinate is implied by the others */
+    memset(g, 0, sizeof *g);
+    g->off = malloc((ni + 1) * sizeof *g->off);
+    if (!g->off) return -1;
+    size_t tot = 0;
+    for (size_t q = 0; q < ni; q++) {
+        g->off[q] = tot;
+        for (size_t j = 0; j < kc && M > 1; j++) {
+            if (cs_mx_coord(p, items[q], j) > e[1]) tot++;
+            else if (p->sorted_desc) break;   /* the rest are smaller still */
+        }
+    }
+    g->off[ni] = tot;
+    g->coord = malloc((tot ? tot : 1) * sizeof *g->coord);
+    g->cell = malloc((tot ? tot : 1) * sizeof *g->cell);
+    if (!g->coord || !g->cell) {
+        gridkey_free(g);
+        return -1;
+    }
+    for (size_t q = 0, w = 0; q < ni; q++)
+        for (size_t j = 0; j < kc && M > 1; j++) {
+            double x = cs_mx_coord(p, items[q], j);
+            if (x > e[1]) {
+                g->coord[w] = (uint32_t)j;
+                g->cell[w] = (uint32_t)cs_ubin_at(x, e, M);
+                w++;
+            } else if (p->sorted_desc) {
+                break;
+            }
+        }
+    return 0;
+}
+
+/* The first coordinate's bin of key q (0 when it is not stored: below the first edge). */
+static uint32_t first_bin(const gridkey *g, uint32_t q)
+{
+    return g->off[q] < g->off[q + 1] && g->coord[g->off[q]] == 0 ? g->cell[g->off[q]] : 0;
+}
+
+/* Items sorted by key: pos[0..ni) (positions into items, stably sorted), *ng distinct keys,
+ * starts[0..ng] (malloc'd) and each group's first bin in c0 (malloc'd). 0 or -1. */
+static int sort_cells(const gridkey *g, size_t ni, uint32_t *pos, size_t **starts, uint32_t **c0,
+                      size_t *ng)
+{
+    for (size_t q = 0; q < ni; q++) pos[q] = (uint32_t)q;
+    if (cs_sort_by(pos, ni, cmp_grid, g) != 0) return -1;
+    size_t n = 0;
+    for (size_t q = 0; q < ni; q++)
+        if (q == 0 || cmp_grid(pos[q - 1], pos[q], g) != 0) n++;
+    *starts = malloc((n + 1) * sizeof **starts);
+    *c0 = malloc((n ? n : 1) * sizeof **c0);
+    if (!*starts || !*c0) {
+        free(*starts);
+        free(*c0);
+        return -1;
+    }
+    for (size_t q = 0, k = 0; q < ni; q++)
+        if (q == 0 || cmp_grid(pos[q - 1], pos[q], g) != 0) {
+            (*starts)[k] = q;
+            (*c0)[k++] = first_bin(g, pos[q]);
+        }
+    (*starts)[n] = ni;
+    *ng = n;
+    return 0;
+}
+
+/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins. */
+static cs_status grid_bins(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+                           const uint32_t *c0, size_t ng, const double *e, cs_bin **bins,
+                           size_t *nb, cs_error *err)
+{
+    cs_bin *b = malloc((ng ? ng : 1) * sizeof *b);
+    if (!b || cs_mx_vector_groups(p, order, starts, ng, b) != 0) {
+        free(b);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    }
+    for (size_t g = 0; g < ng; g++) {
+        b[g].lo = e[c0[g]];
+        b[g].hi = e[c0[g] + 1];
+    }
+    *bins = b;
+    *nb = ng;
+    return CS_OK;
+}
+
+/* The grid by sorting the items' own keys (a whole evaluation). */
+static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t ni,
+                             const double *e, cs_bin **bins, size_t *nb, cs_error *err)
+{
+    gridkey g;
+    uint32_t *pos = malloc((ni ? ni : 1) * sizeof *pos), *order = malloc((ni ? ni : 1) * sizeof *order);
+    uint32_t *c0 = NULL;
+    size_t *starts = NULL, ng = 0;
+    cs_status rc = CS_OK;
+    if (!pos || !order || grid_keys(p, items, ni, e, p->s.bins, &g) != 0) {
+        free(pos);
+        free(order);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    }
+    if (sort_cells(&g, ni, pos, &starts, &c0, &ng) != 0) {
+        rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    } else {
+        for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
+        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+    }
+    gridkey_free(&g);
+    free(pos);
+    free(order);
+    free(starts);
+    free(c0);
+    return rc;
+}
+
+/* The cell number of every sample (cells numbered in key order) and each cell's first bin,
+ * built on first use under p->lock. 0, or -1 out of memory (nothing built). */
+static int grid_cache(cs_prepared *p, const double *e)
+{
+    int rc = 0;
+    pthread_mutex_lock(&p->lock);
+    if (!p->grid_cell) {
+        rc = -1;
+        uint32_t *all = malloc((p->n ? p->n : 1) * sizeof *all);
+        uint32_t *pos = malloc((p->n ? p->n : 1) * sizeof *pos);
+        uint32_t *cell = malloc((p->n ? p->n : 1) * sizeof *cell), *c0 = NULL;
+        size_t *starts = NULL, ng = 0;
+        gridkey g;
+        if (all && pos && cell) {
+            for (size_t i = 0; i < p->n; i++) all[i] = (uint32_t)i;
+            if (grid_keys(p, all, p->n, e, p->s.bins, &g) == 0) {
+                if (sort_cells(&g, p->n, pos, &starts, &c0, &ng) == 0) {
+                    for (size_t k = 0; k < ng; k++)
+                        for (size_t q = starts[k]; q < starts[k + 1]; q++) cell[pos[q]] = (uint32_t)k;
+                    p->grid_cell = cell;
+                    p->grid_c0 = c0;
+                    p->grid_cells = ng;
+                    cell = NULL;
+                    c0 = NULL;
+                    rc = 0;
+                }
+                gridkey_free(&g);
+            }
+        }
+        free(all);
+        free(pos);
+        free(cell);
+        free(c0);
+        free(starts);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+/* The grid of a subset from the cache: a counting pass over the items' cell numbers (stable,
+ * so each cell keeps the canonical order), the empty cells left out. */
+static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                              cs_bin **bins, size_t *nb, cs_error *err)
+{
+    if (grid_cache(p, e) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    size_t C = p->grid_cells;
+    const uint32_t *cell = p->grid_cell;
+    size_t *at = calloc(C + 1, sizeof *at), *starts = malloc((C + 1) * sizeof *starts);
+    uint32_t *order = malloc((ni ? ni : 1) * sizeof *order), *c0 = malloc((C ? C : 1) * sizeof *c0);
+    cs_status rc;
+    if (!at || !starts || !order || !c0) {
+        rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    } else {
+        for (size_t q = 0; q < ni; q++) at[cell[items[q]] + 1]++;
+        size_t ng = 0;
+        for (size_t k = 0; k < C; k++) {
+            if (at[k + 1]) {   /* a non-empty cell: a bin */
+                starts[ng] = at[k];
+                c0[ng++] = p->grid_c0[k];
+            }
+            at[k + 1] += at[k];
+        }
+        starts[ng] = ni;
+        for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
+        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+    }
+    free(at);
+    free(starts);
+    free(order);
+    free(c0);
+    return rc;
+}
+
+/* items[0..ni) are 0..n-1 each once: the whole problem (canonical order is ascending). */
+static int is_whole(const cs_prepared *p, const uint32_t *items, size_t ni)
+{
+    if (ni != p->n) return 0;
+    for (size_t q = 0; q < ni; q++)
+        if (items[q] != q) return 0;
+    return 1;
+}
+
+static int grid_by_cells = 1;
+
+void cs_mx_grid_by_cells(int on)
+{
+    grid_by_cells = on;
+}
+
+cs_status cs_mx_vector_grid(const cs_prepared *cp, const uint32_t *items, size_t ni,
+                            cs_bin **bins, size_t *nb, cs_error *err)
+{
+    cs_prepared *p = (cs_prepared *)cp;   /* the lazy cache only */
+    int M = p->s.bins;
+    double *e = malloc((size_t)(M + 1) * sizeof *e);
+    if (!e) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    cs_mx_edges(e, M);
+    cs_status rc = !grid_by_cells || is_whole(p, items, ni)
+                       ? grid_sorted(p, items, ni, e, bins, nb, err)
+                       : grid_counted(p, items, ni, e, bins, nb, err);
+    free(e);
+    return rc;
+}
