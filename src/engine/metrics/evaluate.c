@@ -19,7 +19,6 @@
 #include "mx.h"
 #include "engine/metrics/estimators.h"
 #include "engine/metrics/smece.h"
-#include "engine/pair.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -641,8 +640,7 @@ typedef struct sorted_job {
     cs_result *out;
     cs_status rc;
     cs_error err;
-    pthread_t th;
-    int running;   /* on its thread, not joined yet */
+    cs_mx_helper th;   /* its thread, while it runs (not joined yet) */
 } sorted_job;
 
 static void *sorted_run(void *arg)
@@ -696,8 +694,7 @@ static void gather_half(void *ctx, size_t h)
 static void join_sorted(void *arg)
 {
     sorted_job *j = arg;
-    if (j->running) pthread_join(j->th, NULL);
-    j->running = 0;
+    cs_mx_helper_join(&j->th);
 }
 
 /* From this many samples the block's readers run beside smooth ECE (a thread costs ~0.1 ms;
@@ -737,8 +734,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
     sorted_job sj = { .p = p, .fs = fs, .ts = ts, .ni = ni, .want = want, .with_aece = with_aece,
                       .out = out, .rc = CS_OK };
-    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
-    sj.running = beside;
+    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_mx_helper_start(&sj.th, sorted_run, &sj);
     if (!beside) {   /* in the one-thread order, before smooth ECE turns the block into pairs */
         sorted_run(&sj);
         if (sj.rc != CS_OK) {
@@ -1047,13 +1043,13 @@ static void sce_job_init(sce_job *sj, const cs_prepared *p, const uint32_t *item
  * thread write: on a large sample, when the caller's budget has a helper, it runs on a second
  * thread, with the scores before it and the bins and RECE-G after it there, beside the sort
  * and the scalar estimators here. Returns 1 when that thread runs (join it: finish_sce). */
-static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
+static int start_side(sce_job *sj, cs_mx_helper *th, unsigned want, int helper)
 {
     if (!(helper && (want & CS_WANT_SCE) && sj->ni >= SCE_SIDE_MIN)) return 0;
     sj->scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
     sj->binned = (want & CS_WANT_BINNED) != 0;
     sj->rece = (want & CS_WANT_RECE_G) != 0;
-    int side = cs_helper_start(th, side_run, sj);
+    int side = cs_mx_helper_start(th, side_run, sj);
     if (!side) {
         sj->scores = 0;
         sj->binned = sj->rece = 0;
@@ -1082,12 +1078,12 @@ static cs_status scores_here(const cs_prepared *p, const uint32_t *items, size_t
 /* The class-wise ECE's outcome: the side thread joined (its scores' or bins' error is the
  * first the one-thread order meets, and becomes *rc and *before), or the ECE made here (the
  * bins' own when they are it); then, when nothing failed before it, its value or error. */
-static void finish_sce(sce_job *sj, int side, pthread_t *th, unsigned want, cs_status *rc,
+static void finish_sce(sce_job *sj, int side, cs_mx_helper *th, unsigned want, cs_status *rc,
                        cs_status *before, cs_error *err)
 {
     if (side) {
         cs_sort_share_close(&sj->sort);   /* the side thread waits for a sort to help with */
-        pthread_join(*th, NULL);
+        cs_mx_helper_join(th);
         if ((sj->scores || sj->onepass) && sj->rc_s != CS_OK) {   /* the scores come first */
             *before = *rc = sj->rc_s;
             *err = sj->err_s;
@@ -1142,8 +1138,8 @@ static cs_status rece_parts(const cs_prepared *p, const uint32_t *items, size_t 
     return rc;
 }
 
-cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
-                      const cs_run *run, cs_result *out, cs_error *err)
+static cs_status evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                          const cs_run *run, cs_result *out, cs_error *err)
 {
     const atomic_int *cancel = run ? run->cancel : NULL;
     int helper = !run || run->threads != 1;   /* the caller's budget has a thread beside it */
@@ -1170,7 +1166,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
      * it kept. */
     sce_job sj;
     sce_job_init(&sj, p, items, ni, cancel, out, sce_is_ece(p, want), p->d->row_sums != NULL);
-    pthread_t sth;
+    cs_mx_helper sth;
     int side = start_side(&sj, &sth, want, helper);
     rc = scores_here(p, items, ni, want, side, &sj, out, err);
     unsigned fused = 0;
@@ -1202,5 +1198,16 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         double nn = NAN;
         out->accuracy = out->ece = out->ace = out->mce = nn;
     }
+    return rc;
+}
+
+cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                      const cs_run *run, cs_result *out, cs_error *err)
+{
+    /* every helper of its passes comes out of the caller's budget (mx.h) */
+    cs_mx_budget budget;
+    cs_mx_budget *prev = cs_mx_budget_enter(&budget, run);
+    cs_status rc = evaluate(p, idx, n, want, run, out, err);
+    cs_mx_budget_leave(prev);
     return rc;
 }
