@@ -3,15 +3,17 @@
  * the non-empty cells in lexicographic cell order, each cell's items in canonical order.
  *
  * Cell keys are sparse: only coordinates above the first bin edge are stored (a probability
- * vector has few), and comparing two keys walks both. A whole evaluation sorts its keys once
- * (a stable merge sort under that comparison). A subset — every bootstrap replicate — would sort
- * them again each time, the largest cost of a replicate on this lens; instead the cells of all
- * samples are numbered once in that order (cs_prepared's grid cache, built on the first subset),
- * and a subset is put in cell order by a counting pass over the numbers. Both give the same
- * permutation: the sort is stable and the counting pass keeps the canonical order inside a
- * cell, so the bins and every number are bit for bit the same. */
+ * vector has few), and comparing two keys walks both. Sorting the keys of every evaluation
+ * under that comparison (a merge sort) was the largest cost of a bootstrap replicate on this
+ * lens. Instead the cells of all samples are numbered once in key order (cs_prepared's grid
+ * cache, built on first use; the keys packed into 64-bit numbers in the same order and radix
+ * sorted when they fit), and any evaluation, a subset or the whole, is put in cell order by a
+ * counting pass over the numbers. The permutation is the sort's: both sorts are stable and the
+ * counting pass keeps the canonical order inside a cell, so the bins and every number are bit
+ * for bit the same (cs_mx_grid_by_cells(0) keeps the merge sort for the tests). */
 #include "mx.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,13 +86,55 @@ static uint32_t first_bin(const gridkey *g, uint32_t q)
     return g->off[q] < g->off[q + 1] && g->coord[g->off[q]] == 0 ? g->cell[g->off[q]] : 0;
 }
 
-/* Items sorted by key: pos[0..ni) (positions into items, stably sorted), *ng distinct keys,
- * starts[0..ng] (malloc'd) and each group's first bin in c0 (malloc'd). 0 or -1. */
-static int sort_cells(const gridkey *g, size_t ni, uint32_t *pos, size_t **starts, uint32_t **c0,
-                      size_t *ng)
+/* The keys as numbers: a key is a tuple of kc cells (a coordinate not stored counts 0, every
+ * stored one is 1..M-1), and the order cmp_grid walks is the tuple's lexicographic order, which
+ * is the order of the numbers sum cell_j M^(kc-1-j) when M^kc fits in 64 bits (top-k lenses,
+ * the full lens up to ~16 classes at 15 bins). keys[q] for q < ni; 0, or -1 when they do not
+ * fit. */
+static int packed_keys(const gridkey *g, size_t ni, size_t kc, int M, uint64_t *keys)
+{
+    double span = pow((double)M, (double)kc);
+    if (!(span < 1.8e19)) return -1;
+    uint64_t *pw = malloc((kc ? kc : 1) * sizeof *pw);
+    if (!pw) return -1;
+    for (size_t j = kc, w = 1; j-- > 0; w *= (uint64_t)M) pw[j] = w;
+    for (size_t q = 0; q < ni; q++) {
+        uint64_t k = 0;
+        for (size_t i = g->off[q]; i < g->off[q + 1]; i++) k += (uint64_t)g->cell[i] * pw[g->coord[i]];
+        keys[q] = k;
+    }
+    free(pw);
+    return 0;
+}
+
+/* 0: the reference path of the tests, every grid sorting its own keys under cmp_grid. */
+static int grid_by_cells = 1;
+
+void cs_mx_grid_by_cells(int on)
+{
+    grid_by_cells = on;
+}
+
+/* pos[0..ni) (positions into the keys) stably sorted by key: a radix sort of the packed keys
+ * when they fit (the same permutation: both sorts are stable), else a merge sort under
+ * cmp_grid. 0 or -1. */
+static int sort_by_key(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos)
 {
     for (size_t q = 0; q < ni; q++) pos[q] = (uint32_t)q;
-    if (cs_sort_by(pos, ni, cmp_grid, g) != 0) return -1;
+    uint64_t *keys = grid_by_cells ? malloc((ni ? ni : 1) * sizeof *keys) : NULL;
+    int rc;
+    if (keys && packed_keys(g, ni, kc, M, keys) == 0) rc = cs_sort_u64(keys, pos, ni);
+    else rc = cs_sort_by(pos, ni, cmp_grid, g);
+    free(keys);
+    return rc;
+}
+
+/* Items sorted by key: pos[0..ni) (positions into items, stably sorted), *ng distinct keys,
+ * starts[0..ng] (malloc'd) and each group's first bin in c0 (malloc'd). 0 or -1. */
+static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos, size_t **starts,
+                      uint32_t **c0, size_t *ng)
+{
+    if (sort_by_key(g, ni, kc, M, pos) != 0) return -1;
     size_t n = 0;
     for (size_t q = 0; q < ni; q++)
         if (q == 0 || cmp_grid(pos[q - 1], pos[q], g) != 0) n++;
@@ -130,7 +174,7 @@ static cs_status grid_bins(const cs_prepared *p, const uint32_t *order, const si
     return CS_OK;
 }
 
-/* The grid by sorting the items' own keys (a whole evaluation). */
+/* The grid by sorting the items' own keys (the reference path: cs_mx_grid_by_cells(0)). */
 static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t ni,
                              const double *e, cs_bin **bins, size_t *nb, cs_error *err)
 {
@@ -144,7 +188,7 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
         free(order);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     }
-    if (sort_cells(&g, ni, pos, &starts, &c0, &ng) != 0) {
+    if (sort_cells(&g, ni, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) != 0) {
         rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     } else {
         for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
@@ -174,7 +218,7 @@ static int grid_cache(cs_prepared *p, const double *e)
         if (all && pos && cell) {
             for (size_t i = 0; i < p->n; i++) all[i] = (uint32_t)i;
             if (grid_keys(p, all, p->n, e, p->s.bins, &g) == 0) {
-                if (sort_cells(&g, p->n, pos, &starts, &c0, &ng) == 0) {
+                if (sort_cells(&g, p->n, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) == 0) {
                     for (size_t k = 0; k < ng; k++)
                         for (size_t q = starts[k]; q < starts[k + 1]; q++) cell[pos[q]] = (uint32_t)k;
                     p->grid_cell = cell;
@@ -231,22 +275,6 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
     return rc;
 }
 
-/* items[0..ni) are 0..n-1 each once: the whole problem (canonical order is ascending). */
-static int is_whole(const cs_prepared *p, const uint32_t *items, size_t ni)
-{
-    if (ni != p->n) return 0;
-    for (size_t q = 0; q < ni; q++)
-        if (items[q] != q) return 0;
-    return 1;
-}
-
-static int grid_by_cells = 1;
-
-void cs_mx_grid_by_cells(int on)
-{
-    grid_by_cells = on;
-}
-
 cs_status cs_mx_vector_grid(const cs_prepared *cp, const uint32_t *items, size_t ni,
                             cs_bin **bins, size_t *nb, cs_error *err)
 {
@@ -255,9 +283,8 @@ cs_status cs_mx_vector_grid(const cs_prepared *cp, const uint32_t *items, size_t
     double *e = malloc((size_t)(M + 1) * sizeof *e);
     if (!e) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     cs_mx_edges(e, M);
-    cs_status rc = !grid_by_cells || is_whole(p, items, ni)
-                       ? grid_sorted(p, items, ni, e, bins, nb, err)
-                       : grid_counted(p, items, ni, e, bins, nb, err);
+    cs_status rc = grid_by_cells ? grid_counted(p, items, ni, e, bins, nb, err)
+                                 : grid_sorted(p, items, ni, e, bins, nb, err);
     free(e);
     return rc;
 }
