@@ -116,17 +116,30 @@ void cs_mx_grid_by_cells(int on)
 }
 
 /* pos[0..ni) (positions into the keys) stably sorted by key: a radix sort of the packed keys
- * when they fit (the same permutation: both sorts are stable), else a merge sort under
- * cmp_grid. 0 or -1. */
-static int sort_by_key(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos)
+ * when they fit (the same permutation: both sorts are stable; *sorted then holds the keys in
+ * that order, malloc'd), else a merge sort under cmp_grid (*sorted NULL). 0 or -1. */
+static int sort_by_key(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos, uint64_t **sorted)
 {
     for (size_t q = 0; q < ni; q++) pos[q] = (uint32_t)q;
     uint64_t *keys = grid_by_cells ? malloc((ni ? ni : 1) * sizeof *keys) : NULL;
-    int rc;
-    if (keys && packed_keys(g, ni, kc, M, keys) == 0) rc = cs_sort_u64(keys, pos, ni);
-    else rc = cs_sort_by(pos, ni, cmp_grid, g);
+    *sorted = NULL;
+    if (keys && packed_keys(g, ni, kc, M, keys) == 0) {
+        if (cs_sort_u64(keys, pos, ni) != 0) {
+            free(keys);
+            return -1;
+        }
+        *sorted = keys;
+        return 0;
+    }
     free(keys);
-    return rc;
+    return cs_sort_by(pos, ni, cmp_grid, g);
+}
+
+/* Whether sorted position q starts a cell (a key unlike the one before). */
+static int cell_starts(const gridkey *g, const uint32_t *pos, const uint64_t *sorted, size_t q)
+{
+    if (q == 0) return 1;
+    return sorted ? sorted[q - 1] != sorted[q] : cmp_grid(pos[q - 1], pos[q], g) != 0;
 }
 
 /* Items sorted by key: pos[0..ni) (positions into items, stably sorted), *ng distinct keys,
@@ -134,24 +147,26 @@ static int sort_by_key(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *
 static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos, size_t **starts,
                       uint32_t **c0, size_t *ng)
 {
-    if (sort_by_key(g, ni, kc, M, pos) != 0) return -1;
+    uint64_t *sorted;
+    if (sort_by_key(g, ni, kc, M, pos, &sorted) != 0) return -1;
     size_t n = 0;
-    for (size_t q = 0; q < ni; q++)
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], g) != 0) n++;
+    for (size_t q = 0; q < ni; q++) n += (size_t)cell_starts(g, pos, sorted, q);
     *starts = malloc((n + 1) * sizeof **starts);
     *c0 = malloc((n ? n : 1) * sizeof **c0);
     if (!*starts || !*c0) {
         free(*starts);
         free(*c0);
+        free(sorted);
         return -1;
     }
     for (size_t q = 0, k = 0; q < ni; q++)
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], g) != 0) {
+        if (cell_starts(g, pos, sorted, q)) {
             (*starts)[k] = q;
             (*c0)[k++] = first_bin(g, pos[q]);
         }
     (*starts)[n] = ni;
     *ng = n;
+    free(sorted);
     return 0;
 }
 
