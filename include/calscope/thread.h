@@ -18,6 +18,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 
 /* Starts fn(arg) on a new joinable thread under the rule above: 1 when it runs (the caller
  * joins it), 0 when no thread could be made (the caller then runs fn(arg) itself: no result may
@@ -27,5 +28,10 @@ int cs_helper_start(pthread_t *th, void *(*fn)(void *), void *arg);
 /* The mask cs_helper_start gives a new thread: every signal but the ones a thread raises
  * itself (above). For tests and for checking a thread's mask. Any thread. */
 void cs_helper_sigmask(sigset_t *mask);
+
+/* How many threads cs_helper_start has started in this process so far: a test hook, so that a
+ * test can count the helpers a call starts (a thread budget of 1 starts none) instead of
+ * timing it. Any thread. */
+size_t cs_helper_started(void);
 
 #endif

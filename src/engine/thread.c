@@ -1,6 +1,11 @@
 /* Starting a thread (calscope/thread.h): the one place where a thread's signal mask is set. */
 #include "calscope/thread.h"
 
+#include <stdatomic.h>
+
+/* Threads started so far (cs_helper_started): a count for tests, never read by calscope. */
+static atomic_size_t started_total;
+
 /* Raised by the thread that executes the faulting instruction (and abort's SIGABRT): blocked,
  * such a signal kills the process without running its handler. */
 static const int self_raised[] = { SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
@@ -21,5 +26,11 @@ int cs_helper_start(pthread_t *th, void *(*fn)(void *), void *arg)
     pthread_sigmask(SIG_SETMASK, &helper, &old);
     int started = pthread_create(th, NULL, fn, arg) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started) atomic_fetch_add_explicit(&started_total, 1, memory_order_relaxed);
     return started;
+}
+
+size_t cs_helper_started(void)
+{
+    return atomic_load_explicit(&started_total, memory_order_relaxed);
 }

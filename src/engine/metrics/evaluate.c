@@ -19,7 +19,6 @@
 #include "mx.h"
 #include "engine/metrics/estimators.h"
 #include "engine/metrics/smece.h"
-#include "engine/pair.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -192,87 +191,6 @@ static cs_status scalar_adaptive(const cs_settings *s, const double *v, const ui
     *bins = b;
     *nb = ng;
     return CS_OK;
-}
-
-/* ---- uniform grid on a vector lens ----
- * Sparse cell keys: sample q's non-zero cells are coord/cell[off[q]..off[q+1]). Up to
- * N*(K-1) keys in all, so the offsets are size_t: 32-bit ones would wrap above 4.29e9. */
-typedef struct { const size_t *off; const uint32_t *coord, *cell; } gridkey;
-
-static int cmp_grid(uint32_t a, uint32_t b, const void *vctx)
-{
-    const gridkey *g = vctx;
-    size_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
-    for (;; ia++, ib++) {
-        if (ia == ea) return ib == eb ? 0 : -1;   /* b has a non-zero cell where a has 0 */
-        if (ib == eb) return 1;
-        if (g->coord[ia] != g->coord[ib]) return g->coord[ia] < g->coord[ib] ? 1 : -1;
-        if (g->cell[ia] != g->cell[ib]) return g->cell[ia] < g->cell[ib] ? -1 : 1;
-    }
-}
-
-static cs_status vector_grid(const cs_prepared *p, const uint32_t *items, size_t ni,
-                             cs_bin **bins, size_t *nb, cs_error *err)
-{
-    int M = p->s.bins;
-    size_t kc = p->dim - 1;   /* the last coordinate is implied by the others */
-    double *e = malloc((size_t)(M + 1) * sizeof *e);
-    size_t *off = malloc((ni + 1) * sizeof *off);
-    uint32_t *pos = malloc(ni * sizeof *pos);
-    uint32_t *coord = NULL, *cell = NULL, *order = NULL;
-    size_t *starts = NULL;
-    cs_bin *b = NULL;
-    cs_status rc = CS_OK;
-    if (!e || !off || !pos) { rc = nomem(err, "grid"); goto out; }
-    cs_mx_edges(e, M);
-    /* Sparse keys: only cells > 0 are stored (a probability vector has few such coords). */
-    size_t tot = 0;
-    for (size_t q = 0; q < ni; q++) {
-        off[q] = tot;
-        for (size_t j = 0; j < kc && M > 1; j++) {
-            if (cs_mx_coord(p, items[q], j) > e[1]) tot++;
-            else if (p->sorted_desc) break;   /* the rest are smaller still */
-        }
-    }
-    off[ni] = tot;
-    coord = malloc((tot ? tot : 1) * sizeof *coord);
-    cell = malloc((tot ? tot : 1) * sizeof *cell);
-    if (!coord || !cell) { rc = nomem(err, "grid"); goto out; }
-    for (size_t q = 0, w = 0; q < ni; q++) {
-        pos[q] = (uint32_t)q;
-        for (size_t j = 0; j < kc && M > 1; j++) {
-            double x = cs_mx_coord(p, items[q], j);
-            if (x > e[1]) { coord[w] = (uint32_t)j; cell[w] = (uint32_t)cs_ubin_at(x, e, M); w++; }
-            else if (p->sorted_desc) break;
-        }
-    }
-    gridkey gk = {off, coord, cell};
-    if (cs_sort_by(pos, ni, cmp_grid, &gk) != 0) { rc = nomem(err, "grid"); goto out; }
-    size_t ng = 0;
-    for (size_t q = 0; q < ni; q++)
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], &gk) != 0) ng++;
-    starts = malloc((ng + 1) * sizeof *starts);
-    order = malloc(ni * sizeof *order);
-    b = malloc((ng ? ng : 1) * sizeof *b);
-    if (!starts || !order || !b) { rc = nomem(err, "grid"); goto out; }
-    for (size_t q = 0, g = 0; q < ni; q++) {
-        if (q == 0 || cmp_grid(pos[q - 1], pos[q], &gk) != 0) starts[g++] = q;
-        order[q] = items[pos[q]];
-    }
-    starts[ng] = ni;
-    if (cs_mx_vector_groups(p, order, starts, ng, b) != 0) { rc = nomem(err, "grid"); goto out; }
-    for (size_t g = 0; g < ng; g++) {
-        uint32_t first = pos[starts[g]];
-        uint32_t c0 = (off[first] < off[first + 1] && coord[off[first]] == 0) ? cell[off[first]] : 0;
-        b[g].lo = e[c0];
-        b[g].hi = e[c0 + 1];
-    }
-    *bins = b;
-    *nb = ng;
-    b = NULL;
-out:
-    free(e); free(off); free(pos); free(coord); free(cell); free(order); free(starts); free(b);
-    return rc;
 }
 
 /* ---- classwise ---- */
@@ -472,7 +390,7 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
         free(sv); free(e); free(st); free(cnt);
         return rc;
     } else if (s->binning == CS_BIN_UNIFORM) {
-        rc = vector_grid(p, items, ni, &bins, &nb, err);
+        rc = cs_mx_vector_grid(p, items, ni, &bins, &nb, err);
     } else if (!p->vector) {
         const double *v; const uint8_t *t; const uint32_t *o = NULL, *r = NULL;
         if (s->binning == CS_BIN_MASS && lazy_order(p, 0, &v, &t, &o, &r) != 0)
@@ -664,8 +582,7 @@ typedef struct sorted_job {
     cs_result *out;
     cs_status rc;
     cs_error err;
-    pthread_t th;
-    int running;   /* on its thread, not joined yet */
+    cs_mx_helper th;   /* its thread, while it runs (not joined yet) */
 } sorted_job;
 
 static void *sorted_run(void *arg)
@@ -719,8 +636,7 @@ static void gather_half(void *ctx, size_t h)
 static void join_sorted(void *arg)
 {
     sorted_job *j = arg;
-    if (j->running) pthread_join(j->th, NULL);
-    j->running = 0;
+    cs_mx_helper_join(&j->th);
 }
 
 /* From this many samples the block's readers run beside smooth ECE (a thread costs ~0.1 ms;
@@ -760,8 +676,7 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
     sorted_job sj = { .p = p, .fs = fs, .ts = ts, .ni = ni, .want = want, .with_aece = with_aece,
                       .out = out, .rc = CS_OK };
-    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_helper_start(&sj.th, sorted_run, &sj);
-    sj.running = beside;
+    int beside = helper && smooth && ni >= SORTED_SIDE_MIN && cs_mx_helper_start(&sj.th, sorted_run, &sj);
     if (!beside) {   /* in the one-thread order, before smooth ECE turns the block into pairs */
         sorted_run(&sj);
         if (sj.rc != CS_OK) {
@@ -1067,7 +982,7 @@ static void sce_job_init(sce_job *sj, const cs_prepared *p, const uint32_t *item
  * thread, with the scores before it and the bins and RECE-G after it there, beside the sort
  * and the scalar estimators here; without the class-wise ECE, the bins and RECE-G still go
  * there. Returns 1 when that thread runs (join it: finish_sce). */
-static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
+static int start_side(sce_job *sj, cs_mx_helper *th, unsigned want, int helper)
 {
     unsigned there = CS_WANT_SCE | CS_WANT_BINNED | CS_WANT_RECE_G;   /* the side thread's parts */
     if (!(helper && (want & there) && sj->ni >= SCE_SIDE_MIN)) return 0;
@@ -1075,7 +990,7 @@ static int start_side(sce_job *sj, pthread_t *th, unsigned want, int helper)
     sj->scores = want & (CS_WANT_BRIER | CS_WANT_NLL);
     sj->binned = (want & CS_WANT_BINNED) != 0;
     sj->rece = (want & CS_WANT_RECE_G) != 0;
-    int side = cs_helper_start(th, side_run, sj);
+    int side = cs_mx_helper_start(th, side_run, sj);
     if (!side) {
         sj->scores = 0;
         sj->binned = sj->rece = 0;
@@ -1094,12 +1009,12 @@ static cs_status scores_here(const cs_prepared *p, const uint32_t *items, size_t
 /* The class-wise ECE's outcome: the side thread joined (its scores' or bins' error is the
  * first the one-thread order meets, and becomes *rc and *before), or the ECE made here (the
  * bins' own when they are it); then, when nothing failed before it, its value or error. */
-static void finish_sce(sce_job *sj, int side, pthread_t *th, unsigned want, cs_status *rc,
+static void finish_sce(sce_job *sj, int side, cs_mx_helper *th, unsigned want, cs_status *rc,
                        cs_status *before, cs_error *err)
 {
     if (side) {
         cs_sort_share_close(&sj->sort);   /* the side thread waits for a sort to help with */
-        pthread_join(*th, NULL);
+        cs_mx_helper_join(th);
         if (sj->scores && sj->rc_s != CS_OK) {   /* the scores come first */
             *before = *rc = sj->rc_s;
             *err = sj->err_s;
@@ -1154,8 +1069,8 @@ static cs_status rece_parts(const cs_prepared *p, const uint32_t *items, size_t 
     return rc;
 }
 
-cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
-                      const cs_run *run, cs_result *out, cs_error *err)
+static cs_status evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                          const cs_run *run, cs_result *out, cs_error *err)
 {
     const atomic_int *cancel = run ? run->cancel : NULL;
     int helper = !run || run->threads != 1;   /* the caller's budget has a thread beside it */
@@ -1180,7 +1095,7 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
      * nothing to do beside the thread. */
     sce_job sj;
     sce_job_init(&sj, p, items, ni, cancel, out, sce_is_ece(p, want));
-    pthread_t sth;
+    cs_mx_helper sth;
     int side = start_side(&sj, &sth, want, helper);
     rc = scores_here(p, items, ni, want, &sj, out, err);
     unsigned fused = 0;
@@ -1212,5 +1127,16 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
         double nn = NAN;
         out->accuracy = out->ece = out->ace = out->mce = nn;
     }
+    return rc;
+}
+
+cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
+                      const cs_run *run, cs_result *out, cs_error *err)
+{
+    /* every helper of its passes comes out of the caller's budget (mx.h) */
+    cs_mx_budget budget;
+    cs_mx_budget *prev = cs_mx_budget_enter(&budget, run);
+    cs_status rc = evaluate(p, idx, n, want, run, out, err);
+    cs_mx_budget_leave(prev);
     return rc;
 }

@@ -9,7 +9,7 @@
  * - the same machinery orders a subset by a precomputed rank (equal-mass bins);
  * - cs_mx_chunks: the fixed two-way split used by the full-data passes. */
 #include "mx.h"
-#include "engine/pair.h"
+#include "calscope/thread.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +153,78 @@ const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni
     return s->ord;
 }
 
+/* ---- the helper budget of an evaluation ---- */
+
+/* The budget of the evaluation this thread works for: set by cs_evaluate on its thread and
+ * handed to every helper it starts, so that a pass inside a helper draws from the same spare
+ * threads. NULL outside an evaluation (the passes' own thresholds decide, as for top-k bars). */
+static _Thread_local cs_mx_budget *mx_budget;
+
+cs_mx_budget *cs_mx_budget_enter(cs_mx_budget *b, const cs_run *run)
+{
+    int t = run && run->threads > 0 ? run->threads : cs_cpu_count();
+    if (t > CS_THREADS_MAX) t = CS_THREADS_MAX;
+    atomic_init(&b->spare, t - 1);
+    cs_mx_budget *prev = mx_budget;
+    mx_budget = b;
+    return prev;
+}
+
+void cs_mx_budget_leave(cs_mx_budget *prev)
+{
+    mx_budget = prev;
+}
+
+/* One spare thread taken from b (NULL: no budget, always granted): 1, or 0 when none is left. */
+static int budget_take(cs_mx_budget *b)
+{
+    if (!b) return 1;
+    int s = atomic_load(&b->spare);
+    while (s > 0)
+        if (atomic_compare_exchange_weak(&b->spare, &s, s - 1)) return 1;
+    return 0;
+}
+
+static void *helper_main(void *arg)
+{
+    cs_mx_helper *h = arg;
+    mx_budget = h->budget;   /* its passes spend the same budget */
+    return h->fn(h->arg);
+}
+
+int cs_mx_helper_start(cs_mx_helper *h, void *(*fn)(void *), void *arg)
+{
+    h->fn = fn;
+    h->arg = arg;
+    h->budget = mx_budget;
+    h->running = 0;
+    if (!budget_take(h->budget)) return 0;
+    if (!cs_helper_start(&h->th, helper_main, h)) {
+        if (h->budget) atomic_fetch_add(&h->budget->spare, 1);
+        return 0;
+    }
+    h->running = 1;
+    return 1;
+}
+
+void cs_mx_helper_join(cs_mx_helper *h)
+{
+    if (!h->running) return;
+    pthread_join(h->th, NULL);
+    h->running = 0;
+    if (h->budget) atomic_fetch_add(&h->budget->spare, 1);
+}
+
+int cs_mx_pair(void *(*fn)(void *), void *a, void *b, int parallel)
+{
+    cs_mx_helper h;
+    int threaded = b && parallel && cs_mx_helper_start(&h, fn, b);
+    fn(a);
+    if (threaded) cs_mx_helper_join(&h);
+    else if (b) fn(b);
+    return threaded;
+}
+
 typedef struct { void (*fn)(void *, size_t); void *ctx; size_t a, z; } chunk_run;
 
 static void *chunk_thread(void *arg)
@@ -167,7 +239,7 @@ void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void
     chunk_run r[2] = {{fn, ctx, 0, nchunks}, {fn, ctx, nchunks, nchunks}};
     int split = big && nchunks >= 2;
     if (split) r[0].z = r[1].a = nchunks / 2;
-    cs_run_pair(chunk_thread, &r[0], &r[1], split);
+    cs_mx_pair(chunk_thread, &r[0], &r[1], split);
 }
 
 typedef struct { cs_prepared *p; uint16_t *ub; const double *e; int M; } ubin_ctx;

@@ -42,6 +42,8 @@ void cs_prepared_free(cs_prepared *p)
     free(p->hot);
     free(p->order_v);
     free(p->rank_v);
+    free(p->grid_cell);
+    free(p->grid_c0);
     free(p->v1);
     free(p->t1);
     free(p->order_c);

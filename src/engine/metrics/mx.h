@@ -60,6 +60,9 @@ struct cs_prepared {
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
+    uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
+    uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
+    size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
 
@@ -107,8 +110,34 @@ const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni
                               const uint32_t *order, const uint32_t *rank, size_t N);
 /* Lazily built uniform bin of every sample (scalar lenses but classwise); NULL on ENOMEM. */
 const uint16_t *cs_mx_ubin_cache(cs_prepared *p);
+/* The helper budget of one evaluation (its caller's cs_run): cs_evaluate enters it on its
+ * thread (cs_mx_budget_enter: spare = threads - 1; run NULL or threads <= 0: the core count)
+ * and leaves it before it returns (cs_mx_budget_leave(prev), prev what enter returned). Every
+ * helper a metric pass starts takes one spare thread from it (cs_mx_helper_start, cs_mx_pair,
+ * cs_mx_chunks) and gives it back when joined, and runs its own passes under the same budget:
+ * at most `threads` threads work for one evaluation at any time, and a budget of 1 starts none.
+ * Outside an evaluation (no budget entered on the thread) helpers are started as the passes'
+ * size thresholds say. The numbers never depend on it. */
+typedef struct cs_mx_budget { atomic_int spare; } cs_mx_budget;
+cs_mx_budget *cs_mx_budget_enter(cs_mx_budget *b, const cs_run *run);
+void cs_mx_budget_leave(cs_mx_budget *prev);
+/* A helper of the current budget: fn(arg) on a new thread (cs_helper_start) when a spare thread
+ * is left: 1 (join it with cs_mx_helper_join, which gives the thread back), else 0 (the caller
+ * runs fn(arg) itself). h is the caller's until joined. Any thread. */
+typedef struct cs_mx_helper {
+    pthread_t th;
+    void *(*fn)(void *);
+    void *arg;
+    cs_mx_budget *budget;
+    int running;
+} cs_mx_helper;
+int cs_mx_helper_start(cs_mx_helper *h, void *(*fn)(void *), void *arg);
+void cs_mx_helper_join(cs_mx_helper *h);
+/* cs_run_pair (engine/pair.h) under the budget: fn(b) on a helper when parallel and a spare
+ * thread is left, else after fn(a) on the calling thread. Returns 1 when a helper ran it. */
+int cs_mx_pair(void *(*fn)(void *), void *a, void *b, int parallel);
 /* Runs fn(ctx, c) for the chunks c = 0..nchunks-1, on two threads (fixed halves) when
- * `big`; every chunk writes only its own partial results. */
+ * `big` and the budget has a spare thread; every chunk writes only its own partial results. */
 void cs_mx_chunks(size_t nchunks, int big, void (*fn)(void *ctx, size_t c), void *ctx);
 /* Uniform-bin sums of a scalar lens (not classwise) over items (NULL = all, bins computed on
  * the fly): cnt/st/sv (M each, zeroed by the caller) get the count, the sum of t and the
@@ -145,6 +174,17 @@ static inline double cs_mx_coord(const cs_prepared *p, uint32_t i, size_t j)
     if (j < p->nrow) return p->obase[(size_t)(p->by_row ? p->rows[i] : i) * p->ostride + j];
     return p->rem[i];
 }
+
+/* ---- grid.c ---- */
+/* The uniform grid of a vector lens over items (canonical order): the non-empty cells in
+ * lexicographic cell order, each a bin (*bins malloc'd, *nb of them). A subset is put in cell
+ * order by counting against the samples' cell numbers (built on first use under p's lock),
+ * the whole problem by sorting its keys: the same bins either way. Any thread. */
+cs_status cs_mx_vector_grid(const cs_prepared *p, const uint32_t *items, size_t ni,
+                            cs_bin **bins, size_t *nb, cs_error *err);
+/* Tests: 0 makes every grid sort its own keys (the path before the cell numbers), 1 (the
+ * default) counts. Not thread-safe: call before any evaluation. */
+void cs_mx_grid_by_cells(int on);
 
 /* ---- kdtree.c ---- */
 /* Splits the items (sample indices, canonical order) of a dim-dimensional problem whose

@@ -31,7 +31,6 @@
  * moments or row sums, added half 0 + half 1): the split is fixed by the item count, never by
  * the machine, so the result does not depend on the thread count. */
 #include "mx.h"
-#include "engine/pair.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -205,7 +204,7 @@ static cs_status rece_scalar(const double *v, const uint8_t *t, const double *W,
                        acc + (size_t)M * (size_t)(2 * k), acc + (size_t)M * (size_t)(2 * k + 1),
                        want_curve ? acc + (size_t)M * (size_t)(4 + k) : NULL, cancel, 0};
     }
-    cs_run_pair(run_part, &pt[0], np == 2 ? &pt[1] : NULL, 1);
+    cs_mx_pair(run_part, &pt[0], np == 2 ? &pt[1] : NULL, 1);
     cs_status rc = CS_OK;
     for (int k = 0; k < np; k++) {
         if (pt[k].cancelled < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
@@ -371,7 +370,7 @@ static cs_status rece_d_scalar(const double *v, const uint8_t *t, const double *
     for (int k = 0; k < np; k++)
         pt[k] = (dpart){v, t, D, items, k ? half : 0, k ? ni : half, e, M, s->sigma,
                         acc + (size_t)M * (size_t)k, cancel, 0};
-    cs_run_pair(run_dpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
+    cs_mx_pair(run_dpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
     cs_status rc = CS_OK;
     for (int k = 0; k < np; k++) {
         if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
@@ -494,7 +493,7 @@ static int box_scalar(const double *v, const uint8_t *t, const uint32_t *items, 
     bpart pt[2];
     for (int k = 0; k < np; k++)
         pt[k] = (bpart){&x, v, t, items, k ? half : 0, k ? ni : half, G + (size_t)k * per, cancel, 0};
-    cs_run_pair(run_bpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
+    cs_mx_pair(run_bpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
     int done = 1;
     for (int k = 0; k < np; k++) {
         if (pt[k].status == 2) done = 0;
@@ -567,7 +566,7 @@ static int box_curve(const double *v, const uint8_t *t, const uint32_t *items, s
         double *g = G + (size_t)k * 3 * per;
         pt[k] = (cpart){{&x, v, t, items, k ? half : 0, k ? ni : half, g, cancel, 0}, g + per, g + 2 * per};
     }
-    cs_run_pair(run_cpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
+    cs_mx_pair(run_cpart, &pt[0], np == 2 ? &pt[1] : NULL, 1);
     int done = 1;
     for (int k = 0; k < np; k++) {
         if (pt[k].b.status == 2) done = 0;

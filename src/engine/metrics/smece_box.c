@@ -30,7 +30,6 @@
 #include <emmintrin.h>
 #endif
 
-#include "engine/pair.h"
 #include "mx.h"
 
 #define LOG2B0 11
@@ -372,7 +371,7 @@ static void *grid_pieces(void *arg)
 static void grid_sums(const bview *v, size_t G, double *g)
 {
     grid_job a = { v, G, g, 0 }, b = { v, G, g, 1 };
-    cs_run_pair(grid_pieces, &a, &b, G >= GRID_SHARED);
+    cs_mx_pair(grid_pieces, &a, &b, G >= GRID_SHARED);
 }
 
 int cs_sbox_sums(const sbox *b, double s, size_t G, double *g)

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "mx.h"
-#include "engine/pair.h"
 
 typedef struct {
     const cs_dataset *d;
@@ -102,7 +101,7 @@ static cs_status topk_bars_sorted(const cs_prepared *p1, const cs_settings *base
     size_t half = n / 2;
     sort_job jb[2] = {{p1->d, p1->rows, half, kmax, S, pos},
                       {p1->d, p1->rows + half, n - half, kmax, S + half * kmax, pos + half}};
-    cs_run_pair(run_sort, &jb[0], &jb[1], n * K >= 1000000);
+    cs_mx_pair(run_sort, &jb[0], &jb[1], n * K >= 1000000);
     cs_status rc = CS_OK;
     for (size_t i = 0; i < nk && rc == CS_OK; i++) {
         size_t k = (size_t)ks[i] > K ? K : (size_t)ks[i];

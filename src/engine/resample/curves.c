@@ -123,6 +123,7 @@ typedef struct scratch {
     uint32_t *idx;
     uint32_t *idx2;
     uint64_t *bits;   /* (n+63)/64 zero words (without replacement only) */
+    uint32_t *cnt;    /* n counts (draws sorted by counting) or NULL */
 } scratch;
 
 static void scratch_free(scratch *s, int threads)
@@ -135,8 +136,23 @@ static void scratch_free(scratch *s, int threads)
         free(s[t].idx);
         free(s[t].idx2);
         free(s[t].bits);
+        free(s[t].cnt);
     }
     free(s);
+}
+
+/* A draw of k of n units with replacement, in ascending order (a counting pass over cnt, n
+ * words; cnt NULL: left in draw order). Every evaluation is a function of the multiset, and
+ * one in canonical order is used as it is: the evaluations of one draw (both methods, both
+ * lenses) no longer sort it each. */
+static void draw_with_sorted(cs_rng *rng, size_t n, size_t k, uint32_t *idx, uint32_t *cnt)
+{
+    cs_draw_with(rng, n, k, idx);
+    if (!cnt) return;
+    memset(cnt, 0, n * sizeof *cnt);
+    for (size_t j = 0; j < k; j++) cnt[idx[j]]++;
+    for (size_t i = 0, j = 0; i < n; i++)
+        for (uint32_t c = cnt[i]; c > 0; c--) idx[j++] = (uint32_t)i;
 }
 
 static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
@@ -148,6 +164,7 @@ static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
         size_t kk = k ? k : 1;
         s[t].idx = malloc(kk * sizeof(uint32_t));
         s[t].idx2 = two ? malloc(kk * sizeof(uint32_t)) : NULL;
+        s[t].cnt = malloc(kk * sizeof(uint32_t));   /* NULL: draws left unsorted */
         if (n_perm) {
             s[t].perm = malloc(n_perm * sizeof(uint32_t));
             s[t].undo = malloc(kk * sizeof(uint32_t));
@@ -529,7 +546,7 @@ static void ci_task(void *vctx, size_t i, int worker)
     scratch *s = &x->sc[worker];
     cs_rng rng;
     cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
-    cs_draw_with(&rng, x->n, x->n, s->idx);
+    draw_with_sorted(&rng, x->n, x->n, s->idx, s->cnt);
     eval_row(&x->rn, x->ev, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
     cs_runner_tick(&x->rn);
 }
@@ -724,7 +741,8 @@ static void cmp_task(void *vctx, size_t i, int worker)
     scratch *s = &x->sc[worker];
     cs_rng rng;
     cs_rng_seed(&rng, x->seed, STREAM_COMPARE, 0, i);
-    cs_draw_with(&rng, x->n, x->n, s->idx);
+    /* sorted: pairs in a's sample order (ia ascending) stay sorted through ia */
+    draw_with_sorted(&rng, x->n, x->n, s->idx, s->cnt);
     for (size_t t = 0; t < x->n; t++) {
         uint32_t j = s->idx[t];
         s->idx[t] = x->ia ? x->ia[j] : j;

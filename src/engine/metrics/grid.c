@@ -1,0 +1,305 @@
+/* The uniform grid of a vector lens (top-k, group, full): each sample's cell is the tuple of
+ * the uniform bins of its coordinates but the last (implied by the others), and the bins are
+ * the non-empty cells in lexicographic cell order, each cell's items in canonical order.
+ *
+ * Cell keys are sparse: only coordinates above the first bin edge are stored (a probability
+ * vector has few), and comparing two keys walks both. Sorting the keys of every evaluation
+ * under that comparison (a merge sort) was the largest cost of a bootstrap replicate on this
+ * lens. Instead the cells of all samples are numbered once in key order (cs_prepared's grid
+ * cache, built on first use; the keys packed into 64-bit numbers in the same order and radix
+ * sorted when they fit), and any evaluation, a subset or the whole, is put in cell order by a
+ * counting pass over the numbers. The permutation is the sort's: both sorts are stable and the
+ * counting pass keeps the canonical order inside a cell, so the bins and every number are bit
+ * for bit the same (cs_mx_grid_by_cells(0) keeps the merge sort for the tests). */
+#include "mx.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sample q's non-zero cells are coord/cell[off[q]..off[q+1]); up to N*(K-1) keys in all, so
+ * the offsets are size_t: 32-bit ones would wrap above 4.29e9. */
+typedef struct gridkey {
+    size_t *off;
+    uint32_t *coord, *cell;
+} gridkey;
+
+static void gridkey_free(gridkey *g)
+{
+    free(g->off);
+    free(g->coord);
+    free(g->cell);
+}
+
+static int cmp_grid(uint32_t a, uint32_t b, const void *vctx)
+{
+    const gridkey *g = vctx;
+    size_t ia = g->off[a], ea = g->off[a + 1], ib = g->off[b], eb = g->off[b + 1];
+    for (;; ia++, ib++) {
+        if (ia == ea) return ib == eb ? 0 : -1;   /* b has a non-zero cell where a has 0 */
+        if (ib == eb) return 1;
+        if (g->coord[ia] != g->coord[ib]) return g->coord[ia] < g->coord[ib] ? 1 : -1;
+        if (g->cell[ia] != g->cell[ib]) return g->cell[ia] < g->cell[ib] ? -1 : 1;
+    }
+}
+
+/* The keys of items[0..ni) (edges e, M bins) into g. 0, or -1 out of memory (g freed). */
+static int grid_keys(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                     int M, gridkey *g)
+{
+    size_t kc = p->dim - 1;   /* the last coordinate is implied by the others */
+    memset(g, 0, sizeof *g);
+    g->off = malloc((ni + 1) * sizeof *g->off);
+    if (!g->off) return -1;
+    size_t tot = 0;
+    for (size_t q = 0; q < ni; q++) {
+        g->off[q] = tot;
+        for (size_t j = 0; j < kc && M > 1; j++) {
+            if (cs_mx_coord(p, items[q], j) > e[1]) tot++;
+            else if (p->sorted_desc) break;   /* the rest are smaller still */
+        }
+    }
+    g->off[ni] = tot;
+    g->coord = malloc((tot ? tot : 1) * sizeof *g->coord);
+    g->cell = malloc((tot ? tot : 1) * sizeof *g->cell);
+    if (!g->coord || !g->cell) {
+        gridkey_free(g);
+        return -1;
+    }
+    for (size_t q = 0, w = 0; q < ni; q++)
+        for (size_t j = 0; j < kc && M > 1; j++) {
+            double x = cs_mx_coord(p, items[q], j);
+            if (x > e[1]) {
+                g->coord[w] = (uint32_t)j;
+                g->cell[w] = (uint32_t)cs_ubin_at(x, e, M);
+                w++;
+            } else if (p->sorted_desc) {
+                break;
+            }
+        }
+    return 0;
+}
+
+/* The first coordinate's bin of key q (0 when it is not stored: below the first edge). */
+static uint32_t first_bin(const gridkey *g, uint32_t q)
+{
+    return g->off[q] < g->off[q + 1] && g->coord[g->off[q]] == 0 ? g->cell[g->off[q]] : 0;
+}
+
+/* The keys as numbers: a key is a tuple of kc cells (a coordinate not stored counts 0, every
+ * stored one is 1..M-1), and the order cmp_grid walks is the tuple's lexicographic order, which
+ * is the order of the numbers sum cell_j M^(kc-1-j) when M^kc fits in 64 bits (top-k lenses,
+ * the full lens up to ~16 classes at 15 bins). keys[q] for q < ni; 0, or -1 when they do not
+ * fit. */
+static int packed_keys(const gridkey *g, size_t ni, size_t kc, int M, uint64_t *keys)
+{
+    double span = pow((double)M, (double)kc);
+    if (!(span < 1.8e19)) return -1;
+    uint64_t *pw = malloc((kc ? kc : 1) * sizeof *pw);
+    if (!pw) return -1;
+    for (size_t j = kc, w = 1; j-- > 0; w *= (uint64_t)M) pw[j] = w;
+    for (size_t q = 0; q < ni; q++) {
+        uint64_t k = 0;
+        for (size_t i = g->off[q]; i < g->off[q + 1]; i++) k += (uint64_t)g->cell[i] * pw[g->coord[i]];
+        keys[q] = k;
+    }
+    free(pw);
+    return 0;
+}
+
+/* 0: the reference path of the tests, every grid sorting its own keys under cmp_grid. */
+static int grid_by_cells = 1;
+
+void cs_mx_grid_by_cells(int on)
+{
+    grid_by_cells = on;
+}
+
+/* pos[0..ni) (positions into the keys) stably sorted by key: a radix sort of the packed keys
+ * when they fit (the same permutation: both sorts are stable; *sorted then holds the keys in
+ * that order, malloc'd), else a merge sort under cmp_grid (*sorted NULL). 0 or -1. */
+static int sort_by_key(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos, uint64_t **sorted)
+{
+    for (size_t q = 0; q < ni; q++) pos[q] = (uint32_t)q;
+    uint64_t *keys = grid_by_cells ? malloc((ni ? ni : 1) * sizeof *keys) : NULL;
+    *sorted = NULL;
+    if (keys && packed_keys(g, ni, kc, M, keys) == 0) {
+        if (cs_sort_u64(keys, pos, ni) != 0) {
+            free(keys);
+            return -1;
+        }
+        *sorted = keys;
+        return 0;
+    }
+    free(keys);
+    return cs_sort_by(pos, ni, cmp_grid, g);
+}
+
+/* Whether sorted position q starts a cell (a key unlike the one before). */
+static int cell_starts(const gridkey *g, const uint32_t *pos, const uint64_t *sorted, size_t q)
+{
+    if (q == 0) return 1;
+    return sorted ? sorted[q - 1] != sorted[q] : cmp_grid(pos[q - 1], pos[q], g) != 0;
+}
+
+/* Items sorted by key: pos[0..ni) (positions into items, stably sorted), *ng distinct keys,
+ * starts[0..ng] (malloc'd) and each group's first bin in c0 (malloc'd). 0 or -1. */
+static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *pos, size_t **starts,
+                      uint32_t **c0, size_t *ng)
+{
+    uint64_t *sorted;
+    if (sort_by_key(g, ni, kc, M, pos, &sorted) != 0) return -1;
+    size_t n = 0;
+    for (size_t q = 0; q < ni; q++) n += (size_t)cell_starts(g, pos, sorted, q);
+    *starts = malloc((n + 1) * sizeof **starts);
+    *c0 = malloc((n ? n : 1) * sizeof **c0);
+    if (!*starts || !*c0) {
+        free(*starts);
+        free(*c0);
+        free(sorted);
+        return -1;
+    }
+    for (size_t q = 0, k = 0; q < ni; q++)
+        if (cell_starts(g, pos, sorted, q)) {
+            (*starts)[k] = q;
+            (*c0)[k++] = first_bin(g, pos[q]);
+        }
+    (*starts)[n] = ni;
+    *ng = n;
+    free(sorted);
+    return 0;
+}
+
+/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins. */
+static cs_status grid_bins(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+                           const uint32_t *c0, size_t ng, const double *e, cs_bin **bins,
+                           size_t *nb, cs_error *err)
+{
+    cs_bin *b = malloc((ng ? ng : 1) * sizeof *b);
+    if (!b || cs_mx_vector_groups(p, order, starts, ng, b) != 0) {
+        free(b);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    }
+    for (size_t g = 0; g < ng; g++) {
+        b[g].lo = e[c0[g]];
+        b[g].hi = e[c0[g] + 1];
+    }
+    *bins = b;
+    *nb = ng;
+    return CS_OK;
+}
+
+/* The grid by sorting the items' own keys (the reference path: cs_mx_grid_by_cells(0)). */
+static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t ni,
+                             const double *e, cs_bin **bins, size_t *nb, cs_error *err)
+{
+    gridkey g;
+    uint32_t *pos = malloc((ni ? ni : 1) * sizeof *pos), *order = malloc((ni ? ni : 1) * sizeof *order);
+    uint32_t *c0 = NULL;
+    size_t *starts = NULL, ng = 0;
+    cs_status rc = CS_OK;
+    if (!pos || !order || grid_keys(p, items, ni, e, p->s.bins, &g) != 0) {
+        free(pos);
+        free(order);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    }
+    if (sort_cells(&g, ni, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) != 0) {
+        rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    } else {
+        for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
+        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+    }
+    gridkey_free(&g);
+    free(pos);
+    free(order);
+    free(starts);
+    free(c0);
+    return rc;
+}
+
+/* The cell number of every sample (cells numbered in key order) and each cell's first bin,
+ * built on first use under p->lock. 0, or -1 out of memory (nothing built). */
+static int grid_cache(cs_prepared *p, const double *e)
+{
+    int rc = 0;
+    pthread_mutex_lock(&p->lock);
+    if (!p->grid_cell) {
+        rc = -1;
+        uint32_t *all = malloc((p->n ? p->n : 1) * sizeof *all);
+        uint32_t *pos = malloc((p->n ? p->n : 1) * sizeof *pos);
+        uint32_t *cell = malloc((p->n ? p->n : 1) * sizeof *cell), *c0 = NULL;
+        size_t *starts = NULL, ng = 0;
+        gridkey g;
+        if (all && pos && cell) {
+            for (size_t i = 0; i < p->n; i++) all[i] = (uint32_t)i;
+            if (grid_keys(p, all, p->n, e, p->s.bins, &g) == 0) {
+                if (sort_cells(&g, p->n, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) == 0) {
+                    for (size_t k = 0; k < ng; k++)
+                        for (size_t q = starts[k]; q < starts[k + 1]; q++) cell[pos[q]] = (uint32_t)k;
+                    p->grid_cell = cell;
+                    p->grid_c0 = c0;
+                    p->grid_cells = ng;
+                    cell = NULL;
+                    c0 = NULL;
+                    rc = 0;
+                }
+                gridkey_free(&g);
+            }
+        }
+        free(all);
+        free(pos);
+        free(cell);
+        free(c0);
+        free(starts);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+/* The grid of a subset from the cache: a counting pass over the items' cell numbers (stable,
+ * so each cell keeps the canonical order), the empty cells left out. */
+static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
+                              cs_bin **bins, size_t *nb, cs_error *err)
+{
+    if (grid_cache(p, e) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    size_t C = p->grid_cells;
+    const uint32_t *cell = p->grid_cell;
+    size_t *at = calloc(C + 1, sizeof *at), *starts = malloc((C + 1) * sizeof *starts);
+    uint32_t *order = malloc((ni ? ni : 1) * sizeof *order), *c0 = malloc((C ? C : 1) * sizeof *c0);
+    cs_status rc;
+    if (!at || !starts || !order || !c0) {
+        rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    } else {
+        for (size_t q = 0; q < ni; q++) at[cell[items[q]] + 1]++;
+        size_t ng = 0;
+        for (size_t k = 0; k < C; k++) {
+            if (at[k + 1]) {   /* a non-empty cell: a bin */
+                starts[ng] = at[k];
+                c0[ng++] = p->grid_c0[k];
+            }
+            at[k + 1] += at[k];
+        }
+        starts[ng] = ni;
+        for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
+        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+    }
+    free(at);
+    free(starts);
+    free(order);
+    free(c0);
+    return rc;
+}
+
+cs_status cs_mx_vector_grid(const cs_prepared *cp, const uint32_t *items, size_t ni,
+                            cs_bin **bins, size_t *nb, cs_error *err)
+{
+    cs_prepared *p = (cs_prepared *)cp;   /* the lazy cache only */
+    int M = p->s.bins;
+    double *e = malloc((size_t)(M + 1) * sizeof *e);
+    if (!e) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    cs_mx_edges(e, M);
+    cs_status rc = grid_by_cells ? grid_counted(p, items, ni, e, bins, nb, err)
+                                 : grid_sorted(p, items, ni, e, bins, nb, err);
+    free(e);
+    return rc;
+}

@@ -1,0 +1,263 @@
+/* The fast replicate paths and the thread budget of resampling.
+ *
+ * A bootstrap replicate is a multiset of samples. Its evaluation takes shortcuts the direct one
+ * does not: the drivers sort each draw once (a counting pass) for all of its evaluations, and a
+ * vector lens's grid puts a subset in cell order by counting against cell numbers made once
+ * (metrics/grid.c) instead of sorting its keys. Here each replicate of an interval is made
+ * again by hand — the same random stream, the drawn rows copied into a dataset of their own,
+ * which is evaluated whole — and its values must be the driver's, on several lenses, with tied
+ * probabilities and under a selection.
+ *
+ * The budget: a call given cs_run.threads 1 starts no thread at all (not in cs_evaluate's
+ * passes, not in a replicate), counted with cs_helper_started, never timed. */
+#include "support/cs_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calscope/catalogue.h"
+#include "calscope/metrics.h"
+#include "calscope/resample.h"
+#include "calscope/thread.h"
+#include "engine/metrics/mx.h"
+#include "engine/metrics/smece.h"
+#include "engine/resample/ci_internal.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* n rows of k classes, sharpened random probabilities rounded to multiples of 1/64 (ties in
+ * the confidences and in the grid cells), labels drawn from them. */
+static cs_dataset *tied_dataset(size_t n, size_t k)
+{
+    double *P = malloc(n * k * sizeof *P);
+    int32_t *Y = malloc(n * sizeof *Y);
+    assert_non_null(P);
+    assert_non_null(Y);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (size_t j = 0; j < k; j++) s += P[i * k + j] = floor(pow(urand(), 3.0) * 64.0) + 1.0;
+        double u = urand() * s, c = 0.0;
+        Y[i] = (int32_t)(k - 1);
+        for (size_t j = 0; j < k; j++) {
+            c += P[i * k + j];
+            if (u < c && Y[i] == (int32_t)(k - 1)) Y[i] = (int32_t)j;
+            P[i * k + j] /= s;
+        }
+    }
+    cs_dataset *d = cs_test_dataset(n, k, P, Y);
+    free(P);
+    free(Y);
+    return d;
+}
+
+/* The dataset of the rows rows[idx[j]], j < m, in that order (repeats repeated). */
+static cs_dataset *materialise(const cs_dataset *d, const uint32_t *rows, const uint32_t *idx, size_t m)
+{
+    double *P = malloc(m * d->k * sizeof *P);
+    int32_t *Y = malloc(m * sizeof *Y);
+    assert_non_null(P);
+    assert_non_null(Y);
+    for (size_t j = 0; j < m; j++) {
+        uint32_t r = rows[idx[j]];
+        memcpy(P + j * d->k, d->prob + (size_t)r * d->k, d->k * sizeof *P);
+        Y[j] = d->label[r];
+    }
+    cs_dataset *x = cs_test_dataset(m, d->k, P, Y);
+    free(P);
+    free(Y);
+    return x;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_u32(uint32_t *a, size_t n)
+{
+    qsort(a, n, sizeof *a, cmp_u32);
+}
+
+static cs_settings settings_of(const char *lens, const char *select)
+{
+    cs_settings s;
+    cs_error e;
+    cs_settings_default(&s);
+    if (cs_settings_set_lens(&s, lens, &e) != CS_OK) fail_msg("lens %s: %s", lens, e.msg);
+    snprintf(s.select, sizeof s.select, "%s", select);
+    return s;
+}
+
+static int close_to(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    return fabs(a - b) <= 1e-12 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+/* Every replicate of the interval of `mask` (repeats R, seed) of d under lens and select, made
+ * by hand as a dataset of the drawn rows and evaluated whole: the driver's resampled means
+ * (boot_mean) must be the mean of these values. */
+static void replicates_match(const cs_dataset *d, const char *lens, const char *select, unsigned mask)
+{
+    enum { R = 12 };
+    const uint64_t seed = 7;
+    cs_settings s = settings_of(lens, select);
+    cs_error e;
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    if (!p) fail_msg("cs_prepare: %s", e.msg);
+    mask = cs_metrics_available(p, mask);
+    const cs_run one = { .threads = 1 };
+    cs_ci ci;
+    if (cs_bootstrap_interval(p, mask, R, seed, CS_CI_PERCENTILE, &one, &ci, &e) != CS_OK)
+        fail_msg("interval: %s", e.msg);
+    size_t n = cs_prepared_count(p);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    assert_non_null(idx);
+    double sum[CS_METRIC_COUNT] = {0};
+    size_t got[CS_METRIC_COUNT] = {0};
+    cs_settings whole = s;
+    whole.select[0] = '\0';   /* the drawn rows are the selected ones already */
+    /* a replicate of 1,000 samples or more takes smooth ECE at the whole sample's bandwidth
+     * (docs/metrics.md): the materialised draw is given that bandwidth */
+    cs_result full;
+    if (cs_evaluate(p, NULL, 0, CS_WANT_SMECE, &one, &full, &e) != CS_OK) fail_msg("evaluate: %s", e.msg);
+    if (n >= CS_SMECE_FIXED_BW_MIN && isfinite(full.smece_sigma)) whole.smece_sigma = full.smece_sigma;
+    cs_result_free(&full);
+    for (int r = 0; r < R; r++) {
+        cs_rng g;
+        cs_rng_seed(&g, seed, STREAM_CI, 0, (uint64_t)r);
+        cs_draw_with(&g, n, n, idx);
+        /* the multiset in sample order: tied values then keep the order a subset's rank
+         * order gives them (equal-mass groups cut between ties) */
+        sort_u32(idx, n);
+        cs_dataset *x = materialise(d, cs_prepared_rows(p), idx, n);
+        cs_prepared *px = cs_prepare(x, &whole, &e);
+        if (!px) fail_msg("cs_prepare of the draw: %s", e.msg);
+        cs_result res;
+        if (cs_evaluate(px, NULL, 0, CS_WANT_ALL, &one, &res, &e) != CS_OK) fail_msg("evaluate: %s", e.msg);
+        for (int m = 0; m < CS_METRIC_COUNT; m++) {
+            double v = cs_metric_value(&res, m);
+            if ((mask & CS_METRIC_BIT(m)) && isfinite(v)) {
+                sum[m] += v;
+                got[m]++;
+            }
+        }
+        cs_result_free(&res);
+        cs_prepared_free(px);
+        cs_dataset_free(x);
+    }
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        if (!(mask & CS_METRIC_BIT(m)) || !got[m]) continue;
+        double mean = sum[m] / (double)got[m];
+        if (!close_to(ci.boot_mean[m], mean))
+            fail_msg("%s %s '%s': resampled mean %.17g, the materialised draws' %.17g",
+                     cs_metric_name(m), lens, select, ci.boot_mean[m], mean);
+    }
+    free(idx);
+    cs_prepared_free(p);
+}
+
+static void test_replicates_are_their_draws(void **state)
+{
+    (void)state;
+    cs_dataset *d = tied_dataset(3000, 6);
+    unsigned binned = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_ACE) |
+                      CS_METRIC_BIT(CS_METRIC_MCE) | CS_METRIC_BIT(CS_METRIC_ACCURACY) |
+                      CS_METRIC_BIT(CS_METRIC_BRIER);
+    replicates_match(d, "top1", "", CS_METRICS_DEFAULT);
+    replicates_match(d, "top1", "conf > 0.3", CS_METRICS_DEFAULT);
+    replicates_match(d, "topk:3", "", binned);
+    replicates_match(d, "topk:3", "conf > 0.3", binned);
+    replicates_match(d, "topk:2", "label != 1", binned);
+    replicates_match(d, "full", "", binned);
+    replicates_match(d, "classwise", "conf > 0.3", binned | CS_METRIC_BIT(CS_METRIC_SCE));
+    cs_dataset_free(d);
+}
+
+/* The grid of a subset by counting cell numbers gives the very bins of sorting its keys (the
+ * path before the numbers): every field of every bin, bit for bit, on draws with repeats. */
+static void test_grid_by_cells_is_the_sorted_grid(void **state)
+{
+    (void)state;
+    cs_dataset *d = tied_dataset(2000, 5);
+    static const char *lenses[] = {"topk:2", "topk:3", "full"};
+    for (size_t l = 0; l < 3; l++) {
+        cs_settings s = settings_of(lenses[l], "");
+        s.bins = 4;
+        cs_error e;
+        cs_prepared *p = cs_prepare(d, &s, &e);
+        assert_non_null(p);
+        size_t n = cs_prepared_count(p);
+        uint32_t *idx = malloc(n * sizeof *idx);
+        assert_non_null(idx);
+        for (int r = 0; r < 5; r++) {
+            cs_rng g;
+            cs_rng_seed(&g, 11, STREAM_CI, 0, (uint64_t)r);
+            cs_draw_with(&g, n, n, idx);
+            cs_result a, b;
+            cs_mx_grid_by_cells(0);
+            assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &a, &e), CS_OK);
+            cs_mx_grid_by_cells(1);
+            assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &b, &e), CS_OK);
+            assert_true(a.n_bins > 4);   /* a grid of several cells */
+            assert_int_equal(a.n_bins, b.n_bins);
+            assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
+            assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
+            cs_result_free(&a);
+            cs_result_free(&b);
+        }
+        free(idx);
+        cs_prepared_free(p);
+    }
+    cs_dataset_free(d);
+}
+
+/* 300,000 samples: over every size at which a pass of cs_evaluate splits in two (the class-wise
+ * ECE's side thread and the estimators' readers from 100,000, the bins' chunks from 262,144,
+ * RECE-G's parts from 200,000, smooth ECE's moments from 100,000). */
+static void test_budget_of_one_starts_no_thread(void **state)
+{
+    (void)state;
+    cs_dataset *d = tied_dataset(300000, 4);
+    cs_settings s = settings_of("top1", "");
+    cs_error e;
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    assert_non_null(p);
+    const cs_run one = { .threads = 1 }, two = { .threads = 2 };
+    cs_result r;
+    size_t before = cs_helper_started();
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &one, &r, &e), CS_OK);
+    cs_result_free(&r);
+    cs_ci ci;
+    assert_int_equal(cs_bootstrap_interval(p, CS_METRICS_DEFAULT, 2, 3, CS_CI_PERCENTILE, &one, &ci, &e), CS_OK);
+    cs_compare c;
+    assert_int_equal(cs_compare_rows(d, d, &s, CS_METRICS_DEFAULT, 2, 3, &one, &c, &e), CS_OK);
+    assert_int_equal(cs_helper_started() - before, 0);
+    /* the count sees threads: a budget of two starts some */
+    before = cs_helper_started();
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_ALL, &two, &r, &e), CS_OK);
+    cs_result_free(&r);
+    assert_true(cs_helper_started() - before >= 1);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replicates_are_their_draws),
+        cmocka_unit_test(test_grid_by_cells_is_the_sorted_grid),
+        cmocka_unit_test(test_budget_of_one_starts_no_thread),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
