@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova", "ms", "dir" };
 
 const char *cs_recal_name(int method)
 {
@@ -399,6 +399,12 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
                      "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
         return NULL;
     }
+    if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && d->k > CS_RECAL_DM_MAX_K) {
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s fits K² = %zu parameters per model and is offered up to %d classes "
+                     "(it has %zu); use vs or ts", d->path ? d->path : "?",
+                     method == CS_RECAL_MS ? "matrix scaling" : "Dirichlet calibration", d->k * d->k, CS_RECAL_DM_MAX_K, d->k);
+        return NULL;
+    }
     if (!d->conf) {
         cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
         return NULL;
@@ -467,6 +473,8 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
     case CS_RECAL_ETS: st = cs_rc_ets(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_BETA: st = cs_rc_beta(d, &pl, o, c->prob, info, err); break;
     case CS_RECAL_IROVA: st = cs_rc_irova(d, &pl, c->prob, err); break;
+    case CS_RECAL_MS: st = cs_rc_ms(d, &pl, o, c->prob, info, err); break;
+    case CS_RECAL_DIR: st = cs_rc_dir(d, &pl, o, c->prob, info, err); break;
     default: st = cs_rc_iso(d, &pl, c->prob, err); break;
     }
     if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
