@@ -332,9 +332,12 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     /* the recalibrations of the reference file (the reference must be a file for that) */
     size_t src = t->ref < n ? t->ref : 0;
     for (int r = 0; r < mo->n_recal; r++) {
-        /* --recal all: a binary-only method is left out for a multiclass reference file */
+        /* --recal all: a binary-only method is left out for a multiclass reference file, ms
+         * and dir above the classes they are offered for */
         if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
             data[src]->k != 2) continue;
+        if (mo->recal_all && (mo->recal[r] == CS_RECAL_MS || mo->recal[r] == CS_RECAL_DIR) && data[src] &&
+            data[src]->k > CS_RECAL_DM_MAX_K) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
