@@ -67,7 +67,7 @@ typedef enum cs_recal_method {
 
 /* ms and dir (K² parameters) are offered up to this many classes (see docs/methods.md for the
  * measured fit times); above it they are a usage error naming vs and ts. */
-#define CS_RECAL_DM_MAX_K 50
+#define CS_RECAL_DM_MAX_K 20
 
 /* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova", "ms", "dir"; NULL for an unknown id. */
 const char *cs_recal_name(int method);

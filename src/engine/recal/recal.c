@@ -400,9 +400,10 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
         return NULL;
     }
     if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && d->k > CS_RECAL_DM_MAX_K) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s fits K² = %zu parameters per model and is offered up to %d classes "
-                     "(it has %zu); use vs or ts", d->path ? d->path : "?",
-                     method == CS_RECAL_MS ? "matrix scaling" : "Dirichlet calibration", d->k * d->k, CS_RECAL_DM_MAX_K, d->k);
+        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s fits (K-1)(K+1) = %zu parameters per model and is offered up to "
+                     "%d classes (it has %zu); use vs or ts", d->path ? d->path : "?",
+                     method == CS_RECAL_MS ? "matrix scaling" : "Dirichlet calibration", d->k * d->k - 1, CS_RECAL_DM_MAX_K,
+                     d->k);
         return NULL;
     }
     if (!d->conf) {
