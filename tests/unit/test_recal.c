@@ -77,6 +77,16 @@ static cs_dataset *recal(const cs_dataset *d, int method, const uint8_t *mask, i
     return r;
 }
 
+/* Every row of r sums to 1 within 1e-14. */
+static void assert_rows_sum_to_1(const cs_dataset *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < r->k; c++) sum += r->prob[i * r->k + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+}
+
 static double top1_ece(const cs_dataset *d, int bins)
 {
     cs_settings s;
@@ -256,11 +266,7 @@ static void test_dm_rows_sum_and_params(void **state)
             assert_true(x[9 + 2] == 0);
             assert_true(x[12] >= 1e-4 && x[12] <= 1 && x[13] >= 1e-4 && x[13] <= 1);
         }
-        for (size_t i = 0; i < r->n; i++) {
-            double sum = 0;
-            for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
-            assert_double_near(sum, 1, 1e-14);
-        }
+        assert_rows_sum_to_1(r);
         cs_recal_info_clear(&info);
         cs_dataset_free(r);
     }
@@ -283,11 +289,7 @@ static void test_vs_rows_sum_and_budget(void **state)
     }
     /* the data follow softmax(z) with z = ln(counts/10), scores 2.5·z: w = 0.4 fits exactly */
     for (int c = 0; c < 3; c++) assert_double_rel(info.vec[5 * 6 + c], 0.4, 0, 1e-6);
-    for (size_t i = 0; i < r->n; i++) {
-        double sum = 0;
-        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
-        assert_double_near(sum, 1, 1e-14);
-    }
+    assert_rows_sum_to_1(r);
     assert_false(info.unconverged);
     cs_recal_info_clear(&info);
     assert_null(info.vec);
@@ -357,11 +359,7 @@ static void test_ets_rows_sum_and_simplex(void **state)
     /* the data follow softmax(ln p / 2.5): T = 2.5 and all the weight on softmax(s/T) */
     assert_double_rel(info.vec[5 * 4 + 3], 2.5, 0, 1e-6);
     assert_double_near(info.vec[5 * 4], 1, 1e-9);
-    for (size_t i = 0; i < r->n; i++) {
-        double sum = 0;
-        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
-        assert_double_near(sum, 1, 1e-14);
-    }
+    assert_rows_sum_to_1(r);
     cs_recal_info_clear(&info);
     cs_dataset_free(r);
     cs_dataset_free(t);
