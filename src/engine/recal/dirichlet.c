@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "calscope/resample.h"
+#include "calscope/run.h"
 #include "recal_internal.h"
 
 #define DM_GTOL 1e-8
@@ -338,28 +339,79 @@ static void dm_scale(const cs_dataset *d, double *s, double *mean, double *sd, d
         for (size_t j = 0; j < k; j++) s[r * k + j] = (s[r * k + j] - mean[j]) / sd[j];
 }
 
-/* Fits every model of the plan (λ, μ by the inner cross-validation) into info->vec. */
+/* The models are independent: one task each, on the caller's thread budget. */
+typedef struct dm_job {
+    const dm_fit *base;      /* shared and read-only but for the model's own rows of info->vec */
+    const char *method;
+    cs_status *st;           /* per model (CS_ECANCELLED until its task ran) */
+    cs_error *err;
+    int *iterations, *unconverged;
+} dm_job;
+
+/* Model m: λ, μ by the inner cross-validation, then the fit on all its rows, into info->vec.
+ * Its own scratch and its own info for the counters, so tasks share nothing they write. */
+static void dm_model_task(void *ctx, size_t m, int worker)
+{
+    (void)worker;
+    dm_job *j = ctx;
+    dm_fit f = *j->base;
+    cs_recal_info own = { 0 };
+    size_t k = f.d->k, np = (k - 1) * (k + 1), nv = k * k + k + 2, ns1 = f.d->n_samples ? f.d->n_samples : 1;
+    f.info = &own;
+    f.rows = malloc(ns1 * sizeof *f.rows);
+    f.held = malloc(ns1 * sizeof *f.held);
+    f.z = malloc((k + (k + 1) * (k + 1)) * sizeof *f.z);
+    f.xf = malloc((DM_INNER + 1) * np * sizeof *f.xf);
+    cs_error_clear(&j->err[m]);
+    cs_status st;
+    double lam = 0, mu = 0;
+    if (!f.rows || !f.held || !f.z || !f.xf) st = cs_error_set(&j->err[m], CS_ENOMEM, 0, 0, "out of memory");
+    else st = dm_choose(&f, m, j->method, &lam, &mu, &j->err[m]);
+    if (st == CS_OK) {
+        double *x = f.xf + DM_INNER * np;
+        size_t n = dm_rows(&f, m, -1, NULL);
+        dm_identity(x, f.sd, f.mean, k);
+        st = dm_minimise(&f, m, f.rows, n, lam, mu, x, j->method, &j->err[m]);
+        if (st == CS_OK) dm_store(x, f.sd, f.mean, k, lam, mu, j->base->info->vec + m * nv);
+    }
+    j->st[m] = st;
+    j->iterations[m] = own.iterations;
+    j->unconverged[m] = own.unconverged;
+    free(f.rows);
+    free(f.held);
+    free(f.z);
+    free(f.xf);
+}
+
+/* Fits every model of the plan into info->vec; the first failing model's error (by number, so
+ * the message does not depend on the threads). */
 static cs_status dm_fit_models(dm_fit *f, const cs_recal_options *o, const char *method, cs_error *err)
 {
-    size_t k = f->d->k, np = (k - 1) * (k + 1), nv = k * k + k + 2;
-    double *x = malloc(np * sizeof *x);
-    if (!x) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    cs_status st = CS_OK;
-    for (size_t m = 0; m < f->pl->n_models && st == CS_OK; m++) {
-        if (o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed)) {
-            st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-            break;
-        }
-        double lam, mu;
-        st = dm_choose(f, m, method, &lam, &mu, err);
-        if (st != CS_OK) break;
-        size_t n = dm_rows(f, m, -1, NULL);
-        dm_identity(x, f->sd, f->mean, k);
-        st = dm_minimise(f, m, f->rows, n, lam, mu, x, method, err);
-        if (st == CS_OK) dm_store(x, f->sd, f->mean, k, lam, mu, f->info->vec + m * nv);
+    size_t M = f->pl->n_models;
+    cs_status *st = malloc(M * sizeof *st);
+    cs_error *errs = malloc(M * sizeof *errs);
+    int *iters = calloc(M, sizeof *iters), *unconv = calloc(M, sizeof *unconv);
+    if (!st || !errs || !iters || !unconv) {
+        free(st); free(errs); free(iters); free(unconv);
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
     }
-    free(x);
-    return st;
+    for (size_t m = 0; m < M; m++) st[m] = CS_ECANCELLED;
+    dm_job j = { f, method, st, errs, iters, unconv };
+    cs_parallel_for(o->threads, M, dm_model_task, &j, o->cancel);
+    cs_status out = CS_OK;
+    for (size_t m = 0; m < M; m++)
+        if (iters[m] > f->info->iterations) f->info->iterations = iters[m];
+    for (size_t m = 0; m < M && out == CS_OK; m++) {
+        if (st[m] == CS_OK) continue;
+        if (st[m] == CS_ECANCELLED) out = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+        else {
+            *err = errs[m];
+            out = st[m];
+            f->info->unconverged = unconv[m];
+        }
+    }
+    free(st); free(errs); free(iters); free(unconv);
+    return out;
 }
 
 /* ms and dir: scores s (n*k, raw; scaled in place for the fit, then recomputed to apply). */
