@@ -62,10 +62,14 @@
 
 typedef enum cs_recal_method {
     CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
-    CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_COUNT
+    CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_MS, CS_RECAL_DIR, CS_RECAL_COUNT
 } cs_recal_method;
 
-/* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova"; NULL for an unknown id. */
+/* ms and dir (K² parameters) are offered up to this many classes (see docs/methods.md for the
+ * measured fit times); above it they are a usage error naming vs and ts. */
+#define CS_RECAL_DM_MAX_K 20
+
+/* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova", "ms", "dir"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
 /* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
@@ -83,7 +87,8 @@ typedef struct cs_recal_options {
     int threads;             /* ts passes; <= 0 all cores */
     const atomic_int *cancel; /* NULL, or raised: the fit stops with CS_ECANCELLED (polled
                                  before and after each fit and between ts passes) */
-    int max_iter;            /* vs, beta: the iteration budget per model; <= 0 = 1000 */
+    int max_iter;            /* vs, beta, ms, dir: the iteration budget per model (ms, dir: per
+                                fit, the inner cross-validation's included); <= 0 = 1000 */
 } cs_recal_options;
 
 /* Defaults above: 5 folds, seed 0, 15 bins, no mask, all cores, no cancel flag. */
@@ -100,7 +105,8 @@ typedef struct cs_recal_info {
     int clamped;             /* ts: 1/T hit its bound [1e-4, 1e4] in some model */
     int passes;              /* ts: passes over all the fitting rows (after a 1/16 warm start) */
     /* vs, ets: the full parameters of every model, vec[m * n_vec + i] (models numbered as
-     * param): vs w[0..K) then b[0..K); ets w1, w2, w3, T (param[m][0] is T too); beta a, b, c. malloc'd by cs_recal_apply, owned by whoever holds the info and
+     * param): vs w[0..K) then b[0..K); ets w1, w2, w3, T (param[m][0] is T too); beta a, b, c;
+     * ms, dir W (K×K row-major, last row 0) then b[0..K) then the chosen λ, μ. malloc'd by cs_recal_apply, owned by whoever holds the info and
      * freed by cs_recal_info_clear (a struct copy shares it: clear one copy only). */
     double *vec;
     size_t n_vec;

@@ -842,17 +842,19 @@ static const ss_flag table[] = {
       "paired difference to the reference), rankings and probability mass", NULL },
     { "--recal", "LIST", R, SEC_RESAMPLING, p_recal, q_recal, 0,
       "post-hoc recalibrations of the reference file as more methods:\n"
-      "ts,platt,hist,iso,vs,ets,beta,irova (temperature, Platt (binary),\n"
-      "histogram binning, isotonic, vector scaling, ensemble temperature\n"
-      "scaling, beta (binary), one-vs-rest isotonic) or all; 5-fold\n"
-      "cross-fitted (implies --compare)", NULL },
+      "ts,platt,hist,iso,vs,ets,beta,irova,ms,dir (temperature, Platt\n"
+      "(binary), histogram binning, isotonic, vector scaling, ensemble\n"
+      "temperature scaling, beta (binary), one-vs-rest isotonic, matrix\n"
+      "scaling and Dirichlet calibration with ODIR (up to 20 classes)) or\n"
+      "all; 5-fold cross-fitted (implies --compare)", NULL },
     { "--recal-folds", "K", R, SEC_RESAMPLING, p_recal_folds, q_recal_folds, 0,
       "cross-fitting folds (default 5)", NULL },
     { "--recal-bins", "M", R, SEC_RESAMPLING, p_recal_bins, q_recal_bins, 0,
       "histogram binning's bins (default 15)", NULL },
     { "--recal-max-iter", "N", R, SEC_RESAMPLING, p_recal_max_iter, q_recal_max_iter, 0,
-      "iteration budget of each fit of vs and beta (default 1000); a fit that\n"
-      "spends it is reported as not converged, not measured", NULL },
+      "iteration budget of each fit of vs, beta, ms and dir (default\n"
+      "1000); a fit that spends it is reported as not converged, not\n"
+      "measured", NULL },
     { "--recal-split", "F", R, SEC_RESAMPLING, p_recal_split, q_recal_split, 0,
       "fit on a seeded id-hash fraction F of the rows instead, and measure\n"
       "every method on the other rows only", NULL },

@@ -98,9 +98,12 @@ static int check_methods(ss_opts *o)
     if (mo->split > 0 && mo->split_column[0])
         return ss_usage_error(o->front, "--recal-split and --recal-split-column both choose the fitting rows: give one");
     if (mo->max_iter) {
-        int iterative = 0;                     /* only vs and beta fit to an iteration budget */
-        for (int i = 0; i < mo->n_recal; i++) iterative |= mo->recal[i] == CS_RECAL_VS || mo->recal[i] == CS_RECAL_BETA;
-        if (!iterative) return ss_usage_error(o->front, "--recal-max-iter: no method in --recal iterates (only vs and beta do)");
+        int iterative = 0;                     /* only vs, beta, ms and dir fit to an iteration budget */
+        for (int i = 0; i < mo->n_recal; i++)
+            iterative |= mo->recal[i] == CS_RECAL_VS || mo->recal[i] == CS_RECAL_BETA || mo->recal[i] == CS_RECAL_MS ||
+                         mo->recal[i] == CS_RECAL_DIR;
+        if (!iterative)
+            return ss_usage_error(o->front, "--recal-max-iter: no method in --recal iterates (only vs, beta, ms and dir do)");
     }
     if (mo->folds && (mo->split_column[0] || mo->split > 0))
         return ss_usage_error(o->front, "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");

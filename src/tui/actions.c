@@ -261,8 +261,8 @@ static unsigned h_smooth(tui_state *st, int key)
     return f;
 }
 
-/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets, irova;
- * four at most);
+/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets, irova,
+ * ms and dir up to CS_RECAL_DM_MAX_K classes; four at most);
  * T: remove the last one. Either shows the methods table of the Compare view. */
 static unsigned h_recal(tui_state *st, int key)
 {
@@ -271,11 +271,12 @@ static unsigned h_recal(tui_state *st, int key)
         st->n_recal--;
     } else {
         static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
-                                     CS_RECAL_BETA, CS_RECAL_IROVA };
+                                     CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_MS, CS_RECAL_DIR };
         int added = 0;
         for (size_t i = 0; i < sizeof order / sizeof order[0] && !added; i++) {
             int m = order[i], have = 0;
             if ((m == CS_RECAL_PLATT || m == CS_RECAL_BETA) && st->n_classes != 2) continue;   /* binary only */
+            if ((m == CS_RECAL_MS || m == CS_RECAL_DIR) && st->n_classes > CS_RECAL_DM_MAX_K) continue;
             for (int j = 0; j < st->n_recal; j++) if (st->recal[j] == m) have = 1;
             if (have || st->n_recal >= 4) continue;
             st->recal[st->n_recal++] = m;

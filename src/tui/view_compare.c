@@ -320,6 +320,11 @@ static void table_body(const panel_args *a, panel_lines *L)
             line_putf(L, CH_ROLE_LABEL, " +vs: %zu scales in [%.4f, %.4f] and biases (all rows; %d-fold cross-fitted)",
                       k, wlo, whi, rc->info.folds);
         }
+        if (rc->state == 2 && (rc->method == CS_RECAL_MS || rc->method == CS_RECAL_DIR) && rc->info.vec) {
+            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+            line_putf(L, CH_ROLE_LABEL, " +%s: ODIR lambda = %g, mu = %g by inner CV (all rows; %d-fold cross-fitted)",
+                      cs_recal_name(rc->method), x[rc->info.n_vec - 2], x[rc->info.n_vec - 1], rc->info.folds);
+        }
         if (rc->state == 2 && rc->method == CS_RECAL_IROVA)
             line_putf(L, CH_ROLE_LABEL, " +irova: the predicted class changed on %zu samples (%d-fold cross-fitted)",
                       rc->info.argmax_changed, rc->info.folds);

@@ -97,7 +97,7 @@ expect_match "beta: text line" "beta calibration, 5-fold cross-fitted, logit p' 
 expect_rc "beta: multiclass is a usage error" 2 "$CALSCOPE" report $R --recal beta $S/digits_gnb.csv
 expect_match "beta: message" "samples/digits_gnb.csv: beta calibration needs a binary file \(it has 10 classes\); use ts, vs or ets for multiclass files" "$ERR"
 expect_rc "all: binary exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/breast_cancer_logreg.csv
-expect_match "all: binary has platt and beta" "^\['ts', 'platt', 'hist', 'iso', 'vs', 'ets', 'beta', 'irova'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+expect_match "all: binary has platt and beta" "^\['ts', 'platt', 'hist', 'iso', 'vs', 'ets', 'beta', 'irova', 'ms', 'dir'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 
 # --- irova: digits_gnb with every third row held out
 /usr/bin/python3 - "$TMP" <<'PY'
@@ -151,14 +151,14 @@ expect_rc "budget: the default converges (no not_converged entry)" 0 "$CALSCOPE"
 expect_match "budget: default" "^\[\] 2$" "$(json_get "d['methods_info']['not_converged'], len(d['methods'])" | tr -d '(),')"
 expect_rc "usage: --recal-max-iter needs --recal" 2 "$CALSCOPE" report --recal-max-iter 5 $S/digits_gnb.csv
 expect_rc "usage: --recal-max-iter with no iterative method" 2 "$CALSCOPE" report --recal ts,iso --recal-max-iter 5 $S/digits_gnb.csv
-expect_match "usage: --recal-max-iter message (not ignored)" "--recal-max-iter: no method in --recal iterates \(only vs and beta do\)" "$ERR"
+expect_match "usage: --recal-max-iter message (not ignored)" "--recal-max-iter: no method in --recal iterates \(only vs, beta, ms and dir do\)" "$ERR"
 expect_rc "usage: --recal-max-iter 0" 2 "$CALSCOPE" report --recal vs --recal-max-iter 0 $S/digits_gnb.csv
 expect_match "usage: --recal-max-iter message" "--recal-max-iter: '0' is not an iteration count in 1..100000" "$ERR"
 
 # --recal all takes vs; platt is left out for a multiclass file
 expect_rc "all: exit 0" 0 "$CALSCOPE" report --format json $R --recal all $S/digits_logreg_logits.csv
-expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets', 'irova'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
+expect_match "all: every multiclass method" "^\['ts', 'hist', 'iso', 'vs', 'ets', 'irova', 'ms', 'dir'\]$" "$(json_get "[m['recal']['method'] for m in d['methods'][1:]]")"
 expect_rc "usage: unknown method names them all" 2 "$CALSCOPE" report --recal foo $S/digits_gnb.csv
-expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs, ets, beta or irova \(or all\)" "$ERR"
+expect_match "usage: message" "'foo' is not ts, platt, hist, iso, vs, ets, beta, irova, ms or dir \(or all\)" "$ERR"
 
 done_testing

@@ -158,7 +158,7 @@ usage "--compat with kdtree" "--compat needs --binning uniform or mass (no libra
 usage "--torch-dtype without --compat" "--torch-dtype needs --compat torchmetrics, torchmetrics-binary or all (only torchmetrics gets torch tensors)" --torch-dtype float64 "$TINY"
 usage "--torch-dtype half" "--torch-dtype: 'half' is not float32 or float64" --compat torchmetrics --torch-dtype half "$TINY"
 usage "--compare one file" "--compare needs two or more files (A and B), or a file and --recal" --compare "$TINY"
-usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist, iso, vs, ets, beta or irova (or all)" --recal ts,bogus "$TINY"
+usage "--recal bogus" "--recal: 'bogus' is not ts, platt, hist, iso, vs, ets, beta, irova, ms or dir (or all)" --recal ts,bogus "$TINY"
 usage "--recal twice" "--recal: 'ts' is given twice" --recal ts,ts "$TINY"
 usage "--recal empty" "--recal: empty list" --recal , "$TINY"
 usage "--reference 0" "--reference: '0' is not a method number (1 = the first file)" --reference 0 --recal ts "$TINY"

@@ -31,7 +31,21 @@ are none held out.
        printed, but the held-out Brier score and the count of held-out rows whose argmax changed.
        The NLL here clips p[label] at 1e-15, as calscope's metric does.
 
-Usage: recal_oracle.py METHOD FILE.csv
+  ms, dir matrix scaling and Dirichlet calibration with ODIR (Kull et al., 2019, "Beyond temperature
+       scaling: Obtaining well-calibrated multiclass probabilities with Dirichlet calibration"):
+       softmax(W x + b), x = the scores as vs reads them (ms) or ln p with p clipped to
+       [float64 tiny, 1 - eps] (dir), the objective of dirichletcal (github.com/dirichletcal/
+       dirichlet_python at b03f65fc6582cad89497b977b3b33a3c4fe48e39, calib/multinomial.py
+       _objective with ref_row=True and reg_norm): mean NLL + lambda/(K(K-1)) * sum of the
+       squared off-diagonal entries of W + mu/K * sum b^2, the last row of (W | b) fixed at 0,
+       without the clip of the outputs (calscope's documented difference). Minimised by
+       scipy.optimize.minimize(method="trust-exact") with the analytic gradient and Hessian on
+       the raw scores, from the identity. lambda and mu from the grid {1e-4, ..., 1}^2 by a 3-fold
+       inner cross-validation on the fitting rows: inner fold = splitmix64(fnv1a(id) ^
+       splitmix64(seed ^ 0x696e6e6572)) % 3, the lowest pooled held-out NLL, the first pair on a
+       tie. Printed: W (K x K), b, lambda, mu.
+
+Usage: recal_oracle.py METHOD FILE.csv [SEED]
 """
 import csv
 import json
@@ -168,9 +182,104 @@ def beta_fit(prob1, y):
     return {"a": [float(a)], "b": [float(b)], "c": [float(c)]}, (a, b, c)
 
 
+GRID = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
+M64 = (1 << 64) - 1
+
+
+def splitmix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def fnv1a(s):
+    h = 0xcbf29ce484222325
+    for ch in s.encode():
+        h = ((h ^ ch) * 0x100000001b3) & M64
+    return h
+
+
+def inner_folds(ids, seed):
+    mix = splitmix64(seed ^ 0x696e6e6572)
+    return np.array([splitmix64(fnv1a(i) ^ mix) % 3 for i in ids])
+
+
+def dm_fit(s, y, lam, mu):
+    """(W, b) of softmax(W s + b) under the ODIR objective, last row 0."""
+    n, k = s.shape
+    x = np.hstack([s, np.ones((n, 1))])
+    onehot = np.eye(k)[y][:, :k - 1]
+    lam_n, mu_n = lam / (k * (k - 1)), mu / k
+    off = np.ones((k - 1, k + 1))
+    off[np.arange(k - 1), np.arange(k - 1)] = 0
+    off[:, k] = 0
+    bias = np.zeros((k - 1, k + 1))
+    bias[:, k] = 1
+
+    def probs(v):
+        z = np.hstack([x @ v.reshape(k - 1, k + 1).T, np.zeros((n, 1))])
+        return softmax(z), z
+
+    def f(v):
+        p, z = probs(v)
+        m = z.max(axis=1)
+        lse = np.log(np.exp(z - m[:, None]).sum(axis=1)) + m
+        L = np.mean(lse - z[np.arange(n), y])
+        V = v.reshape(k - 1, k + 1)
+        L += lam_n * np.sum(off * V ** 2) + mu_n * np.sum(bias * V ** 2)
+        g = ((p[:, :k - 1] - onehot).T @ x) / n + 2 * lam_n * off * V + 2 * mu_n * bias * V
+        return L, g.ravel()
+
+    def hess(v):
+        p, _ = probs(v)
+        q = p[:, :k - 1]
+        A = np.einsum("na,ab->nab", q, np.eye(k - 1)) - np.einsum("na,nb->nab", q, q)
+        H = np.einsum("nab,ni,nj->aibj", A, x, x).reshape((k - 1) * (k + 1), (k - 1) * (k + 1)) / n
+        return H + np.diag((2 * lam_n * off + 2 * mu_n * bias).ravel())
+
+    v0 = np.hstack([np.eye(k)[:k - 1] - np.eye(k)[k - 1], np.zeros((k - 1, 1))]).ravel()
+    r = optimize.minimize(lambda v: f(v)[0], v0, jac=lambda v: f(v)[1], hess=hess, method="trust-exact",
+                          options={"gtol": 1e-13, "maxiter": 1000})
+    V = np.vstack([r.x.reshape(k - 1, k + 1), np.zeros((1, k + 1))])
+    return V[:, :k], V[:, k]
+
+
+def dm_apply(s, W, b):
+    return softmax(s @ W.T + b)
+
+
+def dm_choose(s, y, inner):
+    best = None
+    for lam in GRID:
+        for mu in GRID:
+            loss = 0.0
+            for f in range(3):
+                W, b = dm_fit(s[inner != f], y[inner != f], lam, mu)
+                q = dm_apply(s[inner == f], W, b)
+                loss -= np.sum(np.log(q[np.arange((inner == f).sum()), y[inner == f]]))
+            if best is None or loss < best[0]:
+                best = (loss, lam, mu)
+    return best[1], best[2]
+
+
 def main(argv):
     method, path = argv[1], argv[2]
     s, y, fit, prob = load(path)
+    if method in ("ms", "dir"):
+        if method == "dir":
+            s = np.log(np.clip(prob, np.finfo(float).tiny, 1 - np.finfo(float).eps))
+        with open(path) as f:
+            ids = [r["id"] for r in csv.DictReader(f)]
+        inner = inner_folds(ids, int(argv[3]) if len(argv) > 3 else 0)
+        held = ~fit if (~fit).any() else fit
+        lam, mu = dm_choose(s[fit], y[fit], inner[fit])
+        W, b = dm_fit(s[fit], y[fit], lam, mu)
+        q = dm_apply(s[held], W, b)
+        params = {"W": W.tolist(), "b": b.tolist(), "lambda": lam, "mu": mu, "nll": mean_nll(q, y[held])}
+        json.dump(params, sys.stdout)
+        print()
+        return
     prob1 = prob[:, 1]
     held = ~fit if (~fit).any() else fit
     if method == "vs":

@@ -247,9 +247,11 @@ static void test_recal_job(void **state)
     (void)state;
     cs_dataset *g = load_sample("digits_gnb.csv");
     cs_dataset *bin = load_sample("breast_cancer_gnb.csv");
+    cs_dataset *iris = load_sample("iris_gnb.csv");    /* ms, dir: 76 fits a model, kept small */
     cs_backend *b = new_backend(2);
     for (int method = 0; method < CS_RECAL_COUNT; method++) {
-        const cs_dataset *d = method == CS_RECAL_PLATT || method == CS_RECAL_BETA ? bin : g;
+        const cs_dataset *d = method == CS_RECAL_PLATT || method == CS_RECAL_BETA ? bin
+                              : method == CS_RECAL_MS || method == CS_RECAL_DIR ? iris : g;
         cs_recal_job *q = recal_job(d, method, 17);
         q->base.threads = 2;                     /* the direct call below uses 1 */
         uint64_t gen = submit(b, 3, q);
@@ -310,6 +312,7 @@ static void test_recal_job(void **state)
     cs_backend_free(b);
     cs_dataset_free(g);
     cs_dataset_free(bin);
+    cs_dataset_free(iris);
 }
 
 /* ---- methods job ------------------------------------------------------------------------- */

@@ -77,6 +77,16 @@ static cs_dataset *recal(const cs_dataset *d, int method, const uint8_t *mask, i
     return r;
 }
 
+/* Every row of r sums to 1 within 1e-14. */
+static void assert_rows_sum_to_1(const cs_dataset *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        double sum = 0;
+        for (size_t c = 0; c < r->k; c++) sum += r->prob[i * r->k + c];
+        assert_double_near(sum, 1, 1e-14);
+    }
+}
+
 static double top1_ece(const cs_dataset *d, int bins)
 {
     cs_settings s;
@@ -239,6 +249,30 @@ static void test_vs_identity_gives_file_back(void **state)
     }
 }
 
+/* ms and dir, cross-fitted: every row sums to 1; each model stores W (last row 0), b (last 0)
+ * and a λ, μ of the grid. */
+static void test_dm_rows_sum_and_params(void **state)
+{
+    (void)state;
+    cs_dataset *d = random_file(400, 3, 1.5, 1, 21, 1);
+    static const int methods[] = { CS_RECAL_MS, CS_RECAL_DIR };
+    for (int mi = 0; mi < 2; mi++) {
+        cs_recal_info info;
+        cs_dataset *r = recal(d, methods[mi], NULL, 5, &info);
+        assert_int_equal(info.n_vec, 3 * 3 + 3 + 2);
+        for (size_t m = 0; m <= 5; m++) {
+            const double *x = info.vec + m * info.n_vec;
+            for (int j = 0; j < 3; j++) assert_true(x[6 + j] == 0);
+            assert_true(x[9 + 2] == 0);
+            assert_true(x[12] >= 1e-4 && x[12] <= 1 && x[13] >= 1e-4 && x[13] <= 1);
+        }
+        assert_rows_sum_to_1(r);
+        cs_recal_info_clear(&info);
+        cs_dataset_free(r);
+    }
+    cs_dataset_free(d);
+}
+
 /* The cross-fitted fit keeps every row summing to 1, reports K scales and biases per model
  * (b with sum 0), and a budget too small to converge is an error naming the model. */
 static void test_vs_rows_sum_and_budget(void **state)
@@ -255,11 +289,7 @@ static void test_vs_rows_sum_and_budget(void **state)
     }
     /* the data follow softmax(z) with z = ln(counts/10), scores 2.5·z: w = 0.4 fits exactly */
     for (int c = 0; c < 3; c++) assert_double_rel(info.vec[5 * 6 + c], 0.4, 0, 1e-6);
-    for (size_t i = 0; i < r->n; i++) {
-        double sum = 0;
-        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
-        assert_double_near(sum, 1, 1e-14);
-    }
+    assert_rows_sum_to_1(r);
     assert_false(info.unconverged);
     cs_recal_info_clear(&info);
     assert_null(info.vec);
@@ -329,11 +359,7 @@ static void test_ets_rows_sum_and_simplex(void **state)
     /* the data follow softmax(ln p / 2.5): T = 2.5 and all the weight on softmax(s/T) */
     assert_double_rel(info.vec[5 * 4 + 3], 2.5, 0, 1e-6);
     assert_double_near(info.vec[5 * 4], 1, 1e-9);
-    for (size_t i = 0; i < r->n; i++) {
-        double sum = 0;
-        for (size_t c = 0; c < 3; c++) sum += r->prob[i * 3 + c];
-        assert_double_near(sum, 1, 1e-14);
-    }
+    assert_rows_sum_to_1(r);
     cs_recal_info_clear(&info);
     cs_dataset_free(r);
     cs_dataset_free(t);
@@ -815,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_ets_rows_sum_and_simplex),
         cmocka_unit_test(test_beta_identity_and_usage),
         cmocka_unit_test(test_irova_by_hand),
+        cmocka_unit_test(test_dm_rows_sum_and_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -332,9 +332,12 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     /* the recalibrations of the reference file (the reference must be a file for that) */
     size_t src = t->ref < n ? t->ref : 0;
     for (int r = 0; r < mo->n_recal; r++) {
-        /* --recal all: a binary-only method is left out for a multiclass reference file */
+        /* --recal all: a binary-only method is left out for a multiclass reference file, ms
+         * and dir above the classes they are offered for */
         if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
             data[src]->k != 2) continue;
+        if (mo->recal_all && (mo->recal[r] == CS_RECAL_MS || mo->recal[r] == CS_RECAL_DIR) && data[src] &&
+            data[src]->k > CS_RECAL_DM_MAX_K) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
@@ -428,6 +431,8 @@ static const char *recal_title(int method)
     case CS_RECAL_ETS: return "ensemble temperature scaling";
     case CS_RECAL_BETA: return "beta calibration";
     case CS_RECAL_IROVA: return "one-vs-rest isotonic regression";
+    case CS_RECAL_MS: return "matrix scaling (ODIR)";
+    case CS_RECAL_DIR: return "Dirichlet calibration (ODIR)";
     default: return "isotonic regression";
     }
 }
@@ -446,6 +451,23 @@ static void vs_summary(FILE *out, const cs_recal_info *in, size_t m, const char 
     }
     fprintf(out, ", w in [%.4f, %.4f], b in [%.4f, %.4f] on %s (from %s; %d iterations at most)", wlo, whi, blo, bhi, on,
             in->from_logits ? "logits" : "log-probabilities", in->iterations);
+}
+
+/* ms, dir: K from the length of a model's parameters (K² + K + 2: W, b, λ, μ). */
+static size_t dm_classes(size_t n_vec)
+{
+    size_t k = 2;
+    while (k * k + k + 2 < n_vec) k++;
+    return k;
+}
+
+/* ms, dir: the λ, μ model m chose (the JSON has W and b). */
+static void dm_summary(FILE *out, const cs_recal_info *in, size_t m, const char *on, int dir)
+{
+    size_t k = dm_classes(in->n_vec);
+    const double *x = in->vec + m * in->n_vec;
+    fprintf(out, ", lambda = %g, mu = %g by inner cross-validation on %s (from %s; %d iterations at most)", x[k * k + k],
+            x[k * k + k + 1], on, dir ? "ln p" : in->from_logits ? "logits" : "log-probabilities", in->iterations);
 }
 
 /* ---- rankings ---- */
@@ -525,6 +547,23 @@ static void vec_model_json(FILE *out, int method, const cs_recal_info *in, size_
         fputc('}', out);
         return;
     }
+    if (method == CS_RECAL_MS || method == CS_RECAL_DIR) {
+        size_t k = dm_classes(in->n_vec);
+        const double *x = in->vec + m * in->n_vec;
+        fputs("{\"W\": [", out);
+        for (size_t c = 0; c < k; c++) {
+            if (c) fputs(", ", out);
+            json_nums(out, x + c * k, k);
+        }
+        fputs("], \"b\": ", out);
+        json_nums(out, x + k * k, k);
+        fputs(", \"lambda\": ", out);
+        rep_json_num(out, x[k * k + k]);
+        fputs(", \"mu\": ", out);
+        rep_json_num(out, x[k * k + k + 1]);
+        fputc('}', out);
+        return;
+    }
     size_t k = in->n_vec / 2;
     const double *x = in->vec + m * in->n_vec;
     fputs("{\"w\": ", out);
@@ -540,6 +579,7 @@ static void vec_params_json(FILE *out, const rep_methods *t, const rep_method *m
 {
     size_t all = t->held_out ? 0 : (size_t)t->folds;
     if (me->recal == CS_RECAL_BETA) fputs(", \"scores\": \"probabilities\"", out);
+    else if (me->recal == CS_RECAL_DIR) fputs(", \"scores\": \"ln p\"", out);
     else fprintf(out, ", \"scores\": \"%s\"", me->info.from_logits ? "logits" : "log-probabilities");
     if (me->recal != CS_RECAL_ETS) fprintf(out, ", \"iterations\": %d", me->info.iterations);
     fputs(", \"params\": ", out);
@@ -822,6 +862,8 @@ static void methods_legend(FILE *out, const rep_methods *t)
                 vs_summary(o, &me->info, all, on);
             else if (me->recal == CS_RECAL_IROVA)
                 fputs(", renormalised", o);
+            else if ((me->recal == CS_RECAL_MS || me->recal == CS_RECAL_DIR) && me->info.vec)
+                dm_summary(o, &me->info, all, on, me->recal == CS_RECAL_DIR);
             else if (me->recal == CS_RECAL_BETA && me->info.vec) {
                 const double *x = me->info.vec + all * me->info.n_vec;
                 fprintf(o, ", logit p' = %.4f ln p - %.4f ln(1 - p) %c %.4f on %s (from probabilities)", x[0], x[1],

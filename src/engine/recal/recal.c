@@ -19,7 +19,7 @@
 #include "calscope/resample.h"
 #include "recal_internal.h"
 
-static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova" };
+static const char *const method_names[CS_RECAL_COUNT] = { "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova", "ms", "dir" };
 
 const char *cs_recal_name(int method)
 {
@@ -383,6 +383,11 @@ static cs_status check_method(const cs_dataset *d, int method, const cs_recal_op
     if (method == CS_RECAL_BETA && d->k != 2)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
                             "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
+    if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && d->k > CS_RECAL_DM_MAX_K)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s fits (K-1)(K+1) = %zu parameters per model and is offered up to "
+                            "%d classes (it has %zu); use vs or ts", d->path ? d->path : "?",
+                            method == CS_RECAL_MS ? "matrix scaling" : "Dirichlet calibration", d->k * d->k - 1,
+                            CS_RECAL_DM_MAX_K, d->k);
     if (!d->conf)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration needs a prepared dataset");
     return CS_OK;
@@ -450,6 +455,8 @@ static cs_status fit(const cs_dataset *d, int method, const cs_rc_plan *pl, cons
     case CS_RECAL_ETS: return cs_rc_ets(d, pl, o, prob, info, err);
     case CS_RECAL_BETA: return cs_rc_beta(d, pl, o, prob, info, err);
     case CS_RECAL_IROVA: return cs_rc_irova(d, pl, prob, err);
+    case CS_RECAL_MS: return cs_rc_ms(d, pl, o, prob, info, err);
+    case CS_RECAL_DIR: return cs_rc_dir(d, pl, o, prob, info, err);
     default: return cs_rc_iso(d, pl, prob, err);
     }
 }

@@ -48,6 +48,14 @@ cs_status cs_rc_ets(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_op
 cs_status cs_rc_beta(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
                      cs_recal_info *info, cs_error *err);
 
+cs_status cs_rc_ms(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
+                   cs_recal_info *info, cs_error *err);
+cs_status cs_rc_dir(const cs_dataset *d, const cs_rc_plan *pl, const cs_recal_options *o, double *out,
+                    cs_recal_info *info, cs_error *err);
+
+/* q = softmax(W s + b) for one row, v = W (k×k row-major), b (k) as ms/dir store them. */
+void cs_rc_dm_apply_row(const double *s, const double *v, size_t k, double *q);
+
 cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err);
 
 /* Isotonic fits (pool-adjacent-violators) of the outcomes y[r] (0/1) on the scores x[r·stride]
