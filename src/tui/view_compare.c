@@ -62,7 +62,7 @@ static void selection_line(const tui_ctx *c, const cs_methods *t, char *buf, siz
     cs_methods_selection_line(t, c->st->settings.select, ref, buf, size);
 }
 
-/* Method i's verdict line on ECE (cs_verdict_line, the report's default --verdict-metric). */
+/* Method i's verdict line on --verdict-metric (default ECE), as the report's (cs_verdict_line). */
 static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *buf, size_t size)
 {
     char me[256], ref[256];
@@ -72,7 +72,7 @@ static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *
         snprintf(buf, size, "verdict: n/a; %s", CS_METHODS_EACH_NO_PAIRS);
         return;
     }
-    cs_verdict v = cs_methods_verdict(t, i, CS_METRIC_ECE, (size_t)CS_VERDICT_PER_BIN * (size_t)c->st->settings.bins);
+    cs_verdict v = cs_methods_verdict(t, i, c->st->verdict_metric, cs_too_few_bins(&c->st->settings));
     cs_verdict_line(&v, me, ref, buf, size);
 }
 

@@ -67,7 +67,7 @@ struct rep_methods {
     int folds, bins;
     int verdict_metric;      /* --verdict-metric (default ece) */
     unsigned text_metrics;   /* --metrics: the text tables' columns (rep_text_shows_col) */
-    size_t verdict_pairs;    /* fewer paired samples: too few to say (CS_VERDICT_PER_BIN x M) */
+    double verdict_bins;     /* the small-sample rule's bins (cs_too_few_bins) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
     cs_methods res;          /* the engine's table (owned) */
@@ -140,9 +140,9 @@ static cs_verdict case_verdict(const rep_compare *cmp)
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (e->metric == cmp->verdict_metric)
             return cs_verdict_make(e->metric, -e->diff, -e->hi, -e->lo, e->p_worse, e->equal, cmp->res.n_pairs, 1,
-                                   CS_VERDICT_MIN_CASES);
+                                   0);
     }
-    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, CS_VERDICT_MIN_CASES);
+    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, 0);
 }
 
 void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
@@ -163,7 +163,7 @@ void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
             fprintf(out, "verdict: n/a; %s\n", CS_METHODS_EACH_NO_PAIRS);
             return;
         }
-        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
         cs_verdict_line(&v, t->m[i].name, t->m[t->ref].name, line, sizeof line);
         rep_wrap(out, line, 2);
     }
@@ -197,7 +197,7 @@ void rep_compare_verdict_json(FILE *out, const rep_compare *cmp)
     const rep_methods *t = cmp->methods;
     cs_verdict v;
     if (cmp->by_case && cmp->done) v = case_verdict(cmp);
-    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_pairs);
+    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_bins);
     else {
         fputs("null", out);
         return;
@@ -309,7 +309,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->multi = n != 2 || mo->n_recal || t->ref != 0;
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
     t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
-    t->verdict_pairs = (size_t)CS_VERDICT_PER_BIN * (size_t)o->settings.bins;
+    t->verdict_bins = cs_too_few_bins(&o->settings);
     t->text_metrics = rep_text_metrics(mo);
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
@@ -616,7 +616,7 @@ void rep_methods_json(FILE *out, const rep_methods *t)
                 if (i == t->ref) continue;
                 if (!first) fputs(", ", out);
                 first = 0;
-                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
                 verdict_json(out, &v, t->m[i].name);
             }
             fputc(']', out);

@@ -131,8 +131,10 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
     } else if (c->kind == CS_CURVE_BINS) {
         fputs(", \"stable\": null", out);   /* no claim (e.g. too few samples per bin everywhere) */
     }
+    if (c->kind == CS_CURVE_SIZE) fprintf(out, ", \"too_few_below\": %zu", c->too_few_min);
+    if (c->kind == CS_CURVE_BINS && by_case) fprintf(out, ", \"cases\": %zu, \"stable_min_cases\": %d", c->n_cases, CS_TOO_FEW_CASES);
     if (c->kind == CS_CURVE_BINS) {
-        fprintf(out, ", \"stable_min_per_bin\": %d, \"sweep_bins\": ", CS_CURVE_MIN_PER_BIN);
+        fprintf(out, ", \"stable_min_per_bin\": %d, \"sweep_bins\": ", CS_TOO_FEW_PER_BIN);
         rep_json_num(out, c->sweep_bins);   /* null where the sweep is undefined */
     }
     fputs(", \"points\": [", out);
@@ -141,7 +143,7 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
         fprintf(out, "%s\n       {\"%s\": ", i ? "," : "", xkey);
         if (c->kind == CS_CURVE_BINS && !c->kdtree) fprintf(out, "%.0f", pt->x);
         else rep_json_num(out, pt->x);
-        fprintf(out, ", \"rows\": %zu, \"metrics\": {", pt->rows);
+        fprintf(out, ", \"rows\": %zu, \"too_few\": %s, \"metrics\": {", pt->rows, pt->too_few ? "true" : "false");
         int first = 1;
         for (int id = 0; id < CS_METRIC_COUNT; id++) {
             if (!(c->metrics & CS_METRIC_BIT(id))) continue;
