@@ -699,7 +699,8 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         }
         fputc(']', out);
         if (row(t, me)->has_diff) {
-            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", row(t, me)->n_pairs);
+            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
+                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, 0) ? "true" : "false");
             for (int c = 0; c < NCOL; c++) {
                 fprintf(out, ", \"%s\": {", col_name(c));
                 const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
@@ -908,7 +909,7 @@ static void methods_grid(FILE *out, const rep_methods *t, int lw, int rk[][64])
 }
 
 /* Per shown metric: each method's value [95% CI] and its paired difference to the reference. */
-static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl)
+static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl, size_t *few_pairs)
 {
     for (int c = 0; c < NCOL; c++) {
         if (!rep_text_shows_col(t->text_metrics, c)) continue;
@@ -932,7 +933,11 @@ static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl
                 fputs(" +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
                 fprintf(out, isfinite(r->v[c]) ? " n/a (%s)" : " n/a", cs_methods_na_reason(c));
-            else if (r->has_diff) {
+            else if (r->has_diff && cs_too_few(r->n_pairs, t->verdict_bins, 0)) {
+                /* under the small-sample rule: neither "!" nor "*", the numbers decide nothing */
+                *few_pairs = r->n_pairs;
+                fprintf(out, " %+.4f [%+.4f, %+.4f]?  p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c], r->pbetter[c]);
+            } else if (r->has_diff) {
                 *any_dexcl |= r->diff_excludes[c];
                 fprintf(out, " %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
                         r->diff_excludes[c] ? "!" : " ", excludes_zero(r->dlo[c], r->dhi[c]) ? "*" : " ", r->pbetter[c]);
@@ -997,9 +1002,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     fputc('\n', out);
     rep_wrap(out, line, 2);
     int any_excl = 0, any_dexcl = 0;
-    metric_blocks(out, t, lw, &any_excl, &any_dexcl);
+    size_t few_pairs = SIZE_MAX;
+    metric_blocks(out, t, lw, &any_excl, &any_dexcl, &few_pairs);
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
+    if (few_pairs != SIZE_MAX) rep_too_few_note(out, few_pairs, cs_too_few_min(t->verdict_bins, 0), 0);
 
     /* agreement of definitions: rank of each method under each metric */
     snprintf(line, sizeof line, "  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the "

@@ -199,6 +199,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     if (cmp->done)
         fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
                 cmp->res.n_pairs, cmp->res.repeats);
+    if (cmp->done) fprintf(out, ", \"too_few\": %s", rep_compare_too_few(cmp) ? "true" : "false");
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
     if (!cmp->by_case) rep_methods_selection_json(out, cmp->methods);
     rep_compare_verdict_json(out, cmp);

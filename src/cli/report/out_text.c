@@ -147,6 +147,20 @@ int rep_text_shows_col(unsigned mask, int col)
     return (mask >> cs_methods_col_metric(col)) & 1u;
 }
 
+int rep_compare_too_few(const rep_compare *cmp)
+{
+    return cmp->done && cs_too_few(cmp->res.n_pairs, cmp->bins, cmp->by_case);
+}
+
+void rep_too_few_note(FILE *out, size_t pairs, size_t min, int by_case)
+{
+    char line[256];
+    snprintf(line, sizeof line, "  ? too few paired %s (%zu, fewer than %zu): the interval and p_better rest on a "
+             "bootstrap over too few %s to decide anything", by_case ? "cases" : "samples", pairs, min,
+             by_case ? "cases" : "samples per bin");
+    rep_wrap(out, line, 4);
+}
+
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
@@ -166,7 +180,7 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
                  cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     rep_wrap(out, line, 2);
     fprintf(out, "  %-13s %10s %10s %10s  %-22s%8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
-    int ties = 0, misses = 0;
+    int ties = 0, misses = 0, few = rep_compare_too_few(cmp), shown_few = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (!((cmp->text_metrics >> e->metric) & 1u)) continue;   /* --metrics: JSON has it */
@@ -179,13 +193,15 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
             fprintf(out, "  %-13s %10s %10s %10s   (%s)\n", cs_metric_name(e->metric), "n/a", "n/a", "n/a",
                     mi && mi->only ? mi->only : "undefined on these samples");
         } else {
-            int miss = cs_methods_interval_misses(e->diff, e->lo, e->hi);
+            int miss = !few && cs_methods_interval_misses(e->diff, e->lo, e->hi);
             misses |= miss;
+            shown_few |= few;
             fprintf(out, "  %-13s %10.6f %10.6f %10.6f  [%9.6f, %9.6f]%c%7.3f\n", cs_metric_name(e->metric), e->a, e->b,
-                    -e->diff, -e->hi, -e->lo, miss ? '!' : ' ', e->p_worse);
+                    -e->diff, -e->hi, -e->lo, few ? '?' : miss ? '!' : ' ', e->p_worse);
         }
     }
     if (misses) rep_paired_note(out);
+    if (shown_few) rep_too_few_note(out, cmp->res.n_pairs, cs_too_few_min(cmp->bins, cmp->by_case), cmp->by_case);
     if (ties)
         fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale\n"
                 "      (rounding noise)\n", CS_TIE_REL);

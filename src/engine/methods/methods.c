@@ -509,8 +509,9 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
                  mi && mi->only ? mi->only : "undefined on these samples");
         return;
     }
+    /* + 0.0: a tie's -0 (a difference turned round) prints as +0.0000 */
     snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
-             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff, v->lo, v->hi,
+             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff + 0.0, v->lo + 0.0, v->hi + 0.0,
              v->misses ? "!" : "", v->p_better, pairs, unit);
     if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
         snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,
