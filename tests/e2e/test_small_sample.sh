@@ -97,7 +97,10 @@ if command -v tmux >/dev/null; then
     if wait_joined 'methods \(p panel[^)]*\) verdict: no significant difference between digits_ts\.csv and digits_logreg\.csv; Brier .* 1,797 paired samples method +acc +\[ECE\]' 60
     then ok "methods panel: the verdict is pinned between the title and the column header"
     else not_ok "methods panel: the verdict is pinned between the title and the column header" "$SCREEN"; fi
-    keys q
+    keys :
+    check_cmdline "dashboard ':' on the Compare view"
+    expect_match "dashboard ':' repeats --verdict-metric" ' --compare --verdict-metric brier ' "$CMD"
+    keys Escape q
 
     dash "$TMP/a100.csv" "$TMP/b100.csv"
     keys 5
