@@ -64,6 +64,8 @@ typedef struct cs_method_row {
                                     CS_OK: CS_METHODS_EACH_NO_PAIRS) */
     int has_diff;
     size_t n_pairs;
+    int by_case;                 /* the pairs are cases (two statistics files, resampled by case):
+                                    the small-sample rule counts cases */
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
     int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
     int diff_excludes[CS_METHODS_NCOL]; /* the paired interval does not contain the difference

@@ -22,7 +22,7 @@
  * marked "?" instead of "*" or "!", they decide nothing. */
 static int too_few_pairs(const tui_ctx *c, const cs_method_row *row)
 {
-    return row->has_diff && cs_too_few(row->n_pairs, cs_too_few_bins(&c->st->settings), 0);
+    return row->has_diff && cs_too_few(row->n_pairs, cs_too_few_bins(&c->st->settings), row->by_case);
 }
 
 /* The legend of "?" when some row of t has too few pairs (c's settings give the rule's bins). */
@@ -30,8 +30,9 @@ static int too_few_note(const tui_ctx *c, const cs_methods *t, char *buf, size_t
 {
     for (size_t i = 0; i < t->n; i++)
         if (too_few_pairs(c, &t->rows[i])) {
-            snprintf(buf, size, "? too few paired samples (%zu, fewer than %zu) to decide anything", t->rows[i].n_pairs,
-                     cs_too_few_min(cs_too_few_bins(&c->st->settings), 0));
+            snprintf(buf, size, "? too few paired %s (%zu, fewer than %zu) to decide anything",
+                     t->rows[i].by_case ? "cases" : "samples", t->rows[i].n_pairs,
+                     cs_too_few_min(cs_too_few_bins(&c->st->settings), t->rows[i].by_case));
             return 1;
         }
     return 0;

@@ -102,6 +102,14 @@ if command -v tmux >/dev/null; then
     expect_match "dashboard ':' repeats --verdict-metric" ' --compare --verdict-metric brier ' "$CMD"
     keys Escape q
 
+    # two statistics files of 4 cases: the methods table's pairs are cases
+    dash "$TMP/nifti.csst" "$TMP/npz.csst"
+    keys 5
+    check_screen "dashboard, 4 paired cases: the verdict counts cases" \
+        '^verdict: too few paired cases to say \(fewer than 10\); ECE \+0\.0000' 60
+    check_screen "dashboard, 4 paired cases: the legend of ?" '^\? too few paired cases \(4, fewer than 10\) to decide anything$' 60
+    keys q
+
     dash "$TMP/a100.csv" "$TMP/b100.csv"
     keys 5
     check_screen "dashboard, 100 pairs: the verdict says too few" \

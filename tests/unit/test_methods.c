@@ -1109,6 +1109,27 @@ static void test_verdict(void **state)
     v = cs_methods_verdict(&t, 1, CS_METRIC_RECE_M, 15);    /* not a column of the table */
     assert_int_equal(v.kind, CS_VERDICT_NA);
     cs_methods_free(&t);
+
+    /* a row whose pairs are cases (two statistics files) counts cases: 9 too few, 10 enough,
+     * where 10 paired samples at M = 15 would be too few */
+    cs_method_row rows[2];
+    memset(rows, 0, sizeof rows);
+    cs_methods ct = { .n = 2, .rows = rows, .ref = 0 };
+    rows[1].has_diff = 1;
+    rows[1].by_case = 1;
+    rows[1].diff[CS_METHODS_COL_ECE] = -0.05;
+    rows[1].dlo[CS_METHODS_COL_ECE] = -0.06;
+    rows[1].dhi[CS_METHODS_COL_ECE] = -0.04;
+    rows[1].pbetter[CS_METHODS_COL_ECE] = 1.0;
+    rows[1].n_pairs = 9;
+    v = cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15);
+    assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 9 paired cases");
+    rows[1].n_pairs = 10;
+    assert_int_equal(cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15).kind, CS_VERDICT_BETTER);
+    rows[1].by_case = 0;
+    assert_int_equal(cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15).kind, CS_VERDICT_TOO_FEW);
     cs_dataset_free(a);
     cs_dataset_free(b);
 }

@@ -700,7 +700,7 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fputc(']', out);
         if (row(t, me)->has_diff) {
             fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
-                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, 0) ? "true" : "false");
+                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
             for (int c = 0; c < NCOL; c++) {
                 fprintf(out, ", \"%s\": {", col_name(c));
                 const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
@@ -909,7 +909,8 @@ static void methods_grid(FILE *out, const rep_methods *t, int lw, int rk[][64])
 }
 
 /* Per shown metric: each method's value [95% CI] and its paired difference to the reference. */
-static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl, size_t *few_pairs)
+static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl,
+                          const cs_method_row **few)
 {
     for (int c = 0; c < NCOL; c++) {
         if (!rep_text_shows_col(t->text_metrics, c)) continue;
@@ -933,9 +934,9 @@ static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl
                 fputs(" +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
                 fprintf(out, isfinite(r->v[c]) ? " n/a (%s)" : " n/a", cs_methods_na_reason(c));
-            else if (r->has_diff && cs_too_few(r->n_pairs, t->verdict_bins, 0)) {
+            else if (r->has_diff && cs_too_few(r->n_pairs, t->verdict_bins, r->by_case)) {
                 /* under the small-sample rule: neither "!" nor "*", the numbers decide nothing */
-                *few_pairs = r->n_pairs;
+                *few = r;
                 fprintf(out, " %+.4f [%+.4f, %+.4f]?  p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c], r->pbetter[c]);
             } else if (r->has_diff) {
                 *any_dexcl |= r->diff_excludes[c];
@@ -1002,11 +1003,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     fputc('\n', out);
     rep_wrap(out, line, 2);
     int any_excl = 0, any_dexcl = 0;
-    size_t few_pairs = SIZE_MAX;
-    metric_blocks(out, t, lw, &any_excl, &any_dexcl, &few_pairs);
+    const cs_method_row *few = NULL;   /* a row under the small-sample rule, for its note */
+    metric_blocks(out, t, lw, &any_excl, &any_dexcl, &few);
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
-    if (few_pairs != SIZE_MAX) rep_too_few_note(out, few_pairs, cs_too_few_min(t->verdict_bins, 0), 0);
+    if (few) rep_too_few_note(out, few->n_pairs, cs_too_few_min(t->verdict_bins, few->by_case), few->by_case);
 
     /* agreement of definitions: rank of each method under each metric */
     snprintf(line, sizeof line, "  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the "

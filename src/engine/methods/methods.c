@@ -147,6 +147,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     cs_status st = cs_compare_run(ref, d, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
+    me->by_case = ref->stats && d->stats;   /* cs_compare_run pairs statistics files by case */
     me->cmp = c;
     me->has_cmp = 1;
     for (size_t e = 0; e < c.n_entries; e++)
@@ -488,9 +489,9 @@ cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, double 
         if (cs_methods_col_metric(c) == metric) col = c;
     const cs_method_row *r = &t->rows[i];
     if (col < 0 || !r->has_diff)
-        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, 0, bins);
+        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, r->by_case, bins);
     return cs_verdict_make(metric, r->diff[col], r->dlo[col], r->dhi[col], r->pbetter[col], r->equal[col],
-                           r->n_pairs, 0, bins);
+                           r->n_pairs, r->by_case, bins);
 }
 
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size)
