@@ -64,6 +64,8 @@ typedef struct cs_method_row {
                                     CS_OK: CS_METHODS_EACH_NO_PAIRS) */
     int has_diff;
     size_t n_pairs;
+    int by_case;                 /* the pairs are cases (two statistics files, resampled by case):
+                                    the small-sample rule counts cases */
     double diff[CS_METHODS_NCOL], dlo[CS_METHODS_NCOL], dhi[CS_METHODS_NCOL], pbetter[CS_METHODS_NCOL];
     int equal[CS_METHODS_NCOL];  /* the paired difference is rounding noise (cs_compare_entry.equal) */
     int diff_excludes[CS_METHODS_NCOL]; /* the paired interval does not contain the difference
@@ -149,10 +151,9 @@ const char *cs_methods_na_reason(int col);
 
 /* ---- the verdict: one line saying which of two methods is better calibrated ---------------- */
 
-/* Fewer paired samples than this many per bin (or fewer paired cases than
- * CS_VERDICT_MIN_CASES) and the verdict is "too few samples/cases to say". */
-#define CS_VERDICT_PER_BIN 10
-#define CS_VERDICT_MIN_CASES 10
+/* Too few pairs under the small-sample rule (cs_too_few, calscope/metrics.h: fewer than 10
+ * paired samples per bin, or fewer than 10 paired cases) and the verdict is "too few
+ * samples/cases to say". */
 
 typedef enum cs_verdict_kind {
     CS_VERDICT_BETTER,           /* the method is better than the reference (interval excludes 0) */
@@ -171,14 +172,14 @@ typedef struct cs_verdict {
     size_t pairs;                /* paired samples (or cases) */
     int by_case;                 /* pairs are cases (statistics files) */
     int misses;                  /* the interval misses the difference ("!") */
-    size_t min_pairs;            /* fewer pairs than this: CS_VERDICT_TOO_FEW */
+    size_t min_pairs;            /* fewer pairs than this: CS_VERDICT_TOO_FEW (cs_too_few_min) */
 } cs_verdict;
 
 /* The verdict on metric `metric` from a paired difference method - reference (diff, its
  * interval lo..hi, p_better of the method, equal when a tie, `pairs` pairs; NAN diff: none).
- * min_pairs: CS_VERDICT_PER_BIN x the bins for samples, CS_VERDICT_MIN_CASES for cases. Pure. */
+ * Too few by cs_too_few(pairs, bins, by_case): bins is the settings' cs_too_few_bins. Pure. */
 cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
-                           size_t pairs, int by_case, size_t min_pairs);
+                           size_t pairs, int by_case, double bins);
 /* "verdict: METHOD is better calibrated than REF; ECE -0.0507 [-0.0621, -0.0152], P(better)
  * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
  * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
@@ -186,7 +187,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
 /* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
  * such column or the row no paired difference). Any thread; t is only read. */
-cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs);
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, double bins);
 
 /* 1 when [lo, hi] is finite and excludes 0 by more than the tie band cs_metric_tie_tol(lo, hi)
  * (an interval of rounding noise excludes nothing). */

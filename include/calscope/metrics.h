@@ -254,4 +254,34 @@ void cs_prepared_free(cs_prepared *p);
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
                       const cs_run *run, cs_result *out, cs_error *err);
 
+/* ---- the small-sample rule: when a resampled number is too few units to claim anything ----
+ *
+ * One rule for every claim made from resampling: the stable range of a bins curve, a size
+ * curve's points, the comparison's verdict and its paired intervals and P(better).
+ *  - Samples (rows, or voxels pooled into bins): fewer than CS_TOO_FEW_PER_BIN per bin on
+ *    average. Below that a bin's accuracy moves in steps of 0.1 or more and its gap is mostly
+ *    binomial noise, so every M looks equally "stable" and any difference is noise.
+ *  - Cases, when the case is the unit of resampling (statistics files): fewer than
+ *    CS_TOO_FEW_CASES. A bootstrap over n cases has only C(2n-1, n) distinct resamples (35 for
+ *    4 cases, 126 for 5, 92,378 for 10; Efron & Tibshirani 1993, "An Introduction to the
+ *    Bootstrap"), so 1000 replicates repeat a few dozen values, and its spread underestimates
+ *    the sampling spread by the factor sqrt((n-1)/n) (13 % at 4 cases, 5 % at 10): the
+ *    interval looks tight and P(better) reads 1.000 on the evidence of a handful of patients. */
+#define CS_TOO_FEW_PER_BIN 10
+#define CS_TOO_FEW_CASES 10
+
+/* 1 when `units` are too few under the rule: by_case, units are cases (fewer than
+ * CS_TOO_FEW_CASES); else units are samples spread over `bins` bins (M; 1/gamma for kd-tree
+ * cells; 0 or less counts as one bin), too few when units / bins < CS_TOO_FEW_PER_BIN.
+ * Pure; any thread. */
+int cs_too_few(size_t units, double bins, int by_case);
+/* The fewest units the rule accepts, for messages ("fewer than 150"): CS_TOO_FEW_CASES, or
+ * CS_TOO_FEW_PER_BIN x bins rounded up. Pure; any thread. */
+size_t cs_too_few_min(double bins, int by_case);
+/* The bins the rule spreads samples over under settings s: M, or 1/gamma for kd-tree cells
+ * (gamma·N is a cell's size). Pure; any thread. */
+double cs_too_few_bins(const cs_settings *s);
+/* cs_too_few_bins of the settings p was prepared under. Any thread. */
+double cs_prepared_too_few_bins(const cs_prepared *p);
+
 #endif

@@ -160,6 +160,8 @@ typedef struct cs_curve_point {
     size_t rows;                 /* samples per replicate */
     double full[CS_METRIC_COUNT];    /* the metric on all samples (with this point's M) */
     cs_stat stat[CS_METRIC_COUNT];   /* over the replicates; only metrics in the mask are set */
+    int too_few;                 /* a replicate draws too few samples or cases under the
+                                    small-sample rule (cs_too_few): no claim from this point */
 } cs_curve_point;
 
 typedef struct cs_curve {
@@ -168,12 +170,17 @@ typedef struct cs_curve {
     int repeats;
     int replace;
     unsigned metrics;
-    size_t n_samples;            /* N, the prepared (selected) samples */
+    size_t n_samples;            /* N, the prepared (selected) samples (voxels: statistics files) */
+    int by_case;                 /* the units resampled are cases (statistics files): a size
+                                    curve's rows are cases per replicate */
+    size_t n_cases;              /* by_case: the cases a bins curve's replicate draws */
+    size_t too_few_min;          /* size curve: the fewest rows (cases by_case) per replicate
+                                    the small-sample rule accepts (cs_too_few_min) */
     size_t n_points;
     cs_curve_point *points;      /* owned */
     /* Bins curve only: the stable range of `stable_metric`, point indices first..last inclusive
-     * (-1 when undefined). Rule: only points with at least CS_CURVE_MIN_PER_BIN samples per bin
-     * take part (N/M for uniform and mass bins, gamma·N for kd-tree cells); two neighbouring such
+     * (-1 when undefined). Rule: only points not too_few take part (the small-sample rule:
+     * 10 samples per bin, N/M or gamma·N for kd-tree cells; 10 cases by_case); two neighbouring such
      * points agree when their means differ by no more than the larger of their two bootstrap
      * sds; the stable range is the longest run of consecutive points in which every neighbouring
      * pair agrees (the earliest on ties). A run of one point is allowed; with no point dense
@@ -181,8 +188,8 @@ typedef struct cs_curve {
      * changing M moves the estimate by less than its own sampling noise". */
     int stable_metric;
     int stable_first, stable_last;
-    int stable_thin;             /* 1 when points were left out for having too few samples per
-                                    bin (then no range, or a range over the dense points only) */
+    int stable_thin;             /* 1 when points were left out as too_few (then no range, or a
+                                    range over the dense points only) */
     /* Bins curve only: the bin count ECE_sweep chooses on all N samples under the curve's
      * binning (the report's ece_sweep_bins), so a user can set it beside the stable range.
      * NAN where the sweep is undefined (kd-tree cells, distances other than tvd/l2, the size
@@ -190,10 +197,11 @@ typedef struct cs_curve {
     double sweep_bins;
 } cs_curve;
 
-/* The fewest samples per bin at which the bins curve claims stability. Below about 10 a bin's
- * accuracy moves in steps of 0.1 or more and its gap is mostly binomial noise; every M then
- * looks "stable" because every M is equally noisy. */
-#define CS_CURVE_MIN_PER_BIN 10
+/* Sets every point's too_few by the small-sample rule (cs_too_few): by_case, the cases a
+ * replicate draws (a size curve's rows, else n_cases); else a point's rows over its bins
+ * (a bins curve's M, or 1/gamma for kd-tree cells; a size curve's `bins`, cs_too_few_bins of
+ * its settings). The caller owns c; any thread that owns it. */
+void cs_curve_mark_too_few(cs_curve *c, double bins);
 
 /* Size curve on a prepared problem (selection + lens done; bins from its settings). Returns a
  * curve owned by the caller (cs_curve_free), or NULL with err: CS_EUSAGE (bad options),

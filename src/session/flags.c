@@ -869,7 +869,7 @@ static const ss_flag table[] = {
       "reference's samples, and every method is measured on those samples\n"
       "(default reference); each: every method on its own selection, values\n"
       "only (no paired differences)", NULL },
-    { "--verdict-metric", "M", R, SEC_RESAMPLING, p_verdict_metric, q_verdict_metric, 0,
+    { "--verdict-metric", "M", RD, SEC_RESAMPLING, p_verdict_metric, q_verdict_metric, 0,
       "the metric of the comparison's verdict line (default ece; any of\n"
       "its metrics but accuracy): which method is better calibrated, by\n"
       "the paired difference method - reference", NULL },

@@ -491,6 +491,8 @@ static void screen_opts(const tui_state *st, ss_opts *o, const char **files)
         for (int i = 0; i < st->n_recal && i < CS_RECAL_COUNT; i++) o->methods.recal[i] = st->recal[i];
         o->methods.n_recal = st->n_recal < CS_RECAL_COUNT ? st->n_recal : CS_RECAL_COUNT;
         if (st->active > 0) o->methods.reference = (int)st->active + 1;
+        o->methods.verdict_metric = st->verdict_metric;
+        o->methods.verdict_metric_given = st->verdict_metric != CS_METRIC_ECE;
     }
     if (st->compat && st->view == TUI_VIEW_RELIABILITY) o->compat = st->compat_lib;
     o->seed = st->seed;

@@ -27,6 +27,7 @@ void tui_state_init(tui_state *st)
     st->ci_on = 200;
     st->rece_overlay = 1;
     st->repeats = 20;
+    st->verdict_metric = CS_METRIC_ECE;
     st->seed = 0;
     st->prompt.hist_pos = -1;
     st->cmp_col = 1;             /* the methods table focuses ECE */
@@ -68,6 +69,7 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     if (o->ci_repeats > 0) st->ci_on = o->ci_repeats;
     st->ci_method = o->ci_method;
     st->select_each = o->methods.select_each;
+    if (o->methods.verdict_metric_given) st->verdict_metric = o->methods.verdict_metric;
     if (o->repeats) st->repeats = o->repeats;
     st->seed = (unsigned long)o->seed;
     st->threads = o->threads;

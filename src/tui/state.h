@@ -76,6 +76,7 @@ typedef struct tui_state {
     int ci_method;              /* --ci-method: cs_ci_method of the intervals (0 = percentile) */
     int select_each;            /* --select-on each: the Compare view's methods keep their own
                                    selections (values only); default: the active file's */
+    int verdict_metric;         /* --verdict-metric: the Compare view's verdict (default ECE) */
     int repeats;                /* variance curve repeats */
     unsigned long seed;
     int threads;                /* 0 = backend default */

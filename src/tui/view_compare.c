@@ -18,15 +18,38 @@
 #include "tui/theme.h"
 #include "tui/views.h"
 
+/* 1 when row's paired numbers rest on too few pairs under the small-sample rule (cs_too_few):
+ * marked "?" instead of "*" or "!", they decide nothing. */
+static int too_few_pairs(const tui_ctx *c, const cs_method_row *row)
+{
+    return row->has_diff && cs_too_few(row->n_pairs, cs_too_few_bins(&c->st->settings), row->by_case);
+}
+
+/* The legend of "?" when some row of t has too few pairs (c's settings give the rule's bins). */
+static int too_few_note(const tui_ctx *c, const cs_methods *t, char *buf, size_t size)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (too_few_pairs(c, &t->rows[i])) {
+            snprintf(buf, size, "? too few paired %s (%zu, fewer than %zu) to decide anything",
+                     t->rows[i].by_case ? "cases" : "samples", t->rows[i].n_pairs,
+                     cs_too_few_min(cs_too_few_bins(&c->st->settings), t->rows[i].by_case));
+            return 1;
+        }
+    return 0;
+}
+
 /* Column col's paired difference of a method's row ("-0.0073 [-0.0110,-0.0006]* 0.982": method
- * - reference, its 95% interval, * when it excludes 0, P<), or why there is none. The methods
- * table and the diagrams panel both print it, so they cannot differ. */
-static void paired_text(const cs_method_row *row, int col, char *buf, size_t size)
+ * - reference, its 95% interval, * when it excludes 0, ? when `few` pairs, P<), or why there is
+ * none. The methods table and the diagrams panel both print it, so they cannot differ. */
+static void paired_text(const cs_method_row *row, int col, int few, char *buf, size_t size)
 {
     if (row->has_diff && row->equal[col])   /* rounding noise: a tie */
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
     else if (row->has_diff && !isfinite(row->diff[col]))   /* no number: say where there is one */
         snprintf(buf, size, "%8s (%s)", "n/a", cs_methods_na_reason(col));
+    else if (row->has_diff && few)   /* under the small-sample rule: neither ! nor * */
+        snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]? %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
+                 row->pbetter[col]);
     else if (row->has_diff)   /* ! the interval misses its own difference (the legend says why) */
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]%s%c %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
                  row->diff_excludes[col] ? "!" : "", cs_methods_excludes_zero(row->dlo[col], row->dhi[col]) ? '*' : ' ',
@@ -62,7 +85,7 @@ static void selection_line(const tui_ctx *c, const cs_methods *t, char *buf, siz
     cs_methods_selection_line(t, c->st->settings.select, ref, buf, size);
 }
 
-/* Method i's verdict line on ECE (cs_verdict_line, the report's default --verdict-metric). */
+/* Method i's verdict line on --verdict-metric (default ECE), as the report's (cs_verdict_line). */
 static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *buf, size_t size)
 {
     char me[256], ref[256];
@@ -72,7 +95,7 @@ static void verdict_line(const tui_ctx *c, const cs_methods *t, size_t i, char *
         snprintf(buf, size, "verdict: n/a; %s", CS_METHODS_EACH_NO_PAIRS);
         return;
     }
-    cs_verdict v = cs_methods_verdict(t, i, CS_METRIC_ECE, (size_t)CS_VERDICT_PER_BIN * (size_t)c->st->settings.bins);
+    cs_verdict v = cs_methods_verdict(t, i, c->st->verdict_metric, cs_too_few_bins(&c->st->settings));
     cs_verdict_line(&v, me, ref, buf, size);
 }
 
@@ -291,20 +314,15 @@ static void table_body(const panel_args *a, panel_lines *L)
     int nw = a->nw, focus = a->focus;
     char line[2400], h[32];
     int len;
-    for (size_t i = 0; i < t->n; i++)
-        if (i != t->ref) {
-            verdict_line(a->c, t, i, line, sizeof line);
-            line_put_wrapped(L, TUI_ROLE_HEADING, line, a->w);
-        }
-    selection_line(a->c, t, line, sizeof line);
-    if (line[0]) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
     for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
         len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
         for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
+            int few = too_few_pairs(a->c, row);
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
             if (row->ok && isfinite(row->v[col]))
-                len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col], mark ? '*' : ' ');
+                len += snprintf(line + len, sizeof line - (size_t)len, "%8.4f%c", row->v[col],
+                                few ? '?' : mark ? '*' : ' ');
             else len += snprintf(line + len, sizeof line - (size_t)len, "%8s ", "n/a");
         }
         line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
@@ -375,7 +393,7 @@ static void table_body(const panel_args *a, panel_lines *L)
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else {
             char pd[1100];
-            paired_text(row, focus, pd, sizeof pd);
+            paired_text(row, focus, too_few_pairs(a->c, row), pd, sizeof pd);
             snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
         }
         line_put(L, a->role, line);
@@ -384,6 +402,7 @@ static void table_body(const panel_args *a, panel_lines *L)
     line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
     if (any_misses(t, focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
+    if (too_few_note(a->c, t, line, sizeof line)) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
     if (!isfinite(t->rows[t->ref].v[focus]) && t->rows[t->ref].ok)
         line_putf(L, CH_ROLE_LABEL, "n/a: %s has no number here (%s)", h, cs_methods_na_reason(focus));
 }
@@ -478,7 +497,24 @@ static int panel_header(const cs_methods *t, const panel_spec *p, int nw, int fi
     return len;
 }
 
-/* Draws a methods panel in r: its title and column header stay, its body scrolls. */
+/* The methods table's answer, pinned under its title and above its column header, so that
+ * the header heads the rows it names: one verdict per method beside the reference, then the
+ * selection line, in at most half of r (the rows need the rest). Returns the next row. */
+static int pinned_answer(const tui_ctx *c, const cs_methods *t, const tui_rect *r, int y, int stale)
+{
+    char line[2400];
+    tui_rect at = { r->x, y, r->w, r->h / 2 };
+    for (size_t i = 0; i < t->n && y < at.y + at.h; i++) {
+        if (i == t->ref) continue;
+        verdict_line(c, t, i, line, sizeof line);
+        y += tui_draw_lines(&at, y, stale ? CH_ROLE_STALE : TUI_ROLE_HEADING, line);
+    }
+    selection_line(c, t, line, sizeof line);
+    if (line[0] && y < at.y + at.h) y += tui_draw_lines(&at, y, stale ? CH_ROLE_STALE : CH_ROLE_LABEL, line);
+    return y;
+}
+
+/* Draws a methods panel in r: its title, answer and column header stay, its body scrolls. */
 static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec *p)
 {
     int stale;
@@ -501,6 +537,7 @@ static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec 
         tui_text(y, r->x, r->w, TUI_ROLE_HEADING, "rankings (1 = best; ! = orders a pair unlike ECE)");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
+    if (p == &table_panel) y = pinned_answer(c, t, r, y, stale);
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
     panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
     draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
@@ -563,7 +600,7 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else if (row) {
             char pd[1100];
-            paired_text(row, CS_METHODS_COL_ECE, pd, sizeof pd);
+            paired_text(row, CS_METHODS_COL_ECE, too_few_pairs(c, row), pd, sizeof pd);
             snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
         } else if (c->m->n_files >= 2) {
             snprintf(line + len, sizeof line - (size_t)len, " paired bootstrap...");
@@ -580,6 +617,8 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     char sel[2 * CS_SPEC_MAX + 600];
     if (mt && any_misses(mt, CS_METHODS_COL_ECE) && y + 3 < t->y + t->h)
         tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, PAIRED_MISS_NOTE);
+    if (mt && too_few_note(c, mt, sel, sizeof sel) && y + 3 < t->y + t->h)
+        tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, sel);
     if (mt && y + 3 < t->y + t->h) {
         selection_line(c, mt, sel, sizeof sel);
         tui_rect below = { t->x, y + 3, t->w, t->y + t->h - (y + 3) };

@@ -130,20 +130,27 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
              has_rm ? " frac |ECE d| |RG d| |RM d|" : by_case ? " frac cases |ECE d|"
              : " frac  rows  |ECE d| |RG d|");
     char nb[8];
-    for (size_t i = 0; i < n && (int)i + 1 < t->h; i++) {
+    int marked = 0;
+    size_t i = 0;
+    for (; i < n && (int)i + 1 < t->h; i++) {
         const cs_curve_point *p = &cu->points[i];
+        const char *few = p->too_few ? "<" : "";   /* under the small-sample rule */
+        marked |= p->too_few;
         if (has_rm)
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %6.4f %6.4f %6.4f", p->x,
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %6.4f %6.4f %6.4f%s", p->x,
                       p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev,
-                      p->stat[CS_METRIC_RECE_M].abs_dev);
+                      p->stat[CS_METRIC_RECE_M].abs_dev, few);
         else if (by_case)
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f", p->x, rows5(nb, p->rows),
-                      p->stat[CS_METRIC_ECE].abs_dev);
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f%s", p->x, rows5(nb, p->rows),
+                      p->stat[CS_METRIC_ECE].abs_dev, few);
         else
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f %6.4f", p->x,
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f %6.4f%s", p->x,
                       rows5(nb, p->rows), p->stat[CS_METRIC_ECE].abs_dev,
-                      p->stat[CS_METRIC_RECE_G].abs_dev);
+                      p->stat[CS_METRIC_RECE_G].abs_dev, few);
     }
+    if (marked && (int)i + 2 < t->h)
+        tui_textf(t->y + 2 + (int)i, t->x, t->w, role, "< too few: under %zu %s", cu->too_few_min,
+                  by_case ? "cases" : "rows");
 }
 
 static void bins_panel(const tui_ctx *c, const tui_layout *l)
@@ -163,8 +170,10 @@ static void bins_panel(const tui_ctx *c, const tui_layout *l)
         series_of(cu, CS_METRIC_RECE_M, &pm, "RECE-M", 4, 1),
     };
     char title[160], range[64] = "no stable range";
-    if (cu->stable_thin && cu->stable_first < 0)   /* no claim under the samples-per-bin floor */
-        snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_CURVE_MIN_PER_BIN);
+    if (cu->stable_thin && cu->stable_first < 0 && by_case)   /* no claim under the small-sample rule */
+        snprintf(range, sizeof range, "no stable range (%zu cases, <%d)", cu->n_cases, CS_TOO_FEW_CASES);
+    else if (cu->stable_thin && cu->stable_first < 0)
+        snprintf(range, sizeof range, "no stable range (<%d per bin)", CS_TOO_FEW_PER_BIN);
     if (cu->stable_first >= 0 && cu->stable_last >= cu->stable_first)
         snprintf(range, sizeof range, "stable %s %g..%g", cu->kdtree ? "gamma" : "M",
                  cu->points[cu->stable_first].x, cu->points[cu->stable_last].x);

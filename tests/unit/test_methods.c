@@ -948,7 +948,7 @@ static void test_selection_on_reference(void **state)
     assert_int_equal(t.rows[1].status, CS_EEMPTY);
     assert_string_equal(t.rows[1].err.msg, "a.csv: the selection 'conf > 2' keeps no sample (it is evaluated on the reference)");
     assert_false(t.rows[1].ok);
-    cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
+    cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 15);
     assert_int_equal(nv.kind, CS_VERDICT_NA);
     cs_verdict_line(&nv, "b.csv", "a.csv", line, sizeof line);
     assert_string_equal(line, "verdict: n/a; no paired samples");
@@ -1043,41 +1043,56 @@ static void test_verdict(void **state)
     (void)state;
     char line[600];
     /* ECE lower is better: an interval below 0 says the method is better */
-    cs_verdict v = cs_verdict_make(CS_METRIC_ECE, -0.0507, -0.0621, -0.0152, 1.0, 0, 1797, 0, 150);
+    cs_verdict v = cs_verdict_make(CS_METRIC_ECE, -0.0507, -0.0621, -0.0152, 1.0, 0, 1797, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_BETTER);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: B is better calibrated than A; ECE -0.0507 [-0.0621, -0.0152], P(better) 1.000, 1,797 paired samples");
     /* above 0: the reference is */
-    v = cs_verdict_make(CS_METRIC_ECE, 0.02, 0.01, 0.03, 0.0, 0, 1797, 0, 150);
+    v = cs_verdict_make(CS_METRIC_ECE, 0.02, 0.01, 0.03, 0.0, 0, 1797, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_WORSE);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: A is better calibrated than B; ECE +0.0200 [+0.0100, +0.0300], P(better) 0.000, 1,797 paired samples");
     /* accuracy-like direction is the metric's own: NLL lower is better too; an interval over 0 says nothing */
-    v = cs_verdict_make(CS_METRIC_NLL, -0.01, -0.03, 0.01, 0.8, 0, 500, 0, 150);
+    v = cs_verdict_make(CS_METRIC_NLL, -0.01, -0.03, 0.01, 0.8, 0, 500, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: no significant difference between B and A; NLL -0.0100 [-0.0300, +0.0100], P(better) 0.800, 500 paired samples");
     /* an interval beside its own difference decides nothing */
-    v = cs_verdict_make(CS_METRIC_MCE, 0.0, 0.04, 0.25, 0.0, 0, 180, 0, 150);
+    v = cs_verdict_make(CS_METRIC_MCE, 0.0, 0.04, 0.25, 0.0, 0, 180, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
     assert_true(v.misses);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: no significant difference between B and A; MCE +0.0000 [+0.0400, +0.2500]!, P(better) 0.000, 180 paired samples");
     /* a tie */
-    v = cs_verdict_make(CS_METRIC_ECE, 0.0, 0.0, 0.0, 0.0, 1, 300, 0, 150);
+    v = cs_verdict_make(CS_METRIC_ECE, 0.0, 0.0, 0.0, 0.0, 1, 300, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
     /* too few: 149 of the 150 a binned error needs, and cases */
-    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 149, 0, 150);
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 149, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: too few paired samples to say (fewer than 150); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 149 paired samples");
-    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 4, 1, CS_VERDICT_MIN_CASES);
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 4, 1, 15);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 4 paired cases");
-    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 150, 0, 150);
+    /* cases at the rule's boundary: 9 too few, 10 and 11 enough, whatever the bins */
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 9, 1, 15);
+    assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
+    assert_int_equal(v.min_pairs, 10);
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 10, 1, 15);
+    assert_int_equal(v.kind, CS_VERDICT_BETTER);
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 11, 1, 15);
+    assert_int_equal(v.kind, CS_VERDICT_BETTER);
+    /* a tie turned round (B - A of an A - B table) prints +0.0000, not -0.0000 */
+    v = cs_verdict_make(CS_METRIC_ECE, -0.0, -0.0, -0.0, 0.0, 1, 4, 1, 15);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE +0.0000 [+0.0000, +0.0000], P(better) 0.000, 4 paired cases");
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 150, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_BETTER);        /* 150 is enough */
+    assert_int_equal(v.min_pairs, 150);
+    v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 151, 0, 15);
+    assert_int_equal(v.kind, CS_VERDICT_BETTER);
     /* no number */
-    v = cs_verdict_make(CS_METRIC_SMECE, NAN, NAN, NAN, NAN, 0, 400, 0, 150);
+    v = cs_verdict_make(CS_METRIC_SMECE, NAN, NAN, NAN, NAN, 0, 400, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_NA);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
     assert_string_equal(line, "verdict: n/a; smECE has no paired difference here (top1/class:C only)");
@@ -1086,14 +1101,35 @@ static void test_verdict(void **state)
     cs_dataset *a = make_bin4("a.csv", P_A, LAB4), *b = make_bin4("b.csv", P_B, LAB4);
     cs_methods t;
     run_two(a, b, 20, 0, &t);
-    v = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 150);
+    v = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 15);
     assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
     assert_int_equal(v.pairs, 4);
     assert_double_near(v.diff, 0.0875, 1e-12);
     assert_double_near(v.diff, t.rows[1].diff[CS_METHODS_COL_ECE], 0);
-    v = cs_methods_verdict(&t, 1, CS_METRIC_RECE_M, 150);    /* not a column of the table */
+    v = cs_methods_verdict(&t, 1, CS_METRIC_RECE_M, 15);    /* not a column of the table */
     assert_int_equal(v.kind, CS_VERDICT_NA);
     cs_methods_free(&t);
+
+    /* a row whose pairs are cases (two statistics files) counts cases: 9 too few, 10 enough,
+     * where 10 paired samples at M = 15 would be too few */
+    cs_method_row rows[2];
+    memset(rows, 0, sizeof rows);
+    cs_methods ct = { .n = 2, .rows = rows, .ref = 0 };
+    rows[1].has_diff = 1;
+    rows[1].by_case = 1;
+    rows[1].diff[CS_METHODS_COL_ECE] = -0.05;
+    rows[1].dlo[CS_METHODS_COL_ECE] = -0.06;
+    rows[1].dhi[CS_METHODS_COL_ECE] = -0.04;
+    rows[1].pbetter[CS_METHODS_COL_ECE] = 1.0;
+    rows[1].n_pairs = 9;
+    v = cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15);
+    assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE -0.0500 [-0.0600, -0.0400], P(better) 1.000, 9 paired cases");
+    rows[1].n_pairs = 10;
+    assert_int_equal(cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15).kind, CS_VERDICT_BETTER);
+    rows[1].by_case = 0;
+    assert_int_equal(cs_methods_verdict(&ct, 1, CS_METRIC_ECE, 15).kind, CS_VERDICT_TOO_FEW);
     cs_dataset_free(a);
     cs_dataset_free(b);
 }

@@ -342,6 +342,7 @@ static void flat_curve(cs_curve *c, cs_curve_point *pts, const double *m, size_t
     c->n_points = n;
     c->n_samples = rows;
     c->metrics = CS_METRIC_BIT(CS_METRIC_ECE);
+    cs_curve_mark_too_few(c, 0);
 }
 
 static void test_stable_floor(void **state)
@@ -376,6 +377,75 @@ static void test_stable_floor(void **state)
     assert_true(c.stable_thin);
 }
 
+/* The small-sample rule at its boundary, worked by hand: 15 bins need 15 x 10 = 150 samples
+ * (149 too few, 150 and 151 enough); 10 cases are the floor where cases are resampled (9 too
+ * few); kd-tree cells of gamma 0.1 hold 0.1·N, so 100 samples (99 too few). */
+static void test_too_few_rule(void **state)
+{
+    (void)state;
+    assert_true(cs_too_few(149, 15, 0));
+    assert_false(cs_too_few(150, 15, 0));
+    assert_false(cs_too_few(151, 15, 0));
+    assert_true(cs_too_few(9, 15, 1));          /* cases: the bins do not enter */
+    assert_false(cs_too_few(10, 15, 1));
+    assert_false(cs_too_few(11, 1000, 1));
+    assert_true(cs_too_few(99, 1.0 / 0.1, 0));
+    assert_false(cs_too_few(100, 1.0 / 0.1, 0));
+    assert_int_equal(cs_too_few_min(15, 0), 150);
+    assert_int_equal(cs_too_few_min(15, 1), 10);
+    assert_int_equal(cs_too_few_min(1.0 / 0.1, 0), 100);
+    cs_settings s;
+    cs_settings_default(&s);
+    assert_double_near(cs_too_few_bins(&s), 15, 0);
+    s.binning = CS_BIN_KDTREE;
+    s.gamma = 0.05;
+    assert_double_near(cs_too_few_bins(&s), 20, 1e-12);
+}
+
+/* Cases resampled (a statistics file): a bins curve over 9 cases claims no stable range
+ * however many voxels (1e6, 66,666 per bin at M=15), over 10 cases it does; a size curve over
+ * 40 cases marks the subsets of fewer than 10 (ceil(0.1·40) = 4, ceil(0.2·40) = 8) and not
+ * ceil(0.25·40) = 10. */
+static void test_too_few_cases_curves(void **state)
+{
+    (void)state;
+    cs_curve c;
+    cs_curve_point pts[3];
+    const double m[3] = { 5, 10, 15 };
+    for (size_t cases = 9; cases <= 11; cases++) {
+        flat_curve(&c, pts, m, 3, 1000000, 0);
+        c.by_case = 1;
+        c.n_cases = cases;
+        cs_curve_mark_too_few(&c, 0);
+        cs_curve_flag_stable(&c, CS_METRIC_ECE);
+        assert_int_equal(c.stable_first, cases < 10 ? -1 : 0);
+        assert_int_equal(c.stable_last, cases < 10 ? -1 : 2);
+        assert_int_equal(c.stable_thin, cases < 10);
+        for (int i = 0; i < 3; i++) assert_int_equal(pts[i].too_few, cases < 10);
+    }
+    cs_curve_point sp[4];
+    memset(&c, 0, sizeof c);
+    memset(sp, 0, sizeof sp);
+    const size_t sub[4] = { 4, 8, 10, 40 };
+    for (int i = 0; i < 4; i++) sp[i].rows = sub[i];
+    c.kind = CS_CURVE_SIZE;
+    c.by_case = 1;
+    c.points = sp;
+    c.n_points = 4;
+    cs_curve_mark_too_few(&c, 15);
+    assert_int_equal(c.too_few_min, 10);
+    const int want[4] = { 1, 1, 0, 0 };
+    for (int i = 0; i < 4; i++) assert_int_equal(sp[i].too_few, want[i]);
+    /* rows: the same subsets at M = 15 need 150 rows each */
+    c.by_case = 0;
+    sp[3].rows = 150;
+    sp[2].rows = 149;
+    cs_curve_mark_too_few(&c, 15);
+    assert_int_equal(c.too_few_min, 150);
+    assert_true(sp[2].too_few);
+    assert_false(sp[3].too_few);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +459,8 @@ int main(void)
         cmocka_unit_test(test_interval_methods),
         cmocka_unit_test(test_excludes_value),
         cmocka_unit_test(test_stable_floor),
+        cmocka_unit_test(test_too_few_rule),
+        cmocka_unit_test(test_too_few_cases_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

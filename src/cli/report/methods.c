@@ -67,7 +67,7 @@ struct rep_methods {
     int folds, bins;
     int verdict_metric;      /* --verdict-metric (default ece) */
     unsigned text_metrics;   /* --metrics: the text tables' columns (rep_text_shows_col) */
-    size_t verdict_pairs;    /* fewer paired samples: too few to say (CS_VERDICT_PER_BIN x M) */
+    double verdict_bins;     /* the small-sample rule's bins (cs_too_few_bins) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
     cs_methods res;          /* the engine's table (owned) */
@@ -140,9 +140,9 @@ static cs_verdict case_verdict(const rep_compare *cmp)
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (e->metric == cmp->verdict_metric)
             return cs_verdict_make(e->metric, -e->diff, -e->hi, -e->lo, e->p_worse, e->equal, cmp->res.n_pairs, 1,
-                                   CS_VERDICT_MIN_CASES);
+                                   0);
     }
-    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, CS_VERDICT_MIN_CASES);
+    return cs_verdict_make(cmp->verdict_metric, NAN, NAN, NAN, NAN, 0, cmp->res.n_pairs, 1, 0);
 }
 
 void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
@@ -163,7 +163,7 @@ void rep_compare_verdict_text(FILE *out, const rep_compare *cmp)
             fprintf(out, "verdict: n/a; %s\n", CS_METHODS_EACH_NO_PAIRS);
             return;
         }
-        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
         cs_verdict_line(&v, t->m[i].name, t->m[t->ref].name, line, sizeof line);
         rep_wrap(out, line, 2);
     }
@@ -197,7 +197,7 @@ void rep_compare_verdict_json(FILE *out, const rep_compare *cmp)
     const rep_methods *t = cmp->methods;
     cs_verdict v;
     if (cmp->by_case && cmp->done) v = case_verdict(cmp);
-    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_pairs);
+    else if (!cmp->by_case && t && t->n == 2 && !t->res.select_each) v = cs_methods_verdict(&t->res, 1 - t->ref, t->verdict_metric, t->verdict_bins);
     else {
         fputs("null", out);
         return;
@@ -309,7 +309,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->multi = n != 2 || mo->n_recal || t->ref != 0;
     snprintf(t->select, sizeof t->select, "%s", o->settings.select);
     t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
-    t->verdict_pairs = (size_t)CS_VERDICT_PER_BIN * (size_t)o->settings.bins;
+    t->verdict_bins = cs_too_few_bins(&o->settings);
     t->text_metrics = rep_text_metrics(mo);
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     cs_error err;
@@ -656,7 +656,7 @@ void rep_methods_json(FILE *out, const rep_methods *t)
                 if (i == t->ref) continue;
                 if (!first) fputs(", ", out);
                 first = 0;
-                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_pairs);
+                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
                 verdict_json(out, &v, t->m[i].name);
             }
             fputc(']', out);
@@ -739,7 +739,8 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         }
         fputc(']', out);
         if (row(t, me)->has_diff) {
-            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu", row(t, me)->n_pairs);
+            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
+                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
             for (int c = 0; c < NCOL; c++) {
                 fprintf(out, ", \"%s\": {", col_name(c));
                 const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
@@ -950,7 +951,8 @@ static void methods_grid(FILE *out, const rep_methods *t, int lw, int rk[][64])
 }
 
 /* Per shown metric: each method's value [95% CI] and its paired difference to the reference. */
-static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl)
+static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl, int *any_dexcl,
+                          const cs_method_row **few)
 {
     for (int c = 0; c < NCOL; c++) {
         if (!rep_text_shows_col(t->text_metrics, c)) continue;
@@ -974,7 +976,11 @@ static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl
                 fputs(" +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
                 fprintf(out, isfinite(r->v[c]) ? " n/a (%s)" : " n/a", cs_methods_na_reason(c));
-            else if (r->has_diff) {
+            else if (r->has_diff && cs_too_few(r->n_pairs, t->verdict_bins, r->by_case)) {
+                /* under the small-sample rule: neither "!" nor "*", the numbers decide nothing */
+                *few = r;
+                fprintf(out, " %+.4f [%+.4f, %+.4f]?  p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c], r->pbetter[c]);
+            } else if (r->has_diff) {
                 *any_dexcl |= r->diff_excludes[c];
                 fprintf(out, " %+.4f [%+.4f, %+.4f]%s%s p_better %.3f", r->diff[c], r->dlo[c], r->dhi[c],
                         r->diff_excludes[c] ? "!" : " ", excludes_zero(r->dlo[c], r->dhi[c]) ? "*" : " ", r->pbetter[c]);
@@ -1039,9 +1045,11 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     fputc('\n', out);
     rep_wrap(out, line, 2);
     int any_excl = 0, any_dexcl = 0;
-    metric_blocks(out, t, lw, &any_excl, &any_dexcl);
+    const cs_method_row *few = NULL;   /* a row under the small-sample rule, for its note */
+    metric_blocks(out, t, lw, &any_excl, &any_dexcl, &few);
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
+    if (few) rep_too_few_note(out, few->n_pairs, cs_too_few_min(t->verdict_bins, few->by_case), few->by_case);
 
     /* agreement of definitions: rank of each method under each metric */
     snprintf(line, sizeof line, "  Rankings (1 = best; ties, within %g of the metric's scale, share a rank; ! = the "

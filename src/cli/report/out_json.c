@@ -131,8 +131,10 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
     } else if (c->kind == CS_CURVE_BINS) {
         fputs(", \"stable\": null", out);   /* no claim (e.g. too few samples per bin everywhere) */
     }
+    if (c->kind == CS_CURVE_SIZE) fprintf(out, ", \"too_few_below\": %zu", c->too_few_min);
+    if (c->kind == CS_CURVE_BINS && by_case) fprintf(out, ", \"cases\": %zu, \"stable_min_cases\": %d", c->n_cases, CS_TOO_FEW_CASES);
     if (c->kind == CS_CURVE_BINS) {
-        fprintf(out, ", \"stable_min_per_bin\": %d, \"sweep_bins\": ", CS_CURVE_MIN_PER_BIN);
+        fprintf(out, ", \"stable_min_per_bin\": %d, \"sweep_bins\": ", CS_TOO_FEW_PER_BIN);
         rep_json_num(out, c->sweep_bins);   /* null where the sweep is undefined */
     }
     fputs(", \"points\": [", out);
@@ -141,7 +143,7 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
         fprintf(out, "%s\n       {\"%s\": ", i ? "," : "", xkey);
         if (c->kind == CS_CURVE_BINS && !c->kdtree) fprintf(out, "%.0f", pt->x);
         else rep_json_num(out, pt->x);
-        fprintf(out, ", \"rows\": %zu, \"metrics\": {", pt->rows);
+        fprintf(out, ", \"rows\": %zu, \"too_few\": %s, \"metrics\": {", pt->rows, pt->too_few ? "true" : "false");
         int first = 1;
         for (int id = 0; id < CS_METRIC_COUNT; id++) {
             if (!(c->metrics & CS_METRIC_BIT(id))) continue;
@@ -197,6 +199,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     if (cmp->done)
         fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
                 cmp->res.n_pairs, cmp->res.repeats);
+    if (cmp->done) fprintf(out, ", \"too_few\": %s", rep_compare_too_few(cmp) ? "true" : "false");
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
     if (!cmp->by_case) rep_methods_selection_json(out, cmp->methods);
     rep_compare_verdict_json(out, cmp);

@@ -18,16 +18,42 @@ double rep_curve_bias(const cs_curve *c, const cs_curve_point *pt, int id, doubl
     return c->kind == CS_CURVE_SIZE && estimates && isfinite(truth) ? pt->stat[id].mean - truth : NAN;
 }
 
+/* The notes under a curve's table: the small-sample rule's marks and claims. */
+static void curve_too_few_note(FILE *out, const cs_curve *c, int by_case)
+{
+    int marked = 0;
+    for (size_t i = 0; i < c->n_points; i++) marked |= c->points[i].too_few;
+    if (c->kind == CS_CURVE_BINS && c->stable_thin && by_case)
+        fprintf(out, "  %s: stability is only claimed on at least %d cases (%zu here)\n",
+                c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
+                CS_TOO_FEW_CASES, c->n_cases);
+    else if (c->kind == CS_CURVE_BINS && c->stable_thin)
+        fprintf(out, "  %s: stability is only claimed where there are at least %d samples per bin\n"
+                "  (N/M for M bins, gamma*N for kd-tree cells)\n",
+                c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
+                CS_TOO_FEW_PER_BIN);
+    else if (c->kind == CS_CURVE_SIZE && marked && by_case)
+        fprintf(out, "  too few: fewer than %zu cases per subset (cases are the unit resampled): its\n"
+                "  spread is that of a handful of cases\n", c->too_few_min);
+    else if (c->kind == CS_CURVE_SIZE && marked)
+        fprintf(out, "  too few: fewer than %zu rows per subset (%d per bin): its spread is that of a\n"
+                "  handful of samples per bin\n", c->too_few_min, CS_TOO_FEW_PER_BIN);
+}
+
 /* by_case: a statistics dataset, whose resamples draw cases. truth: --true-ece or NAN. */
 static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
 {
     const char *xname = c->kind == CS_CURVE_SIZE ? "fraction" : c->kdtree ? "gamma" : "bins";
-    fprintf(out, "  %s curve: %d repeats %s replacement, N=%zu%s; mean, sd, 2.5-97.5%% range, mean |dev|\n",
-            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "with" : "without", c->n_samples,
-            by_case ? " cases (cases are resampled, not voxels)" : "");
+    char n[64];
+    if (by_case && c->kind == CS_CURVE_BINS) snprintf(n, sizeof n, "%zu cases, %zu voxels", c->n_cases, c->n_samples);
+    else snprintf(n, sizeof n, "%zu%s", c->n_samples, by_case ? " cases" : "");
+    fprintf(out, "  %s curve: %d repeats %s replacement, N=%s%s; mean, sd, 2.5-97.5%% range, mean |dev|\n",
+            c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "with" : "without", n,
+            by_case ? " (cases are resampled, not voxels)" : "");
+    const char *unit = !by_case ? "rows" : c->kind == CS_CURVE_SIZE ? "cases" : "voxels";
     for (int id = 0; id < CS_METRIC_COUNT; id++) {
         if (!(c->metrics & CS_METRIC_BIT(id))) continue;
-        fprintf(out, "  %-8s %8s %7s %9s %9s %9s %9s %9s\n", cs_metric_name(id), xname, by_case ? "cases" : "rows", "mean", "sd", "lo",
+        fprintf(out, "  %-8s %8s %7s %9s %9s %9s %9s %9s\n", cs_metric_name(id), xname, unit, "mean", "sd", "lo",
                 "hi", "abs_dev");
         for (size_t i = 0; i < c->n_points; i++) {
             const cs_curve_point *pt = &c->points[i];
@@ -35,17 +61,14 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
             fprintf(out, "  %-8s %8g %7zu %9.6f %9.6f %9.6f %9.6f %9.6f%s", "", pt->x, pt->rows, st->mean, st->sd,
                     st->lo, st->hi, st->abs_dev,
                     c->kind == CS_CURVE_BINS && id == c->stable_metric && (int)i >= c->stable_first &&
-                    (int)i <= c->stable_last && c->stable_first >= 0 ? "  stable" : "");
+                    (int)i <= c->stable_last && c->stable_first >= 0 ? "  stable"
+                    : pt->too_few ? "  too few" : "");
             double bias = rep_curve_bias(c, pt, id, truth);
             if (isfinite(bias)) fprintf(out, "  bias %+.6f", bias);
             fputc('\n', out);
         }
     }
-    if (c->kind == CS_CURVE_BINS && c->stable_thin)
-        fprintf(out, "  %s: stability is only claimed where there are at least %d samples per bin\n"
-                "  (N/M for M bins, gamma*N for kd-tree cells)\n",
-                c->stable_first < 0 ? "no stable range" : "stable range over the dense points only",
-                CS_CURVE_MIN_PER_BIN);
+    curve_too_few_note(out, c, by_case);
     if (c->kind == CS_CURVE_SIZE && isfinite(truth))
         fprintf(out, "  true top-1 ECE %.6f (--true-ece); bias = mean - true ECE, for the estimators of it\n"
                 "  (ece, ace, rece_g, smece, ece_sweep)\n", truth);
@@ -124,6 +147,20 @@ int rep_text_shows_col(unsigned mask, int col)
     return (mask >> cs_methods_col_metric(col)) & 1u;
 }
 
+int rep_compare_too_few(const rep_compare *cmp)
+{
+    return cmp->done && cs_too_few(cmp->res.n_pairs, cmp->bins, cmp->by_case);
+}
+
+void rep_too_few_note(FILE *out, size_t pairs, size_t min, int by_case)
+{
+    char line[256];
+    snprintf(line, sizeof line, "  ? too few paired %s (%zu, fewer than %zu): the interval and p_better rest on a "
+             "bootstrap over too few %s to decide anything", by_case ? "cases" : "samples", pairs, min,
+             by_case ? "cases" : "samples per bin");
+    rep_wrap(out, line, 4);
+}
+
 void rep_out_compare_text(FILE *out, const rep_compare *cmp)
 {
     if (!cmp->done) return;
@@ -143,7 +180,7 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
                  cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     rep_wrap(out, line, 2);
     fprintf(out, "  %-13s %10s %10s %10s  %-22s%8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
-    int ties = 0, misses = 0;
+    int ties = 0, misses = 0, few = rep_compare_too_few(cmp), shown_few = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
         const cs_compare_entry *e = &cmp->res.entries[i];
         if (!((cmp->text_metrics >> e->metric) & 1u)) continue;   /* --metrics: JSON has it */
@@ -156,13 +193,15 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
             fprintf(out, "  %-13s %10s %10s %10s   (%s)\n", cs_metric_name(e->metric), "n/a", "n/a", "n/a",
                     mi && mi->only ? mi->only : "undefined on these samples");
         } else {
-            int miss = cs_methods_interval_misses(e->diff, e->lo, e->hi);
+            int miss = !few && cs_methods_interval_misses(e->diff, e->lo, e->hi);
             misses |= miss;
+            shown_few |= few;
             fprintf(out, "  %-13s %10.6f %10.6f %10.6f  [%9.6f, %9.6f]%c%7.3f\n", cs_metric_name(e->metric), e->a, e->b,
-                    -e->diff, -e->hi, -e->lo, miss ? '!' : ' ', e->p_worse);
+                    -e->diff, -e->hi, -e->lo, few ? '?' : miss ? '!' : ' ', e->p_worse);
         }
     }
     if (misses) rep_paired_note(out);
+    if (shown_few) rep_too_few_note(out, cmp->res.n_pairs, cs_too_few_min(cmp->bins, cmp->by_case), cmp->by_case);
     if (ties)
         fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale\n"
                 "      (rounding noise)\n", CS_TIE_REL);

@@ -94,7 +94,15 @@ typedef struct rep_compare {
     rep_pair_errors pair;  /* files that do not pair with the reference (then no table) */
     int verdict_metric;    /* --verdict-metric (default ece) */
     unsigned text_metrics; /* --metrics: the text tables' metrics (rep_text_metrics) */
+    double bins;           /* the small-sample rule's bins (cs_too_few_bins of the settings) */
 } rep_compare;
+
+/* 1 when the done comparison has too few pairs (cases by_case) under the small-sample rule
+ * (cs_too_few): its intervals and p_better are marked "?" and decide nothing. */
+int rep_compare_too_few(const rep_compare *cmp);
+/* The "?" note under a table whose paired numbers rest on too few pairs (`pairs`, fewer than
+ * `min`). */
+void rep_too_few_note(FILE *out, size_t pairs, size_t min, int by_case);
 
 /* Output writers (stdout). cmp is NULL without --compare. */
 void rep_out_json(FILE *out, const rep_opts *o, const rep_file *files, size_t n, const rep_compare *cmp);

@@ -255,6 +255,7 @@ int report_main(int argc, char **argv)
     cmp.by_case = stats_pair;
     cmp.verdict_metric = o.methods.verdict_metric_given ? o.methods.verdict_metric : CS_METRIC_ECE;
     cmp.text_metrics = rep_text_metrics(&o.methods);
+    cmp.bins = cs_too_few_bins(&o.settings);
     /* the two-file table only when the methods table could be built (the files pair): a
      * failure was said once there */
     if (stats_pair || (mt && !rep_methods_multi(mt) && !rep_methods_no_pairs(mt) && kept[0] && kept[1])) {

@@ -112,7 +112,12 @@ cs_curve *seg_size_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         return NULL;
     }
     cs_evaluator ev = stats_evaluator(p);
-    return cs_resample_size_curve(&ev, o, mask, run, err);
+    cs_curve *c = cs_resample_size_curve(&ev, o, mask, run, err);
+    if (c) {
+        c->by_case = 1;   /* a point's rows are the cases it draws */
+        cs_curve_mark_too_few(c, 0);
+    }
+    return c;
 }
 
 /* The M of the curve: the default list keeps its divisors of F; an M asked for that does not
@@ -179,6 +184,9 @@ cs_curve *seg_bins_curve(const seg_prob *p, const cs_curve_options *o, const cs_
         c->points[i].x = M[i];
         c->points[i].rows = (size_t)voxels;
     }
+    c->by_case = 1;
+    c->n_cases = fine.na;
+    cs_curve_mark_too_few(c, 0);
     stats_points sp = { &fine, M };
     cs_evaluator ev = { .n = fine.na, .ctx = &sp, .eval_points = stats_eval_points };
     if (cs_resample_bins_curve(&ev, c, o, run, err) != CS_OK) {

@@ -147,6 +147,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     cs_status st = cs_compare_run(ref, d, s, CS_METRICS_DEFAULT, repeats, o->seed, run, &c, &me->diff_err);
     if (st != CS_OK) return st;
     me->n_pairs = c.n_pairs;
+    me->by_case = ref->stats && d->stats;   /* cs_compare_run pairs statistics files by case */
     me->cmp = c;
     me->has_cmp = 1;
     for (size_t e = 0; e < c.n_entries; e++)
@@ -464,12 +465,13 @@ int cs_methods_ranking_differs(const cs_methods *t, int col)
 /* ---- the verdict ---- */
 
 cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double p_better, int equal,
-                           size_t pairs, int by_case, size_t min_pairs)
+                           size_t pairs, int by_case, double bins)
 {
-    cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0, min_pairs };
+    cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0,
+                     cs_too_few_min(bins, by_case) };
     if (!isfinite(diff)) return v;
     v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
-    if (pairs < min_pairs) v.kind = CS_VERDICT_TOO_FEW;
+    if (cs_too_few(pairs, bins, by_case)) v.kind = CS_VERDICT_TOO_FEW;
     else if (equal || v.misses || !cs_methods_excludes_zero(lo, hi))
         v.kind = CS_VERDICT_NO_DIFFERENCE;   /* an interval beside its own estimate decides nothing */
     else {
@@ -480,16 +482,16 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
     return v;
 }
 
-cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, size_t min_pairs)
+cs_verdict cs_methods_verdict(const cs_methods *t, size_t i, int metric, double bins)
 {
     int col = -1;
     for (int c = 0; c < CS_METHODS_COL_TOPK; c++)
         if (cs_methods_col_metric(c) == metric) col = c;
     const cs_method_row *r = &t->rows[i];
     if (col < 0 || !r->has_diff)
-        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, 0, min_pairs);
+        return cs_verdict_make(metric, NAN, NAN, NAN, NAN, 0, r->n_pairs, r->by_case, bins);
     return cs_verdict_make(metric, r->diff[col], r->dlo[col], r->dhi[col], r->pbetter[col], r->equal[col],
-                           r->n_pairs, 0, min_pairs);
+                           r->n_pairs, r->by_case, bins);
 }
 
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size)
@@ -508,8 +510,9 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
                  mi && mi->only ? mi->only : "undefined on these samples");
         return;
     }
+    /* + 0.0: a tie's -0 (a difference turned round) prints as +0.0000 */
     snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
-             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff, v->lo, v->hi,
+             v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff + 0.0, v->lo + 0.0, v->hi + 0.0,
              v->misses ? "!" : "", v->p_better, pairs, unit);
     if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
         snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,

@@ -232,7 +232,9 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
     }
     cs_evaluator ev = rows_evaluator(p);
     /* recem: the metrics this file has */
-    return cs_resample_size_curve(&ev, o, cs_metrics_available(p, o->metrics), run, err);
+    cs_curve *c = cs_resample_size_curve(&ev, o, cs_metrics_available(p, o->metrics), run, err);
+    if (c) cs_curve_mark_too_few(c, cs_prepared_too_few_bins(p));
+    return c;
 }
 
 cs_curve *cs_resample_size_curve(const cs_evaluator *ev, const cs_curve_options *o,
@@ -384,14 +386,15 @@ static double full_sweep_bins(const cs_prepared *p, const cs_run *run)
     return b;
 }
 
-/* Point i of a bins curve has at least CS_CURVE_MIN_PER_BIN samples per bin: N/M on average
- * for uniform and mass bins, gamma·N (the cell size below which kd-tree cells stop splitting)
- * for kd-tree cells. */
-static int dense_enough(const cs_curve *c, size_t i)
+void cs_curve_mark_too_few(cs_curve *c, double bins)
 {
-    double n = (double)c->points[i].rows, x = c->points[i].x;
-    double per = c->kdtree ? x * n : n / x;
-    return per >= CS_CURVE_MIN_PER_BIN;
+    c->too_few_min = c->kind == CS_CURVE_SIZE ? cs_too_few_min(bins, c->by_case) : 0;
+    for (size_t i = 0; i < c->n_points; i++) {
+        cs_curve_point *pt = &c->points[i];
+        size_t units = c->by_case && c->kind == CS_CURVE_BINS ? c->n_cases : pt->rows;
+        double b = c->kind == CS_CURVE_SIZE ? bins : c->kdtree ? 1.0 / pt->x : pt->x;
+        pt->too_few = cs_too_few(units, b, c->by_case);
+    }
 }
 
 void cs_curve_flag_stable(cs_curve *c, int metric)
@@ -405,8 +408,8 @@ void cs_curve_flag_stable(cs_curve *c, int metric)
     int best_first = -1, best_len = 0, first = -1;
     for (size_t i = 0; i < c->n_points; i++) {
         const cs_stat *s = &c->points[i].stat[metric];
-        if (c->kind == CS_CURVE_BINS && !dense_enough(c, i)) {
-            c->stable_thin = 1;   /* too few samples per bin for a claim */
+        if (c->kind == CS_CURVE_BINS && c->points[i].too_few) {
+            c->stable_thin = 1;   /* too few samples or cases for a claim */
             first = -1;
             continue;
         }
@@ -494,6 +497,7 @@ static cs_curve *bins_curve_of(const cs_plan *pl, const cs_curve_options *o, con
         c->points[i].x = o->x[i];
         c->points[i].rows = n;
     }
+    cs_curve_mark_too_few(c, 0);
     cs_evaluator ev = { .n = n, .ctx = prep, .eval_points = rows_eval_points };
     if (cs_resample_bins_curve(&ev, c, &avail, run, err) != CS_OK) {
         cs_curve_free(c);
