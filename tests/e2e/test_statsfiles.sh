@@ -162,5 +162,10 @@ sed 's/^mapping,"0,1,2,4"$/mapping,"0,1,2,5"/; s/^classes,4,0,1,2,4$/classes,4,0
 run "$CALSCOPE" report --compare "$ALL" "$TMP/five.csv"
 expect_eq "--compare, same count, a class named differently" \
     "3 calscope: $TMP/five.csv:5:6: --compare: class '5' has no partner: class 3 of $ALL is '4'" "$RC $ERR"
+# three statistics files: cases pair two files at a time, and the methods table says so
+run "$CALSCOPE" report --compare "$ALL" "$A" "$B"
+expect_eq "--compare of three statistics files: refused with its reason" \
+    "2 calscope: $A: --compare pairs statistics files case by case two at a time; a methods table of three or more is offered for prediction files only" \
+    "$RC $(printf '%s\n' "$ERR" | head -1)"
 
 done_testing

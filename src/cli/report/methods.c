@@ -271,7 +271,11 @@ static int all_pair(const rep_methods *t, int *status, rep_pair_errors *pair)
         if (i == t->ref || !t->m[i].d) continue;
         cs_error err;
         cs_error_clear(&err);
-        if (cs_compare_pair(rd, t->m[i].d, NULL, NULL, &err) == CS_OK) continue;
+        if (rd->stats || t->m[i].d->stats)   /* cases pair only two files at a time (cs_compare_run) */
+            cs_error_set(&err, CS_EUSAGE, 0, 0, "%s: --compare pairs statistics files case by case two at a time; "
+                         "a methods table of three or more is offered for prediction files only",
+                         t->m[i].name);
+        else if (cs_compare_pair(rd, t->m[i].d, NULL, NULL, &err) == CS_OK) continue;
         fprintf(stderr, "calscope: %s\n", err.msg);
         if (pair && pair->n < REP_PAIR_ERRORS) {
             snprintf(pair->path[pair->n], sizeof pair->path[0], "%s", t->m[i].name);
