@@ -119,7 +119,7 @@ static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
     int chosen = tui_trend_metrics[c->st->trend_metric];
     long best = cs_trend_best(tr, chosen);
     char head[160];
-    int n = snprintf(head, sizeof head, "  epoch %-*s %7s", NAME_W, "file", "n");
+    int n = snprintf(head, sizeof head, "   epoch %-*s %7s", NAME_W, "file", "n");
     for (int k = 0; k < TUI_TREND_METRICS; k++) {
         const char *lab = cs_metric_info_of(tui_trend_metrics[k])->label;
         char l[24];
@@ -135,8 +135,10 @@ static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
     for (size_t i = first; i < t->n && y < r->y + 1 + rows; i++, y++) {
         char name[64], line[256];
         epoch_name(name, sizeof name, t->paths[i], NAME_W);
-        const char *mark = i == sel ? ">" : (long)i == best ? "*" : " ";
-        if (i == sel && (long)i == best) mark = "*";
+        /* two marks: the shown epoch, the best one (the chart's glyph) */
+        char mark[16];
+        snprintf(mark, sizeof mark, "%s%s", i == sel ? ">" : " ",
+                 (long)i == best ? (c->g->utf8 ? "\xe2\x97\x86" : "@") : " ");
         int role = i == sel ? TUI_ROLE_TAB_ACTIVE : CH_ROLE_TEXT;
         if (i >= tr->n) {
             snprintf(line, sizeof line, "%s%6zu %-*s %s", mark, i + 1, NAME_W, name,
@@ -158,7 +160,10 @@ static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
         }
         tui_text(y, r->x, r->w, role, line);
     }
-    tui_draw_scroll_marker(r, r->y + r->h - 1, (int)first, rows, (int)t->n, 1);
+    size_t shown = t->n - first < (size_t)rows ? t->n - first : (size_t)rows;
+    if (t->n > shown)   /* the window follows the shown epoch */
+        tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "epochs %zu-%zu of %zu (Left/Right move)",
+                  first + 1, first + shown, t->n);
 }
 
 void tui_view_trend(const tui_ctx *c, const tui_trend *t, const tui_layout *l)
