@@ -148,7 +148,11 @@ static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
         }
         const cs_trend_epoch *e = &tr->epoch[i];
         if (e->message) {
-            snprintf(line, sizeof line, "%s%6zu %-*s gap: %s", mark, i + 1, NAME_W, name, e->message);
+            /* the file is named on the row: its message from the line and column on */
+            const char *msg = e->message;
+            size_t pl = strlen(e->path);
+            if (strncmp(msg, e->path, pl) == 0 && msg[pl] == ':') msg += pl + 1 + (msg[pl + 1] == ' ');
+            snprintf(line, sizeof line, "%s%6zu %-*s gap: %s", mark, i + 1, NAME_W, name, msg);
             tui_text(y, r->x, r->w, i == sel ? role : TUI_ROLE_ERROR, line);
             continue;
         }
