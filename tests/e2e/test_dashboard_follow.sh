@@ -79,6 +79,16 @@ check_screen "follow: Reliability shows epoch 4's error" 'non-numeric value'
 keys q
 check_screen "follow: q quits, status 0" 'EXITED 0'
 
+# SIGTERM while following (inotify watch open, a file being measured or not): curses is left,
+# the terminal restored, one line said, death by the signal
+new_server
+T new-session -d -x 80 -y 24 "sh -c 'echo \$\$ >$TMP/pid; exec $CALSCOPE --follow $RUN'; echo EXITED \$?; stty -a | grep -o ' icanon'; sleep 86400"
+check_screen "follow: running before the signal" '\[7 Trend\]'
+kill -TERM "$(cat "$TMP/pid")"
+check_screen "follow: SIGTERM restores the terminal" 'calscope: SIGTERM; the terminal was restored'
+check_screen "follow: ... dies of it (143), the terminal cooked again" 'EXITED 143'
+check_screen "follow: ... canonical mode back" '^ icanon'
+
 # usage errors, each with its message and status 2
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --follow $TMP/none; echo EXITED \$?; sleep 86400"
