@@ -48,6 +48,8 @@ static void on_job(void *ctx, cs_job *r)
         } else if (strstr(r->err.msg, "file changed while loading")) {
             /* still being written: taken again when complete, never shown half-read */
             cs_follow_retry(t->f, path);
+            t->removed = (long)t->trend.n;
+            if (t->has_shown && t->shown > t->trend.n) t->shown--;   /* the same file, one up */
             memmove(&t->paths[t->trend.n], &t->paths[t->trend.n + 1], (t->n - t->trend.n - 1) * sizeof *t->paths);
             t->n--;
             t->stage = 0;
@@ -92,6 +94,7 @@ int tui_trend_open(tui_trend *t, tui_model *m, const tui_state *st, char *msg, s
     t->ci = st->ci;
     t->ci_method = st->ci_method;
     t->seed = st->seed;
+    t->removed = -1;
     m->trend_collect = on_job;
     m->trend_ctx = t;
     return 0;
@@ -208,12 +211,18 @@ static void measure_next(tui_trend *t, tui_model *m, tui_state *st)
 
 unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st)
 {
+    if (t->removed >= 0) {              /* an epoch went back to waiting: the shown one stays */
+        if (st->epoch > (size_t)t->removed) st->epoch--;
+        if (st->epochs_seen > (size_t)t->removed) st->epochs_seen--;
+        t->removed = -1;
+    }
     unsigned flags = take_news(t, st);
     st->n_epochs = t->n;
     if (st->epoch >= t->n && t->n) st->epoch = t->n - 1;
     if (t->n && (!t->has_shown || t->shown != st->epoch)) {
         cs_load_options o = tui_trend_load_options(st, t->paths[st->epoch]);
         tui_model_replace_file(m, st, 0, t->paths[st->epoch], &o);
+        st->paths[0] = t->paths[st->epoch];   /* the `:` line names it */
         st->n_files = 1;
         st->active = 0;
         t->shown = st->epoch;

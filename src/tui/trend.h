@@ -32,6 +32,8 @@ typedef struct tui_trend {
     int stage;                 /* 0 idle, 1 loading paths[trend.n], 2 measuring it */
     size_t shown;              /* the epoch the model's file 0 holds (valid when has_shown) */
     int has_shown;
+    long removed;              /* an epoch taken back by cs_follow_retry (still being written),
+                                  for the next tui_trend_step to renumber the selection; -1 */
 } tui_trend;
 
 /* Opens the follow of st->follow and routes TUI_SLOT_TREND's jobs to t. Returns 0, or -1 with

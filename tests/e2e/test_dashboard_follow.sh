@@ -52,6 +52,12 @@ keys Right
 check_screen "follow: Right moves Reliability to epoch 2 (n 400)" 'n 400 +bins'
 keys Left
 check_screen "follow: back at epoch 1 (n 300)" 'n 300 +bins'
+# `:` gives the report command of the epoch shown
+keys :
+check_cmdline "follow: the : line is whole"
+expect_match "follow: the : line names the epoch shown" "^calscope report .* $RUN/epoch_1\.csv\$" "$CMD"
+keys Escape
+check_screen "follow: the : overlay closed" '^epoch_1\.csv +top1 15 uniform'
 
 # a file renamed into the folder while epoch 1 is shown: the view stays, the status counts it
 cp "$TMP/e3.csv" "$RUN/.epoch_3.csv.tmp" && mv "$RUN/.epoch_3.csv.tmp" "$RUN/epoch_3.csv"
