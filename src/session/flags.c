@@ -937,14 +937,16 @@ static const ss_flag table[] = {
     { "--merge", NULL, X, SEC_VOLUMES, p_merge, NULL, 0,
       "sum the statistics files given (shards of one test set) into -o STATS", NULL },
 
-    { "--follow", "DIR|'DIR/GLOB'", R, SEC_FOLLOW, p_follow, NULL, 0,
+    { "--follow", "DIR|'DIR/GLOB'", RD, SEC_FOLLOW, p_follow, NULL, 0,
       "watch a training run: measure each prediction file (CSV, .csv.gz,\n"
       ".npy with --labels) the folder gets, once, when complete, and print\n"
-      "it as one JSON line (--format ndjson); files already there first", NULL },
-    { "--order", "name|mtime", R, SEC_FOLLOW, p_order, NULL, 0,
+      "it as one JSON line (--format ndjson); files already there first",
+      "watch a training run: each complete prediction file of the folder is\n"
+      "the next epoch (Trend view 7; Left/Right step through the epochs)" },
+    { "--order", "name|mtime", RD, SEC_FOLLOW, p_order, NULL, 0,
       "the order of the files already there: natural order of the names\n"
       "(epoch_2 before epoch_10, the default) or modification time", NULL },
-    { "--settle", "SECONDS", R, SEC_FOLLOW, p_settle, NULL, 0,
+    { "--settle", "SECONDS", RD, SEC_FOLLOW, p_settle, NULL, 0,
       "a CSV written in place is complete when it ends with a newline and\n"
       "has not changed for SECONDS (default 1); a renamed-in file at once", NULL },
     { "--idle-exit", "SECONDS", R, SEC_FOLLOW, p_idle_exit, NULL, 0,

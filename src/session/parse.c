@@ -162,6 +162,16 @@ static int check_follow(const ss_opts *o)
     return 0;
 }
 
+/* The dashboard's --follow: the folder gives the files, --order and --settle need it. */
+static int check_dash_follow(const ss_opts *o)
+{
+    const char *needs = o->order_given ? "--order" : o->settle_given ? "--settle" : NULL;
+    if (!o->follow && needs) return ss_usage_error(o->front, "%s needs --follow DIR", needs);
+    if (o->follow && o->n_files)
+        return ss_usage_error(o->front, "--follow takes its files from the folder: '%s' is one too many", o->files[0]);
+    return 0;
+}
+
 /* The report's rules between flags. The dashboard has none of these: its keys reach kd-tree
  * binning (so --gamma), curves and comparisons (so --seed, --threads) later. */
 static int check_report(ss_opts *o)
@@ -312,5 +322,6 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
     if (o->affine_tol_given) o->load.seg_affine_tol = o->affine_tol;
     if (o->threads_given) o->load.seg_threads = o->threads;
     if (front == SS_REPORT) return check_report(o);
+    if (check_dash_follow(o)) return 2;
     return check_loading(o);
 }

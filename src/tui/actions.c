@@ -11,6 +11,7 @@
 #include "calscope/methods.h"
 #include "calscope/recal.h"
 #include "session/flags.h"
+#include "tui/trend.h"
 #include "tui/tui_curses.h"   /* KEY_* codes only */
 
 #define CTRL(c) ((c) & 0x1f)
@@ -48,6 +49,10 @@ static int ladder_step(const double *l, size_t n, double cur, int up, double *ou
 static unsigned h_view(tui_state *st, int key)
 {
     tui_view v = (tui_view)(key - '1');
+    if (v == TUI_VIEW_TREND && !st->follow) {
+        tui_state_message(st, 0, "7 is the Trend view of a followed run (calscope --follow DIR)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
     if ((unsigned)v >= TUI_VIEW_COUNT || v == st->view) return 0;
     st->view = v;
     st->overlay = TUI_OVERLAY_NONE;
@@ -56,8 +61,9 @@ static unsigned h_view(tui_state *st, int key)
 
 static unsigned h_view_cycle(tui_state *st, int key)
 {
-    int step = key == KEY_BTAB ? TUI_VIEW_COUNT - 1 : 1;
-    st->view = (tui_view)((st->view + step) % TUI_VIEW_COUNT);
+    int n = tui_views_shown(st);
+    int step = key == KEY_BTAB ? n - 1 : 1;
+    st->view = (tui_view)((st->view + step) % n);
     st->overlay = TUI_OVERLAY_NONE;
     return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
 }
@@ -398,11 +404,39 @@ static unsigned h_quit(tui_state *st, int key)
     return TUI_QUIT;
 }
 
+/* Left/Right: the previous / next epoch of a followed run; every view shows the selected one.
+ * A step also counts the epochs that arrived since as seen (the status line's "+N new"). */
+static unsigned h_epoch(tui_state *st, int key)
+{
+    if (!st->follow) {
+        tui_state_message(st, 0, "Left/Right step through the epochs of a followed run (calscope --follow DIR)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    st->epochs_seen = st->n_epochs;
+    if (st->n_epochs == 0) return TUI_REDRAW;
+    if (key == KEY_LEFT && st->epoch > 0) st->epoch--;
+    else if (key == KEY_RIGHT && st->epoch + 1 < st->n_epochs) st->epoch++;
+    return TUI_REDRAW | TUI_RECOMPUTE;
+}
+
+/* v: the metric the Trend chart draws and marks the best epoch by. */
+static unsigned h_trend_metric(tui_state *st, int key)
+{
+    (void)key;
+    if (!st->follow) {
+        tui_state_message(st, 0, "v picks the Trend chart's metric of a followed run (calscope --follow DIR)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    st->trend_metric = (st->trend_metric + 1) % TUI_TREND_METRICS;
+    if (st->view != TUI_VIEW_TREND) { st->view = TUI_VIEW_TREND; return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE; }
+    return TUI_REDRAW;
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const tui_action actions[] = {
-    { { '1', '2', '3', '4', '5', '6' }, "1-6", "view", h_view,
-      "views (the tabs on the top row)" },
+    { { '1', '2', '3', '4', '5', '6', '7' }, "1-7", "view", h_view,
+      "views (the tabs on the top row; 7 Trend: --follow)" },
     { { '\t', KEY_BTAB }, "Tab", "next view", h_view_cycle, "next / previous view (Shift-Tab)" },
     { { 'l' }, "l", "lens", h_lens, "next lens (top1 topk class ...)" },
     { { 'k', 'K' }, "k K", "k", h_k, "k of the topk lens up / down" },
@@ -423,6 +457,8 @@ static const tui_action actions[] = {
       "add ts/platt/hist/iso of the active file; T drops" },
     { { 'p' }, "p", "compare panel", h_cmp_panel, "Compare: diagrams > methods > rankings+mass" },
     { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric" },
+    { { KEY_LEFT, KEY_RIGHT }, "Lt Rt", "epoch", h_epoch, "--follow: previous / next epoch (every view)" },
+    { { 'v' }, "v", "trend metric", h_trend_metric, "Trend: chart metric ECE > smECE > Brier ..." },
     { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library" },
     { { 'e' }, "e", "seed", h_seed, "next random seed" },
     { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed" },

@@ -30,6 +30,7 @@
 #include "tui/prompt.h"
 #include "tui/status.h"
 #include "tui/theme.h"
+#include "tui/trend.h"
 #include "tui/tui_curses.h"
 #include "tui/views.h"
 
@@ -52,6 +53,7 @@ typedef struct app {
     double busy_progress;
     int busy;
     FILE *trace;
+    tui_trend trend;           /* --follow: the run's epochs (st.follow set) */
 } app;
 
 /* Rows a message takes at `cols` columns, wrapped between words as tui_draw_lines draws it. */
@@ -65,9 +67,10 @@ static int count_lines(const char *s, int cols)
 static void draw_tabs(const app *a, const tui_layout *l)
 {
     int x = 0;
-    for (int v = 0; v < TUI_VIEW_COUNT; v++) {
+    int n_views = tui_views_shown(&a->st);
+    for (int v = 0; v < n_views; v++) {
         char t[48];
-        tui_tab_label((tui_view)v, a->st.view, l->cols, t, sizeof t);
+        tui_tab_label((tui_view)v, a->st.view, l->cols, n_views, t, sizeof t);
         int role = v == (int)a->st.view ? TUI_ROLE_TAB_ACTIVE : TUI_ROLE_TAB;
         x += tui_text(0, x, l->cols - x, role, t);
     }
@@ -82,13 +85,22 @@ static void draw_tabs(const app *a, const tui_layout *l)
 static void draw_status(const app *a, const tui_layout *l)
 {
     const tui_state *st = &a->st;
-    char lens[64], dist[80], line[1024], where[32], bins[64], sigma[48], seed[32], ci[32],
+    char lens[64], dist[80], line[1024], where[64], bins[64], sigma[48], seed[32], ci[32],
          sel[CS_SPEC_MAX + 8];
     cs_settings_lens_name(&st->settings, lens, sizeof lens);
     tui_distance_spelling(&st->settings, dist, sizeof dist);
     const char *fnames[TUI_MAX_FILES];
     for (size_t f = 0; f < a->m.n_files; f++) fnames[f] = a->m.files[f].name;
-    snprintf(where, sizeof where, "[%zu/%zu]", st->active + 1, st->n_files);
+    if (st->follow) {
+        /* the selected epoch of those the user has seen; the ones that came since are "new" */
+        size_t seen = st->epochs_seen < st->n_epochs ? st->epochs_seen : st->n_epochs;
+        if (seen <= st->epoch) seen = st->epoch + 1;
+        int n = snprintf(where, sizeof where, "epoch %zu/%zu", st->n_epochs ? st->epoch + 1 : 0, st->n_epochs ? seen : 0);
+        if (st->n_epochs > seen && n > 0)
+            snprintf(where + n, sizeof where - (size_t)n, " (+%zu new)", st->n_epochs - seen);
+    } else {
+        snprintf(where, sizeof where, "[%zu/%zu]", st->active + 1, st->n_files);
+    }
     snprintf(bins, sizeof bins, "M %d %s", st->settings.bins, tui_binning_spelling(st->settings.binning));
     if (st->settings.binning == CS_BIN_KDTREE) {          /* gamma: what y Y change */
         size_t n = strlen(bins);
@@ -262,6 +274,7 @@ static void draw(app *a)
     case TUI_VIEW_CLASSES: tui_view_classes(&c, &l); break;
     case TUI_VIEW_COMPARE: tui_view_compare(&c, &l); break;
     case TUI_VIEW_CASES: tui_view_cases(&c, &l); break;
+    case TUI_VIEW_TREND: tui_view_trend(&c, &a->trend, &l); break;
     default: break;
     }
     if (st->overlay == TUI_OVERLAY_HELP) draw_help(st, &l);
@@ -318,7 +331,7 @@ static unsigned handle_mouse(app *a)
         return f;
     }
     if ((ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) && ev.y == 0) {
-        int v = tui_tab_at(st->view, COLS, ev.x);
+        int v = tui_tab_at(st->view, COLS, tui_views_shown(st), ev.x);
         if (v >= 0) return tui_action_dispatch(st, '1' + v);
     }
     return 0;
@@ -463,6 +476,11 @@ int tui_main(int argc, char **argv)
         fprintf(stderr, "calscope: %s\n", msg);
         return 3;
     }
+    if (a->st.follow && tui_trend_open(&a->trend, &a->m, &a->st, msg, sizeof msg) != 0) {
+        cs_backend_free(a->backend);
+        tui_model_free(&a->m);
+        return ss_usage_error(SS_DASH, "--follow %s", msg);
+    }
     tui_actions_set_select_check(check_select, a);
 
     set_escdelay(25);
@@ -491,11 +509,13 @@ int tui_main(int argc, char **argv)
     const char *mixture_unused = NULL;
     double key_time = 0, last_progress_draw = 0;
     int pending_keys = 0;
-    struct pollfd fds[2];
+    struct pollfd fds[3];
     fds[0].fd = key_tty ? fileno(key_tty) : STDIN_FILENO;
     fds[0].events = POLLIN;
     fds[1].fd = cs_backend_wake_fd(a->backend);
     fds[1].events = POLLIN;
+    fds[2].fd = a->st.follow ? tui_trend_fd(&a->trend) : -1;   /* poll ignores -1 */
+    fds[2].events = POLLIN;
 
     for (;;) {
         if (flags & TUI_QUIT) break;
@@ -529,6 +549,7 @@ int tui_main(int argc, char **argv)
                 if (mixture_unused) break;
             }
         }
+        if (a->st.follow) flags |= tui_trend_step(&a->trend, &a->m, &a->st);
         if (tui_model_submit(&a->m, &a->st) > 0) flags |= TUI_REDRAW;
 
         /* progress: redraw when the text changes, at most ~10 times a second */
@@ -557,7 +578,11 @@ int tui_main(int argc, char **argv)
         }
 
         int timeout = busy ? 100 : 1000;
-        int pr = poll(fds, 2, timeout);
+        if (a->st.follow) {
+            int tw = tui_trend_wait_ms(&a->trend);
+            if (tw < timeout) timeout = tw;
+        }
+        int pr = poll(fds, 3, timeout);
         if (pr < 0 && errno != EINTR) break;
         if (pr > 0 && (fds[1].revents & POLLIN)) flags |= tui_model_collect(&a->m, &a->st);
         flags |= tui_model_take_partials(&a->m, &a->st);
@@ -579,6 +604,7 @@ int tui_main(int argc, char **argv)
     if (cs_backend_shutdown(a->backend, CS_BACKEND_QUIT_WAIT_MS)) {
         cs_backend_free(a->backend);
         tui_model_free(&a->m);
+        if (a->st.follow) tui_trend_close(&a->trend);
     }
     return mixture_unused ? ss_usage_error(SS_DASH, "%s", mixture_unused) : 0;
 }

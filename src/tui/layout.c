@@ -81,6 +81,13 @@ void tui_layout_compute(tui_layout *l, tui_view view, int cols, int lines, int m
         l->c = rect(B.x + left + 1, B.y + B.h / 2, cols - left - 1, B.h - B.h / 2);
         break;
     }
+    case TUI_VIEW_TREND: {
+        /* the chart of the chosen metric on top, the table of epochs under it */
+        int top = B.h >= 20 ? 9 : B.h / 2;
+        l->a = rect(B.x, B.y, cols, top);
+        l->b = rect(B.x, B.y + top, cols, B.h - top);
+        break;
+    }
     default:
         l->a = B;
         break;
@@ -99,22 +106,22 @@ int tui_rect_overlap(const tui_rect *r, const tui_rect *s)
     return r->x < s->x + s->w && s->x < r->x + r->w && r->y < s->y + s->h && s->y < r->y + r->h;
 }
 
-void tui_tab_label(tui_view v, tui_view active, int cols, char *buf, size_t size)
+void tui_tab_label(tui_view v, tui_view active, int cols, int n_views, char *buf, size_t size)
 {
     int full = 0;
-    for (int i = 0; i < TUI_VIEW_COUNT; i++) full += (int)strlen(tui_view_name((tui_view)i)) + 4;
+    for (int i = 0; i < n_views; i++) full += (int)strlen(tui_view_name((tui_view)i)) + 4;
     int shorten = full + 8 > cols;       /* narrow: other tabs by their first 3 letters */
     int len = shorten && v != active ? 3 : 31;
     snprintf(buf, size, " %d %.*s ", (int)v + 1, len, tui_view_name(v));
     if (v == active && size > 2 && buf[0]) { buf[0] = '['; buf[strlen(buf) - 1] = ']'; }
 }
 
-int tui_tab_at(tui_view active, int cols, int x)
+int tui_tab_at(tui_view active, int cols, int n_views, int x)
 {
     int at = 0;
-    for (int v = 0; v < TUI_VIEW_COUNT; v++) {
+    for (int v = 0; v < n_views; v++) {
         char t[48];
-        tui_tab_label((tui_view)v, active, cols, t, sizeof t);
+        tui_tab_label((tui_view)v, active, cols, n_views, t, sizeof t);
         int w = (int)strlen(t);
         if (x >= at && x < at + w && x < cols) return v;
         at += w;

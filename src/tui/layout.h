@@ -38,8 +38,8 @@ int tui_rect_overlap(const tui_rect *r, const tui_rect *s);
 
 /* The label of tab v on the top row as drawn ("[1 Reliability]" when active; other tabs by
  * their first 3 letters when the row is narrow), and the view whose tab covers column x (-1:
- * none): one rule for drawing the tabs and for clicking them. */
-void tui_tab_label(tui_view v, tui_view active, int cols, char *buf, size_t size);
-int tui_tab_at(tui_view active, int cols, int x);
+ * none), of the first n_views views: one rule for drawing the tabs and for clicking them. */
+void tui_tab_label(tui_view v, tui_view active, int cols, int n_views, char *buf, size_t size);
+int tui_tab_at(tui_view active, int cols, int n_views, int x);
 
 #endif

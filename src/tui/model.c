@@ -35,6 +35,33 @@ static void put_partial(void *ctx, cs_dataset *so_far)
     cs_dataset_free(old);
 }
 
+/* Starts loading file f from file->path with options lo; 0, or -1 with msg filled. */
+static int start_load(tui_model *m, size_t f, const cs_load_options *lo, char *msg, size_t size)
+{
+    tui_file *file = &m->files[f];
+    const char *base = tui_basename(file->path);
+    cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
+    file->state = TUI_LOADING;
+    file->error[0] = 0;
+    cs_load_options o = *lo;
+    o.partial = put_partial;          /* a manifest's cases appear as they are reduced */
+    o.partial_ctx = file;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_load_job *job = cs_load_job_new(file->path, &o, &err);
+    uint64_t gen = job ? cs_backend_submit(m->backend, TUI_SLOT_LOAD((int)f), &job->base, &err) : 0;
+    tui_place *pl = &m->places[TUI_SLOT_LOAD((int)f)];
+    pl->sub_gen = gen;
+    pl->has_sub = pl->pending = gen != 0;
+    if (!gen) {
+        snprintf(msg, size, "%s", err.msg);
+        file->state = TUI_FAILED;
+        snprintf(file->error, sizeof file->error, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_load_options *lo,
                    char *msg, size_t size)
 {
@@ -43,23 +70,9 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
     m->n_files = st->n_files;
     for (int i = 0; i < TUI_MAX_RECAL; i++) m->recal[i].method = -1;
     for (size_t f = 0; f < st->n_files; f++) {
-        tui_file *file = &m->files[f];
-        file->path = st->paths[f];
-        const char *base = tui_basename(file->path);
-        cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
-        file->state = TUI_LOADING;
-        pthread_mutex_init(&file->mu, NULL);
-        cs_load_options o = *lo;
-        o.partial = put_partial;          /* a manifest's cases appear as they are reduced */
-        o.partial_ctx = file;
-        cs_error err;
-        cs_error_clear(&err);
-        cs_load_job *job = cs_load_job_new(file->path, &o, &err);
-        uint64_t gen = job ? cs_backend_submit(b, TUI_SLOT_LOAD((int)f), &job->base, &err) : 0;
-        if (!gen) { snprintf(msg, size, "%s", err.msg); return -1; }
-        tui_place *pl = &m->places[TUI_SLOT_LOAD((int)f)];
-        pl->sub_gen = gen;
-        pl->has_sub = pl->pending = 1;
+        m->files[f].path = st->paths[f];
+        pthread_mutex_init(&m->files[f].mu, NULL);
+        if (start_load(m, f, lo, msg, size)) return -1;
     }
     return 0;
 }
@@ -477,7 +490,8 @@ static void cancel_unwanted(tui_model *m)
 {
     for (int p = TUI_PLACE_TOPK0; p < TUI_PLACE_COUNT; p++) {
         tui_place *pl = &m->places[p];
-        if (pl->wanted || !pl->pending || (p >= TUI_PLACE_RECAL0 && p < TUI_PLACE_METHODS)) continue;
+        if (pl->wanted || !pl->pending || (p >= TUI_PLACE_RECAL0 && p < TUI_PLACE_METHODS) || p == TUI_PLACE_TREND)
+            continue;
         cs_backend_cancel(m->backend, p);
         pl->pending = 0;
         pl->has_sub = 0;
@@ -569,6 +583,34 @@ static void collect_recal(tui_model *m, cs_job *r)
     cs_job_free(r);
 }
 
+int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo)
+{
+    if (f > m->n_files || f >= TUI_MAX_FILES) return -1;
+    tui_file *file = &m->files[f];
+    if (f == m->n_files) {
+        pthread_mutex_init(&file->mu, NULL);
+        m->n_files++;
+    } else {
+        cs_backend_cancel(m->backend, TUI_SLOT_LOAD((int)f));
+        pthread_mutex_lock(&file->mu);
+        cs_dataset *so_far = file->so_far;
+        file->so_far = NULL;
+        pthread_mutex_unlock(&file->mu);
+        cs_backend_retire_dataset(m->backend, so_far);
+        if (file->data) drop_partial(m, file->data);   /* its results go with it */
+        file->data = NULL;
+        file->partial = 0;
+        cs_load_summary_free(&file->summary);
+    }
+    file->path = path;
+    char msg[1024];
+    if (start_load(m, f, lo, msg, sizeof msg)) {
+        tui_state_message(st, 1, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
 unsigned tui_model_take_partials(tui_model *m, tui_state *st)
 {
     unsigned flags = 0;
@@ -600,6 +642,11 @@ unsigned tui_model_collect(tui_model *m, tui_state *st)
         tui_place *pl = r->slot >= 0 && r->slot < TUI_PLACE_COUNT ? &m->places[r->slot] : NULL;
         if (!pl || r->generation != pl->sub_gen) { cs_job_free(r); continue; }
         pl->pending = 0;
+        if (r->slot == TUI_SLOT_TREND) {
+            if (m->trend_collect) m->trend_collect(m->trend_ctx, r);
+            else cs_job_free(r);
+            continue;
+        }
         if (cs_load_job_of(r)) { collect_load(m, st, r); continue; }
         if (cs_recal_job_of(r)) { collect_recal(m, r); continue; }
         if (cs_methods_job_of(r)) {
@@ -636,6 +683,7 @@ static const char *job_name(int place)
     if (place == TUI_SLOT_METHODS) return "methods";
     if (place == TUI_SLOT_COMPAT) return "compat";
     if (place == TUI_SLOT_CASES) return "cases";
+    if (place == TUI_SLOT_TREND) return "trend";
     return "metrics";
 }
 

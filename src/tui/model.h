@@ -42,6 +42,8 @@ enum {
     TUI_PLACE_RECAL0,                                        /* recalibration i */
     TUI_PLACE_METHODS = TUI_PLACE_RECAL0 + TUI_MAX_RECAL,    /* the methods table */
     TUI_PLACE_COMPAT,                                        /* the compat panel */
+    TUI_PLACE_TREND,                                         /* --follow: the next epoch's
+                                                                summary (tui/trend.h) */
     TUI_PLACE_COUNT
 };
 _Static_assert(TUI_PLACE_COUNT <= CS_BACKEND_MAX_SLOTS, "more places than backend slots");
@@ -57,6 +59,7 @@ _Static_assert(TUI_PLACE_COUNT <= CS_BACKEND_MAX_SLOTS, "more places than backen
 #define TUI_SLOT_RECAL(i)   (TUI_PLACE_RECAL0 + (i))
 #define TUI_SLOT_METHODS    TUI_PLACE_METHODS
 #define TUI_SLOT_COMPAT     TUI_PLACE_COMPAT
+#define TUI_SLOT_TREND      TUI_PLACE_TREND
 
 /* Cut points of the Likert panel: [0, .33) [.33, .66) [.66, 1]. */
 extern const double tui_likert_cuts[TUI_LIKERT_N + 1];
@@ -136,11 +139,21 @@ typedef struct tui_model {
     size_t method_file[CS_METHODS_JOB_MAX], sub_method_file[CS_METHODS_JOB_MAX];
     int method_recal[CS_METHODS_JOB_MAX], sub_method_recal[CS_METHODS_JOB_MAX];
     size_t n_methods, sub_n_methods;
+    /* TUI_SLOT_TREND's jobs go to their owner (tui/trend.h), which takes r. */
+    void (*trend_collect)(void *ctx, cs_job *r);
+    void *trend_ctx;
 } tui_model;
 
 /* Starts loading every path (st->paths). Returns 0, or -1 with msg filled. */
 int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_load_options *lo,
                    char *msg, size_t size);
+
+/* Makes file f (f <= m->n_files: an existing one, or one more) the file at `path` (borrowed
+ * until the model is freed or the file replaced again): the old dataset and every result
+ * read from it go (the backend frees the dataset once no job reads it) and the new file loads
+ * with options lo. Used by --follow, whose selected epoch is file 0. Returns 0, or -1 with the
+ * reason in st->message (the file then shows the error). UI thread. */
+int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo);
 
 /* Frees every result and dataset (the backend must already be freed or idle). */
 void tui_model_free(tui_model *m);

@@ -1,6 +1,8 @@
 /* Dashboard state: defaults and the command-line spellings of settings. UI thread only. */
 #include "tui/state.h"
 
+#include "calscope/follow.h"
+
 #include "session/flags.h"
 
 #include <stdarg.h>
@@ -37,9 +39,14 @@ void tui_state_init(tui_state *st)
 const char *tui_view_name(tui_view v)
 {
     static const char *const names[TUI_VIEW_COUNT] = {
-        "Reliability", "Top-k", "Variance", "Classes", "Compare", "Cases"
+        "Reliability", "Top-k", "Variance", "Classes", "Compare", "Cases", "Trend"
     };
     return (unsigned)v < TUI_VIEW_COUNT ? names[v] : "?";
+}
+
+int tui_views_shown(const tui_state *st)
+{
+    return st->follow ? TUI_VIEW_COUNT : TUI_VIEW_TREND;
 }
 
 /* The flag table's spellings (session/flags.h), so the status line says what `:` prints. */
@@ -74,6 +81,10 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     st->seed = (unsigned long)o->seed;
     st->threads = o->threads;
     if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
+    st->follow = o->follow;
+    st->follow_by_mtime = o->follow_by_mtime;
+    st->settle = o->settle_given ? o->settle : CS_FOLLOW_SETTLE_DEFAULT;
+    if (st->follow) st->view = TUI_VIEW_TREND;   /* the run first; Left/Right step the epochs */
     if (st->settings.lens == CS_LENS_CLASS)
         st->klass = atoi(st->settings.lens_arg + (st->settings.lens_arg[0] == '#'));
 }

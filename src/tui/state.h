@@ -13,7 +13,7 @@
 
 typedef enum tui_view {
     TUI_VIEW_RELIABILITY, TUI_VIEW_TOPK, TUI_VIEW_VARIANCE, TUI_VIEW_CLASSES,
-    TUI_VIEW_COMPARE, TUI_VIEW_CASES, TUI_VIEW_COUNT
+    TUI_VIEW_COMPARE, TUI_VIEW_CASES, TUI_VIEW_TREND, TUI_VIEW_COUNT
 } tui_view;
 
 typedef enum tui_overlay { TUI_OVERLAY_NONE, TUI_OVERLAY_HELP, TUI_OVERLAY_CMDLINE } tui_overlay;
@@ -94,6 +94,16 @@ typedef struct tui_state {
     tui_scroll scroll;          /* positions of the tables longer than their panel (scroll.h) */
     int no_mouse;               /* --no-mouse: leave the mouse to the terminal */
 
+    /* --follow: a training run's folder; each complete file is the next epoch (tui/trend.h).
+     * The active file is the selected epoch, loaded on demand; the others keep summaries. */
+    const char *follow;         /* argv string, NULL = not following (no Trend tab) */
+    int follow_by_mtime;        /* --order mtime */
+    double settle;              /* --settle SECONDS */
+    size_t epoch;               /* the selected epoch (0-based; Left/Right step it) */
+    size_t n_epochs;            /* epochs known (set by the follow each pass) */
+    size_t epochs_seen;         /* epochs known when the user last stepped: the rest are "new" */
+    int trend_metric;           /* the Trend chart's metric: index into tui_trend_metrics */
+
     tui_prompt prompt;
     char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */
     int n_history;
@@ -107,6 +117,8 @@ void tui_state_init(tui_state *st);
 
 /* Short name of a view ("Reliability", ...). */
 const char *tui_view_name(tui_view v);
+/* How many views have a tab: the Trend view's only while following a run. */
+int tui_views_shown(const tui_state *st);
 
 /* Spellings of the binning and the distance (the flag table's, session/flags.h). */
 const char *tui_binning_spelling(cs_binning b);

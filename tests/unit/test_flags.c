@@ -632,7 +632,14 @@ static void test_errors_verbatim(void **state)
     REP("--idle-exit: 'soon' is not a number of seconds in 0..86400", "--follow", "runs", "--format", "ndjson", "--idle-exit", "soon");
     REP("--max-files: '0' is not a file count in 1..100000000", "--follow", "runs", "--format", "ndjson", "--max-files", "0");
     REP("--follow: empty folder name", "--follow", "", "--format", "ndjson");
-    DASH("unknown option '--follow'", "--follow", "runs");   /* the dashboard does not follow yet */
+    /* the dashboard's --follow: the folder gives the files; --order and --settle need it; the
+     * report's ending flags are not the dashboard's (q ends it) */
+    DASH("--follow takes its files from the folder: 'a.csv' is one too many", "--follow", "runs", "a.csv");
+    DASH("--order needs --follow DIR", "--order", "mtime", "a.csv");
+    DASH("--settle needs --follow DIR", "--settle", "2", "a.csv");
+    DASH("--settle: '-1' is not a number of seconds in 0..86400", "--follow", "runs", "--settle", "-1");
+    DASH("unknown option '--idle-exit'", "--follow", "runs", "--idle-exit", "2");
+    DASH("--follow: empty folder name", "--follow", "");
     DASH("--sum-tol: need a tolerance in [0, 1), got '1'", "--sum-tol", "1", "a.csv");
     REP("--label-col: '0' is not a column number (1, 2, ...)", "--label-col", "0", "--no-header", "a.csv");
     REP("--delimiter: ':' is not , ; or tab", "--delimiter", ":", "a.csv");

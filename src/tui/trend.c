@@ -1,0 +1,244 @@
+/* The dashboard's --follow (see trend.h). */
+#include "tui/trend.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calscope/jobs/load.h"
+#include "calscope/jobs/metrics.h"
+
+const int tui_trend_metrics[TUI_TREND_METRICS] = {
+    CS_METRIC_ECE, CS_METRIC_SMECE, CS_METRIC_BRIER, CS_METRIC_NLL, CS_METRIC_ACCURACY
+};
+
+#define POLL_MS 250   /* the follow's listing interval without inotify (docs/follow.md) */
+
+static double realtime_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+cs_load_options tui_trend_load_options(const tui_state *st, const char *path)
+{
+    cs_load_options o = st->load;
+    const char *slash = strrchr(path, '/');
+    if (cs_follow_kind(slash ? slash + 1 : path) != CS_FOLLOW_NPY) o.labels = NULL;
+    return o;
+}
+
+/* A job of TUI_SLOT_TREND came back (tui_model_collect): a loaded epoch waits for its metrics
+ * job; a failure or a measurement becomes the epoch's summary. */
+static void on_job(void *ctx, cs_job *r)
+{
+    tui_trend *t = ctx;
+    const char *path = t->paths[t->trend.n];
+    cs_error err;
+    cs_error_clear(&err);
+    if (t->stage == 1) {
+        cs_load_job *lj = (cs_load_job *)cs_load_job_of(r);
+        if (r->status == CS_OK && lj && lj->dataset) {
+            t->data = lj->dataset;     /* ours until measured */
+            lj->dataset = NULL;
+            t->stage = 2;
+        } else if (strstr(r->err.msg, "file changed while loading")) {
+            /* still being written: taken again when complete, never shown half-read */
+            cs_follow_retry(t->f, path);
+            t->removed = (long)t->trend.n;
+            if (t->has_shown && t->shown > t->trend.n) t->shown--;   /* the same file, one up */
+            memmove(&t->paths[t->trend.n], &t->paths[t->trend.n + 1], (t->n - t->trend.n - 1) * sizeof *t->paths);
+            t->n--;
+            t->stage = 0;
+        } else {
+            cs_trend_add_gap(&t->trend, path, r->err.msg[0] ? r->err.msg : "load failed", &err);
+            t->stage = 0;
+        }
+    } else if (t->stage == 2) {
+        const cs_metrics_job *mj = cs_metrics_job_of(r);
+        if (r->status == CS_OK && mj) {
+            cs_measurement mm;           /* a view of the job's result: cs_trend_add copies */
+            memset(&mm, 0, sizeof mm);
+            mm.evaluated = 1;
+            mm.result = mj->result;
+            mm.has_ci = mj->has_ci;
+            mm.ci = mj->ci;
+            cs_trend_add(&t->trend, path, &mm, &err);
+        } else {
+            cs_trend_add_gap(&t->trend, path, r->status == CS_EEMPTY ? "the selection kept no sample"
+                             : r->err.msg[0] ? r->err.msg : "not measured", &err);
+        }
+        t->stage = 0;
+    }
+    cs_job_free(r);
+}
+
+int tui_trend_open(tui_trend *t, tui_model *m, const tui_state *st, char *msg, size_t size)
+{
+    memset(t, 0, sizeof *t);
+    cs_follow_options o;
+    cs_follow_options_default(&o);
+    o.order = st->follow_by_mtime ? CS_FOLLOW_BY_MTIME : CS_FOLLOW_BY_NAME;
+    o.settle = st->settle;
+    o.labels = st->load.labels;
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_follow_open(st->follow, &o, &t->f, &err) != CS_OK) {
+        snprintf(msg, size, "%s", err.msg);
+        return -1;
+    }
+    t->settings = st->settings;
+    t->ci = st->ci;
+    t->ci_method = st->ci_method;
+    t->seed = st->seed;
+    t->removed = -1;
+    m->trend_collect = on_job;
+    m->trend_ctx = t;
+    return 0;
+}
+
+int tui_trend_fd(const tui_trend *t)
+{
+    return t->f ? cs_follow_fd(t->f) : -1;
+}
+
+int tui_trend_wait_ms(const tui_trend *t)
+{
+    if (!t->f) return 1000;
+    int ms = cs_follow_fd(t->f) < 0 ? POLL_MS : 1000;
+    double settling = cs_follow_settling_until(t->f);
+    if (settling >= 0) {
+        double left = (settling - realtime_s()) * 1e3;
+        if (left < ms) ms = left < 10 ? 10 : (int)ceil(left);
+    }
+    return ms;
+}
+
+/* Appends the files the follow found complete. */
+static unsigned take_news(tui_trend *t, tui_state *st)
+{
+    const char *const *ready;
+    cs_error err;
+    cs_error_clear(&err);
+    long n = cs_follow_scan(t->f, realtime_s(), &ready, &err);
+    if (n < 0) {
+        tui_state_message(st, 1, "%s", err.msg);
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    if (n == 0) return 0;
+    if (t->n + (size_t)n > t->cap) {
+        size_t cap = t->cap ? t->cap : 64;
+        while (cap < t->n + (size_t)n) cap *= 2;
+        const char **p = realloc(t->paths, cap * sizeof *p);
+        if (!p) { tui_state_message(st, 1, "--follow: out of memory"); return TUI_REDRAW | TUI_RELAYOUT; }
+        t->paths = p;
+        t->cap = cap;
+    }
+    int first = t->n == 0;
+    for (long i = 0; i < n; i++) t->paths[t->n++] = ready[i];
+    if (first) {                      /* the files already there: the latest is shown */
+        st->epoch = t->n - 1;
+        st->epochs_seen = t->n;
+    }
+    return TUI_REDRAW;
+}
+
+/* Whether the summaries were measured with other settings than the screen's. */
+static int settings_changed(const tui_trend *t, const tui_state *st)
+{
+    return memcmp(&t->settings, &st->settings, sizeof t->settings) != 0 || t->ci != st->ci ||
+           (st->ci && (t->ci_method != st->ci_method || t->seed != st->seed));
+}
+
+/* Forgets every summary and the epoch being measured: measured again under st's settings. */
+static void restart(tui_trend *t, tui_model *m, const tui_state *st)
+{
+    cs_backend_cancel(m->backend, TUI_SLOT_TREND);
+    m->places[TUI_SLOT_TREND].pending = 0;
+    m->places[TUI_SLOT_TREND].sub_gen = 0;
+    cs_backend_retire_dataset(m->backend, t->data);
+    t->data = NULL;
+    t->stage = 0;
+    cs_trend_free(&t->trend);
+    memset(&t->trend, 0, sizeof t->trend);
+    t->settings = st->settings;
+    t->ci = st->ci;
+    t->ci_method = st->ci_method;
+    t->seed = st->seed;
+}
+
+static void submit(tui_model *m, tui_state *st, cs_job *job, cs_error *err)
+{
+    tui_place *pl = &m->places[TUI_SLOT_TREND];
+    uint64_t gen = job ? cs_backend_submit(m->backend, TUI_SLOT_TREND, job, err) : 0;
+    pl->sub_gen = gen;
+    pl->pending = gen != 0;
+    if (!gen) tui_state_message(st, 1, "backend: %s", err->msg);
+}
+
+/* Starts the next step of measuring epoch trend.n: its load, or its metrics once loaded. */
+static void measure_next(tui_trend *t, tui_model *m, tui_state *st)
+{
+    if (m->places[TUI_SLOT_TREND].pending) return;
+    cs_error err;
+    cs_error_clear(&err);
+    if (t->stage == 2 && t->data) {
+        cs_metrics_job *job = cs_metrics_job_new(t->data, &t->settings, &err);
+        if (job) {
+            job->want = CS_WANT_ALL;
+            job->base.threads = st->threads;
+            cs_metrics_job_ci(job, t->ci, t->ci_method, t->seed);
+        }
+        submit(m, st, job ? &job->base : NULL, &err);
+        if (!m->places[TUI_SLOT_TREND].pending) { cs_backend_retire_dataset(m->backend, t->data); t->data = NULL; t->stage = 0; }
+        return;
+    }
+    if (t->stage == 2) return;
+    if (t->data) {                    /* measured: the rows go, the summary stays */
+        cs_backend_retire_dataset(m->backend, t->data);
+        t->data = NULL;
+    }
+    if (t->trend.n >= t->n) return;
+    cs_load_options o = tui_trend_load_options(st, t->paths[t->trend.n]);
+    cs_load_job *job = cs_load_job_new(t->paths[t->trend.n], &o, &err);
+    if (job) job->base.threads = st->threads;
+    submit(m, st, job ? &job->base : NULL, &err);
+    if (m->places[TUI_SLOT_TREND].pending) t->stage = 1;
+}
+
+unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st)
+{
+    if (t->removed >= 0) {              /* an epoch went back to waiting: the shown one stays */
+        if (st->epoch > (size_t)t->removed) st->epoch--;
+        if (st->epochs_seen > (size_t)t->removed) st->epochs_seen--;
+        t->removed = -1;
+    }
+    unsigned flags = take_news(t, st);
+    st->n_epochs = t->n;
+    if (st->epoch >= t->n && t->n) st->epoch = t->n - 1;
+    if (t->n && (!t->has_shown || t->shown != st->epoch)) {
+        cs_load_options o = tui_trend_load_options(st, t->paths[st->epoch]);
+        tui_model_replace_file(m, st, 0, t->paths[st->epoch], &o);
+        st->paths[0] = t->paths[st->epoch];   /* the `:` line names it */
+        st->n_files = 1;
+        st->active = 0;
+        t->shown = st->epoch;
+        t->has_shown = 1;
+        flags |= TUI_REDRAW;
+    }
+    if (settings_changed(t, st)) restart(t, m, st);
+    measure_next(t, m, st);
+    return flags;
+}
+
+void tui_trend_close(tui_trend *t)
+{
+    cs_dataset_free(t->data);
+    cs_trend_free(&t->trend);
+    free(t->paths);
+    if (t->f) cs_follow_close(t->f);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,60 @@
+/* The dashboard's --follow: a training run's folder watched by the follow engine
+ * (calscope/follow.h), each complete file the next epoch. Every epoch keeps its summary only
+ * (calscope/trend.h: metrics, intervals, bins), measured one at a time on TUI_SLOT_TREND (a
+ * load job, then a metrics job; the rows are freed once measured); the selected epoch is the
+ * model's file 0, loaded on demand, so the other views show it. The follow is scanned from the
+ * dashboard's loop (no thread of its own). UI thread only. */
+#ifndef CALSCOPE_TUI_TREND_H
+#define CALSCOPE_TUI_TREND_H
+
+#include <stddef.h>
+
+#include "calscope/follow.h"
+#include "calscope/load.h"
+#include "calscope/metrics.h"
+#include "calscope/trend.h"
+#include "tui/model.h"
+#include "tui/state.h"
+
+/* The metrics of the Trend table, in its column order; `v` picks the chart's. */
+#define TUI_TREND_METRICS 5
+extern const int tui_trend_metrics[TUI_TREND_METRICS];
+
+typedef struct tui_trend {
+    cs_follow *f;              /* owned */
+    const char **paths;        /* the epochs in order: the follow's strings (it owns them) */
+    size_t n, cap;
+    cs_trend trend;            /* summaries of paths[0 .. trend.n-1] under `settings` */
+    cs_settings settings;      /* what the summaries were measured with */
+    int ci, ci_method;
+    unsigned long seed;
+    cs_dataset *data;          /* the epoch being measured (owned), or NULL */
+    int stage;                 /* 0 idle, 1 loading paths[trend.n], 2 measuring it */
+    size_t shown;              /* the epoch the model's file 0 holds (valid when has_shown) */
+    int has_shown;
+    long removed;              /* an epoch taken back by cs_follow_retry (still being written),
+                                  for the next tui_trend_step to renumber the selection; -1 */
+} tui_trend;
+
+/* Opens the follow of st->follow and routes TUI_SLOT_TREND's jobs to t. Returns 0, or -1 with
+ * msg filled ("DIR: cannot open: ..."). */
+int tui_trend_open(tui_trend *t, tui_model *m, const tui_state *st, char *msg, size_t size);
+
+/* The descriptor to poll for news (-1: polling) and how long the loop may sleep (ms) before
+ * the follow must be scanned again (the polling interval, a CSV settling). */
+int tui_trend_fd(const tui_trend *t);
+int tui_trend_wait_ms(const tui_trend *t);
+
+/* One pass of the loop: takes the complete files (new epochs: the view does not move, except
+ * to the latest of the files there at the start), keeps st->n_epochs, loads the selected epoch
+ * into the model's file 0 when it changed, and measures the next epoch without a summary (all
+ * again when the settings changed). Returns dirty flags. */
+unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st);
+
+/* The load options of one epoch: --labels only for an .npy (a CSV has its own labels). */
+cs_load_options tui_trend_load_options(const tui_state *st, const char *path);
+
+/* Frees what t holds; call after the backend is shut down (it frees t's dataset itself). */
+void tui_trend_close(tui_trend *t);
+
+#endif
