@@ -256,7 +256,7 @@ static int make_wide(bench_ctx *c, char *note, size_t n) {
     z = NULL;
     cs_error err;
     cs_error_clear(&err);
-    if (cs_dataset_prepare(d, &err) != CS_OK) goto nomem;
+    if (cs_dataset_prepare(d, NULL, &err) != CS_OK) goto nomem;
     if (c->wide_out && write_wide(d, c->wide_out) != 0)
         fprintf(stderr, "bench_engine: could not write %s\n", c->wide_out);
     c->wide = d;

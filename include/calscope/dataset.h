@@ -13,6 +13,8 @@
 
 #include "calscope/error.h"
 
+struct cs_run;   /* calscope/run.h */
+
 /* Most rows a dataset may have: row indices are kept in 32 bits across the engine
  * (uint32_t sample rows, int32_t interned indices). The loader refuses a longer file. */
 #define CS_DATASET_MAX_ROWS ((size_t)INT32_MAX)
@@ -76,11 +78,14 @@ typedef struct cs_dataset {
 cs_status cs_dataset_need_rows(const cs_dataset *d, const char *what, cs_error *err);
 
 /* Fills conf/pred/correct/sample_rows. Idempotent. Not thread-safe: call it once
- * (the loader does) before sharing the dataset. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when
+ * (the loader does) before sharing the dataset. A large dataset's caches are made in two
+ * halves, the second on a helper thread, only when run's budget has a thread to spare
+ * (run->threads >= 2, or <= 0 with two cores online; NULL: the online cores): a budget of 1
+ * starts no thread. Returns CS_OK, CS_ENOMEM, or CS_EINPUT when
  * n > CS_DATASET_MAX_ROWS (checked before anything is read or allocated). When conf, pred and
  * correct are already there (all three, made by cs_dataset_prepare_rows over every row: the
  * CSV loader's parse threads do), only sample_rows is made. */
-cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
+cs_status cs_dataset_prepare(cs_dataset *d, const struct cs_run *run, cs_error *err);
 
 /* The same in three steps, for a loader that fills the per-row caches while it parses
  * (each row's caches made while its probabilities are still in cache, instead of a
@@ -96,12 +101,13 @@ cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err);
  *                              so a loader may call it on a cs_dataset that merely points at
  *                              its arrays while it parses (load_fast.c does, per thread).
  *   cs_dataset_prepare_finish  after every row has been through prepare_rows: sample_rows and
- *                              n_samples (reads tta). One thread.
+ *                              n_samples (reads tta). One thread, and a helper beside it for a
+ *                              large file when run's budget allows (as cs_dataset_prepare).
  * cs_dataset_prepare is alloc, rows over all rows (two halves on two threads for a large
  * matrix), finish. A dataset whose alloc failed is freed as usual by cs_dataset_free. */
 cs_status cs_dataset_prepare_alloc(cs_dataset *d, cs_error *err);
 void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count);
-void cs_dataset_prepare_finish(cs_dataset *d);
+void cs_dataset_prepare_finish(cs_dataset *d, const struct cs_run *run);
 
 /* Frees everything the dataset owns, then the struct itself. NULL is a no-op. */
 void cs_dataset_free(cs_dataset *d);

@@ -145,10 +145,11 @@ uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_err
 
 /* A copy of d with the rows r whose mask[r] == keep_value (mask NULL: every row), prepared,
  * with path "<d->path><suffix>" and the logits kept. Id, case, split and class name tables are
- * copied whole. Returns a dataset owned by the caller, or NULL with err (CS_ENOMEM, CS_EEMPTY when no
- * row is kept). */
+ * copied whole, and prepared under run's thread budget (NULL: the online cores; a budget of 1
+ * starts no thread). Returns a dataset owned by the caller, or NULL with err (CS_ENOMEM,
+ * CS_EEMPTY when no row is kept). */
 cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
-                              const char *suffix, cs_error *err);
+                              const char *suffix, const struct cs_run *run, cs_error *err);
 
 /* Isotonic (non-decreasing) least-squares fit by pool-adjacent-violators of y[0..n) with
  * weights w (NULL = 1) in the given order; writes the fitted values to out[0..n) (out may be

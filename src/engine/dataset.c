@@ -1,5 +1,6 @@
 #include "calscope/dataset.h"
 #include "engine/pair.h"
+#include "calscope/run.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,15 @@ void cs_dataset_prepare_rows(cs_dataset *d, size_t first, size_t count)
     }
 }
 
+/* Whether run's budget leaves a thread for a helper beside the caller (NULL or threads <= 0:
+ * the online cores). */
+static int budget_has_helper(const cs_run *run)
+{
+    int threads = run ? run->threads : 0;
+    if (threads <= 0) threads = cs_cpu_count();
+    return threads >= 2;
+}
+
 typedef struct { uint32_t *rows; size_t first, count; } ident_half;
 
 static void *ident_fill(void *arg)
@@ -153,14 +163,14 @@ static void *ident_fill(void *arg)
     return NULL;
 }
 
-void cs_dataset_prepare_finish(cs_dataset *d)
+void cs_dataset_prepare_finish(cs_dataset *d, const cs_run *run)
 {
     if (!d->tta) {
         /* every row a sample: the identity, in two halves on two threads for a large file
          * (its fresh pages' faults were 3 ms of a 10^6-row load's end, on one thread) */
         size_t half = d->n / 2;
         ident_half h[2] = { { d->sample_rows, 0, half }, { d->sample_rows, half, d->n - half } };
-        cs_run_pair(ident_fill, &h[0], &h[1], d->n >= ((size_t)1 << 18));
+        cs_run_pair(ident_fill, &h[0], &h[1], d->n >= ((size_t)1 << 18) && budget_has_helper(run));
         d->n_samples = d->n;
         return;
     }
@@ -179,22 +189,22 @@ static void *prep_thread(void *arg)
     return NULL;
 }
 
-cs_status cs_dataset_prepare(cs_dataset *d, cs_error *err)
+cs_status cs_dataset_prepare(cs_dataset *d, const cs_run *run, cs_error *err)
 {
     if (d->sample_rows) return CS_OK;
     int given = d->conf != NULL;        /* the loader made conf, pred and correct */
     cs_status st = cs_dataset_prepare_alloc(d, err);
     if (st != CS_OK) return st;
     if (given) {
-        cs_dataset_prepare_finish(d);
+        cs_dataset_prepare_finish(d, run);
         return CS_OK;
     }
     /* rows are independent: two halves on two threads for a large matrix (the values cannot
      * depend on the split) */
     size_t half = d->n / 2;
     prep_half h[2] = { { d, 0, half }, { d, half, d->n - half } };
-    cs_run_pair(prep_thread, &h[0], &h[1], d->n * d->k >= 2000000u);
-    cs_dataset_prepare_finish(d);
+    cs_run_pair(prep_thread, &h[0], &h[1], d->n * d->k >= 2000000u && budget_has_helper(run));
+    cs_dataset_prepare_finish(d, run);
     return CS_OK;
 }
 

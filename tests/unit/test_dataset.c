@@ -2,7 +2,8 @@
  * by hand on a small file (ties go to the first maximal class, tta > 0 rows are not samples),
  * and the three-step form a loader uses while parsing (rows in any chunks, any order) giving
  * the same arrays as the one-shot cs_dataset_prepare, also on a matrix large enough for its
- * two threads. */
+ * two threads; and the caller's thread budget: a budget of one starts no helper (counted with
+ * cs_helper_started, never timed), in cs_dataset_prepare, cs_dataset_subset and a load. */
 #include "support/cs_test.h"
 
 #include <math.h>
@@ -10,6 +11,11 @@
 #include <string.h>
 
 #include "calscope/dataset.h"
+#include "calscope/load.h"
+#include "engine/load/load_internal.h"
+#include "calscope/recal.h"
+#include "calscope/run.h"
+#include "calscope/thread.h"
 
 static void test_by_hand(void **state)
 {
@@ -66,7 +72,7 @@ static void test_chunks_equal_one_shot(void **state)
         cs_dataset_prepare_rows(b, cut2, n - cut2);
         cs_dataset_prepare_rows(b, 0, cut1);
         cs_dataset_prepare_rows(b, cut1, cut2 - cut1);
-        cs_dataset_prepare_finish(b);
+        cs_dataset_prepare_finish(b, NULL);
         assert_memory_equal(a->conf, b->conf, n * sizeof *a->conf);
         assert_memory_equal(a->pred, b->pred, n * sizeof *a->pred);
         assert_memory_equal(a->correct, b->correct, n);
@@ -165,6 +171,67 @@ static void test_sample_rows(void **state)
     cs_dataset_free(d);
 }
 
+/* 300,000 x 7 rows: large enough for both of the caches' two-thread steps (n * k >= 2e6 for
+ * conf/pred/correct, n >= 2^18 for sample_rows). With a budget of one, none is started; with
+ * two, both are (when the machine can start a thread at all); the arrays are the same. */
+static void test_budget_of_one_starts_no_helper(void **state)
+{
+    (void)state;
+    size_t n = 300000, k = 7;
+    cs_dataset *one = cs_test_dataset_new(n, k), *two = cs_test_dataset_new(n, k);
+    fill(one, 11);
+    fill(two, 11);
+    cs_error err;
+    const cs_run run1 = { .threads = 1 }, run2 = { .threads = 2 };
+    size_t before = cs_helper_started();
+    assert_int_equal(cs_dataset_prepare(one, &run1, &err), CS_OK);
+    assert_int_equal(cs_helper_started() - before, 0);
+    before = cs_helper_started();
+    assert_int_equal(cs_dataset_prepare(two, &run2, &err), CS_OK);
+    assert_int_equal(cs_helper_started() - before, 2);
+    assert_memory_equal(one->conf, two->conf, n * sizeof *one->conf);
+    assert_memory_equal(one->pred, two->pred, n * sizeof *one->pred);
+    assert_memory_equal(one->correct, two->correct, n);
+    assert_memory_equal(one->sample_rows, two->sample_rows, n * sizeof *one->sample_rows);
+
+    /* a subset is prepared under its caller's budget too (every row kept: large again) */
+    before = cs_helper_started();
+    cs_dataset *sub = cs_dataset_subset(one, NULL, 0, "", &run1, &err);
+    assert_non_null(sub);
+    assert_int_equal(cs_helper_started() - before, 0);
+    assert_memory_equal(sub->conf, one->conf, n * sizeof *one->conf);
+    cs_dataset_free(sub);
+    cs_dataset_free(one);
+    cs_dataset_free(two);
+}
+
+/* A load with one thread (CALSCOPE_LOADER_THREADS=1 for the file's loaders) prepares its
+ * dataset under that budget: no helper for the parse nor for the caches, on both paths. */
+static void test_load_of_one_thread_starts_no_helper(void **state)
+{
+    (void)state;
+    size_t rows = 300000;
+    char *buf = malloc(rows * 16 + 32);
+    assert_non_null(buf);
+    size_t len = (size_t)sprintf(buf, "label,p_0,p_1\n");
+    for (size_t i = 0; i < rows; i++)
+        len += (size_t)sprintf(buf + len, "%zu,%.3f,%.3f\n", i % 2, (double)(i % 1000) / 1000,
+                               1.0 - (double)(i % 1000) / 1000);
+    static const int paths[] = { CSL_PATH_FAST, CSL_PATH_CSV };
+    for (int p = 0; p < 2; p++) {
+        cs_load_tuning t = { .path = paths[p], .threads = 1 };
+        cs_error err;
+        size_t before = cs_helper_started();
+        cs_dataset *d = cs_load_buffer_tuned("t.csv", buf, len, NULL, NULL, &err, &t);
+        assert_non_null(d);
+        assert_int_equal(t.used_path, paths[p]);
+        assert_int_equal(d->n_samples, rows);
+        assert_int_equal(cs_helper_started() - before, 0);
+        cs_dataset_free(d);
+    }
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +239,8 @@ int main(void)
         cmocka_unit_test(test_chunks_equal_one_shot),
         cmocka_unit_test(test_wide_rows_first_max),
         cmocka_unit_test(test_sample_rows),
+        cmocka_unit_test(test_budget_of_one_starts_no_helper),
+        cmocka_unit_test(test_load_of_one_thread_starts_no_helper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

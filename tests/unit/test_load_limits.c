@@ -293,7 +293,7 @@ static void test_dataset_row_limit(void **state)
     d.k = 2;
     d.n = CS_DATASET_MAX_ROWS + 1;    /* prob and label stay NULL: nothing may be touched */
     cs_error err;
-    assert_int_equal(cs_dataset_prepare(&d, &err), CS_EINPUT);
+    assert_int_equal(cs_dataset_prepare(&d, NULL, &err), CS_EINPUT);
     assert_string_equal(err.msg, "big.csv: 2147483648 rows, more than the 2147483647 a dataset"
                                  " may hold");
     assert_null(d.conf);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "engine/load/load_internal.h"
 
@@ -383,6 +384,86 @@ static void test_fast_path_steps_aside(void **state)
     cs_dataset_free(d);
 }
 
+/* text gzip'd by zlib at level 6 (malloc'd, *n bytes). */
+static unsigned char *gzip_text(const char *text, size_t len, size_t *n)
+{
+    size_t cap = len + len / 100 + 1024;
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)(uintptr_t)text;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *n = z.total_out;
+    deflateEnd(&z);
+    return out;
+}
+
+/* The gzip'd text loaded in auto mode, inflated `step` bytes at a time: it must take the path
+ * `want`, say gzip, and give what the plain text gives on the fast path (`plain`). */
+static void same_as_plain_gz(const outcome *plain, const unsigned char *gz, size_t n,
+                             const cs_load_options *opt, size_t step, int want)
+{
+    outcome g;
+    cs_load_tuning t = { .path = CSL_PATH_AUTO, .block = step, .threads = 2 };
+    g.d = cs_load_buffer_tuned("p.csv", gz, n, opt, &g.sum, &g.err, &t);
+    if (t.used_path != want) fail_msg("step %zu: path %d, not %d", step, t.used_path, want);
+    assert_int_equal(g.sum.gzip, 1);
+    same(plain, &g);
+    release(&g);
+}
+
+/* A gzip'd CSV the fast path can read is inflated whole and read by it: the same dataset,
+ * counts and messages as the plain file, bit for bit, whatever the inflate step, so with
+ * lines cut across steps at every offset (a small file at every step from 1 byte up, a
+ * mixed file of good, blank and bad rows, CRLF or LF, strict or skipping, at steps around
+ * its line lengths). A quote sends it to the libcsv path, as it sends a plain file. */
+static void test_gzip_takes_fast_path(void **state)
+{
+    (void)state;
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    const char *small = "\nlabel,p_a,p_b\n1,0.25,0.75\n\n0,0.5,0.5\n1,1e-1,0.9\n0,0.125,0.875";
+    size_t slen = strlen(small), n;
+    unsigned char *gz = gzip_text(small, slen, &n);
+    outcome p;
+    run(&p, small, slen, &opt, CSL_PATH_FAST, 0, 1);
+    assert_non_null(p.d);
+    assert_int_equal(p.d->n, 4);
+    for (size_t step = 1; step <= slen + 1; step++) same_as_plain_gz(&p, gz, n, &opt, step, CSL_PATH_FAST);
+    release(&p);
+    free(gz);
+
+    for (int crlf = 0; crlf <= 1; crlf++)
+        for (int skip = 0; skip <= 1; skip++) {
+            size_t len;
+            char *text = mixed_file(3000, &len, crlf);
+            opt.skip_bad_rows = skip;
+            gz = gzip_text(text, len, &n);
+            run(&p, text, len, &opt, CSL_PATH_FAST, 0, 2);
+            assert_true(p.sum.rows_rejected > 100);
+            static const size_t steps[] = { 1, 7, 19, 20, 21, 22, 23, 24, 25, 31, 97, 4096, 0 };
+            for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+                same_as_plain_gz(&p, gz, n, &opt, steps[i], CSL_PATH_FAST);
+            release(&p);
+            free(gz);
+            free(text);
+        }
+    opt.skip_bad_rows = 0;
+
+    const char *quoted = "label,p_a,p_b\n1,0.25,0.75\n0,\"0.5\",0.5\n";
+    gz = gzip_text(quoted, strlen(quoted), &n);
+    run(&p, quoted, strlen(quoted), &opt, CSL_PATH_CSV, 0, 0);
+    same_as_plain_gz(&p, gz, n, &opt, 0, CSL_PATH_CSV);
+    same_as_plain_gz(&p, gz, n, &opt, 3, CSL_PATH_CSV);
+    release(&p);
+    free(gz);
+}
+
 /* Resident kB of this process's mappings of `path`, from /proc/self/smaps (exact: the kernel
  * walks the page tables), or -1 when the file is not mapped. */
 static long mapping_rss_kb(const char *path)
@@ -500,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_tta_checks_paths),
         cmocka_unit_test(test_every_block_size),
         cmocka_unit_test(test_fast_path_steps_aside),
+        cmocka_unit_test(test_gzip_takes_fast_path),
         cmocka_unit_test(test_file_mapping_releases_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

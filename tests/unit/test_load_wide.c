@@ -210,7 +210,7 @@ static void test_names_survive_copies(void **state)
     assert_non_null(d);
     check_names(d, want, 3);
     uint8_t mask[4] = {1, 0, 1, 0};
-    cs_dataset *sub = cs_dataset_subset(d, mask, 1, "[odd]", &err);
+    cs_dataset *sub = cs_dataset_subset(d, mask, 1, "[odd]", NULL, &err);
     assert_non_null(sub);
     cs_recal_options ro;
     cs_recal_options_default(&ro);

@@ -276,7 +276,7 @@ static void test_held_out_split(void **state)
     ro.fit_mask = mask;
     cs_dataset *full = cs_recal_apply(d, CS_RECAL_TS, &ro, NULL, &err);
     assert_non_null(full);
-    cs_dataset *cut = cs_dataset_subset(full, mask, 0, "", &err);
+    cs_dataset *cut = cs_dataset_subset(full, mask, 0, "", NULL, &err);
     assert_non_null(cut);
     assert_int_equal(cut->n, held->n);
     assert_memory_equal(cut->prob, held->prob, held->n * held->k * sizeof *held->prob);

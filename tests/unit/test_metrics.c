@@ -792,7 +792,7 @@ static void test_empty_and_errors(void **state)
     free(t->correct); t->correct = NULL;
     t->tta = malloc(5 * sizeof *t->tta);
     for (int i = 0; i < 5; i++) t->tta[i] = 1;
-    assert_int_equal(cs_dataset_prepare(t, &e), CS_OK);
+    assert_int_equal(cs_dataset_prepare(t, NULL, &e), CS_OK);
     assert_null(cs_prepare(t, &s, &e));
     assert_int_equal(e.code, CS_EEMPTY);
     cs_dataset_free(t);

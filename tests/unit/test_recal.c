@@ -672,7 +672,7 @@ static void test_split_mask_and_subset(void **state)
     uint8_t *m2 = cs_recal_split_mask(d, 0.3, 9);
     assert_memory_equal(m, m2, d->n);
     cs_error err;
-    cs_dataset *ev = cs_dataset_subset(d, m, 0, "@eval", &err);
+    cs_dataset *ev = cs_dataset_subset(d, m, 0, "@eval", NULL, &err);
     assert_non_null(ev);
     assert_int_equal(ev->n, d->n - fit);
     assert_string_equal(ev->path, "t.csv@eval");
@@ -774,7 +774,7 @@ static void test_split_column_mask(void **state)
     cs_dataset_free(r2);
 
     /* the evaluation rows of the recalibration, split column carried along */
-    cs_dataset *ev = cs_dataset_subset(r, m, 0, "", &err);
+    cs_dataset *ev = cs_dataset_subset(r, m, 0, "", NULL, &err);
     assert_non_null(ev);
     assert_int_equal(ev->n, 4);
     assert_non_null(ev->split);

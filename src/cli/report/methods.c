@@ -320,6 +320,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     cs_error_clear(&err);
 
     /* the files; with a held-out split each is cut to its held-out rows */
+    const cs_run cut_run = { .threads = o->threads };
     for (size_t i = 0; i < n; i++) {
         rep_method *me = &t->m[t->n++];
         me->recal = -1;
@@ -327,7 +328,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
         me->d = data[i];
         if (data[i] && t->held_out) {
             uint8_t *mask = held_out_mask(t, data[i], paths[i], status, &err);
-            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &err) : NULL;
+            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, &err) : NULL;
             if (mask && !me->own) { say(paths[i], &err); *status = worst(*status, 3); }
             free(mask);
             me->d = me->own;

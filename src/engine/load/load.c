@@ -242,14 +242,15 @@ static void take_caches(cs_dataset *d, csl_rows *r)
 }
 
 /* The prepared dataset of a parse that gives one, or NULL with err set. */
-static cs_dataset *build(const char *name, csl_parsed *ps, const cs_load_options *opt, cs_error *err)
+static cs_dataset *build(const char *name, csl_parsed *ps, const cs_load_options *opt,
+                         const cs_run *run, cs_error *err)
 {
     cs_dataset *d = calloc(1, sizeof *d);
     if (!d || !(d->path = strdup(name))) goto nomem;
     take_rows(d, ps);
     if (take_columns(d, &ps->schema, opt) != 0) goto nomem;
     take_caches(d, &ps->w.rows);
-    if (cs_dataset_prepare(d, err) != CS_OK) {
+    if (cs_dataset_prepare(d, run, err) != CS_OK) {
         cs_dataset_free(d);
         return NULL;
     }
@@ -265,10 +266,11 @@ nomem:
 }
 
 cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
-                           cs_load_summary *sum, int gz, cs_status st, cs_error *err)
+                           cs_load_summary *sum, int gz, const cs_run *run, cs_status st,
+                           cs_error *err)
 {
     cs_dataset *d = NULL;
-    if (st == CS_OK && refusal(name, ps, opt, err) == CS_OK) d = build(name, ps, opt, err);
+    if (st == CS_OK && refusal(name, ps, opt, err) == CS_OK) d = build(name, ps, opt, run, err);
     if (d && sum) sum->rows_used = d->n;
     fill_summary(sum, ps, gz);
     cs_load_parsed_free(ps);
@@ -331,8 +333,10 @@ static int check_options(const char *name, const cs_load_options *opt, cs_error 
 }
 
 static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
-                           const csl_limits *lim, cs_load_summary *sum, cs_error *err, size_t block)
+                           const csl_limits *lim, cs_load_summary *sum, cs_error *err, size_t block,
+                           int threads)
 {
+    const cs_run run = { .threads = threads };
     int gz = 0;
     src = cs_load_src_gunzip_if(src, 0, &gz);    /* decode size fixed: zlib words some corruptions
                                                     differently for tiny output buffers */
@@ -340,11 +344,11 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
     memset(&ps, 0, sizeof ps);
     if (!src) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
-        return cs_load_finish(name, &ps, opt, sum, gz, CS_ENOMEM, err);
+        return cs_load_finish(name, &ps, opt, sum, gz, &run, CS_ENOMEM, err);
     }
     cs_status st = cs_load_csv(name, src, total, opt, lim, block, &ps, err);
     cs_load_src_free(src);
-    return cs_load_finish(name, &ps, opt, sum, gz, st, err);
+    return cs_load_finish(name, &ps, opt, sum, gz, &run, st, err);
 }
 
 /* A summing load's request (load_sums.h): the bins in, the sums of every row out. */
@@ -356,13 +360,51 @@ typedef struct csl_summing {
 /* The fast path's parse made into a dataset; a summing load's sums go to sm->sums (the
  * dataset then has no prob), or are freed when no dataset comes of it. */
 static cs_dataset *finish_fast(const char *name, csl_parsed *ps, const cs_load_options *opt,
-                               cs_load_summary *sum, cs_status st, csl_summing *sm, cs_error *err)
+                               cs_load_summary *sum, int gz, cs_status st, csl_summing *sm,
+                               int threads, cs_error *err)
 {
+    const cs_run run = { .threads = threads };
     cs_rowsums *sums = ps->row_sums;
     ps->row_sums = NULL;
-    cs_dataset *d = cs_load_finish(name, ps, opt, sum, 0, st, err);
+    cs_dataset *d = cs_load_finish(name, ps, opt, sum, gz, &run, st, err);
     if (d && sums && sm) sm->sums = sums;
     else cs_rowsums_free(sums);
+    return d;
+}
+
+/* The fast path over the plain bytes data[0..len) (gz: inflated from a gzip'd file; then its
+ * pages are never dropped, they are the only copy). *taken is 1 when the fast path took the
+ * file (the dataset, or NULL with err: its refusal); 0 when it gave up (the caller runs the
+ * libcsv path). */
+static cs_dataset *try_fast(const char *name, const char *data, size_t len, int gz,
+                            const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
+                            cs_load_tuning *t, const csl_limits *lim, csl_summing *sm, int *taken)
+{
+    csl_parsed ps;
+    cs_status st;
+    int drop = t->file_backed && !gz;
+    int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, drop, sm ? sm->bins : 0,
+                         &ps, &st, err);
+    if (r == CSL_AGAIN)   /* a summing load put out of step: keep every row */
+        r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, drop, 0, &ps, &st, err);
+    *taken = r == CSL_DONE;
+    if (!*taken) return NULL;
+    t->used_path = CSL_PATH_FAST;
+    return finish_fast(name, &ps, opt, sum, gz, st, sm, t->threads, err);
+}
+
+/* A gzip'd file on the fast path: inflated whole (t->block bytes a step, a test hook), when
+ * cs_load_gz_flatten holds it, and parsed as a plain file is. */
+static cs_dataset *try_fast_gz(const char *name, const void *data, size_t len,
+                               const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
+                               cs_load_tuning *t, const csl_limits *lim, csl_summing *sm, int *taken)
+{
+    char *flat;
+    size_t flen;
+    *taken = 0;
+    if (!cs_load_gz_flatten(name, data, len, opt, lim, t->block, &flat, &flen)) return NULL;
+    cs_dataset *d = try_fast(name, flat, flen, 1, opt, sum, err, t, lim, sm, taken);
+    free(flat);
     return d;
 }
 
@@ -372,18 +414,11 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
 {
     const unsigned char *u = data;
     int gz = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
-    if (!gz && t->path != CSL_PATH_CSV) {
-        csl_parsed ps;
-        cs_status st;
-        int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed,
-                             sm ? sm->bins : 0, &ps, &st, err);
-        if (r == CSL_AGAIN)   /* a summing load put out of step: keep every row */
-            r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, t->file_backed, 0,
-                             &ps, &st, err);
-        if (r == CSL_DONE) {
-            t->used_path = CSL_PATH_FAST;
-            return finish_fast(name, &ps, opt, sum, st, sm, err);
-        }
+    if (t->path != CSL_PATH_CSV) {
+        int taken = 0;
+        cs_dataset *d = gz ? try_fast_gz(name, data, len, opt, sum, err, t, lim, sm, &taken)
+                           : try_fast(name, data, len, 0, opt, sum, err, t, lim, sm, &taken);
+        if (taken) return d;
         if (t->path == CSL_PATH_FAST) {
             cs_error_set(err, CS_EUSAGE, 0, 0, "%s: fast path not applicable", name);
             return NULL;
@@ -396,7 +431,7 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
         return NULL;
     }
     if (t->file_backed) cs_load_src_mem_drop_pages(src);
-    return run_csv(name, src, len, opt, lim, sum, err, t->block);
+    return run_csv(name, src, len, opt, lim, sum, err, t->block, t->threads);
 }
 
 /* cs_load_buffer_limited, summing when sm asks for it (NULL: keep every row). */
@@ -470,7 +505,8 @@ static cs_dataset *load_stdin(const char *path, const cs_load_options *opt, cons
     int reg = fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode);
     csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
     if (!src) { cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); return NULL; }
-    cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, lim, summary, err, 0);
+    cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, lim, summary, err, 0,
+                            env_threads());
     return reg ? cs_load_refuse_changed(path, STDIN_FILENO, &sb, 0, d, summary, err) : d;
 }
 
@@ -500,7 +536,8 @@ static cs_dataset *load_open_csv(const char *path, int fd, const struct stat *sb
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         return NULL;
     }
-    d = run_csv(path, src, S_ISREG(sb->st_mode) ? (size_t)sb->st_size : 0, opt, lim, summary, err, 0);
+    d = run_csv(path, src, S_ISREG(sb->st_mode) ? (size_t)sb->st_size : 0, opt, lim, summary, err, 0,
+                t->threads);
     if (S_ISREG(sb->st_mode)) d = cs_load_refuse_changed(path, fd, sb, 0, d, summary, err);
     close(fd);
     return d;

@@ -19,6 +19,7 @@
 #include "calscope/text.h"
 #include "engine/filemap/filemap.h"
 #include "engine/num/num.h"
+#include "calscope/run.h"
 
 /* ---- tuning (tests and benchmarks) ---------------------------------------------------- */
 
@@ -351,10 +352,22 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
 
 void cs_load_parsed_free(csl_parsed *p);
 
+/* A gzip'd CSV, data[0..len), inflated whole for the fast path (load_gzflat.c), `step` bytes
+ * at a time (0: 1 MiB; the tests split lines across steps): 1 with *out (malloc'd, the caller
+ * frees) and *out_len; 0 with nothing held when the fast path could not take the file or the
+ * bytes held would outgrow the data (a quote, a header or line past the limits, more than
+ * CSL_GZ_HOLD_MAX bytes, a fault of the stream, a cancel): the caller then streams it through
+ * the libcsv path, which words any fault. The loading thread. */
+#define CSL_GZ_HOLD_MAX ((size_t)1 << 30)
+int cs_load_gz_flatten(const char *name, const void *data, size_t len, const cs_load_options *opt,
+                       const csl_limits *lim, size_t step, char **out, size_t *out_len);
+
 /* The finisher both paths end in (load.c): turns a parse into a prepared dataset, or into one
- * refusal message (strict mode), fills the summary and frees what ps holds. */
+ * refusal message (strict mode), fills the summary and frees what ps holds. The dataset is
+ * prepared under run's thread budget (NULL: the online cores). */
 cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_options *opt,
-                           cs_load_summary *sum, int gz, cs_status st, cs_error *err);
+                           cs_load_summary *sum, int gz, const cs_run *run, cs_status st,
+                           cs_error *err);
 
 /* A .npy prediction file with its labels in opt->labels (load_npy.c): see calscope/load.h. */
 cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,

@@ -220,7 +220,7 @@ static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_loa
     }
     /* logits read as probabilities: every row fails the range or the sum check */
     int like_logits = !opt->npy_logits && ps.w.bad_scale == n;
-    cs_dataset *d = cs_load_finish(path, &ps, opt, sum, 0, CS_OK, err);
+    cs_dataset *d = cs_load_finish(path, &ps, opt, sum, 0, NULL, CS_OK, err);
     if (d) d->label_col = 0;      /* the labels are in another file: no column of this one */
     if (!d && like_logits && err->code == CS_EINPUT) {
         size_t used = strlen(err->msg);

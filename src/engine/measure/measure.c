@@ -115,7 +115,8 @@ cs_dataset *cs_recal_held_out(const cs_dataset *d, int method, const cs_recal_op
     cs_dataset *full = cs_recal_apply(d, method, &ro, info, err);
     if (!full) return NULL;
     /* fitted on mask 1: every method is measured on the rows the fit never saw */
-    cs_dataset *held = cs_dataset_subset(full, mask, 0, "", err);
+    const cs_run run = { .threads = o->threads, .cancel = o->cancel };
+    cs_dataset *held = cs_dataset_subset(full, mask, 0, "", &run, err);
     cs_dataset_free(full);
     return held;
 }

@@ -223,7 +223,7 @@ static cs_status keep_observations(const cs_dataset *x, uint8_t *mask, cs_error 
 /* Method x cut to the samples paired with the reference's kept rows (cs_compare_pair: by id,
  * else by row). Owned by the caller; NULL with err (the pairing's error, CS_ENOMEM). */
 static cs_dataset *paired_subset(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
-                                 cs_error *err)
+                                 const cs_run *run, cs_error *err)
 {
     uint8_t *mask = calloc(x->n ? x->n : 1, 1);
     uint32_t *a_to_b = x == ref ? NULL : malloc((ref->n ? ref->n : 1) * sizeof *a_to_b);
@@ -235,7 +235,7 @@ static cs_dataset *paired_subset(const cs_dataset *ref, const uint8_t *ref_keep,
             uint32_t r = ref->sample_rows[j];
             if (ref_keep[r]) mask[x == ref ? r : a_to_b[r]] = 1;
         }
-        if (keep_observations(x, mask, err) == CS_OK) sub = cs_dataset_subset(x, mask, 1, "", err);
+        if (keep_observations(x, mask, err) == CS_OK) sub = cs_dataset_subset(x, mask, 1, "", run, err);
     }
     free(mask);
     free(a_to_b);
@@ -246,7 +246,7 @@ static cs_dataset *paired_subset(const cs_dataset *ref, const uint8_t *ref_keep,
  * its row's status and err set; a bad expression fails every row). Returns CS_OK, or CS_ENOMEM
  * when the selection could not be evaluated. */
 static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const char *expr, cs_methods *out,
-                                  cs_dataset **sub, cs_error *err)
+                                  cs_dataset **sub, const cs_run *run, cs_error *err)
 {
     const cs_dataset *ref = d[out->ref];
     cs_error serr;
@@ -267,7 +267,7 @@ static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const ch
             me->status = cs_error_set(&me->err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample%s",
                                       ref->path ? ref->path : "reference", expr,
                                       i == out->ref ? "" : " (it is evaluated on the reference)");
-        else if (!(sub[i] = paired_subset(ref, keep, d[i], &me->err)))
+        else if (!(sub[i] = paired_subset(ref, keep, d[i], run, &me->err)))
             me->status = me->err.code;
     }
     free(keep);
@@ -363,7 +363,7 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
     cs_dataset *sub[CS_METHODS_MAX] = { 0 };
     cs_settings s1 = *s;
     if (cut) {
-        cs_status st = cut_to_reference(d, n, s->select, out, sub, err);
+        cs_status st = cut_to_reference(d, n, s->select, out, sub, run, err);
         if (st != CS_OK) {
             cs_methods_free(out);
             return st;

@@ -305,11 +305,11 @@ nomem:
 }
 
 cs_dataset *cs_dataset_subset(const cs_dataset *d, const uint8_t *mask, uint8_t keep_value,
-                              const char *suffix, cs_error *err)
+                              const char *suffix, const cs_run *run, cs_error *err)
 {
     if (cs_dataset_need_rows(d, "a subset of rows", err) != CS_OK) return NULL;
     cs_dataset *c = copy_rows(d, mask, keep_value, suffix, 1, 1, err);
-    if (c && cs_dataset_prepare(c, err) != CS_OK) {
+    if (c && cs_dataset_prepare(c, run, err) != CS_OK) {
         cs_dataset_free(c);
         return NULL;
     }
@@ -488,7 +488,8 @@ cs_dataset *cs_recal_apply(const cs_dataset *d, int method, const cs_recal_optio
         st = fit(d, method, &pl, o, c->prob, info, err);
         if (st == CS_OK) info->argmax_changed = count_changed(d, &pl, c->prob);
         if (st == CS_OK && cancelled(o)) st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-        if (st == CS_OK) st = cs_dataset_prepare(c, err);
+        const cs_run run = { .threads = o->threads, .cancel = o->cancel };
+        if (st == CS_OK) st = cs_dataset_prepare(c, &run, err);
         if (st != CS_OK) cs_recal_info_clear(info);
     }
     free(pl.group);

@@ -85,7 +85,7 @@ cs_dataset *cs_test_dataset_new(size_t n, size_t k)
 void cs_test_prepare(cs_dataset *d)
 {
     cs_error err;
-    assert_int_equal(cs_dataset_prepare(d, &err), CS_OK);
+    assert_int_equal(cs_dataset_prepare(d, NULL, &err), CS_OK);
 }
 
 cs_dataset *cs_test_dataset(size_t n, size_t k, const double *prob, const int32_t *label)
