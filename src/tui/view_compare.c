@@ -200,7 +200,7 @@ static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *
     else if (loadedn + (size_t)c->st->n_recal < 2)
         y += tui_draw_lines(r, y, CH_ROLE_TEXT,
                             "methods: load two or more files (calscope A.csv B.csv),\n"
-                            "or press t to add a recalibration of the active file");
+                            "or press t to pick a recalibration of the active file");
     else
         y += tui_draw_lines(r, y, CH_ROLE_TEXT, "methods: computing (recalibration, paired bootstrap)...");
     for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++)

@@ -21,6 +21,8 @@ void tui_view_variance(const tui_ctx *c, const tui_layout *l);
 void tui_view_classes(const tui_ctx *c, const tui_layout *l);
 void tui_view_compare(const tui_ctx *c, const tui_layout *l);
 void tui_view_cases(const tui_ctx *c, const tui_layout *l);
+/* The method picker over the current view (view_picker.c). */
+void tui_draw_picker(const tui_ctx *c, const tui_layout *l);
 
 /* ---- shared helpers (view_common.c) ---- */
 
