@@ -8,18 +8,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tmux_servers picker
 screen_text() { T capture-pane -p; }
-check_not_screen() {
-    if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
-}
-# fits COLS LINES: every captured line is at most COLS columns, the pane at most LINES lines
-fits() {
-    printf '%s\n' "$SCREEN" | /usr/bin/python3 -c '
-import sys
-cols, rows = int(sys.argv[1]), int(sys.argv[2])
-lines = sys.stdin.read().split("\n")
-while lines and lines[-1] == "": lines.pop()
-sys.exit(0 if len(lines) <= rows and all(len(l.rstrip()) <= cols for l in lines) else 1)' "$1" "$2"
-}
 
 FILE=samples/digits_logreg.csv     # 10 classes: platt and beta do not apply, ms and dir do
 FIT=600                            # ms fits 6 models of an inner cross-validation: seconds, more under ASan
