@@ -519,9 +519,11 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
     int mstale = 0;
     const cs_methods *mt = methods_result(c->m, &mstale);
-    /* the answer first: one verdict per method beside the reference, as the report begins */
+    /* the answer first: one verdict per file beside the reference, as the report begins (the
+     * recalibrations' verdicts head the methods panel: up to ten of them would push the files'
+     * table off this one) */
     for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
-        if (i == mt->ref) continue;
+        if (i == mt->ref || i >= c->m->n_methods || c->m->method_recal[i] >= 0) continue;
         char v[2 * CS_SPEC_MAX + 600];
         verdict_line(c, mt, i, v, sizeof v);
         tui_rect at = { t->x, y, t->w, t->y + t->h - y };
