@@ -71,8 +71,16 @@ typedef enum cs_recal_method {
 
 /* "ts", "platt", "hist", "iso", "vs", "ets", "beta", "irova", "ms", "dir"; NULL for an unknown id. */
 const char *cs_recal_name(int method);
+/* What the method is called in full ("temperature scaling", "matrix scaling (ODIR)"); NULL
+ * for an unknown id. */
+const char *cs_recal_title(int method);
 /* Id of a name (also "temperature", "histogram", "isotonic", "vector"), or -1. */
 int cs_recal_from_name(const char *name);
+/* Whether `method` is fitted on a file of k classes: 1, or 0 with why it is not into why
+ * ("binary files only: this file has 10 classes"; why may be NULL). platt and beta need
+ * k == 2, ms and dir k <= CS_RECAL_DM_MAX_K; the others take any k. cs_recal_apply refuses
+ * what this refuses. Any thread. */
+int cs_recal_offered(int method, size_t k, char *why, size_t size);
 
 #define CS_RECAL_MAX_FOLDS 32
 

@@ -267,34 +267,72 @@ static unsigned h_smooth(tui_state *st, int key)
     return f;
 }
 
-/* t: add the next recalibration of the active file (ts, platt and beta for binary files, hist, iso, vs, ets, irova,
- * ms and dir up to CS_RECAL_DM_MAX_K classes; four at most);
- * T: remove the last one. Either shows the methods table of the Compare view. */
-static unsigned h_recal(tui_state *st, int key)
+/* The Compare view's methods panel, where the recalibrations show (the picker may stay over it). */
+static unsigned show_methods(tui_state *st)
 {
-    if (key == 'T') {
-        if (st->n_recal == 0) { tui_state_message(st, 0, "no recalibration to remove (t adds one)"); return TUI_REDRAW; }
-        st->n_recal--;
-    } else {
-        static const int order[] = { CS_RECAL_TS, CS_RECAL_PLATT, CS_RECAL_HIST, CS_RECAL_ISO, CS_RECAL_VS, CS_RECAL_ETS,
-                                     CS_RECAL_BETA, CS_RECAL_IROVA, CS_RECAL_MS, CS_RECAL_DIR };
-        int added = 0;
-        for (size_t i = 0; i < sizeof order / sizeof order[0] && !added; i++) {
-            int m = order[i], have = 0;
-            if ((m == CS_RECAL_PLATT || m == CS_RECAL_BETA) && st->n_classes != 2) continue;   /* binary only */
-            if ((m == CS_RECAL_MS || m == CS_RECAL_DIR) && st->n_classes > CS_RECAL_DM_MAX_K) continue;
-            for (int j = 0; j < st->n_recal; j++) if (st->recal[j] == m) have = 1;
-            if (have || st->n_recal >= 4) continue;
-            st->recal[st->n_recal++] = m;
-            added = 1;
-        }
-        if (!added) { tui_state_message(st, 0, "every recalibration is shown (T removes the last)"); return TUI_REDRAW; }
-    }
-    st->message[0] = 0;
     st->view = TUI_VIEW_COMPARE;
     if (st->cmp_panel == TUI_CMP_FILES) st->cmp_panel = TUI_CMP_TABLE;
-    st->overlay = TUI_OVERLAY_NONE;
     return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
+}
+
+/* t: the method picker (every recalibration, tui_picker_key); T: removes the method added last
+ * and shows the methods panel. `t` no longer adds the next method itself: a picker and a quick
+ * add cannot share one key, and the picker reaches every method in two keys or three. */
+static unsigned h_recal(tui_state *st, int key)
+{
+    st->message[0] = 0;
+    if (key == 't') {
+        st->overlay = TUI_OVERLAY_PICKER;
+        return TUI_REDRAW;
+    }
+    if (st->n_recal == 0) {
+        tui_state_message(st, 0, "no recalibration to remove (t lists the methods)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    st->n_recal--;
+    st->overlay = TUI_OVERLAY_NONE;
+    return show_methods(st);
+}
+
+/* Adds the method, or removes it when st->recal has it (the order of the others kept). A
+ * method the active file cannot take is refused with the reason (cs_recal_offered); before
+ * the file has loaded its class count is unknown, and the fit says so if it fails. */
+static unsigned picker_toggle(tui_state *st, int method)
+{
+    for (int i = 0; i < st->n_recal; i++)
+        if (st->recal[i] == method) {
+            memmove(&st->recal[i], &st->recal[i + 1], (size_t)(st->n_recal - i - 1) * sizeof st->recal[0]);
+            st->n_recal--;
+            return show_methods(st);
+        }
+    char why[128];
+    if (st->n_classes > 0 && !cs_recal_offered(method, st->n_classes, why, sizeof why)) {
+        tui_state_message(st, 1, "%s: %s", cs_recal_name(method), why);
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    if (st->n_recal >= CS_RECAL_COUNT) return TUI_REDRAW;   /* every method is listed once */
+    st->recal[st->n_recal++] = method;
+    return show_methods(st);
+}
+
+unsigned tui_picker_key(tui_state *st, int key)
+{
+    int row = st->picker_row;
+    st->message[0] = 0;
+    switch (key) {
+    case KEY_UP: case 'k': st->picker_row = (row + CS_RECAL_COUNT - 1) % CS_RECAL_COUNT; return TUI_REDRAW | TUI_RELAYOUT;
+    case KEY_DOWN: case 'j': st->picker_row = (row + 1) % CS_RECAL_COUNT; return TUI_REDRAW | TUI_RELAYOUT;
+    case KEY_HOME: st->picker_row = 0; return TUI_REDRAW | TUI_RELAYOUT;
+    case KEY_END: st->picker_row = CS_RECAL_COUNT - 1; return TUI_REDRAW | TUI_RELAYOUT;
+    case ' ': case '\r': case '\n': case KEY_ENTER: return picker_toggle(st, row);
+    case 27: case 'q': case 'Q': case 't':
+        st->overlay = TUI_OVERLAY_NONE;
+        return TUI_REDRAW | TUI_RELAYOUT;
+    case KEY_RESIZE: return TUI_REDRAW | TUI_RELAYOUT;
+    default:
+        tui_state_message(st, 0, "methods: Up/Down or j/k move, space or Enter fits or removes, Esc or q closes");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
 }
 
 static unsigned h_cmp_panel(tui_state *st, int key)
@@ -454,7 +492,7 @@ static const tui_action actions[] = {
     { { 'i' }, "i", "intervals", h_ci, "bootstrap 95% intervals on / off" },
     { { 'r', 'R' }, "r R", "repeats", h_repeats, "variance curve repeats up / down" },
     { { 't', 'T' }, "t T", "recalibrate", h_recal,
-      "add ts/platt/hist/iso of the active file; T drops" },
+      "methods: pick, fit, remove, fit times; T drops" },
     { { 'p' }, "p", "compare panel", h_cmp_panel, "Compare: diagrams > methods > rankings+mass" },
     { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric" },
     { { KEY_LEFT, KEY_RIGHT }, "Lt Rt", "epoch", h_epoch, "--follow: previous / next epoch (every view)" },
@@ -466,7 +504,7 @@ static const tui_action actions[] = {
       "scroll a long table (PgUp PgDn Home End too)" },
     { { ':' }, ":", "command line", h_cmdline, "settings as a report command" },
     { { '?', 'h', KEY_F(1) }, "?", "help", h_help, "this help" },
-    { { 27 }, "Esc", "close", h_escape, "close help / messages" },
+    { { 27 }, "Esc", "close", h_escape, "close help / methods / messages" },
     { { CTRL('l') }, "^L", "repaint", h_repaint, "repaint the screen" },
     { { 'q', 'Q' }, "q", "quit", h_quit, "quit (at once, even mid-job)" },
 };

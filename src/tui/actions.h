@@ -30,6 +30,12 @@ const tui_action *tui_action_for_key(int key);
 /* Runs the action bound to key (returns its dirty flags; 0 for an unbound key). */
 unsigned tui_action_dispatch(tui_state *st, int key);
 
+/* A key while the method picker is open (TUI_OVERLAY_PICKER): Up/Down or j/k move the focus
+ * (st->picker_row, a cs_recal_method), space or Enter fits the focused method or removes it
+ * (and shows the Compare view's methods panel under the picker), Esc, q or t closes; any other
+ * key says these in the message line. Returns dirty flags. */
+unsigned tui_picker_key(tui_state *st, int key);
+
 /* Writes the `calscope report ...` command line that reproduces what is on screen (all loaded
  * files at the end), rendered by the session layer's flag table (ss_render). */
 void tui_command_line(const tui_state *st, char *buf, size_t size);

@@ -279,6 +279,7 @@ static void draw(app *a)
     }
     if (st->overlay == TUI_OVERLAY_HELP) draw_help(st, &l);
     else if (st->overlay == TUI_OVERLAY_CMDLINE) draw_cmdline(a, &l);
+    else if (st->overlay == TUI_OVERLAY_PICKER) tui_draw_picker(&c, &l);
     draw_message(a, &l);
     draw_status(a, &l);
     if (st->prompt.kind != TUI_PROMPT_NONE) {
@@ -347,6 +348,7 @@ static unsigned handle_key(app *a, int key)
         return f | handle_mouse(a);
     }
     if (st->prompt.kind != TUI_PROMPT_NONE) return tui_prompt_key(st, key);
+    if (st->overlay == TUI_OVERLAY_PICKER) return tui_picker_key(st, key);   /* its own keys */
     /* any other key, q included, closes an overlay (as in less, tig, htop): q again quits */
     if (st->overlay != TUI_OVERLAY_NONE && key != '?' && key != ':') {
         st->overlay = TUI_OVERLAY_NONE;

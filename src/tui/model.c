@@ -271,22 +271,30 @@ static void recal_drop(tui_model *m, int i)
     m->methods_version++;
 }
 
-/* The recalibrations of the active file that st->recal asks for. */
+/* Whether st->recal lists the method. */
+static int recal_wanted(const tui_state *st, int method)
+{
+    for (int i = 0; i < st->n_recal; i++)
+        if (st->recal[i] == method) return 1;
+    return 0;
+}
+
+/* The recalibrations of the active file that st->recal asks for, each in its method's place:
+ * removing one leaves the others' fits alone. */
 static int submit_recal(tui_model *m, tui_state *st)
 {
     int n = 0;
     const cs_dataset *src = loaded(m, st->active);
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
         tui_recal *rc = &m->recal[i];
-        int want = i < st->n_recal ? st->recal[i] : -1;
-        if (want < 0) { recal_drop(m, i); continue; }
-        if (rc->method == want && rc->src == st->active && rc->seed == st->seed && rc->state) continue;
+        if (!recal_wanted(st, i)) { recal_drop(m, i); continue; }
+        if (rc->method == i && rc->src == st->active && rc->seed == st->seed && rc->state) continue;
         recal_drop(m, i);
         if (!src) continue;
         cs_error err;
         cs_error_clear(&err);
         /* the report's defaults: 5 folds, 15 bins */
-        cs_recal_job *job = cs_recal_job_new(src, want, &err);
+        cs_recal_job *job = cs_recal_job_new(src, i, &err);
         uint64_t gen = 0;
         if (job) {
             job->opts.seed = st->seed;
@@ -298,7 +306,7 @@ static int submit_recal(tui_model *m, tui_state *st)
         pl->sub_gen = gen;
         pl->has_sub = 1;
         pl->pending = gen != 0;
-        rc->method = want;
+        rc->method = i;
         rc->src = st->active;
         rc->seed = st->seed;
         rc->state = gen ? 1 : 3;     /* refused: failed, with the reason, until asked again */
@@ -328,8 +336,9 @@ static int submit_methods(tui_model *m, tui_state *st)
         m->sub_method_recal[n] = -1;
         methods[n++] = d;
     }
-    for (int i = 0; i < st->n_recal && i < TUI_MAX_RECAL; i++) {
-        const tui_recal *rc = &m->recal[i];
+    for (int i = 0; i < st->n_recal; i++) {
+        if (st->recal[i] < 0 || st->recal[i] >= TUI_MAX_RECAL) continue;
+        const tui_recal *rc = &m->recal[st->recal[i]];
         if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return 0;
         if (!rc->data || n >= CS_METHODS_JOB_MAX) continue;
         m->sub_method_file[n] = rc->src;
@@ -573,6 +582,7 @@ static void collect_recal(tui_model *m, cs_job *r)
             rj->dataset = NULL;
             rc->info = rj->info;     /* its parameter vector too */
             rj->info.vec = NULL;
+            rc->fit_seconds = rj->fit_seconds;
             rc->state = 2;
         } else {
             snprintf(rc->error, sizeof rc->error, "%s", r->err.msg[0] ? r->err.msg : "failed");

@@ -26,7 +26,7 @@
 #include "tui/state.h"
 
 #define TUI_LIKERT_N        3   /* low / medium / high confidence (Kirchenbauer et al. 2022, §5.3) */
-#define TUI_MAX_RECAL       4
+#define TUI_MAX_RECAL       CS_RECAL_COUNT   /* one place per method: recal[method] */
 #define TUI_MAX_CLASS_SLOTS 28  /* classes shown in the Classes view */
 
 /* The places, laid out by the compiler (each is a backend slot). */
@@ -47,6 +47,7 @@ enum {
     TUI_PLACE_COUNT
 };
 _Static_assert(TUI_PLACE_COUNT <= CS_BACKEND_MAX_SLOTS, "more places than backend slots");
+_Static_assert(TUI_MAX_FILES + TUI_MAX_RECAL <= CS_METHODS_JOB_MAX, "a methods job takes every file and method");
 
 #define TUI_SLOT_LOAD(f)    (TUI_PLACE_LOAD0 + (f))
 #define TUI_SLOT_METRICS(f) (TUI_PLACE_METRICS0 + (f))
@@ -87,6 +88,7 @@ typedef struct tui_recal {
     size_t src;                /* the file it recalibrates */
     unsigned long seed;        /* fold seed it was fitted with */
     int state;                 /* 0 = not requested, 1 = fitting, 2 = ready, 3 = failed */
+    double fit_seconds;        /* wall time of the fit (cs_recal_job.fit_seconds) once ready */
     cs_dataset *data;          /* owned once ready; released from the backend before freeing */
     cs_recal_info info;
     char error[1024];
@@ -131,7 +133,8 @@ typedef struct tui_model {
     size_t n_files;
     tui_place places[TUI_PLACE_COUNT];
     size_t n_class_slots;      /* classes shown in the Classes view */
-    tui_recal recal[TUI_MAX_RECAL];  /* state.recal[i] of state.active, when present */
+    tui_recal recal[TUI_MAX_RECAL];  /* recal[method]: that method of state.active, when
+                                        state.recal lists it */
     long methods_version;      /* bumped when a recalibration arrives or goes */
     /* The methods of the shown methods table (rows of TUI_SLOT_METHODS's response): files,
      * then recalibrations. method_file: the file, or for a recalibration the file it

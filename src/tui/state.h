@@ -9,6 +9,7 @@
 
 #include "calscope/load.h"
 #include "calscope/metrics.h"
+#include "calscope/recal.h"
 #include "tui/scroll.h"
 
 typedef enum tui_view {
@@ -16,7 +17,10 @@ typedef enum tui_view {
     TUI_VIEW_COMPARE, TUI_VIEW_CASES, TUI_VIEW_TREND, TUI_VIEW_COUNT
 } tui_view;
 
-typedef enum tui_overlay { TUI_OVERLAY_NONE, TUI_OVERLAY_HELP, TUI_OVERLAY_CMDLINE } tui_overlay;
+typedef enum tui_overlay {
+    TUI_OVERLAY_NONE, TUI_OVERLAY_HELP, TUI_OVERLAY_CMDLINE,
+    TUI_OVERLAY_PICKER          /* `t`: every recalibration method, to fit or remove */
+} tui_overlay;
 
 /* Dirty flags returned by handlers (HandlerResult in htop's words). */
 enum {
@@ -83,9 +87,11 @@ typedef struct tui_state {
     cs_load_options load;       /* --sum-tol, --renormalize, ... as given (the `:` line repeats them) */
 
     /* Methods (Compare view): recalibrations of the active file shown beside the loaded files,
-     * in the order added (cs_recal_method values); the active file is the reference. */
-    int recal[4];
+     * in the order added (cs_recal_method values, each at most once); the active file is the
+     * reference. The methods table scrolls, so every method may be shown at once. */
+    int recal[CS_RECAL_COUNT];
     int n_recal;
+    int picker_row;             /* the method picker's focused row (a cs_recal_method) */
     int cmp_panel;              /* Compare view panel: TUI_CMP_FILES (diagrams), _TABLE, _RANKS */
     int cmp_col;                /* focused column of the methods table (0..9, calscope/methods.h) */
     /* Compat panel (Reliability view): every library's numbers beside calscope's */

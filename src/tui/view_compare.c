@@ -223,7 +223,7 @@ static const cs_methods *methods_resp(const tui_ctx *c, const tui_rect *r, int *
     else if (loadedn + (size_t)c->st->n_recal < 2)
         y += tui_draw_lines(r, y, CH_ROLE_TEXT,
                             "methods: load two or more files (calscope A.csv B.csv),\n"
-                            "or press t to add a recalibration of the active file");
+                            "or press t to pick a recalibration of the active file");
     else
         y += tui_draw_lines(r, y, CH_ROLE_TEXT, "methods: computing (recalibration, paired bootstrap)...");
     for (int i = 0; i < TUI_MAX_RECAL && y < r->y + r->h; i++)
@@ -556,9 +556,11 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
     int mstale = 0;
     const cs_methods *mt = methods_result(c->m, &mstale);
-    /* the answer first: one verdict per method beside the reference, as the report begins */
+    /* the answer first: one verdict per file beside the reference, as the report begins (the
+     * recalibrations' verdicts head the methods panel: up to ten of them would push the files'
+     * table off this one) */
     for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
-        if (i == mt->ref) continue;
+        if (i == mt->ref || i >= c->m->n_methods || c->m->method_recal[i] >= 0) continue;
         char v[2 * CS_SPEC_MAX + 600];
         verdict_line(c, mt, i, v, sizeof v);
         tui_rect at = { t->x, y, t->w, t->y + t->h - y };

@@ -23,6 +23,8 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l);
 void tui_view_cases(const tui_ctx *c, const tui_layout *l);
 struct tui_trend;
 void tui_view_trend(const tui_ctx *c, const struct tui_trend *t, const tui_layout *l);
+/* The method picker over the current view (view_picker.c). */
+void tui_draw_picker(const tui_ctx *c, const tui_layout *l);
 
 /* ---- shared helpers (view_common.c) ---- */
 

@@ -79,6 +79,19 @@ check_screen() {
     if wait_for "$2" "${3:-10}"; then ok "$1"; else not_ok "$1" "screen never matched /$2/:" "$SCREEN"; fi
 }
 keys() { T send-keys "$@"; }
+# check_not_screen NAME REGEX: the screen captured last (SCREEN) does not match
+check_not_screen() {
+    if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
+}
+# fits COLS LINES: every captured line is at most COLS columns, the pane at most LINES lines
+fits() {
+    printf '%s\n' "$SCREEN" | /usr/bin/python3 -c '
+import sys
+cols, rows = int(sys.argv[1]), int(sys.argv[2])
+lines = sys.stdin.read().split("\n")
+while lines and lines[-1] == "": lines.pop()
+sys.exit(0 if len(lines) <= rows and all(len(l.rstrip()) <= cols for l in lines) else 1)' "$1" "$2"
+}
 
 # tmux_servers NAME: one tmux server per session (a fresh socket each time new_server is
 # called; T talks to the current one), all killed at exit; UTF-8 locale for the glyphs.

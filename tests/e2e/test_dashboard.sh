@@ -379,8 +379,8 @@ MSAMPLE=samples/digits_gnb.csv
 if [ -f "$MSAMPLE" ]; then
     start -- "$MSAMPLE"
     check_screen "methods: file loads" 'ECE +0\.[0-9]{4}'
-    keys t
-    check_screen "t adds the ts recalibration as a method row" 'digits_gnb\.csv\+ts +[0-9]\.[0-9]{4}' 60
+    keys t Space Escape      # the picker opens on ts, its first method
+    check_screen "t, space adds the ts recalibration as a method row" 'digits_gnb\.csv\+ts +[0-9]\.[0-9]{4}' 60
     run "$CALSCOPE" report --compare "$MSAMPLE" --recal ts --format json
     want=$(json_get "'%.4f' % [m for m in d['methods'] if m['name'].endswith('+ts')][0]['metrics']['ece']")
     # the focused column is ECE: the detail row's first number is the method's ECE. The table's
@@ -438,7 +438,7 @@ if [ -f "$CSAMPLE" ]; then
     keys ?
     check_screen "? lists the smooth-curve key" 'o +Reliability: bars / smooth curve' 5
     keys ?
-    check_screen "? (page 2 at 60x20) lists the recalibration key" 't T +add ts/platt/hist/iso' 5
+    check_screen "? (page 2 at 60x20) lists the recalibration key" 't T +methods: pick, fit, remove, fit times' 5
     check_screen "? (page 2 at 60x20) lists the compat key" 'x X +compat panel on / off'
     keys q
 fi

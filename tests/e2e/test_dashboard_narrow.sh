@@ -20,18 +20,6 @@ start() {
     T new-session -d -x "$x" -y "$y" "env $env $CALSCOPE $*; echo EXITED \$?; sleep 86400"
 }
 screen_text() { T capture-pane -p 2>/dev/null; }
-check_not_screen() {
-    if printf '%s' "$SCREEN" | grep -Eq -- "$2"; then not_ok "$1" "unexpected /$2/:" "$SCREEN"; else ok "$1"; fi
-}
-# fits COLS LINES: every captured line is at most COLS columns, the pane at most LINES lines
-fits() {
-    printf '%s\n' "$SCREEN" | /usr/bin/python3 -c '
-import sys
-cols, rows = int(sys.argv[1]), int(sys.argv[2])
-lines = sys.stdin.read().split("\n")
-while lines and lines[-1] == "": lines.pop()
-sys.exit(0 if len(lines) <= rows and all(len(l.rstrip()) <= cols for l in lines) else 1)' "$1" "$2"
-}
 check_fits() {
     if fits "$2" "$3"; then ok "$1"; else not_ok "$1" "a line past ${2} columns:" "$SCREEN"; fi
 }

@@ -126,7 +126,7 @@ for i in 4 5; do cp samples/breast_cancer_logreg.csv "$TMP/bc_fold$i.csv"; done
 start -- samples/breast_cancer_gnb.csv samples/breast_cancer_logreg.csv samples/breast_cancer_ts.csv \
     "$TMP/bc_fold4.csv" "$TMP/bc_fold5.csv"
 wait_for 'ready *$'
-keys t t t t
+keys t Space j Space j Space j Space Escape     # ts, platt, hist, iso from the picker
 check_screen "Compare methods: the table of 9 methods has a marker" 'rows 1-[0-9]+ of [0-9]+, more below' 120
 check_not_screen "Compare methods: the legend is below the window" 'P<: share of'
 keys End
@@ -149,15 +149,15 @@ check_screen "Compare diagrams: a scroll key says why nothing scrolls" 'nothing 
 # ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
 start -- samples/breast_cancer_logreg.csv
 wait_for 'ready *$'
-keys t
+keys t Space Escape
 run "$CALSCOPE" report --compare samples/breast_cancer_logreg.csv --recal ts
 want=$(printf '%s\n' "$OUT" | unwrap '^  \[[0-9]+\] ' | sed -n 's/.*+ts: temperature scaling.* T = \([0-9.]*\) on all rows.*/\1/p')
 check_screen "Compare: the fitted temperature of +ts ($want, as the report)" "\\+ts: fitted temperature T = ${want//./\\.} " 60
 
-# ---- vector scaling's one-line summary, the fourth t on a multiclass file (ts, hist, iso, vs) ----
+# ---- vector scaling's one-line summary (the picker's fifth method) ----------------------------------
 start -- samples/digits_gnb.csv
 wait_for 'ready *$'
-keys t t t t
+keys t j j j j Space Escape
 run "$CALSCOPE" report --compare samples/digits_gnb.csv --recal vs
 want=$(printf '%s' "$OUT" | unwrap '  [^ ]' | sed -n 's/.*+vs: vector scaling.* w in \[\([0-9.]*, [0-9.]*\)\].*/\1/p')
 check_screen "Compare: +vs's scales, as the report ($want)" "\\+vs: 10 scales in \\[${want//./\\.}\\] and biases" 120

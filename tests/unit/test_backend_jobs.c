@@ -263,6 +263,10 @@ static void test_recal_job(void **state)
         assert_true(job->generation == gen);
         assert_int_equal(job->status, CS_OK);
         assert_ptr_equal(r->data, d);
+        /* the fit's wall time comes with the result (its value depends on the machine): a
+         * positive, finite number, within the backend's time of the whole job */
+        assert_true(r->fit_seconds > 0 && isfinite(r->fit_seconds));
+        assert_true(r->fit_seconds <= job->seconds);
         cs_recal_options o;
         cs_recal_options_default(&o);
         o.seed = 17;

@@ -413,6 +413,29 @@ static void test_beta_identity_and_usage(void **state)
 }
 
 
+/* Which methods a file of k classes takes, and why not, by the documented limits; the names and
+ * titles of every method (the picker lists them). */
+static void test_offered_and_titles(void **state)
+{
+    (void)state;
+    char why[128];
+    for (int m = 0; m < CS_RECAL_COUNT; m++) {
+        assert_non_null(cs_recal_name(m));
+        assert_non_null(cs_recal_title(m));
+        int binary = m == CS_RECAL_PLATT || m == CS_RECAL_BETA, dm = m == CS_RECAL_MS || m == CS_RECAL_DIR;
+        assert_int_equal(cs_recal_offered(m, 2, NULL, 0), 1);
+        assert_int_equal(cs_recal_offered(m, 10, why, sizeof why), !binary);
+        if (binary) assert_string_equal(why, "binary files only: this file has 10 classes");
+        assert_int_equal(cs_recal_offered(m, CS_RECAL_DM_MAX_K, NULL, 0), !binary);
+        why[0] = 0;
+        assert_int_equal(cs_recal_offered(m, CS_RECAL_DM_MAX_K + 1, why, sizeof why), !binary && !dm);
+        if (dm) assert_string_equal(why, "up to 20 classes: this file has 21 (vs or ts instead)");
+    }
+    assert_null(cs_recal_title(-1));
+    assert_null(cs_recal_title(CS_RECAL_COUNT));
+    assert_string_equal(cs_recal_title(CS_RECAL_MS), "matrix scaling (ODIR)");
+}
+
 /* ---- one-vs-rest isotonic ---- */
 
 /* Worked by hand, fitted and applied on all rows: rows A = (0.6, 0.4) labelled 1 (twice), B =
@@ -841,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_ets_rows_sum_and_simplex),
         cmocka_unit_test(test_beta_identity_and_usage),
         cmocka_unit_test(test_irova_by_hand),
+        cmocka_unit_test(test_offered_and_titles),
         cmocka_unit_test(test_dm_rows_sum_and_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,6 +247,62 @@ static void test_command_line(void **state)
     assert_null(strstr(buf, "--curve"));           /* not on screen any more */
 }
 
+/* t opens the picker; its keys move, fit or remove a method (refusing one the file cannot take,
+ * with the reason), and close it; T drops the method added last. */
+static void test_method_picker(void **state)
+{
+    (void)state;
+    static tui_state st;
+    tui_state_init(&st);
+    st.n_classes = 10;
+    tui_action_dispatch(&st, 't');
+    assert_int_equal(st.overlay, TUI_OVERLAY_PICKER);
+    assert_int_equal(st.picker_row, CS_RECAL_TS);
+    tui_picker_key(&st, KEY_UP);                      /* wraps to the last method */
+    assert_int_equal(st.picker_row, CS_RECAL_COUNT - 1);
+    tui_picker_key(&st, 'j');
+    tui_picker_key(&st, KEY_DOWN);
+    assert_int_equal(st.picker_row, CS_RECAL_PLATT);
+    tui_picker_key(&st, ' ');                         /* platt on 10 classes: refused */
+    assert_int_equal(st.n_recal, 0);
+    assert_int_equal(st.message_is_error, 1);
+    assert_string_equal(st.message, "platt: binary files only: this file has 10 classes");
+    assert_int_equal(st.view, TUI_VIEW_RELIABILITY);
+    st.picker_row = CS_RECAL_MS;
+    tui_picker_key(&st, ' ');
+    assert_int_equal(st.message[0], 0);
+    st.picker_row = CS_RECAL_ETS;
+    tui_picker_key(&st, '\r');
+    assert_int_equal(st.n_recal, 2);
+    assert_int_equal(st.recal[0], CS_RECAL_MS);
+    assert_int_equal(st.recal[1], CS_RECAL_ETS);
+    assert_int_equal(st.view, TUI_VIEW_COMPARE);      /* the methods panel under the picker */
+    assert_int_equal(st.cmp_panel, TUI_CMP_TABLE);
+    assert_int_equal(st.overlay, TUI_OVERLAY_PICKER);
+    st.picker_row = CS_RECAL_MS;
+    tui_picker_key(&st, '\n');                        /* removed; ets keeps its order */
+    assert_int_equal(st.n_recal, 1);
+    assert_int_equal(st.recal[0], CS_RECAL_ETS);
+    tui_picker_key(&st, 'x');                         /* says the keys, stays open */
+    assert_non_null(strstr(st.message, "space or Enter fits or removes"));
+    assert_int_equal(st.overlay, TUI_OVERLAY_PICKER);
+    tui_picker_key(&st, 'q');
+    assert_int_equal(st.overlay, TUI_OVERLAY_NONE);
+    st.n_classes = 21;                                /* ms above its class limit */
+    tui_action_dispatch(&st, 't');
+    tui_picker_key(&st, 27);
+    assert_int_equal(st.overlay, TUI_OVERLAY_NONE);
+    tui_action_dispatch(&st, 't');
+    tui_picker_key(&st, ' ');                         /* the focus stayed on ms */
+    assert_string_equal(st.message, "ms: up to 20 classes: this file has 21 (vs or ts instead)");
+    tui_picker_key(&st, 't');
+    assert_int_equal(st.overlay, TUI_OVERLAY_NONE);
+    tui_action_dispatch(&st, 'T');
+    assert_int_equal(st.n_recal, 0);
+    tui_action_dispatch(&st, 'T');
+    assert_string_equal(st.message, "no recalibration to remove (t lists the methods)");
+}
+
 /* A selection longer than the settings hold: the keys past the limit are refused with a
  * visible message, the text typed so far is kept whole. */
 static void test_prompt_refuses_text_past_its_limit(void **state)
@@ -441,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_keys_say_why),
         cmocka_unit_test(test_views_and_overlays),
         cmocka_unit_test(test_command_line),
+        cmocka_unit_test(test_method_picker),
         cmocka_unit_test(test_prompt_select_and_history),
         cmocka_unit_test(test_prompt_refuses_text_past_its_limit),
         cmocka_unit_test(test_prompt_bins_and_seed),

@@ -6,7 +6,7 @@
 #include "calscope/backend.h"
 #include "calscope/methods.h"
 
-#define CS_METHODS_JOB_MAX 16
+#define CS_METHODS_JOB_MAX 18   /* the dashboard's 8 files and its 10 recalibrations */
 
 typedef struct cs_methods_job {
     cs_job base;

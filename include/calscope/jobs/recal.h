@@ -17,6 +17,8 @@ typedef struct cs_recal_job {
     /* result */
     cs_dataset *dataset;       /* owned, prepared, path "FILE+name" */
     cs_recal_info info;
+    double fit_seconds;        /* wall time of the fit and its application (cs_recal_apply),
+                                  set whatever its status */
 } cs_recal_job;
 
 /* method fitted on d with the report's defaults (cs_recal_options_default). NULL with err:

@@ -339,10 +339,7 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     for (int r = 0; r < mo->n_recal; r++) {
         /* --recal all: a binary-only method is left out for a multiclass reference file, ms
          * and dir above the classes they are offered for */
-        if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
-            data[src]->k != 2) continue;
-        if (mo->recal_all && (mo->recal[r] == CS_RECAL_MS || mo->recal[r] == CS_RECAL_DIR) && data[src] &&
-            data[src]->k > CS_RECAL_DM_MAX_K) continue;
+        if (mo->recal_all && data[src] && !cs_recal_offered(mo->recal[r], data[src]->k, NULL, 0)) continue;
         rep_method *me = &t->m[t->n++];
         me->recal = mo->recal[r];
         size_t len = strlen(paths[src]) + 8;
@@ -425,22 +422,6 @@ static const cs_method_row *row(const rep_methods *t, const rep_method *me)
 }
 
 /* ---- the fitted parameters in one line ---- */
-
-static const char *recal_title(int method)
-{
-    switch (method) {
-    case CS_RECAL_TS: return "temperature scaling";
-    case CS_RECAL_PLATT: return "Platt scaling";
-    case CS_RECAL_HIST: return "histogram binning";
-    case CS_RECAL_VS: return "vector scaling";
-    case CS_RECAL_ETS: return "ensemble temperature scaling";
-    case CS_RECAL_BETA: return "beta calibration";
-    case CS_RECAL_IROVA: return "one-vs-rest isotonic regression";
-    case CS_RECAL_MS: return "matrix scaling (ODIR)";
-    case CS_RECAL_DIR: return "Dirichlet calibration (ODIR)";
-    default: return "isotonic regression";
-    }
-}
 
 /* vs: the range of the scales and biases of model m (the JSON has them all). */
 static void vs_summary(FILE *out, const cs_recal_info *in, size_t m, const char *on)
@@ -848,7 +829,7 @@ static void methods_legend(FILE *out, const rep_methods *t)
         method_label(lab, sizeof lab, i);
         fprintf(o, "  %-4s %s%s", lab, me->name, i == t->ref ? " (reference)" : "");
         if (me->recal >= 0) {
-            fprintf(o, ": %s", recal_title(me->recal));
+            fprintf(o, ": %s", cs_recal_title(me->recal));
             if (t->split_column[0])
                 fprintf(o, ", fitted on the %zu rows whose %s is %s", me->info.fit_rows, t->split_column,
                         t->split_fit[0] ? t->split_fit : "fit or train");

@@ -2,8 +2,16 @@
 #include "calscope/jobs/recal.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "job_kind.h"
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
 
 static void run(cs_job *job, const cs_run *r)
 {
@@ -13,7 +21,10 @@ static void run(cs_job *job, const cs_run *r)
     o.split_fit = NULL;
     o.cancel = r->cancel;
     if (o.threads <= 0) o.threads = r->threads;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     j->dataset = cs_recal_apply(j->data, j->method, &o, &j->info, &job->err);
+    j->fit_seconds = seconds_since(&t0);
     job->status = j->dataset ? CS_OK : job->err.code;
 }
 

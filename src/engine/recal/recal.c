@@ -26,6 +26,23 @@ const char *cs_recal_name(int method)
     return method >= 0 && method < CS_RECAL_COUNT ? method_names[method] : NULL;
 }
 
+const char *cs_recal_title(int method)
+{
+    switch (method) {
+    case CS_RECAL_TS: return "temperature scaling";
+    case CS_RECAL_PLATT: return "Platt scaling";
+    case CS_RECAL_HIST: return "histogram binning";
+    case CS_RECAL_ISO: return "isotonic regression";
+    case CS_RECAL_VS: return "vector scaling";
+    case CS_RECAL_ETS: return "ensemble temperature scaling";
+    case CS_RECAL_BETA: return "beta calibration";
+    case CS_RECAL_IROVA: return "one-vs-rest isotonic regression";
+    case CS_RECAL_MS: return "matrix scaling (ODIR)";
+    case CS_RECAL_DIR: return "Dirichlet calibration (ODIR)";
+    default: return NULL;
+    }
+}
+
 int cs_recal_from_name(const char *name)
 {
     for (int m = 0; m < CS_RECAL_COUNT; m++)
@@ -35,6 +52,19 @@ int cs_recal_from_name(const char *name)
     if (strcasecmp(name, "isotonic") == 0) return CS_RECAL_ISO;
     if (strcasecmp(name, "vector") == 0) return CS_RECAL_VS;
     return -1;
+}
+
+int cs_recal_offered(int method, size_t k, char *why, size_t size)
+{
+    if ((method == CS_RECAL_PLATT || method == CS_RECAL_BETA) && k != 2) {
+        if (why) snprintf(why, size, "binary files only: this file has %zu classes", k);
+        return 0;
+    }
+    if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && k > CS_RECAL_DM_MAX_K) {
+        if (why) snprintf(why, size, "up to %d classes: this file has %zu (vs or ts instead)", CS_RECAL_DM_MAX_K, k);
+        return 0;
+    }
+    return 1;
 }
 
 void cs_recal_info_clear(cs_recal_info *info)
@@ -377,13 +407,14 @@ static cs_status check_method(const cs_dataset *d, int method, const cs_recal_op
         return cs_error_set(err, CS_EUSAGE, 0, 0, "recalibration folds must be 2..%d, not %d", CS_RECAL_MAX_FOLDS, o->folds);
     if (method == CS_RECAL_HIST && (o->bins < 1 || o->bins > 100000))
         return cs_error_set(err, CS_EUSAGE, 0, 0, "histogram binning needs 1..100000 bins, not %d", o->bins);
-    if (method == CS_RECAL_PLATT && d->k != 2)
+    int offered = cs_recal_offered(method, d->k, NULL, 0);
+    if (method == CS_RECAL_PLATT && !offered)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: Platt scaling needs a binary file (it has %zu classes); "
                             "use ts for multiclass files", d->path ? d->path : "?", d->k);
-    if (method == CS_RECAL_BETA && d->k != 2)
+    if (method == CS_RECAL_BETA && !offered)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: beta calibration needs a binary file (it has %zu classes); "
                             "use ts, vs or ets for multiclass files", d->path ? d->path : "?", d->k);
-    if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && d->k > CS_RECAL_DM_MAX_K)
+    if ((method == CS_RECAL_MS || method == CS_RECAL_DIR) && !offered)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s fits (K-1)(K+1) = %zu parameters per model and is offered up to "
                             "%d classes (it has %zu); use vs or ts", d->path ? d->path : "?",
                             method == CS_RECAL_MS ? "matrix scaling" : "Dirichlet calibration", d->k * d->k - 1,
