@@ -643,58 +643,63 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
     fputc('}', out);
 }
 
-void rep_methods_json(FILE *out, const rep_methods *t)
+/* The verdict list of "compare_info": one verdict per non-reference method, or null when each
+ * method picked its own selection (no shared verdict then). */
+static void compare_verdicts_json(FILE *out, const rep_methods *t)
+{
+    if (t->res.select_each) {
+        fputs("null", out);
+        return;
+    }
+    fputc('[', out);
+    for (size_t i = 0, first = 1; i < t->n; i++) {
+        if (i == t->ref) continue;
+        if (!first) fputs(", ", out);
+        first = 0;
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
+        verdict_json(out, &v, t->m[i].name);
+    }
+    fputc(']', out);
+}
+
+static void compare_info_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"compare_info\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
+    fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
+    rep_methods_selection_json(out, t);
+    fputs(", \"verdict\": ", out);
+    compare_verdicts_json(out, t);
+    fputc('}', out);
+}
+
+/* the "compare" list (docs/json.md), one entry per metric and non-reference method,
+ * a = the method */
+static void compare_list_json(FILE *out, const rep_methods *t)
 {
     const rep_method *ref = &t->m[t->ref];
-    if (t->multi) {
-        /* the "compare" list (docs/json.md), one entry per metric and non-reference method,
-         * a = the method */
-        fputs(",\n  \"compare_info\": {\"reference\": ", out);
-        rep_json_str(out, ref->name);
-        fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
-        rep_methods_selection_json(out, t);
-        fputs(", \"verdict\": ", out);
-        if (t->res.select_each) fputs("null", out);
-        else {
-            fputc('[', out);
-            for (size_t i = 0, first = 1; i < t->n; i++) {
-                if (i == t->ref) continue;
-                if (!first) fputs(", ", out);
-                first = 0;
-                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
-                verdict_json(out, &v, t->m[i].name);
-            }
-            fputc(']', out);
+    fputs(",\n  \"compare\": [", out);
+    int first = 1;
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        if (!row(t, me)->has_diff) continue;
+        for (int c = 0; c < NCOL; c++) {
+            fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
+            first = 0;
+            rep_json_str(out, me->name);
+            fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
+            const double v[] = { row(t, me)->v[c], row(t, ref)->v[c], row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
+                                 row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
+            rep_json_fields(out, rep_compare_keys, v, 6);
+            fprintf(out, ", \"equal\": %s}", row(t, me)->equal[c] ? "true" : "false");
         }
-        fputc('}', out);
-        fputs(",\n  \"compare\": [", out);
-        int first = 1;
-        for (size_t i = 0; i < t->n; i++) {
-            const rep_method *me = &t->m[i];
-            if (!row(t, me)->has_diff) continue;
-            for (int c = 0; c < NCOL; c++) {
-                fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
-                first = 0;
-                rep_json_str(out, me->name);
-                fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
-                const double v[] = { row(t, me)->v[c], row(t, ref)->v[c], row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
-                                     row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
-                rep_json_fields(out, rep_compare_keys, v, 6);
-                fprintf(out, ", \"equal\": %s}", row(t, me)->equal[c] ? "true" : "false");
-            }
-        }
-        fputs(first ? "]" : "\n  ]", out);
     }
-    fputs(",\n  \"methods_info\": {\"reference\": ", out);
-    rep_json_str(out, ref->name);
-    fprintf(out, ", \"ci_repeats\": %d, \"ci_method\": \"%s\", \"compare_repeats\": %d, \"tie_rel\": %g, \"seed\": %llu, "
-            "\"topk\": %d, \"lens\": ", t->ci_repeats, cs_ci_method_name(t->ci_method), t->cmp_repeats, CS_TIE_REL,
-            (unsigned long long)t->seed, t->k);
-    rep_json_str(out, t->lens);
-    fputs(", \"evaluated_on\": ", out);
-    rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
-              : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
-    /* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
+    fputs(first ? "]" : "\n  ]", out);
+}
+
+/* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
+static void recal_split_json(FILE *out, const rep_methods *t)
+{
     fputs(", \"recal_split\": {\"kind\": ", out);
     if (t->split_column[0]) {
         rep_json_str(out, "column");
@@ -710,6 +715,10 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
     }
     fputc('}', out);
+}
+
+static void not_converged_json(FILE *out, const rep_methods *t)
+{
     fputs(", \"not_converged\": [", out);
     for (size_t i = 0; i < t->n_nc; i++) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", out);
@@ -718,48 +727,90 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         rep_json_str(out, t->nc[i].reason);
         fputc('}', out);
     }
-    fputs("]},\n  \"methods\": [", out);
+    fputs("]}", out);
+}
+
+/* "methods_info" (left open for "not_converged", which closes it) */
+static void methods_info_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"methods_info\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
+    fprintf(out, ", \"ci_repeats\": %d, \"ci_method\": \"%s\", \"compare_repeats\": %d, \"tie_rel\": %g, \"seed\": %llu, "
+            "\"topk\": %d, \"lens\": ", t->ci_repeats, cs_ci_method_name(t->ci_method), t->cmp_repeats, CS_TIE_REL,
+            (unsigned long long)t->seed, t->k);
+    rep_json_str(out, t->lens);
+    fputs(", \"evaluated_on\": ", out);
+    rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
+              : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
+    recal_split_json(out, t);
+    not_converged_json(out, t);
+}
+
+/* each metric's value and interval; NaN (null) when the method's row failed */
+static void method_metrics_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fputs(",\n     \"metrics\": {", out);
+    for (int c = 0; c < NCOL; c++) {
+        fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+        fprintf(out, ", \"%s_ci\": [", col_name(c));
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
+        fputs(", ", out);
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+/* the metrics whose interval does not contain the value (a biased statistic) */
+static void ci_excludes_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fputs(",\n     \"ci_excludes_value\": [", out);
+    for (int c = 0, first = 1; c < NCOL; c++) {
+        if (!row(t, me)->ok || !row(t, me)->ci_excludes[c]) continue;
+        fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
+        first = 0;
+    }
+    fputc(']', out);
+}
+
+static void vs_reference_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
+            cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
+    for (int c = 0; c < NCOL; c++) {
+        fprintf(out, ", \"%s\": {", col_name(c));
+        const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
+        rep_json_fields(out, rep_compare_keys + 2, v, 4);
+        fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
+                row(t, me)->equal[c] ? "true" : "false",
+                excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
+                row(t, me)->diff_excludes[c] ? "true" : "false");
+    }
+    fputc('}', out);
+}
+
+static void methods_list_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
         rep_json_str(out, me->name);
         fprintf(out, ", \"reference\": %s, \"rows\": %zu", i == t->ref ? "true" : "false", me->d ? me->d->n : 0);
         if (me->recal >= 0) recal_json(out, t, me);
-        fputs(",\n     \"metrics\": {", out);
-        for (int c = 0; c < NCOL; c++) {
-            fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
-            fprintf(out, ", \"%s_ci\": [", col_name(c));
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
-            fputs(", ", out);
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
-            fputc(']', out);
-        }
-        /* the metrics whose interval does not contain the value (a biased statistic) */
-        fputs("},\n     \"ci_excludes_value\": [", out);
-        for (int c = 0, first = 1; c < NCOL; c++) {
-            if (!row(t, me)->ok || !row(t, me)->ci_excludes[c]) continue;
-            fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
-            first = 0;
-        }
-        fputc(']', out);
-        if (row(t, me)->has_diff) {
-            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
-                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
-            for (int c = 0; c < NCOL; c++) {
-                fprintf(out, ", \"%s\": {", col_name(c));
-                const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
-                rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
-                        row(t, me)->equal[c] ? "true" : "false",
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
-                        row(t, me)->diff_excludes[c] ? "true" : "false");
-            }
-            fputc('}', out);
-        }
+        method_metrics_json(out, t, me);
+        ci_excludes_json(out, t, me);
+        if (row(t, me)->has_diff) vs_reference_json(out, t, me);
         fputc('}', out);
     }
-    fputs("\n  ],\n  \"rankings\": {", out);
+    fputs("\n  ]", out);
+}
+
+/* "rankings": each metric's rank per method (null when unranked; none past 64 methods) */
+static void rankings_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"rankings\": {", out);
     int rank[64];
     for (int c = 0; c < NCOL && t->n <= 64; c++) {
         ranks(t, c, rank);
@@ -778,38 +829,60 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
         first = 0;
     }
-    fputs("]},\n  \"mass\": {\"reference\": ", out);
-    rep_json_str(out, ref->name);
+    fputs("]}", out);
+}
+
+/* one method's probability mass: top-k means and class means, and their deltas from the
+ * reference (empty or NaN where either side's mass failed) */
+static void mass_method_json(FILE *out, const rep_methods *t, const rep_method *me, int first)
+{
+    const rep_method *ref = &t->m[t->ref];
+    fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", out);
+    rep_json_str(out, me->name);
+    fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", row(t, me)->mass_ok ? row(t, me)->mass_n : 0);
+    for (size_t j = 0; j < t->n_top; j++) {
+        if (j) fputs(", ", out);
+        rep_json_num(out, row(t, me)->mass_ok ? row(t, me)->top[j] : NAN);
+    }
+    fputs("], \"topk_delta\": [", out);
+    for (size_t j = 0; j < t->n_top; j++) {
+        if (j) fputs(", ", out);
+        rep_json_num(out, row(t, me)->mass_ok && row(t, ref)->mass_ok ? row(t, me)->top[j] - row(t, ref)->top[j] : NAN);
+    }
+    fputs("], \"class_mean\": [", out);
+    for (size_t c = 0; row(t, me)->mass_ok && c < me->d->k; c++) {
+        if (c) fputs(", ", out);
+        rep_json_num(out, row(t, me)->cls[c]);
+    }
+    fputs("], \"class_delta\": [", out);
+    for (size_t c = 0; row(t, me)->mass_ok && row(t, ref)->mass_ok && c < me->d->k && c < ref->d->k; c++) {
+        if (c) fputs(", ", out);
+        rep_json_num(out, row(t, me)->cls[c] - row(t, ref)->cls[c]);
+    }
+    fputs("]}", out);
+}
+
+static void mass_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"mass\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
     fputs(", \"select\": ", out);
     rep_json_str(out, t->select);
     fputs(", \"methods\": [", out);
-    for (size_t i = 0; i < t->n; i++) {
-        const rep_method *me = &t->m[i];
-        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-        rep_json_str(out, me->name);
-        fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", row(t, me)->mass_ok ? row(t, me)->mass_n : 0);
-        for (size_t j = 0; j < t->n_top; j++) {
-            if (j) fputs(", ", out);
-            rep_json_num(out, row(t, me)->mass_ok ? row(t, me)->top[j] : NAN);
-        }
-        fputs("], \"topk_delta\": [", out);
-        for (size_t j = 0; j < t->n_top; j++) {
-            if (j) fputs(", ", out);
-            rep_json_num(out, row(t, me)->mass_ok && row(t, ref)->mass_ok ? row(t, me)->top[j] - row(t, ref)->top[j] : NAN);
-        }
-        fputs("], \"class_mean\": [", out);
-        for (size_t c = 0; row(t, me)->mass_ok && c < me->d->k; c++) {
-            if (c) fputs(", ", out);
-            rep_json_num(out, row(t, me)->cls[c]);
-        }
-        fputs("], \"class_delta\": [", out);
-        for (size_t c = 0; row(t, me)->mass_ok && row(t, ref)->mass_ok && c < me->d->k && c < ref->d->k; c++) {
-            if (c) fputs(", ", out);
-            rep_json_num(out, row(t, me)->cls[c] - row(t, ref)->cls[c]);
-        }
-        fputs("]}", out);
-    }
+    for (size_t i = 0; i < t->n; i++) mass_method_json(out, t, &t->m[i], i == 0);
     fputs("\n  ]}", out);
+}
+
+void rep_methods_json(FILE *out, const rep_methods *t)
+{
+    if (t->multi) {
+        compare_info_json(out, t);
+        compare_list_json(out, t);
+    }
+    methods_info_json(out, t);
+    methods_list_json(out, t);
+    rankings_json(out, t);
+    mass_json(out, t);
 }
 
 /* ---- text ---- */
