@@ -288,11 +288,11 @@ static int all_pair(const rep_methods *t, int *status, rep_pair_errors *pair)
     return ok;
 }
 
-rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
-                             size_t n, int *status, rep_pair_errors *pair)
+/* A table with room for n files and every recalibration, its settings taken from o (defaults
+ * where a flag was not given); NULL when out of memory. */
+static rep_methods *methods_new(const struct ss_opts *o, size_t n)
 {
     const rep_methods_opts *mo = &o->methods;
-    *status = 0;
     rep_methods *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
@@ -316,95 +316,127 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->verdict_bins = cs_too_few_bins(&o->settings);
     t->text_metrics = rep_text_metrics(mo);
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
-    cs_error err;
-    cs_error_clear(&err);
+    return t;
+}
 
-    /* the files; with a held-out split each is cut to its held-out rows */
-    const cs_run cut_run = { .threads = o->threads };
+/* the files; with a held-out split each is cut to its held-out rows */
+static void add_files(rep_methods *t, cs_dataset *const *data, const char *const *paths, size_t n, int threads,
+                      int *status, cs_error *err)
+{
+    const cs_run cut_run = { .threads = threads };
     for (size_t i = 0; i < n; i++) {
         rep_method *me = &t->m[t->n++];
         me->recal = -1;
         me->name = strdup(paths[i]);
         me->d = data[i];
         if (data[i] && t->held_out) {
-            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, &err);
-            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, &err) : NULL;
-            if (mask && !me->own) { say(paths[i], &err); *status = worst(*status, 3); }
+            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, err);
+            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, err) : NULL;
+            if (mask && !me->own) { say(paths[i], err); *status = worst(*status, 3); }
             free(mask);
             me->d = me->own;
         }
     }
-    /* the recalibrations of the reference file (the reference must be a file for that) */
-    size_t src = t->ref < n ? t->ref : 0;
-    for (int r = 0; r < mo->n_recal; r++) {
-        /* --recal all: a binary-only method is left out for a multiclass reference file, ms
-         * and dir above the classes they are offered for */
-        if (mo->recal_all && (mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && data[src] &&
-            data[src]->k != 2) continue;
-        if (mo->recal_all && (mo->recal[r] == CS_RECAL_MS || mo->recal[r] == CS_RECAL_DIR) && data[src] &&
-            data[src]->k > CS_RECAL_DM_MAX_K) continue;
-        rep_method *me = &t->m[t->n++];
-        me->recal = mo->recal[r];
-        size_t len = strlen(paths[src]) + 8;
-        me->name = malloc(len);
-        if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
-        if (!data[src]) continue;
-        cs_recal_options ro;
-        cs_recal_options_default(&ro);
-        ro.folds = t->folds;
-        ro.bins = t->bins;
-        ro.seed = o->seed;
-        ro.threads = o->threads;
-        ro.max_iter = mo->max_iter;
-        if (t->held_out) {
-            /* the reference file's own cut (a failure is reported above): the rows it keeps out
-             * of the fit are the rows every method is measured on */
-            uint8_t *mask = held_out_mask(t, data[src], paths[src], NULL, &err);
-            if (!mask) continue;
-            me->own = cs_recal_held_out(data[src], me->recal, &ro, mask, &me->info, &err);
-            free(mask);
-        } else {
-            me->own = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
-        }
-        /* a fit that spent its budget is named with the reason and left out of the tables (it
-         * is no result); the reference must be a file for that, so no method number moves */
-        if (!me->own && me->info.unconverged && t->ref < n) {
-            say(me->name ? me->name : "--recal", &err);
-            rep_unconverged *u = &t->nc[t->n_nc++];
-            u->name = me->name;
-            snprintf(u->reason, sizeof u->reason, "%s", err.msg);
-            memset(me, 0, sizeof *me);
-            t->n--;
-            continue;
-        }
-        /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
-        if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
-        me->d = me->own;
+}
+
+/* --recal all: a binary-only method is left out for a multiclass reference file, ms and dir
+ * above the classes they are offered for */
+static int recal_left_out(const rep_methods_opts *mo, int r, const cs_dataset *d)
+{
+    if (!mo->recal_all || !d) return 0;
+    if ((mo->recal[r] == CS_RECAL_PLATT || mo->recal[r] == CS_RECAL_BETA) && d->k != 2) return 1;
+    return (mo->recal[r] == CS_RECAL_MS || mo->recal[r] == CS_RECAL_DIR) && d->k > CS_RECAL_DM_MAX_K;
+}
+
+/* Fit method me's recalibration on the reference file d into me->own (NULL on failure, err
+ * says why); 0 when the held-out cut itself failed, which leaves me untouched. */
+static int fit_recal(const rep_methods *t, const struct ss_opts *o, rep_method *me, const cs_dataset *d,
+                     const char *path, cs_error *err)
+{
+    cs_recal_options ro;
+    cs_recal_options_default(&ro);
+    ro.folds = t->folds;
+    ro.bins = t->bins;
+    ro.seed = o->seed;
+    ro.threads = o->threads;
+    ro.max_iter = o->methods.max_iter;
+    if (!t->held_out) {
+        me->own = cs_recal_apply(d, me->recal, &ro, &me->info, err);
+        return 1;
     }
+    /* the reference file's own cut (a failure is reported above): the rows it keeps out of
+     * the fit are the rows every method is measured on */
+    uint8_t *mask = held_out_mask(t, d, path, NULL, err);
+    if (!mask) return 0;
+    me->own = cs_recal_held_out(d, me->recal, &ro, mask, &me->info, err);
+    free(mask);
+    return 1;
+}
+
+/* One recalibration r of the reference file src (the reference must be a file for that). */
+static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
+                      size_t n, size_t src, int r, int *status, cs_error *err)
+{
+    const rep_methods_opts *mo = &o->methods;
+    if (recal_left_out(mo, r, data[src])) return;
+    rep_method *me = &t->m[t->n++];
+    me->recal = mo->recal[r];
+    size_t len = strlen(paths[src]) + 8;
+    me->name = malloc(len);
+    if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
+    if (!data[src]) return;
+    if (!fit_recal(t, o, me, data[src], paths[src], err)) return;
+    /* a fit that spent its budget is named with the reason and left out of the tables (it is
+     * no result); the reference must be a file for that, so no method number moves */
+    if (!me->own && me->info.unconverged && t->ref < n) {
+        say(me->name ? me->name : "--recal", err);
+        rep_unconverged *u = &t->nc[t->n_nc++];
+        u->name = me->name;
+        snprintf(u->reason, sizeof u->reason, "%s", err->msg);
+        memset(me, 0, sizeof *me);
+        t->n--;
+        return;
+    }
+    /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
+    if (!me->own) { say(me->name ? me->name : "--recal", err); *status = worst(*status, status_of(err->code == CS_EEMPTY ? CS_EINPUT : err->code)); }
+    me->d = me->own;
+}
+
+/* No table built on an error: every method must have its name and data (a failure was
+ * reported above or by the loader) and pair with the reference. */
+static int methods_complete(rep_methods *t, int *status, rep_pair_errors *pair)
+{
     for (size_t i = 0; i < t->n; i++)
-        if (!t->m[i].name) { rep_methods_free(t); return NULL; }
-    /* no table built on an error: every method must have its data (a failure was reported
-     * above or by the loader) and pair with the reference */
+        if (!t->m[i].name) return 0;
     int whole = 1;
     for (size_t i = 0; i < t->n; i++)
         if (!t->m[i].d) whole = 0;
-    if (!all_pair(t, status, pair) || !whole) { rep_methods_free(t); return NULL; }
+    return all_pair(t, status, pair) && whole;
+}
 
-    /* the table itself: one engine implementation (calscope/methods.h), shared with the
-     * dashboard; this file only prints it */
+/* the table itself: one engine implementation (calscope/methods.h), shared with the
+ * dashboard; this file only prints it. 0 on failure (said, status set). */
+static int methods_table(rep_methods *t, const struct ss_opts *o, int *status, cs_error *err)
+{
     const cs_dataset *ds[CS_METHODS_MAX];
-    if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
+    if (t->n > CS_METHODS_MAX) { *status = worst(*status, 2); return 0; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
+    const rep_methods_opts *mo = &o->methods;
     cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method, mo->select_each };
     cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
-    cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
-    if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
+    cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, err);
+    if (mst != CS_OK) { say("--compare", err); *status = worst(*status, status_of(mst)); return 0; }
     t->classes = t->res.classes;
     t->k = t->res.k;
     t->n_top = t->res.n_top;
-    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
+    return 1;
+}
+
+/* each method's own failure, and its pairing's with the reference, named on stderr */
+static void say_row_errors(const rep_methods *t, int *status)
+{
     for (size_t i = 0; i < t->n; i++) {
-        rep_method *me = &t->m[i];
+        const rep_method *me = &t->m[i];
         const cs_method_row *row = &t->res.rows[i];
         if (!me->d) continue;
         if (row->status != CS_OK) { say(me->name, &row->err); *status = worst(*status, status_of(row->status)); }
@@ -415,6 +447,25 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
             *status = worst(*status, status_of(row->diff_status));
         }
     }
+}
+
+rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
+                             size_t n, int *status, rep_pair_errors *pair)
+{
+    *status = 0;
+    rep_methods *t = methods_new(o, n);
+    if (!t) return NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    add_files(t, data, paths, n, o->threads, status, &err);
+    size_t src = t->ref < n ? t->ref : 0;
+    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, n, src, r, status, &err);
+    if (!methods_complete(t, status, pair) || !methods_table(t, o, status, &err)) {
+        rep_methods_free(t);
+        return NULL;
+    }
+    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
+    say_row_errors(t, status);
     return t;
 }
 
