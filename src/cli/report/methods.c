@@ -288,11 +288,11 @@ static int all_pair(const rep_methods *t, int *status, rep_pair_errors *pair)
     return ok;
 }
 
-rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
-                             size_t n, int *status, rep_pair_errors *pair)
+/* A table with room for n files and every recalibration, its settings taken from o (defaults
+ * where a flag was not given); NULL when out of memory. */
+static rep_methods *methods_new(const struct ss_opts *o, size_t n)
 {
     const rep_methods_opts *mo = &o->methods;
-    *status = 0;
     rep_methods *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->m = calloc(n + (size_t)mo->n_recal, sizeof *t->m);
@@ -316,92 +316,125 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     t->verdict_bins = cs_too_few_bins(&o->settings);
     t->text_metrics = rep_text_metrics(mo);
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
-    cs_error err;
-    cs_error_clear(&err);
+    return t;
+}
 
-    /* the files; with a held-out split each is cut to its held-out rows */
-    const cs_run cut_run = { .threads = o->threads };
+/* the files; with a held-out split each is cut to its held-out rows */
+static void add_files(rep_methods *t, cs_dataset *const *data, const char *const *paths, size_t n, int threads,
+                      int *status, cs_error *err)
+{
+    const cs_run cut_run = { .threads = threads };
     for (size_t i = 0; i < n; i++) {
         rep_method *me = &t->m[t->n++];
         me->recal = -1;
         me->name = strdup(paths[i]);
         me->d = data[i];
         if (data[i] && t->held_out) {
-            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, &err);
-            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, &err) : NULL;
-            if (mask && !me->own) { say(paths[i], &err); *status = worst(*status, 3); }
+            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, err);
+            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, err) : NULL;
+            if (mask && !me->own) { say(paths[i], err); *status = worst(*status, 3); }
             free(mask);
             me->d = me->own;
         }
     }
-    /* the recalibrations of the reference file (the reference must be a file for that) */
-    size_t src = t->ref < n ? t->ref : 0;
-    for (int r = 0; r < mo->n_recal; r++) {
-        /* --recal all: a binary-only method is left out for a multiclass reference file, ms
-         * and dir above the classes they are offered for */
-        if (mo->recal_all && data[src] && !cs_recal_offered(mo->recal[r], data[src]->k, NULL, 0)) continue;
-        rep_method *me = &t->m[t->n++];
-        me->recal = mo->recal[r];
-        size_t len = strlen(paths[src]) + 8;
-        me->name = malloc(len);
-        if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
-        if (!data[src]) continue;
-        cs_recal_options ro;
-        cs_recal_options_default(&ro);
-        ro.folds = t->folds;
-        ro.bins = t->bins;
-        ro.seed = o->seed;
-        ro.threads = o->threads;
-        ro.max_iter = mo->max_iter;
-        if (t->held_out) {
-            /* the reference file's own cut (a failure is reported above): the rows it keeps out
-             * of the fit are the rows every method is measured on */
-            uint8_t *mask = held_out_mask(t, data[src], paths[src], NULL, &err);
-            if (!mask) continue;
-            me->own = cs_recal_held_out(data[src], me->recal, &ro, mask, &me->info, &err);
-            free(mask);
-        } else {
-            me->own = cs_recal_apply(data[src], me->recal, &ro, &me->info, &err);
-        }
-        /* a fit that spent its budget is named with the reason and left out of the tables (it
-         * is no result); the reference must be a file for that, so no method number moves */
-        if (!me->own && me->info.unconverged && t->ref < n) {
-            say(me->name ? me->name : "--recal", &err);
-            rep_unconverged *u = &t->nc[t->n_nc++];
-            u->name = me->name;
-            snprintf(u->reason, sizeof u->reason, "%s", err.msg);
-            memset(me, 0, sizeof *me);
-            t->n--;
-            continue;
-        }
-        /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
-        if (!me->own) { say(me->name ? me->name : "--recal", &err); *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code)); }
-        me->d = me->own;
+}
+
+/* --recal all: a binary-only method is left out for a multiclass reference file, ms and dir
+ * above the classes they are offered for */
+static int recal_left_out(const rep_methods_opts *mo, int r, const cs_dataset *d)
+{
+    return mo->recal_all && d && !cs_recal_offered(mo->recal[r], d->k, NULL, 0);
+}
+
+/* Fit method me's recalibration on the reference file d into me->own (NULL on failure, err
+ * says why); 0 when the held-out cut itself failed, which leaves me untouched. */
+static int fit_recal(const rep_methods *t, const struct ss_opts *o, rep_method *me, const cs_dataset *d,
+                     const char *path, cs_error *err)
+{
+    cs_recal_options ro;
+    cs_recal_options_default(&ro);
+    ro.folds = t->folds;
+    ro.bins = t->bins;
+    ro.seed = o->seed;
+    ro.threads = o->threads;
+    ro.max_iter = o->methods.max_iter;
+    if (!t->held_out) {
+        me->own = cs_recal_apply(d, me->recal, &ro, &me->info, err);
+        return 1;
     }
+    /* the reference file's own cut (a failure is reported above): the rows it keeps out of
+     * the fit are the rows every method is measured on */
+    uint8_t *mask = held_out_mask(t, d, path, NULL, err);
+    if (!mask) return 0;
+    me->own = cs_recal_held_out(d, me->recal, &ro, mask, &me->info, err);
+    free(mask);
+    return 1;
+}
+
+/* One recalibration r of the reference file src (the reference must be a file for that). */
+static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
+                      size_t n, size_t src, int r, int *status, cs_error *err)
+{
+    const rep_methods_opts *mo = &o->methods;
+    if (recal_left_out(mo, r, data[src])) return;
+    rep_method *me = &t->m[t->n++];
+    me->recal = mo->recal[r];
+    size_t len = strlen(paths[src]) + 8;
+    me->name = malloc(len);
+    if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
+    if (!data[src]) return;
+    if (!fit_recal(t, o, me, data[src], paths[src], err)) return;
+    /* a fit that spent its budget is named with the reason and left out of the tables (it is
+     * no result); the reference must be a file for that, so no method number moves */
+    if (!me->own && me->info.unconverged && t->ref < n) {
+        say(me->name ? me->name : "--recal", err);
+        rep_unconverged *u = &t->nc[t->n_nc++];
+        u->name = me->name;
+        snprintf(u->reason, sizeof u->reason, "%s", err->msg);
+        memset(me, 0, sizeof *me);
+        t->n--;
+        return;
+    }
+    /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
+    if (!me->own) { say(me->name ? me->name : "--recal", err); *status = worst(*status, status_of(err->code == CS_EEMPTY ? CS_EINPUT : err->code)); }
+    me->d = me->own;
+}
+
+/* No table built on an error: every method must have its name and data (a failure was
+ * reported above or by the loader) and pair with the reference. */
+static int methods_complete(rep_methods *t, int *status, rep_pair_errors *pair)
+{
     for (size_t i = 0; i < t->n; i++)
-        if (!t->m[i].name) { rep_methods_free(t); return NULL; }
-    /* no table built on an error: every method must have its data (a failure was reported
-     * above or by the loader) and pair with the reference */
+        if (!t->m[i].name) return 0;
     int whole = 1;
     for (size_t i = 0; i < t->n; i++)
         if (!t->m[i].d) whole = 0;
-    if (!all_pair(t, status, pair) || !whole) { rep_methods_free(t); return NULL; }
+    return all_pair(t, status, pair) && whole;
+}
 
-    /* the table itself: one engine implementation (calscope/methods.h), shared with the
-     * dashboard; this file only prints it */
+/* the table itself: one engine implementation (calscope/methods.h), shared with the
+ * dashboard; this file only prints it. 0 on failure (said, status set). */
+static int methods_table(rep_methods *t, const struct ss_opts *o, int *status, cs_error *err)
+{
     const cs_dataset *ds[CS_METHODS_MAX];
-    if (t->n > CS_METHODS_MAX) { rep_methods_free(t); *status = worst(*status, 2); return NULL; }
+    if (t->n > CS_METHODS_MAX) { *status = worst(*status, 2); return 0; }
     for (size_t i = 0; i < t->n; i++) ds[i] = t->m[i].d;
+    const rep_methods_opts *mo = &o->methods;
     cs_methods_options mopt = { t->ref, mo->k, t->ci_repeats, t->cmp_repeats, t->seed, o->ci_method, mo->select_each };
     cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
-    cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, &err);
-    if (mst != CS_OK) { say("--compare", &err); *status = worst(*status, status_of(mst)); rep_methods_free(t); return NULL; }
+    cs_status mst = cs_methods_run(ds, t->n, &o->settings, &mopt, &run, &t->res, err);
+    if (mst != CS_OK) { say("--compare", err); *status = worst(*status, status_of(mst)); return 0; }
     t->classes = t->res.classes;
     t->k = t->res.k;
     t->n_top = t->res.n_top;
-    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
+    return 1;
+}
+
+/* each method's own failure, and its pairing's with the reference, named on stderr */
+static void say_row_errors(const rep_methods *t, int *status)
+{
     for (size_t i = 0; i < t->n; i++) {
-        rep_method *me = &t->m[i];
+        const rep_method *me = &t->m[i];
         const cs_method_row *row = &t->res.rows[i];
         if (!me->d) continue;
         if (row->status != CS_OK) { say(me->name, &row->err); *status = worst(*status, status_of(row->status)); }
@@ -412,6 +445,25 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
             *status = worst(*status, status_of(row->diff_status));
         }
     }
+}
+
+rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
+                             size_t n, int *status, rep_pair_errors *pair)
+{
+    *status = 0;
+    rep_methods *t = methods_new(o, n);
+    if (!t) return NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    add_files(t, data, paths, n, o->threads, status, &err);
+    size_t src = t->ref < n ? t->ref : 0;
+    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, n, src, r, status, &err);
+    if (!methods_complete(t, status, pair) || !methods_table(t, o, status, &err)) {
+        rep_methods_free(t);
+        return NULL;
+    }
+    if (t->res.select_each) fprintf(stderr, "calscope: --compare: %s\n", CS_METHODS_EACH_NO_PAIRS);
+    say_row_errors(t, status);
     return t;
 }
 
@@ -624,58 +676,63 @@ static void recal_json(FILE *out, const rep_methods *t, const rep_method *me)
     fputc('}', out);
 }
 
-void rep_methods_json(FILE *out, const rep_methods *t)
+/* The verdict list of "compare_info": one verdict per non-reference method, or null when each
+ * method picked its own selection (no shared verdict then). */
+static void compare_verdicts_json(FILE *out, const rep_methods *t)
+{
+    if (t->res.select_each) {
+        fputs("null", out);
+        return;
+    }
+    fputc('[', out);
+    for (size_t i = 0, first = 1; i < t->n; i++) {
+        if (i == t->ref) continue;
+        if (!first) fputs(", ", out);
+        first = 0;
+        cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
+        verdict_json(out, &v, t->m[i].name);
+    }
+    fputc(']', out);
+}
+
+static void compare_info_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"compare_info\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
+    fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
+    rep_methods_selection_json(out, t);
+    fputs(", \"verdict\": ", out);
+    compare_verdicts_json(out, t);
+    fputc('}', out);
+}
+
+/* the "compare" list (docs/json.md), one entry per metric and non-reference method,
+ * a = the method */
+static void compare_list_json(FILE *out, const rep_methods *t)
 {
     const rep_method *ref = &t->m[t->ref];
-    if (t->multi) {
-        /* the "compare" list (docs/json.md), one entry per metric and non-reference method,
-         * a = the method */
-        fputs(",\n  \"compare_info\": {\"reference\": ", out);
-        rep_json_str(out, ref->name);
-        fprintf(out, ", \"repeats\": %d", t->cmp_repeats);
-        rep_methods_selection_json(out, t);
-        fputs(", \"verdict\": ", out);
-        if (t->res.select_each) fputs("null", out);
-        else {
-            fputc('[', out);
-            for (size_t i = 0, first = 1; i < t->n; i++) {
-                if (i == t->ref) continue;
-                if (!first) fputs(", ", out);
-                first = 0;
-                cs_verdict v = cs_methods_verdict(&t->res, i, t->verdict_metric, t->verdict_bins);
-                verdict_json(out, &v, t->m[i].name);
-            }
-            fputc(']', out);
+    fputs(",\n  \"compare\": [", out);
+    int first = 1;
+    for (size_t i = 0; i < t->n; i++) {
+        const rep_method *me = &t->m[i];
+        if (!row(t, me)->has_diff) continue;
+        for (int c = 0; c < NCOL; c++) {
+            fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
+            first = 0;
+            rep_json_str(out, me->name);
+            fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
+            const double v[] = { row(t, me)->v[c], row(t, ref)->v[c], row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
+                                 row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
+            rep_json_fields(out, rep_compare_keys, v, 6);
+            fprintf(out, ", \"equal\": %s}", row(t, me)->equal[c] ? "true" : "false");
         }
-        fputc('}', out);
-        fputs(",\n  \"compare\": [", out);
-        int first = 1;
-        for (size_t i = 0; i < t->n; i++) {
-            const rep_method *me = &t->m[i];
-            if (!row(t, me)->has_diff) continue;
-            for (int c = 0; c < NCOL; c++) {
-                fputs(first ? "\n    {\"method\": " : ",\n    {\"method\": ", out);
-                first = 0;
-                rep_json_str(out, me->name);
-                fprintf(out, ", \"metric\": \"%s\", ", col_name(c));
-                const double v[] = { row(t, me)->v[c], row(t, ref)->v[c], row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c],
-                                     row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
-                rep_json_fields(out, rep_compare_keys, v, 6);
-                fprintf(out, ", \"equal\": %s}", row(t, me)->equal[c] ? "true" : "false");
-            }
-        }
-        fputs(first ? "]" : "\n  ]", out);
     }
-    fputs(",\n  \"methods_info\": {\"reference\": ", out);
-    rep_json_str(out, ref->name);
-    fprintf(out, ", \"ci_repeats\": %d, \"ci_method\": \"%s\", \"compare_repeats\": %d, \"tie_rel\": %g, \"seed\": %llu, "
-            "\"topk\": %d, \"lens\": ", t->ci_repeats, cs_ci_method_name(t->ci_method), t->cmp_repeats, CS_TIE_REL,
-            (unsigned long long)t->seed, t->k);
-    rep_json_str(out, t->lens);
-    fputs(", \"evaluated_on\": ", out);
-    rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
-              : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
-    /* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
+    fputs(first ? "]" : "\n  ]", out);
+}
+
+/* which rows fitted the recalibrations: {"kind": "cross-fit"|"hash"|"column", ...} */
+static void recal_split_json(FILE *out, const rep_methods *t)
+{
     fputs(", \"recal_split\": {\"kind\": ", out);
     if (t->split_column[0]) {
         rep_json_str(out, "column");
@@ -691,6 +748,10 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, ", \"folds\": %d, \"seed\": %llu", t->folds, (unsigned long long)t->seed);
     }
     fputc('}', out);
+}
+
+static void not_converged_json(FILE *out, const rep_methods *t)
+{
     fputs(", \"not_converged\": [", out);
     for (size_t i = 0; i < t->n_nc; i++) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", out);
@@ -699,48 +760,90 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         rep_json_str(out, t->nc[i].reason);
         fputc('}', out);
     }
-    fputs("]},\n  \"methods\": [", out);
+    fputs("]}", out);
+}
+
+/* "methods_info" (left open for "not_converged", which closes it) */
+static void methods_info_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"methods_info\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
+    fprintf(out, ", \"ci_repeats\": %d, \"ci_method\": \"%s\", \"compare_repeats\": %d, \"tie_rel\": %g, \"seed\": %llu, "
+            "\"topk\": %d, \"lens\": ", t->ci_repeats, cs_ci_method_name(t->ci_method), t->cmp_repeats, CS_TIE_REL,
+            (unsigned long long)t->seed, t->k);
+    rep_json_str(out, t->lens);
+    fputs(", \"evaluated_on\": ", out);
+    rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
+              : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
+    recal_split_json(out, t);
+    not_converged_json(out, t);
+}
+
+/* each metric's value and interval; NaN (null) when the method's row failed */
+static void method_metrics_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fputs(",\n     \"metrics\": {", out);
+    for (int c = 0; c < NCOL; c++) {
+        fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
+        fprintf(out, ", \"%s_ci\": [", col_name(c));
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
+        fputs(", ", out);
+        rep_json_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+/* the metrics whose interval does not contain the value (a biased statistic) */
+static void ci_excludes_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fputs(",\n     \"ci_excludes_value\": [", out);
+    for (int c = 0, first = 1; c < NCOL; c++) {
+        if (!row(t, me)->ok || !row(t, me)->ci_excludes[c]) continue;
+        fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
+        first = 0;
+    }
+    fputc(']', out);
+}
+
+static void vs_reference_json(FILE *out, const rep_methods *t, const rep_method *me)
+{
+    fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
+            cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
+    for (int c = 0; c < NCOL; c++) {
+        fprintf(out, ", \"%s\": {", col_name(c));
+        const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
+        rep_json_fields(out, rep_compare_keys + 2, v, 4);
+        fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
+                row(t, me)->equal[c] ? "true" : "false",
+                excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
+                row(t, me)->diff_excludes[c] ? "true" : "false");
+    }
+    fputc('}', out);
+}
+
+static void methods_list_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"methods\": [", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
         rep_json_str(out, me->name);
         fprintf(out, ", \"reference\": %s, \"rows\": %zu", i == t->ref ? "true" : "false", me->d ? me->d->n : 0);
         if (me->recal >= 0) recal_json(out, t, me);
-        fputs(",\n     \"metrics\": {", out);
-        for (int c = 0; c < NCOL; c++) {
-            fprintf(out, "%s\"%s\": ", c ? ", " : "", col_name(c));
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->v[c] : NAN);
-            fprintf(out, ", \"%s_ci\": [", col_name(c));
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->lo[c] : NAN);
-            fputs(", ", out);
-            rep_json_num(out, row(t, me)->ok ? row(t, me)->hi[c] : NAN);
-            fputc(']', out);
-        }
-        /* the metrics whose interval does not contain the value (a biased statistic) */
-        fputs("},\n     \"ci_excludes_value\": [", out);
-        for (int c = 0, first = 1; c < NCOL; c++) {
-            if (!row(t, me)->ok || !row(t, me)->ci_excludes[c]) continue;
-            fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
-            first = 0;
-        }
-        fputc(']', out);
-        if (row(t, me)->has_diff) {
-            fprintf(out, ",\n     \"vs_reference\": {\"pairs\": %zu, \"too_few\": %s", row(t, me)->n_pairs,
-                    cs_too_few(row(t, me)->n_pairs, t->verdict_bins, row(t, me)->by_case) ? "true" : "false");
-            for (int c = 0; c < NCOL; c++) {
-                fprintf(out, ", \"%s\": {", col_name(c));
-                const double v[] = { row(t, me)->diff[c], row(t, me)->dlo[c], row(t, me)->dhi[c], row(t, me)->equal[c] ? NAN : row(t, me)->pbetter[c] };
-                rep_json_fields(out, rep_compare_keys + 2, v, 4);
-                fprintf(out, ", \"equal\": %s, \"excludes_zero\": %s, \"ci_excludes_diff\": %s}",
-                        row(t, me)->equal[c] ? "true" : "false",
-                        excludes_zero(row(t, me)->dlo[c], row(t, me)->dhi[c]) ? "true" : "false",
-                        row(t, me)->diff_excludes[c] ? "true" : "false");
-            }
-            fputc('}', out);
-        }
+        method_metrics_json(out, t, me);
+        ci_excludes_json(out, t, me);
+        if (row(t, me)->has_diff) vs_reference_json(out, t, me);
         fputc('}', out);
     }
-    fputs("\n  ],\n  \"rankings\": {", out);
+    fputs("\n  ]", out);
+}
+
+/* "rankings": each metric's rank per method (null when unranked; none past 64 methods) */
+static void rankings_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"rankings\": {", out);
     int rank[64];
     for (int c = 0; c < NCOL && t->n <= 64; c++) {
         ranks(t, c, rank);
@@ -759,38 +862,60 @@ void rep_methods_json(FILE *out, const rep_methods *t)
         fprintf(out, "%s\"%s\"", first ? "" : ", ", col_name(c));
         first = 0;
     }
-    fputs("]},\n  \"mass\": {\"reference\": ", out);
-    rep_json_str(out, ref->name);
+    fputs("]}", out);
+}
+
+/* one method's probability mass: top-k means and class means, and their deltas from the
+ * reference (empty or NaN where either side's mass failed) */
+static void mass_method_json(FILE *out, const rep_methods *t, const rep_method *me, int first)
+{
+    const rep_method *ref = &t->m[t->ref];
+    fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", out);
+    rep_json_str(out, me->name);
+    fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", row(t, me)->mass_ok ? row(t, me)->mass_n : 0);
+    for (size_t j = 0; j < t->n_top; j++) {
+        if (j) fputs(", ", out);
+        rep_json_num(out, row(t, me)->mass_ok ? row(t, me)->top[j] : NAN);
+    }
+    fputs("], \"topk_delta\": [", out);
+    for (size_t j = 0; j < t->n_top; j++) {
+        if (j) fputs(", ", out);
+        rep_json_num(out, row(t, me)->mass_ok && row(t, ref)->mass_ok ? row(t, me)->top[j] - row(t, ref)->top[j] : NAN);
+    }
+    fputs("], \"class_mean\": [", out);
+    for (size_t c = 0; row(t, me)->mass_ok && c < me->d->k; c++) {
+        if (c) fputs(", ", out);
+        rep_json_num(out, row(t, me)->cls[c]);
+    }
+    fputs("], \"class_delta\": [", out);
+    for (size_t c = 0; row(t, me)->mass_ok && row(t, ref)->mass_ok && c < me->d->k && c < ref->d->k; c++) {
+        if (c) fputs(", ", out);
+        rep_json_num(out, row(t, me)->cls[c] - row(t, ref)->cls[c]);
+    }
+    fputs("]}", out);
+}
+
+static void mass_json(FILE *out, const rep_methods *t)
+{
+    fputs(",\n  \"mass\": {\"reference\": ", out);
+    rep_json_str(out, t->m[t->ref].name);
     fputs(", \"select\": ", out);
     rep_json_str(out, t->select);
     fputs(", \"methods\": [", out);
-    for (size_t i = 0; i < t->n; i++) {
-        const rep_method *me = &t->m[i];
-        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
-        rep_json_str(out, me->name);
-        fprintf(out, ", \"samples\": %zu, \"topk_mean\": [", row(t, me)->mass_ok ? row(t, me)->mass_n : 0);
-        for (size_t j = 0; j < t->n_top; j++) {
-            if (j) fputs(", ", out);
-            rep_json_num(out, row(t, me)->mass_ok ? row(t, me)->top[j] : NAN);
-        }
-        fputs("], \"topk_delta\": [", out);
-        for (size_t j = 0; j < t->n_top; j++) {
-            if (j) fputs(", ", out);
-            rep_json_num(out, row(t, me)->mass_ok && row(t, ref)->mass_ok ? row(t, me)->top[j] - row(t, ref)->top[j] : NAN);
-        }
-        fputs("], \"class_mean\": [", out);
-        for (size_t c = 0; row(t, me)->mass_ok && c < me->d->k; c++) {
-            if (c) fputs(", ", out);
-            rep_json_num(out, row(t, me)->cls[c]);
-        }
-        fputs("], \"class_delta\": [", out);
-        for (size_t c = 0; row(t, me)->mass_ok && row(t, ref)->mass_ok && c < me->d->k && c < ref->d->k; c++) {
-            if (c) fputs(", ", out);
-            rep_json_num(out, row(t, me)->cls[c] - row(t, ref)->cls[c]);
-        }
-        fputs("]}", out);
-    }
+    for (size_t i = 0; i < t->n; i++) mass_method_json(out, t, &t->m[i], i == 0);
     fputs("\n  ]}", out);
+}
+
+void rep_methods_json(FILE *out, const rep_methods *t)
+{
+    if (t->multi) {
+        compare_info_json(out, t);
+        compare_list_json(out, t);
+    }
+    methods_info_json(out, t);
+    methods_list_json(out, t);
+    rankings_json(out, t);
+    mass_json(out, t);
 }
 
 /* ---- text ---- */

@@ -218,18 +218,10 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     fputs(cmp->done && cmp->res.n_entries ? "\n  ]" : "]", out);
 }
 
-static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
+/* The "metrics" object: every metric (null when nothing was measured), the bandwidth and bin
+ * count two of them chose, and each interval asked for; left open for the caller. */
+static void metrics_json(FILE *out, const rep_file *f)
 {
-    fputs("    {\"path\": ", out);
-    rep_json_str(out, f->path);
-    fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
-            f->rows, f->classes, f->sum.rows_rejected, f->samples);
-    if (f->stats_fine)
-        fprintf(out, ", \"source\": \"statistics\", \"fine\": %d, \"channels\": \"%s\"", f->stats_fine,
-                f->stats_regions ? "regions" : "softmax");
-    if (o->select_given) fprintf(out, ", \"selected\": %zu", f->m.selected);
-    fputs(",\n     \"settings\": ", out);
-    settings_json(out, o);
     fputs(",\n     \"metrics\": {", out);
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
         fprintf(out, "%s\"%s\": ", m ? ", " : "", cs_metric_at(m)->key);
@@ -240,26 +232,27 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
     rep_json_num(out, f->m.evaluated ? f->m.result.smece_sigma : NAN);
     fputs(", \"ece_sweep_bins\": ", out);
     rep_json_num(out, f->m.evaluated ? f->m.result.ece_sweep_bins : NAN);
-    if (f->m.has_ci) {
-        for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
-            int id = (int)cs_metric_at(m)->id;
-            if (!(f->m.ci.metrics & CS_METRIC_BIT(id))) continue;
-            fprintf(out, ", \"%s_ci\": [", cs_metric_at(m)->key);
-            rep_json_num(out, f->m.ci.lo[id]);
-            fputs(", ", out);
-            rep_json_num(out, f->m.ci.hi[id]);
-            fputc(']', out);
-        }
+    if (!f->m.has_ci) return;
+    for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
+        int id = (int)cs_metric_at(m)->id;
+        if (!(f->m.ci.metrics & CS_METRIC_BIT(id))) continue;
+        fprintf(out, ", \"%s_ci\": [", cs_metric_at(m)->key);
+        rep_json_num(out, f->m.ci.lo[id]);
+        fputs(", ", out);
+        rep_json_num(out, f->m.ci.hi[id]);
+        fputc(']', out);
     }
-    /* whose bins: calscope's, or with --compat NAME the library's own table (its edges, its
-     * membership rule and its values for empty bins: 0 where it fills them, null where NaN) */
+}
+
+/* whose bins: calscope's, or with --compat NAME the library's own table (its edges, its
+ * membership rule and its values for empty bins: 0 where it fills them, null where NaN) */
+static void bins_json(FILE *out, const rep_opts *o, const rep_file *f)
+{
     const cs_bin *bins;
     size_t nb;
     const char *note;
     const char *from = rep_file_bins(o, f, &bins, &nb, &note);
     int lib = strcmp(from, "calscope") != 0;
-    fputc('}', out);
-    if (f->m.has_ci) ci_info_json(out, &f->m.ci);
     fputs(",\n     \"bins_from\": ", out);
     rep_json_str(out, from);
     if (o->compat >= 0 && o->compat != REP_COMPAT_ALL && f->has_compat) {
@@ -268,23 +261,27 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         if (lib) fprintf(out, ", \"bins_counted\": %zu", f->compat.lib[o->compat].bins_counted);
     }
     fputs(",\n     \"bins\": [", out);
-    if (f->m.evaluated) {
-        for (size_t i = 0; i < nb; i++) {
-            const cs_bin *b = &bins[i];
-            fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
-            rep_json_num(out, b->lo);
-            fputs(", \"hi\": ", out);
-            rep_json_num(out, b->hi);
-            fprintf(out, ", \"count\": %zu, \"conf\": ", b->count);
-            rep_json_num(out, b->count || lib ? b->conf : NAN);
-            fputs(", \"acc\": ", out);
-            rep_json_num(out, b->count || lib ? b->acc : NAN);
-            fputs(", \"gap\": ", out);
-            rep_json_num(out, b->count || lib ? b->gap : NAN);
-            fputc('}', out);
-        }
+    for (size_t i = 0; f->m.evaluated && i < nb; i++) {
+        const cs_bin *b = &bins[i];
+        fputs(i ? ",\n       {\"lo\": " : "\n       {\"lo\": ", out);
+        rep_json_num(out, b->lo);
+        fputs(", \"hi\": ", out);
+        rep_json_num(out, b->hi);
+        fprintf(out, ", \"count\": %zu, \"conf\": ", b->count);
+        rep_json_num(out, b->count || lib ? b->conf : NAN);
+        fputs(", \"acc\": ", out);
+        rep_json_num(out, b->count || lib ? b->acc : NAN);
+        fputs(", \"gap\": ", out);
+        rep_json_num(out, b->count || lib ? b->gap : NAN);
+        fputc('}', out);
     }
-    fputs("],\n     \"load\": {", out);
+    fputc(']', out);
+}
+
+/* What the loader read, changed, ignored and skipped. */
+static void load_json(FILE *out, const rep_file *f)
+{
+    fputs(",\n     \"load\": {", out);
     fprintf(out, "\"rows_read\": %zu, \"rows_used\": %zu, \"rows_rejected\": %zu, \"rows_renormalized\": %zu, "
             "\"blank_lines\": %zu, \"from_logits\": %s, \"gzip\": %s, \"ignored_columns\": [",
             f->sum.rows_read, f->sum.rows_used, f->sum.rows_rejected, f->sum.rows_renormalized, f->sum.blank_lines,
@@ -302,31 +299,56 @@ static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
         rep_json_str(out, f->sum.skipped[i]);
     }
     fputs("]}", out);
+}
+
+static void topk_json(FILE *out, const rep_file *f)
+{
+    fputs(",\n     \"topk\": [", out);
+    for (size_t i = 0; i < f->m.n_topk; i++) {
+        fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->m.topk_k[i]);
+        rep_json_num(out, f->m.topk_ece[i]);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void likert_json(FILE *out, const rep_file *f)
+{
+    fputs(",\n     \"likert\": [", out);
+    for (size_t i = 0; i < f->m.likert.n; i++) {
+        const cs_likert_interval *iv = &f->m.likert.iv[i];
+        fputs(i ? ", {\"lo\": " : "{\"lo\": ", out);
+        rep_json_num(out, iv->lo);
+        fputs(", \"hi\": ", out);
+        rep_json_num(out, iv->hi);
+        fprintf(out, ", \"count\": %zu, \"ece\": ", iv->count);
+        rep_json_num(out, iv->ece);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void file_json(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    fputs("    {\"path\": ", out);
+    rep_json_str(out, f->path);
+    fprintf(out, ", \"rows\": %zu, \"classes\": %zu, \"rejected\": %zu, \"samples\": %zu",
+            f->rows, f->classes, f->sum.rows_rejected, f->samples);
+    if (f->stats_fine)
+        fprintf(out, ", \"source\": \"statistics\", \"fine\": %d, \"channels\": \"%s\"", f->stats_fine,
+                f->stats_regions ? "regions" : "softmax");
+    if (o->select_given) fprintf(out, ", \"selected\": %zu", f->m.selected);
+    fputs(",\n     \"settings\": ", out);
+    settings_json(out, o);
+    metrics_json(out, f);
+    fputc('}', out);
+    if (f->m.has_ci) ci_info_json(out, &f->m.ci);
+    bins_json(out, o, f);
+    load_json(out, f);
     if (f->m.has_cases) cases_json(out, &f->m.cases);
     if (f->m.curve) curve_json(out, f->m.curve, f->stats_fine != 0, o->true_ece_given ? o->true_ece : NAN);
-    if (f->m.has_topk) {
-        fputs(",\n     \"topk\": [", out);
-        for (size_t i = 0; i < f->m.n_topk; i++) {
-            fprintf(out, "%s{\"k\": %d, \"ece\": ", i ? ", " : "", f->m.topk_k[i]);
-            rep_json_num(out, f->m.topk_ece[i]);
-            fputc('}', out);
-        }
-        fputc(']', out);
-    }
-    if (f->m.has_likert) {
-        fputs(",\n     \"likert\": [", out);
-        for (size_t i = 0; i < f->m.likert.n; i++) {
-            const cs_likert_interval *iv = &f->m.likert.iv[i];
-            fputs(i ? ", {\"lo\": " : "{\"lo\": ", out);
-            rep_json_num(out, iv->lo);
-            fputs(", \"hi\": ", out);
-            rep_json_num(out, iv->hi);
-            fprintf(out, ", \"count\": %zu, \"ece\": ", iv->count);
-            rep_json_num(out, iv->ece);
-            fputc('}', out);
-        }
-        fputc(']', out);
-    }
+    if (f->m.has_topk) topk_json(out, f);
+    if (f->m.has_likert) likert_json(out, f);
     if (f->has_compat) rep_out_compat_json(out, o, f);
     fputc('}', out);
 }

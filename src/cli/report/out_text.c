@@ -221,9 +221,10 @@ static void settings_line(FILE *out, const rep_opts *o)
     fputc('\n', out);
 }
 
-static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
+/* What the loader read: rows (or a statistics file's cases and voxels), what it changed and
+ * skipped, the columns it ignored. */
+static void load_text(FILE *out, const rep_file *f)
 {
-    rep_wrap(out, f->path, 0);
     char voxels[32];
     if (f->stats_fine)   /* statistics: no rows were read, its cases' voxels were summed */
         fprintf(out, "  load      %zu case%s, %s voxels; %zu classes", f->stats_cases, f->stats_cases == 1 ? "" : "s",
@@ -247,14 +248,39 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
     if (f->stats_fine)
         fprintf(out, "  source    statistics: %s channels, fine resolution %d (exact for every M dividing it)\n",
                 f->stats_regions ? "independent sigmoid region" : "softmax", f->stats_fine);
-    settings_line(out, o);
-    if (o->select_given)
-        fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->m.selected, f->samples);
-    fputc('\n', out);
-    if (!f->m.evaluated) {
-        fputs("  no sample to measure: every metric is n/a\n\n", out);
-        return;
+}
+
+/* One metric's value with its interval (or n/a); sets *excl when the interval misses the
+ * value, *undefined when it has no interval. */
+static void metric_ci_line(FILE *out, const rep_file *f, const cs_metric_info *mi, double v, int *excl, int *undefined)
+{
+    int id = (int)mi->id;
+    int x = cs_ci_excludes_value(&f->m.ci, id);
+    *excl |= x;
+    if (isfinite(f->m.ci.lo[id]) && isfinite(f->m.ci.hi[id]))
+        fprintf(out, "  %-13s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->m.ci.lo[id], f->m.ci.hi[id], x ? " !" : "");
+    else {
+        fprintf(out, "  %-13s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
+        *undefined = 1;
     }
+}
+
+/* A metric with no value: n/a, and why (statistics are exact only for some metrics). */
+static void metric_na_line(FILE *out, const rep_file *f, const cs_metric_info *mi)
+{
+    int id = (int)mi->id;
+    fprintf(out, "  %-13s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
+            f->stats_fine ? " (" : mi->only ? " (" : "",
+            f->stats_fine ? (f->stats_regions && id == CS_METRIC_ACCURACY
+                             ? "top-1 is undefined for independent sigmoid regions"
+                             : "not exact from statistics")
+            : mi->only ? mi->only : "",
+            f->stats_fine || mi->only ? ")" : "");
+}
+
+/* The metric table, with intervals under --ci, and the notes its marks need. */
+static void metrics_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
     if (f->m.has_ci)   /* the interval's method on its own line: the header fits 80 columns */
         fprintf(out, "  intervals %s, %d resamples, seed %llu\n  %-13s %10s   %-22s\n", cs_ci_method_name(f->m.ci.method),
                 f->m.ci.repeats, (unsigned long long)o->seed, "metric", "value", "95% interval");
@@ -264,30 +290,19 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         const cs_metric_info *mi = cs_metric_at(m);
         int id = (int)mi->id;
         double v = cs_metric_value(&f->m.result, id);
-        if (f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) {
-            int x = cs_ci_excludes_value(&f->m.ci, id);
-            excl |= x;
-            if (isfinite(f->m.ci.lo[id]) && isfinite(f->m.ci.hi[id]))
-                fprintf(out, "  %-13s %10.6f   [%9.6f, %9.6f]%s\n", mi->key, v, f->m.ci.lo[id], f->m.ci.hi[id],
-                        x ? " !" : "");
-            else {
-                fprintf(out, "  %-13s %10.6f   [%9s, %9s]\n", mi->key, v, "n/a", "n/a");
-                undefined = 1;
-            }
-        }
+        if (f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) metric_ci_line(out, f, mi, v, &excl, &undefined);
         else if (isfinite(v)) fprintf(out, "  %-13s %10.6f   %s\n", mi->key, v, mi->help);
-        else fprintf(out, "  %-13s %10s   %s%s%s%s\n", mi->key, "n/a", mi->help,
-                     f->stats_fine ? " (" : mi->only ? " (" : "",
-                     f->stats_fine ? (f->stats_regions && id == CS_METRIC_ACCURACY
-                                      ? "top-1 is undefined for independent sigmoid regions"
-                                      : "not exact from statistics")
-                     : mi->only ? mi->only : "",
-                     f->stats_fine || mi->only ? ")" : "");
+        else metric_na_line(out, f, mi);
     }
     if (excl) rep_ci_note(out, f->m.ci.method);
     if (undefined)
         fputs("  n/a: BCa is undefined when every resample lies on one side of the value (the bias exceeds\n"
               "  the resampling spread); --ci-method basic still gives a bias-corrected interval\n", out);
+}
+
+/* The reliability bins: calscope's, or under --compat NAME that library's. */
+static void bins_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
     const cs_bin *bins;
     size_t nb;
     const char *note;
@@ -308,37 +323,61 @@ static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
         fputc('\n', out);
     }
     fputc('\n', out);
-    if (f->m.has_cases) {
-        const cs_case_metrics *cm = &f->m.cases;
-        fprintf(out, "  per case  %zu cases: mean +- population sd over cases, and pooled over all rows\n", cm->n_cases);
-        fprintf(out, "  ece       %.6f +- %.6f   pooled %.6f\n", cm->ece_stat.mean, cm->ece_stat.sd, cm->pooled_ece);
-        fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
-        fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
+}
+
+static void cases_text(FILE *out, const cs_case_metrics *cm)
+{
+    fprintf(out, "  per case  %zu cases: mean +- population sd over cases, and pooled over all rows\n", cm->n_cases);
+    fprintf(out, "  ece       %.6f +- %.6f   pooled %.6f\n", cm->ece_stat.mean, cm->ece_stat.sd, cm->pooled_ece);
+    fprintf(out, "  ace       %.6f +- %.6f   pooled %.6f\n", cm->ace_stat.mean, cm->ace_stat.sd, cm->pooled_ace);
+    fprintf(out, "  mce       %.6f +- %.6f   pooled %.6f\n\n", cm->mce_stat.mean, cm->mce_stat.sd, cm->pooled_mce);
+}
+
+static void topk_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
+    for (size_t i = 0; i < f->m.n_topk; i++) {
+        if (isfinite(f->m.topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->m.topk_k[i], f->m.topk_ece[i]);
+        else fprintf(out, "  k=%-6d %10s\n", f->m.topk_k[i], "n/a");
     }
+    fputc('\n', out);
+}
+
+static void likert_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    char lens[64];
+    cs_settings_lens_name(&o->settings, lens, sizeof lens);
+    fprintf(out, "  Likert categories (%s, %d %s bins, distance interval:lo,hi)\n", lens,
+            o->settings.bins, ss_binning_name(o->settings.binning));
+    fprintf(out, "  %-16s %8s %10s\n", "category", "count", "ece");
+    for (size_t i = 0; i < f->m.likert.n; i++) {
+        const cs_likert_interval *iv = &f->m.likert.iv[i];
+        char cat[48];
+        snprintf(cat, sizeof cat, "[%g, %g%c", iv->lo, iv->hi, iv->hi_closed ? ']' : ')');
+        if (isfinite(iv->ece)) fprintf(out, "  %-16s %8zu %10.6f\n", cat, iv->count, iv->ece);
+        else fprintf(out, "  %-16s %8zu %10s\n", cat, iv->count, "n/a");
+    }
+    fputc('\n', out);
+}
+
+static void file_text(FILE *out, const rep_opts *o, const rep_file *f)
+{
+    rep_wrap(out, f->path, 0);
+    load_text(out, f);
+    settings_line(out, o);
+    if (o->select_given)
+        fprintf(out, "  select    '%s' kept %zu of %zu samples\n", o->settings.select, f->m.selected, f->samples);
+    fputc('\n', out);
+    if (!f->m.evaluated) {
+        fputs("  no sample to measure: every metric is n/a\n\n", out);
+        return;
+    }
+    metrics_text(out, o, f);
+    bins_text(out, o, f);
+    if (f->m.has_cases) cases_text(out, &f->m.cases);
     if (f->m.curve) curve_text(out, f->m.curve, f->stats_fine != 0, o->true_ece_given ? o->true_ece : NAN);
-    if (f->m.has_topk) {
-        fprintf(out, "  top-k ECE (%d %s bins)\n", o->settings.bins, ss_binning_name(o->settings.binning));
-        for (size_t i = 0; i < f->m.n_topk; i++) {
-            if (isfinite(f->m.topk_ece[i])) fprintf(out, "  k=%-6d %10.6f\n", f->m.topk_k[i], f->m.topk_ece[i]);
-            else fprintf(out, "  k=%-6d %10s\n", f->m.topk_k[i], "n/a");
-        }
-        fputc('\n', out);
-    }
-    if (f->m.has_likert) {
-        char lens[64];
-        cs_settings_lens_name(&o->settings, lens, sizeof lens);
-        fprintf(out, "  Likert categories (%s, %d %s bins, distance interval:lo,hi)\n", lens,
-                o->settings.bins, ss_binning_name(o->settings.binning));
-        fprintf(out, "  %-16s %8s %10s\n", "category", "count", "ece");
-        for (size_t i = 0; i < f->m.likert.n; i++) {
-            const cs_likert_interval *iv = &f->m.likert.iv[i];
-            char cat[48];
-            snprintf(cat, sizeof cat, "[%g, %g%c", iv->lo, iv->hi, iv->hi_closed ? ']' : ')');
-            if (isfinite(iv->ece)) fprintf(out, "  %-16s %8zu %10.6f\n", cat, iv->count, iv->ece);
-            else fprintf(out, "  %-16s %8zu %10s\n", cat, iv->count, "n/a");
-        }
-        fputc('\n', out);
-    }
+    if (f->m.has_topk) topk_text(out, o, f);
+    if (f->m.has_likert) likert_text(out, o, f);
     if (f->has_compat) rep_out_compat_text(out, o, f);
 }
 

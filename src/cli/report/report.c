@@ -210,6 +210,143 @@ void rep_file_release(rep_file *f)
     cs_compat_report_free(&f->compat);
 }
 
+/* The paired comparison of the first two files, into cmp. The methods table's row for B
+ * resampled these very pairs: its comparison is the table's (one computation, one answer). */
+static void pair_compare(const rep_opts *o, cs_dataset *const *kept, const rep_methods *mt, int stats_pair,
+                         rep_compare *cmp)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    cs_run run = { .threads = o->threads, .cancel = NULL, .progress_ppm = NULL };
+    const cs_compare *done = rep_methods_pair_of(mt, kept[0], kept[1]);
+    cs_status st = CS_OK;
+    if (done) cmp->res = *done;
+    else st = cs_compare_run(kept[0], kept[1], &o->settings, CS_METRICS_DEFAULT,
+                             o->repeats ? o->repeats : CS_COMPARE_REPEATS, o->seed, &run, &cmp->res, &err);
+    if (st == CS_OK) {
+        cmp->done = 1;
+        return;
+    }
+    /* two statistics files have no methods table to have said it; otherwise the table's row
+     * for B failed the same way and was reported */
+    if (stats_pair) fprintf(stderr, "calscope: %s\n", err.msg);
+    cmp->status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
+}
+
+/* --compare: the methods table (returned; NULL without one) and the two-file comparison in
+ * cmp. Two statistics files get the paired comparison over their cases only (there are no
+ * rows for the methods table to recalibrate or profile). */
+static rep_methods *compare_files(const rep_opts *o, cs_dataset *const *kept, const rep_file *files,
+                                  rep_compare *cmp, int *mt_status)
+{
+    int stats_pair = o->compare && o->n_files == 2 && kept[0] && kept[1] && kept[0]->stats && kept[1]->stats;
+    rep_methods *mt = o->compare && !stats_pair ? rep_methods_run(o, kept, o->files, o->n_files, mt_status, &cmp->pair) : NULL;
+    cmp->methods = mt;
+    cmp->by_case = stats_pair;
+    cmp->verdict_metric = o->methods.verdict_metric_given ? o->methods.verdict_metric : CS_METRIC_ECE;
+    cmp->text_metrics = rep_text_metrics(&o->methods);
+    cmp->bins = cs_too_few_bins(&o->settings);
+    /* the two-file table only when the methods table could be built (the files pair): a
+     * failure was said once there */
+    if (stats_pair || (mt && !rep_methods_multi(mt) && !rep_methods_no_pairs(mt) && kept[0] && kept[1]))
+        pair_compare(o, kept, mt, stats_pair, cmp);
+    cmp->a = files[0].path;
+    cmp->b = o->n_files > 1 ? files[1].path : "";
+    return mt;
+}
+
+/* --mixture without an id/tta file, segmentation flags without a segmentation input: the flag
+ * table's rules (ss_mixture_unused, ss_seg_unused) said as a usage error, and then no output.
+ * Returns 1 when a flag went unused. */
+static int flag_unused(const rep_opts *o, const rep_file *files)
+{
+    int loaded = 0, tta = 0, manifest = 0;
+    for (size_t i = 0; i < o->n_files; i++) {
+        loaded |= files[i].loaded;
+        tta |= files[i].loaded && files[i].tta;
+        manifest |= files[i].sum.manifest_cases > 0;
+    }
+    const char *why = ss_mixture_unused(o->mixture_given, loaded, tta);
+    if (!why) why = ss_seg_unused(o, loaded, manifest);
+    return why ? rep_usage_error("%s", why) != 0 : 0;
+}
+
+static void print_text(const rep_opts *o, rep_file *files, const rep_compare *cmp, const rep_methods *mt,
+                       const ch_glyphs *g)
+{
+    for (size_t i = 0; i < o->n_files; i++) {
+        rep_out_text(stdout, o, &files[i], 1);
+        if (o->plot && files[i].loaded && !files[i].usage_error) rep_out_plot(stdout, o, &files[i], g);
+    }
+    if (o->compare) rep_compare_verdict_text(stdout, cmp);   /* the answer first */
+    rep_methods_selection_text(stdout, mt);   /* which samples every number below is on */
+    if (o->compare && !rep_methods_multi(mt)) rep_out_compare_text(stdout, cmp);
+    if (mt) rep_methods_text(stdout, mt);
+}
+
+/* The chosen format on stdout; machine formats keep stdout parseable: their plots go to
+ * stderr. */
+static void print_report(const rep_opts *o, rep_file *files, rep_compare *cmp, const rep_methods *mt)
+{
+    const ch_glyphs *g = ch_glyphs_pick(o->ascii);
+    switch ((int)o->format) {
+    case REP_JSON: rep_out_json(stdout, o, files, o->n_files, o->compare ? cmp : NULL); break;
+    case REP_CSV:
+        if (mt) rep_methods_csv(stdout, mt);   /* --compare: one row per method instead */
+        else rep_out_csv(stdout, o, files, o->n_files);
+        break;
+    case REP_TEXT: print_text(o, files, cmp, mt, g); break;
+    }
+    if (o->plot && o->format != REP_TEXT)
+        for (size_t i = 0; i < o->n_files; i++)
+            if (files[i].loaded && !files[i].usage_error) rep_out_plot(stderr, o, &files[i], g);
+}
+
+/* Input errors (3) win over usage errors (2), both over failed checks (1). */
+static int exit_status(const rep_opts *o, const rep_file *files, int unused, size_t failed, const rep_compare *cmp,
+                       int mt_status)
+{
+    int input_err = 0, usage_err = unused;
+    for (size_t i = 0; i < o->n_files; i++) {
+        if (files[i].usage_error) usage_err = 1;
+        else if (!files[i].loaded) input_err = 1;
+    }
+    if (input_err || cmp->status == 3 || mt_status == 3) return 3;
+    if (usage_err || cmp->status == 2 || mt_status == 2) return 2;
+    return failed ? 1 : 0;
+}
+
+/* Measures every file; --compare keeps every dataset in kept until the output is written
+ * (the methods table reads them). */
+static void measure_all(const rep_opts *o, rep_file *files, cs_dataset **kept)
+{
+    for (size_t i = 0; i < o->n_files; i++) {
+        files[i].path = o->files[i];
+        cs_dataset *d = measure(o, &files[i], o->compare);
+        if (o->compare) kept[i] = d;
+        else cs_dataset_free(d);
+    }
+}
+
+/* Runs the report once its files and kept arrays exist; frees what it measured. */
+static int report_files(const rep_opts *o, rep_file *files, cs_dataset **kept)
+{
+    measure_all(o, files, kept);
+    rep_compare cmp = { 0 };
+    int mt_status = 0;
+    rep_methods *mt = compare_files(o, kept, files, &cmp, &mt_status);
+    int unused = flag_unused(o, files);
+    if (!unused) print_report(o, files, &cmp, mt);
+    fflush(stdout);
+    size_t failed = unused ? 0 : rep_checks_run(o, files, o->n_files);
+    int rc = exit_status(o, files, unused, failed, &cmp, mt_status);
+    for (size_t i = 0; i < o->n_files; i++) rep_file_release(&files[i]);
+    /* a write error on stdout or stderr is reported by main (exit 3) */
+    rep_methods_free(mt);
+    for (size_t i = 0; i < o->n_files; i++) cs_dataset_free(kept[i]);
+    return rc;
+}
+
 int report_main(int argc, char **argv)
 {
     rep_opts o;
@@ -223,113 +360,16 @@ int report_main(int argc, char **argv)
         rep_opts_free(&o);
         return rc;
     }
-    const ch_glyphs *g = ch_glyphs_pick(o.ascii);
-
     rep_file *files = calloc(o.n_files, sizeof *files);
-    if (!files) {
-        fputs("calscope: out of memory\n", stderr);
-        rep_opts_free(&o);
-        return 3;
-    }
-    /* --compare keeps every dataset until the output is written (the methods table reads them) */
-    cs_dataset **kept = calloc(o.n_files + 2, sizeof *kept);
+    cs_dataset **kept = files ? calloc(o.n_files + 2, sizeof *kept) : NULL;
     if (!kept) {
         fputs("calscope: out of memory\n", stderr);
-        free(files);
-        rep_opts_free(&o);
-        return 3;
+        rc = 3;
+    } else {
+        rc = report_files(&o, files, kept);
     }
-    for (size_t i = 0; i < o.n_files; i++) {
-        files[i].path = o.files[i];
-        cs_dataset *d = measure(&o, &files[i], o.compare);
-        if (o.compare) kept[i] = d;
-        else cs_dataset_free(d);
-    }
-    rep_compare cmp = { 0 };
-    int mt_status = 0;
-    /* two statistics files: the paired comparison over their cases (there are no rows for the
-     * methods table to recalibrate or profile) */
-    int stats_pair = o.compare && o.n_files == 2 && kept[0] && kept[1] && kept[0]->stats && kept[1]->stats;
-    rep_methods *mt = o.compare && !stats_pair ? rep_methods_run(&o, kept, o.files, o.n_files, &mt_status, &cmp.pair) : NULL;
-    cmp.methods = mt;
-    cmp.by_case = stats_pair;
-    cmp.verdict_metric = o.methods.verdict_metric_given ? o.methods.verdict_metric : CS_METRIC_ECE;
-    cmp.text_metrics = rep_text_metrics(&o.methods);
-    cmp.bins = cs_too_few_bins(&o.settings);
-    /* the two-file table only when the methods table could be built (the files pair): a
-     * failure was said once there */
-    if (stats_pair || (mt && !rep_methods_multi(mt) && !rep_methods_no_pairs(mt) && kept[0] && kept[1])) {
-        cs_error err;
-        cs_error_clear(&err);
-        cs_run run = { .threads = o.threads, .cancel = NULL, .progress_ppm = NULL };
-        /* the methods table's row for B resampled these very pairs: its comparison is the
-         * table's (one computation, one answer) */
-        const cs_compare *done = rep_methods_pair_of(mt, kept[0], kept[1]);
-        cs_status st = CS_OK;
-        if (done) cmp.res = *done;
-        else st = cs_compare_run(kept[0], kept[1], &o.settings, CS_METRICS_DEFAULT,
-                                 o.repeats ? o.repeats : CS_COMPARE_REPEATS, o.seed, &run, &cmp.res, &err);
-        if (st == CS_OK) cmp.done = 1;
-        else if (stats_pair) {
-            fprintf(stderr, "calscope: %s\n", err.msg);
-            cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
-        } else {
-            /* the table's row for B failed the same way and was reported */
-            cmp.status = st == CS_EUSAGE ? 2 : st == CS_EEMPTY ? 0 : 3;
-        }
-    }
-    cmp.a = files[0].path;
-    cmp.b = o.n_files > 1 ? files[1].path : "";
-
-    /* --mixture without an id/tta file: the flag table's rule (ss_mixture_unused), no output */
-    int loaded = 0, tta = 0, manifest = 0;
-    for (size_t i = 0; i < o.n_files; i++) {
-        loaded |= files[i].loaded;
-        tta |= files[i].loaded && files[i].tta;
-        manifest |= files[i].sum.manifest_cases > 0;
-    }
-    const char *why = ss_mixture_unused(o.mixture_given, loaded, tta);
-    if (!why) why = ss_seg_unused(&o, loaded, manifest);
-    int unused = why ? rep_usage_error("%s", why) != 0 : 0;
-
-    /* machine formats keep stdout parseable: their plots go to stderr */
-    FILE *plot_out = o.format == REP_TEXT ? stdout : stderr;
-    switch (unused ? -1 : (int)o.format) {
-    case REP_JSON: rep_out_json(stdout, &o, files, o.n_files, o.compare ? &cmp : NULL); break;
-    case REP_CSV:
-        if (mt) rep_methods_csv(stdout, mt);   /* --compare: one row per method instead */
-        else rep_out_csv(stdout, &o, files, o.n_files);
-        break;
-    case REP_TEXT:
-        for (size_t i = 0; i < o.n_files; i++) {
-            rep_out_text(stdout, &o, &files[i], 1);
-            if (o.plot && files[i].loaded && !files[i].usage_error) rep_out_plot(stdout, &o, &files[i], g);
-        }
-        if (o.compare) rep_compare_verdict_text(stdout, &cmp);   /* the answer first */
-        rep_methods_selection_text(stdout, mt);   /* which samples every number below is on */
-        if (o.compare && !rep_methods_multi(mt)) rep_out_compare_text(stdout, &cmp);
-        if (mt) rep_methods_text(stdout, mt);
-        break;
-    }
-    if (o.plot && o.format != REP_TEXT && !unused)
-        for (size_t i = 0; i < o.n_files; i++)
-            if (files[i].loaded && !files[i].usage_error) rep_out_plot(plot_out, &o, &files[i], g);
-    fflush(stdout);
-
-    size_t failed = unused ? 0 : rep_checks_run(&o, files, o.n_files);
-    int input_err = 0, usage_err = unused;
-    for (size_t i = 0; i < o.n_files; i++) {
-        if (files[i].usage_error) usage_err = 1;
-        else if (!files[i].loaded) input_err = 1;
-        rep_file_release(&files[i]);
-    }
-    /* a write error on stdout or stderr is reported by main (exit 3) */
-    rep_methods_free(mt);
-    for (size_t i = 0; i < o.n_files; i++) cs_dataset_free(kept[i]);
     free(kept);
     free(files);
     rep_opts_free(&o);
-    if (input_err || cmp.status == 3 || mt_status == 3) return 3;
-    if (usage_err || cmp.status == 2 || mt_status == 2) return 2;
-    return failed ? 1 : 0;
+    return rc;
 }

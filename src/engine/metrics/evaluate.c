@@ -241,87 +241,126 @@ cs_status cs_mx_cw_values(const cs_settings *s, size_t K, size_t M, const size_t
     return CS_OK;
 }
 
+/* Uniform class-wise bins: one pass of sums over every class (cs_mx_classwise_sums), then
+ * their values (cs_mx_cw_values); sum receives the per-class totals. */
+static cs_status classwise_uniform(const cs_prepared *p, const cs_settings *s, const uint32_t *items, size_t ni,
+                                   const atomic_int *cancel, cs_mx_agg *sum, cs_bin **bins, size_t *nb,
+                                   cs_error *err)
+{
+    size_t K = p->d->k, M = (size_t)s->bins;
+    double *e = malloc((M + 1) * sizeof *e);
+    size_t *cnt = calloc(K * M, sizeof *cnt), *pos = calloc(K * M, sizeof *pos);
+    double *sv = calloc(K * M, sizeof *sv);
+    if (!e || !cnt || !pos || !sv) {
+        free(e); free(cnt); free(pos); free(sv);
+        return nomem(err, "classwise");
+    }
+    cs_mx_edges(e, (int)M);
+    int ur = cs_mx_classwise_sums(p, items, ni, e, M, cancel, cnt, pos, sv);
+    cs_status rc = ur == 0 ? cs_mx_cw_values(s, K, M, cnt, pos, sv, ni, sum, bins, nb, err)
+                 : ur < 0 ? nomem(err, "classwise")
+                          : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
+    free(e); free(cnt); free(pos); free(sv);
+    return rc;
+}
+
+/* Class c's scalar bins over the items: v and t receive the class's column (probability,
+ * is-this-label); under mass binning the items are ordered by that column first. */
+static cs_status class_bins(const cs_prepared *p, const cs_settings *s, size_t c, double *v, uint8_t *t,
+                            uint32_t *its, const uint32_t *items, size_t ni, cs_bin **cb, size_t *ncb,
+                            cs_error *err)
+{
+    const cs_dataset *d = p->d;
+    size_t K = d->k;
+    for (size_t i = 0; i < p->n; i++) {
+        v[i] = d->prob[(size_t)p->rows[i] * K + c];
+        t[i] = d->label[p->rows[i]] == (int32_t)c;
+    }
+    if (s->binning != CS_BIN_MASS) return scalar_adaptive(s, v, t, items, ni, NULL, NULL, p->n, cb, ncb, err);
+    /* stable sort of the (canonically ordered) items by this class's value */
+    memcpy(its, items, ni * sizeof *its);
+    uint32_t *order = NULL, *rank = NULL;
+    if (cs_sort_order(v, p->n, &order, &rank) != 0) return nomem(err, "classwise");
+    cs_status rc = scalar_adaptive(s, v, t, items, ni, order, rank, p->n, cb, ncb, err);
+    free(order);
+    free(rank);
+    return rc;
+}
+
+/* Adds one class's bins to the pooled mass table: group g of every class together. */
+static void pool_add(cs_bin *pool, double *pv, double *pt, const cs_bin *cb, size_t ncb)
+{
+    for (size_t g = 0; g < ncb; g++) {
+        pool[g].count += cb[g].count;
+        pv[g] += cb[g].conf * (double)cb[g].count;
+        pt[g] += cb[g].acc * (double)cb[g].count;
+        if (cb[g].lo < pool[g].lo) pool[g].lo = cb[g].lo;
+        if (cb[g].hi > pool[g].hi) pool[g].hi = cb[g].hi;
+    }
+}
+
+/* The pooled table's values; empty groups are dropped. Returns the groups kept. */
+static size_t pool_finish(const cs_settings *s, cs_bin *pool, const double *pv, const double *pt, size_t G)
+{
+    size_t used = 0;
+    for (size_t g = 0; g < G; g++)
+        if (pool[g].count) {
+            double n = (double)pool[g].count;
+            pool[used] = pool[g];
+            pool[used].conf = pv[g] / n;
+            pool[used].acc = pt[g] / n;
+            pool[used].gap = cs_mx_scalar_gap(s, pool[used].conf, pool[used].acc);
+            used++;
+        }
+    return used;
+}
+
+/* Adaptive (mass, kd-tree) class-wise bins: each class binned on its own column; under mass
+ * binning with bins asked for, a pooled table of group g of every class. */
+static cs_status classwise_adaptive(const cs_prepared *p, const cs_settings *s, const uint32_t *items, size_t ni,
+                                    const atomic_int *cancel, cs_mx_agg *sum, cs_bin **bins, size_t *nb,
+                                    cs_error *err)
+{
+    size_t K = p->d->k, G = (size_t)s->bins;
+    double *v = malloc(p->n * sizeof *v);
+    uint8_t *t = malloc(p->n);
+    uint32_t *its = malloc(ni * sizeof *its);
+    cs_bin *pool = (bins && s->binning == CS_BIN_MASS) ? calloc(G, sizeof *pool) : NULL;
+    double *pv = pool ? calloc(G, sizeof *pv) : NULL, *pt = pool ? calloc(G, sizeof *pt) : NULL;
+    if (!v || !t || !its || (pool && (!pv || !pt)) ||
+        (bins && s->binning == CS_BIN_MASS && !pool)) {
+        free(v); free(t); free(its); free(pool); free(pv); free(pt);
+        return nomem(err, "classwise");
+    }
+    for (size_t g = 0; g < G && pool; g++) { pool[g].lo = INFINITY; pool[g].hi = -INFINITY; }
+    cs_status rc = CS_OK;
+    for (size_t c = 0; c < K && rc == CS_OK; c++) {
+        if (cs_mx_cancelled(cancel)) { rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled"); break; }
+        cs_bin *cb = NULL;
+        size_t ncb = 0;
+        rc = class_bins(p, s, c, v, t, its, items, ni, &cb, &ncb, err);
+        if (rc != CS_OK) break;
+        cs_mx_agg a = cs_mx_aggregate(s, cb, ncb, ni);
+        sum->ece += a.ece; sum->ace += a.ace; sum->mce += a.mce;
+        if (pool) pool_add(pool, pv, pt, cb, ncb);
+        free(cb);
+    }
+    size_t used = pool ? pool_finish(s, pool, pv, pt, G) : 0;
+    free(v); free(t); free(its); free(pv); free(pt);
+    if (rc != CS_OK) { free(pool); return rc; }
+    if (bins) { *bins = pool; *nb = used; }
+    return CS_OK;
+}
+
 static cs_status classwise(const cs_prepared *p, const cs_settings *s, const uint32_t *items,
                            size_t ni, const atomic_int *cancel, cs_mx_agg *agg, cs_bin **bins,
                            size_t *nb, cs_error *err)
 {
-    const cs_dataset *d = p->d;
-    size_t K = d->k, M = (size_t)s->bins;
+    size_t K = p->d->k;
     cs_mx_agg sum = {0, 0, 0};
-    if (s->binning == CS_BIN_UNIFORM) {
-        double *e = malloc((M + 1) * sizeof *e);
-        size_t *cnt = calloc(K * M, sizeof *cnt), *pos = calloc(K * M, sizeof *pos);
-        double *sv = calloc(K * M, sizeof *sv);
-        if (!e || !cnt || !pos || !sv) {
-            free(e); free(cnt); free(pos); free(sv);
-            return nomem(err, "classwise");
-        }
-        cs_mx_edges(e, (int)M);
-        int ur = cs_mx_classwise_sums(p, items, ni, e, M, cancel, cnt, pos, sv);
-        cs_status rc = ur == 0 ? cs_mx_cw_values(s, K, M, cnt, pos, sv, ni, &sum, bins, nb, err)
-                     : ur < 0 ? nomem(err, "classwise")
-                              : cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
-        free(e); free(cnt); free(pos); free(sv);
-        if (rc != CS_OK) return rc;
-    } else {
-        double *v = malloc(p->n * sizeof *v);
-        uint8_t *t = malloc(p->n);
-        uint32_t *its = malloc(ni * sizeof *its);
-        size_t G = M;   /* pooled table for mass: group g of every class */
-        cs_bin *pool = (bins && s->binning == CS_BIN_MASS) ? calloc(G, sizeof *pool) : NULL;
-        double *pv = pool ? calloc(G, sizeof *pv) : NULL, *pt = pool ? calloc(G, sizeof *pt) : NULL;
-        if (!v || !t || !its || (pool && (!pv || !pt)) ||
-            (bins && s->binning == CS_BIN_MASS && !pool)) {
-            free(v); free(t); free(its); free(pool); free(pv); free(pt);
-            return nomem(err, "classwise");
-        }
-        for (size_t g = 0; g < G && pool; g++) { pool[g].lo = INFINITY; pool[g].hi = -INFINITY; }
-        cs_status rc = CS_OK;
-        for (size_t c = 0; c < K && rc == CS_OK; c++) {
-            if (cs_mx_cancelled(cancel)) { rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled"); break; }
-            for (size_t i = 0; i < p->n; i++) {
-                v[i] = d->prob[(size_t)p->rows[i] * K + c];
-                t[i] = d->label[p->rows[i]] == (int32_t)c;
-            }
-            cs_bin *cb = NULL;
-            size_t ncb = 0;
-            if (s->binning == CS_BIN_MASS) {
-                /* stable sort of the (canonically ordered) items by this class's value */
-                memcpy(its, items, ni * sizeof *its);
-                uint32_t *order = NULL, *rank = NULL;
-                if (cs_sort_order(v, p->n, &order, &rank) != 0) { rc = nomem(err, "classwise"); break; }
-                rc = scalar_adaptive(s, v, t, items, ni, order, rank, p->n, &cb, &ncb, err);
-                free(order);
-                free(rank);
-            } else {
-                rc = scalar_adaptive(s, v, t, items, ni, NULL, NULL, p->n, &cb, &ncb, err);
-            }
-            if (rc != CS_OK) break;
-            cs_mx_agg a = cs_mx_aggregate(s, cb, ncb, ni);
-            sum.ece += a.ece; sum.ace += a.ace; sum.mce += a.mce;
-            for (size_t g = 0; pool && g < ncb; g++) {
-                pool[g].count += cb[g].count;
-                pv[g] += cb[g].conf * (double)cb[g].count;
-                pt[g] += cb[g].acc * (double)cb[g].count;
-                if (cb[g].lo < pool[g].lo) pool[g].lo = cb[g].lo;
-                if (cb[g].hi > pool[g].hi) pool[g].hi = cb[g].hi;
-            }
-            free(cb);
-        }
-        size_t used = 0;
-        for (size_t g = 0; pool && g < G; g++)
-            if (pool[g].count) {
-                double n = (double)pool[g].count;
-                pool[used] = pool[g];
-                pool[used].conf = pv[g] / n;
-                pool[used].acc = pt[g] / n;
-                pool[used].gap = cs_mx_scalar_gap(s, pool[used].conf, pool[used].acc);
-                used++;
-            }
-        free(v); free(t); free(its); free(pv); free(pt);
-        if (rc != CS_OK) { free(pool); return rc; }
-        if (bins) { *bins = pool; *nb = used; }
-    }
+    cs_status rc = s->binning == CS_BIN_UNIFORM ? classwise_uniform(p, s, items, ni, cancel, &sum, bins, nb, err)
+                                                : classwise_adaptive(p, s, items, ni, cancel, &sum, bins, nb, err);
+    if (rc != CS_OK) return rc;
     agg->ece = sum.ece / (double)K;
     agg->ace = sum.ace / (double)K;
     agg->mce = sum.mce / (double)K;

@@ -747,45 +747,36 @@ static cs_status cw_column(const cs_prepared *p, size_t c, double *v, uint8_t *t
     return scalar_value(v, t, items, ni, &p->s, cancel, out, err);
 }
 
-static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, size_t ni,
-                                const atomic_int *cancel, double *out, cs_error *err)
+/* Too many accumulators for every class at once: class by class over a column copy (the
+ * same numbers). */
+static cs_status cw_by_column(const cs_prepared *p, const uint32_t *items, size_t ni, const atomic_int *cancel,
+                              double *out, cs_error *err)
+{
+    size_t K = p->d->k;
+    double *v = malloc(p->n * sizeof *v);
+    uint8_t *t = malloc(p->n);
+    if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
+    cs_status rc = CS_OK;
+    double total = 0.0;
+    for (size_t c = 0; c < K && rc == CS_OK; c++) {
+        double r;
+        rc = cw_column(p, c, v, t, items, ni, cancel, &r, err);
+        total += r;
+    }
+    free(v);
+    free(t);
+    if (rc == CS_OK) *out = total / (double)K;
+    return rc;
+}
+
+/* Every class's accumulators in one pass over the items, in two parts: the two halves of the
+ * items (each with its own accumulators, as rece_d_scalar splits them) or the two halves of
+ * the classes. */
+static cs_status cw_accumulate(const cs_prepared *p, const uint32_t *items, size_t ni, const atomic_int *cancel,
+                               const double *e, const cs_mx_rgbox *px, size_t per, int halves, double *acc,
+                               uint8_t *bad, cs_error *err)
 {
     size_t K = p->d->k, M = (size_t)p->s.bins;
-    int halves = ni >= PAR_MIN;   /* rece_d_scalar's and box_scalar's split of the items */
-    cs_mx_rgbox x;
-    int box = ni >= box_min && ni > 0 ? cs_mx_rgbox_init(&x, p->s.sigma, (int)M, ni) : 0;
-    if (box < 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
-    size_t per = box ? (size_t)x.B * (size_t)x.P1 : M;
-    double *v = NULL;
-    uint8_t *t = NULL;
-    cs_status rc = CS_OK;
-    if ((double)K * (double)per * 2.0 > (double)CW_MAX_ACC) {
-        /* too many accumulators: class by class over a column copy (the same numbers) */
-        if (box) cs_mx_rgbox_free(&x);
-        v = malloc(p->n * sizeof *v);
-        t = malloc(p->n);
-        if (!v || !t) { free(v); free(t); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)"); }
-        double total = 0.0;
-        for (size_t c = 0; c < K && rc == CS_OK; c++) {
-            double r;
-            rc = cw_column(p, c, v, t, items, ni, cancel, &r, err);
-            total += r;
-        }
-        free(v);
-        free(t);
-        if (rc == CS_OK) *out = total / (double)K;
-        return rc;
-    }
-    double *e = malloc((M + 1) * sizeof *e);
-    double *acc = calloc(K * per * (halves ? 2 : 1) + M, sizeof *acc);
-    uint8_t *bad = calloc(K * (halves ? 2 : 1), 1);
-    if (!e || !acc || !bad) {
-        free(e); free(acc); free(bad);
-        if (box) cs_mx_rgbox_free(&x);
-        return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
-    }
-    cs_mx_edges(e, (int)M);
-    const cs_mx_rgbox *px = box ? &x : NULL;
     cwpart pt[2];
     size_t half = ni / 2, ch = K / 2;
     for (int k = 0; k < 2; k++)
@@ -794,15 +785,28 @@ static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, siz
                        : (cwpart){ p, items, 0, ni, k ? ch : 0, k ? K : ch, e, (int)M, px,
                                    acc + (k ? ch * per : 0), bad + (k ? ch : 0), cancel, 0 };
     cs_mx_chunks(2, ni * K >= 100000, cw_run, pt);
+    cs_status rc = CS_OK;
     for (int k = 0; k < 2; k++) {
         if (pt[k].status < 0) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
         else if (pt[k].status > 0 && rc == CS_OK) rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
+    return rc;
+}
+
+/* Each class's RECE-G from its accumulators, their mean into *out. */
+static cs_status cw_totals(const cs_prepared *p, const uint32_t *items, size_t ni, const atomic_int *cancel,
+                           const cs_mx_rgbox *px, size_t per, int halves, double *acc, const uint8_t *bad,
+                           double *out, cs_error *err)
+{
+    size_t K = p->d->k, M = (size_t)p->s.bins;
+    double *v = NULL;
+    uint8_t *t = NULL;
+    cs_status rc = CS_OK;
     double total = 0.0, *D = acc + K * per * (halves ? 2 : 1);
     for (size_t c = 0; c < K && rc == CS_OK; c++) {
         double *a0 = acc + c * per, *a1 = acc + K * per + c * per;
         double sum = 0.0;
-        if (box && (bad[c] || (halves && bad[K + c]))) {
+        if (px && (bad[c] || (halves && bad[K + c]))) {
             /* a value outside [0,1]: this class takes the per-sample path, as class:C does */
             if (!v) {
                 v = malloc(p->n * sizeof *v);
@@ -813,10 +817,10 @@ static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, siz
             total += sum;
             continue;
         }
-        if (box) {
+        if (px) {
             if (halves)
                 for (size_t k = 0; k < per; k++) a0[k] += a1[k];
-            total += cs_mx_rgbox_gap(&x, a0, D) / (double)ni;
+            total += cs_mx_rgbox_gap(px, a0, D) / (double)ni;
             continue;
         }
         for (size_t b = 0; b < M; b++) sum += fabs(halves ? a0[b] + a1[b] : a0[b]);
@@ -825,6 +829,33 @@ static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, siz
     if (rc == CS_OK) *out = total / (double)K;
     free(v);
     free(t);
+    return rc;
+}
+
+static cs_status rece_classwise(const cs_prepared *p, const uint32_t *items, size_t ni,
+                                const atomic_int *cancel, double *out, cs_error *err)
+{
+    size_t K = p->d->k, M = (size_t)p->s.bins;
+    int halves = ni >= PAR_MIN;   /* rece_d_scalar's and box_scalar's split of the items */
+    cs_mx_rgbox x;
+    int box = ni >= box_min && ni > 0 ? cs_mx_rgbox_init(&x, p->s.sigma, (int)M, ni) : 0;
+    if (box < 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    size_t per = box ? (size_t)x.B * (size_t)x.P1 : M;
+    if ((double)K * (double)per * 2.0 > (double)CW_MAX_ACC) {
+        if (box) cs_mx_rgbox_free(&x);
+        return cw_by_column(p, items, ni, cancel, out, err);
+    }
+    double *e = malloc((M + 1) * sizeof *e);
+    double *acc = calloc(K * per * (halves ? 2 : 1) + M, sizeof *acc);
+    uint8_t *bad = calloc(K * (halves ? 2 : 1), 1);
+    cs_status rc = CS_OK;
+    if (!e || !acc || !bad) rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (RECE-G)");
+    const cs_mx_rgbox *px = box ? &x : NULL;
+    if (rc == CS_OK) {
+        cs_mx_edges(e, (int)M);
+        rc = cw_accumulate(p, items, ni, cancel, e, px, per, halves, acc, bad, err);
+    }
+    if (rc == CS_OK) rc = cw_totals(p, items, ni, cancel, px, per, halves, acc, bad, out, err);
     free(e);
     free(acc);
     free(bad);

@@ -791,6 +791,46 @@ void cs_compare_entry_fill(cs_compare_entry *e, int m, double fa, double fb, con
     e->equal = valid && tied == valid && isfinite(e->diff) && cs_metric_compare(m, fa, fb) == 0;
 }
 
+/* b naming a's classes in another order is read in a's order (pair.c): *view receives that
+ * view of b, or stays NULL when b's order is a's. */
+static cs_status class_order_b(const cs_dataset *a, const cs_dataset *b, cs_dataset **view, cs_error *err)
+{
+    uint32_t *cls = malloc((a->k ? a->k : 1) * sizeof *cls);
+    int moved = cls ? cs_compare_class_map(a, b, cls) : -1;
+    if (moved == 1 && !(*view = cs_class_order_view(b, cls, err))) moved = -1;
+    free(cls);
+    if (moved < 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    return CS_OK;
+}
+
+/* The pairs both preparations kept: ia[t] in pa and ib[t] in pb are one sample, in a's
+ * order; *n receives their count. a_to_b maps a's rows to b's (UINT32_MAX: no partner);
+ * b_prep (b_rows entries) is scratch. */
+static cs_status paired_indices(const cs_prepared *pa, const cs_prepared *pb, const uint32_t *a_to_b,
+                                uint32_t *b_prep, size_t b_rows, uint32_t **ia, uint32_t **ib, size_t *n,
+                                cs_error *err)
+{
+    size_t na = cs_prepared_count(pa), nb = cs_prepared_count(pb);
+    const uint32_t *ra = cs_prepared_rows(pa), *rb = cs_prepared_rows(pb);
+    for (size_t i = 0; i < b_rows; i++)
+        b_prep[i] = UINT32_MAX;
+    for (size_t i = 0; i < nb; i++)
+        b_prep[rb[i]] = (uint32_t)i;
+    *ia = malloc((na ? na : 1) * sizeof **ia);
+    *ib = malloc((na ? na : 1) * sizeof **ib);
+    if (!*ia || !*ib) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < na; i++) {
+        uint32_t rowb = a_to_b[ra[i]];
+        if (rowb != UINT32_MAX && b_prep[rowb] != UINT32_MAX) {
+            (*ia)[*n] = (uint32_t)i;
+            (*ib)[*n] = b_prep[rowb];
+            (*n)++;
+        }
+    }
+    if (*n == 0) return cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
+    return CS_OK;
+}
+
 cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
                           unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
                           cs_compare *out, cs_error *err)
@@ -813,54 +853,15 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         goto done;
     }
-    st = cs_compare_pair(a, b, a_to_b, &out->by_id, err);
-    if (st != CS_OK)
-        goto done;
-    /* b naming a's classes in another order is read in a's order (pair.c) */
-    uint32_t *cls = malloc((a->k ? a->k : 1) * sizeof *cls);
-    int moved = cls ? cs_compare_class_map(a, b, cls) : -1;
-    if (moved == 1 && !(b_view = cs_class_order_view(b, cls, err))) moved = -1;
-    free(cls);
-    if (moved < 0) {
-        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        goto done;
-    }
+    if ((st = cs_compare_pair(a, b, a_to_b, &out->by_id, err)) != CS_OK) goto done;
+    if ((st = class_order_b(a, b, &b_view, err)) != CS_OK) goto done;
     if (b_view) b = b_view;
-    pa = cs_prepare(a, s, err);
-    if (!pa) {
-        st = err->code;
-        goto done;
-    }
-    pb = cs_prepare(b, s, err);
-    if (!pb) {
+    if (!(pa = cs_prepare(a, s, err)) || !(pb = cs_prepare(b, s, err))) {
         st = err->code;
         goto done;
     }
     metrics = cs_metrics_available(pa, cs_metrics_available(pb, metrics));   /* recem */
-    size_t na = cs_prepared_count(pa), nb = cs_prepared_count(pb);
-    const uint32_t *ra = cs_prepared_rows(pa), *rb = cs_prepared_rows(pb);
-    for (size_t i = 0; i < b->n; i++)
-        b_prep[i] = UINT32_MAX;
-    for (size_t i = 0; i < nb; i++)
-        b_prep[rb[i]] = (uint32_t)i;
-    ia = malloc((na ? na : 1) * sizeof *ia);
-    ib = malloc((na ? na : 1) * sizeof *ib);
-    if (!ia || !ib) {
-        st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < na; i++) {
-        uint32_t rowb = a_to_b[ra[i]];
-        if (rowb != UINT32_MAX && b_prep[rowb] != UINT32_MAX) {
-            ia[n] = (uint32_t)i;
-            ib[n] = b_prep[rowb];
-            n++;
-        }
-    }
-    if (n == 0) {
-        st = cs_error_set(err, CS_EEMPTY, 0, 0, "compare: no sample is selected in both files");
-        goto done;
-    }
+    if ((st = paired_indices(pa, pb, a_to_b, b_prep, b->n, &ia, &ib, &n, err)) != CS_OK) goto done;
     cs_evaluator ea = rows_evaluator(pa), eb = rows_evaluator(pb);
     st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed, run, out, err);
 done:

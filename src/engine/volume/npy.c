@@ -140,7 +140,16 @@ static cs_status read_exact(cs_vol *v, void *dst, size_t n, cs_error *err)
     return CS_OK;
 }
 
-cs_status cs_vol_npy_header(cs_vol *v, cs_error *err)
+/* The three header fields, as parsed from the dict. */
+typedef struct npy_fields {
+    char descr[64];
+    int have_descr, have_order, have_shape, fortran, nd;
+    int64_t dims[CS_VOL_MAX_DIMS];
+} npy_fields;
+
+/* Magic, version and header length, then the header text itself into *text (the caller frees
+ * it; NUL-terminated, *hlen bytes). */
+static cs_status read_header_text(cs_vol *v, char **text, size_t *hlen, cs_error *err)
 {
     char where[1200];
     unsigned char pre[10];
@@ -150,90 +159,115 @@ cs_status cs_vol_npy_header(cs_vol *v, cs_error *err)
     if (got < 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: not an npy file (bad magic)", cs_vol_where(v, where, sizeof where));
     int major = pre[6];
-    size_t hlen;
     if (major == 1) {
         if ((st = read_exact(v, pre + 8, 2, err)) != CS_OK) return st;
-        hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+        *hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     } else if (major == 2 || major == 3) {
         unsigned char l[4];
         if ((st = read_exact(v, l, 4, err)) != CS_OK) return st;
-        hlen = (size_t)l[0] | (size_t)l[1] << 8 | (size_t)l[2] << 16 | (size_t)l[3] << 24;
+        *hlen = (size_t)l[0] | (size_t)l[1] << 8 | (size_t)l[2] << 16 | (size_t)l[3] << 24;
     } else {
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: unsupported npy format version %d.%d",
                             cs_vol_where(v, where, sizeof where), major, pre[7]);
     }
-    if (hlen > NPY_MAX_HEADER) return bad_header(v, "longer than 65536 bytes", err);
-    char *text = malloc(hlen + 1);
-    if (!text) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
-    if ((st = read_exact(v, text, hlen, err)) != CS_OK) { free(text); return st; }
-    text[hlen] = '\0';
+    if (*hlen > NPY_MAX_HEADER) return bad_header(v, "longer than 65536 bytes", err);
+    *text = malloc(*hlen + 1);
+    if (!*text) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
+    if ((st = read_exact(v, *text, *hlen, err)) != CS_OK) { free(*text); *text = NULL; return st; }
+    (*text)[*hlen] = '\0';
+    return CS_OK;
+}
 
-    hdr_parser h = {text, text + hlen};
-    char key[32], descr[64] = "";
-    int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, nd = 0;
-    int64_t dims[CS_VOL_MAX_DIMS];
-    const char *why = NULL;
-    if (!eat(&h, '{')) { why = "not a dict"; goto bad; }
-    while (!eat(&h, '}')) {
-        if (!str(&h, key, sizeof key) || !eat(&h, ':')) { why = "not a dict"; goto bad; }
-        if (strcmp(key, "descr") == 0) {
-            skip_ws(&h);
-            if (h.p < h.end && *h.p == '[') {
-                free(text);
-                return cs_error_set(err, CS_EINPUT, 0, 0, "%s: unsupported dtype: a structured array "
-                                    "(want a plain numeric dtype)", cs_vol_where(v, where, sizeof where));
-            }
-            if (!str(&h, descr, sizeof descr)) { why = "bad descr"; goto bad; }
-            have_descr = 1;
-        } else if (strcmp(key, "fortran_order") == 0) {
-            if (word(&h, "True")) fortran = 1;
-            else if (word(&h, "False")) fortran = 0;
-            else { why = "bad fortran_order"; goto bad; }
-            have_order = 1;
-        } else if (strcmp(key, "shape") == 0) {
-            nd = shape_tuple(&h, dims);
-            if (nd == -2) {
-                free(text);
-                return cs_error_set(err, CS_EINPUT, 0, 0, "%s: more than %d dimensions",
-                                    cs_vol_where(v, where, sizeof where), CS_VOL_MAX_DIMS);
-            }
-            if (nd < 0) { why = "bad shape"; goto bad; }
-            have_shape = 1;
-        } else {
-            why = "unknown key";
-            goto bad;
-        }
-        if (!eat(&h, ',')) { if (eat(&h, '}')) break; why = "not a dict"; goto bad; }
+/* The value of one dict key into f. A malformed value sets *why (said as a bad header); a
+ * structured dtype or too many dimensions get their own message and status. */
+static cs_status dict_value(cs_vol *v, hdr_parser *h, const char *key, npy_fields *f, const char **why, cs_error *err)
+{
+    char where[1200];
+    if (strcmp(key, "descr") == 0) {
+        skip_ws(h);
+        if (h->p < h->end && *h->p == '[')
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: unsupported dtype: a structured array "
+                                "(want a plain numeric dtype)", cs_vol_where(v, where, sizeof where));
+        if (!str(h, f->descr, sizeof f->descr)) *why = "bad descr";
+        else f->have_descr = 1;
+    } else if (strcmp(key, "fortran_order") == 0) {
+        if (word(h, "True")) f->fortran = 1;
+        else if (word(h, "False")) f->fortran = 0;
+        else { *why = "bad fortran_order"; return CS_OK; }
+        f->have_order = 1;
+    } else if (strcmp(key, "shape") == 0) {
+        f->nd = shape_tuple(h, f->dims);
+        if (f->nd == -2)
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: more than %d dimensions",
+                                cs_vol_where(v, where, sizeof where), CS_VOL_MAX_DIMS);
+        if (f->nd < 0) *why = "bad shape";
+        else f->have_shape = 1;
+    } else {
+        *why = "unknown key";
     }
-    if (!have_descr || !have_order || !have_shape) { why = "descr, fortran_order or shape missing"; goto bad; }
-    free(text);
+    return CS_OK;
+}
 
+/* The dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...), } into f; every one
+ * of the three keys must be there. */
+static cs_status parse_dict(cs_vol *v, const char *text, size_t hlen, npy_fields *f, cs_error *err)
+{
+    hdr_parser h = {text, text + hlen};
+    char key[32];
+    if (!eat(&h, '{')) return bad_header(v, "not a dict", err);
+    while (!eat(&h, '}')) {
+        if (!str(&h, key, sizeof key) || !eat(&h, ':')) return bad_header(v, "not a dict", err);
+        const char *why = NULL;
+        cs_status st = dict_value(v, &h, key, f, &why, err);
+        if (st != CS_OK) return st;
+        if (why) return bad_header(v, why, err);
+        if (!eat(&h, ',')) { if (eat(&h, '}')) break; return bad_header(v, "not a dict", err); }
+    }
+    if (!f->have_descr || !f->have_order || !f->have_shape)
+        return bad_header(v, "descr, fortran_order or shape missing", err);
+    return CS_OK;
+}
+
+/* The parsed fields into v: dtype, byte swap, dimensions and value count. */
+static cs_status apply_fields(cs_vol *v, const npy_fields *f, cs_error *err)
+{
+    char where[1200];
     cs_vol_dtype t;
     int big;
-    if (!descr_type(descr, &t, &big))
+    if (!descr_type(f->descr, &t, &big))
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: unsupported dtype '%s' (want <f2 <f4 <f8 |u1 |i1 "
                             "<i2 <u2 <i4 <u4 <i8 <u8 |b1, or > for big-endian)",
-                            cs_vol_where(v, where, sizeof where), descr);
+                            cs_vol_where(v, where, sizeof where), f->descr);
     cs_vol_set_dtype(v, t);
-    if (descr[1] == 'b') v->info.dtype_name = "bool";
+    if (f->descr[1] == 'b') v->info.dtype_name = "bool";
     v->swap = v->esize > 1 && big == host_little();
     uint64_t total = 1;
-    for (int i = 0; i < nd; i++) {
-        if (dims[i] && total > UINT64_MAX / (uint64_t)dims[i])
+    for (int i = 0; i < f->nd; i++) {
+        if (f->dims[i] && total > UINT64_MAX / (uint64_t)f->dims[i])
             return cs_error_set(err, CS_EINPUT, 0, 0, "%s: bad npy header: too many values",
                                 cs_vol_where(v, where, sizeof where));
-        total *= (uint64_t)dims[i];
+        total *= (uint64_t)f->dims[i];
     }
     /* fastest-varying first: the last axis of a C-order array, the first of a Fortran one */
-    v->info.ndim = nd ? nd : 1;
+    v->info.ndim = f->nd ? f->nd : 1;
     v->info.dim[0] = 1;
-    for (int i = 0; i < nd; i++) v->info.dim[i] = fortran ? dims[i] : dims[nd - 1 - i];
+    for (int i = 0; i < f->nd; i++) v->info.dim[i] = f->fortran ? f->dims[i] : f->dims[f->nd - 1 - i];
     v->info.n_values = total;
-    v->info.fortran_order = fortran;
+    v->info.fortran_order = f->fortran;
     return CS_OK;
-bad:
+}
+
+cs_status cs_vol_npy_header(cs_vol *v, cs_error *err)
+{
+    char *text = NULL;
+    size_t hlen = 0;
+    cs_status st = read_header_text(v, &text, &hlen, err);
+    if (st != CS_OK) return st;
+    npy_fields f = { .descr = "" };
+    st = parse_dict(v, text, hlen, &f, err);
     free(text);
-    return bad_header(v, why, err);
+    if (st != CS_OK) return st;
+    return apply_fields(v, &f, err);
 }
 
 /* ---- .npy files ------------------------------------------------------------------------- */
