@@ -267,6 +267,34 @@ static void renamed_in(int poll)
     remove_dir();
 }
 
+/* A rename event read after the file was taken (a listing saw it first, as when the rename
+ * lands between the scan's read of the events and its listing) names the same file: it is not
+ * a new epoch. Moving the taken file out and back in gives the same event for the same file;
+ * another file renamed over the name is a new epoch. */
+static void test_rename_event_of_taken_file(void **state)
+{
+    (void)state;
+    make_dir();
+    cs_follow_options o;
+    cs_follow_options_default(&o);
+    o.settle = 3600;
+    cs_follow *f = open_ok(tmpdir, &o);
+    put(".tmp_epoch_1", CSV, 5000);
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/.tmp_epoch_1", tmpdir);
+    snprintf(b, sizeof b, "%s/epoch_1.csv", tmpdir);
+    assert_int_equal(rename(a, b), 0);
+    assert_string_equal(scan_names(f, 5000), "epoch_1.csv");
+    assert_int_equal(rename(b, a), 0);
+    assert_int_equal(rename(a, b), 0);
+    assert_string_equal(scan_names(f, 5001), "");    /* the same file: not taken twice */
+    put(".tmp_epoch_1", "label,p_0,p_1\n1,0.3,0.7\n", 5002);
+    assert_int_equal(rename(a, b), 0);
+    assert_string_equal(scan_names(f, 5002), "epoch_1.csv");   /* a new file under the name */
+    cs_follow_close(f);
+    remove_dir();
+}
+
 static void test_renamed_in_inotify(void **state) { (void)state; renamed_in(0); }
 static void test_renamed_in_polling(void **state) { (void)state; renamed_in(1); }
 
@@ -415,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_scans_inotify),
         cmocka_unit_test(test_renamed_in_inotify),
         cmocka_unit_test(test_renamed_in_polling),
+        cmocka_unit_test(test_rename_event_of_taken_file),
         cmocka_unit_test(test_glob_and_mtime_order),
         cmocka_unit_test(test_npy_waits_for_labels),
         cmocka_unit_test(test_open_errors),

@@ -24,6 +24,8 @@ typedef struct entry {
     int looked;            /* look holds a previous look */
     cs_follow_look look;
     double changed_at;     /* last change the follow saw (0: none) */
+    dev_t dev;             /* the file of the last look (a rename event for this very file, */
+    ino_t ino;             /* read after a listing took it, is not a new file) */
 } entry;
 
 struct cs_follow {
@@ -213,6 +215,17 @@ static cs_status list_folder(cs_follow *f, cs_error *err)
     return st;
 }
 
+/* Whether e's name still names the file its last look saw: the same inode (numbers are reused
+ * once a file is replaced, so its size and modification time too). */
+static int same_file(const entry *e)
+{
+    struct stat sb;
+    if (!e->looked || stat(e->path, &sb) != 0) return 0;
+    double mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
+    return sb.st_dev == e->dev && sb.st_ino == e->ino && (int64_t)sb.st_size == e->look.size &&
+           mtime == e->look.mtime;
+}
+
 /* Drains the inotify queue: a name renamed in is marked, any event asks for a listing. */
 static cs_status read_events(cs_follow *f, cs_error *err)
 {
@@ -232,7 +245,9 @@ static cs_status read_events(cs_follow *f, cs_error *err)
                 reindex(f);
                 e = find(f, ev->name);
             }
-            /* a new file under a taken name is a new epoch's file: taken again */
+            /* a new file under a taken name is a new epoch's file: taken again; the event of
+             * the rename a listing has already seen names the same file, and is not */
+            if (e->state == TAKEN && same_file(e)) continue;
             e->state = WAITING;
             e->moved_in = 1;
             e->looked = 0;
@@ -273,8 +288,9 @@ static int labels_whole(cs_follow *f)
     return want >= 0 && want == have;
 }
 
-/* Fills *look from the file on disk; 0 when it is gone (or is the labels file). */
-static int look_at(cs_follow *f, const entry *e, cs_follow_look *look)
+/* Fills *look from the file on disk, and e's file identity; 0 when it is gone (or is the
+ * labels file). */
+static int look_at(cs_follow *f, entry *e, cs_follow_look *look)
 {
     if (e->kind == CS_FOLLOW_NPY && !labels_whole(f) && !f->has_labels) return 0;
     int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -286,6 +302,8 @@ static int look_at(cs_follow *f, const entry *e, cs_follow_look *look)
         return 0;
     }
     memset(look, 0, sizeof *look);
+    e->dev = sb.st_dev;
+    e->ino = sb.st_ino;
     look->size = (int64_t)sb.st_size;
     look->mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
     look->npy_size = -1;
