@@ -242,9 +242,12 @@ for how in inotify poll; do
     cp samples/iris_gnb.csv "$G/e1.csv"
     old "$G/e1.csv"
     envs=(); [ $how = poll ] && envs=(CALSCOPE_FOLLOW_POLL=1)
-    env "${envs[@]}" "$CALSCOPE" report --follow "$G" --format ndjson >"$TMP/gone.nd" 2>"$TMP/gone.err" &
+    # one output per pass, emptied before the start: the previous pass's line must not be
+    # mistaken for this one's before the child's redirection truncates the file
+    : >"$TMP/gone_$how.nd"
+    env "${envs[@]}" "$CALSCOPE" report --follow "$G" --format ndjson >"$TMP/gone_$how.nd" 2>"$TMP/gone.err" &
     PID=$!
-    wait_out "$TMP/gone.nd" 1
+    wait_out "$TMP/gone_$how.nd" 1
     rm -rf "$G"
     end=$((SECONDS + 60))
     while kill -0 $PID 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
