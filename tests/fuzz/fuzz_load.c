@@ -5,8 +5,9 @@
  * thousands of inputs a second. The first byte picks options (skip_bad_rows, renormalize,
  * no_header, label_col) so they are fuzzed too; the length picks the libcsv feed size (1..7
  * bytes), so fields and lines straddle blocks, and the fast path's scanner (SSE2 or SWAR,
- * load_scan.h): both must give libcsv's outcome. Gzip bytes too: the fast path takes them
- * inflated whole (load_gzflat.c, in steps of 1..5 bytes here), against libcsv's streaming. */
+ * load_scan.h): both must give libcsv's outcome. Gzip bytes too: the fast path reads them as
+ * they are inflated (load_gzflat.c, in steps of 1..5 bytes here, so lines straddle every
+ * step), against libcsv's streaming. */
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

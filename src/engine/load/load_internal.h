@@ -8,7 +8,9 @@
  *   - load_fast.c: a quote-free tokeniser over a whole in-memory file, split at line
  *                  boundaries across threads (byte scanner: load_scan.h; numbers:
  *                  load_qnum.h, which only answers with cs_load_parse_double's bits). It gives up (returns CSL_BAIL) the moment it
- *                  sees a quote or a lone CR, and the caller reruns the libcsv path. */
+ *                  sees a quote or a lone CR, and the caller reruns the libcsv path. A gzip'd
+ *                  file is fed to it as it is inflated, whole lines a step at a time
+ *                  (load_gzflat.c, cs_load_fast_stream_*). */
 #ifndef CALSCOPE_LOAD_INTERNAL_H
 #define CALSCOPE_LOAD_INTERNAL_H
 

@@ -114,7 +114,7 @@ static const char *next_bytes(source *s, cs_gz *g, char *dst, size_t n, size_t *
 }
 
 /* The most text a statistics file read into memory (a gzip'd file, a pipe) may hold: 4 GiB
- * (some 100,000 cases at F = 300 and 4 classes), and for a mapped gzip file no more than its
+ * (about 96,000 cases at F = 300 and 4 classes), and for a mapped gzip file no more than its
  * compressed bytes can inflate to (cs_gz_most_inflated, the rule of the .nii.gz reader). */
 #define TEXT_MAX ((uint64_t)1 << 32)
 
