@@ -476,7 +476,8 @@ static size_t gz_held(const unsigned char *gz, size_t n, const cs_load_options *
     cs_error err;
     cs_error_clear(&err);
     size_t held = 0;
-    *r = cs_load_gz_stream("p.csv", gz, n, 0, opt, lim, step, CSL_SCAN_AUTO, &ps, &st, &err, &held);
+    *r = cs_load_gz_stream("p.csv", gz, n, 0, opt, lim, step, CSL_SCAN_AUTO, 1, &ps, &st, &err,
+                           &held);
     if (*r == CSL_DONE) cs_load_parsed_free(&ps);
     return held;
 }
@@ -492,9 +493,10 @@ static size_t longest_line(const char *text, size_t len)
     return cur > most ? cur : most;
 }
 
-/* A gzip'd CSV is read as it is inflated: the text held at once is one step and the partial
- * line carried (the buffer doubles from one step: under twice the step and the longest line),
- * not the file, whatever its size: 40,000 rows (about 1 MB) with 4 KiB steps hold under 9 KB. */
+/* A gzip'd CSV is read as it is inflated: the text held at once is two buffers (the step being
+ * parsed, the next one being inflated), each a step and the partial line carried (doubling from
+ * one step: under twice the step and the longest line), not the file, whatever its size: 40,000
+ * rows (about 1 MB) with 4 KiB steps hold under 17 KB. */
 static void test_gzip_stream_holds_a_step(void **state)
 {
     (void)state;
@@ -511,8 +513,8 @@ static void test_gzip_stream_holds_a_step(void **state)
         int r;
         size_t held = gz_held(gz, n, &opt, NULL, steps[i], &r);
         assert_int_equal(r, CSL_DONE);
-        if (held > 2 * (steps[i] + line))
-            fail_msg("step %zu: %zu bytes held, more than 2 x (%zu + %zu)", steps[i], held, steps[i], line);
+        if (held > 4 * (steps[i] + line))
+            fail_msg("step %zu: %zu bytes held, more than 4 x (%zu + %zu)", steps[i], held, steps[i], line);
     }
     outcome p;       /* and the numbers are the plain file's, at a step that cuts most lines */
     run(&p, text, len, &opt, CSL_PATH_FAST, 0, 1);
@@ -609,8 +611,8 @@ static void test_gzip_stream_row_limit(void **state)
 
 /* A line that never ends (a gzip bomb of one field) is given up on once the partial line
  * carried passes the longest line the header allows ((3 + 2) x (field limit + 1) bytes): the
- * text held stays under twice that and the step, and the libcsv path then refuses the field
- * with its place, as it refuses the plain file. */
+ * text held stays under four times that and the step (two buffers), and the libcsv path then
+ * refuses the field with its place, as it refuses the plain file. */
 static void test_gzip_stream_endless_line(void **state)
 {
     (void)state;
@@ -631,7 +633,7 @@ static void test_gzip_stream_endless_line(void **state)
         int r;
         size_t held = gz_held(gz, n, &opt, &lim, steps[i], &r);
         assert_int_equal(r, CSL_BAIL);
-        if (held > 2 * (steps[i] + line_max))
+        if (held > 4 * (steps[i] + line_max))
             fail_msg("step %zu: %zu bytes held", steps[i], held);
     }
     outcome p, g;

@@ -401,8 +401,8 @@ static cs_dataset *try_fast_gz(const char *name, const void *data, size_t len,
 {
     csl_parsed ps;
     cs_status st;
-    int r = cs_load_gz_stream(name, data, len, t->file_backed, opt, lim, t->block, t->scan, &ps,
-                              &st, err, NULL);
+    int r = cs_load_gz_stream(name, data, len, t->file_backed, opt, lim, t->block, t->scan,
+                              t->threads, &ps, &st, err, NULL);
     *taken = r == CSL_DONE;
     if (!*taken) return NULL;
     t->used_path = CSL_PATH_FAST;

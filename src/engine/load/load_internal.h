@@ -387,13 +387,16 @@ void cs_load_fast_stream_free(csl_fast_stream *fs);
  * the fast path does not take the file (a quote; a header, field or line past the limits; a
  * line past CSL_GZ_LINE_MAX; an empty stream) or the stream has a fault (corrupt, cut,
  * trailing bytes, a read error or a file that shrank): the caller then streams it through the
- * libcsv path, which words any fault. *held (not NULL): the most bytes of text held at once
- * (the tests' measure). Progress is the compressed bytes read. The loading thread. */
+ * libcsv path, which words any fault. With a budget of threads other than 1 (threads <= 0:
+ * the online cores), the next step is inflated on a helper (cs_run_pair) while the lines of
+ * the last one are parsed, so the text is held twice (two buffers of a step and a line).
+ * *held (not NULL): the most bytes of text held at once, both buffers (the tests' measure).
+ * Progress is the compressed bytes read. The loading thread. */
 #define CSL_GZ_STEP ((size_t)1 << 20)
 #define CSL_GZ_LINE_MAX ((size_t)1 << 30)
 int cs_load_gz_stream(const char *name, const void *data, size_t len, int file_backed,
                       const cs_load_options *opt, const csl_limits *lim, size_t step, int scan,
-                      csl_parsed *out, cs_status *st, cs_error *err, size_t *held);
+                      int threads, csl_parsed *out, cs_status *st, cs_error *err, size_t *held);
 
 /* The finisher both paths end in (load.c): turns a parse into a prepared dataset, or into one
  * refusal message (strict mode), fills the summary and frees what ps holds. The dataset is
