@@ -183,7 +183,7 @@ static int parse_and_inflate(gz_reader *rd, gz_text *t, size_t end, inflate_job 
     gz_text *next = &rd->text[!rd->cur];
     size_t carry = t->len - end;
     next->len = 0;
-    if (reserve(next, carry) != 0) return CSL_BAIL;
+    if (reserve(next, carry + rd->step) != 0) return CSL_BAIL;
     memcpy(next->buf, t->buf + end, carry);
     next->len = carry;
     if (aim(rd, next, inf) != 0) return CSL_BAIL;
