@@ -464,6 +464,193 @@ static void test_gzip_takes_fast_path(void **state)
     free(gz);
 }
 
+/* The most bytes of inflated text cs_load_gz_stream holds for gz[0..n) at `step` bytes a step
+ * (its own count of its buffer), and its outcome in *r (the parse freed). */
+static size_t gz_held(const unsigned char *gz, size_t n, const cs_load_options *opt,
+                      const csl_limits *lim, size_t step, int *r)
+{
+    csl_limits deflim;
+    if (!lim) { cs_load_limits_default(&deflim); lim = &deflim; }
+    csl_parsed ps;
+    cs_status st;
+    cs_error err;
+    cs_error_clear(&err);
+    size_t held = 0;
+    *r = cs_load_gz_stream("p.csv", gz, n, 0, opt, lim, step, CSL_SCAN_AUTO, 1, &ps, &st, &err,
+                           &held);
+    if (*r == CSL_DONE) cs_load_parsed_free(&ps);
+    return held;
+}
+
+/* The longest line of text[0..len), its LF counted. */
+static size_t longest_line(const char *text, size_t len)
+{
+    size_t most = 0, cur = 0;
+    for (size_t i = 0; i < len; i++) {
+        cur++;
+        if (text[i] == '\n') { if (cur > most) most = cur; cur = 0; }
+    }
+    return cur > most ? cur : most;
+}
+
+/* A gzip'd CSV is read as it is inflated: the text held at once is two buffers (the step being
+ * parsed, the next one being inflated), each a step and the partial line carried (doubling from
+ * one step: under twice the step and the longest line), not the file, whatever its size: 40,000
+ * rows (about 1 MB) with 4 KiB steps hold under 17 KB. */
+static void test_gzip_stream_holds_a_step(void **state)
+{
+    (void)state;
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    opt.skip_bad_rows = 1;
+    size_t len, n;
+    char *text = mixed_file(40000, &len, 0);
+    unsigned char *gz = gzip_text(text, len, &n);
+    size_t line = longest_line(text, len);
+    assert_true(len > 800000);
+    static const size_t steps[] = { 1, 7, 23, 64, 4096 };
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        int r;
+        size_t held = gz_held(gz, n, &opt, NULL, steps[i], &r);
+        assert_int_equal(r, CSL_DONE);
+        if (held > 4 * (steps[i] + line))
+            fail_msg("step %zu: %zu bytes held, more than 4 x (%zu + %zu)", steps[i], held, steps[i], line);
+    }
+    outcome p;       /* and the numbers are the plain file's, at a step that cuts most lines */
+    run(&p, text, len, &opt, CSL_PATH_FAST, 0, 1);
+    same_as_plain_gz(&p, gz, n, &opt, 4096, CSL_PATH_FAST);
+    release(&p);
+    free(gz);
+    free(text);
+}
+
+/* A bad row on a line cut by the steps is named by its own line and column, whatever the cut:
+ * line 42 (a non-number in column 3) and line 60 (two fields where three are due). */
+static void test_gzip_stream_error_place(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t o = (size_t)snprintf(text, sizeof text, "label,p_a,p_b\n");
+    for (int l = 2; l <= 70; l++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "%s\n", l == 42 ? "1,0.25,zz" : l == 60 ? "0,0.5"
+                              : l == 50 ? "" : "1,0.25,0.75");
+    size_t n;
+    unsigned char *gz = gzip_text(text, o, &n);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    const char *want = "p.csv:42:3: non-numeric value 'zz' in column 'p_b' (and 1 more bad row)";
+    for (size_t step = 1; step <= o + 1; step++) {
+        outcome g;
+        cs_load_tuning t = { .path = CSL_PATH_FAST, .block = step, .threads = 1 };
+        g.d = cs_load_buffer_tuned("p.csv", gz, n, &opt, &g.sum, &g.err, &t);
+        assert_null(g.d);
+        if (strcmp(g.err.msg, want) != 0) fail_msg("step %zu: '%s'", step, g.err.msg);
+        assert_int_equal(g.err.line, 42);
+        release(&g);
+    }
+    opt.skip_bad_rows = 1;
+    for (size_t step = 1; step <= o + 1; step += 5) {
+        outcome g;
+        cs_load_tuning t = { .path = CSL_PATH_FAST, .block = step, .threads = 1 };
+        g.d = cs_load_buffer_tuned("p.csv", gz, n, &opt, &g.sum, &g.err, &t);
+        assert_non_null(g.d);
+        assert_int_equal(g.d->n, 66);
+        assert_int_equal(g.sum.blank_lines, 1);
+        assert_int_equal(g.sum.n_skipped_messages, 2);
+        assert_string_equal(g.sum.skipped[0], "p.csv:42:3: non-numeric value 'zz' in column 'p_b'");
+        outcome p;   /* the libcsv path over the plain text: its own tokeniser, the same words */
+        run(&p, text, o, &opt, CSL_PATH_CSV, 0, 1);
+        same(&p, &g);
+        assert_string_equal(g.sum.skipped[1], "p.csv:60:3: ragged row: 2 fields, expected 3");
+        release(&p);
+        release(&g);
+    }
+    free(gz);
+}
+
+/* The row limit over a stream of steps: refused at the first row past it, named by its line
+ * (blank lines before it counted), as the plain file on the fast path refuses it, at every
+ * step; one row fewer loads. */
+static void test_gzip_stream_row_limit(void **state)
+{
+    (void)state;
+    char text[2048];
+    size_t o = (size_t)snprintf(text, sizeof text, "label,p_a,p_b\n\n");
+    for (int r = 0; r < 30; r++)
+        o += (size_t)snprintf(text + o, sizeof text - o, r == 7 ? "\n1,0.5,0.5\n" : "1,0.5,0.5\n");
+    size_t n;
+    unsigned char *gz = gzip_text(text, o, &n);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    csl_limits lim;
+    cs_load_limits_default(&lim);
+    lim.rows = 25;           /* row 26 is on line 29: header on 2, a blank line before row 8 */
+    outcome p;
+    cs_load_tuning tp = { .path = CSL_PATH_FAST, .threads = 1 };
+    p.d = cs_load_buffer_limited("p.csv", text, o, &opt, &p.sum, &p.err, &tp, &lim);
+    assert_null(p.d);
+    assert_string_equal(p.err.msg, "p.csv:29:1: more than 25 data rows (the limit)");
+    for (size_t step = 1; step <= o + 1; step++) {
+        outcome g;
+        cs_load_tuning t = { .path = CSL_PATH_FAST, .block = step, .threads = 1 };
+        g.d = cs_load_buffer_limited("p.csv", gz, n, &opt, &g.sum, &g.err, &t, &lim);
+        assert_null(g.d);
+        if (strcmp(g.err.msg, p.err.msg) != 0) fail_msg("step %zu: '%s'", step, g.err.msg);
+        release(&g);
+    }
+    release(&p);
+    lim.rows = 30;
+    cs_load_tuning t = { .path = CSL_PATH_FAST, .block = 3, .threads = 1 };
+    cs_error err;
+    cs_dataset *d = cs_load_buffer_limited("p.csv", gz, n, &opt, NULL, &err, &t, &lim);
+    assert_non_null(d);
+    assert_int_equal(d->n, 30);
+    cs_dataset_free(d);
+    free(gz);
+}
+
+/* A line that never ends (a gzip bomb of one field) is given up on once the partial line
+ * carried passes the longest line the header allows ((3 + 2) x (field limit + 1) bytes): the
+ * text held stays under four times that and the step (two buffers), and the libcsv path then
+ * refuses the field with its place, as it refuses the plain file. */
+static void test_gzip_stream_endless_line(void **state)
+{
+    (void)state;
+    size_t len = 200000, n;
+    char *text = malloc(len);
+    assert_non_null(text);
+    size_t o = (size_t)snprintf(text, len, "label,p_a,p_b\n1,0.5,0.5\n0,");
+    memset(text + o, '7', len - o);
+    unsigned char *gz = gzip_text(text, len, &n);
+    cs_load_options opt;
+    cs_load_options_default(&opt);
+    csl_limits lim;
+    cs_load_limits_default(&lim);
+    lim.field = 100;
+    size_t line_max = 5 * (lim.field + 1);
+    static const size_t steps[] = { 1, 64, 1000 };
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        int r;
+        size_t held = gz_held(gz, n, &opt, &lim, steps[i], &r);
+        assert_int_equal(r, CSL_BAIL);
+        if (held > 4 * (steps[i] + line_max))
+            fail_msg("step %zu: %zu bytes held", steps[i], held);
+    }
+    outcome p, g;
+    cs_load_tuning tp = { .path = CSL_PATH_CSV, .threads = 1 };
+    p.d = cs_load_buffer_limited("p.csv", text, len, &opt, &p.sum, &p.err, &tp, &lim);
+    cs_load_tuning tg = { .path = CSL_PATH_AUTO, .block = 64, .threads = 1 };
+    g.d = cs_load_buffer_limited("p.csv", gz, n, &opt, &g.sum, &g.err, &tg, &lim);
+    assert_null(g.d);
+    assert_int_equal(tg.used_path, CSL_PATH_CSV);
+    assert_string_equal(g.err.msg, p.err.msg);
+    assert_string_equal(g.err.msg, "p.csv:3:2: field longer than 100 bytes (the limit)");
+    release(&p);
+    release(&g);
+    free(gz);
+    free(text);
+}
+
 /* Resident kB of this process's mappings of `path`, from /proc/self/smaps (exact: the kernel
  * walks the page tables), or -1 when the file is not mapped. */
 static long mapping_rss_kb(const char *path)
@@ -582,6 +769,10 @@ int main(void)
         cmocka_unit_test(test_every_block_size),
         cmocka_unit_test(test_fast_path_steps_aside),
         cmocka_unit_test(test_gzip_takes_fast_path),
+        cmocka_unit_test(test_gzip_stream_holds_a_step),
+        cmocka_unit_test(test_gzip_stream_error_place),
+        cmocka_unit_test(test_gzip_stream_row_limit),
+        cmocka_unit_test(test_gzip_stream_endless_line),
         cmocka_unit_test(test_file_mapping_releases_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

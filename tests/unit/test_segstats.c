@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
+#include <sys/resource.h>
+#include <zlib.h>
 
 #include "calscope/segstats.h"
 #include "engine/segstats/segstats_internal.h"
+#include "engine/gz/gz.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -455,6 +459,66 @@ static void test_read_valid_and_errors(void **state)
     assert_int_equal(cs_segstats_sniff(cs_test_tmpfile(".csv", "p_0,label\n", 10)), 0);
 }
 
+/* A gzip bomb shaped as a statistics file: a whole header, then `mib` MiB of blank lines, gzip'd
+ * by zlib at level 9 a MiB at a time (a few hundred KB; malloc'd, *n bytes). */
+static unsigned char *bomb_gz(size_t mib, size_t *n)
+{
+    static const char head[] = "# calscope-stats 1\nfine,4\nkind,softmax\nmapping,a=0\nclasses,1,a\ncases,1\n";
+    size_t cap = mib * 8192 + 65536, block = (size_t)1 << 20;
+    unsigned char *out = malloc(cap), *lines = malloc(block);
+    assert_non_null(out);
+    assert_non_null(lines);
+    memset(lines, '\n', block);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    z.next_in = (Bytef *)(uintptr_t)head;
+    z.avail_in = (uInt)(sizeof head - 1);
+    assert_int_equal(deflate(&z, Z_NO_FLUSH), Z_OK);
+    for (size_t i = 0; i < mib; i++) {
+        z.next_in = lines;
+        z.avail_in = (uInt)block;
+        assert_int_equal(deflate(&z, i + 1 == mib ? Z_FINISH : Z_NO_FLUSH), i + 1 == mib ? Z_STREAM_END : Z_OK);
+        assert_int_equal(z.avail_in, 0);
+    }
+    *n = z.total_out;
+    deflateEnd(&z);
+    free(lines);
+    return out;
+}
+
+/* A statistics file read into memory has a byte budget: a gzip bomb (256 MiB of text in a few
+ * hundred KB) is refused, with the file named, once its text passes the budget (1 MiB here),
+ * and the read grows the process by far less than the bomb (getrusage: a reader without the
+ * budget holds the 256 MiB). The budget of a mapped gzip file is also at most what its
+ * compressed bytes can inflate to, 1032 each (cs_gz_most_inflated, the .nii.gz reader's rule). */
+static void test_read_refuses_a_bomb(void **state)
+{
+    (void)state;
+    size_t n;
+    unsigned char *gz = bomb_gz(256, &n);
+    assert_true(n < ((size_t)1 << 20));
+    const char *path = cs_test_tmpfile(".stats.csv.gz", gz, n);
+    free(gz);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    cs_segstats *st = NULL;
+    cs_error err;
+    assert_int_equal(cs_segstats_read_within(path, (uint64_t)1 << 20, &st, &err), CS_EINPUT);
+    getrusage(RUSAGE_SELF, &after);
+    assert_null(st);
+    char want[512];
+    snprintf(want, sizeof want, "%s: cannot read: more than 1048576 bytes of text, the most a"
+             " statistics file read into memory may hold (a gzip bomb?)", path);
+    assert_string_equal(err.msg, want);
+    long grew_kb = after.ru_maxrss - before.ru_maxrss;
+    if (grew_kb > 64 * 1024) fail_msg("the refused bomb grew the process by %ld KB", grew_kb);
+    assert_true(cs_gz_most_inflated(1000) == 1032000ull);
+    assert_true(cs_gz_most_inflated(ULLONG_MAX / 1000) == ULLONG_MAX);
+}
+
 static cs_segstats *shard(const cs_segstats *st, size_t from, size_t to)
 {
     uint8_t keep[64] = { 0 };
@@ -651,6 +715,7 @@ static void test_two_threads_fall_back(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_refuses_a_bomb),   /* first: it measures the peak RSS */
         cmocka_unit_test(test_kernel_by_hand),
         cmocka_unit_test(test_kernel_edges_at_300),
         cmocka_unit_test(test_kernel_regions),

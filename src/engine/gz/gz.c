@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #define GZ_IN_BYTES ((size_t)1 << 17)
@@ -84,6 +85,11 @@ cs_gz *cs_gz_open_raw(cs_gz_pull pull, void *ctx)
 unsigned long cs_gz_crc(const cs_gz *g)
 {
     return g->st.crc;
+}
+
+unsigned long long cs_gz_most_inflated(unsigned long long compressed)
+{
+    return compressed > ULLONG_MAX / CS_GZ_MAX_RATIO ? ULLONG_MAX : compressed * CS_GZ_MAX_RATIO;
 }
 
 void cs_gz_close(cs_gz *g)

@@ -50,6 +50,13 @@ int cs_gz_trailing(const cs_gz *g);
 
 void cs_gz_close(cs_gz *g);
 
+/* The most bytes `compressed` bytes of gzip or deflate can inflate to: deflate expands at most
+ * 1032:1 (RFC 1951: a 258-byte match per 2-bit code, roughly), saturating. The one rule by
+ * which a reader bounds what a compressed file may declare or hold (a .nii.gz's dims, a
+ * statistics file's text). Any thread. */
+#define CS_GZ_MAX_RATIO 1032u
+unsigned long long cs_gz_most_inflated(unsigned long long compressed);
+
 /* zlib's words for the first corruption of the gzip stream data[0..len) (concatenated members
  * read in turn), or NULL when zlib finds none. Static text; any thread. */
 const char *cs_gz_zlib_words(const void *data, size_t len);

@@ -372,17 +372,16 @@ static cs_dataset *finish_fast(const char *name, csl_parsed *ps, const cs_load_o
     return d;
 }
 
-/* The fast path over the plain bytes data[0..len) (gz: inflated from a gzip'd file; then its
- * pages are never dropped, they are the only copy). *taken is 1 when the fast path took the
+/* The fast path over the plain bytes data[0..len). *taken is 1 when the fast path took the
  * file (the dataset, or NULL with err: its refusal); 0 when it gave up (the caller runs the
  * libcsv path). */
-static cs_dataset *try_fast(const char *name, const char *data, size_t len, int gz,
+static cs_dataset *try_fast(const char *name, const char *data, size_t len,
                             const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
                             cs_load_tuning *t, const csl_limits *lim, csl_summing *sm, int *taken)
 {
     csl_parsed ps;
     cs_status st;
-    int drop = t->file_backed && !gz;
+    int drop = t->file_backed;
     int r = cs_load_fast(name, data, len, opt, lim, t->threads, t->scan, drop, sm ? sm->bins : 0,
                          &ps, &st, err);
     if (r == CSL_AGAIN)   /* a summing load put out of step: keep every row */
@@ -390,22 +389,24 @@ static cs_dataset *try_fast(const char *name, const char *data, size_t len, int 
     *taken = r == CSL_DONE;
     if (!*taken) return NULL;
     t->used_path = CSL_PATH_FAST;
-    return finish_fast(name, &ps, opt, sum, gz, st, sm, t->threads, err);
+    return finish_fast(name, &ps, opt, sum, 0, st, sm, t->threads, err);
 }
 
-/* A gzip'd file on the fast path: inflated whole (t->block bytes a step, a test hook), when
- * cs_load_gz_flatten holds it, and parsed as a plain file is. */
+/* A gzip'd file on the fast path: read as it is inflated, t->block bytes a step (a test hook),
+ * when cs_load_gz_stream takes it. The
+ * rows are kept (no summing load: the stream has one thread). */
 static cs_dataset *try_fast_gz(const char *name, const void *data, size_t len,
                                const cs_load_options *opt, cs_load_summary *sum, cs_error *err,
-                               cs_load_tuning *t, const csl_limits *lim, csl_summing *sm, int *taken)
+                               cs_load_tuning *t, const csl_limits *lim, int *taken)
 {
-    char *flat;
-    size_t flen;
-    *taken = 0;
-    if (!cs_load_gz_flatten(name, data, len, opt, lim, t->block, &flat, &flen)) return NULL;
-    cs_dataset *d = try_fast(name, flat, flen, 1, opt, sum, err, t, lim, sm, taken);
-    free(flat);
-    return d;
+    csl_parsed ps;
+    cs_status st;
+    int r = cs_load_gz_stream(name, data, len, t->file_backed, opt, lim, t->block, t->scan,
+                              t->threads, &ps, &st, err, NULL);
+    *taken = r == CSL_DONE;
+    if (!*taken) return NULL;
+    t->used_path = CSL_PATH_FAST;
+    return finish_fast(name, &ps, opt, sum, 1, st, NULL, t->threads, err);
 }
 
 static cs_dataset *load_mem(const char *name, const void *data, size_t len,
@@ -416,8 +417,8 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
     int gz = len >= 2 && u[0] == 0x1f && u[1] == 0x8b;
     if (t->path != CSL_PATH_CSV) {
         int taken = 0;
-        cs_dataset *d = gz ? try_fast_gz(name, data, len, opt, sum, err, t, lim, sm, &taken)
-                           : try_fast(name, data, len, 0, opt, sum, err, t, lim, sm, &taken);
+        cs_dataset *d = gz ? try_fast_gz(name, data, len, opt, sum, err, t, lim, &taken)
+                           : try_fast(name, data, len, opt, sum, err, t, lim, sm, &taken);
         if (taken) return d;
         if (t->path == CSL_PATH_FAST) {
             cs_error_set(err, CS_EUSAGE, 0, 0, "%s: fast path not applicable", name);

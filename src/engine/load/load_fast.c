@@ -79,6 +79,7 @@ typedef struct chunk {
     size_t blank;
     csl_worker w;
     int main_thread, bail, nomem, cancelled;
+    long line_next;          /* out of parse_chunk: the line after the last one it read */
     /* the folded count (two threads over numbers: cs_load_fast): the pages of the rows are
      * pre-faulted as the parse goes (prefaulted: rows done so far), and the second chunk's
      * thread counts the first chunk [prev_beg, prev_end) itself to find its place in `all` */
@@ -734,7 +735,7 @@ static void *parse_chunk(void *arg)
      * each thread its own rows, so the zeroing is shared like the parse */
     csl_rows *rw = &ch->w.rows;
     if (ch->progressive) prefault_ahead(ch, ch->beg);
-    else populate_rows(ch, 0, rw->cap);
+    else if (!rw->growable) populate_rows(ch, 0, rw->cap);   /* growable: the stream's rows */
     cs_dataset view;                   /* the chunk's rows, for prep_rows */
     rows_view(ch, &view);
     size_t prepped = 0, batch = prep_batch(c->s->k);
@@ -768,6 +769,7 @@ static void *parse_chunk(void *arg)
     }
     if (!ch->nomem && prep_rows(ch, &view, rw, &prepped)) ch->nomem = 1;
     atomic_fetch_add(&c->done, since);
+    ch->line_next = line;
     free(f);
     return NULL;
 }
@@ -1317,4 +1319,105 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
         if (r != FAST_GO_ON) return r;
     }
     return outcome(&c, ch, nt, data, out, &all, st, err);
+}
+
+/* ---- the fast path over a stream of pieces (a gzip'd file: load_gzflat.c) -------------------- */
+
+struct csl_fast_stream {
+    fast_ctx c;
+    csl_parsed *out;
+    const csl_limits *lim;
+    long line;          /* the line number of the next piece's first line */
+    int started;        /* the header has been read: the schema and the worker exist */
+};
+
+csl_fast_stream *cs_load_fast_stream_new(const char *name, const cs_load_options *opt,
+                                         const csl_limits *lim, int scan, csl_parsed *out)
+{
+    memset(out, 0, sizeof *out);
+    csl_fast_stream *fs = malloc(sizeof *fs);
+    if (!fs) return NULL;
+    /* total 0: the parse reports no progress of its own, the inflation does (load_gzflat.c) */
+    fast_init(&fs->c, name, "", 0, opt, lim, scan, 0);
+    fs->out = out;
+    fs->lim = lim;
+    fs->line = 1;
+    fs->started = 0;
+    return fs;
+}
+
+void cs_load_fast_stream_free(csl_fast_stream *fs)
+{
+    free(fs);
+}
+
+size_t cs_load_fast_stream_line_max(const csl_fast_stream *fs)
+{
+    return fs->started ? fs->c.line_max : 0;
+}
+
+/* The row limit over one more piece, the chunk ch: nothing to do while its bytes cannot hold
+ * the rows that would pass it (a record is a byte or more); else its records counted exactly
+ * and the load refused, as cs_load_fast refuses it, at the first row over the limit. Returns
+ * FAST_GO_ON, CSL_BAIL (a line too long, found by the count) or CSL_DONE (*st). */
+static int stream_row_limit(chunk *ch, const csl_parsed *out, const csl_limits *lim,
+                            cs_status *st, cs_error *err)
+{
+    size_t done = out->w.rows_read, bytes = (size_t)(ch->end - ch->beg);
+    if (done <= lim->rows && bytes <= lim->rows - done) return FAST_GO_ON;
+    count_exact(ch);
+    if (ch->bail) return CSL_BAIL;
+    if (done <= lim->rows && ch->records <= lim->rows - done) return FAST_GO_ON;
+    *st = cs_load_too_many_rows(err, ch->c->name, record_line(ch, lim->rows - done), lim);
+    return CSL_DONE;
+}
+
+/* The lines [p, end) of a piece read into out's growable rows by one parse_chunk, its blank
+ * lines counted; fs->line moves past them. Returns CSL_MORE, CSL_BAIL (out freed) or
+ * CSL_DONE (*st: too many rows, out of memory, cancelled). */
+static int stream_lines(csl_fast_stream *fs, const char *p, const char *end, cs_status *st,
+                        cs_error *err)
+{
+    csl_parsed *out = fs->out;
+    chunk ch;
+    memset(&ch, 0, sizeof ch);
+    ch.c = &fs->c;
+    ch.beg = p;
+    ch.end = end;
+    ch.line0 = fs->line;
+    ch.main_thread = 1;
+    int r = stream_row_limit(&ch, out, fs->lim, st, err);
+    if (r == CSL_BAIL) cs_load_parsed_free(out);
+    if (r != FAST_GO_ON) return r;
+    ch.w = out->w;
+    parse_chunk(&ch);
+    out->w = ch.w;
+    out->blank_lines += ch.blank;
+    fs->line = ch.line_next;
+    if (ch.bail) { cs_load_parsed_free(out); return CSL_BAIL; }
+    if (ch.cancelled) {
+        *st = cs_error_set(err, CS_ECANCELLED, 0, 0, "%s: loading cancelled", fs->c.name);
+        return CSL_DONE;
+    }
+    if (ch.nomem || out->w.nomem) {
+        *st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", fs->c.name);
+        return CSL_DONE;
+    }
+    return CSL_MORE;
+}
+
+int cs_load_fast_stream_feed(csl_fast_stream *fs, const char *data, size_t len, size_t avail,
+                             cs_status *st, cs_error *err)
+{
+    fast_ctx *c = &fs->c;
+    const char *p = data, *end = data + len;
+    c->data_end = data + avail;     /* the quick readers may look ahead that far */
+    if (!fs->started) {
+        int r = open_header(c, data, len, fs->lim, &p, &fs->line, fs->out, st, err);
+        if (r != FAST_GO_ON) return r;
+        start_worker(c, fs->out, fs->lim);
+        fs->out->w.rows.growable = 1;   /* no count ahead: the rows grow as pieces come */
+        fs->started = 1;
+    }
+    return p < end ? stream_lines(fs, p, end, st, err) : CSL_MORE;
 }

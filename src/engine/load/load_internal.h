@@ -8,7 +8,9 @@
  *   - load_fast.c: a quote-free tokeniser over a whole in-memory file, split at line
  *                  boundaries across threads (byte scanner: load_scan.h; numbers:
  *                  load_qnum.h, which only answers with cs_load_parse_double's bits). It gives up (returns CSL_BAIL) the moment it
- *                  sees a quote or a lone CR, and the caller reruns the libcsv path. */
+ *                  sees a quote or a lone CR, and the caller reruns the libcsv path. A gzip'd
+ *                  file is fed to it as it is inflated, whole lines a step at a time
+ *                  (load_gzflat.c, cs_load_fast_stream_*). */
 #ifndef CALSCOPE_LOAD_INTERNAL_H
 #define CALSCOPE_LOAD_INTERNAL_H
 
@@ -36,7 +38,8 @@ int cs_load_scan_kind(int requested);
 
 typedef struct cs_load_tuning {
     int path;        /* CSL_PATH_*; AUTO = fast when eligible; FAST = fast or fail (tests) */
-    size_t block;    /* libcsv feed size in bytes (0 = 1 MiB) */
+    size_t block;    /* libcsv feed size in bytes (0 = 1 MiB); a gzip'd file's inflate step on
+                        the fast path (0 = CSL_GZ_STEP) */
     int threads;     /* fast path threads (0 = online CPUs, at most 8) */
     int used_path;   /* out: the path that produced the result */
     int file_backed; /* the data is a read-only private mapping of a file: the fast path may
@@ -305,7 +308,7 @@ int cs_load_cancelled(const cs_load_options *opt);
 /* CSL_AGAIN (cs_load_fast, a summing load only): the second thread summed rows whose place
  * turned out wrong (blank or bad lines in the first chunk); the caller loads again keeping
  * every row (sum_bins 0). */
-enum { CSL_DONE = 0, CSL_BAIL = 1, CSL_AGAIN = 2 };
+enum { CSL_DONE = 0, CSL_BAIL = 1, CSL_AGAIN = 2, CSL_MORE = 3 };
 
 /* Byte source for the libcsv path (load_input.c). */
 typedef struct csl_src csl_src;
@@ -352,15 +355,48 @@ int cs_load_fast(const char *name, const char *data, size_t len, const cs_load_o
 
 void cs_load_parsed_free(csl_parsed *p);
 
-/* A gzip'd CSV, data[0..len), inflated whole for the fast path (load_gzflat.c), `step` bytes
- * at a time (0: 1 MiB; the tests split lines across steps): 1 with *out (malloc'd, the caller
- * frees) and *out_len; 0 with nothing held when the fast path could not take the file or the
- * bytes held would outgrow the data (a quote, a header or line past the limits, more than
- * CSL_GZ_HOLD_MAX bytes, a fault of the stream, a cancel): the caller then streams it through
- * the libcsv path, which words any fault. The loading thread. */
-#define CSL_GZ_HOLD_MAX ((size_t)1 << 30)
-int cs_load_gz_flatten(const char *name, const void *data, size_t len, const cs_load_options *opt,
-                       const csl_limits *lim, size_t step, char **out, size_t *out_len);
+/* The fast path over a stream of pieces of text (load_gzflat.c feeds it the lines of a gzip'd
+ * CSV as they are inflated), into *out (emptied by _new; the rows grow as pieces come, no count
+ * ahead). Each piece data[0..len) is whole lines: it ends just past an LF, or is the rest of
+ * the input; the first piece holds the whole header (cs_load_header_scan found its end at or
+ * before len). The bytes data[len..avail) may be read (the next piece's start): the quick
+ * readers look ahead. Line numbers, blank lines, bad rows, the row limit and every refusal are
+ * cs_load_fast's over the same text. _feed returns
+ *   CSL_MORE  to go on with the next piece;
+ *   CSL_BAIL  (out freed): the fast path does not take the text (a quote, a lone CR, a field
+ *             or line past the limits): the caller runs the libcsv path from the start;
+ *   CSL_DONE  with *st: the load ends here (the header's refusal, a file of blank lines only,
+ *             too many rows, out of memory, cancelled); out goes to the finisher.
+ * _line_max: the longest line the fast path takes under the header (0 before the first
+ * piece): a partial line past it is given up on. One thread; no helper thread is started. */
+typedef struct csl_fast_stream csl_fast_stream;
+csl_fast_stream *cs_load_fast_stream_new(const char *name, const cs_load_options *opt,
+                                         const csl_limits *lim, int scan, csl_parsed *out);
+int cs_load_fast_stream_feed(csl_fast_stream *fs, const char *data, size_t len, size_t avail,
+                             cs_status *st, cs_error *err);
+size_t cs_load_fast_stream_line_max(const csl_fast_stream *fs);
+void cs_load_fast_stream_free(csl_fast_stream *fs);
+
+/* A gzip'd CSV, data[0..len) (file_backed: a read-only mapping of the file, whose pages are
+ * dropped once inflated, as cs_load_src_mem_drop_pages does), read by the fast path as it is
+ * inflated, `step` bytes at a time (0: CSL_GZ_STEP; the tests cut lines at every offset): the
+ * complete lines of what is inflated go to cs_load_fast_stream_feed, the partial last line is
+ * carried into the next step. So the text held is one step and one partial line (never more
+ * than the longest line the fast path takes, nor CSL_GZ_LINE_MAX), whatever the file's size.
+ * Returns CSL_DONE (*out for the finisher, status in *st), or CSL_BAIL with nothing held when
+ * the fast path does not take the file (a quote; a header, field or line past the limits; a
+ * line past CSL_GZ_LINE_MAX; an empty stream) or the stream has a fault (corrupt, cut,
+ * trailing bytes, a read error or a file that shrank): the caller then streams it through the
+ * libcsv path, which words any fault. With a budget of threads other than 1 (threads <= 0:
+ * the online cores), the next step is inflated on a helper (cs_run_pair) while the lines of
+ * the last one are parsed, so the text is held twice (two buffers of a step and a line).
+ * *held (not NULL): the most bytes of text held at once, both buffers (the tests' measure).
+ * Progress is the compressed bytes read. The loading thread. */
+#define CSL_GZ_STEP ((size_t)1 << 20)
+#define CSL_GZ_LINE_MAX ((size_t)1 << 30)
+int cs_load_gz_stream(const char *name, const void *data, size_t len, int file_backed,
+                      const cs_load_options *opt, const csl_limits *lim, size_t step, int scan,
+                      int threads, csl_parsed *out, cs_status *st, cs_error *err, size_t *held);
 
 /* The finisher both paths end in (load.c): turns a parse into a prepared dataset, or into one
  * refusal message (strict mode), fills the summary and frees what ps holds. The dataset is

@@ -3,7 +3,15 @@
 #ifndef CALSCOPE_SEGSTATS_INTERNAL_H
 #define CALSCOPE_SEGSTATS_INTERNAL_H
 
+#include <stdint.h>
+
 #include "calscope/segstats.h"
+
+/* cs_segstats_read with the most text a file read into memory (gzip'd, or from a pipe) may
+ * hold: cs_segstats_read gives 4 GiB; the tests give less, to refuse a bomb in little memory.
+ * Past it: CS_EINPUT "PATH: cannot read: more than N bytes of text, ...". Any thread. */
+cs_status cs_segstats_read_within(const char *path, uint64_t text_max, cs_segstats **out,
+                                  cs_error *err);
 
 /* Copies case sc of src (name, inputs, voxels, every sum) into case dc of dst, which has the
  * same fine, kind and k. The strings are duplicated. Returns 0, or -1 when out of memory (dst

@@ -113,9 +113,16 @@ static const char *next_bytes(source *s, cs_gz *g, char *dst, size_t n, size_t *
     return NULL;
 }
 
+/* The most text a statistics file read into memory (a gzip'd file, a pipe) may hold: 4 GiB
+ * (about 96,000 cases at F = 300 and 4 classes), and for a mapped gzip file no more than its
+ * compressed bytes can inflate to (cs_gz_most_inflated, the rule of the .nii.gz reader). */
+#define TEXT_MAX ((uint64_t)1 << 32)
+
 /* Reads the whole input of s into a buffer, inflating a gzip stream (gzip is told by its magic,
- * never by a name; a plain pipe passes as it is). */
-static cs_status read_all(const char *path, source *s, char **out, size_t *out_len, cs_error *err)
+ * never by a name; a plain pipe passes as it is). Refused as soon as the text passes text_max
+ * bytes: a gzip bomb costs at most that, never the bytes it would inflate to. */
+static cs_status read_all(const char *path, source *s, uint64_t text_max, char **out,
+                          size_t *out_len, cs_error *err)
 {
     const unsigned char *m = s->fd < 0 ? (const unsigned char *)s->map->data : s->chunk;
     size_t have = s->fd < 0 ? s->map->len : s->ahead;
@@ -123,6 +130,7 @@ static cs_status read_all(const char *path, source *s, char **out, size_t *out_l
     if (have >= 2 && m[0] == 0x1f && m[1] == 0x8b &&
         !(g = cs_gz_open_pull(pull_source, s, s->fd < 0 ? s->map->data : NULL, s->fd < 0 ? have : 0)))
         return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    if (g && s->fd < 0 && cs_gz_most_inflated(have) < text_max) text_max = cs_gz_most_inflated(have);
     size_t cap = (size_t)1 << 20, len = 0;
     char *buf = malloc(cap);
     const char *why = NULL;
@@ -134,14 +142,21 @@ static cs_status read_all(const char *path, source *s, char **out, size_t *out_l
             buf = nb;
             cap *= 2;
         }
+        /* inflated: one byte past the budget at most (a plain pipe's chunks are whole) */
+        size_t room = cap - len;
+        if (g && room > text_max - len + 1) room = (size_t)(text_max - len + 1);
         size_t got;
-        if ((why = next_bytes(s, g, buf + len, cap - len, &got)) != NULL || got == 0) break;
+        if ((why = next_bytes(s, g, buf + len, room, &got)) != NULL || got == 0) break;
         len += got;
+        if (len > text_max) break;
     }
     cs_gz_close(g);
-    if (why) {
+    if (why || len > text_max) {
         free(buf);
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, why);
+        if (why) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, why);
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: more than %llu bytes of text,"
+                            " the most a statistics file read into memory may hold (a gzip bomb?)",
+                            path, (unsigned long long)text_max);
     }
     *out = buf;
     *out_len = len;
@@ -149,7 +164,8 @@ static cs_status read_all(const char *path, source *s, char **out, size_t *out_l
 }
 
 /* A descriptor's input (not a regular file, or stdin): the magic looked at in the first bytes. */
-static cs_status slurp_fd(const char *path, int fd, char **out, size_t *out_len, cs_error *err)
+static cs_status slurp_fd(const char *path, int fd, uint64_t text_max, char **out,
+                          size_t *out_len, cs_error *err)
 {
     source s = {.fd = fd, .chunk = malloc(IN_CHUNK)};
     if (!s.chunk) {
@@ -164,7 +180,7 @@ static cs_status slurp_fd(const char *path, int fd, char **out, size_t *out_len,
         if (r <= 0) break;
         s.ahead += (size_t)r;
     }
-    if (st == CS_OK) st = read_all(path, &s, out, out_len, err);
+    if (st == CS_OK) st = read_all(path, &s, text_max, out, out_len, err);
     free(s.chunk);
     close(fd);
     return st;
@@ -182,16 +198,17 @@ typedef struct input {
     struct stat before;
 } input;
 
-static cs_status slurp(const char *path, char **out, size_t *out_len, input *in, cs_error *err)
+static cs_status slurp(const char *path, uint64_t text_max, char **out, size_t *out_len,
+                       input *in, cs_error *err)
 {
     in->map.slot = -1;
     in->fd = -1;
-    if (strcmp(path, "-") == 0) return slurp_fd(path, dup(0), out, out_len, err);
+    if (strcmp(path, "-") == 0) return slurp_fd(path, dup(0), text_max, out, out_len, err);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(fd, &in->before) != 0 || !S_ISREG(in->before.st_mode))
-        return slurp_fd(path, fd, out, out_len, err);
+        return slurp_fd(path, fd, text_max, out, out_len, err);
     in->fd = fd;
     const struct stat *sb = &in->before;
     unsigned char magic[2] = {0, 0};
@@ -204,9 +221,9 @@ static cs_status slurp(const char *path, char **out, size_t *out_len, input *in,
     /* gzip: inflated from a read-only mapping, so zlib can word a corruption (engine/gz) */
     csl_map z;
     if ((uintmax_t)sb->st_size >= SIZE_MAX || cs_load_map_prot(fd, (size_t)sb->st_size, 0, &z) != 0)
-        return slurp_fd(path, dup(fd), out, out_len, err);
+        return slurp_fd(path, dup(fd), text_max, out, out_len, err);
     source s = {.fd = -1, .map = &z};
-    cs_status st = read_all(path, &s, out, out_len, err);
+    cs_status st = read_all(path, &s, text_max, out, out_len, err);
     if (cs_load_unmap(&z) && st == CS_OK) {
         free(*out);
         *out = NULL;
@@ -1089,10 +1106,16 @@ static int read_parallel(reader *r, cs_segstats *st, uint8_t *seen, int populate
 
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
 {
+    return cs_segstats_read_within(path, TEXT_MAX, out, err);
+}
+
+cs_status cs_segstats_read_within(const char *path, uint64_t text_max, cs_segstats **out,
+                                  cs_error *err)
+{
     *out = NULL;
     reader r = {.path = path, .err = err};
     input in;
-    cs_status s = slurp(path, &r.buf, &r.len, &in, err);
+    cs_status s = slurp(path, text_max, &r.buf, &r.len, &in, err);
     if (s) return read_end(path, &in, NULL, s, err);
     cs_segstats *st = NULL;
     long *case_line = NULL;

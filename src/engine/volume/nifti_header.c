@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "engine/gz/gz.h"
+
 #define N1_SIZE 348
 #define N2_SIZE 540
-/* deflate cannot expand more than 1032:1 (RFC 1951: a 258-byte match per 2-bit code, roughly) */
-#define DEFLATE_MAX_RATIO 1032u
 /* the largest image calscope streams: 1 TiB of voxel data */
 #define MAX_DATA_BYTES ((uint64_t)1 << 40)
 
@@ -169,7 +169,8 @@ static cs_status check_offset(const char *path, const raw_header *h, uint64_t *o
 }
 
 /* The data the header asks for must fit in what the file can hold: a plain file exactly, a gzip
- * stream at most DEFLATE_MAX_RATIO times its size; and never more than MAX_DATA_BYTES. */
+ * stream at most what its size inflates to (cs_gz_most_inflated); and never more than
+ * MAX_DATA_BYTES. */
 static cs_status check_fits(const char *path, uint64_t values, unsigned esize, uint64_t off, uint64_t size,
                             int gz, cs_error *err)
 {
@@ -184,7 +185,7 @@ static cs_status check_fits(const char *path, uint64_t values, unsigned esize, u
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: NIfTI header: the dims ask for %" PRIu64 " values, %" PRIu64
                             " bytes from vox_offset %" PRIu64 ", and the file has %" PRIu64 " bytes (truncated?)",
                             path, values, bytes, off, size);
-    uint64_t cap = size > UINT64_MAX / DEFLATE_MAX_RATIO ? UINT64_MAX : size * DEFLATE_MAX_RATIO;
+    uint64_t cap = cs_gz_most_inflated(size);
     if (gz && off + bytes > cap)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: NIfTI header: the dims ask for %" PRIu64 " values, %" PRIu64
                             " bytes from vox_offset %" PRIu64 ", and %" PRIu64 " bytes of gzip hold at most %"
