@@ -258,6 +258,8 @@ typedef struct cs_ci {
     double boot_mean[CS_METRIC_COUNT]; /* mean of the resampled values; minus value = the bias */
     double z0[CS_METRIC_COUNT], accel[CS_METRIC_COUNT]; /* bca only, else NAN */
     size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
+    int smece_binned;                /* smooth ECE's replicates were binned (engine/metrics/smece.h
+                                      * CS_SMECE_BINNED_MIN), not exact */
 } cs_ci;
 
 /* 1 when metric id has a finite interval that does not contain its value: the sign of a
@@ -295,6 +297,7 @@ typedef struct cs_compare {
     int repeats;
     size_t n_entries;
     cs_compare_entry entries[CS_METRIC_COUNT];
+    int smece_binned;            /* smooth ECE's replicates were binned, as cs_ci's */
 } cs_compare;
 
 /* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have

@@ -38,6 +38,9 @@
 #define CS_SMECE_FIXED_BW_MIN 1000
 #endif
 
+/* From CS_SMECE_BINNED_MIN samples (calscope/metrics.h) such a replicate's smooth ECE is
+ * binned instead (cs_mx_smece_binned in mx.h). */
+
 /* smECE_sigma, exactly. NAN when n == 0, sigma > 10 or memory ran out. */
 double cs_smece_at(const double *f, const double *y, size_t n, double sigma);
 /* smECE at the automatic bandwidth; *sigma_out (may be NULL) gets s*. NAN as above. */
