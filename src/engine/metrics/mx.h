@@ -337,6 +337,9 @@ double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, doubl
  * Any thread. */
 int cs_mx_smece_binned(const double *f, const uint8_t *y, size_t n, double sigma,
                        size_t per_sigma, double *out);
+/* Tests and measurements only (not thread-safe, set before the work): 0 makes every replicate
+ * take the exact smooth ECE whatever its size, 1 (the default) bins from CS_SMECE_BINNED_MIN. */
+void cs_mx_smece_bin_replicates(int on);
 /* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
  * pairs, 16 bytes a sample, at a time). */
 int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,
