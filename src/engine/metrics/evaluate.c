@@ -538,9 +538,7 @@ static int order_repeats(const uint32_t *order, size_t ni)
     return 0;
 }
 
-/* A large bootstrap replicate's smooth ECE at the fixed bandwidth sig from its samples
- * linearly binned (cs_mx_smece_binned; docs/performance.md: method, threshold and measured
- * error). 1 and *out when it answered, 0 for the exact path. */
+/* cs_mx_smece_bin_replicates (tests and measurements): 0 keeps every replicate exact. */
 static int smece_bin_replicates = 1;
 
 void cs_mx_smece_bin_replicates(int on)
@@ -548,10 +546,14 @@ void cs_mx_smece_bin_replicates(int on)
     smece_bin_replicates = on;
 }
 
+/* A large bootstrap replicate's smooth ECE at the fixed bandwidth sig from its samples
+ * linearly binned (cs_mx_smece_binned; docs/performance.md: method, threshold and measured
+ * error). 1 and *out when it answered, 0 for the exact path. */
 static int smece_binned(cs_prepared *p, const uint32_t *items, size_t ni, const uint32_t *order,
                         const double *fs, const uint8_t *ts, double sig, double *out)
 {
-    if (!smece_bin_replicates || !(sig > 0) || !items || ni != p->n || ni < CS_SMECE_BINNED_MIN || !order_repeats(order, ni))
+    if (!smece_bin_replicates || !(sig > 0) || !items || ni != p->n || ni < CS_SMECE_BINNED_MIN ||
+        !order_repeats(order, ni))
         return 0;
     if (!cs_mx_smece_binned(fs, ts, ni, sig, CS_SMECE_BIN_PER_SIGMA, out)) return 0;
     atomic_fetch_add_explicit(&p->smece_binned, 1, memory_order_relaxed);
