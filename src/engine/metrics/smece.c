@@ -696,14 +696,23 @@ int cs_mx_smece_binned(const double *f, const uint8_t *y, size_t n, double sigma
     double *W = calloc(M + 1, sizeof *W);
     img *nodes = malloc((M + 1) * sizeof *nodes);
     if (!W || !nodes) goto done;
-    double ns = (double)n, Md = (double)M;
-    for (size_t i = 0; i < n; i++) {
-        double x = f[i] * Md, w = (f[i] - (double)y[i]) / ns;
-        size_t k = (size_t)x;
+    double inv = 1.0 / (double)n, Md = (double)M;
+    /* f ascending: a run of samples in one cell is summed in registers and stored once (the
+     * stores to W[k] one after the other were a chain of dependent loads) */
+    for (size_t i = 0; i < n;) {
+        size_t k = (size_t)(f[i] * Md);
         if (k >= M) k = M - 1;
-        double lam = x - (double)k;
-        W[k] += w * (1.0 - lam);
-        W[k + 1] += w * lam;
+        double lo = 0.0, hi = 0.0;
+        for (; i < n; i++) {
+            double x = f[i] * Md;
+            size_t c = (size_t)x;
+            if ((c >= M ? M - 1 : c) != k) break;
+            double w = (f[i] - (double)y[i]) * inv, lam = x - (double)k;
+            lo += w - w * lam;
+            hi += w * lam;
+        }
+        W[k] += lo;
+        W[k + 1] += hi;
     }
     size_t m = 0;
     for (size_t k = 0; k <= M; k++)
