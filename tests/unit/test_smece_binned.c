@@ -39,12 +39,30 @@ static int by_value(const void *a, const void *b)
 
 /* n (f, y), f ascending from a skewed density on [0, 1], y drawn with P(y = 1) = f + 0.08
  * sin(9 f): a smoothed residual that changes sign several times, so that the integral's pieces
- * move with the binning (a one-signed residual's smooth ECE is |mean r| whatever the binning). */
-static void wavy_pairs(size_t n, double *f, uint8_t *y)
+ * move with the binning (a one-signed residual's smooth ECE is |mean r| whatever the binning).
+ * y as bytes (the binned path's block) and as doubles (cs_smece_at's). */
+typedef struct wavy { double *f, *yd; uint8_t *y; } wavy;
+
+static wavy wavy_pairs(size_t n)
 {
-    for (size_t i = 0; i < n; i++) f[i] = pow(urand(), 0.7);
-    qsort(f, n, sizeof *f, by_value);
-    for (size_t i = 0; i < n; i++) y[i] = urand() < f[i] + 0.08 * sin(9.0 * f[i]) ? 1 : 0;
+    wavy w = { malloc(n * sizeof *w.f), malloc(n * sizeof *w.yd), malloc(n) };
+    assert_non_null(w.f);
+    assert_non_null(w.yd);
+    assert_non_null(w.y);
+    for (size_t i = 0; i < n; i++) w.f[i] = pow(urand(), 0.7);
+    qsort(w.f, n, sizeof *w.f, by_value);
+    for (size_t i = 0; i < n; i++) {
+        w.y[i] = urand() < w.f[i] + 0.08 * sin(9.0 * w.f[i]) ? 1 : 0;
+        w.yd[i] = w.y[i];
+    }
+    return w;
+}
+
+static void wavy_free(wavy *w)
+{
+    free(w->f);
+    free(w->yd);
+    free(w->y);
 }
 
 static double bound_of(const double *f, const uint8_t *y, size_t n, double sigma)
@@ -62,13 +80,9 @@ static void test_binned_within_bound(void **state)
 {
     (void)state;
     enum { N = 30000 };
-    double *f = malloc(N * sizeof *f), *yd = malloc(N * sizeof *yd);
-    uint8_t *y = malloc(N);
-    assert_non_null(f);
-    assert_non_null(yd);
-    assert_non_null(y);
-    wavy_pairs(N, f, y);
-    for (size_t i = 0; i < N; i++) yd[i] = y[i];
+    wavy w = wavy_pairs(N);
+    const double *f = w.f, *yd = w.yd;
+    const uint8_t *y = w.y;
     static const double sigmas[] = { 0.001, 0.004, 0.01, 0.03, 0.1, 0.3 };
     int differ = 0;
     for (size_t k = 0; k < sizeof sigmas / sizeof *sigmas; k++) {
@@ -79,9 +93,7 @@ static void test_binned_within_bound(void **state)
         differ |= d > 0;
     }
     assert_true(differ);
-    free(f);
-    free(yd);
-    free(y);
+    wavy_free(&w);
 }
 
 /* Values on the nodes k / M: the binning moves nothing, so the binned value is the exact one
@@ -91,16 +103,10 @@ static void test_values_on_nodes_are_exact(void **state)
     (void)state;
     enum { N = 5000 };
     double s = 0.02, M = ceil(CS_SMECE_BIN_PER_SIGMA / s);
-    double *f = malloc(N * sizeof *f), *yd = malloc(N * sizeof *yd);
-    uint8_t *y = malloc(N);
-    assert_non_null(f);
-    assert_non_null(yd);
-    assert_non_null(y);
-    wavy_pairs(N, f, y);
-    for (size_t i = 0; i < N; i++) {
-        f[i] = floor(f[i] * M) / M;
-        yd[i] = y[i];
-    }
+    wavy w = wavy_pairs(N);
+    double *f = w.f, *yd = w.yd;
+    const uint8_t *y = w.y;
+    for (size_t i = 0; i < N; i++) f[i] = floor(f[i] * M) / M;
     double exact = cs_smece_at(f, yd, N, s), binned;
     assert_int_equal(cs_mx_smece_binned(f, y, N, s, CS_SMECE_BIN_PER_SIGMA, &binned), 1);
     assert_true(fabs(binned - exact) <= 1e-14);
@@ -108,9 +114,7 @@ static void test_values_on_nodes_are_exact(void **state)
     assert_int_equal(cs_mx_smece_binned(f, y, N, 1e-4, CS_SMECE_BIN_PER_SIGMA, &binned), 0);
     f[N - 1] = 1.5;
     assert_int_equal(cs_mx_smece_binned(f, y, N, s, CS_SMECE_BIN_PER_SIGMA, &binned), 0);
-    free(f);
-    free(yd);
-    free(y);
+    wavy_free(&w);
 }
 
 /* n rows of 4 classes with continuous probabilities, labels drawn from a distorted copy of
