@@ -176,6 +176,8 @@ typedef struct cs_curve {
     size_t n_cases;              /* by_case: the cases a bins curve's replicate draws */
     size_t too_few_min;          /* size curve: the fewest rows (cases by_case) per replicate
                                     the small-sample rule accepts (cs_too_few_min) */
+    int smece_binned;            /* size curve: its full-size draws (with replacement) took
+                                    smooth ECE binned, as cs_ci's */
     size_t n_points;
     cs_curve_point *points;      /* owned */
     /* Bins curve only: the stable range of `stable_metric`, point indices first..last inclusive

@@ -115,5 +115,11 @@ run "$CALSCOPE" report --ci 3 --seed 1 "$TMP/n20000.csv"
 expect_match "binned resamples: the text's line" "^  smece's resamples: each draw's samples linearly binned onto 64 cells per$" "$OUT"
 run "$CALSCOPE" report --ci 3 --seed 1 "$TMP/n19999.csv"
 expect_no_match "binned resamples: no line at 19,999 samples" "smece's resamples" "$OUT"
+run "$CALSCOPE" report --format json --curve size --replace --repeats 2 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: a size curve with replacement says so" "^binned$" \
+    "$(json_get "d['files'][0]['curve'].get('smece_replicates')")"
+run "$CALSCOPE" report --format json --curve size --repeats 2 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: not a size curve without replacement" "^None$" \
+    "$(json_get "d['files'][0]['curve'].get('smece_replicates')")"
 
 done_testing

@@ -123,6 +123,7 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
     fprintf(out, ",\n     \"curve\": {\"kind\": \"%s\", \"repeats\": %d, \"replace\": %s, \"samples\": %zu",
             c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "true" : "false", c->n_samples);
     if (by_case) fputs(", \"unit\": \"cases\"", out);
+    rep_smece_binned_json(out, c->smece_binned);
     if (c->kind == CS_CURVE_SIZE && isfinite(truth)) {
         fputs(", \"truth\": ", out);
         rep_json_num(out, truth);

@@ -77,6 +77,7 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
               "  unknown; on a synthetic file give it with --true-ece X)\n", out);
     if (c->kind == CS_CURVE_BINS && isfinite(c->sweep_bins))
         fprintf(out, "  ECE_sweep on all samples chooses M=%.0f (the report's ece_sweep_bins)\n", c->sweep_bins);
+    rep_smece_binned_note(out, c->smece_binned);
     fputc('\n', out);
 }
 

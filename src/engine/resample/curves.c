@@ -231,9 +231,11 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
         return NULL;
     }
     cs_evaluator ev = rows_evaluator(p);
+    size_t binned = cs_prepared_smece_binned(p);
     /* recem: the metrics this file has */
     cs_curve *c = cs_resample_size_curve(&ev, o, cs_metrics_available(p, o->metrics), run, err);
     if (c) cs_curve_mark_too_few(c, cs_prepared_too_few_bins(p));
+    if (c) c->smece_binned = cs_prepared_smece_binned(p) > binned;
     return c;
 }
 
