@@ -75,6 +75,8 @@ typedef struct cs_method_row {
                                   * that also shows the two-file table reads it instead of
                                   * resampling the same pairs again */
     int has_cmp;
+    int smece_binned;            /* its interval's or its paired replicates' smooth ECE was
+                                  * binned (cs_ci.smece_binned, cs_compare.smece_binned) */
     int ci_excludes[CS_METHODS_NCOL]; /* the value's interval does not contain it (cs_ci_excludes_value) */
     int mass_ok;
     size_t mass_n;

@@ -230,6 +230,17 @@ void cs_plan_free(cs_plan *pl);   /* NULL is a no-op */
 cs_prepared *cs_prepare_planned(const cs_plan *pl, const cs_settings *s, cs_error *err);
 
 size_t cs_prepared_count(const cs_prepared *p);
+/* How many evaluations of p so far took smooth ECE from linearly binned samples (bootstrap
+ * draws of all of at least CS_SMECE_BINNED_MIN samples, below). Any thread (a count kept with
+ * atomic adds); the resampling calls read it before and after their draws. */
+size_t cs_prepared_smece_binned(const cs_prepared *p);
+/* From this many samples a bootstrap draw of all of them takes smooth ECE at the fixed
+ * bandwidth from its samples linearly binned onto CS_SMECE_BIN_PER_SIGMA cells per bandwidth
+ * (engine/metrics/smece.c; docs/performance.md has the measured error): one pass over the
+ * draw instead of the merge and moments of every drawn value. The value on all samples stays
+ * exact; below it the replicates are exact too. */
+#define CS_SMECE_BINNED_MIN 20000
+#define CS_SMECE_BIN_PER_SIGMA 64
 /* The dataset row of each prepared sample (length cs_prepared_count), in dataset order. */
 const uint32_t *cs_prepared_rows(const cs_prepared *p);
 /* 1 when the prepared file is a long test-time-augmentation file (id and tta columns), the

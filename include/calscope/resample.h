@@ -176,6 +176,8 @@ typedef struct cs_curve {
     size_t n_cases;              /* by_case: the cases a bins curve's replicate draws */
     size_t too_few_min;          /* size curve: the fewest rows (cases by_case) per replicate
                                     the small-sample rule accepts (cs_too_few_min) */
+    int smece_binned;            /* size curve: its full-size draws (with replacement) took
+                                    smooth ECE binned, as cs_ci's */
     size_t n_points;
     cs_curve_point *points;      /* owned */
     /* Bins curve only: the stable range of `stable_metric`, point indices first..last inclusive
@@ -258,6 +260,8 @@ typedef struct cs_ci {
     double boot_mean[CS_METRIC_COUNT]; /* mean of the resampled values; minus value = the bias */
     double z0[CS_METRIC_COUNT], accel[CS_METRIC_COUNT]; /* bca only, else NAN */
     size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
+    int smece_binned;                /* smooth ECE's replicates were binned (engine/metrics/smece.h
+                                      * CS_SMECE_BINNED_MIN), not exact */
 } cs_ci;
 
 /* 1 when metric id has a finite interval that does not contain its value: the sign of a
@@ -295,6 +299,7 @@ typedef struct cs_compare {
     int repeats;
     size_t n_entries;
     cs_compare_entry entries[CS_METRIC_COUNT];
+    int smece_binned;            /* smooth ECE's replicates were binned, as cs_ci's */
 } cs_compare;
 
 /* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have

@@ -95,4 +95,31 @@ expect_match "bins curve text: the sweep's M" "^  ECE_sweep on all samples choos
 run "$CALSCOPE" report --curve bins --binning kdtree --repeats 5 --seed 1 samples/iris_gnb.csv
 expect_no_match "bins curve text: no sweep line on kd-tree cells" "ECE_sweep on all samples" "$OUT"
 
+# --- smooth ECE's binned resamples: said from 20,000 samples, not at 19,999 (the rows of a
+# 20,000-row file of two classes, deterministic, its first 19,999 alone)
+awk 'BEGIN { print "label,p_a,p_b"; s = 7
+    for (i = 0; i < 20000; i++) { s = (s * 1103515245 + 12345) % 2147483648; p = 0.05 + 0.9 * s / 2147483648
+        s = (s * 1103515245 + 12345) % 2147483648; printf "%d,%.6f,%.6f\n", (s / 2147483648 < p) ? 0 : 1, p, 1 - p } }' \
+    >"$TMP/n20000.csv"
+head -n 20000 "$TMP/n20000.csv" >"$TMP/n19999.csv"
+run "$CALSCOPE" report --format json --ci 3 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: ci_info says so from 20,000 samples" "^binned$" \
+    "$(json_get "d['files'][0]['ci_info'].get('smece_replicates')")"
+run "$CALSCOPE" report --format json --ci 3 --seed 1 "$TMP/n19999.csv"
+expect_match "binned resamples: nothing said at 19,999 samples" "^None$" \
+    "$(json_get "d['files'][0]['ci_info'].get('smece_replicates')")"
+run "$CALSCOPE" report --format json --compare "$TMP/n20000.csv" "$TMP/n20000.csv" --ci 3 --repeats 3 --seed 1
+expect_match "binned resamples: compare_info and methods_info say so" "^binned binned$" \
+    "$(json_get "d['compare_info'].get('smece_replicates'), d['methods_info'].get('smece_replicates')")"
+run "$CALSCOPE" report --ci 3 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: the text's line" "^  smece's resamples: each draw's samples linearly binned onto 64 cells per$" "$OUT"
+run "$CALSCOPE" report --ci 3 --seed 1 "$TMP/n19999.csv"
+expect_no_match "binned resamples: no line at 19,999 samples" "smece's resamples" "$OUT"
+run "$CALSCOPE" report --format json --curve size --replace --repeats 2 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: a size curve with replacement says so" "^binned$" \
+    "$(json_get "d['files'][0]['curve'].get('smece_replicates')")"
+run "$CALSCOPE" report --format json --curve size --repeats 2 --seed 1 "$TMP/n20000.csv"
+expect_match "binned resamples: not a size curve without replacement" "^None$" \
+    "$(json_get "d['files'][0]['curve'].get('smece_replicates')")"
+
 done_testing

@@ -763,6 +763,14 @@ static void not_converged_json(FILE *out, const rep_methods *t)
     fputs("]}", out);
 }
 
+/* Whether any method's interval or paired replicates took smooth ECE binned. */
+static int any_smece_binned(const rep_methods *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->res.rows[i].smece_binned) return 1;
+    return 0;
+}
+
 /* "methods_info" (left open for "not_converged", which closes it) */
 static void methods_info_json(FILE *out, const rep_methods *t)
 {
@@ -776,6 +784,7 @@ static void methods_info_json(FILE *out, const rep_methods *t)
     rep_json_str(out, t->split_column[0] ? "held-out rows of --recal-split-column (split value not a fitting value)"
               : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
     recal_split_json(out, t);
+    rep_smece_binned_json(out, any_smece_binned(t));
     not_converged_json(out, t);
 }
 
@@ -1160,6 +1169,7 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     metric_blocks(out, t, lw, &any_excl, &any_dexcl, &few);
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
+    rep_smece_binned_note(out, any_smece_binned(t));
     if (few) rep_too_few_note(out, few->n_pairs, cs_too_few_min(t->verdict_bins, few->by_case), few->by_case);
 
     /* agreement of definitions: rank of each method under each metric */

@@ -76,6 +76,7 @@ static void ci_info_json(FILE *out, const cs_ci *ci)
 {
     fprintf(out, ", \"ci_info\": {\"method\": \"%s\", \"repeats\": %d", cs_ci_method_name(ci->method), ci->repeats);
     if (ci->method == CS_CI_BCA) fprintf(out, ", \"jackknife_groups\": %zu", ci->jack_groups);
+    rep_smece_binned_json(out, ci->smece_binned);
     const char *lists[2] = { "excludes_value", "undefined" };
     for (int l = 0; l < 2; l++) {
         fprintf(out, ", \"%s\": [", lists[l]);
@@ -100,6 +101,11 @@ static void ci_info_json(FILE *out, const cs_ci *ci)
     fputs("}}", out);
 }
 
+void rep_smece_binned_json(FILE *out, int binned)
+{
+    if (binned) fputs(", \"smece_replicates\": \"binned\"", out);
+}
+
 /* bias: mean - truth (rep_curve_bias), written only when finite. */
 static void stat_json(FILE *out, const cs_stat *st, double bias)
 {
@@ -117,6 +123,7 @@ static void curve_json(FILE *out, const cs_curve *c, int by_case, double truth)
     fprintf(out, ",\n     \"curve\": {\"kind\": \"%s\", \"repeats\": %d, \"replace\": %s, \"samples\": %zu",
             c->kind == CS_CURVE_SIZE ? "size" : "bins", c->repeats, c->replace ? "true" : "false", c->n_samples);
     if (by_case) fputs(", \"unit\": \"cases\"", out);
+    rep_smece_binned_json(out, c->smece_binned);
     if (c->kind == CS_CURVE_SIZE && isfinite(truth)) {
         fputs(", \"truth\": ", out);
         rep_json_num(out, truth);
@@ -201,6 +208,7 @@ static void compare_json(FILE *out, const rep_compare *cmp)
                 cmp->res.n_pairs, cmp->res.repeats);
     if (cmp->done) fprintf(out, ", \"too_few\": %s", rep_compare_too_few(cmp) ? "true" : "false");
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
+    if (cmp->done) rep_smece_binned_json(out, cmp->res.smece_binned);
     if (!cmp->by_case) rep_methods_selection_json(out, cmp->methods);
     rep_compare_verdict_json(out, cmp);
     fputs("},\n  \"compare\": [", out);

@@ -77,6 +77,7 @@ static void curve_text(FILE *out, const cs_curve *c, int by_case, double truth)
               "  unknown; on a synthetic file give it with --true-ece X)\n", out);
     if (c->kind == CS_CURVE_BINS && isfinite(c->sweep_bins))
         fprintf(out, "  ECE_sweep on all samples chooses M=%.0f (the report's ece_sweep_bins)\n", c->sweep_bins);
+    rep_smece_binned_note(out, c->smece_binned);
     fputc('\n', out);
 }
 
@@ -99,6 +100,14 @@ void rep_paired_note(FILE *out)
     fputs("  ! the paired interval does not contain the difference: it is the percentile\n"
           "    bootstrap of a difference of biased statistics (resamples with their repeated\n"
           "    rows bias binned errors upwards, and not by the same amount in both methods)\n", out);
+}
+
+void rep_smece_binned_note(FILE *out, int binned)
+{
+    if (binned)
+        fprintf(out, "  smece's resamples: each draw's samples linearly binned onto %d cells per\n"
+                "    bandwidth (files of %d samples and more; the value itself is exact)\n",
+                CS_SMECE_BIN_PER_SIGMA, CS_SMECE_BINNED_MIN);
 }
 
 void rep_wrap(FILE *out, const char *text, int indent)
@@ -201,6 +210,7 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
         }
     }
     if (misses) rep_paired_note(out);
+    rep_smece_binned_note(out, cmp->res.smece_binned);
     if (shown_few) rep_too_few_note(out, cmp->res.n_pairs, cs_too_few_min(cmp->bins, cmp->by_case), cmp->by_case);
     if (ties)
         fprintf(out, "  = : a tie, A and B and every resample within %g of the metric's scale\n"
@@ -295,6 +305,7 @@ static void metrics_text(FILE *out, const rep_opts *o, const rep_file *f)
         else metric_na_line(out, f, mi);
     }
     if (excl) rep_ci_note(out, f->m.ci.method);
+    if (f->m.has_ci) rep_smece_binned_note(out, f->m.ci.smece_binned);
     if (undefined)
         fputs("  n/a: BCa is undefined when every resample lies on one side of the value (the bias exceeds\n"
               "  the resampling spread); --ci-method basic still gives a bias-corrected interval\n", out);

@@ -126,6 +126,10 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp);
 void rep_ci_note(FILE *out, int method);
 /* The footnote of a paired interval marked "!" (it misses its own difference). */
 void rep_paired_note(FILE *out);
+/* The line saying that smooth ECE's resamples were binned (cs_ci.smece_binned), and its JSON
+ * member `, "smece_replicates": "binned"`: nothing is written when they were exact. */
+void rep_smece_binned_note(FILE *out, int binned);
+void rep_smece_binned_json(FILE *out, int binned);
 
 /* The report's text width: every line of the text output fits it (display columns). */
 #define REP_TEXT_WIDTH 80

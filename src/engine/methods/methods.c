@@ -101,6 +101,7 @@ static cs_status measure(cs_method_row *me, const cs_dataset *d, const cs_settin
                 me->lo[c] = me->hi[c] = NAN;
             }
         }
+        if (st == CS_OK && m.has_ci) me->smece_binned |= m.ci.smece_binned;
         if (!pass && st == CS_OK) {
             /* the row keeps the diagram of the samples it is on (taken, not copied) */
             me->samples = m.selected;
@@ -150,6 +151,7 @@ static cs_status paired(cs_method_row *me, const cs_dataset *d, const cs_dataset
     me->by_case = ref->stats && d->stats;   /* cs_compare_run pairs statistics files by case */
     me->cmp = c;
     me->has_cmp = 1;
+    me->smece_binned |= c.smece_binned;
     for (size_t e = 0; e < c.n_entries; e++)
         for (int col = 0; col < CS_METHODS_COL_TOPK; col++)
             if (col_metric[col] == c.entries[e].metric) take_diff(me, col, &c.entries[e]);

@@ -527,6 +527,39 @@ static int resample_at_whole_bandwidth(const cs_prepared *p, const uint32_t *ite
     return items && ni == p->n && p->n >= CS_SMECE_FIXED_BW_MIN;
 }
 
+/* Whether the items (ni of them, in value order through order) repeat a sample: a draw with
+ * replacement, not a permutation of all samples (a paired comparison's whole evaluation of
+ * the second file), whose smooth ECE must stay the exact one. The same sample repeated is
+ * adjacent in value order (ties are ordered by rank). */
+static int order_repeats(const uint32_t *order, size_t ni)
+{
+    for (size_t j = 1; j < ni; j++)
+        if (order[j] == order[j - 1]) return 1;
+    return 0;
+}
+
+/* cs_mx_smece_bin_replicates (tests and measurements): 0 keeps every replicate exact. */
+static int smece_bin_replicates = 1;
+
+void cs_mx_smece_bin_replicates(int on)
+{
+    smece_bin_replicates = on;
+}
+
+/* A large bootstrap replicate's smooth ECE at the fixed bandwidth sig from its samples
+ * linearly binned (cs_mx_smece_binned; docs/performance.md: method, threshold and measured
+ * error). 1 and *out when it answered, 0 for the exact path. */
+static int smece_binned(cs_prepared *p, const uint32_t *items, size_t ni, const uint32_t *order,
+                        const double *fs, const uint8_t *ts, double sig, double *out)
+{
+    if (!smece_bin_replicates || !(sig > 0) || !items || ni != p->n || ni < CS_SMECE_BINNED_MIN ||
+        !order_repeats(order, ni))
+        return 0;
+    if (!cs_mx_smece_binned(fs, ts, ni, sig, CS_SMECE_BIN_PER_SIGMA, out)) return 0;
+    atomic_fetch_add_explicit(&p->smece_binned, 1, memory_order_relaxed);
+    return 1;
+}
+
 /* The class-wise ECE (uniform bins, tvd, whatever the settings) as a job of its own, for a
  * second thread from SCE_SIDE_MIN samples (cs_evaluate). On that thread the job also makes
  * the Brier score and NLL first (scores: out's brier and nll, on that thread alone), then the
@@ -732,7 +765,8 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
             sig = hint;
             hint = NAN;
         }
-        out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used, join_sorted, &sj);
+        if (smece_binned(p, items, ni, order, fs, ts, sig, &out->smece)) used = sig;
+        else out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used, join_sorted, &sj);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);
             p->smece_hint = used;

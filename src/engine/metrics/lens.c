@@ -58,6 +58,10 @@ void cs_prepared_free(cs_prepared *p)
 }
 
 size_t cs_prepared_count(const cs_prepared *p) { return p->n; }
+size_t cs_prepared_smece_binned(const cs_prepared *p)
+{
+    return atomic_load_explicit(&((cs_prepared *)p)->smece_binned, memory_order_relaxed);
+}
 const uint32_t *cs_prepared_rows(const cs_prepared *p) { return p->rows; }
 
 void cs_result_free(cs_result *r)

@@ -65,6 +65,7 @@ struct cs_prepared {
     size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
+    atomic_size_t smece_binned;   /* draws whose smooth ECE was binned (cs_mx_smece_binned) */
 
     /* Speed (fast.c): rows/v/t may borrow the dataset's arrays instead of copying them;
      * ubin is built lazily (cs_mx_ubin_cache) for subsets, a full evaluation bins on the fly;
@@ -328,6 +329,17 @@ double cs_mx_smece(const double *v, const uint8_t *t, const uint32_t *order, siz
  * equal values work is left as it is and before_write is not called. */
 double cs_mx_smece_sorted(void *work, size_t n, double sigma, double hint, double *sigma_out,
                           void (*before_write)(void *ctx), void *ctx);
+/* cs_mx_smece_binned: a bootstrap replicate's smooth ECE at the fixed bandwidth sigma on n
+ * samples f ascending, y 0/1 (the block cs_mx_smece_sorted takes; only read), from their
+ * weights linearly binned onto ceil(per_sigma / sigma) cells of [0, 1] (smece.c gives the
+ * method and its error bound). Returns 1 and *out (NAN when out of memory), or 0 when it does
+ * not apply (a value outside [0, 1], sigma outside the boxes' range): the exact path then.
+ * Any thread. */
+int cs_mx_smece_binned(const double *f, const uint8_t *y, size_t n, double sigma,
+                       size_t per_sigma, double *out);
+/* Tests and measurements only (not thread-safe, set before the work): 0 makes every replicate
+ * take the exact smooth ECE whatever its size, 1 (the default) bins from CS_SMECE_BINNED_MIN. */
+void cs_mx_smece_bin_replicates(int on);
 /* cs_mx_smece_curve: cs_smece_curve on those samples, without copying them (one array of
  * pairs, 16 bytes a sample, at a time). */
 int cs_mx_smece_curve(const double *v, const uint8_t *t, const uint32_t *order, size_t n, double sigma,

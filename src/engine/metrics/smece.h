@@ -33,7 +33,9 @@
 /* relplot's search floor: smECE's eps (metrics.py smECE(f, y, eps=0.001)). */
 #define CS_SMECE_EPS 0.001
 /* From this many samples a bootstrap replicate's smooth ECE is taken at the whole sample's
- * automatic bandwidth instead of searching its own (metrics/evaluate.c). */
+ * automatic bandwidth instead of searching its own (metrics/evaluate.c); from
+ * CS_SMECE_BINNED_MIN (calscope/metrics.h) from its samples linearly binned at that bandwidth
+ * (cs_mx_smece_binned in mx.h). */
 #ifndef CS_SMECE_FIXED_BW_MIN
 #define CS_SMECE_FIXED_BW_MIN 1000
 #endif

@@ -231,9 +231,11 @@ cs_curve *cs_size_curve(const cs_prepared *p, const cs_curve_options *o, const c
         return NULL;
     }
     cs_evaluator ev = rows_evaluator(p);
+    size_t binned = cs_prepared_smece_binned(p);
     /* recem: the metrics this file has */
     cs_curve *c = cs_resample_size_curve(&ev, o, cs_metrics_available(p, o->metrics), run, err);
     if (c) cs_curve_mark_too_few(c, cs_prepared_too_few_bins(p));
+    if (c) c->smece_binned = cs_prepared_smece_binned(p) > binned;
     return c;
 }
 
@@ -665,9 +667,12 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
                                 cs_ci *out, cs_error *err)
 {
     cs_evaluator ev = rows_evaluator(p);
+    size_t binned = cs_prepared_smece_binned(p);
     /* recem: the metrics this file has */
-    return cs_resample_interval(&ev, cs_metrics_available(p, metrics), repeats, seed, method,
-                                "no samples to resample", run, out, err);
+    cs_status st = cs_resample_interval(&ev, cs_metrics_available(p, metrics), repeats, seed, method,
+                                        "no samples to resample", run, out, err);
+    if (st == CS_OK) out->smece_binned = cs_prepared_smece_binned(p) > binned;
+    return st;
 }
 
 cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int repeats, uint64_t seed,
@@ -864,6 +869,7 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
     if ((st = paired_indices(pa, pb, a_to_b, b_prep, b->n, &ia, &ib, &n, err)) != CS_OK) goto done;
     cs_evaluator ea = rows_evaluator(pa), eb = rows_evaluator(pb);
     st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed, run, out, err);
+    if (st == CS_OK) out->smece_binned = cs_prepared_smece_binned(pa) + cs_prepared_smece_binned(pb) > 0;
 done:
     free(ia);
     free(ib);
