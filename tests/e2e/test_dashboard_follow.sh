@@ -3,7 +3,8 @@
 # files, watched while this script adds to it (one file renamed into place, one broken). The
 # Trend view's numbers are the report's of each file; Left/Right move the other views to that
 # epoch; a file arriving while an older epoch is shown does not move the view and the status
-# line counts it (+1 new); a broken file is a gap with the loader's message. Each check polls
+# line counts it (+1 new); a broken file is a gap with the loader's message; `a` compares the
+# first, selected and last epochs in the Compare view. Each check polls
 # the screen for a state (lib.sh): no check depends on how long anything takes.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -84,6 +85,69 @@ keys 1
 check_screen "follow: Reliability shows epoch 4's error" 'non-numeric value'
 keys q
 check_screen "follow: q quits, status 0" 'EXITED 0'
+
+# ---- a: the Compare view on the first, selected and last epochs ------------------------------
+# Four epochs of the same 1,797 held-out digits (the samples' labels are the same rows), so the
+# Compare view's paired bootstrap applies. Epoch 2 selected, a: the files are epochs 1, 2 and 4
+# (not 3), epoch 2 the reference; each file's ECE is the report's, and each paired difference
+# the one `calscope report --compare` prints for the command `:` shows.
+CMP=$TMP/cmp
+mkdir -p "$CMP"
+cp samples/digits_gnb.csv "$CMP/epoch_1.csv"; cp samples/digits_ts.csv "$CMP/epoch_2.csv"
+cp samples/digits_logreg.csv "$CMP/epoch_3.csv"; cp samples/digits_rf.csv "$CMP/epoch_4.csv"
+touch -d '1 minute ago' "$CMP"/epoch_*.csv
+cmp_row() { printf '%s\n' "$SCREEN" | grep -E -- "^epoch_$1\.csv +[0-9]"; }
+cmp_has() { cmp_row "$1" | grep -Fq -- "$2"; }
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --follow $CMP; echo EXITED \$?; sleep 86400"
+if poll 0 status_is ' epoch 4/4 \|'; then ok "compare: four epochs, the last shown"
+else not_ok "compare: four epochs, the last shown" "$SCREEN"; fi
+keys Left Left
+if poll 0 status_is ' epoch_2\.csv epoch 2/4 \|'; then ok "compare: epoch 2 selected"
+else not_ok "compare: epoch 2 selected" "$SCREEN"; fi
+keys a
+check_screen "compare: a opens the Compare view" '\[5 Compare\]'
+check_screen "compare: the diagrams of epochs 1, 2 (the reference) and 4" '^epoch_1\.csv +> epoch_2\.csv +epoch_4\.csv *$'
+for e in 1 2 4; do
+    E=$(ece4 "$CMP/epoch_$e.csv")
+    if poll 0 cmp_has "$e" " $E "; then ok "compare: epoch $e's ECE is the report's ($E)"
+    else not_ok "compare: epoch $e's ECE is the report's ($E)" "$SCREEN"; fi
+done
+check_screen "compare: epoch 2 is the reference" '^epoch_2\.csv .*\(reference\)'
+check_not_screen "compare: epoch 3 is not compared" '^epoch_3\.csv'
+check_screen "compare: the paired differences are there" '^epoch_4\.csv .*\+0\.[0-9]{4} \['
+keys :
+check_cmdline "compare: the : line is whole"
+expect_match "compare: the : line compares epochs 1, 2, 4 with 2 the reference" \
+    "^calscope report .*--compare --reference 2 .*$CMP/epoch_1\.csv $CMP/epoch_2\.csv $CMP/epoch_4\.csv\$" "$CMD"
+# shellcheck disable=SC2086
+WANT=$(${CMD/calscope/$CALSCOPE} --format json | /usr/bin/python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["compare"]:
+    if c["metric"] == "ece":
+        print(c["method"].rsplit("/", 1)[1], "%+.4f [%+.4f,%+.4f]" % (c["diff"], c["lo"], c["hi"]))')
+keys Escape
+check_screen "compare: the : overlay closed" '^epoch_1\.csv +> epoch_2\.csv'
+while read -r name diff; do
+    e=${name#epoch_}; e=${e%.csv}
+    if poll 0 cmp_has "$e" "$diff"; then ok "compare: $name - reference is the report's ($diff)"
+    else not_ok "compare: $name - reference is the report's ($diff)" "$SCREEN"; fi
+done <<<"$WANT"
+[ "$(printf '%s\n' "$WANT" | wc -l)" -eq 2 ] && ok "compare: the report compares two files with the reference" \
+    || not_ok "compare: the report's differences" "$WANT"
+# Left: epoch 1 is both the first and the selected: two files
+keys Left
+check_screen "compare: Left: epochs 1 (selected, the reference) and 4" '^> epoch_1\.csv +epoch_4\.csv *$'
+if poll 0 status_is ' epoch_1\.csv epoch 1/4 \|'; then ok "compare: Left steps the selected epoch"
+else not_ok "compare: Left steps the selected epoch" "$SCREEN"; fi
+# a again: the selected epoch alone; the Compare view says how to compare
+keys a
+check_screen "compare: a again: one file, the view says how to compare" 'a compares the first, selected and last epochs'
+check_not_screen "compare: ... no other file" '^epoch_4\.csv'
+keys 7
+check_screen "compare: the Trend view's legend names a" '\^ shown \(Left/Right\)  a: compare'
+keys q
+check_screen "compare: q quits, status 0" 'EXITED 0'
 
 # SIGTERM while following (inotify watch open, a file being measured or not): curses is left,
 # the terminal restored, one line said, death by the signal
