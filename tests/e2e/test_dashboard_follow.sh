@@ -149,6 +149,124 @@ check_screen "compare: the Trend view's legend names a" '\^ shown \(Left/Right\)
 keys q
 check_screen "compare: q quits, status 0" 'EXITED 0'
 
+# ---- never half a file: a CSV written in place in pieces, an .npy pair in parts ---------------
+# Each step is followed by a marker CSV renamed into the folder (taken at once): once the
+# marker's row is on the screen, the dashboard has scanned the folder after that step, and the
+# file being written must not have a row. The pauses between the pieces are these waits.
+name_row() { printf '%s\n' "$SCREEN" | grep -E -- "^.. +[0-9]+ $1 "; }
+has_row() { name_row "$1" | grep -Fq -- "$2"; }
+MARK=0
+# marker DIR: renames the next marker in and waits for its row; then checks that none of the
+# names given has a row
+marker() {
+    local dir=$1 name; shift
+    MARK=$((MARK + 1))
+    cp samples/iris_gnb.csv "$dir/.m" && mv "$dir/.m" "$dir/m$MARK.csv"
+    if ! poll 0 has_row "m$MARK\.csv" " 150 "; then not_ok "marker m$MARK" "$SCREEN"; return; fi
+    for name in "$@"; do
+        if name_row "$name" >/dev/null; then not_ok "marker m$MARK: no row for $name yet" "$SCREEN"; return; fi
+    done
+    ok "marker m$MARK: no row for $* yet"
+}
+# piece SRC DST FROM TO: appends bytes FROM..TO-1 of SRC to DST
+piece() { tail -c +$(($3 + 1)) "$1" | head -c $(($4 - $3)) >>"$2"; }
+
+# a CSV in three pieces, cut inside lines (--settle 0.2: it is the final newline that decides)
+IP=$TMP/inplace
+mkdir -p "$IP"
+cp samples/iris_gnb.csv "$IP/e0.csv"
+touch -d '1 minute ago' "$IP/e0.csv"
+SRC=samples/digits_gnb.csv
+SIZE=$(stat -c %s "$SRC")
+read -r C1 C2 < <(/usr/bin/python3 - "$SRC" <<'EOF'
+import sys
+d = open(sys.argv[1], "rb").read()
+cuts = [len(d) // 3, 2 * len(d) // 3]
+cuts = [c if d[c - 1:c] != b"\n" else c + 1 for c in cuts]   # inside a line, never after its end
+print(*cuts)
+EOF
+)
+EGNB=$(ece4 "$SRC")
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --follow $IP --settle 0.2; echo EXITED \$?; sleep 86400"
+if poll 0 has_row 'e0\.csv' ' 150 '; then ok "in place: the file there at the start"; else not_ok "in place: start" "$SCREEN"; fi
+piece "$SRC" "$IP/e2.csv" 0 "$C1"
+marker "$IP" 'e2\.csv'
+piece "$SRC" "$IP/e2.csv" "$C1" "$C2"
+marker "$IP" 'e2\.csv'
+piece "$SRC" "$IP/e2.csv" "$C2" "$SIZE"
+if poll 0 has_row 'e2\.csv' " 1797   $EGNB "; then ok "in place: the whole file once settled (1797 rows, the report's ECE $EGNB)"
+else not_ok "in place: the whole file once settled" "$SCREEN"; fi
+check_not_screen "in place: never a gap (no load of a half file)" 'gap:'
+keys q
+check_screen "in place: q quits, status 0" 'EXITED 0'
+
+# an .npy pair: the labels file comes in two parts after the probabilities started, then a
+# second probabilities file in two parts after the labels are whole
+NP=$TMP/npypair
+mkdir -p "$NP"
+/usr/bin/python3 - "$TMP" <<'EOF'
+import sys, numpy as np
+rng = np.random.default_rng(3)
+p = rng.dirichlet(np.ones(4), size=300)
+y = rng.integers(0, 4, size=300)
+np.save(f"{sys.argv[1]}/p1.npy", p)
+np.save(f"{sys.argv[1]}/p2.npy", np.roll(p, 1, axis=1))
+np.save(f"{sys.argv[1]}/y.npy", y)
+EOF
+cp samples/iris_gnb.csv "$NP/e0.csv"
+touch -d '1 minute ago' "$NP/e0.csv"
+E1=$("$CALSCOPE" report --format json --labels "$TMP/y.npy" "$TMP/p1.npy" | /usr/bin/python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["files"][0]["metrics"]["ece"])')
+E2=$("$CALSCOPE" report --format json --labels "$TMP/y.npy" "$TMP/p2.npy" | /usr/bin/python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["files"][0]["metrics"]["ece"])')
+P1=$(stat -c %s "$TMP/p1.npy"); Y=$(stat -c %s "$TMP/y.npy")
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --follow $NP --labels $NP/labels.npy; echo EXITED \$?; sleep 86400"
+if poll 0 has_row 'e0\.csv' ' 150 '; then ok "npy pair: the file there at the start"; else not_ok "npy pair: start" "$SCREEN"; fi
+piece "$TMP/p1.npy" "$NP/e1.npy" 0 $((P1 / 2))
+marker "$NP" 'e1\.npy'                                   # half of it, no labels yet
+piece "$TMP/y.npy" "$NP/labels.npy" 0 $((Y / 2))
+marker "$NP" 'e1\.npy' 'labels\.npy'                     # half of each
+piece "$TMP/p1.npy" "$NP/e1.npy" $((P1 / 2)) "$P1"
+marker "$NP" 'e1\.npy' 'labels\.npy'                     # probabilities whole, labels half
+piece "$TMP/y.npy" "$NP/labels.npy" $((Y / 2)) "$Y"
+if poll 0 has_row 'e1\.npy' "     300   $E1 "; then ok "npy pair: taken once its labels are whole (300 rows, ECE $E1)"
+else not_ok "npy pair: taken once its labels are whole" "$SCREEN"; fi
+piece "$TMP/p2.npy" "$NP/e2.npy" 0 $((P1 - 100))
+marker "$NP" 'e2\.npy' 'labels\.npy'                     # labels whole, probabilities not
+piece "$TMP/p2.npy" "$NP/e2.npy" $((P1 - 100)) "$P1"
+if poll 0 has_row 'e2\.npy' "     300   $E2 "; then ok "npy pair: the probabilities arriving after the labels, once whole (ECE $E2)"
+else not_ok "npy pair: probabilities after labels" "$SCREEN"; fi
+check_not_screen "npy pair: never a gap, the labels never an epoch" 'gap:|labels\.npy'
+keys q
+check_screen "npy pair: q quits, status 0" 'EXITED 0'
+
+# ---- --ci: each epoch's bootstrap band, the report's interval ---------------------------------
+# One epoch: the chart's scale runs from the lowest to the highest of the value and the band's
+# ends, so with the value inside the interval the scale's labels are the interval's ends.
+CI=$TMP/ci
+mkdir -p "$CI"
+cp samples/digits_ts.csv "$CI/epoch_1.csv"
+touch -d '1 minute ago' "$CI/epoch_1.csv"
+read -r CLO CHI INSIDE < <("$CALSCOPE" report --format json --ci 200 --seed 0 "$CI/epoch_1.csv" | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)["files"][0]["metrics"]
+v, (lo, hi) = m["ece"], m["ece_ci"]
+print("%.4f %.4f %d" % (min(v, lo), max(v, hi), lo < v < hi))')
+[ "$INSIDE" = 1 ] && ok "ci: the report's ECE is inside its interval (both ends are on the scale)" \
+    || not_ok "ci: the report's ECE is inside its interval" "$CLO $CHI"
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --follow $CI --ci 200 --seed 0; echo EXITED \$?; sleep 86400"
+check_screen "ci: the legend names the band" '░ 95% band'
+check_screen "ci: the scale's top is the interval's upper end ($CHI)" "^$CHI│"
+check_screen "ci: the scale's bottom is the interval's lower end ($CLO)" "^$CLO│"
+check_screen "ci: the band is drawn" '│ *░'
+keys i
+no_band() { ! printf '%s' "$SCREEN" | grep -q '░'; }
+if poll 0 no_band; then ok "ci: i turns the band off"; else not_ok "ci: i turns the band off" "$SCREEN"; fi
+check_screen "ci: ... the legend without it" 'a: compare *$'
+keys q
+check_screen "ci: q quits, status 0" 'EXITED 0'
+
 # SIGTERM while following (inotify watch open, a file being measured or not): curses is left,
 # the terminal restored, one line said, death by the signal
 new_server
