@@ -171,7 +171,8 @@ marker() {
 # piece SRC DST FROM TO: appends bytes FROM..TO-1 of SRC to DST
 piece() { tail -c +$(($3 + 1)) "$1" | head -c $(($4 - $3)) >>"$2"; }
 
-# a CSV in three pieces, cut inside lines (--settle 0.2: it is the final newline that decides)
+# a CSV in three pieces, cut inside lines, each dated a minute back as it is written: its
+# --settle (0.2 s) has passed at every look, so the final newline alone keeps it out
 IP=$TMP/inplace
 mkdir -p "$IP"
 cp samples/iris_gnb.csv "$IP/e0.csv"
@@ -191,10 +192,13 @@ new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --follow $IP --settle 0.2; echo EXITED \$?; sleep 86400"
 if poll 0 has_row 'e0\.csv' ' 150 '; then ok "in place: the file there at the start"; else not_ok "in place: start" "$SCREEN"; fi
 piece "$SRC" "$IP/e2.csv" 0 "$C1"
+touch -d '1 minute ago' "$IP/e2.csv"
 marker "$IP" 'e2\.csv'
 piece "$SRC" "$IP/e2.csv" "$C1" "$C2"
+touch -d '1 minute ago' "$IP/e2.csv"
 marker "$IP" 'e2\.csv'
 piece "$SRC" "$IP/e2.csv" "$C2" "$SIZE"
+touch -d '1 minute ago' "$IP/e2.csv"
 if poll 0 has_row 'e2\.csv' " 1797   $EGNB "; then ok "in place: the whole file once settled (1797 rows, the report's ECE $EGNB)"
 else not_ok "in place: the whole file once settled" "$SCREEN"; fi
 check_not_screen "in place: never a gap (no load of a half file)" 'gap:'
