@@ -155,6 +155,8 @@ check_screen "compare: q quits, status 0" 'EXITED 0'
 # file being written must not have a row. The pauses between the pieces are these waits.
 name_row() { printf '%s\n' "$SCREEN" | grep -E -- "^.. +[0-9]+ $1 "; }
 has_row() { name_row "$1" | grep -Fq -- "$2"; }
+# check_row NAME ROW-RE TEXT: until the row of ROW-RE holds TEXT
+check_row() { if poll 0 has_row "$2" "$3"; then ok "$1"; else not_ok "$1" "$SCREEN"; fi; }
 MARK=0
 # marker DIR: renames the next marker in and waits for its row; then checks that none of the
 # names given has a row
@@ -190,7 +192,7 @@ EOF
 EGNB=$(ece4 "$SRC")
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --follow $IP --settle 0.2; echo EXITED \$?; sleep 86400"
-if poll 0 has_row 'e0\.csv' ' 150 '; then ok "in place: the file there at the start"; else not_ok "in place: start" "$SCREEN"; fi
+check_row "in place: the file there at the start" 'e0\.csv' ' 150 '
 piece "$SRC" "$IP/e2.csv" 0 "$C1"
 touch -d '1 minute ago' "$IP/e2.csv"
 marker "$IP" 'e2\.csv'
@@ -199,8 +201,7 @@ touch -d '1 minute ago' "$IP/e2.csv"
 marker "$IP" 'e2\.csv'
 piece "$SRC" "$IP/e2.csv" "$C2" "$SIZE"
 touch -d '1 minute ago' "$IP/e2.csv"
-if poll 0 has_row 'e2\.csv' " 1797   $EGNB "; then ok "in place: the whole file once settled (1797 rows, the report's ECE $EGNB)"
-else not_ok "in place: the whole file once settled" "$SCREEN"; fi
+check_row "in place: the whole file once settled (1797 rows, the report's ECE $EGNB)" 'e2\.csv' " 1797   $EGNB "
 check_not_screen "in place: never a gap (no load of a half file)" 'gap:'
 keys q
 check_screen "in place: q quits, status 0" 'EXITED 0'
@@ -225,7 +226,7 @@ E2=$("$CALSCOPE" report --format json --labels "$TMP/y.npy" "$TMP/p2.npy" | /usr
 P1=$(stat -c %s "$TMP/p1.npy"); Y=$(stat -c %s "$TMP/y.npy")
 new_server
 T new-session -d -x 80 -y 24 "$CALSCOPE --follow $NP --labels $NP/labels.npy; echo EXITED \$?; sleep 86400"
-if poll 0 has_row 'e0\.csv' ' 150 '; then ok "npy pair: the file there at the start"; else not_ok "npy pair: start" "$SCREEN"; fi
+check_row "npy pair: the file there at the start" 'e0\.csv' ' 150 '
 piece "$TMP/p1.npy" "$NP/e1.npy" 0 $((P1 / 2))
 marker "$NP" 'e1\.npy'                                   # half of it, no labels yet
 piece "$TMP/y.npy" "$NP/labels.npy" 0 $((Y / 2))
@@ -233,13 +234,11 @@ marker "$NP" 'e1\.npy' 'labels\.npy'                     # half of each
 piece "$TMP/p1.npy" "$NP/e1.npy" $((P1 / 2)) "$P1"
 marker "$NP" 'e1\.npy' 'labels\.npy'                     # probabilities whole, labels half
 piece "$TMP/y.npy" "$NP/labels.npy" $((Y / 2)) "$Y"
-if poll 0 has_row 'e1\.npy' "     300   $E1 "; then ok "npy pair: taken once its labels are whole (300 rows, ECE $E1)"
-else not_ok "npy pair: taken once its labels are whole" "$SCREEN"; fi
+check_row "npy pair: taken once its labels are whole (300 rows, ECE $E1)" 'e1\.npy' "     300   $E1 "
 piece "$TMP/p2.npy" "$NP/e2.npy" 0 $((P1 - 100))
 marker "$NP" 'e2\.npy' 'labels\.npy'                     # labels whole, probabilities not
 piece "$TMP/p2.npy" "$NP/e2.npy" $((P1 - 100)) "$P1"
-if poll 0 has_row 'e2\.npy' "     300   $E2 "; then ok "npy pair: the probabilities arriving after the labels, once whole (ECE $E2)"
-else not_ok "npy pair: probabilities after labels" "$SCREEN"; fi
+check_row "npy pair: the probabilities arriving after the labels, once whole (ECE $E2)" 'e2\.npy' "     300   $E2 "
 check_not_screen "npy pair: never a gap, the labels never an epoch" 'gap:|labels\.npy'
 keys q
 check_screen "npy pair: q quits, status 0" 'EXITED 0'

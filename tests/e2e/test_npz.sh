@@ -60,21 +60,6 @@ with zipfile.ZipFile(f'{d}/cutmember.npz', 'w') as out:
         out.writestr(name, data[:-800] if name == 'probs.npy' else data)
 PY
 
-# same_json NAME A.json B.json: equal in every field but "path" and the skipped rows' messages
-# (a CSV's line numbers count its header; checked on their own below)
-same_json() {
-    if $PY - "$2" "$3" <<'PY'
-import json, sys
-def strip(x):
-    if isinstance(x, dict): return {k: strip(v) for k, v in x.items() if k not in ('path', 'skipped')}
-    if isinstance(x, list): return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(f))) for f in sys.argv[1:3])
-sys.exit(0 if a == b and a['files'][0]['metrics']['ece'] is not None else 1)
-PY
-    then ok "$1"; else not_ok "$1" "$(diff "$2" "$3" | head -8)"; fi
-}
-
 # npz_vs_csv NAME NPZ CSV [FLAGS...]
 npz_vs_csv() {
     local name=$1 npz=$2 csv=$3; shift 3
@@ -103,13 +88,17 @@ expect_match "--skip-bad-rows names the row FILE[MEMBER]:ROW:COL" \
 run "$CALSCOPE" report "$TMP/probs.npz"
 expect_match "text report: classes named 0..K-1" 'load +300 rows read, 300 used, 0 rejected; 4 classes' "$OUT"
 
-# refusals: usage (2)
-usage() {   # usage NAME WANT-STDERR ARGS...
-    local name=$1 want=$2; shift 2
+# refused NAME STATUS WANT-STDERR ARGS...: the report exits STATUS saying exactly WANT-STDERR
+refused() {
+    local name=$1 rc=$2 want=$3; shift 3
     run "$CALSCOPE" report "$@"
-    if [ "$RC" -eq 2 ] && [ "$ERR" = "$want" ]; then ok "$name"
-    else not_ok "$name" "exit $RC (want 2)" "got:  $ERR" "want: $want"; fi
+    if [ "$RC" -eq "$rc" ] && [ "$ERR" = "$want" ]; then ok "$name"
+    else not_ok "$name" "exit $RC (want $rc)" "got:  $ERR" "want: $want"; fi
 }
+usage() { local name=$1; shift; refused "$name" 2 "$@"; }
+bad() { local name=$1; shift; refused "$name" 3 "$@"; }
+
+# refusals: usage (2)
 usage "--labels with an .npz" \
     "calscope: $TMP/probs.npz: --labels is for .npy prediction files (an .npz holds its labels: member 'labels' or 'y')" \
     --labels "$TMP/p.csv" "$TMP/probs.npz"
@@ -117,12 +106,6 @@ usage "--delimiter with an .npz" "calscope: $TMP/probs.npz: --delimiter is for C
     --delimiter ';' "$TMP/probs.npz"
 
 # refusals: input (3), naming the file and the member
-bad() {   # bad NAME WANT-STDERR ARGS...
-    local name=$1 want=$2; shift 2
-    run "$CALSCOPE" report "$@"
-    if [ "$RC" -eq 3 ] && [ "$ERR" = "$want" ]; then ok "$name"
-    else not_ok "$name" "exit $RC (want 3)" "got:  $ERR" "want: $want"; fi
-}
 bad "no probabilities member" \
     "calscope: $TMP/noprobs.npz: no probabilities: want a member 'probs' or 'probabilities' (members: scores.npy, labels.npy)" \
     "$TMP/noprobs.npz"
