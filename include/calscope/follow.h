@@ -3,7 +3,7 @@
  *
  * A follow watches one folder: FOLDER (every prediction file in it) or FOLDER/PATTERN (a glob on
  * the file names; only the last part of the path may hold * ? [...]). Prediction files are the
- * ones `calscope report` takes: NAME.csv, NAME.tsv, NAME.csv.gz, NAME.tsv.gz and NAME.npy (with
+ * ones `calscope report` takes: NAME.csv, NAME.tsv, NAME.csv.gz, NAME.tsv.gz, NAME.npz (its own labels) and NAME.npy (with
  * fixed labels: cs_follow_options.labels, which is never a prediction file itself). Names
  * starting with '.' are skipped (an editor's or a writer's temporary file).
  *
@@ -17,6 +17,7 @@
  *    file of the pair may come later);
  *  - .csv / .tsv: it ends with a newline and neither its size nor its modification time has
  *    changed for `settle` seconds;
+ *  - .npz: its zip central directory is whole (cs_follow_zip_whole), whatever the time;
  *  - .gz: its size and modification time have not changed for `settle` seconds.
  * A file whose load then fails while it changed (the loader's "file changed while loading", or
  * another size or time after the failure) goes back to waiting (cs_follow_retry), so it is never
@@ -100,7 +101,7 @@ void cs_follow_close(cs_follow *f);
 int cs_follow_natural_cmp(const char *a, const char *b);
 
 /* The kind of a file name: 0 not a prediction file, else one of these. */
-enum { CS_FOLLOW_CSV = 1, CS_FOLLOW_GZ, CS_FOLLOW_NPY };
+enum { CS_FOLLOW_CSV = 1, CS_FOLLOW_GZ, CS_FOLLOW_NPY, CS_FOLLOW_NPZ };
 int cs_follow_kind(const char *name);
 
 /* What one look at a file saw. */
@@ -110,6 +111,7 @@ typedef struct cs_follow_look {
     int ends_newline;      /* CSV: the last byte is '\n' */
     int64_t npy_size;      /* .npy: the size its header announces, -1 when the header is not
                               whole (or not an .npy header) */
+    int zip_whole;         /* .npz: the zip's central directory is whole (cs_follow_zip_whole) */
 } cs_follow_look;
 
 /* Whether a file of `kind` is complete at `now`: `look` is what is on disk, `changed_at` the
@@ -122,5 +124,15 @@ int cs_follow_complete(int kind, const cs_follow_look *look, double changed_at, 
 /* The size an .npy file must have by its header (magic, version, header length, 'descr' and
  * 'shape'), from its first `len` bytes; -1 when they do not hold a whole valid header. Pure. */
 int64_t cs_follow_npy_size(const unsigned char *head, size_t len);
+
+/* How many bytes of a file's end cs_follow_zip_whole wants to see (the end record with the
+ * longest comment, the zip64 locator and record). */
+#define CS_FOLLOW_ZIP_TAIL ((size_t)65536 + 22 + 20 + 56)
+
+/* Whether a zip archive of `size` bytes, whose last `len` bytes are `tail`, is whole: it ends
+ * with an end-of-central-directory record (zip64 too) whose central directory ends where that
+ * record (or the zip64 record) starts, and starts with a directory entry when the tail holds
+ * it. A zip being written has no such end yet (the directory is written last). Pure. */
+int cs_follow_zip_whole(const unsigned char *tail, size_t len, int64_t size);
 
 #endif

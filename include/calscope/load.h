@@ -118,8 +118,10 @@ void cs_load_options_default(cs_load_options *opt);
  * dtype engine/volume/volume.h reads, C or Fortran order, and N labels; the rows go through the same
  * checks as CSV rows (range, --sum-tol / renormalize, skip_bad_rows) with messages
  * "FILE:ROW:CLASS: reason" (ROW and CLASS 1-based; a label's "LABELS:ROW:1: reason"); the
- * classes are named "0".."K-1". The CSV-only options (no_header, delimiter, split_column) are
- * refused for it with CS_EUSAGE. Returns a prepared dataset (cs_dataset_prepare done)
+ * classes are named "0".."K-1". A name ending in .npz holds both arrays (docs/input.md): the
+ * member `probs` or `probabilities` (with npy_logits: `logits`) and `labels` or `y`, read the
+ * same way, its messages naming "FILE[MEMBER.npy]"; opt->labels is refused for it (CS_EUSAGE).
+ * The CSV-only options (no_header, delimiter, split_column) are refused for both with CS_EUSAGE. Returns a prepared dataset (cs_dataset_prepare done)
  * owned by the caller, or NULL with err filled (CS_EINPUT, CS_ENOMEM, CS_ECANCELLED).
  * `summary` may be NULL; when given it is filled on success and on rejection, and must be
  * released with cs_load_summary_free. */

@@ -809,7 +809,8 @@ static const ss_flag table[] = {
       "each FILE.npy is then an N x K array of probabilities, classes 0..K-1;\n"
       "reduce: the DIR of label maps CASE.nii|.nii.gz|.npz|.npy (with --probs)", NULL },
     { "--npy-logits", NULL, RD, SEC_INPUT, p_npy_logits, q_npy_logits, 0,
-      "the .npy prediction files hold logits (softmax applied), not probabilities", NULL },
+      "the .npy prediction files hold logits (softmax applied), not probabilities;\n"
+      "an .npz: read its member 'logits'", NULL },
 
     { "--ci", "R", RD, SEC_RESAMPLING, p_ci, q_ci, 0,
       "bootstrap 95% intervals of every metric from R resamples (at most\n"

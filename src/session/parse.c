@@ -157,7 +157,7 @@ static int check_follow(const ss_opts *o)
     if (o->plot) return ss_usage_error(o->front, "--plot: --follow prints JSON lines only");
     const char *vol = o->label_values ? "--label-values" : o->regions ? "--regions" : o->fine ? "--fine"
                     : o->affine_tol_given ? "--affine-tol" : o->probs_dir ? "--probs" : o->prob_suffix ? "--prob-suffix" : NULL;
-    if (vol) return ss_usage_error(o->front, "%s: --follow takes prediction files (CSV, .npy), not segmentation volumes", vol);
+    if (vol) return ss_usage_error(o->front, "%s: --follow takes prediction files (CSV, .npy, .npz), not segmentation volumes", vol);
     if (o->fail_fast && !o->n_checks) return ss_usage_error(o->front, "--fail-fast needs --check (it ends at the first failed check)");
     return 0;
 }

@@ -470,6 +470,23 @@ static unsigned h_trend_metric(tui_state *st, int key)
     return TUI_REDRAW;
 }
 
+/* a: the Compare view on the first, selected and last epochs of a followed run (the selected
+ * one stays the active file; Left/Right still step it); a again: the selected epoch alone. */
+static unsigned h_trend_compare(tui_state *st, int key)
+{
+    (void)key;
+    if (!st->follow) {
+        tui_state_message(st, 0, "a compares the first, selected and last epochs of a followed run (calscope --follow DIR)");
+        return TUI_REDRAW | TUI_RELAYOUT;
+    }
+    st->trend_compare = !st->trend_compare;
+    if (st->trend_compare) {
+        st->view = TUI_VIEW_COMPARE;
+        st->overlay = TUI_OVERLAY_NONE;
+    }
+    return TUI_REDRAW | TUI_RELAYOUT | TUI_RECOMPUTE;
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const tui_action actions[] = {
@@ -497,6 +514,7 @@ static const tui_action actions[] = {
     { { '[', ']' }, "[ ]", "column", h_cmp_col, "methods table: focus previous / next metric" },
     { { KEY_LEFT, KEY_RIGHT }, "Lt Rt", "epoch", h_epoch, "--follow: previous / next epoch (every view)" },
     { { 'v' }, "v", "trend metric", h_trend_metric, "Trend: chart metric ECE > smECE > Brier ..." },
+    { { 'a' }, "a", "compare epochs", h_trend_compare, "--follow: Compare first/selected/last epoch (a: off)" },
     { { 'x', 'X' }, "x X", "compat", h_compat, "compat panel on / off; X next library" },
     { { 'e' }, "e", "seed", h_seed, "next random seed" },
     { { 'E' }, "E", "seed typed", h_seed_typed, "type the random seed" },

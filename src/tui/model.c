@@ -72,6 +72,7 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
     for (size_t f = 0; f < st->n_files; f++) {
         m->files[f].path = st->paths[f];
         pthread_mutex_init(&m->files[f].mu, NULL);
+        m->files[f].mu_ready = 1;
         if (start_load(m, f, lo, msg, size)) return -1;
     }
     return 0;
@@ -90,9 +91,10 @@ void tui_model_free(tui_model *m)
         m->recal[i].data = NULL;
         cs_recal_info_clear(&m->recal[i].info);
     }
-    for (size_t f = 0; f < m->n_files; f++) {
-        cs_dataset_free(m->files[f].data);
+    for (size_t f = 0; f < TUI_MAX_FILES; f++) {
+        if (f < m->n_files) cs_dataset_free(m->files[f].data);
         m->files[f].data = NULL;
+        if (!m->files[f].mu_ready) continue;
         cs_dataset_free(m->files[f].so_far);   /* the backend is gone: nobody puts any more */
         m->files[f].so_far = NULL;
         pthread_mutex_destroy(&m->files[f].mu);
@@ -593,25 +595,49 @@ static void collect_recal(tui_model *m, cs_job *r)
     cs_job_free(r);
 }
 
+/* The partial dataset a loader put for file (none for a prediction file) goes. */
+static void retire_so_far(tui_model *m, tui_file *file)
+{
+    pthread_mutex_lock(&file->mu);
+    cs_dataset *so_far = file->so_far;
+    file->so_far = NULL;
+    pthread_mutex_unlock(&file->mu);
+    cs_backend_retire_dataset(m->backend, so_far);
+}
+
+/* File f's load is cancelled, and its dataset and every result read from it go. */
+static void drop_file(tui_model *m, size_t f)
+{
+    tui_file *file = &m->files[f];
+    cs_backend_cancel(m->backend, TUI_SLOT_LOAD((int)f));
+    m->places[TUI_SLOT_LOAD((int)f)].pending = 0;
+    retire_so_far(m, file);
+    if (file->data) drop_partial(m, file->data);   /* its results go with it */
+    file->data = NULL;
+    file->partial = 0;
+    cs_load_summary_free(&file->summary);
+}
+
+void tui_model_keep_files(tui_model *m, size_t n)
+{
+    while (m->n_files > n) {
+        drop_file(m, m->n_files - 1);
+        m->files[m->n_files - 1].state = TUI_LOADING;
+        m->n_files--;
+    }
+}
+
 int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo)
 {
     if (f > m->n_files || f >= TUI_MAX_FILES) return -1;
     tui_file *file = &m->files[f];
-    if (f == m->n_files) {
+    if (f == m->n_files && !file->mu_ready) {
         pthread_mutex_init(&file->mu, NULL);
-        m->n_files++;
-    } else {
-        cs_backend_cancel(m->backend, TUI_SLOT_LOAD((int)f));
-        pthread_mutex_lock(&file->mu);
-        cs_dataset *so_far = file->so_far;
-        file->so_far = NULL;
-        pthread_mutex_unlock(&file->mu);
-        cs_backend_retire_dataset(m->backend, so_far);
-        if (file->data) drop_partial(m, file->data);   /* its results go with it */
-        file->data = NULL;
-        file->partial = 0;
-        cs_load_summary_free(&file->summary);
+        file->mu_ready = 1;
     }
+    if (f < m->n_files) drop_file(m, f);
+    else retire_so_far(m, file);       /* a dropped file's late partial dataset */
+    if (f == m->n_files) m->n_files++;
     file->path = path;
     char msg[1024];
     if (start_load(m, f, lo, msg, sizeof msg)) {

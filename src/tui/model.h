@@ -80,6 +80,8 @@ typedef struct tui_file {
     pthread_mutex_t mu;
     cs_dataset *so_far;
     int partial;
+    int mu_ready;              /* mu is initialised (it stays so when the file is dropped: a
+                                  cancelled loader may still put a partial dataset) */
 } tui_file;
 
 /* A recalibration of a loaded file (a "method" beside the files). */
@@ -157,6 +159,11 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
  * with options lo. Used by --follow, whose selected epoch is file 0. Returns 0, or -1 with the
  * reason in st->message (the file then shows the error). UI thread. */
 int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo);
+
+/* Keeps files 0..n-1 only (n <= m->n_files): the others' loads are cancelled and their datasets
+ * and results go, as tui_model_replace_file drops a file's. Used by --follow when the Compare
+ * of the first, selected and last epochs closes or holds fewer epochs. UI thread. */
+void tui_model_keep_files(tui_model *m, size_t n);
 
 /* Frees every result and dataset (the backend must already be freed or idle). */
 void tui_model_free(tui_model *m);

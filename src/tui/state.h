@@ -109,6 +109,8 @@ typedef struct tui_state {
     size_t n_epochs;            /* epochs known (set by the follow each pass) */
     size_t epochs_seen;         /* epochs known when the user last stepped: the rest are "new" */
     int trend_metric;           /* the Trend chart's metric: index into tui_trend_metrics */
+    int trend_compare;          /* `a`: the files are the first, selected and last epochs
+                                   (each once), for the Compare view; the selected is active */
 
     tui_prompt prompt;
     char history[TUI_HISTORY][CS_SPEC_MAX]; /* selection history, oldest first */

@@ -49,7 +49,8 @@ static void on_job(void *ctx, cs_job *r)
             /* still being written: taken again when complete, never shown half-read */
             cs_follow_retry(t->f, path);
             t->removed = (long)t->trend.n;
-            if (t->has_shown && t->shown > t->trend.n) t->shown--;   /* the same file, one up */
+            for (size_t i = 0; i < t->n_shown; i++)   /* a file shown half-read is read again */
+                if (t->shown[i] == path) t->shown[i] = NULL;
             memmove(&t->paths[t->trend.n], &t->paths[t->trend.n + 1], (t->n - t->trend.n - 1) * sizeof *t->paths);
             t->n--;
             t->stage = 0;
@@ -209,6 +210,52 @@ static void measure_next(tui_trend *t, tui_model *m, tui_state *st)
     if (m->places[TUI_SLOT_TREND].pending) t->stage = 1;
 }
 
+/* The epochs the model's files are to hold: the selected one; with st->trend_compare the
+ * first, selected and last, each once, in epoch order. Returns how many; *active is the
+ * selected one's file. */
+static size_t wanted_epochs(const tui_trend *t, const tui_state *st, size_t want[3], size_t *active)
+{
+    size_t cand[3] = {0, st->epoch, t->n - 1}, n = 0;
+    *active = 0;
+    if (!st->trend_compare) {
+        want[0] = st->epoch;
+        return 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!n || want[n - 1] != cand[i]) want[n++] = cand[i];
+    for (size_t i = 0; i < n; i++)
+        if (want[i] == st->epoch) *active = i;
+    return n;
+}
+
+/* Loads into the model's files the epochs they are to hold and have not (each file that
+ * already holds its epoch keeps its rows and results), and drops the files no longer used. */
+static unsigned show_epochs(tui_trend *t, tui_model *m, tui_state *st)
+{
+    size_t want[3], active, n = wanted_epochs(t, st, want, &active);
+    unsigned flags = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = t->paths[want[i]];
+        if (i < t->n_shown && t->shown[i] == path) continue;
+        cs_load_options o = tui_trend_load_options(st, path);
+        tui_model_replace_file(m, st, i, path, &o);
+        st->paths[i] = path;                  /* the `:` line names them */
+        t->shown[i] = path;
+        flags |= TUI_REDRAW | TUI_RECOMPUTE;
+    }
+    if (n < m->n_files) {
+        tui_model_keep_files(m, n);
+        flags |= TUI_REDRAW | TUI_RECOMPUTE;
+    }
+    t->n_shown = n;
+    st->n_files = n;
+    if (st->active != active) {
+        st->active = active;
+        flags |= TUI_REDRAW | TUI_RECOMPUTE;
+    }
+    return flags;
+}
+
 unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st)
 {
     if (t->removed >= 0) {              /* an epoch went back to waiting: the shown one stays */
@@ -219,16 +266,7 @@ unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st)
     unsigned flags = take_news(t, st);
     st->n_epochs = t->n;
     if (st->epoch >= t->n && t->n) st->epoch = t->n - 1;
-    if (t->n && (!t->has_shown || t->shown != st->epoch)) {
-        cs_load_options o = tui_trend_load_options(st, t->paths[st->epoch]);
-        tui_model_replace_file(m, st, 0, t->paths[st->epoch], &o);
-        st->paths[0] = t->paths[st->epoch];   /* the `:` line names it */
-        st->n_files = 1;
-        st->active = 0;
-        t->shown = st->epoch;
-        t->has_shown = 1;
-        flags |= TUI_REDRAW;
-    }
+    if (t->n) flags |= show_epochs(t, m, st);
     if (settings_changed(t, st)) restart(t, m, st);
     measure_next(t, m, st);
     return flags;

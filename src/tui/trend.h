@@ -2,7 +2,8 @@
  * (calscope/follow.h), each complete file the next epoch. Every epoch keeps its summary only
  * (calscope/trend.h: metrics, intervals, bins), measured one at a time on TUI_SLOT_TREND (a
  * load job, then a metrics job; the rows are freed once measured); the selected epoch is the
- * model's file 0, loaded on demand, so the other views show it. The follow is scanned from the
+ * model's active file, loaded on demand, so the other views show it — the only file, or with
+ * st->trend_compare one of the first, selected and last epochs (the Compare view's files). The follow is scanned from the
  * dashboard's loop (no thread of its own). UI thread only. */
 #ifndef CALSCOPE_TUI_TREND_H
 #define CALSCOPE_TUI_TREND_H
@@ -30,8 +31,9 @@ typedef struct tui_trend {
     unsigned long seed;
     cs_dataset *data;          /* the epoch being measured (owned), or NULL */
     int stage;                 /* 0 idle, 1 loading paths[trend.n], 2 measuring it */
-    size_t shown;              /* the epoch the model's file 0 holds (valid when has_shown) */
-    int has_shown;
+    const char *shown[3];      /* the epochs the model's files hold (paths[...]; NULL: none):
+                                  the selected one, or the first, selected and last */
+    size_t n_shown;
     long removed;              /* an epoch taken back by cs_follow_retry (still being written),
                                   for the next tui_trend_step to renumber the selection; -1 */
 } tui_trend;
@@ -47,7 +49,7 @@ int tui_trend_wait_ms(const tui_trend *t);
 
 /* One pass of the loop: takes the complete files (new epochs: the view does not move, except
  * to the latest of the files there at the start), keeps st->n_epochs, loads the selected epoch
- * into the model's file 0 when it changed, and measures the next epoch without a summary (all
+ * (and with st->trend_compare the first and last) into the model's files when they changed, and measures the next epoch without a summary (all
  * again when the settings changed). Returns dirty flags. */
 unsigned tui_trend_step(tui_trend *t, tui_model *m, tui_state *st);
 

@@ -611,8 +611,9 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     }
     if (y + 1 < t->y + t->h)
         tui_text(y + 1, t->x, t->w, CH_ROLE_LABEL,
-                 c->m->n_files < 2 ? "load two or more files to compare them (calscope A.csv B.csv)"
-                                   : "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap");
+                 c->m->n_files >= 2 ? "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap"
+                 : c->st->follow ? "a compares the first, selected and last epochs of the run"
+                                 : "load two or more files to compare them (calscope A.csv B.csv)");
     if (c->m->n_files >= 2 && mt && y + 2 < t->y + t->h)
         tui_textf(y + 2, t->x, t->w, CH_ROLE_LABEL,
                   "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);

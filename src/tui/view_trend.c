@@ -109,7 +109,7 @@ static void draw_chart(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
         tui_text(y, r->x + YLABEL_W + x, 1, CH_ROLE_AXIS, axis);
     if (sel >= first && sel < first + shown)
         tui_text(y, r->x + YLABEL_W + (int)(sel - first) * step, 1, TUI_ROLE_HEADING, sel_mark);
-    tui_textf(y + 1, r->x, r->w, CH_ROLE_LABEL, "%s %s  %s best  %s failed file  ^ shown (Left/Right)%s",
+    tui_textf(y + 1, r->x, r->w, CH_ROLE_LABEL, "%s %s  %s best  %s failed file  ^ shown (Left/Right)  a: compare%s",
               dot, label, star, gap, t->ci ? (c->g->utf8 ? "  \xe2\x96\x91 95% band" : "  : 95% band") : "");
 }
 

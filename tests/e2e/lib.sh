@@ -46,6 +46,22 @@ reference_output() {
 # json_get EXPR  — evaluates a python expression on the parsed $OUT as `d`
 json_get() { printf '%s' "$OUT" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
+# same_json NAME A.json B.json: two reports (--format json) equal in every field but "path" and
+# the skipped rows' messages (a CSV's line numbers count its header), with an ECE: an array file
+# against the CSV of the same numbers
+same_json() {
+    if /usr/bin/python3 - "$2" "$3" <<'PY'
+import json, sys
+def strip(x):
+    if isinstance(x, dict): return {k: strip(v) for k, v in x.items() if k not in ('path', 'skipped')}
+    if isinstance(x, list): return [strip(v) for v in x]
+    return x
+a, b = (strip(json.load(open(f))) for f in sys.argv[1:3])
+sys.exit(0 if a == b and a['files'][0]['metrics']['ece'] is not None else 1)
+PY
+    then ok "$1"; else not_ok "$1" "$(diff "$2" "$3" | head -8)"; fi
+}
+
 # ---- terminal tests (tmux): the caller defines screen_text (prints the pane) ----
 LIVENESS=60
 # poll SECONDS TEST ARGS...: captures the screen into SCREEN until `TEST ARGS...` succeeds

@@ -47,21 +47,6 @@ raw = open(f'{d}/p.npy', 'rb').read()
 open(f'{d}/trunc.npy', 'wb').write(raw[:len(raw) - 8 * 100])
 PY
 
-# same_json NAME A.json B.json: equal in every field but "path" and the skipped rows' messages
-# (a CSV's line numbers count its header; checked on their own below)
-same_json() {
-    if /usr/bin/python3 - "$2" "$3" <<'PY'
-import json, sys
-def strip(x):
-    if isinstance(x, dict): return {k: strip(v) for k, v in x.items() if k not in ('path', 'skipped')}
-    if isinstance(x, list): return [strip(v) for v in x]
-    return x
-a, b = (strip(json.load(open(f))) for f in sys.argv[1:3])
-sys.exit(0 if a == b and a['files'][0]['metrics']['ece'] is not None else 1)
-PY
-    then ok "$1"; else not_ok "$1" "$(diff "$2" "$3" | head -8)"; fi
-}
-
 # pair_vs_csv NAME "PAIR ARGS" CSV [FLAGS...]
 pair_vs_csv() {
     local name=$1 pair=$2 csv=$3; shift 3

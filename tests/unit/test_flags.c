@@ -622,9 +622,9 @@ static void test_errors_verbatim(void **state)
     REP("--follow measures each file on its own: --compare and --recal compare files; run them on the files the run wrote",
         "--follow", "runs", "--format", "ndjson", "--recal", "ts");
     REP("--plot: --follow prints JSON lines only", "--follow", "runs", "--format", "ndjson", "--plot");
-    REP("--fine: --follow takes prediction files (CSV, .npy), not segmentation volumes",
+    REP("--fine: --follow takes prediction files (CSV, .npy, .npz), not segmentation volumes",
         "--follow", "runs", "--format", "ndjson", "--fine", "100");
-    REP("--regions: --follow takes prediction files (CSV, .npy), not segmentation volumes",
+    REP("--regions: --follow takes prediction files (CSV, .npy, .npz), not segmentation volumes",
         "--follow", "runs", "--format", "ndjson", "--regions", "WT=1");
     REP("--fail-fast needs --check (it ends at the first failed check)", "--follow", "runs", "--format", "ndjson", "--fail-fast");
     REP("--order: 'size' is not name or mtime", "--follow", "runs", "--format", "ndjson", "--order", "size");

@@ -52,7 +52,8 @@ static void test_kinds(void **state)
     assert_int_equal(cs_follow_kind("e1.npy"), CS_FOLLOW_NPY);
     assert_int_equal(cs_follow_kind(".e1.csv"), 0);          /* a temporary file */
     assert_int_equal(cs_follow_kind("e1.csv.tmp"), 0);
-    assert_int_equal(cs_follow_kind("e1.npz"), 0);
+    assert_int_equal(cs_follow_kind("e1.npz"), CS_FOLLOW_NPZ);
+    assert_int_equal(cs_follow_kind("e1.npz.tmp"), 0);
     assert_int_equal(cs_follow_kind(".csv"), 0);
 }
 
@@ -124,6 +125,73 @@ static void test_npy_size(void **state)
     assert_int_equal(cs_follow_npy_size(b, h), -1);
     memcpy(b, "\x93NUMPX", 6);
     assert_int_equal(cs_follow_npy_size(b, h), -1);
+}
+
+static void put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A zip of one stored member "a.npy" (3 bytes) as a writer lays it out: the local header and
+ * the data (0..37), the central directory (38..88), then with zip64 the zip64 record (56 bytes)
+ * and its locator (20), then the end record (22) and its comment. Returns the size. Only the
+ * signatures, sizes and offsets the rule reads are filled in. */
+static size_t small_zip(unsigned char *z, int zip64, const char *comment)
+{
+    memset(z, 0, 512);
+    memcpy(z, "PK\3\4", 4);
+    memcpy(z + 30, "a.npy", 5);
+    memcpy(z + 35, "abc", 3);
+    memcpy(z + 38, "PK\1\2", 4);
+    memcpy(z + 38 + 46, "a.npy", 5);
+    size_t at = 89;
+    if (zip64) {
+        memcpy(z + at, "PK\6\6", 4);
+        put_le(z + at + 40, 51, 8);            /* the directory's size and offset */
+        put_le(z + at + 48, 38, 8);
+        memcpy(z + at + 56, "PK\6\7", 4);
+        put_le(z + at + 56 + 8, at, 8);        /* where the zip64 record is */
+        at += 56 + 20;
+    }
+    memcpy(z + at, "PK\5\6", 4);
+    put_le(z + at + 8, zip64 ? 0xFFFF : 1, 2);
+    put_le(z + at + 10, zip64 ? 0xFFFF : 1, 2);
+    put_le(z + at + 12, zip64 ? 0xFFFFFFFFu : 51, 4);
+    put_le(z + at + 16, zip64 ? 0xFFFFFFFFu : 38, 4);
+    put_le(z + at + 20, strlen(comment), 2);
+    memcpy(z + at + 22, comment, strlen(comment));
+    return at + 22 + strlen(comment);
+}
+
+/* Every prefix of the archive is not whole; the whole one is (what a tail of it shows too). */
+static void zip_prefixes(const unsigned char *z, size_t size)
+{
+    for (size_t n = 0; n < size; n++) assert_int_equal(cs_follow_zip_whole(z, n, (int64_t)n), 0);
+    assert_int_equal(cs_follow_zip_whole(z, size, (int64_t)size), 1);
+    assert_int_equal(cs_follow_zip_whole(z + 60, size - 60, (int64_t)size), 1);   /* a tail */
+}
+
+static void test_zip_whole(void **state)
+{
+    (void)state;
+    unsigned char z[512];
+    size_t n = small_zip(z, 0, "");
+    assert_int_equal(n, 111);
+    zip_prefixes(z, n);
+    zip_prefixes(z, small_zip(z, 0, "a comment"));
+    zip_prefixes(z, small_zip(z, 1, ""));
+    /* a directory that does not end where the end record starts, or does not start with an
+     * entry: not whole */
+    n = small_zip(z, 0, "");
+    put_le(z + 89 + 16, 37, 4);
+    assert_int_equal(cs_follow_zip_whole(z, n, (int64_t)n), 0);
+    n = small_zip(z, 0, "");
+    memcpy(z + 38, "PK\3\4", 4);
+    assert_int_equal(cs_follow_zip_whole(z, n, (int64_t)n), 0);
+    /* an empty archive is its end record alone */
+    n = small_zip(z, 0, "");
+    memset(z + 89 + 8, 0, 12);
+    assert_int_equal(cs_follow_zip_whole(z + 89, 22, 22), 1);
 }
 
 /* ---- scans of a real folder ---------------------------------------------------------------- */
@@ -439,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_complete_rule),
         cmocka_unit_test(test_npy_size),
+        cmocka_unit_test(test_zip_whole),
         cmocka_unit_test(test_scans_polling),
         cmocka_unit_test(test_scans_inotify),
         cmocka_unit_test(test_renamed_in_inotify),

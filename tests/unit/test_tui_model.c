@@ -11,7 +11,9 @@
  *     arrived in between (lens top1 -> full, computed -> top1: no job, not stale; before, only
  *     the latest result was kept, and the key held k also for top1, which the `l` key leaves
  *     at the topk lens's value: top1 was recomputed, shown `~stale` meanwhile);
- *   - leaving a view cancels its pending curves.
+ *   - leaving a view cancels its pending curves;
+ *   - dropping files (--follow's Compare of epochs closing) drops their datasets and every
+ *     result read from them, and a file added again at a dropped index loads afresh.
  * Real files through a real backend; every wait is for a state, with a liveness limit only. */
 #include <poll.h>
 #include <stddef.h>
@@ -119,6 +121,46 @@ static void test_result_keeps_its_dataset(void **state)
     assert_int_equal(stale, 0);
     assert_ptr_equal(cs_cases_job_of(r)->data, m.files[1].data);
     assert_int_equal(cs_cases_job_of(r)->result.n_cases, 1);
+    close_files();
+}
+
+static void test_keep_files_drops_and_adds_again(void **state)
+{
+    (void)state;
+    const char *a = seg_file("a", 2), *b3 = seg_file("b", 3), *c4 = seg_file("c", 4), *d5 = seg_file("d", 5);
+    const char *paths[1] = { a };
+    open_files(paths, 1);
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    assert_int_equal(tui_model_replace_file(&m, &st, 1, b3, &lo), 0);
+    assert_int_equal(tui_model_replace_file(&m, &st, 2, c4, &lo), 0);
+    st.n_files = 3;
+    st.view = TUI_VIEW_COMPARE;
+    tui_model_submit(&m, &st);
+    settle();
+    assert_int_equal(m.n_files, 3);
+    assert_int_equal(m.files[2].data->n_cases, 4);
+    assert_non_null(m.places[TUI_SLOT_METRICS(1)].resp);   /* the Compare view measured file 1 */
+
+    tui_model_keep_files(&m, 1);
+    st.n_files = 1;
+    assert_int_equal(m.n_files, 1);
+    assert_null(m.files[1].data);
+    assert_null(m.files[2].data);
+    assert_null(m.places[TUI_SLOT_METRICS(1)].resp);       /* read from a dropped file */
+    assert_null(m.places[TUI_SLOT_METRICS(2)].resp);
+    tui_model_submit(&m, &st);
+    settle();
+    assert_int_equal(m.files[0].state, TUI_LOADED);
+
+    /* added again at index 1: another file, loaded afresh */
+    assert_int_equal(tui_model_replace_file(&m, &st, 1, d5, &lo), 0);
+    st.n_files = 2;
+    tui_model_submit(&m, &st);
+    settle();
+    assert_int_equal(m.n_files, 2);
+    assert_int_equal(m.files[1].state, TUI_LOADED);
+    assert_int_equal(m.files[1].data->n_cases, 5);
     close_files();
 }
 
@@ -349,6 +391,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_keeps_its_dataset),
         cmocka_unit_test(test_busy_until_collected),
+        cmocka_unit_test(test_keep_files_drops_and_adds_again),
         cmocka_unit_test(test_only_what_depends_on_a_change),
         cmocka_unit_test(test_setting_fields_cover_the_settings),
         cmocka_unit_test(test_every_setting_is_in_the_key),

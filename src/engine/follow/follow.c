@@ -288,6 +288,18 @@ static int labels_whole(cs_follow *f)
     return want >= 0 && want == have;
 }
 
+/* Whether the zip archive open at fd (size bytes) has its whole central directory. */
+static int zip_whole(int fd, int64_t size)
+{
+    size_t len = size < (int64_t)CS_FOLLOW_ZIP_TAIL ? (size_t)size : CS_FOLLOW_ZIP_TAIL;
+    unsigned char *tail = malloc(len ? len : 1);
+    if (!tail) return 0;
+    ssize_t got = pread(fd, tail, len, size - (int64_t)len);
+    int whole = got == (ssize_t)len && cs_follow_zip_whole(tail, len, size);
+    free(tail);
+    return whole;
+}
+
 /* Fills *look from the file on disk, and e's file identity; 0 when it is gone (or is the
  * labels file). */
 static int look_at(cs_follow *f, entry *e, cs_follow_look *look)
@@ -310,6 +322,8 @@ static int look_at(cs_follow *f, entry *e, cs_follow_look *look)
     if (e->kind == CS_FOLLOW_CSV && sb.st_size > 0) {
         char last = 0;
         look->ends_newline = pread(fd, &last, 1, sb.st_size - 1) == 1 && last == '\n';
+    } else if (e->kind == CS_FOLLOW_NPZ) {
+        look->zip_whole = zip_whole(fd, look->size);
     } else if (e->kind == CS_FOLLOW_NPY) {
         int64_t have;
         npy_sizes(fd, &look->npy_size, &have);
@@ -383,7 +397,7 @@ double cs_follow_settling_until(const cs_follow *f)
     double until = -1;
     for (size_t i = 0; i < f->n; i++) {
         const entry *e = &f->e[i];
-        if (e->state != WAITING || !e->looked || e->kind == CS_FOLLOW_NPY) continue;
+        if (e->state != WAITING || !e->looked || e->kind == CS_FOLLOW_NPY || e->kind == CS_FOLLOW_NPZ) continue;
         if (e->kind == CS_FOLLOW_CSV && !e->look.ends_newline) continue;
         double last = e->look.mtime > e->changed_at ? e->look.mtime : e->changed_at;
         double t = last + f->opt.settle;

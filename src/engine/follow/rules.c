@@ -17,6 +17,7 @@ int cs_follow_kind(const char *name)
     if (ends_with(name, ".csv") || ends_with(name, ".tsv")) return CS_FOLLOW_CSV;
     if (ends_with(name, ".csv.gz") || ends_with(name, ".tsv.gz")) return CS_FOLLOW_GZ;
     if (ends_with(name, ".npy")) return CS_FOLLOW_NPY;
+    if (ends_with(name, ".npz")) return CS_FOLLOW_NPZ;
     return 0;
 }
 
@@ -57,6 +58,7 @@ int cs_follow_complete(int kind, const cs_follow_look *look, double changed_at, 
                        double settle)
 {
     if (kind == CS_FOLLOW_NPY) return look->npy_size >= 0 && look->size == look->npy_size;
+    if (kind == CS_FOLLOW_NPZ) return look->zip_whole;
     if (moved_in) return 1;
     if (kind == CS_FOLLOW_CSV && !look->ends_newline) return 0;
     /* unchanged for settle seconds, by the file's own time and by what the follow saw change
@@ -114,4 +116,48 @@ int64_t cs_follow_npy_size(const unsigned char *head, size_t len)
     int64_t item = descr_size(h), count = shape_count(h);
     if (item < 0 || count < 0 || (count && item > (INT64_MAX - (int64_t)(start + hlen)) / count)) return -1;
     return (int64_t)(start + hlen) + count * item;
+}
+
+static uint64_t le(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* Where the central directory ends by the zip64 records before the end record at `at` (the
+ * zip64 end-of-central-directory locator, then its record): 1 with *cd_off, *cd_size and *end
+ * (where the directory must end: the zip64 record) when they are in the tail, else 0. */
+static int zip64_directory(const unsigned char *tail, size_t at, int64_t base, uint64_t *cd_off,
+                           uint64_t *cd_size, uint64_t *end)
+{
+    if (at < 20 || memcmp(tail + at - 20, "PK\6\7", 4) != 0) return 0;
+    uint64_t rec = le(tail + at - 12, 8);
+    if (rec < (uint64_t)base || rec - (uint64_t)base + 56 > at - 20) return 0;
+    const unsigned char *r = tail + (rec - (uint64_t)base);
+    if (memcmp(r, "PK\6\6", 4) != 0) return 0;
+    *cd_size = le(r + 40, 8);
+    *cd_off = le(r + 48, 8);
+    *end = rec;
+    return 1;
+}
+
+int cs_follow_zip_whole(const unsigned char *tail, size_t len, int64_t size)
+{
+    if (size < 22 || len < 22 || (int64_t)len > size) return 0;
+    int64_t base = size - (int64_t)len;              /* the file offset of tail[0] */
+    for (size_t at = len - 22 + 1; at-- > 0;) {
+        const unsigned char *e = tail + at;
+        /* the end record, its comment reaching exactly the end of the file */
+        if (memcmp(e, "PK\5\6", 4) != 0 || at + 22 + le(e + 20, 2) != len) continue;
+        uint64_t cd_size = le(e + 12, 4), cd_off = le(e + 16, 4), end = (uint64_t)base + at;
+        int zip64 = cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu || le(e + 10, 2) == 0xFFFF;
+        if (zip64 && !zip64_directory(tail, at, base, &cd_off, &cd_size, &end)) return 0;
+        if (cd_off > end || cd_size != end - cd_off) return 0;
+        /* the directory's first entry, when the tail holds it */
+        if (cd_size && cd_off >= (uint64_t)base && memcmp(tail + (cd_off - (uint64_t)base), "PK\1\2", 4) != 0)
+            return 0;
+        return 1;
+    }
+    return 0;
 }

@@ -563,7 +563,7 @@ static int open_input(const char *path, struct stat *sb, cs_error *err)
 }
 
 /* cs_load_file, summing when sm asks for it (NULL: keep every row): picks the reader by what
- * path names (a .npy file, a pair of folders, standard input, a statistics file, a manifest,
+ * path names (a .npy file, an .npz, a pair of folders, standard input, a statistics file, a manifest,
  * a CSV file). */
 static cs_dataset *load_file(const char *path, const cs_load_options *opt, csl_summing *sm,
                              cs_load_summary *summary, cs_error *err)
@@ -575,6 +575,7 @@ static cs_dataset *load_file(const char *path, const cs_load_options *opt, csl_s
     if (check_options(path, opt, err)) return NULL;
     size_t plen = strlen(path);
     if (plen >= 4 && strcmp(path + plen - 4, ".npy") == 0) return cs_load_npy(path, opt, summary, err);
+    if (plen >= 4 && strcmp(path + plen - 4, ".npz") == 0) return cs_load_npz(path, opt, summary, err);
     struct stat sb;
     if (opt->labels && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))   /* --probs DIR --labels DIR */
         return cs_load_folders(path, opt, summary, err);

@@ -409,6 +409,10 @@ cs_dataset *cs_load_finish(const char *name, csl_parsed *ps, const cs_load_optio
 cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
                         cs_error *err);
 
+/* An .npz archive of predictions and labels (load_npy.c): see calscope/load.h. */
+cs_dataset *cs_load_npz(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                        cs_error *err);
+
 /* ---- a file that changes while it loads (engine/filemap/filemap.h; the refusal here) ---- */
 
 /* Applies the rule "a file that changed while it loaded is refused": when `vanished` or when fd

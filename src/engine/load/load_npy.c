@@ -1,5 +1,7 @@
-/* A classification pair of .npy files: `calscope report --labels y.npy probs.npy`.
- * probs.npy is N x K (probabilities, or logits with npy_logits), y.npy N labels. The arrays are
+/* A classification pair of .npy files, `calscope report --labels y.npy probs.npy`, or the two
+ * arrays of one .npz archive, `np.savez(f, probs=P, labels=y)` (calscope/load.h names the
+ * members read). The predictions are N x K (probabilities, or logits with npy_logits), the
+ * labels N. The arrays are
  * read through engine/volume/volume.h, and each row goes through the CSV loader's own row checker
  * (cs_load_row_numbers) and finisher, under a schema built from the column names the same
  * data would have as a CSV (p_0..p_{K-1} or logit_0.., then label): the range, sum, softmax,
@@ -34,15 +36,24 @@ static int is_npy(const char *path)
     return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
 }
 
+/* Where the two arrays are: two .npy files, or two members of one .npz. The names are those
+ * of messages: "probs.npy", or "f.npz[probs.npy]" as the array readers word a member. */
+typedef struct pair_src {
+    const char *path;                 /* the prediction file (the dataset's name) */
+    const char *probs_file, *probs_key;   /* cs_vol_open's arguments (key NULL: a .npy) */
+    const char *labels_file, *labels_key;
+    char probs_name[1200], labels_name[1200];
+} pair_src;
+
 /* The labels as doubles (checked per row by the row checker). */
-static cs_status read_labels(const char *path, size_t n_rows, const char *probs, double **out,
-                             cs_error *err)
+static cs_status read_labels(const pair_src *src, size_t n_rows, double **out, cs_error *err)
 {
     *out = NULL;
-    if (!is_npy(path))
+    const char *path = src->labels_name;
+    if (!src->labels_key && !is_npy(src->labels_file))
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: the labels of a .npy prediction file must be a .npy file", path);
     cs_vol *v;
-    cs_status st = cs_vol_open(path, NULL, &v, err);
+    cs_status st = cs_vol_open(src->labels_file, src->labels_key, &v, err);
     if (st != CS_OK) return st;
     const cs_vol_info *in = cs_vol_info_of(v);
     char shape[200];
@@ -52,7 +63,7 @@ static cs_status read_labels(const char *path, size_t n_rows, const char *probs,
                           np_shape(in, shape, sizeof shape));
     } else if (in->n_values != n_rows) {
         st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: %llu labels, but %s has %zu rows", path,
-                          (unsigned long long)in->n_values, probs, n_rows);
+                          (unsigned long long)in->n_values, src->probs_name, n_rows);
     } else if (!(*out = malloc(n_rows * sizeof **out))) {
         st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
     } else {
@@ -83,21 +94,22 @@ static cs_status build_schema(csl_schema *s, const char *path, size_t k, const c
     return st == CS_OK ? cs_load_schema_end(&b) : st;
 }
 
-static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
-                            cs_error *err);
+static cs_dataset *load_pair(const pair_src *src, const cs_load_options *opt, cs_load_summary *sum,
+                             cs_error *err);
 
 /* The pair as read, refused when either file changed while it was read (read(), not mapped:
  * a file that shrank reads short, one that was rewritten mixes old and new rows), as the CSV
  * loader refuses it. */
-cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
-                        cs_error *err)
+static cs_dataset *load_watched(const pair_src *src, const cs_load_options *opt, cs_load_summary *sum,
+                                cs_error *err)
 {
     struct stat p0, l0;
+    const char *path = src->path, *labels = src->labels_key ? NULL : src->labels_file;
     int watch_p = stat(path, &p0) == 0 && S_ISREG(p0.st_mode);
-    int watch_l = opt->labels && stat(opt->labels, &l0) == 0 && S_ISREG(l0.st_mode);
-    cs_dataset *d = load_npy(path, opt, sum, err);
-    if (watch_l && cs_load_changed(-1, opt->labels, &l0))
-        return cs_load_refuse_changed(opt->labels, -1, &l0, 1, d, sum, err);
+    int watch_l = labels && stat(labels, &l0) == 0 && S_ISREG(l0.st_mode);
+    cs_dataset *d = load_pair(src, opt, sum, err);
+    if (watch_l && cs_load_changed(-1, labels, &l0))
+        return cs_load_refuse_changed(labels, -1, &l0, 1, d, sum, err);
     return watch_p ? cs_load_refuse_changed(path, -1, &p0, 0, d, sum, err) : d;
 }
 
@@ -106,14 +118,18 @@ static cs_status npy_nomem(const char *path, cs_error *err)
     return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
 }
 
-/* The options a .npy pair cannot take: CS_EUSAGE with why, else CS_OK. */
-static cs_status refuse_options(const char *path, const cs_load_options *opt, cs_error *err)
+/* The options a .npy pair (npz 0) or an .npz (1) cannot take: CS_EUSAGE with why, else CS_OK. */
+static cs_status refuse_options(const char *path, int npz, const cs_load_options *opt, cs_error *err)
 {
-    if (!opt->labels)
+    if (!npz && !opt->labels)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a .npy prediction file needs its labels: --labels FILE.npy", path);
+    if (npz && opt->labels)
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: --labels is for .npy prediction files (an .npz holds "
+                            "its labels: member 'labels' or 'y')", path);
     if (opt->no_header || opt->delimiter || opt->split_column)
-        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s is for CSV files, not a .npy pair", path,
-                            opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter" : "a split column");
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s is for CSV files, not %s", path,
+                            opt->no_header ? "--no-header" : opt->delimiter ? "--delimiter" : "a split column",
+                            npz ? "an .npz" : "a .npy pair");
     return CS_OK;
 }
 
@@ -173,8 +189,8 @@ static cs_status scatter_classes(cs_vol *v, double *base, size_t n, size_t k, co
 /* The array's values (read by blocks of rows in C order; scattered first in Fortran order)
  * checked row by row with their labels, with progress and the cancel flag between blocks. */
 static cs_status read_rows(cs_vol *v, const cs_vol_info *in, csl_parsed *ps, const double *labels,
-                           size_t n, size_t k, const char *path, const cs_load_options *opt,
-                           cs_error *err)
+                           size_t n, size_t k, const char *path, const char *labels_name,
+                           const cs_load_options *opt, cs_error *err)
 {
     double *base = ps->schema.from_logits ? ps->w.rows.logit : ps->w.rows.prob;
     cs_status st = in->fortran_order ? scatter_classes(v, base, n, k, path, err) : CS_OK;
@@ -190,28 +206,28 @@ static cs_status read_rows(cs_vol *v, const cs_vol_info *in, csl_parsed *ps, con
             double *slot = cs_load_row_slot(&ps->w);
             if (!slot) return npy_nomem(path, err);
             if (slot != base + i * k) memmove(slot, base + i * k, k * sizeof *slot);
-            if (cs_load_row_numbers(&ps->w, labels[i], opt->labels, (long)i + 1)) return npy_nomem(path, err);
+            if (cs_load_row_numbers(&ps->w, labels[i], labels_name, (long)i + 1)) return npy_nomem(path, err);
         }
     }
     cs_load_tick(&pr, n);
     return CS_OK;
 }
 
-static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
-                            cs_error *err)
+static cs_dataset *load_pair(const pair_src *src, const cs_load_options *opt, cs_load_summary *sum,
+                             cs_error *err)
 {
-    if (refuse_options(path, opt, err) != CS_OK) return NULL;
+    const char *path = src->path, *name = src->probs_name;
     cs_vol *v = NULL;
-    if (cs_vol_open(path, NULL, &v, err) != CS_OK) return NULL;
+    if (cs_vol_open(src->probs_file, src->probs_key, &v, err) != CS_OK) return NULL;
     const cs_vol_info *in = cs_vol_info_of(v);
     csl_parsed ps;
     memset(&ps, 0, sizeof ps);
     double *labels = NULL;
     size_t n = 0, k = 0;
-    cs_status st = array_shape(path, opt, in, &n, &k, err);
-    if (st == CS_OK) st = read_labels(opt->labels, n, path, &labels, err);
-    if (st == CS_OK) st = start_parse(&ps, path, n, k, opt, err);
-    if (st == CS_OK) st = read_rows(v, in, &ps, labels, n, k, path, opt, err);
+    cs_status st = array_shape(name, opt, in, &n, &k, err);
+    if (st == CS_OK) st = read_labels(src, n, &labels, err);
+    if (st == CS_OK) st = start_parse(&ps, name, n, k, opt, err);
+    if (st == CS_OK) st = read_rows(v, in, &ps, labels, n, k, name, src->labels_name, opt, err);
     cs_vol_close(v);
     free(labels);
     if (st != CS_OK) {
@@ -228,4 +244,68 @@ static cs_dataset *load_npy(const char *path, const cs_load_options *opt, cs_loa
                  "; no row of the array is probabilities: if it holds logits, give --npy-logits");
     }
     return d;
+}
+
+cs_dataset *cs_load_npy(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                        cs_error *err)
+{
+    if (refuse_options(path, 0, opt, err) != CS_OK) return NULL;
+    pair_src src = {path, path, NULL, opt->labels, NULL, "", ""};
+    snprintf(src.probs_name, sizeof src.probs_name, "%s", path);
+    snprintf(src.labels_name, sizeof src.labels_name, "%s", opt->labels);
+    return load_watched(&src, opt, sum, err);
+}
+
+/* ---- .npz: the member rule ------------------------------------------------------------- */
+
+enum { K_PROBS, K_PROBABILITIES, K_LOGITS, K_LABELS, K_Y, N_KEYS };
+static const char *const npz_keys[N_KEYS] = {"probs", "probabilities", "logits", "labels", "y"};
+
+/* Of the two names of one array (a, b): the one the archive holds, or an error when it holds
+ * both (which one was meant cannot be told) or neither. */
+static cs_status one_of(const char *path, unsigned found, int a, int b, const char *what,
+                        const char *members, const char **key, cs_error *err)
+{
+    int has_a = (found >> a) & 1, has_b = (found >> b) & 1;
+    if (has_a && has_b)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: members '%s' and '%s' are both %s: keep one",
+                            path, npz_keys[a], npz_keys[b], what);
+    if (!has_a && !has_b)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: no %s: want a member '%s' or '%s' (members: %s)",
+                            path, what, npz_keys[a], npz_keys[b], members);
+    *key = npz_keys[has_a ? a : b];
+    return CS_OK;
+}
+
+/* The members an .npz is read from: the predictions `probs` or `probabilities` (with
+ * --npy-logits: `logits`), the labels `labels` or `y`. */
+static cs_status pick_members(const char *path, const cs_load_options *opt, const char **probs,
+                              const char **labels, cs_error *err)
+{
+    unsigned found;
+    char members[512];
+    cs_status st = cs_vol_npz_find(path, npz_keys, N_KEYS, &found, members, sizeof members, err);
+    if (st != CS_OK) return st;
+    if (opt->npy_logits) {
+        if (!((found >> K_LOGITS) & 1))
+            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: no logits: want a member 'logits' with --npy-logits "
+                                "(members: %s)", path, members);
+        *probs = npz_keys[K_LOGITS];
+    } else if ((found >> K_LOGITS) & 1 && !(found & (1u << K_PROBS | 1u << K_PROBABILITIES))) {
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: the member 'logits' holds logits: give --npy-logits", path);
+    } else if ((st = one_of(path, found, K_PROBS, K_PROBABILITIES, "probabilities", members, probs, err)) != CS_OK) {
+        return st;
+    }
+    return one_of(path, found, K_LABELS, K_Y, "labels", members, labels, err);
+}
+
+cs_dataset *cs_load_npz(const char *path, const cs_load_options *opt, cs_load_summary *sum,
+                        cs_error *err)
+{
+    if (refuse_options(path, 1, opt, err) != CS_OK) return NULL;
+    pair_src src = {path, path, NULL, path, NULL, "", ""};
+    if (pick_members(path, opt, &src.probs_key, &src.labels_key, err) != CS_OK) return NULL;
+    snprintf(src.probs_name, sizeof src.probs_name, "%s[%s.npy]", path, src.probs_key);
+    snprintf(src.labels_name, sizeof src.labels_name, "%s[%s.npy]", path, src.labels_key);
+    return load_watched(&src, opt, sum, err);
 }

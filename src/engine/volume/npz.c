@@ -209,26 +209,52 @@ static cs_status choose(cs_vol *v, unzFile zf, const char *key, char *name, size
                         "name one (members: %s)", v->path, (unsigned long long)gi.number_entry, members);
 }
 
-cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
+/* The archive at path opened by minizip, or NULL with err set: it cannot be opened, it is not
+ * a zip archive, or it has no central directory (cut short). */
+static unzFile open_archive(const char *path, cs_error *err)
 {
-    v->info.format = CS_VOL_NPZ;
-    FILE *f = fopen(v->path, "rb");
-    if (!f) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", v->path, strerror(errno));
+    FILE *f = fopen(path, "rb");
+    if (!f) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno)), NULL;
     unsigned char magic[4];
     size_t k = fread(magic, 1, 4, f);
     int ioerr = ferror(f);
     fclose(f);
-    if (ioerr) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", v->path, strerror(EIO));
+    if (ioerr) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EIO)), NULL;
     if (k < 4 || memcmp(magic, "PK", 2) != 0 || !((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6)))
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: not an npz file (bad magic)", v->path);
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: not an npz file (bad magic)", path), NULL;
+    /* the central directory is at the end: an archive cut short has none */
+    unzFile zf = unzOpen64(path);
+    if (!zf) cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated or corrupt zip archive (no central directory)", path);
+    return zf;
+}
 
+cs_status cs_vol_npz_find(const char *path, const char *const *keys, int n_keys, unsigned *found,
+                          char *members, size_t cap, cs_error *err)
+{
+    *found = 0;
+    if (cap) members[0] = '\0';
+    unzFile zf = open_archive(path, err);
+    if (!zf) return err->code;
+    for (int i = 0; i < n_keys && i < 32; i++) {
+        char name[256];
+        snprintf(name, sizeof name, "%s.npy", keys[i]);
+        if (has_member(zf, name)) *found |= 1u << i;
+    }
+    unz_global_info64 gi;
+    if (unzGetGlobalInfo64(zf, &gi) == UNZ_OK && gi.number_entry == 0) snprintf(members, cap, "none");
+    else list_members(zf, members, cap);
+    unzClose(zf);
+    return CS_OK;
+}
+
+cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
+{
+    v->info.format = CS_VOL_NPZ;
     npz_src *s = calloc(1, sizeof *s);
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
     v->ops = &npz_ops;
     v->impl = s;
-    /* the central directory is at the end: an archive cut short has none */
-    if (!(s->zf = unzOpen64(v->path)))
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated or corrupt zip archive (no central directory)", v->path);
+    if (!(s->zf = open_archive(v->path, err))) return err->code;
     char name[256];
     cs_status st = choose(v, s->zf, key, name, sizeof name, err);
     if (st != CS_OK) return st;

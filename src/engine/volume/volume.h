@@ -67,6 +67,14 @@ typedef struct cs_vol cs_vol;
  * *out NULL. */
 cs_status cs_vol_open(const char *path, const char *member, cs_vol **out, cs_error *err);
 
+/* Which of `keys` (array keys as given to np.savez, without ".npy"; at most 32) the .npz
+ * archive at `path` holds: bit i of *found for keys[i]; `members` (cap bytes) gets its member
+ * names for messages, "a.npy, b.npy" ("none" for an empty archive). Returns CS_OK, or
+ * CS_EINPUT with err set as cs_vol_open words it (cannot open, bad magic, no central
+ * directory). Holds nothing after it returns; any thread. */
+cs_status cs_vol_npz_find(const char *path, const char *const *keys, int n_keys, unsigned *found,
+                          char *members, size_t cap, cs_error *err);
+
 /* The shape and type of an open reader (owned by it; valid until cs_vol_close). */
 const cs_vol_info *cs_vol_info_of(const cs_vol *v);
 
