@@ -77,6 +77,10 @@ typedef struct work {
     rd_stream *in;            /* the case's values, in slabs */
     uint64_t bytes;           /* what the budget admitted for the case (case_bytes) */
     uint8_t *ytab;            /* code -> y for the channel being read */
+    struct chan_score {       /* the after stage's (score_slab): the channel's running scores */
+        double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
+        int npp, npn;
+    } score;
     /* progress */
     uint64_t weight, vals_total, vals_done, units_sent;
 } work;
@@ -166,7 +170,7 @@ static cs_status read_labels(work *w, cs_error *err)
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
         const double *vals;
-        if (rd_stream_next(w->in, n, &vals, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
+        if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
             double y = vals[i];
             long code = y == last ? last_code : cs_seg_mapping_code(m, y);
@@ -200,15 +204,10 @@ static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_
                         w->c->probs, pt, vt, j, w->c->labels);
 }
 
-/* The running sums of one channel, carried from slab to slab. */
-typedef struct chan_acc {
-    double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
-    int npp, npn;
-} chan_acc;
-
-/* n values of channel j from voxel v0 (in vals). `cells`, `fmax` and `s16` are w's, passed as
- * constants by read_channel so that each layout gets its own loop. */
-static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const double *vals, size_t n, chan_acc *a,
+/* n values of channel j from voxel v0 (in vals): the fine-bin sums, the running softmax values,
+ * and each voxel's y in ys for the scores (score_slab). `cells`, `fmax` and `s16` are w's,
+ * passed as constants by read_channel so that each layout gets its own loop. */
+static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const double *vals, uint8_t *ys, size_t n,
                                      const int cells, const int fmax, const int s16, cs_error *err)
 {
     cs_segstats *st = w->x->st;
@@ -218,31 +217,16 @@ static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const doubl
     size_t base = cs_segstats_ci(st, w->ci, j, 0);
     uint64_t *cnt = st->cnt + base, *sy = st->sum_y + base;
     double *sp = st->sum_p + base;
-    double sq = a->sq, nllp = a->nllp, nlln = a->nlln, pp = a->pp, pn = a->pn;
-    int npp = a->npp, npn = a->npn;
-    cs_status rc = CS_OK;
     for (size_t i = 0; i < n; i++) {
         double p = vals[i];
         uint64_t v = v0 + i;
-        if (!(p >= 0.0 && p <= 1.0)) {
-            rc = out_of_range(w, v, j, p, err);
-            break;
-        }
+        if (!(p >= 0.0 && p <= 1.0)) return out_of_range(w, v, j, p, err);
         unsigned y = w->ytab[code_at(w, cells, v)];
+        ys[i] = (uint8_t)y;
         int b = cs_ubin_at(p, e, F);
         cnt[b]++;
         sp[b] += p;
         sy[b] += y;
-        double d = p - (double)y;
-        sq += d * d;
-        if (y) {
-            pp *= p > 1e-15 ? p : 1e-15;
-            if (++npp == NLL_GROUP) { nllp -= log(pp); pp = 1.0; npp = 0; }
-        } else {
-            double q = 1.0 - p;
-            pn *= q > 1e-15 ? q : 1e-15;
-            if (++npn == NLL_GROUP) { nlln -= log(pn); pn = 1.0; npn = 0; }
-        }
         if (!soft) continue;
         if (j == 0) {
             max_put(w, fmax, v, p);
@@ -253,43 +237,69 @@ static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const doubl
         }
         sum_put(w, s16, v, j, p);
     }
-    *a = (chan_acc){ sq, nllp, nlln, pp, pn, npp, npn };
-    return rc;
+    return CS_OK;
 }
 
-/* Channel j: its one-vs-rest sums and scores, and the running softmax values. */
+/* The after stage of the case's stream (stream.c; the helper thread's when the case has one):
+ * channel j's (p − y)² and −ln max(q, 1e-15), in voxel order from slab to slab, written to the
+ * statistics at the channel's last slab. The labels' slabs have nothing to score. */
+static void score_slab(void *arg, size_t part, uint64_t v0, const double *vals, const uint8_t *ys, size_t n)
+{
+    work *w = arg;
+    if (part == 0) return;
+    struct chan_score a = w->score;
+    if (v0 == 0) a = (struct chan_score){ .pp = 1.0, .pn = 1.0 };
+    for (size_t i = 0; i < n; i++) {
+        double p = vals[i];
+        unsigned y = ys[i];
+        double d = p - (double)y;
+        a.sq += d * d;
+        if (y) {
+            a.pp *= p > 1e-15 ? p : 1e-15;
+            if (++a.npp == NLL_GROUP) { a.nllp -= log(a.pp); a.pp = 1.0; a.npp = 0; }
+        } else {
+            double q = 1.0 - p;
+            a.pn *= q > 1e-15 ? q : 1e-15;
+            if (++a.npn == NLL_GROUP) { a.nlln -= log(a.pn); a.pn = 1.0; a.npn = 0; }
+        }
+    }
+    w->score = a;
+    if (v0 + n < w->sh.voxels) return;
+    if (a.npp) a.nllp -= log(a.pp);
+    if (a.npn) a.nlln -= log(a.pn);
+    cs_segstats *st = w->x->st;
+    size_t si = w->ci * st->k + (part - 1);
+    st->sq_err[si] = a.sq;
+    st->nll_pos[si] = a.nllp;
+    st->nll_neg[si] = a.nlln;
+}
+
+/* Channel j: its one-vs-rest sums and the running softmax values (its scores: score_slab). */
 static cs_status read_channel(work *w, size_t j, cs_error *err)
 {
-    cs_segstats *st = w->x->st;
     const cs_seg_mapping *m = w->m;
     int soft = m->kind == CS_SEG_SOFTMAX;
     for (size_t c = 0; c < m->n_values; c++)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
-    chan_acc a = { .pp = 1.0, .pn = 1.0 };
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
         const double *vals;
-        if (rd_stream_next(w->in, n, &vals, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
+        uint8_t *ys;
+        if (rd_stream_next(w->in, n, &vals, &ys, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
         cs_status s;
-#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0, vals, n, &a, c, f, q, err); break
+#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0, vals, ys, n, c, f, q, err); break
         switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
         SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);
         SLAB(CELL_U8, 1, 1); SLAB(CELL_U8, 1, 0); SLAB(CELL_U8, 0, 1); SLAB(CELL_U8, 0, 0);
         SLAB(CELL_U32, 1, 1); SLAB(CELL_U32, 1, 0); SLAB(CELL_U32, 0, 1);
-        default: s = channel_slab(w, j, v0, vals, n, &a, CELL_U32, 0, 0, err); break;
+        default: s = channel_slab(w, j, v0, vals, ys, n, CELL_U32, 0, 0, err); break;
         }
 #undef SLAB
         if (s != CS_OK) return s;
         v0 += n;
         if ((s = step(w, n, err)) != CS_OK) return s;
     }
-    if (a.npp) a.nllp -= log(a.pp);
-    if (a.npn) a.nlln -= log(a.pn);
-    size_t si = w->ci * st->k + j;
-    st->sq_err[si] = a.sq;
-    st->nll_pos[si] = a.nllp;
-    st->nll_neg[si] = a.nlln;
     return CS_OK;
 }
 
@@ -491,10 +501,12 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         if (!admitted) st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
     if (st == CS_OK) st = allocate(&w, err);
-    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, helper, &w.in, err);
+    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, helper, score_slab, &w, &w.in, err);
     if (st == CS_OK) st = read_labels(&w, err);
     for (size_t j = 0; st == CS_OK && j < w.sh.channels; j++) st = read_channel(&w, j, err);
-    rd_stream_close(w.in);     /* its slabs are free before an exact sum check reads again */
+    /* every score is in once this returns; the slabs are free before an exact sum check reads
+     * again */
+    rd_stream_close(w.in, st == CS_OK);
     w.in = NULL;
     if (st == CS_OK && x->m->kind == CS_SEG_SOFTMAX) st = finish_softmax(&w, err);
     if (st == CS_OK) {
