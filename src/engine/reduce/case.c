@@ -77,6 +77,7 @@ typedef struct work {
     rd_stream *in;            /* the case's values, in slabs */
     uint64_t bytes;           /* what the budget admitted for the case (case_bytes) */
     uint8_t *ytab;            /* code -> y for the channel being read */
+    uint64_t unsure;          /* softmax: the first voxel whose running sum is not sure, or UINT64_MAX */
     struct chan_score {       /* the after stage's (score_slab): the channel's running scores */
         double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
         int npp, npn;
@@ -274,6 +275,50 @@ static void score_slab(void *arg, size_t part, uint64_t v0, const double *vals, 
     st->nll_neg[si] = a.nlln;
 }
 
+/* The first voxel in [v, end) whose running sum does not pass with the margin of its rounding
+ * (see the top of this file), or end. */
+static uint64_t next_unsure(const work *w, uint64_t v, uint64_t end)
+{
+    double tol = w->x->o->sum_tol, C = (double)w->sh.channels;
+    if (w->s16) {
+        const uint16_t *u = w->vsum;
+        for (; v < end; v++)
+            if (u[v] == 65535 || !(fabs((double)u[v] * S16_STEP - 1.0) + C * S16_STEP <= tol)) break;
+        return v;
+    }
+    const float *fs = w->vsum;
+    double c = C * 0x1p-22;
+    for (; v < end; v++) {
+        double f = (double)fs[v];
+        if (!(fabs(f - 1.0) + c * (fabs(f) + 1.0) <= tol)) break;
+    }
+    return v;
+}
+
+/* Softmax, voxels [v0, v0 + n) once the last channel is in: their top-1 sums (in voxel order,
+ * slab after slab) and the first voxel whose running sum does not pass with the margin of its
+ * rounding (next_unsure). Made while the slab's per-voxel values are in the cache, beside the
+ * reader. */
+static void top1_slab(work *w, uint64_t v0, size_t n)
+{
+    const rd_case_ctx *x = w->x;
+    cs_segstats *st = x->st;
+    const int F = st->fine;
+    size_t base = cs_segstats_ti(st, w->ci, 0);
+    uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
+    double *ts = st->t_sum_conf + base;
+    for (uint64_t v = v0; v < v0 + n; v++) {
+        double conf = max_at(w, w->fmax, v);
+        int b = cs_ubin_at(conf, x->edges, F);
+        tc[b]++;
+        ts[b] += conf;
+        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
+    }
+    if (w->unsure != UINT64_MAX) return;
+    uint64_t u = next_unsure(w, v0, v0 + n);
+    if (u < v0 + n) w->unsure = u;
+}
+
 /* Channel j: its one-vs-rest sums and the running softmax values (its scores: score_slab). */
 static cs_status read_channel(work *w, size_t j, cs_error *err)
 {
@@ -297,6 +342,7 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
         }
 #undef SLAB
         if (s != CS_OK) return s;
+        if (m->kind == CS_SEG_SOFTMAX && j + 1 == w->sh.channels) top1_slab(w, v0, n);
         v0 += n;
         if ((s = step(w, n, err)) != CS_OK) return s;
     }
@@ -324,26 +370,6 @@ static cs_status bad_sum(const work *w, uint64_t v, double s, cs_error *err)
                         w->c->probs, sum, tt, vt, note, w->c->labels);
 }
 
-/* The first voxel from v whose running sum does not pass with the margin of its rounding (see
- * the top of this file), or V. */
-static uint64_t next_unsure(const work *w, uint64_t v)
-{
-    double tol = w->x->o->sum_tol, C = (double)w->sh.channels;
-    if (w->s16) {
-        const uint16_t *u = w->vsum;
-        for (; v < w->sh.voxels; v++)
-            if (u[v] == 65535 || !(fabs((double)u[v] * S16_STEP - 1.0) + C * S16_STEP <= tol)) break;
-        return v;
-    }
-    const float *fs = w->vsum;
-    double c = C * 0x1p-22;
-    for (; v < w->sh.voxels; v++) {
-        double f = (double)fs[v];
-        if (!(fabs(f - 1.0) + c * (fabs(f) + 1.0) <= tol)) break;
-    }
-    return v;
-}
-
 /* The sum check made exact from voxel `from` on: the probabilities are read again and the double
  * sums of voxels [a, a + cap) formed in channel order (as the CSV loader's row sum) in acc, for
  * windows starting at each unsure voxel, until a voxel fails (its refusal) or none is left. */
@@ -354,7 +380,7 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
     double *slab = malloc((V < CS_REDUCE_SLAB ? (size_t)V : CS_REDUCE_SLAB) * sizeof *slab);
     if (!slab) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
     cs_status st = CS_OK;
-    for (uint64_t a = from; st == CS_OK && a < V; a = next_unsure(w, a)) {
+    for (uint64_t a = from; st == CS_OK && a < V; a = next_unsure(w, a, V)) {
         uint64_t end = V - a < cap ? V : a + cap;
         cs_vol *pv = NULL;
         if (cs_vol_open(w->c->probs, NULL, &pv, err) != CS_OK) {
@@ -384,31 +410,16 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
     return st;
 }
 
-/* Softmax, after the last channel: the top-1 sums, then the sum check. (The top-1 sums go into
- * the case's slice first so that an exact sum check can reuse the running max's memory; a
- * refused case's slice is never marked done nor written.) */
+/* Softmax, after the last channel: the sum check made exact from the first voxel whose running
+ * sum was not sure (top1_slab found it), if any. */
 static cs_status finish_softmax(work *w, cs_error *err)
 {
-    const rd_case_ctx *x = w->x;
-    cs_segstats *st = x->st;
-    const int F = st->fine;
     uint64_t V = w->sh.voxels;
-    size_t base = cs_segstats_ti(st, w->ci, 0);
-    uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
-    double *ts = st->t_sum_conf + base;
-    for (uint64_t v = 0; v < V; v++) {
-        double conf = max_at(w, w->fmax, v);
-        int b = cs_ubin_at(conf, x->edges, F);
-        tc[b]++;
-        ts[b] += conf;
-        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
-    }
-    uint64_t u = next_unsure(w, 0);
-    if (u == V) return CS_OK;
+    if (w->unsure == UINT64_MAX) return CS_OK;
     /* the running max's bytes hold the exact sums of a window of voxels */
     size_t cap = (size_t)V * (w->fmax ? sizeof(float) : sizeof(double)) / sizeof(double);
     double *acc = (double *)w->vmax;
-    return exact_sums(w, u, acc, cap ? cap : 1, err);
+    return exact_sums(w, w->unsure, acc, cap ? cap : 1, err);
 }
 
 static void work_free(work *w)
@@ -477,7 +488,7 @@ static cs_status allocate(work *w, cs_error *err)
 
 cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
 {
-    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m };
+    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m, .unsure = UINT64_MAX };
     w.weight = w.c->probs_size + w.c->labels_size + 1;
     cs_vol *pv = NULL, *lv = NULL;
     cs_status st = cs_vol_open(w.c->probs, NULL, &pv, err);
