@@ -77,6 +77,7 @@ typedef struct work {
     rd_stream *in;            /* the case's values, in slabs */
     uint64_t bytes;           /* what the budget admitted for the case (case_bytes) */
     uint8_t *ytab;            /* code -> y for the channel being read */
+    size_t slab;              /* values of a slab (rd_slab) */
     uint64_t unsure;          /* softmax: the first voxel whose running sum is not sure, or UINT64_MAX */
     struct chan_score {       /* the after stage's (score_slab): the channel's running scores */
         double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
@@ -169,7 +170,7 @@ static cs_status read_labels(work *w, cs_error *err)
     double last = NAN;
     long last_code = -1;
     for (uint64_t v0 = 0; v0 < V;) {
-        size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+        size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         const double *vals;
         if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
@@ -328,7 +329,7 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
-        size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+        size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         const double *vals;
         uint8_t *ys;
         if (rd_stream_next(w->in, n, &vals, &ys, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
@@ -377,7 +378,7 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
 {
     uint64_t V = w->sh.voxels;
     double tol = w->x->o->sum_tol;
-    double *slab = malloc((V < CS_REDUCE_SLAB ? (size_t)V : CS_REDUCE_SLAB) * sizeof *slab);
+    double *slab = malloc((V < w->slab ? (size_t)V : w->slab) * sizeof *slab);
     if (!slab) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
     cs_status st = CS_OK;
     for (uint64_t a = from; st == CS_OK && a < V; a = next_unsure(w, a, V)) {
@@ -389,7 +390,7 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
         }
         for (size_t j = 0; st == CS_OK && j < w->sh.channels; j++) {
             for (uint64_t v0 = 0; st == CS_OK && v0 < V;) {
-                size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+                size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
                 if (cs_vol_read(pv, slab, n, err) != CS_OK) {
                     st = rd_also(err, "labels", w->c->labels);
                     break;
@@ -435,7 +436,7 @@ static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_in
     uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
     if (w->m->kind == CS_SEG_SOFTMAX)
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
-    uint64_t slab = V < CS_REDUCE_SLAB ? V : CS_REDUCE_SLAB, chunk = (uint64_t)1 << 20;
+    uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20;
     uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
     return V * per + 2 * slab * sizeof(double) + pc + lc;
 }
@@ -488,7 +489,8 @@ static cs_status allocate(work *w, cs_error *err)
 
 cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
 {
-    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m, .unsure = UINT64_MAX };
+    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m, .slab = rd_slab(),
+               .unsure = UINT64_MAX };
     w.weight = w.c->probs_size + w.c->labels_size + 1;
     cs_vol *pv = NULL, *lv = NULL;
     cs_status st = cs_vol_open(w.c->probs, NULL, &pv, err);
@@ -512,7 +514,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         if (!admitted) st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
     if (st == CS_OK) st = allocate(&w, err);
-    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, helper, score_slab, &w, &w.in, err);
+    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, w.slab, helper, score_slab, &w, &w.in, err);
     if (st == CS_OK) st = read_labels(&w, err);
     for (size_t j = 0; st == CS_OK && j < w.sh.channels; j++) st = read_channel(&w, j, err);
     /* every score is in once this returns; the slabs are free before an exact sum check reads

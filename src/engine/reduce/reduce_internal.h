@@ -78,16 +78,22 @@ typedef struct rd_stream rd_stream;
 typedef void (*rd_after_fn)(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux,
                             size_t n);
 
+/* The values of a slab: CS_REDUCE_SLAB, or what a test set with rd_slab_set (0: back to
+ * CS_REDUCE_SLAB), so that small cases span many slabs. Set only while no reduction runs. Any
+ * thread. */
+size_t rd_slab(void);
+void rd_slab_set(size_t values);
+
 /* A stream of lv's V label values, then pv's C channels of V values, in slabs of
- * min(CS_REDUCE_SLAB, what is left of the part) values. Each slab goes to the consumer
+ * min(slab, what is left of the part) values. Each slab goes to the consumer
  * (rd_stream_next), then to after(after_arg, ...) (NULL: none) once the consumer has asked for
  * the next slab or closed the stream with finish set: slabs reach both stages in stream order.
  * threaded: a helper thread reads a slab ahead and runs the after stage (falls back to the
  * caller's thread, at those same two points, when no thread can be made); the readers and the
  * after stage then belong to that thread until rd_stream_close. *out is the caller's
  * (rd_stream_close); CS_ENOMEM otherwise. */
-cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threaded, rd_after_fn after,
-                         void *after_arg, rd_stream **out, cs_error *err);
+cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t slab, int threaded,
+                         rd_after_fn after, void *after_arg, rd_stream **out, cs_error *err);
 /* The next slab, of n values (the size above): *vals, and *aux (n bytes for the after stage,
  * when there is one; aux may be NULL) stay the consumer's until the next call or the close. A
  * reader's error (its message, without the other file) at the slab where it occurred. The

@@ -1,6 +1,6 @@
 /* The values of one case in the order the reduction takes them (reduce_internal.h): the label
- * map's V values, then the C probability channels' V values each, in slabs of at most
- * CS_REDUCE_SLAB that never cross a channel.
+ * map's V values, then the C probability channels' V values each, in slabs of at most `slab`
+ * values (CS_REDUCE_SLAB but in tests: rd_slab) that never cross a channel.
  *
  * Two stages per slab: the consumer's (rd_stream_next hands the slab out), then, once the
  * consumer has asked for the next slab or closed the stream with finish set, the `after` stage
@@ -21,9 +21,24 @@
 #include "calscope/thread.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define RING 2
+
+/* The slab size tests set (0: CS_REDUCE_SLAB); atomic, though set only while no case runs. */
+static atomic_size_t test_slab;
+
+size_t rd_slab(void)
+{
+    size_t n = atomic_load_explicit(&test_slab, memory_order_relaxed);
+    return n ? n : CS_REDUCE_SLAB;
+}
+
+void rd_slab_set(size_t values)
+{
+    atomic_store_explicit(&test_slab, values, memory_order_relaxed);
+}
 
 typedef struct slot {
     double *vals;
@@ -37,7 +52,7 @@ typedef struct slot {
 struct rd_stream {
     cs_vol *lv, *pv;
     uint64_t V;
-    size_t C;
+    size_t C, slab;
     rd_after_fn after;
     void *after_arg;
     /* the next slab to read: part 0 is the labels, part 1 + j channel j; at voxel pos */
@@ -63,7 +78,7 @@ static size_t next_size(const rd_stream *s, cs_vol **from)
     if (s->part > s->C) return 0;
     *from = s->part == 0 ? s->lv : s->pv;
     uint64_t left = s->V - s->pos;
-    return left < CS_REDUCE_SLAB ? (size_t)left : CS_REDUCE_SLAB;
+    return left < s->slab ? (size_t)left : s->slab;
 }
 
 static void advance(rd_stream *s, size_t n)
@@ -143,14 +158,15 @@ static void *helper(void *arg)
     return NULL;
 }
 
-cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threaded, rd_after_fn after,
-                         void *after_arg, rd_stream **out, cs_error *err)
+cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t slab, int threaded,
+                         rd_after_fn after, void *after_arg, rd_stream **out, cs_error *err)
 {
     *out = NULL;
     rd_stream *s = calloc(1, sizeof *s);
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C, .after = after, .after_arg = after_arg };
-    size_t cap = V < CS_REDUCE_SLAB ? (size_t)(V ? V : 1) : CS_REDUCE_SLAB;
+    *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C, .slab = slab ? slab : 1, .after = after,
+                      .after_arg = after_arg };
+    size_t cap = V < s->slab ? (size_t)(V ? V : 1) : s->slab;
     for (int i = 0; i < (threaded ? RING : 1); i++)
         if (!(s->ring[i].vals = malloc(cap * sizeof(double))) || (after && !(s->ring[i].aux = malloc(cap)))) {
             rd_stream_close(s, 0);
