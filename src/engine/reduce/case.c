@@ -1,8 +1,11 @@
 /* One case streamed into its slice of the statistics (reduce.h): the label map whole as one
  * class code per voxel, then each probability channel in slabs (stream.c: read on this thread or
  * by a helper thread a slab ahead; budget.c decides when the case may start and which).
- * Everything a voxel adds is added by this one thread in file order, so a case's sums never
- * depend on the thread count.
+ * Each slab has two stages: this thread bins it (the fine-bin sums, (p − y)², the running
+ * softmax values and, in the last channel, the top-1 sums) and writes each voxel's y beside it;
+ * then the stream's after stage (score_slab: the NLL) runs on the reader thread when the case
+ * has one, on this thread otherwise. Every sum is added by one stage, in file order, so a
+ * case's sums never depend on the thread count or on which thread ran a stage.
  *
  * Per channel j and voxel: the one-vs-rest fine-bin sums (cs_ubin_at on the precomputed edges:
  * the one bin rule), (p − y)², and −ln max(q, 1e-15) with q = p where y = 1, 1 − p where y = 0;
@@ -430,7 +433,8 @@ static void work_free(work *w)
 }
 
 /* What the budget admits for the case: the per-voxel arrays allocate() makes, the stream's slabs
- * (two, in case a helper reads) and the two readers' chunks (≤ 1 MiB each, vol.c). */
+ * and their y bytes (two, in case a helper reads) and the two readers' chunks (≤ 1 MiB each,
+ * vol.c). */
 static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_info *li)
 {
     uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
@@ -438,7 +442,7 @@ static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_in
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
     uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20;
     uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
-    return V * per + 2 * slab * sizeof(double) + pc + lc;
+    return V * per + 2 * slab * (sizeof(double) + 1) + pc + lc;
 }
 
 /* The budget's wait ends early when the user cancels or a case before this one failed. */
