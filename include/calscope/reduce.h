@@ -61,7 +61,7 @@
 #include "calscope/mapping.h"
 #include "calscope/segstats.h"
 
-#define CS_REDUCE_SLAB ((size_t)256 * 1024)   /* probability values read at a time */
+#define CS_REDUCE_SLAB ((size_t)128 * 1024)   /* probability values read at a time */
 #define CS_REDUCE_SUM_TOL_DEFAULT 1e-3        /* as the CSV loader's rows (cs_load_options) */
 #define CS_REDUCE_AFFINE_TOL_DEFAULT 1e-3
 #define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* what the cases in flight hold (options) */

@@ -433,8 +433,8 @@ static void work_free(work *w)
 }
 
 /* What the budget admits for the case: the per-voxel arrays allocate() makes, the stream's slabs
- * and their y bytes (two, in case a helper reads) and the two readers' chunks (≤ 1 MiB each,
- * vol.c). */
+ * and their y bytes (RD_RING of them, in case a helper reads) and the two readers' chunks
+ * (≤ 1 MiB each, vol.c). */
 static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_info *li)
 {
     uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
@@ -442,7 +442,7 @@ static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_in
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
     uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20;
     uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
-    return V * per + 2 * slab * (sizeof(double) + 1) + pc + lc;
+    return V * per + RD_RING * slab * (sizeof(double) + 1) + pc + lc;
 }
 
 /* The budget's wait ends early when the user cancels or a case before this one failed. */

@@ -73,6 +73,10 @@ void rd_budget_release(rd_budget *b, uint64_t need);
 
 typedef struct rd_stream rd_stream;
 
+/* The slabs a stream read by a helper thread holds at once (one without a helper): the
+ * consumer's, one being read, one being scored (stream.c). */
+#define RD_RING 3
+
 /* The second stage of a slab (stream.c): n values of part (0 the labels, 1 + j channel j) from
  * voxel pos, and the n bytes the consumer wrote beside them (aux). */
 typedef void (*rd_after_fn)(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux,

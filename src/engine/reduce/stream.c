@@ -6,11 +6,12 @@
  * consumer has asked for the next slab or closed the stream with finish set, the `after` stage
  * on the same slab. Slabs go through both stages in stream order, one at a time per stage.
  *
- * Read on the caller's thread, or by a helper thread (RING slots): the helper inflates
- * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer and runs the
- * `after` stage on the slabs the consumer gives back, so that decompression and part of the
- * per-voxel work run beside the consumer's. A slot goes free -> filled -> held -> returned ->
- * free, and filling, taking and the after stage each walk the ring in the same cyclic order.
+ * Read on the caller's thread, or by a helper thread (RD_RING slots): the helper inflates
+ * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer, and runs the
+ * `after` stage of the slabs the consumer gives back when no slot is free to read into, so
+ * that decompression and part of the per-voxel work run beside the consumer's. A slot goes
+ * free -> filled -> held -> returned -> free, and filling, taking and the after stage each
+ * walk the ring in the same cyclic order.
  * The budget (budget.c) gives a case a helper when fewer cases than threads are in flight, so
  * --threads 2 keeps both cores busy while only one BraTS-size case holds its per-voxel state.
  * Either way the same values arrive in the same slabs and each stage sees them in the same
@@ -23,8 +24,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-
-#define RING 2
 
 /* The slab size tests set (0: CS_REDUCE_SLAB); atomic, though set only while no case runs. */
 static atomic_size_t test_slab;
@@ -42,7 +41,8 @@ void rd_slab_set(size_t values)
 
 typedef struct slot {
     double *vals;
-    uint8_t *aux;             /* the consumer's bytes for the after stage, one per value */
+    uint8_t *aux;             /* the consumer's bytes for the after stage, one per value (in
+                                 vals' block) */
     size_t n, part;           /* n values of part (0 labels, 1 + j channel j) from voxel pos */
     uint64_t pos;
     cs_status st;             /* the read's status; CS_OK when the values are there */
@@ -59,7 +59,7 @@ struct rd_stream {
     size_t part;
     uint64_t pos;
     int threaded;
-    slot ring[RING];
+    slot ring[RD_RING];
     int held;                 /* the consumer holds a slab (ring[take]) */
     /* threaded: */
     pthread_t tid;
@@ -107,37 +107,43 @@ static void run_after(const rd_stream *s, const slot *t)
     if (s->after && t->n) s->after(s->after_arg, t->part, t->pos, t->vals, t->aux, t->n);
 }
 
-/* One step of the helper, under the lock: 1 when it did one (fill or after), 0 when it must wait. */
+/* Runs the after stage of the oldest slab given back, under the lock (released meanwhile), so
+ * that the stages run in order. */
+static void after_oldest(rd_stream *s)
+{
+    slot *t = &s->ring[s->after_at];
+    pthread_mutex_unlock(&s->mu);
+    run_after(s, t);
+    pthread_mutex_lock(&s->mu);
+    s->after_at = (s->after_at + 1) % RD_RING;
+    s->returned--;
+    pthread_cond_broadcast(&s->cv);
+}
+
+/* One step of the helper, under the lock: 1 when it did one (fill or after), 0 when it must
+ * wait. It reads whenever a slot is free, and runs an after stage when none is. */
 static int helper_step(rd_stream *s)
 {
     cs_vol *from;
-    int can_fill = !s->stop && !s->ended && s->filled + s->returned + (size_t)s->held < RING;
+    int can_fill = !s->stop && !s->ended && s->filled + s->returned + (size_t)s->held < RD_RING;
     if (can_fill && !next_size(s, &from)) {
         s->ended = 1;
         pthread_cond_broadcast(&s->cv);
         can_fill = 0;
     }
-    int can_after = s->returned > 0 && (!s->stop || s->finish);
-    /* the consumer waits for a slab: read first; else the slab given back first, in order */
-    if (can_fill && (s->filled == 0 || !can_after)) {
+    if (can_fill) {
         slot *t = &s->ring[s->fill_at];
         pthread_mutex_unlock(&s->mu);
         fill(s, t);            /* only this thread touches the readers and the position */
         pthread_mutex_lock(&s->mu);
-        s->fill_at = (s->fill_at + 1) % RING;
+        s->fill_at = (s->fill_at + 1) % RD_RING;
         s->filled++;
         if (t->st != CS_OK) s->ended = 1;
         pthread_cond_broadcast(&s->cv);
         return 1;
     }
-    if (can_after) {
-        slot *t = &s->ring[s->after_at];
-        pthread_mutex_unlock(&s->mu);
-        run_after(s, t);
-        pthread_mutex_lock(&s->mu);
-        s->after_at = (s->after_at + 1) % RING;
-        s->returned--;
-        pthread_cond_broadcast(&s->cv);
+    if (s->returned > 0 && (!s->stop || s->finish)) {
+        after_oldest(s);
         return 1;
     }
     return 0;
@@ -167,11 +173,15 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t sl
     *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C, .slab = slab ? slab : 1, .after = after,
                       .after_arg = after_arg };
     size_t cap = V < s->slab ? (size_t)(V ? V : 1) : s->slab;
-    for (int i = 0; i < (threaded ? RING : 1); i++)
-        if (!(s->ring[i].vals = malloc(cap * sizeof(double))) || (after && !(s->ring[i].aux = malloc(cap)))) {
+    for (int i = 0; i < (threaded ? RD_RING : 1); i++)
+    {   /* values and y bytes in one block: above the mmap threshold the reduce command sets
+         * (reduce_cmd.c), so that it is given back when freed */
+        if (!(s->ring[i].vals = malloc(cap * (sizeof(double) + (after ? 1 : 0))))) {
             rd_stream_close(s, 0);
             return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         }
+        s->ring[i].aux = after ? (uint8_t *)(s->ring[i].vals + cap) : NULL;
+    }
     if (threaded && V && pthread_mutex_init(&s->mu, NULL) == 0) {
         if (pthread_cond_init(&s->cv, NULL) == 0) {
             /* never takes SIGINT/SIGWINCH meant for the UI thread (calscope/thread.h) */
@@ -191,7 +201,7 @@ static slot *take_next(rd_stream *s)
     if (s->held) {            /* the slab handed out last time goes to the after stage */
         s->held = 0;
         s->returned++;
-        s->take_at = (s->take_at + 1) % RING;
+        s->take_at = (s->take_at + 1) % RD_RING;
         pthread_cond_broadcast(&s->cv);
     }
     while (!s->filled && !s->ended) pthread_cond_wait(&s->cv, &s->mu);
@@ -245,9 +255,6 @@ void rd_stream_close(rd_stream *s, int finish)
     } else if (finish && s->held) {
         run_after(s, &s->ring[0]);
     }
-    for (int i = 0; i < RING; i++) {
-        free(s->ring[i].vals);
-        free(s->ring[i].aux);
-    }
+    for (int i = 0; i < RD_RING; i++) free(s->ring[i].vals);
     free(s);
 }
