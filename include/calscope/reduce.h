@@ -23,13 +23,15 @@
  *             and classes; else 1 byte, 4 beyond 255): 7 bytes per voxel for float16/float32
  *             maps of ≤ 8 classes (BraTS 240×240×155: 62.5 MB; it was 9, and 18 before that);
  *             regions need no running values: 1 byte per voxel.
- *   plus one slab (CS_REDUCE_SLAB doubles = 2 MiB; two when a helper thread reads), the
+ *   plus one slab (CS_REDUCE_SLAB doubles and as many bytes = 2.25 MiB; two when a helper
+ *   thread reads), the
  *   readers' buffers (≈ 1 MiB each plus ISA-L) and the statistics (st->fine × k × 20 bytes per
  *   case). The cases in flight share o->memory for their per-voxel arrays and buffers: a case
  *   waits until it fits beside them, or until it is alone (budget.c), so a BraTS case (66 MiB,
  *   more than the default 48 MiB) is reduced alone whatever --threads says, and a case that runs
  *   while fewer cases than threads are in flight is read by a helper thread a slab ahead
- *   (stream.c): the decompression runs beside the sums. Measured (/usr/bin/time -v, 2
+ *   (stream.c), which also adds the NLL terms of the slabs already binned: the decompression
+ *   and part of the per-voxel work run beside the rest. Measured (/usr/bin/time -v, 2
  *   BraTS-size float32 .nii.gz cases, 4 classes): peak RSS 66 MiB with 1 thread and 68 MiB
  *   with 2 (were 83 and 163 MiB).
  *
@@ -59,7 +61,7 @@
 #include "calscope/mapping.h"
 #include "calscope/segstats.h"
 
-#define CS_REDUCE_SLAB ((size_t)256 * 1024)   /* probability values read at a time */
+#define CS_REDUCE_SLAB ((size_t)128 * 1024)   /* probability values read at a time */
 #define CS_REDUCE_SUM_TOL_DEFAULT 1e-3        /* as the CSV loader's rows (cs_load_options) */
 #define CS_REDUCE_AFFINE_TOL_DEFAULT 1e-3
 #define CS_REDUCE_MEMORY_DEFAULT ((uint64_t)48 << 20) /* what the cases in flight hold (options) */

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "calscope/reduce.h"
+#include "calscope/thread.h"
+#include "engine/reduce/reduce_internal.h"
 
 /* ---- files ------------------------------------------------------------------------------- */
 
@@ -774,6 +776,87 @@ static void test_sum_check_at_the_edge(void **state)
     remove_dir();
 }
 
+/* The statistics file of one reduction of `text` (mapping m, budget `memory` bytes) on `threads`,
+ * read back as bytes; *helpers: the threads it started (cs_helper_started). */
+static unsigned char *reduced_bytes(const char *text, const cs_seg_mapping *m, int threads, uint64_t memory,
+                                    size_t *len, size_t *helpers, cs_segstats **keep)
+{
+    cs_seg_plan *p = manifest(text);
+    cs_reduce_options o;
+    cs_reduce_options_default(&o);
+    o.mapping = m;
+    o.memory = memory;
+    cs_run run = { .threads = threads, .cancel = NULL, .progress_ppm = NULL };
+    cs_segstats *st = NULL;
+    cs_error err;
+    cs_error_clear(&err);
+    size_t before = cs_helper_started();
+    if (cs_reduce_run(p, &o, &run, &st, &err) != CS_OK) fail_msg("%s", err.msg);
+    *helpers = cs_helper_started() - before;
+    if (cs_segstats_write(st, at("out.stats"), &err) != CS_OK) fail_msg("%s", err.msg);
+    FILE *f = fopen(at("out.stats"), "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(*len ? *len : 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    cs_seg_plan_free(p);
+    if (keep) *keep = st;
+    else cs_segstats_free(st);
+    return b;
+}
+
+/* Cases of many slabs (a test slab of 7 values: a channel of 300-320 voxels spans 43-46, the
+ * last one short) give the same statistics file, byte for byte, on 1, 2 and 4 threads, with the
+ * default budget (cases side by side, some read by a helper thread) and with a budget of 1
+ * byte (one case at a time, each read by a helper thread that also scores the slabs the
+ * consumer gives back); softmax (with the reference accumulation's sums) and regions. With one
+ * case at a time the threads are counted: 1 thread starts none; T threads start T - 1 workers
+ * and one reader per case. */
+static void test_threads_give_the_same_bytes(void **state)
+{
+    (void)state;
+    make_dir();
+    const size_t n = 5;
+    cs_test_seg *g = cs_test_seg_random(n, 3, 300, 23, 0);
+    char *text = write_cases(g);
+    cs_segstats *want = cs_test_seg_stats(g, CS_SEGSTATS_FINE_DEFAULT);
+    cs_seg_mapping *regions = NULL;
+    cs_error err;
+    assert_int_equal(cs_seg_mapping_regions("A=1;B=1,2;C=2", &regions, &err), CS_OK);
+    rd_slab_set(7);
+    const cs_seg_mapping *maps[2] = { NULL, regions };
+    for (int mi = 0; mi < 2; mi++) {
+        size_t len1, helpers;
+        cs_segstats *st = NULL;
+        unsigned char *one = reduced_bytes(text, maps[mi], 1, CS_REDUCE_MEMORY_DEFAULT, &len1, &helpers, &st);
+        assert_int_equal(helpers, 0);
+        if (!maps[mi]) same_sums(st, want);
+        cs_segstats_free(st);
+        const int threads[] = { 2, 4 };
+        for (int ti = 0; ti < 2; ti++)
+            for (int alone = 0; alone < 2; alone++) {
+                size_t len;
+                unsigned char *b = reduced_bytes(text, maps[mi], threads[ti], alone ? 1 : CS_REDUCE_MEMORY_DEFAULT, &len,
+                                                 &helpers, NULL);
+                assert_int_equal(len, len1);
+                assert_memory_equal(b, one, len1);
+                if (alone) assert_int_equal(helpers, (size_t)(threads[ti] - 1) + n);
+                free(b);
+            }
+        free(one);
+    }
+    rd_slab_set(0);
+    cs_seg_mapping_free(regions);
+    cs_segstats_free(want);
+    free(text);
+    cs_test_seg_free(g);
+    remove_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -787,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_first_error_and_cancel),
         cmocka_unit_test(test_sum_check_at_the_edge),
+        cmocka_unit_test(test_threads_give_the_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/volume/volume.h"
 #include "engine/volume/vol_internal.h"
@@ -346,12 +347,60 @@ static void test_refusals(void **state)
     }
 }
 
+/* Every float16 bit pattern, read from a '<f2' .npy, is the double that the formula of IEEE
+ * binary16 gives (m·2^-24 for subnormals, (1024 + m)·2^(e-25) for normals, by ldexp: another
+ * method than the reader's bit fields), bit for bit (-0 too); the NaNs are NaNs. */
+static void test_every_float16(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_volume_f16.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    char hdr[118];
+    int n = snprintf(hdr, sizeof hdr, "{'descr': '<f2', 'fortran_order': False, 'shape': (65536,), }");
+    while (n < (int)sizeof hdr - 1) hdr[n++] = ' ';
+    hdr[n++] = '\n';   /* 10 + 118 = 128 bytes of preamble */
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    unsigned char hl[2] = { (unsigned char)n, 0 };
+    fwrite(hl, 1, 2, f);
+    fwrite(hdr, 1, (size_t)n, f);
+    for (unsigned h = 0; h < 65536; h++) {
+        unsigned char b[2] = { (unsigned char)(h & 0xff), (unsigned char)(h >> 8) };
+        fwrite(b, 1, 2, f);
+    }
+    fclose(f);
+    char npy[64];
+    snprintf(npy, sizeof npy, "%s.npy", path);
+    assert_int_equal(rename(path, npy), 0);
+    cs_vol *v = open_ok(npy, NULL);
+    double *got = malloc(65536 * sizeof *got);
+    assert_non_null(got);
+    cs_error err;
+    if (cs_vol_read(v, got, 65536, &err) != CS_OK) fail_msg("%s", err.msg);
+    for (unsigned h = 0; h < 65536; h++) {
+        int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        if (e == 31 && m) {
+            if (!isnan(got[h])) fail_msg("0x%04x: %.17g, want a NaN", h, got[h]);
+            continue;
+        }
+        double want = e == 0 ? ldexp((double)m, -24) : e == 31 ? INFINITY : ldexp((double)(m | 0x400), e - 25);
+        if (h >> 15) want = -want;
+        if (memcmp(&got[h], &want, sizeof want) != 0) fail_msg("0x%04x: %.17g, want %.17g", h, got[h], want);
+    }
+    free(got);
+    cs_vol_close(v);
+    remove(npy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_value_as_written),
         cmocka_unit_test(test_affine),
         cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_every_float16),
         cmocka_unit_test(test_member_rule),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_gzip_split_everywhere),

@@ -1,8 +1,11 @@
 /* One case streamed into its slice of the statistics (reduce.h): the label map whole as one
  * class code per voxel, then each probability channel in slabs (stream.c: read on this thread or
  * by a helper thread a slab ahead; budget.c decides when the case may start and which).
- * Everything a voxel adds is added by this one thread in file order, so a case's sums never
- * depend on the thread count.
+ * Each slab has two stages: this thread bins it (the fine-bin sums, (p − y)², the running
+ * softmax values and, in the last channel, the top-1 sums) and writes each voxel's y beside it;
+ * then the stream's after stage (score_slab: the NLL) runs on the reader thread when the case
+ * has one, on this thread otherwise. Every sum is added by one stage, in file order, so a
+ * case's sums never depend on the thread count or on which thread ran a stage.
  *
  * Per channel j and voxel: the one-vs-rest fine-bin sums (cs_ubin_at on the precomputed edges:
  * the one bin rule), (p − y)², and −ln max(q, 1e-15) with q = p where y = 1, 1 − p where y = 0;
@@ -77,6 +80,12 @@ typedef struct work {
     rd_stream *in;            /* the case's values, in slabs */
     uint64_t bytes;           /* what the budget admitted for the case (case_bytes) */
     uint8_t *ytab;            /* code -> y for the channel being read */
+    size_t slab;              /* values of a slab (rd_slab) */
+    uint64_t unsure;          /* softmax: the first voxel whose running sum is not sure, or UINT64_MAX */
+    struct chan_score {       /* the after stage's (score_slab): the channel's running scores */
+        double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
+        int npp, npn;
+    } score;
     /* progress */
     uint64_t weight, vals_total, vals_done, units_sent;
 } work;
@@ -164,9 +173,9 @@ static cs_status read_labels(work *w, cs_error *err)
     double last = NAN;
     long last_code = -1;
     for (uint64_t v0 = 0; v0 < V;) {
-        size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+        size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         const double *vals;
-        if (rd_stream_next(w->in, n, &vals, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
+        if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
             double y = vals[i];
             long code = y == last ? last_code : cs_seg_mapping_code(m, y);
@@ -200,15 +209,10 @@ static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_
                         w->c->probs, pt, vt, j, w->c->labels);
 }
 
-/* The running sums of one channel, carried from slab to slab. */
-typedef struct chan_acc {
-    double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
-    int npp, npn;
-} chan_acc;
-
-/* n values of channel j from voxel v0 (in vals). `cells`, `fmax` and `s16` are w's, passed as
- * constants by read_channel so that each layout gets its own loop. */
-static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const double *vals, size_t n, chan_acc *a,
+/* n values of channel j from voxel v0 (in vals): the fine-bin sums, the running softmax values,
+ * and each voxel's y in ys for the scores (score_slab). `cells`, `fmax` and `s16` are w's,
+ * passed as constants by read_channel so that each layout gets its own loop. */
+static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const double *vals, uint8_t *ys, size_t n,
                                      const int cells, const int fmax, const int s16, cs_error *err)
 {
     cs_segstats *st = w->x->st;
@@ -218,31 +222,16 @@ static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const doubl
     size_t base = cs_segstats_ci(st, w->ci, j, 0);
     uint64_t *cnt = st->cnt + base, *sy = st->sum_y + base;
     double *sp = st->sum_p + base;
-    double sq = a->sq, nllp = a->nllp, nlln = a->nlln, pp = a->pp, pn = a->pn;
-    int npp = a->npp, npn = a->npn;
-    cs_status rc = CS_OK;
     for (size_t i = 0; i < n; i++) {
         double p = vals[i];
         uint64_t v = v0 + i;
-        if (!(p >= 0.0 && p <= 1.0)) {
-            rc = out_of_range(w, v, j, p, err);
-            break;
-        }
+        if (!(p >= 0.0 && p <= 1.0)) return out_of_range(w, v, j, p, err);
         unsigned y = w->ytab[code_at(w, cells, v)];
+        ys[i] = (uint8_t)y;
         int b = cs_ubin_at(p, e, F);
         cnt[b]++;
         sp[b] += p;
         sy[b] += y;
-        double d = p - (double)y;
-        sq += d * d;
-        if (y) {
-            pp *= p > 1e-15 ? p : 1e-15;
-            if (++npp == NLL_GROUP) { nllp -= log(pp); pp = 1.0; npp = 0; }
-        } else {
-            double q = 1.0 - p;
-            pn *= q > 1e-15 ? q : 1e-15;
-            if (++npn == NLL_GROUP) { nlln -= log(pn); pn = 1.0; npn = 0; }
-        }
         if (!soft) continue;
         if (j == 0) {
             max_put(w, fmax, v, p);
@@ -253,43 +242,114 @@ static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const doubl
         }
         sum_put(w, s16, v, j, p);
     }
-    *a = (chan_acc){ sq, nllp, nlln, pp, pn, npp, npn };
-    return rc;
+    return CS_OK;
 }
 
-/* Channel j: its one-vs-rest sums and scores, and the running softmax values. */
+/* The after stage of the case's stream (stream.c; the helper thread's when the case has one):
+ * channel j's (p − y)² and −ln max(q, 1e-15), in voxel order from slab to slab, written to the
+ * statistics at the channel's last slab. The labels' slabs have nothing to score. */
+static void score_slab(void *arg, size_t part, uint64_t v0, const double *vals, const uint8_t *ys, size_t n)
+{
+    work *w = arg;
+    if (part == 0) return;
+    struct chan_score a = w->score;
+    if (v0 == 0) a = (struct chan_score){ .pp = 1.0, .pn = 1.0 };
+    for (size_t i = 0; i < n; i++) {
+        double p = vals[i];
+        unsigned y = ys[i];
+        double d = p - (double)y;
+        a.sq += d * d;
+        if (y) {
+            a.pp *= p > 1e-15 ? p : 1e-15;
+            if (++a.npp == NLL_GROUP) { a.nllp -= log(a.pp); a.pp = 1.0; a.npp = 0; }
+        } else {
+            double q = 1.0 - p;
+            a.pn *= q > 1e-15 ? q : 1e-15;
+            if (++a.npn == NLL_GROUP) { a.nlln -= log(a.pn); a.pn = 1.0; a.npn = 0; }
+        }
+    }
+    w->score = a;
+    if (v0 + n < w->sh.voxels) return;
+    if (a.npp) a.nllp -= log(a.pp);
+    if (a.npn) a.nlln -= log(a.pn);
+    cs_segstats *st = w->x->st;
+    size_t si = w->ci * st->k + (part - 1);
+    st->sq_err[si] = a.sq;
+    st->nll_pos[si] = a.nllp;
+    st->nll_neg[si] = a.nlln;
+}
+
+/* The first voxel in [v, end) whose running sum does not pass with the margin of its rounding
+ * (see the top of this file), or end. */
+static uint64_t next_unsure(const work *w, uint64_t v, uint64_t end)
+{
+    double tol = w->x->o->sum_tol, C = (double)w->sh.channels;
+    if (w->s16) {
+        const uint16_t *u = w->vsum;
+        for (; v < end; v++)
+            if (u[v] == 65535 || !(fabs((double)u[v] * S16_STEP - 1.0) + C * S16_STEP <= tol)) break;
+        return v;
+    }
+    const float *fs = w->vsum;
+    double c = C * 0x1p-22;
+    for (; v < end; v++) {
+        double f = (double)fs[v];
+        if (!(fabs(f - 1.0) + c * (fabs(f) + 1.0) <= tol)) break;
+    }
+    return v;
+}
+
+/* Softmax, voxels [v0, v0 + n) once the last channel is in: their top-1 sums (in voxel order,
+ * slab after slab) and the first voxel whose running sum does not pass with the margin of its
+ * rounding (next_unsure). Made while the slab's per-voxel values are in the cache, beside the
+ * reader. */
+static void top1_slab(work *w, uint64_t v0, size_t n)
+{
+    const rd_case_ctx *x = w->x;
+    cs_segstats *st = x->st;
+    const int F = st->fine;
+    size_t base = cs_segstats_ti(st, w->ci, 0);
+    uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
+    double *ts = st->t_sum_conf + base;
+    for (uint64_t v = v0; v < v0 + n; v++) {
+        double conf = max_at(w, w->fmax, v);
+        int b = cs_ubin_at(conf, x->edges, F);
+        tc[b]++;
+        ts[b] += conf;
+        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
+    }
+    if (w->unsure != UINT64_MAX) return;
+    uint64_t u = next_unsure(w, v0, v0 + n);
+    if (u < v0 + n) w->unsure = u;
+}
+
+/* Channel j: its one-vs-rest sums and the running softmax values (its scores: score_slab). */
 static cs_status read_channel(work *w, size_t j, cs_error *err)
 {
-    cs_segstats *st = w->x->st;
     const cs_seg_mapping *m = w->m;
     int soft = m->kind == CS_SEG_SOFTMAX;
     for (size_t c = 0; c < m->n_values; c++)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
-    chan_acc a = { .pp = 1.0, .pn = 1.0 };
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
-        size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+        size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         const double *vals;
-        if (rd_stream_next(w->in, n, &vals, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
+        uint8_t *ys;
+        if (rd_stream_next(w->in, n, &vals, &ys, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
         cs_status s;
-#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0, vals, n, &a, c, f, q, err); break
+#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0, vals, ys, n, c, f, q, err); break
         switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
         SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);
         SLAB(CELL_U8, 1, 1); SLAB(CELL_U8, 1, 0); SLAB(CELL_U8, 0, 1); SLAB(CELL_U8, 0, 0);
         SLAB(CELL_U32, 1, 1); SLAB(CELL_U32, 1, 0); SLAB(CELL_U32, 0, 1);
-        default: s = channel_slab(w, j, v0, vals, n, &a, CELL_U32, 0, 0, err); break;
+        default: s = channel_slab(w, j, v0, vals, ys, n, CELL_U32, 0, 0, err); break;
         }
 #undef SLAB
         if (s != CS_OK) return s;
+        if (m->kind == CS_SEG_SOFTMAX && j + 1 == w->sh.channels) top1_slab(w, v0, n);
         v0 += n;
         if ((s = step(w, n, err)) != CS_OK) return s;
     }
-    if (a.npp) a.nllp -= log(a.pp);
-    if (a.npn) a.nlln -= log(a.pn);
-    size_t si = w->ci * st->k + j;
-    st->sq_err[si] = a.sq;
-    st->nll_pos[si] = a.nllp;
-    st->nll_neg[si] = a.nlln;
     return CS_OK;
 }
 
@@ -314,26 +374,6 @@ static cs_status bad_sum(const work *w, uint64_t v, double s, cs_error *err)
                         w->c->probs, sum, tt, vt, note, w->c->labels);
 }
 
-/* The first voxel from v whose running sum does not pass with the margin of its rounding (see
- * the top of this file), or V. */
-static uint64_t next_unsure(const work *w, uint64_t v)
-{
-    double tol = w->x->o->sum_tol, C = (double)w->sh.channels;
-    if (w->s16) {
-        const uint16_t *u = w->vsum;
-        for (; v < w->sh.voxels; v++)
-            if (u[v] == 65535 || !(fabs((double)u[v] * S16_STEP - 1.0) + C * S16_STEP <= tol)) break;
-        return v;
-    }
-    const float *fs = w->vsum;
-    double c = C * 0x1p-22;
-    for (; v < w->sh.voxels; v++) {
-        double f = (double)fs[v];
-        if (!(fabs(f - 1.0) + c * (fabs(f) + 1.0) <= tol)) break;
-    }
-    return v;
-}
-
 /* The sum check made exact from voxel `from` on: the probabilities are read again and the double
  * sums of voxels [a, a + cap) formed in channel order (as the CSV loader's row sum) in acc, for
  * windows starting at each unsure voxel, until a voxel fails (its refusal) or none is left. */
@@ -341,10 +381,10 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
 {
     uint64_t V = w->sh.voxels;
     double tol = w->x->o->sum_tol;
-    double *slab = malloc((V < CS_REDUCE_SLAB ? (size_t)V : CS_REDUCE_SLAB) * sizeof *slab);
+    double *slab = malloc((V < w->slab ? (size_t)V : w->slab) * sizeof *slab);
     if (!slab) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
     cs_status st = CS_OK;
-    for (uint64_t a = from; st == CS_OK && a < V; a = next_unsure(w, a)) {
+    for (uint64_t a = from; st == CS_OK && a < V; a = next_unsure(w, a, V)) {
         uint64_t end = V - a < cap ? V : a + cap;
         cs_vol *pv = NULL;
         if (cs_vol_open(w->c->probs, NULL, &pv, err) != CS_OK) {
@@ -353,7 +393,7 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
         }
         for (size_t j = 0; st == CS_OK && j < w->sh.channels; j++) {
             for (uint64_t v0 = 0; st == CS_OK && v0 < V;) {
-                size_t n = V - v0 < CS_REDUCE_SLAB ? (size_t)(V - v0) : CS_REDUCE_SLAB;
+                size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
                 if (cs_vol_read(pv, slab, n, err) != CS_OK) {
                     st = rd_also(err, "labels", w->c->labels);
                     break;
@@ -374,31 +414,16 @@ static cs_status exact_sums(work *w, uint64_t from, double *acc, size_t cap, cs_
     return st;
 }
 
-/* Softmax, after the last channel: the top-1 sums, then the sum check. (The top-1 sums go into
- * the case's slice first so that an exact sum check can reuse the running max's memory; a
- * refused case's slice is never marked done nor written.) */
+/* Softmax, after the last channel: the sum check made exact from the first voxel whose running
+ * sum was not sure (top1_slab found it), if any. */
 static cs_status finish_softmax(work *w, cs_error *err)
 {
-    const rd_case_ctx *x = w->x;
-    cs_segstats *st = x->st;
-    const int F = st->fine;
     uint64_t V = w->sh.voxels;
-    size_t base = cs_segstats_ti(st, w->ci, 0);
-    uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
-    double *ts = st->t_sum_conf + base;
-    for (uint64_t v = 0; v < V; v++) {
-        double conf = max_at(w, w->fmax, v);
-        int b = cs_ubin_at(conf, x->edges, F);
-        tc[b]++;
-        ts[b] += conf;
-        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
-    }
-    uint64_t u = next_unsure(w, 0);
-    if (u == V) return CS_OK;
+    if (w->unsure == UINT64_MAX) return CS_OK;
     /* the running max's bytes hold the exact sums of a window of voxels */
     size_t cap = (size_t)V * (w->fmax ? sizeof(float) : sizeof(double)) / sizeof(double);
     double *acc = (double *)w->vmax;
-    return exact_sums(w, u, acc, cap ? cap : 1, err);
+    return exact_sums(w, w->unsure, acc, cap ? cap : 1, err);
 }
 
 static void work_free(work *w)
@@ -408,15 +433,16 @@ static void work_free(work *w)
 }
 
 /* What the budget admits for the case: the per-voxel arrays allocate() makes, the stream's slabs
- * (two, in case a helper reads) and the two readers' chunks (≤ 1 MiB each, vol.c). */
+ * and their y bytes (RD_RING of them, in case a helper reads) and the two readers' chunks
+ * (≤ 1 MiB each, vol.c). */
 static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_info *li)
 {
     uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
     if (w->m->kind == CS_SEG_SOFTMAX)
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
-    uint64_t slab = V < CS_REDUCE_SLAB ? V : CS_REDUCE_SLAB, chunk = (uint64_t)1 << 20;
+    uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20;
     uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
-    return V * per + 2 * slab * sizeof(double) + pc + lc;
+    return V * per + RD_RING * slab * (sizeof(double) + 1) + pc + lc;
 }
 
 /* The budget's wait ends early when the user cancels or a case before this one failed. */
@@ -467,7 +493,8 @@ static cs_status allocate(work *w, cs_error *err)
 
 cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
 {
-    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m };
+    work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m, .slab = rd_slab(),
+               .unsure = UINT64_MAX };
     w.weight = w.c->probs_size + w.c->labels_size + 1;
     cs_vol *pv = NULL, *lv = NULL;
     cs_status st = cs_vol_open(w.c->probs, NULL, &pv, err);
@@ -491,10 +518,12 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         if (!admitted) st = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled");
     }
     if (st == CS_OK) st = allocate(&w, err);
-    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, helper, &w.in, err);
+    if (st == CS_OK) st = rd_stream_open(lv, pv, w.sh.voxels, w.sh.channels, w.slab, helper, score_slab, &w, &w.in, err);
     if (st == CS_OK) st = read_labels(&w, err);
     for (size_t j = 0; st == CS_OK && j < w.sh.channels; j++) st = read_channel(&w, j, err);
-    rd_stream_close(w.in);     /* its slabs are free before an exact sum check reads again */
+    /* every score is in once this returns; the slabs are free before an exact sum check reads
+     * again */
+    rd_stream_close(w.in, st == CS_OK);
     w.in = NULL;
     if (st == CS_OK && x->m->kind == CS_SEG_SOFTMAX) st = finish_softmax(&w, err);
     if (st == CS_OK) {

@@ -73,19 +73,40 @@ void rd_budget_release(rd_budget *b, uint64_t need);
 
 typedef struct rd_stream rd_stream;
 
+/* The slabs a stream read by a helper thread holds at once (one without a helper): the
+ * consumer's, one being read, one being scored (stream.c). */
+#define RD_RING 3
+
+/* The second stage of a slab (stream.c): n values of part (0 the labels, 1 + j channel j) from
+ * voxel pos, and the n bytes the consumer wrote beside them (aux). */
+typedef void (*rd_after_fn)(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux,
+                            size_t n);
+
+/* The values of a slab: CS_REDUCE_SLAB, or what a test set with rd_slab_set (0: back to
+ * CS_REDUCE_SLAB), so that small cases span many slabs. Set only while no reduction runs. Any
+ * thread. */
+size_t rd_slab(void);
+void rd_slab_set(size_t values);
+
 /* A stream of lv's V label values, then pv's C channels of V values, in slabs of
- * min(CS_REDUCE_SLAB, what is left of the part) values. threaded: read by a helper thread one
- * slab ahead (falls back to reading on the caller's thread when no thread can be made); the
- * readers then belong to that thread until rd_stream_close. *out is the caller's
+ * min(slab, what is left of the part) values. Each slab goes to the consumer
+ * (rd_stream_next), then to after(after_arg, ...) (NULL: none) once the consumer has asked for
+ * the next slab or closed the stream with finish set: slabs reach both stages in stream order.
+ * threaded: a helper thread reads a slab ahead and runs the after stage (falls back to the
+ * caller's thread, at those same two points, when no thread can be made); the readers and the
+ * after stage then belong to that thread until rd_stream_close. *out is the caller's
  * (rd_stream_close); CS_ENOMEM otherwise. */
-cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threaded, rd_stream **out,
-                         cs_error *err);
-/* The next slab, of n values (the size above): *vals stays valid until the next call or the
- * close. A reader's error (its message, without the other file) at the slab where it occurred.
- * The consumer's thread only. */
-cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, cs_error *err);
-/* Stops and joins the helper, frees the slabs. NULL is a no-op. */
-void rd_stream_close(rd_stream *s);
+cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t slab, int threaded,
+                         rd_after_fn after, void *after_arg, rd_stream **out, cs_error *err);
+/* The next slab, of n values (the size above): *vals, and *aux (n bytes for the after stage,
+ * when there is one; aux may be NULL) stay the consumer's until the next call or the close. A
+ * reader's error (its message, without the other file) at the slab where it occurred. The
+ * consumer's thread only. */
+cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, uint8_t **aux, cs_error *err);
+/* finish: the slab last handed out goes to the after stage too, and every after stage has run
+ * when this returns (0: those still pending are dropped: the case failed). Stops and joins the
+ * helper, frees the slabs. NULL is a no-op. The consumer's thread. */
+void rd_stream_close(rd_stream *s, int finish);
 
 /* ---- one case (case.c) ------------------------------------------------------------------- */
 

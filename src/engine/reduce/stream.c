@@ -1,25 +1,50 @@
 /* The values of one case in the order the reduction takes them (reduce_internal.h): the label
- * map's V values, then the C probability channels' V values each, in slabs of at most
- * CS_REDUCE_SLAB that never cross a channel.
+ * map's V values, then the C probability channels' V values each, in slabs of at most `slab`
+ * values (CS_REDUCE_SLAB but in tests: rd_slab) that never cross a channel.
  *
- * Read on the caller's thread, or by a helper thread a slab ahead (RING slabs, double
- * buffering): decompressing (ISA-L's inflate, engine/gz) then runs
- * beside the sums. The budget (budget.c) gives a case a helper when fewer cases than threads
- * are in flight, so --threads 2 keeps both cores busy while only one BraTS-size case holds its
- * per-voxel state. Either way the same values arrive in the same slabs, so nothing else
- * depends on which. The helper owns both readers from rd_stream_open to rd_stream_close. */
+ * Two stages per slab: the consumer's (rd_stream_next hands the slab out), then, once the
+ * consumer has asked for the next slab or closed the stream with finish set, the `after` stage
+ * on the same slab. Slabs go through both stages in stream order, one at a time per stage.
+ *
+ * Read on the caller's thread, or by a helper thread (RD_RING slots): the helper inflates
+ * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer, and runs the
+ * `after` stage of the slabs the consumer gives back when no slot is free to read into, so
+ * that decompression and part of the per-voxel work run beside the consumer's. A slot goes
+ * free -> filled -> held -> returned -> free, and filling, taking and the after stage each
+ * walk the ring in the same cyclic order.
+ * The budget (budget.c) gives a case a helper when fewer cases than threads are in flight, so
+ * --threads 2 keeps both cores busy while only one BraTS-size case holds its per-voxel state.
+ * Either way the same values arrive in the same slabs and each stage sees them in the same
+ * order, so nothing else depends on which. The helper owns both readers from rd_stream_open to
+ * rd_stream_close. */
 #include "engine/reduce/reduce_internal.h"
 
 #include "calscope/thread.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-#define RING 2
+/* The slab size tests set (0: CS_REDUCE_SLAB); atomic, though set only while no case runs. */
+static atomic_size_t test_slab;
+
+size_t rd_slab(void)
+{
+    size_t n = atomic_load_explicit(&test_slab, memory_order_relaxed);
+    return n ? n : CS_REDUCE_SLAB;
+}
+
+void rd_slab_set(size_t values)
+{
+    atomic_store_explicit(&test_slab, values, memory_order_relaxed);
+}
 
 typedef struct slot {
     double *vals;
-    size_t n;
+    uint8_t *aux;             /* the consumer's bytes for the after stage, one per value (in
+                                 vals' block) */
+    size_t n, part;           /* n values of part (0 labels, 1 + j channel j) from voxel pos */
+    uint64_t pos;
     cs_status st;             /* the read's status; CS_OK when the values are there */
     cs_error err;
 } slot;
@@ -27,21 +52,24 @@ typedef struct slot {
 struct rd_stream {
     cs_vol *lv, *pv;
     uint64_t V;
-    size_t C;
+    size_t C, slab;
+    rd_after_fn after;
+    void *after_arg;
     /* the next slab to read: part 0 is the labels, part 1 + j channel j; at voxel pos */
     size_t part;
     uint64_t pos;
     int threaded;
-    slot ring[RING];
-    /* threaded: slots [head, head + filled) hold read slabs; the consumer uses ring[head] until
-     * its next call */
+    slot ring[RD_RING];
+    int held;                 /* the consumer holds a slab (ring[take]) */
+    /* threaded: */
     pthread_t tid;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    size_t head, filled;
-    int held;                 /* the consumer holds ring[head] */
+    size_t fill_at, take_at, after_at;   /* the next slot to fill, to hand out, to run after on */
+    size_t filled, returned;  /* slots filled and not handed out; given back, after not run */
     int stop;                 /* the consumer is done: the helper stops */
-    int ended;                /* the helper has read everything or met an error */
+    int finish;               /* ... after the after stage of every slab given back */
+    int ended;                /* the helper fills no more: everything read, or an error */
 };
 
 /* The size of the next slab and the reader it comes from; 0 when everything was read. */
@@ -50,7 +78,7 @@ static size_t next_size(const rd_stream *s, cs_vol **from)
     if (s->part > s->C) return 0;
     *from = s->part == 0 ? s->lv : s->pv;
     uint64_t left = s->V - s->pos;
-    return left < CS_REDUCE_SLAB ? (size_t)left : CS_REDUCE_SLAB;
+    return left < s->slab ? (size_t)left : s->slab;
 }
 
 static void advance(rd_stream *s, size_t n)
@@ -67,9 +95,58 @@ static void fill(rd_stream *s, slot *t)
 {
     cs_vol *from = NULL;
     t->n = next_size(s, &from);
+    t->part = s->part;
+    t->pos = s->pos;
     cs_error_clear(&t->err);
     t->st = t->n ? cs_vol_read(from, t->vals, t->n, &t->err) : CS_OK;
     if (t->st == CS_OK) advance(s, t->n);
+}
+
+static void run_after(const rd_stream *s, const slot *t)
+{
+    if (s->after && t->n) s->after(s->after_arg, t->part, t->pos, t->vals, t->aux, t->n);
+}
+
+/* Runs the after stage of the oldest slab given back, under the lock (released meanwhile), so
+ * that the stages run in order. */
+static void after_oldest(rd_stream *s)
+{
+    slot *t = &s->ring[s->after_at];
+    pthread_mutex_unlock(&s->mu);
+    run_after(s, t);
+    pthread_mutex_lock(&s->mu);
+    s->after_at = (s->after_at + 1) % RD_RING;
+    s->returned--;
+    pthread_cond_broadcast(&s->cv);
+}
+
+/* One step of the helper, under the lock: 1 when it did one (fill or after), 0 when it must
+ * wait. It reads whenever a slot is free, and runs an after stage when none is. */
+static int helper_step(rd_stream *s)
+{
+    cs_vol *from;
+    int can_fill = !s->stop && !s->ended && s->filled + s->returned + (size_t)s->held < RD_RING;
+    if (can_fill && !next_size(s, &from)) {
+        s->ended = 1;
+        pthread_cond_broadcast(&s->cv);
+        can_fill = 0;
+    }
+    if (can_fill) {
+        slot *t = &s->ring[s->fill_at];
+        pthread_mutex_unlock(&s->mu);
+        fill(s, t);            /* only this thread touches the readers and the position */
+        pthread_mutex_lock(&s->mu);
+        s->fill_at = (s->fill_at + 1) % RD_RING;
+        s->filled++;
+        if (t->st != CS_OK) s->ended = 1;
+        pthread_cond_broadcast(&s->cv);
+        return 1;
+    }
+    if (s->returned > 0 && (!s->stop || s->finish)) {
+        after_oldest(s);
+        return 1;
+    }
+    return 0;
 }
 
 static void *helper(void *arg)
@@ -77,16 +154,9 @@ static void *helper(void *arg)
     rd_stream *s = arg;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->stop && s->filled + (size_t)s->held >= RING) pthread_cond_wait(&s->cv, &s->mu);
-        cs_vol *from;
-        if (s->stop || !next_size(s, &from)) break;
-        slot *t = &s->ring[(s->head + s->filled + (size_t)s->held) % RING];
-        pthread_mutex_unlock(&s->mu);
-        fill(s, t);            /* only this thread touches the readers and the position */
-        pthread_mutex_lock(&s->mu);
-        s->filled++;
-        pthread_cond_broadcast(&s->cv);
-        if (t->st != CS_OK) break;
+        if (helper_step(s)) continue;
+        if (s->stop) break;    /* and, when finishing, every slab given back has had its after */
+        pthread_cond_wait(&s->cv, &s->mu);
     }
     s->ended = 1;
     pthread_cond_broadcast(&s->cv);
@@ -94,19 +164,24 @@ static void *helper(void *arg)
     return NULL;
 }
 
-cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threaded, rd_stream **out,
-                         cs_error *err)
+cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t slab, int threaded,
+                         rd_after_fn after, void *after_arg, rd_stream **out, cs_error *err)
 {
     *out = NULL;
     rd_stream *s = calloc(1, sizeof *s);
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C };
-    size_t cap = V < CS_REDUCE_SLAB ? (size_t)(V ? V : 1) : CS_REDUCE_SLAB;
-    for (int i = 0; i < (threaded ? RING : 1); i++)
-        if (!(s->ring[i].vals = malloc(cap * sizeof(double)))) {
-            rd_stream_close(s);
+    *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C, .slab = slab ? slab : 1, .after = after,
+                      .after_arg = after_arg };
+    size_t cap = V < s->slab ? (size_t)(V ? V : 1) : s->slab;
+    for (int i = 0; i < (threaded ? RD_RING : 1); i++)
+    {   /* values and y bytes in one block: above the mmap threshold the reduce command sets
+         * (reduce_cmd.c), so that it is given back when freed */
+        if (!(s->ring[i].vals = malloc(cap * (sizeof(double) + (after ? 1 : 0))))) {
+            rd_stream_close(s, 0);
             return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         }
+        s->ring[i].aux = after ? (uint8_t *)(s->ring[i].vals + cap) : NULL;
+    }
     if (threaded && V && pthread_mutex_init(&s->mu, NULL) == 0) {
         if (pthread_cond_init(&s->cv, NULL) == 0) {
             /* never takes SIGINT/SIGWINCH meant for the UI thread (calscope/thread.h) */
@@ -119,28 +194,37 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, int threa
     return CS_OK;
 }
 
-cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, cs_error *err)
+/* The threaded consumer's side of rd_stream_next: gives the held slab back and takes the next. */
+static slot *take_next(rd_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->held) {            /* the slab handed out last time goes to the after stage */
+        s->held = 0;
+        s->returned++;
+        s->take_at = (s->take_at + 1) % RD_RING;
+        pthread_cond_broadcast(&s->cv);
+    }
+    while (!s->filled && !s->ended) pthread_cond_wait(&s->cv, &s->mu);
+    slot *t = NULL;
+    if (s->filled) {
+        t = &s->ring[s->take_at];
+        s->filled--;
+        s->held = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
+cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, uint8_t **aux, cs_error *err)
 {
     slot *t;
     if (!s->threaded) {
         t = &s->ring[0];
-        fill(s, t);
-    } else {
-        pthread_mutex_lock(&s->mu);
-        if (s->held) {            /* the slab handed out last time is free again */
-            s->held = 0;
-            s->head = (s->head + 1) % RING;
-            pthread_cond_broadcast(&s->cv);
-        }
-        while (!s->filled && !s->ended) pthread_cond_wait(&s->cv, &s->mu);
-        if (!s->filled) {         /* cannot happen: the caller asks for no more than there is */
-            pthread_mutex_unlock(&s->mu);
-            return cs_error_set(err, CS_EINPUT, 0, 0, "internal error: read past the case");
-        }
-        t = &s->ring[s->head];
-        s->filled--;
+        if (s->held) run_after(s, t);
         s->held = 1;
-        pthread_mutex_unlock(&s->mu);
+        fill(s, t);
+    } else if (!(t = take_next(s))) {   /* cannot happen: the caller asks for no more than there is */
+        return cs_error_set(err, CS_EINPUT, 0, 0, "internal error: read past the case");
     }
     if (t->st != CS_OK) {
         *err = t->err;
@@ -148,21 +232,29 @@ cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, cs_error *
     }
     if (t->n != n) return cs_error_set(err, CS_EINPUT, 0, 0, "internal error: slab of %zu values, %zu expected", t->n, n);
     *vals = t->vals;
+    if (aux) *aux = t->aux;
     return CS_OK;
 }
 
-void rd_stream_close(rd_stream *s)
+void rd_stream_close(rd_stream *s, int finish)
 {
     if (!s) return;
     if (s->threaded) {
         pthread_mutex_lock(&s->mu);
+        if (finish && s->held) {
+            s->held = 0;
+            s->returned++;
+        }
+        s->finish = finish;
         s->stop = 1;
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->tid, NULL);
         pthread_cond_destroy(&s->cv);
         pthread_mutex_destroy(&s->mu);
+    } else if (finish && s->held) {
+        run_after(s, &s->ring[0]);
     }
-    for (int i = 0; i < RING; i++) free(s->ring[i].vals);
+    for (int i = 0; i < RD_RING; i++) free(s->ring[i].vals);
     free(s);
 }
