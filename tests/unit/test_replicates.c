@@ -222,6 +222,144 @@ static void test_grid_by_cells_is_the_sorted_grid(void **state)
     cs_dataset_free(d);
 }
 
+/* n rows of k classes, in runs of 50: runs of rows with one value from 0.5 to 0.97 and the
+ * rest below the first bin edge (every other pair of values in bin 0: the class-wise pass
+ * skips their arithmetic) and runs with 12 values spread over the bins on classes 2 apart
+ * (pairs across the bins: the pass bins them), so the skip turns on and off along the file;
+ * labels drawn from the rows. */
+static cs_dataset *mixed_dataset(size_t n, size_t k)
+{
+    double *P = malloc(n * k * sizeof *P);
+    int32_t *Y = malloc(n * sizeof *Y);
+    assert_non_null(P);
+    assert_non_null(Y);
+    for (size_t i = 0; i < n; i++) {
+        double *g = P + i * k, s = 0.0;
+        for (size_t j = 0; j < k; j++) g[j] = urand() * 1e-3;
+        if ((i / 50) % 2 == 0) {
+            g[(size_t)(urand() * (double)k) % k] = 0.1 + 3.0 * urand();
+        } else {
+            size_t at = (size_t)(urand() * (double)k) % k;
+            for (size_t q = 0; q < 12; q++) g[(at + 2 * q) % k] = 0.05 + 10.0 * pow(urand(), 3.0);
+        }
+        for (size_t j = 0; j < k; j++) s += g[j];
+        double u = urand(), c = 0.0;
+        Y[i] = (int32_t)(k - 1);
+        for (size_t j = 0; j < k; j++) {
+            g[j] /= s;
+            c += g[j];
+            if (u < c && Y[i] == (int32_t)(k - 1)) Y[i] = (int32_t)j;
+        }
+    }
+    cs_dataset *d = cs_test_dataset(n, k, P, Y);
+    free(P);
+    free(Y);
+    return d;
+}
+
+/* The class-wise ECE (and on the classwise lens its bins) of the draw idx of p, bit for bit
+ * those of the drawn rows copied into a dataset of their own, evaluated whole by binning
+ * every value (cs_mx_cw_by_cells(0): a whole evaluation makes no cells, this makes sure). */
+static void cw_draw_is_its_rows(cs_prepared *p, const cs_dataset *d, const cs_settings *s,
+                                const uint32_t *idx, size_t m)
+{
+    const cs_run one = { .threads = 1 };
+    unsigned want = CS_WANT_SCE | CS_WANT_BINNED;
+    cs_error e;
+    cs_result a, b;
+    assert_int_equal(cs_evaluate(p, idx, m, want, &one, &a, &e), CS_OK);
+    cs_settings whole = *s;
+    whole.select[0] = '\0';
+    cs_dataset *x = materialise(d, cs_prepared_rows(p), idx, m);
+    cs_prepared *px = cs_prepare(x, &whole, &e);
+    assert_non_null(px);
+    cs_mx_cw_by_cells(0);
+    assert_int_equal(cs_evaluate(px, NULL, 0, want, &one, &b, &e), CS_OK);
+    cs_mx_cw_by_cells(1);
+    assert_null(px->cw_cell);
+    assert_memory_equal(&a.sce, &b.sce, sizeof a.sce);
+    if (p->kind == CS_LENS_CLASSWISE) {
+        assert_int_equal(a.n_bins, b.n_bins);
+        assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
+        assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
+    }
+    cs_result_free(&a);
+    cs_result_free(&b);
+    cs_prepared_free(px);
+    cs_dataset_free(x);
+}
+
+/* A subset's class-wise pass reads the cells of every sample, made once per prepared problem
+ * (metrics/classwise.c), instead of binning its values: the sums must be those of binning
+ * them. On 201 classes (an odd count: a last class without a pair) with rows in and out of
+ * bin 0, 2-byte cells (15 bins) and 4-byte ones (400 bins: K*M > 65536), the top1 lens's
+ * class-wise ECE and the classwise lens's bins, with and without a selection; draws with
+ * repeats, and a half-size subsample. */
+static void test_classwise_cells_are_the_binned_sums(void **state)
+{
+    (void)state;
+    cs_dataset *d = mixed_dataset(1500, 201);
+    static const char *lenses[] = {"top1", "classwise"}, *selects[] = {"", "p[0] < 0.0002"};
+    static const int bins[] = {15, 400};
+    for (size_t l = 0; l < 2; l++)
+        for (size_t q = 0; q < 2; q++)
+            for (size_t b = 0; b < 2; b++) {
+                cs_settings s = settings_of(lenses[l], selects[q]);
+                s.bins = bins[b];
+                cs_error e;
+                cs_prepared *p = cs_prepare(d, &s, &e);
+                if (!p) fail_msg("cs_prepare %s '%s': %s", lenses[l], selects[q], e.msg);
+                size_t n = cs_prepared_count(p);
+                assert_true(n > 300 && (q == 0 ? n == 1500 : n < 1500));
+                uint32_t *idx = malloc(n * sizeof *idx);
+                assert_non_null(idx);
+                for (int r = 0; r < 4; r++) {
+                    cs_rng g;
+                    cs_rng_seed(&g, 13, STREAM_CI, 0, (uint64_t)r);
+                    size_t m = r == 3 ? n / 2 : n;
+                    cs_draw_with(&g, n, m, idx);
+                    sort_u32(idx, m);
+                    cw_draw_is_its_rows(p, d, &s, idx, m);
+                    /* a draw of n samples makes the cells at once */
+                    assert_non_null(p->cw_cell);
+                    assert_int_equal(p->cw_cell_wide, bins[b] == 400);
+                }
+                free(idx);
+                cs_prepared_free(p);
+            }
+    cs_dataset_free(d);
+}
+
+/* Subsets smaller than the problem bin their own items until, together, they would have
+ * binned as many items as it has samples: the subset that gets there makes the cells. The
+ * sums are the binned ones on both paths. */
+static void test_classwise_cells_wait_for_subsets_worth_them(void **state)
+{
+    (void)state;
+    cs_dataset *d = mixed_dataset(1000, 31);
+    cs_settings s = settings_of("classwise", "");
+    cs_error e;
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    assert_non_null(p);
+    const cs_run one = { .threads = 1 };
+    cs_result r;
+    assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_SCE | CS_WANT_BINNED, &one, &r, &e), CS_OK);
+    cs_result_free(&r);
+    assert_null(p->cw_cell);   /* a whole evaluation makes none */
+    uint32_t idx[300];
+    for (int k = 0; k < 4; k++) {
+        cs_rng g;
+        cs_rng_seed(&g, 17, STREAM_CI, 0, (uint64_t)k);
+        cs_draw_with(&g, 1000, 300, idx);
+        sort_u32(idx, 300);
+        cw_draw_is_its_rows(p, d, &s, idx, 300);
+        if (k < 3) assert_null(p->cw_cell);   /* 300, 600, 900 items binned */
+        else assert_non_null(p->cw_cell);     /* 1,200 would have been */
+    }
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
 /* 300,000 samples: over every size at which a pass of cs_evaluate splits in two (the class-wise
  * ECE's side thread and the estimators' readers from 100,000, the bins' chunks from 262,144,
  * RECE-G's parts from 200,000, smooth ECE's moments from 100,000). */
@@ -257,6 +395,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replicates_are_their_draws),
         cmocka_unit_test(test_grid_by_cells_is_the_sorted_grid),
+        cmocka_unit_test(test_classwise_cells_are_the_binned_sums),
+        cmocka_unit_test(test_classwise_cells_wait_for_subsets_worth_them),
         cmocka_unit_test(test_budget_of_one_starts_no_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -400,8 +400,9 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     size_t nb = 0;
     cs_status rc = CS_OK;
     cs_mx_agg a;
-    if (!items && (p->kind == CS_LENS_CLASSWISE || p->vector || s->binning != CS_BIN_UNIFORM)) {
-        /* NULL items (all samples) are read directly only by the uniform scalar path */
+    if (!items && (p->vector || s->binning != CS_BIN_UNIFORM)) {
+        /* NULL items (all samples) are read directly only by the uniform paths, scalar and
+         * class-wise (whose subsets read cells made once: a whole evaluation makes none) */
         uint32_t *all = malloc((ni ? ni : 1) * sizeof *all);
         if (!all) return nomem(err, "bins");
         for (size_t j = 0; j < ni; j++) all[j] = (uint32_t)j;

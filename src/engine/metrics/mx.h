@@ -63,6 +63,10 @@ struct cs_prepared {
     uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
     uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
     size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
+    void *cw_cell;                /* class-wise sums: each sample's K cells c*M+b under the */
+    int cw_cell_wide;             /*   s.bins uniform bins, 4 bytes each when wide (K*M > */
+    int cw_cell_tried;            /*   65536), else 2; made once subsets have needed them */
+    size_t cw_binned;             /*   (classwise.c); items subsets binned before them */
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
 
@@ -279,6 +283,10 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
  * changes the speed, never the sums); ix is scratch of cs_mx_cw_scratch(K) words. Any thread
  * (only the caller's arrays are written). */
 size_t cs_mx_cw_scratch(size_t K);
+/* Tests: 0 makes every subset's class-wise pass bin its items itself (the path before the
+ * cells of every sample), 1 (the default) reads the cells. Not thread-safe: call before any
+ * evaluation. */
+void cs_mx_cw_by_cells(int on);
 /* sv[i] += chunk[i], i < n: one chunk's sums into the total, in chunk order. */
 void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n);
 void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,
