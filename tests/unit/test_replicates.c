@@ -185,40 +185,46 @@ static void test_replicates_are_their_draws(void **state)
 }
 
 /* The grid of a subset by counting cell numbers gives the very bins of sorting its keys (the
- * path before the numbers): every field of every bin, bit for bit, on draws with repeats. */
+ * path before the numbers): every field of every bin, bit for bit, on draws with repeats;
+ * with the groups read from the packed copy of the coordinates in cell order and without it
+ * (a problem too large to copy). */
 static void test_grid_by_cells_is_the_sorted_grid(void **state)
 {
     (void)state;
     cs_dataset *d = tied_dataset(2000, 5);
     static const char *lenses[] = {"topk:2", "topk:3", "full"};
-    for (size_t l = 0; l < 3; l++) {
-        cs_settings s = settings_of(lenses[l], "");
-        s.bins = 4;
-        cs_error e;
-        cs_prepared *p = cs_prepare(d, &s, &e);
-        assert_non_null(p);
-        size_t n = cs_prepared_count(p);
-        uint32_t *idx = malloc(n * sizeof *idx);
-        assert_non_null(idx);
-        for (int r = 0; r < 5; r++) {
-            cs_rng g;
-            cs_rng_seed(&g, 11, STREAM_CI, 0, (uint64_t)r);
-            cs_draw_with(&g, n, n, idx);
-            cs_result a, b;
-            cs_mx_grid_by_cells(0);
-            assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &a, &e), CS_OK);
-            cs_mx_grid_by_cells(1);
-            assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &b, &e), CS_OK);
-            assert_true(a.n_bins > 4);   /* a grid of several cells */
-            assert_int_equal(a.n_bins, b.n_bins);
-            assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
-            assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
-            cs_result_free(&a);
-            cs_result_free(&b);
+    for (size_t l = 0; l < 3; l++)
+        for (int packed = 0; packed < 2; packed++) {
+            cs_settings s = settings_of(lenses[l], "");
+            s.bins = 4;
+            cs_error e;
+            cs_mx_grid_pack_max(packed ? (size_t)64 << 20 : 0);
+            cs_prepared *p = cs_prepare(d, &s, &e);
+            assert_non_null(p);
+            size_t n = cs_prepared_count(p);
+            uint32_t *idx = malloc(n * sizeof *idx);
+            assert_non_null(idx);
+            for (int r = 0; r < 5; r++) {
+                cs_rng g;
+                cs_rng_seed(&g, 11, STREAM_CI, 0, (uint64_t)r);
+                cs_draw_with(&g, n, n, idx);
+                cs_result a, b;
+                cs_mx_grid_by_cells(0);
+                assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &a, &e), CS_OK);
+                cs_mx_grid_by_cells(1);
+                assert_int_equal(cs_evaluate(p, idx, n, CS_WANT_BINNED, NULL, &b, &e), CS_OK);
+                assert_true(p->grid_cell && (p->grid_rows != NULL) == packed);
+                assert_true(a.n_bins > 4);   /* a grid of several cells */
+                assert_int_equal(a.n_bins, b.n_bins);
+                assert_memory_equal(a.bins, b.bins, a.n_bins * sizeof *a.bins);
+                assert_memory_equal(&a.ece, &b.ece, sizeof a.ece);
+                cs_result_free(&a);
+                cs_result_free(&b);
+            }
+            free(idx);
+            cs_prepared_free(p);
         }
-        free(idx);
-        cs_prepared_free(p);
-    }
+    cs_mx_grid_pack_max((size_t)64 << 20);
     cs_dataset_free(d);
 }
 

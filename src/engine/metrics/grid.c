@@ -170,13 +170,15 @@ static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *p
     return 0;
 }
 
-/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins. */
-static cs_status grid_bins(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins; order
+ * holds samples, or places in the packed copy when packed. */
+static cs_status grid_bins(const cs_prepared *p, int packed, const uint32_t *order, const size_t *starts,
                            const uint32_t *c0, size_t ng, const double *e, cs_bin **bins,
                            size_t *nb, cs_error *err)
 {
     cs_bin *b = malloc((ng ? ng : 1) * sizeof *b);
-    if (!b || cs_mx_vector_groups(p, order, starts, ng, b) != 0) {
+    if (!b || cs_mx_vector_groups_packed(p, packed ? p->grid_rows : NULL, p->grid_hot, order,
+                                         starts, ng, b) != 0) {
         free(b);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     }
@@ -207,7 +209,7 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
         rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     } else {
         for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
-        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+        rc = grid_bins(p, 0, order, starts, c0, ng, e, bins, nb, err);
     }
     gridkey_free(&g);
     free(pos);
@@ -217,8 +219,46 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
     return rc;
 }
 
+/* The packed copy's limit in bytes of coordinates: a top-k lens (k + 1 coordinates) of a few
+ * million samples; the full lens of many classes keeps reading the lens's rows. */
+static size_t grid_pack_max = (size_t)64 << 20;
+
+void cs_mx_grid_pack_max(size_t bytes)
+{
+    grid_pack_max = bytes;
+}
+
+/* p's coordinates and targets copied in cell order (pos[q]: the sample at place q), so that
+ * a subset's groups read them in ascending places instead of gathering rows from all over the
+ * lens's arrays: p->grid_pos/rows/hot, or nothing when too large or out of memory (the groups
+ * then read the lens). */
+static void grid_pack(cs_prepared *p, const uint32_t *pos)
+{
+    size_t n = p->n, D = p->dim, nd = n * D;
+    if (nd > grid_pack_max / sizeof(double)) return;
+    uint32_t *at = malloc((n ? n : 1) * sizeof *at);
+    double *rows = malloc((nd ? nd : 1) * sizeof *rows);
+    int32_t *hot = malloc((n ? n : 1) * sizeof *hot);
+    if (!at || !rows || !hot) {
+        free(at);
+        free(rows);
+        free(hot);
+        return;
+    }
+    for (size_t q = 0; q < n; q++) {
+        uint32_t i = pos[q];
+        at[i] = (uint32_t)q;
+        for (size_t c = 0; c < D; c++) rows[q * D + c] = cs_mx_coord(p, i, c);
+        hot[q] = p->hot[i];
+    }
+    p->grid_pos = at;
+    p->grid_rows = rows;
+    p->grid_hot = hot;
+}
+
 /* The cell number of every sample (cells numbered in key order) and each cell's first bin,
- * built on first use under p->lock. 0, or -1 out of memory (nothing built). */
+ * built on first use under p->lock, with the packed copy (grid_pack). 0, or -1 out of memory
+ * (nothing built). */
 static int grid_cache(cs_prepared *p, const double *e)
 {
     int rc = 0;
@@ -236,6 +276,7 @@ static int grid_cache(cs_prepared *p, const double *e)
                 if (sort_cells(&g, p->n, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) == 0) {
                     for (size_t k = 0; k < ng; k++)
                         for (size_t q = starts[k]; q < starts[k + 1]; q++) cell[pos[q]] = (uint32_t)k;
+                    grid_pack(p, pos);
                     p->grid_cell = cell;
                     p->grid_c0 = c0;
                     p->grid_cells = ng;
@@ -257,7 +298,9 @@ static int grid_cache(cs_prepared *p, const double *e)
 }
 
 /* The grid of a subset from the cache: a counting pass over the items' cell numbers (stable,
- * so each cell keeps the canonical order), the empty cells left out. */
+ * so each cell keeps the canonical order), the empty cells left out; the groups read the
+ * packed copy when there is one (an item's place in it, in place of the item: a cell's places
+ * ascend with its items). */
 static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                               cs_bin **bins, size_t *nb, cs_error *err)
 {
@@ -280,8 +323,12 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
             at[k + 1] += at[k];
         }
         starts[ng] = ni;
-        for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
-        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+        const uint32_t *place = p->grid_pos;
+        if (place)
+            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = place[items[q]];
+        else
+            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
+        rc = grid_bins(p, place != NULL, order, starts, c0, ng, e, bins, nb, err);
     }
     free(at);
     free(starts);

@@ -44,6 +44,9 @@ void cs_prepared_free(cs_prepared *p)
     free(p->rank_v);
     free(p->grid_cell);
     free(p->grid_c0);
+    free(p->grid_pos);
+    free(p->grid_rows);
+    free(p->grid_hot);
     free(p->cw_cell);
     free(p->v1);
     free(p->t1);

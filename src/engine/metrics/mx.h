@@ -62,7 +62,10 @@ struct cs_prepared {
     double *brier, *nll;          /* per-sample terms */
     uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
     uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
-    size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
+    size_t grid_cells;            /*   built by a subset's first grid (grid.c); */
+    uint32_t *grid_pos;           /*   each sample's place in cell order, and its coordinates */
+    double *grid_rows;            /*   (dim a sample) and target coordinate in that order */
+    int32_t *grid_hot;            /*   (NULL when too large to copy) */
     void *cw_cell;                /* class-wise sums: each sample's K cells c*M+b under the */
     int cw_cell_wide;             /*   s.bins uniform bins, 4 bytes each when wide (K*M > */
     int cw_cell_tried;            /*   65536), else 2; made once subsets have needed them */
@@ -173,6 +176,11 @@ void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t
 /* Vector groups of a prepared vector lens (same layout). Returns 0 or -1 (ENOMEM). */
 int cs_mx_vector_groups(const cs_prepared *p, const uint32_t *order, const size_t *starts,
                         size_t ng, cs_bin *out);
+/* The same from packed rows: member j of a group is row order[j] of packed (dim values each:
+ * the lens's coordinates, cs_mx_coord's, in order), its target's coordinate packed_hot[order[j]];
+ * the same sums as cs_mx_vector_groups over the samples those rows were copied from. */
+int cs_mx_vector_groups_packed(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
+                               const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out);
 static inline double cs_mx_coord(const cs_prepared *p, uint32_t i, size_t j)
 {
     if (j < p->nrow) return p->obase[(size_t)(p->by_row ? p->rows[i] : i) * p->ostride + j];
@@ -189,6 +197,10 @@ cs_status cs_mx_vector_grid(const cs_prepared *p, const uint32_t *items, size_t 
 /* Tests: 0 makes every grid sort its own keys (the path before the cell numbers), 1 (the
  * default) counts. Not thread-safe: call before any evaluation. */
 void cs_mx_grid_by_cells(int on);
+/* The largest packed copy of a problem's coordinates in cell order (grid.c: grid_pack), in
+ * bytes; 64 MiB by default. Tests lower it to 0 to reach the counting path without the copy.
+ * Not thread-safe: call before any evaluation. */
+void cs_mx_grid_pack_max(size_t bytes);
 
 /* ---- kdtree.c ---- */
 /* Splits the items (sample indices, canonical order) of a dim-dimensional problem whose
