@@ -107,9 +107,7 @@ static int sort_keys(cs_mx_scratch *s, const uint32_t *src, const uint32_t *map,
             uint32_t *cnt = s->cnt;
             memset(cnt, 0, N * sizeof *cnt);
             for (size_t j = 0; j < ni; j++) cnt[map ? map[src[j]] : src[j]]++;
-            size_t k = 0;
-            for (size_t i = 0; i < N; i++)
-                for (uint32_t c = cnt[i]; c > 0; c--) out[k++] = (uint32_t)i;
+            cs_sort_expand_counts(cnt, N, out, ni);
             return 0;
         }
     }
