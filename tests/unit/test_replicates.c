@@ -366,6 +366,67 @@ static void test_classwise_cells_wait_for_subsets_worth_them(void **state)
     cs_dataset_free(d);
 }
 
+/* A subset's value-order estimators (AECE, L2 CE, ECE_sweep, smooth ECE and its curve) read
+ * its values from a copy kept in rank order, at the subset's ascending ranks, instead of
+ * through the order: every number and every point of the curve must be those of the drawn
+ * rows copied into a dataset of their own, evaluated whole, bit for bit. On the top1 lens and
+ * a class lens (whose values are not the top-1 confidence), with tied values and a
+ * selection; smooth ECE at a fixed bandwidth (a draw's search starts from the whole
+ * problem's bandwidth, a whole evaluation from none). */
+static void test_estimators_read_values_in_rank_order(void **state)
+{
+    (void)state;
+    cs_dataset *d = tied_dataset(900, 4);
+    static const char *lenses[] = {"top1", "class:1"}, *selects[] = {"", "conf > 0.4"};
+    const unsigned want = CS_WANT_AECE | CS_WANT_L2CE | CS_WANT_SWEEP | CS_WANT_SMECE |
+                          CS_WANT_SMECE_CURVE;
+    const cs_run one = { .threads = 1 };
+    for (size_t l = 0; l < 2; l++)
+        for (size_t q = 0; q < 2; q++) {
+            cs_settings s = settings_of(lenses[l], selects[q]);
+            s.smece_sigma = 0.07;
+            cs_error e;
+            cs_prepared *p = cs_prepare(d, &s, &e);
+            if (!p) fail_msg("cs_prepare %s '%s': %s", lenses[l], selects[q], e.msg);
+            size_t n = cs_prepared_count(p);
+            uint32_t *idx = malloc(n * sizeof *idx);
+            assert_non_null(idx);
+            for (int r = 0; r < 3; r++) {
+                cs_rng g;
+                cs_rng_seed(&g, 19, STREAM_CI, 0, (uint64_t)r);
+                cs_draw_with(&g, n, n, idx);
+                sort_u32(idx, n);
+                cs_result a, b;
+                assert_int_equal(cs_evaluate(p, idx, n, want, &one, &a, &e), CS_OK);
+                cs_settings whole = s;
+                whole.select[0] = '\0';
+                cs_dataset *x = materialise(d, cs_prepared_rows(p), idx, n);
+                cs_prepared *px = cs_prepare(x, &whole, &e);
+                assert_non_null(px);
+                assert_int_equal(cs_evaluate(px, NULL, 0, want, &one, &b, &e), CS_OK);
+                assert_true(isfinite(a.smece) && isfinite(a.l2ce) && isfinite(a.ece_sweep));
+                assert_memory_equal(&a.aece, &b.aece, sizeof a.aece);
+                assert_memory_equal(&a.l2ce, &b.l2ce, sizeof a.l2ce);
+                assert_memory_equal(&a.l2ce_debiased, &b.l2ce_debiased, sizeof a.l2ce_debiased);
+                assert_memory_equal(&a.ece_sweep, &b.ece_sweep, sizeof a.ece_sweep);
+                assert_memory_equal(&a.smece, &b.smece, sizeof a.smece);
+                assert_int_equal(a.n_smece_curve, b.n_smece_curve);
+                assert_memory_equal(a.smece_mu, b.smece_mu, a.n_smece_curve * sizeof *a.smece_mu);
+                assert_memory_equal(a.smece_density, b.smece_density,
+                                    a.n_smece_curve * sizeof *a.smece_density);
+                cs_result_free(&a);
+                cs_result_free(&b);
+                cs_prepared_free(px);
+                cs_dataset_free(x);
+            }
+            /* the copy in rank order was read: the lens's own (class:1) or top1's */
+            assert_non_null(p->kind == CS_LENS_TOP1 ? (void *)p->vs_c : (void *)p->vs_v);
+            free(idx);
+            cs_prepared_free(p);
+        }
+    cs_dataset_free(d);
+}
+
 /* 300,000 samples: over every size at which a pass of cs_evaluate splits in two (the class-wise
  * ECE's side thread and the estimators' readers from 100,000, the bins' chunks from 262,144,
  * RECE-G's parts from 200,000, smooth ECE's moments from 100,000). */
@@ -403,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_grid_by_cells_is_the_sorted_grid),
         cmocka_unit_test(test_classwise_cells_are_the_binned_sums),
         cmocka_unit_test(test_classwise_cells_wait_for_subsets_worth_them),
+        cmocka_unit_test(test_estimators_read_values_in_rank_order),
         cmocka_unit_test(test_budget_of_one_starts_no_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

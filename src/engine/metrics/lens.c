@@ -54,6 +54,8 @@ void cs_prepared_free(cs_prepared *p)
     free(p->rank_c);
     free(p->vs_c);
     free(p->ts_c);
+    free(p->vs_v);
+    free(p->ts_v);
     free(p->rece_w);
     free(p->brier);
     free(p->nll);

@@ -56,7 +56,9 @@ struct cs_prepared {
     uint8_t *t1;                  /*   is not top1 (AECE), built lazily */
     uint32_t *order_c, *rank_c;   /* stable sort of the top-1 confidence (AECE) */
     double *vs_c;                 /* top-1 confidence / correctness in that order (AECE of */
-    uint8_t *ts_c;                /*   subsets, evaluate.c), built lazily */
+    uint8_t *ts_c;                /*   subsets, evaluate.c), built lazily; the lens's own */
+    double *vs_v;                 /*   values and targets in their order (a subset's */
+    uint8_t *ts_v;                /*   estimators) when they are not those (class:C) */
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
@@ -115,6 +117,10 @@ const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n);
  * order[]): order[sorted ranks]. items NULL: order itself. NULL on ENOMEM. */
 const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni,
                               const uint32_t *order, const uint32_t *rank, size_t N);
+/* The ranks of items (rank[items[j]], a subset: items not NULL) in ascending order, in s->ord
+ * (the caller may overwrite them); NULL on ENOMEM. */
+uint32_t *cs_mx_ranks_sorted(cs_mx_scratch *s, const uint32_t *items, size_t ni,
+                             const uint32_t *rank, size_t N);
 /* Lazily built uniform bin of every sample (scalar lenses but classwise); NULL on ENOMEM. */
 const uint16_t *cs_mx_ubin_cache(cs_prepared *p);
 /* The helper budget of one evaluation (its caller's cs_run): cs_evaluate enters it on its
