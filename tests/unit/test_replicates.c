@@ -186,8 +186,8 @@ static void test_replicates_are_their_draws(void **state)
 
 /* The grid of a subset by counting cell numbers gives the very bins of sorting its keys (the
  * path before the numbers): every field of every bin, bit for bit, on draws with repeats;
- * with the groups read from the packed copy of the coordinates in cell order and without it
- * (a problem too large to copy). */
+ * with the groups read from the packed copy of the coordinates in cell order (made by the
+ * second grid of a problem) and without it (a problem too large to copy). */
 static void test_grid_by_cells_is_the_sorted_grid(void **state)
 {
     (void)state;
@@ -204,6 +204,11 @@ static void test_grid_by_cells_is_the_sorted_grid(void **state)
             size_t n = cs_prepared_count(p);
             uint32_t *idx = malloc(n * sizeof *idx);
             assert_non_null(idx);
+            /* a whole evaluation numbers the cells but makes no copy; the next grid does */
+            cs_result w;
+            assert_int_equal(cs_evaluate(p, NULL, 0, CS_WANT_BINNED, NULL, &w, &e), CS_OK);
+            cs_result_free(&w);
+            assert_true(p->grid_cell && !p->grid_rows);
             for (int r = 0; r < 5; r++) {
                 cs_rng g;
                 cs_rng_seed(&g, 11, STREAM_CI, 0, (uint64_t)r);

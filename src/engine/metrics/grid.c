@@ -228,41 +228,53 @@ void cs_mx_grid_pack_max(size_t bytes)
     grid_pack_max = bytes;
 }
 
-/* p's coordinates and targets copied in cell order (pos[q]: the sample at place q), so that
- * a subset's groups read them in ascending places instead of gathering rows from all over the
- * lens's arrays: p->grid_pos/rows/hot, or nothing when too large or out of memory (the groups
- * then read the lens). */
-static void grid_pack(cs_prepared *p, const uint32_t *pos)
+/* p's coordinates and targets copied in cell order (a cell's samples in ascending order,
+ * as a counting pass over the cell numbers places them), so that a grid's groups read them
+ * in ascending places instead of gathering rows from all over the lens's arrays:
+ * p->grid_pos/rows/hot, or nothing when too large or out of memory (the groups then read the
+ * lens). Under p->lock, with the cell numbers built. */
+static void grid_pack(cs_prepared *p)
 {
-    size_t n = p->n, D = p->dim, nd = n * D;
+    size_t n = p->n, D = p->dim, nd = n * D, C = p->grid_cells;
     if (nd > grid_pack_max / sizeof(double)) return;
-    uint32_t *at = malloc((n ? n : 1) * sizeof *at);
+    size_t *first = calloc(C + 1, sizeof *first);
+    uint32_t *place = malloc((n ? n : 1) * sizeof *place);
     double *rows = malloc((nd ? nd : 1) * sizeof *rows);
     int32_t *hot = malloc((n ? n : 1) * sizeof *hot);
-    if (!at || !rows || !hot) {
-        free(at);
+    if (!first || !place || !rows || !hot) {
+        free(first);
+        free(place);
         free(rows);
         free(hot);
         return;
     }
-    for (size_t q = 0; q < n; q++) {
-        uint32_t i = pos[q];
-        at[i] = (uint32_t)q;
-        for (size_t c = 0; c < D; c++) rows[q * D + c] = cs_mx_coord(p, i, c);
+    const uint32_t *cell = p->grid_cell;
+    for (size_t i = 0; i < n; i++) first[cell[i] + 1]++;
+    for (size_t k = 0; k < C; k++) first[k + 1] += first[k];
+    for (size_t i = 0; i < n; i++) {
+        size_t q = first[cell[i]]++;
+        place[i] = (uint32_t)q;
+        for (size_t c = 0; c < D; c++) rows[q * D + c] = cs_mx_coord(p, (uint32_t)i, c);
         hot[q] = p->hot[i];
     }
-    p->grid_pos = at;
+    free(first);
+    p->grid_pos = place;
     p->grid_rows = rows;
     p->grid_hot = hot;
 }
 
 /* The cell number of every sample (cells numbered in key order) and each cell's first bin,
- * built on first use under p->lock, with the packed copy (grid_pack). 0, or -1 out of memory
- * (nothing built). */
+ * built on first use under p->lock; from the second grid on (a replicate: one whole
+ * evaluation makes none), the packed copy too (grid_pack). 0, or -1 out of memory (no cell
+ * numbers). */
 static int grid_cache(cs_prepared *p, const double *e)
 {
     int rc = 0;
     pthread_mutex_lock(&p->lock);
+    if (p->grid_cell && !p->grid_pack_tried) {
+        grid_pack(p);
+        p->grid_pack_tried = 1;
+    }
     if (!p->grid_cell) {
         rc = -1;
         uint32_t *all = malloc((p->n ? p->n : 1) * sizeof *all);
@@ -276,7 +288,6 @@ static int grid_cache(cs_prepared *p, const double *e)
                 if (sort_cells(&g, p->n, p->dim - 1, p->s.bins, pos, &starts, &c0, &ng) == 0) {
                     for (size_t k = 0; k < ng; k++)
                         for (size_t q = starts[k]; q < starts[k + 1]; q++) cell[pos[q]] = (uint32_t)k;
-                    grid_pack(p, pos);
                     p->grid_cell = cell;
                     p->grid_c0 = c0;
                     p->grid_cells = ng;

@@ -67,7 +67,8 @@ struct cs_prepared {
     size_t grid_cells;            /*   built by a subset's first grid (grid.c); */
     uint32_t *grid_pos;           /*   each sample's place in cell order, and its coordinates */
     double *grid_rows;            /*   (dim a sample) and target coordinate in that order */
-    int32_t *grid_hot;            /*   (NULL when too large to copy) */
+    int32_t *grid_hot;            /*   (NULL when too large to copy, or before a second grid) */
+    int grid_pack_tried;
     void *cw_cell;                /* class-wise sums: each sample's K cells c*M+b under the */
     int cw_cell_wide;             /*   s.bins uniform bins, 4 bytes each when wide (K*M > */
     int cw_cell_tried;            /*   65536), else 2; made once subsets have needed them */
