@@ -432,6 +432,35 @@ static void test_estimators_read_values_in_rank_order(void **state)
     cs_dataset_free(d);
 }
 
+/* The caches a replicate builds on first use (the class-wise cells, the grid's cell numbers
+ * and copy, the values in rank order) built by two replicates at once: an interval on two
+ * threads gives the bits of one thread, each on a problem of its own (nothing built before).
+ * Run under TSan it checks that the caches are read only as published under the lock. */
+static void test_caches_built_by_two_threads(void **state)
+{
+    (void)state;
+    cs_dataset *d = mixed_dataset(1200, 9);
+    static const char *lenses[] = {"top1", "topk:3", "classwise"};
+    const cs_run one = { .threads = 1 }, two = { .threads = 2 };
+    for (size_t l = 0; l < 3; l++) {
+        cs_settings s = settings_of(lenses[l], "");
+        cs_error e;
+        cs_ci a, b;
+        cs_prepared *p = cs_prepare(d, &s, &e), *q = cs_prepare(d, &s, &e);
+        assert_non_null(p);
+        assert_non_null(q);
+        unsigned mask = cs_metrics_available(p, CS_METRICS_DEFAULT | CS_METRIC_BIT(CS_METRIC_SCE));
+        assert_int_equal(cs_bootstrap_interval(p, mask, 8, 5, CS_CI_PERCENTILE, &one, &a, &e), CS_OK);
+        assert_int_equal(cs_bootstrap_interval(q, mask, 8, 5, CS_CI_PERCENTILE, &two, &b, &e), CS_OK);
+        assert_memory_equal(a.boot_mean, b.boot_mean, sizeof a.boot_mean);
+        assert_memory_equal(a.lo, b.lo, sizeof a.lo);
+        assert_memory_equal(a.hi, b.hi, sizeof a.hi);
+        cs_prepared_free(p);
+        cs_prepared_free(q);
+    }
+    cs_dataset_free(d);
+}
+
 /* 300,000 samples: over every size at which a pass of cs_evaluate splits in two (the class-wise
  * ECE's side thread and the estimators' readers from 100,000, the bins' chunks from 262,144,
  * RECE-G's parts from 200,000, smooth ECE's moments from 100,000). */
@@ -470,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_classwise_cells_are_the_binned_sums),
         cmocka_unit_test(test_classwise_cells_wait_for_subsets_worth_them),
         cmocka_unit_test(test_estimators_read_values_in_rank_order),
+        cmocka_unit_test(test_caches_built_by_two_threads),
         cmocka_unit_test(test_budget_of_one_starts_no_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

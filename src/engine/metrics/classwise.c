@@ -170,13 +170,13 @@ cw_sums_cells(const double *prob, const int32_t *label, size_t K, const uint32_t
 
 /* Items j0..j1-1's sums from p's cells; two specialisations (2- and 4-byte cells). */
 static void cw_block_cells(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1,
-                           size_t *cnt, size_t *pos, double *sv)
+                           const void *cells, int wide, size_t *cnt, size_t *pos, double *sv)
 {
     const cs_dataset *d = p->d;
-    if (p->cw_cell_wide)
-        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, p->cw_cell, 1, cnt, pos, sv);
+    if (wide)
+        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, cells, 1, cnt, pos, sv);
     else
-        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, p->cw_cell, 0, cnt, pos, sv);
+        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, cells, 0, cnt, pos, sv);
 }
 
 /* The cells of all of p's samples under the M bins with edges e, K a sample, into a new
@@ -208,7 +208,7 @@ static void *cw_cells_make(const cs_prepared *p, const double *e, size_t M, int 
  * itself). They are made, once, under p->lock, when the subsets' passes would otherwise
  * have binned as many items as p has samples, this one's included (a draw of n samples
  * makes them at once; a few small subsets never pay for n samples' cells). Any thread. */
-static const void *cw_cells(const cs_prepared *cp, const double *e, size_t M, size_t ni)
+static const void *cw_cells(const cs_prepared *cp, const double *e, size_t M, size_t ni, int *wide)
 {
     cs_prepared *p = (cs_prepared *)cp;   /* the lazy cache only */
     const void *cells = NULL;
@@ -224,6 +224,7 @@ static const void *cw_cells(const cs_prepared *cp, const double *e, size_t M, si
         }
     }
     cells = p->cw_cell;
+    *wide = p->cw_cell_wide;
     pthread_mutex_unlock(&p->lock);
     return cells;
 }
@@ -233,7 +234,8 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
 {
     const cs_dataset *d = p->d;
     size_t K = d->k, rows = cw_block_rows(K);
-    const void *cells = items ? cw_cells(p, e, M, ni) : NULL;
+    int wide = 0;
+    const void *cells = items ? cw_cells(p, e, M, ni, &wide) : NULL;
     uint32_t *ix = cells ? NULL : malloc(rows * K * sizeof *ix);
     double *sc = calloc(K * M, sizeof *sc);    /* the chunk being summed */
     if ((!cells && !ix) || !sc) {
@@ -255,7 +257,7 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
         size_t end = (j0 / CS_MX_CHUNK + 1) * CS_MX_CHUNK, j1 = j0 + rows;
         if (j1 > end) j1 = end;
         if (j1 > ni) j1 = ni;
-        if (cells) cw_block_cells(p, items, j0, j1, cnt, pos, sc);
+        if (cells) cw_block_cells(p, items, j0, j1, cells, wide, cnt, pos, sc);
         else skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sc);
         if (j1 == end || j1 == ni) {
             cs_mx_cw_add_chunk(sv, sc, K * M);

@@ -170,15 +170,21 @@ static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *p
     return 0;
 }
 
+/* A problem's copy in cell order as one grid found it under p->lock (NULLs: none). */
+typedef struct grid_copy {
+    const uint32_t *place;
+    const double *rows;
+    const int32_t *hot;
+} grid_copy;
+
 /* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins; order
- * holds samples, or places in the packed copy when packed. */
-static cs_status grid_bins(const cs_prepared *p, int packed, const uint32_t *order, const size_t *starts,
+ * holds samples, or places in the copy when it has rows. */
+static cs_status grid_bins(const cs_prepared *p, grid_copy cp, const uint32_t *order, const size_t *starts,
                            const uint32_t *c0, size_t ng, const double *e, cs_bin **bins,
                            size_t *nb, cs_error *err)
 {
     cs_bin *b = malloc((ng ? ng : 1) * sizeof *b);
-    if (!b || cs_mx_vector_groups_packed(p, packed ? p->grid_rows : NULL, p->grid_hot, order,
-                                         starts, ng, b) != 0) {
+    if (!b || cs_mx_vector_groups_packed(p, cp.rows, cp.hot, order, starts, ng, b) != 0) {
         free(b);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     }
@@ -209,7 +215,7 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
         rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     } else {
         for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
-        rc = grid_bins(p, 0, order, starts, c0, ng, e, bins, nb, err);
+        rc = grid_bins(p, (grid_copy){ NULL, NULL, NULL }, order, starts, c0, ng, e, bins, nb, err);
     }
     gridkey_free(&g);
     free(pos);
@@ -265,9 +271,10 @@ static void grid_pack(cs_prepared *p)
 
 /* The cell number of every sample (cells numbered in key order) and each cell's first bin,
  * built on first use under p->lock; from the second grid on (a replicate: one whole
- * evaluation makes none), the packed copy too (grid_pack). 0, or -1 out of memory (no cell
- * numbers). */
-static int grid_cache(cs_prepared *p, const double *e)
+ * evaluation makes none), the packed copy too (grid_pack), which *cp receives as it is under
+ * the lock (another grid may be making it meanwhile: its fields are read only here). 0, or
+ * -1 out of memory (no cell numbers). */
+static int grid_cache(cs_prepared *p, const double *e, grid_copy *cp)
 {
     int rc = 0;
     pthread_mutex_lock(&p->lock);
@@ -304,6 +311,9 @@ static int grid_cache(cs_prepared *p, const double *e)
         free(c0);
         free(starts);
     }
+    cp->place = p->grid_pos;
+    cp->rows = p->grid_rows;
+    cp->hot = p->grid_hot;
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -315,7 +325,8 @@ static int grid_cache(cs_prepared *p, const double *e)
 static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                               cs_bin **bins, size_t *nb, cs_error *err)
 {
-    if (grid_cache(p, e) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    grid_copy cp;
+    if (grid_cache(p, e, &cp) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     size_t C = p->grid_cells;
     const uint32_t *cell = p->grid_cell;
     size_t *at = calloc(C + 1, sizeof *at), *starts = malloc((C + 1) * sizeof *starts);
@@ -334,12 +345,11 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
             at[k + 1] += at[k];
         }
         starts[ng] = ni;
-        const uint32_t *place = p->grid_pos;
-        if (place)
-            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = place[items[q]];
+        if (cp.place)
+            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = cp.place[items[q]];
         else
             for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
-        rc = grid_bins(p, place != NULL, order, starts, c0, ng, e, bins, nb, err);
+        rc = grid_bins(p, cp, order, starts, c0, ng, e, bins, nb, err);
     }
     free(at);
     free(starts);
