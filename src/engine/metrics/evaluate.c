@@ -717,14 +717,15 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         free(work);
         return nomem(err, "ranks");
     }
-    /* a subset: its ascending ranks, read in the values kept in rank order (the sample
-     * indices, order[ranks], only for the curve below) */
+    /* a subset: its ascending ranks, read in the values kept in rank order. order is then
+     * those ranks (a repeated sample is equal neighbours in either), mapped to the samples
+     * themselves only for the curve below */
     const double *vs = NULL;
     const uint8_t *ts_r = NULL;
     uint32_t *ranks = items && lazy_sorted_vt(p, 0, &vs, &ts_r) == 0
                           ? cs_mx_ranks_sorted(sc, items, ni, r, p->n) : NULL;
-    const uint32_t *order = ranks ? NULL : cs_mx_by_rank(sc, items, ni, o, r, p->n);
-    if (!ranks && !order) {
+    const uint32_t *order = ranks ? ranks : cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    if (!order) {
         free(work);
         return nomem(err, "estimators");
     }
@@ -773,10 +774,8 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     /* the picture of that smooth ECE: relplot's curve at the same bandwidth */
     if (rc == CS_OK && (want & CS_WANT_SMECE_CURVE)) {
         size_t G = CS_SMECE_CURVE_POINTS;
-        if (ranks) {   /* the ranks are read: the samples in their place */
+        if (ranks)   /* the ranks are read: the samples in their place */
             for (size_t j = 0; j < ni; j++) ranks[j] = o[ranks[j]];
-            order = ranks;
-        }
         out->smece_mu = malloc(G * sizeof *out->smece_mu);
         out->smece_density = malloc(G * sizeof *out->smece_density);
         if (!out->smece_mu || !out->smece_density ||
