@@ -266,6 +266,48 @@ static void test_order_shared(void **state)
     free(s2);
 }
 
+/* The expansion of counts: each i repeated cnt[i] times in ascending order, checked place by
+ * place against a list built by hand, on counts like a bootstrap draw's (0..3, now and then
+ * 9 or 40), on runs of zeros at either end, and on totals below four; the places past k are
+ * left as they were (a guard region of 8). */
+static void test_expand_counts(void **state)
+{
+    (void)state;
+    uint64_t r = 99;
+    enum { N = 3000, G = 8 };
+    uint32_t *cnt = malloc(N * sizeof *cnt), *want = malloc(60 * N * sizeof *want);
+    uint32_t *out = malloc((60 * N + G) * sizeof *out);
+    assert_non_null(cnt);
+    assert_non_null(want);
+    assert_non_null(out);
+    for (int t = 0; t < 40; t++) {
+        size_t n = t < 10 ? (size_t)t + 1 : N - (size_t)t;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u = next(&r) % 64;
+            cnt[i] = u < 24 ? 0 : u < 46 ? 1 : u < 56 ? 2 : u < 61 ? 3 : u < 63 ? 9 : 40;
+            if (t % 3 == 1 && (i < 20 || i + 20 >= n)) cnt[i] = 0;   /* zeros at both ends */
+            if (t < 10 && i > 0) cnt[i] = 0;   /* one count: totals 0..40 */
+            if (t < 10 && i == 0) cnt[i] = (uint32_t)t;
+            for (uint32_t c = 0; c < cnt[i]; c++) want[k++] = (uint32_t)i;
+        }
+        for (size_t g = 0; g < k + G; g++) out[g] = 0xdeadbeefu;
+        cs_sort_expand_counts(cnt, n, out, k);
+        if (k) assert_memory_equal(out, want, k * sizeof *out);
+        for (size_t g = k; g < k + G; g++) assert_int_equal(out[g], 0xdeadbeefu);
+    }
+    /* two small counts and a total of 5: four places left only at the start */
+    uint32_t c2[] = {2, 0, 3};
+    uint32_t w2[] = {0, 0, 2, 2, 2};
+    for (size_t g = 0; g < 5 + G; g++) out[g] = 0xdeadbeefu;
+    cs_sort_expand_counts(c2, 3, out, 5);
+    assert_memory_equal(out, w2, sizeof w2);
+    for (size_t g = 5; g < 5 + G; g++) assert_int_equal(out[g], 0xdeadbeefu);
+    free(cnt);
+    free(want);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_order_small_values),
         cmocka_unit_test(test_order_large),
         cmocka_unit_test(test_order_shared),
+        cmocka_unit_test(test_expand_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

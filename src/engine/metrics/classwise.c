@@ -73,29 +73,37 @@ cw_sums(const double *prob, const int32_t *label, size_t K, const uint32_t *rows
     }
 }
 
-/* One block: the bins (with the skip the last block's pairs chose: on while 15/16 of the
- * pairs looked at are both in bin 0), then the sums. Returns whether the next block skips.
- * Three specialisations (a sample subset, all samples, consecutive rows), so the tests on
- * items and rows fold away in each. */
-static int cw_block(const double *prob, const int32_t *label, size_t K, const uint32_t *rows,
-                    const uint32_t *items, size_t j0, size_t j1, const double *e, size_t M,
-                    int skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv)
+/* The bins of one block (with the skip the last block's pairs chose: on while 15/16 of the
+ * pairs looked at are both in bin 0). Returns whether the next block skips. Three
+ * specialisations (a sample subset, all samples, consecutive rows), so the tests on items and
+ * rows fold away in each. */
+static int cw_block_bins(const double *prob, size_t K, const uint32_t *rows, const uint32_t *items,
+                         size_t j0, size_t j1, const double *e, size_t M, int skip, uint32_t *ix)
 {
     size_t low, seen;
     if (!rows) {
         if (skip) cw_bins(prob, K, NULL, NULL, j0, j1, e, M, 1, ix, &low, &seen);
         else cw_bins(prob, K, NULL, NULL, j0, j1, e, M, 0, ix, &low, &seen);
-        cw_sums(prob, label, K, NULL, NULL, j0, j1, ix, cnt, pos, sv);
     } else if (items) {
         if (skip) cw_bins(prob, K, rows, items, j0, j1, e, M, 1, ix, &low, &seen);
         else cw_bins(prob, K, rows, items, j0, j1, e, M, 0, ix, &low, &seen);
-        cw_sums(prob, label, K, rows, items, j0, j1, ix, cnt, pos, sv);
     } else {
         if (skip) cw_bins(prob, K, rows, NULL, j0, j1, e, M, 1, ix, &low, &seen);
         else cw_bins(prob, K, rows, NULL, j0, j1, e, M, 0, ix, &low, &seen);
-        cw_sums(prob, label, K, rows, NULL, j0, j1, ix, cnt, pos, sv);
     }
     return seen && low >= seen - seen / 16;
+}
+
+/* One block: its bins, then its sums. Returns whether the next block skips. */
+static int cw_block(const double *prob, const int32_t *label, size_t K, const uint32_t *rows,
+                    const uint32_t *items, size_t j0, size_t j1, const double *e, size_t M,
+                    int skip, uint32_t *ix, size_t *cnt, size_t *pos, double *sv)
+{
+    skip = cw_block_bins(prob, K, rows, items, j0, j1, e, M, skip, ix);
+    if (!rows) cw_sums(prob, label, K, NULL, NULL, j0, j1, ix, cnt, pos, sv);
+    else if (items) cw_sums(prob, label, K, rows, items, j0, j1, ix, cnt, pos, sv);
+    else cw_sums(prob, label, K, rows, NULL, j0, j1, ix, cnt, pos, sv);
+    return skip;
 }
 
 /* Rows of a block: about 4096 values (K * M < 2^32: at most 1000 bins, and K is a class count). */
@@ -124,14 +132,113 @@ void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n)
     for (size_t i = 0; i < n; i++) sv[i] += chunk[i];
 }
 
+/* ---- a subset's sums from every sample's cells, made once per prepared problem ----
+ * A bootstrap replicate of n samples binned its n*K values again with arithmetic: the
+ * largest part of the pass. The cells of every sample (cw_bins' own, the same arithmetic
+ * made once for all samples) are kept in p->cw_cell, and a subset's pass gathers its items'
+ * cells instead (cw_sums_cells: cw_sums' operations in the same order, so the same sums). */
+
+/* 0: subsets always bin their items (the tests' reference path); 1 (the default) uses cells. */
+static int cw_by_cells = 1;
+
+void cs_mx_cw_by_cells(int on)
+{
+    cw_by_cells = on;
+}
+
+static inline __attribute__((always_inline)) size_t cw_cell_at(const void *cells, int wide, size_t at)
+{
+    return wide ? ((const uint32_t *)cells)[at] : ((const uint16_t *)cells)[at];
+}
+
+static inline __attribute__((always_inline)) void
+cw_sums_cells(const double *prob, const int32_t *label, size_t K, const uint32_t *rows,
+              const uint32_t *items, size_t j0, size_t j1, const void *cells, int wide,
+              size_t *cnt, size_t *pos, double *sv)
+{
+    for (size_t j = j0; j < j1; j++) {
+        size_t i = items[j], r = rows[i], at = i * K;
+        const double *g = prob + r * K;
+        for (size_t c = 0; c < K; c++) {
+            size_t o = cw_cell_at(cells, wide, at + c);
+            cnt[o]++;
+            sv[o] += g[c];
+        }
+        pos[cw_cell_at(cells, wide, at + (size_t)label[r])]++;
+    }
+}
+
+/* Items j0..j1-1's sums from p's cells; two specialisations (2- and 4-byte cells). */
+static void cw_block_cells(const cs_prepared *p, const uint32_t *items, size_t j0, size_t j1,
+                           const void *cells, int wide, size_t *cnt, size_t *pos, double *sv)
+{
+    const cs_dataset *d = p->d;
+    if (wide)
+        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, cells, 1, cnt, pos, sv);
+    else
+        cw_sums_cells(d->prob, d->label, d->k, p->rows, items, j0, j1, cells, 0, cnt, pos, sv);
+}
+
+/* The cells of all of p's samples under the M bins with edges e, K a sample, into a new
+ * array (4 bytes a cell when wide, else 2): cw_bins block by block, the skip carried from
+ * block to block as in a pass. NULL out of memory. */
+static void *cw_cells_make(const cs_prepared *p, const double *e, size_t M, int wide)
+{
+    size_t K = p->d->k, n = p->n, rows = cw_block_rows(K), nc = n * K;
+    void *cells = malloc((nc ? nc : 1) * (wide ? sizeof(uint32_t) : sizeof(uint16_t)));
+    uint32_t *ix = wide ? NULL : malloc(rows * K * sizeof *ix);
+    if (!cells || (!wide && !ix)) {
+        free(cells);
+        free(ix);
+        return NULL;
+    }
+    int skip = 0;
+    for (size_t j0 = 0; j0 < n; j0 += rows) {
+        size_t j1 = j0 + rows < n ? j0 + rows : n;
+        uint32_t *out = wide ? (uint32_t *)cells + j0 * K : ix;
+        skip = cw_block_bins(p->d->prob, K, p->rows, NULL, j0, j1, e, M, skip, out);
+        if (!wide)
+            for (size_t q = 0; q < (j1 - j0) * K; q++) ((uint16_t *)cells)[j0 * K + q] = (uint16_t)ix[q];
+    }
+    free(ix);
+    return cells;
+}
+
+/* p's cells under M bins (edges e) for a subset of ni items, or NULL (the pass bins its items
+ * itself). They are made, once, under p->lock, when the subsets' passes would otherwise
+ * have binned as many items as p has samples, this one's included (a draw of n samples
+ * makes them at once; a few small subsets never pay for n samples' cells). Any thread. */
+static const void *cw_cells(const cs_prepared *cp, const double *e, size_t M, size_t ni, int *wide)
+{
+    cs_prepared *p = (cs_prepared *)cp;   /* the lazy cache only */
+    const void *cells = NULL;
+    if (!cw_by_cells || M != (size_t)p->s.bins) return NULL;
+    pthread_mutex_lock(&p->lock);
+    if (!p->cw_cell && !p->cw_cell_tried) {
+        if (p->cw_binned + ni >= p->n) {
+            p->cw_cell_wide = p->d->k * M > 65536;   /* cells c*M+b < K*M */
+            p->cw_cell = cw_cells_make(p, e, M, p->cw_cell_wide);
+            p->cw_cell_tried = 1;   /* out of memory: the passes keep binning */
+        } else {
+            p->cw_binned += ni;
+        }
+    }
+    cells = p->cw_cell;
+    *wide = p->cw_cell_wide;
+    pthread_mutex_unlock(&p->lock);
+    return cells;
+}
+
 int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                          size_t M, const atomic_int *cancel, size_t *cnt, size_t *pos, double *sv)
 {
     const cs_dataset *d = p->d;
     size_t K = d->k, rows = cw_block_rows(K);
-    uint32_t *ix = malloc(rows * K * sizeof *ix);
+    int wide = 0;
+    const void *cells = items ? cw_cells(p, e, M, ni, &wide) : NULL;
+    uint32_t *ix = cells ? NULL : malloc(rows * K * sizeof *ix);
     double *sc = calloc(K * M, sizeof *sc);    /* the chunk being summed */
-    if (!ix || !sc) {
+    if ((!cells && !ix) || !sc) {
         free(ix);
         free(sc);
         return -1;
@@ -150,7 +257,8 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
         size_t end = (j0 / CS_MX_CHUNK + 1) * CS_MX_CHUNK, j1 = j0 + rows;
         if (j1 > end) j1 = end;
         if (j1 > ni) j1 = ni;
-        skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sc);
+        if (cells) cw_block_cells(p, items, j0, j1, cells, wide, cnt, pos, sc);
+        else skip = cw_block(d->prob, d->label, K, p->rows, items, j0, j1, e, M, skip, ix, cnt, pos, sc);
         if (j1 == end || j1 == ni) {
             cs_mx_cw_add_chunk(sv, sc, K * M);
             memset(sc, 0, K * M * sizeof *sc);

@@ -94,14 +94,18 @@ static int lazy_order_values(cs_prepared *p, const double **v, const uint8_t **t
     return rc;
 }
 
-/* The top-1 confidence and correctness in their rank order (vs[r] = v[order[r]]): a
- * subset's AECE groups read them in sequence instead of through order[]. */
-static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
+/* The values and targets of lazy_order(p, top1) in their rank order (vs[r] = v[order[r]]),
+ * built on first use: a subset's AECE groups and its estimators' block read them in sequence
+ * instead of through order[]. The top1 lens's own values are its top-1 confidences: one copy. */
+static int lazy_sorted_vt(cs_prepared *p, int top1, const double **vs, const uint8_t **ts)
 {
     const double *v; const uint8_t *t; const uint32_t *o;
-    if (lazy_order(p, 1, &v, &t, &o, NULL) != 0) return -1;
+    if (lazy_order(p, top1, &v, &t, &o, NULL) != 0) return -1;
+    int c = top1 || p->kind == CS_LENS_TOP1;
+    double **pv = c ? &p->vs_c : &p->vs_v;
+    uint8_t **pt = c ? &p->ts_c : &p->ts_v;
     pthread_mutex_lock(&p->lock);
-    if (!p->vs_c) {
+    if (!*pv) {
         double *a = malloc((p->n ? p->n : 1) * sizeof *a);
         uint8_t *b = malloc(p->n ? p->n : 1);
         if (a && b) {
@@ -109,16 +113,16 @@ static int lazy_sorted_vt(cs_prepared *p, const double **vs, const uint8_t **ts)
                 a[k] = v[o[k]];
                 b[k] = t[o[k]];
             }
-            p->vs_c = a;
-            p->ts_c = b;
+            *pv = a;
+            *pt = b;
             a = NULL;
             b = NULL;
         }
         free(a);
         free(b);
     }
-    *vs = p->vs_c;
-    *ts = p->ts_c;
+    *vs = *pv;
+    *ts = *pt;
     pthread_mutex_unlock(&p->lock);
     return *vs ? 0 : -1;
 }
@@ -400,8 +404,9 @@ cs_status cs_mx_binned(const cs_prepared *cp, const uint32_t *items, size_t ni,
     size_t nb = 0;
     cs_status rc = CS_OK;
     cs_mx_agg a;
-    if (!items && (p->kind == CS_LENS_CLASSWISE || p->vector || s->binning != CS_BIN_UNIFORM)) {
-        /* NULL items (all samples) are read directly only by the uniform scalar path */
+    if (!items && (p->vector || s->binning != CS_BIN_UNIFORM)) {
+        /* NULL items (all samples) are read directly only by the uniform paths, scalar and
+         * class-wise (whose subsets read cells made once: a whole evaluation makes none) */
         uint32_t *all = malloc((ni ? ni : 1) * sizeof *all);
         if (!all) return nomem(err, "bins");
         for (size_t j = 0; j < ni; j++) all[j] = (uint32_t)j;
@@ -679,12 +684,17 @@ static void *sorted_run(void *arg)
 }
 
 /* The values (unless the sort left them there: have_f) and targets in value order into the
- * block, half h of them: a random read a sample, the two halves on two threads on a large
- * sample (cs_mx_chunks; ~2 ms at 10^6 on one, the other core idle). */
+ * block, half h of them: through the order, a random read a sample, or for a subset from the
+ * values and targets kept in rank order (vs, ts at its ascending ranks: reads in sequence);
+ * the two halves on two threads on a large sample (cs_mx_chunks; ~2 ms at 10^6 on one, the
+ * other core idle). */
 typedef struct gather_job {
     const double *v;
     const uint8_t *t;
     const uint32_t *order;
+    const double *vs;       /* with ranks: */
+    const uint8_t *ts_r;
+    const uint32_t *ranks;
     double *fs;
     uint8_t *ts;
     int have_f;
@@ -695,7 +705,12 @@ static void gather_half(void *ctx, size_t h)
 {
     const gather_job *g = ctx;
     size_t a = h ? g->ni / 2 : 0, z = h ? g->ni : g->ni / 2;
-    if (g->have_f)
+    if (g->ranks)
+        for (size_t j = a; j < z; j++) {
+            g->fs[j] = g->vs[g->ranks[j]];
+            g->ts[j] = g->ts_r[g->ranks[j]] ? 1 : 0;
+        }
+    else if (g->have_f)
         for (size_t j = a; j < z; j++) g->ts[j] = g->t[g->order[j]] ? 1 : 0;
     else
         for (size_t j = a; j < z; j++) {
@@ -735,7 +750,14 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
         free(work);
         return nomem(err, "ranks");
     }
-    const uint32_t *order = cs_mx_by_rank(sc, items, ni, o, r, p->n);
+    /* a subset: its ascending ranks, read in the values kept in rank order. order is then
+     * those ranks (a repeated sample is equal neighbours in either), mapped to the samples
+     * themselves only for the curve below */
+    const double *vs = NULL;
+    const uint8_t *ts_r = NULL;
+    uint32_t *ranks = items && lazy_sorted_vt(p, 0, &vs, &ts_r) == 0
+                          ? cs_mx_ranks_sorted(sc, items, ni, r, p->n) : NULL;
+    const uint32_t *order = ranks ? ranks : cs_mx_by_rank(sc, items, ni, o, r, p->n);
     if (!order) {
         free(work);
         return nomem(err, "estimators");
@@ -743,7 +765,8 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     cs_status rc = CS_OK;
     double *fs = work;
     uint8_t *ts = (uint8_t *)(work + ni);
-    gather_job g = { .v = v, .t = t, .order = order, .fs = fs, .ts = ts, .have_f = have_f, .ni = ni };
+    gather_job g = { .v = v, .t = t, .order = order, .vs = vs, .ts_r = ts_r, .ranks = ranks,
+                     .fs = fs, .ts = ts, .have_f = have_f, .ni = ni };
     cs_mx_chunks(2, helper && ni >= SORTED_SIDE_MIN, gather_half, &g);
     int smooth = (want & (CS_WANT_SMECE | CS_WANT_SMECE_CURVE)) != 0;
     sorted_job sj = { .p = p, .fs = fs, .ts = ts, .ni = ni, .want = want, .with_aece = with_aece,
@@ -785,6 +808,8 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     /* the picture of that smooth ECE: relplot's curve at the same bandwidth */
     if (rc == CS_OK && (want & CS_WANT_SMECE_CURVE)) {
         size_t G = CS_SMECE_CURVE_POINTS;
+        if (ranks)   /* the ranks are read: the samples in their place */
+            for (size_t j = 0; j < ni; j++) ranks[j] = o[ranks[j]];
         out->smece_mu = malloc(G * sizeof *out->smece_mu);
         out->smece_density = malloc(G * sizeof *out->smece_density);
         if (!out->smece_mu || !out->smece_density ||
@@ -934,7 +959,7 @@ static unsigned fused_walk(cs_prepared *p, const uint32_t *items, size_t ni, uns
     if ((want & CS_WANT_BINNED) && p->s.binning == CS_BIN_UNIFORM) ub = cs_mx_ubin_cache(p);
     if (want & CS_WANT_RECE_G) D = cs_mx_rece_rows(p, &Ms);
     if ((want & CS_WANT_AECE) && strict && W <= ni + 2048 &&
-        lazy_order(p, 1, &va, &ta, &order, &rank) == 0 && lazy_sorted_vt(p, &vs, &ts) == 0)
+        lazy_order(p, 1, &va, &ta, &order, &rank) == 0 && lazy_sorted_vt(p, 1, &vs, &ts) == 0)
         bits = cs_mx_scratch_bits(sc, W);
     if (!bits) rank = NULL;
     if (!ub && !D && !rank) return 0;

@@ -107,9 +107,7 @@ static int sort_keys(cs_mx_scratch *s, const uint32_t *src, const uint32_t *map,
             uint32_t *cnt = s->cnt;
             memset(cnt, 0, N * sizeof *cnt);
             for (size_t j = 0; j < ni; j++) cnt[map ? map[src[j]] : src[j]]++;
-            size_t k = 0;
-            for (size_t i = 0; i < N; i++)
-                for (uint32_t c = cnt[i]; c > 0; c--) out[k++] = (uint32_t)i;
+            cs_sort_expand_counts(cnt, N, out, ni);
             return 0;
         }
     }
@@ -143,14 +141,22 @@ const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n)
     return s->items;
 }
 
+uint32_t *cs_mx_ranks_sorted(cs_mx_scratch *s, const uint32_t *items, size_t ni,
+                             const uint32_t *rank, size_t N)
+{
+    if (grow32(&s->ord, &s->cap_ord, ni)) return NULL;
+    if (sort_keys(s, items, rank, ni, N, s->ord)) return NULL;
+    return s->ord;
+}
+
 const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni,
                               const uint32_t *order, const uint32_t *rank, size_t N)
 {
     if (!items) return order;   /* every sample once: rank order is the order itself */
-    if (grow32(&s->ord, &s->cap_ord, ni)) return NULL;
-    if (sort_keys(s, items, rank, ni, N, s->ord)) return NULL;
-    for (size_t j = 0; j < ni; j++) s->ord[j] = order[s->ord[j]];
-    return s->ord;
+    uint32_t *r = cs_mx_ranks_sorted(s, items, ni, rank, N);
+    if (!r) return NULL;
+    for (size_t j = 0; j < ni; j++) r[j] = order[r[j]];
+    return r;
 }
 
 /* ---- the helper budget of an evaluation ---- */

@@ -62,53 +62,90 @@ void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t
     }
 }
 
-int cs_mx_vector_groups(const cs_prepared *p, const uint32_t *order, const size_t *starts,
-                        size_t ng, cs_bin *out)
+/* A vector group's bin from its sums: so (D coordinate sums), ct (D target counts) of n > 0
+ * members whose first coordinates lie in [lo, hi]. */
+static void vector_bin(const cs_prepared *p, const double *so, const size_t *ct, size_t n,
+                       double lo, double hi, cs_bin *b)
+{
+    double dn = (double)n, l1 = 0.0, l2 = 0.0, lm = 0.0;
+    for (size_t c = 0; c < p->dim; c++) {
+        double diff = fabs(so[c] / dn - (double)ct[c] / dn);
+        l1 += diff;
+        l2 += diff * diff;
+        if (diff > lm) lm = diff;
+    }
+    b->lo = lo;
+    b->hi = hi;
+    b->conf = so[0] / dn;
+    b->acc = (double)ct[0] / dn;
+    switch (p->s.distance) {
+    case CS_DIST_TVD: b->gap = 0.5 * l1; break;
+    case CS_DIST_L2: b->gap = sqrt(l2); break;
+    case CS_DIST_MAX: b->gap = lm; break;
+    default: b->gap = cs_mx_scalar_gap(&p->s, b->conf, b->acc); break;
+    }
+}
+
+/* Group g's sums: its members' coordinates from the prepared lens (packed NULL: member j is
+ * sample order[j]) or from packed rows of D values (member j is packed row order[j], its
+ * target packed_hot[order[j]]), each coordinate summed in member order. */
+static inline __attribute__((always_inline)) void
+vector_group(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
+             const uint32_t *order, size_t a, size_t z, double *so, size_t *ct, cs_bin *b)
+{
+    size_t D = p->dim;
+    memset(so, 0, D * sizeof *so);
+    memset(ct, 0, D * sizeof *ct);
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t j = a; j < z; j++) {
+        uint32_t i = order[j];
+        double x;
+        if (packed) {
+            const double *row = packed + (size_t)i * D;
+            for (size_t c = 0; c < D; c++) so[c] += row[c];
+            ct[packed_hot[i]]++;
+            x = row[0];
+        } else {
+            const double *row = p->obase + (size_t)(p->by_row ? p->rows[i] : i) * p->ostride;
+            for (size_t c = 0; c < p->nrow; c++) so[c] += row[c];
+            if (p->nrow < D) so[p->nrow] += p->rem[i];
+            ct[p->hot[i]]++;
+            x = p->nrow ? row[0] : p->rem[i];
+        }
+        if (x < lo) lo = x;
+        if (x > hi) hi = x;
+    }
+    vector_bin(p, so, ct, z - a, lo, hi, b);
+}
+
+static int vector_groups(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
+                         const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out)
 {
     size_t D = p->dim;
     double *so = malloc(D * sizeof *so);
     size_t *ct = malloc(D * sizeof *ct);
     if (!so || !ct) { free(so); free(ct); return -1; }
     for (size_t g = 0; g < ng; g++) {
-        size_t a = starts[g], z = starts[g + 1], n = z - a;
+        size_t a = starts[g], z = starts[g + 1];
         cs_bin *b = &out[g];
-        b->count = n;
-        if (n == 0) {
-            b->lo = b->hi = b->conf = b->acc = b->gap = NAN;
-            continue;
-        }
-        memset(so, 0, D * sizeof *so);
-        memset(ct, 0, D * sizeof *ct);
-        double lo = INFINITY, hi = -INFINITY;
-        for (size_t j = a; j < z; j++) {
-            uint32_t i = order[j];
-            const double *row = p->obase + (size_t)(p->by_row ? p->rows[i] : i) * p->ostride;
-            for (size_t c = 0; c < p->nrow; c++) so[c] += row[c];
-            if (p->nrow < D) so[p->nrow] += p->rem[i];
-            ct[p->hot[i]]++;
-            double x = p->nrow ? row[0] : p->rem[i];
-            if (x < lo) lo = x;
-            if (x > hi) hi = x;
-        }
-        double dn = (double)n, l1 = 0.0, l2 = 0.0, lm = 0.0;
-        for (size_t c = 0; c < D; c++) {
-            double diff = fabs(so[c] / dn - (double)ct[c] / dn);
-            l1 += diff;
-            l2 += diff * diff;
-            if (diff > lm) lm = diff;
-        }
-        b->lo = lo;
-        b->hi = hi;
-        b->conf = so[0] / dn;
-        b->acc = (double)ct[0] / dn;
-        switch (p->s.distance) {
-        case CS_DIST_TVD: b->gap = 0.5 * l1; break;
-        case CS_DIST_L2: b->gap = sqrt(l2); break;
-        case CS_DIST_MAX: b->gap = lm; break;
-        default: b->gap = cs_mx_scalar_gap(&p->s, b->conf, b->acc); break;
-        }
+        b->count = z - a;
+        if (z == a) b->lo = b->hi = b->conf = b->acc = b->gap = NAN;
+        else if (packed) vector_group(p, packed, packed_hot, order, a, z, so, ct, b);
+        else vector_group(p, NULL, NULL, order, a, z, so, ct, b);
     }
     free(so);
     free(ct);
     return 0;
+}
+
+int cs_mx_vector_groups(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+                        size_t ng, cs_bin *out)
+{
+    return vector_groups(p, NULL, NULL, order, starts, ng, out);
+}
+
+int cs_mx_vector_groups_packed(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
+                               const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out)
+{
+    return vector_groups(p, packed, packed_hot, order, starts, ng, out);
 }

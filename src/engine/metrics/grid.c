@@ -170,13 +170,21 @@ static int sort_cells(const gridkey *g, size_t ni, size_t kc, int M, uint32_t *p
     return 0;
 }
 
-/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins. */
-static cs_status grid_bins(const cs_prepared *p, const uint32_t *order, const size_t *starts,
+/* A problem's copy in cell order as one grid found it under p->lock (NULLs: none). */
+typedef struct grid_copy {
+    const uint32_t *place;
+    const double *rows;
+    const int32_t *hot;
+} grid_copy;
+
+/* The bins of the groups order[starts[g]..starts[g+1]), first bins c0[g], into *bins; order
+ * holds samples, or places in the copy when it has rows. */
+static cs_status grid_bins(const cs_prepared *p, grid_copy cp, const uint32_t *order, const size_t *starts,
                            const uint32_t *c0, size_t ng, const double *e, cs_bin **bins,
                            size_t *nb, cs_error *err)
 {
     cs_bin *b = malloc((ng ? ng : 1) * sizeof *b);
-    if (!b || cs_mx_vector_groups(p, order, starts, ng, b) != 0) {
+    if (!b || cs_mx_vector_groups_packed(p, cp.rows, cp.hot, order, starts, ng, b) != 0) {
         free(b);
         return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     }
@@ -207,7 +215,7 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
         rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     } else {
         for (size_t q = 0; q < ni; q++) order[q] = items[pos[q]];
-        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+        rc = grid_bins(p, (grid_copy){ NULL, NULL, NULL }, order, starts, c0, ng, e, bins, nb, err);
     }
     gridkey_free(&g);
     free(pos);
@@ -217,12 +225,63 @@ static cs_status grid_sorted(const cs_prepared *p, const uint32_t *items, size_t
     return rc;
 }
 
+/* The packed copy's limit in bytes of coordinates: a top-k lens (k + 1 coordinates) of a few
+ * million samples; the full lens of many classes keeps reading the lens's rows. */
+static size_t grid_pack_max = (size_t)64 << 20;
+
+void cs_mx_grid_pack_max(size_t bytes)
+{
+    grid_pack_max = bytes;
+}
+
+/* p's coordinates and targets copied in cell order (a cell's samples in ascending order,
+ * as a counting pass over the cell numbers places them), so that a grid's groups read them
+ * in ascending places instead of gathering rows from all over the lens's arrays:
+ * p->grid_pos/rows/hot, or nothing when too large or out of memory (the groups then read the
+ * lens). Under p->lock, with the cell numbers built. */
+static void grid_pack(cs_prepared *p)
+{
+    size_t n = p->n, D = p->dim, nd = n * D, C = p->grid_cells;
+    if (nd > grid_pack_max / sizeof(double)) return;
+    size_t *first = calloc(C + 1, sizeof *first);
+    uint32_t *place = malloc((n ? n : 1) * sizeof *place);
+    double *rows = malloc((nd ? nd : 1) * sizeof *rows);
+    int32_t *hot = malloc((n ? n : 1) * sizeof *hot);
+    if (!first || !place || !rows || !hot) {
+        free(first);
+        free(place);
+        free(rows);
+        free(hot);
+        return;
+    }
+    const uint32_t *cell = p->grid_cell;
+    for (size_t i = 0; i < n; i++) first[cell[i] + 1]++;
+    for (size_t k = 0; k < C; k++) first[k + 1] += first[k];
+    for (size_t i = 0; i < n; i++) {
+        size_t q = first[cell[i]]++;
+        place[i] = (uint32_t)q;
+        for (size_t c = 0; c < D; c++) rows[q * D + c] = cs_mx_coord(p, (uint32_t)i, c);
+        hot[q] = p->hot[i];
+    }
+    free(first);
+    p->grid_pos = place;
+    p->grid_rows = rows;
+    p->grid_hot = hot;
+}
+
 /* The cell number of every sample (cells numbered in key order) and each cell's first bin,
- * built on first use under p->lock. 0, or -1 out of memory (nothing built). */
-static int grid_cache(cs_prepared *p, const double *e)
+ * built on first use under p->lock; from the second grid on (a replicate: one whole
+ * evaluation makes none), the packed copy too (grid_pack), which *cp receives as it is under
+ * the lock (another grid may be making it meanwhile: its fields are read only here). 0, or
+ * -1 out of memory (no cell numbers). */
+static int grid_cache(cs_prepared *p, const double *e, grid_copy *cp)
 {
     int rc = 0;
     pthread_mutex_lock(&p->lock);
+    if (p->grid_cell && !p->grid_pack_tried) {
+        grid_pack(p);
+        p->grid_pack_tried = 1;
+    }
     if (!p->grid_cell) {
         rc = -1;
         uint32_t *all = malloc((p->n ? p->n : 1) * sizeof *all);
@@ -252,16 +311,22 @@ static int grid_cache(cs_prepared *p, const double *e)
         free(c0);
         free(starts);
     }
+    cp->place = p->grid_pos;
+    cp->rows = p->grid_rows;
+    cp->hot = p->grid_hot;
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
 
 /* The grid of a subset from the cache: a counting pass over the items' cell numbers (stable,
- * so each cell keeps the canonical order), the empty cells left out. */
+ * so each cell keeps the canonical order), the empty cells left out; the groups read the
+ * packed copy when there is one (an item's place in it, in place of the item: a cell's places
+ * ascend with its items). */
 static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                               cs_bin **bins, size_t *nb, cs_error *err)
 {
-    if (grid_cache(p, e) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    grid_copy cp;
+    if (grid_cache(p, e, &cp) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     size_t C = p->grid_cells;
     const uint32_t *cell = p->grid_cell;
     size_t *at = calloc(C + 1, sizeof *at), *starts = malloc((C + 1) * sizeof *starts);
@@ -280,8 +345,11 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
             at[k + 1] += at[k];
         }
         starts[ng] = ni;
-        for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
-        rc = grid_bins(p, order, starts, c0, ng, e, bins, nb, err);
+        if (cp.place)
+            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = cp.place[items[q]];
+        else
+            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
+        rc = grid_bins(p, cp, order, starts, c0, ng, e, bins, nb, err);
     }
     free(at);
     free(starts);

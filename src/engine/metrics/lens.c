@@ -44,12 +44,18 @@ void cs_prepared_free(cs_prepared *p)
     free(p->rank_v);
     free(p->grid_cell);
     free(p->grid_c0);
+    free(p->grid_pos);
+    free(p->grid_rows);
+    free(p->grid_hot);
+    free(p->cw_cell);
     free(p->v1);
     free(p->t1);
     free(p->order_c);
     free(p->rank_c);
     free(p->vs_c);
     free(p->ts_c);
+    free(p->vs_v);
+    free(p->ts_v);
     free(p->rece_w);
     free(p->brier);
     free(p->nll);

@@ -56,13 +56,23 @@ struct cs_prepared {
     uint8_t *t1;                  /*   is not top1 (AECE), built lazily */
     uint32_t *order_c, *rank_c;   /* stable sort of the top-1 confidence (AECE) */
     double *vs_c;                 /* top-1 confidence / correctness in that order (AECE of */
-    uint8_t *ts_c;                /*   subsets, evaluate.c), built lazily */
+    uint8_t *ts_c;                /*   subsets, evaluate.c), built lazily; the lens's own */
+    double *vs_v;                 /*   values and targets in their order (a subset's */
+    uint8_t *ts_v;                /*   estimators) when they are not those (class:C) */
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
     double *brier, *nll;          /* per-sample terms */
     uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
     uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
-    size_t grid_cells;            /*   built by a subset's first grid (grid.c) */
+    size_t grid_cells;            /*   built by a subset's first grid (grid.c); */
+    uint32_t *grid_pos;           /*   each sample's place in cell order, and its coordinates */
+    double *grid_rows;            /*   (dim a sample) and target coordinate in that order */
+    int32_t *grid_hot;            /*   (NULL when too large to copy, or before a second grid) */
+    int grid_pack_tried;
+    void *cw_cell;                /* class-wise sums: each sample's K cells c*M+b under the */
+    int cw_cell_wide;             /*   s.bins uniform bins, 4 bytes each when wide (K*M > */
+    int cw_cell_tried;            /*   65536), else 2; made once subsets have needed them */
+    size_t cw_binned;             /*   (classwise.c); items subsets binned before them */
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
     atomic_size_t smece_binned;   /* draws whose smooth ECE was binned (cs_mx_smece_binned) */
@@ -109,6 +119,10 @@ const uint32_t *cs_mx_identity(cs_mx_scratch *s, size_t n);
  * order[]): order[sorted ranks]. items NULL: order itself. NULL on ENOMEM. */
 const uint32_t *cs_mx_by_rank(cs_mx_scratch *s, const uint32_t *items, size_t ni,
                               const uint32_t *order, const uint32_t *rank, size_t N);
+/* The ranks of items (rank[items[j]], a subset: items not NULL) in ascending order, in s->ord
+ * (the caller may overwrite them); NULL on ENOMEM. */
+uint32_t *cs_mx_ranks_sorted(cs_mx_scratch *s, const uint32_t *items, size_t ni,
+                             const uint32_t *rank, size_t N);
 /* Lazily built uniform bin of every sample (scalar lenses but classwise); NULL on ENOMEM. */
 const uint16_t *cs_mx_ubin_cache(cs_prepared *p);
 /* The helper budget of one evaluation (its caller's cs_run): cs_evaluate enters it on its
@@ -170,6 +184,11 @@ void cs_mx_scalar_groups(const cs_settings *s, const double *v, const uint8_t *t
 /* Vector groups of a prepared vector lens (same layout). Returns 0 or -1 (ENOMEM). */
 int cs_mx_vector_groups(const cs_prepared *p, const uint32_t *order, const size_t *starts,
                         size_t ng, cs_bin *out);
+/* The same from packed rows: member j of a group is row order[j] of packed (dim values each:
+ * the lens's coordinates, cs_mx_coord's, in order), its target's coordinate packed_hot[order[j]];
+ * the same sums as cs_mx_vector_groups over the samples those rows were copied from. */
+int cs_mx_vector_groups_packed(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
+                               const uint32_t *order, const size_t *starts, size_t ng, cs_bin *out);
 static inline double cs_mx_coord(const cs_prepared *p, uint32_t i, size_t j)
 {
     if (j < p->nrow) return p->obase[(size_t)(p->by_row ? p->rows[i] : i) * p->ostride + j];
@@ -186,6 +205,10 @@ cs_status cs_mx_vector_grid(const cs_prepared *p, const uint32_t *items, size_t 
 /* Tests: 0 makes every grid sort its own keys (the path before the cell numbers), 1 (the
  * default) counts. Not thread-safe: call before any evaluation. */
 void cs_mx_grid_by_cells(int on);
+/* The largest packed copy of a problem's coordinates in cell order (grid.c: grid_pack), in
+ * bytes; 64 MiB by default. Tests lower it to 0 to reach the counting path without the copy.
+ * Not thread-safe: call before any evaluation. */
+void cs_mx_grid_pack_max(size_t bytes);
 
 /* ---- kdtree.c ---- */
 /* Splits the items (sample indices, canonical order) of a dim-dimensional problem whose
@@ -280,6 +303,10 @@ int cs_mx_classwise_sums(const cs_prepared *p, const uint32_t *items, size_t ni,
  * changes the speed, never the sums); ix is scratch of cs_mx_cw_scratch(K) words. Any thread
  * (only the caller's arrays are written). */
 size_t cs_mx_cw_scratch(size_t K);
+/* Tests: 0 makes every subset's class-wise pass bin its items itself (the path before the
+ * cells of every sample), 1 (the default) reads the cells. Not thread-safe: call before any
+ * evaluation. */
+void cs_mx_cw_by_cells(int on);
 /* sv[i] += chunk[i], i < n: one chunk's sums into the total, in chunk order. */
 void cs_mx_cw_add_chunk(double *sv, const double *chunk, size_t n);
 void cs_mx_cw_rows(const double *g, const int32_t *y, size_t nr, size_t K, const double *e,

@@ -86,6 +86,7 @@ static cs_status topk_bar(const cs_prepared *p1, const cs_settings *base, size_t
     free(q.v); free(q.t); free(q.rem); free(q.hot);
     free(q.order_v); free(q.rank_v);
     free(q.grid_cell); free(q.grid_c0);   /* the counted grid's cache (cs_mx_vector_grid) */
+    free(q.grid_pos); free(q.grid_rows); free(q.grid_hot);
     pthread_mutex_destroy(&q.lock);
     return rc;
 }

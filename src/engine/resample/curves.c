@@ -10,6 +10,7 @@
 #include "calscope/resample.h"
 
 #include "ci_internal.h"
+#include "engine/sort/sort.h"
 #include "evaluator.h"
 
 #include <math.h>
@@ -151,8 +152,7 @@ static void draw_with_sorted(cs_rng *rng, size_t n, size_t k, uint32_t *idx, uin
     if (!cnt) return;
     memset(cnt, 0, n * sizeof *cnt);
     for (size_t j = 0; j < k; j++) cnt[idx[j]]++;
-    for (size_t i = 0, j = 0; i < n; i++)
-        for (uint32_t c = cnt[i]; c > 0; c--) idx[j++] = (uint32_t)i;
+    cs_sort_expand_counts(cnt, n, idx, k);
 }
 
 static scratch *scratch_new(int threads, size_t n_perm, size_t k, int two)
@@ -310,9 +310,7 @@ static void bins_task(void *vctx, size_t rep, int worker)
     if (cnt) {
         for (size_t j = 0; j < x->n; j++)
             cnt[s->idx[j]]++;
-        for (size_t i = 0, k = 0; i < x->n; i++)
-            for (uint32_t c = cnt[i]; c > 0; c--)
-                s->idx[k++] = (uint32_t)i;
+        cs_sort_expand_counts(cnt, x->n, s->idx, x->n);
         free(cnt);
     }
     double *rows = x->values + rep * CS_METRIC_COUNT;

@@ -519,3 +519,22 @@ void cs_sort_doubles_desc(double *a, size_t n, uint32_t *ka, uint32_t *kb, doubl
     if (ka && kb && b && n > 64) radix_desc(a, n, ka, kb, b);
     else quick_desc(a, n);
 }
+
+/* Four copies of each value are stored whatever its count while four places are left (the
+ * places past its count are overwritten by the next values), the rare count above four
+ * finished by a loop; the last places by the plain loop. */
+void cs_sort_expand_counts(const uint32_t *cnt, size_t n, uint32_t *out, size_t k)
+{
+    size_t i = 0, j = 0;
+    for (; i < n && j + 4 <= k; i++) {
+        uint32_t c = cnt[i], v = (uint32_t)i;
+        out[j] = v;
+        out[j + 1] = v;
+        out[j + 2] = v;
+        out[j + 3] = v;
+        for (uint32_t q = 4; q < c; q++) out[j + q] = v;
+        j += c;
+    }
+    for (; i < n; i++)
+        for (uint32_t c = cnt[i]; c > 0; c--) out[j++] = (uint32_t)i;
+}

@@ -20,6 +20,11 @@ int cs_sort_u32(uint32_t *keys, size_t n, uint32_t limit);
  * every key are skipped). */
 int cs_sort_u64(uint64_t *keys, uint32_t *vals, size_t n);
 
+/* The expansion of a counting sort: out[0..k) = each i < n repeated cnt[i] times, ascending
+ * (k the sum of the counts). The same array as the plain loop, without its branch per count
+ * (a bootstrap draw's counts are 0, 1, 2... at random: one misprediction in two). */
+void cs_sort_expand_counts(const uint32_t *cnt, size_t n, uint32_t *out, size_t k);
+
 /* a[0..n) ascending under cmp (negative, 0, positive) with a context: a merge sort. */
 typedef int (*cs_sort_cmp)(uint32_t a, uint32_t b, const void *ctx);
 int cs_sort_by(uint32_t *a, size_t n, cs_sort_cmp cmp, const void *ctx);
