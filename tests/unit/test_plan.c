@@ -15,22 +15,6 @@
 #include "calscope/select.h"
 #include "calscope/topk.h"
 
-static cs_dataset *load(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("%s: %s", name, err.msg);
-    return d;
-}
-
-static int same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
-}
-
 /* The three counters of the engine's test hooks. */
 typedef struct counts {
     unsigned long validations, compilations, class_finds;
@@ -91,7 +75,7 @@ static cs_measure_request every_part(void)
 static void test_measurement_prepares_once(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_measure_request q = every_part();
@@ -111,7 +95,7 @@ static void test_measurement_prepares_once(void **state)
 static void test_parts_equal_their_own_functions(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_measure_request q = every_part();
@@ -124,16 +108,16 @@ static void test_parts_equal_their_own_functions(void **state)
     assert_int_equal(cs_case_metrics_compute(d, &s, NULL, &cm, &err), CS_OK);
     assert_int_equal(cm.n_cases, m.cases.n_cases);
     for (size_t c = 0; c < cm.n_cases; c++) {
-        assert_true(same_bits(cm.ece[c], m.cases.ece[c]));
+        assert_true(cs_test_same_bits(cm.ece[c], m.cases.ece[c]));
         assert_int_equal(cm.count[c], m.cases.count[c]);
     }
-    assert_true(same_bits(cm.pooled_ece, m.cases.pooled_ece));
+    assert_true(cs_test_same_bits(cm.pooled_ece, m.cases.pooled_ece));
     assert_memory_equal(cm.hist, m.cases.hist, cm.k * cm.m * cm.m * sizeof *cm.hist);
     cs_case_metrics_free(&cm);
 
     double bars[3];
     assert_int_equal(cs_topk_bars(d, &s, topk, 3, NULL, bars, &err), CS_OK);
-    for (size_t i = 0; i < 3; i++) assert_true(same_bits(bars[i], m.topk_ece[i]));
+    for (size_t i = 0; i < 3; i++) assert_true(cs_test_same_bits(bars[i], m.topk_ece[i]));
 
     cs_likert lk;
     assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
@@ -141,7 +125,7 @@ static void test_parts_equal_their_own_functions(void **state)
     size_t counted = 0;
     for (size_t i = 0; i < lk.n; i++) {
         assert_int_equal(lk.iv[i].count, m.likert.iv[i].count);
-        assert_true(same_bits(lk.iv[i].ece, m.likert.iv[i].ece));
+        assert_true(cs_test_same_bits(lk.iv[i].ece, m.likert.iv[i].ece));
         counted += lk.iv[i].count;
     }
     assert_int_equal(counted, m.selected);   /* the categories split the selection */
@@ -150,7 +134,8 @@ static void test_parts_equal_their_own_functions(void **state)
     assert_non_null(c);
     assert_int_equal(c->n_points, m.curve->n_points);
     for (size_t i = 0; i < c->n_points; i++)
-        assert_true(same_bits(c->points[i].stat[CS_METRIC_ECE].mean, m.curve->points[i].stat[CS_METRIC_ECE].mean));
+        assert_true(cs_test_same_bits(c->points[i].stat[CS_METRIC_ECE].mean,
+                                      m.curve->points[i].stat[CS_METRIC_ECE].mean));
     cs_curve_free(c);
     cs_measurement_free(&m);
     cs_dataset_free(d);
@@ -161,7 +146,7 @@ static void test_parts_equal_their_own_functions(void **state)
 static void test_refused_once(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_measure_request q = every_part();
     cs_settings s;
     cs_error err;
@@ -202,7 +187,7 @@ static void test_refused_once(void **state)
 static void test_plan_variants(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_error err;
@@ -235,7 +220,7 @@ static void test_plan_variants(void **state)
 static void test_band_is_the_text(void **state)
 {
     (void)state;
-    cs_dataset *d = load("digits_gnb.csv");
+    cs_dataset *d = cs_test_load_sample("digits_gnb.csv");
     uint32_t *a = malloc(d->n_samples * sizeof *a), *b = malloc(d->n_samples * sizeof *b);
     assert_non_null(a);
     assert_non_null(b);
