@@ -250,10 +250,37 @@ static void test_band_is_the_text(void **state)
     cs_dataset_free(d);
 }
 
-/* The Likert categories of the full lens select on the text "p[0] in [lo, hi]", whose 0 the
- * class rule reads: with classes named by numbers out of column order ("2", "0", "1") that is
- * the class named 0, column 1. Each category keeps the rows that text keeps. */
-static void test_likert_band_follows_the_text(void **state)
+/* Fails unless each Likert category has as many samples as the selection text
+ * "COORD in [lo, hi)" ("hi]" for the last category) keeps. */
+static void expect_text_counts(const cs_dataset *d, const cs_likert *lk, const char *coord)
+{
+    uint32_t rows[64];
+    assert_true(d->n_samples <= 64);
+    cs_error err;
+    for (size_t i = 0; i < lk->n; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "%s in [%.17g, %.17g%c", coord, lk->iv[i].lo, lk->iv[i].hi,
+                 lk->iv[i].hi_closed ? ']' : ')');
+        cs_select *sel = cs_select_compile(text, d, &err);
+        if (!sel) fail_msg("'%s': %s", text, err.msg);
+        size_t want = cs_select_filter(sel, d, d->sample_rows, d->n_samples, rows);
+        cs_select_free(sel);
+        if (lk->iv[i].count != want)
+            fail_msg("category %zu: %zu samples, the text '%s' keeps %zu", i, lk->iv[i].count, text, want);
+    }
+}
+
+/* The Likert categories are on the lens's own column, and mean what the same condition means
+ * in --select: with classes named by numbers out of column order ("2", "0", "1") the full
+ * lens's first coordinate is column 0, which --select writes p[#0] or p[2] (the class named
+ * 2), and --lens class:0 is column 1, p[0] or p[#1]. 40 rows, row i as r = i % 10 (4 each):
+ * a = r/10, b = (7r mod 10)/20; column 0 = a(1 - b), column 1 = b:
+ *   r        0    1     2    3     4    5     6    7     8    9
+ *   col 0    0  .065  .16  .285  .24  .375  .54  .385  .56  .765
+ *   col 1    0  .35   .2   .05   .4   .25   .1   .45   .3   .15
+ * cuts 0, .2, .5, 1: column 0 has r 0-2 | 3 4 5 7 | 6 8 9 -> 12, 16, 12 samples;
+ * column 1 has r 0 3 6 9 | 1 2 4 5 7 8 | none -> 16, 24, 0. */
+static void test_likert_band_is_the_lens_column(void **state)
 {
     (void)state;
     enum { N = 40, K = 3 };
@@ -277,17 +304,19 @@ static void test_likert_band_follows_the_text(void **state)
     cs_error_clear(&err);
     cs_likert lk;
     assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
-    uint32_t rows[N];
-    for (size_t i = 0; i < lk.n; i++) {
-        char text[200];
-        snprintf(text, sizeof text, "p[0] in [%.17g, %.17g%c", lk.iv[i].lo, lk.iv[i].hi, lk.iv[i].hi_closed ? ']' : ')');
-        cs_select *sel = cs_select_compile(text, d, &err);
-        assert_non_null(sel);
-        size_t want = cs_select_filter(sel, d, d->sample_rows, d->n_samples, rows);
-        cs_select_free(sel);
-        if (lk.iv[i].count != want)
-            fail_msg("category %zu: %zu samples, the text '%s' keeps %zu", i, lk.iv[i].count, text, want);
-    }
+    assert_int_equal(lk.n, 3);
+    static const size_t full_want[3] = { 12, 16, 12 };
+    for (size_t i = 0; i < 3; i++) assert_int_equal(lk.iv[i].count, full_want[i]);
+    expect_text_counts(d, &lk, "p[#0]");
+    expect_text_counts(d, &lk, "p[2]");
+
+    s.lens = CS_LENS_CLASS;
+    snprintf(s.lens_arg, sizeof s.lens_arg, "0");
+    assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
+    static const size_t class_want[3] = { 16, 24, 0 };
+    for (size_t i = 0; i < 3; i++) assert_int_equal(lk.iv[i].count, class_want[i]);
+    expect_text_counts(d, &lk, "p[0]");
+    expect_text_counts(d, &lk, "p[#1]");
     cs_dataset_free(d);
 }
 
@@ -299,7 +328,7 @@ int main(void)
         cmocka_unit_test(test_refused_once),
         cmocka_unit_test(test_plan_variants),
         cmocka_unit_test(test_band_is_the_text),
-        cmocka_unit_test(test_likert_band_follows_the_text),
+        cmocka_unit_test(test_likert_band_is_the_lens_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
