@@ -9,7 +9,9 @@
  *   distance = interval:l,h                       (max(0, l − ȳ, ȳ − h) on the first coordinate)
  *   binning, bins, gamma, lens = the base ones,
  * where X is the lens's first coordinate: `conf` (top-1 confidence) for top1 and topk,
- * `p[c]` for class:c, `p[<first class>]` for full. Grouping and classwise lenses have no
+ * `p[#c]` for class:c (c the lens class's column), `p[#0]` for full: a column by position, so
+ * X is the lens's column whatever the classes are named, and means what it means in --select
+ * (a bare `p[N]` names the class named N). Grouping and classwise lenses have no
  * single first coordinate to select on and are refused. The interval's count is the number of
  * samples that selection keeps, its ece the lens ECE on them (NAN when the count is 0).
  * Bounds are written with %.17g, so the selection uses exactly the doubles given.

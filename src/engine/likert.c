@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "calscope/select.h"
-#include "engine/classes.h"
 
 const double cs_likert_default_cuts[4] = { 0.0, 0.33, 0.66, 1.0 };
 
@@ -36,8 +35,11 @@ static cs_status check_cuts(const double *cuts, size_t n_cuts, cs_error *err)
     return CS_OK;
 }
 
-/* The lens's first coordinate: its text in a selection (coord) and the class it reads (*col,
- * -1 for conf). `cls` is the class of --lens class. CS_EUSAGE for a lens without one. */
+/* The lens's first coordinate: its text in a selection (coord) and the column it reads (*col,
+ * -1 for conf). `cls` is the column of --lens class. A column is written `p[#N]`, which the
+ * selection language reads as the N-th column whatever the classes are named (a bare `p[N]`
+ * names the class named N, another column when classes are numbers out of column order).
+ * CS_EUSAGE for a lens without one. */
 static cs_status first_coordinate(cs_lens_kind lens, int cls, char *coord, size_t size, int *col,
                                   cs_error *err)
 {
@@ -48,11 +50,11 @@ static cs_status first_coordinate(cs_lens_kind lens, int cls, char *coord, size_
         *col = -1;
         return CS_OK;
     case CS_LENS_CLASS:
-        snprintf(coord, size, "p[%d]", cls);
+        snprintf(coord, size, "p[#%d]", cls);
         *col = cls;
         return CS_OK;
     case CS_LENS_FULL:
-        snprintf(coord, size, "p[0]");
+        snprintf(coord, size, "p[#0]");
         *col = 0;
         return CS_OK;
     default:
@@ -60,24 +62,6 @@ static cs_status first_coordinate(cs_lens_kind lens, int cls, char *coord, size_
                             "Likert view: the grouping and classwise lenses have no single first "
                             "coordinate to select on; use top1, topk, class or full");
     }
-}
-
-/* The class that the coordinate's text p[N] names under the class rule: column N itself
- * unless classes are named by numbers out of column order. -1 when it names none (the
- * selection text is then refused). */
-static int coordinate_column(const cs_dataset *d, int col)
-{
-    cs_classmap *m = cs_classmap_of(d->class_names, d->k);
-    if (!m) return col;
-    int c = col;
-    if (!cs_classmap_numbers_are_positions(m)) {
-        char tok[24];
-        int why;
-        snprintf(tok, sizeof tok, "%d", col);
-        c = cs_classmap_find(m, tok, strlen(tok), &why);
-    }
-    cs_classmap_free(m);
-    return c;
 }
 
 /* The settings of interval iv: base's, scored on the interval distance over [lo, hi], the
@@ -129,7 +113,6 @@ static cs_status likert_table(const cs_plan *pl, const char *coord, int col, con
 {
     uint32_t *rows = malloc((pl->n ? pl->n : 1) * sizeof *rows);
     if (!rows) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (Likert)");
-    int column = col < 0 ? col : -2;   /* the class of the text p[col], found on first use */
     cs_status st = CS_OK;
     out->n = n_cuts - 1;
     for (size_t i = 0; i + 1 < n_cuts && st == CS_OK; i++) {
@@ -146,15 +129,8 @@ static cs_status likert_table(const cs_plan *pl, const char *coord, int col, con
         st = interval_settings(&pl->s, coord, iv, &s, err);
         if (st == CS_OK) st = cs_settings_check_scoring(&s, err);
         if (st != CS_OK) continue;
-        if (column == -2) column = coordinate_column(pl->d, col);
-        if (column == -1 && col >= 0) {   /* the text names no class: its own refusal */
-            cs_select *sel = cs_select_compile(s.select, pl->d, err);
-            cs_select_free(sel);
-            st = sel ? cs_error_set(err, CS_EUSAGE, 0, 0, "Likert: %s names no class", coord) : err->code;
-            continue;
-        }
         if (pl->n == 0) continue;   /* every category is empty */
-        cs_select_band band = { .cls = column, .lo = iv->lo, .hi = iv->hi, .hi_closed = iv->hi_closed };
+        cs_select_band band = { .cls = col, .lo = iv->lo, .hi = iv->hi, .hi_closed = iv->hi_closed };
         st = measure_interval(pl, &s, &band, rows, cancel, iv, err);
     }
     free(rows);

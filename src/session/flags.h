@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "calscope/compat.h"
+#include "calscope/follow.h"
 #include "calscope/resample.h"
 #include "calscope/likert.h"
 #include "calscope/load.h"
@@ -175,6 +176,11 @@ const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta);
  * loaded files of the report and the dashboard: the message when one was given and no loaded
  * FILE is a manifest of volumes (it would change nothing), else NULL. Pure. */
 const char *ss_seg_unused(const struct ss_opts *o, int any_loaded, int any_manifest);
+
+/* The options of the follow of o->follow from --order, --settle and --labels (a .npy
+ * prediction file's labels), as both front ends open it; fo borrows o->load.labels (an argv
+ * string). Pure. */
+void ss_follow_options(const ss_opts *o, cs_follow_options *fo);
 
 /* Writes `calscope report FLAGS FILES` reproducing o: every report flag whose printer gives a
  * value, in table order, then o->files, each word shell-quoted (ss_shell_quote). Truncated to

@@ -58,6 +58,14 @@ void ss_opts_init(ss_opts *o, unsigned front)
     o->settle = CS_FOLLOW_SETTLE_DEFAULT;
 }
 
+void ss_follow_options(const ss_opts *o, cs_follow_options *fo)
+{
+    cs_follow_options_default(fo);
+    fo->order = o->follow_by_mtime ? CS_FOLLOW_BY_MTIME : CS_FOLLOW_BY_NAME;
+    if (o->settle_given) fo->settle = o->settle;
+    fo->labels = o->load.labels;
+}
+
 void ss_opts_free(ss_opts *o)
 {
     free(o->checks);

@@ -34,6 +34,7 @@ void tui_state_init(tui_state *st)
     st->prompt.hist_pos = -1;
     st->cmp_col = 1;             /* the methods table focuses ECE */
     cs_load_options_default(&st->load);
+    cs_follow_options_default(&st->follow_opts);
 }
 
 const char *tui_view_name(tui_view v)
@@ -82,8 +83,7 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     st->threads = o->threads;
     if (st->settings.lens == CS_LENS_TOPK) st->topk = st->settings.topk;
     st->follow = o->follow;
-    st->follow_by_mtime = o->follow_by_mtime;
-    st->settle = o->settle_given ? o->settle : CS_FOLLOW_SETTLE_DEFAULT;
+    ss_follow_options(o, &st->follow_opts);
     if (st->follow) st->view = TUI_VIEW_TREND;   /* the run first; Left/Right step the epochs */
     if (st->settings.lens == CS_LENS_CLASS)
         st->klass = atoi(st->settings.lens_arg + (st->settings.lens_arg[0] == '#'));

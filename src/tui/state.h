@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "calscope/follow.h"
 #include "calscope/load.h"
 #include "calscope/metrics.h"
 #include "calscope/recal.h"
@@ -103,8 +104,7 @@ typedef struct tui_state {
     /* --follow: a training run's folder; each complete file is the next epoch (tui/trend.h).
      * The active file is the selected epoch, loaded on demand; the others keep summaries. */
     const char *follow;         /* argv string, NULL = not following (no Trend tab) */
-    int follow_by_mtime;        /* --order mtime */
-    double settle;              /* --settle SECONDS */
+    cs_follow_options follow_opts; /* --order, --settle, --labels (ss_follow_options) */
     size_t epoch;               /* the selected epoch (0-based; Left/Right step it) */
     size_t n_epochs;            /* epochs known (set by the follow each pass) */
     size_t epochs_seen;         /* epochs known when the user last stepped: the rest are "new" */

@@ -80,14 +80,9 @@ static void on_job(void *ctx, cs_job *r)
 int tui_trend_open(tui_trend *t, tui_model *m, const tui_state *st, char *msg, size_t size)
 {
     memset(t, 0, sizeof *t);
-    cs_follow_options o;
-    cs_follow_options_default(&o);
-    o.order = st->follow_by_mtime ? CS_FOLLOW_BY_MTIME : CS_FOLLOW_BY_NAME;
-    o.settle = st->settle;
-    o.labels = st->load.labels;
     cs_error err;
     cs_error_clear(&err);
-    if (cs_follow_open(st->follow, &o, &t->f, &err) != CS_OK) {
+    if (cs_follow_open(st->follow, &st->follow_opts, &t->f, &err) != CS_OK) {
         snprintf(msg, size, "%s", err.msg);
         return -1;
     }

@@ -114,6 +114,58 @@ near "class lens: low ece" "$(lkv 0 ece)" "0.67/3"
 near "class lens: medium ece" "$(lkv 1 ece)" 0.2
 near "class lens: high ece" "$(lkv 2 ece)" "1.64/4"
 
+# --- classes named by numbers out of column order: a category is on the lens's column, and
+# means what the same condition means in --select (class:0 is the column p_0, the second; the
+# selection p[0] names it too). Columns p_2, p_0, p_1; M = 15 uniform bins.
+#   row label  p_2  p_0  p_1      class:0 (p_0, t = 1[y == 0])   class:1 (p_1, t = 1[y == 1])
+#    1    2    .7   .2   .1        .2 t0                          .1 t0
+#    2    0    .6   .3   .1        .3 t1                          .1 t0
+#    3    1    .5   .1   .4        .1 t0                          .4 t1
+#    4    0    .1   .8   .1        .8 t1                          .1 t0
+#    5    0    .2   .5   .3        .5 t1                          .3 t0
+#    6    1    .1   .2   .7        .2 t0                          .7 t1
+#    7    2    .1   .2   .7        .2 t0                          .7 t0
+#    8    1    .3   .6   .1        .6 t0                          .1 t1
+# class:0  [0, .33): .1 alone (acc 0, inside) 0; .2 x3 (acc 0) 0; .3 (acc 1) 1 - .33 -> .67/5
+#          [.33, .66): .5 (acc 1) 1 - .66 = .34; .6 (acc 0, bin (8/15, 9/15]) .33 -> .67/2
+#          [.66, 1]: .8 (acc 1) inside -> 0; counts 5 2 1
+# class:1  [0, .33): .1 x4 (acc 1/4) inside, .3 (acc 0) inside -> 0, count 5
+#          [.33, .66): .4 (acc 1) 1 - .66 = .34, count 1; [.66, 1]: .7 x2 (acc 1/2) .66 - .5 = .16
+cat >"$TMP/num.csv" <<'EOF2'
+label,p_2,p_0,p_1
+2,0.7,0.2,0.1
+0,0.6,0.3,0.1
+1,0.5,0.1,0.4
+0,0.1,0.8,0.1
+0,0.2,0.5,0.3
+1,0.1,0.2,0.7
+2,0.1,0.2,0.7
+1,0.3,0.6,0.1
+EOF2
+NUM=$TMP/num.csv
+expect_rc "numbered classes, --lens class:0 --likert: exit 0" 0 "$CALSCOPE" report --format json --lens class:0 --likert "$NUM"
+expect_match "class:0: counts 5 2 1 (column p_0)" "^\[5, 2, 1\]$" "$(json_get "[e['count'] for e in d['files'][0]['likert']]")"
+near "class:0: low ece" "$(lkv 0 ece)" "0.67/5"
+near "class:0: medium ece" "$(lkv 1 ece)" "0.67/2"
+near "class:0: high ece" "$(lkv 2 ece)" 0
+expect_rc "class:0 with --select 'p[0] in [0.33, 0.66)' and the interval distance: exit 0" 0 \
+    "$CALSCOPE" report --format json --lens class:0 --select 'p[0] in [0.33, 0.66)' --distance interval:0.33,0.66 "$NUM"
+expect_match "--select p[0]: the medium category's 2 samples" "^2$" "$(json_get "d['files'][0]['selected']")"
+near "--select p[0]: the medium category's ece" "$(json_get "d['files'][0]['metrics']['ece']")" "0.67/2"
+for lens in class:1 'class:#2'; do
+    expect_rc "numbered classes, --lens $lens --likert: exit 0" 0 "$CALSCOPE" report --format json --lens "$lens" --likert "$NUM"
+    expect_match "$lens: counts 5 1 2 (column p_1)" "^\[5, 1, 2\]$" "$(json_get "[e['count'] for e in d['files'][0]['likert']]")"
+    near "$lens: low ece" "$(lkv 0 ece)" 0
+    near "$lens: medium ece" "$(lkv 1 ece)" 0.34
+    near "$lens: high ece" "$(lkv 2 ece)" "0.66 - 0.5"
+done
+# some names numbers, some not: class:cat is the first column, whose position no bare number
+# may name (p_cat: .7 t1, .2 t0, .1 t0 -> [0, .33) 2 samples acc 0: 0; [.66, 1] .7 acc 1: 0)
+printf 'label,p_cat,p_1,p_bird\ncat,0.7,0.2,0.1\n1,0.2,0.5,0.3\nbird,0.1,0.1,0.8\n' >"$TMP/mixed.csv"
+expect_rc "mixed names, --lens class:cat --likert: exit 0" 0 "$CALSCOPE" report --format json --lens class:cat --likert "$TMP/mixed.csv"
+expect_match "class:cat: counts 2 0 1" "^\[2, 0, 1\]$" "$(json_get "[e['count'] for e in d['files'][0]['likert']]")"
+expect_match "class:cat: eces 0 null 0" "^\[0, None, 0\]$" "$(json_get "[e['ece'] for e in d['files'][0]['likert']]")"
+
 # --- several files: one likert list per file
 cp "$LIK" "$TMP/lik2.csv"
 expect_rc "two files --likert: exit 0" 0 "$CALSCOPE" report --format json --likert-cuts 0,0.5,1 "$LIK" "$TMP/lik2.csv"

@@ -60,17 +60,6 @@ static int disarm(void)
     return atomic_load(&calls);
 }
 
-static cs_dataset *load_sample(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("load %s: %s", name, err.msg);
-    return d;
-}
-
 /* The job kinds exercised here. */
 typedef enum { K_SLEEP, K_LOAD, K_METRICS, K_COMPAT } kind;
 
@@ -134,7 +123,8 @@ static void every_allocation(kind k, int min_points)
     cs_error err;
     cs_backend *b = cs_backend_new(2, &err);
     assert_non_null(b);
-    cs_dataset *d = k == K_LOAD || k == K_SLEEP ? NULL : load_sample("breast_cancer_gnb.csv");
+    cs_dataset *d =
+        k == K_LOAD || k == K_SLEEP ? NULL : cs_test_load_sample("breast_cancer_gnb.csv");
     int n = 1;
     while (run_with_failure(b, k, 3, d, n)) {
         n++;

@@ -62,17 +62,6 @@ static void wait_wake(cs_backend *b, int timeout_ms)
     assert_int_equal(poll(&pfd, 1, timeout_ms), 1);
 }
 
-static cs_dataset *load_sample(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("load %s: %s", name, err.msg);
-    return d;
-}
-
 /* Multiclass dataset of n rows, K classes, random logits; label drawn from the softmax (so it
  * is roughly calibrated and recalibration has real work to do). */
 static cs_dataset *make_big(size_t n, size_t k, uint64_t seed)
@@ -245,9 +234,9 @@ static void check_bin_moved(const cs_compat_job *r, const cs_dataset *d)
 static void test_recal_job(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv");
-    cs_dataset *bin = load_sample("breast_cancer_gnb.csv");
-    cs_dataset *iris = load_sample("iris_gnb.csv");    /* ms, dir: 76 fits a model, kept small */
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *bin = cs_test_load_sample("breast_cancer_gnb.csv");
+    cs_dataset *iris = cs_test_load_sample("iris_gnb.csv");  /* ms, dir: 76 fits a model, kept small */
     cs_backend *b = new_backend(2);
     for (int method = 0; method < CS_RECAL_COUNT; method++) {
         const cs_dataset *d = method == CS_RECAL_PLATT || method == CS_RECAL_BETA ? bin
@@ -324,7 +313,8 @@ static void test_recal_job(void **state)
 static void test_methods_job(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     cs_recal_options ro;
     cs_recal_options_default(&ro);
     cs_error err;
@@ -389,7 +379,7 @@ static void test_methods_job(void **state)
     assert_int_equal(err.code, CS_EUSAGE);
     /* the 16-method table on iris (150 rows): what is checked is the job's limit, and 16
      * measures with smooth ECE on the digits took over a minute under TSan beside stress */
-    cs_dataset *small = load_sample("iris_gnb.csv");
+    cs_dataset *small = cs_test_load_sample("iris_gnb.csv");
     const cs_dataset *many[CS_METHODS_JOB_MAX + 1];
     for (size_t i = 0; i <= CS_METHODS_JOB_MAX; i++) many[i] = small;
     cs_error_clear(&err);
@@ -416,7 +406,7 @@ static void test_methods_job(void **state)
 static void test_compat_job(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
     cs_backend *b = new_backend(2);
     cs_error err;
     cs_settings qs;
@@ -524,7 +514,8 @@ static void test_superseded_never_delivered(void **state)
 {
     (void)state;
     cs_dataset *big = make_big(100000, 10, 1);
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     cs_backend *b = new_backend(1);
 
     /* RECAL superseded queued or running: only the newer is delivered */
@@ -572,7 +563,7 @@ static void test_superseded_never_delivered(void **state)
 static void test_release_while_running(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
     cs_backend *b = new_backend(1);
 
     /* METHODS using d only as a later method, released while the first method's bootstrap
@@ -655,7 +646,8 @@ static void test_release_while_running(void **state)
 static void test_undelivered_freed(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     const cs_dataset *m[2] = { g, ts };
     cs_backend *b = new_backend(2);
     submit(b, 1, recal_job(g, CS_RECAL_TS, 0));

@@ -731,6 +731,43 @@ static void test_mixture_unused(void **state)
     assert_null(ss_mixture_unused(0, 1, 0));   /* not given */
 }
 
+/* The follow's options from --order, --settle and --labels, the same for both front ends:
+ * the defaults when none is given, each flag's value when given (--settle 0 included). */
+static void test_follow_options(void **state)
+{
+    (void)state;
+    static const unsigned fronts[2] = { SS_REPORT, SS_DASH };
+    for (int f = 0; f < 2; f++) {
+        const char *plain[] = { "calscope", "--follow", "runs", "--format", "ndjson", NULL };
+        const char *given[] = { "calscope", "--follow", "runs", "--order", "mtime", "--settle", "2.5",
+                                "--labels", "l.npy", "--format", "ndjson", NULL };
+        const char *zero[] = { "calscope", "--follow", "runs", "--settle", "0", "--format", "ndjson", NULL };
+        if (fronts[f] == SS_DASH) plain[3] = given[9] = zero[5] = NULL;   /* no --format */
+        ss_opts o;
+        cs_follow_options fo;
+        memset(&fo, 0xff, sizeof fo);
+        assert_int_equal(parse_v(fronts[f], &o, plain), 0);
+        ss_follow_options(&o, &fo);
+        assert_int_equal(fo.order, CS_FOLLOW_BY_NAME);
+        assert_double_near(fo.settle, 1.0, 0);
+        assert_int_equal(fo.poll, 0);
+        assert_null(fo.labels);
+        ss_opts_free(&o);
+        assert_int_equal(parse_v(fronts[f], &o, given), 0);
+        ss_follow_options(&o, &fo);
+        assert_int_equal(fo.order, CS_FOLLOW_BY_MTIME);
+        assert_double_near(fo.settle, 2.5, 0);
+        assert_int_equal(fo.poll, 0);
+        assert_non_null(fo.labels);
+        assert_string_equal(fo.labels, "l.npy");
+        ss_opts_free(&o);
+        assert_int_equal(parse_v(fronts[f], &o, zero), 0);
+        ss_follow_options(&o, &fo);
+        assert_double_near(fo.settle, 0.0, 0);
+        ss_opts_free(&o);
+    }
+}
+
 static void test_help_and_man_list_the_table(void **state)
 {
     (void)state;
@@ -811,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_errors_verbatim),
         cmocka_unit_test(test_reduce_flags),
         cmocka_unit_test(test_mixture_unused),
+        cmocka_unit_test(test_follow_options),
         cmocka_unit_test(test_help_and_man_list_the_table),
         cmocka_unit_test(test_readme_matches_table),
     };

@@ -15,22 +15,6 @@
 #include "calscope/methods.h"
 #include "cli/report/report.h"
 
-static cs_dataset *load(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("%s: %s", name, err.msg);
-    return d;
-}
-
-static int same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
-}
-
 /* Runs `calscope report ARGS` in this process with stdout in a temporary file; returns its
  * text (malloc'd) and the exit status in *rc. */
 static char *report_json(char **argv, int argc, int *rc)
@@ -132,7 +116,7 @@ static void test_report_agrees_bit_for_bit(void **state)
         assert_int_equal(rc, 0);
         for (size_t i = 0; i < 12; i++) free(argv[i]);
 
-        cs_dataset *d = load(files[fi]);
+        cs_dataset *d = cs_test_load_sample(files[fi]);
         cs_settings s;
         cs_settings_default(&s);
         s.bins = 10;
@@ -151,12 +135,13 @@ static void test_report_agrees_bit_for_bit(void **state)
             const cs_metric_info *mi = cs_metric_at(i);
             double want = json_num(text, mi->key, -1);
             double got = cs_metric_value(&m.result, mi->id);
-            if (!same_bits(got, want)) fail_msg("%s %s: measure %.17g, report %.17g", files[fi], mi->key, got, want);
+            if (!cs_test_same_bits(got, want))
+                fail_msg("%s %s: measure %.17g, report %.17g", files[fi], mi->key, got, want);
             if (!(m.ci.metrics & CS_METRIC_BIT(mi->id))) continue;
             char ci_key[32];
             snprintf(ci_key, sizeof ci_key, "%s_ci", mi->key);
-            assert_true(same_bits(m.ci.lo[mi->id], json_num(text, ci_key, 0)));
-            assert_true(same_bits(m.ci.hi[mi->id], json_num(text, ci_key, 1)));
+            assert_true(cs_test_same_bits(m.ci.lo[mi->id], json_num(text, ci_key, 0)));
+            assert_true(cs_test_same_bits(m.ci.hi[mi->id], json_num(text, ci_key, 1)));
         }
         /* RECE-M: a number (and an interval) on the TTA file only */
         assert_int_equal(isfinite(m.result.rece_m), fi == 0);
@@ -172,7 +157,7 @@ static void test_report_agrees_bit_for_bit(void **state)
 static void test_same_as_direct_calls(void **state)
 {
     (void)state;
-    cs_dataset *d = load("digits_logreg.csv");
+    cs_dataset *d = cs_test_load_sample("digits_logreg.csv");
     cs_settings s;
     cs_settings_default(&s);
     s.lens = CS_LENS_CLASSWISE;
@@ -196,9 +181,9 @@ static void test_same_as_direct_calls(void **state)
     assert_int_equal(m.selected, cs_prepared_count(p));
     assert_reference_values(&m.result, reference_logreg_classwise, "digits_logreg.csv classwise");
     for (int id = 0; id < CS_METRIC_COUNT; id++) {
-        assert_true(same_bits(cs_metric_value(&m.result, id), cs_metric_value(&r, id)));
-        assert_true(same_bits(m.ci.lo[id], ci.lo[id]));
-        assert_true(same_bits(m.ci.hi[id], ci.hi[id]));
+        assert_true(cs_test_same_bits(cs_metric_value(&m.result, id), cs_metric_value(&r, id)));
+        assert_true(cs_test_same_bits(m.ci.lo[id], ci.lo[id]));
+        assert_true(cs_test_same_bits(m.ci.hi[id], ci.hi[id]));
     }
     assert_int_equal(m.result.n_bins, r.n_bins);
     assert_memory_equal(m.result.bins, r.bins, r.n_bins * sizeof *r.bins);
@@ -212,7 +197,7 @@ static void test_same_as_direct_calls(void **state)
 static void test_failures(void **state)
 {
     (void)state;
-    cs_dataset *d = load("digits_gnb.csv");
+    cs_dataset *d = cs_test_load_sample("digits_gnb.csv");
     cs_settings s;
     cs_settings_default(&s);
     cs_measure_request q;
@@ -251,7 +236,7 @@ static void test_failures(void **state)
 static void test_held_out_split(void **state)
 {
     (void)state;
-    cs_dataset *d = load("breast_cancer_gnb.csv");
+    cs_dataset *d = cs_test_load_sample("breast_cancer_gnb.csv");
     cs_fit_split sp = { 0.5, 0, NULL, 3 };
     assert_int_equal(cs_fit_split_held_out(&sp), 1);
     cs_fit_split none = { 0, 0, NULL, 3 };
@@ -298,7 +283,8 @@ static void test_held_out_split(void **state)
 static void test_methods_use_measure(void **state)
 {
     (void)state;
-    cs_dataset *a = load("breast_cancer_gnb.csv"), *b = load("breast_cancer_logreg.csv");
+    cs_dataset *a = cs_test_load_sample("breast_cancer_gnb.csv");
+    cs_dataset *b = cs_test_load_sample("breast_cancer_logreg.csv");
     const cs_dataset *ds[2] = { a, b };
     cs_settings s;
     cs_settings_default(&s);
@@ -315,10 +301,10 @@ static void test_methods_use_measure(void **state)
         q.seed = 5;
         cs_measurement m;
         assert_int_equal(cs_measure(ds[i], &s, &q, &run, &m, &err), CS_OK);
-        assert_true(same_bits(t.rows[i].v[CS_METHODS_COL_ECE], m.ci.value[CS_METRIC_ECE]));
-        assert_true(same_bits(t.rows[i].v[CS_METHODS_COL_ECE], m.result.ece));
-        assert_true(same_bits(t.rows[i].lo[CS_METHODS_COL_ECE], m.ci.lo[CS_METRIC_ECE]));
-        assert_true(same_bits(t.rows[i].hi[CS_METHODS_COL_ECE], m.ci.hi[CS_METRIC_ECE]));
+        assert_true(cs_test_same_bits(t.rows[i].v[CS_METHODS_COL_ECE], m.ci.value[CS_METRIC_ECE]));
+        assert_true(cs_test_same_bits(t.rows[i].v[CS_METHODS_COL_ECE], m.result.ece));
+        assert_true(cs_test_same_bits(t.rows[i].lo[CS_METHODS_COL_ECE], m.ci.lo[CS_METRIC_ECE]));
+        assert_true(cs_test_same_bits(t.rows[i].hi[CS_METHODS_COL_ECE], m.ci.hi[CS_METRIC_ECE]));
         cs_measurement_free(&m);
     }
     cs_methods_free(&t);

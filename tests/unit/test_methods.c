@@ -77,17 +77,6 @@ static void add_ids(cs_dataset *d, const char *const *names)
     d->n_ids = d->n;
 }
 
-static cs_dataset *load_sample(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("load %s: %s", name, err.msg);
-    return d;
-}
-
 static cs_methods_options opts(size_t ref, int k, int ci, int cmp, uint64_t seed)
 {
     cs_methods_options o;
@@ -312,7 +301,8 @@ static void test_hand_trio_values(void **state)
 static void test_samples_match_direct(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     const cs_dataset *d[2] = { g, ts };
     cs_settings s;
     cs_settings_default(&s);
@@ -462,7 +452,7 @@ static void test_self_compare(void **state)
     check_self(b, 0);
     check_self(b, 30);
     cs_dataset_free(b);
-    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
     check_self(g, 0);
     cs_dataset_free(g);
 }
@@ -565,7 +555,8 @@ static void rows_identical(const cs_methods *x, const cs_methods *y)
 static void test_threads_identical(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     const cs_dataset *d[3] = { ts, g, ts };
     cs_settings s;
     cs_settings_default(&s);
@@ -615,7 +606,8 @@ static void *cancel_after_progress(void *arg)
 static void test_cancel(void **state)
 {
     (void)state;
-    cs_dataset *g = load_sample("digits_gnb.csv"), *ts = load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
     const cs_dataset *d[2] = { g, ts };
     cs_settings s;
     cs_settings_default(&s);
@@ -1220,8 +1212,8 @@ static void test_mass_profile(void **state)
         0.95067586595856501, 0.037416246713904172, 0.0086648578064805661, 0.0025308134098342818,
         0.00054051391762528485, 0.00012114279025673822, 4.16811000580778e-05,
         6.5050203363417961e-06, 1.9444689548932445e-06, 4.2881398451199715e-07 };
-    cs_dataset *ts = load_sample("digits_ts.csv");
-    cs_dataset *g = load_sample("digits_gnb.csv");
+    cs_dataset *ts = cs_test_load_sample("digits_ts.csv");
+    cs_dataset *g = cs_test_load_sample("digits_gnb.csv");
     const cs_dataset *dg[2] = { g, ts };
     cs_settings_default(&s);
     assert_int_equal(cs_methods_run(dg, 2, &s, &o, NULL, &t, &err), CS_OK);

@@ -15,22 +15,6 @@
 #include "calscope/select.h"
 #include "calscope/topk.h"
 
-static cs_dataset *load(const char *name)
-{
-    cs_load_options lo;
-    cs_load_options_default(&lo);
-    cs_error err;
-    cs_error_clear(&err);
-    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
-    if (!d) fail_msg("%s: %s", name, err.msg);
-    return d;
-}
-
-static int same_bits(double a, double b)
-{
-    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
-}
-
 /* The three counters of the engine's test hooks. */
 typedef struct counts {
     unsigned long validations, compilations, class_finds;
@@ -91,7 +75,7 @@ static cs_measure_request every_part(void)
 static void test_measurement_prepares_once(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_measure_request q = every_part();
@@ -111,7 +95,7 @@ static void test_measurement_prepares_once(void **state)
 static void test_parts_equal_their_own_functions(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_measure_request q = every_part();
@@ -124,16 +108,16 @@ static void test_parts_equal_their_own_functions(void **state)
     assert_int_equal(cs_case_metrics_compute(d, &s, NULL, &cm, &err), CS_OK);
     assert_int_equal(cm.n_cases, m.cases.n_cases);
     for (size_t c = 0; c < cm.n_cases; c++) {
-        assert_true(same_bits(cm.ece[c], m.cases.ece[c]));
+        assert_true(cs_test_same_bits(cm.ece[c], m.cases.ece[c]));
         assert_int_equal(cm.count[c], m.cases.count[c]);
     }
-    assert_true(same_bits(cm.pooled_ece, m.cases.pooled_ece));
+    assert_true(cs_test_same_bits(cm.pooled_ece, m.cases.pooled_ece));
     assert_memory_equal(cm.hist, m.cases.hist, cm.k * cm.m * cm.m * sizeof *cm.hist);
     cs_case_metrics_free(&cm);
 
     double bars[3];
     assert_int_equal(cs_topk_bars(d, &s, topk, 3, NULL, bars, &err), CS_OK);
-    for (size_t i = 0; i < 3; i++) assert_true(same_bits(bars[i], m.topk_ece[i]));
+    for (size_t i = 0; i < 3; i++) assert_true(cs_test_same_bits(bars[i], m.topk_ece[i]));
 
     cs_likert lk;
     assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
@@ -141,7 +125,7 @@ static void test_parts_equal_their_own_functions(void **state)
     size_t counted = 0;
     for (size_t i = 0; i < lk.n; i++) {
         assert_int_equal(lk.iv[i].count, m.likert.iv[i].count);
-        assert_true(same_bits(lk.iv[i].ece, m.likert.iv[i].ece));
+        assert_true(cs_test_same_bits(lk.iv[i].ece, m.likert.iv[i].ece));
         counted += lk.iv[i].count;
     }
     assert_int_equal(counted, m.selected);   /* the categories split the selection */
@@ -150,7 +134,8 @@ static void test_parts_equal_their_own_functions(void **state)
     assert_non_null(c);
     assert_int_equal(c->n_points, m.curve->n_points);
     for (size_t i = 0; i < c->n_points; i++)
-        assert_true(same_bits(c->points[i].stat[CS_METRIC_ECE].mean, m.curve->points[i].stat[CS_METRIC_ECE].mean));
+        assert_true(cs_test_same_bits(c->points[i].stat[CS_METRIC_ECE].mean,
+                                      m.curve->points[i].stat[CS_METRIC_ECE].mean));
     cs_curve_free(c);
     cs_measurement_free(&m);
     cs_dataset_free(d);
@@ -161,7 +146,7 @@ static void test_parts_equal_their_own_functions(void **state)
 static void test_refused_once(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_measure_request q = every_part();
     cs_settings s;
     cs_error err;
@@ -202,7 +187,7 @@ static void test_refused_once(void **state)
 static void test_plan_variants(void **state)
 {
     (void)state;
-    cs_dataset *d = load("seg_cases.csv");
+    cs_dataset *d = cs_test_load_sample("seg_cases.csv");
     cs_settings s;
     organ_settings(&s);
     cs_error err;
@@ -235,7 +220,7 @@ static void test_plan_variants(void **state)
 static void test_band_is_the_text(void **state)
 {
     (void)state;
-    cs_dataset *d = load("digits_gnb.csv");
+    cs_dataset *d = cs_test_load_sample("digits_gnb.csv");
     uint32_t *a = malloc(d->n_samples * sizeof *a), *b = malloc(d->n_samples * sizeof *b);
     assert_non_null(a);
     assert_non_null(b);
@@ -265,10 +250,37 @@ static void test_band_is_the_text(void **state)
     cs_dataset_free(d);
 }
 
-/* The Likert categories of the full lens select on the text "p[0] in [lo, hi]", whose 0 the
- * class rule reads: with classes named by numbers out of column order ("2", "0", "1") that is
- * the class named 0, column 1. Each category keeps the rows that text keeps. */
-static void test_likert_band_follows_the_text(void **state)
+/* Fails unless each Likert category has as many samples as the selection text
+ * "COORD in [lo, hi)" ("hi]" for the last category) keeps. */
+static void expect_text_counts(const cs_dataset *d, const cs_likert *lk, const char *coord)
+{
+    uint32_t rows[64];
+    assert_true(d->n_samples <= 64);
+    cs_error err;
+    for (size_t i = 0; i < lk->n; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "%s in [%.17g, %.17g%c", coord, lk->iv[i].lo, lk->iv[i].hi,
+                 lk->iv[i].hi_closed ? ']' : ')');
+        cs_select *sel = cs_select_compile(text, d, &err);
+        if (!sel) fail_msg("'%s': %s", text, err.msg);
+        size_t want = cs_select_filter(sel, d, d->sample_rows, d->n_samples, rows);
+        cs_select_free(sel);
+        if (lk->iv[i].count != want)
+            fail_msg("category %zu: %zu samples, the text '%s' keeps %zu", i, lk->iv[i].count, text, want);
+    }
+}
+
+/* The Likert categories are on the lens's own column, and mean what the same condition means
+ * in --select: with classes named by numbers out of column order ("2", "0", "1") the full
+ * lens's first coordinate is column 0, which --select writes p[#0] or p[2] (the class named
+ * 2), and --lens class:0 is column 1, p[0] or p[#1]. 40 rows, row i as r = i % 10 (4 each):
+ * a = r/10, b = (7r mod 10)/20; column 0 = a(1 - b), column 1 = b:
+ *   r        0    1     2    3     4    5     6    7     8    9
+ *   col 0    0  .065  .16  .285  .24  .375  .54  .385  .56  .765
+ *   col 1    0  .35   .2   .05   .4   .25   .1   .45   .3   .15
+ * cuts 0, .2, .5, 1: column 0 has r 0-2 | 3 4 5 7 | 6 8 9 -> 12, 16, 12 samples;
+ * column 1 has r 0 3 6 9 | 1 2 4 5 7 8 | none -> 16, 24, 0. */
+static void test_likert_band_is_the_lens_column(void **state)
 {
     (void)state;
     enum { N = 40, K = 3 };
@@ -292,17 +304,19 @@ static void test_likert_band_follows_the_text(void **state)
     cs_error_clear(&err);
     cs_likert lk;
     assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
-    uint32_t rows[N];
-    for (size_t i = 0; i < lk.n; i++) {
-        char text[200];
-        snprintf(text, sizeof text, "p[0] in [%.17g, %.17g%c", lk.iv[i].lo, lk.iv[i].hi, lk.iv[i].hi_closed ? ']' : ')');
-        cs_select *sel = cs_select_compile(text, d, &err);
-        assert_non_null(sel);
-        size_t want = cs_select_filter(sel, d, d->sample_rows, d->n_samples, rows);
-        cs_select_free(sel);
-        if (lk.iv[i].count != want)
-            fail_msg("category %zu: %zu samples, the text '%s' keeps %zu", i, lk.iv[i].count, text, want);
-    }
+    assert_int_equal(lk.n, 3);
+    static const size_t full_want[3] = { 12, 16, 12 };
+    for (size_t i = 0; i < 3; i++) assert_int_equal(lk.iv[i].count, full_want[i]);
+    expect_text_counts(d, &lk, "p[#0]");
+    expect_text_counts(d, &lk, "p[2]");
+
+    s.lens = CS_LENS_CLASS;
+    snprintf(s.lens_arg, sizeof s.lens_arg, "0");
+    assert_int_equal(cs_likert_compute(d, &s, likert_cuts, 4, NULL, &lk, &err), CS_OK);
+    static const size_t class_want[3] = { 16, 24, 0 };
+    for (size_t i = 0; i < 3; i++) assert_int_equal(lk.iv[i].count, class_want[i]);
+    expect_text_counts(d, &lk, "p[0]");
+    expect_text_counts(d, &lk, "p[#1]");
     cs_dataset_free(d);
 }
 
@@ -314,7 +328,7 @@ int main(void)
         cmocka_unit_test(test_refused_once),
         cmocka_unit_test(test_plan_variants),
         cmocka_unit_test(test_band_is_the_text),
-        cmocka_unit_test(test_likert_band_follows_the_text),
+        cmocka_unit_test(test_likert_band_is_the_lens_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

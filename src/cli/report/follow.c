@@ -213,10 +213,7 @@ static void say_best(const follow_run *r)
 int rep_follow_main(rep_opts *o)
 {
     cs_follow_options fo;
-    cs_follow_options_default(&fo);
-    fo.order = o->follow_by_mtime ? CS_FOLLOW_BY_MTIME : CS_FOLLOW_BY_NAME;
-    fo.settle = o->settle;
-    fo.labels = o->load.labels;
+    ss_follow_options(o, &fo);
     cs_error err;
     cs_error_clear(&err);
     static follow_run r;   /* static: rep_opts is large */

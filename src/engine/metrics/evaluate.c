@@ -271,8 +271,7 @@ static cs_status classwise_uniform(const cs_prepared *p, const cs_settings *s, c
 /* Class c's scalar bins over the items: v and t receive the class's column (probability,
  * is-this-label); under mass binning the items are ordered by that column first. */
 static cs_status class_bins(const cs_prepared *p, const cs_settings *s, size_t c, double *v, uint8_t *t,
-                            uint32_t *its, const uint32_t *items, size_t ni, cs_bin **cb, size_t *ncb,
-                            cs_error *err)
+                            const uint32_t *items, size_t ni, cs_bin **cb, size_t *ncb, cs_error *err)
 {
     const cs_dataset *d = p->d;
     size_t K = d->k;
@@ -281,8 +280,7 @@ static cs_status class_bins(const cs_prepared *p, const cs_settings *s, size_t c
         t[i] = d->label[p->rows[i]] == (int32_t)c;
     }
     if (s->binning != CS_BIN_MASS) return scalar_adaptive(s, v, t, items, ni, NULL, NULL, p->n, cb, ncb, err);
-    /* stable sort of the (canonically ordered) items by this class's value */
-    memcpy(its, items, ni * sizeof *its);
+    /* the rows in a stable order of this class's value, and each row's place in it */
     uint32_t *order = NULL, *rank = NULL;
     if (cs_sort_order(v, p->n, &order, &rank) != 0) return nomem(err, "classwise");
     cs_status rc = scalar_adaptive(s, v, t, items, ni, order, rank, p->n, cb, ncb, err);
@@ -328,12 +326,11 @@ static cs_status classwise_adaptive(const cs_prepared *p, const cs_settings *s, 
     size_t K = p->d->k, G = (size_t)s->bins;
     double *v = malloc(p->n * sizeof *v);
     uint8_t *t = malloc(p->n);
-    uint32_t *its = malloc(ni * sizeof *its);
     cs_bin *pool = (bins && s->binning == CS_BIN_MASS) ? calloc(G, sizeof *pool) : NULL;
     double *pv = pool ? calloc(G, sizeof *pv) : NULL, *pt = pool ? calloc(G, sizeof *pt) : NULL;
-    if (!v || !t || !its || (pool && (!pv || !pt)) ||
+    if (!v || !t || (pool && (!pv || !pt)) ||
         (bins && s->binning == CS_BIN_MASS && !pool)) {
-        free(v); free(t); free(its); free(pool); free(pv); free(pt);
+        free(v); free(t); free(pool); free(pv); free(pt);
         return nomem(err, "classwise");
     }
     for (size_t g = 0; g < G && pool; g++) { pool[g].lo = INFINITY; pool[g].hi = -INFINITY; }
@@ -342,7 +339,7 @@ static cs_status classwise_adaptive(const cs_prepared *p, const cs_settings *s, 
         if (cs_mx_cancelled(cancel)) { rc = cs_error_set(err, CS_ECANCELLED, 0, 0, "cancelled"); break; }
         cs_bin *cb = NULL;
         size_t ncb = 0;
-        rc = class_bins(p, s, c, v, t, its, items, ni, &cb, &ncb, err);
+        rc = class_bins(p, s, c, v, t, items, ni, &cb, &ncb, err);
         if (rc != CS_OK) break;
         cs_mx_agg a = cs_mx_aggregate(s, cb, ncb, ni);
         sum->ece += a.ece; sum->ace += a.ace; sum->mce += a.mce;
@@ -350,7 +347,7 @@ static cs_status classwise_adaptive(const cs_prepared *p, const cs_settings *s, 
         free(cb);
     }
     size_t used = pool ? pool_finish(s, pool, pv, pt, G) : 0;
-    free(v); free(t); free(its); free(pv); free(pt);
+    free(v); free(t); free(pv); free(pt);
     if (rc != CS_OK) { free(pool); return rc; }
     if (bins) { *bins = pool; *nb = used; }
     return CS_OK;

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calscope/load.h"
+
 void cs_test_assert_double(double got, double want, double abs_tol, double rel_tol,
                            const char *expr, const char *file, int line)
 {
@@ -23,6 +25,22 @@ const char *cs_test_sample(const char *name)
     const char *dir = getenv("CALSCOPE_SAMPLES");
     snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : "samples", name);
     return buf;
+}
+
+cs_dataset *cs_test_load_sample(const char *name)
+{
+    cs_load_options lo;
+    cs_load_options_default(&lo);
+    cs_error err;
+    cs_error_clear(&err);
+    cs_dataset *d = cs_load_file(cs_test_sample(name), &lo, NULL, &err);
+    if (!d) fail_msg("load %s: %s", name, err.msg);
+    return d;
+}
+
+int cs_test_same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
 }
 
 static char tmp_paths[8][64];

@@ -23,6 +23,14 @@ void cs_test_assert_double(double got, double want, double abs_tol, double rel_t
 /* Path of a file under samples/ ($CALSCOPE_SAMPLES, default "samples"); static buffer. */
 const char *cs_test_sample(const char *name);
 
+/* Loads samples/NAME (cs_test_sample) with the default load options; fails the test with the
+ * loader's message when it cannot. Free with cs_dataset_free. */
+cs_dataset *cs_test_load_sample(const char *name);
+
+/* 1 when a and b have the same bits (so -0.0 differs from 0.0), or are both NaN (of any
+ * payload): "the same number" for results that must not depend on the path computing them. */
+int cs_test_same_bits(double a, double b);
+
 /* Writes `text` to a fresh temporary file with the given suffix (".csv", ".csv.gz"...) and
  * returns its path (static storage for up to 8 live paths; removed at exit). */
 const char *cs_test_tmpfile(const char *suffix, const void *text, size_t len);
