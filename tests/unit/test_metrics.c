@@ -365,13 +365,7 @@ static void test_identities(void **state)
 
 /* xorshift64*: deterministic synthetic data */
 static uint64_t rng_state = 88172645463325252ull;
-static double urand(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return (double)((rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift_star(&rng_state); }
 
 static cs_dataset *synth(size_t n, size_t k, double sharp)
 {

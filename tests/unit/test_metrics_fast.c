@@ -14,13 +14,7 @@
 #include "engine/metrics/mx.h"
 
 static uint64_t st = 0x9e3779b97f4a7c15ull;
-static double urand(void)
-{
-    st ^= st >> 12;
-    st ^= st << 25;
-    st ^= st >> 27;
-    return (double)((st * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift_star(&st); }
 
 /* n x k synthetic probabilities (6 decimals, so values tie often) and labels; rows listed in
  * `rows` (or all) of the source are copied when src is given. */

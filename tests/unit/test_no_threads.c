@@ -84,13 +84,7 @@ static void test_pair_without_a_thread(void **state)
 /* ---- cs_evaluate ----------------------------------------------------------------------------- */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift(&rng); }
 
 /* n rows of k classes: sharpened random probabilities, labels drawn from them; with `grid`,
  * each probability then rounded to a multiple of 1/grid (equal values: smooth ECE merges them

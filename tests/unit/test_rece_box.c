@@ -16,13 +16,7 @@
 #include "engine/metrics/mx.h"
 
 static uint64_t st = 0x2545f4914f6cdd1dull;
-static double urand(void)
-{
-    st ^= st >> 12;
-    st ^= st << 25;
-    st ^= st >> 27;
-    return (double)((st * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift_star(&st); }
 
 /* n x k rows: softmax-like probabilities (sharp when `sharp`), labels drawn from them. */
 static cs_dataset *mk(size_t n, size_t k, int sharp)

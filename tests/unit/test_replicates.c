@@ -26,13 +26,7 @@
 #include "engine/resample/ci_internal.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift(&rng); }
 
 /* n rows of k classes, sharpened random probabilities rounded to multiples of 1/64 (ties in
  * the confidences and in the grid cells), labels drawn from them. */

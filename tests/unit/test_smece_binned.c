@@ -23,13 +23,7 @@
 #include "engine/resample/ci_internal.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) / 9007199254740992.0;
-}
+static double urand(void) { return cs_test_xorshift(&rng); }
 
 static int by_value(const void *a, const void *b)
 {

@@ -137,3 +137,19 @@ void cs_test_set_cases(cs_dataset *d, size_t n_cases, const char *const *names,
     for (size_t c = 0; c < n_cases; c++) d->case_names[c] = dup_checked(names[c]);
     d->n_cases = n_cases;
 }
+
+double cs_test_xorshift(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+double cs_test_xorshift_star(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return (double)((*state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}

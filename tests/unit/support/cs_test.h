@@ -31,6 +31,13 @@ cs_dataset *cs_test_load_sample(const char *name);
  * payload): "the same number" for results that must not depend on the path computing them. */
 int cs_test_same_bits(double a, double b);
 
+/* Uniform doubles in [0, 1) from two small generators the tests seed themselves, so each test
+ * file keeps its own stream: xorshift64 (shifts 13, 7, 17) and xorshift64* (Vigna, 2016,
+ * "An experimental exploration of Marsaglia's xorshift generators, scrambled"). *state is the
+ * caller's, advanced one step. */
+double cs_test_xorshift(uint64_t *state);
+double cs_test_xorshift_star(uint64_t *state);
+
 /* Writes `text` to a fresh temporary file with the given suffix (".csv", ".csv.gz"...) and
  * returns its path (static storage for up to 8 live paths; removed at exit). */
 const char *cs_test_tmpfile(const char *suffix, const void *text, size_t len);
