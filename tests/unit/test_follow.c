@@ -188,6 +188,18 @@ static void test_zip_whole(void **state)
     n = small_zip(z, 0, "");
     memcpy(z + 38, "PK\3\4", 4);
     assert_int_equal(cs_follow_zip_whole(z, n, (int64_t)n), 0);
+    /* a zip64 locator whose record offset wraps to 56 bytes before the tail, where a forged
+     * record and directory wait: no record (the fuzzer's find). An unchecked rule would read
+     * before the buffer and call the archive whole. */
+    unsigned char forged[128 + 512] = {0};
+    unsigned char *t = forged + 128;
+    n = small_zip(t, 1, "");
+    put_le(t + 89 + 56 + 8, UINT64_MAX - 55, 8);         /* t - 56 once added to t */
+    memcpy(t - 56, "PK\6\6", 4);
+    put_le(t - 16, 51, 8);                                /* cd_size */
+    put_le(t - 8, UINT64_MAX - 55 - 51, 8);               /* cd_off: ends at the record */
+    memcpy(t - 107, "PK\1\2", 4);
+    assert_int_equal(cs_follow_zip_whole(t, n, (int64_t)n), 0);
     /* an empty archive is its end record alone */
     n = small_zip(z, 0, "");
     memset(z + 89 + 8, 0, 12);

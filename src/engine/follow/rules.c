@@ -133,7 +133,9 @@ static int zip64_directory(const unsigned char *tail, size_t at, int64_t base, u
 {
     if (at < 20 || memcmp(tail + at - 20, "PK\6\7", 4) != 0) return 0;
     uint64_t rec = le(tail + at - 12, 8);
-    if (rec < (uint64_t)base || rec - (uint64_t)base + 56 > at - 20) return 0;
+    /* the 56-byte record must lie in the tail, before the locator; compared by subtraction,
+     * since a forged offset near 2^64 would wrap an addition */
+    if (rec < (uint64_t)base || at < 20 + 56 || rec - (uint64_t)base > at - 20 - 56) return 0;
     const unsigned char *r = tail + (rec - (uint64_t)base);
     if (memcmp(r, "PK\6\6", 4) != 0) return 0;
     *cd_size = le(r + 40, 8);
