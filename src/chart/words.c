@@ -84,6 +84,28 @@ static size_t common_suffix(const char *a, size_t la, const char *b, size_t lb)
     return i;
 }
 
+/* The length of name i's method part (from its last '+': "+ets" of "digits.csv+ets") when
+ * head '~' method in w columns, with at least one column of head, tells it from every other
+ * name: each other name differs in that head or in that end. 0 when there is no such form. */
+static size_t method_tail(const char *const *names, size_t n, size_t i, size_t w)
+{
+    const char *s = names[i];
+    size_t len = strlen(s);
+    const char *plus = strrchr(s, '+');
+    if (!plus || plus[1] == '\0') return 0;
+    size_t tail = len - (size_t)(plus - s);
+    if (tail + 2 > w) return 0;
+    size_t head = w - 1 - tail;
+    for (size_t j = 0; j < n; j++) {
+        if (j == i || strcmp(names[j], s) == 0) continue;
+        size_t lj = strlen(names[j]);
+        if (common_prefix(s, names[j]) < head) continue;
+        if (common_suffix(s, len, names[j], lj) < tail) continue;
+        return 0;
+    }
+    return tail;
+}
+
 void ch_short_names(const char *const *names, size_t n, int width, char **out, size_t out_size)
 {
     if (width < 4) width = 4;
@@ -92,6 +114,13 @@ void ch_short_names(const char *const *names, size_t n, int width, char **out, s
         const char *s = names[i];
         size_t len = strlen(s);
         if (len <= w) { snprintf(out[i], out_size, "%s", s); continue; }
+        /* a method's name is never cut when the file's name can give way instead: "+e~" would
+         * not say which method it is */
+        size_t mtail = method_tail(names, n, i, w);
+        if (mtail) {
+            snprintf(out[i], out_size, "%.*s~%s", (int)(w - 1 - mtail), s, s + len - mtail);
+            continue;
+        }
         /* how much of the head and of the tail it takes to differ from every other name */
         size_t pre = 0, suf = 0;
         for (size_t j = 0; j < n; j++) {

@@ -13,9 +13,13 @@
 int ch_wrap(const char *text, int width, char *out, size_t size);
 
 /* The shortest distinguishing names of n names in at most `width` columns (width >= 4): a name
- * that fits is kept whole; a longer one is cut to its head plus '~' ("digits_logreg~") when
+ * that fits is kept whole. A longer one with a method part (from its last '+', "+ets") keeps
+ * that part whole, the file's name cut before it, when that tells it apart from every other
+ * name ("digits_logreg.c~+ets" beside "digits_logreg.csv+ms", not "digits_logreg.csv+e~",
+ * which names no method). Otherwise it is cut to its head plus '~' ("digits_logreg~") when
  * the head tells it apart from every other name, else to head '~' tail keeping the end that
- * differs, from a separator (+ . _ - /) when one is near ("breast_canc~+platt"), else around the first place it differs ("~ncer_a_lr~").
+ * differs, from a separator (+ . _ - /) when one is near ("breast_canc~+platt"), else around
+ * the first place it differs ("~ncer_a_lr~").
  * out[i] receives name i (out_size bytes each, NUL-terminated). Names that are equal in full
  * stay equal. ASCII names are expected (one byte = one column). */
 void ch_short_names(const char *const *names, size_t n, int width, char **out, size_t out_size);

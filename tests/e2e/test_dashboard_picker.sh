@@ -12,8 +12,9 @@ screen_text() { T capture-pane -p; }
 FILE=samples/digits_logreg.csv     # 10 classes: platt and beta do not apply, ms and dir do
 FIT=600                            # ms fits 6 models of an inner cross-validation: seconds, more under ASan
 # the +ets row's name at 80 columns: the methods table's 20-column names keep what tells the
-# methods apart ("digits_logreg.csv+e~" beside "digits_logreg.csv+ms", chart/words.h)
-ETS='digits_logreg\.csv\+e(ts|~)'
+# methods apart, and the file's name gives way before the method's ("digits_logreg.c~+ets"
+# beside "digits_logreg.csv+ms", never "digits_logreg.csv+e~"; chart/words.h)
+ETS='digits_logreg\.c~\+ets'
 # a fit time as the picker writes it: "7 ms", "3.4 s", "127 s"
 TIME='([0-9]+ ms|[0-9]+\.[0-9] s|[0-9]+ s)'
 

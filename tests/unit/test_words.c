@@ -76,6 +76,28 @@ static void test_short_names(void **state)
     short_names(d, 2, 14, out);
     assert_string_equal(out[0], "digits_gnb.csv");
     assert_string_equal(out[1], "digits_gnb~+ts");
+    /* a method's name is kept whole and the file's gives way, where the heads alone would
+     * tell them apart only by "+e~" and "+m~" */
+    const char *const r[] = { "digits_logreg.csv", "digits_logreg.csv+ets", "digits_logreg.csv+irova",
+                              "digits_logreg.csv+ms", "digits_gnb.csv+ets" };
+    short_names(r, 5, 20, out);
+    assert_string_equal(out[0], "digits_logreg.csv");
+    assert_string_equal(out[1], "digits_logreg.c~+ets");
+    assert_string_equal(out[2], "digits_logreg~+irova");
+    assert_string_equal(out[3], "digits_logreg.csv+ms");   /* fits */
+    assert_string_equal(out[4], "digits_gnb.csv+ets");
+    short_names(r, 5, 13, out);
+    assert_string_equal(out[0], "digits_l~.csv");           /* no method: the end from '.' */
+    assert_string_equal(out[1], "digits_l~+ets");           /* "digits_l" is not "digits_g" */
+    assert_string_equal(out[2], "digits~+irova");
+    assert_string_equal(out[3], "digits_lo~+ms");
+    assert_string_equal(out[4], "digits_g~+ets");
+    /* no room for a head that tells the files apart beside the method ("digits_l~+ets" is 13
+     * columns): the head that does, as before */
+    const char *const q[] = { "digits_logreg.csv+ets", "digits_gnb.csv+ets" };
+    short_names(q, 2, 12, out);
+    assert_string_equal(out[0], "digits_logr~");
+    assert_string_equal(out[1], "digits_gnb.~");
     /* heads that differ within the width: head~ */
     const char *const f[] = { "digits_logreg_fold1.csv", "digits_gnb_fold1.csv", "digits_rf.csv" };
     short_names(f, 3, 12, out);
