@@ -53,6 +53,13 @@ typedef struct cs_metric_info {
     size_t offset;          /* of its double in cs_result */
     const char *only;       /* where it has a number, said beside an n/a ("needs id/tta rows"),
                                or NULL when every input has one */
+    int m_of_n;             /* 1: its intervals may come from draws of m < n samples
+                               (calscope/resample.h, cs_boot_draw_size): a sum over samples or
+                               bins weighted by their counts, whose spread shrinks as 1/sqrt(n).
+                               0: a maximum or an unweighted mean over non-empty bins, or sums
+                               in sparse class-wise cells (MCE, ACE, SCE), whose sparse bins are
+                               far noisier at m than at n (measured: MCE's interval 3-5x too
+                               wide), and RECE-M (not checked) */
 } cs_metric_info;
 
 /* The i-th metric of the table order (0 <= i < CS_METRIC_COUNT), or NULL past the end. */
@@ -76,6 +83,8 @@ void cs_metric_keys(char *buf, size_t size);
 unsigned cs_metric_want(unsigned metric_mask);
 /* The metric's value in a cs_result (NAN for an unknown id). */
 double cs_metric_value(const cs_result *r, int id);
+/* The mask of the metrics whose m_of_n is 1. */
+unsigned cs_metric_mask_m_of_n(void);
 /* Its lower_better (0 for an unknown id). */
 int cs_metric_lower_is_better(int id);
 

@@ -185,7 +185,8 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
 /* "verdict: METHOD is better calibrated than REF; ECE -0.0507 [-0.0621, -0.0152], P(better)
  * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
  * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
- * here (reason)", "n/a; no paired samples") into buf, always terminated. Any thread. */
+ * here (reason)", "n/a; MCE -0.1330 has no interval from draws of fewer than all samples
+ * (--boot-size full)", "n/a; no paired samples") into buf, always terminated. Any thread. */
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
 /* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
  * such column or the row no paired difference). Any thread; t is only read. */

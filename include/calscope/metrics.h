@@ -49,6 +49,10 @@ typedef struct cs_settings {
     cs_mixture mixture;          /* RECE-M mixture, default kde */
     double smece_sigma;          /* smooth ECE bandwidth; 0 (the default) = automatic (smece.h) */
     char select[CS_SPEC_MAX];    /* selection expression, "" = all samples */
+    long boot_size;              /* --boot-size: samples per bootstrap draw of an interval or a
+                                    paired comparison; 0 (the default) = automatic,
+                                    CS_BOOT_SIZE_FULL = all (calscope/resample.h,
+                                    cs_boot_draw_size) */
 } cs_settings;
 
 /* Fills the documented defaults: top1, uniform, 15 bins, gamma 0.1, sigma 0.1, tvd, kde, no
@@ -83,6 +87,11 @@ cs_status cs_settings_set_gamma(cs_settings *s, const char *text, cs_error *err)
 cs_status cs_settings_set_sigma(cs_settings *s, const char *text, cs_error *err);
 /* --smece-sigma S: CS_SMECE_SIGMA_MIN..CS_SMECE_SIGMA_MAX. */
 cs_status cs_settings_set_smece_sigma(cs_settings *s, const char *text, cs_error *err);
+/* --boot-size auto|full|N: N a whole number CS_BOOT_SIZE_MIN..CS_BOOT_SIZE_MAX. */
+#define CS_BOOT_SIZE_FULL (-1L)
+#define CS_BOOT_SIZE_MIN 1000L
+#define CS_BOOT_SIZE_MAX 4294967295L
+cs_status cs_settings_set_boot_size(cs_settings *s, const char *text, cs_error *err);
 
 /* Upper bounds of the resampling counts both front ends accept: --ci R and --repeats R. */
 #define CS_RESAMPLES_MAX 100000
@@ -139,7 +148,12 @@ enum {
     /* Not in CS_WANT_ALL: relplot's smoothed reliability curve at smECE's bandwidth,
      * smece_mu / smece_density below (top1 and class:C; left NULL otherwise). Implies
      * CS_WANT_SMECE (the bandwidth is smECE's). */
-    CS_WANT_SMECE_CURVE = 1u << 12
+    CS_WANT_SMECE_CURVE = 1u << 12,
+    /* Not a metric: the items are a bootstrap draw of fewer than all samples standing for all
+     * of them (an m-out-of-n draw, calscope/resample.h), so smooth ECE takes them as it takes
+     * a draw of all: at the whole problem's bandwidth, linearly binned from
+     * CS_SMECE_BINNED_MIN items. */
+    CS_WANT_DRAW = 1u << 13
 };
 
 /* One bin of the estimator. For scalar lenses lo/hi are the bin's interval on the first
@@ -230,6 +244,8 @@ void cs_plan_free(cs_plan *pl);   /* NULL is a no-op */
 cs_prepared *cs_prepare_planned(const cs_plan *pl, const cs_settings *s, cs_error *err);
 
 size_t cs_prepared_count(const cs_prepared *p);
+/* The settings p was prepared under (p's own copy: valid while p lives). Any thread. */
+const cs_settings *cs_prepared_settings(const cs_prepared *p);
 /* How many evaluations of p so far took smooth ECE from linearly binned samples (bootstrap
  * draws of all of at least CS_SMECE_BINNED_MIN samples, below). Any thread (a count kept with
  * atomic adds); the resampling calls read it before and after their draws. */

@@ -83,6 +83,30 @@ void cs_draw_without_sorted(cs_rng *r, uint32_t *perm, size_t n, size_t k, uint3
 /* Draws k indices uniformly from 0..n-1 with replacement. */
 void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
 
+/* Draws of large samples: m out of n. A percentile or basic interval's draw and a paired
+ * comparison's draw of n samples take m = cs_boot_draw_size(n, …) of them with replacement,
+ * and when m < n each replicate's deviation from the value on all n is shrunk by sqrt(m/n):
+ * θ' = θ̂ + sqrt(m/n)·(θ*_m − θ̂) — the m-out-of-n bootstrap (Bickel, Götze & van Zwet 1997,
+ * "Resampling fewer than n observations: gains, losses, and remedies for losses"). For a
+ * metric whose spread shrinks as 1/sqrt(n) — a sum over samples, or over bins weighted by
+ * their counts, also where a bin is calibrated and |gap| has a kink — the shrunk spread
+ * estimates the spread at n, and a replicate costs m, not n. θ' is a convex combination of
+ * two values of the metric, so it stays in the metric's range. Metrics whose sparse bins
+ * are far noisier at m than at n (catalogue.h, m_of_n 0: MCE, ACE, SCE, RECE-M) get no
+ * interval from such draws: NAN, said by the front ends with --boot-size full as the way to
+ * one. Automatic (--boot-size auto): m = n up to max(CS_BOOT_DRAW_MIN, CS_BOOT_PER_BIN·M)
+ * samples (M the bins), that many above. BCa (its jackknife is on all n), size and bins
+ * curves and statistics files' cases always draw n of n. */
+#define CS_BOOT_DRAW_MIN 50000
+#define CS_BOOT_PER_BIN 2000
+/* Samples per draw of an interval or paired comparison of n samples under boot_size (a
+ * cs_settings.boot_size) and M bins. Pure; any thread. */
+size_t cs_boot_draw_size(size_t n, long boot_size, int bins);
+/* values[r·CS_METRIC_COUNT + m] (r < R) shrunk towards full[m] by sqrt(k/n) as above for the
+ * metrics with m_of_n, and NAN for the others; nothing when k >= n. Non-finite values stay as
+ * they are. Any thread; values is the caller's. */
+void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n);
+
 /* Quantile q in [0,1] of sorted[0..n), numpy's default rule ("linear", type 7 of Hyndman & Fan):
  * h = (n−1)·q, result = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). NAN when n == 0. */
 double cs_quantile_sorted(const double *sorted, size_t n, double q);
@@ -260,6 +284,8 @@ typedef struct cs_ci {
     double boot_mean[CS_METRIC_COUNT]; /* mean of the resampled values; minus value = the bias */
     double z0[CS_METRIC_COUNT], accel[CS_METRIC_COUNT]; /* bca only, else NAN */
     size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
+    size_t draw_size;                /* samples per draw: N, or m < N (cs_boot_draw_size) */
+    size_t units;                    /* N */
     int smece_binned;                /* smooth ECE's replicates were binned (engine/metrics/smece.h
                                       * CS_SMECE_BINNED_MIN), not exact */
 } cs_ci;
@@ -267,6 +293,10 @@ typedef struct cs_ci {
 /* 1 when metric id has a finite interval that does not contain its value: the sign of a
  * biased statistic (see above), shown as a marker by the front ends. */
 int cs_ci_excludes_value(const cs_ci *ci, int id);
+/* 1 when metric id has no interval because the draws took fewer than all samples and the
+ * metric has no m-out-of-n interval (catalogue.h, m_of_n): the front ends say --boot-size
+ * full. The same for a paired comparison's entry: cs_compare_needs_full_draws. Pure. */
+int cs_ci_needs_full_draws(const cs_ci *ci, int id);
 
 /* Fills out for the metric mask from `repeats` resamples (N draws with replacement each), the
  * interval by `method`. Returns CS_OK, CS_EUSAGE, CS_EEMPTY, CS_ENOMEM or CS_ECANCELLED. */
@@ -297,10 +327,16 @@ typedef struct cs_compare {
     int by_id;                   /* samples were paired by the id column (else by row) */
     size_t n_pairs;              /* samples in both selections */
     int repeats;
+    size_t draw_size;            /* pairs per draw: n_pairs, or m < n_pairs (cs_boot_draw_size) */
     size_t n_entries;
     cs_compare_entry entries[CS_METRIC_COUNT];
     int smece_binned;            /* smooth ECE's replicates were binned, as cs_ci's */
 } cs_compare;
+
+int cs_compare_needs_full_draws(const cs_compare *c, int id);
+/* What the front ends say beside such a metric: "no interval from draws of m < n; --boot-size full". */
+#define CS_NEEDS_FULL_DRAWS_TEXT "n/a: --boot-size full"
+
 
 /* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have
  * an id column (every id must occur once in each file), else by row (same sample count) — and

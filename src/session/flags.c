@@ -55,6 +55,15 @@ static int p_smece_sigma(ss_opts *o, const char *v)
     return cs_settings_set_smece_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
 }
 
+static int p_boot_size(ss_opts *o, const char *v)
+{
+    cs_error err;
+    cs_error_clear(&err);
+    if (cs_settings_set_boot_size(&o->settings, v, &err) != CS_OK) return bad(o, &err);
+    o->boot_size_given = 1;
+    return 0;
+}
+
 static int p_mixture(ss_opts *o, const char *v)
 {
     cs_error err;
@@ -607,6 +616,13 @@ PR(q_binning) { (void)i; SAY("%s", ss_binning_name(o->settings.binning)); }
 PR(q_gamma) { (void)i; if (o->settings.binning == CS_BIN_KDTREE) num(b, n, o->settings.gamma); else SAY("%s", ""); }
 PR(q_sigma) { (void)i; num(b, n, o->settings.sigma); }
 PR(q_smece_sigma) { (void)i; if (o->settings.smece_sigma > 0) num(b, n, o->settings.smece_sigma); else SAY("%s", ""); }
+PR(q_boot_size)
+{
+    (void)i;
+    if (o->settings.boot_size == CS_BOOT_SIZE_FULL) SAY("%s", "full");
+    else if (o->settings.boot_size > 0) SAY("%ld", o->settings.boot_size);
+    else SAY("%s", "");
+}
 PR(q_mixture) { (void)i; SAY("%s", o->settings.mixture != CS_MIX_KDE ? ss_mixture_name(o->settings.mixture) : ""); }
 PR(q_distance) { (void)i; ss_distance_name(&o->settings, b, n); }
 static int select_blank(const ss_opts *o)
@@ -820,6 +836,10 @@ static const ss_flag table[] = {
     { "--ci-method", "M", RD, SEC_RESAMPLING, p_ci_method, q_ci_method, 0,
       "percentile|basic|bca (default percentile; ! marks an interval that\n"
       "misses its value: a biased metric; bca = bias-corrected, accelerated)", NULL },
+    { "--boot-size", "N", RD, SEC_RESAMPLING, p_boot_size, q_boot_size, 0,
+      "samples per bootstrap draw of the intervals and comparisons: auto\n"
+      "(default: all up to max(50000, 2000 x bins); of more, that many,\n"
+      "m out of n, and no MCE/ACE/SCE interval), full, or N >= 1000", NULL },
     { "--curve", "size|bins", R, SEC_RESAMPLING, p_curve, q_curve, 0,
       "variance curve: metric against sample fraction / number of bins", NULL },
     { "--fractions", "LIST", R, SEC_RESAMPLING, p_fractions, q_fractions, 0,

@@ -78,6 +78,7 @@ typedef struct ss_opts {
     int ci_repeats;        /* --ci R, 0 = none (the dashboard accepts 0 = off) */
     int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
     int ci_method_given;
+    int boot_size_given;   /* --boot-size (the value is settings.boot_size) */
     int curve;             /* 0 none, 1 size, 2 bins */
     double curve_x[CS_CURVE_MAX_POINTS]; /* --fractions / --bins-list */
     size_t n_curve_x;

@@ -197,6 +197,8 @@ static int check_report(ss_opts *o)
     if (o->repeats && !o->curve && !o->compare) return ss_usage_error(o->front, "--repeats needs --curve, --compare or --recal");
     if (o->ci_method_given && !o->ci_repeats && !o->compare)
         return ss_usage_error(o->front, "--ci-method needs --ci, --compare or --recal");
+    if (o->boot_size_given && !o->ci_repeats && !o->compare)
+        return ss_usage_error(o->front, "--boot-size needs --ci, --compare or --recal");
     /* relplot alone measures one class's probability (its smooth and binned ECE of p[C]) */
     if (o->compat >= 0 && o->settings.lens == CS_LENS_CLASS && o->compat != CS_COMPAT_RELPLOT)
         return ss_usage_error(o->front, "--compat with --lens class:C needs --compat relplot (the other libraries measure top1 or classwise only)");

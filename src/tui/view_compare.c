@@ -47,6 +47,8 @@ static void paired_text(const cs_method_row *row, int col, int few, char *buf, s
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]  %5s", 0.0, 0.0, 0.0, "=");
     else if (row->has_diff && !isfinite(row->diff[col]))   /* no number: say where there is one */
         snprintf(buf, size, "%8s (%s)", "n/a", cs_methods_na_reason(col));
+    else if (row->has_diff && !(isfinite(row->dlo[col]) && isfinite(row->dhi[col])))   /* m out of n */
+        snprintf(buf, size, "%+8.4f %s", row->diff[col], CS_NEEDS_FULL_DRAWS_TEXT);
     else if (row->has_diff && few)   /* under the small-sample rule: neither ! nor * */
         snprintf(buf, size, "%+8.4f [%+.4f,%+.4f]? %5.3f", row->diff[col], row->dlo[col], row->dhi[col],
                  row->pbetter[col]);
@@ -308,6 +310,21 @@ static void draw_scrolled(const panel_args *a, const tui_rect *r, int pinned, tu
     tui_draw_scroll_marker(r, y0 + shown, top, shown, count.n, marker);
 }
 
+/* Under m-out-of-n draws (calscope/resample.h): how many pairs a draw took, and that MCE, ACE
+ * and SCE have no paired interval from them. */
+static void draws_note(const cs_methods *t, panel_lines *L, int w)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const cs_compare *c = &t->rows[i].cmp;
+        if (!t->rows[i].has_cmp || c->draw_size >= c->n_pairs) continue;
+        char line[160];
+        snprintf(line, sizeof line, "draws of %zu of the %zu pairs (m out of n); MCE, ACE, SCE: no "
+                 "interval (--boot-size full)", c->draw_size, c->n_pairs);
+        line_put_wrapped(L, CH_ROLE_LABEL, line, w);
+        return;
+    }
+}
+
 static void table_body(const panel_args *a, panel_lines *L)
 {
     const cs_methods *t = a->t;
@@ -401,6 +418,7 @@ static void table_body(const panel_args *a, panel_lines *L)
     line_put(L, CH_ROLE_TEXT, "");
     line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
+    draws_note(t, L, a->w);
     if (any_misses(t, focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
     if (too_few_note(a->c, t, line, sizeof line)) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
     if (!isfinite(t->rows[t->ref].v[focus]) && t->rows[t->ref].ok)

@@ -100,12 +100,16 @@ static int close_to(double a, double b)
 
 /* Every replicate of the interval of `mask` (repeats R, seed) of d under lens and select, made
  * by hand as a dataset of the drawn rows and evaluated whole: the driver's resampled means
- * (boot_mean) must be the mean of these values. */
-static void replicates_match(const cs_dataset *d, const char *lens, const char *select, unsigned mask)
+ * (boot_mean) must be the mean of these values. boot_size 0: draws of all n; else m of n
+ * (--boot-size m), each value shrunk towards the whole sample's by sqrt(m/n) by hand, and
+ * the metrics without m-out-of-n intervals left with none. */
+static void replicates_match_m(const cs_dataset *d, const char *lens, const char *select, unsigned mask,
+                               long boot_size)
 {
     enum { R = 12 };
     const uint64_t seed = 7;
     cs_settings s = settings_of(lens, select);
+    s.boot_size = boot_size;
     cs_error e;
     cs_prepared *p = cs_prepare(d, &s, &e);
     if (!p) fail_msg("cs_prepare: %s", e.msg);
@@ -115,6 +119,9 @@ static void replicates_match(const cs_dataset *d, const char *lens, const char *
     if (cs_bootstrap_interval(p, mask, R, seed, CS_CI_PERCENTILE, &one, &ci, &e) != CS_OK)
         fail_msg("interval: %s", e.msg);
     size_t n = cs_prepared_count(p);
+    size_t m_draw = boot_size > 0 && (size_t)boot_size < n ? (size_t)boot_size : n;
+    assert_int_equal(ci.draw_size, m_draw);
+    assert_int_equal(ci.units, n);
     uint32_t *idx = malloc(n * sizeof *idx);
     assert_non_null(idx);
     double sum[CS_METRIC_COUNT] = {0};
@@ -124,23 +131,26 @@ static void replicates_match(const cs_dataset *d, const char *lens, const char *
     /* a replicate of 1,000 samples or more takes smooth ECE at the whole sample's bandwidth
      * (docs/metrics.md): the materialised draw is given that bandwidth */
     cs_result full;
-    if (cs_evaluate(p, NULL, 0, CS_WANT_SMECE, &one, &full, &e) != CS_OK) fail_msg("evaluate: %s", e.msg);
+    if (cs_evaluate(p, NULL, 0, CS_WANT_ALL, &one, &full, &e) != CS_OK) fail_msg("evaluate: %s", e.msg);
     if (n >= CS_SMECE_FIXED_BW_MIN && isfinite(full.smece_sigma)) whole.smece_sigma = full.smece_sigma;
+    double shrink = sqrt((double)m_draw / (double)n), whole_value[CS_METRIC_COUNT];
+    for (int m = 0; m < CS_METRIC_COUNT; m++) whole_value[m] = cs_metric_value(&full, m);
     cs_result_free(&full);
     for (int r = 0; r < R; r++) {
         cs_rng g;
         cs_rng_seed(&g, seed, STREAM_CI, 0, (uint64_t)r);
-        cs_draw_with(&g, n, n, idx);
+        cs_draw_with(&g, n, m_draw, idx);
         /* the multiset in sample order: tied values then keep the order a subset's rank
          * order gives them (equal-mass groups cut between ties) */
-        sort_u32(idx, n);
-        cs_dataset *x = materialise(d, cs_prepared_rows(p), idx, n);
+        sort_u32(idx, m_draw);
+        cs_dataset *x = materialise(d, cs_prepared_rows(p), idx, m_draw);
         cs_prepared *px = cs_prepare(x, &whole, &e);
         if (!px) fail_msg("cs_prepare of the draw: %s", e.msg);
         cs_result res;
         if (cs_evaluate(px, NULL, 0, CS_WANT_ALL, &one, &res, &e) != CS_OK) fail_msg("evaluate: %s", e.msg);
         for (int m = 0; m < CS_METRIC_COUNT; m++) {
             double v = cs_metric_value(&res, m);
+            if (m_draw < n) v = whole_value[m] + shrink * (v - whole_value[m]);
             if ((mask & CS_METRIC_BIT(m)) && isfinite(v)) {
                 sum[m] += v;
                 got[m]++;
@@ -152,6 +162,13 @@ static void replicates_match(const cs_dataset *d, const char *lens, const char *
     }
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
         if (!(mask & CS_METRIC_BIT(m)) || !got[m]) continue;
+        if (m_draw < n && !(cs_metric_mask_m_of_n() & CS_METRIC_BIT(m))) {
+            /* no interval from draws of m < n: said, never a number */
+            assert_true(cs_ci_needs_full_draws(&ci, m));
+            assert_true(isnan(ci.lo[m]) && isnan(ci.hi[m]) && isnan(ci.boot_mean[m]));
+            continue;
+        }
+        assert_false(cs_ci_needs_full_draws(&ci, m));
         double mean = sum[m] / (double)got[m];
         if (!close_to(ci.boot_mean[m], mean))
             fail_msg("%s %s '%s': resampled mean %.17g, the materialised draws' %.17g",
@@ -159,6 +176,11 @@ static void replicates_match(const cs_dataset *d, const char *lens, const char *
     }
     free(idx);
     cs_prepared_free(p);
+}
+
+static void replicates_match(const cs_dataset *d, const char *lens, const char *select, unsigned mask)
+{
+    replicates_match_m(d, lens, select, mask, 0);
 }
 
 static void test_replicates_are_their_draws(void **state)
@@ -175,6 +197,20 @@ static void test_replicates_are_their_draws(void **state)
     replicates_match(d, "topk:2", "label != 1", binned);
     replicates_match(d, "full", "", binned);
     replicates_match(d, "classwise", "conf > 0.3", binned | CS_METRIC_BIT(CS_METRIC_SCE));
+    cs_dataset_free(d);
+}
+
+/* m out of n (--boot-size 1000 of 3,000 samples): each replicate is its draw of 1,000
+ * evaluated whole, shrunk by sqrt(1000/3000) towards the whole sample's value; MCE, ACE and SCE
+ * have no interval. --boot-size above n draws all n (the same as 0). */
+static void test_m_of_n_replicates_are_their_draws(void **state)
+{
+    (void)state;
+    cs_dataset *d = tied_dataset(3000, 6);
+    replicates_match_m(d, "top1", "", CS_METRICS_DEFAULT | CS_METRIC_BIT(CS_METRIC_SCE), 1000);
+    replicates_match_m(d, "top1", "conf > 0.3", CS_METRICS_DEFAULT, 1000);
+    replicates_match_m(d, "topk:3", "", CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_MCE), 1500);
+    replicates_match_m(d, "top1", "", CS_METRICS_DEFAULT, 5000);
     cs_dataset_free(d);
 }
 
@@ -489,6 +525,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replicates_are_their_draws),
+        cmocka_unit_test(test_m_of_n_replicates_are_their_draws),
         cmocka_unit_test(test_grid_by_cells_is_the_sorted_grid),
         cmocka_unit_test(test_classwise_cells_are_the_binned_sums),
         cmocka_unit_test(test_classwise_cells_wait_for_subsets_worth_them),

@@ -3,6 +3,7 @@
  * default "linear" method). */
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,60 @@ static void pf_task(void *vctx, size_t i, int worker)
     (void)worker;
 }
 
+/* The draw size rule: all n up to max(50,000, 2,000 x M), that many above; full: all; N: at
+ * most N. The shrink: sqrt(k/n) towards the whole value, worked by hand; no interval for the
+ * metrics without m-out-of-n intervals. */
+static void test_boot_draw_size(void **state)
+{
+    (void)state;
+    assert_int_equal(cs_boot_draw_size(50000, 0, 15), 50000);
+    assert_int_equal(cs_boot_draw_size(50001, 0, 15), 50000);
+    assert_int_equal(cs_boot_draw_size(1000000, 0, 15), 50000);
+    assert_int_equal(cs_boot_draw_size(1000000, 0, 100), 200000);   /* 2,000 a bin */
+    assert_int_equal(cs_boot_draw_size(150000, 0, 100), 150000);
+    assert_int_equal(cs_boot_draw_size(1000000, CS_BOOT_SIZE_FULL, 15), 1000000);
+    assert_int_equal(cs_boot_draw_size(1000000, 20000, 15), 20000);
+    assert_int_equal(cs_boot_draw_size(3000, 20000, 15), 3000);
+    assert_int_equal(cs_boot_draw_size(0, 0, 15), 0);
+
+    double full[CS_METRIC_COUNT], v[2 * CS_METRIC_COUNT];
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        full[m] = 1.0;
+        v[m] = 3.0;
+        v[CS_METRIC_COUNT + m] = NAN;
+    }
+    cs_boot_shrink(v, 2, full, 100, 100);   /* k = n: nothing */
+    assert_double_near(v[CS_METRIC_ECE], 3.0, 0);
+    cs_boot_shrink(v, 2, full, 25, 100);    /* sqrt(1/4): 1 + (3 - 1) / 2 */
+    assert_double_near(v[CS_METRIC_ECE], 2.0, 1e-15);
+    assert_double_near(v[CS_METRIC_NLL], 2.0, 1e-15);
+    assert_true(isnan(v[CS_METRIC_MCE]) && isnan(v[CS_METRIC_ACE]) && isnan(v[CS_METRIC_SCE]));
+    assert_true(isnan(v[CS_METRIC_COUNT + CS_METRIC_ECE]));   /* a replicate with no value */
+
+    cs_settings s;
+    cs_error e;
+    cs_settings_default(&s);
+    assert_int_equal(s.boot_size, 0);
+    assert_int_equal(cs_settings_set_boot_size(&s, "full", &e), CS_OK);
+    assert_int_equal(s.boot_size, CS_BOOT_SIZE_FULL);
+    assert_int_equal(cs_settings_set_boot_size(&s, "20000", &e), CS_OK);
+    assert_int_equal(s.boot_size, 20000);
+    assert_int_equal(cs_settings_validate(&s, &e), CS_OK);
+    assert_int_equal(cs_settings_set_boot_size(&s, "auto", &e), CS_OK);
+    assert_int_equal(s.boot_size, 0);
+    const char *bad[] = { "999", "-1", "1e5", "", "fulll", "50000 " };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "--boot-size: need auto, full or a whole number of samples from 1000 "
+                 "to 4294967295, got '%s'", bad[i]);
+        assert_int_equal(cs_settings_set_boot_size(&s, bad[i], &e), CS_EUSAGE);
+        assert_string_equal(e.msg, want);
+    }
+    s.boot_size = 5;   /* a library caller's value out of range */
+    assert_int_equal(cs_settings_validate(&s, &e), CS_EUSAGE);
+    assert_string_equal(e.msg, "boot_size must be 0 (automatic), -1 (full) or in [1000, 4294967295] (got 5)");
+}
+
 static void test_parallel_for(void **state)
 {
     (void)state;
@@ -216,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_splitmix64),
         cmocka_unit_test(test_draw_without),
         cmocka_unit_test(test_draw_with),
+        cmocka_unit_test(test_boot_draw_size),
         cmocka_unit_test(test_parallel_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

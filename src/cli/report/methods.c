@@ -1096,6 +1096,8 @@ static void metric_blocks(FILE *out, const rep_methods *t, int lw, int *any_excl
                 fputs(" +0.0000 [+0.0000, +0.0000]   p_better =", out);
             else if (r->has_diff && !isfinite(r->diff[c]))   /* no number on either side */
                 fprintf(out, isfinite(r->v[c]) ? " n/a (%s)" : " n/a", cs_methods_na_reason(c));
+            else if (r->has_diff && !(isfinite(r->dlo[c]) && isfinite(r->dhi[c])))   /* m-out-of-n draws */
+                fprintf(out, " %+.4f %s", r->diff[c], CS_NEEDS_FULL_DRAWS_TEXT);
             else if (r->has_diff && cs_too_few(r->n_pairs, t->verdict_bins, r->by_case)) {
                 /* under the small-sample rule: neither "!" nor "*", the numbers decide nothing */
                 *few = r;

@@ -76,14 +76,18 @@ static void ci_info_json(FILE *out, const cs_ci *ci)
 {
     fprintf(out, ", \"ci_info\": {\"method\": \"%s\", \"repeats\": %d", cs_ci_method_name(ci->method), ci->repeats);
     if (ci->method == CS_CI_BCA) fprintf(out, ", \"jackknife_groups\": %zu", ci->jack_groups);
+    fprintf(out, ", \"draw_size\": %zu", ci->draw_size);
     rep_smece_binned_json(out, ci->smece_binned);
-    const char *lists[2] = { "excludes_value", "undefined" };
-    for (int l = 0; l < 2; l++) {
+    /* undefined: BCa's; needs_full_draws: no interval from m-out-of-n draws (--boot-size full) */
+    const char *lists[3] = { "excludes_value", "undefined", "needs_full_draws" };
+    for (int l = 0; l < 3; l++) {
         fprintf(out, ", \"%s\": [", lists[l]);
         for (size_t m = 0, first = 1; m < CS_METRIC_COUNT; m++) {
             int id = (int)cs_metric_at(m)->id;
             if (!(ci->metrics & CS_METRIC_BIT(id)) || !isfinite(ci->value[id])) continue;
-            int hit = l == 0 ? cs_ci_excludes_value(ci, id) : !isfinite(ci->lo[id]) || !isfinite(ci->hi[id]);
+            int full = cs_ci_needs_full_draws(ci, id);
+            int hit = l == 0 ? cs_ci_excludes_value(ci, id)
+                    : l == 1 ? !full && (!isfinite(ci->lo[id]) || !isfinite(ci->hi[id])) : full;
             if (!hit) continue;
             fprintf(out, "%s\"%s\"", first ? "" : ", ", cs_metric_at(m)->key);
             first = 0;
@@ -204,8 +208,8 @@ static void compare_json(FILE *out, const rep_compare *cmp)
     fputs(", \"b\": ", out);
     rep_json_str(out, cmp->b);
     if (cmp->done)
-        fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d", cmp->res.by_id ? "true" : "false",
-                cmp->res.n_pairs, cmp->res.repeats);
+        fprintf(out, ", \"by_id\": %s, \"pairs\": %zu, \"repeats\": %d, \"draw_size\": %zu",
+                cmp->res.by_id ? "true" : "false", cmp->res.n_pairs, cmp->res.repeats, cmp->res.draw_size);
     if (cmp->done) fprintf(out, ", \"too_few\": %s", rep_compare_too_few(cmp) ? "true" : "false");
     if (cmp->done && cmp->by_case) fputs(", \"by_case\": true", out);
     if (cmp->done) rep_smece_binned_json(out, cmp->res.smece_binned);

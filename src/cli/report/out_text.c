@@ -102,6 +102,13 @@ void rep_paired_note(FILE *out)
           "    rows bias binned errors upwards, and not by the same amount in both methods)\n", out);
 }
 
+void rep_draws_line(FILE *out, size_t draw, size_t units)
+{
+    if (draw >= units) return;
+    fprintf(out, "  draws     %zu of the %zu samples each (m out of n), spread scaled by\n"
+            "            sqrt(m/n); mce, ace, sce: no interval (--boot-size full)\n", draw, units);
+}
+
 void rep_smece_binned_note(FILE *out, int binned)
 {
     if (binned)
@@ -188,6 +195,7 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
                  "with its 95%% interval, p_better = share of resamples where B is better",
                  cmp->res.n_pairs, cmp->res.by_id ? "id" : "row", cmp->res.repeats);
     rep_wrap(out, line, 2);
+    rep_draws_line(out, cmp->res.draw_size, cmp->res.n_pairs);
     fprintf(out, "  %-13s %10s %10s %10s  %-22s%8s\n", "metric", "A", "B", "diff", "95% interval", "p_better");
     int ties = 0, misses = 0, few = rep_compare_too_few(cmp), shown_few = 0;
     for (size_t i = 0; i < cmp->res.n_entries; i++) {
@@ -197,6 +205,9 @@ void rep_out_compare_text(FILE *out, const rep_compare *cmp)
             fprintf(out, "  %-13s %10.6f %10.6f %10.6f  [%9.6f, %9.6f] %7s\n", cs_metric_name(e->metric), e->a, e->b,
                     0.0, 0.0, 0.0, "=");
             ties = 1;
+        } else if (isfinite(e->diff) && cs_compare_needs_full_draws(&cmp->res, e->metric)) {
+            fprintf(out, "  %-13s %10.6f %10.6f %10.6f  %s\n", cs_metric_name(e->metric), e->a, e->b, -e->diff,
+                    CS_NEEDS_FULL_DRAWS_TEXT);
         } else if (!isfinite(e->diff)) {   /* no number in either file: say where there is one */
             const cs_metric_info *mi = cs_metric_info_of(e->metric);
             fprintf(out, "  %-13s %10s %10s %10s   (%s)\n", cs_metric_name(e->metric), "n/a", "n/a", "n/a",
@@ -291,16 +302,22 @@ static void metric_na_line(FILE *out, const rep_file *f, const cs_metric_info *m
 /* The metric table, with intervals under --ci, and the notes its marks need. */
 static void metrics_text(FILE *out, const rep_opts *o, const rep_file *f)
 {
-    if (f->m.has_ci)   /* the interval's method on its own line: the header fits 80 columns */
-        fprintf(out, "  intervals %s, %d resamples, seed %llu\n  %-13s %10s   %-22s\n", cs_ci_method_name(f->m.ci.method),
-                f->m.ci.repeats, (unsigned long long)o->seed, "metric", "value", "95% interval");
-    else fprintf(out, "  %-13s %10s\n", "metric", "value");
+    if (f->m.has_ci) {   /* the interval's method on its own line: the header fits 80 columns */
+        fprintf(out, "  intervals %s, %d resamples, seed %llu\n", cs_ci_method_name(f->m.ci.method),
+                f->m.ci.repeats, (unsigned long long)o->seed);
+        rep_draws_line(out, f->m.ci.draw_size, f->m.ci.units);
+        fprintf(out, "  %-13s %10s   %-22s\n", "metric", "value", "95% interval");
+    } else {
+        fprintf(out, "  %-13s %10s\n", "metric", "value");
+    }
     int excl = 0, undefined = 0;
     for (size_t m = 0; m < CS_METRIC_COUNT; m++) {
         const cs_metric_info *mi = cs_metric_at(m);
         int id = (int)mi->id;
         double v = cs_metric_value(&f->m.result, id);
-        if (f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) metric_ci_line(out, f, mi, v, &excl, &undefined);
+        if (f->m.has_ci && cs_ci_needs_full_draws(&f->m.ci, id) && isfinite(v))
+            fprintf(out, "  %-13s %10.6f   %s\n", mi->key, v, CS_NEEDS_FULL_DRAWS_TEXT);
+        else if (f->m.has_ci && (f->m.ci.metrics & CS_METRIC_BIT(id)) && isfinite(v)) metric_ci_line(out, f, mi, v, &excl, &undefined);
         else if (isfinite(v)) fprintf(out, "  %-13s %10.6f   %s\n", mi->key, v, mi->help);
         else metric_na_line(out, f, mi);
     }

@@ -129,6 +129,9 @@ void rep_paired_note(FILE *out);
 /* The line saying that smooth ECE's resamples were binned (cs_ci.smece_binned), and its JSON
  * member `, "smece_replicates": "binned"`: nothing is written when they were exact. */
 void rep_smece_binned_note(FILE *out, int binned);
+/* Under m-out-of-n draws (draw < units): how many samples a draw took and what that leaves
+ * out, two lines; nothing otherwise. */
+void rep_draws_line(FILE *out, size_t draw, size_t units);
 void rep_smece_binned_json(FILE *out, int binned);
 
 /* The report's text width: every line of the text output fits it (display columns). */

@@ -90,7 +90,8 @@ cs_status seg_interval(const seg_prob *p, unsigned mask, int repeats, uint64_t s
                        cs_ci_method method, const cs_run *run, cs_ci *out, cs_error *err)
 {
     cs_evaluator ev = stats_evaluator(p);
-    return cs_resample_interval(&ev, mask, repeats, seed, method, NULL, run, out, err);
+    /* cases: every draw takes all of them */
+    return cs_resample_interval(&ev, mask, repeats, seed, method, 0, NULL, run, out, err);
 }
 
 /* ---- curves ----------------------------------------------------------------------------- */
@@ -282,7 +283,7 @@ cs_status cs_segstats_compare(const cs_segstats *a, const char *name_a, const cs
     } else {
         /* pair t is case t of both (same names, same order) */
         cs_evaluator ea = stats_evaluator(&pa), eb = stats_evaluator(&pb);
-        st = cs_resample_compare(&ea, &eb, NULL, NULL, pa.na, mask, repeats, seed, run, out, err);
+        st = cs_resample_compare(&ea, &eb, NULL, NULL, pa.na, mask, repeats, seed, 0, run, out, err);
         if (st == CS_OK) out->by_id = 1;
     }
     seg_prob_free(&pa);

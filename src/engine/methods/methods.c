@@ -472,6 +472,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
     cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0,
                      cs_too_few_min(bins, by_case) };
     if (!isfinite(diff)) return v;
+    if (!equal && !(isfinite(lo) && isfinite(hi))) return v;   /* no interval (m-out-of-n draws) */
     v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
     if (cs_too_few(pairs, bins, by_case)) v.kind = CS_VERDICT_TOO_FEW;
     else if (equal || v.misses || !cs_methods_excludes_zero(lo, hi))
@@ -505,6 +506,11 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
     cs_methods_count(v->pairs, pairs, sizeof pairs);
     if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
         snprintf(buf, size, "verdict: n/a; no paired %s", unit);
+        return;
+    }
+    if (v->kind == CS_VERDICT_NA && isfinite(v->diff)) {   /* a difference without its interval */
+        snprintf(buf, size, "verdict: n/a; %s %+.4f has no interval from draws of fewer than all "
+                 "%s (--boot-size full)", label, v->diff + 0.0, unit);
         return;
     }
     if (v->kind == CS_VERDICT_NA) {

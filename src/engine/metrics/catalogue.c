@@ -13,28 +13,28 @@
 
 static const cs_metric_info table[CS_METRIC_COUNT] = {
     { CS_METRIC_ACCURACY, "accuracy", "accuracy", "fraction of top-1 predictions that are right",
-      CS_WANT_ACCURACY, 0, 0, AT(accuracy), NULL },
+      CS_WANT_ACCURACY, 0, 0, AT(accuracy), NULL, 1 },
     { CS_METRIC_ECE, "ece", "ECE", "expected calibration error: sum of n_b/N * gap",
-      CS_WANT_BINNED, BINNED, 1, AT(ece), NULL },
-    { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace), NULL },
-    { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce), NULL },
+      CS_WANT_BINNED, BINNED, 1, AT(ece), NULL, 1 },
+    { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace), NULL, 0 },
+    { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce), NULL, 0 },
     { CS_METRIC_RECE_G, "rece_g", "RECE-G", "Gaussian-smoothed ECE (sigma, all M bins)",
-      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), "top1/class:C/classwise only" },
+      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), "top1/class:C/classwise only", 1 },
     { CS_METRIC_RECE_M, "rece_m", "RECE-M", "RECE-G over TTA observations",
-      CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m), "needs id/tta rows" },
-    { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier), NULL },
-    { CS_METRIC_NLL, "nll", "NLL", "mean -ln p[label]", CS_WANT_NLL, 0, 1, AT(nll), NULL },
-    { CS_METRIC_AECE, "aece", "AECE", "top-1 ECE with equal-mass bins", CS_WANT_AECE, CS_NEEDS_BINS, 1, AT(aece), NULL },
-    { CS_METRIC_SCE, "sce", "SCE", "class-wise ECE, uniform bins", CS_WANT_SCE, CS_NEEDS_BINS, 1, AT(sce), NULL },
+      CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m), "needs id/tta rows", 0 },
+    { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier), NULL, 1 },
+    { CS_METRIC_NLL, "nll", "NLL", "mean -ln p[label]", CS_WANT_NLL, 0, 1, AT(nll), NULL, 1 },
+    { CS_METRIC_AECE, "aece", "AECE", "top-1 ECE with equal-mass bins", CS_WANT_AECE, CS_NEEDS_BINS, 1, AT(aece), NULL, 1 },
+    { CS_METRIC_SCE, "sce", "SCE", "class-wise ECE, uniform bins", CS_WANT_SCE, CS_NEEDS_BINS, 1, AT(sce), NULL, 0 },
     { CS_METRIC_SMECE, "smece", "smECE", "smooth ECE (relplot), no bins",
-      CS_WANT_SMECE, CS_NEEDS_LENS | CS_NEEDS_SMECE_SIGMA | CS_NEEDS_SCALAR, 1, AT(smece), SCALAR_ONLY },
+      CS_WANT_SMECE, CS_NEEDS_LENS | CS_NEEDS_SMECE_SIGMA | CS_NEEDS_SCALAR, 1, AT(smece), SCALAR_ONLY, 1 },
     { CS_METRIC_L2CE, "l2ce", "L2CE", "RMS gap over M equal-mass bins",
-      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce), SCALAR_ONLY },
+      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce), SCALAR_ONLY, 1 },
     { CS_METRIC_L2CE_DEBIASED, "l2ce_debiased", "L2CE-deb", "l2ce minus the bins' variance",
-      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce_debiased), SCALAR_ONLY },
+      CS_WANT_L2CE, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SCALAR, 1, AT(l2ce_debiased), SCALAR_ONLY, 1 },
     { CS_METRIC_ECE_SWEEP, "ece_sweep", "ECEsweep", "ECE at most monotone bins",
       CS_WANT_SWEEP, CS_NEEDS_LENS | CS_NEEDS_BINNING | CS_NEEDS_DISTANCE | CS_NEEDS_SCALAR, 1, AT(ece_sweep),
-      "top1/class:C; tvd/l2" },
+      "top1/class:C; tvd/l2", 1 },
 };
 
 const cs_metric_info *cs_metric_at(size_t i)
@@ -111,6 +111,14 @@ double cs_metric_value(const cs_result *r, int id)
     double v;
     memcpy(&v, (const char *)r + m->offset, sizeof v);
     return v;
+}
+
+unsigned cs_metric_mask_m_of_n(void)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; i < CS_METRIC_COUNT; i++)
+        if (table[i].m_of_n) mask |= CS_METRIC_BIT(table[i].id);
+    return mask;
 }
 
 int cs_metric_lower_is_better(int id)

@@ -524,9 +524,10 @@ static double smece_hint(cs_prepared *p, const uint32_t *items, const double *v,
  * interval then leaves out the bandwidth choice's own spread, which shrinks as n grows: s*
  * moves little between replicates of a large sample. A subsample of fewer samples (size
  * curves) keeps its own search: its s* is not the whole problem's. */
-static int resample_at_whole_bandwidth(const cs_prepared *p, const uint32_t *items, size_t ni)
+static int resample_at_whole_bandwidth(const cs_prepared *p, const uint32_t *items, size_t ni,
+                                       unsigned want)
 {
-    return items && ni == p->n && p->n >= CS_SMECE_FIXED_BW_MIN;
+    return items && (ni == p->n || (want & CS_WANT_DRAW)) && p->n >= CS_SMECE_FIXED_BW_MIN;
 }
 
 /* Whether the items (ni of them, in value order through order) repeat a sample: a draw with
@@ -551,10 +552,12 @@ void cs_mx_smece_bin_replicates(int on)
 /* A large bootstrap replicate's smooth ECE at the fixed bandwidth sig from its samples
  * linearly binned (cs_mx_smece_binned; docs/performance.md: method, threshold and measured
  * error). 1 and *out when it answered, 0 for the exact path. */
-static int smece_binned(cs_prepared *p, const uint32_t *items, size_t ni, const uint32_t *order,
-                        const double *fs, const uint8_t *ts, double sig, double *out)
+static int smece_binned(cs_prepared *p, const uint32_t *items, size_t ni, unsigned want,
+                        const uint32_t *order, const double *fs, const uint8_t *ts, double sig,
+                        double *out)
 {
-    if (!smece_bin_replicates || !(sig > 0) || !items || ni != p->n || ni < CS_SMECE_BINNED_MIN ||
+    if (!smece_bin_replicates || !(sig > 0) || !items || (ni != p->n && !(want & CS_WANT_DRAW)) ||
+        ni < CS_SMECE_BINNED_MIN ||
         !order_repeats(order, ni))
         return 0;
     if (!cs_mx_smece_binned(fs, ts, ni, sig, CS_SMECE_BIN_PER_SIGMA, out)) return 0;
@@ -781,11 +784,11 @@ static cs_status scalar_estimators(const cs_prepared *cp, const uint32_t *items,
     if (smooth) {
         double sig = p->s.smece_sigma > 0 ? p->s.smece_sigma : 0.0, used;
         double hint = sig > 0 ? NAN : smece_hint(p, items, v, t, o);
-        if (resample_at_whole_bandwidth(p, items, ni) && hint > 0) {
+        if (resample_at_whole_bandwidth(p, items, ni, want) && hint > 0) {
             sig = hint;
             hint = NAN;
         }
-        if (smece_binned(p, items, ni, order, fs, ts, sig, &out->smece)) used = sig;
+        if (smece_binned(p, items, ni, want, order, fs, ts, sig, &out->smece)) used = sig;
         else out->smece = cs_mx_smece_sorted(work, ni, sig, hint, &used, join_sorted, &sj);
         if (!items && sig == 0 && !isnan(out->smece)) {   /* the whole problem's: later draws' hint */
             pthread_mutex_lock(&p->lock);

@@ -64,6 +64,7 @@ void cs_prepared_free(cs_prepared *p)
 }
 
 size_t cs_prepared_count(const cs_prepared *p) { return p->n; }
+const cs_settings *cs_prepared_settings(const cs_prepared *p) { return &p->s; }
 size_t cs_prepared_smece_binned(const cs_prepared *p)
 {
     return atomic_load_explicit(&((cs_prepared *)p)->smece_binned, memory_order_relaxed);

@@ -190,6 +190,19 @@ cs_status cs_settings_set_smece_sigma(cs_settings *s, const char *text, cs_error
     return CS_OK;
 }
 
+cs_status cs_settings_set_boot_size(cs_settings *s, const char *text, cs_error *err)
+{
+    long v;
+    if (text && strcmp(text, "auto") == 0) v = 0;
+    else if (text && strcmp(text, "full") == 0) v = CS_BOOT_SIZE_FULL;
+    else if (!cs_parse_whole(text, CS_BOOT_SIZE_MIN, CS_BOOT_SIZE_MAX, &v))
+        return cs_error_set(err, CS_EUSAGE, 0, 0,
+                            "--boot-size: need auto, full or a whole number of samples from %ld to %ld, got '%s'",
+                            CS_BOOT_SIZE_MIN, CS_BOOT_SIZE_MAX, text ? text : "");
+    s->boot_size = v;
+    return CS_OK;
+}
+
 cs_status cs_parse_threads(const char *text, int *out, cs_error *err)
 {
     long v;
@@ -271,6 +284,10 @@ cs_status cs_settings_validate(const cs_settings *s, cs_error *err)
         memchr(s->lens_arg, '\0', CS_SPEC_MAX) == NULL)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "lens argument is not terminated");
     if ((st = check_interval(s, err)) != CS_OK) return st;
+    if (!(s->boot_size == 0 || s->boot_size == CS_BOOT_SIZE_FULL ||
+          (s->boot_size >= CS_BOOT_SIZE_MIN && s->boot_size <= CS_BOOT_SIZE_MAX)))
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "boot_size must be 0 (automatic), -1 (full) or in [%ld, %ld] (got %ld)",
+                            CS_BOOT_SIZE_MIN, CS_BOOT_SIZE_MAX, s->boot_size);
     if ((unsigned)s->lens > CS_LENS_FULL || (unsigned)s->binning > CS_BIN_KDTREE ||
         (unsigned)s->distance > CS_DIST_INTERVAL || (unsigned)s->mixture > CS_MIX_GMM3)
         return cs_error_set(err, CS_EUSAGE, 0, 0, "settings out of range");

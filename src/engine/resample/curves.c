@@ -94,7 +94,8 @@ static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsig
     cs_error err;
     memset(&res, 0, sizeof res);
     const cs_run one = { .threads = 1, .cancel = cancel };   /* a driver's task: its budget is spent */
-    cs_status st = cs_evaluate(ctx, idx, k, cs_metric_want(mask), &one, &res, &err);
+    unsigned want = cs_metric_want(mask & ~CS_EVAL_DRAW) | (mask & CS_EVAL_DRAW ? CS_WANT_DRAW : 0);
+    cs_status st = cs_evaluate(ctx, idx, k, want, &one, &res, &err);
     for (int m = 0; m < CS_METRIC_COUNT; m++)
         row[m] = (st == CS_OK && (mask & CS_METRIC_BIT(m))) ? cs_metric_value(&res, m) : NAN;
     cs_result_free(&res);
@@ -142,13 +143,17 @@ static void scratch_free(scratch *s, int threads)
     free(s);
 }
 
-/* A draw of k of n units with replacement, in ascending order (a counting pass over cnt, n
- * words; cnt NULL: left in draw order). Every evaluation is a function of the multiset, and
- * one in canonical order is used as it is: the evaluations of one draw (both methods, both
- * lenses) no longer sort it each. */
+/* A draw of k of n units with replacement, in ascending order (k == n: a counting pass over
+ * cnt, n words; k < n, an m-out-of-n draw: a radix sort of the k; cnt NULL: left in draw
+ * order). Every evaluation is a function of the multiset, and one in canonical order is used
+ * as it is: the evaluations of one draw (both methods, both lenses) no longer sort it each. */
 static void draw_with_sorted(cs_rng *rng, size_t n, size_t k, uint32_t *idx, uint32_t *cnt)
 {
     cs_draw_with(rng, n, k, idx);
+    if (k < n) {
+        cs_sort_u32(idx, k, n < UINT32_MAX ? (uint32_t)n : UINT32_MAX);
+        return;
+    }
     if (!cnt) return;
     memset(cnt, 0, n * sizeof *cnt);
     for (size_t j = 0; j < k; j++) cnt[idx[j]]++;
@@ -303,16 +308,8 @@ static void bins_task(void *vctx, size_t rep, int worker)
     /* One draw per replicate, shared by every M: common random numbers across the curve, and
      * the draw is paid once instead of once per point. */
     cs_rng_seed(&rng, x->o->seed, STREAM_BINS, 0, rep);
-    cs_draw_with(&rng, x->n, x->n, s->idx);
-    /* Results depend on the multiset only: sort the draw once (counting pass) so that the
-     * evaluations of every M take it as it is instead of each sorting it again. */
-    uint32_t *cnt = calloc(x->n ? x->n : 1, sizeof *cnt);
-    if (cnt) {
-        for (size_t j = 0; j < x->n; j++)
-            cnt[s->idx[j]]++;
-        cs_sort_expand_counts(cnt, x->n, s->idx, x->n);
-        free(cnt);
-    }
+    /* sorted once, so that the evaluations of every M take it as it is */
+    draw_with_sorted(&rng, x->n, x->n, s->idx, s->cnt);
     double *rows = x->values + rep * CS_METRIC_COUNT;
     cs_runner_fail(&x->rn, x->ev->eval_points(x->ev->ctx, s->idx, x->n, x->mask, x->rn.cancel,
                                               rows, x->R * CS_METRIC_COUNT, x->np));
@@ -539,7 +536,7 @@ typedef struct ci_ctx {
     const cs_evaluator *ev;
     unsigned mask;
     uint64_t seed;
-    size_t n;
+    size_t n, m;             /* units; units per draw (cs_boot_draw_size) */
     scratch *sc;
     double *values;          /* [rep][metric] */
 } ci_ctx;
@@ -550,8 +547,8 @@ static void ci_task(void *vctx, size_t i, int worker)
     scratch *s = &x->sc[worker];
     cs_rng rng;
     cs_rng_seed(&rng, x->seed, STREAM_CI, 0, i);
-    draw_with_sorted(&rng, x->n, x->n, s->idx, s->cnt);
-    eval_row(&x->rn, x->ev, s->idx, x->n, x->mask, x->values + i * CS_METRIC_COUNT);
+    draw_with_sorted(&rng, x->n, x->m, s->idx, s->cnt);
+    eval_row(&x->rn, x->ev, s->idx, x->m, x->mask, x->values + i * CS_METRIC_COUNT);
     cs_runner_tick(&x->rn);
 }
 
@@ -666,16 +663,25 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
 {
     cs_evaluator ev = rows_evaluator(p);
     size_t binned = cs_prepared_smece_binned(p);
+    const cs_settings *s = cs_prepared_settings(p);
+    size_t draw = cs_boot_draw_size(ev.n, s->boot_size, s->bins);
     /* recem: the metrics this file has */
     cs_status st = cs_resample_interval(&ev, cs_metrics_available(p, metrics), repeats, seed, method,
-                                        "no samples to resample", run, out, err);
+                                        draw, "no samples to resample", run, out, err);
     if (st == CS_OK) out->smece_binned = cs_prepared_smece_binned(p) > binned;
     return st;
 }
 
+/* The metrics a draw of m of n units evaluates: under m < n only those with m_of_n (the
+ * others' intervals are NAN: cs_boot_shrink). */
+static unsigned draw_mask(unsigned mask, size_t m, size_t n)
+{
+    return m < n ? (mask & cs_metric_mask_m_of_n()) | CS_EVAL_DRAW : mask;
+}
+
 cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int repeats, uint64_t seed,
-                               cs_ci_method method, const char *empty_msg, const cs_run *run,
-                               cs_ci *out, cs_error *err)
+                               cs_ci_method method, size_t draw, const char *empty_msg,
+                               const cs_run *run, cs_ci *out, cs_error *err)
 {
     memset(out, 0, sizeof *out);
     if (cs_resample_repeats_check(repeats, err) != CS_OK)
@@ -687,9 +693,12 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
         return cs_error_set(err, CS_EEMPTY, 0, 0, "%s", empty_msg);
     size_t R = (size_t)repeats;
     size_t G = method == CS_CI_BCA ? (x.n <= CS_CI_JACK_GROUPS ? x.n : CS_CI_JACK_GROUPS) : 0;
+    x.m = method == CS_CI_BCA || draw == 0 || draw > x.n ? x.n : draw;   /* BCa's jackknife is on all n */
+    x.mask = draw_mask(metrics, x.m, x.n);
     cs_runner_init(&x.rn, run, R + 1 + G);
     x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
-    x.sc = scratch_new(x.rn.threads, 0, x.n, 0);
+    /* the jackknife's subsets take up to n units */
+    x.sc = scratch_new(x.rn.threads, 0, G ? x.n : x.m, 0);
     double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp), *jack = NULL;
     double *jcol = malloc((G ? G : 1) * sizeof *jcol);
     cs_status st;
@@ -711,6 +720,9 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
         out->repeats = repeats;
         out->method = method;
         out->jack_groups = G;
+        out->draw_size = x.m;
+        out->units = x.n;
+        cs_boot_shrink(x.values, R, out->value, x.m, x.n);
         cs_ci_finish(out, x.values, R, jack, G, col, tmp, jcol);
     }
 done:
@@ -735,7 +747,7 @@ typedef struct cmp_ctx {
     runner rn;
     const cs_evaluator *a, *b;
     const uint32_t *ia, *ib;   /* NULL: pair t is unit t of both */
-    size_t n;
+    size_t n, m;             /* pairs; pairs per draw (cs_boot_draw_size) */
     unsigned mask;
     uint64_t seed;
     scratch *sc;
@@ -749,14 +761,14 @@ static void cmp_task(void *vctx, size_t i, int worker)
     cs_rng rng;
     cs_rng_seed(&rng, x->seed, STREAM_COMPARE, 0, i);
     /* sorted: pairs in a's sample order (ia ascending) stay sorted through ia */
-    draw_with_sorted(&rng, x->n, x->n, s->idx, s->cnt);
-    for (size_t t = 0; t < x->n; t++) {
+    draw_with_sorted(&rng, x->n, x->m, s->idx, s->cnt);
+    for (size_t t = 0; t < x->m; t++) {
         uint32_t j = s->idx[t];
         s->idx[t] = x->ia ? x->ia[j] : j;
         s->idx2[t] = x->ib ? x->ib[j] : j;
     }
-    if (eval_row(&x->rn, x->a, s->idx, x->n, x->mask, x->va + i * CS_METRIC_COUNT) == CS_OK)
-        eval_row(&x->rn, x->b, s->idx2, x->n, x->mask, x->vb + i * CS_METRIC_COUNT);
+    if (eval_row(&x->rn, x->a, s->idx, x->m, x->mask, x->va + i * CS_METRIC_COUNT) == CS_OK)
+        eval_row(&x->rn, x->b, s->idx2, x->m, x->mask, x->vb + i * CS_METRIC_COUNT);
     else
         for (int m = 0; m < CS_METRIC_COUNT; m++)
             x->vb[i * CS_METRIC_COUNT + (size_t)m] = NAN;
@@ -866,7 +878,8 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
     metrics = cs_metrics_available(pa, cs_metrics_available(pb, metrics));   /* recem */
     if ((st = paired_indices(pa, pb, a_to_b, b_prep, b->n, &ia, &ib, &n, err)) != CS_OK) goto done;
     cs_evaluator ea = rows_evaluator(pa), eb = rows_evaluator(pb);
-    st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed, run, out, err);
+    st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed,
+                             cs_boot_draw_size(n, s->boot_size, s->bins), run, out, err);
     if (st == CS_OK) out->smece_binned = cs_prepared_smece_binned(pa) + cs_prepared_smece_binned(pb) > 0;
 done:
     free(ia);
@@ -881,14 +894,17 @@ done:
 
 cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, const uint32_t *ia,
                               const uint32_t *ib, size_t n, unsigned mask, int repeats,
-                              uint64_t seed, const cs_run *run, cs_compare *out, cs_error *err)
+                              uint64_t seed, size_t draw, const cs_run *run, cs_compare *out,
+                              cs_error *err)
 {
     size_t R = (size_t)repeats;
-    cmp_ctx x = { .a = a, .b = b, .ia = ia, .ib = ib, .n = n, .mask = mask, .seed = seed };
+    cmp_ctx x = { .a = a, .b = b, .ia = ia, .ib = ib, .n = n, .m = draw == 0 || draw > n ? n : draw,
+                  .seed = seed };
+    x.mask = draw_mask(mask, x.m, x.n);
     cs_runner_init(&x.rn, run, R + 1);
     x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
     x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
-    x.sc = scratch_new(x.rn.threads, 0, x.n, 1);
+    x.sc = scratch_new(x.rn.threads, 0, x.m, 1);
     double *col = malloc(R * sizeof *col), *tmp = malloc(R * sizeof *tmp);
     cs_status st;
     if (!x.va || !x.vb || !x.sc || !col || !tmp) {
@@ -906,6 +922,9 @@ cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, cons
         goto done;
     out->n_pairs = x.n;
     out->repeats = repeats;
+    out->draw_size = x.m;
+    cs_boot_shrink(x.va, R, fa, x.m, x.n);
+    cs_boot_shrink(x.vb, R, fb, x.m, x.n);
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
         if (!(mask & CS_METRIC_BIT(m)))
             continue;

@@ -19,6 +19,10 @@
 
 #include "calscope/resample.h"
 
+/* A bit of eval's mask beside the metrics' (CS_METRIC_BIT): the draw is m < n units standing
+ * for all n (an m-out-of-n draw, calscope/resample.h). Only row evaluators get it. */
+#define CS_EVAL_DRAW (1u << 31)
+
 typedef struct cs_evaluator {
     size_t n;                /* units a draw picks from: samples, or cases */
     const void *ctx;         /* the prepared problem (borrowed) */
@@ -32,12 +36,13 @@ typedef struct cs_evaluator {
                              const atomic_int *cancel, double *rows, size_t stride, size_t np);
 } cs_evaluator;
 
-/* Bootstrap interval of the metrics of mask: `repeats` draws of n units with replacement (and
- * BCa's jackknife). Fills out as cs_bootstrap_interval does (calscope/resample.h), with its
- * returns; empty_msg: the CS_EEMPTY message when ev->n is 0 (NULL: no such check). */
+/* Bootstrap interval of the metrics of mask: `repeats` draws of `draw` units with replacement
+ * (0 or more than n: n; fewer: m out of n, cs_boot_draw_size; BCa always n), and BCa's
+ * jackknife. Fills out as cs_bootstrap_interval does (calscope/resample.h), with its returns;
+ * empty_msg: the CS_EEMPTY message when ev->n is 0 (NULL: no such check). */
 cs_status cs_resample_interval(const cs_evaluator *ev, unsigned mask, int repeats, uint64_t seed,
-                               cs_ci_method method, const char *empty_msg, const cs_run *run,
-                               cs_ci *out, cs_error *err);
+                               cs_ci_method method, size_t draw, const char *empty_msg,
+                               const cs_run *run, cs_ci *out, cs_error *err);
 
 /* Size curve of the metrics of mask at o's fractions of the n units (o checked by the
  * caller). NULL with err on failure. Free with cs_curve_free. */
@@ -51,10 +56,12 @@ cs_status cs_resample_bins_curve(const cs_evaluator *ev, cs_curve *c, const cs_c
                                  const cs_run *run, cs_error *err);
 
 /* Paired comparison: pair t is unit ia[t] of a and ib[t] of b (ia, ib NULL: unit t of both),
- * n pairs; `repeats` draws of n pairs with replacement. Fills out's entries (metrics of
- * mask), n_pairs and repeats; by_id is the caller's. */
+ * n pairs; `repeats` draws of `draw` pairs with replacement (0 or more than n: n; fewer: m
+ * out of n). Fills out's entries (metrics of mask), n_pairs, draw_size and repeats; by_id is
+ * the caller's. */
 cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, const uint32_t *ia,
                               const uint32_t *ib, size_t n, unsigned mask, int repeats,
-                              uint64_t seed, const cs_run *run, cs_compare *out, cs_error *err);
+                              uint64_t seed, size_t draw, const cs_run *run, cs_compare *out,
+                              cs_error *err);
 
 #endif

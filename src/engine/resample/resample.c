@@ -208,6 +208,32 @@ void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out)
         out[i] = (uint32_t)cs_rng_below(r, n);
 }
 
+size_t cs_boot_draw_size(size_t n, long boot_size, int bins)
+{
+    size_t cap;
+    if (boot_size == CS_BOOT_SIZE_FULL) return n;
+    if (boot_size > 0) {
+        cap = (size_t)boot_size;
+    } else {
+        cap = bins > 0 ? (size_t)bins * CS_BOOT_PER_BIN : 0;
+        if (cap < CS_BOOT_DRAW_MIN) cap = CS_BOOT_DRAW_MIN;
+    }
+    return n > cap ? cap : n;
+}
+
+void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n)
+{
+    if (k >= n) return;
+    double s = sqrt((double)k / (double)n);
+    unsigned ok = cs_metric_mask_m_of_n();
+    for (size_t r = 0; r < R; r++)
+        for (int m = 0; m < CS_METRIC_COUNT; m++) {
+            double *v = &values[r * CS_METRIC_COUNT + (size_t)m];
+            if (!(ok & CS_METRIC_BIT(m))) *v = NAN;
+            else if (isfinite(*v) && isfinite(full[m])) *v = full[m] + s * (*v - full[m]);
+        }
+}
+
 double cs_quantile_sorted(const double *sorted, size_t n, double q)
 {
     if (n == 0)
