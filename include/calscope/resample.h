@@ -97,7 +97,7 @@ void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
  * one. Automatic (--boot-size auto): m = n up to max(CS_BOOT_DRAW_MIN, CS_BOOT_PER_BIN·M)
  * samples (M the bins), that many above. BCa (its jackknife is on all n), size and bins
  * curves and statistics files' cases always draw n of n. */
-#define CS_BOOT_DRAW_MIN 50000
+#define CS_BOOT_DRAW_MIN 30000
 #define CS_BOOT_PER_BIN 2000
 /* Samples per draw of an interval or paired comparison of n samples under boot_size (a
  * cs_settings.boot_size) and M bins. Pure; any thread. */

@@ -838,7 +838,7 @@ static const ss_flag table[] = {
       "misses its value: a biased metric; bca = bias-corrected, accelerated)", NULL },
     { "--boot-size", "N", RD, SEC_RESAMPLING, p_boot_size, q_boot_size, 0,
       "samples per bootstrap draw of the intervals and comparisons: auto\n"
-      "(default: all up to max(50000, 2000 x bins); of more, that many,\n"
+      "(default: all up to max(30000, 2000 x bins); of more, that many,\n"
       "m out of n, and no MCE/ACE/SCE interval), full, or N >= 1000", NULL },
     { "--curve", "size|bins", R, SEC_RESAMPLING, p_curve, q_curve, 0,
       "variance curve: metric against sample fraction / number of bins", NULL },

@@ -180,15 +180,16 @@ static void pf_task(void *vctx, size_t i, int worker)
     (void)worker;
 }
 
-/* The draw size rule: all n up to max(50,000, 2,000 x M), that many above; full: all; N: at
+/* The draw size rule: all n up to max(30,000, 2,000 x M), that many above; full: all; N: at
  * most N. The shrink: sqrt(k/n) towards the whole value, worked by hand; no interval for the
  * metrics without m-out-of-n intervals. */
 static void test_boot_draw_size(void **state)
 {
     (void)state;
-    assert_int_equal(cs_boot_draw_size(50000, 0, 15), 50000);
-    assert_int_equal(cs_boot_draw_size(50001, 0, 15), 50000);
-    assert_int_equal(cs_boot_draw_size(1000000, 0, 15), 50000);
+    assert_int_equal(cs_boot_draw_size(30000, 0, 15), 30000);
+    assert_int_equal(cs_boot_draw_size(30001, 0, 15), 30000);
+    assert_int_equal(cs_boot_draw_size(1000000, 0, 15), 30000);
+    assert_int_equal(cs_boot_draw_size(1000000, 0, 20), 40000);
     assert_int_equal(cs_boot_draw_size(1000000, 0, 100), 200000);   /* 2,000 a bin */
     assert_int_equal(cs_boot_draw_size(150000, 0, 100), 150000);
     assert_int_equal(cs_boot_draw_size(1000000, CS_BOOT_SIZE_FULL, 15), 1000000);

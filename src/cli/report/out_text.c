@@ -98,8 +98,9 @@ void rep_ci_note(FILE *out, int method)
 void rep_paired_note(FILE *out)
 {
     fputs("  ! the paired interval does not contain the difference: it is the percentile\n"
-          "    bootstrap of a difference of biased statistics (resamples with their repeated\n"
-          "    rows bias binned errors upwards, and not by the same amount in both methods)\n", out);
+          "    bootstrap of a difference of biased statistics (resamples with their\n"
+          "    repeated rows bias binned errors upwards, and not by the same amount in\n"
+          "    both methods)\n", out);
 }
 
 void rep_draws_line(FILE *out, size_t draw, size_t units)

@@ -707,6 +707,10 @@ static void gather_half(void *ctx, size_t h)
     size_t a = h ? g->ni / 2 : 0, z = h ? g->ni : g->ni / 2;
     if (g->ranks)
         for (size_t j = a; j < z; j++) {
+            if (j + CS_MX_AHEAD < z) {
+                CS_MX_FETCH(&g->vs[g->ranks[j + CS_MX_AHEAD]]);
+                CS_MX_FETCH(&g->ts_r[g->ranks[j + CS_MX_AHEAD]]);
+            }
             g->fs[j] = g->vs[g->ranks[j]];
             g->ts[j] = g->ts_r[g->ranks[j]] ? 1 : 0;
         }
@@ -902,6 +906,15 @@ walk_block(const uint32_t *items, size_t j0, size_t j1, size_t ni, const double 
     double s12 = acc[12], s13 = acc[13], s14 = acc[14], s15 = acc[15];
     for (size_t j = j0; j < j1; j++) {
         uint32_t i = items[j];
+        if ((all || ub || rank) && j + CS_MX_AHEAD < ni) {
+            uint32_t ia = items[j + CS_MX_AHEAD];
+            if (all || ub) {
+                CS_MX_FETCH(&ub[ia]);
+                CS_MX_FETCH(&v[ia]);
+                CS_MX_FETCH(&t[ia]);
+            }
+            if (all || rank) CS_MX_FETCH(&rank[ia]);
+        }
         if (all || D) {
             /* a subset's rows are scattered: fetch those of later items ahead */
             if (j + 16 < ni) {
@@ -1053,7 +1066,10 @@ static double accuracy_of(const cs_prepared *p, const uint32_t *items, size_t ni
     size_t c = 0;
     const uint8_t *cor = p->d->correct;
     if (items)
-        for (size_t j = 0; j < ni; j++) c += cor[p->rows[items[j]]];
+        for (size_t j = 0; j < ni; j++) {
+            if (j + CS_MX_AHEAD < ni) CS_MX_FETCH(&p->rows[items[j + CS_MX_AHEAD]]);
+            c += cor[p->rows[items[j]]];
+        }
     else
         for (size_t j = 0; j < ni; j++) c += cor[p->rows[j]];
     return (double)c / (double)ni;

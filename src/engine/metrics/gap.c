@@ -100,6 +100,10 @@ vector_group(const cs_prepared *p, const double *packed, const int32_t *packed_h
     for (size_t j = a; j < z; j++) {
         uint32_t i = order[j];
         double x;
+        if (packed && j + CS_MX_AHEAD < z) {
+            CS_MX_FETCH(packed + (size_t)order[j + CS_MX_AHEAD] * D);
+            CS_MX_FETCH(&packed_hot[order[j + CS_MX_AHEAD]]);
+        }
         if (packed) {
             const double *row = packed + (size_t)i * D;
             for (size_t c = 0; c < D; c++) so[c] += row[c];

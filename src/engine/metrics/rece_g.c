@@ -449,6 +449,10 @@ static inline int box_add(double c, double f, double *G, double Bd, int B, const
     int B = q->x->B, bad = 0, np = (P1);                                                    \
     for (size_t j = j0; j < j1; j++) {                                                      \
         size_t i = items ? items[j] : j;                                                    \
+        if (items && j + CS_MX_AHEAD < j1) {                                                \
+            CS_MX_FETCH(&v[items[j + CS_MX_AHEAD]]);                                        \
+            CS_MX_FETCH(&t[items[j + CS_MX_AHEAD]]);                                        \
+        }                                                                                   \
         bad |= box_add(v[i], (double)t[i] - v[i], G, Bd, B, tq, twoB, np);                  \
     }                                                                                       \
     return bad;

@@ -81,6 +81,10 @@ static void chunk(void *vctx, size_t c)
         double prod = 1.0;
         if (j->items) {
             for (size_t q = g0; q < g1; q++) {
+                if (q + CS_MX_AHEAD < z) {
+                    CS_MX_FETCH(&p->brier[j->items[q + CS_MX_AHEAD]]);
+                    CS_MX_FETCH(&p->nll[j->items[q + CS_MX_AHEAD]]);
+                }
                 sb += p->brier[j->items[q]];
                 prod *= p->nll[j->items[q]];
             }

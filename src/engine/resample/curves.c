@@ -764,6 +764,10 @@ static void cmp_task(void *vctx, size_t i, int worker)
     draw_with_sorted(&rng, x->n, x->m, s->idx, s->cnt);
     for (size_t t = 0; t < x->m; t++) {
         uint32_t j = s->idx[t];
+        if (x->ia && x->ib && t + 16 < x->m) {   /* scattered when m < n: fetch ahead */
+            __builtin_prefetch(&x->ia[s->idx[t + 16]]);
+            __builtin_prefetch(&x->ib[s->idx[t + 16]]);
+        }
         s->idx[t] = x->ia ? x->ia[j] : j;
         s->idx2[t] = x->ib ? x->ib[j] : j;
     }
@@ -846,6 +850,16 @@ static cs_status paired_indices(const cs_prepared *pa, const cs_prepared *pb, co
     return CS_OK;
 }
 
+/* 1 when pair t is sample t of both problems, every sample paired (rows paired by row, no
+ * selection): the draws then need no mapping through ia and ib. */
+static int identity_pairs(const uint32_t *ia, const uint32_t *ib, size_t n, size_t na, size_t nb)
+{
+    if (n != na || n != nb) return 0;
+    for (size_t t = 0; t < n; t++)
+        if (ia[t] != t || ib[t] != t) return 0;
+    return 1;
+}
+
 cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_settings *s,
                           unsigned metrics, int repeats, uint64_t seed, const cs_run *run,
                           cs_compare *out, cs_error *err)
@@ -878,7 +892,8 @@ cs_status cs_compare_rows(const cs_dataset *a, const cs_dataset *b, const cs_set
     metrics = cs_metrics_available(pa, cs_metrics_available(pb, metrics));   /* recem */
     if ((st = paired_indices(pa, pb, a_to_b, b_prep, b->n, &ia, &ib, &n, err)) != CS_OK) goto done;
     cs_evaluator ea = rows_evaluator(pa), eb = rows_evaluator(pb);
-    st = cs_resample_compare(&ea, &eb, ia, ib, n, metrics, repeats, seed,
+    int same = identity_pairs(ia, ib, n, cs_prepared_count(pa), cs_prepared_count(pb));
+    st = cs_resample_compare(&ea, &eb, same ? NULL : ia, same ? NULL : ib, n, metrics, repeats, seed,
                              cs_boot_draw_size(n, s->boot_size, s->bins), run, out, err);
     if (st == CS_OK) out->smece_binned = cs_prepared_smece_binned(pa) + cs_prepared_smece_binned(pb) > 0;
 done:

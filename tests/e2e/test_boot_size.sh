@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# End-to-end tests of --boot-size: intervals and paired comparisons of more than 30,000 samples
+# draw 30,000 of them (m out of n) and say so; MCE, ACE and SCE then have no interval and say
+# what gives one (--boot-size full); full draws all n, as below the threshold; every refusal
+# with its message. The numbers of an m-out-of-n replicate are checked in
+# tests/unit/test_replicates.c (each replicate against its draw evaluated whole).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HINT='Try `calscope report --help`.'
+# every line of $OUT at most 80 columns
+width_ok() {
+    if printf '%s' "$OUT" | /usr/bin/python3 -c 'import sys; t=sys.stdin.read(); sys.exit(0 if t and max(len(l) for l in t.split("\n")) <= 80 else 1)'
+    then ok "$1"; else not_ok "$1" "a line wider than 80 columns"; fi
+}
+A=$TMP/a.csv
+B=$TMP/b.csv
+# 40,000 rows of 4 classes, labels drawn from the probabilities (a calibrated B), and A the same
+# rows sharpened (overconfident): A's ECE is clearly larger
+/usr/bin/python3 - "$A" "$B" <<'PY'
+import sys, random
+random.seed(5)
+with open(sys.argv[1], "w") as fa, open(sys.argv[2], "w") as fb:
+    fa.write("label,p_0,p_1,p_2,p_3\n")
+    fb.write("label,p_0,p_1,p_2,p_3\n")
+    for _ in range(40000):
+        w = [random.random() ** 2 for _ in range(4)]
+        s = sum(w)
+        p = [x / s for x in w]
+        u, c, y = random.random(), 0.0, 3
+        for j, x in enumerate(p):
+            c += x
+            if u < c:
+                y = j
+                break
+        q = [x ** 2 for x in p]
+        t = sum(q)
+        fa.write(f"{y}," + ",".join(f"{x / t:.6f}" for x in q) + "\n")
+        fb.write(f"{y}," + ",".join(f"{x:.6f}" for x in p) + "\n")
+PY
+
+# ---- intervals of one file ----
+expect_rc "json --ci on 40,000 samples" 0 $CALSCOPE report --format json --ci 30 --seed 2 "$A"
+expect_match "draws of 30,000" '^30000$' "$(json_get "d['files'][0]['ci_info']['draw_size']")"
+expect_match "mce, ace, sce need full draws" "^\['ace', 'mce', 'sce'\]$" \
+    "$(json_get "d['files'][0]['ci_info']['needs_full_draws']")"
+expect_match "not listed as undefined" '^\[\]$' "$(json_get "d['files'][0]['ci_info']['undefined']")"
+expect_match "mce has no interval" '^\[None, None\]$' "$(json_get "d['files'][0]['metrics'].get('mce_ci')")"
+expect_match "ece has one around its value" '^True$' \
+    "$(json_get "(lambda m: m['ece_ci'][0] < m['ece'] < m['ece_ci'][1])(d['files'][0]['metrics'])")"
+
+expect_rc "text --ci" 0 $CALSCOPE report --ci 30 --seed 2 "$A"
+expect_match "the draws line" '^  draws     30000 of the 40000 samples each \(m out of n\), spread scaled by$' "$OUT"
+expect_match "mce says how to get one" '^  mce +[0-9.]+   n/a: --boot-size full$' "$OUT"
+expect_match "ece has an interval" '^  ece +[0-9.]+   \[ *[0-9.]+, +[0-9.]+\]' "$OUT"
+expect_no_match "no nan" 'nan' "$OUT"
+width_ok "text fits 80 columns"
+
+run $CALSCOPE report --format json --ci 30 --seed 2 --boot-size full "$A"
+expect_match "full: all 40,000" '^40000$' "$(json_get "d['files'][0]['ci_info']['draw_size']")"
+expect_match "full: none missing" '^\[\]$' "$(json_get "d['files'][0]['ci_info']['needs_full_draws']")"
+expect_match "full: mce has an interval" '^2$' "$(json_get "len(d['files'][0]['metrics']['mce_ci'])")"
+cp "$TMP/out" "$TMP/full.json"
+run $CALSCOPE report --format json --ci 30 --seed 2 --boot-size 40000 "$A"
+if cmp -s "$TMP/out" "$TMP/full.json"; then ok "a size of n or more is full"; else not_ok "a size of n or more is full"; fi
+run $CALSCOPE report --format json --ci 30 --seed 2 --boot-size 35000 "$A"
+expect_match "an explicit size" '^35000$' "$(json_get "d['files'][0]['ci_info']['draw_size']")"
+
+# below the threshold nothing changes: the same bytes with or without full
+run $CALSCOPE report --format json --ci 20 --seed 1 samples/digits_gnb.csv
+cp "$TMP/out" "$TMP/small.json"
+run $CALSCOPE report --format json --ci 20 --seed 1 --boot-size full samples/digits_gnb.csv
+if cmp -s "$TMP/out" "$TMP/small.json"; then ok "1,797 samples: all of them either way"; else not_ok "1,797 samples: all of them either way"; fi
+
+# ---- a paired comparison ----
+expect_rc "compare json" 0 $CALSCOPE report --compare --repeats 60 --format json "$A" "$B"
+expect_match "compare draws 30,000 pairs" '^30000 40000$' \
+    "$(json_get "d['compare_info']['draw_size'], d['compare_info']['pairs']" | tr -d '(),')"
+expect_match "mce: a difference, no interval" '^True None None$' \
+    "$(json_get "(lambda e: (e['diff'] is not None, e['lo'], e['p_better']))([e for e in d['compare'] if e['metric'] == 'mce'][0])" | tr -d '(),')"
+expect_match "the verdict on ECE stands" "^b$" "$(json_get "d['compare_info']['verdict']['better']")"
+
+run $CALSCOPE report --compare --repeats 60 "$A" "$B"
+expect_match "compare text: mce says how" '^  mce( +-?[0-9.]+){3}  n/a: --boot-size full$' "$OUT"
+expect_match "compare text: the draws line" '^  draws     30000 of the 40000 samples each' "$OUT"
+expect_no_match "compare text: no nan" 'nan' "$OUT"
+width_ok "compare text fits 80 columns"
+
+run $CALSCOPE report --compare --repeats 60 --verdict-metric mce "$A" "$B"
+expect_match "a verdict on mce says why not" \
+    "verdict: n/a; MCE [-+][0-9.]+ has no interval from draws of fewer than all samples" "$(printf '%s' "$OUT" | tr -s '\n ' '  ')"
+
+run $CALSCOPE report --compare --repeats 60 --boot-size full --format json "$A" "$B"
+expect_match "compare full: an mce interval" '^True$' \
+    "$(json_get "[e for e in d['compare'] if e['metric'] == 'mce'][0]['lo'] is not None")"
+
+# ---- refusals ----
+expect_rc "too small a size" 2 $CALSCOPE report --ci 10 --boot-size 999 "$A"
+expect_match "its message" "^calscope: --boot-size: need auto, full or a whole number of samples from 1000 to 4294967295, got '999'
+$HINT$" "$ERR"
+expect_rc "not a number" 2 $CALSCOPE report --ci 10 --boot-size lots "$A"
+expect_match "its message too" "got 'lots'" "$ERR"
+expect_rc "nothing to resample" 2 $CALSCOPE report --boot-size 5000 "$A"
+expect_match "what it needs" "^calscope: --boot-size needs --ci, --compare or --recal
+$HINT$" "$ERR"
+
+done_testing
