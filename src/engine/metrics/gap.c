@@ -91,7 +91,7 @@ static void vector_bin(const cs_prepared *p, const double *so, const size_t *ct,
  * target packed_hot[order[j]]), each coordinate summed in member order. */
 static inline __attribute__((always_inline)) void
 vector_group(const cs_prepared *p, const double *packed, const int32_t *packed_hot,
-             const uint32_t *order, size_t a, size_t z, double *so, size_t *ct, cs_bin *b)
+             const uint32_t *order, size_t a, size_t z, size_t end, double *so, size_t *ct, cs_bin *b)
 {
     size_t D = p->dim;
     memset(so, 0, D * sizeof *so);
@@ -100,7 +100,8 @@ vector_group(const cs_prepared *p, const double *packed, const int32_t *packed_h
     for (size_t j = a; j < z; j++) {
         uint32_t i = order[j];
         double x;
-        if (packed && j + CS_MX_AHEAD < z) {
+        /* ahead across groups (end: all of them): a draw's groups hold a member or two */
+        if (packed && j + CS_MX_AHEAD < end) {
             CS_MX_FETCH(packed + (size_t)order[j + CS_MX_AHEAD] * D);
             CS_MX_FETCH(&packed_hot[order[j + CS_MX_AHEAD]]);
         }
@@ -134,8 +135,8 @@ static int vector_groups(const cs_prepared *p, const double *packed, const int32
         cs_bin *b = &out[g];
         b->count = z - a;
         if (z == a) b->lo = b->hi = b->conf = b->acc = b->gap = NAN;
-        else if (packed) vector_group(p, packed, packed_hot, order, a, z, so, ct, b);
-        else vector_group(p, NULL, NULL, order, a, z, so, ct, b);
+        else if (packed) vector_group(p, packed, packed_hot, order, a, z, starts[ng], so, ct, b);
+        else vector_group(p, NULL, NULL, order, a, z, starts[ng], so, ct, b);
     }
     free(so);
     free(ct);

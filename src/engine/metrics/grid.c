@@ -318,10 +318,61 @@ static int grid_cache(cs_prepared *p, const double *e, grid_copy *cp)
     return rc;
 }
 
+/* The items' positions q in cell order, each cell's in item order (a stable sort), into
+ * order_q, when the subset is much smaller than the grid (an m-out-of-n draw of 30,000 of a
+ * grid of 100,000 cells): a radix sort of the ni cell numbers instead of a count over all C
+ * cells. The same order as the counting pass. -1 out of memory. */
+static int cells_sorted(const uint32_t *cell, const uint32_t *items, size_t ni, uint32_t *order_q)
+{
+    uint64_t *keys = malloc((ni ? ni : 1) * sizeof *keys);
+    if (!keys) return -1;
+    for (size_t q = 0; q < ni; q++) {
+        if (q + CS_MX_AHEAD < ni) CS_MX_FETCH(&cell[items[q + CS_MX_AHEAD]]);
+        keys[q] = cell[items[q]];
+        order_q[q] = (uint32_t)q;
+    }
+    int rc = cs_sort_u64(keys, order_q, ni);
+    free(keys);
+    return rc;
+}
+
 /* The grid of a subset from the cache: a counting pass over the items' cell numbers (stable,
  * so each cell keeps the canonical order), the empty cells left out; the groups read the
  * packed copy when there is one (an item's place in it, in place of the item: a cell's places
- * ascend with its items). */
+ * ascend with its items). A subset far smaller than the grid sorts its cell numbers instead
+ * (cells_sorted): the same groups. */
+/* grid_counted's groups by cells_sorted: cell by cell, each cell's members in item order. */
+static cs_status grid_by_sort(cs_prepared *p, grid_copy cp, const uint32_t *items, size_t ni,
+                             const double *e, cs_bin **bins, size_t *nb, cs_error *err)
+{
+    const uint32_t *cell = p->grid_cell;
+    uint32_t *oq = malloc(ni * sizeof *oq), *order = malloc(ni * sizeof *order), *c0 = malloc(ni * sizeof *c0);
+    size_t *starts = malloc((ni + 1) * sizeof *starts);
+    cs_status rc;
+    if (!oq || !order || !c0 || !starts || cells_sorted(cell, items, ni, oq) != 0) {
+        rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
+    } else {
+        size_t ng = 0;
+        uint32_t prev = UINT32_MAX;
+        for (size_t r = 0; r < ni; r++) {
+            uint32_t it = items[oq[r]], k = cell[it];
+            if (r == 0 || k != prev) {   /* a new non-empty cell: a bin */
+                starts[ng] = r;
+                c0[ng++] = p->grid_c0[k];
+                prev = k;
+            }
+            order[r] = cp.place ? cp.place[it] : it;
+        }
+        starts[ng] = ni;
+        rc = grid_bins(p, cp, order, starts, c0, ng, e, bins, nb, err);
+    }
+    free(oq);
+    free(order);
+    free(c0);
+    free(starts);
+    return rc;
+}
+
 static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, const double *e,
                               cs_bin **bins, size_t *nb, cs_error *err)
 {
@@ -329,13 +380,17 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
     if (grid_cache(p, e, &cp) != 0) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     size_t C = p->grid_cells;
     const uint32_t *cell = p->grid_cell;
+    if (ni && ni * 4 < C) return grid_by_sort(p, cp, items, ni, e, bins, nb, err);
     size_t *at = calloc(C + 1, sizeof *at), *starts = malloc((C + 1) * sizeof *starts);
     uint32_t *order = malloc((ni ? ni : 1) * sizeof *order), *c0 = malloc((C ? C : 1) * sizeof *c0);
     cs_status rc;
     if (!at || !starts || !order || !c0) {
         rc = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (grid)");
     } else {
-        for (size_t q = 0; q < ni; q++) at[cell[items[q]] + 1]++;
+        for (size_t q = 0; q < ni; q++) {
+            if (q + CS_MX_AHEAD < ni) CS_MX_FETCH(&cell[items[q + CS_MX_AHEAD]]);
+            at[cell[items[q]] + 1]++;
+        }
         size_t ng = 0;
         for (size_t k = 0; k < C; k++) {
             if (at[k + 1]) {   /* a non-empty cell: a bin */
@@ -346,7 +401,13 @@ static cs_status grid_counted(cs_prepared *p, const uint32_t *items, size_t ni, 
         }
         starts[ng] = ni;
         if (cp.place)
-            for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = cp.place[items[q]];
+            for (size_t q = 0; q < ni; q++) {
+                if (q + CS_MX_AHEAD < ni) {
+                    CS_MX_FETCH(&cell[items[q + CS_MX_AHEAD]]);
+                    CS_MX_FETCH(&cp.place[items[q + CS_MX_AHEAD]]);
+                }
+                order[at[cell[items[q]]]++] = cp.place[items[q]];
+            }
         else
             for (size_t q = 0; q < ni; q++) order[at[cell[items[q]]]++] = items[q];
         rc = grid_bins(p, cp, order, starts, c0, ng, e, bins, nb, err);
