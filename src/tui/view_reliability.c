@@ -95,7 +95,7 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
             int x = cs_ci_excludes_value(&resp->ci, id);
             excl |= x;
             if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]%s", lo, hi, x ? "!" : "");
-            else if (cs_ci_needs_full_draws(&resp->ci, id)) snprintf(ci, sizeof ci, "%s", CS_NEEDS_FULL_DRAWS_TEXT);
+            else if (cs_ci_needs_full_draws(&resp->ci, id)) snprintf(ci, sizeof ci, "n/a: m<n");   /* said below */
             else snprintf(ci, sizeof ci, "[n/a]");
         }
         tui_textf(y++, r->x, r->w, role, "%-8s %s %s", mi->label, val, ci);
@@ -126,12 +126,12 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
         y += counts_line(r, y, CH_ROLE_TEXT, "select %s", st->settings.select);
     if (y < r->y + r->h && resp->has_ci)
     {
-        if (resp->ci.draw_size < resp->ci.units)   /* m out of n (calscope/resample.h) */
-            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d, m=%zu of n", cs_ci_method_name(resp->ci.method),
-                      resp->ci.repeats, resp->ci.draw_size);
-        else
-            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d", cs_ci_method_name(resp->ci.method),
-                      resp->ci.repeats);
+        tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "intervals: %s, R=%d", cs_ci_method_name(resp->ci.method),
+                  resp->ci.repeats);
+        if (resp->ci.draw_size < resp->ci.units && y < r->y + r->h)   /* m out of n (calscope/resample.h) */
+            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "m<n: drew %zu of %zu", resp->ci.draw_size, resp->ci.units);
+        if (resp->ci.draw_size < resp->ci.units && y < r->y + r->h)
+            tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "n/a: needs --boot-size full");
     }
     if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");

@@ -93,6 +93,31 @@ run $CALSCOPE report --compare --repeats 60 --boot-size full --format json "$A" 
 expect_match "compare full: an mce interval" '^True$' \
     "$(json_get "[e for e in d['compare'] if e['metric'] == 'mce'][0]['lo'] is not None")"
 
+# ---- the dashboard at 80x24: the metrics table and the Compare view's methods panel ----
+tmux_servers boot
+screen_text() { T capture-pane -p; }
+new_server
+T new-session -d -x 80 -y 24 "$CALSCOPE --ci 40 $A $B; echo EXITED \$?; sleep 86400"
+if wait_for 'm<n: drew 30000 of 40000'; then ok "dashboard: the draws line"; else not_ok "dashboard: the draws line" "$SCREEN"; fi
+check_screen "dashboard: MCE says m<n" 'MCE +[0-9.]+ n/a: m<n'
+check_screen "dashboard: and what gives one" 'n/a: needs --boot-size full'
+check_not_screen "dashboard: no nan" 'nan'
+keys 5
+keys p
+if wait_for 'draws of 30000 of the 40000 pairs'; then ok "Compare: the draws note"; else not_ok "Compare: the draws note" "$SCREEN"; fi
+# focus the SCE column: ] until the header marks it
+for _ in $(seq 14); do
+    wait_for 'column [0-9]+/14' >/dev/null
+    screen_matches '\[SCE\]' && break
+    col=$(printf '%s' "$SCREEN" | grep -Eo 'column [0-9]+/14' | grep -Eo '[0-9]+/' | tr -d /)
+    keys ']'
+    wait_for "column $((col % 14 + 1))/14" >/dev/null   # the press drawn before the next look
+done
+if wait_for 'b.csv +[0-9.]+ +-[0-9.]+ n/a: --boot-size full'; then ok "Compare: SCE's paired n/a"; else not_ok "Compare: SCE's paired n/a" "$SCREEN"; fi
+check_not_screen "Compare: no nan" 'nan'
+keys q
+if wait_for 'EXITED 0'; then ok "q quits"; else not_ok "q quits" "$SCREEN"; fi
+
 # ---- refusals ----
 expect_rc "too small a size" 2 $CALSCOPE report --ci 10 --boot-size 999 "$A"
 expect_match "its message" "^calscope: --boot-size: need auto, full or a whole number of samples from 1000 to 4294967295, got '999'
