@@ -130,6 +130,7 @@ static void key_settings(cs_settings *out, const cs_settings *s)
     out->mixture = s->mixture;
     out->smece_sigma = s->smece_sigma;
     snprintf(out->select, sizeof out->select, "%s", s->select);
+    out->boot_size = s->boot_size;   /* fixed for a session (--boot-size), kept for the intervals */
 }
 
 /* A key of one dataset, settings s and up to six numbers. */

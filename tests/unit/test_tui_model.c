@@ -241,7 +241,7 @@ static const setting_field setting_fields[] = {
     SETTING(binning, cs_binning),  SETTING(bins, int),           SETTING(gamma, double),
     SETTING(sigma, double),        SETTING(distance, cs_distance),
     SETTING(interval_lo, double),  SETTING(interval_hi, double), SETTING(mixture, cs_mixture),
-    SETTING(smece_sigma, double),  SETTING(select, char),
+    SETTING(smece_sigma, double),  SETTING(select, char),        SETTING(boot_size, long),
 };
 #define N_SETTING_FIELDS (sizeof setting_fields / sizeof setting_fields[0])
 
@@ -249,7 +249,7 @@ static const setting_field setting_fields[] = {
  * is a missing initializer, which -Wextra -Werror refuses at build time. */
 static const cs_settings changed = {
     CS_LENS_CLASSWISE, 2, "1", CS_BIN_MASS, 20, 0.2, 0.2, CS_DIST_L2, 0.1, 0.9, CS_MIX_GMM3,
-    0.05, "conf > 0.5",
+    0.05, "conf > 0.5", 40000,
 };
 
 /* s with field i of setting_fields taken from `changed`. */
