@@ -99,6 +99,7 @@ static void assert_same_opts(const ss_opts *a, const ss_opts *b)
     assert_true(x->interval_lo == y->interval_lo && x->interval_hi == y->interval_hi);
     assert_int_equal(x->mixture, y->mixture);
     assert_string_equal(x->select, y->select);
+    assert_true(x->boot_size == y->boot_size);
     assert_true(a->load.sum_tol == b->load.sum_tol);
     assert_int_equal(a->load.renormalize, b->load.renormalize);
     assert_int_equal(a->load.skip_bad_rows, b->load.skip_bad_rows);
@@ -183,6 +184,8 @@ static const char *const report_cases[][24] = {
     { "report", "--regions", "WT=1,2,4;TC=1,4;ET=4", "m.csv", NULL },
     { "report", "--curve", "size", "--true-ece", "0.0253", "synthetic_bias.csv", NULL },
     { "report", "--probs", "pred dir", "--labels", "labelsTs", "--prob-suffix", "_prob", NULL },
+    { "report", "--ci", "20", "--boot-size", "full", "a.csv", NULL },
+    { "report", "--compare", "--boot-size", "40000", "a.csv", "b.csv", NULL },
     { "report", "--smece-sigma", "0.05", "--lens", "class:1", "--compat", "relplot", "a.csv", NULL },
 };
 
@@ -251,6 +254,7 @@ EXPECT(e_labels, o->load.labels = v)
 EXPECT(e_npy_logits, o->load.npy_logits = 1)
 EXPECT(e_ci, o->ci_repeats = 50)
 EXPECT(e_ci_method, o->ci_method = CS_CI_BCA; o->ci_method_given = 1)
+EXPECT(e_boot_size, o->settings.boot_size = 20000; o->boot_size_given = 1)
 EXPECT(e_curve, o->curve = 2)
 EXPECT(e_fractions, o->curve_x[0] = 0.1; o->curve_x[1] = 0.5; o->n_curve_x = 2;
        o->curve_tok[0] = v; o->curve_tok[1] = v + 4; o->curve_tok_len[0] = 3;
@@ -313,6 +317,7 @@ static const flag_field flag_fields[] = {
     { "--label-col", "3", e_label_col },         { "--delimiter", ";", e_delimiter },
     { "--labels", "y.npy", e_labels },           { "--npy-logits", NULL, e_npy_logits },
     { "--ci", "50", e_ci },                      { "--ci-method", "bca", e_ci_method },
+    { "--boot-size", "20000", e_boot_size },
     { "--curve", "bins", e_curve },              { "--fractions", "0.1,50%", e_fractions },
     { "--bins-list", "5,10", e_bins_list },      { "--true-ece", "0.03", e_true_ece },
     { "--repeats", "7", e_repeats },             { "--replace", NULL, e_replace },
@@ -692,6 +697,7 @@ static void test_errors_verbatim(void **state)
     REP("--replace needs --curve size", "--replace", "a.csv");
     REP("--repeats needs --curve, --compare or --recal", "--repeats", "5", "a.csv");
     REP("--ci-method needs --ci, --compare or --recal", "--ci-method", "bca", "a.csv");
+    REP("--boot-size needs --ci, --compare or --recal", "--boot-size", "full", "a.csv");
     REP("--compare needs two or more files (A and B), or a file and --recal", "--compare", "a.csv");
     REP("--reference 3: there are only 2 methods (files first, then recalibrations)", "--reference", "3", "--recal", "ts", "a.csv");
     REP("--compat needs --lens top1 or classwise (the libraries measure nothing else)", "--compat", "netcal", "--lens", "full", "a.csv");
