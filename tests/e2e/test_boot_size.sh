@@ -93,6 +93,15 @@ run $CALSCOPE report --compare --repeats 60 --boot-size full --format json "$A" 
 expect_match "compare full: an mce interval" '^True$' \
     "$(json_get "[e for e in d['compare'] if e['metric'] == 'mce'][0]['lo'] is not None")"
 
+# ---- the methods table (--recal): the same draws, said under the table and in methods_info ----
+expect_rc "recal json" 0 $CALSCOPE report --format json --recal ts --repeats 40 --ci 20 "$A"
+expect_match "methods_info.draw_size" '^30000$' "$(json_get "d['methods_info'].get('draw_size')")"
+run $CALSCOPE report --recal ts --repeats 40 --ci 20 "$A"
+expect_match "recal text: ts's mce says how" '\[2\] +[0-9.]+ \[n/a, n/a\] +-[0-9.]+ n/a: --boot-size full' "$OUT"
+expect_match "recal text: the draws line under the table" '^            sqrt\(m/n\); mce, ace, sce' \
+    "$(printf '%s\n' "$OUT" | sed -n '/^Methods (lens/,/^  Rankings/p')"
+width_ok "recal text fits 80 columns"
+
 # ---- the dashboard at 80x24: the metrics table and the Compare view's methods panel ----
 tmux_servers boot
 screen_text() { T capture-pane -p; }

@@ -771,6 +771,20 @@ static int any_smece_binned(const rep_methods *t)
     return 0;
 }
 
+/* The paired comparisons' draws when they were m out of n (*units gets their pairs), else 0:
+ * the same rule draws every method's, so the first such row speaks for all. */
+static size_t m_of_n_draws(const rep_methods *t, size_t *units)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const cs_method_row *r = &t->res.rows[i];
+        if (r->has_cmp && r->cmp.draw_size < r->cmp.n_pairs) {
+            *units = r->cmp.n_pairs;
+            return r->cmp.draw_size;
+        }
+    }
+    return 0;
+}
+
 /* "methods_info" (left open for "not_converged", which closes it) */
 static void methods_info_json(FILE *out, const rep_methods *t)
 {
@@ -785,6 +799,8 @@ static void methods_info_json(FILE *out, const rep_methods *t)
               : t->split > 0 ? "held-out rows of --recal-split" : "all rows (recalibrations cross-fitted)");
     recal_split_json(out, t);
     rep_smece_binned_json(out, any_smece_binned(t));
+    size_t units = 0, draws = m_of_n_draws(t, &units);
+    if (draws) fprintf(out, ", \"draw_size\": %zu", draws);   /* m out of n: docs/json.md */
     not_converged_json(out, t);
 }
 
@@ -1172,6 +1188,8 @@ void rep_methods_text(FILE *out, const rep_methods *t)
     if (any_excl) rep_ci_note(out, t->ci_method);
     if (any_dexcl) rep_paired_note(out);
     rep_smece_binned_note(out, any_smece_binned(t));
+    size_t units = 0, draws = m_of_n_draws(t, &units);
+    if (draws) rep_draws_line(out, draws, units);
     if (few) rep_too_few_note(out, few->n_pairs, cs_too_few_min(t->verdict_bins, few->by_case), few->by_case);
 
     /* agreement of definitions: rank of each method under each metric */
