@@ -83,8 +83,19 @@ void cs_metric_keys(char *buf, size_t size);
 unsigned cs_metric_want(unsigned metric_mask);
 /* The metric's value in a cs_result (NAN for an unknown id). */
 double cs_metric_value(const cs_result *r, int id);
-/* The mask of the metrics whose m_of_n is 1. */
-unsigned cs_metric_mask_m_of_n(void);
+/* The metrics of mask on all of p's samples as the last full evaluation of p made them
+ * (cs_evaluate with idx NULL keeps its values on p) into row[0..CS_METRIC_COUNT): 1, row[m]
+ * set for m in mask; 0 when none has made every metric of mask yet (row untouched). A
+ * resampling driver's value on all samples after the caller's own evaluation costs nothing.
+ * Any thread. */
+int cs_prepared_full_values(const cs_prepared *p, unsigned mask, double *row);
+/* The mask of the metrics whose intervals may come from m-out-of-n draws under settings s:
+ * those with m_of_n on a scalar lens (top1, class:C, topk:1). On the other lenses (classwise,
+ * topk:K > 1, group, full) a lens's bins are cells of several coordinates or classes, as
+ * sparse as SCE's (measured: top-k:2 ECE's interval at m = 30,000 of 1,000,000 lay wholly
+ * above its value), so only the metrics that do not read the lens (CS_NEEDS_LENS) keep it.
+ * Pure; any thread. */
+unsigned cs_metric_mask_m_of_n(const cs_settings *s);
 /* Its lower_better (0 for an unknown id). */
 int cs_metric_lower_is_better(int id);
 

@@ -166,9 +166,12 @@ cs_status cs_isotonic_pav(const double *y, const double *w, size_t n, double *ou
 
 /* Where methods move probability mass (Kirchenbauer et al. 2022, Fig. 2 and 4), on the samples the
  * selection expression keeps ("" = all): top[j] = mean (j+1)-th largest probability for j < n_top
- * (n_top <= K; pass min(K, 10)), cls[c] = mean probability of class c (K entries, may be NULL).
- * Returns CS_OK, CS_EUSAGE (bad selection), CS_EEMPTY or CS_ENOMEM; *n_out = samples used. */
+ * (n_top <= min(K, CS_MASS_TOP_MAX); more are not filled), cls[c] = mean probability of class c
+ * (K entries, may be NULL). Large inputs run on run's threads (NULL: the core count; the same
+ * numbers on any). Returns CS_OK, CS_EUSAGE (bad selection), CS_EEMPTY, CS_ENOMEM or
+ * CS_ECANCELLED (run's cancel); *n_out = samples used. Any thread. */
+#define CS_MASS_TOP_MAX 16
 cs_status cs_mass_profile(const cs_dataset *d, const char *select, size_t n_top, double *top,
-                          double *cls, size_t *n_out, cs_error *err);
+                          double *cls, size_t *n_out, const struct cs_run *run, cs_error *err);
 
 #endif

@@ -92,8 +92,9 @@ void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
  * their counts, also where a bin is calibrated and |gap| has a kink — the shrunk spread
  * estimates the spread at n, and a replicate costs m, not n. θ' is a convex combination of
  * two values of the metric, so it stays in the metric's range. Metrics whose sparse bins
- * are far noisier at m than at n (catalogue.h, m_of_n 0: MCE, ACE, SCE, RECE-M) get no
- * interval from such draws: NAN, said by the front ends with --boot-size full as the way to
+ * are far noisier at m than at n (catalogue.h, m_of_n 0: MCE, ACE, SCE, RECE-M; and on a
+ * lens of several coordinates or classes, every metric that reads the lens:
+ * cs_metric_mask_m_of_n) get no interval from such draws: NAN, said by the front ends with --boot-size full as the way to
  * one. Automatic (--boot-size auto): m = n up to max(CS_BOOT_DRAW_MIN, CS_BOOT_PER_BIN·M)
  * samples (M the bins), that many above. BCa (its jackknife is on all n), size and bins
  * curves and statistics files' cases always draw n of n. */
@@ -103,9 +104,9 @@ void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
  * cs_settings.boot_size) and M bins. Pure; any thread. */
 size_t cs_boot_draw_size(size_t n, long boot_size, int bins);
 /* values[r·CS_METRIC_COUNT + m] (r < R) shrunk towards full[m] by sqrt(k/n) as above for the
- * metrics with m_of_n, and NAN for the others; nothing when k >= n. Non-finite values stay as
- * they are. Any thread; values is the caller's. */
-void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n);
+ * metrics of ok (cs_metric_mask_m_of_n), and NAN for the others; nothing when k >= n.
+ * Non-finite values stay as they are. Any thread; values is the caller's. */
+void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n, unsigned ok);
 
 /* Quantile q in [0,1] of sorted[0..n), numpy's default rule ("linear", type 7 of Hyndman & Fan):
  * h = (n−1)·q, result = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). NAN when n == 0. */
@@ -286,6 +287,8 @@ typedef struct cs_ci {
     size_t jack_groups;              /* bca: jackknife groups (N when leave-one-out), else 0 */
     size_t draw_size;                /* samples per draw: N, or m < N (cs_boot_draw_size) */
     size_t units;                    /* N */
+    unsigned m_of_n;                 /* the metrics an m < N draw gives an interval
+                                      * (cs_metric_mask_m_of_n of the settings) */
     int smece_binned;                /* smooth ECE's replicates were binned (engine/metrics/smece.h
                                       * CS_SMECE_BINNED_MIN), not exact */
 } cs_ci;
@@ -328,6 +331,7 @@ typedef struct cs_compare {
     size_t n_pairs;              /* samples in both selections */
     int repeats;
     size_t draw_size;            /* pairs per draw: n_pairs, or m < n_pairs (cs_boot_draw_size) */
+    unsigned m_of_n;             /* the metrics an m < n_pairs draw gives an interval, as cs_ci's */
     size_t n_entries;
     cs_compare_entry entries[CS_METRIC_COUNT];
     int smece_binned;            /* smooth ECE's replicates were binned, as cs_ci's */

@@ -65,6 +65,16 @@ if cmp -s "$TMP/out" "$TMP/full.json"; then ok "a size of n or more is full"; el
 run $CALSCOPE report --format json --ci 30 --seed 2 --boot-size 35000 "$A"
 expect_match "an explicit size" '^35000$' "$(json_get "d['files'][0]['ci_info']['draw_size']")"
 
+# a lens of several coordinates: its grid cells are sparse, so ECE has no m-out-of-n interval
+# either; Brier does not read the lens and keeps one
+run $CALSCOPE report --format json --lens topk:2 --ci 30 --seed 2 "$A"
+expect_match "topk:2: ece needs full draws too" "^\['ece', 'ace', 'mce', 'sce'\]$" \
+    "$(json_get "d['files'][0]['ci_info']['needs_full_draws']")"
+expect_match "topk:2: brier keeps its interval" '^2$' "$(json_get "len([x for x in d['files'][0]['metrics']['brier_ci'] if x is not None])")"
+run $CALSCOPE report --lens topk:2 --ci 30 --seed 2 "$A"
+expect_match "topk:2 text: ece says how" '^  ece +[0-9.]+   n/a: --boot-size full$' "$OUT"
+expect_match "the draws line says where" '^            sqrt\(m/n\); no interval where marked n/a \(--boot-size full\)$' "$OUT"
+
 # below the threshold nothing changes: the same bytes with or without full
 run $CALSCOPE report --format json --ci 20 --seed 1 samples/digits_gnb.csv
 cp "$TMP/out" "$TMP/small.json"
@@ -96,9 +106,14 @@ expect_match "compare full: an mce interval" '^True$' \
 # ---- the methods table (--recal): the same draws, said under the table and in methods_info ----
 expect_rc "recal json" 0 $CALSCOPE report --format json --recal ts --repeats 40 --ci 20 "$A"
 expect_match "methods_info.draw_size" '^30000$' "$(json_get "d['methods_info'].get('draw_size')")"
+expect_match "the top-k column: no m-of-n interval" '^\[None, None\] None$' \
+    "$(json_get "d['methods'][1]['metrics']['topk_ece_ci'], d['methods'][1]['vs_reference']['topk_ece']['lo']" | tr -d '()' | sed 's/\], /] /')"
+run $CALSCOPE report --format json --recal ts --repeats 40 --ci 20 --boot-size full "$A"
+expect_match "the top-k column: full draws give one" '^2 True$' \
+    "$(json_get "len([x for x in d['methods'][1]['metrics']['topk_ece_ci'] if x is not None]), d['methods'][1]['vs_reference']['topk_ece']['lo'] is not None" | tr -d '(),')"
 run $CALSCOPE report --recal ts --repeats 40 --ci 20 "$A"
 expect_match "recal text: ts's mce says how" '\[2\] +[0-9.]+ \[n/a, n/a\] +-[0-9.]+ n/a: --boot-size full' "$OUT"
-expect_match "recal text: the draws line under the table" '^            sqrt\(m/n\); mce, ace, sce' \
+expect_match "recal text: the draws line under the table" '^            sqrt\(m/n\); no interval where marked n/a \(--boot-size full\)$' \
     "$(printf '%s\n' "$OUT" | sed -n '/^Methods (lens/,/^  Rankings/p')"
 width_ok "recal text fits 80 columns"
 

@@ -113,6 +113,37 @@ static void test_values_and_wants(void **state)
 }
 
 /* --check reads the catalogue: any case, '-' for '_', and the known names in the message. */
+/* Which metrics keep an interval from m-out-of-n draws: on the scalar lenses those with
+ * m_of_n; on a lens of several coordinates or classes only those that do not read the lens. */
+static void test_m_of_n_by_lens(void **state)
+{
+    (void)state;
+    unsigned plain = CS_METRIC_BIT(CS_METRIC_ACCURACY) | CS_METRIC_BIT(CS_METRIC_BRIER) |
+                     CS_METRIC_BIT(CS_METRIC_NLL) | CS_METRIC_BIT(CS_METRIC_AECE);
+    unsigned lensed = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_RECE_G) |
+                      CS_METRIC_BIT(CS_METRIC_SMECE) | CS_METRIC_BIT(CS_METRIC_L2CE) |
+                      CS_METRIC_BIT(CS_METRIC_L2CE_DEBIASED) | CS_METRIC_BIT(CS_METRIC_ECE_SWEEP);
+    unsigned never = CS_METRIC_BIT(CS_METRIC_ACE) | CS_METRIC_BIT(CS_METRIC_MCE) |
+                     CS_METRIC_BIT(CS_METRIC_SCE) | CS_METRIC_BIT(CS_METRIC_RECE_M);
+    cs_settings s;
+    cs_settings_default(&s);
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain | lensed);
+    s.lens = CS_LENS_CLASS;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain | lensed);
+    s.lens = CS_LENS_TOPK;
+    s.topk = 1;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain | lensed);
+    s.topk = 2;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain);
+    s.lens = CS_LENS_CLASSWISE;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain);
+    s.lens = CS_LENS_GROUP;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain);
+    s.lens = CS_LENS_FULL;
+    assert_int_equal(cs_metric_mask_m_of_n(&s), plain);
+    assert_int_equal((plain | lensed | never), (1u << CS_METRIC_COUNT) - 1);
+}
+
 static void test_check_names(void **state)
 {
     (void)state;
@@ -135,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_table_order),
         cmocka_unit_test(test_lookup_any_case),
         cmocka_unit_test(test_values_and_wants),
+        cmocka_unit_test(test_m_of_n_by_lens),
         cmocka_unit_test(test_check_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/dataset.h"
 #include "calscope/metrics.h"
 #include "engine/metrics/mx.h"
@@ -252,6 +253,45 @@ static void test_repeats(void **state)
     cs_dataset_free(d);
 }
 
+/* A full evaluation keeps its values on the problem (cs_prepared_full_values): only the
+ * metrics it made, bit for bit; a subset's evaluation changes nothing kept. */
+static void test_kept_full_values(void **state)
+{
+    (void)state;
+    size_t n = 3000;
+    cs_dataset *d = mk(n, 4, NULL, NULL);
+    cs_settings s;
+    cs_settings_default(&s);
+    cs_error e;
+    cs_prepared *p = cs_prepare(d, &s, &e);
+    assert_non_null(p);
+    unsigned ece = CS_METRIC_BIT(CS_METRIC_ECE), brier = CS_METRIC_BIT(CS_METRIC_BRIER);
+    double row[CS_METRIC_COUNT];
+    assert_int_equal(cs_prepared_full_values(p, ece, row), 0);   /* nothing made yet */
+    cs_result binned = ev(p, NULL, 0, CS_WANT_BINNED);
+    row[CS_METRIC_ECE] = -1;
+    assert_int_equal(cs_prepared_full_values(p, ece | CS_METRIC_BIT(CS_METRIC_MCE), row), 1);
+    assert_memory_equal(&row[CS_METRIC_ECE], &binned.ece, sizeof binned.ece);
+    assert_int_equal(cs_prepared_full_values(p, ece | brier, row), 0);   /* Brier not made */
+    uint32_t idx[100];
+    for (size_t i = 0; i < 100; i++) idx[i] = (uint32_t)(i * 7);
+    cs_result sub = ev(p, idx, 100, CS_WANT_ALL);
+    assert_int_equal(cs_prepared_full_values(p, ece, row), 1);
+    assert_memory_equal(&row[CS_METRIC_ECE], &binned.ece, sizeof binned.ece);
+    assert_int_equal(cs_prepared_full_values(p, brier, row), 0);
+    cs_result all = ev(p, NULL, 0, CS_WANT_ALL);
+    assert_int_equal(cs_prepared_full_values(p, (1u << CS_METRIC_COUNT) - 1, row), 1);
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        double v = cs_metric_value(&all, m);
+        if (!(isnan(v) && isnan(row[m]))) assert_memory_equal(&row[m], &v, sizeof v);
+    }
+    cs_result_free(&binned);
+    cs_result_free(&sub);
+    cs_result_free(&all);
+    cs_prepared_free(p);
+    cs_dataset_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_aece_beside_estimators),
         cmocka_unit_test(test_canonical_paths),
         cmocka_unit_test(test_repeats),
+        cmocka_unit_test(test_kept_full_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

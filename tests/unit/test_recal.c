@@ -663,7 +663,7 @@ static void test_mass_profile_by_hand(void **state)
     double top[3], cls[3];
     size_t n;
     cs_error err;
-    assert_int_equal(cs_mass_profile(d, "", 3, top, cls, &n, &err), CS_OK);
+    assert_int_equal(cs_mass_profile(d, "", 3, top, cls, &n, NULL, &err), CS_OK);
     assert_int_equal(n, 2);
     /* sorted rows (.7,.2,.1) and (.5,.4,.1): means .6, .3, .1; classes (.4, .35, .25) */
     assert_double_near(top[0], 0.6, 1e-15);
@@ -672,12 +672,12 @@ static void test_mass_profile_by_hand(void **state)
     assert_double_near(cls[0], 0.4, 1e-15);
     assert_double_near(cls[1], 0.35, 1e-15);
     assert_double_near(cls[2], 0.25, 1e-15);
-    assert_int_equal(cs_mass_profile(d, "y == 1", 2, top, cls, &n, &err), CS_OK);
+    assert_int_equal(cs_mass_profile(d, "y == 1", 2, top, cls, &n, NULL, &err), CS_OK);
     assert_int_equal(n, 1);
     assert_double_near(top[0], 0.5, 1e-15);
     assert_double_near(top[1], 0.4, 1e-15);
     assert_double_near(cls[2], 0.4, 1e-15);
-    assert_int_equal(cs_mass_profile(d, "y ==", 2, top, cls, &n, &err), CS_EUSAGE);
+    assert_int_equal(cs_mass_profile(d, "y ==", 2, top, cls, &n, NULL, &err), CS_EUSAGE);
     cs_dataset_free(d);
 }
 

@@ -162,7 +162,7 @@ static void replicates_match_m(const cs_dataset *d, const char *lens, const char
     }
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
         if (!(mask & CS_METRIC_BIT(m)) || !got[m]) continue;
-        if (m_draw < n && !(cs_metric_mask_m_of_n() & CS_METRIC_BIT(m))) {
+        if (m_draw < n && !(cs_metric_mask_m_of_n(cs_prepared_settings(p)) & CS_METRIC_BIT(m))) {
             /* no interval from draws of m < n: said, never a number */
             assert_true(cs_ci_needs_full_draws(&ci, m));
             assert_true(isnan(ci.lo[m]) && isnan(ci.hi[m]) && isnan(ci.boot_mean[m]));
@@ -202,14 +202,19 @@ static void test_replicates_are_their_draws(void **state)
 
 /* m out of n (--boot-size 1000 of 3,000 samples): each replicate is its draw of 1,000
  * evaluated whole, shrunk by sqrt(1000/3000) towards the whole sample's value; MCE, ACE and SCE
- * have no interval. --boot-size above n draws all n (the same as 0). */
+ * have no interval, nor on a lens of several coordinates or classes any metric that reads the
+ * lens (ECE there) while Brier and accuracy keep theirs. --boot-size above n draws all n (the
+ * same as 0). */
 static void test_m_of_n_replicates_are_their_draws(void **state)
 {
     (void)state;
     cs_dataset *d = tied_dataset(3000, 6);
     replicates_match_m(d, "top1", "", CS_METRICS_DEFAULT | CS_METRIC_BIT(CS_METRIC_SCE), 1000);
     replicates_match_m(d, "top1", "conf > 0.3", CS_METRICS_DEFAULT, 1000);
-    replicates_match_m(d, "topk:3", "", CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_MCE), 1500);
+    unsigned lensed = CS_METRIC_BIT(CS_METRIC_ECE) | CS_METRIC_BIT(CS_METRIC_MCE) |
+                      CS_METRIC_BIT(CS_METRIC_BRIER) | CS_METRIC_BIT(CS_METRIC_ACCURACY);
+    replicates_match_m(d, "topk:3", "", lensed, 1500);
+    replicates_match_m(d, "classwise", "", lensed, 1500);
     replicates_match_m(d, "top1", "", CS_METRICS_DEFAULT, 5000);
     cs_dataset_free(d);
 }

@@ -203,9 +203,12 @@ static void test_boot_draw_size(void **state)
         v[m] = 3.0;
         v[CS_METRIC_COUNT + m] = NAN;
     }
-    cs_boot_shrink(v, 2, full, 100, 100);   /* k = n: nothing */
+    cs_settings top1;
+    cs_settings_default(&top1);
+    unsigned ok = cs_metric_mask_m_of_n(&top1);
+    cs_boot_shrink(v, 2, full, 100, 100, ok);   /* k = n: nothing */
     assert_double_near(v[CS_METRIC_ECE], 3.0, 0);
-    cs_boot_shrink(v, 2, full, 25, 100);    /* sqrt(1/4): 1 + (3 - 1) / 2 */
+    cs_boot_shrink(v, 2, full, 25, 100, ok);    /* sqrt(1/4): 1 + (3 - 1) / 2 */
     assert_double_near(v[CS_METRIC_ECE], 2.0, 1e-15);
     assert_double_near(v[CS_METRIC_NLL], 2.0, 1e-15);
     assert_true(isnan(v[CS_METRIC_MCE]) && isnan(v[CS_METRIC_ACE]) && isnan(v[CS_METRIC_SCE]));

@@ -107,7 +107,7 @@ void rep_draws_line(FILE *out, size_t draw, size_t units)
 {
     if (draw >= units) return;
     fprintf(out, "  draws     %zu of the %zu samples each (m out of n), spread scaled by\n"
-            "            sqrt(m/n); mce, ace, sce: no interval (--boot-size full)\n", draw, units);
+            "            sqrt(m/n); no interval where marked n/a (--boot-size full)\n", draw, units);
 }
 
 void rep_smece_binned_note(FILE *out, int binned)

@@ -321,7 +321,7 @@ static cs_status method_row(cs_methods *out, size_t i, const cs_dataset *x, cons
     cs_error merr;
     cs_error_clear(&merr);
     if (me->cls && !x->stats &&
-        cs_mass_profile(x, s->select, out->n_top, me->top, me->cls, &me->mass_n, &merr) == CS_OK)
+        cs_mass_profile(x, s->select, out->n_top, me->top, me->cls, &me->mass_n, run, &merr) == CS_OK)
         me->mass_ok = 1;
     return CS_OK;
 }

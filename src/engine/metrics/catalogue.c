@@ -113,11 +113,14 @@ double cs_metric_value(const cs_result *r, int id)
     return v;
 }
 
-unsigned cs_metric_mask_m_of_n(void)
+unsigned cs_metric_mask_m_of_n(const cs_settings *s)
 {
+    int scalar = s->lens == CS_LENS_TOP1 || s->lens == CS_LENS_CLASS ||
+                 (s->lens == CS_LENS_TOPK && s->topk == 1);
     unsigned mask = 0;
     for (size_t i = 0; i < CS_METRIC_COUNT; i++)
-        if (table[i].m_of_n) mask |= CS_METRIC_BIT(table[i].id);
+        if (table[i].m_of_n && (scalar || !(table[i].needs & CS_NEEDS_LENS)))
+            mask |= CS_METRIC_BIT(table[i].id);
     return mask;
 }
 

@@ -956,6 +956,7 @@ static unsigned fused_walk(cs_prepared *p, const uint32_t *items, size_t ni, uns
                            int strict, cs_mx_scratch *sc, const atomic_int *cancel,
                            cs_result *out, cs_status *rc, cs_error *err)
 {
+    want &= ~CS_WANT_ACCURACY;   /* made here only beside the bins (below) */
     *rc = CS_OK;
     int M = p->s.bins;
     if (!items || ni > CS_MX_CHUNK || p->vector || p->kind == CS_LENS_CLASSWISE ||
@@ -1007,6 +1008,12 @@ static unsigned fused_walk(cs_prepared *p, const uint32_t *items, size_t ni, uns
         *rc = uniform_finish(&p->s, ni, e, cnt, sv, st, out, err);
         if (*rc != CS_OK) return 0;
         done |= CS_WANT_BINNED;
+        if (p->kind == CS_LENS_TOP1) {   /* the targets are the top-1 hits: their count */
+            size_t hits = 0;
+            for (int b = 0; b < M; b++) hits += st[b];
+            out->accuracy = (double)hits / (double)ni;
+            done |= CS_WANT_ACCURACY;
+        }
     }
     return done;
 }
@@ -1065,7 +1072,12 @@ static double accuracy_of(const cs_prepared *p, const uint32_t *items, size_t ni
 {
     size_t c = 0;
     const uint8_t *cor = p->d->correct;
-    if (items)
+    if (items && p->kind == CS_LENS_TOP1) {   /* the lens's targets are the hits: one read */
+        for (size_t j = 0; j < ni; j++) {
+            if (j + CS_MX_AHEAD < ni) CS_MX_FETCH(&p->t[items[j + CS_MX_AHEAD]]);
+            c += p->t[items[j]];
+        }
+    } else if (items)
         for (size_t j = 0; j < ni; j++) {
             if (j + CS_MX_AHEAD < ni) CS_MX_FETCH(&p->rows[items[j + CS_MX_AHEAD]]);
             c += cor[p->rows[items[j]]];
@@ -1202,7 +1214,6 @@ static cs_status evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, u
         return nomem(err, "evaluate");
     }
     out->n = ni;
-    if (want & CS_WANT_ACCURACY) out->accuracy = accuracy_of(p, items, ni);
     /* The same numbers with the side thread or without; an error is the first one the
      * one-thread order (scores, bins, AECE, class-wise ECE, the estimators, RECE-G) would
      * meet. fused_walk takes at most CS_MX_CHUNK items, fewer than SCE_SIDE_MIN: it has
@@ -1216,6 +1227,7 @@ static cs_status evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, u
     if (rc == CS_OK)
         fused = fused_walk((cs_prepared *)p, items, ni, want, strict, sc, cancel, out, &rc, err);
     want &= ~fused;
+    if (rc == CS_OK && (want & CS_WANT_ACCURACY)) out->accuracy = accuracy_of(p, items, ni);
     if (rc == CS_OK && !side && (want & CS_WANT_BINNED)) rc = cs_mx_binned(p, items, ni, cancel, out, err);
     /* the top1 lens's AECE from the estimators' values in value order when they are gathered
      * anyway (the same groups: see scalar_estimators) */
@@ -1244,6 +1256,34 @@ static cs_status evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, u
     return rc;
 }
 
+/* A full evaluation's metrics kept on p: those whose every CS_WANT bit want had. The values
+ * do not depend on what else was wanted, nor on threads (see the top of this file). */
+static void keep_full(cs_prepared *p, unsigned want, const cs_result *r)
+{
+    unsigned made = 0;
+    pthread_mutex_lock(&p->lock);
+    for (int m = 0; m < CS_METRIC_COUNT; m++) {
+        unsigned w = cs_metric_want(CS_METRIC_BIT(m));
+        if (w && !(w & ~want)) {
+            p->full_value[m] = cs_metric_value(r, m);
+            made |= CS_METRIC_BIT(m);
+        }
+    }
+    p->full_metrics = made;
+    pthread_mutex_unlock(&p->lock);
+}
+
+int cs_prepared_full_values(const cs_prepared *cp, unsigned mask, double *row)
+{
+    cs_prepared *p = (cs_prepared *)cp;   /* the lock only */
+    pthread_mutex_lock(&p->lock);
+    int have = (mask & ~p->full_metrics) == 0;
+    for (int m = 0; have && m < CS_METRIC_COUNT; m++)
+        if (mask & CS_METRIC_BIT(m)) row[m] = p->full_value[m];
+    pthread_mutex_unlock(&p->lock);
+    return have;
+}
+
 cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsigned want,
                       const cs_run *run, cs_result *out, cs_error *err)
 {
@@ -1252,5 +1292,6 @@ cs_status cs_evaluate(const cs_prepared *p, const uint32_t *idx, size_t n, unsig
     cs_mx_budget *prev = cs_mx_budget_enter(&budget, run);
     cs_status rc = evaluate(p, idx, n, want, run, out, err);
     cs_mx_budget_leave(prev);
+    if (rc == CS_OK && !idx && !(want & CS_WANT_DRAW)) keep_full((cs_prepared *)p, want, out);
     return rc;
 }

@@ -57,8 +57,7 @@ void cs_prepared_free(cs_prepared *p)
     free(p->vs_v);
     free(p->ts_v);
     free(p->rece_w);
-    free(p->brier);
-    free(p->nll);
+    free(p->score);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -147,8 +146,9 @@ cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *gro
     return CS_OK;
 }
 
-void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
-                     double *out, int32_t *pos)
+/* cs_mx_sort_rows of rows[0..n) on the calling thread. */
+static void sort_rows_part(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
+                           double *out, int32_t *pos)
 {
     size_t K = d->k;
     double *tmp = malloc(K * sizeof *tmp), *scr = malloc(K * sizeof *scr);
@@ -186,6 +186,31 @@ void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t
     free(ka);
     free(kb);
     free(tmp);
+}
+
+typedef struct {
+    const cs_dataset *d;
+    const uint32_t *rows;
+    size_t n, kk;
+    double *out;
+    int32_t *pos;
+} sort_half;
+
+static void *run_sort_half(void *arg)
+{
+    sort_half *h = arg;
+    sort_rows_part(h->d, h->rows, h->n, h->kk, h->out, h->pos);
+    return NULL;
+}
+
+void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
+                     double *out, int32_t *pos)
+{
+    /* every row alone: two fixed halves on two threads give the same buffer */
+    size_t half = n / 2;
+    sort_half h[2] = {{d, rows, half, kk, out, pos},
+                      {d, rows + half, n - half, kk, out + half * kk, pos + half}};
+    cs_mx_pair(run_sort_half, &h[0], &h[1], n * d->k >= 1000000);
 }
 
 /* Sets err to "out of memory (what)"; returns -1. */

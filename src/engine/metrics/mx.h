@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/metrics.h"
 #include "engine/num/ubin.h"
 #include "engine/sort/sort.h"
@@ -61,7 +62,8 @@ struct cs_prepared {
     uint8_t *ts_v;                /*   estimators) when they are not those (class:C) */
     double *rece_w;               /* n*M normalised RECE-G weights, or NULL */
     int rece_w_tried;
-    double *brier, *nll;          /* per-sample terms */
+    double *score;                /* per-sample terms side by side: Brier 2i, clipped p[label]
+                                     2i+1 (a drawn sample's two in one cache line) */
     uint32_t *grid_cell;          /* vector lens, uniform grid: each sample's cell number (cells */
     uint32_t *grid_c0;            /*   in key order) and each cell's first-coordinate bin, */
     size_t grid_cells;            /*   built by a subset's first grid (grid.c); */
@@ -76,6 +78,8 @@ struct cs_prepared {
     double smece_hint;            /* the whole problem's automatic smooth-ECE bandwidth, the
                                    * start of every draw's search (0: not known yet, -1: none) */
     atomic_size_t smece_binned;   /* draws whose smooth ECE was binned (cs_mx_smece_binned) */
+    double full_value[CS_METRIC_COUNT];   /* the metrics of full_metrics on all samples, as the */
+    unsigned full_metrics;                /*   last full cs_evaluate made them (under lock) */
 
     /* Speed (fast.c): rows/v/t may borrow the dataset's arrays instead of copying them;
      * ubin is built lazily (cs_mx_ubin_cache) for subsets, a full evaluation bins on the fly;
@@ -394,7 +398,9 @@ cs_status cs_mx_parse_groups(const cs_dataset *d, const char *spec, int32_t *gro
                              size_t *ngroups, cs_error *err);
 void cs_mx_prepared_init(cs_prepared *p);
 /* Sorts each selected row descending into out (n x kk, row stride kk) and fills hot with
- * the label's position (ties: lower class index first) or kk when not in the first kk. */
+ * the label's position (ties: lower class index first) or kk when not in the first kk. Large
+ * inputs (n·K >= 1,000,000) run in two fixed halves on two threads under the budget
+ * (cs_mx_pair): the same buffer whatever the machine. */
 void cs_mx_sort_rows(const cs_dataset *d, const uint32_t *rows, size_t n, size_t kk,
                      double *out, int32_t *pos);
 

@@ -58,7 +58,7 @@ typedef struct {
     const cs_prepared *p;
     const uint32_t *items;   /* NULL: all samples, terms on the fly */
     size_t ni;
-    double *b, *l;           /* cache build: per sample; sums: per chunk */
+    double *b, *l;           /* cache build: b the terms (p->score); sums: per chunk */
     int build;
 } job;
 
@@ -70,7 +70,7 @@ static void chunk(void *vctx, size_t c)
     if (j->build) {
         /* one row at a time (terms): test_metrics_fast compares these cached terms with the
          * paired ones the full pass below sums, bit for bit */
-        for (size_t i = a; i < z; i++) terms(p->d, p->rows[i], &j->b[i], &j->l[i]);
+        for (size_t i = a; i < z; i++) terms(p->d, p->rows[i], &j->b[2 * i], &j->b[2 * i + 1]);
         return;
     }
     /* ln: one log per group of NLL_GROUP consecutive canonical positions, of the product
@@ -82,11 +82,11 @@ static void chunk(void *vctx, size_t c)
         if (j->items) {
             for (size_t q = g0; q < g1; q++) {
                 if (q + CS_MX_AHEAD < z) {
-                    CS_MX_FETCH(&p->brier[j->items[q + CS_MX_AHEAD]]);
-                    CS_MX_FETCH(&p->nll[j->items[q + CS_MX_AHEAD]]);
+                    CS_MX_FETCH(&p->score[2 * (size_t)j->items[q + CS_MX_AHEAD]]);
                 }
-                sb += p->brier[j->items[q]];
-                prod *= p->nll[j->items[q]];
+                const double *tq = &p->score[2 * (size_t)j->items[q]];
+                sb += tq[0];
+                prod *= tq[1];
             }
         } else {
             size_t i = g0;
@@ -114,12 +114,11 @@ static void chunk(void *vctx, size_t c)
 static int build(cs_prepared *p)
 {
     size_t n = p->n;
-    double *b = malloc(n * sizeof *b), *l = malloc(n * sizeof *l);
-    if (!b || !l) { free(b); free(l); return -1; }
-    job j = {p, NULL, n, b, l, 1};
+    double *b = malloc((n ? 2 * n : 1) * sizeof *b);
+    if (!b) return -1;
+    job j = {p, NULL, n, b, NULL, 1};
     cs_mx_chunks((n + CS_MX_CHUNK - 1) / CS_MX_CHUNK, n * p->d->k >= 1000000, chunk, &j);
-    p->brier = b;
-    p->nll = l;
+    p->score = b;
     return 0;
 }
 
@@ -129,7 +128,7 @@ cs_status cs_mx_scores(const cs_prepared *cp, const uint32_t *items, size_t ni, 
     cs_prepared *p = (cs_prepared *)cp;   /* lazy cache only, under the lock */
     if (items) {
         pthread_mutex_lock(&p->lock);
-        int rc = p->brier ? 0 : build(p);
+        int rc = p->score ? 0 : build(p);
         pthread_mutex_unlock(&p->lock);
         if (rc) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (scores)");
     }

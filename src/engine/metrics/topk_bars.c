@@ -1,27 +1,11 @@
-/* Top-k ECE bars: one descending sort of every selected row, shared by all k. The sort runs
- * in two threads for large inputs (each thread owns a fixed half of the rows, so the result
- * is the same whatever the machine). */
+/* Top-k ECE bars: one descending sort of every selected row (cs_mx_sort_rows), shared by
+ * all k. */
 #include "calscope/topk.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "mx.h"
-
-typedef struct {
-    const cs_dataset *d;
-    const uint32_t *rows;
-    size_t n, kk;
-    double *out;
-    int32_t *pos;
-} sort_job;
-
-static void *run_sort(void *arg)
-{
-    sort_job *j = arg;
-    cs_mx_sort_rows(j->d, j->rows, j->n, j->kk, j->out, j->pos);
-    return NULL;
-}
 
 /* The top-1 bars: p1's binned ECE. */
 static cs_status top1_bar(cs_prepared *p1, const atomic_int *cancel, double *ece, cs_error *err)
@@ -100,10 +84,7 @@ static cs_status topk_bars_sorted(const cs_prepared *p1, const cs_settings *base
     double *S = malloc(n * kmax * sizeof *S);
     int32_t *pos = malloc(n * sizeof *pos);
     if (!S || !pos) { free(S); free(pos); return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory (top-k)"); }
-    size_t half = n / 2;
-    sort_job jb[2] = {{p1->d, p1->rows, half, kmax, S, pos},
-                      {p1->d, p1->rows + half, n - half, kmax, S + half * kmax, pos + half}};
-    cs_mx_pair(run_sort, &jb[0], &jb[1], n * K >= 1000000);
+    cs_mx_sort_rows(p1->d, p1->rows, n, kmax, S, pos);
     cs_status rc = CS_OK;
     for (size_t i = 0; i < nk && rc == CS_OK; i++) {
         size_t k = (size_t)ks[i] > K ? K : (size_t)ks[i];

@@ -33,22 +33,22 @@ int cs_ci_excludes_value(const cs_ci *ci, int id)
     return isfinite(v) && isfinite(lo) && isfinite(hi) && (v < lo || v > hi);
 }
 
-static int needs_full(size_t draw, size_t units, unsigned metrics, int id)
+static int needs_full(size_t draw, size_t units, unsigned metrics, unsigned ok, int id)
 {
     return id >= 0 && id < CS_METRIC_COUNT && (metrics & CS_METRIC_BIT(id)) && draw < units &&
-           !(cs_metric_mask_m_of_n() & CS_METRIC_BIT(id));
+           !(ok & CS_METRIC_BIT(id));
 }
 
 int cs_ci_needs_full_draws(const cs_ci *ci, int id)
 {
-    return needs_full(ci->draw_size, ci->units, ci->metrics, id);
+    return needs_full(ci->draw_size, ci->units, ci->metrics, ci->m_of_n, id);
 }
 
 int cs_compare_needs_full_draws(const cs_compare *c, int id)
 {
     unsigned mask = 0;
     for (size_t i = 0; i < c->n_entries; i++) mask |= CS_METRIC_BIT(c->entries[i].metric);
-    return needs_full(c->draw_size, c->n_pairs, mask, id);
+    return needs_full(c->draw_size, c->n_pairs, mask, c->m_of_n, id);
 }
 
 double cs_norm_cdf(double x)

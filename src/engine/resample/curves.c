@@ -90,6 +90,10 @@ typedef cs_runner runner;
 static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
                            const atomic_int *cancel, double *row)
 {
+    if (!idx && !(mask & CS_EVAL_DRAW)) {   /* all samples: the caller's evaluation, if made */
+        for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
+        if (cs_prepared_full_values(ctx, mask, row)) return CS_OK;
+    }
     cs_result res;
     cs_error err;
     memset(&res, 0, sizeof res);
@@ -104,14 +108,19 @@ static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsig
 
 static cs_evaluator rows_evaluator(const cs_prepared *p)
 {
-    return (cs_evaluator){ .n = cs_prepared_count(p), .ctx = p, .eval = rows_eval };
+    return (cs_evaluator){ .n = cs_prepared_count(p), .ctx = p, .eval = rows_eval,
+                           .m_of_n = cs_metric_mask_m_of_n(cs_prepared_settings(p)) };
 }
 
 /* Evaluates the draw idx[0..k) and writes every metric of `mask` into row[]; NAN for the
- * others. An error fails the run. */
+ * others (all of them, without evaluating, when mask has no metric). An error fails the run. */
 static cs_status eval_row(runner *rn, const cs_evaluator *ev, const uint32_t *idx, size_t k,
                           unsigned mask, double *row)
 {
+    if (!(mask & ~CS_EVAL_DRAW)) {
+        for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
+        return CS_OK;
+    }
     cs_status st = ev->eval(ev->ctx, idx, k, mask, rn->cancel, row);
     cs_runner_fail(rn, st);
     return st;
@@ -672,11 +681,17 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
     return st;
 }
 
-/* The metrics a draw of m of n units evaluates: under m < n only those with m_of_n (the
- * others' intervals are NAN: cs_boot_shrink). */
-static unsigned draw_mask(unsigned mask, size_t m, size_t n)
+/* values[0..R·CS_METRIC_COUNT) = NAN: the replicates of draws no metric is evaluated on. */
+static void no_replicates(double *values, size_t R)
 {
-    return m < n ? (mask & cs_metric_mask_m_of_n()) | CS_EVAL_DRAW : mask;
+    for (size_t i = 0; i < R * CS_METRIC_COUNT; i++) values[i] = NAN;
+}
+
+/* The metrics a draw of m of n units evaluates: under m < n only those of ok, which have an
+ * m-out-of-n interval (the others' intervals are NAN: cs_boot_shrink). */
+static unsigned draw_mask(unsigned ok, unsigned mask, size_t m, size_t n)
+{
+    return m < n ? (mask & ok) | CS_EVAL_DRAW : mask;
 }
 
 cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int repeats, uint64_t seed,
@@ -694,7 +709,7 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
     size_t R = (size_t)repeats;
     size_t G = method == CS_CI_BCA ? (x.n <= CS_CI_JACK_GROUPS ? x.n : CS_CI_JACK_GROUPS) : 0;
     x.m = method == CS_CI_BCA || draw == 0 || draw > x.n ? x.n : draw;   /* BCa's jackknife is on all n */
-    x.mask = draw_mask(metrics, x.m, x.n);
+    x.mask = draw_mask(ev->m_of_n, metrics, x.m, x.n);
     cs_runner_init(&x.rn, run, R + 1 + G);
     x.values = malloc(R * CS_METRIC_COUNT * sizeof *x.values);
     /* the jackknife's subsets take up to n units */
@@ -708,7 +723,8 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
     }
     if (eval_row(&x.rn, ev, NULL, x.n, metrics, out->value) == CS_OK) {
         cs_runner_tick(&x.rn);
-        cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
+        if (x.mask & ~CS_EVAL_DRAW) cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
+        else no_replicates(x.values, R);   /* no metric has an interval from these draws */
         if (G && !cs_runner_cancelled(&x.rn) && jackknife(&x.rn, ev, metrics, x.n, seed, x.sc, &jack) == 0) {
             st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
             goto done;
@@ -722,7 +738,8 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
         out->jack_groups = G;
         out->draw_size = x.m;
         out->units = x.n;
-        cs_boot_shrink(x.values, R, out->value, x.m, x.n);
+        out->m_of_n = ev->m_of_n;
+        cs_boot_shrink(x.values, R, out->value, x.m, x.n, ev->m_of_n);
         cs_ci_finish(out, x.values, R, jack, G, col, tmp, jcol);
     }
 done:
@@ -907,6 +924,33 @@ done:
     return st;
 }
 
+/* The values on all n pairs of a (units ia) and of b (units ib), one task each. */
+typedef struct {
+    runner *rn;
+    const cs_evaluator *ev;
+    const uint32_t *idx;
+    size_t n;
+    unsigned mask;
+    double *row;
+    cs_status st;
+} value_job;
+
+static void value_task(void *vctx, size_t i, int worker)
+{
+    (void)worker;
+    value_job *j = (value_job *)vctx + i;
+    j->st = eval_row(j->rn, j->ev, j->idx, j->n, j->mask, j->row);
+}
+
+static cs_status both_values(runner *rn, const cs_evaluator *a, const uint32_t *ia,
+                             const cs_evaluator *b, const uint32_t *ib, size_t n, unsigned mask,
+                             double *fa, double *fb)
+{
+    value_job j[2] = {{rn, a, ia, n, mask, fa, CS_ECANCELLED}, {rn, b, ib, n, mask, fb, CS_ECANCELLED}};
+    cs_parallel_for(rn->threads, 2, value_task, j, rn->cancel);
+    return j[0].st != CS_OK ? j[0].st : j[1].st;
+}
+
 cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, const uint32_t *ia,
                               const uint32_t *ib, size_t n, unsigned mask, int repeats,
                               uint64_t seed, size_t draw, const cs_run *run, cs_compare *out,
@@ -915,7 +959,7 @@ cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, cons
     size_t R = (size_t)repeats;
     cmp_ctx x = { .a = a, .b = b, .ia = ia, .ib = ib, .n = n, .m = draw == 0 || draw > n ? n : draw,
                   .seed = seed };
-    x.mask = draw_mask(mask, x.m, x.n);
+    x.mask = draw_mask(a->m_of_n & b->m_of_n, mask, x.m, x.n);
     cs_runner_init(&x.rn, run, R + 1);
     x.va = malloc(R * CS_METRIC_COUNT * sizeof *x.va);
     x.vb = malloc(R * CS_METRIC_COUNT * sizeof *x.vb);
@@ -927,10 +971,14 @@ cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, cons
         goto done;
     }
     double fa[CS_METRIC_COUNT], fb[CS_METRIC_COUNT];
-    if (eval_row(&x.rn, a, ia, x.n, mask, fa) == CS_OK &&
-        eval_row(&x.rn, b, ib, x.n, mask, fb) == CS_OK) {
+    if (both_values(&x.rn, a, ia, b, ib, x.n, mask, fa, fb) == CS_OK) {
         cs_runner_tick(&x.rn);
-        cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
+        if (x.mask & ~CS_EVAL_DRAW) {
+            cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
+        } else {   /* no metric has an interval from these draws */
+            no_replicates(x.va, R);
+            no_replicates(x.vb, R);
+        }
     }
     st = cs_runner_finish(&x.rn, err);
     if (st != CS_OK)
@@ -938,8 +986,9 @@ cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, cons
     out->n_pairs = x.n;
     out->repeats = repeats;
     out->draw_size = x.m;
-    cs_boot_shrink(x.va, R, fa, x.m, x.n);
-    cs_boot_shrink(x.vb, R, fb, x.m, x.n);
+    out->m_of_n = a->m_of_n & b->m_of_n;
+    cs_boot_shrink(x.va, R, fa, x.m, x.n, out->m_of_n);
+    cs_boot_shrink(x.vb, R, fb, x.m, x.n, out->m_of_n);
     for (int m = 0; m < CS_METRIC_COUNT; m++) {
         if (!(mask & CS_METRIC_BIT(m)))
             continue;

@@ -26,6 +26,8 @@
 typedef struct cs_evaluator {
     size_t n;                /* units a draw picks from: samples, or cases */
     const void *ctx;         /* the prepared problem (borrowed) */
+    unsigned m_of_n;         /* the metrics an m < n draw gives an interval (cs_metric_mask_m_of_n;
+                                0 for evaluators that always draw n) */
     /* The metrics of mask on the draw into row[0..CS_METRIC_COUNT), NAN for the others and
      * where the draw has no value. Returns CS_OK, or the error that fails the whole call. */
     cs_status (*eval)(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,

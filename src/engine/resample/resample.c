@@ -221,11 +221,10 @@ size_t cs_boot_draw_size(size_t n, long boot_size, int bins)
     return n > cap ? cap : n;
 }
 
-void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n)
+void cs_boot_shrink(double *values, size_t R, const double *full, size_t k, size_t n, unsigned ok)
 {
     if (k >= n) return;
     double s = sqrt((double)k / (double)n);
-    unsigned ok = cs_metric_mask_m_of_n();
     for (size_t r = 0; r < R; r++)
         for (int m = 0; m < CS_METRIC_COUNT; m++) {
             double *v = &values[r * CS_METRIC_COUNT + (size_t)m];
