@@ -310,16 +310,17 @@ static void draw_scrolled(const panel_args *a, const tui_rect *r, int pinned, tu
     tui_draw_scroll_marker(r, y0 + shown, top, shown, count.n, marker);
 }
 
-/* Under m-out-of-n draws (calscope/resample.h): how many pairs a draw took, and that MCE, ACE
- * and SCE have no paired interval from them. */
+/* Under m-out-of-n draws (calscope/resample.h): how many pairs a draw took, and that the
+ * metrics marked n/a (MCE, ACE, SCE; on a lens of several coordinates every metric that reads
+ * it) have no paired interval from them. */
 static void draws_note(const cs_methods *t, panel_lines *L, int w)
 {
     for (size_t i = 0; i < t->n; i++) {
         const cs_compare *c = &t->rows[i].cmp;
         if (!t->rows[i].has_cmp || c->draw_size >= c->n_pairs) continue;
         char line[160];
-        snprintf(line, sizeof line, "draws of %zu of the %zu pairs (m out of n); MCE, ACE, SCE: no "
-                 "interval (--boot-size full)", c->draw_size, c->n_pairs);
+        snprintf(line, sizeof line, "draws of %zu of the %zu pairs (m out of n); no interval where "
+                 "marked n/a (--boot-size full)", c->draw_size, c->n_pairs);
         line_put_wrapped(L, CH_ROLE_LABEL, line, w);
         return;
     }
