@@ -445,31 +445,13 @@ static void catch_fatal_signals(void)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-int tui_main(int argc, char **argv)
+/* The backend, the model (its loads start) and --follow's trend. 0, or the exit status after
+ * saying why on stderr (what was started is freed). */
+static int start_engine(app *a)
 {
-    static app A;
-    app *a = &A;
-    tui_state_init(&a->st);
-    ss_opts o;
-    memset(&o, 0, sizeof o);
-    int rc = ss_parse(argc, argv, SS_DASH, &o);
-    if (rc == 0) tui_state_from_opts(&a->st, &o);
-    ss_opts_free(&o);                             /* the paths are argv's */
-    if (rc) return rc == SS_EXIT_HELP ? 0 : rc;
-    rc = open_terminal(&a->st);
-    if (rc >= 0) return rc;
-    a->g = ch_glyphs_pick(a->st.ascii);          /* setlocale(LC_CTYPE, "") happens here */
-    const char *tr = getenv("CALSCOPE_TRACE");
-    if (tr && tr[0]) a->trace = fopen(tr, "w");
-
-    /* Before any thread or load starts: the loader's SIGBUS guard, installed while a file is
-     * mapped, hands on a SIGBUS that is not its own to the handler it found, so that handler
-     * must be this one already (installed later, it would replace the guard mid-load). Before
-     * newterm too, which then leaves SIGINT and SIGTERM to it. */
-    catch_fatal_signals();
-    /* The backend's workers block the UI's signals (SIGWINCH above all) themselves. */
     cs_error err;
     cs_error_clear(&err);
+    /* The backend's workers block the UI's signals (SIGWINCH above all) themselves. */
     a->backend = cs_backend_new(a->st.threads, &err);
     if (!a->backend) { fprintf(stderr, "calscope: %s\n", err.msg); return 3; }
     char msg[1024];
@@ -484,7 +466,13 @@ int tui_main(int argc, char **argv)
         return ss_usage_error(SS_DASH, "--follow %s", msg);
     }
     tui_actions_set_select_check(check_select, a);
+    return 0;
+}
 
+/* curses on the terminal, keys unbuffered and without waiting. 0, or 2 after saying why (the
+ * engine is freed then). */
+static int start_curses(app *a)
+{
     set_escdelay(25);
     screen = newterm(NULL, stdout, key_tty ? key_tty : stdin);
     if (!screen) {
@@ -506,11 +494,103 @@ int tui_main(int argc, char **argv)
         mouseinterval(0);                    /* presses at once, no wait for a click */
     }
     curs_set(0);
+    return 0;
+}
 
+/* The active file's class count for the keys; --lens class:NAME names the class, and c/C
+ * then cycle from that class. */
+static void sync_classes(app *a)
+{
+    if (a->st.active >= a->m.n_files || !a->m.files[a->st.active].data) return;
+    const cs_dataset *d = a->m.files[a->st.active].data;
+    a->st.n_classes = d->k;
+    int named = a->st.settings.lens == CS_LENS_CLASS && a->st.settings.lens_arg[0] != '#'
+                    ? cs_dataset_class_index(d, a->st.settings.lens_arg) : -1;
+    if (named >= 0) a->st.klass = named;
+    if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
+}
+
+/* --mixture or a segmentation flag that no file uses: the report's rules, once every file is
+ * loaded (the dashboard then quits and says it, exit 2). The message, or NULL (still loading,
+ * or the flags are used; asked once). */
+static const char *unused_flag(app *a)
+{
+    if (!a->st.mixture_given && !a->st.seg_unused) return NULL;
+    int loading = 0, loaded = 0, tta = 0, manifest = 0;
+    for (size_t f = 0; f < a->m.n_files; f++) {
+        const cs_dataset *d = a->m.files[f].data;
+        loading |= a->m.files[f].state == TUI_LOADING || a->m.files[f].partial;
+        loaded |= d != NULL;
+        tta |= d && d->id && d->tta;
+        manifest |= d && a->m.files[f].summary.manifest_cases > 0;
+    }
+    if (loading) return NULL;
+    const char *unused = ss_mixture_unused(a->st.mixture_given, loaded, tta);
+    if (!unused && loaded && !manifest) unused = a->st.seg_unused;
+    a->st.mixture_given = 0;
+    a->st.seg_unused = NULL;
+    return unused;
+}
+
+/* The status line's progress, taken when its text or percent changed: at once when work
+ * starts or ends, else at most ~10 times a second (last_draw: the last redraw's time).
+ * Returns 1 when it was taken (a redraw is due); *busy says whether work runs. */
+static int take_progress(app *a, double last_draw, int *busy)
+{
+    char text[128] = "";
+    double prog = 0;
+    *busy = tui_model_busy(&a->m, text, sizeof text, &prog);
+    int changed = *busy != a->busy || strcmp(text, a->busy_text) != 0 ||
+                  (int)(prog * 100) != (int)(a->busy_progress * 100);
+    if (!changed || (*busy && *busy == a->busy && now_s() - last_draw < 0.1)) return 0;
+    a->busy = *busy;
+    snprintf(a->busy_text, sizeof a->busy_text, "%s", text);
+    a->busy_progress = prog;
+    return 1;
+}
+
+/* What the loop keeps between turns: the last redraw, and the keys read since it (for
+ * CALSCOPE_TRACE's key-to-screen latencies). */
+typedef struct {
+    double last_draw, key_time;
+    int pending_keys;
+} turn_state;
+
+/* One line of the trace per batch of keys: how many, and microseconds from the first to its
+ * screen (0: no redraw followed). */
+static void trace_keys(app *a, turn_state *t, double shown_after)
+{
+    if (a->trace && t->pending_keys) {
+        fprintf(a->trace, "%d %.0f\n", t->pending_keys, shown_after * 1e6);
+        fflush(a->trace);
+    }
+    t->pending_keys = 0;
+}
+
+/* Waits for a key, a finished job or --follow's next look (at most 100 ms while work runs,
+ * else a second), and takes what came. The flags it raises; -1 when poll failed. */
+static int wait_and_take(app *a, struct pollfd *fds, int busy, turn_state *t, unsigned *flags)
+{
+    int timeout = busy ? 100 : 1000;
+    if (a->st.follow) {
+        int tw = tui_trend_wait_ms(&a->trend);
+        if (tw < timeout) timeout = tw;
+    }
+    int pr = poll(fds, 3, timeout);
+    if (pr < 0 && errno != EINTR) return -1;
+    if (pr > 0 && (fds[1].revents & POLLIN)) *flags |= tui_model_collect(&a->m, &a->st);
+    *flags |= tui_model_take_partials(&a->m, &a->st);
+    /* Keys: also after a timeout or EINTR, so a SIGWINCH that raced the poll is seen. */
+    *flags |= read_keys(a, &t->key_time, &t->pending_keys);
+    if (t->pending_keys && !(*flags & TUI_REDRAW)) trace_keys(a, t, 0);
+    return 0;
+}
+
+/* The dashboard until q (or a flag no file uses: its message, returned; else NULL). */
+static const char *run_loop(app *a)
+{
     unsigned flags = TUI_REDRAW | TUI_RELAYOUT;
-    const char *mixture_unused = NULL;
-    double key_time = 0, last_progress_draw = 0;
-    int pending_keys = 0;
+    turn_state t = { 0, 0, 0 };
     struct pollfd fds[3];
     fds[0].fd = key_tty ? fileno(key_tty) : STDIN_FILENO;
     fds[0].events = POLLIN;
@@ -518,95 +598,68 @@ int tui_main(int argc, char **argv)
     fds[1].events = POLLIN;
     fds[2].fd = a->st.follow ? tui_trend_fd(&a->trend) : -1;   /* poll ignores -1 */
     fds[2].events = POLLIN;
-
-    for (;;) {
-        if (flags & TUI_QUIT) break;
+    while (!(flags & TUI_QUIT)) {
         /* Settings changes need no flag here: tui_model_submit compares what each place needs
          * with what it has, so only the results that depend on the change are computed again. */
         flags &= ~(unsigned)(TUI_RECOMPUTE | TUI_CURVES | TUI_PROMPT | TUI_RELOAD);
-        if (a->st.active < a->m.n_files && a->m.files[a->st.active].data) {
-            const cs_dataset *d = a->m.files[a->st.active].data;
-            a->st.n_classes = d->k;
-            /* --lens class:NAME names the class; c/C then cycle from that class */
-            int named = a->st.settings.lens == CS_LENS_CLASS && a->st.settings.lens_arg[0] != '#'
-                            ? cs_dataset_class_index(d, a->st.settings.lens_arg) : -1;
-            if (named >= 0) a->st.klass = named;
-            if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
-        }
-        if ((a->st.mixture_given || a->st.seg_unused) && !mixture_unused) {
-            /* the report's rules once every file is loaded: quit, then say it (exit 2) */
-            int loading = 0, loaded = 0, tta = 0, manifest = 0;
-            for (size_t f = 0; f < a->m.n_files; f++) {
-                const cs_dataset *d = a->m.files[f].data;
-                loading |= a->m.files[f].state == TUI_LOADING || a->m.files[f].partial;
-                loaded |= d != NULL;
-                tta |= d && d->id && d->tta;
-                manifest |= d && a->m.files[f].summary.manifest_cases > 0;
-            }
-            if (!loading) {
-                mixture_unused = ss_mixture_unused(a->st.mixture_given, loaded, tta);
-                if (!mixture_unused && loaded && !manifest) mixture_unused = a->st.seg_unused;
-                a->st.mixture_given = 0;
-                a->st.seg_unused = NULL;
-                if (mixture_unused) break;
-            }
-        }
+        sync_classes(a);
+        const char *unused = unused_flag(a);
+        if (unused) return unused;
         if (a->st.follow) flags |= tui_trend_step(&a->trend, &a->m, &a->st);
         if (tui_model_submit(&a->m, &a->st) > 0) flags |= TUI_REDRAW;
-
-        /* progress: redraw when the text changes, at most ~10 times a second */
-        char busy_text[128] = "";
-        double prog = 0;
-        int busy = tui_model_busy(&a->m, busy_text, sizeof busy_text, &prog);
-        double t = now_s();
-        if (busy != a->busy || strcmp(busy_text, a->busy_text) != 0 ||
-            (int)(prog * 100) != (int)(a->busy_progress * 100)) {
-            if (!busy || t - last_progress_draw >= 0.1 || busy != a->busy) {
-                a->busy = busy;
-                snprintf(a->busy_text, sizeof a->busy_text, "%s", busy_text);
-                a->busy_progress = prog;
-                flags |= TUI_REDRAW;
-            }
-        }
+        int busy;
+        if (take_progress(a, t.last_draw, &busy)) flags |= TUI_REDRAW;
         if (flags & TUI_REDRAW) {
             draw(a);
-            last_progress_draw = now_s();
-            if (a->trace && pending_keys) {
-                fprintf(a->trace, "%d %.0f\n", pending_keys, (last_progress_draw - key_time) * 1e6);
-                fflush(a->trace);
-            }
-            pending_keys = 0;
+            t.last_draw = now_s();
+            trace_keys(a, &t, t.last_draw - t.key_time);
             flags = 0;
         }
-
-        int timeout = busy ? 100 : 1000;
-        if (a->st.follow) {
-            int tw = tui_trend_wait_ms(&a->trend);
-            if (tw < timeout) timeout = tw;
-        }
-        int pr = poll(fds, 3, timeout);
-        if (pr < 0 && errno != EINTR) break;
-        if (pr > 0 && (fds[1].revents & POLLIN)) flags |= tui_model_collect(&a->m, &a->st);
-        flags |= tui_model_take_partials(&a->m, &a->st);
-        /* Keys: also after a timeout or EINTR, so a SIGWINCH that raced the poll is seen. */
-        flags |= read_keys(a, &key_time, &pending_keys);
-        if (pending_keys && !(flags & TUI_REDRAW)) {
-            if (a->trace) { fprintf(a->trace, "%d 0\n", pending_keys); fflush(a->trace); }
-            pending_keys = 0;
-        }
+        if (wait_and_take(a, fds, busy, &t, &flags) < 0) break;
     }
+    return NULL;
+}
 
-    endwin();                 /* leave curses first: the terminal is back at once */
+/* Leaves curses at once (the terminal is back), then stops every job. A job that does not
+ * stop within CS_BACKEND_QUIT_WAIT_MS (one inside a long engine call with no cancel point) is
+ * left to the process exit, with the datasets it reads: freeing them under it would be a
+ * crash. */
+static void finish(app *a)
+{
+    endwin();
     delscreen(screen);
     if (key_tty) fclose(key_tty);
     if (a->trace) fclose(a->trace);
-    /* Quit at once whatever runs: every job is cancelled, and a job that does not stop within
-     * CS_BACKEND_QUIT_WAIT_MS (one inside a long engine call with no cancel point) is left to
-     * the process exit, with the datasets it reads: freeing them under it would be a crash. */
     if (cs_backend_shutdown(a->backend, CS_BACKEND_QUIT_WAIT_MS)) {
         cs_backend_free(a->backend);
         tui_model_free(&a->m);
         if (a->st.follow) tui_trend_close(&a->trend);
     }
-    return mixture_unused ? ss_usage_error(SS_DASH, "%s", mixture_unused) : 0;
+}
+
+int tui_main(int argc, char **argv)
+{
+    static app A;
+    app *a = &A;
+    tui_state_init(&a->st);
+    ss_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = ss_parse(argc, argv, SS_DASH, &o);
+    if (rc == 0) tui_state_from_opts(&a->st, &o);
+    ss_opts_free(&o);                             /* the paths are argv's */
+    if (rc) return rc == SS_EXIT_HELP ? 0 : rc;
+    rc = open_terminal(&a->st);
+    if (rc >= 0) return rc;
+    a->g = ch_glyphs_pick(a->st.ascii);          /* setlocale(LC_CTYPE, "") happens here */
+    const char *tr = getenv("CALSCOPE_TRACE");
+    if (tr && tr[0]) a->trace = fopen(tr, "w");
+    /* Before any thread or load starts: the loader's SIGBUS guard, installed while a file is
+     * mapped, hands on a SIGBUS that is not its own to the handler it found, so that handler
+     * must be this one already (installed later, it would replace the guard mid-load). Before
+     * newterm too, which then leaves SIGINT and SIGTERM to it. */
+    catch_fatal_signals();
+    if ((rc = start_engine(a)) != 0 || (rc = start_curses(a)) != 0) return rc;
+    const char *unused = run_loop(a);
+    finish(a);
+    return unused ? ss_usage_error(SS_DASH, "%s", unused) : 0;
 }
