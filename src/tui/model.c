@@ -392,107 +392,155 @@ static int submit_metrics(tui_model *m, tui_state *st, size_t f)
     return submit(m, st, TUI_SLOT_METRICS((int)f), job ? &job->base : NULL, &err);
 }
 
-/* What the current view shows besides the metrics. */
-static int submit_view(tui_model *m, tui_state *st)
+/* The Top-k view: each file's top-k ECE bars at k = 1, 2, 3, 5, 10, … up to its classes (the
+ * bars ignore the lens). Returns the jobs submitted. */
+static int submit_topk(tui_model *m, tui_state *st)
 {
     int n = 0;
     cs_error err;
     cs_error_clear(&err);
+    for (size_t f = 0; f < m->n_files; f++) {
+        const cs_dataset *d = loaded(m, f);
+        if (!d) continue;
+        cs_settings ks = st->settings;
+        ks.lens = CS_LENS_TOP1;
+        ks.topk = 0;
+        ks.lens_arg[0] = '\0';
+        tui_key key = key_of(d, &ks, 0, 0, 0, 0);
+        if (!need(m, TUI_SLOT_TOPK((int)f), &key)) continue;
+        cs_topk_job *job = cs_topk_job_new(d, &st->settings, &err);
+        if (job) {
+            static const int ks_[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
+            for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0] && ks_[i] <= (int)d->k; i++)
+                job->k[job->n++] = ks_[i];
+            if (job->n == 0 || job->k[job->n - 1] != (int)d->k)
+                if (job->n < CS_TOPK_JOB_MAX) job->k[job->n++] = (int)d->k;
+        }
+        n += submit(m, st, TUI_SLOT_TOPK((int)f), job ? &job->base : NULL, &err);
+    }
+    return n;
+}
+
+/* The Variance view: the active file's size curve and bins curve. */
+static int submit_curves(tui_model *m, tui_state *st, const cs_dataset *act)
+{
+    int n = 0;
+    cs_error err;
+    cs_error_clear(&err);
+    for (int bins = 0; bins < 2; bins++) {
+        int place = bins ? TUI_SLOT_BINS : TUI_SLOT_SIZE;
+        tui_key key = key_of(act, &st->settings, st->repeats, (long)st->seed, bins, 0);
+        if (!need(m, place, &key)) continue;
+        cs_curve_options o;
+        if (bins) cs_curve_options_bins_default(&o, st->settings.binning == CS_BIN_KDTREE);
+        else cs_curve_options_size_default(&o);
+        if (bins && act->stats) cs_segstats_bins_list(act->stats, &o);   /* M dividing F */
+        o.repeats = st->repeats;
+        o.seed = st->seed;
+        cs_curve_job *job = cs_curve_job_new(bins ? CS_CURVE_BINS : CS_CURVE_SIZE, act,
+                                             &st->settings, &o, &err);
+        n += submit(m, st, place, job ? &job->base : NULL, &err);
+    }
+    return n;
+}
+
+/* The Classes view's bars: each class's one-vs-rest accuracy and ECE (kd-tree bins become
+ * uniform: a class lens has one coordinate). */
+static int submit_classes(tui_model *m, tui_state *st, const cs_dataset *act)
+{
+    int n = 0;
+    cs_error err;
+    cs_error_clear(&err);
+    size_t k = act->k < TUI_MAX_CLASS_SLOTS ? act->k : TUI_MAX_CLASS_SLOTS;
+    m->n_class_slots = k;
+    for (size_t c = 0; c < k; c++) {
+        cs_settings s = st->settings;
+        s.lens = CS_LENS_CLASS;
+        snprintf(s.lens_arg, sizeof s.lens_arg, "#%zu", c); /* position */
+        if (s.binning == CS_BIN_KDTREE) s.binning = CS_BIN_UNIFORM;
+        tui_key key = key_of(act, &s, 0, 0, 0, 0);
+        if (!need(m, TUI_SLOT_CLASS0 + (int)c, &key)) continue;
+        cs_metrics_job *job = cs_metrics_job_new(act, &s, &err);
+        if (job) job->want = CS_WANT_ACCURACY | CS_WANT_BINNED;
+        n += submit(m, st, TUI_SLOT_CLASS0 + (int)c, job ? &job->base : NULL, &err);
+    }
+    return n;
+}
+
+/* The Classes view's Likert panel (the inter-interval distance of Kirchenbauer, Oaks & Heim
+ * 2022, "What is Your Metric Telling You?", §5.3): one engine job, calscope/likert.h. It
+ * refuses lenses without a scalar first coordinate; the panel says so before asking. */
+static int submit_likert(tui_model *m, tui_state *st, const cs_dataset *act)
+{
+    cs_lens_kind lk = st->settings.lens;
+    tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
+    if (!(lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) || !need(m, TUI_SLOT_LIKERT, &key))
+        return 0;
+    cs_error err;
+    cs_error_clear(&err);
+    cs_likert_job *job = cs_likert_job_new(act, &st->settings, &err);
+    if (job) {
+        memcpy(job->cuts, tui_likert_cuts, sizeof tui_likert_cuts);
+        job->n_cuts = TUI_LIKERT_N + 1;
+    }
+    return submit(m, st, TUI_SLOT_LIKERT, job ? &job->base : NULL, &err);
+}
+
+/* A place that takes one job of the active file under the settings (Cases, compat): made by
+ * make when its key changed. */
+typedef cs_job *(*one_job_fn)(const cs_dataset *d, const cs_settings *s, cs_error *err);
+
+static cs_job *cases_job(const cs_dataset *d, const cs_settings *s, cs_error *err)
+{
+    cs_cases_job *job = cs_cases_job_new(d, s, err);
+    return job ? &job->base : NULL;
+}
+
+static cs_job *compat_job(const cs_dataset *d, const cs_settings *s, cs_error *err)
+{
+    cs_compat_job *job = cs_compat_job_new(d, s, err);
+    return job ? &job->base : NULL;
+}
+
+static int submit_one(tui_model *m, tui_state *st, const cs_dataset *act, int place, one_job_fn make)
+{
+    tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
+    if (!need(m, place, &key)) return 0;
+    cs_error err;
+    cs_error_clear(&err);
+    return submit(m, st, place, make(act, &st->settings, &err), &err);
+}
+
+/* What the current view shows besides the metrics. Returns the jobs submitted. */
+static int submit_view(tui_model *m, tui_state *st)
+{
     const cs_dataset *act = loaded(m, st->active);
+    int n = 0;
     switch (st->view) {
     case TUI_VIEW_TOPK:
-        for (size_t f = 0; f < m->n_files; f++) {
-            const cs_dataset *d = loaded(m, f);
-            if (!d) continue;
-            cs_settings ks = st->settings;      /* the bars ignore the lens */
-            ks.lens = CS_LENS_TOP1;
-            ks.topk = 0;
-            ks.lens_arg[0] = '\0';
-            tui_key key = key_of(d, &ks, 0, 0, 0, 0);
-            if (!need(m, TUI_SLOT_TOPK((int)f), &key)) continue;
-            cs_topk_job *job = cs_topk_job_new(d, &st->settings, &err);
-            if (job) {
-                static const int ks_[] = { 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000 };
-                for (size_t i = 0; i < sizeof ks_ / sizeof ks_[0] && ks_[i] <= (int)d->k; i++)
-                    job->k[job->n++] = ks_[i];
-                if (job->n == 0 || job->k[job->n - 1] != (int)d->k)
-                    if (job->n < CS_TOPK_JOB_MAX) job->k[job->n++] = (int)d->k;
-            }
-            n += submit(m, st, TUI_SLOT_TOPK((int)f), job ? &job->base : NULL, &err);
-        }
+        n += submit_topk(m, st);
         break;
     case TUI_VIEW_VARIANCE:
-        if (!act) break;
-        for (int bins = 0; bins < 2; bins++) {
-            int place = bins ? TUI_SLOT_BINS : TUI_SLOT_SIZE;
-            tui_key key = key_of(act, &st->settings, st->repeats, (long)st->seed, bins, 0);
-            if (!need(m, place, &key)) continue;
-            cs_curve_options o;
-            if (bins) cs_curve_options_bins_default(&o, st->settings.binning == CS_BIN_KDTREE);
-            else cs_curve_options_size_default(&o);
-            if (bins && act->stats) cs_segstats_bins_list(act->stats, &o);   /* M dividing F */
-            o.repeats = st->repeats;
-            o.seed = st->seed;
-            cs_curve_job *job = cs_curve_job_new(bins ? CS_CURVE_BINS : CS_CURVE_SIZE, act,
-                                                 &st->settings, &o, &err);
-            n += submit(m, st, place, job ? &job->base : NULL, &err);
-        }
+        if (act) n += submit_curves(m, st, act);
         break;
-    case TUI_VIEW_CLASSES: {
+    case TUI_VIEW_CLASSES:
         if (!act) break;
-        size_t k = act->k < TUI_MAX_CLASS_SLOTS ? act->k : TUI_MAX_CLASS_SLOTS;
-        m->n_class_slots = k;
-        for (size_t c = 0; c < k; c++) {
-            cs_settings s = st->settings;
-            s.lens = CS_LENS_CLASS;
-            snprintf(s.lens_arg, sizeof s.lens_arg, "#%zu", c); /* position */
-            if (s.binning == CS_BIN_KDTREE) s.binning = CS_BIN_UNIFORM;
-            tui_key key = key_of(act, &s, 0, 0, 0, 0);
-            if (!need(m, TUI_SLOT_CLASS0 + (int)c, &key)) continue;
-            cs_metrics_job *job = cs_metrics_job_new(act, &s, &err);
-            if (job) job->want = CS_WANT_ACCURACY | CS_WANT_BINNED;
-            n += submit(m, st, TUI_SLOT_CLASS0 + (int)c, job ? &job->base : NULL, &err);
-        }
-        /* Likert panel (the inter-interval distance of Kirchenbauer, Oaks & Heim 2022, "What is
-         * Your Metric Telling You?", §5.3): one engine job, calscope/likert.h. It refuses lenses
-         * without a scalar first coordinate; the panel says so before asking. */
-        cs_lens_kind lk = st->settings.lens;
-        tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
-        if ((lk == CS_LENS_TOP1 || lk == CS_LENS_TOPK || lk == CS_LENS_CLASS) &&
-            need(m, TUI_SLOT_LIKERT, &key)) {
-            cs_likert_job *job = cs_likert_job_new(act, &st->settings, &err);
-            if (job) {
-                memcpy(job->cuts, tui_likert_cuts, sizeof tui_likert_cuts);
-                job->n_cuts = TUI_LIKERT_N + 1;
-            }
-            n += submit(m, st, TUI_SLOT_LIKERT, job ? &job->base : NULL, &err);
-        }
+        n += submit_classes(m, st, act);   /* the bars first, then the Likert panel */
+        n += submit_likert(m, st, act);
         break;
-    }
     case TUI_VIEW_COMPARE:
         /* every panel draws from the one methods job: the diagrams panel's paired column is
          * the methods table's ECE column, as `report --compare` prints it */
         n += submit_methods(m, st);
         break;
     case TUI_VIEW_CASES:
-        if (act && (act->case_id || act->stats)) {
-            tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
-            if (need(m, TUI_SLOT_CASES, &key)) {
-                cs_cases_job *job = cs_cases_job_new(act, &st->settings, &err);
-                n += submit(m, st, TUI_SLOT_CASES, job ? &job->base : NULL, &err);
-            }
-        }
+        if (act && (act->case_id || act->stats)) n += submit_one(m, st, act, TUI_SLOT_CASES, cases_job);
         break;
     default:
         break;
     }
-    if (st->compat && st->view == TUI_VIEW_RELIABILITY && act) {
-        tui_key key = key_of(act, &st->settings, 0, 0, 0, 0);
-        if (need(m, TUI_SLOT_COMPAT, &key)) {
-            cs_compat_job *job = cs_compat_job_new(act, &st->settings, &err);
-            n += submit(m, st, TUI_SLOT_COMPAT, job ? &job->base : NULL, &err);
-        }
-    }
+    if (st->compat && st->view == TUI_VIEW_RELIABILITY && act)
+        n += submit_one(m, st, act, TUI_SLOT_COMPAT, compat_job);
     return n;
 }
 
