@@ -83,12 +83,6 @@ void cs_metric_keys(char *buf, size_t size);
 unsigned cs_metric_want(unsigned metric_mask);
 /* The metric's value in a cs_result (NAN for an unknown id). */
 double cs_metric_value(const cs_result *r, int id);
-/* The metrics of mask on all of p's samples as the last full evaluation of p made them
- * (cs_evaluate with idx NULL keeps its values on p) into row[0..CS_METRIC_COUNT): 1, row[m]
- * set for m in mask; 0 when none has made every metric of mask yet (row untouched). A
- * resampling driver's value on all samples after the caller's own evaluation costs nothing.
- * Any thread. */
-int cs_prepared_full_values(const cs_prepared *p, unsigned mask, double *row);
 /* The mask of the metrics whose intervals may come from m-out-of-n draws under settings s:
  * those with m_of_n on a scalar lens (top1, class:C, topk:1). On the other lenses (classwise,
  * topk:K > 1, group, full) a lens's bins are cells of several coordinates or classes, as

@@ -250,6 +250,12 @@ const cs_settings *cs_prepared_settings(const cs_prepared *p);
  * draws of all of at least CS_SMECE_BINNED_MIN samples, below). Any thread (a count kept with
  * atomic adds); the resampling calls read it before and after their draws. */
 size_t cs_prepared_smece_binned(const cs_prepared *p);
+/* The metrics of mask (CS_METRIC_BIT ids, calscope/catalogue.h) on all of p's samples as the
+ * last full evaluation of p made them (cs_evaluate with idx NULL keeps its values on p) into
+ * row[0..CS_METRIC_COUNT): 1, row[m] set for m in mask; 0 when none has made every metric of
+ * mask yet (row untouched). A resampling driver's value on all samples after the caller's own
+ * evaluation costs nothing. Any thread. */
+int cs_prepared_full_values(const cs_prepared *p, unsigned mask, double *row);
 /* From this many samples a bootstrap draw of all of them takes smooth ECE at the fixed
  * bandwidth from its samples linearly binned onto CS_SMECE_BIN_PER_SIGMA cells per bandwidth
  * (engine/metrics/smece.c; docs/performance.md has the measured error): one pass over the

@@ -94,8 +94,8 @@ void cs_draw_with(cs_rng *r, size_t n, size_t k, uint32_t *out);
  * two values of the metric, so it stays in the metric's range. Metrics whose sparse bins
  * are far noisier at m than at n (catalogue.h, m_of_n 0: MCE, ACE, SCE, RECE-M; and on a
  * lens of several coordinates or classes, every metric that reads the lens:
- * cs_metric_mask_m_of_n) get no interval from such draws: NAN, said by the front ends with --boot-size full as the way to
- * one. Automatic (--boot-size auto): m = n up to max(CS_BOOT_DRAW_MIN, CS_BOOT_PER_BIN·M)
+ * cs_metric_mask_m_of_n) get no interval from such draws: NAN, said by the front ends with
+ * --boot-size full as the way to one. Automatic (--boot-size auto): m = n up to max(CS_BOOT_DRAW_MIN, CS_BOOT_PER_BIN·M)
  * samples (M the bins), that many above. BCa (its jackknife is on all n), size and bins
  * curves and statistics files' cases always draw n of n. */
 #define CS_BOOT_DRAW_MIN 30000

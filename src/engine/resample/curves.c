@@ -86,12 +86,18 @@ void cs_curve_free(cs_curve *c)
 
 typedef cs_runner runner;
 
+/* values[0..rows·CS_METRIC_COUNT) = NAN: rows of metrics with no value (not evaluated). */
+static void no_values(double *values, size_t rows)
+{
+    for (size_t i = 0; i < rows * CS_METRIC_COUNT; i++) values[i] = NAN;
+}
+
 /* The row datasets' evaluator (evaluator.h): cs_evaluate on the prepared samples idx. */
 static cs_status rows_eval(const void *ctx, const uint32_t *idx, size_t k, unsigned mask,
                            const atomic_int *cancel, double *row)
 {
     if (!idx && !(mask & CS_EVAL_DRAW)) {   /* all samples: the caller's evaluation, if made */
-        for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
+        no_values(row, 1);
         if (cs_prepared_full_values(ctx, mask, row)) return CS_OK;
     }
     cs_result res;
@@ -118,7 +124,7 @@ static cs_status eval_row(runner *rn, const cs_evaluator *ev, const uint32_t *id
                           unsigned mask, double *row)
 {
     if (!(mask & ~CS_EVAL_DRAW)) {
-        for (int m = 0; m < CS_METRIC_COUNT; m++) row[m] = NAN;
+        no_values(row, 1);
         return CS_OK;
     }
     cs_status st = ev->eval(ev->ctx, idx, k, mask, rn->cancel, row);
@@ -681,12 +687,6 @@ cs_status cs_bootstrap_interval(const cs_prepared *p, unsigned metrics, int repe
     return st;
 }
 
-/* values[0..R·CS_METRIC_COUNT) = NAN: the replicates of draws no metric is evaluated on. */
-static void no_replicates(double *values, size_t R)
-{
-    for (size_t i = 0; i < R * CS_METRIC_COUNT; i++) values[i] = NAN;
-}
-
 /* The metrics a draw of m of n units evaluates: under m < n only those of ok, which have an
  * m-out-of-n interval (the others' intervals are NAN: cs_boot_shrink). */
 static unsigned draw_mask(unsigned ok, unsigned mask, size_t m, size_t n)
@@ -724,7 +724,7 @@ cs_status cs_resample_interval(const cs_evaluator *ev, unsigned metrics, int rep
     if (eval_row(&x.rn, ev, NULL, x.n, metrics, out->value) == CS_OK) {
         cs_runner_tick(&x.rn);
         if (x.mask & ~CS_EVAL_DRAW) cs_parallel_for(x.rn.threads, R, ci_task, &x, x.rn.cancel);
-        else no_replicates(x.values, R);   /* no metric has an interval from these draws */
+        else no_values(x.values, R);   /* no metric has an interval from these draws */
         if (G && !cs_runner_cancelled(&x.rn) && jackknife(&x.rn, ev, metrics, x.n, seed, x.sc, &jack) == 0) {
             st = cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
             goto done;
@@ -976,8 +976,8 @@ cs_status cs_resample_compare(const cs_evaluator *a, const cs_evaluator *b, cons
         if (x.mask & ~CS_EVAL_DRAW) {
             cs_parallel_for(x.rn.threads, R, cmp_task, &x, x.rn.cancel);
         } else {   /* no metric has an interval from these draws */
-            no_replicates(x.va, R);
-            no_replicates(x.vb, R);
+            no_values(x.va, R);
+            no_values(x.vb, R);
         }
     }
     st = cs_runner_finish(&x.rn, err);
