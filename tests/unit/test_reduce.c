@@ -7,6 +7,8 @@
 #include "support/seg_kernel.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -857,6 +859,87 @@ static void test_threads_give_the_same_bytes(void **state)
     remove_dir();
 }
 
+
+/* ---- the stream (stream.c) ---------------------------------------------------------------- */
+
+/* What the after stage saw: each slab's part and position in stream order, checked as it comes;
+ * never two at once; which thread ran it. */
+typedef struct after_log {
+    atomic_int running;
+    size_t part, C;
+    uint64_t pos, V, ran, on_consumer, bad;
+    pthread_t consumer;
+    const double *p;          /* the case's channels, C x V */
+} after_log;
+
+static void log_after(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux, size_t n)
+{
+    after_log *a = arg;
+    if (atomic_fetch_add(&a->running, 1) != 0) a->bad++;   /* two after stages at once */
+    if (part != a->part || pos != a->pos) a->bad++;          /* out of stream order */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = pos + i;
+        if (aux[i] != (uint8_t)(v * 7 + part)) a->bad++;     /* the consumer's bytes, handed over */
+        if (part > 0 && vals[i] != a->p[(part - 1) * a->V + v]) a->bad++;
+    }
+    a->pos += n;
+    if (a->pos == a->V) { a->pos = 0; a->part++; }
+    a->ran++;
+    if (pthread_equal(pthread_self(), a->consumer)) a->on_consumer++;
+    atomic_fetch_sub(&a->running, 1);
+}
+
+/* A stream read by a helper thread hands the consumer every slab in order, and runs the after
+ * stage of every slab once, in stream order, one at a time, with the bytes the consumer wrote —
+ * whichever thread runs it: the helper when no slot is free to read into, the consumer when no
+ * slab is ready for it (which of the two depends on the scheduler; both hold the same). */
+static void test_stream_after_stage(void **state)
+{
+    (void)state;
+    make_dir();
+    const size_t C = 3, V = 4000;
+    double *p = malloc(C * V * sizeof *p), *l = malloc(V * sizeof *l);
+    assert_non_null(p);
+    assert_non_null(l);
+    for (size_t i = 0; i < C * V; i++) p[i] = (double)((i * 2654435761u) % 1000) / 1000.0;
+    for (size_t v = 0; v < V; v++) l[v] = (double)(v % 3);
+    write_case("sp.npy", "sl.npy", "<f8", C, V, p, l);
+    for (int threaded = 0; threaded < 2; threaded++)
+        for (size_t slab = 1; slab <= 64; slab *= 4) {
+            cs_vol *lv = NULL, *pv = NULL;
+            cs_error err;
+            assert_int_equal(cs_vol_open(at("sl.npy"), NULL, &lv, &err), CS_OK);
+            assert_int_equal(cs_vol_open(at("sp.npy"), NULL, &pv, &err), CS_OK);
+            after_log a = { .C = C, .V = V, .p = p, .consumer = pthread_self() };
+            atomic_init(&a.running, 0);
+            rd_stream *s = NULL;
+            assert_int_equal(rd_stream_open(lv, pv, V, C, slab, threaded, log_after, &a, &s, &err), CS_OK);
+            for (size_t part = 0; part <= C; part++)
+                for (uint64_t v0 = 0; v0 < V;) {
+                    size_t n = V - v0 < slab ? (size_t)(V - v0) : slab;
+                    const double *vals;
+                    uint8_t *aux;
+                    assert_int_equal(rd_stream_next(s, n, &vals, &aux, &err), CS_OK);
+                    for (size_t i = 0; i < n; i++) {
+                        double want = part ? p[(part - 1) * V + v0 + i] : l[v0 + i];
+                        assert_true(vals[i] == want);
+                        aux[i] = (uint8_t)((v0 + i) * 7 + part);
+                    }
+                    v0 += n;
+                }
+            rd_stream_close(s, 1);
+            assert_int_equal(a.bad, 0);
+            assert_int_equal(a.ran, (C + 1) * ((V + slab - 1) / slab));
+            assert_int_equal(a.part, C + 1);
+            if (!threaded) assert_int_equal(a.on_consumer, a.ran);
+            cs_vol_close(lv);
+            cs_vol_close(pv);
+        }
+    free(p);
+    free(l);
+    remove_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -871,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_first_error_and_cancel),
         cmocka_unit_test(test_sum_check_at_the_edge),
         cmocka_unit_test(test_threads_give_the_same_bytes),
+        cmocka_unit_test(test_stream_after_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,16 +7,19 @@
  * on the same slab. Slabs go through both stages in stream order, one at a time per stage.
  *
  * Read on the caller's thread, or by a helper thread (RD_RING slots): the helper inflates
- * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer, and runs the
- * `after` stage of the slabs the consumer gives back when no slot is free to read into, so
- * that decompression and part of the per-voxel work run beside the consumer's. A slot goes
- * free -> filled -> held -> returned -> free, and filling, taking and the after stage each
- * walk the ring in the same cyclic order.
+ * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer. The `after` stage
+ * of a slab given back runs on whichever thread would otherwise wait: the helper's when no slot
+ * is free to read into, the consumer's when no slab is ready for it — so the per-voxel work
+ * splits itself between the two threads whichever is the slower, inflating or binning (one
+ * after stage at a time, `after_busy`, in ring order). A slot goes free -> filled -> held ->
+ * returned -> free, and filling, taking and the after stage each walk the ring in the same
+ * cyclic order.
  * The budget (budget.c) gives a case a helper when fewer cases than threads are in flight, so
  * --threads 2 keeps both cores busy while only one BraTS-size case holds its per-voxel state.
  * Either way the same values arrive in the same slabs and each stage sees them in the same
  * order, so nothing else depends on which. The helper owns both readers from rd_stream_open to
- * rd_stream_close. */
+ * rd_stream_close; the after stage's state belongs to the thread running it, handed over under
+ * the lock. */
 #include "engine/reduce/reduce_internal.h"
 
 #include "calscope/thread.h"
@@ -67,6 +70,7 @@ struct rd_stream {
     pthread_cond_t cv;
     size_t fill_at, take_at, after_at;   /* the next slot to fill, to hand out, to run after on */
     size_t filled, returned;  /* slots filled and not handed out; given back, after not run */
+    int after_busy;           /* a thread is running the after stage of ring[after_at] */
     int stop;                 /* the consumer is done: the helper stops */
     int finish;               /* ... after the after stage of every slab given back */
     int ended;                /* the helper fills no more: everything read, or an error */
@@ -107,14 +111,22 @@ static void run_after(const rd_stream *s, const slot *t)
     if (s->after && t->n) s->after(s->after_arg, t->part, t->pos, t->vals, t->aux, t->n);
 }
 
-/* Runs the after stage of the oldest slab given back, under the lock (released meanwhile), so
- * that the stages run in order. */
+/* 1 when the oldest slab given back awaits its after stage and no thread is running one. */
+static int after_ready(const rd_stream *s)
+{
+    return s->returned > 0 && !s->after_busy;
+}
+
+/* Runs the after stage of the oldest slab given back (after_ready), under the lock (released
+ * meanwhile), so that the stages run in order and one at a time. */
 static void after_oldest(rd_stream *s)
 {
     slot *t = &s->ring[s->after_at];
+    s->after_busy = 1;
     pthread_mutex_unlock(&s->mu);
     run_after(s, t);
     pthread_mutex_lock(&s->mu);
+    s->after_busy = 0;
     s->after_at = (s->after_at + 1) % RD_RING;
     s->returned--;
     pthread_cond_broadcast(&s->cv);
@@ -142,7 +154,7 @@ static int helper_step(rd_stream *s)
         pthread_cond_broadcast(&s->cv);
         return 1;
     }
-    if (s->returned > 0 && (!s->stop || s->finish)) {
+    if (after_ready(s) && (!s->stop || s->finish)) {
         after_oldest(s);
         return 1;
     }
@@ -204,7 +216,10 @@ static slot *take_next(rd_stream *s)
         s->take_at = (s->take_at + 1) % RD_RING;
         pthread_cond_broadcast(&s->cv);
     }
-    while (!s->filled && !s->ended) pthread_cond_wait(&s->cv, &s->mu);
+    while (!s->filled && !s->ended) {   /* nothing to take yet: score a slab meanwhile */
+        if (after_ready(s)) after_oldest(s);
+        else pthread_cond_wait(&s->cv, &s->mu);
+    }
     slot *t = NULL;
     if (s->filled) {
         t = &s->ring[s->take_at];
