@@ -92,9 +92,10 @@ void rd_slab_set(size_t values);
  * min(slab, what is left of the part) values. Each slab goes to the consumer
  * (rd_stream_next), then to after(after_arg, ...) (NULL: none) once the consumer has asked for
  * the next slab or closed the stream with finish set: slabs reach both stages in stream order.
- * threaded: a helper thread reads a slab ahead and runs the after stage (falls back to the
- * caller's thread, at those same two points, when no thread can be made); the readers and the
- * after stage then belong to that thread until rd_stream_close. *out is the caller's
+ * threaded: a helper thread reads a slab ahead (falls back to the caller's thread, at those
+ * same two points, when no thread can be made) and the after stage runs on whichever of the two
+ * threads would otherwise wait, one slab at a time in stream order; the readers then belong to
+ * the helper until rd_stream_close. *out is the caller's
  * (rd_stream_close); CS_ENOMEM otherwise. */
 cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t slab, int threaded,
                          rd_after_fn after, void *after_arg, rd_stream **out, cs_error *err);
