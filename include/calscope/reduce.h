@@ -30,8 +30,9 @@
  *   waits until it fits beside them, or until it is alone (budget.c), so a BraTS case (66 MiB,
  *   more than the default 48 MiB) is reduced alone whatever --threads says, and a case that runs
  *   while fewer cases than threads are in flight is read by a helper thread a slab ahead
- *   (stream.c), which also adds the NLL terms of the slabs already binned: the decompression
- *   and part of the per-voxel work run beside the rest. Measured (/usr/bin/time -v, 2
+ *   (stream.c), and the NLL terms of the slabs already binned are added by whichever of the two
+ *   threads would otherwise wait: the decompression and part of the per-voxel work run beside
+ *   the rest. Measured (/usr/bin/time -v, 2
  *   BraTS-size float32 .nii.gz cases, 4 classes): peak RSS 66 MiB with 1 thread and 68 MiB
  *   with 2 (were 83 and 163 MiB).
  *
