@@ -13,17 +13,22 @@
 #include <string.h>
 #include <unzip.h>
 
-/* A deflated member is read raw from minizip and inflated by engine/gz (ISA-L, its CRC-32
- * computed as it goes and compared with the central directory's); a stored one is read by
- * minizip. */
+/* A deflated member is found by minizip, its compressed bytes read straight from the file
+ * (where minizip says they start, as many as the central directory says) and inflated by
+ * engine/gz (ISA-L, its CRC-32 computed as it goes and compared with the central directory's);
+ * a stored one is read by minizip. Reading the compressed bytes through minizip instead cost a
+ * BraTS-size member 0.15 s of CPU: a copy through its 16 KiB buffer, a read call for each, and a
+ * CRC-32 of the compressed bytes that a raw read never checks. */
 typedef struct npz_src {
     unzFile zf;
     int open;               /* a member is open (unzCloseCurrentFile still due) */
     uint64_t size, pos;     /* the member's uncompressed size (central directory), bytes read */
     cs_gz *inf;             /* a deflated member, else NULL */
     uint32_t crc_want;      /* its CRC-32 (central directory) */
-    int zip_rc;             /* minizip's error, when reading compressed bytes failed */
-    unsigned char in[1 << 16];
+    int zip_rc;             /* the error, when reading compressed bytes failed (UNZ_ERRNO) */
+    FILE *deflated;         /* a deflated member: the archive, at the next compressed byte */
+    uint64_t deflated_left; /* compressed bytes not read yet */
+    unsigned char in[1 << 17];
 } npz_src;
 
 static cs_status zip_error(cs_vol *v, int rc, cs_error *err)
@@ -52,18 +57,32 @@ static cs_status bad_method(cs_vol *v, unsigned long method, cs_error *err)
                         cs_vol_where(v, where, sizeof where), name, method);
 }
 
-/* The member's compressed bytes, for the inflater. */
+/* The member's compressed bytes, for the inflater: 1 with some, 0 at their end (or the file's,
+ * if it is shorter: the inflater then says where the stream broke off), -1 on a read error. */
 static int pull_member(void *ctx, const void **p, size_t *n)
 {
     npz_src *s = ctx;
-    int k = unzReadCurrentFile(s->zf, s->in, sizeof s->in);
-    if (k < 0) {
-        s->zip_rc = k;
+    size_t want = s->deflated_left < sizeof s->in ? (size_t)s->deflated_left : sizeof s->in;
+    size_t k = want ? fread(s->in, 1, want, s->deflated) : 0;
+    if (k < want && ferror(s->deflated)) {
+        s->zip_rc = UNZ_ERRNO;
         return -1;
     }
+    s->deflated_left -= k;
+    if (k < want) s->deflated_left = 0;
     *p = s->in;
-    *n = (size_t)k;
+    *n = k;
     return k > 0;
+}
+
+/* Opens the archive a second time at the deflated member's compressed bytes. */
+static cs_status seek_deflated(cs_vol *v, npz_src *s, uint64_t compressed, cs_error *err)
+{
+    uint64_t at = unzGetCurrentFileZStreamPos64(s->zf);
+    if (!(s->deflated = fopen(v->path, "rb")) || fseeko(s->deflated, (off_t)at, SEEK_SET) != 0)
+        return zip_error(v, UNZ_ERRNO, err);
+    s->deflated_left = compressed;
+    return CS_OK;
 }
 
 /* Up to n inflated bytes of a deflated member into dst: 0, or a minizip error (< 0), or 1 for
@@ -149,6 +168,7 @@ static void zclose(void *impl)
     npz_src *s = impl;
     if (s->open) unzCloseCurrentFile(s->zf);
     if (s->zf) unzClose(s->zf);
+    if (s->deflated) fclose(s->deflated);
     cs_gz_close(s->inf);
     free(s);
 }
@@ -265,7 +285,7 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     s->size = fi.uncompressed_size;
     if (fi.compression_method != 0 && fi.compression_method != Z_DEFLATED) return bad_method(v, fi.compression_method, err);
     if (fi.compression_method == Z_DEFLATED) {
-        /* raw: minizip hands out the compressed bytes, ISA-L inflates them */
+        /* raw: minizip checks the local header and finds the compressed bytes, ISA-L inflates them */
         if (!(s->inf = cs_gz_open_raw(pull_member, s)))
             return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
         s->crc_want = (uint32_t)fi.crc;
@@ -276,5 +296,6 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     }
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->open = 1;
+    if (s->inf && (st = seek_deflated(v, s, fi.compressed_size, err)) != CS_OK) return st;
     return cs_vol_npy_header(v, err);
 }
