@@ -10,6 +10,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 static const struct {
     const char *name;
     size_t size;
@@ -114,6 +118,33 @@ static double half_to_double(uint16_t h)
     return sign ? -x : x;
 }
 
+/* n halves -> doubles with the CPU's F16C conversion (exact, as half_to_double; a NaN stays a
+ * NaN), 8 at a time, where the CPU has it: a float16 map's ~36 million halves cost 50 ms of CPU
+ * through half_to_double, a tenth of that here. 0 when it has not (the caller converts). GCC
+ * ends the function with vzeroupper, so the scalar code after it pays no AVX transition. */
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("avx,f16c"))) static void halves_f16c(const unsigned char *src, size_t n, double *dst)
+{
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        __m256 f = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + 2 * i)));
+        _mm256_storeu_pd(dst + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+        _mm256_storeu_pd(dst + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+    }
+}
+static size_t halves_fast(const unsigned char *src, size_t n, double *dst)
+{
+    if (!__builtin_cpu_supports("f16c") || !__builtin_cpu_supports("avx")) return 0;
+    halves_f16c(src, n, dst);
+    return n - n % 8;
+}
+#else
+static size_t halves_fast(const unsigned char *src, size_t n, double *dst)
+{
+    (void)src, (void)n, (void)dst;
+    return 0;
+}
+#endif
+
 static void swap_bytes(unsigned char *p, size_t n, size_t esize)
 {
     for (size_t i = 0; i < n; i++, p += esize)
@@ -141,7 +172,7 @@ static void convert(cs_vol_dtype t, const unsigned char *src, size_t n, double *
     case CS_VDT_F32: CONV(float); break;
     case CS_VDT_F64: CONV(double); break;
     case CS_VDT_F16:
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = halves_fast(src, n, dst); i < n; i++) {
             uint16_t h;
             memcpy(&h, src + 2 * i, 2);
             dst[i] = half_to_double(h);
