@@ -604,6 +604,30 @@ static void test_refusals(void **state)
     snprintf(text, sizeof text, M, "r.npy", "lab3.npy");
     assert_string_equal(refusal(text, m), "lab3.npy: label value 3 at voxel 2 is not in --regions 'A=1' and not 0 (probabilities: r.npy)");
     cs_seg_mapping_free(m);
+    /* values beyond the table of 0..255 the labels are looked up in: the mapping's own search */
+    const double far_lab[] = { 0, 300, 1 }, neg_lab[] = { 0, 1, -1 };
+    write_case("unused.npy", "lab300.npy", "<f4", 2, 3, good, far_lab);
+    write_case("unused.npy", "labneg.npy", "<f4", 2, 3, good, neg_lab);
+    snprintf(text, sizeof text, M, "good.npy", "lab300.npy");
+    assert_string_equal(refusal(text, NULL),
+                        "lab300.npy: label value 300 at voxel 1 is not in the default 0,1 (from the first case's channel count) (probabilities: good.npy)");
+    assert_int_equal(cs_seg_mapping_values("1,300", &m, &err), CS_OK);
+    snprintf(text, sizeof text, M, "good.npy", "labneg.npy");
+    assert_string_equal(refusal(text, m), "labneg.npy: label value 0 at voxel 0 is not in --label-values 1,300 (probabilities: good.npy)");
+    const double big_lab[] = { 1, 300, 300 };
+    write_case("unused.npy", "labbig.npy", "<f4", 2, 3, good, big_lab);
+    snprintf(text, sizeof text, M, "good.npy", "labbig.npy");
+    cs_segstats *st = NULL;
+    assert_int_equal(reduce_tol(text, m, 1, -1, &st, &err), CS_OK);
+    uint64_t y300 = 0;
+    for (int b = 0; b < st->fine; b++) y300 += st->sum_y[cs_segstats_ci(st, 0, 1, (size_t)b)];
+    assert_int_equal(y300, 2);   /* the two voxels labelled 300 are class 1's */
+    cs_segstats_free(st);
+    cs_seg_mapping_free(m);
+    assert_int_equal(cs_seg_mapping_values("0,1", &m, &err), CS_OK);
+    snprintf(text, sizeof text, M, "good.npy", "labneg.npy");
+    assert_string_equal(refusal(text, m), "labneg.npy: label value -1 at voxel 2 is not in --label-values 0,1 (probabilities: good.npy)");
+    cs_seg_mapping_free(m);
 
     /* a truncated file: the reader's message and the other file */
     FILE *f = fopen(at("good.npy"), "rb");

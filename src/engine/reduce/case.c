@@ -170,25 +170,25 @@ static cs_status read_labels(work *w, cs_error *err)
 {
     const cs_seg_mapping *m = w->m;
     uint64_t V = w->sh.voxels;
-    double last = NAN;
-    long last_code = -1;
+    /* the codes of the label values 0..255, what label maps hold: one look-up a voxel */
+    int16_t small[256];
+    for (int b = 0; b < 256; b++) small[b] = (int16_t)cs_seg_mapping_code(m, (double)b);
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         const double *vals;
         if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
             double y = vals[i];
-            long code = y == last ? last_code : cs_seg_mapping_code(m, y);
+            long code = y >= 0.0 && y < 256.0 && (double)(int)y == y ? small[(int)y] : cs_seg_mapping_code(m, y);
             if (code < 0) {
                 char vt[128], d[512], yt[40];
                 rd_voxel_text(&w->sh, v0 + i, vt, sizeof vt);
                 cs_seg_mapping_describe(m, d, sizeof d);
-                cs_format_number(yt, sizeof yt, y);
+                if (y == floor(y) && fabs(y) < 1e15) snprintf(yt, sizeof yt, "%.0f", y);   /* 300, not 3e+02 */
+                else cs_format_number(yt, sizeof yt, y);
                 return cs_error_set(err, CS_EINPUT, 0, 0, "%s: label value %s at voxel %s is not in %s%s (probabilities: %s)",
                                     w->c->labels, yt, vt, d, m->kind == CS_SEG_REGIONS ? " and not 0" : "", w->c->probs);
             }
-            last = y;
-            last_code = code;
             if (w->cells == CELL_U32) ((uint32_t *)w->code)[v0 + i] = (uint32_t)code;
             else ((uint8_t *)w->code)[v0 + i] = (uint8_t)code;   /* CELL_PACK: argmax 0 */
         }
