@@ -266,14 +266,36 @@ typedef struct job {
     cs_error err;
     cs_status status;
     atomic_int finished;
+    pthread_mutex_t mu;       /* with cv: the worker says it has finished */
+    pthread_cond_t cv;
 } job;
 
 static void *worker(void *vj)
 {
     job *j = vj;
     j->status = cs_reduce_cases(j->st, j->plan, j->opt, &j->run, &j->err);
+    pthread_mutex_lock(&j->mu);
     atomic_store(&j->finished, 1);
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
     return NULL;
+}
+
+/* Waits up to 100 ms for the worker to finish: woken at once when it does (a fixed sleep made
+ * every reduction end on the next tenth of a second), else in time to show progress and to
+ * see an interrupt. */
+static void wait_a_tick(job *j)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += 100 * 1000 * 1000;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&j->mu);
+    if (!atomic_load(&j->finished)) pthread_cond_timedwait(&j->cv, &j->mu, &t);
+    pthread_mutex_unlock(&j->mu);
 }
 
 /* Runs the job, showing progress on a terminal and turning the ending signals into a cancel. */
@@ -298,7 +320,7 @@ static cs_status run_job(job *j, const atomic_uchar *done, size_t n, atomic_int 
                 shown_ppm = ppm;
             }
         }
-        nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+        wait_a_tick(j);
     }
     if (started) pthread_join(th, NULL);
     if (tty && shown != (size_t)-1) fputs("\r\033[K", stderr);
@@ -347,7 +369,8 @@ static int reduce(const ss_opts *o, const char *out)
     int rc;
     if (s == CS_OK) {
         atomic_int cancel = 0, ppm = 0;
-        job j = { .st = st, .plan = plan, .opt = &opt, .run = { .threads = o->threads, .cancel = &cancel, .progress_ppm = &ppm } };
+        job j = { .st = st, .plan = plan, .opt = &opt, .run = { .threads = o->threads, .cancel = &cancel, .progress_ppm = &ppm },
+                  .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
         cs_error_clear(&j.err);
         atomic_init(&j.finished, 0);
         s = run_job(&j, done, plan->n, &cancel);
