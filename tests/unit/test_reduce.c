@@ -896,15 +896,18 @@ typedef struct after_log {
     const double *p;          /* the case's channels, C x V */
 } after_log;
 
-static void log_after(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux, size_t n)
+static void log_after(void *arg, size_t part, uint64_t pos, const rd_values *vals, const uint8_t *aux)
 {
     after_log *a = arg;
+    size_t n = vals->n;
     if (atomic_fetch_add(&a->running, 1) != 0) a->bad++;   /* two after stages at once */
     if (part != a->part || pos != a->pos) a->bad++;          /* out of stream order */
     for (size_t i = 0; i < n; i++) {
         uint64_t v = pos + i;
+        double x;
+        rd_values_get(vals, i, 1, &x);
         if (aux[i] != (uint8_t)(v * 7 + part)) a->bad++;     /* the consumer's bytes, handed over */
-        if (part > 0 && vals[i] != a->p[(part - 1) * a->V + v]) a->bad++;
+        if (part > 0 && x != a->p[(part - 1) * a->V + v]) a->bad++;
     }
     a->pos += n;
     if (a->pos == a->V) { a->pos = 0; a->part++; }
@@ -941,12 +944,14 @@ static void test_stream_after_stage(void **state)
             for (size_t part = 0; part <= C; part++)
                 for (uint64_t v0 = 0; v0 < V;) {
                     size_t n = V - v0 < slab ? (size_t)(V - v0) : slab;
-                    const double *vals;
+                    rd_values vals;
                     uint8_t *aux;
                     assert_int_equal(rd_stream_next(s, n, &vals, &aux, &err), CS_OK);
+                    assert_int_equal(vals.n, n);
                     for (size_t i = 0; i < n; i++) {
-                        double want = part ? p[(part - 1) * V + v0 + i] : l[v0 + i];
-                        assert_true(vals[i] == want);
+                        double want = part ? p[(part - 1) * V + v0 + i] : l[v0 + i], x;
+                        rd_values_get(&vals, i, 1, &x);
+                        assert_true(x == want);
                         aux[i] = (uint8_t)((v0 + i) * 7 + part);
                     }
                     v0 += n;

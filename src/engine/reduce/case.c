@@ -173,12 +173,14 @@ static cs_status read_labels(work *w, cs_error *err)
     /* the codes of the label values 0..255, what label maps hold: one look-up a voxel */
     int16_t small[256];
     for (int b = 0; b < 256; b++) small[b] = (int16_t)cs_seg_mapping_code(m, (double)b);
+    double block[RD_BLOCK];
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
-        const double *vals;
+        rd_values vals;
         if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
-            double y = vals[i];
+            if (i % RD_BLOCK == 0) rd_values_get(&vals, i, n - i < RD_BLOCK ? n - i : RD_BLOCK, block);
+            double y = block[i % RD_BLOCK];
             long code = y >= 0.0 && y < 256.0 && (double)(int)y == y ? small[(int)y] : cs_seg_mapping_code(m, y);
             if (code < 0) {
                 char vt[128], d[512], yt[40];
@@ -248,14 +250,17 @@ static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const doubl
 /* The after stage of the case's stream (stream.c; the helper thread's when the case has one):
  * channel j's (p − y)² and −ln max(q, 1e-15), in voxel order from slab to slab, written to the
  * statistics at the channel's last slab. The labels' slabs have nothing to score. */
-static void score_slab(void *arg, size_t part, uint64_t v0, const double *vals, const uint8_t *ys, size_t n)
+static void score_slab(void *arg, size_t part, uint64_t v0, const rd_values *vals, const uint8_t *ys)
 {
     work *w = arg;
     if (part == 0) return;
     struct chan_score a = w->score;
     if (v0 == 0) a = (struct chan_score){ .pp = 1.0, .pn = 1.0 };
+    size_t n = vals->n;
+    double block[RD_BLOCK];
     for (size_t i = 0; i < n; i++) {
-        double p = vals[i];
+        if (i % RD_BLOCK == 0) rd_values_get(vals, i, n - i < RD_BLOCK ? n - i : RD_BLOCK, block);
+        double p = block[i % RD_BLOCK];
         unsigned y = ys[i];
         double d = p - (double)y;
         a.sq += d * d;
@@ -333,18 +338,23 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
     uint64_t V = w->sh.voxels;
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
-        const double *vals;
+        rd_values vals;
         uint8_t *ys;
         if (rd_stream_next(w->in, n, &vals, &ys, err) != CS_OK) return rd_also(err, "labels", w->c->labels);
-        cs_status s;
-#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0, vals, ys, n, c, f, q, err); break
-        switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
-        SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);
-        SLAB(CELL_U8, 1, 1); SLAB(CELL_U8, 1, 0); SLAB(CELL_U8, 0, 1); SLAB(CELL_U8, 0, 0);
-        SLAB(CELL_U32, 1, 1); SLAB(CELL_U32, 1, 0); SLAB(CELL_U32, 0, 1);
-        default: s = channel_slab(w, j, v0, vals, ys, n, CELL_U32, 0, 0, err); break;
-        }
+        cs_status s = CS_OK;
+        double block[RD_BLOCK];
+        for (size_t b = 0; s == CS_OK && b < n; b += RD_BLOCK) {
+            size_t bn = n - b < RD_BLOCK ? n - b : RD_BLOCK;
+            rd_values_get(&vals, b, bn, block);
+#define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0 + b, block, ys + b, bn, c, f, q, err); break
+            switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
+            SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);
+            SLAB(CELL_U8, 1, 1); SLAB(CELL_U8, 1, 0); SLAB(CELL_U8, 0, 1); SLAB(CELL_U8, 0, 0);
+            SLAB(CELL_U32, 1, 1); SLAB(CELL_U32, 1, 0); SLAB(CELL_U32, 0, 1);
+            default: s = channel_slab(w, j, v0 + b, block, ys + b, bn, CELL_U32, 0, 0, err); break;
+            }
 #undef SLAB
+        }
         if (s != CS_OK) return s;
         if (m->kind == CS_SEG_SOFTMAX && j + 1 == w->sh.channels) top1_slab(w, v0, n);
         v0 += n;
@@ -433,16 +443,16 @@ static void work_free(work *w)
 }
 
 /* What the budget admits for the case: the per-voxel arrays allocate() makes, the stream's slabs
- * and their y bytes (RD_RING of them, in case a helper reads) and the two readers' chunks
- * (≤ 1 MiB each, vol.c). */
-static uint64_t case_bytes(const work *w, const cs_vol_info *pi, const cs_vol_info *li)
+ * (RD_RING of them, in case a helper reads: each value as stored and its y byte, stream.c) and
+ * the probability reader's chunk, for an exact sum check (≤ 1 MiB, vol.c). */
+static uint64_t case_bytes(const work *w, const cs_vol *pv, const cs_vol *lv)
 {
     uint64_t V = w->sh.voxels, per = w->cells == CELL_U32 ? 4 : 1;
     if (w->m->kind == CS_SEG_SOFTMAX)
         per += (w->fmax ? 4 : 8) + (w->s16 ? 2 : 4) + (w->cells == CELL_PACK ? 0 : w->cells == CELL_U32 ? 4 : 1);
-    uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20;
-    uint64_t pc = pi->n_values < chunk / 8 ? pi->n_values * 8 : chunk, lc = li->n_values < chunk / 8 ? li->n_values * 8 : chunk;
-    return V * per + RD_RING * slab * (sizeof(double) + 1) + pc + lc;
+    uint64_t slab = V < w->slab ? V : w->slab, chunk = (uint64_t)1 << 20, pn = cs_vol_info_of(pv)->n_values;
+    uint64_t pc = pn < chunk / 8 ? pn * 8 : chunk;
+    return V * per + RD_RING * slab * rd_slab_value_bytes(lv, pv, 1) + pc;
 }
 
 /* The budget's wait ends early when the user cancels or a case before this one failed. */
@@ -510,7 +520,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
                 : x->m->kind == CS_SEG_SOFTMAX && x->m->n_values <= 16 && x->m->k <= 16 ? CELL_PACK : CELL_U8;
         w.s16 = x->m->kind == CS_SEG_SOFTMAX && (double)w.sh.channels * S16_STEP <= x->o->sum_tol / 4;
         w.vals_total = w.sh.voxels * (uint64_t)(w.sh.channels + 1);
-        w.bytes = case_bytes(&w, pi, cs_vol_info_of(lv));
+        w.bytes = case_bytes(&w, pv, lv);
     }
     int admitted = 0, helper = 0;
     if (st == CS_OK) {

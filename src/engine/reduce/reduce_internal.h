@@ -77,10 +77,33 @@ typedef struct rd_stream rd_stream;
  * consumer's, one being read, one being scored (stream.c). */
 #define RD_RING 3
 
-/* The second stage of a slab (stream.c): n values of part (0 the labels, 1 + j channel j) from
- * voxel pos, and the n bytes the consumer wrote beside them (aux). */
-typedef void (*rd_after_fn)(void *arg, size_t part, uint64_t pos, const double *vals, const uint8_t *aux,
-                            size_t n);
+/* A slab's values as their reader stored them: n values of how->esize bytes, turned into
+ * doubles a block at a time (rd_values_get) by the thread that uses them, so that the doubles
+ * stay in that thread's cache and only the stored bytes (4 a float32 value, 1 a uint8 label)
+ * pass from the reader's thread to the others. */
+typedef struct rd_values {
+    const unsigned char *stored;
+    const cs_vol_storage *how;
+    size_t n;
+} rd_values;
+
+/* The values turned into doubles at a time (8 KiB of them). */
+#define RD_BLOCK ((size_t)1024)
+
+/* Values [at, at + m) of v as doubles into dst (m <= RD_BLOCK for the callers' buffers). Any
+ * thread. */
+static inline void rd_values_get(const rd_values *v, size_t at, size_t m, double *dst)
+{
+    cs_vol_to_double(v->how, v->stored + at * v->how->esize, m, dst);
+}
+
+/* The second stage of a slab (stream.c): the values of part (0 the labels, 1 + j channel j) from
+ * voxel pos, and the vals->n bytes the consumer wrote beside them (aux). */
+typedef void (*rd_after_fn)(void *arg, size_t part, uint64_t pos, const rd_values *vals, const uint8_t *aux);
+
+/* The bytes a stream's slot holds a value: as stored by the larger of the two readers' types,
+ * and the after stage's byte (after set). Any thread. */
+size_t rd_slab_value_bytes(const cs_vol *lv, const cs_vol *pv, int after);
 
 /* The values of a slab: CS_REDUCE_SLAB, or what a test set with rd_slab_set (0: back to
  * CS_REDUCE_SLAB), so that small cases span many slabs. Set only while no reduction runs. Any
@@ -103,7 +126,7 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t sl
  * when there is one; aux may be NULL) stay the consumer's until the next call or the close. A
  * reader's error (its message, without the other file) at the slab where it occurred. The
  * consumer's thread only. */
-cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, uint8_t **aux, cs_error *err);
+cs_status rd_stream_next(rd_stream *s, size_t n, rd_values *vals, uint8_t **aux, cs_error *err);
 /* finish: the slab last handed out goes to the after stage too, and every after stage has run
  * when this returns (0: those still pending are dropped: the case failed). Stops and joins the
  * helper, frees the slabs. NULL is a no-op. The consumer's thread. */

@@ -42,10 +42,16 @@ void rd_slab_set(size_t values)
     atomic_store_explicit(&test_slab, values, memory_order_relaxed);
 }
 
+size_t rd_slab_value_bytes(const cs_vol *lv, const cs_vol *pv, int after)
+{
+    size_t a = cs_vol_storage_of(lv).esize, b = cs_vol_storage_of(pv).esize;
+    return (a > b ? a : b) + (after ? 1 : 0);
+}
+
 typedef struct slot {
-    double *vals;
+    unsigned char *stored;    /* the values as their reader stored them */
     uint8_t *aux;             /* the consumer's bytes for the after stage, one per value (in
-                                 vals' block) */
+                                 stored's block) */
     size_t n, part;           /* n values of part (0 labels, 1 + j channel j) from voxel pos */
     uint64_t pos;
     cs_status st;             /* the read's status; CS_OK when the values are there */
@@ -54,6 +60,7 @@ typedef struct slot {
 
 struct rd_stream {
     cs_vol *lv, *pv;
+    cs_vol_storage lhow, phow;   /* how each reader stores its values (any thread reads them) */
     uint64_t V;
     size_t C, slab;
     rd_after_fn after;
@@ -102,13 +109,19 @@ static void fill(rd_stream *s, slot *t)
     t->part = s->part;
     t->pos = s->pos;
     cs_error_clear(&t->err);
-    t->st = t->n ? cs_vol_read(from, t->vals, t->n, &t->err) : CS_OK;
+    t->st = t->n ? cs_vol_read_stored(from, t->stored, t->n, &t->err) : CS_OK;
     if (t->st == CS_OK) advance(s, t->n);
+}
+
+static rd_values values_of(const rd_stream *s, const slot *t)
+{
+    return (rd_values){ .stored = t->stored, .how = t->part == 0 ? &s->lhow : &s->phow, .n = t->n };
 }
 
 static void run_after(const rd_stream *s, const slot *t)
 {
-    if (s->after && t->n) s->after(s->after_arg, t->part, t->pos, t->vals, t->aux, t->n);
+    rd_values v = values_of(s, t);
+    if (s->after && t->n) s->after(s->after_arg, t->part, t->pos, &v, t->aux);
 }
 
 /* 1 when the oldest slab given back awaits its after stage and no thread is running one. */
@@ -182,17 +195,18 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t sl
     *out = NULL;
     rd_stream *s = calloc(1, sizeof *s);
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    *s = (rd_stream){ .lv = lv, .pv = pv, .V = V, .C = C, .slab = slab ? slab : 1, .after = after,
-                      .after_arg = after_arg };
+    *s = (rd_stream){ .lv = lv, .pv = pv, .lhow = cs_vol_storage_of(lv), .phow = cs_vol_storage_of(pv), .V = V,
+                      .C = C, .slab = slab ? slab : 1, .after = after, .after_arg = after_arg };
     size_t cap = V < s->slab ? (size_t)(V ? V : 1) : s->slab;
     for (int i = 0; i < (threaded ? RD_RING : 1); i++)
     {   /* values and y bytes in one block: above the mmap threshold the reduce command sets
          * (reduce_cmd.c), so that it is given back when freed */
-        if (!(s->ring[i].vals = malloc(cap * (sizeof(double) + (after ? 1 : 0))))) {
+        size_t stored = cap * rd_slab_value_bytes(lv, pv, 0);
+        if (!(s->ring[i].stored = malloc(stored + (after ? cap : 0)))) {
             rd_stream_close(s, 0);
             return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
         }
-        s->ring[i].aux = after ? (uint8_t *)(s->ring[i].vals + cap) : NULL;
+        s->ring[i].aux = after ? s->ring[i].stored + stored : NULL;
     }
     if (threaded && V && pthread_mutex_init(&s->mu, NULL) == 0) {
         if (pthread_cond_init(&s->cv, NULL) == 0) {
@@ -230,7 +244,7 @@ static slot *take_next(rd_stream *s)
     return t;
 }
 
-cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, uint8_t **aux, cs_error *err)
+cs_status rd_stream_next(rd_stream *s, size_t n, rd_values *vals, uint8_t **aux, cs_error *err)
 {
     slot *t;
     if (!s->threaded) {
@@ -246,7 +260,7 @@ cs_status rd_stream_next(rd_stream *s, size_t n, const double **vals, uint8_t **
         return t->st;
     }
     if (t->n != n) return cs_error_set(err, CS_EINPUT, 0, 0, "internal error: slab of %zu values, %zu expected", t->n, n);
-    *vals = t->vals;
+    *vals = values_of(s, t);
     if (aux) *aux = t->aux;
     return CS_OK;
 }
@@ -270,6 +284,6 @@ void rd_stream_close(rd_stream *s, int finish)
     } else if (finish && s->held) {
         run_after(s, &s->ring[0]);
     }
-    for (int i = 0; i < RD_RING; i++) free(s->ring[i].vals);
+    for (int i = 0; i < RD_RING; i++) free(s->ring[i].stored);
     free(s);
 }

@@ -182,14 +182,58 @@ static void convert(cs_vol_dtype t, const unsigned char *src, size_t n, double *
 #undef CONV
 }
 
-cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
+/* n more values' bytes from the source into dst (n * esize bytes), native order. */
+static cs_status read_stored(cs_vol *v, unsigned char *dst, size_t n, cs_error *err)
+{
+    char where[1200];
+    size_t got = 0;
+    int last = v->done + n == v->info.n_values;
+    cs_status st = v->ops->read(v, dst, n * v->esize, &got, last, err);
+    if (st != CS_OK) return st;
+    if (got < n * v->esize)
+        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
+                            cs_vol_where(v, where, sizeof where),
+                            (unsigned long long)(v->done + got / v->esize),
+                            (unsigned long long)v->info.n_values);
+    if (v->swap && v->esize > 1) swap_bytes(dst, n, v->esize);
+    v->done += n;
+    return CS_OK;
+}
+
+static cs_status past_the_end(const cs_vol *v, size_t n, cs_error *err)
 {
     char where[1200];
     uint64_t left = v->info.n_values - v->done;
-    if ((uint64_t)n > left)
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: read past the end: %zu values asked, %llu left",
-                            cs_vol_where(v, where, sizeof where), n, (unsigned long long)left);
-    if (n == 0) return CS_OK;
+    if ((uint64_t)n <= left) return CS_OK;
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: read past the end: %zu values asked, %llu left",
+                        cs_vol_where(v, where, sizeof where), n, (unsigned long long)left);
+}
+
+cs_status cs_vol_read_stored(cs_vol *v, void *dst, size_t n, cs_error *err)
+{
+    cs_status st = past_the_end(v, n, err);
+    if (st != CS_OK || n == 0) return st;
+    return read_stored(v, dst, n, err);
+}
+
+cs_vol_storage cs_vol_storage_of(const cs_vol *v)
+{
+    return (cs_vol_storage){ .dtype = v->info.dtype, .esize = v->esize, .scl_slope = v->info.scl_slope,
+                            .scl_inter = v->info.scl_inter };
+}
+
+void cs_vol_to_double(const cs_vol_storage *f, const void *stored, size_t n, double *dst)
+{
+    convert(f->dtype, stored, n, dst);
+    if (f->scl_slope != 1.0 || f->scl_inter != 0.0)
+        for (size_t i = 0; i < n; i++) dst[i] = dst[i] * f->scl_slope + f->scl_inter;
+}
+
+cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
+{
+    char where[1200];
+    cs_status st = past_the_end(v, n, err);
+    if (st != CS_OK || n == 0) return st;
     if (!v->buf) {   /* a small array needs no full chunk (a case may open a few readers) */
         v->buf_cap = v->info.n_values < CSV_CHUNK_BYTES / v->esize ? (size_t)v->info.n_values * v->esize
                                                                     : CSV_CHUNK_BYTES;
@@ -197,22 +241,11 @@ cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
             return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
     }
     size_t per = v->buf_cap / v->esize;
-    int scale = v->info.scl_slope != 1.0 || v->info.scl_inter != 0.0;
+    cs_vol_storage f = cs_vol_storage_of(v);
     while (n) {
-        size_t m = n < per ? n : per, got = 0;
-        int last = v->done + m == v->info.n_values;
-        cs_status st = v->ops->read(v, v->buf, m * v->esize, &got, last, err);
-        if (st != CS_OK) return st;
-        if (got < m * v->esize)
-            return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
-                                cs_vol_where(v, where, sizeof where),
-                                (unsigned long long)(v->done + got / v->esize),
-                                (unsigned long long)v->info.n_values);
-        if (v->swap && v->esize > 1) swap_bytes(v->buf, m, v->esize);
-        convert(v->info.dtype, v->buf, m, dst);
-        if (scale)
-            for (size_t i = 0; i < m; i++) dst[i] = dst[i] * v->info.scl_slope + v->info.scl_inter;
-        v->done += m;
+        size_t m = n < per ? n : per;
+        if ((st = read_stored(v, v->buf, m, err)) != CS_OK) return st;
+        cs_vol_to_double(&f, v->buf, m, dst);
         dst += m;
         n -= m;
     }

@@ -83,6 +83,22 @@ const cs_vol_info *cs_vol_info_of(const cs_vol *v);
  * n_values. */
 cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err);
 
+/* How a reader's values are stored, for turning them into doubles away from the reader. */
+typedef struct cs_vol_storage {
+    cs_vol_dtype dtype;
+    size_t esize;                 /* bytes a value */
+    double scl_slope, scl_inter;  /* applied when not (1, 0) */
+} cs_vol_storage;
+
+/* cs_vol_read in two steps, for a reader thread that hands values to another:
+ * cs_vol_read_stored puts the next n values' stored bytes into dst (n * esize bytes, native
+ * byte order), with cs_vol_read's checks and messages; cs_vol_to_double turns such bytes into
+ * the doubles cs_vol_read gives, on any thread, from the storage alone (cs_vol_storage_of, taken
+ * once). */
+cs_status cs_vol_read_stored(cs_vol *v, void *dst, size_t n, cs_error *err);
+cs_vol_storage cs_vol_storage_of(const cs_vol *v);
+void cs_vol_to_double(const cs_vol_storage *f, const void *stored, size_t n, double *dst);
+
 /* Closes the reader and frees it. NULL is a no-op. */
 void cs_vol_close(cs_vol *v);
 
