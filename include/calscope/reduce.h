@@ -23,10 +23,9 @@
  *             and classes; else 1 byte, 4 beyond 255): 7 bytes per voxel for float16/float32
  *             maps of ≤ 8 classes (BraTS 240×240×155: 62.5 MB; it was 9, and 18 before that);
  *             regions need no running values: 1 byte per voxel.
- *   plus one slab (CS_REDUCE_SLAB doubles and as many bytes = 2.25 MiB; two when a helper
- *   thread reads), the
- *   readers' buffers (≈ 1 MiB each plus ISA-L) and the statistics (st->fine × k × 20 bytes per
- *   case). The cases in flight share o->memory for their per-voxel arrays and buffers: a case
+ *   plus one slab (CS_REDUCE_SLAB values as stored and a byte each: 640 KiB for float32; three
+ *   when a helper thread reads), the readers' state (ISA-L's, minizip's) and the statistics
+ *   (st->fine × k × 20 bytes per case). The cases in flight share o->memory for their per-voxel arrays and buffers: a case
  *   waits until it fits beside them, or until it is alone (budget.c), so a BraTS case (66 MiB,
  *   more than the default 48 MiB) is reduced alone whatever --threads says, and a case that runs
  *   while fewer cases than threads are in flight is read by a helper thread a slab ahead
