@@ -32,7 +32,7 @@
  *   (stream.c), and the NLL terms of the slabs already binned are added by whichever of the two
  *   threads would otherwise wait: the decompression and part of the per-voxel work run beside
  *   the rest. Measured (/usr/bin/time -v, 2
- *   BraTS-size float32 .nii.gz cases, 4 classes): peak RSS 66 MiB with 1 thread and 68 MiB
+ *   BraTS-size float32 .nii.gz cases, 4 classes): peak RSS 63 MiB with 1 thread and 63-65 MiB
  *   with 2 (were 83 and 163 MiB).
  *
  * Messages (CS_EINPUT, exit status 3, the loader's "FILE: reason" form; a voxel is named by its
