@@ -7,13 +7,14 @@
  * on the same slab. Slabs go through both stages in stream order, one at a time per stage.
  *
  * Read on the caller's thread, or by a helper thread (RD_RING slots): the helper inflates
- * (ISA-L's inflate, engine/gz) and converts the slabs ahead of the consumer. The `after` stage
- * of a slab given back runs on whichever thread would otherwise wait: the helper's when no slot
- * is free to read into, the consumer's when no slab is ready for it — so the per-voxel work
- * splits itself between the two threads whichever is the slower, inflating or binning (one
- * after stage at a time, `after_busy`, in ring order). A slot goes free -> filled -> held ->
- * returned -> free, and filling, taking and the after stage each walk the ring in the same
- * cyclic order.
+ * (ISA-L's inflate, engine/gz) the slabs ahead of the consumer and hands them over as stored
+ * (rd_values: the consumer and the after stage make their doubles in their own cache). The
+ * `after` stage of a slab given back runs on whichever thread would otherwise wait: the
+ * helper's when no slot is free to read into, the consumer's when no slab is ready for it — so
+ * the per-voxel work splits itself between the two threads whichever is the slower, inflating
+ * or binning (one after stage at a time, `after_busy`, in ring order). A slot goes free ->
+ * filled -> held -> returned -> free, and filling, taking and the after stage each walk the
+ * ring in the same cyclic order.
  * The budget (budget.c) gives a case a helper when fewer cases than threads are in flight, so
  * --threads 2 keeps both cores busy while only one BraTS-size case holds its per-voxel state.
  * Either way the same values arrive in the same slabs and each stage sees them in the same
@@ -199,7 +200,7 @@ cs_status rd_stream_open(cs_vol *lv, cs_vol *pv, uint64_t V, size_t C, size_t sl
                       .C = C, .slab = slab ? slab : 1, .after = after, .after_arg = after_arg };
     size_t cap = V < s->slab ? (size_t)(V ? V : 1) : s->slab;
     for (int i = 0; i < (threaded ? RD_RING : 1); i++)
-    {   /* values and y bytes in one block: above the mmap threshold the reduce command sets
+    {   /* stored values and y bytes in one block: above the mmap threshold the reduce command sets
          * (reduce_cmd.c), so that it is given back when freed */
         size_t stored = cap * rd_slab_value_bytes(lv, pv, 0);
         if (!(s->ring[i].stored = malloc(stored + (after ? cap : 0)))) {
