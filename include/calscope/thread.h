@@ -1,4 +1,5 @@
-/* calscope engine: starting a thread, with the one rule for its signals.
+/* calscope engine: starting a thread, with the one rule for its signals (and the deadline of a
+ * timed wait between threads).
  *
  * Every thread calscope starts (the loader's chunks, the engine's halves, the backend's workers,
  * the parallel loops, the reduction and its reader) starts here, so that the rule is in one
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <time.h>
 
 /* Starts fn(arg) on a new joinable thread under the rule above: 1 when it runs (the caller
  * joins it), 0 when no thread could be made (the caller then runs fn(arg) itself: no result may
@@ -33,5 +35,9 @@ void cs_helper_sigmask(sigset_t *mask);
  * test can count the helpers a call starts (a thread budget of 1 starts none) instead of
  * timing it. Any thread. */
 size_t cs_helper_started(void);
+
+/* The moment ms milliseconds from now on CLOCK_REALTIME, for pthread_cond_timedwait: a thread
+ * that waits for another, but must look at a cancel or show progress meanwhile. Any thread. */
+struct timespec cs_deadline_in(long ms);
 
 #endif

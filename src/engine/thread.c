@@ -1,4 +1,5 @@
-/* Starting a thread (calscope/thread.h): the one place where a thread's signal mask is set. */
+/* Starting a thread (calscope/thread.h): the one place where a thread's signal mask is set; and
+ * the deadline of a timed wait between threads. */
 #include "calscope/thread.h"
 
 #include <stdatomic.h>
@@ -33,4 +34,17 @@ int cs_helper_start(pthread_t *th, void *(*fn)(void *), void *arg)
 size_t cs_helper_started(void)
 {
     return atomic_load_explicit(&started_total, memory_order_relaxed);
+}
+
+struct timespec cs_deadline_in(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000 * 1000;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }

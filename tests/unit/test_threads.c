@@ -132,10 +132,30 @@ static void test_fault_in_helper_reaches_guard(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A deadline ms from now: its nanoseconds below a second, and it lies between the clock read
+ * before the call plus ms and the clock read after it plus ms (bounds that hold whatever the
+ * time the call takes). */
+static void test_deadline(void **state)
+{
+    (void)state;
+    const long ms[] = { 0, 20, 100, 999, 1000, 1500, 123456 };
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        struct timespec before, after;
+        clock_gettime(CLOCK_REALTIME, &before);
+        struct timespec t = cs_deadline_in(ms[i]);
+        clock_gettime(CLOCK_REALTIME, &after);
+        assert_true(t.tv_nsec >= 0 && t.tv_nsec < 1000000000L);
+        long double at = (long double)t.tv_sec * 1e9L + t.tv_nsec, add = (long double)ms[i] * 1e6L;
+        assert_true(at >= (long double)before.tv_sec * 1e9L + before.tv_nsec + add);
+        assert_true(at <= (long double)after.tv_sec * 1e9L + after.tv_nsec + add);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helper_mask),
+        cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_fault_in_helper_reaches_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -286,13 +286,7 @@ static void *worker(void *vj)
  * see an interrupt. */
 static void wait_a_tick(job *j)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_nsec += 100 * 1000 * 1000;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
+    struct timespec t = cs_deadline_in(100);
     pthread_mutex_lock(&j->mu);
     if (!atomic_load(&j->finished)) pthread_cond_timedwait(&j->cv, &j->mu, &t);
     pthread_mutex_unlock(&j->mu);

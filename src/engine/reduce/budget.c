@@ -8,6 +8,8 @@
  * after them (the helpers then share the cores for those cases). */
 #include "engine/reduce/reduce_internal.h"
 
+#include "calscope/thread.h"
+
 #include <time.h>
 
 int rd_budget_init(rd_budget *b, uint64_t limit, int threads)
@@ -36,13 +38,7 @@ int rd_budget_acquire(rd_budget *b, uint64_t need, int (*stopped)(const void *),
             return 0;
         }
         /* a cancel raises no signal here: look again every 20 ms */
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_nsec += 20 * 1000 * 1000;
-        if (t.tv_nsec >= 1000000000L) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000L;
-        }
+        struct timespec t = cs_deadline_in(20);
         int rc = pthread_cond_timedwait(&b->cv, &b->mu, &t);
         (void)rc;   /* ETIMEDOUT or a release: test again either way */
     }
