@@ -326,15 +326,15 @@ static void draws_note(const cs_methods *t, panel_lines *L, int w)
     }
 }
 
-static void table_body(const panel_args *a, panel_lines *L)
+/* A row per method: its value in each column that fits, "*" where its paired interval excludes
+ * 0, "?" where too few pairs. */
+static void method_rows(const panel_args *a, panel_lines *L)
 {
     const cs_methods *t = a->t;
-    int nw = a->nw, focus = a->focus;
-    char line[2400], h[32];
-    int len;
+    char line[2400];
     for (size_t i = 0; i < t->n; i++) {
         const cs_method_row *row = &t->rows[i];
-        len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", nw - 1, nw - 2, a->names[i]);
+        int len = snprintf(line, sizeof line, "%s%-*.*s", i == t->ref ? ">" : " ", a->nw - 1, a->nw - 2, a->names[i]);
         for (int col = a->first; col < CS_METHODS_NCOL && col < a->first + a->fit; col++) {
             int few = too_few_pairs(a->c, row);
             int mark = row->has_diff && cs_methods_excludes_zero(row->dlo[col], row->dhi[col]);
@@ -345,36 +345,36 @@ static void table_body(const panel_args *a, panel_lines *L)
         }
         line_put(L, i == t->ref ? TUI_ROLE_PROMPT : a->role, line);
     }
-    /* the fitted parameters beside the methods they made (as the report's Methods lines) */
+}
+
+/* The fitted parameters beside the methods they made (as the report's Methods lines). */
+static void fitted_lines(const tui_ctx *c, panel_lines *L)
+{
     for (int i = 0; i < TUI_MAX_RECAL; i++) {
-        const tui_recal *rc = &a->c->m->recal[i];
-        if (rc->state == 2 && rc->method == CS_RECAL_VS && rc->info.vec) {
+        const tui_recal *rc = &c->m->recal[i];
+        if (rc->state != 2) continue;
+        const double *x = rc->info.vec ? rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec
+                                       : NULL;
+        if (rc->method == CS_RECAL_VS && x) {
             size_t k = rc->info.n_vec / 2;
-            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
             double wlo = x[0], whi = x[0];
-            for (size_t c = 1; c < k; c++) { if (x[c] < wlo) wlo = x[c]; if (x[c] > whi) whi = x[c]; }
+            for (size_t j = 1; j < k; j++) { if (x[j] < wlo) wlo = x[j]; if (x[j] > whi) whi = x[j]; }
             line_putf(L, CH_ROLE_LABEL, " +vs: %zu scales in [%.4f, %.4f] and biases (all rows; %d-fold cross-fitted)",
                       k, wlo, whi, rc->info.folds);
         }
-        if (rc->state == 2 && (rc->method == CS_RECAL_MS || rc->method == CS_RECAL_DIR) && rc->info.vec) {
-            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+        if ((rc->method == CS_RECAL_MS || rc->method == CS_RECAL_DIR) && x)
             line_putf(L, CH_ROLE_LABEL, " +%s: ODIR lambda = %g, mu = %g by inner CV (all rows; %d-fold cross-fitted)",
                       cs_recal_name(rc->method), x[rc->info.n_vec - 2], x[rc->info.n_vec - 1], rc->info.folds);
-        }
-        if (rc->state == 2 && rc->method == CS_RECAL_IROVA)
+        if (rc->method == CS_RECAL_IROVA)
             line_putf(L, CH_ROLE_LABEL, " +irova: the predicted class changed on %zu samples (%d-fold cross-fitted)",
                       rc->info.argmax_changed, rc->info.folds);
-        if (rc->state == 2 && rc->method == CS_RECAL_BETA && rc->info.vec) {
-            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+        if (rc->method == CS_RECAL_BETA && x)
             line_putf(L, CH_ROLE_LABEL, " +beta: logit p' = %.4f ln p - %.4f ln(1-p) %c %.4f (all rows; %d-fold cross-fitted)",
                       x[0], x[1], x[2] < 0 ? '-' : '+', fabs(x[2]), rc->info.folds);
-        }
-        if (rc->state == 2 && rc->method == CS_RECAL_ETS && rc->info.vec) {
-            const double *x = rc->info.vec + (size_t)(rc->info.folds > 0 ? rc->info.folds : 0) * rc->info.n_vec;
+        if (rc->method == CS_RECAL_ETS && x)
             line_putf(L, CH_ROLE_LABEL, " +ets: w = (%.3f, %.3f, %.3f), T = %.4f (all rows; %d-fold cross-fitted)",
                       x[0], x[1], x[2], x[3], rc->info.folds);
-        }
-        if (rc->state != 2 || (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT)) continue;
+        if (rc->method != CS_RECAL_TS && rc->method != CS_RECAL_PLATT) continue;
         const double *p = rc->info.param[rc->info.folds > 0 ? rc->info.folds : 0];
         if (rc->method == CS_RECAL_TS)
             line_putf(L, CH_ROLE_LABEL, " +ts: fitted temperature T = %.4f%s (all rows; %d-fold cross-fitted)",
@@ -383,9 +383,15 @@ static void table_body(const panel_args *a, panel_lines *L)
             line_putf(L, CH_ROLE_LABEL, " +platt: a = %.4f, b = %.4f (all rows; %d-fold cross-fitted)",
                       p[0], p[1], rc->info.folds);
     }
-    /* the focused metric in full: value [interval], paired difference [interval] */
-    line_put(L, CH_ROLE_TEXT, "");
-    col_text(t, focus, h, sizeof h);
+}
+
+/* The focused metric in full, a row per method: value [interval], paired difference [interval];
+ * h its column's name. */
+static void focus_rows(const panel_args *a, panel_lines *L, const char *h)
+{
+    const cs_methods *t = a->t;
+    int nw = a->nw, focus = a->focus;
+    char line[2400];
     /* with intervals the row is 61 columns past the names ("[-0.0114,-0.0012]* 0.993" needs
      * them all): the names give way, down to 12 columns, re-shortened so they stay distinct */
     int ci = a->c->st->ci > 0 && a->w - 61 >= 12;
@@ -405,8 +411,8 @@ static void table_body(const panel_args *a, panel_lines *L)
         if (ci && row->ok && isfinite(row->lo[focus]))
             snprintf(iv, sizeof iv, "[%.4f,%.4f]%s", row->lo[focus], row->hi[focus],
                      row->ci_excludes[focus] ? "!" : "");   /* misses the value, as in the report */
-        len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
-                       names[i], v, ci ? 17 : 0, iv);
+        int len = snprintf(line, sizeof line, "%s%-*.*s %s %-*s", i == t->ref ? ">" : " ", nw - 1, nw - 2,
+                           names[i], v, ci ? 17 : 0, iv);
         if (i == t->ref) {
             snprintf(line + len, sizeof line - (size_t)len, " (reference)");
         } else {
@@ -416,14 +422,25 @@ static void table_body(const panel_args *a, panel_lines *L)
         }
         line_put(L, a->role, line);
     }
+}
+
+static void table_body(const panel_args *a, panel_lines *L)
+{
+    const cs_methods *t = a->t;
+    char line[2400], h[32];
+    method_rows(a, L);
+    fitted_lines(a->c, L);
+    line_put(L, CH_ROLE_TEXT, "");
+    col_text(t, a->focus, h, sizeof h);
+    focus_rows(a, L, h);
     line_put(L, CH_ROLE_TEXT, "");
     line_put(L, CH_ROLE_LABEL, "* paired 95% interval of method-ref excludes 0; > reference (f F)");
     line_putf(L, CH_ROLE_LABEL, "P<: share of %d resamples where it beats the ref", t->cmp_repeats);
     draws_note(t, L, a->w);
-    if (any_misses(t, focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
+    if (any_misses(t, a->focus)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
     if (too_few_note(a->c, t, line, sizeof line)) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
-    if (!isfinite(t->rows[t->ref].v[focus]) && t->rows[t->ref].ok)
-        line_putf(L, CH_ROLE_LABEL, "n/a: %s has no number here (%s)", h, cs_methods_na_reason(focus));
+    if (!isfinite(t->rows[t->ref].v[a->focus]) && t->rows[t->ref].ok)
+        line_putf(L, CH_ROLE_LABEL, "n/a: %s has no number here (%s)", h, cs_methods_na_reason(a->focus));
 }
 
 static void ranks_body(const panel_args *a, panel_lines *L)

@@ -68,20 +68,16 @@ static int counts_line(const tui_rect *r, int y, int role, const char *fmt, ...)
     return tui_draw_lines(r, y, role, buf);
 }
 
-static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
+/* The heading and the catalogue's metrics in its table order, as the report lists them (a
+ * metric that needs an id/tta file has no row on another file), with their intervals when the
+ * panel is wide. *excl: an interval misses its value. Returns the next free line. */
+static int metric_rows(const tui_rect *r, const cs_metrics_job *resp, int stale, int role, int *excl)
 {
-    const tui_state *st = c->st;
-    const tui_file *f = &c->m->files[st->active];
-    int y = r->y;
-    int wide = r->w >= 32;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int y = r->y, wide = r->w >= 32;
     tui_textf(y, r->x, r->w, TUI_ROLE_HEADING, "%-8s %7s %s", "metric", "value",
               wide ? (resp && resp->has_ci ? "  95% interval  " : "") : "");
     if (stale) tui_draw_stale_mark(r, y);
     y++;
-    int excl = 0;
-    /* the catalogue's metrics in its table order, as the report lists them; a metric that
-     * needs an id/tta file has no row on another file */
     for (size_t i = 0; i < CS_METRIC_COUNT && y < r->y + r->h; i++) {
         const cs_metric_info *mi = cs_metric_at(i);
         int id = (int)mi->id;
@@ -93,14 +89,23 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
             double lo = resp->ci.lo[id], hi = resp->ci.hi[id];
             /* "!" as in the report: the interval misses the value (a biased metric) */
             int x = cs_ci_excludes_value(&resp->ci, id);
-            excl |= x;
+            *excl |= x;
             if (isfinite(lo) && isfinite(hi)) snprintf(ci, sizeof ci, "[%.4f,%.4f]%s", lo, hi, x ? "!" : "");
             else if (cs_ci_needs_full_draws(&resp->ci, id)) snprintf(ci, sizeof ci, "n/a: m<n");   /* said below */
             else snprintf(ci, sizeof ci, "[n/a]");
         }
         tui_textf(y++, r->x, r->w, role, "%-8s %s %s", mi->label, val, ci);
     }
-    y++;
+    return y;
+}
+
+/* What the numbers are over, from line y: samples and bins, the file's rows or statistics, the
+ * class note, the selection, the intervals' method and draws, the "!" note. Returns the next
+ * free line. */
+static int counts_lines(const tui_ctx *c, const tui_rect *r, int y, const cs_metrics_job *resp, int role, int excl)
+{
+    const tui_state *st = c->st;
+    const tui_file *f = &c->m->files[st->active];
     if (y < r->y + r->h) {
         size_t nonempty = 0, thin = 0;
         for (size_t i = 0; i < resp->result.n_bins; i++) {
@@ -135,11 +140,15 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
     }
     if (y < r->y + r->h && excl)   /* the report's note, short: see `calscope report --help` */
         tui_textf(y++, r->x, r->w, CH_ROLE_TEXT, "]! misses the value: biased");
-    /* legend: the same glyphs as the chart, so it reads without colour */
-    if (y + 2 >= r->y + r->h) return;
+    return y;
+}
+
+/* The legend: the same glyphs as the chart, so it reads without colour. */
+static void table_legend(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp)
+{
     char thin[24];
     snprintf(thin, sizeof thin, "thin (<%d)", CH_THIN_DEFAULT);
-    if (st->smooth && resp->result.smece_mu) {
+    if (c->st->smooth && resp->result.smece_mu) {
         static const legend_item curve[] = {
             { 0, 0, CH_G_MARK1, CH_ROLE_SERIES1, 12, "acc, dense" },
             { 14, 0, CH_G_DIAG, CH_ROLE_DIAGONAL, -1, "calibrated" },
@@ -163,6 +172,14 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job
     }
 }
 
+static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_metrics_job *resp, int stale)
+{
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT, excl = 0;
+    int y = metric_rows(r, resp, stale, role, &excl);
+    y = counts_lines(c, r, y + 1, resp, role, excl);
+    if (y + 2 < r->y + r->h) table_legend(c, r, resp);
+}
+
 static const char *const lib_short[CS_COMPAT_COUNT] = {
     "torchm", "tm-bin", "netcal", "relplot", "verified", "robustc", "monai"
 };
@@ -171,26 +188,18 @@ static const char *moved_glyph(const tui_ctx *c) { return c->g->utf8 ? "\xe2\x96
 
 /* The compat panel (x): every library's ECE/ACE/MCE/RMS beside calscope's, and the samples the
  * selected library (X) bins differently, with the rule. */
-static void draw_compat(const tui_ctx *c, const tui_rect *r)
+/* The compat panel's four metrics, in the order its table shows them. */
+static const int compat_ms[4] = { CS_CM_ECE, CS_CM_ACE, CS_CM_MCE, CS_CM_RMS };
+static const char *const compat_mn[4] = { "ECE", "ACE", "MCE", "RMS" };
+
+/* The heading and a row per library (calscope's first; the chosen one marked), ACE left out
+ * when the panel is narrow. Returns the next free line. */
+static int compat_table(const tui_ctx *c, const tui_rect *r, const cs_compat_report *cr, int role, int stale)
 {
-    int stale;
-    const cs_job *job = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
-    if (cs_backend_busy(c->m->backend, TUI_SLOT_COMPAT)) stale = 1;
-    int y = r->y, lib = c->st->compat_lib % CS_COMPAT_COUNT;
-    if (!job) { tui_text(y, r->x, r->w, CH_ROLE_TEXT, "compat: computing..."); return; }
-    if (job->status != CS_OK) {
-        tui_draw_lines(r, y, TUI_ROLE_ERROR, job->err.msg);
-        return;
-    }
-    const cs_compat_job *resp = cs_compat_job_of(job);
-    const cs_compat_report *cr = &resp->report;
-    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
-    int four = r->w >= 33;
-    static const int ms[4] = { CS_CM_ECE, CS_CM_ACE, CS_CM_MCE, CS_CM_RMS };
-    static const char *const mn[4] = { "ECE", "ACE", "MCE", "RMS" };
+    int y = r->y, lib = c->st->compat_lib % CS_COMPAT_COUNT, four = r->w >= 33;
     char line[256];
     int len = snprintf(line, sizeof line, "%-9s", "compat");
-    for (int i = 0; i < 4; i++) if (four || i != 1) len += snprintf(line + len, sizeof line - (size_t)len, "%6s", mn[i]);
+    for (int i = 0; i < 4; i++) if (four || i != 1) len += snprintf(line + len, sizeof line - (size_t)len, "%6s", compat_mn[i]);
     tui_text(y, r->x, r->w, TUI_ROLE_HEADING, line);
     if (stale) tui_draw_stale_mark(r, y);
     y++;
@@ -200,7 +209,7 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
         len = snprintf(line, sizeof line, "%s%-8s", l == lib ? ">" : " ", l < 0 ? "calscope" : lib_short[l]);
         for (int i = 0; i < 4; i++) {
             if (!four && i == 1) continue;
-            double x = v[ms[i]];
+            double x = v[compat_ms[i]];
             if (isfinite(x)) {
                 char num[16];
                 snprintf(num, sizeof num, "%.4f", x);
@@ -211,27 +220,36 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
         }
         tui_text(y++, r->x, r->w, l == lib ? TUI_ROLE_PROMPT : role, line);
     }
-    const cs_compat_lib_result *lr = &cr->lib[lib];
-    if (y < r->y + r->h)
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
-                  cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
-    /* why the library has no ECE/ACE/MCE/RMS under this lens / binning / distance: metrics
-     * with the same reason on one wrapped line ("ECE MCE RMS n/a: ...") */
+    return y;
+}
+
+/* Why the library has no ECE/ACE/MCE/RMS under this lens / binning / distance: metrics with
+ * the same reason on one wrapped line ("ECE MCE RMS n/a: ..."), from line y. Returns the next
+ * free line. */
+static int compat_na_notes(const tui_rect *r, int y, const cs_compat_lib_result *lr, int role)
+{
+    char line[256];
     unsigned na_shown = 0;
     for (int i = 0; i < 4 && y < r->y + r->h - 1; i++) {
-        if (!(lr->na_settings & (1u << ms[i])) || (na_shown & (1u << i))) continue;
-        len = 0;
+        if (!(lr->na_settings & (1u << compat_ms[i])) || (na_shown & (1u << i))) continue;
+        int len = 0;
         for (int j = i; j < 4; j++)
-            if ((lr->na_settings & (1u << ms[j])) && strcmp(lr->notes[ms[j]], lr->notes[ms[i]]) == 0) {
-                len += snprintf(line + len, sizeof line - (size_t)len, "%s ", mn[j]);
+            if ((lr->na_settings & (1u << compat_ms[j])) && strcmp(lr->notes[compat_ms[j]], lr->notes[compat_ms[i]]) == 0) {
+                len += snprintf(line + len, sizeof line - (size_t)len, "%s ", compat_mn[j]);
                 na_shown |= 1u << j;
             }
-        snprintf(line + len, sizeof line - (size_t)len, "n/a: %s", lr->notes[ms[i]]);
+        snprintf(line + len, sizeof line - (size_t)len, "n/a: %s", lr->notes[compat_ms[i]]);
         tui_rect nr = { r->x, y, r->w, r->y + r->h - 1 - y };
         y += tui_draw_lines(&nr, y, role, line);
     }
-    /* the moved samples, each with its rule in full (wrapped between words, continuation lines
-     * indented); the list scrolls with the arrows when it is longer than the panel */
+    return y;
+}
+
+/* The moved samples from line y, each with its rule in full (wrapped between words,
+ * continuation lines indented); the list scrolls with the arrows when it is longer than the
+ * panel. Returns the next free line. */
+static int compat_moves(const tui_ctx *c, const tui_rect *r, int y, const cs_compat_lib_result *lr, int role)
+{
     enum { LINES_MAX = CS_COMPAT_EXAMPLES * 6 };
     static char lines[LINES_MAX][256];          /* UI thread only */
     int total = 0;
@@ -254,7 +272,30 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
                                 &shown, &marker);
     for (int i = top; i < top + shown; i++) tui_text(y++, r->x, r->w, role, lines[i]);
     tui_draw_scroll_marker(r, y, top, shown, total, marker);
-    if (marker) y++;
+    return marker ? y + 1 : y;
+}
+
+static void draw_compat(const tui_ctx *c, const tui_rect *r)
+{
+    int stale;
+    const cs_job *job = tui_model_result(c->m, TUI_SLOT_COMPAT, &stale);
+    if (cs_backend_busy(c->m->backend, TUI_SLOT_COMPAT)) stale = 1;
+    int lib = c->st->compat_lib % CS_COMPAT_COUNT;
+    if (!job) { tui_text(r->y, r->x, r->w, CH_ROLE_TEXT, "compat: computing..."); return; }
+    if (job->status != CS_OK) {
+        tui_draw_lines(r, r->y, TUI_ROLE_ERROR, job->err.msg);
+        return;
+    }
+    const cs_compat_job *resp = cs_compat_job_of(job);
+    const cs_compat_report *cr = &resp->report;
+    const cs_compat_lib_result *lr = &cr->lib[lib];
+    int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
+    int y = compat_table(c, r, cr, role, stale);
+    if (y < r->y + r->h)
+        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
+                  cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    y = compat_na_notes(r, y, lr, role);
+    y = compat_moves(c, r, y, lr, role);
     if (y < r->y + r->h) {
         if (resp->bin_moved)
             tui_textf(r->y + r->h - 1, r->x, r->w, CH_ROLE_LABEL, "%s bins holding moved samples",
