@@ -902,10 +902,11 @@ static void log_after(void *arg, size_t part, uint64_t pos, const rd_values *val
     size_t n = vals->n;
     if (atomic_fetch_add(&a->running, 1) != 0) a->bad++;   /* two after stages at once */
     if (part != a->part || pos != a->pos) a->bad++;          /* out of stream order */
+    double block[RD_BLOCK];
     for (size_t i = 0; i < n; i++) {
         uint64_t v = pos + i;
-        double x;
-        rd_values_get(vals, i, 1, &x);
+        if (i % RD_BLOCK == 0) rd_values_block(vals, i, block);
+        double x = block[i % RD_BLOCK];
         if (aux[i] != (uint8_t)(v * 7 + part)) a->bad++;     /* the consumer's bytes, handed over */
         if (part > 0 && x != a->p[(part - 1) * a->V + v]) a->bad++;
     }
@@ -948,9 +949,10 @@ static void test_stream_after_stage(void **state)
                     uint8_t *aux;
                     assert_int_equal(rd_stream_next(s, n, &vals, &aux, &err), CS_OK);
                     assert_int_equal(vals.n, n);
+                    double block[RD_BLOCK];
                     for (size_t i = 0; i < n; i++) {
-                        double want = part ? p[(part - 1) * V + v0 + i] : l[v0 + i], x;
-                        rd_values_get(&vals, i, 1, &x);
+                        if (i % RD_BLOCK == 0) rd_values_block(&vals, i, block);
+                        double want = part ? p[(part - 1) * V + v0 + i] : l[v0 + i], x = block[i % RD_BLOCK];
                         assert_true(x == want);
                         aux[i] = (uint8_t)((v0 + i) * 7 + part);
                     }

@@ -179,7 +179,7 @@ static cs_status read_labels(work *w, cs_error *err)
         rd_values vals;
         if (rd_stream_next(w->in, n, &vals, NULL, err) != CS_OK) return rd_also(err, "probabilities", w->c->probs);
         for (size_t i = 0; i < n; i++) {
-            if (i % RD_BLOCK == 0) rd_values_get(&vals, i, n - i < RD_BLOCK ? n - i : RD_BLOCK, block);
+            if (i % RD_BLOCK == 0) rd_values_block(&vals, i, block);
             double y = block[i % RD_BLOCK];
             long code = y >= 0.0 && y < 256.0 && (double)(int)y == y ? small[(int)y] : cs_seg_mapping_code(m, y);
             if (code < 0) {
@@ -259,7 +259,7 @@ static void score_slab(void *arg, size_t part, uint64_t v0, const rd_values *val
     size_t n = vals->n;
     double block[RD_BLOCK];
     for (size_t i = 0; i < n; i++) {
-        if (i % RD_BLOCK == 0) rd_values_get(vals, i, n - i < RD_BLOCK ? n - i : RD_BLOCK, block);
+        if (i % RD_BLOCK == 0) rd_values_block(vals, i, block);
         double p = block[i % RD_BLOCK];
         unsigned y = ys[i];
         double d = p - (double)y;
@@ -344,8 +344,7 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
         cs_status s = CS_OK;
         double block[RD_BLOCK];
         for (size_t b = 0; s == CS_OK && b < n; b += RD_BLOCK) {
-            size_t bn = n - b < RD_BLOCK ? n - b : RD_BLOCK;
-            rd_values_get(&vals, b, bn, block);
+            size_t bn = rd_values_block(&vals, b, block);
 #define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0 + b, block, ys + b, bn, c, f, q, err); break
             switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
             SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);

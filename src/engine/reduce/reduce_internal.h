@@ -78,7 +78,7 @@ typedef struct rd_stream rd_stream;
 #define RD_RING 3
 
 /* A slab's values as their reader stored them: n values of how->esize bytes, turned into
- * doubles a block at a time (rd_values_get) by the thread that uses them, so that the doubles
+ * doubles a block at a time (rd_values_block) by the thread that uses them, so that the doubles
  * stay in that thread's cache and only the stored bytes (4 a float32 value, 1 a uint8 label)
  * pass from the reader's thread to the others. */
 typedef struct rd_values {
@@ -90,11 +90,13 @@ typedef struct rd_values {
 /* The values turned into doubles at a time (8 KiB of them). */
 #define RD_BLOCK ((size_t)1024)
 
-/* Values [at, at + m) of v as doubles into dst (m <= RD_BLOCK for the callers' buffers). Any
- * thread. */
-static inline void rd_values_get(const rd_values *v, size_t at, size_t m, double *dst)
+/* The block of v's values from at, as doubles into dst (RD_BLOCK of them, fewer at the end):
+ * their count. Any thread. */
+static inline size_t rd_values_block(const rd_values *v, size_t at, double *dst)
 {
+    size_t m = v->n - at < RD_BLOCK ? v->n - at : RD_BLOCK;
     cs_vol_to_double(v->how, v->stored + at * v->how->esize, m, dst);
+    return m;
 }
 
 /* The second stage of a slab (stream.c): the values of part (0 the labels, 1 + j channel j) from
