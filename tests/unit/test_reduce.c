@@ -17,6 +17,7 @@
 
 #include "calscope/reduce.h"
 #include "calscope/thread.h"
+#include "engine/num/ubin.h"
 #include "engine/reduce/reduce_internal.h"
 
 /* ---- files ------------------------------------------------------------------------------- */
@@ -884,6 +885,170 @@ static void test_threads_give_the_same_bytes(void **state)
 }
 
 
+/* ---- the lanes (lanes.c) ------------------------------------------------------------------ */
+
+/* One float32 case of V voxels and 4 channels whose values make every branch of the channel pass
+ * go both ways: runs of one class (as a segmentation's regions), ties for the max (values in
+ * steps of 1/8), values on and beside the fine edges (the float nearest k/300 and its
+ * neighbours), 0 and 1, maps summing to 1 in float noise and one a little off (the 16-bit sum's
+ * rounding both ways). Labels 0..3. */
+static void write_lane_case(const char *probs, const char *labels, size_t V, unsigned seed)
+{
+    double *p = malloc(4 * V * sizeof *p), *l = malloc(V * sizeof *l);
+    assert_non_null(p);
+    assert_non_null(l);
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
+#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
+    int cls = 0;
+    for (size_t v = 0; v < V; v++) {
+        if (NEXT() % 50 == 0) cls = (int)(NEXT() % 4);          /* a new run */
+        l[v] = NEXT() % 20 == 0 ? (double)(NEXT() % 4) : cls;
+        double q[4], s = 0;
+        int kind = (int)(NEXT() % 4);
+        for (int j = 0; j < 4; j++) {
+            if (kind == 0) q[j] = (double)(NEXT() % 9) / 8.0;                     /* ties */
+            else if (kind == 1) {                                                 /* at an edge */
+                float e = (float)((double)(NEXT() % 301) / 300.0);
+                int side = (int)(NEXT() % 3);
+                q[j] = side == 0 ? e : side == 1 ? nextafterf(e, 0.0f) : nextafterf(e, 1.0f);
+            } else q[j] = exp(3.0 * ((double)(NEXT() % 1000) / 1000.0 - 0.5) + (j == cls ? 2.0 : 0.0));
+            s += q[j];
+        }
+        for (int j = 0; j < 4; j++) {
+            double x = s > 0 ? q[j] / s : 0.25;
+            if (kind == 3 && j == 0) x *= 1.0 + 1e-4;                            /* a little off */
+            if (x > 1.0) x = 1.0;
+            p[(size_t)j * V + v] = (double)(float)x;
+        }
+    }
+#undef NEXT
+    long ps[3] = { 4, 1, (long)V }, ls[2] = { 1, (long)V };
+    write_npy(probs, "<f4", ps, 3, p);
+    write_npy(labels, "<i4", ls, 2, l);
+    free(p);
+    free(l);
+}
+
+/* The channel pass in lanes gives the bytes it gives without them, softmax and regions, for
+ * slabs that end the blocks at every remainder of 4 and 16, on 1 and 2 threads. */
+static void test_lanes_give_the_same_bytes(void **state)
+{
+    (void)state;
+    if (!rd_lanes_available()) {
+        skip();   /* the CPU has no AVX2: no lanes to compare */
+    }
+    make_dir();
+    write_lane_case("p0.npy", "l0.npy", 7001, 1);
+    write_lane_case("p1.npy", "l1.npy", 3333, 2);
+    const char *text = "case,probs,labels\nc0,p0.npy,l0.npy\nc1,p1.npy,l1.npy\n";
+    cs_seg_mapping *soft = NULL, *regions = NULL;
+    cs_error err;
+    assert_int_equal(cs_seg_mapping_values("0,1,2,3", &soft, &err), CS_OK);
+    assert_int_equal(cs_seg_mapping_regions("A=1;B=1,2;C=2,3;D=3", &regions, &err), CS_OK);
+    const cs_seg_mapping *maps[2] = { soft, regions };
+    const size_t slabs[3] = { 0, 1001, 37 };
+    for (int mi = 0; mi < 2; mi++)
+        for (int si = 0; si < 3; si++)
+            for (int threads = 1; threads <= 2; threads++) {
+                rd_slab_set(slabs[si]);
+                size_t with_len, without_len, helpers;
+                rd_lanes_allow(0);
+                unsigned char *without = reduced_bytes(text, maps[mi], threads, CS_REDUCE_MEMORY_DEFAULT, &without_len,
+                                                       &helpers, NULL);
+                rd_lanes_allow(1);
+                unsigned char *with = reduced_bytes(text, maps[mi], threads, CS_REDUCE_MEMORY_DEFAULT, &with_len,
+                                                    &helpers, NULL);
+                assert_int_equal(with_len, without_len);
+                assert_memory_equal(with, without, with_len);
+                free(with);
+                free(without);
+            }
+    rd_slab_set(0);
+    cs_seg_mapping_free(soft);
+    cs_seg_mapping_free(regions);
+    remove_dir();
+}
+
+/* One block in lanes against the channel pass's rules written out value by value: a strictly
+ * greater value moves the running max and the argmax nibble (the first channel sets both), the
+ * 16-bit sum is s = u·2^-15 + p rounded as trunc(s·32768 + 0.5) and saturates at 65535, y is the
+ * code nibble's, and the bin sums are added in voxel order. Random blocks of every length
+ * remainder, with ties, half steps of the 16-bit sum and sums at saturation; and a block with a
+ * value outside [0, 1] is refused with nothing changed. */
+static void test_lanes_block(void **state)
+{
+    (void)state;
+    if (!rd_lanes_available()) skip();
+    const int F = 300;
+    double edges[301];
+    for (int i = 0; i <= F; i++) edges[i] = cs_ubin_edge(i, F);
+    uint64_t r = 77;
+#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
+    static double p[RD_BLOCK];
+    static float vmax[RD_BLOCK], wmax[RD_BLOCK];
+    static uint16_t vsum[RD_BLOCK], wsum[RD_BLOCK];
+    static uint8_t code[RD_BLOCK], wcode[RD_BLOCK], ys[RD_BLOCK];
+    for (int trial = 0; trial < 400; trial++) {
+        size_t n = trial < 40 ? (size_t)trial + 1 : (size_t)(NEXT() % RD_BLOCK) + 1, j = (size_t)(NEXT() % 4);
+        uint64_t cnt[300] = { 0 }, sy[300] = { 0 }, wcnt[300] = { 0 }, wsy[300] = { 0 };
+        double sp[300] = { 0 }, wsp[300] = { 0 };
+        rd_lane_block b = { .p = p, .n = n, .j = j, .code = code, .vmax = vmax, .vsum = vsum, .ys = ys, .edges = edges,
+                            .fine = F, .cnt = cnt, .sy = sy, .sp = sp };
+        for (int c = 0; c < 16; c++) b.ytab16[c] = (uint8_t)(c % 4 == (int)j);
+        for (size_t i = 0; i < n; i++) {
+            int kind = (int)(NEXT() % 4);
+            vmax[i] = (float)(NEXT() % 1001) / 1000.0f;
+            p[i] = kind == 0 ? (double)vmax[i]                                     /* a tie */
+                 : kind == 1 ? (double)(NEXT() % 65537) * 0x1p-16                 /* half steps */
+                 : (double)(float)((double)(NEXT() % 1000001) / 1e6);
+            vsum[i] = kind == 2 ? (uint16_t)(65535 - NEXT() % 40000 % 3) : (uint16_t)(NEXT() % 65536);
+            code[i] = (uint8_t)(NEXT() % 4 | (NEXT() % 4) << 4);
+            /* the rules, value by value */
+            int up = j == 0 || p[i] > (double)vmax[i];
+            wmax[i] = up ? (float)p[i] : vmax[i];
+            wcode[i] = up ? (uint8_t)((code[i] & 15) | j << 4) : code[i];
+            double sum = j ? (double)vsum[i] * 0x1p-15 + p[i] : p[i];
+            wsum[i] = sum >= 65535.0 * 0x1p-15 ? 65535 : (uint16_t)(sum * 32768.0 + 0.5);
+            int k = cs_ubin_at(p[i], edges, F);
+            wcnt[k]++;
+            wsp[k] += p[i];
+            wsy[k] += b.ytab16[code[i] & 15];
+        }
+        assert_int_equal(rd_lanes_channel(&b), 1);
+        assert_memory_equal(vmax, wmax, n * sizeof *vmax);
+        assert_memory_equal(vsum, wsum, n * sizeof *vsum);
+        assert_memory_equal(code, wcode, n);
+        assert_memory_equal(cnt, wcnt, sizeof cnt);
+        assert_memory_equal(sy, wsy, sizeof sy);
+        assert_memory_equal(sp, wsp, sizeof sp);
+        for (size_t i = 0; i < n; i++) assert_int_equal(ys[i], b.ytab16[wcode[i] & 15]);
+    }
+    /* out of [0, 1]: refused, nothing changed */
+    const double bad[4] = { -0x1p-30, 1.0 + 0x1p-52, NAN, -1.0 };
+    for (int bi = 0; bi < 4; bi++) {
+        uint64_t cnt[300] = { 0 }, sy[300] = { 0 };
+        double sp[300] = { 0 };
+        size_t n = 37;
+        for (size_t i = 0; i < n; i++) {
+            p[i] = 0.5;
+            vmax[i] = 0.25f;
+            vsum[i] = 100;
+            code[i] = 1;
+        }
+        p[bi * 9 + 3] = bad[bi];
+        rd_lane_block b = { .p = p, .n = n, .j = 1, .code = code, .vmax = vmax, .vsum = vsum, .ys = ys, .edges = edges,
+                            .fine = F, .cnt = cnt, .sy = sy, .sp = sp };
+        assert_int_equal(rd_lanes_channel(&b), 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(vmax[i] == 0.25f);
+            assert_int_equal(vsum[i], 100);
+            assert_int_equal(code[i], 1);
+        }
+        for (int k = 0; k < F; k++) assert_int_equal(cnt[k], 0);
+    }
+#undef NEXT
+}
+
 /* ---- the stream (stream.c) ---------------------------------------------------------------- */
 
 /* What the after stage saw: each slab's part and position in stream order, checked as it comes;
@@ -986,6 +1151,8 @@ int main(void)
         cmocka_unit_test(test_sum_check_at_the_edge),
         cmocka_unit_test(test_threads_give_the_same_bytes),
         cmocka_unit_test(test_stream_after_stage),
+        cmocka_unit_test(test_lanes_block),
+        cmocka_unit_test(test_lanes_give_the_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

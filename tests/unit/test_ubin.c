@@ -56,14 +56,45 @@ static void test_table_and_scan_agree(void **state)
     }
 }
 
-/* cs_ubin_at2 bins two values without a branch (a clamped guess and one step down); each
- * lane must give the bin of cs_ubin_at and cs_ubin (edges in a table, on the fly) and of the
- * definition e_b < x <= e_{b+1}, for every edge of every M to 1000 (and a few larger M) and
- * the 4 doubles either side, for 0, 1, -0, below 0, above 1, infinities, NaN, subnormals and
- * random values; each value is paired with the one checked before it (lanes that differ). */
+/* cs_ubin_at2 bins two values and cs_ubin_at4 four without a branch (a clamped guess and one
+ * step down); each lane must give the bin of cs_ubin_at and cs_ubin (edges in a table, on the
+ * fly) and of the definition e_b < x <= e_{b+1}, for every edge of every M to 1000 (and a few
+ * larger M) and the 4 doubles either side, for 0, 1, -0, below 0, above 1, infinities, NaN,
+ * subnormals and random values; each value is paired with the ones checked before it (lanes
+ * that differ). */
+#if defined(__GNUC__) && defined(__x86_64__)
+/* cs_ubin_at4's four lanes, where the CPU has AVX2 (else cs_ubin_at's bins). */
+__attribute__((target("avx2"))) static void bins4_avx2(const double *x, const double *e, int M, int *b)
+{
+    _mm_storeu_si128((__m128i *)(void *)b, cs_ubin_at4(_mm256_loadu_pd(x), e, M));
+}
+static void bins4(const double *x, const double *e, int M, int *b)
+{
+    static int avx2 = -1;
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") != 0;
+    if (avx2) bins4_avx2(x, e, M, b);
+    else
+        for (int i = 0; i < 4; i++) b[i] = cs_ubin_at(x[i], e, M);
+}
+#endif
+
 static void check_bin(double x, const double *e, int M)
 {
     static double last = 0.5;
+#if defined(__GNUC__) && defined(__x86_64__)
+    /* four lanes: x in each lane, beside the three values checked before it */
+    static double before[3] = { 0.25, 0.75, 0.5 };
+    for (int lane = 0; lane < 4; lane++) {
+        double x4[4];
+        int b4[4];
+        for (int i = 0, k = 0; i < 4; i++) x4[i] = i == lane ? x : before[k++];
+        bins4(x4, e, M, b4);
+        for (int i = 0; i < 4; i++) assert_int_equal(b4[i], cs_ubin_at(x4[i], e, M));
+    }
+    before[0] = before[1];
+    before[1] = before[2];
+    before[2] = x;
+#endif
     int b = cs_ubin_at(x, e, M);
     assert_int_equal(b, cs_ubin(x, M));
     assert_true(b >= 0 && b < M);

@@ -72,6 +72,27 @@ static inline void cs_ubin_at2(const double *x, const double *e, int M, int *b)
     b[1] = cs_ubin_at(x[1], e, M);
 }
 
+/* cs_ubin_at2's guess and step in four AVX2 lanes (the same proof): b[i] = cs_ubin_at(x[i], e, M)
+ * for i < 4, the edges gathered from the table e. Callable only from code built for AVX2 (a
+ * function with target("avx2"), run where the CPU has it: engine/reduce/lanes.c). */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+__attribute__((target("avx2"))) static inline __m128i cs_ubin_at4(__m256d v, const double *e, int M)
+{
+    if (M <= 1) return _mm_setzero_si128();
+    __m256d f = _mm256_mul_pd(v, _mm256_set1_pd((double)M));
+    f = _mm256_min_pd(_mm256_max_pd(f, _mm256_setzero_pd()), _mm256_set1_pd((double)(M - 1)));
+    __m128i g = _mm256_cvttpd_epi32(f);
+    __m256d eb = _mm256_i32gather_pd(e, g, 8);
+    /* down one (all ones: -1 in each lane) where the guess is > 0 and x is not above its lower
+     * edge */
+    __m256d down = _mm256_andnot_pd(_mm256_cmp_pd(v, eb, _CMP_GT_OQ), _mm256_cmp_pd(f, _mm256_set1_pd(1.0), _CMP_GE_OQ));
+    __m128i d32 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(down),
+                                                                     _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+    return _mm_add_epi32(g, d32);
+}
+#endif
+
 /* Bin of x among M >= 1 uniform bins, edges computed on the fly. */
 static inline int cs_ubin(double x, int M)
 {

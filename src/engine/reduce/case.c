@@ -7,6 +7,9 @@
  * has one, on this thread otherwise. Every sum is added by one stage, in file order, so a
  * case's sums never depend on the thread count or on which thread ran a stage.
  *
+ * The binning runs in vector lanes (lanes.c: the same bits) where the CPU has AVX2 and the layout
+ * is one segmentation pipelines write; channel_slab and top1_slab are the rules, and do the rest.
+ *
  * Per channel j and voxel: the one-vs-rest fine-bin sums (cs_ubin_at on the precomputed edges:
  * the one bin rule), (p − y)², and −ln max(q, 1e-15) with q = p where y = 1, 1 − p where y = 0;
  * the logs are taken once per group of NLL_GROUP factors (as the row engine's NLL, scoring.c:
@@ -213,9 +216,11 @@ static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_
 
 /* n values of channel j from voxel v0 (in vals): the fine-bin sums, the running softmax values,
  * and each voxel's y in ys for the scores (score_slab). `cells`, `fmax` and `s16` are w's,
- * passed as constants by read_channel so that each layout gets its own loop. */
-static inline cs_status channel_slab(work *w, size_t j, uint64_t v0, const double *vals, uint8_t *ys, size_t n,
-                                     const int cells, const int fmax, const int s16, cs_error *err)
+ * passed as constants by read_channel so that each layout gets its own loop (always inlined:
+ * GCC otherwise made one loop that tests the three at every voxel). */
+__attribute__((always_inline)) static inline cs_status
+channel_slab(work *w, size_t j, uint64_t v0, const double *vals, uint8_t *ys, size_t n, const int cells, const int fmax,
+             const int s16, cs_error *err)
 {
     cs_segstats *st = w->x->st;
     const int F = st->fine;
@@ -284,6 +289,14 @@ static void score_slab(void *arg, size_t part, uint64_t v0, const rd_values *val
     st->nll_neg[si] = a.nlln;
 }
 
+/* Whether the case's layout is one the lanes do (lanes.c): softmax with a float max, a 16-bit sum
+ * and code and argmax in one byte, or regions with a byte a code. */
+static int lanes_fit(const work *w)
+{
+    if (w->m->kind == CS_SEG_SOFTMAX) return w->cells == CELL_PACK && w->fmax && w->s16;
+    return w->cells == CELL_U8;
+}
+
 /* The first voxel in [v, end) whose running sum does not pass with the margin of its rounding
  * (see the top of this file), or end. */
 static uint64_t next_unsure(const work *w, uint64_t v, uint64_t end)
@@ -316,16 +329,49 @@ static void top1_slab(work *w, uint64_t v0, size_t n)
     size_t base = cs_segstats_ti(st, w->ci, 0);
     uint64_t *tc = st->t_cnt + base, *tk = st->t_sum_correct + base;
     double *ts = st->t_sum_conf + base;
-    for (uint64_t v = v0; v < v0 + n; v++) {
-        double conf = max_at(w, w->fmax, v);
-        int b = cs_ubin_at(conf, x->edges, F);
-        tc[b]++;
-        ts[b] += conf;
-        tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
-    }
+    if (lanes_fit(w) && rd_lanes_available()) {
+        rd_top1_block tb = { .edges = x->edges, .fine = F, .tc = tc, .tk = tk, .ts = ts };
+        for (size_t c = 0; c < 16 && c < w->m->n_values; c++) tb.class16[c] = (uint8_t)w->m->class_of[c];
+        for (size_t b = 0; b < n; b += RD_BLOCK) {
+            tb.n = n - b < RD_BLOCK ? n - b : RD_BLOCK;
+            tb.vmax = (const float *)w->vmax + v0 + b;
+            tb.code = (const uint8_t *)w->code + v0 + b;
+            rd_lanes_top1(&tb);
+        }
+    } else
+        for (uint64_t v = v0; v < v0 + n; v++) {
+            double conf = max_at(w, w->fmax, v);
+            int b = cs_ubin_at(conf, x->edges, F);
+            tc[b]++;
+            ts[b] += conf;
+            tk[b] += arg_at(w, w->cells, v) == w->m->class_of[code_at(w, w->cells, v)];
+        }
     if (w->unsure != UINT64_MAX) return;
     uint64_t u = next_unsure(w, v0, v0 + n);
     if (u < v0 + n) w->unsure = u;
+}
+
+/* What the lanes need of channel j, but for each block's place. */
+static void lane_setup(const work *w, size_t j, rd_lane_block *lb)
+{
+    const cs_segstats *st = w->x->st;
+    size_t base = cs_segstats_ci(st, w->ci, j, 0);
+    *lb = (rd_lane_block){ .j = j, .ytab = w->ytab, .edges = w->x->edges, .fine = st->fine,
+                           .cnt = st->cnt + base, .sy = st->sum_y + base, .sp = st->sum_p + base };
+    for (size_t c = 0; c < 16 && c < w->m->n_values; c++) lb->ytab16[c] = w->ytab[c];
+}
+
+/* The block of n values at voxel v0 in lanes: 1, or 0 when a value is out of [0, 1]
+ * (channel_slab then says which). */
+static int lane_block(work *w, rd_lane_block *lb, uint64_t v0, const double *p, uint8_t *ys, size_t n)
+{
+    lb->p = p;
+    lb->n = n;
+    lb->ys = ys;
+    lb->code = (uint8_t *)w->code + v0;
+    lb->vmax = w->m->kind == CS_SEG_SOFTMAX ? (float *)w->vmax + v0 : NULL;
+    lb->vsum = w->m->kind == CS_SEG_SOFTMAX ? (uint16_t *)w->vsum + v0 : NULL;
+    return rd_lanes_channel(lb);
 }
 
 /* Channel j: its one-vs-rest sums and the running softmax values (its scores: score_slab). */
@@ -336,6 +382,9 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
     for (size_t c = 0; c < m->n_values; c++)
         w->ytab[c] = soft ? m->class_of[c] == j : m->member[c * m->k + j];
     uint64_t V = w->sh.voxels;
+    rd_lane_block lb;
+    int lanes = lanes_fit(w) && rd_lanes_available();
+    if (lanes) lane_setup(w, j, &lb);
     for (uint64_t v0 = 0; v0 < V;) {
         size_t n = V - v0 < w->slab ? (size_t)(V - v0) : w->slab;
         rd_values vals;
@@ -345,6 +394,7 @@ static cs_status read_channel(work *w, size_t j, cs_error *err)
         double block[RD_BLOCK];
         for (size_t b = 0; s == CS_OK && b < n; b += RD_BLOCK) {
             size_t bn = rd_values_block(&vals, b, block);
+            if (lanes && lane_block(w, &lb, v0 + b, block, ys + b, bn)) continue;
 #define SLAB(c, f, q) case (c * 2 + f) * 2 + q: s = channel_slab(w, j, v0 + b, block, ys + b, bn, c, f, q, err); break
             switch ((w->cells * 2 + w->fmax) * 2 + w->s16) {
             SLAB(CELL_PACK, 1, 1); SLAB(CELL_PACK, 1, 0); SLAB(CELL_PACK, 0, 1); SLAB(CELL_PACK, 0, 0);

@@ -134,6 +134,50 @@ cs_status rd_stream_next(rd_stream *s, size_t n, rd_values *vals, uint8_t **aux,
  * helper, frees the slabs. NULL is a no-op. The consumer's thread. */
 void rd_stream_close(rd_stream *s, int finish);
 
+/* ---- a channel's block in vector lanes (lanes.c) ------------------------------------------ */
+
+/* n values of channel j from voxel v0 (n <= RD_BLOCK), and the case's per-voxel arrays from v0. */
+typedef struct rd_lane_block {
+    const double *p;
+    size_t n, j;
+    uint8_t *code;              /* class codes: softmax, code | argmax << 4; regions, one a byte */
+    const uint8_t *ytab;        /* regions: code -> y */
+    uint8_t ytab16[16];         /* softmax: code -> y */
+    float *vmax;                /* softmax: the running max (NULL: regions) */
+    uint16_t *vsum;             /* softmax: the 16-bit running sum */
+    uint8_t *ys;                /* out: each value's y */
+    const double *edges;        /* the fine edges (cs_ubin_edge), fine + 1 of them */
+    int fine;
+    uint64_t *cnt, *sy;         /* the channel's fine-bin sums */
+    double *sp;
+} rd_lane_block;
+
+/* Whether the CPU has the lanes (AVX2) and a test has not turned them off. Any thread. */
+int rd_lanes_available(void);
+/* Tests: 0 turns the lanes off (rd_lanes_available says 0), 1 back on. Only while no
+ * reduction runs. */
+void rd_lanes_allow(int on);
+/* The block as case.c's channel_slab would do it, to the same bits: 1. 0 when a value is
+ * outside [0, 1] (or the lanes are not built in): nothing was changed, and channel_slab finds the
+ * value and says so. The caller's thread; rd_lanes_available() must be 1. */
+int rd_lanes_channel(const rd_lane_block *b);
+
+/* The top-1 sums of a softmax case's n voxels from v0, once the last channel is in. */
+typedef struct rd_top1_block {
+    size_t n;
+    const float *vmax;          /* the running max from v0 */
+    const uint8_t *code;        /* code | argmax << 4 from v0 */
+    uint8_t class16[16];        /* code -> class */
+    const double *edges;
+    int fine;
+    uint64_t *tc, *tk;          /* the case's top-1 bin sums */
+    double *ts;
+} rd_top1_block;
+
+/* The block's top-1 sums, as case.c's top1_slab adds them, to the same bits. The caller's
+ * thread; rd_lanes_available() must be 1 (n <= RD_BLOCK). */
+void rd_lanes_top1(const rd_top1_block *b);
+
 /* ---- one case (case.c) ------------------------------------------------------------------- */
 
 typedef struct rd_case_ctx {
