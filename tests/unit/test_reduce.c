@@ -963,6 +963,25 @@ static void test_lanes_give_the_same_bytes(void **state)
                 free(with);
                 free(without);
             }
+    /* a value out of [0, 1] in the middle of a block: the same refusal, with the lanes and
+     * without */
+    const double bad[2] = { 1.25, NAN };
+    const char *said[2] = { "bad.npy: probability 1.25 outside [0,1] at voxel 4001, channel 2 (labels: l0.npy)",
+                            "bad.npy: probability nan outside [0,1] at voxel 4001, channel 2 (labels: l0.npy)" };
+    for (int bi = 0; bi < 2; bi++) {
+        size_t V = 7001;
+        double *p = malloc(4 * V * sizeof *p);
+        assert_non_null(p);
+        for (size_t i = 0; i < 4 * V; i++) p[i] = 0.25;
+        p[2 * V + 4001] = bad[bi];
+        long ps[3] = { 4, 1, (long)V };
+        write_npy("bad.npy", "<f4", ps, 3, p);
+        free(p);
+        for (int on = 0; on < 2; on++) {
+            rd_lanes_allow(on);
+            assert_string_equal(refusal("case,probs,labels\nc0,bad.npy,l0.npy\n", soft), said[bi]);
+        }
+    }
     rd_slab_set(0);
     cs_seg_mapping_free(soft);
     cs_seg_mapping_free(regions);
