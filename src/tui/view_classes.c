@@ -73,16 +73,11 @@ static size_t bars_window(size_t k, int klass, const int *rows)
     return (int)k > *rows && klass >= *rows ? (size_t)klass - (size_t)*rows + 1 : 0;
 }
 
-void tui_view_classes(const tui_ctx *c, const tui_layout *l)
+/* The ECE bars of the first k classes in a, a window of them that holds the chosen class; the
+ * classes without a bar said on the last row. */
+static void class_bars(const tui_ctx *c, const cs_dataset *d, size_t k, const tui_rect *a)
 {
     const tui_state *st = c->st;
-    if (tui_draw_file_state(c, st->active, &l->body)) return;
-    const cs_dataset *d = c->m->files[st->active].data;
-    size_t k = c->m->n_class_slots;
-    if (k > d->k) k = d->k;
-    if (k == 0) k = d->k < TUI_MAX_CLASS_SLOTS ? d->k : TUI_MAX_CLASS_SLOTS;
-
-    /* bars */
     ch_bar bars[TUI_MAX_CLASS_SLOTS];
     char labels[TUI_MAX_CLASS_SLOTS][24];
     int any_stale = 0, missing = 0;
@@ -96,7 +91,6 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
         any_stale |= stale;
         bars[i] = (ch_bar){ labels[i], v, NAN, NAN, stale };
     }
-    const tui_rect *a = &l->a;
     char title[128];
     snprintf(title, sizeof title, "per-class ECE (class:c lens)%s",
              k < d->k ? ", first classes" : "");
@@ -115,19 +109,21 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
                   d->k - drawn == 1 ? "" : "es");
     }
     ch_buf *b = ch_buf_new(a->w, rows);
-    if (b) {
-        ch_bars bc;
-        memset(&bc, 0, sizeof bc);
-        bc.bars = bars + first;
-        bc.n = k - first;
-        bc.vmax = NAN;
-        ch_bars_draw(b, 0, 0, a->w, rows, &bc, c->g);
-        tui_blit(b, a->y + 1, a->x, 0);
-        ch_buf_free(b);
-    }
+    if (!b) return;
+    ch_bars bc;
+    memset(&bc, 0, sizeof bc);
+    bc.bars = bars + first;
+    bc.n = k - first;
+    bc.vmax = NAN;
+    ch_bars_draw(b, 0, 0, a->w, rows, &bc, c->g);
+    tui_blit(b, a->y + 1, a->x, 0);
+    ch_buf_free(b);
+}
 
-    /* table of the selected class and its neighbours */
-    const tui_rect *t = &l->b;
+/* The table of the selected class and its neighbours in t: ECE, mean p, frequency, n. */
+static void class_table(const tui_ctx *c, const cs_dataset *d, size_t k, const tui_rect *t)
+{
+    const tui_state *st = c->st;
     int y = t->y;
     tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-12s %7s %7s %7s %6s", "class", "ECE", "mean p",
               "freq", "n");
@@ -153,5 +149,17 @@ void tui_view_classes(const tui_ctx *c, const tui_layout *l)
                   "%-12.12s %s %s %s %6zu", d->class_names[i], e, p, f, res->n);
     }
     tui_draw_scroll_marker(t, y, (int)start, shown, (int)k, marker);
+}
+
+void tui_view_classes(const tui_ctx *c, const tui_layout *l)
+{
+    const tui_state *st = c->st;
+    if (tui_draw_file_state(c, st->active, &l->body)) return;
+    const cs_dataset *d = c->m->files[st->active].data;
+    size_t k = c->m->n_class_slots;
+    if (k > d->k) k = d->k;
+    if (k == 0) k = d->k < TUI_MAX_CLASS_SLOTS ? d->k : TUI_MAX_CLASS_SLOTS;
+    class_bars(c, d, k, &l->a);
+    class_table(c, d, k, &l->b);
     likert_panel(c, &l->c);
 }

@@ -579,22 +579,11 @@ static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec 
     draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
 }
 
-void tui_view_compare(const tui_ctx *c, const tui_layout *l)
+/* The answer first: one verdict per file beside the reference, as the report begins (the
+ * recalibrations' verdicts head the methods panel: up to ten of them would push the files' table
+ * off this one). The row after them. */
+static int file_verdicts(const tui_ctx *c, const cs_methods *mt, int mstale, const tui_rect *t, int y)
 {
-    if (c->st->cmp_panel != TUI_CMP_FILES) {
-        tui_rect whole = l->body;
-        methods_panel(c, &whole, c->st->cmp_panel == TUI_CMP_TABLE ? &table_panel : &ranks_panel);
-        return;
-    }
-    diagrams(c, &l->a);
-    const tui_rect *t = &l->b;
-    int y = t->y;
-    int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
-    int mstale = 0;
-    const cs_methods *mt = methods_result(c->m, &mstale);
-    /* the answer first: one verdict per file beside the reference, as the report begins (the
-     * recalibrations' verdicts head the methods panel: up to ten of them would push the files'
-     * table off this one) */
     for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
         if (i == mt->ref || i >= c->m->n_methods || c->m->method_recal[i] >= 0) continue;
         char v[2 * CS_SPEC_MAX + 600];
@@ -602,49 +591,52 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         tui_rect at = { t->x, y, t->w, t->y + t->h - y };
         y += tui_draw_lines(&at, y, mstale ? CH_ROLE_STALE : TUI_ROLE_HEADING, v);
     }
-    if (narrow)
-        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
-                  "-ref", "  95% paired", "P<");
-    else
-        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-18s %7s %7s %7s %8s %-17s   %5s", "file",
-                  "ECE", "Brier", "NLL", "-ref", "  95% paired", "P<");
-    file_label names[TUI_MAX_FILES];
-    file_names(c, narrow ? 14 : 18, names);
-    for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) {
-        const tui_file *file = &c->m->files[f];
-        int stale;
-        const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
-        const char *name = names[f];
-        if (file->state == TUI_FAILED) {
-            tui_textf(y++, t->x, t->w, TUI_ROLE_ERROR, "%-18s %s", name, file->error);
-            continue;
-        }
-        if (!resp || resp->status != CS_OK) {
-            tui_textf(y++, t->x, t->w, CH_ROLE_TEXT, "%-18s %s", name,
-                      resp ? resp->err.msg : "...");
-            continue;
-        }
-        /* the methods table's row of this file; under a selection on the reference its values
-         * too, so that ECE and -ref are on the same samples */
-        const cs_method_row *row = file_row(c->m, mt, f), *cut = cut_row(c->m, mt, f);
-        const cs_result *res = &cs_metrics_job_of(resp)->result;
-        char e[16], b[16], nl[16], line[2048];
-        tui_fmt_value(e, sizeof e, cut ? cut->v[CS_METHODS_COL_ECE] : res->ece);
-        tui_fmt_value(b, sizeof b, cut ? cut->v[7] : res->brier);
-        tui_fmt_value(nl, sizeof nl, cut ? cut->v[8] : res->nll);
-        int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
-                         : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
-        if (row && row == &mt->rows[mt->ref]) {
-            snprintf(line + len, sizeof line - (size_t)len, " (reference)");
-        } else if (row) {
-            char pd[1100];
-            paired_text(row, CS_METHODS_COL_ECE, too_few_pairs(c, row), pd, sizeof pd);
-            snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
-        } else if (c->m->n_files >= 2) {
-            snprintf(line + len, sizeof line - (size_t)len, " paired bootstrap...");
-        }
-        tui_text(y++, t->x, t->w, stale || mstale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT), line);
+    return y;
+}
+
+/* File f's row of the files' table at row y: its ECE (Brier and NLL unless narrow) and its
+ * paired difference from the reference. */
+static void file_line(const tui_ctx *c, const cs_methods *mt, int mstale, size_t f, const char *name, int narrow,
+                      const tui_rect *t, int y)
+{
+    const tui_file *file = &c->m->files[f];
+    int stale;
+    const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
+    if (file->state == TUI_FAILED) {
+        tui_textf(y, t->x, t->w, TUI_ROLE_ERROR, "%-18s %s", name, file->error);
+        return;
     }
+    if (!resp || resp->status != CS_OK) {
+        tui_textf(y, t->x, t->w, CH_ROLE_TEXT, "%-18s %s", name, resp ? resp->err.msg : "...");
+        return;
+    }
+    /* the methods table's row of this file; under a selection on the reference its values
+     * too, so that ECE and -ref are on the same samples */
+    const cs_method_row *row = file_row(c->m, mt, f), *cut = cut_row(c->m, mt, f);
+    const cs_result *res = &cs_metrics_job_of(resp)->result;
+    char e[16], b[16], nl[16], line[2048];
+    tui_fmt_value(e, sizeof e, cut ? cut->v[CS_METHODS_COL_ECE] : res->ece);
+    tui_fmt_value(b, sizeof b, cut ? cut->v[7] : res->brier);
+    tui_fmt_value(nl, sizeof nl, cut ? cut->v[8] : res->nll);
+    int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
+                     : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
+    if (row && row == &mt->rows[mt->ref]) {
+        snprintf(line + len, sizeof line - (size_t)len, " (reference)");
+    } else if (row) {
+        char pd[1100];
+        paired_text(row, CS_METHODS_COL_ECE, too_few_pairs(c, row), pd, sizeof pd);
+        snprintf(line + len, sizeof line - (size_t)len, " %s", pd);
+    } else if (c->m->n_files >= 2) {
+        snprintf(line + len, sizeof line - (size_t)len, " paired bootstrap...");
+    }
+    tui_text(y, t->x, t->w, stale || mstale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT),
+             line);
+}
+
+/* Below the files' table (whose last row is y - 1): what -ref and P< mean, the notes on misses
+ * and too few pairs, and the selection. */
+static void files_notes(const tui_ctx *c, const cs_methods *mt, const tui_rect *t, int y)
+{
     if (y + 1 < t->y + t->h)
         tui_text(y + 1, t->x, t->w, CH_ROLE_LABEL,
                  c->m->n_files >= 2 ? "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap"
@@ -663,4 +655,29 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
         tui_rect below = { t->x, y + 3, t->w, t->y + t->h - (y + 3) };
         if (sel[0]) tui_draw_lines(&below, below.y, CH_ROLE_LABEL, sel);
     }
+}
+
+void tui_view_compare(const tui_ctx *c, const tui_layout *l)
+{
+    if (c->st->cmp_panel != TUI_CMP_FILES) {
+        tui_rect whole = l->body;
+        methods_panel(c, &whole, c->st->cmp_panel == TUI_CMP_TABLE ? &table_panel : &ranks_panel);
+        return;
+    }
+    diagrams(c, &l->a);
+    const tui_rect *t = &l->b;
+    int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
+    int mstale = 0;
+    const cs_methods *mt = methods_result(c->m, &mstale);
+    int y = file_verdicts(c, mt, mstale, t, t->y);
+    if (narrow)
+        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
+                  "-ref", "  95% paired", "P<");
+    else
+        tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-18s %7s %7s %7s %8s %-17s   %5s", "file",
+                  "ECE", "Brier", "NLL", "-ref", "  95% paired", "P<");
+    file_label names[TUI_MAX_FILES];
+    file_names(c, narrow ? 14 : 18, names);
+    for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) file_line(c, mt, mstale, f, names[f], narrow, t, y++);
+    files_notes(c, mt, t, y);
 }
