@@ -887,6 +887,15 @@ static void test_threads_give_the_same_bytes(void **state)
 
 /* ---- the lanes (lanes.c) ------------------------------------------------------------------ */
 
+/* The tests' random numbers: xorshift64 (Marsaglia 2003), one call a statement. */
+static uint64_t xorshift(uint64_t *r)
+{
+    *r ^= *r << 13;
+    *r ^= *r >> 7;
+    *r ^= *r << 17;
+    return *r;
+}
+
 /* One float32 case of V voxels and 4 channels whose values make every branch of the channel pass
  * go both ways: runs of one class (as a segmentation's regions), ties for the max (values in
  * steps of 1/8), values on and beside the fine edges (the float nearest k/300 and its
@@ -898,20 +907,19 @@ static void write_lane_case(const char *probs, const char *labels, size_t V, uns
     assert_non_null(p);
     assert_non_null(l);
     uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
-#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
     int cls = 0;
     for (size_t v = 0; v < V; v++) {
-        if (NEXT() % 50 == 0) cls = (int)(NEXT() % 4);          /* a new run */
-        l[v] = NEXT() % 20 == 0 ? (double)(NEXT() % 4) : cls;
+        if (xorshift(&r) % 50 == 0) cls = (int)(xorshift(&r) % 4);          /* a new run */
+        l[v] = xorshift(&r) % 20 == 0 ? (double)(xorshift(&r) % 4) : cls;
         double q[4], s = 0;
-        int kind = (int)(NEXT() % 4);
+        int kind = (int)(xorshift(&r) % 4);
         for (int j = 0; j < 4; j++) {
-            if (kind == 0) q[j] = (double)(NEXT() % 9) / 8.0;                     /* ties */
+            if (kind == 0) q[j] = (double)(xorshift(&r) % 9) / 8.0;                     /* ties */
             else if (kind == 1) {                                                 /* at an edge */
-                float e = (float)((double)(NEXT() % 301) / 300.0);
-                int side = (int)(NEXT() % 3);
+                float e = (float)((double)(xorshift(&r) % 301) / 300.0);
+                int side = (int)(xorshift(&r) % 3);
                 q[j] = side == 0 ? e : side == 1 ? nextafterf(e, 0.0f) : nextafterf(e, 1.0f);
-            } else q[j] = exp(3.0 * ((double)(NEXT() % 1000) / 1000.0 - 0.5) + (j == cls ? 2.0 : 0.0));
+            } else q[j] = exp(3.0 * ((double)(xorshift(&r) % 1000) / 1000.0 - 0.5) + (j == cls ? 2.0 : 0.0));
             s += q[j];
         }
         for (int j = 0; j < 4; j++) {
@@ -921,7 +929,6 @@ static void write_lane_case(const char *probs, const char *labels, size_t V, uns
             p[(size_t)j * V + v] = (double)(float)x;
         }
     }
-#undef NEXT
     long ps[3] = { 4, 1, (long)V }, ls[2] = { 1, (long)V };
     write_npy(probs, "<f4", ps, 3, p);
     write_npy(labels, "<i4", ls, 2, l);
@@ -1002,26 +1009,27 @@ static void test_lanes_block(void **state)
     double edges[301];
     for (int i = 0; i <= F; i++) edges[i] = cs_ubin_edge(i, F);
     uint64_t r = 77;
-#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
     static double p[RD_BLOCK];
     static float vmax[RD_BLOCK], wmax[RD_BLOCK];
     static uint16_t vsum[RD_BLOCK], wsum[RD_BLOCK];
     static uint8_t code[RD_BLOCK], wcode[RD_BLOCK], ys[RD_BLOCK];
     for (int trial = 0; trial < 400; trial++) {
-        size_t n = trial < 40 ? (size_t)trial + 1 : (size_t)(NEXT() % RD_BLOCK) + 1, j = (size_t)(NEXT() % 4);
+        size_t n = trial < 40 ? (size_t)trial + 1 : (size_t)(xorshift(&r) % RD_BLOCK) + 1;
+        size_t j = (size_t)(xorshift(&r) % 4);
         uint64_t cnt[300] = { 0 }, sy[300] = { 0 }, wcnt[300] = { 0 }, wsy[300] = { 0 };
         double sp[300] = { 0 }, wsp[300] = { 0 };
         rd_lane_block b = { .p = p, .n = n, .j = j, .code = code, .vmax = vmax, .vsum = vsum, .ys = ys, .edges = edges,
                             .fine = F, .cnt = cnt, .sy = sy, .sp = sp };
         for (int c = 0; c < 16; c++) b.ytab16[c] = (uint8_t)(c % 4 == (int)j);
         for (size_t i = 0; i < n; i++) {
-            int kind = (int)(NEXT() % 4);
-            vmax[i] = (float)(NEXT() % 1001) / 1000.0f;
+            int kind = (int)(xorshift(&r) % 4);
+            vmax[i] = (float)(xorshift(&r) % 1001) / 1000.0f;
             p[i] = kind == 0 ? (double)vmax[i]                                     /* a tie */
-                 : kind == 1 ? (double)(NEXT() % 65537) * 0x1p-16                 /* half steps */
-                 : (double)(float)((double)(NEXT() % 1000001) / 1e6);
-            vsum[i] = kind == 2 ? (uint16_t)(65535 - NEXT() % 40000 % 3) : (uint16_t)(NEXT() % 65536);
-            code[i] = (uint8_t)(NEXT() % 4 | (NEXT() % 4) << 4);
+                 : kind == 1 ? (double)(xorshift(&r) % 65537) * 0x1p-16                 /* half steps */
+                 : (double)(float)((double)(xorshift(&r) % 1000001) / 1e6);
+            vsum[i] = kind == 2 ? (uint16_t)(65535 - xorshift(&r) % 40000 % 3) : (uint16_t)(xorshift(&r) % 65536);
+            unsigned cl = (unsigned)(xorshift(&r) % 4), am = (unsigned)(xorshift(&r) % 4);
+            code[i] = (uint8_t)(cl | am << 4);
             /* the rules, value by value */
             int up = j == 0 || p[i] > (double)vmax[i];
             wmax[i] = up ? (float)p[i] : vmax[i];
@@ -1065,7 +1073,6 @@ static void test_lanes_block(void **state)
         }
         for (int k = 0; k < F; k++) assert_int_equal(cnt[k], 0);
     }
-#undef NEXT
 }
 
 /* ---- the stream (stream.c) ---------------------------------------------------------------- */
