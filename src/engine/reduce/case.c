@@ -123,17 +123,11 @@ static inline void max_put(work *w, int fmax, uint64_t v, double p)
     else ((double *)w->vmax)[v] = p;
 }
 
-/* The 16-bit running sum: steps of 2^-15, rounded to nearest, saturating at 65535. */
-#define S16_STEP 0x1p-15
-static inline uint16_t s16_of(double s)
-{
-    return s >= 65535.0 * S16_STEP ? (uint16_t)65535 : (uint16_t)(s * 32768.0 + 0.5);
-}
 static inline void sum_put(work *w, int s16, uint64_t v, size_t j, double p)
 {
     if (s16) {
         uint16_t *u = (uint16_t *)w->vsum + v;
-        *u = s16_of(j ? (double)*u * S16_STEP + p : p);
+        *u = rd_s16_of(j ? (double)*u * RD_S16_STEP + p : p);
     } else {
         float *f = (float *)w->vsum + v;
         *f = (float)(j ? (double)*f + p : p);
@@ -305,7 +299,7 @@ static uint64_t next_unsure(const work *w, uint64_t v, uint64_t end)
     if (w->s16) {
         const uint16_t *u = w->vsum;
         for (; v < end; v++)
-            if (u[v] == 65535 || !(fabs((double)u[v] * S16_STEP - 1.0) + C * S16_STEP <= tol)) break;
+            if (u[v] == 65535 || !(fabs((double)u[v] * RD_S16_STEP - 1.0) + C * RD_S16_STEP <= tol)) break;
         return v;
     }
     const float *fs = w->vsum;
@@ -567,7 +561,7 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
         w.fmax = (pi->dtype == CS_VDT_F16 || pi->dtype == CS_VDT_F32) && pi->scl_slope == 1.0 && pi->scl_inter == 0.0;
         w.cells = x->m->n_values > 256 || x->m->k > 256 ? CELL_U32
                 : x->m->kind == CS_SEG_SOFTMAX && x->m->n_values <= 16 && x->m->k <= 16 ? CELL_PACK : CELL_U8;
-        w.s16 = x->m->kind == CS_SEG_SOFTMAX && (double)w.sh.channels * S16_STEP <= x->o->sum_tol / 4;
+        w.s16 = x->m->kind == CS_SEG_SOFTMAX && (double)w.sh.channels * RD_S16_STEP <= x->o->sum_tol / 4;
         w.vals_total = w.sh.voxels * (uint64_t)(w.sh.channels + 1);
         w.bytes = case_bytes(&w, pv, lv);
     }

@@ -102,7 +102,7 @@ __attribute__((target("avx2"))) static void softmax_lanes(const rd_lane_block *b
     uint8_t *code = b->code;
     float *vmax = b->vmax;
     uint16_t *vsum = b->vsum;
-    const __m256d step = _mm256_set1_pd(0x1p-15), scale = _mm256_set1_pd(32768.0), half = _mm256_set1_pd(0.5),
+    const __m256d step = _mm256_set1_pd(RD_S16_STEP), scale = _mm256_set1_pd(32768.0), half = _mm256_set1_pd(0.5),
                   top = _mm256_set1_pd(65535.0);
     const int first = b->j == 0;
     uint8_t gt[RD_BLOCK];
@@ -115,7 +115,7 @@ __attribute__((target("avx2"))) static void softmax_lanes(const rd_lane_block *b
         uint32_t g4 = (bits & 1 ? 0xffu : 0) | (bits & 2 ? 0xff00u : 0) | (bits & 4 ? 0xff0000u : 0) | (bits & 8 ? 0xff000000u : 0);
         memcpy(gt + i, &g4, 4);
         /* s = u·2^-15 + p (p alone in the first channel); 65535 where s >= 65535·2^-15, else
-         * trunc(s·32768 + 0.5): as s16_of, since min(s·32768 + 0.5, 65535) truncates the same */
+         * trunc(s·32768 + 0.5): as rd_s16_of, since min(s·32768 + 0.5, 65535) truncates the same */
         __m256d s = x;
         if (!first) {
             uint64_t u4;
@@ -134,8 +134,7 @@ __attribute__((target("avx2"))) static void softmax_lanes(const rd_lane_block *b
         int up = first || x > (double)vmax[i];
         if (up) vmax[i] = (float)x;
         gt[i] = up ? 0xff : 0;
-        double s = first ? x : (double)vsum[i] * 0x1p-15 + x;
-        vsum[i] = s >= 65535.0 * 0x1p-15 ? (uint16_t)65535 : (uint16_t)(s * 32768.0 + 0.5);
+        vsum[i] = rd_s16_of(first ? x : (double)vsum[i] * RD_S16_STEP + x);
     }
     /* y from the code nibble, and the argmax nibble moved to j where the value went up */
     const __m128i tab = _mm_loadu_si128((const __m128i *)(const void *)b->ytab16), low = _mm_set1_epi8(15);

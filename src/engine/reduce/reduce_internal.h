@@ -134,6 +134,16 @@ cs_status rd_stream_next(rd_stream *s, size_t n, rd_values *vals, uint8_t **aux,
  * helper, frees the slabs. NULL is a no-op. The consumer's thread. */
 void rd_stream_close(rd_stream *s, int finish);
 
+/* ---- the 16-bit running sum of a softmax voxel (case.c, lanes.c) ------------------------- */
+
+/* Steps of 2^-15, rounded to nearest, saturating at 65535: s >= 65535·2^-15 gives 65535, else
+ * trunc(s·32768 + 0.5). case.c says why 16 bits suffice. Pure: any thread. */
+#define RD_S16_STEP 0x1p-15
+static inline uint16_t rd_s16_of(double s)
+{
+    return s >= 65535.0 * RD_S16_STEP ? (uint16_t)65535 : (uint16_t)(s * 32768.0 + 0.5);
+}
+
 /* ---- a channel's block in vector lanes (lanes.c) ------------------------------------------ */
 
 /* n values of channel j from voxel v0 (n <= RD_BLOCK), and the case's per-voxel arrays from v0. */
