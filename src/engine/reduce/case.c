@@ -257,19 +257,22 @@ static void score_slab(void *arg, size_t part, uint64_t v0, const rd_values *val
     if (v0 == 0) a = (struct chan_score){ .pp = 1.0, .pn = 1.0 };
     size_t n = vals->n;
     double block[RD_BLOCK];
-    for (size_t i = 0; i < n; i++) {
-        if (i % RD_BLOCK == 0) rd_values_block(vals, i, block);
-        double p = block[i % RD_BLOCK];
-        unsigned y = ys[i];
-        double d = p - (double)y;
-        a.sq += d * d;
-        if (y) {
-            a.pp *= p > 1e-15 ? p : 1e-15;
-            if (++a.npp == NLL_GROUP) { a.nllp -= log(a.pp); a.pp = 1.0; a.npp = 0; }
-        } else {
-            double q = 1.0 - p;
-            a.pn *= q > 1e-15 ? q : 1e-15;
-            if (++a.npn == NLL_GROUP) { a.nlln -= log(a.pn); a.pn = 1.0; a.npn = 0; }
+    for (size_t b = 0; b < n; b += RD_BLOCK) {
+        size_t bn = rd_values_block(vals, b, block);
+        const uint8_t *yb = ys + b;
+        for (size_t i = 0; i < bn; i++) {
+            double p = block[i];
+            unsigned y = yb[i];
+            double d = p - (double)y;
+            a.sq += d * d;
+            if (y) {
+                a.pp *= p > 1e-15 ? p : 1e-15;
+                if (++a.npp == NLL_GROUP) { a.nllp -= log(a.pp); a.pp = 1.0; a.npp = 0; }
+            } else {
+                double q = 1.0 - p;
+                a.pn *= q > 1e-15 ? q : 1e-15;
+                if (++a.npn == NLL_GROUP) { a.nlln -= log(a.pn); a.pn = 1.0; a.npn = 0; }
+            }
         }
     }
     w->score = a;
