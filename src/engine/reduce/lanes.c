@@ -26,12 +26,13 @@ void rd_lanes_allow(int on)
 
 #if defined(__GNUC__) && defined(__x86_64__)
 
+/* AVX2, asked once; libgcc's and compiler-rt's answers include the OS saving the YMM registers
+ * (XGETBV), and their tables are filled before main. */
 int rd_lanes_available(void)
 {
     static atomic_int known = -1;
     int k = atomic_load_explicit(&known, memory_order_relaxed);
     if (k < 0) {
-        __builtin_cpu_init();
         k = __builtin_cpu_supports("avx2") != 0;
         atomic_store_explicit(&known, k, memory_order_relaxed);
     }
