@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "calscope/metrics.h"
+#include "engine/num/cpu.h"
 #include "engine/num/ubin.h"
 
 /* Edges where x*M rounds to the wrong side, so a rule written as ceil(x*M)-1 without the
@@ -71,7 +72,7 @@ __attribute__((target("avx2"))) static void bins4_avx2(const double *x, const do
 static void bins4(const double *x, const double *e, int M, int *b)
 {
     static int avx2 = -1;
-    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") != 0;
+    if (avx2 < 0) avx2 = (cs_cpu_features() & CS_CPU_AVX2) != 0;
     if (avx2) bins4_avx2(x, e, M, b);
     else
         for (int i = 0; i < 4; i++) b[i] = cs_ubin_at(x[i], e, M);
@@ -178,6 +179,21 @@ static void test_metrics_use_the_rule(void **state)
     cs_dataset_free(d);
 }
 
+/* cs_cpu_features (the one place that asks the CPU, for the lanes, F16C halves and the
+ * register clear after ISA-L) against libgcc's own answers, read independently. */
+static void test_cpu_features(void **state)
+{
+    (void)state;
+    unsigned f = cs_cpu_features();
+    assert_int_equal(cs_cpu_features(), f);   /* asked once, the same answer */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+    assert_int_equal((f & CS_CPU_AVX) != 0, __builtin_cpu_supports("avx") != 0);
+    assert_int_equal((f & CS_CPU_AVX2) != 0, __builtin_cpu_supports("avx2") != 0);
+    assert_int_equal((f & CS_CPU_F16C) != 0, __builtin_cpu_supports("f16c") != 0 && (f & CS_CPU_AVX) != 0);
+#endif
+    if (f & (CS_CPU_AVX2 | CS_CPU_F16C)) assert_true(f & CS_CPU_AVX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_table_and_scan_agree),
         cmocka_unit_test(test_branch_free_table),
         cmocka_unit_test(test_metrics_use_the_rule),
+        cmocka_unit_test(test_cpu_features),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

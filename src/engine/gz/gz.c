@@ -4,6 +4,7 @@
  * data (cs_gz_trailing says so). Input comes from a file through a buffer of its own, or from a
  * caller's pull function; besides that buffer only ISA-L's state is held (~ 200 KiB in all). */
 #include "engine/gz/gz.h"
+#include "engine/num/cpu.h"
 
 #include <isa-l/igzip_lib.h>
 
@@ -188,7 +189,7 @@ static int next_member(cs_gz *g)
 static void clear_upper_vector_state(void)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("avx"))
+    if (cs_cpu_features() & CS_CPU_AVX)
         __asm__ volatile("vzeroupper" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
                          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 #endif

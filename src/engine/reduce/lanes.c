@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "engine/num/cpu.h"
 #include "engine/num/ubin.h"
 
 static atomic_int lanes_allowed = 1;
@@ -26,17 +27,9 @@ void rd_lanes_allow(int on)
 
 #if defined(__GNUC__) && defined(__x86_64__)
 
-/* AVX2, asked once; libgcc's and compiler-rt's answers include the OS saving the YMM registers
- * (XGETBV), and their tables are filled before main. */
 int rd_lanes_available(void)
 {
-    static atomic_int known = -1;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k < 0) {
-        k = __builtin_cpu_supports("avx2") != 0;
-        atomic_store_explicit(&known, k, memory_order_relaxed);
-    }
-    return k && atomic_load_explicit(&lanes_allowed, memory_order_relaxed);
+    return (cs_cpu_features() & CS_CPU_AVX2) && atomic_load_explicit(&lanes_allowed, memory_order_relaxed);
 }
 
 /* Every value in [0, 1] (NaN is not). */

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <stdatomic.h>
 #endif
+
+#include "engine/num/cpu.h"
 
 static const struct {
     const char *name;
@@ -133,26 +133,9 @@ __attribute__((target("avx,f16c"))) static void halves_f16c(const unsigned char 
         _mm256_storeu_pd(dst + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
     }
 }
-/* F16C and AVX, and the OS saving the YMM registers (CPUID leaf 1, XGETBV): asked once (in a
- * VM each CPUID traps to the hypervisor). clang's __builtin_cpu_supports knows no "f16c". */
-static int cpu_f16c(void)
-{
-    static atomic_int known = -1;
-    int k = atomic_load_explicit(&known, memory_order_relaxed);
-    if (k >= 0) return k;
-    unsigned a, b, c, d, lo = 0, hi = 0;
-    k = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && (c & bit_AVX) && (c & bit_OSXSAVE);
-    if (k) {
-        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0u));
-        k = (lo & 6u) == 6u;   /* XMM and YMM state */
-    }
-    (void)hi;
-    atomic_store_explicit(&known, k, memory_order_relaxed);
-    return k;
-}
 static size_t halves_fast(const unsigned char *src, size_t n, double *dst)
 {
-    if (!cpu_f16c()) return 0;
+    if (!(cs_cpu_features() & CS_CPU_F16C)) return 0;
     halves_f16c(src, n, dst);
     return n - n % 8;
 }
