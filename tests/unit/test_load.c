@@ -111,7 +111,7 @@ static void test_row_reasons(void **state)
     expect_refused("label,p_a,p_b\n1.5,0.4,0.6\n", 2, 1, "t.csv:2:1: label '1.5' is not an integer");
     expect_refused("y,p_cat,p_dog\nbird,0.4,0.6\n", 2, 1,
                    "t.csv:2:1: unknown class name 'bird' (classes: cat, dog)");
-    expect_refused("label,p_a,p_b,tta\n0,0.4,0.6,x\n", 2, 4, "t.csv:2:4: tta 'x' is not an integer >= 0");
+    expect_refused("label,p_a,p_b,tta,id\n0,0.4,0.6,x,a\n", 2, 4, "t.csv:2:4: tta 'x' is not an integer >= 0");
     expect_refused("label,p_a,p_b,id\n0,0.4,0.6,\n", 2, 4, "t.csv:2:4: empty field in column 'id'");
     /* the excerpt is cut and control bytes are escaped */
     expect_refused("label,p_a,p_b\n0,0.4\x01z,0.6\n", 2, 2,
@@ -139,6 +139,9 @@ static void test_file_reasons(void **state)
     expect_refused("label,p_a\n0,0.3\n", 1, 2,
                    "t.csv:1:2: only one class column 'p_a' (need two or more, or name it p, prob or"
                    " score for a binary file)");
+    expect_refused("label,p_a,p_b,tta\n0,0.3,0.7,0\n1,0.4,0.6,1\n", 1, 4,
+                   "t.csv:1:4: a tta column needs an id column (the rows of one sample share an id;"
+                   " tta 0 is its clean prediction)");
     expect_refused("", 1, 1, "t.csv:1:1: empty file");
     expect_refused("\n\n", 1, 1, "t.csv:1:1: empty file (only blank lines)");
     expect_refused("label,p_a,p_b\n", 1, 1, "t.csv:1:1: header only, no data rows");

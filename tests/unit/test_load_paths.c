@@ -171,19 +171,22 @@ static char *mixed_file(size_t rows, size_t *len, int crlf)
     char *b = malloc(cap);
     assert_non_null(b);
     const char *nl = crlf ? "\r\n" : "\n";
-    o += (size_t)snprintf(b, cap, "label,p_a,p_b,p_c,tta%s", nl);
+    o += (size_t)snprintf(b, cap, "label,p_a,p_b,p_c,tta,id%s", nl);   /* an id a row */
     static const char *bad[] = {"1,0.2,0.3", "1,x,0.5,0.5,0", "1,,0.5,0.5,0", "1,nan,0.5,0.5,0",
                                 "1,1.5,0,0,0", "1,0.2,0.2,0.2,0", "3,0.2,0.3,0.5,0",
                                 "0.5,0.2,0.3,0.5,0", "zz,0.2,0.3,0.5,0", "1,0.2,0.3,0.5,-2", "",
                                 "  ", "1, 0.2 ,0.3,0.5,1", "b,0.2,0.3,0.5,0", "1,0.2,0.3,0.5,0,9"};
     for (size_t i = 0; i < rows; i++) {
         unsigned long long r = rnd();
-        if (r % 10 == 0)
-            o += (size_t)snprintf(b + o, cap - o, "%s%s", bad[(r / 10) % 15], nl);
-        else
-            o += (size_t)snprintf(b + o, cap - o, "%d,%.3f,%.3f,%.3f,%d%s", (int)(r % 3),
+        const char *bad_row = bad[(r / 10) % 15];
+        if (r % 10 == 0 && strspn(bad_row, " ") == strlen(bad_row))   /* a blank line */
+            o += (size_t)snprintf(b + o, cap - o, "%s%s", bad_row, nl);
+        else if (r % 10 == 0)
+            o += (size_t)snprintf(b + o, cap - o, "%s,i%zu%s", bad_row, i, nl);
+        else   /* 1 in 8 a tta 1 on a row of its own id: no tta 0 row, a bad row too */
+            o += (size_t)snprintf(b + o, cap - o, "%d,%.3f,%.3f,%.3f,%d,i%zu%s", (int)(r % 3),
                                   (double)(r % 500) / 1000, 0.25, 0.75 - (double)(r % 500) / 1000,
-                                  (int)((r >> 20) % 4), nl);
+                                  (int)((r >> 20) % 8 == 0), i, nl);
     }
     *len = o;
     return b;

@@ -411,6 +411,10 @@ cs_status cs_load_schema_end(csl_schema_builder *b)
                             " score for a binary file)",
                             cs_load_col_name(s, (size_t)s->first_prob_col - 1));
     }
+    if (s->has_tta && !s->has_id)   /* its rows would be observations of nothing: refuse */
+        return header_error(err, name, line, b->seen[CSL_TTA],
+                            "a tta column needs an id column (the rows of one sample share"
+                            " an id; tta 0 is its clean prediction)");
     if (b->opt->split_column && !s->has_split)
         return header_error(err, name, line, 1, "no split column '%s' in the header",
                             b->opt->split_column);
