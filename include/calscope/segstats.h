@@ -107,6 +107,19 @@ int cs_segstats_sniff(const char *path);
  * only once the case lines show the file has room for their records. Any thread. */
 cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err);
 
+/* The most text a statistics file read into memory (gzip'd, or from a pipe) may hold: past it
+ * the file is refused, so a gzip bomb costs at most this. */
+#define CS_SEGSTATS_TEXT_MAX ((uint64_t)1 << 32)
+
+/* cs_segstats_read over text already in memory (a pipe's, inflated), named path in messages.
+ * Takes text (malloc'd; freed here, whatever the outcome). Any thread. */
+cs_status cs_segstats_parse_text(const char *path, char *text, size_t len, cs_segstats **out,
+                                 cs_error *err);
+
+/* 1 when bytes[0..n) begin with the statistics header line's "# calscope-stats " (the rule
+ * cs_segstats_sniff applies to a file's first inflated bytes). Any thread. */
+int cs_segstats_magic(const void *bytes, size_t n);
+
 /* Sums shards: every input must have the same fine resolution, kind, classes and mapping
  * (else CS_EINPUT naming both files and what differs), and no case may appear in two of them
  * ("case 'X' is in both A and B"). The result has the union of the cases, ascending by name;

@@ -67,6 +67,21 @@ expect_eq "--merge of a case twice: exit 3" 3 "$RC"
 expect_match "--merge of a case twice: named" "case 'a' is in both" "$ERR"
 [ -e "$TMP/twice.csv" ] && not_ok "--merge refused: no output file" || ok "--merge refused: no output file"
 
+# ---- a statistics file through standard input or a pipe reads as one (gzip'd or not) -------
+"$CALSCOPE" report "$TMP/all.csv" | tail -n +2 >"$TMP/rep_file.txt"
+run "$CALSCOPE" report - <"$TMP/s1.csv"
+expect_eq "stats on stdin (a regular file): exit 0" 0 "$RC"
+cat "$TMP/all.csv" | "$CALSCOPE" report - | tail -n +2 >"$TMP/rep_pipe.txt"
+if cmp -s "$TMP/rep_file.txt" "$TMP/rep_pipe.txt"; then ok "stats through a pipe: the file's report"; else not_ok "stats through a pipe: the file's report"; fi
+gzip -c "$TMP/all.csv" | "$CALSCOPE" report - | tail -n +2 >"$TMP/rep_gz.txt"
+if cmp -s "$TMP/rep_file.txt" "$TMP/rep_gz.txt"; then ok "gzip'd stats through a pipe: the file's report"; else not_ok "gzip'd stats through a pipe: the file's report"; fi
+run "$CALSCOPE" report --label-values 0,1,2,4 - <"$TMP/all.csv"
+expect_eq "stats through a pipe: --label-values refused as for a file" \
+    "calscope: -: --label-values applies when volumes are reduced; a statistics file is reduced already" "$ERR"
+run sh -c "head -n 3 '$TMP/all.csv' | '$CALSCOPE' report -"
+expect_eq "a cut statistics file through a pipe: exit 3" 3 "$RC"
+expect_match "a cut statistics file through a pipe: the statistics reader's message" '^calscope: -:[0-9]+:1: ' "$ERR"
+
 # ---- folders paired by stem --------------------------------------------------------------------
 mkdir -p "$TMP/P" "$TMP/L"
 cp "$D/a_prob.nii.gz" "$TMP/P/a_prob.nii.gz"; cp "$D/b.npz" "$TMP/P/b_prob.npz"; cp "$D/c.npz" "$TMP/P/c_prob.npz"

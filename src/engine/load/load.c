@@ -346,6 +346,14 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
         cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", name);
         return cs_load_finish(name, &ps, opt, sum, gz, &run, CS_ENOMEM, err);
     }
+    const void *head;
+    size_t head_len;
+    if (cs_load_src_peek(src, &head, &head_len) == 1 && cs_segstats_magic(head, head_len)) {
+        /* a statistics file through a pipe (a regular file was sniffed by its name's reader) */
+        cs_dataset *d = cs_load_stats_stream(name, src, opt, err);
+        cs_load_src_free(src);
+        return d;
+    }
     cs_status st = cs_load_csv(name, src, total, opt, lim, block, &ps, err);
     cs_load_src_free(src);
     return cs_load_finish(name, &ps, opt, sum, gz, &run, st, err);

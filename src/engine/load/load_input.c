@@ -34,6 +34,10 @@ struct csl_src {
     size_t filled;            /* bytes of buf the last inflate filled */
     int z_end;
     int pending_err;          /* an error found after some output: report it on the next call */
+    /* cs_load_src_peek: the block (or end, or error) the next cs_load_src_next gives again */
+    int replay, replay_r;
+    const void *replay_p;
+    size_t replay_n;
     char err[256];
     int nomem;
 };
@@ -228,7 +232,26 @@ csl_src *cs_load_src_gunzip_if(csl_src *src, size_t block, int *gz)
 
 int cs_load_src_next(csl_src *src, const void **p, size_t *n)
 {
+    if (src->replay) {
+        src->replay = 0;
+        *p = src->replay_p;
+        *n = src->replay_n;
+        return src->replay_r;
+    }
     return src->kind == SRC_GZ ? gz_next(src, p, n) : raw_next(src, p, n);
+}
+
+int cs_load_src_peek(csl_src *src, const void **p, size_t *n)
+{
+    if (!src->replay) {
+        src->replay_p = NULL;
+        src->replay_n = 0;
+        src->replay_r = cs_load_src_next(src, &src->replay_p, &src->replay_n);
+        src->replay = 1;
+    }
+    *p = src->replay_p;
+    *n = src->replay_n;
+    return src->replay_r;
 }
 
 const char *cs_load_src_error(const csl_src *src)

@@ -323,6 +323,9 @@ csl_src *cs_load_src_gunzip_if(csl_src *src, size_t block, int *gz);
 /* Next block of bytes: returns 1 with *p,*n set, 0 at the end, -1 on error (message in
  * cs_load_src_error). */
 int cs_load_src_next(csl_src *src, const void **p, size_t *n);
+/* cs_load_src_next's answer without taking it: the next cs_load_src_next gives the same block
+ * (or end, or error) again. Lets the loader look at a pipe's first bytes before choosing a reader. */
+int cs_load_src_peek(csl_src *src, const void **p, size_t *n);
 const char *cs_load_src_error(const csl_src *src);
 int cs_load_src_nomem(const csl_src *src);
 size_t cs_load_src_consumed(const csl_src *src);  /* raw (compressed) bytes read so far */
@@ -432,6 +435,11 @@ cs_dataset *cs_load_refuse_changed(const char *path, int fd, const struct stat *
 struct cs_segstats;
 cs_dataset *cs_load_wrap_stats(const char *path, struct cs_segstats *st, cs_error *err);
 cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_error *err);
+/* The same for a statistics file arriving through src (a pipe or standard input, its first bytes
+ * peeked): read whole into memory (at most CS_SEGSTATS_TEXT_MAX bytes), then parsed. Does not
+ * free src. */
+cs_dataset *cs_load_stats_stream(const char *path, csl_src *src, const cs_load_options *opt,
+                                 cs_error *err);
 /* A manifest (cs_seg_manifest_sniff) reduced with opt's seg_* options, sum_tol, progress and
  * cancel: a statistics dataset owned by the caller, or NULL with err (the plan's, the
  * mapping's and the reduction's errors; CS_EUSAGE for --labels / --npy-logits). */

@@ -54,19 +54,65 @@ static int refuse_row_options(const char *path, const cs_load_options *opt, cons
     return 1;
 }
 
-cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_error *err)
+/* 1 (err set, CS_EUSAGE) when opt holds an option a statistics file cannot use. */
+static int refuse_stats_options(const char *path, const cs_load_options *opt, cs_error *err)
 {
-    if (refuse_row_options(path, opt, "a statistics file", err)) return NULL;
+    if (refuse_row_options(path, opt, "a statistics file", err)) return 1;
     const char *flag = opt->seg_label_values ? "--label-values" : opt->seg_regions ? "--regions"
                      : opt->seg_fine ? "--fine" : opt->sum_tol != 1e-3 ? "--sum-tol"
                      : opt->seg_affine_tol != CS_REDUCE_AFFINE_TOL_DEFAULT ? "--affine-tol" : NULL;
-    if (flag) {
-        cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s applies when volumes are reduced; a statistics file is reduced already",
-                     path, flag);
+    if (!flag) return 0;
+    cs_error_set(err, CS_EUSAGE, 0, 0, "%s: %s applies when volumes are reduced; a statistics file is reduced already",
+                 path, flag);
+    return 1;
+}
+
+cs_dataset *cs_load_stats_file(const char *path, const cs_load_options *opt, cs_error *err)
+{
+    if (refuse_stats_options(path, opt, err)) return NULL;
+    cs_segstats *st = NULL;
+    if (cs_segstats_read(path, &st, err) != CS_OK) return NULL;
+    return cs_load_wrap_stats(path, st, err);
+}
+
+cs_dataset *cs_load_stats_stream(const char *path, csl_src *src, const cs_load_options *opt,
+                                 cs_error *err)
+{
+    if (refuse_stats_options(path, opt, err)) return NULL;
+    size_t cap = (size_t)1 << 20, len = 0;
+    char *text = malloc(cap);
+    for (;;) {
+        const void *p;
+        size_t n;
+        int r = text ? cs_load_src_next(src, &p, &n) : 0;
+        if (r == 0) break;
+        if (r < 0) {
+            free(text);
+            cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, cs_load_src_error(src));
+            return NULL;
+        }
+        if ((uint64_t)len + n > CS_SEGSTATS_TEXT_MAX) {
+            free(text);
+            cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: more than %llu bytes of text, the"
+                         " most a statistics file read into memory may hold (a gzip bomb?)", path,
+                         (unsigned long long)CS_SEGSTATS_TEXT_MAX);
+            return NULL;
+        }
+        while (text && cap - len < n) {
+            char *bigger = realloc(text, cap * 2);
+            if (!bigger) { free(text); text = NULL; }
+            text = bigger;
+            cap *= 2;
+        }
+        if (text) memcpy(text + len, p, n);
+        len += n;
+    }
+    if (!text) {
+        cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
         return NULL;
     }
     cs_segstats *st = NULL;
-    if (cs_segstats_read(path, &st, err) != CS_OK) return NULL;
+    if (cs_segstats_parse_text(path, text, len, &st, err) != CS_OK) return NULL;
     return cs_load_wrap_stats(path, st, err);
 }
 

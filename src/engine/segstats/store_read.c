@@ -116,7 +116,7 @@ static const char *next_bytes(source *s, cs_gz *g, char *dst, size_t n, size_t *
 /* The most text a statistics file read into memory (a gzip'd file, a pipe) may hold: 4 GiB
  * (about 96,000 cases at F = 300 and 4 classes), and for a mapped gzip file no more than its
  * compressed bytes can inflate to (cs_gz_most_inflated, the rule of the .nii.gz reader). */
-#define TEXT_MAX ((uint64_t)1 << 32)
+#define TEXT_MAX CS_SEGSTATS_TEXT_MAX
 
 /* Reads the whole input of s into a buffer, inflating a gzip stream (gzip is told by its magic,
  * never by a name; a plain pipe passes as it is). Refused as soon as the text passes text_max
@@ -1109,6 +1109,63 @@ cs_status cs_segstats_read(const char *path, cs_segstats **out, cs_error *err)
     return cs_segstats_read_within(path, TEXT_MAX, out, err);
 }
 
+/* The text r->buf[0..r->len) parsed into *out (NULL on an error); frees what the parse made
+ * but not the buffer. */
+static cs_status parse_text(reader *r, cs_segstats **out)
+{
+    const char *path = r->path;
+    cs_error *err = r->err;
+    cs_segstats *st = NULL;
+    long *case_line = NULL;
+    uint8_t *seen = NULL;
+    cs_status s = read_header(r, &st, &case_line);
+    if (!s) {
+        seen = calloc(st->n_cases * st->k + 1, 1);
+        if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+    }
+    size_t first = r->pos;
+    long first_line = r->line;
+    int populate = !s && well_filled(r, st);
+    if (!s && !populate) cs_segstats_advise_sparse(st);
+    int par = s ? -1 : read_parallel(r, st, seen, populate);
+    if (par == -1 && populate) prefault_cases(st, 0, st->n_cases);
+    if (par == 0) {
+        /* back to one thread from the first record, as if the two had never run */
+        if (cs_segstats_zero_sums(st))
+            s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
+        else if (!populate) cs_segstats_advise_sparse(st);
+        memset(seen, 0, st->n_cases * st->k + 1);
+        r->pos = first;
+        r->line = first_line;
+    }
+    span one = { r->buf, r->pos, r->len, 0, st ? st->n_cases : 0, seen };
+    while (!s && par != 1) {
+        one.pos = r->pos;
+        long n = fast_run(&one, st);
+        r->pos = one.pos;
+        r->line += n;
+        int got = next_line(r);
+        if (got == 0) break;
+        if (got < 0) { s = err->code; break; }
+        const field *f = &r->f[0];
+        if (f->len == 1 && f->p[0] == 'c') s = read_bin(r, st, 0);
+        else if (f->len == 1 && f->p[0] == 't') s = read_bin(r, st, 1);
+        else if (f->len == 1 && f->p[0] == 's') s = read_scores(r, st, seen);
+        else s = bad_field(r, 1, "is not a record type (c, t or s)");
+    }
+    if (!s) s = check_cases(r, st, seen, case_line);
+    free(seen);
+    free(case_line);
+    free(r->f);
+    r->f = NULL;
+    if (s) {
+        cs_segstats_free(st);
+        st = NULL;
+    }
+    *out = st;
+    return s;
+}
+
 cs_status cs_segstats_read_within(const char *path, uint64_t text_max, cs_segstats **out,
                                   cs_error *err)
 {
@@ -1118,47 +1175,7 @@ cs_status cs_segstats_read_within(const char *path, uint64_t text_max, cs_segsta
     cs_status s = slurp(path, text_max, &r.buf, &r.len, &in, err);
     if (s) return read_end(path, &in, NULL, s, err);
     cs_segstats *st = NULL;
-    long *case_line = NULL;
-    uint8_t *seen = NULL;
-    s = read_header(&r, &st, &case_line);
-    if (!s) {
-        seen = calloc(st->n_cases * st->k + 1, 1);
-        if (!seen) s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
-    }
-    size_t first = r.pos;
-    long first_line = r.line;
-    int populate = !s && well_filled(&r, st);
-    if (!s && !populate) cs_segstats_advise_sparse(st);
-    int par = s ? -1 : read_parallel(&r, st, seen, populate);
-    if (par == -1 && populate) prefault_cases(st, 0, st->n_cases);
-    if (par == 0) {
-        /* back to one thread from the first record, as if the two had never run */
-        if (cs_segstats_zero_sums(st))
-            s = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path);
-        else if (!populate) cs_segstats_advise_sparse(st);
-        memset(seen, 0, st->n_cases * st->k + 1);
-        r.pos = first;
-        r.line = first_line;
-    }
-    span one = { r.buf, r.pos, r.len, 0, st ? st->n_cases : 0, seen };
-    while (!s && par != 1) {
-        one.pos = r.pos;
-        long n = fast_run(&one, st);
-        r.pos = one.pos;
-        r.line += n;
-        int got = next_line(&r);
-        if (got == 0) break;
-        if (got < 0) { s = err->code; break; }
-        const field *f = &r.f[0];
-        if (f->len == 1 && f->p[0] == 'c') s = read_bin(&r, st, 0);
-        else if (f->len == 1 && f->p[0] == 't') s = read_bin(&r, st, 1);
-        else if (f->len == 1 && f->p[0] == 's') s = read_scores(&r, st, seen);
-        else s = bad_field(&r, 1, "is not a record type (c, t or s)");
-    }
-    if (!s) s = check_cases(&r, st, seen, case_line);
-    free(seen);
-    free(case_line);
-    free(r.f);
+    s = parse_text(&r, &st);
     s = read_end(path, &in, r.buf, s, err);
     if (s) {
         cs_segstats_free(st);
@@ -1166,6 +1183,20 @@ cs_status cs_segstats_read_within(const char *path, uint64_t text_max, cs_segsta
     }
     *out = st;
     return CS_OK;
+}
+
+cs_status cs_segstats_parse_text(const char *path, char *text, size_t len, cs_segstats **out,
+                                 cs_error *err)
+{
+    reader r = {.path = path, .buf = text, .len = len, .err = err};
+    cs_status s = parse_text(&r, out);
+    free(text);
+    return s;
+}
+
+int cs_segstats_magic(const void *bytes, size_t n)
+{
+    return n >= sizeof MAGIC - 1 && memcmp(bytes, MAGIC, sizeof MAGIC - 1) == 0;
 }
 
 int cs_segstats_sniff(const char *path)
@@ -1184,5 +1215,5 @@ int cs_segstats_sniff(const char *path)
         if (!g || cs_gz_read(g, first, sizeof MAGIC - 1, &got, &why) == -2) got = 0;
         cs_gz_close(g);
     }
-    return got == sizeof MAGIC - 1 && memcmp(first, MAGIC, sizeof MAGIC - 1) == 0;
+    return cs_segstats_magic(first, got);
 }
