@@ -115,6 +115,35 @@ expect_match "irova: the accuracy moves with the changed predictions, iso's does
 expect_rc "irova: text exit 0" 0 "$CALSCOPE" report $R --recal irova --recal-split-column split "$TMP/digits_split.csv"
 expect_match "irova: text says how many predictions changed" "one-vs-rest isotonic regression, fitted on the 1198 rows whose split is fit or train, renormalised; it changed the predicted class of $(/usr/bin/python3 -c "import json; print(json.load(open('$TMP/irova.json'))['argmax_changed'])") of 599 samples" "$(unwrap '  [^ ]' <<<"$OUT")"
 
+# --- iso: confidences 1 ulp apart are one point to scikit-learn's IsotonicRegression (it pools
+# scores less than 1e-15 apart before the fit); ordered exactly they give other steps
+/usr/bin/python3 - "$TMP" <<'PY'
+import sys
+import numpy as np
+rng = np.random.default_rng(5)
+rows, i = ["id,label,p_0,p_1,p_2,split"], 0
+for rep in range(40):
+    for b in (0.55, 0.62, 0.7, 0.81, 0.9, 0.97):
+        for j in range(3):
+            c = b
+            for _ in range(j):
+                c = np.nextafter(c, 1)
+            correct = rng.random() < (b if j != 1 else 1 - b)
+            label = 0 if correct else 1 + int(rng.random() < 0.5)
+            r = (1 - c) / 2
+            rows.append(f"r{i},{label},{float(c)!r},{float(r)!r},{float((1 - c) - r)!r},{'eval' if i % 4 == 0 else 'fit'}")
+            i += 1
+open(sys.argv[1] + "/near_ties.csv", "w").write("\n".join(rows) + "\n")
+PY
+reference_output "$TMP/iso.json" /usr/bin/python3 tests/oracles/recal_oracle.py iso "$TMP/near_ties.csv"
+expect_rc "iso, confidences 1 ulp apart: exit 0" 0 "$CALSCOPE" report --format json $R --recal iso --recal-split-column split "$TMP/near_ties.csv"
+expect_match "iso, confidences 1 ulp apart: held-out NLL and Brier to 1e-12 = scikit-learn's isotonic regression" "^True$" \
+    "$(json_get "(w := json.load(open('$TMP/iso.json'))) and (m := d['methods'][1]['metrics']) and abs(m['nll'] - w['nll']) <= 1e-12 and abs(m['brier'] - w['brier']) <= 1e-12")"
+expect_rc "iso, digits_gnb with a third held out: exit 0" 0 "$CALSCOPE" report --format json $R --recal iso --recal-split-column split "$TMP/digits_split.csv"
+reference_output "$TMP/iso_digits.json" /usr/bin/python3 tests/oracles/recal_oracle.py iso "$TMP/digits_split.csv"
+expect_match "iso, digits_gnb: held-out NLL and Brier to 1e-12 = scikit-learn's isotonic regression, rescaled as documented" "^True$" \
+    "$(json_get "(w := json.load(open('$TMP/iso_digits.json'))) and (m := d['methods'][1]['metrics']) and abs(m['nll'] - w['nll']) <= 1e-12 and abs(m['brier'] - w['brier']) <= 1e-12")"
+
 # --- vs
 check_fit vs "$TMP/logits.csv" "vs logits"
 check_fit vs "$TMP/probs.csv" "vs log-probabilities"

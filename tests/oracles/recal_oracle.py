@@ -25,6 +25,11 @@ are none held out.
        logistic regression on (ln p, -ln(1 - p)); a negative a: refit on -ln(1 - p) alone, a
        = 0; else a negative b: refit on ln p alone, b = 0), each logistic regression here
        unpenalised by scipy.optimize.minimize(method="trust-exact").
+  iso  isotonic regression of the top-1 correctness on the top-1 confidence (the first of tied
+       maxima): sklearn.isotonic.IsotonicRegression(out_of_bounds="clip"), c' floored at
+       p2 / (r + p2) (p2 the runner-up, r the sum of the other classes) and capped at 1; the
+       other classes scaled by (1 - c') / r, or sharing 1 - c' equally when r = 0; the held-out
+       Brier score printed beside the NLL.
   irova one-vs-rest isotonic regression (Zadrozny & Elkan, 2002): per class c,
        sklearn.isotonic.IsotonicRegression(out_of_bounds="clip") of 1[y = c] on p_c, rows
        renormalised (a zero row uniform, as sklearn's CalibratedClassifierCV); no parameters
@@ -295,6 +300,22 @@ def main(argv):
         z = a * f1 + b * f2 + c
         p1 = 1 / (1 + np.exp(-z))
         q = np.column_stack([1 - p1, p1])
+    elif method == "iso":
+        from sklearn.isotonic import IsotonicRegression
+        k = prob.shape[1]
+        top = prob.argmax(axis=1)                          # the first of tied maxima
+        conf = prob[np.arange(len(y)), top]
+        iso = IsotonicRegression(out_of_bounds="clip").fit(conf[fit], (top[fit] == y[fit]).astype(float))
+        ph, rows, t = prob[held], np.arange(held.sum()), top[held]
+        others = ph.copy()
+        others[rows, t] = 0
+        r, p2 = others.sum(axis=1), others.max(axis=1)
+        floor = np.where(r > 0, p2 / np.where(r > 0, r + p2, 1), 1 / k)
+        c2 = np.minimum(np.maximum(iso.predict(conf[held]), floor), 1)
+        q = np.where(r[:, None] > 0, others * ((1 - c2) / np.where(r > 0, r, 1))[:, None],
+                     np.repeat(((1 - c2) / (k - 1))[:, None], k, axis=1))
+        q[rows, t] = c2
+        params = {"brier": float(np.mean(((q - np.eye(k)[y[held]]) ** 2).sum(axis=1)))}
     elif method == "irova":
         from sklearn.isotonic import IsotonicRegression
         k = prob.shape[1]

@@ -259,7 +259,7 @@ cs_status cs_rc_iso(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_e
     size_t k = d->k;
     double *newc = malloc((d->n ? d->n : 1) * sizeof *newc);
     if (!newc) return cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    cs_status st = cs_rc_iso_fit_rows(d, pl, d->conf, 1, d->correct, 0, newc, err);
+    cs_status st = cs_rc_iso_fit_rows(d, pl, d->conf, 1, d->correct, CS_RC_ISO_POOL_EPS, newc, err);
     if (st == CS_OK)
         for (size_t r = 0; r < d->n; r++) cs_rc_rescale_top1(d->prob + r * k, out + r * k, k, newc[r]);
     free(newc);

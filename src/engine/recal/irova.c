@@ -13,12 +13,6 @@
 
 #include "recal_internal.h"
 
-/* Probabilities less than this apart are pooled before the isotonic fit, as scikit-learn's
- * IsotonicRegression pools them (_make_unique, np.finfo(float64).resolution). Not a nicety here:
- * a naive Bayes model's class probabilities spread over 1e-300 .. 1e-20, and ordered exactly
- * they give isotonic steps of 0 that renormalise to a probability of 0 for classes that occur
- * (digits_gnb, a third held out: held-out NLL 0.81 exactly ordered, 0.50 pooled). */
-#define IROVA_POOL_EPS 1e-15
 
 cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs_error *err)
 {
@@ -32,7 +26,7 @@ cs_status cs_rc_irova(const cs_dataset *d, const cs_rc_plan *pl, double *out, cs
     }
     for (size_t c = 0; c < k && st == CS_OK; c++) {
         for (size_t r = 0; r < d->n; r++) y[r] = (uint8_t)((size_t)d->label[r] == c);
-        st = cs_rc_iso_fit_rows(d, pl, d->prob + c, k, y, IROVA_POOL_EPS, val, err);
+        st = cs_rc_iso_fit_rows(d, pl, d->prob + c, k, y, CS_RC_ISO_POOL_EPS, val, err);
         for (size_t r = 0; st == CS_OK && r < d->n; r++) out[r * k + c] = val[r];
     }
     if (st != CS_OK) goto done;
