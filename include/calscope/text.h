@@ -18,7 +18,9 @@ enum { CS_TEXT_KEEP_NEWLINES = 1 };   /* keep '\n' (multi-line messages) */
 size_t cs_text_escape(char *buf, size_t cap, const char *s, size_t len, unsigned flags);
 
 /* Copies p[0..len) into buf as a quoted-safe excerpt for a message: at most ~40 bytes, control
- * bytes as \xNN, "..." when cut (never inside a UTF-8 sequence). Pure; any thread. (Named for
+ * bytes as \xNN, characters that cannot be seen or look like a plain space (no-break space,
+ * zero-width marks, the byte-order mark, ...) as \uXXXX, "..." when cut (never inside a UTF-8
+ * sequence). Pure; any thread. (Named for
  * the loader, its first user; the class map quotes names with it too.) */
 void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len);
 

@@ -56,14 +56,46 @@ size_t cs_text_escape(char *buf, size_t cap, const char *s, size_t len, unsigned
     return o;
 }
 
+/* Length (2 or 3) of the UTF-8 character at s when it is one a reader cannot see or tells from
+ * a plain space — the no-break and other Unicode spaces, soft hyphen, the zero-width and direction
+ * marks, line and paragraph separators, word joiner, the byte-order mark — with its code point in
+ * *cp; else 0. */
+static size_t invisible_char(const unsigned char *s, size_t left, unsigned *cp)
+{
+    if (left >= 2 && s[0] == 0xc2 && (s[1] == 0xa0 || s[1] == 0xad)) {
+        *cp = s[1];
+        return 2;
+    }
+    if (left < 3 || (s[2] & 0xc0) != 0x80) return 0;
+    unsigned c = ((unsigned)(s[0] & 0x0f) << 12) | ((unsigned)(s[1] & 0x3f) << 6) | (s[2] & 0x3fu);
+    if ((s[0] & 0xf0) != 0xe0 || (s[1] & 0xc0) != 0x80) return 0;
+    if ((c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) || (c >= 0x205f && c <= 0x2064) ||
+        c == 0x3000 || c == 0xfeff) {
+        *cp = c;
+        return 3;
+    }
+    return 0;
+}
+
 void cs_load_excerpt(char *buf, size_t cap, const char *p, size_t len)
 {
     const size_t limit = 40;
+    const unsigned char *u = (const unsigned char *)p;
     size_t o = 0, i = 0;
-    for (; i < len && i < limit && o + 5 < cap; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c < 0x20 || c == 0x7f) o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-        else buf[o++] = (char)c;
+    while (i < len && i < limit && o + 7 < cap) {
+        unsigned char c = u[i];
+        unsigned cp;
+        size_t n = invisible_char(u + i, len - i, &cp);
+        if (n) {
+            o += (size_t)snprintf(buf + o, cap - o, "\\u%04x", cp);
+            i += n;
+        } else if (c < 0x20 || c == 0x7f) {
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
+            i++;
+        } else {
+            buf[o++] = (char)c;
+            i++;
+        }
     }
     if (i < len) {
         /* do not cut a UTF-8 sequence in half */

@@ -96,6 +96,35 @@ static void json_strings_follow_the_latin1_rule(void **state)
     assert_string_equal(UTF8("\x80\x01"), "\xc2\x80\x01");
 }
 
+/* cs_load_excerpt: a message's quote shows what a reader cannot see — controls as \xNN, the
+ * invisible or space-like characters as \uXXXX — and keeps every other character. */
+static const char *excerpt(const char *s, size_t len)
+{
+    static char buf[256];
+    cs_load_excerpt(buf, sizeof buf, s, len);
+    return buf;
+}
+#define EXC(lit) excerpt(lit, sizeof lit - 1)
+
+static void excerpts_show_what_cannot_be_seen(void **state)
+{
+    (void)state;
+    assert_string_equal(EXC("\xef\xbb\xbf" "1"), "\\ufeff1");                   /* byte-order mark */
+    assert_string_equal(EXC(" \xc2\xa0" "0.8"), " \\u00a00.8");                  /* no-break space */
+    assert_string_equal(EXC("a\xc2\xad" "b"), "a\\u00adb");                     /* soft hyphen */
+    assert_string_equal(EXC("a\xe2\x80\x8b" "b\xe2\x80\x8f" "c"), "a\\u200bb\\u200fc");
+    assert_string_equal(EXC("\xe2\x80\xa8\xe2\x80\xae\xe2\x81\xa0"), "\\u2028\\u202e\\u2060");
+    assert_string_equal(EXC("\xe2\x80\x80\xe2\x80\x89\xe2\x80\xaf\xe2\x81\x9f\xe3\x80\x80"),   /* spaces */
+                        "\\u2000\\u2009\\u202f\\u205f\\u3000");
+    assert_string_equal(EXC("x\x01y"), "x\\x01y");
+    /* visible neighbours of the escaped ranges stay as written */
+    assert_string_equal(EXC("\xc2\xa1\xe2\x80\x90\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\x9e\xe2\x81\xa5\xe3\x80\x81\xef\xbb\xbe"),
+                        "\xc2\xa1\xe2\x80\x90\xe2\x80\xa7\xe2\x80\xb0\xe2\x81\x9e\xe2\x81\xa5\xe3\x80\x81\xef\xbb\xbe");
+    assert_string_equal(EXC("caf\xc3\xa9"), "caf\xc3\xa9");
+    /* a sequence cut at the end of the text is not read past it */
+    assert_string_equal(excerpt("a\xe2\x80", 3), "a\xe2\x80");
+}
+
 /* cs_text_count: digits grouped by threes from the right. */
 static void counts_are_grouped_by_threes(void **state)
 {
@@ -118,6 +147,7 @@ int main(void)
         cmocka_unit_test(invalid_utf8_is_escaped_byte_by_byte),
         cmocka_unit_test(a_full_buffer_cuts_between_units),
         cmocka_unit_test(json_strings_follow_the_latin1_rule),
+        cmocka_unit_test(excerpts_show_what_cannot_be_seen),
         cmocka_unit_test(counts_are_grouped_by_threes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
