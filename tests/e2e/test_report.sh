@@ -73,6 +73,9 @@ expect_match "text: load summary" "5 rows read, 5 used, 0 rejected; 2 classes" "
 expect_match "text: ignored columns" "ignored +note" "$OUT"
 expect_match "text: bin table" "bin +lo +hi +count +conf +acc +gap" "$OUT"
 expect_match "text: the .9 bin row" " 14 +0\.8667 +0\.9333 +2 +0\.900000 +0\.500000 +0\.400000" "$OUT"
+printf 'label,p_a,p_b,\n0,0.3,0.7,\n' >"$TMP/trailing_comma.csv"
+run "$CALSCOPE" report "$TMP/trailing_comma.csv"
+expect_match "text: a header ending in a delimiter names its ignored column" "ignored +a column with no name$" "$OUT"
 
 # --- CSV
 expect_rc "csv: exit 0" 0 "$CALSCOPE" report --format csv "$TINY" "$TINY"

@@ -262,7 +262,10 @@ static void load_text(FILE *out, const rep_file *f)
     if (f->sum.class_note) fprintf(out, "\n  classes   %s", f->sum.class_note);
     fputs("\n  ignored   ", out);
     if (!f->sum.n_ignored) fputs("no columns", out);
-    for (size_t i = 0; i < f->sum.n_ignored; i++) fprintf(out, "%s%s", i ? ", " : "", f->sum.ignored_columns[i]);
+    for (size_t i = 0; i < f->sum.n_ignored; i++) {
+        const char *name = f->sum.ignored_columns[i];   /* a header ending in a delimiter has one */
+        fprintf(out, "%s%s", i ? ", " : "", name[0] ? name : "a column with no name");
+    }
     fputc('\n', out);
     for (size_t i = 0; i < f->sum.n_skipped_messages; i++) fprintf(out, "  skipped   %s\n", f->sum.skipped[i]);
     if (f->sum.rows_rejected > f->sum.n_skipped_messages)
