@@ -453,10 +453,8 @@ static int p_recal_max_iter(ss_opts *o, const char *v)
 
 static int p_recal_split(ss_opts *o, const char *val)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
+    double v;
+    if (!cs_parse_number(val, &v) || !(v > 0 && v < 1))
         return ss_usage_error(o->front, "--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
     o->methods.split = v;
     return 0;
@@ -984,6 +982,8 @@ static const ss_flag table[] = {
 #undef D
 #undef RD
 #undef X
+
+_Static_assert(sizeof table / sizeof table[0] <= SS_FLAGS_MAX, "ss_parse counts each flag's uses in SS_FLAGS_MAX");
 
 const ss_flag *ss_flags(size_t *count)
 {

@@ -145,6 +145,9 @@ typedef struct ss_flag {
     const char *dash_help;       /* the dashboard's wording when it differs, else NULL */
 } ss_flag;
 
+/* The table's length is at most this (ss_parse counts the uses of each flag). */
+#define SS_FLAGS_MAX 128
+
 /* The table, in help order, and its length. */
 const ss_flag *ss_flags(size_t *count);
 /* The entry named `name` ("--bins"), or NULL. */

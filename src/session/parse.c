@@ -264,6 +264,14 @@ static int check_reduce(const ss_opts *o)
     return 0;
 }
 
+/* A flag given again that the table does not mark repeatable. */
+static int flag_twice(unsigned front, const ss_flag *f)
+{
+    if (strcmp(f->name, "--select") == 0)
+        return ss_usage_error(front, "--select given twice (write one expression: A and B)");
+    return ss_usage_error(front, "%s given twice", f->name);
+}
+
 /* A FILE argument; the dashboard holds at most SS_DASH_MAX_FILES and reads stdin once. */
 static int add_file(ss_opts *o, const char *a)
 {
@@ -282,6 +290,12 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files) return ss_usage_error(front, "out of memory");
 
+    /* a flag the table does not mark repeatable is given once: a second value would silently
+     * replace the first (--select 'A' --select 'B' measures B only) */
+    size_t n_table;
+    const ss_flag *table = ss_flags(&n_table);
+    unsigned char given[SS_FLAGS_MAX] = { 0 };
+    (void)n_table;   /* at most SS_FLAGS_MAX (flags.c asserts it) */
     int only_files = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -310,6 +324,7 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
             if (i + 1 >= argc) return ss_usage_error(front, "%s needs a value", flag);
             val = argv[++i];
         }
+        if (!f->repeatable && given[f - table]++) return flag_twice(front, f);
         int rc = f->parse(o, val);
         if (rc) return rc;
     }

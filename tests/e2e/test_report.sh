@@ -188,6 +188,23 @@ usage "--likert-cuts with csv --compare" "--likert-cuts is not in --format csv w
 usage "--mixture without an id/tta file" "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns" --mixture gmm3 "$TINY"
 usage "--compat with csv --compare" "--compat is not in --format csv with --compare (one row per method); use --format text or json" --format csv --compat netcal --recal ts "$TINY"
 
+# a flag given twice would replace its first value: refused, unless the flag table marks it
+# repeatable (--check)
+usage "--select twice" "--select given twice (write one expression: A and B)" --select 'y == 0' --select 'conf > 0.5' "$TINY"
+usage "--bins twice" "--bins given twice" --bins 10 --bins=20 "$TINY"
+usage "--labels twice" "--labels given twice" --labels a.npy --labels b.npy "$TINY"
+expect_rc "--check twice is repeatable" 0 "$CALSCOPE" report --check 'ece<=1' --check 'accuracy>=0' "$TINY"
+
+# numbers users type follow the data loader's rule: a subnormal is a number, a hex float is not
+expect_rc "--select 'conf > 1e-320' runs" 0 "$CALSCOPE" report --format json --select 'conf > 1e-320' "$TINY"
+expect_match "--select 'conf > 1e-320' keeps every sample" "^5$" "$(json_get "d['files'][0]['selected']")"
+expect_stderr "--select with a hex float is refused" 2 "calscope: $TINY: selection: bad number '0x1p-1'"$'\n'"  conf > 0x1p-1"$'\n'"         ^" \
+    "$CALSCOPE" report --select 'conf > 0x1p-1' "$TINY"
+usage "--sigma with a hex float" "--sigma: need a number in [1e-06, 10], got '0x1p-3'" --sigma 0x1p-3 "$TINY"
+usage "--check with a hex float" "--check 'ece<=0x1p-3': unexpected text 'x1p-3' after the number" --check 'ece<=0x1p-3' "$TINY"
+printf 'label,p_a,p_b\n0,0x1p-1,0.5\n' >"$TMP/hex.csv"
+expect_stderr "a hex float in a data file is refused alike" 3 "calscope: $TMP/hex.csv:2:2: non-numeric value '0x1p-1' in column 'p_a'" "$CALSCOPE" report "$TMP/hex.csv"
+
 # every flag x format that is accepted does something: the outputs differ from the plain run
 # (a table: flags | formats; "-" = the flag's effect is on stderr, compared there)
 plain_out() { "$CALSCOPE" report --format "$1" "$TINY" 2>&1; }

@@ -685,6 +685,16 @@ static void test_errors_verbatim(void **state)
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5", "a.csv");
+    /* a flag the table does not mark repeatable, given twice: the second would replace the first */
+    REP("--select given twice (write one expression: A and B)", "--select", "y == 0", "--select", "conf > 0.5", "a.csv");
+    DASH("--select given twice (write one expression: A and B)", "--select=y == 0", "a.csv", "--select", "conf > 0.5");
+    REP("--bins given twice", "--bins", "10", "--bins=20", "a.csv");
+    DASH("--bins given twice", "--bins", "10", "--bins", "10", "a.csv");
+    REP("--labels given twice", "--labels", "a.npy", "--labels", "b.npy", "p.npy");
+    REP("--plot given twice", "--plot", "--plot", "a.csv");
+    DASH("--renormalize given twice", "--renormalize", "--renormalize", "a.csv");
+    RED("--fine given twice", "--fine", "10", "--fine", "20", "m.csv");
+    RED("--labels given twice", "--probs", "P", "--labels", "L", "--labels", "M");
     /* rules between flags: no flag accepted and then ignored */
     REP("--seed needs --ci, --curve, --compare or --recal (nothing else is random)", "--seed", "3", "a.csv");
     REP("--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)", "--threads", "2", "a.csv");
