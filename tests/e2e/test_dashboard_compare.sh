@@ -132,4 +132,23 @@ T set-option -g remain-on-exit on >/dev/null 2>&1
 check_screen "dashboard: --mixture gmm3 on an id/tta file is taken" 'RECE-M +[0-9.]+' 60
 keys q
 check_screen "and q quits with status 0" 'EXITED 0' 60
+T kill-server >/dev/null 2>&1
+SOCK="$SOCK-renorm"
+
+# --renormalize rescales rows of class probabilities: on logit_ columns the dashboard refuses it,
+# as the report does (one rule, session/ ss_rows_unused), once the files are loaded
+msg='calscope: --renormalize rescales rows of class probabilities; no FILE has them \(logits, a binary p column and statistics files have no row to rescale\)'
+expect_rc "report: --renormalize on logit_ columns is a usage error" 2 "$CALSCOPE" report --renormalize samples/digits_logreg_logits.csv
+expect_match "report: the message" "^$msg" "$ERR"
+T new-session -d -x 80 -y 24 "$CALSCOPE --renormalize samples/digits_logreg_logits.csv; echo EXITED \$?; sleep 86400"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "dashboard: --renormalize on logit_ columns exits with status 2" 'EXITED 2' 60
+expect_match "dashboard: the report's message" "$msg" "$SCREEN"
+T kill-server >/dev/null 2>&1
+SOCK="$SOCK-renorm2"
+T new-session -d -x 80 -y 24 "$CALSCOPE --renormalize samples/digits_logreg_logits.csv samples/digits_ts.csv; echo EXITED \$?; sleep 86400"
+T set-option -g remain-on-exit on >/dev/null 2>&1
+check_screen "dashboard: --renormalize with a file of probabilities among them is taken" 'ECE +[0-9.]+' 60
+keys q
+check_screen "and q quits with status 0" 'EXITED 0' 60
 done_testing
