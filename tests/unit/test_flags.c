@@ -807,9 +807,18 @@ static void test_sigma_unused(void **state)
                         "--smece-sigma changes smECE only, which is n/a on statistics files (not exact from statistics)");
     assert_null(ss_sigma_unused(&o, 1, 1, 0, buf, sizeof buf));
     ss_opts_free(&o);
-    /* the dashboard keeps both: its lens changes at a key */
+    /* the dashboard keeps both: its lens changes at a key; its ':' line leaves out what the
+     * lens on screen has no use for, so the report runs it */
     const char *dash[] = { "calscope", "--smece-sigma", "0.05", "--lens", "classwise", "a.csv", NULL };
     assert_int_equal(parse_v(SS_DASH, &o, dash), 0);
+    char line[4096];
+    ss_render(&o, line, sizeof line);
+    assert_string_equal(line, "calscope report --lens classwise --bins 15 --binning uniform --sigma 0.1 --distance tvd a.csv");
+    ss_opts_free(&o);
+    const char *dash_group[] = { "calscope", "--sigma", "0.3", "--lens", "group:0;1", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, dash_group), 0);
+    ss_render(&o, line, sizeof line);   /* changed: RECE-M of an id/tta file may use it */
+    assert_string_equal(line, "calscope report --lens 'group:0;1' --bins 15 --binning uniform --sigma 0.3 --distance tvd a.csv");
     ss_opts_free(&o);
 }
 
