@@ -39,7 +39,8 @@ enum {
     CS_NEEDS_MIXTURE  = 1u << 5,   /* --mixture */
     CS_NEEDS_TTA      = 1u << 6,   /* a number only on a long id/tta file (NAN otherwise) */
     CS_NEEDS_SMECE_SIGMA = 1u << 7,/* --smece-sigma */
-    CS_NEEDS_SCALAR   = 1u << 8    /* a number only on the top1 and class:C lenses */
+    CS_NEEDS_SCALAR   = 1u << 8,   /* a number only on the top1 and class:C lenses */
+    CS_NEEDS_PER_CLASS = 1u << 9   /* a number only on top1, class:C and classwise (RECE-G) */
 };
 
 typedef struct cs_metric_info {
@@ -90,6 +91,10 @@ double cs_metric_value(const cs_result *r, int id);
  * above its value), so only the metrics that do not read the lens (CS_NEEDS_LENS) keep it.
  * Pure; any thread. */
 unsigned cs_metric_mask_m_of_n(const cs_settings *s);
+/* 1 when the lens of s gives metric id a number on prediction rows (the rule its `only` says:
+ * CS_NEEDS_SCALAR on top1, class:C and topk:1; CS_NEEDS_PER_CLASS on those and classwise; any
+ * other metric on every lens), else 0 (n/a whatever the file). Pure; any thread. */
+int cs_metric_lens_gives(int id, const cs_settings *s);
 /* Its lower_better (0 for an unknown id). */
 int cs_metric_lower_is_better(int id);
 

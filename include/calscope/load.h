@@ -100,6 +100,11 @@ typedef struct cs_load_summary {
                               skipped rows (owned) */
     size_t n_skipped_messages;
     int from_logits;       /* probabilities are the softmax of logit_ columns */
+    int prob_rows;         /* rows of K >= 2 class probabilities as written, so sum_tol checked
+                              them (or renormalize rescaled them): not logits, not a binary p
+                              column; a manifest: softmax channels (not --regions), whose sums
+                              sum_tol checks when the volumes are reduced. 0 for a statistics
+                              file (--sum-tol and --renormalize change nothing there) */
     int gzip;              /* the input was gzip-compressed */
     size_t manifest_cases; /* a manifest of volumes: the cases reduced (rows_* count voxels) */
     size_t blank_lines;    /* empty (or all-space) lines skipped; they hold no data, so nothing

@@ -96,7 +96,8 @@ cs_status cs_settings_set_boot_size(cs_settings *s, const char *text, cs_error *
 /* Upper bounds of the resampling counts both front ends accept: --ci R and --repeats R. */
 #define CS_RESAMPLES_MAX 100000
 
-/* A number as the command line spells it: the whole string, finite, no leading blank; a value
+/* A number as the command line spells it, by the data loader's rule: the whole string a
+ * decimal, finite, no blank and no hex float (0x1p-1 is refused, as in a data file); a value
  * that underflows to a subnormal or zero (1e-320) is accepted as strtod gives it. Returns 1 and
  * sets *out, or 0. Any thread. */
 int cs_parse_number(const char *text, double *out);

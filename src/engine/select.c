@@ -6,9 +6,8 @@
 #include "calscope/select.h"
 
 #include "engine/classes.h"
+#include "engine/num/num.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -272,10 +271,9 @@ static cs_status parse_number(parser *p, double *out, const token **tok)
     if (k->kind != T_WORD)
         return fail_at(p, k, "expected a number, got %s", tok_desc(p, k, desc, sizeof desc));
     const char *text = tok_text(p, k);
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
+    double v;
+    /* the loader's number rule, as for flags (cs_parse_number): a subnormal is a number */
+    if (cs_load_parse_double(text, strlen(text), &v) != CSL_NUM_OK)
         return fail_at(p, k, "bad number '%s'", text);
     *out = v;
     return CS_OK;

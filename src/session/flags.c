@@ -3,6 +3,7 @@
  * drift apart. Parsers print their usage error (ss_usage_error) and return 2. */
 #include "session/flags.h"
 
+#include "calscope/catalogue.h"
 #include "calscope/reduce.h"
 
 #include <errno.h>
@@ -45,14 +46,18 @@ static int p_sigma(ss_opts *o, const char *v)
 {
     cs_error err;
     cs_error_clear(&err);
-    return cs_settings_set_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
+    if (cs_settings_set_sigma(&o->settings, v, &err) != CS_OK) return bad(o, &err);
+    o->sigma_given = 1;
+    return 0;
 }
 
 static int p_smece_sigma(ss_opts *o, const char *v)
 {
     cs_error err;
     cs_error_clear(&err);
-    return cs_settings_set_smece_sigma(&o->settings, v, &err) == CS_OK ? 0 : bad(o, &err);
+    if (cs_settings_set_smece_sigma(&o->settings, v, &err) != CS_OK) return bad(o, &err);
+    o->smece_sigma_given = 1;
+    return 0;
 }
 
 static int p_boot_size(ss_opts *o, const char *v)
@@ -453,10 +458,8 @@ static int p_recal_max_iter(ss_opts *o, const char *v)
 
 static int p_recal_split(ss_opts *o, const char *val)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(val, &end);
-    if (end == val || *end || errno == ERANGE || !(v > 0 && v < 1))
+    double v;
+    if (!cs_parse_number(val, &v) || !(v > 0 && v < 1))
         return ss_usage_error(o->front, "--recal-split: '%s' is not a fitting fraction in (0, 1)", val);
     o->methods.split = v;
     return 0;
@@ -614,8 +617,23 @@ PR(q_lens) { (void)i; cs_settings_lens_name(&o->settings, b, n); }
 PR(q_bins) { (void)i; SAY("%d", o->settings.bins); }
 PR(q_binning) { (void)i; SAY("%s", ss_binning_name(o->settings.binning)); }
 PR(q_gamma) { (void)i; if (o->settings.binning == CS_BIN_KDTREE) num(b, n, o->settings.gamma); else SAY("%s", ""); }
-PR(q_sigma) { (void)i; num(b, n, o->settings.sigma); }
-PR(q_smece_sigma) { (void)i; if (o->settings.smece_sigma > 0) num(b, n, o->settings.smece_sigma); else SAY("%s", ""); }
+/* the report refuses --sigma and --smece-sigma where their metrics are n/a (ss_sigma_unused):
+ * a lens without RECE-G writes --sigma only when it was changed (RECE-M may use it), a lens
+ * without smECE never writes --smece-sigma */
+PR(q_sigma)
+{
+    (void)i;
+    cs_settings d;
+    cs_settings_default(&d);
+    if (cs_metric_lens_gives(CS_METRIC_RECE_G, &o->settings) || o->settings.sigma != d.sigma) num(b, n, o->settings.sigma);
+    else SAY("%s", "");
+}
+PR(q_smece_sigma)
+{
+    (void)i;
+    if (o->settings.smece_sigma > 0 && cs_metric_lens_gives(CS_METRIC_SMECE, &o->settings)) num(b, n, o->settings.smece_sigma);
+    else SAY("%s", "");
+}
 PR(q_boot_size)
 {
     (void)i;
@@ -984,6 +1002,8 @@ static const ss_flag table[] = {
 #undef D
 #undef RD
 #undef X
+
+_Static_assert(sizeof table / sizeof table[0] <= SS_FLAGS_MAX, "ss_parse counts each flag's uses in SS_FLAGS_MAX");
 
 const ss_flag *ss_flags(size_t *count)
 {

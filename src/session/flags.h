@@ -74,6 +74,7 @@ typedef struct ss_opts {
     uint64_t seed;
     /* given on the command line: a flag that would change nothing is refused (report) */
     int seed_given, threads_given, gamma_given, label_col_given, sum_tol_given, mixture_given;
+    int sigma_given, smece_sigma_given;
     int threads;
     int ci_repeats;        /* --ci R, 0 = none (the dashboard accepts 0 = off) */
     int ci_method;         /* --ci-method: a cs_ci_method (default percentile) */
@@ -145,6 +146,9 @@ typedef struct ss_flag {
     const char *dash_help;       /* the dashboard's wording when it differs, else NULL */
 } ss_flag;
 
+/* The table's length is at most this (ss_parse counts the uses of each flag). */
+#define SS_FLAGS_MAX 128
+
 /* The table, in help order, and its length. */
 const ss_flag *ss_flags(size_t *count);
 /* The entry named `name` ("--bins"), or NULL. */
@@ -177,6 +181,21 @@ const char *ss_mixture_unused(int mixture_given, int any_loaded, int any_tta);
  * loaded files of the report and the dashboard: the message when one was given and no loaded
  * FILE is a manifest of volumes (it would change nothing), else NULL. Pure. */
 const char *ss_seg_unused(const struct ss_opts *o, int any_loaded, int any_manifest);
+
+/* The rule between --renormalize / --sum-tol and the loaded files, for both front ends once
+ * their files are loaded: both act on rows of class probabilities (cs_load_summary.prob_rows:
+ * not logits, not a binary p column, not a statistics file), so either is refused when some
+ * FILE loaded and none has such rows. Returns the message (static) or NULL. Pure. */
+const char *ss_rows_unused(const struct ss_opts *o, int any_loaded, int any_prob_rows);
+/* The rule between --sigma / --smece-sigma and the lens and loaded files of the report (the
+ * dashboard's lens changes at a key, so it keeps them): the message, written to buf, when every
+ * metric the flag changes is n/a: --sigma changes RECE-G (a lens cs_metric_lens_gives it, a
+ * FILE with prediction rows) and RECE-M (an id/tta FILE); --smece-sigma changes smECE (a lens
+ * that gives it, a FILE with prediction rows). any_rows: some loaded FILE is not a statistics
+ * file. With any_loaded = any_rows = any_tta = 1 it says what the lens alone decides (the
+ * report asks so before loading). Returns buf or NULL. Pure. */
+const char *ss_sigma_unused(const struct ss_opts *o, int any_loaded, int any_rows, int any_tta, char *buf,
+                            size_t size);
 
 /* The options of the follow of o->follow from --order, --settle and --labels (a .npy
  * prediction file's labels), as both front ends open it; fo borrows o->load.labels (an argv

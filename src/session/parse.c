@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calscope/catalogue.h"
 #include "calscope/reduce.h"
 #include "calscope/version.h"
 
@@ -41,6 +42,46 @@ const char *ss_seg_unused(const ss_opts *o, int any_loaded, int any_manifest)
          : o->fine ? "--fine sets the statistics of volumes; no FILE is a manifest (case,probs,labels)"
          : o->affine_tol_given ? "--affine-tol checks volumes; no FILE is a manifest (case,probs,labels)"
          : NULL;   /* --prob-suffix: refused by the loader, which knows a folder when it sees one */
+}
+
+const char *ss_rows_unused(const ss_opts *o, int any_loaded, int any_prob_rows)
+{
+    if (!any_loaded || any_prob_rows) return NULL;
+    return o->load.renormalize
+        ? "--renormalize rescales rows of class probabilities; no FILE has them (logits, a binary p column and statistics files have no row to rescale)"
+        : o->sum_tol_given
+        ? "--sum-tol checks that rows of class probabilities sum to 1; no FILE has them (logits, a binary p column and statistics files have no row sum to check)"
+        : NULL;
+}
+
+/* Why metric id has no number here: "n/a on --lens L (its catalogue `only`)" when the lens
+ * gives it none, else "n/a on statistics files (...)". Into buf; returns buf. */
+static const char *metric_na(const ss_opts *o, int id, char *buf, size_t size)
+{
+    char lens[CS_SPEC_MAX + 16];
+    if (cs_metric_lens_gives(id, &o->settings)) {
+        snprintf(buf, size, "n/a on statistics files (not exact from statistics)");
+    } else {
+        cs_settings_lens_name(&o->settings, lens, sizeof lens);
+        snprintf(buf, size, "n/a on --lens %s (%s)", lens, cs_metric_info_of(id)->only);
+    }
+    return buf;
+}
+
+const char *ss_sigma_unused(const ss_opts *o, int any_loaded, int any_rows, int any_tta, char *buf, size_t size)
+{
+    char na[CS_SPEC_MAX + 96];
+    if (!any_loaded) return NULL;
+    if (o->sigma_given && !any_tta && !(any_rows && cs_metric_lens_gives(CS_METRIC_RECE_G, &o->settings))) {
+        snprintf(buf, size, "--sigma changes RECE-G and RECE-M only: RECE-G is %s, and RECE-M needs an id/tta "
+                 "long file, which no FILE is", metric_na(o, CS_METRIC_RECE_G, na, sizeof na));
+        return buf;
+    }
+    if (o->smece_sigma_given && !(any_rows && cs_metric_lens_gives(CS_METRIC_SMECE, &o->settings))) {
+        snprintf(buf, size, "--smece-sigma changes smECE only, which is %s", metric_na(o, CS_METRIC_SMECE, na, sizeof na));
+        return buf;
+    }
+    return NULL;
 }
 
 void ss_opts_init(ss_opts *o, unsigned front)
@@ -221,6 +262,8 @@ static int check_report(ss_opts *o)
     if (o->gamma_given && o->settings.binning != CS_BIN_KDTREE)
         return ss_usage_error(o->front, "--gamma needs --binning kdtree (it is the kd-tree's cell size)");
     if (check_loading(o)) return 2;
+    char why[1024];   /* what the lens alone decides: before any file is read (and with --follow) */
+    if (ss_sigma_unused(o, 1, 1, 1, why, sizeof why)) return ss_usage_error(o->front, "%s", why);
     if (o->ascii && !o->plot)
         return ss_usage_error(o->front, "--ascii needs --plot (only the plot draws glyphs)");
     if (o->format == SS_FORMAT_CSV && o->curve)
@@ -264,6 +307,14 @@ static int check_reduce(const ss_opts *o)
     return 0;
 }
 
+/* A flag given again that the table does not mark repeatable. */
+static int flag_twice(unsigned front, const ss_flag *f)
+{
+    if (strcmp(f->name, "--select") == 0)
+        return ss_usage_error(front, "--select given twice (write one expression: A and B)");
+    return ss_usage_error(front, "%s given twice", f->name);
+}
+
 /* A FILE argument; the dashboard holds at most SS_DASH_MAX_FILES and reads stdin once. */
 static int add_file(ss_opts *o, const char *a)
 {
@@ -282,6 +333,12 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files) return ss_usage_error(front, "out of memory");
 
+    /* a flag the table does not mark repeatable is given once: a second value would silently
+     * replace the first (--select 'A' --select 'B' measures B only) */
+    size_t n_table;
+    const ss_flag *table = ss_flags(&n_table);
+    unsigned char given[SS_FLAGS_MAX] = { 0 };
+    (void)n_table;   /* at most SS_FLAGS_MAX (flags.c asserts it) */
     int only_files = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -310,6 +367,7 @@ int ss_parse(int argc, char **argv, unsigned front, ss_opts *o)
             if (i + 1 >= argc) return ss_usage_error(front, "%s needs a value", flag);
             val = argv[++i];
         }
+        if (!f->repeatable && given[f - table]++) return flag_twice(front, f);
         int rc = f->parse(o, val);
         if (rc) return rc;
     }

@@ -510,25 +510,28 @@ static void sync_classes(app *a)
     if (a->st.klass >= (int)a->st.n_classes) a->st.klass = 0;
 }
 
-/* --mixture or a segmentation flag that no file uses: the report's rules, once every file is
- * loaded (the dashboard then quits and says it, exit 2). The message, or NULL (still loading,
- * or the flags are used; asked once). */
+/* --mixture, a segmentation flag, --renormalize or --sum-tol that no file uses: the report's
+ * rules, once every file is loaded (the dashboard then quits and says it, exit 2). The
+ * message, or NULL (still loading, or the flags are used; asked once). */
 static const char *unused_flag(app *a)
 {
-    if (!a->st.mixture_given && !a->st.seg_unused) return NULL;
-    int loading = 0, loaded = 0, tta = 0, manifest = 0;
+    if (!a->st.mixture_given && !a->st.seg_unused && !a->st.rows_unused) return NULL;
+    int loading = 0, loaded = 0, tta = 0, manifest = 0, prob_rows = 0;
     for (size_t f = 0; f < a->m.n_files; f++) {
         const cs_dataset *d = a->m.files[f].data;
         loading |= a->m.files[f].state == TUI_LOADING || a->m.files[f].partial;
         loaded |= d != NULL;
         tta |= d && d->id && d->tta;
         manifest |= d && a->m.files[f].summary.manifest_cases > 0;
+        prob_rows |= d && a->m.files[f].summary.prob_rows;
     }
     if (loading) return NULL;
     const char *unused = ss_mixture_unused(a->st.mixture_given, loaded, tta);
     if (!unused && loaded && !manifest) unused = a->st.seg_unused;
+    if (!unused && loaded && !prob_rows) unused = a->st.rows_unused;
     a->st.mixture_given = 0;
     a->st.seg_unused = NULL;
+    a->st.rows_unused = NULL;
     return unused;
 }
 

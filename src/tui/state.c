@@ -71,6 +71,7 @@ void tui_state_from_opts(tui_state *st, const ss_opts *o)
     st->no_mouse = o->no_mouse;
     st->mixture_given = o->mixture_given;
     st->seg_unused = ss_seg_unused(o, 1, 0);
+    st->rows_unused = ss_rows_unused(o, 1, 0);
     for (size_t f = 0; f < o->n_files && f < TUI_MAX_FILES; f++) st->paths[f] = o->files[f];
     st->n_files = o->n_files < TUI_MAX_FILES ? o->n_files : TUI_MAX_FILES;
     st->ci = o->ci_repeats;

@@ -63,6 +63,8 @@ typedef struct tui_state {
     int mixture_given;         /* --mixture (refused once loaded when no file has id/tta) */
     const char *seg_unused;    /* a volume flag's message (ss_seg_unused, static text), shown
                                   and exit 2 once loaded when no file is a manifest; else NULL */
+    const char *rows_unused;   /* --renormalize / --sum-tol's message (ss_rows_unused, static),
+                                  exit 2 once loaded when no file has rows of probabilities */
 
     const char *paths[TUI_MAX_FILES]; /* argv strings, not owned */
     size_t n_files;

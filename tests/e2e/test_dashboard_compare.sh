@@ -115,21 +115,43 @@ check_screen "q quits with status 0" 'EXITED 0' 60
 T kill-server >/dev/null 2>&1
 SOCK="$SOCK-mix"             # a fresh server: the old one may still be going away
 
-# --mixture changes RECE-M only: the dashboard refuses it, as the report does, when no file has
-# id and tta columns (one rule, session/ ss_mixture_unused), once the files are loaded
-msg='calscope: --mixture needs an id/tta long file \(it only changes RECE-M\); no FILE has id and tta columns'
-expect_rc "report: --mixture gmm3 without id/tta is a usage error" 2 "$CALSCOPE" report --mixture gmm3 samples/digits_ts.csv
-expect_match "report: the message" "^$msg" "$ERR"
-T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_ts.csv; echo EXITED \$?; sleep 86400"
-T set-option -g remain-on-exit on >/dev/null 2>&1
-check_screen "dashboard: --mixture gmm3 without id/tta exits with status 2" 'EXITED 2' 60
-expect_match "dashboard: the report's message" "$msg" "$SCREEN"
-expect_match "dashboard: the pointer to its --help" 'Try `calscope --help`' "$SCREEN"
-T kill-server >/dev/null 2>&1
-SOCK="$SOCK-tta"
-T new-session -d -x 80 -y 24 "$CALSCOPE --mixture gmm3 samples/digits_tta.csv; echo EXITED \$?; sleep 86400"
-T set-option -g remain-on-exit on >/dev/null 2>&1
-check_screen "dashboard: --mixture gmm3 on an id/tta file is taken" 'RECE-M +[0-9.]+' 60
-keys q
-check_screen "and q quits with status 0" 'EXITED 0' 60
+# refused_alike WHAT MSG ARGS...: `calscope report ARGS` and the dashboard on ARGS both exit 2 with
+# MSG (a regex), the dashboard once its files are loaded: one rule in session/ for both
+refused_alike() {
+    local what=$1 msg=$2; shift 2
+    expect_rc "report: $what is a usage error" 2 "$CALSCOPE" report "$@"
+    expect_match "report: the message" "^$msg" "$ERR"
+    T new-session -d -x 80 -y 24 "$CALSCOPE $*; echo EXITED \$?; sleep 86400"
+    T set-option -g remain-on-exit on >/dev/null 2>&1
+    check_screen "dashboard: $what exits with status 2" 'EXITED 2' 60
+    expect_match "dashboard: the report's message" "$msg" "$SCREEN"
+    expect_match "dashboard: the pointer to its --help" 'Try `calscope --help`' "$SCREEN"
+    T kill-server >/dev/null 2>&1
+    SOCK="$SOCK-x"            # a fresh server: the old one may still be going away
+}
+# taken WHAT PATTERN ARGS...: the dashboard on ARGS shows PATTERN, and q quits with status 0
+taken() {
+    local what=$1 pat=$2; shift 2
+    T new-session -d -x 80 -y 24 "$CALSCOPE $*; echo EXITED \$?; sleep 86400"
+    T set-option -g remain-on-exit on >/dev/null 2>&1
+    check_screen "dashboard: $what is taken" "$pat" 60
+    keys q
+    check_screen "and q quits with status 0" 'EXITED 0' 60
+    T kill-server >/dev/null 2>&1
+    SOCK="$SOCK-x"
+}
+
+# --mixture changes RECE-M only: refused when no file has id and tta columns (ss_mixture_unused)
+refused_alike "--mixture gmm3 without id/tta" \
+    'calscope: --mixture needs an id/tta long file \(it only changes RECE-M\); no FILE has id and tta columns' \
+    --mixture gmm3 samples/digits_ts.csv
+taken "--mixture gmm3 on an id/tta file" 'RECE-M +[0-9.]+' --mixture gmm3 samples/digits_tta.csv
+
+# --renormalize rescales rows of class probabilities: refused on logit_ columns alone
+# (ss_rows_unused), taken when one file has such rows
+refused_alike "--renormalize on logit_ columns" \
+    'calscope: --renormalize rescales rows of class probabilities; no FILE has them \(logits, a binary p column and statistics files have no row to rescale\)' \
+    --renormalize samples/digits_logreg_logits.csv
+taken "--renormalize with a file of probabilities among them" 'ECE +[0-9.]+' \
+    --renormalize samples/digits_logreg_logits.csv samples/digits_ts.csv
 done_testing

@@ -88,6 +88,13 @@ expect_match "... message" \
     "^calscope: $TMP/p.csv: --npy-logits is for .npy prediction files \(a CSV file names logit_ columns\)$" "$ERR"
 expect_rc "--no-header with a .npy pair: exit 2" 2 "$CALSCOPE" report --no-header --labels "$TMP/y.npy" "$TMP/p.npy"
 expect_match "... message" "^calscope: $TMP/p.npy: --no-header is for CSV files, not a .npy pair$" "$ERR"
+expect_rc "--renormalize with --npy-logits: exit 2" 2 "$CALSCOPE" report --renormalize --npy-logits --labels "$TMP/y.npy" "$TMP/z.npy"
+expect_match "... no row of probabilities to rescale" \
+    "^calscope: --renormalize rescales rows of class probabilities; no FILE has them \(logits, a binary p column and statistics files have no row to rescale\)$" "$ERR"
+expect_rc "--sum-tol with --npy-logits: exit 2" 2 "$CALSCOPE" report --sum-tol 0.01 --npy-logits --labels "$TMP/y.npy" "$TMP/z.npy"
+expect_match "... no row sum to check" \
+    "^calscope: --sum-tol checks that rows of class probabilities sum to 1; no FILE has them \(logits, a binary p column and statistics files have no row sum to check\)$" "$ERR"
+expect_rc "--renormalize on a .npy of probabilities: exit 0" 0 "$CALSCOPE" report --renormalize --labels "$TMP/y.npy" "$TMP/p.npy"
 expect_rc "labels not a .npy: exit 2" 2 "$CALSCOPE" report --labels "$TMP/p.csv" "$TMP/p.npy"
 expect_match "... message" \
     "^calscope: $TMP/p.npy: $TMP/p.csv: the labels of a .npy prediction file must be a .npy file$" "$ERR"

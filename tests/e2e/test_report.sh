@@ -191,6 +191,48 @@ usage "--likert-cuts with csv --compare" "--likert-cuts is not in --format csv w
 usage "--mixture without an id/tta file" "--mixture needs an id/tta long file (it only changes RECE-M); no FILE has id and tta columns" --mixture gmm3 "$TINY"
 usage "--compat with csv --compare" "--compat is not in --format csv with --compare (one row per method); use --format text or json" --format csv --compat netcal --recal ts "$TINY"
 
+# --renormalize and --sum-tol act on rows of class probabilities: refused when no FILE has any
+# (logit_ columns are softmaxed, a binary p column has 1 - p beside it), taken when one FILE has
+printf 'label,logit_0,logit_1,logit_2\n1,2,-1,0\n0,2,1,0.5\n' >"$TMP/logit.csv"
+printf 'label,p\n0,0.2\n1,0.9\n' >"$TMP/bin.csv"
+RENORM_MSG="--renormalize rescales rows of class probabilities; no FILE has them (logits, a binary p column and statistics files have no row to rescale)"
+SUMTOL_MSG="--sum-tol checks that rows of class probabilities sum to 1; no FILE has them (logits, a binary p column and statistics files have no row sum to check)"
+usage "--renormalize on logit_ columns" "$RENORM_MSG" --renormalize "$TMP/logit.csv"
+usage "--sum-tol on logit_ columns" "$SUMTOL_MSG" --sum-tol 0.01 "$TMP/logit.csv"
+usage "--renormalize on a binary p column" "$RENORM_MSG" --renormalize "$TMP/bin.csv"
+usage "--sum-tol on a binary p column" "$SUMTOL_MSG" --sum-tol 0.01 "$TMP/bin.csv" "$TMP/logit.csv"
+expect_rc "--renormalize with one FILE of probability rows among them" 0 "$CALSCOPE" report --renormalize "$TMP/bin.csv" "$TINY"
+expect_rc "--sum-tol with one FILE of probability rows among them" 0 "$CALSCOPE" report --sum-tol 0.01 "$TMP/logit.csv" "$TINY"
+
+# --sigma changes RECE-G and RECE-M, --smece-sigma smECE: refused where those are n/a
+usage "--sigma on a lens without RECE-G" "--sigma changes RECE-G and RECE-M only: RECE-G is n/a on --lens group:0;1 (top1/class:C/classwise only), and RECE-M needs an id/tta long file, which no FILE is" \
+    --sigma 0.3 --lens 'group:0;1' "$TINY"
+usage "--sigma on --lens full" "--sigma changes RECE-G and RECE-M only: RECE-G is n/a on --lens full (top1/class:C/classwise only), and RECE-M needs an id/tta long file, which no FILE is" \
+    --sigma 0.3 --lens full "$TMP/logit.csv"
+expect_rc "--sigma on --lens full with an id/tta FILE (RECE-M)" 0 "$CALSCOPE" report --sigma 0.3 --lens full samples/digits_tta.csv
+expect_rc "--sigma on --lens classwise (RECE-G)" 0 "$CALSCOPE" report --sigma 0.3 --lens classwise "$TINY"
+usage "--smece-sigma on --lens classwise" "--smece-sigma changes smECE only, which is n/a on --lens classwise (top1/class:C only)" --smece-sigma 0.1 --lens classwise "$TINY"
+usage "--smece-sigma on --lens topk:2" "--smece-sigma changes smECE only, which is n/a on --lens topk:2 (top1/class:C only)" --smece-sigma 0.1 --lens topk:2 "$TMP/logit.csv"
+usage "--smece-sigma on a group lens" "--smece-sigma changes smECE only, which is n/a on --lens group:0;1 (top1/class:C only)" --smece-sigma 0.1 --lens 'group:0;1' "$TINY"
+expect_rc "--smece-sigma on --lens class:b" 0 "$CALSCOPE" report --smece-sigma 0.1 --lens class:b "$TINY"
+
+# a flag given twice would replace its first value: refused, unless the flag table marks it
+# repeatable (--check)
+usage "--select twice" "--select given twice (write one expression: A and B)" --select 'y == 0' --select 'conf > 0.5' "$TINY"
+usage "--bins twice" "--bins given twice" --bins 10 --bins=20 "$TINY"
+usage "--labels twice" "--labels given twice" --labels a.npy --labels b.npy "$TINY"
+expect_rc "--check twice is repeatable" 0 "$CALSCOPE" report --check 'ece<=1' --check 'accuracy>=0' "$TINY"
+
+# numbers users type follow the data loader's rule: a subnormal is a number, a hex float is not
+expect_rc "--select 'conf > 1e-320' runs" 0 "$CALSCOPE" report --format json --select 'conf > 1e-320' "$TINY"
+expect_match "--select 'conf > 1e-320' keeps every sample" "^5$" "$(json_get "d['files'][0]['selected']")"
+expect_stderr "--select with a hex float is refused" 2 "calscope: $TINY: selection: bad number '0x1p-1'"$'\n'"  conf > 0x1p-1"$'\n'"         ^" \
+    "$CALSCOPE" report --select 'conf > 0x1p-1' "$TINY"
+usage "--sigma with a hex float" "--sigma: need a number in [1e-06, 10], got '0x1p-3'" --sigma 0x1p-3 "$TINY"
+usage "--check with a hex float" "--check 'ece<=0x1p-3': unexpected text 'x1p-3' after the number" --check 'ece<=0x1p-3' "$TINY"
+printf 'label,p_a,p_b\n0,0x1p-1,0.5\n' >"$TMP/hex.csv"
+expect_stderr "a hex float in a data file is refused alike" 3 "calscope: $TMP/hex.csv:2:2: non-numeric value '0x1p-1' in column 'p_a'" "$CALSCOPE" report "$TMP/hex.csv"
+
 # every flag x format that is accepted does something: the outputs differ from the plain run
 # (a table: flags | formats; "-" = the flag's effect is on stderr, compared there)
 plain_out() { "$CALSCOPE" report --format "$1" "$TINY" 2>&1; }

@@ -156,6 +156,25 @@ expect_match "--fine on a statistics file: why" '--fine applies when volumes are
 run "$CALSCOPE" report --renormalize "$TMP/manifest.csv"
 expect_eq "--renormalize on a manifest: exit 2" 2 "$RC"
 expect_match "--renormalize on a manifest: why" '--renormalize applies to prediction rows; this is a manifest of segmentation volumes' "$ERR"
+# --sum-tol checks the softmax channels' sums when volumes are reduced, not a statistics file's
+# (even at its default value); --sigma and --smece-sigma change RECE-G, RECE-M and smECE, all n/a
+# from statistics
+run "$CALSCOPE" report --sum-tol 0.001 "$TMP/stats.csv"
+expect_eq "--sum-tol on a statistics file: exit 2" 2 "$RC"
+expect_match "--sum-tol on a statistics file: why" '^calscope: --sum-tol checks that rows of class probabilities sum to 1; no FILE has them \(logits, a binary p column and statistics files have no row sum to check\)$' "$ERR"
+run "$CALSCOPE" report --sum-tol 0.01 "$TMP/manifest.csv"
+expect_eq "--sum-tol on a manifest (softmax channels): exit 0" 0 "$RC"
+run "$CALSCOPE" report --sum-tol 0.01 --regions 'WT=1,2,4;TC=1,4;ET=4' samples/seg/regions/manifest.csv
+expect_eq "--sum-tol on --regions volumes (sigmoids): exit 2" 2 "$RC"
+expect_match "--sum-tol on --regions volumes: why" '^calscope: --sum-tol checks that rows of class probabilities sum to 1; no FILE has them' "$ERR"
+run "$CALSCOPE" report --sigma 0.3 "$TMP/stats.csv"
+expect_eq "--sigma on a statistics file: exit 2" 2 "$RC"
+expect_match "--sigma on a statistics file: why" '^calscope: --sigma changes RECE-G and RECE-M only: RECE-G is n/a on statistics files \(not exact from statistics\), and RECE-M needs an id/tta long file, which no FILE is$' "$ERR"
+run "$CALSCOPE" report --smece-sigma 0.05 "$TMP/stats.csv"
+expect_eq "--smece-sigma on a statistics file: exit 2" 2 "$RC"
+expect_match "--smece-sigma on a statistics file: why" '^calscope: --smece-sigma changes smECE only, which is n/a on statistics files \(not exact from statistics\)$' "$ERR"
+run "$CALSCOPE" report --sigma 0.3 "$TMP/stats.csv" samples/digits_ts.csv
+expect_eq "--sigma with a statistics file and a file of rows: exit 0 (RECE-G of the second)" 0 "$RC"
 run "$CALSCOPE" report --fine 60 --format json "$TMP/manifest.csv"
 expect_eq "--fine 60 on a manifest: the statistics' fine resolution" "60" "$(json_get 'd["files"][0]["fine"]')"
 

@@ -112,6 +112,28 @@ static void test_values_and_wants(void **state)
                      CS_WANT_L2CE);
 }
 
+/* Where a lens gives a metric a number, as the estimators do (the report's n/a lines and its
+ * --sigma / --smece-sigma refusals read it): RECE-G on the scalar lenses and classwise, the
+ * newer estimators on the scalar lenses only (topk:1 is top1), the rest everywhere. */
+static void test_lens_gives(void **state)
+{
+    (void)state;
+    static const char *const lenses[] = { "top1", "topk:1", "class:0", "classwise", "topk:2", "full", "group:0;1" };
+    static const int rece_g[] = { 1, 1, 1, 1, 0, 0, 0 }, smece[] = { 1, 1, 1, 0, 0, 0, 0 };
+    for (size_t l = 0; l < sizeof lenses / sizeof lenses[0]; l++) {
+        cs_settings s;
+        cs_error err;
+        cs_settings_default(&s);
+        assert_int_equal(cs_settings_set_lens(&s, lenses[l], &err), CS_OK);
+        assert_int_equal(cs_metric_lens_gives(CS_METRIC_RECE_G, &s), rece_g[l]);
+        assert_int_equal(cs_metric_lens_gives(CS_METRIC_SMECE, &s), smece[l]);
+        assert_int_equal(cs_metric_lens_gives(CS_METRIC_ECE_SWEEP, &s), smece[l]);
+        assert_int_equal(cs_metric_lens_gives(CS_METRIC_ECE, &s), 1);
+        assert_int_equal(cs_metric_lens_gives(CS_METRIC_RECE_M, &s), 1);
+    }
+    assert_int_equal(cs_metric_lens_gives(CS_METRIC_COUNT, NULL), 0);
+}
+
 /* --check reads the catalogue: any case, '-' for '_', and the known names in the message. */
 /* Which metrics keep an interval from m-out-of-n draws: on the scalar lenses those with
  * m_of_n; on a lens of several coordinates or classes only those that do not read the lens. */
@@ -167,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_lookup_any_case),
         cmocka_unit_test(test_values_and_wants),
         cmocka_unit_test(test_m_of_n_by_lens),
+        cmocka_unit_test(test_lens_gives),
         cmocka_unit_test(test_check_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

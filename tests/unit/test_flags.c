@@ -234,8 +234,8 @@ EXPECT(e_lens, o->settings.lens = CS_LENS_CLASSWISE)
 EXPECT(e_bins, o->settings.bins = 20)
 EXPECT(e_binning, o->settings.binning = CS_BIN_MASS)
 EXPECT(e_gamma, o->settings.gamma = 0.25; o->gamma_given = 1)
-EXPECT(e_sigma, o->settings.sigma = 0.2)
-EXPECT(e_smece_sigma, o->settings.smece_sigma = 0.05)
+EXPECT(e_sigma, o->settings.sigma = 0.2; o->sigma_given = 1)
+EXPECT(e_smece_sigma, o->settings.smece_sigma = 0.05; o->smece_sigma_given = 1)
 EXPECT(e_mixture, o->settings.mixture = CS_MIX_GMM3; o->mixture_given = 1)
 EXPECT(e_distance, o->settings.distance = CS_DIST_L2)
 EXPECT(e_select, strcpy(o->settings.select, "conf > 0.5"); o->select_given = 1)
@@ -420,8 +420,9 @@ static void test_exact_lines(void **state)
     assert_string_equal(line, "calscope report --lens top1 --bins 15 --binning uniform --sigma 0.1 "
                               "--distance tvd a.csv");
     round_trip(SS_REPORT, report_cases[2], line, sizeof line);
+    /* but not --sigma at its default on a lens without RECE-G: the report would refuse it there */
     assert_string_equal(line, "calscope report --lens 'group:0,1;2,3' --bins 15 --binning uniform "
-                              "--sigma 0.1 --distance tvd --select 'conf > 0.9 and y in {1,2}' "
+                              "--distance tvd --select 'conf > 0.9 and y in {1,2}' "
                               "--format json --plot --ascii --check 'ece<=0.05' "
                               "--check 'ACCURACY >= 0.9' 'my file.csv'");
     round_trip(SS_REPORT, report_cases[4], line, sizeof line);
@@ -685,10 +686,24 @@ static void test_errors_verbatim(void **state)
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and "
         "conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5 and conf > 0.5", "a.csv");
+    /* a flag the table does not mark repeatable, given twice: the second would replace the first */
+    REP("--select given twice (write one expression: A and B)", "--select", "y == 0", "--select", "conf > 0.5", "a.csv");
+    DASH("--select given twice (write one expression: A and B)", "--select=y == 0", "a.csv", "--select", "conf > 0.5");
+    REP("--bins given twice", "--bins", "10", "--bins=20", "a.csv");
+    DASH("--bins given twice", "--bins", "10", "--bins", "10", "a.csv");
+    REP("--labels given twice", "--labels", "a.npy", "--labels", "b.npy", "p.npy");
+    REP("--plot given twice", "--plot", "--plot", "a.csv");
+    DASH("--renormalize given twice", "--renormalize", "--renormalize", "a.csv");
+    RED("--fine given twice", "--fine", "10", "--fine", "20", "m.csv");
+    RED("--labels given twice", "--probs", "P", "--labels", "L", "--labels", "M");
     /* rules between flags: no flag accepted and then ignored */
     REP("--seed needs --ci, --curve, --compare or --recal (nothing else is random)", "--seed", "3", "a.csv");
     REP("--threads needs --ci, --curve, --compare or --recal (nothing else runs on worker threads)", "--threads", "2", "a.csv");
     REP("--gamma needs --binning kdtree (it is the kd-tree's cell size)", "--gamma", "0.2", "a.csv");
+    REP("--smece-sigma changes smECE only, which is n/a on --lens classwise (top1/class:C only)",
+        "--smece-sigma", "0.1", "--lens", "classwise", "a.csv");
+    REP("--smece-sigma changes smECE only, which is n/a on --lens topk:2 (top1/class:C only)",
+        "--lens", "topk:2", "--smece-sigma", "0.1", "--follow", "runs", "--format", "ndjson");
     REP("--label-col needs --no-header (with a header the label column is found by its name)", "--label-col", "2", "a.csv");
     DASH("--label-col needs --no-header (with a header the label column is found by its name)", "--label-col", "2", "a.csv");
     DASH("--sum-tol and --renormalize: --renormalize divides every row by its sum, so no tolerance applies; give one",
@@ -735,6 +750,76 @@ static void test_mixture_unused(void **state)
     assert_null(ss_mixture_unused(1, 1, 1));   /* a file has id/tta: RECE-M uses it */
     assert_null(ss_mixture_unused(1, 0, 0));   /* nothing loaded: the load errors say why */
     assert_null(ss_mixture_unused(0, 1, 0));   /* not given */
+}
+
+/* --renormalize and --sum-tol against the loaded files: the one rule both front ends apply. */
+static void test_rows_unused(void **state)
+{
+    (void)state;
+    ss_opts o;
+    const char *renorm[] = { "calscope", "--renormalize", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, renorm), 0);
+    assert_string_equal(ss_rows_unused(&o, 1, 0), "--renormalize rescales rows of class probabilities; no FILE "
+                        "has them (logits, a binary p column and statistics files have no row to rescale)");
+    assert_null(ss_rows_unused(&o, 1, 1));   /* a FILE has rows of probabilities */
+    assert_null(ss_rows_unused(&o, 0, 0));   /* nothing loaded: the load errors say why */
+    ss_opts_free(&o);
+    const char *tol[] = { "report", "--sum-tol", "0.01", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, tol), 0);
+    assert_string_equal(ss_rows_unused(&o, 1, 0), "--sum-tol checks that rows of class probabilities sum to 1; no "
+                        "FILE has them (logits, a binary p column and statistics files have no row sum to check)");
+    assert_null(ss_rows_unused(&o, 1, 1));
+    ss_opts_free(&o);
+    const char *none[] = { "report", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, none), 0);
+    assert_null(ss_rows_unused(&o, 1, 0));   /* not given */
+    ss_opts_free(&o);
+}
+
+/* --sigma and --smece-sigma against the lens and the loaded files (the report's rule). */
+static void test_sigma_unused(void **state)
+{
+    (void)state;
+    ss_opts o;
+    char buf[1024];
+    const char *group[] = { "report", "--sigma", "0.3", "--lens", "group:0;1", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, group), 0);   /* an id/tta FILE may still use it */
+    assert_string_equal(ss_sigma_unused(&o, 1, 1, 0, buf, sizeof buf),
+                        "--sigma changes RECE-G and RECE-M only: RECE-G is n/a on --lens group:0;1 "
+                        "(top1/class:C/classwise only), and RECE-M needs an id/tta long file, which no FILE is");
+    assert_null(ss_sigma_unused(&o, 1, 1, 1, buf, sizeof buf));   /* RECE-M uses it */
+    assert_null(ss_sigma_unused(&o, 0, 0, 0, buf, sizeof buf));   /* nothing loaded */
+    ss_opts_free(&o);
+    const char *stats[] = { "report", "--sigma", "0.3", "s.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, stats), 0);
+    assert_string_equal(ss_sigma_unused(&o, 1, 0, 0, buf, sizeof buf),
+                        "--sigma changes RECE-G and RECE-M only: RECE-G is n/a on statistics files (not exact "
+                        "from statistics), and RECE-M needs an id/tta long file, which no FILE is");
+    assert_null(ss_sigma_unused(&o, 1, 1, 0, buf, sizeof buf));   /* a FILE of rows: RECE-G on top1 */
+    ss_opts_free(&o);
+    const char *classwise[] = { "report", "--sigma", "0.3", "--lens", "classwise", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, classwise), 0);
+    assert_null(ss_sigma_unused(&o, 1, 1, 0, buf, sizeof buf));   /* RECE-G is classwise too */
+    ss_opts_free(&o);
+    const char *smece[] = { "report", "--smece-sigma", "0.05", "--lens", "class:1", "s.csv", NULL };
+    assert_int_equal(parse_v(SS_REPORT, &o, smece), 0);
+    assert_string_equal(ss_sigma_unused(&o, 1, 0, 1, buf, sizeof buf),
+                        "--smece-sigma changes smECE only, which is n/a on statistics files (not exact from statistics)");
+    assert_null(ss_sigma_unused(&o, 1, 1, 0, buf, sizeof buf));
+    ss_opts_free(&o);
+    /* the dashboard keeps both: its lens changes at a key; its ':' line leaves out what the
+     * lens on screen has no use for, so the report runs it */
+    const char *dash[] = { "calscope", "--smece-sigma", "0.05", "--lens", "classwise", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, dash), 0);
+    char line[4096];
+    ss_render(&o, line, sizeof line);
+    assert_string_equal(line, "calscope report --lens classwise --bins 15 --binning uniform --sigma 0.1 --distance tvd a.csv");
+    ss_opts_free(&o);
+    const char *dash_group[] = { "calscope", "--sigma", "0.3", "--lens", "group:0;1", "a.csv", NULL };
+    assert_int_equal(parse_v(SS_DASH, &o, dash_group), 0);
+    ss_render(&o, line, sizeof line);   /* changed: RECE-M of an id/tta file may use it */
+    assert_string_equal(line, "calscope report --lens 'group:0;1' --bins 15 --binning uniform --sigma 0.3 --distance tvd a.csv");
+    ss_opts_free(&o);
 }
 
 /* The follow's options from --order, --settle and --labels, the same for both front ends:
@@ -854,6 +939,8 @@ int main(void)
         cmocka_unit_test(test_errors_verbatim),
         cmocka_unit_test(test_reduce_flags),
         cmocka_unit_test(test_mixture_unused),
+        cmocka_unit_test(test_rows_unused),
+        cmocka_unit_test(test_sigma_unused),
         cmocka_unit_test(test_follow_options),
         cmocka_unit_test(test_help_and_man_list_the_table),
         cmocka_unit_test(test_readme_matches_table),

@@ -100,6 +100,9 @@ static void test_output_conditions(void **state)
     check_mask(d, "conf == 0.5", "01000000");
     check_mask(d, "conf != 0.5", "10111111");
     check_mask(d, "CONF > 5e-1", "10101011");
+    /* a subnormal is a number (strtod says ERANGE on it): every conf is above it */
+    check_mask(d, "conf > 1e-320", "11111111");
+    check_mask(d, "p[bird] >= 4.9e-324", "11111111");
     /* p[bird]: .1 .3 .8 .34 .02 .2 .04 .07 */
     check_mask(d, "p[2] >= 0.3", "01110000");
     check_mask(d, "p[bird] > 0.3", "00110000");
@@ -193,6 +196,7 @@ static void test_errors(void **state)
     check_error(d, "conf > 0.5x", 8, "bad number '0.5x'");
     check_error(d, "conf > nan", 8, "bad number 'nan'");
     check_error(d, "conf > 1e999", 8, "bad number '1e999'");
+    check_error(d, "conf > 0x1p-1", 8, "bad number '0x1p-1'");   /* no hex: as in a data file */
     check_error(d, "conf >", 7, "expected a number, got end of expression");
     check_error(d, "conf in [0.1, x]", 15, "bad number 'x'");
     /* unterminated set / interval */

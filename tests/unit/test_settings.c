@@ -93,6 +93,12 @@ static void test_numbers(void **state)
     assert_true(v < 0 && v > -DBL_MIN);
     assert_int_equal(cs_parse_number("1e999", &v), 0);     /* overflow: refused */
     assert_int_equal(cs_parse_number("0x", &v), 0);
+    /* no hex float: a data file refuses 0x1p-1 as non-numeric, so a flag does too */
+    assert_int_equal(cs_parse_number("0x1p-1", &v), 0);
+    assert_int_equal(cs_parse_number("0X10", &v), 0);
+    assert_int_equal(cs_parse_number("inf", &v), 0);
+    assert_int_equal(cs_parse_number(".5", &v), 1);
+    assert_true(v == 0.5);
     assert_int_equal(cs_parse_number(" 1", &v), 0);
     assert_int_equal(cs_parse_number("1 ", &v), 0);
     long l;

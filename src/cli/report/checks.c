@@ -3,8 +3,9 @@
  * selection) fails its check: a gate must never pass on a number that was not computed. */
 #include "cli/report/rep.h"
 
+#include "engine/num/num.h"
+
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +47,14 @@ int rep_check_parse(const char *text, rep_check *c, char *msg, size_t msg_size)
         num[len] = '\0';
         if (cs_parse_number(num, &c->value)) return 0;
     }
-    char *end;
-    double v = strtod(p, &end);
-    if (end == p || !isfinite(v)) {
+    /* not a number by that rule: say where it ends (0x1p-3 is 0 and then x1p-3) */
+    double v;
+    size_t used = cs_load_parse_double_prefix(p, strlen(p), &v);
+    if (!used) {
         snprintf(msg, msg_size, "expected a number after '%s'", op_text[c->op]);
         return -1;
     }
+    const char *end = p + used;
     while (isspace((unsigned char)*end)) end++;
     snprintf(msg, msg_size, "unexpected text '%s' after the number", end);
     return -1;

@@ -255,19 +255,26 @@ static rep_methods *compare_files(const rep_opts *o, cs_dataset *const *kept, co
     return mt;
 }
 
-/* --mixture without an id/tta file, segmentation flags without a segmentation input: the flag
- * table's rules (ss_mixture_unused, ss_seg_unused) said as a usage error, and then no output.
- * Returns 1 when a flag went unused. */
+/* --mixture without an id/tta file, segmentation flags without a segmentation input,
+ * --renormalize / --sum-tol without rows of probabilities, --sigma / --smece-sigma where their
+ * metrics are n/a: the flag table's rules (ss_mixture_unused, ss_seg_unused, ss_rows_unused,
+ * ss_sigma_unused) said as a usage error, and then no output. Returns 1 when a flag went
+ * unused. */
 static int flag_unused(const rep_opts *o, const rep_file *files)
 {
-    int loaded = 0, tta = 0, manifest = 0;
+    int loaded = 0, tta = 0, manifest = 0, prob_rows = 0, rows = 0;
     for (size_t i = 0; i < o->n_files; i++) {
         loaded |= files[i].loaded;
         tta |= files[i].loaded && files[i].tta;
         manifest |= files[i].sum.manifest_cases > 0;
+        prob_rows |= files[i].loaded && files[i].sum.prob_rows;
+        rows |= files[i].loaded && !files[i].stats_fine;
     }
+    char buf[1024];
     const char *why = ss_mixture_unused(o->mixture_given, loaded, tta);
     if (!why) why = ss_seg_unused(o, loaded, manifest);
+    if (!why) why = ss_rows_unused(o, loaded, prob_rows);
+    if (!why) why = ss_sigma_unused(o, loaded, rows, tta, buf, sizeof buf);
     return why ? rep_usage_error("%s", why) != 0 : 0;
 }
 

@@ -115,6 +115,7 @@ static void fill_summary(cs_load_summary *sum, csl_parsed *ps, int gz)
     sum->blank_lines = ps->blank_lines;
     if (ps->have_schema) {
         sum->from_logits = ps->schema.from_logits;
+        sum->prob_rows = !ps->schema.from_logits && !ps->schema.binary;
         sum->class_note = class_note(&ps->schema);
         if (ps->schema.n_ignored) {
             sum->ignored_columns = ps->schema.ignored;

@@ -211,6 +211,7 @@ static cs_dataset *load_plan(const char *path, int folder, const cs_load_options
     if (s == CS_OK && summary) {
         summary->rows_read = summary->rows_used = 0;
         summary->manifest_cases = plan->n;
+        summary->prob_rows = !opt->seg_regions;   /* softmax channels: sum_tol checked each voxel */
         for (size_t c = 0; c < st->n_cases; c++) summary->rows_used += st->voxels[c];
         summary->rows_read = summary->rows_used;
     }

@@ -19,7 +19,7 @@ static const cs_metric_info table[CS_METRIC_COUNT] = {
     { CS_METRIC_ACE, "ace", "ACE", "mean gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(ace), NULL, 0 },
     { CS_METRIC_MCE, "mce", "MCE", "largest gap over non-empty bins", CS_WANT_BINNED, BINNED, 1, AT(mce), NULL, 0 },
     { CS_METRIC_RECE_G, "rece_g", "RECE-G", "Gaussian-smoothed ECE (sigma, all M bins)",
-      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA, 1, AT(rece_g), "top1/class:C/classwise only", 1 },
+      CS_WANT_RECE_G, CS_NEEDS_LENS | CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_PER_CLASS, 1, AT(rece_g), "top1/class:C/classwise only", 1 },
     { CS_METRIC_RECE_M, "rece_m", "RECE-M", "RECE-G over TTA observations",
       CS_WANT_RECE_M, CS_NEEDS_BINS | CS_NEEDS_SIGMA | CS_NEEDS_MIXTURE | CS_NEEDS_TTA, 1, AT(rece_m), "needs id/tta rows", 0 },
     { CS_METRIC_BRIER, "brier", "Brier", "mean squared error, summed over classes", CS_WANT_BRIER, 0, 1, AT(brier), NULL, 1 },
@@ -113,10 +113,24 @@ double cs_metric_value(const cs_result *r, int id)
     return v;
 }
 
+/* One value per sample: top1, class:C, and topk:1 (which is top1). */
+static int scalar_lens(const cs_settings *s)
+{
+    return s->lens == CS_LENS_TOP1 || s->lens == CS_LENS_CLASS || (s->lens == CS_LENS_TOPK && s->topk == 1);
+}
+
+int cs_metric_lens_gives(int id, const cs_settings *s)
+{
+    const cs_metric_info *m = cs_metric_info_of(id);
+    if (!m) return 0;
+    if (m->needs & CS_NEEDS_SCALAR) return scalar_lens(s);
+    if (m->needs & CS_NEEDS_PER_CLASS) return scalar_lens(s) || s->lens == CS_LENS_CLASSWISE;
+    return 1;
+}
+
 unsigned cs_metric_mask_m_of_n(const cs_settings *s)
 {
-    int scalar = s->lens == CS_LENS_TOP1 || s->lens == CS_LENS_CLASS ||
-                 (s->lens == CS_LENS_TOPK && s->topk == 1);
+    int scalar = scalar_lens(s);
     unsigned mask = 0;
     for (size_t i = 0; i < CS_METRIC_COUNT; i++)
         if (table[i].m_of_n && (scalar || !(table[i].needs & CS_NEEDS_LENS)))

@@ -2,6 +2,7 @@
  * table, src/session/flags.c, renders them back). */
 #include "calscope/metrics.h"
 #include "calscope/run.h"
+#include "engine/num/num.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,19 +30,13 @@ void cs_settings_default(cs_settings *s)
     s->mixture = CS_MIX_KDE;
 }
 
-/* Whole string consumed, finite, no leading blanks that strtod would skip silently. strtod
- * sets ERANGE on underflow too (1e-320 is a valid subnormal, 1e-400 rounds to 0): only an
- * overflow (an infinite result) is refused. */
+/* The loader's number rule (engine/num/num.h), so a flag, a --check bound and a data field
+ * read a number alike: the whole string a decimal ([+-]digits[.digits][e[+-]digits]; no hex,
+ * no blank), finite; a value that underflows to a subnormal or zero (1e-320) is taken as
+ * strtod gives it, an overflow (1e999) is refused. */
 int cs_parse_number(const char *t, double *out)
 {
-    if (!t || !*t || isspace((unsigned char)*t)) return 0;
-    char *end;
-    errno = 0;
-    double v = strtod(t, &end);
-    if (end == t || *end != '\0' || !isfinite(v)) return 0;
-    if (errno == ERANGE && fabs(v) > DBL_MIN) return 0;
-    *out = v;
-    return 1;
+    return t && cs_load_parse_double(t, strlen(t), out) == CSL_NUM_OK;
 }
 
 int cs_parse_whole(const char *t, long lo, long hi, long *out)
