@@ -154,11 +154,19 @@ static int check_methods(ss_opts *o)
         if (!iterative)
             return ss_usage_error(o->front, "--recal-max-iter: no method in --recal iterates (only vs, beta, ms and dir do)");
     }
+    if (mo->bins) {
+        int binned = 0;                        /* only hist has bins of its own */
+        for (int i = 0; i < mo->n_recal; i++) binned |= mo->recal[i] == CS_RECAL_HIST;
+        if (!binned) return ss_usage_error(o->front, "--recal-bins: no method in --recal has bins (only hist does)");
+    }
     if (mo->folds && (mo->split_column[0] || mo->split > 0))
         return ss_usage_error(o->front, "--recal-folds: a held-out split (--recal-split, --recal-split-column) fits once on its fitting rows, there are no folds");
     if (mo->split_column[0]) o->load.split_column = mo->split_column;   /* every FILE needs it */
     if (mo->n_recal) o->compare = 1;
     if ((mo->reference || mo->k) && !o->compare) return ss_usage_error(o->front, "--reference and --compare-k need --compare or --recal");
+    if (mo->k && o->front == SS_REPORT && o->format == SS_FORMAT_TEXT &&
+        !(mo->text_metrics_given && (mo->text_metrics & SS_METRICS_TOPK_BIT)))
+        return ss_usage_error(o->front, "--compare-k sets the k of topk_ece, which the text tables do not show: add topk_ece to --metrics, or use --format json or csv");
     if (mo->select_on_given && !o->compare)
         return ss_usage_error(o->front, "--select-on needs --compare or --recal (it says where a comparison's selection is evaluated)");
     if (mo->verdict_metric_given && !o->compare)
