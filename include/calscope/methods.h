@@ -170,7 +170,8 @@ typedef struct cs_verdict {
     cs_verdict_kind kind;
     int metric;                  /* cs_metric id */
     double diff, lo, hi;         /* method - reference and its paired 95 % interval */
-    double p_better;             /* share of resamples where the method is better */
+    double p_better;             /* share of resamples where the method is better; NAN on a tie
+                                    (equal: the table reads "=", JSON null) */
     size_t pairs;                /* paired samples (or cases) */
     int by_case;                 /* pairs are cases (statistics files) */
     int misses;                  /* the interval misses the difference ("!") */

@@ -472,6 +472,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
     cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0,
                      cs_too_few_min(bins, by_case) };
     if (!isfinite(diff)) return v;
+    if (equal) v.p_better = NAN;   /* a tie has no better side: the table's row reads "=" */
     if (!equal && !(isfinite(lo) && isfinite(hi))) return v;   /* no interval (m-out-of-n draws) */
     v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
     if (cs_too_few(pairs, bins, by_case)) v.kind = CS_VERDICT_TOO_FEW;
@@ -502,7 +503,7 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
     const cs_metric_info *mi = cs_metric_info_of(v->metric);
     const char *label = mi ? mi->label : "?";
     const char *unit = v->by_case ? "cases" : "samples";
-    char pairs[48], numbers[200];
+    char pairs[48], numbers[200], pb[32];
     cs_methods_count(v->pairs, pairs, sizeof pairs);
     if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
         snprintf(buf, size, "verdict: n/a; no paired %s", unit);
@@ -518,10 +519,13 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
                  mi && mi->only ? mi->only : "undefined on these samples");
         return;
     }
+    /* a tie has no P(better), as the table's row has none */
+    if (isfinite(v->p_better)) snprintf(pb, sizeof pb, "%.3f", v->p_better);
+    else snprintf(pb, sizeof pb, "n/a (a tie)");
     /* + 0.0: a tie's -0 (a difference turned round) prints as +0.0000 */
-    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
+    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %s, %s paired %s", label,
              v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff + 0.0, v->lo + 0.0, v->hi + 0.0,
-             v->misses ? "!" : "", v->p_better, pairs, unit);
+             v->misses ? "!" : "", pb, pairs, unit);
     if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
         snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,
                  v->kind == CS_VERDICT_BETTER ? ref : method, numbers);
