@@ -113,6 +113,29 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err);
 
+/* The samples every method of a comparison is measured on, before any selection: the
+ * reference d[ref]'s samples that every method d[i] (NULL: skipped) pairs with (cs_compare_pair;
+ * files without ids read with --skip-bad-rows pair by data row position, and a row skipped in
+ * one file leaves its partners without one). keep (d[ref]->n bytes, the caller's, e.g. 1 or the
+ * held-out rows of a split) is cleared at the reference's samples without a partner somewhere;
+ * *left_out receives how many samples of all the methods are not among the common ones.
+ * Returns CS_OK, a pairing refusal (cs_compare_pair's, in err) or CS_ENOMEM. Any thread. */
+cs_status cs_methods_common(const cs_dataset *const *d, size_t n, size_t ref, uint8_t *keep, size_t *left_out,
+                            cs_error *err);
+
+/* Method x cut to its partners of the reference's samples with ref_keep 1 (cs_compare_pair: by
+ * id, else by row; test-time observations follow their sample; x == ref: ref's own rows). With
+ * ref_fit (the reference's fit mask, calscope/measure.h cs_fit_mask) and a split column in x,
+ * x's split must agree with the reference's at every paired sample (a fitting value,
+ * cs_recal_is_fit_value with fit_value, on both sides, or on neither): the first pair that
+ * does not is refused with CS_EINPUT, "X:LINE:COL: --compare: split 'fit' of id '0' (a
+ * fitting row) differs from REF:2 (split 'test', held out): ...". The cut dataset is the
+ * caller's (cs_dataset_free); NULL with err (the pairing's error, the refusal, CS_ENOMEM,
+ * CS_EEMPTY when nothing is kept). Any thread; the datasets are only read. */
+cs_dataset *cs_methods_paired_cut(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
+                                  const uint8_t *ref_fit, const char *fit_value, const cs_run *run,
+                                  cs_error *err);
+
 /* The one line that says which samples the table is on, for both front ends, in buf (always
  * terminated; "" when no selection): "selection: EXPR on the reference (REF): 561 of 1,797
  * samples, the same for every method", or with select_each "selection: EXPR on each method's
