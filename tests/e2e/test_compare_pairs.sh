@@ -121,4 +121,23 @@ expect_match "skipped rows: files of different lengths are still refused" \
     "^3 calscope: $TMP/skipC.csv:571: --compare: sample 570 has no partner: $TMP/skipA.csv has 569 data rows, $TMP/skipC.csv has 570 \(rows skipped by --skip-bad-rows counted; no id column in both: samples pair in file order\)" \
     "$RC $ERR"
 
+# ---- a recalibration that does not converge, with --reference on a recalibration ----
+R="$CALSCOPE report --recal ts,vs,iso --recal-max-iter 2 $A"
+NC="calscope: $A+vs: $A: vs did not converge within 2 iterations in cross-fitting fold 1 (largest gradient component 0.0472, wanted <= 1e-08); not shown"
+run $R --reference 2
+expect_match "not converged, reference +ts: exit 0, the failed method said" "^0 $(printf '%s' "$NC" | sed 's/[][().+*]/\\&/g')$" "$RC $ERR"
+expect_match "not converged, reference +ts: the comparison of the others goes on" \
+    "^verdict: $A\+iso is better calibrated than $A\+ts; ECE -0\.1658" "$(printf '%s\n' "$OUT" | unwrap '^verdict:')"
+expect_match "not converged: the legend marks the chosen reference, the failed one named" \
+    "\[2\]  $A\+ts \(reference\).*$A\+vs: NOT CONVERGED, left out of the tables" "$(printf '%s' "$OUT" | tr '\n' ' ')"
+run $R --reference 4 --format json
+expect_match "not converged before the reference (+iso): it stays the reference" "^0 $A\+iso \['$A\+vs'\] 2$" \
+    "$RC $(json_get "d['compare_info']['reference'], [x['name'] for x in d['methods_info']['not_converged']], len(d['compare_info']['verdict'])")"
+run $R --reference 3 --format json
+MSG="--reference 3: $A+vs did not converge, so there is no reference to compare the other methods with (give another --reference or a larger --recal-max-iter)"
+expect_match "the reference did not converge: exit 3, said on stderr" "calscope: $(printf '%s' "$MSG" | sed 's/[][().+*-]/\\&/g')$" "$RC $ERR"
+[ "$RC" -eq 3 ] && ok "the reference did not converge: exit 3" || not_ok "the reference did not converge: exit 3" "exit $RC"
+expect_match "the reference did not converge: in JSON errors" "^\[\{'path': '$A\+vs', 'status': 3, 'message': '$(printf '%s' "$MSG" | sed 's/[][().+*-]/\\&/g')'\}\]$" \
+    "$(json_get "d['errors']")"
+
 done_testing

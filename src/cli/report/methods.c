@@ -52,6 +52,8 @@ struct rep_methods {
     int multi;
     rep_unconverged *nc;     /* left out of every table (n_nc of them) */
     size_t n_nc;
+    int ref_failed;          /* the reference (--reference N) is one of them: no comparison */
+    size_t ref_nc;           /* ... nc[ref_nc] */
     size_t n;
     rep_method *m;
     size_t ref;
@@ -376,9 +378,9 @@ static int fit_recal(const rep_methods *t, const struct ss_opts *o, rep_method *
     return 1;
 }
 
-/* One recalibration r of the reference file src (the reference must be a file for that). */
+/* One recalibration r of the reference file src. */
 static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
-                      size_t n, size_t src, int r, int *status, cs_error *err)
+                      size_t src, int r, int *status, cs_error *err)
 {
     const rep_methods_opts *mo = &o->methods;
     if (recal_left_out(mo, r, data[src])) return;
@@ -390,9 +392,13 @@ static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const
     if (!data[src]) return;
     if (!fit_recal(t, o, me, data[src], err)) return;
     /* a fit that spent its budget is named with the reason and left out of the tables (it is
-     * no result); the reference must be a file for that, so no method number moves */
-    if (!me->own && me->info.unconverged && t->ref < n) {
+     * no result); the comparison of the others goes on with the chosen reference, unless it is
+     * the reference itself */
+    if (!me->own && me->info.unconverged) {
         say(me->name ? me->name : "--recal", err);
+        size_t at = t->n - 1;
+        if (at == t->ref) { t->ref_failed = 1; t->ref_nc = t->n_nc; }
+        else if (at < t->ref) t->ref--;   /* the reference keeps its method, now one row up */
         rep_unconverged *u = &t->nc[t->n_nc++];
         u->name = me->name;
         snprintf(u->reason, sizeof u->reason, "%s", err->msg);
@@ -511,7 +517,23 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     cs_error_clear(&err);
     size_t src = t->ref < n ? t->ref : 0;
     add_files(t, data, paths, n, src, status, &err);
-    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, n, src, r, status, &err);
+    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, src, r, status, &err);
+    if (t->ref_failed) {   /* no reference, no comparison: said, in JSON errors, exit 3 */
+        const rep_unconverged *u = &t->nc[t->ref_nc];
+        char msg[1000];
+        snprintf(msg, sizeof msg, "--reference %d: %.256s did not converge, so there is no reference to compare the "
+                 "other methods with (give another --reference or a larger --recal-max-iter)", o->methods.reference,
+                 u->name ? u->name : "the recalibration");
+        fprintf(stderr, "calscope: %s\n", msg);
+        if (pair && pair->n < REP_PAIR_ERRORS) {
+            snprintf(pair->path[pair->n], sizeof pair->path[0], "%s", u->name ? u->name : "--reference");
+            snprintf(pair->msg[pair->n], sizeof pair->msg[0], "%s", msg);
+            pair->n++;
+        }
+        *status = worst(*status, 3);
+        rep_methods_free(t);
+        return NULL;
+    }
     if (!methods_complete(t, status, pair) || !cut_common(t, src, o->threads, status) ||
         !methods_table(t, o, status, &err)) {
         rep_methods_free(t);
