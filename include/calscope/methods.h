@@ -144,6 +144,11 @@ cs_dataset *cs_methods_paired_cut(const cs_dataset *ref, const uint8_t *ref_keep
 void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
                                size_t size);
 
+/* The samples method i's values are on (rows[i].samples), 0 when its selection keeps none
+ * (status CS_EEMPTY), -1 when it has no values for another reason (a pairing or input error).
+ * Any thread; t is only read. */
+long long cs_methods_row_selected(const cs_methods *t, size_t i);
+
 /* n with its digits grouped by three ("1,797"), in buf (always terminated). Any thread. */
 void cs_methods_count(size_t n, char *buf, size_t size);
 
@@ -210,7 +215,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
  * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
  * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
  * here (reason)", "n/a; MCE -0.1330 has no interval from draws of fewer than all samples
- * (--boot-size full)", "n/a; no paired samples") into buf, always terminated. Any thread. */
+ * (--boot-size full)", "n/a for METHOD; no paired samples") into buf, always terminated. Any thread. */
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
 /* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
  * such column or the row no paired difference). Any thread; t is only read. */

@@ -140,4 +140,16 @@ expect_match "the reference did not converge: exit 3, said on stderr" "calscope:
 expect_match "the reference did not converge: in JSON errors" "^\[\{'path': '$A\+vs', 'status': 3, 'message': '$(printf '%s' "$MSG" | sed 's/[][().+*-]/\\&/g')'\}\]$" \
     "$(json_get "d['errors']")"
 
+# ---- --select-on each: a method whose own selection keeps nothing kept 0 samples ----
+run "$CALSCOPE" report --recal ts,hist,iso "$A" --select 'conf > 0.9' --select-on each
+expect_match "select-on each: a method keeping no sample counts 0" \
+    "^selection: conf > 0\.9 on each method's own samples \(1,725, 417, 0, 980 of 1,797\); values only, no paired differences$" \
+    "$(printf '%s\n' "$OUT" | unwrap '^selection:' | grep '^selection:')"
+run "$CALSCOPE" report --recal ts,hist,iso "$A" --select 'conf > 0.9' --select-on each --format json
+expect_match "select-on each: JSON method_samples has 0, not null" "^\[1725, 417, 0, 980\]$" "$(json_get "d['compare_info']['selection']['method_samples']")"
+run "$CALSCOPE" report --recal ts,hist "$A" --select 'conf > 2'
+expect_match "an empty selection: each n/a verdict names its method" \
+    "^verdict: n/a for $A\+ts; no paired samples
+verdict: n/a for $A\+hist; no paired samples$" "$(printf '%s\n' "$OUT" | grep '^verdict:')"
+
 done_testing

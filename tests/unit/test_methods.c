@@ -943,7 +943,7 @@ static void test_selection_on_reference(void **state)
     cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 15);
     assert_int_equal(nv.kind, CS_VERDICT_NA);
     cs_verdict_line(&nv, "b.csv", "a.csv", line, sizeof line);
-    assert_string_equal(line, "verdict: n/a; no paired samples");
+    assert_string_equal(line, "verdict: n/a for b.csv; no paired samples");
     cs_methods_free(&t);
     o.select_each = 1;
 

@@ -132,7 +132,8 @@ void rep_methods_selection_json(FILE *out, const rep_methods *m)
         fputs("null, \"method_samples\": [", out);
         for (size_t i = 0; i < m->n; i++) {
             if (i) fputs(", ", out);
-            if (m->res.rows[i].ok) fprintf(out, "%zu", m->res.rows[i].samples);
+            long long sel = cs_methods_row_selected(&m->res, i);
+            if (sel >= 0) fprintf(out, "%lld", sel);
             else fputs("null", out);
         }
         fputc(']', out);

@@ -478,6 +478,13 @@ void cs_methods_count(size_t n, char *buf, size_t size)
     snprintf(buf, size, "%s", out);
 }
 
+long long cs_methods_row_selected(const cs_methods *t, size_t i)
+{
+    const cs_method_row *r = &t->rows[i];
+    if (r->ok) return (long long)r->samples;
+    return r->status == CS_EEMPTY ? 0 : -1;   /* a selection that keeps none kept 0 */
+}
+
 void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
                                size_t size)
 {
@@ -493,8 +500,9 @@ void cs_methods_selection_line(const cs_methods *t, const char *expr, const char
     }
     size_t len = (size_t)snprintf(buf, size, "selection: %s on each method's own samples (", expr);
     for (size_t i = 0; i < t->n && len < size; i++) {
-        cs_methods_count(t->rows[i].samples, kept, sizeof kept);
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", t->rows[i].ok ? kept : "n/a");
+        long long sel = cs_methods_row_selected(t, i);
+        cs_methods_count(sel < 0 ? 0 : (size_t)sel, kept, sizeof kept);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", sel >= 0 ? kept : "n/a");
     }
     cs_methods_count(t->sel_of, of, sizeof of);
     if (len < size) snprintf(buf + len, size - len, " of %s); values only, no paired differences", of);
@@ -568,8 +576,8 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
     const char *unit = v->by_case ? "cases" : "samples";
     char pairs[48], numbers[200], pb[32];
     cs_methods_count(v->pairs, pairs, sizeof pairs);
-    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
-        snprintf(buf, size, "verdict: n/a; no paired %s", unit);
+    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {   /* named: one such line per method */
+        snprintf(buf, size, "verdict: n/a for %s; no paired %s", method, unit);
         return;
     }
     if (v->kind == CS_VERDICT_NA && isfinite(v->diff)) {   /* a difference without its interval */
