@@ -51,8 +51,17 @@ typedef struct cs_dataset {
     uint32_t *line;        /* n, 1-based physical line of each row (0 beyond UINT32_MAX) */
     long header_line;      /* the header's line (0: no header) */
     long label_col, id_col;/* 1-based columns of label and id (0: none) */
+    long split_col;        /* 1-based column of the split column (0: none) */
     uint32_t *class_col;   /* k, 1-based column of each class's probability or logit (4 bytes:
                               a header holds at most CS_LOAD_MAX_HEADER_BYTES of columns) */
+
+    /* Where each row stands among the file's data rows, counting the rows --skip-bad-rows
+     * left out: files without ids pair rows by it (cs_compare_pair), so a skipped row leaves
+     * its partner without one instead of moving every later row. NULL when row r is data row
+     * r (nothing skipped, nothing cut); data_rows is then unused. A subset keeps its rows'
+     * positions. Kept with the rows, unlike line. */
+    uint32_t *row_pos;     /* n, 0-based data row of each row */
+    size_t data_rows;      /* the data rows the positions count (rows read, skipped included) */
 
     /* Derived once per file by cs_dataset_prepare (NULL before). */
     double *conf;          /* n, max_j prob[i][j] */

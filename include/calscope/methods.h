@@ -113,6 +113,29 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
                          const cs_methods_options *o, const cs_run *run, cs_methods *out,
                          cs_error *err);
 
+/* The samples every method of a comparison is measured on, before any selection: the
+ * reference d[ref]'s samples that every method d[i] (NULL: skipped) pairs with (cs_compare_pair;
+ * files without ids read with --skip-bad-rows pair by data row position, and a row skipped in
+ * one file leaves its partners without one). keep (d[ref]->n bytes, the caller's, e.g. 1 or the
+ * held-out rows of a split) is cleared at the reference's samples without a partner somewhere;
+ * *left_out receives how many samples of all the methods are not among the common ones.
+ * Returns CS_OK, a pairing refusal (cs_compare_pair's, in err) or CS_ENOMEM. Any thread. */
+cs_status cs_methods_common(const cs_dataset *const *d, size_t n, size_t ref, uint8_t *keep, size_t *left_out,
+                            cs_error *err);
+
+/* Method x cut to its partners of the reference's samples with ref_keep 1 (cs_compare_pair: by
+ * id, else by row; test-time observations follow their sample; x == ref: ref's own rows). With
+ * ref_fit (the reference's fit mask, calscope/measure.h cs_fit_mask) and a split column in x,
+ * x's split must agree with the reference's at every paired sample (a fitting value,
+ * cs_recal_is_fit_value with fit_value, on both sides, or on neither): the first pair that
+ * does not is refused with CS_EINPUT, "X:LINE:COL: --compare: split 'fit' of id '0' (a
+ * fitting row) differs from REF:2 (split 'test', held out): ...". The cut dataset is the
+ * caller's (cs_dataset_free); NULL with err (the pairing's error, the refusal, CS_ENOMEM,
+ * CS_EEMPTY when nothing is kept). Any thread; the datasets are only read. */
+cs_dataset *cs_methods_paired_cut(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
+                                  const uint8_t *ref_fit, const char *fit_value, const cs_run *run,
+                                  cs_error *err);
+
 /* The one line that says which samples the table is on, for both front ends, in buf (always
  * terminated; "" when no selection): "selection: EXPR on the reference (REF): 561 of 1,797
  * samples, the same for every method", or with select_each "selection: EXPR on each method's
@@ -120,6 +143,11 @@ cs_status cs_methods_run(const cs_dataset *const *d, size_t n, const cs_settings
  * reference (a path as the user gave it). Any thread. */
 void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
                                size_t size);
+
+/* The samples method i's values are on (rows[i].samples), 0 when its selection keeps none
+ * (status CS_EEMPTY), -1 when it has no values for another reason (a pairing or input error).
+ * Any thread; t is only read. */
+long long cs_methods_row_selected(const cs_methods *t, size_t i);
 
 /* n with its digits grouped by three ("1,797"), in buf (always terminated). Any thread. */
 void cs_methods_count(size_t n, char *buf, size_t size);
@@ -170,7 +198,8 @@ typedef struct cs_verdict {
     cs_verdict_kind kind;
     int metric;                  /* cs_metric id */
     double diff, lo, hi;         /* method - reference and its paired 95 % interval */
-    double p_better;             /* share of resamples where the method is better */
+    double p_better;             /* share of resamples where the method is better; NAN on a tie
+                                    (equal: the table reads "=", JSON null) */
     size_t pairs;                /* paired samples (or cases) */
     int by_case;                 /* pairs are cases (statistics files) */
     int misses;                  /* the interval misses the difference ("!") */
@@ -186,7 +215,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
  * 1.000, 1,797 paired samples" (or "no significant difference between METHOD and REF; ...",
  * "too few paired samples to say (fewer than 150); ...", "n/a; ECE has no paired difference
  * here (reason)", "n/a; MCE -0.1330 has no interval from draws of fewer than all samples
- * (--boot-size full)", "n/a; no paired samples") into buf, always terminated. Any thread. */
+ * (--boot-size full)", "n/a for METHOD; no paired samples") into buf, always terminated. Any thread. */
 void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, char *buf, size_t size);
 /* The verdict of row i of t (not the reference) on metric (CS_VERDICT_NA when the table has no
  * such column or the row no paired difference). Any thread; t is only read. */

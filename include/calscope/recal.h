@@ -150,6 +150,9 @@ uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed
  * err: CS_EUSAGE (d has no split column), CS_EINPUT (no sample would be fitted on, or none would
  * be left to evaluate; the message lists the column's values), CS_ENOMEM. */
 uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_error *err);
+/* 1 when split value v is a fitting value: equal to fit_value case-insensitively, or with
+ * fit_value NULL or "" to "fit" or "train". Pure; any thread. */
+int cs_recal_is_fit_value(const char *v, const char *fit_value);
 
 /* A copy of d with the rows r whose mask[r] == keep_value (mask NULL: every row), prepared,
  * with path "<d->path><suffix>" and the logits kept. Id, case, split and class name tables are

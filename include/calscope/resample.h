@@ -343,7 +343,9 @@ int cs_compare_needs_full_draws(const cs_compare *c, int id);
 
 
 /* Pairs the samples of a and b (a is "A", usually the reference) — by id when both files have
- * an id column (every id must occur once in each file), else by row (same sample count) — and
+ * an id column (every id must occur once in each file), else by row (same sample count; by data
+ * row position when either has cs_dataset.row_pos, rows skipped by --skip-bad-rows counted, and
+ * then a sample whose partner was skipped or cut has none: UINT32_MAX in a_to_b) — and
  * checks that they have the same number of classes and that paired labels agree. On a mismatch
  * returns CS_EINPUT with err naming the place "FILE:LINE:COL: --compare: reason" when the
  * datasets know their lines (cs_dataset.line): the header column of the first class without a

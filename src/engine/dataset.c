@@ -37,6 +37,7 @@ void cs_dataset_free(cs_dataset *d)
     free(d->correct);
     free(d->sample_rows);
     free(d->line);
+    free(d->row_pos);
     free(d->class_col);
     if (d->stats && d->free_stats) d->free_stats(d->stats);
     free(d);

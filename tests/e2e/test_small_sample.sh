@@ -50,7 +50,7 @@ expect_eq "size curve on rows: too_few below 150 rows (M=15)" "150 [(18, True), 
 # ---- the comparison: too few cases to say, intervals marked --------------------------------------
 run "$CALSCOPE" report --compare --seed 1 "$TMP/nifti.csst" "$TMP/npz.csst"
 expect_eq "compare on 4 cases: the verdict" \
-    "verdict: too few paired cases to say (fewer than 10); ECE +0.0000 [+0.0000, +0.0000], P(better) 0.000, 4 paired cases" \
+    "verdict: too few paired cases to say (fewer than 10); ECE +0.0000 [+0.0000, +0.0000], P(better) n/a (a tie), 4 paired cases" \
     "$(unwrap '^verdict: ' <<<"$OUT" | grep '^verdict: ')"
 run "$CALSCOPE" report --format json --compare --seed 1 "$TMP/nifti.csst" "$TMP/npz.csst"
 expect_eq "compare JSON on 4 cases: too_few, the verdict's kind and floor" "True too few 4 10" \

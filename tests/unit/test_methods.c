@@ -943,7 +943,7 @@ static void test_selection_on_reference(void **state)
     cs_verdict nv = cs_methods_verdict(&t, 1, CS_METRIC_ECE, 15);
     assert_int_equal(nv.kind, CS_VERDICT_NA);
     cs_verdict_line(&nv, "b.csv", "a.csv", line, sizeof line);
-    assert_string_equal(line, "verdict: n/a; no paired samples");
+    assert_string_equal(line, "verdict: n/a for b.csv; no paired samples");
     cs_methods_free(&t);
     o.select_each = 1;
 
@@ -1058,6 +1058,9 @@ static void test_verdict(void **state)
     /* a tie */
     v = cs_verdict_make(CS_METRIC_ECE, 0.0, 0.0, 0.0, 0.0, 1, 300, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_NO_DIFFERENCE);
+    assert_true(isnan(v.p_better));   /* the table's row has no P(better) on a tie either */
+    cs_verdict_line(&v, "B", "A", line, sizeof line);
+    assert_string_equal(line, "verdict: no significant difference between B and A; ECE +0.0000 [+0.0000, +0.0000], P(better) n/a (a tie), 300 paired samples");
     /* too few: 149 of the 150 a binned error needs, and cases */
     v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 149, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_TOO_FEW);
@@ -1077,7 +1080,7 @@ static void test_verdict(void **state)
     /* a tie turned round (B - A of an A - B table) prints +0.0000, not -0.0000 */
     v = cs_verdict_make(CS_METRIC_ECE, -0.0, -0.0, -0.0, 0.0, 1, 4, 1, 15);
     cs_verdict_line(&v, "B", "A", line, sizeof line);
-    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE +0.0000 [+0.0000, +0.0000], P(better) 0.000, 4 paired cases");
+    assert_string_equal(line, "verdict: too few paired cases to say (fewer than 10); ECE +0.0000 [+0.0000, +0.0000], P(better) n/a (a tie), 4 paired cases");
     v = cs_verdict_make(CS_METRIC_ECE, -0.05, -0.06, -0.04, 1.0, 0, 150, 0, 15);
     assert_int_equal(v.kind, CS_VERDICT_BETTER);        /* 150 is enough */
     assert_int_equal(v.min_pairs, 150);

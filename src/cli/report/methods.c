@@ -10,8 +10,9 @@
  * method but the reference, the paired-bootstrap difference method − reference (cs_compare_run,
  * --repeats R, default 1000) with its interval; the difference is marked when the interval
  * excludes 0. With --recal-split F or --recal-split-column COL every method is measured on the
- * held-out rows only: one fit mask per file (held_out_mask) chooses both the rows the
- * recalibrations are fitted on and the rows every method is measured on. */
+ * held-out rows only: the recalibrated file's fit mask (held_out_mask) chooses both the rows the
+ * recalibrations are fitted on and the samples every method is measured on (cut_common: each
+ * file on the partners of those samples, its own split column checked against the mask). */
 #include "cli/report/methods.h"
 
 #include <errno.h>
@@ -35,6 +36,7 @@ enum { COL_TOPK = CS_METHODS_COL_TOPK, NCOL = CS_METHODS_NCOL };
 typedef struct rep_method {
     char *name;              /* path, or "<path>+ts" (owned) */
     const cs_dataset *d;     /* measured dataset (borrowed file, or owned when own != NULL) */
+    const cs_dataset *file;  /* the loaded file it is (NULL for a recalibration) */
     cs_dataset *own;
     int recal;               /* cs_recal_method, or -1 for a file */
     cs_recal_info info;
@@ -50,6 +52,8 @@ struct rep_methods {
     int multi;
     rep_unconverged *nc;     /* left out of every table (n_nc of them) */
     size_t n_nc;
+    int ref_failed;          /* the reference (--reference N) is one of them: no comparison */
+    size_t ref_nc;           /* ... nc[ref_nc] */
     size_t n;
     rep_method *m;
     size_t ref;
@@ -64,6 +68,9 @@ struct rep_methods {
     char split_fit[128];     /* its fitting value, "" = fit or train */
     cs_fit_split fit;        /* the engine's reading of the two (calscope/measure.h) */
     int held_out;            /* split > 0 or split_column: fit on a mask, measure the rest */
+    uint8_t *ref_fit;        /* with held_out: the fit mask of the recalibrated file (its
+                                split decides every method's held-out samples) */
+    size_t left_out;         /* samples without a partner (rows skipped in another file) */
     int folds, bins;
     int verdict_metric;      /* --verdict-metric (default ece) */
     unsigned text_metrics;   /* --metrics: the text tables' columns (rep_text_shows_col) */
@@ -81,7 +88,7 @@ int rep_methods_multi(const rep_methods *m)
 const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a, const cs_dataset *b)
 {
     if (!m || m->multi || m->n != 2 || m->ref != 0 || !m->res.rows) return NULL;
-    if (m->m[0].d != a || m->m[1].d != b || !m->res.rows[1].has_cmp) return NULL;
+    if (m->m[0].file != a || m->m[1].file != b || !m->res.rows[1].has_cmp) return NULL;
     return &m->res.rows[1].cmp;
 }
 
@@ -94,6 +101,14 @@ void rep_methods_selection_text(FILE *out, const rep_methods *m)
 {
     if (!m) return;
     char line[2 * CS_SPEC_MAX + 1200];
+    if (m->left_out && m->m[m->ref].d) {
+        char common[48];
+        cs_methods_count(m->m[m->ref].d->n_samples, common, sizeof common);
+        snprintf(line, sizeof line, "%zu sample%s without a partner (skipped rows) left out: every method is "
+                 "measured on the %s samples all the files hold", m->left_out, m->left_out == 1 ? "" : "s", common);
+        rep_wrap(out, line, 2);
+        fputc('\n', out);
+    }
     cs_methods_selection_line(&m->res, m->select, m->m[m->ref].name, line, sizeof line);
     if (line[0]) {
         rep_wrap(out, line, 2);
@@ -103,6 +118,7 @@ void rep_methods_selection_text(FILE *out, const rep_methods *m)
 
 void rep_methods_selection_json(FILE *out, const rep_methods *m)
 {
+    fprintf(out, ", \"left_out\": %zu", m ? m->left_out : (size_t)0);
     fputs(", \"selection\": ", out);
     if (!m || !m->res.selected) {
         fputs("null", out);
@@ -116,7 +132,8 @@ void rep_methods_selection_json(FILE *out, const rep_methods *m)
         fputs("null, \"method_samples\": [", out);
         for (size_t i = 0; i < m->n; i++) {
             if (i) fputs(", ", out);
-            if (m->res.rows[i].ok) fprintf(out, "%zu", m->res.rows[i].samples);
+            long long sel = cs_methods_row_selected(&m->res, i);
+            if (sel >= 0) fprintf(out, "%lld", sel);
             else fputs("null", out);
         }
         fputc(']', out);
@@ -214,6 +231,7 @@ void rep_methods_free(rep_methods *t)
         cs_recal_info_clear(&t->m[i].info);
     }
     free(t->m);
+    free(t->ref_fit);
     for (size_t i = 0; i < t->n_nc; i++) free(t->nc[i].name);
     free(t->nc);
     cs_methods_free(&t->res);
@@ -319,24 +337,18 @@ static rep_methods *methods_new(const struct ss_opts *o, size_t n)
     return t;
 }
 
-/* the files; with a held-out split each is cut to its held-out rows */
-static void add_files(rep_methods *t, cs_dataset *const *data, const char *const *paths, size_t n, int threads,
+/* the files, whole (cut_common cuts them to the samples they are measured on); with a
+ * held-out split, the recalibrated file src's fit mask, which decides for every method */
+static void add_files(rep_methods *t, cs_dataset *const *data, const char *const *paths, size_t n, size_t src,
                       int *status, cs_error *err)
 {
-    const cs_run cut_run = { .threads = threads };
     for (size_t i = 0; i < n; i++) {
         rep_method *me = &t->m[t->n++];
         me->recal = -1;
         me->name = strdup(paths[i]);
-        me->d = data[i];
-        if (data[i] && t->held_out) {
-            uint8_t *mask = held_out_mask(t, data[i], paths[i], status, err);
-            me->own = mask ? cs_dataset_subset(data[i], mask, 0, "", &cut_run, err) : NULL;
-            if (mask && !me->own) { say(paths[i], err); *status = worst(*status, 3); }
-            free(mask);
-            me->d = me->own;
-        }
+        me->d = me->file = data[i];
     }
+    if (t->held_out && data[src]) t->ref_fit = held_out_mask(t, data[src], paths[src], status, err);
 }
 
 /* --recal all: a binary-only method is left out for a multiclass reference file, ms and dir
@@ -346,10 +358,11 @@ static int recal_left_out(const rep_methods_opts *mo, int r, const cs_dataset *d
     return mo->recal_all && d && !cs_recal_offered(mo->recal[r], d->k, NULL, 0);
 }
 
-/* Fit method me's recalibration on the reference file d into me->own (NULL on failure, err
- * says why); 0 when the held-out cut itself failed, which leaves me untouched. */
+/* Fit method me's recalibration on the reference file d into me->own, over all of d's rows
+ * (NULL on failure, err says why); 0 when d's fit mask failed (said), which leaves me
+ * untouched. */
 static int fit_recal(const rep_methods *t, const struct ss_opts *o, rep_method *me, const cs_dataset *d,
-                     const char *path, cs_error *err)
+                     cs_error *err)
 {
     cs_recal_options ro;
     cs_recal_options_default(&ro);
@@ -358,22 +371,17 @@ static int fit_recal(const rep_methods *t, const struct ss_opts *o, rep_method *
     ro.seed = o->seed;
     ro.threads = o->threads;
     ro.max_iter = o->methods.max_iter;
-    if (!t->held_out) {
-        me->own = cs_recal_apply(d, me->recal, &ro, &me->info, err);
-        return 1;
-    }
-    /* the reference file's own cut (a failure is reported above): the rows it keeps out of
-     * the fit are the rows every method is measured on */
-    uint8_t *mask = held_out_mask(t, d, path, NULL, err);
-    if (!mask) return 0;
-    me->own = cs_recal_held_out(d, me->recal, &ro, mask, &me->info, err);
-    free(mask);
+    /* with a split: fitted on the file's fitting rows (a failure of its mask is reported
+     * above) and applied to every row; cut_common keeps the held-out ones */
+    if (t->held_out && !t->ref_fit) return 0;
+    ro.fit_mask = t->held_out ? t->ref_fit : NULL;
+    me->own = cs_recal_apply(d, me->recal, &ro, &me->info, err);
     return 1;
 }
 
-/* One recalibration r of the reference file src (the reference must be a file for that). */
+/* One recalibration r of the reference file src. */
 static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const *data, const char *const *paths,
-                      size_t n, size_t src, int r, int *status, cs_error *err)
+                      size_t src, int r, int *status, cs_error *err)
 {
     const rep_methods_opts *mo = &o->methods;
     if (recal_left_out(mo, r, data[src])) return;
@@ -383,11 +391,15 @@ static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const
     me->name = malloc(len);
     if (me->name) snprintf(me->name, len, "%s+%s", paths[src], cs_recal_name(me->recal));
     if (!data[src]) return;
-    if (!fit_recal(t, o, me, data[src], paths[src], err)) return;
+    if (!fit_recal(t, o, me, data[src], err)) return;
     /* a fit that spent its budget is named with the reason and left out of the tables (it is
-     * no result); the reference must be a file for that, so no method number moves */
-    if (!me->own && me->info.unconverged && t->ref < n) {
+     * no result); the comparison of the others goes on with the chosen reference, unless it is
+     * the reference itself */
+    if (!me->own && me->info.unconverged) {
         say(me->name ? me->name : "--recal", err);
+        size_t at = t->n - 1;
+        if (at == t->ref) { t->ref_failed = 1; t->ref_nc = t->n_nc; }
+        else if (at < t->ref) t->ref--;   /* the reference keeps its method, now one row up */
         rep_unconverged *u = &t->nc[t->n_nc++];
         u->name = me->name;
         snprintf(u->reason, sizeof u->reason, "%s", err->msg);
@@ -398,6 +410,55 @@ static void add_recal(rep_methods *t, const struct ss_opts *o, cs_dataset *const
     /* a recalibration with no row to fit on failed on this input: exit 3, not 0 */
     if (!me->own) { say(me->name ? me->name : "--recal", err); *status = worst(*status, status_of(err->code == CS_EEMPTY ? CS_EINPUT : err->code)); }
     me->d = me->own;
+}
+
+/* Every method cut to the same samples of the recalibrated file src (when anything is to be
+ * cut): those every method has a partner for (a file without ids read with --skip-bad-rows
+ * pairs by data row position, and a row skipped in one file leaves its partners without one;
+ * they are counted in t->left_out and said), and with a split its held-out samples, chosen by
+ * src's split alone: a file whose split column disagrees is refused at the row. 0 on failure
+ * (said, status set). */
+static int cut_common(rep_methods *t, size_t src, int threads, int *status)
+{
+    const cs_dataset *rd = t->m[src].d, *ds[CS_METHODS_MAX];
+    int skipped = 0;
+    for (size_t i = 0; i < t->n && i < CS_METHODS_MAX; i++) {
+        ds[i] = t->m[i].d;
+        skipped |= ds[i] && ds[i]->row_pos != NULL;
+    }
+    if ((!t->held_out && !skipped) || !rd || t->n > CS_METHODS_MAX) return 1;
+    if (t->held_out && !t->ref_fit) return 0;   /* its refusal is said */
+    uint8_t *keep = malloc(rd->n ? rd->n : 1);
+    cs_error err;
+    cs_error_clear(&err);
+    if (!keep) { fprintf(stderr, "calscope: out of memory\n"); *status = worst(*status, 3); return 0; }
+    for (size_t r = 0; r < rd->n; r++) keep[r] = t->held_out ? !t->ref_fit[r] : 1;
+    int ok = cs_methods_common(ds, t->n, src, keep, &t->left_out, &err) == CS_OK;
+    if (!ok) { say("--compare", &err); *status = worst(*status, status_of(err.code)); }
+    const cs_run run = { .threads = threads };
+    const char *fit_value = t->split_fit[0] ? t->split_fit : NULL;
+    for (size_t i = 0; ok && i < t->n; i++) {
+        rep_method *me = &t->m[i];
+        /* a file's own split column must agree with src's (a recalibration carries src's) */
+        const uint8_t *check = t->fit.by_column && me->recal < 0 ? t->ref_fit : NULL;
+        cs_dataset *cut = cs_methods_paired_cut(rd, keep, me->d, check, fit_value, &run, &err);
+        if (!cut) {
+            fprintf(stderr, "calscope: %s\n", err.msg);
+            *status = worst(*status, status_of(err.code == CS_EEMPTY ? CS_EINPUT : err.code));
+            ok = 0;
+            break;
+        }
+        cs_dataset_free(me->own);
+        me->own = cut;
+    }
+    free(keep);
+    if (!ok) return 0;
+    for (size_t i = 0; i < t->n; i++) t->m[i].d = t->m[i].own;
+    if (t->left_out)
+        fprintf(stderr, "calscope: --compare: %zu sample%s without a partner (skipped rows) left out: every method "
+                "is measured on the %zu samples all the files hold\n", t->left_out, t->left_out == 1 ? "" : "s",
+                t->m[src].d->n_samples);
+    return 1;
 }
 
 /* No table built on an error: every method must have its name and data (a failure was
@@ -455,10 +516,27 @@ rep_methods *rep_methods_run(const struct ss_opts *o, cs_dataset *const *data, c
     if (!t) return NULL;
     cs_error err;
     cs_error_clear(&err);
-    add_files(t, data, paths, n, o->threads, status, &err);
     size_t src = t->ref < n ? t->ref : 0;
-    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, n, src, r, status, &err);
-    if (!methods_complete(t, status, pair) || !methods_table(t, o, status, &err)) {
+    add_files(t, data, paths, n, src, status, &err);
+    for (int r = 0; r < o->methods.n_recal; r++) add_recal(t, o, data, paths, src, r, status, &err);
+    if (t->ref_failed) {   /* no reference, no comparison: said, in JSON errors, exit 3 */
+        const rep_unconverged *u = &t->nc[t->ref_nc];
+        char msg[1000];
+        snprintf(msg, sizeof msg, "--reference %d: %.256s did not converge, so there is no reference to compare the "
+                 "other methods with (give another --reference or a larger --recal-max-iter)", o->methods.reference,
+                 u->name ? u->name : "the recalibration");
+        fprintf(stderr, "calscope: %s\n", msg);
+        if (pair && pair->n < REP_PAIR_ERRORS) {
+            snprintf(pair->path[pair->n], sizeof pair->path[0], "%s", u->name ? u->name : "--reference");
+            snprintf(pair->msg[pair->n], sizeof pair->msg[0], "%s", msg);
+            pair->n++;
+        }
+        *status = worst(*status, 3);
+        rep_methods_free(t);
+        return NULL;
+    }
+    if (!methods_complete(t, status, pair) || !cut_common(t, src, o->threads, status) ||
+        !methods_table(t, o, status, &err)) {
         rep_methods_free(t);
         return NULL;
     }

@@ -45,9 +45,10 @@ const cs_compare *rep_methods_pair_of(const rep_methods *m, const cs_dataset *a,
 /* 1 when the table has no paired differences because of --select-on each (then there is no
  * two-file table either). */
 int rep_methods_no_pairs(const rep_methods *m);
-/* The comparison's selection: the one text line (cs_methods_selection_line) and newline, nothing
- * without a selection; the JSON member `, "selection": {...}` (null without a selection), for
- * compare_info. */
+/* The comparison's samples: the line saying how many samples without a partner (rows skipped in
+ * another file) were left out, when any, and the selection's line (cs_methods_selection_line),
+ * nothing without either; the JSON members `, "left_out": N, "selection": {...}` (null without
+ * a selection), for compare_info. */
 void rep_methods_selection_text(FILE *out, const rep_methods *m);
 void rep_methods_selection_json(FILE *out, const rep_methods *m);
 /* The comparison's verdict lines (cs_verdict_line): one per method but the reference, first in

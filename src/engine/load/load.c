@@ -208,6 +208,23 @@ static void take_rows(cs_dataset *d, csl_parsed *ps)
     r->line = NULL;
 }
 
+/* The kept rows' data row positions when --skip-bad-rows left rows out: row i is data row i
+ * plus the skipped rows above it (lines in file order on both sides). Returns 0, or -1 out
+ * of memory. */
+static int take_positions(cs_dataset *d, const csl_worker *w)
+{
+    if (!w->n_bad_lines || !d->line) return 0;
+    d->row_pos = malloc((d->n ? d->n : 1) * sizeof *d->row_pos);
+    if (!d->row_pos) return -1;
+    size_t b = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        while (b < w->n_bad_lines && w->bad_lines[b] < d->line[i]) b++;
+        d->row_pos[i] = (uint32_t)(i + b);
+    }
+    d->data_rows = d->n + w->n_bad_lines;
+    return 0;
+}
+
 /* Where the header and each column are, for messages that point into the file (--compare).
  * Returns 0, or -1 out of memory. */
 static int take_columns(cs_dataset *d, const csl_schema *s, const cs_load_options *opt)
@@ -221,6 +238,7 @@ static int take_columns(cs_dataset *d, const csl_schema *s, const cs_load_option
         int role = s->col[c].role;
         if (role == CSL_LABEL) d->label_col = (long)c + 1;
         else if (role == CSL_ID) d->id_col = (long)c + 1;
+        else if (role == CSL_SPLIT) d->split_col = (long)c + 1;
         else if ((role == CSL_PROB || role == CSL_LOGIT) && s->col[c].cls >= 0 && (size_t)s->col[c].cls < k)
             d->class_col[s->col[c].cls] = (uint32_t)c + 1;
         else if (role == CSL_BINARY && k == 2)
@@ -249,7 +267,7 @@ static cs_dataset *build(const char *name, csl_parsed *ps, const cs_load_options
     cs_dataset *d = calloc(1, sizeof *d);
     if (!d || !(d->path = strdup(name))) goto nomem;
     take_rows(d, ps);
-    if (take_columns(d, &ps->schema, opt) != 0) goto nomem;
+    if (take_columns(d, &ps->schema, opt) != 0 || take_positions(d, &ps->w) != 0) goto nomem;
     take_caches(d, &ps->w.rows);
     if (cs_dataset_prepare(d, run, err) != CS_OK) {
         cs_dataset_free(d);

@@ -1158,6 +1158,8 @@ static size_t merge_chunks(chunk *ch, int nt, csl_parsed *out, csl_rows *all, in
             if (w->n_msgs < CS_LOAD_MAX_SKIP_MESSAGES) w->msgs[w->n_msgs++] = o->msgs[m];
             else free(o->msgs[m]);
         }
+        for (size_t m = 0; m < o->n_bad_lines; m++)   /* chunks in file order: stays sorted */
+            if (cs_load_bad_line(w, o->bad_lines[m])) break;
         o->n_msgs = 0;
         cs_load_worker_free(o);
     }

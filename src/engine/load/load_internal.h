@@ -228,13 +228,20 @@ typedef struct csl_worker {
     long first_line, first_col;
     char *msgs[CS_LOAD_MAX_SKIP_MESSAGES];
     size_t n_msgs;
+    /* --skip-bad-rows: the line of every skipped row, in file order, so each kept row knows
+     * its data row position in the file (cs_dataset.row_pos: files without ids pair by it) */
+    uint32_t *bad_lines;
+    size_t n_bad_lines, cap_bad_lines;
     int nomem;
 } csl_worker;
 
 /* Prepares a worker; its rows stay empty (the caller sets them, or marks them growable). */
 void cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_options *opt,
                          const char *name);
-void cs_load_worker_free(csl_worker *w);   /* frees messages and growable rows */
+void cs_load_worker_free(csl_worker *w);   /* frees messages, skipped lines and growable rows */
+/* Appends a skipped row's line to w->bad_lines (the fast path's merge gathers its chunks'
+ * with it); -1 with w->nomem set when out of memory. The worker's thread. */
+int cs_load_bad_line(csl_worker *w, uint32_t line);
 
 /* Where the row being read puts its values as written: the next row of the arrays itself (the
  * logit row of a logit file, else the probability row), so a row is never copied and a wide

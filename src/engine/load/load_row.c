@@ -33,11 +33,27 @@ size_t cs_load_format_pos(char *buf, size_t cap, const char *name, long line, lo
     return (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
+/* Appends one line to w's skipped lines; -1 when out of memory (w->nomem set). */
+int cs_load_bad_line(csl_worker *w, uint32_t line)
+{
+    if (w->n_bad_lines == w->cap_bad_lines) {
+        size_t cap = w->cap_bad_lines ? 2 * w->cap_bad_lines : 64;
+        uint32_t *q = realloc(w->bad_lines, cap * sizeof *q);
+        if (!q) { w->nomem = 1; return -1; }
+        w->bad_lines = q;
+        w->cap_bad_lines = cap;
+    }
+    w->bad_lines[w->n_bad_lines++] = line;
+    return 0;
+}
+
 /* Counts a bad row; nonzero when its message is still to be kept. */
 static int count_bad(csl_worker *w, long line, long col)
 {
     w->bad++;
     if (w->bad == 1) { w->first_line = line; w->first_col = col; }
+    if (w->opt->skip_bad_rows)
+        cs_load_bad_line(w, line > 0 && (unsigned long)line <= UINT32_MAX ? (uint32_t)line : 0);
     return w->n_msgs < CS_LOAD_MAX_SKIP_MESSAGES;
 }
 
@@ -278,6 +294,7 @@ void cs_load_worker_init(csl_worker *w, const csl_schema *s, const cs_load_optio
 void cs_load_worker_free(csl_worker *w)
 {
     for (size_t i = 0; i < w->n_msgs; i++) free(w->msgs[i]);
+    free(w->bad_lines);
     if (w->rows.growable) cs_load_rows_free(&w->rows);
     memset(w, 0, sizeof *w);
 }

@@ -222,26 +222,89 @@ static cs_status keep_observations(const cs_dataset *x, uint8_t *mask, cs_error 
     return CS_OK;
 }
 
-/* Method x cut to the samples paired with the reference's kept rows (cs_compare_pair: by id,
- * else by row). Owned by the caller; NULL with err (the pairing's error, CS_ENOMEM). */
-static cs_dataset *paired_subset(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
-                                 const cs_run *run, cs_error *err)
+static const char *path_of(const cs_dataset *d)
+{
+    return d->path ? d->path : "(unnamed)";
+}
+
+/* x's split column against the reference's fit mask at the pair (ra of ref, rx of x): CS_OK
+ * when both say fit or both say held out, else the refusal at x's row. */
+static cs_status split_agrees(const cs_dataset *ref, const uint8_t *ref_fit, uint32_t ra, const cs_dataset *x,
+                              uint32_t rx, const char *fit_value, int by_id, cs_error *err)
+{
+    const char *v = x->split_names[x->split[rx]] ? x->split_names[x->split[rx]] : "";
+    if (cs_recal_is_fit_value(v, fit_value) == (ref_fit[ra] != 0)) return CS_OK;
+    const char *rv = ref->split && ref->split_names[ref->split[ra]] ? ref->split_names[ref->split[ra]] : "";
+    char at[600] = "", in_ref[600], which[300];
+    long line = x->line ? (long)x->line[rx] : 0, lr = ref->line ? (long)ref->line[ra] : 0;
+    if (line > 0 && x->split_col > 0) snprintf(at, sizeof at, ":%ld:%ld", line, x->split_col);
+    else if (line > 0) snprintf(at, sizeof at, ":%ld", line);
+    if (lr > 0) snprintf(in_ref, sizeof in_ref, "%s:%ld", path_of(ref), lr);
+    else snprintf(in_ref, sizeof in_ref, "%s", path_of(ref));
+    if (by_id) snprintf(which, sizeof which, "of id '%s'", x->id_names[x->id[rx]]);
+    else snprintf(which, sizeof which, "of data row %zu", (size_t)(x->row_pos ? x->row_pos[rx] : rx) + 1);
+    return cs_error_set(err, CS_EINPUT, line, x->split_col,
+                        "%s%s: --compare: split '%s' %s (%s) differs from %s (split '%s', %s): the "
+                        "reference's split decides which samples are fitted on and which every method "
+                        "is measured on", path_of(x), at, v, which, ref_fit[ra] ? "held out" : "a fitting row",
+                        in_ref, rv, ref_fit[ra] ? "a fitting row" : "held out");
+}
+
+cs_dataset *cs_methods_paired_cut(const cs_dataset *ref, const uint8_t *ref_keep, const cs_dataset *x,
+                                  const uint8_t *ref_fit, const char *fit_value, const cs_run *run,
+                                  cs_error *err)
 {
     uint8_t *mask = calloc(x->n ? x->n : 1, 1);
     uint32_t *a_to_b = x == ref ? NULL : malloc((ref->n ? ref->n : 1) * sizeof *a_to_b);
     cs_dataset *sub = NULL;
+    int by_id = 0;
     if (!mask || (x != ref && !a_to_b)) {
         cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
-    } else if (x == ref || cs_compare_pair(ref, x, a_to_b, NULL, err) == CS_OK) {
-        for (size_t j = 0; j < ref->n_samples; j++) {
-            uint32_t r = ref->sample_rows[j];
-            if (ref_keep[r]) mask[x == ref ? r : a_to_b[r]] = 1;
+    } else if (x == ref || cs_compare_pair(ref, x, a_to_b, &by_id, err) == CS_OK) {
+        cs_status st = CS_OK;
+        for (size_t j = 0; j < ref->n_samples && st == CS_OK; j++) {
+            uint32_t r = ref->sample_rows[j], rx = x == ref ? r : a_to_b[r];
+            if (rx == UINT32_MAX) continue;   /* no partner in x: left out of the comparison */
+            if (ref_fit && x != ref && x->split)
+                st = split_agrees(ref, ref_fit, r, x, rx, fit_value, by_id, err);
+            if (ref_keep[r]) mask[rx] = 1;
         }
-        if (keep_observations(x, mask, err) == CS_OK) sub = cs_dataset_subset(x, mask, 1, "", run, err);
+        if (st == CS_OK && keep_observations(x, mask, err) == CS_OK)
+            sub = cs_dataset_subset(x, mask, 1, "", run, err);
     }
     free(mask);
     free(a_to_b);
     return sub;
+}
+
+cs_status cs_methods_common(const cs_dataset *const *d, size_t n, size_t ref, uint8_t *keep, size_t *left_out,
+                            cs_error *err)
+{
+    const cs_dataset *rd = d[ref];
+    uint32_t *a_to_b = malloc((rd->n ? rd->n : 1) * sizeof *a_to_b);
+    uint8_t *lone = calloc(rd->n ? rd->n : 1, 1);   /* a sample some method has no partner for */
+    cs_status st = a_to_b && lone ? CS_OK : cs_error_set(err, CS_ENOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < n && st == CS_OK; i++) {
+        if (i == ref || !d[i]) continue;
+        if ((st = cs_compare_pair(rd, d[i], a_to_b, NULL, err)) != CS_OK) break;
+        for (size_t j = 0; j < rd->n_samples; j++)
+            if (a_to_b[rd->sample_rows[j]] == UINT32_MAX) lone[rd->sample_rows[j]] = 1;
+    }
+    if (st == CS_OK) {
+        /* every method holds one partner of each common sample: the rest of its samples are out */
+        size_t common = 0, out = 0;
+        for (size_t j = 0; j < rd->n_samples; j++) {
+            uint32_t r = rd->sample_rows[j];
+            common += !lone[r];
+            if (lone[r]) keep[r] = 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (d[i]) out += d[i]->n_samples - common;
+        *left_out = out;
+    }
+    free(a_to_b);
+    free(lone);
+    return st;
 }
 
 /* Every method cut to the reference's selection: sub[i] owned (NULL where that method failed,
@@ -269,7 +332,7 @@ static cs_status cut_to_reference(const cs_dataset *const *d, size_t n, const ch
             me->status = cs_error_set(&me->err, CS_EEMPTY, 0, 0, "%s: the selection '%s' keeps no sample%s",
                                       ref->path ? ref->path : "reference", expr,
                                       i == out->ref ? "" : " (it is evaluated on the reference)");
-        else if (!(sub[i] = paired_subset(ref, keep, d[i], run, &me->err)))
+        else if (!(sub[i] = cs_methods_paired_cut(ref, keep, d[i], NULL, NULL, run, &me->err)))
             me->status = me->err.code;
     }
     free(keep);
@@ -415,6 +478,13 @@ void cs_methods_count(size_t n, char *buf, size_t size)
     snprintf(buf, size, "%s", out);
 }
 
+long long cs_methods_row_selected(const cs_methods *t, size_t i)
+{
+    const cs_method_row *r = &t->rows[i];
+    if (r->ok) return (long long)r->samples;
+    return r->status == CS_EEMPTY ? 0 : -1;   /* a selection that keeps none kept 0 */
+}
+
 void cs_methods_selection_line(const cs_methods *t, const char *expr, const char *ref_name, char *buf,
                                size_t size)
 {
@@ -430,8 +500,9 @@ void cs_methods_selection_line(const cs_methods *t, const char *expr, const char
     }
     size_t len = (size_t)snprintf(buf, size, "selection: %s on each method's own samples (", expr);
     for (size_t i = 0; i < t->n && len < size; i++) {
-        cs_methods_count(t->rows[i].samples, kept, sizeof kept);
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", t->rows[i].ok ? kept : "n/a");
+        long long sel = cs_methods_row_selected(t, i);
+        cs_methods_count(sel < 0 ? 0 : (size_t)sel, kept, sizeof kept);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", sel >= 0 ? kept : "n/a");
     }
     cs_methods_count(t->sel_of, of, sizeof of);
     if (len < size) snprintf(buf + len, size - len, " of %s); values only, no paired differences", of);
@@ -472,6 +543,7 @@ cs_verdict cs_verdict_make(int metric, double diff, double lo, double hi, double
     cs_verdict v = { CS_VERDICT_NA, metric, diff, lo, hi, p_better, pairs, by_case, 0,
                      cs_too_few_min(bins, by_case) };
     if (!isfinite(diff)) return v;
+    if (equal) v.p_better = NAN;   /* a tie has no better side: the table's row reads "=" */
     if (!equal && !(isfinite(lo) && isfinite(hi))) return v;   /* no interval (m-out-of-n draws) */
     v.misses = !equal && cs_methods_interval_misses(diff, lo, hi);
     if (cs_too_few(pairs, bins, by_case)) v.kind = CS_VERDICT_TOO_FEW;
@@ -502,10 +574,10 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
     const cs_metric_info *mi = cs_metric_info_of(v->metric);
     const char *label = mi ? mi->label : "?";
     const char *unit = v->by_case ? "cases" : "samples";
-    char pairs[48], numbers[200];
+    char pairs[48], numbers[200], pb[32];
     cs_methods_count(v->pairs, pairs, sizeof pairs);
-    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {
-        snprintf(buf, size, "verdict: n/a; no paired %s", unit);
+    if (v->kind == CS_VERDICT_NA && v->pairs == 0) {   /* named: one such line per method */
+        snprintf(buf, size, "verdict: n/a for %s; no paired %s", method, unit);
         return;
     }
     if (v->kind == CS_VERDICT_NA && isfinite(v->diff)) {   /* a difference without its interval */
@@ -518,10 +590,13 @@ void cs_verdict_line(const cs_verdict *v, const char *method, const char *ref, c
                  mi && mi->only ? mi->only : "undefined on these samples");
         return;
     }
+    /* a tie has no P(better), as the table's row has none */
+    if (isfinite(v->p_better)) snprintf(pb, sizeof pb, "%.3f", v->p_better);
+    else snprintf(pb, sizeof pb, "n/a (a tie)");
     /* + 0.0: a tie's -0 (a difference turned round) prints as +0.0000 */
-    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %.3f, %s paired %s", label,
+    snprintf(numbers, sizeof numbers, "%s %+.4f [%+.4f, %+.4f]%s, P(better) %s, %s paired %s", label,
              v->kind == CS_VERDICT_NO_DIFFERENCE && fabs(v->diff) <= CS_TIE_REL ? 0.0 : v->diff + 0.0, v->lo + 0.0, v->hi + 0.0,
-             v->misses ? "!" : "", v->p_better, pairs, unit);
+             v->misses ? "!" : "", pb, pairs, unit);
     if (v->kind == CS_VERDICT_BETTER || v->kind == CS_VERDICT_WORSE)
         snprintf(buf, size, "verdict: %s is better calibrated than %s; %s", v->kind == CS_VERDICT_BETTER ? method : ref,
                  v->kind == CS_VERDICT_BETTER ? ref : method, numbers);

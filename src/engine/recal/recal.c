@@ -175,7 +175,7 @@ uint8_t *cs_recal_split_mask(const cs_dataset *d, double fraction, uint64_t seed
     return m;
 }
 
-static int is_fit_value(const char *v, const char *fit_value)
+int cs_recal_is_fit_value(const char *v, const char *fit_value)
 {
     if (fit_value && fit_value[0]) return strcasecmp(v, fit_value) == 0;
     return strcasecmp(v, "fit") == 0 || strcasecmp(v, "train") == 0;
@@ -197,7 +197,7 @@ uint8_t *cs_recal_column_mask(const cs_dataset *d, const char *fit_value, cs_err
         return NULL;
     }
     for (size_t i = 0; i < d->n_splits; i++)
-        fit_name[i] = (uint8_t)(d->split_names[i] && is_fit_value(d->split_names[i], fit_value));
+        fit_name[i] = (uint8_t)(d->split_names[i] && cs_recal_is_fit_value(d->split_names[i], fit_value));
     for (size_t r = 0; r < d->n; r++) m[r] = fit_name[d->split[r]];
     free(fit_name);
     size_t n_fit = 0, n_eval = 0;
@@ -309,6 +309,13 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
         c->n_splits = d->n_splits;
         bad |= !c->split;
     }
+    /* rows cut out (or skipped when loading) keep their data row positions: a cut file still
+     * pairs by row with the other files' rows (cs_compare_pair) */
+    if (d->row_pos || n != d->n) {
+        bad |= !(c->row_pos = malloc(n * sizeof *c->row_pos));
+        c->data_rows = d->row_pos ? d->data_rows : d->n;
+    }
+    c->split_col = d->split_col;
     if (bad || !c->path || !c->prob || !c->label || (keep_logits && d->logit && !c->logit)) {
         if (!c->id_names) c->n_ids = 0;
         if (!c->case_names) c->n_cases = 0;
@@ -326,6 +333,7 @@ static cs_dataset *copy_rows(const cs_dataset *d, const uint8_t *mask, uint8_t k
         if (c->tta) c->tta[o] = d->tta[r];
         if (c->case_id) c->case_id[o] = d->case_id[r];
         if (c->split) c->split[o] = d->split[r];
+        if (c->row_pos) c->row_pos[o] = d->row_pos ? d->row_pos[r] : (uint32_t)r;
         o++;
     }
     return c;

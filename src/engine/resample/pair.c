@@ -175,9 +175,54 @@ static cs_status classes_differ(const cs_dataset *a, const cs_dataset *b, cs_err
     return fail_at(err, more, more->header_line, more->class_col ? more->class_col[c] : 0, what);
 }
 
+/* Data row position of row r (calscope/dataset.h: r itself unless rows were skipped or cut). */
+static size_t pos_of(const cs_dataset *d, uint32_t row)
+{
+    return d->row_pos ? d->row_pos[row] : row;
+}
+
+/* The file's data rows (skipped ones counted). */
+static size_t data_rows_of(const cs_dataset *d)
+{
+    return d->row_pos ? d->data_rows : d->n_samples;
+}
+
+/* Rows paired by their data row position in the file: a row whose partner was skipped
+ * (--skip-bad-rows) or cut out has none (UINT32_MAX). Files of different lengths are refused
+ * as by pair_by_row. */
+static cs_status pair_by_position(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b,
+                                  cs_error *err)
+{
+    size_t na = data_rows_of(a), nb = data_rows_of(b);
+    if (na != nb) {
+        const cs_dataset *more = na > nb ? a : b;
+        size_t first = na < nb ? na : nb;   /* the first position the shorter file lacks */
+        long line = 0;
+        for (size_t j = 0; j < more->n_samples && !line; j++)
+            if (pos_of(more, more->sample_rows[j]) >= first) line = row_line(more, more->sample_rows[j]);
+        char what[600];
+        snprintf(what, sizeof what, "sample %zu has no partner: %s has %zu data rows, %s has %zu "
+                 "(rows skipped by --skip-bad-rows counted; no id column in both: samples pair in "
+                 "file order)", first + 1, name_of(a), na, name_of(b), nb);
+        return fail_at(err, more, line, 0, what);
+    }
+    size_t j = 0, k = 0;   /* both in file order: one walk */
+    while (j < a->n_samples && k < b->n_samples) {
+        uint32_t ra = a->sample_rows[j], rb = b->sample_rows[k];
+        size_t pa = pos_of(a, ra), pb = pos_of(b, rb);
+        if (pa == pb) a_to_b[ra] = rb;
+        j += pa <= pb;
+        k += pb <= pa;
+    }
+    return CS_OK;
+}
+
 static cs_status pair_by_row(const cs_dataset *a, const cs_dataset *b, uint32_t *a_to_b,
                              cs_error *err)
 {
+    /* positions only where a row was skipped or cut: otherwise row j is sample j in both (and
+     * test-time observations, which need ids, never reach here) */
+    if ((a->row_pos || b->row_pos) && !a->tta && !b->tta) return pair_by_position(a, b, a_to_b, err);
     if (a->n_samples != b->n_samples) {
         const cs_dataset *more = a->n_samples > b->n_samples ? a : b,
                          *less = more == a ? b : a;
@@ -333,6 +378,7 @@ cs_status cs_compare_pair(const cs_dataset *a, const cs_dataset *b, uint32_t *a_
                    : ids ? pair_by_id(a, b, map, err) : pair_by_row(a, b, map, err);
     for (size_t j = 0; j < a->n_samples && st == CS_OK; j++) {
         uint32_t ra = a->sample_rows[j], rb = map[ra];
+        if (rb == UINT32_MAX) continue;   /* its partner was skipped: left out */
         if (b->label[rb] == (moved ? (int32_t)cls[a->label[ra]] : a->label[ra])) continue;
         st = labels_differ(a, b, ra, rb, j, ids, moved == 1 || first_name_difference(a, b) == a->k, err);
     }
