@@ -190,4 +190,11 @@ expect_rc "--torch-dtype without a torchmetrics --compat: exit 2" 2 "$CALSCOPE" 
 expect_match "--torch-dtype without a torchmetrics --compat: message" '^calscope: --torch-dtype needs --compat torchmetrics, torchmetrics-binary or all \(only torchmetrics gets torch tensors\)$' "$(printf '%s' "$ERR" | head -1)"
 expect_rc "--torch-dtype float16: exit 2" 2 "$CALSCOPE" report --compat all --torch-dtype float16 samples/digits_rf.csv
 expect_match "--torch-dtype float16: message" "^calscope: --torch-dtype: 'float16' is not float32 or float64\$" "$(printf '%s' "$ERR" | head -1)"
+# --compat with --compare: the file sections are the library's, the methods table calscope's own
+expect_rc "--compat with --compare: exit 0" 0 "$CALSCOPE" report --compat torchmetrics --compare samples/digits_gnb.csv samples/digits_ts.csv
+expect_match "--compat with --compare: the methods table says whose definitions it uses" \
+    "^  calscope's own definitions: --compat changes each file's section above only\$" \
+    "$(grep -A1 '^Methods (lens top1)$' <<<"$OUT" | tail -n 1)"
+expect_rc "--compare without --compat: exit 0" 0 "$CALSCOPE" report --compare samples/digits_gnb.csv samples/digits_ts.csv
+expect_no_match "--compare without --compat: no such line" "calscope's own definitions" "$OUT"
 done_testing

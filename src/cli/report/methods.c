@@ -74,6 +74,7 @@ struct rep_methods {
     int folds, bins;
     int verdict_metric;      /* --verdict-metric (default ece) */
     unsigned text_metrics;   /* --metrics: the text tables' columns (rep_text_shows_col) */
+    int compat;              /* --compat given: it changes the file sections, not this table */
     double verdict_bins;     /* the small-sample rule's bins (cs_too_few_bins) */
     char select[CS_SPEC_MAX];
     char lens[CS_SPEC_MAX + 16];
@@ -333,6 +334,7 @@ static rep_methods *methods_new(const struct ss_opts *o, size_t n)
     t->verdict_metric = mo->verdict_metric_given ? mo->verdict_metric : CS_METRIC_ECE;
     t->verdict_bins = cs_too_few_bins(&o->settings);
     t->text_metrics = rep_text_metrics(mo);
+    t->compat = o->compat >= 0;
     cs_settings_lens_name(&o->settings, t->lens, sizeof t->lens);
     return t;
 }
@@ -1047,6 +1049,7 @@ static void method_label(char *buf, size_t size, size_t i)
 static void methods_legend(FILE *out, const rep_methods *t)
 {
     fprintf(out, "Methods (lens %s)\n", t->lens);
+    if (t->compat) fputs("  calscope's own definitions: --compat changes each file's section above only\n", out);
     for (size_t i = 0; i < t->n; i++) {
         const rep_method *me = &t->m[i];
         char lab[24];
