@@ -179,6 +179,7 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
     if (!s) { st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); goto out; }
     v->ops = &nifti_ops;
     v->impl = s;
+    v->checksummed = gz;
     if ((st = open_data(v, s, gz, nim->iname_offset, err)) != CS_OK) goto out;
     st = CS_OK;
 out:

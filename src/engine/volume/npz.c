@@ -274,6 +274,7 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
     v->ops = &npz_ops;
     v->impl = s;
+    v->checksummed = 1;   /* a member's CRC, stored or deflated */
     if (!(s->zf = open_archive(v->path, err))) return err->code;
     char name[256];
     cs_status st = choose(v, s->zf, key, name, sizeof name, err);

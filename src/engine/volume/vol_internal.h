@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "engine/gz/gz.h"
 #include "engine/volume/volume.h"
@@ -35,6 +36,9 @@ struct cs_vol {
     size_t buf_cap;
     const cs_vol_ops *ops;
     void *impl;
+    struct stat before;       /* the file when cs_vol_open began (watch: a regular file) */
+    int watch;
+    int checksummed;          /* the source ends in a check (gzip / zip CRC): cs_vol_check_rest */
 };
 
 /* "FILE" or "FILE[MEMBER]" into buf (for messages). */
