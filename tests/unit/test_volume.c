@@ -335,6 +335,12 @@ static void test_refusals(void **state)
             assert_non_null(buf);
             st = cs_vol_read(v, buf, in->n_values, &err);
             free(buf);
+            /* a failed reader stays failed: reading on (the rest of a stream checked after a
+             * value was refused) gives the same error */
+            cs_error again;
+            cs_error_clear(&again);
+            assert_int_equal(cs_vol_check_rest(v, &again), err.code);
+            assert_string_equal(again.msg, err.msg);
             cs_vol_close(v);
         } else {
             assert_null(v);

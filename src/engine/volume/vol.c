@@ -102,6 +102,7 @@ void cs_vol_close(cs_vol *v)
     if (!v) return;
     if (v->ops && v->impl) v->ops->close(v->impl);
     free(v->buf);
+    free(v->failed);
     free(v->member);
     free(v->path);
     free(v);
@@ -238,19 +239,30 @@ static void convert(cs_vol_dtype t, const unsigned char *src, size_t n, double *
 #undef CONV
 }
 
+/* Keeps a read's error (CS_EINPUT) for the reads after it. */
+static cs_status remember(cs_vol *v, cs_status st, const cs_error *err)
+{
+    if (st == CS_EINPUT && !v->failed && (v->failed = malloc(sizeof *v->failed))) *v->failed = *err;
+    return st;
+}
+
 /* n more values' bytes from the source into dst (n * esize bytes), native order. */
 static cs_status read_stored(cs_vol *v, unsigned char *dst, size_t n, cs_error *err)
 {
     char where[1200];
     size_t got = 0;
     int last = v->done + n == v->info.n_values;
+    if (v->failed) {
+        *err = *v->failed;
+        return err->code;
+    }
     cs_status st = v->ops->read(v, dst, n * v->esize, &got, last, err);
-    if (st != CS_OK) return st;
+    if (st != CS_OK) return remember(v, st, err);
     if (got < n * v->esize)
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
-                            cs_vol_where(v, where, sizeof where),
-                            (unsigned long long)(v->done + got / v->esize),
-                            (unsigned long long)v->info.n_values);
+        return remember(v, cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
+                                        cs_vol_where(v, where, sizeof where),
+                                        (unsigned long long)(v->done + got / v->esize),
+                                        (unsigned long long)v->info.n_values), err);
     if (v->swap && v->esize > 1) swap_bytes(dst, n, v->esize);
     v->done += n;
     return CS_OK;
@@ -317,6 +329,10 @@ cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
 
 cs_status cs_vol_check_rest(cs_vol *v, cs_error *err)
 {
+    if (v->failed) {
+        *err = *v->failed;
+        return err->code;
+    }
     if (!v->checksummed || v->done >= v->info.n_values) return CS_OK;
     cs_status st = chunk_buffer(v, err);
     size_t per = v->buf_cap / v->esize;

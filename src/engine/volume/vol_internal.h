@@ -39,6 +39,8 @@ struct cs_vol {
     struct stat before;       /* the file when cs_vol_open began (watch: a regular file) */
     int watch;
     int checksummed;          /* the source ends in a check (gzip / zip CRC): cs_vol_check_rest */
+    cs_error *failed;         /* the first error of a read (CS_EINPUT), said again by every later
+                                 one: an inflater that met a corruption cannot go on */
 };
 
 /* "FILE" or "FILE[MEMBER]" into buf (for messages). */

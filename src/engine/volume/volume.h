@@ -80,7 +80,8 @@ const cs_vol_info *cs_vol_info_of(const cs_vol *v);
 
 /* Reads the next n values in file order into dst (converted and scaled). Returns CS_OK when all
  * n were read; CS_EINPUT with err set when the file ends early or is corrupt, or when n goes past
- * n_values. */
+ * n_values. After a read failed so, every later read (and cs_vol_check_rest) gives that same
+ * error: an inflater that met a corruption cannot go on. */
 cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err);
 
 /* How a reader's values are stored, for turning them into doubles away from the reader. */
@@ -110,7 +111,7 @@ cs_status cs_vol_unchanged(const cs_vol *v, cs_error *err);
  * (<= 1 MiB), so that a source that ends in a check (a gzip stream's CRC and length, an npz
  * member's CRC) is checked: for a caller that refused a value and wants to know whether the
  * stream was corrupt rather than the value wrong. CS_OK when the check passes or the source
- * has none (.nii, .npy); else the reader's error (CS_EINPUT "corrupt ...", "bad CRC ...",
+ * has none (.nii, .npy) and no read failed; else the reader's error (CS_EINPUT "corrupt ...", "bad CRC ...",
  * "truncated ..."), or CS_ENOMEM. The reader's thread. */
 cs_status cs_vol_check_rest(cs_vol *v, cs_error *err);
 
