@@ -144,6 +144,24 @@ head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
 
+# ---- -o naming an input: refused before anything is read or written ------------------------------
+# out_is_input NAME OUT MESSAGE: exit 2, the message, and the input it names left as it was
+out_is_input() {
+    local name=$1 out=$2 msg=$3
+    cp "$out" "$TMP/before.bin"
+    run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$out" "$D/m.csv"
+    expect_eq "$name: exit 2 and the message" "2 calscope: $msg" "$RC $ERR"
+    if cmp -s "$out" "$TMP/before.bin"; then ok "$name: the input is unchanged"; else not_ok "$name: the input is unchanged"; fi
+}
+out_is_input "-o naming the manifest" "$D/m.csv" "$D/m.csv: -o names an input of the reduction (the manifest)"
+out_is_input "-o naming a probability file through another path" "$D/../cases/b.npz" \
+    "$D/../cases/b.npz: -o names an input of the reduction (probabilities of case 'b')"
+out_is_input "-o naming a label map" "$D/c.nii.gz" "$D/c.nii.gz: -o names an input of the reduction (labels of case 'c')"
+ln -sf "$D/a_prob.nii.gz" "$TMP/link.nii.gz"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/link.nii.gz" "$D/m.csv"
+expect_eq "-o naming a probability file through a symbolic link (the same device and inode)" \
+    "2 calscope: $TMP/link.nii.gz: -o names an input of the reduction (probabilities of case 'a')" "$RC $ERR"
+
 # ---- a case larger than a slab, read on a helper thread ------------------------------------------
 # One case with --threads 2 is read by a helper thread a slab ahead (the budget's rule: fewer
 # cases in flight than threads); 70x64x60 voxels are two slabs a channel. The gzip NIfTI and the
