@@ -129,6 +129,10 @@ refuse "a datatype code that is none" n1_dtype_unknown.nii a.nii.gz \
     "$D/n1_dtype_unknown.nii: unsupported NIfTI datatype code 77 (labels: $D/a.nii.gz)"
 refuse "a NaN in an affine, named by its element" nanaff.nii.gz a.nii.gz \
     "$D/nanaff.nii.gz: affine[1][3] is nan, which --affine-tol cannot compare (labels: $D/a.nii.gz)"
+refuse "a NaN qform offset with no sform (nifti_clib reads 0)" qnan.nii.gz a.nii.gz \
+    "$D/qnan.nii.gz: affine[0][3] is nan, which --affine-tol cannot compare (labels: $D/a.nii.gz)"
+refuse "an infinite qform quaternion with no sform: the rotation" a_prob.nii.gz qinf.nii.gz \
+    "$D/qinf.nii.gz: affine[0][0] is inf, which --affine-tol cannot compare (probabilities: $D/a_prob.nii.gz)"
 refuse "a Fortran-order npz member, named" fort.npz b.nii.gz \
     "$D/fort.npz[probabilities.npy]: Fortran order is not supported (write the array in C order, e.g. np.ascontiguousarray) (labels: $D/b.nii.gz)"
 printf 'case,probs,labels\nx,fort.npz,b.nii.gz\n' >"$D/fort.csv"

@@ -55,10 +55,12 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
 /* Checks the NIfTI-1/2 header of path (plain or gzip, either byte order) before nifti_clib reads
  * it: sizeof_hdr and magic, dim[0] in 1..7, every used dim positive, datatype one calscope reads
  * and bitpix its size, vox_offset at least the header's size, and the data the dims ask for no
- * more than the file can hold. *gz = 1 when the file is gzip (whatever its name says). Returns
- * CS_OK or CS_EINPUT with err naming the file and field.
+ * more than the file can hold. *gz = 1 when the file is gzip (whatever its name says);
+ * quatern[0..5] = quatern_b, quatern_c, quatern_d, qoffset_x, qoffset_y, qoffset_z as stored
+ * (nifti_clib puts 0 for a NaN or an infinity there). Returns CS_OK or CS_EINPUT with err naming
+ * the file and field.
  * Any thread; holds nothing. */
-cs_status cs_vol_nifti_check_header(const char *path, int *gz, cs_error *err);
+cs_status cs_vol_nifti_check_header(const char *path, int *gz, double quatern[6], cs_error *err);
 
 /* Opens an .npy file into v. */
 cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);
