@@ -246,10 +246,23 @@ static cs_status remember(cs_vol *v, cs_status st, const cs_error *err)
     return st;
 }
 
+/* "FILE: truncated: K of N values": the one wording of an array that ends early. */
+static cs_status truncated(const cs_vol *v, uint64_t have, cs_error *err)
+{
+    char where[1200];
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values", cs_vol_where(v, where, sizeof where),
+                        (unsigned long long)have, (unsigned long long)v->info.n_values);
+}
+
+cs_status cs_vol_check_fits(cs_vol *v, uint64_t bytes, cs_error *err)
+{
+    uint64_t have = bytes / v->esize;
+    return have >= v->info.n_values ? CS_OK : truncated(v, have, err);
+}
+
 /* n more values' bytes from the source into dst (n * esize bytes), native order. */
 static cs_status read_stored(cs_vol *v, unsigned char *dst, size_t n, cs_error *err)
 {
-    char where[1200];
     size_t got = 0;
     int last = v->done + n == v->info.n_values;
     if (v->failed) {
@@ -259,10 +272,7 @@ static cs_status read_stored(cs_vol *v, unsigned char *dst, size_t n, cs_error *
     cs_status st = v->ops->read(v, dst, n * v->esize, &got, last, err);
     if (st != CS_OK) return remember(v, st, err);
     if (got < n * v->esize)
-        return remember(v, cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
-                                        cs_vol_where(v, where, sizeof where),
-                                        (unsigned long long)(v->done + got / v->esize),
-                                        (unsigned long long)v->info.n_values), err);
+        return remember(v, truncated(v, v->done + got / v->esize, err), err);
     if (v->swap && v->esize > 1) swap_bytes(dst, n, v->esize);
     v->done += n;
     return CS_OK;

@@ -46,6 +46,12 @@ struct cs_vol {
 /* "FILE" or "FILE[MEMBER]" into buf (for messages). */
 const char *cs_vol_where(const cs_vol *v, char *buf, size_t cap);
 
+/* The array against the bytes of data its source holds after the header (what a reader would
+ * get): CS_OK when n_values fit, else CS_EINPUT with the message the read that meets the end
+ * would give, "FILE: truncated: K of N values" — said before anything is allocated for a shape
+ * that a tiny file cannot hold. */
+cs_status cs_vol_check_fits(cs_vol *v, uint64_t bytes, cs_error *err);
+
 /* Sets dtype, dtype_name and esize together (one table). */
 void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t);
 
