@@ -43,7 +43,10 @@
  *   "P: probability 1.2 outside [0,1] at voxel 1,2,3, channel 2 (labels: L)"
  *   "P: probabilities sum to 1.01, not 1 within 0.001 at voxel 1,2,3 (labels: L)"
  *   "L: label value 3 at voxel 1,2,3 is not in --label-values 0,1,2,4 (probabilities: P)"
- *   a reader's "FILE: reason" followed by " (labels: L)" or " (probabilities: P)".
+ *   a reader's "FILE: reason" followed by " (labels: L)" or " (probabilities: P)"; a reader's
+ *   corruption message instead of a refused value when that file's compressed stream proves
+ *   corrupt once read to its end; "L: file changed while loading (probabilities: P)" when either
+ *   file changed while its case was read.
  *
  * Ownership: every object here is created by its function and freed by its _free (NULL is a
  * no-op). Threads: the parsers and plans are single-threaded calls on their own objects;

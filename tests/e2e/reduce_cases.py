@@ -22,9 +22,11 @@ the right-closed rule (i/F, (i+1)/F] with 0 in bin 0 -- not by calscope's cs_ubi
 """
 import csv
 import gzip
+import io
 import os
 import struct
 import sys
+import zipfile
 
 import nibabel as nib
 
@@ -101,8 +103,27 @@ def write(d):
     assert struct.unpack_from('<h', hdr, 254)[0] > 0
     struct.pack_into('<f', hdr, 308, float('nan'))
     open(f"{d}/nanaff.nii.gz", "wb").write(gzip.compress(bytes(hdr), mtime=0))
+    # no sform (sform_code 0), the qform's (qform_code 1) qoffset_x NaN, or its quatern_c
+    # infinite: nifti_clib reads either as 0 (NIfTI-1 offsets 252, 254, 268, 260)
+    for name, off, val in (("qnan", 268, float('nan')), ("qinf", 260, float('inf'))):
+        h1 = bytearray(gzip.decompress(raw))
+        struct.pack_into('<hh', h1, 252, 1, 0)
+        struct.pack_into('<f', h1, off, val)
+        open(f"{d}/{name}.nii.gz", "wb").write(gzip.compress(bytes(h1), mtime=0))
     # nnU-Net's (C, z, y, x) written in Fortran order
     np.savez_compressed(f"{d}/fort.npz", probabilities=np.asfortranarray(np.moveaxis(q, -1, 0)))
+    # a flipped byte inside deflate data that stays valid deflate (level 0: stored blocks), so
+    # the value it lands in goes wrong and only the CRC at the stream's end says why: b.npz's
+    # first probability (its float's top byte: ~1e38)
+    b = io.BytesIO()
+    np.save(b, np.moveaxis(q, -1, 0))
+    npy = b.getvalue()
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED, compresslevel=0) as z:
+        z.writestr("probabilities.npy", npy)
+    z = bytearray(b.getvalue())
+    z[z.index(npy[:64]) + len(npy) - q.nbytes + 3] = 0x7f
+    open(f"{d}/flip.npz", "wb").write(bytes(z))
 
 
 def fine_bins(p, F):

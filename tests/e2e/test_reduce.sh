@@ -144,15 +144,42 @@ refuse "a datatype code that is none" n1_dtype_unknown.nii a.nii.gz \
     "$D/n1_dtype_unknown.nii: unsupported NIfTI datatype code 77 (labels: $D/a.nii.gz)"
 refuse "a NaN in an affine, named by its element" nanaff.nii.gz a.nii.gz \
     "$D/nanaff.nii.gz: affine[1][3] is nan, which --affine-tol cannot compare (labels: $D/a.nii.gz)"
+refuse "a NaN qform offset with no sform (nifti_clib reads 0)" qnan.nii.gz a.nii.gz \
+    "$D/qnan.nii.gz: affine[0][3] is nan, which --affine-tol cannot compare (labels: $D/a.nii.gz)"
+refuse "an infinite qform quaternion with no sform: the rotation" a_prob.nii.gz qinf.nii.gz \
+    "$D/qinf.nii.gz: affine[0][0] is inf, which --affine-tol cannot compare (probabilities: $D/a_prob.nii.gz)"
 refuse "a Fortran-order npz member, named" fort.npz b.nii.gz \
     "$D/fort.npz[probabilities.npy]: Fortran order is not supported (write the array in C order, e.g. np.ascontiguousarray) (labels: $D/b.nii.gz)"
 printf 'case,probs,labels\nx,fort.npz,b.nii.gz\n' >"$D/fort.csv"
 run "$CALSCOPE" reduce -o "$TMP/fort_out.csv" "$D/fort.csv"
 expect_eq "a Fortran-order npz member with no mapping given (the first case sets the channels)" \
     "3 calscope: $D/fort.npz[probabilities.npy]: Fortran order is not supported (write the array in C order, e.g. np.ascontiguousarray) (labels: $D/b.nii.gz)" "$RC $ERR"
+# a flipped byte in deflate data that still inflates: the value it spoils is refused first, then
+# the stream is read to its end, and its CRC names the corruption instead of the value (gzip
+# NIfTI: below, in a case of many slabs)
+refuse "a corrupt deflated npz member: the CRC, not the spoilt probability" flip.npz b.nii.gz \
+    "$D/flip.npz[probabilities.npy]: bad CRC (corrupt archive) (labels: $D/b.nii.gz)"
 head -c 300 "$D/b.npz" >"$D/cutz.npz"
 refuse "a truncated .npz" cutz.npz b.nii.gz \
     "$D/cutz.npz: truncated or corrupt zip archive (no central directory) (labels: $D/b.nii.gz)"
+
+# ---- -o naming an input: refused before anything is read or written ------------------------------
+# out_is_input NAME OUT MESSAGE: exit 2, the message, and the input it names left as it was
+out_is_input() {
+    local name=$1 out=$2 msg=$3
+    cp "$out" "$TMP/before.bin"
+    run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$out" "$D/m.csv"
+    expect_eq "$name: exit 2 and the message" "2 calscope: $msg" "$RC $ERR"
+    if cmp -s "$out" "$TMP/before.bin"; then ok "$name: the input is unchanged"; else not_ok "$name: the input is unchanged"; fi
+}
+out_is_input "-o naming the manifest" "$D/m.csv" "$D/m.csv: -o names an input of the reduction (the manifest)"
+out_is_input "-o naming a probability file through another path" "$D/../cases/b.npz" \
+    "$D/../cases/b.npz: -o names an input of the reduction (probabilities of case 'b')"
+out_is_input "-o naming a label map" "$D/c.nii.gz" "$D/c.nii.gz: -o names an input of the reduction (labels of case 'c')"
+ln -sf "$D/a_prob.nii.gz" "$TMP/link.nii.gz"
+run "$CALSCOPE" reduce --label-values 0,1,2,4 -o "$TMP/link.nii.gz" "$D/m.csv"
+expect_eq "-o naming a probability file through a symbolic link (the same device and inode)" \
+    "2 calscope: $TMP/link.nii.gz: -o names an input of the reduction (probabilities of case 'a')" "$RC $ERR"
 
 # ---- a case larger than a slab, read on a helper thread ------------------------------------------
 # One case with --threads 2 is read by a helper thread a slab ahead (the budget's rule: fewer
@@ -177,7 +204,7 @@ expect_eq "two slabs a channel: NIfTI and npz, 1 and 2 threads (a helper thread)
 run $PY bench/reference_seg.py "$B/manifest.csv" --label-values 0,1,2,4 --compare "$TMP/big_nii2.csv"
 expect_match "two slabs a channel: the sums equal numpy+nibabel's" $'^compare\tok\t' "$OUT"
 $PY - "$B" <<'PYEOF'
-import sys
+import gzip, sys
 d = sys.argv[1] + '/'
 b = open(d + 'nifti/case000.nii.gz', 'rb').read()
 open(d + 'cut.nii.gz', 'wb').write(b[:len(b) // 2])
@@ -187,6 +214,15 @@ z = bytearray(open(d + 'npz/case000.npz', 'rb').read())
 z[14] ^= 1                                       # the member's CRC-32: local header ...
 z[z.index(b'PK\x01\x02') + 16] ^= 1              # ... and central directory agree
 open(d + 'crc.npz', 'wb').write(bytes(z))
+# a flipped byte inside deflate data that stays valid deflate (level 0: stored blocks): the first
+# probability's top byte (~1e38), the second label (uint8: 127)
+def flip(src, at, name):
+    plain = gzip.decompress(open(d + src, 'rb').read())
+    z = bytearray(gzip.compress(plain, compresslevel=0, mtime=0))
+    z[z.index(plain[:64]) + at] = 0x7f
+    open(d + name, 'wb').write(bytes(z))
+flip('nifti/case000.nii.gz', 352 + 3, 'flip.nii.gz')
+flip('labels/case000.nii.gz', 352 + 1, 'flip_lab.nii.gz')
 PYEOF
 # helper_refuse NAME PROBS MESSAGE: refused alike on 1 and 2 threads
 helper_refuse() {
@@ -199,6 +235,13 @@ helper_refuse() {
 helper_refuse "a gzip NIfTI cut in the middle of a channel" cut.nii.gz "cut.nii.gz: truncated: 550210 of 1075200 values"
 helper_refuse "a bad gzip CRC, found at the last value" crc.nii.gz "crc.nii.gz: corrupt gzip data: incorrect data check"
 helper_refuse "a bad zip CRC, found at the last value" crc.npz "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"
+helper_refuse "a corrupt gzip NIfTI: its CRC, not the spoilt probability" flip.nii.gz "flip.nii.gz: corrupt gzip data: incorrect data check"
+printf 'case,probs,labels\nx,nifti/case000.nii.gz,flip_lab.nii.gz\n' >"$B/bad.csv"
+for t in 1 2; do
+    run "$CALSCOPE" reduce --label-values 0,1,2,4 --threads $t -o "$TMP/bad_out.csv" "$B/bad.csv"
+    expect_eq "a corrupt gzip label map: its CRC, not the spoilt label, $t thread(s)" \
+        "3 calscope: $B/flip_lab.nii.gz: corrupt gzip data: incorrect data check (probabilities: $B/nifti/case000.nii.gz)" "$RC $ERR"
+done
 
 printf 'not an image' >"$D/junk.nii"
 printf 'case,probs,labels\nx,junk.nii,a.nii.gz\n' >"$D/junk.csv"

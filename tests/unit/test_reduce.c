@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "calscope/reduce.h"
@@ -646,6 +648,89 @@ static void test_refusals(void **state)
 #undef M
 }
 
+/* ---- a file that changes while its case is read ------------------------------------------ */
+
+enum { CHANGE_NONE, CHANGE_TOUCH, CHANGE_TRUNCATE, CHANGE_REPLACE };
+
+typedef struct change {
+    const char *path;
+    int action;
+    int calls;
+} change;
+
+/* The case hook: changes the file after the case's last read, before the check. TOUCH moves
+ * the modification time on (an in-place rewrite of the same size, whatever the file system's
+ * clock granularity), TRUNCATE cuts the file, REPLACE writes a new file and renames it over. */
+static void change_file(void *arg, size_t ci)
+{
+    change *c = arg;
+    (void)ci;
+    c->calls++;
+    struct stat sb;
+    assert_int_equal(stat(c->path, &sb), 0);
+    if (c->action == CHANGE_TOUCH) {
+        struct timespec t[2] = { sb.st_atim, sb.st_mtim };
+        t[1].tv_sec += 7;
+        assert_int_equal(utimensat(AT_FDCWD, c->path, t, 0), 0);
+    } else if (c->action == CHANGE_TRUNCATE) {
+        assert_int_equal(truncate(c->path, sb.st_size - 1), 0);
+    } else if (c->action == CHANGE_REPLACE) {
+        char tmp[300], cmd[700];
+        snprintf(tmp, sizeof tmp, "%s.new", c->path);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s' && mv '%s' '%s'", c->path, tmp, tmp, c->path);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
+/* A failed assertion leaves the hook set: the later tests run without it. */
+static int clear_hook(void **state)
+{
+    (void)state;
+    rd_case_hook_set(NULL, NULL);
+    return 0;
+}
+
+/* Either file of a case changed between its open and the end of its reads (touched, truncated,
+ * replaced under its name) is refused with "FILE: file changed while loading", as the CSV
+ * loader refuses such a file, on 1 or 2 threads (the case read by a helper thread); an
+ * unchanged case under the same hook is reduced. */
+static void test_changed_while_read(void **state)
+{
+    (void)state;
+    make_dir();
+    const double good[] = { 0.2, 0.5, 1, 0.8, 0.5, 0 };
+    const double lab[] = { 0, 1, 0 };
+    const char *text = "case,probs,labels\nx,good.npy,lab.npy\n";
+    for (int which = 0; which < 2; which++)
+        for (int action = CHANGE_TOUCH; action <= CHANGE_REPLACE; action++)
+            for (int threads = 1; threads <= 2; threads++) {
+                write_case("good.npy", "lab.npy", "<f4", 2, 3, good, lab);
+                change c = { .path = at(which ? "lab.npy" : "good.npy"), .action = action };
+                rd_case_hook_set(change_file, &c);
+                cs_segstats *st = NULL;
+                cs_error err;
+                assert_int_equal(reduce(text, NULL, threads, &st, &err), CS_EINPUT);
+                rd_case_hook_set(NULL, NULL);
+                assert_null(st);
+                assert_int_equal(c.calls, 1);
+                char want[600];
+                if (which) snprintf(want, sizeof want, "%s: file changed while loading (probabilities: %s)", at("lab.npy"), at("good.npy"));
+                else snprintf(want, sizeof want, "%s: file changed while loading (labels: %s)", at("good.npy"), at("lab.npy"));
+                assert_string_equal(err.msg, want);
+            }
+    write_case("good.npy", "lab.npy", "<f4", 2, 3, good, lab);
+    change none = { .path = at("good.npy"), .action = CHANGE_NONE };
+    rd_case_hook_set(change_file, &none);
+    cs_segstats *st = NULL;
+    cs_error err;
+    if (reduce(text, NULL, 2, &st, &err) != CS_OK) fail_msg("%s", err.msg);
+    rd_case_hook_set(NULL, NULL);
+    assert_int_equal(none.calls, 1);
+    assert_int_equal(st->voxels[0], 3);
+    cs_segstats_free(st);
+    remove_dir();
+}
+
 /* Two failing cases: the first in plan order is reported, with 1 or 4 threads; cancel. */
 static void test_first_error_and_cancel(void **state)
 {
@@ -1173,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_budget_and_helper),
         cmocka_unit_test(test_float16_edges),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test_teardown(test_changed_while_read, clear_hook),
         cmocka_unit_test(test_first_error_and_cancel),
         cmocka_unit_test(test_sum_check_at_the_edge),
         cmocka_unit_test(test_threads_give_the_same_bytes),

@@ -290,10 +290,11 @@ static const bad_case bad[] = {
     {"flip.nii.gz", NULL, 1, "flip.nii.gz: corrupt gzip data: incorrect data check"},
     {"corrupt.nii.gz", NULL, 0, "corrupt.nii.gz: corrupt gzip data: incorrect data check"},
     {"badmagic.npy", NULL, 0, "badmagic.npy: not an npy file (bad magic)"},
-    {"trunc.npy", NULL, 1, "trunc.npy: truncated: 21 of 24 values"},
+    /* a plain .npy, and an npz member, are checked against their size at the open */
+    {"trunc.npy", NULL, 0, "trunc.npy: truncated: 21 of 24 values"},
     {"badver.npy", NULL, 0, "badver.npy: unsupported npy format version 4.0"},
     {"badkey.npy", NULL, 0, "badkey.npy: bad npy header: unknown key"},
-    {"short.npz", NULL, 1, "short.npz[probabilities.npy]: truncated: 50 of 100 values"},
+    {"short.npz", NULL, 0, "short.npz[probabilities.npy]: truncated: 50 of 100 values"},
     {"complex.npy", NULL, 0, "complex.npy: unsupported dtype '<c8' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
                              "<u4 <i8 <u8 |b1, or > for big-endian)"},
     {"unicode.npy", NULL, 0, "unicode.npy: unsupported dtype '<U2' (want <f2 <f4 <f8 |u1 |i1 <i2 <u2 <i4 "
@@ -305,6 +306,12 @@ static const bad_case bad[] = {
                           "only stored or deflated members (np.savez, np.savez_compressed)"},
     {"notzip.npz", NULL, 0, "notzip.npz: not an npz file (bad magic)"},
     {"trunc.npz", NULL, 0, "trunc.npz: truncated or corrupt zip archive (no central directory)"},
+    {"empty.npz", NULL, 0, "empty.npz: empty archive (no arrays)"},
+    {"empty.npz", "probabilities", 0, "empty.npz: no member 'probabilities.npy' (members: none)"},
+    /* shapes of 4e9 values in files of a few bytes: said at the open, nothing allocated */
+    {"huge.npy", NULL, 0, "huge.npy: truncated: 17 of 4000000000 values"},
+    {"huge_stored.npz", NULL, 0, "huge_stored.npz[probabilities.npy]: truncated: 17 of 4000000000 values"},
+    {"huge_deflated.npz", NULL, 0, "huge_deflated.npz[probabilities.npy]: truncated: 17 of 4000000000 values"},
     {"crc.npz", "probabilities", 1, "crc.npz[probabilities.npy]: bad CRC (corrupt archive)"},
     {"crc_deflated.npz", NULL, 1, "crc_deflated.npz[softmax.npy]: bad CRC (corrupt archive)"},
     {"corrupt.npz", NULL, 1, "corrupt.npz[probabilities.npy]: corrupt deflate data (stream ends at byte 607 of 608)"},
@@ -319,6 +326,15 @@ static const bad_case bad[] = {
 static void test_refusals(void **state)
 {
     (void)state;
+    /* an empty archive is no error to the member search: it has no members */
+    unsigned found = 1;
+    char members[64];
+    cs_error e;
+    cs_error_clear(&e);
+    assert_int_equal(cs_vol_npz_find(FIX "empty.npz", (const char *const[]){ "probabilities" }, 1, &found, members,
+                                     sizeof members, &e), CS_OK);
+    assert_int_equal(found, 0);
+    assert_string_equal(members, "none");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const bad_case *b = &bad[i];
         char path[256], want[512];
@@ -335,6 +351,12 @@ static void test_refusals(void **state)
             assert_non_null(buf);
             st = cs_vol_read(v, buf, in->n_values, &err);
             free(buf);
+            /* a failed reader stays failed: reading on (the rest of a stream checked after a
+             * value was refused) gives the same error */
+            cs_error again;
+            cs_error_clear(&again);
+            assert_int_equal(cs_vol_check_rest(v, &again), err.code);
+            assert_string_equal(again.msg, err.msg);
             cs_vol_close(v);
         } else {
             assert_null(v);

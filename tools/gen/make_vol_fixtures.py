@@ -294,6 +294,17 @@ with zipfile.ZipFile(path('short.npz'), 'w', zipfile.ZIP_DEFLATED) as z:
     zi.compress_type = zipfile.ZIP_DEFLATED
     z.writestr(zi, buf.getvalue()[:-400])                               # 50 of 100 values
 open(path('notzip.npz'), 'wb').write(b'\x93NUMPY this is an npy, not a zip' + bytes(40))
+np.savez(path('empty.npz'))                                      # no arrays: the end record alone
+# headers asking for 4e9 values of a few bytes: refused at the open, before anything is allocated
+huge = {'descr': '|u1', 'fortran_order': False, 'shape': (2000, 2000, 1000)}
+buf = io.BytesIO()
+np.lib.format.write_array_header_1_0(buf, huge)
+open(path('huge.npy'), 'wb').write(buf.getvalue() + bytes(17))
+for name, method in [('huge_stored.npz', zipfile.ZIP_STORED), ('huge_deflated.npz', zipfile.ZIP_DEFLATED)]:
+    with zipfile.ZipFile(path(name), 'w', method) as z:
+        zi = zipfile.ZipInfo('probabilities.npy')                      # 1980 date: same bytes each run
+        zi.compress_type = method
+        z.writestr(zi, buf.getvalue() + bytes(17))
 # a deflated member whose CRC-32 (local header and central directory) is off by one bit
 dz = bytearray(open(path('deflated_f16.npz'), 'rb').read())
 inf = zipfile.ZipFile(path('deflated_f16.npz')).getinfo('softmax.npy')

@@ -207,6 +207,27 @@ static int write_stats(const cs_segstats *st, const char *path)
     return rc;
 }
 
+/* STATS names a file the reduction reads (the same file by device and inode, through whatever
+ * path): renamed over it at the end, the statistics would replace that input. Said before any
+ * case is read, as a usage error. STATS that does not exist, or is written in place (-, a
+ * device), is no input. */
+static cs_status output_is_input(const char *out, const char *manifest, const cs_seg_plan *plan, cs_error *err)
+{
+    struct stat o;
+    if (in_place(out) || stat(out, &o) != 0) return CS_OK;
+    size_t n = plan->n;
+    for (size_t i = 0; i <= 2 * n; i++) {
+        const char *path = i == 2 * n ? manifest : i % 2 ? plan->cases[i / 2].labels : plan->cases[i / 2].probs;
+        struct stat s;
+        if (!path || stat(path, &s) != 0 || s.st_dev != o.st_dev || s.st_ino != o.st_ino) continue;
+        if (i == 2 * n)
+            return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: -o names an input of the reduction (the manifest)", out);
+        return cs_error_set(err, CS_EUSAGE, 0, 0, "%s: -o names an input of the reduction (%s of case '%s')", out,
+                            i % 2 ? "labels" : "probabilities", plan->cases[i / 2].name);
+    }
+    return CS_OK;
+}
+
 /* ---- the closing summary --------------------------------------------------------------------- */
 
 static double now_seconds(void)
@@ -350,6 +371,7 @@ static int reduce(const ss_opts *o, const char *out)
     if (s == CS_OK)
         s = o->probs_dir ? cs_seg_plan_folders(o->probs_dir, o->load.labels, o->prob_suffix, &plan, &err)
                          : cs_seg_plan_manifest(o->files[0], &plan, &err);
+    if (s == CS_OK) s = output_is_input(out, o->probs_dir ? NULL : o->files[0], plan, &err);
     cs_reduce_options opt;
     cs_reduce_options_default(&opt);
     opt.fine = o->fine ? o->fine : CS_SEGSTATS_FINE_DEFAULT;

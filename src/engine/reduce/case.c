@@ -85,6 +85,7 @@ typedef struct work {
     uint8_t *ytab;            /* code -> y for the channel being read */
     size_t slab;              /* values of a slab (rd_slab) */
     uint64_t unsure;          /* softmax: the first voxel whose running sum is not sure, or UINT64_MAX */
+    int refused;              /* a value was refused: 1 a label, 2 a probability (else 0) */
     struct chan_score {       /* the after stage's (score_slab): the channel's running scores */
         double sq, nllp, nlln, pp, pn;    /* pp / pn: products of the pending NLL factors */
         int npp, npn;
@@ -185,6 +186,7 @@ static cs_status read_labels(work *w, cs_error *err)
                 cs_seg_mapping_describe(m, d, sizeof d);
                 if (y == floor(y) && fabs(y) < 1e15) snprintf(yt, sizeof yt, "%.0f", y);   /* 300, not 3e+02 */
                 else cs_format_number(yt, sizeof yt, y);
+                w->refused = 1;
                 return cs_error_set(err, CS_EINPUT, 0, 0, "%s: label value %s at voxel %s is not in %s%s (probabilities: %s)",
                                     w->c->labels, yt, vt, d, m->kind == CS_SEG_REGIONS ? " and not 0" : "", w->c->probs);
             }
@@ -198,9 +200,10 @@ static cs_status read_labels(work *w, cs_error *err)
     return CS_OK;
 }
 
-static cs_status out_of_range(const work *w, uint64_t v, size_t j, double p, cs_error *err)
+static cs_status out_of_range(work *w, uint64_t v, size_t j, double p, cs_error *err)
 {
     char vt[128], pt[40];
+    w->refused = 2;
     rd_voxel_text(&w->sh, v, vt, sizeof vt);
     cs_format_number(pt, sizeof pt, p);
     if (isnan(p)) snprintf(pt, sizeof pt, "nan");
@@ -547,6 +550,49 @@ static cs_status allocate(work *w, cs_error *err)
     return CS_OK;
 }
 
+/* A refused value may be a corrupt stream's: a flipped byte of deflate data inflates to
+ * garbage long before the CRC at the stream's end could say so. So the stream whose value was
+ * refused is read to its end (the slabs are free by now: the reader's chunk, which the budget
+ * counts, is all it needs), and a corruption it finds is the case's message instead. */
+static cs_status corrupt_instead(const work *w, cs_vol *pv, cs_vol *lv, cs_error *err)
+{
+    cs_error e;
+    cs_error_clear(&e);
+    int labels = w->refused == 1;
+    if (cs_vol_check_rest(labels ? lv : pv, &e) != CS_EINPUT) return err->code;
+    *err = e;
+    return labels ? rd_also(err, "probabilities", w->c->probs) : rd_also(err, "labels", w->c->labels);
+}
+
+/* A file that changed while the case read it (a label map rewritten in place, a prediction
+ * file replaced) gives sums of neither version: the case is refused, as the CSV loader refuses
+ * such a file, whatever else went wrong with it (a change explains a truncation or a wrong
+ * value better than they explain themselves). Both files, from their open to here, which
+ * covers the exact sum check's second read. */
+static cs_status changed_instead(const work *w, const cs_vol *pv, const cs_vol *lv, cs_status st, cs_error *err)
+{
+    cs_error e;
+    cs_error_clear(&e);
+    if (pv && cs_vol_unchanged(pv, &e) != CS_OK) {
+        *err = e;
+        return rd_also(err, "labels", w->c->labels);
+    }
+    if (lv && cs_vol_unchanged(lv, &e) != CS_OK) {
+        *err = e;
+        return rd_also(err, "probabilities", w->c->probs);
+    }
+    return st;
+}
+
+static void (*case_hook)(void *, size_t);
+static void *case_hook_arg;
+
+void rd_case_hook_set(void (*fn)(void *arg, size_t ci), void *arg)
+{
+    case_hook = fn;
+    case_hook_arg = arg;
+}
+
 cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
 {
     work w = { .x = x, .ci = ci, .c = &x->plan->cases[ci], .m = x->m, .slab = rd_slab(),
@@ -582,6 +628,9 @@ cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err)
     rd_stream_close(w.in, st == CS_OK);
     w.in = NULL;
     if (st == CS_OK && x->m->kind == CS_SEG_SOFTMAX) st = finish_softmax(&w, err);
+    if (st == CS_EINPUT && w.refused) st = corrupt_instead(&w, pv, lv, err);
+    if (case_hook) case_hook(case_hook_arg, ci);
+    if (st == CS_OK || st == CS_EINPUT) st = changed_instead(&w, pv, lv, st, err);
     if (st == CS_OK) {
         x->st->voxels[ci] = w.sh.voxels;
         advance(&w, w.vals_total - w.vals_done);   /* the case's whole weight once done */

@@ -206,7 +206,14 @@ typedef struct rd_case_ctx {
 } rd_case_ctx;
 
 /* Reduces case ci into st's slices of that case. CS_ECANCELLED when the user cancelled or a
- * case before it failed. */
+ * case before it failed. A case whose file changed while it was read is refused with that
+ * file's "FILE: file changed while loading" (cs_vol_unchanged); one refused for a value whose
+ * stream then proves corrupt, with the corruption. */
 cs_status rd_reduce_case(const rd_case_ctx *x, size_t ci, cs_error *err);
+
+/* Tests: fn(arg, ci) runs in each case after its last read and before the check that its files
+ * did not change, on the case's thread (NULL: none), so that a test changes a file at that
+ * point without a clock. Set only while no reduction runs. */
+void rd_case_hook_set(void (*fn)(void *arg, size_t ci), void *arg);
 
 #endif

@@ -10,6 +10,7 @@
 #include "engine/volume/vol_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,12 +140,28 @@ static cs_status open_data(cs_vol *v, nifti_src *s, int gz, int64_t offset, cs_e
     return CS_OK;
 }
 
+/* nifti_clib builds the qform from a quaternion and offsets in which it has put 0 for each NaN
+ * or infinity (its FIXED_FLOAT): a broken qform would pass for a plain one. The value as
+ * stored goes back where it acts: an offset into its row's translation, a quaternion entry
+ * into the whole rotation (every element depends on it), so that the pairing check refuses the
+ * affine, naming the element. */
+static void unfixed_qform(cs_vol *v, const double quatern[6])
+{
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(quatern[i]))
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) v->info.affine[r][c] = quatern[i];
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(quatern[3 + i])) v->info.affine[i][3] = quatern[3 + i];
+}
+
 cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
 {
     const char *path = v->path;
     /* calscope's own check first: nifti_clib trusts the sizes in the header */
     int gz = 0;
-    cs_status st = cs_vol_nifti_check_header(path, &gz, err);
+    double quatern[6];
+    cs_status st = cs_vol_nifti_check_header(path, &gz, quatern, err);
     if (st != CS_OK) return st;
     pthread_once(&quiet_once, quiet);
     nifti_image *nim = nifti_image_read(path, 0);
@@ -168,6 +185,7 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
         v->info.has_affine = 1;
         for (int r = 0; r < 4; r++)
             for (int c = 0; c < 4; c++) v->info.affine[r][c] = m->m[r][c];
+        if (m == &nim->qto_xyz) unfixed_qform(v, quatern);
     }
     v->swap = nim->byteorder != nifti_short_order();
     if (nim->nbyper != (int)v->esize) {
@@ -179,6 +197,7 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err)
     if (!s) { st = cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); goto out; }
     v->ops = &nifti_ops;
     v->impl = s;
+    v->checksummed = gz;
     if ((st = open_data(v, s, gz, nim->iname_offset, err)) != CS_OK) goto out;
     st = CS_OK;
 out:

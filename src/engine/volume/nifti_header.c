@@ -193,7 +193,21 @@ static cs_status check_fits(const char *path, uint64_t values, unsigned esize, u
     return CS_OK;
 }
 
-cs_status cs_vol_nifti_check_header(const char *path, int *is_gz, cs_error *err)
+/* The quaternion and offsets of the qform, as stored (NIfTI-1: floats from byte 256, NIfTI-2:
+ * doubles from byte 352). */
+static void qform_fields(const raw_header *h, double q[6])
+{
+    for (size_t i = 0; i < 6; i++) {
+        if (h->version == 1) {
+            q[i] = get_f32(h, 256 + 4 * i);
+        } else {
+            uint64_t u = get(h, 352 + 8 * i, 8);
+            memcpy(&q[i], &u, sizeof q[i]);
+        }
+    }
+}
+
+cs_status cs_vol_nifti_check_header(const char *path, int *is_gz, double quatern[6], cs_error *err)
 {
     unsigned char b[N2_SIZE];
     size_t got = 0;
@@ -205,6 +219,7 @@ cs_status cs_vol_nifti_check_header(const char *path, int *is_gz, cs_error *err)
     if ((st = read_head(path, b, &got, &size, &gz, err)) != CS_OK) return st;
     *is_gz = gz;
     if ((st = version_of(path, b, got, &h, err)) != CS_OK) return st;
+    qform_fields(&h, quatern);
     if ((st = check_dims(path, &h, &values, err)) != CS_OK) return st;
     if ((st = check_type(path, &h, &esize, err)) != CS_OK) return st;
     if ((st = check_offset(path, &h, &off, err)) != CS_OK) return st;

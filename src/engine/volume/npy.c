@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* numpy writes headers of a few hundred bytes; this bounds what a hostile file can make us
  * allocate (numpy itself refuses headers over 10,000 bytes by default). */
@@ -296,5 +297,11 @@ cs_status cs_vol_open_npy(cs_vol *v, cs_error *err)
     v->ops = &npy_ops;
     v->impl = f;
     v->info.format = CS_VOL_NPY;
-    return cs_vol_npy_header(v, err);
+    cs_status st = cs_vol_npy_header(v, err);
+    if (st != CS_OK) return st;
+    /* the data is the rest of the file */
+    struct stat sb;
+    off_t at = ftello(f);
+    if (fstat(fileno(f), &sb) != 0 || at < 0 || !S_ISREG(sb.st_mode)) return CS_OK;
+    return cs_vol_check_fits(v, sb.st_size > at ? (uint64_t)(sb.st_size - at) : 0, err);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unzip.h>
 
 /* A deflated member is found by minizip, its compressed bytes read straight from the file
@@ -196,16 +197,16 @@ static int has_member(unzFile zf, const char *name)
 }
 
 /* The member to read: `key`.npy; with no key the only member, else probabilities.npy, else
- * softmax.npy (nnU-Net v2 / v1). */
+ * softmax.npy (nnU-Net v2 / v1). zf NULL: an empty archive. */
 static cs_status choose(cs_vol *v, unzFile zf, const char *key, char *name, size_t cap, cs_error *err)
 {
     char members[512];
-    unz_global_info64 gi;
-    if (unzGetGlobalInfo64(zf, &gi) != UNZ_OK)
+    unz_global_info64 gi = { 0 };   /* zf NULL: an empty archive */
+    if (zf && unzGetGlobalInfo64(zf, &gi) != UNZ_OK)
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: corrupt zip archive", v->path);
     if (key) {
         snprintf(name, cap, "%s.npy", key);
-        if (has_member(zf, name)) return CS_OK;
+        if (gi.number_entry && has_member(zf, name)) return CS_OK;
         list_members(zf, members, sizeof members);
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: no member '%s' (members: %s)", v->path, name,
                             gi.number_entry ? members : "none");
@@ -229,23 +230,31 @@ static cs_status choose(cs_vol *v, unzFile zf, const char *key, char *name, size
                         "name one (members: %s)", v->path, (unsigned long long)gi.number_entry, members);
 }
 
-/* The archive at path opened by minizip, or NULL with err set: it cannot be opened, it is not
- * a zip archive, or it has no central directory (cut short). */
-static unzFile open_archive(const char *path, cs_error *err)
+/* The archive at path opened by minizip, or NULL: with *empty = 1 for an archive of no members
+ * (np.savez with no arrays), else with err set: it cannot be opened, it is not a zip archive, or
+ * it has no central directory (cut short). */
+static unzFile open_archive(const char *path, int *empty, cs_error *err)
 {
+    *empty = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot open: %s", path, strerror(errno)), NULL;
-    unsigned char magic[4];
-    size_t k = fread(magic, 1, 4, f);
+    unsigned char head[22];
+    size_t k = fread(head, 1, sizeof head, f);
     int ioerr = ferror(f);
     fclose(f);
     if (ioerr) return cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EIO)), NULL;
-    if (k < 4 || memcmp(magic, "PK", 2) != 0 || !((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6)))
+    if (k < 4 || memcmp(head, "PK", 2) != 0 || !((head[2] == 3 && head[3] == 4) || (head[2] == 5 && head[3] == 6)))
         return cs_error_set(err, CS_EINPUT, 0, 0, "%s: not an npz file (bad magic)", path), NULL;
     /* the central directory is at the end: an archive cut short has none */
     unzFile zf = unzOpen64(path);
-    if (!zf) cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated or corrupt zip archive (no central directory)", path);
-    return zf;
+    if (zf) return zf;
+    /* minizip takes an end record at offset 0 for none: the whole archive is that record, and
+     * says it has no entries (this disk's and the total, bytes 8-11) */
+    if (k == sizeof head && head[2] == 5 && memcmp(head + 8, "\0\0\0\0", 4) == 0) {
+        *empty = 1;
+        return NULL;
+    }
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated or corrupt zip archive (no central directory)", path), NULL;
 }
 
 cs_status cs_vol_npz_find(const char *path, const char *const *keys, int n_keys, unsigned *found,
@@ -253,8 +262,10 @@ cs_status cs_vol_npz_find(const char *path, const char *const *keys, int n_keys,
 {
     *found = 0;
     if (cap) members[0] = '\0';
-    unzFile zf = open_archive(path, err);
-    if (!zf) return err->code;
+    int empty;
+    unzFile zf = open_archive(path, &empty, err);
+    if (!zf && empty) snprintf(members, cap, "none");
+    if (!zf) return empty ? CS_OK : err->code;
     for (int i = 0; i < n_keys && i < 32; i++) {
         char name[256];
         snprintf(name, sizeof name, "%s.npy", keys[i]);
@@ -274,7 +285,9 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     if (!s) return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", v->path);
     v->ops = &npz_ops;
     v->impl = s;
-    if (!(s->zf = open_archive(v->path, err))) return err->code;
+    v->checksummed = 1;   /* a member's CRC, stored or deflated */
+    int empty;
+    if (!(s->zf = open_archive(v->path, &empty, err)) && !empty) return err->code;
     char name[256];
     cs_status st = choose(v, s->zf, key, name, sizeof name, err);
     if (st != CS_OK) return st;
@@ -297,5 +310,13 @@ cs_status cs_vol_open_npz(cs_vol *v, const char *key, cs_error *err)
     if (rc != UNZ_OK) return zip_error(v, rc, err);
     s->open = 1;
     if (s->inf && (st = seek_deflated(v, s, fi.compressed_size, err)) != CS_OK) return st;
-    return cs_vol_npy_header(v, err);
+    if ((st = cs_vol_npy_header(v, err)) != CS_OK) return st;
+    /* the member's data: its recorded size, and no more than its compressed bytes (in the
+     * archive) can hold, stored or inflated */
+    struct stat sb;
+    uint64_t packed = fi.compressed_size;
+    if (stat(v->path, &sb) == 0 && (uint64_t)sb.st_size < packed) packed = (uint64_t)sb.st_size;
+    uint64_t most = s->inf ? cs_gz_most_inflated(packed) : packed;
+    if (most > s->size) most = s->size;
+    return cs_vol_check_fits(v, most > s->pos ? most - s->pos : 0, err);
 }

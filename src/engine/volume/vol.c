@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #endif
 
+#include "engine/filemap/filemap.h"
 #include "engine/num/cpu.h"
 
 static const struct {
@@ -62,11 +63,13 @@ cs_status cs_vol_open(const char *path, const char *member, cs_vol **out, cs_err
     v->info.scl_slope = 1.0;
     v->info.scl_inter = 0.0;
     cs_status st;
-    struct stat sb;
+    /* before any open: the file as it was when the reading began (cs_vol_unchanged) */
+    int found = stat(path, &v->before) == 0;
+    v->watch = found && S_ISREG(v->before.st_mode);
     /* one wording for every format (zlib and minizip would each word a directory their way) */
     int known = ends_with(path, ".nii") || ends_with(path, ".nii.gz") || ends_with(path, ".npy") ||
                 ends_with(path, ".npz");
-    if (known && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (known && found && S_ISDIR(v->before.st_mode)) {
         st = cs_error_set(err, CS_EINPUT, 0, 0, "%s: cannot read: %s", path, strerror(EISDIR));
     } else if (ends_with(path, ".nii") || ends_with(path, ".nii.gz")) {
         st = member ? cs_error_set(err, CS_EUSAGE, 0, 0, "%s: a member is only for .npz archives", path)
@@ -99,6 +102,7 @@ void cs_vol_close(cs_vol *v)
     if (!v) return;
     if (v->ops && v->impl) v->ops->close(v->impl);
     free(v->buf);
+    free(v->failed);
     free(v->member);
     free(v->path);
     free(v);
@@ -235,19 +239,40 @@ static void convert(cs_vol_dtype t, const unsigned char *src, size_t n, double *
 #undef CONV
 }
 
+/* Keeps a read's error (CS_EINPUT) for the reads after it. */
+static cs_status remember(cs_vol *v, cs_status st, const cs_error *err)
+{
+    if (st == CS_EINPUT && !v->failed && (v->failed = malloc(sizeof *v->failed))) *v->failed = *err;
+    return st;
+}
+
+/* "FILE: truncated: K of N values": the one wording of an array that ends early. */
+static cs_status truncated(const cs_vol *v, uint64_t have, cs_error *err)
+{
+    char where[1200];
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values", cs_vol_where(v, where, sizeof where),
+                        (unsigned long long)have, (unsigned long long)v->info.n_values);
+}
+
+cs_status cs_vol_check_fits(cs_vol *v, uint64_t bytes, cs_error *err)
+{
+    uint64_t have = bytes / v->esize;
+    return have >= v->info.n_values ? CS_OK : truncated(v, have, err);
+}
+
 /* n more values' bytes from the source into dst (n * esize bytes), native order. */
 static cs_status read_stored(cs_vol *v, unsigned char *dst, size_t n, cs_error *err)
 {
-    char where[1200];
     size_t got = 0;
     int last = v->done + n == v->info.n_values;
+    if (v->failed) {
+        *err = *v->failed;
+        return err->code;
+    }
     cs_status st = v->ops->read(v, dst, n * v->esize, &got, last, err);
-    if (st != CS_OK) return st;
+    if (st != CS_OK) return remember(v, st, err);
     if (got < n * v->esize)
-        return cs_error_set(err, CS_EINPUT, 0, 0, "%s: truncated: %llu of %llu values",
-                            cs_vol_where(v, where, sizeof where),
-                            (unsigned long long)(v->done + got / v->esize),
-                            (unsigned long long)v->info.n_values);
+        return remember(v, truncated(v, v->done + got / v->esize, err), err);
     if (v->swap && v->esize > 1) swap_bytes(dst, n, v->esize);
     v->done += n;
     return CS_OK;
@@ -282,17 +307,24 @@ void cs_vol_to_double(const cs_vol_storage *f, const void *stored, size_t n, dou
         for (size_t i = 0; i < n; i++) dst[i] = dst[i] * f->scl_slope + f->scl_inter;
 }
 
-cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
+/* The chunk buffer, made at the first use: a small array needs no full chunk (a case may open
+ * a few readers). */
+static cs_status chunk_buffer(cs_vol *v, cs_error *err)
 {
     char where[1200];
+    if (v->buf) return CS_OK;
+    v->buf_cap = v->info.n_values < CSV_CHUNK_BYTES / v->esize ? (size_t)v->info.n_values * v->esize
+                                                                : CSV_CHUNK_BYTES;
+    if (!(v->buf = malloc(v->buf_cap ? v->buf_cap : 1)))
+        return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
+    return CS_OK;
+}
+
+cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
+{
     cs_status st = past_the_end(v, n, err);
     if (st != CS_OK || n == 0) return st;
-    if (!v->buf) {   /* a small array needs no full chunk (a case may open a few readers) */
-        v->buf_cap = v->info.n_values < CSV_CHUNK_BYTES / v->esize ? (size_t)v->info.n_values * v->esize
-                                                                    : CSV_CHUNK_BYTES;
-        if (!(v->buf = malloc(v->buf_cap)))
-            return cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", cs_vol_where(v, where, sizeof where));
-    }
+    if ((st = chunk_buffer(v, err)) != CS_OK) return st;
     size_t per = v->buf_cap / v->esize;
     cs_vol_storage f = cs_vol_storage_of(v);
     while (n) {
@@ -303,6 +335,28 @@ cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err)
         n -= m;
     }
     return CS_OK;
+}
+
+cs_status cs_vol_check_rest(cs_vol *v, cs_error *err)
+{
+    if (v->failed) {
+        *err = *v->failed;
+        return err->code;
+    }
+    if (!v->checksummed || v->done >= v->info.n_values) return CS_OK;
+    cs_status st = chunk_buffer(v, err);
+    size_t per = v->buf_cap / v->esize;
+    while (st == CS_OK && v->done < v->info.n_values) {
+        uint64_t left = v->info.n_values - v->done;
+        st = read_stored(v, v->buf, left < per ? (size_t)left : per, err);
+    }
+    return st;
+}
+
+cs_status cs_vol_unchanged(const cs_vol *v, cs_error *err)
+{
+    if (!v->watch || !cs_load_changed(-1, v->path, &v->before)) return CS_OK;
+    return cs_error_set(err, CS_EINPUT, 0, 0, "%s: file changed while loading", v->path);
 }
 
 double cs_vol_affine_diff(const cs_vol_info *a, const cs_vol_info *b)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "engine/gz/gz.h"
 #include "engine/volume/volume.h"
@@ -35,10 +36,21 @@ struct cs_vol {
     size_t buf_cap;
     const cs_vol_ops *ops;
     void *impl;
+    struct stat before;       /* the file when cs_vol_open began (watch: a regular file) */
+    int watch;
+    int checksummed;          /* the source ends in a check (gzip / zip CRC): cs_vol_check_rest */
+    cs_error *failed;         /* the first error of a read (CS_EINPUT), said again by every later
+                                 one: an inflater that met a corruption cannot go on */
 };
 
 /* "FILE" or "FILE[MEMBER]" into buf (for messages). */
 const char *cs_vol_where(const cs_vol *v, char *buf, size_t cap);
+
+/* The array against the bytes of data its source holds after the header (what a reader would
+ * get): CS_OK when n_values fit, else CS_EINPUT with the message the read that meets the end
+ * would give, "FILE: truncated: K of N values" — said before anything is allocated for a shape
+ * that a tiny file cannot hold. */
+cs_status cs_vol_check_fits(cs_vol *v, uint64_t bytes, cs_error *err);
 
 /* Sets dtype, dtype_name and esize together (one table). */
 void cs_vol_set_dtype(cs_vol *v, cs_vol_dtype t);
@@ -49,10 +61,12 @@ cs_status cs_vol_open_nifti(cs_vol *v, cs_error *err);
 /* Checks the NIfTI-1/2 header of path (plain or gzip, either byte order) before nifti_clib reads
  * it: sizeof_hdr and magic, dim[0] in 1..7, every used dim positive, datatype one calscope reads
  * and bitpix its size, vox_offset at least the header's size, and the data the dims ask for no
- * more than the file can hold. *gz = 1 when the file is gzip (whatever its name says). Returns
- * CS_OK or CS_EINPUT with err naming the file and field.
+ * more than the file can hold. *gz = 1 when the file is gzip (whatever its name says);
+ * quatern[0..5] = quatern_b, quatern_c, quatern_d, qoffset_x, qoffset_y, qoffset_z as stored
+ * (nifti_clib puts 0 for a NaN or an infinity there). Returns CS_OK or CS_EINPUT with err naming
+ * the file and field.
  * Any thread; holds nothing. */
-cs_status cs_vol_nifti_check_header(const char *path, int *gz, cs_error *err);
+cs_status cs_vol_nifti_check_header(const char *path, int *gz, double quatern[6], cs_error *err);
 
 /* Opens an .npy file into v. */
 cs_status cs_vol_open_npy(cs_vol *v, cs_error *err);

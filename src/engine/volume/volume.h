@@ -80,7 +80,8 @@ const cs_vol_info *cs_vol_info_of(const cs_vol *v);
 
 /* Reads the next n values in file order into dst (converted and scaled). Returns CS_OK when all
  * n were read; CS_EINPUT with err set when the file ends early or is corrupt, or when n goes past
- * n_values. */
+ * n_values. After a read failed so, every later read (and cs_vol_check_rest) gives that same
+ * error: an inflater that met a corruption cannot go on. */
 cs_status cs_vol_read(cs_vol *v, double *dst, size_t n, cs_error *err);
 
 /* How a reader's values are stored, for turning them into doubles away from the reader. */
@@ -98,6 +99,21 @@ typedef struct cs_vol_storage {
 cs_status cs_vol_read_stored(cs_vol *v, void *dst, size_t n, cs_error *err);
 cs_vol_storage cs_vol_storage_of(const cs_vol *v);
 void cs_vol_to_double(const cs_vol_storage *f, const void *stored, size_t n, double *dst);
+
+/* Whether the file changed since cs_vol_open began (size, modification time, or its name now
+ * names another file: cs_load_changed's rule, as the CSV loader's): CS_OK when it did not (or
+ * is no regular file), else CS_EINPUT "FILE: file changed while loading". A reader that spans
+ * a whole use of the file (every read, and any reopening of it) asks at the end, so that values
+ * half old, half new are refused. The reader's thread. */
+cs_status cs_vol_unchanged(const cs_vol *v, cs_error *err);
+
+/* Reads what is left of the array and throws it away, through the reader's chunk buffer
+ * (<= 1 MiB), so that a source that ends in a check (a gzip stream's CRC and length, an npz
+ * member's CRC) is checked: for a caller that refused a value and wants to know whether the
+ * stream was corrupt rather than the value wrong. CS_OK when the check passes or the source
+ * has none (.nii, .npy) and no read failed; else the reader's error (CS_EINPUT "corrupt ...", "bad CRC ...",
+ * "truncated ..."), or CS_ENOMEM. The reader's thread. */
+cs_status cs_vol_check_rest(cs_vol *v, cs_error *err);
 
 /* Closes the reader and frees it. NULL is a no-op. */
 void cs_vol_close(cs_vol *v);
