@@ -140,6 +140,7 @@ static unsigned open_prompt(tui_state *st, tui_prompt_kind kind, const char *ini
     p->len = p->cursor = strlen(p->text);
     p->hist_pos = -1;
     p->saved[0] = 0;
+    p->refused = 0;
     return TUI_REDRAW | TUI_PROMPT;
 }
 
