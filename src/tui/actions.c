@@ -140,6 +140,7 @@ static unsigned open_prompt(tui_state *st, tui_prompt_kind kind, const char *ini
     p->len = p->cursor = strlen(p->text);
     p->hist_pos = -1;
     p->saved[0] = 0;
+    p->refused = 0;
     return TUI_REDRAW | TUI_PROMPT;
 }
 
@@ -379,8 +380,7 @@ static int scroll_table(const tui_state *st, const char **why)
     case TUI_VIEW_COMPARE:
         if (st->cmp_panel == TUI_CMP_TABLE) return TUI_SCROLL_METHODS;
         if (st->cmp_panel == TUI_CMP_RANKS) return TUI_SCROLL_RANKS;
-        *why = "nothing to scroll in the diagrams panel (p shows the methods panels, which scroll)";
-        return -1;
+        return TUI_SCROLL_FILES;
     case TUI_VIEW_RELIABILITY:
         if (st->compat) return TUI_SCROLL_COMPAT;
         *why = "nothing to scroll: this view fits (x shows the compat panel, which scrolls)";

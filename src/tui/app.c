@@ -8,6 +8,7 @@
 #include "tui/tui.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -443,6 +444,54 @@ static void catch_fatal_signals(void)
         sigaction(fatal_signals[i], &sa, NULL);
 }
 
+/* A stop that did not come through the terminal (kill -STOP, a debugger) gives curses no
+ * SIGTSTP to leave and re-enter its mode by: the shell takes the terminal back in cooked mode
+ * (echo, line buffering) and `fg` resumes the dashboard in it, keys waiting for Enter. So every
+ * SIGCONT marks the terminal as to be set up again; the loop does it (resume_terminal). The
+ * handler sets the flag and writes a byte that wakes the loop's poll (write is async-signal-safe):
+ * a flag alone would wait for poll's timeout when the signal came just before poll began. */
+static volatile sig_atomic_t continued;
+static int cont_pipe[2] = { -1, -1 };
+
+static void on_sigcont(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    continued = 1;
+    if (cont_pipe[1] >= 0) { ssize_t w = write(cont_pipe[1], "c", 1); (void)w; }
+    errno = saved;
+}
+
+/* Installs on_sigcont with its wake-up pipe (both ends non-blocking; a full pipe already wakes
+ * the loop). Main thread, after newterm. */
+static void catch_sigcont(void)
+{
+    if (pipe(cont_pipe) == 0)
+        for (int i = 0; i < 2; i++) {
+            fcntl(cont_pipe[i], F_SETFL, fcntl(cont_pipe[i], F_GETFL) | O_NONBLOCK);
+            fcntl(cont_pipe[i], F_SETFD, FD_CLOEXEC);
+        }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigcont;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCONT, &sa, NULL);
+}
+
+/* After a SIGCONT: curses' terminal mode again (cbreak, no echo, keypad: what the program mode
+ * saved) and the whole screen repainted, for whatever the shell wrote over it. The flags. */
+static unsigned resume_terminal(void)
+{
+    if (!continued) return 0;
+    continued = 0;
+    char buf[64];
+    while (cont_pipe[0] >= 0 && read(cont_pipe[0], buf, sizeof buf) > 0) {}
+    reset_prog_mode();
+    clearok(curscr, TRUE);
+    return TUI_REDRAW | TUI_RELAYOUT;
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 /* The backend, the model (its loads start) and --follow's trend. 0, or the exit status after
@@ -570,8 +619,8 @@ static void trace_keys(app *a, turn_state *t, double shown_after)
     t->pending_keys = 0;
 }
 
-/* Waits for a key, a finished job or --follow's next look (at most 100 ms while work runs,
- * else a second), and takes what came. The flags it raises; -1 when poll failed. */
+/* Waits for a key, a finished job, a SIGCONT or --follow's next look (at most 100 ms while work
+ * runs, else a second), and takes what came. The flags it raises; -1 when poll failed. */
 static int wait_and_take(app *a, struct pollfd *fds, int busy, turn_state *t, unsigned *flags)
 {
     int timeout = busy ? 100 : 1000;
@@ -579,8 +628,9 @@ static int wait_and_take(app *a, struct pollfd *fds, int busy, turn_state *t, un
         int tw = tui_trend_wait_ms(&a->trend);
         if (tw < timeout) timeout = tw;
     }
-    int pr = poll(fds, 3, timeout);
+    int pr = poll(fds, 4, timeout);
     if (pr < 0 && errno != EINTR) return -1;
+    *flags |= resume_terminal();               /* before the keys: they need the mode back */
     if (pr > 0 && (fds[1].revents & POLLIN)) *flags |= tui_model_collect(&a->m, &a->st);
     *flags |= tui_model_take_partials(&a->m, &a->st);
     /* Keys: also after a timeout or EINTR, so a SIGWINCH that raced the poll is seen. */
@@ -594,13 +644,15 @@ static const char *run_loop(app *a)
 {
     unsigned flags = TUI_REDRAW | TUI_RELAYOUT;
     turn_state t = { 0, 0, 0 };
-    struct pollfd fds[3];
+    struct pollfd fds[4];
     fds[0].fd = key_tty ? fileno(key_tty) : STDIN_FILENO;
     fds[0].events = POLLIN;
     fds[1].fd = cs_backend_wake_fd(a->backend);
     fds[1].events = POLLIN;
     fds[2].fd = a->st.follow ? tui_trend_fd(&a->trend) : -1;   /* poll ignores -1 */
     fds[2].events = POLLIN;
+    fds[3].fd = cont_pipe[0];                                  /* a SIGCONT (on_sigcont) */
+    fds[3].events = POLLIN;
     while (!(flags & TUI_QUIT)) {
         /* Settings changes need no flag here: tui_model_submit compares what each place needs
          * with what it has, so only the results that depend on the change are computed again. */
@@ -662,6 +714,7 @@ int tui_main(int argc, char **argv)
      * newterm too, which then leaves SIGINT and SIGTERM to it. */
     catch_fatal_signals();
     if ((rc = start_engine(a)) != 0 || (rc = start_curses(a)) != 0) return rc;
+    catch_sigcont();
     const char *unused = run_loop(a);
     finish(a);
     return unused ? ss_usage_error(SS_DASH, "%s", unused) : 0;

@@ -324,31 +324,46 @@ static int submit_recal(tui_model *m, tui_state *st)
     return n;
 }
 
-/* The methods table: the loaded files, then the ready recalibrations; the active file is the
- * reference. Waits until no file is loading and no recalibration is fitting. */
-static int submit_methods(tui_model *m, tui_state *st)
+/* What the methods table compares: the loaded files, then the ready recalibrations, the active
+ * file the reference (*ref). When methods is not NULL each method's dataset, file and
+ * recalibration (-1: the file itself) go to methods, file and recal. The number of methods, or
+ * -1 while a file loads or a recalibration fits (the table waits for them). */
+static int methods_inputs(const tui_model *m, const tui_state *st, const cs_dataset **methods,
+                          size_t *file, int *recal, size_t *ref)
 {
-    const cs_dataset *methods[CS_METHODS_JOB_MAX];
-    size_t n = 0, ref = 0;
+    size_t n = 0;
     for (size_t f = 0; f < m->n_files; f++) {
-        if (m->files[f].state == TUI_LOADING) return 0;
+        if (m->files[f].state == TUI_LOADING) return -1;
         const cs_dataset *d = loaded(m, f);
         if (!d || n >= CS_METHODS_JOB_MAX) continue;
-        if (f == st->active) ref = n;
-        m->sub_method_file[n] = f;
-        m->sub_method_recal[n] = -1;
-        methods[n++] = d;
+        if (f == st->active && ref) *ref = n;
+        if (methods) { file[n] = f; recal[n] = -1; methods[n] = d; }
+        n++;
     }
     for (int i = 0; i < st->n_recal; i++) {
         if (st->recal[i] < 0 || st->recal[i] >= TUI_MAX_RECAL) continue;
         const tui_recal *rc = &m->recal[st->recal[i]];
-        if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return 0;
+        if (rc->state == 1 || (rc->state == 0 && loaded(m, st->active))) return -1;
         if (!rc->data || n >= CS_METHODS_JOB_MAX) continue;
-        m->sub_method_file[n] = rc->src;
-        m->sub_method_recal[n] = rc->method;
-        methods[n++] = rc->data;
+        if (methods) { file[n] = rc->src; recal[n] = rc->method; methods[n] = rc->data; }
+        n++;
     }
-    if (n < 2) return 0;
+    return (int)n;
+}
+
+int tui_model_methods_count(const tui_model *m, const tui_state *st)
+{
+    return methods_inputs(m, st, NULL, NULL, NULL, NULL);
+}
+
+/* The methods table of methods_inputs, once there are two methods to compare. */
+static int submit_methods(tui_model *m, tui_state *st)
+{
+    const cs_dataset *methods[CS_METHODS_JOB_MAX];
+    size_t ref = 0;
+    int got = methods_inputs(m, st, methods, m->sub_method_file, m->sub_method_recal, &ref);
+    if (got < 2) return 0;
+    size_t n = (size_t)got;
     int ci = st->ci > 0 ? st->ci : CS_METHODS_CI_REPEATS;
     tui_key key = key_of(NULL, &st->settings, ci, st->ci_method, (long)st->seed, (long)ref);
     for (size_t i = 0; i < n; i++) key.data[i] = methods[i];

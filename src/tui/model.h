@@ -187,6 +187,11 @@ unsigned tui_model_take_partials(tui_model *m, tui_state *st);
  * tui_model_collect. */
 const cs_job *tui_model_result(const tui_model *m, int place, int *stale);
 
+/* How many methods (loaded files, ready recalibrations) the methods table compares, or -1 while
+ * it waits for a file to load or a recalibration to fit: below 2 there is no table to wait for.
+ * The rule tui_model_submit follows. UI thread only. */
+int tui_model_methods_count(const tui_model *m, const tui_state *st);
+
 /* Name of method i of the shown methods table ("digits_gnb.csv", "digits_gnb.csv+ts") into buf. */
 void tui_model_method_name(const tui_model *m, size_t i, char *buf, size_t size);
 

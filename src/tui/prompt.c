@@ -46,6 +46,8 @@ static void history_move(tui_state *st, int dir)
 unsigned tui_prompt_key(tui_state *st, int key)
 {
     tui_prompt *p = &st->prompt;
+    int refused = p->refused;
+    p->refused = 0;                 /* any key but another refused one ends the run */
     switch (key) {
     case '\n': case '\r': case KEY_ENTER:
         return tui_prompt_submit(st);
@@ -86,9 +88,10 @@ unsigned tui_prompt_key(tui_state *st, int key)
         if (p->len + 1 >= sizeof p->text) {
             /* the settings hold at most this much: refuse the key where it shows, never cut
              * the text silently (a cut selection would be refused later for a wrong reason) */
+            p->refused = refused ? refused : key;
             tui_state_message(st, 1, "%stoo long: at most %zu characters; '%c' and what follows "
                               "were not typed", tui_prompt_label(p->kind), sizeof p->text - 1,
-                              (char)key);
+                              (char)p->refused);
             return TUI_REDRAW | TUI_RELAYOUT;
         }
         memmove(p->text + p->cursor + 1, p->text + p->cursor, p->len - p->cursor + 1);

@@ -1,6 +1,6 @@
 /* Scroll positions of the dashboard's tables that can be longer than their panel (the Classes
- * table, the Cases table, the compat panel's moved samples, the Compare view's methods and
- * rankings panels: one position each). Pure arithmetic, no curses: keys
+ * table, the Cases table, the compat panel's moved samples, the Compare view's files table and
+ * its methods and rankings panels: one position each). Pure arithmetic, no curses: keys
  * move a position, the view clamps it to what it has when it draws, and says what lies
  * outside the window ("more" marker). Kept apart from the model so views and key
  * handlers share it without touching how results are stored. UI thread only. */
@@ -9,7 +9,7 @@
 
 typedef enum tui_scroll_table {
     TUI_SCROLL_CLASSES, TUI_SCROLL_CASES, TUI_SCROLL_COMPAT, TUI_SCROLL_METHODS, TUI_SCROLL_RANKS,
-    TUI_SCROLL_N
+    TUI_SCROLL_FILES, TUI_SCROLL_N
 } tui_scroll_table;
 
 typedef struct tui_scroll {

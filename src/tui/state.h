@@ -51,6 +51,9 @@ typedef struct tui_prompt {
     size_t len, cursor;
     int hist_pos;               /* -1 = editing a fresh line, else index into history */
     char saved[CS_SPEC_MAX];    /* the fresh line while browsing history */
+    int refused;                /* the first key refused for want of room since the text last
+                                   changed (0: none): a run of refused keys (typed on, or a
+                                   paste) names where the refusal began, not its last key */
 } tui_prompt;
 
 typedef struct tui_state {

@@ -68,12 +68,16 @@ static void draw_distribution(const tui_ctx *c, const tui_rect *r, const cs_case
     int y = r->y;
     tui_textf(y++, r->x, r->w, CH_ROLE_TITLE, "per-case ACE, %zu case%s", cm->n_cases,
               cm->n_cases == 1 ? "" : "s");
-    tui_textf(y++, r->x, r->w, role, "mean %.4f %s sd %.4f", cm->ace_stat.mean,
-              c->g->utf8 ? "\xc2\xb1" : "+-", cm->ace_stat.sd);
+    char mean[16], sd[16], pe[16], pa[16];
+    tui_fmt_cell(mean, sizeof mean, 0, cm->ace_stat.mean);
+    tui_fmt_cell(sd, sizeof sd, 0, cm->ace_stat.sd);
+    tui_fmt_cell(pe, sizeof pe, 0, cm->pooled_ece);
+    tui_fmt_cell(pa, sizeof pa, 0, cm->pooled_ace);
+    tui_textf(y++, r->x, r->w, role, "mean %s %s sd %s", mean, c->g->utf8 ? "\xc2\xb1" : "+-", sd);
     if (r->w >= 27)
-        tui_textf(y++, r->x, r->w, role, "pooled ECE %.4f ACE %.4f", cm->pooled_ece, cm->pooled_ace);
+        tui_textf(y++, r->x, r->w, role, "pooled ECE %s ACE %s", pe, pa);
     else
-        tui_textf(y++, r->x, r->w, role, "pooled ACE %.4f", cm->pooled_ace);
+        tui_textf(y++, r->x, r->w, role, "pooled ACE %s", pa);
     int h = r->y + r->h - y;
     if (h < 4) return;
     ch_buf *b = ch_buf_new(r->w, h);
@@ -124,11 +128,14 @@ static void draw_table(const tui_ctx *c, const tui_rect *r, const cs_case_metric
     for (size_t s = first; s < first + (size_t)shown; s++) {
         size_t i = order[s];
         const char *name = d->case_names ? d->case_names[cm->case_index[i]] : "?";
+        char e[16], a[16], m[16];
+        tui_fmt_cell(e, sizeof e, 6, cm->ece[i]);
+        tui_fmt_cell(a, sizeof a, 6, cm->ace[i]);
+        tui_fmt_cell(m, sizeof m, 6, cm->mce[i]);
         if (wide)
-            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %6.4f %6.4f %6.4f", nm, nm, name, cm->count[i],
-                      cm->ece[i], cm->ace[i], cm->mce[i]);
+            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %s %s %s", nm, nm, name, cm->count[i], e, a, m);
         else
-            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %6.4f", nm, nm, name, cm->count[i], cm->ace[i]);
+            tui_textf(y++, r->x, r->w, role, "%-*.*s %5zu %s", nm, nm, name, cm->count[i], a);
     }
     tui_draw_scroll_marker(r, y, (int)first, shown, (int)cm->n_cases, marker);
     free(order);

@@ -15,11 +15,16 @@ const char *tui_basename(const char *path)
     return s && s[1] ? s + 1 : path;
 }
 
+void tui_fmt_cell(char *buf, size_t size, int width, double v)
+{
+    if (isnan(v)) snprintf(buf, size, "%*s", width, "n/a");
+    else if (fabs(v) >= 1000) snprintf(buf, size, "%*.1f", width, v);   /* inf too: a value */
+    else snprintf(buf, size, "%*.4f", width, v);
+}
+
 void tui_fmt_value(char *buf, size_t size, double v)
 {
-    if (isnan(v)) snprintf(buf, size, "%7s", "n/a");
-    else if (fabs(v) >= 1000) snprintf(buf, size, "%7.1f", v);
-    else snprintf(buf, size, "%7.4f", v);
+    tui_fmt_cell(buf, size, 7, v);
 }
 
 void tui_draw_progress(const tui_ctx *c, int y, int x, int w, double p)

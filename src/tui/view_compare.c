@@ -125,13 +125,35 @@ static void diagrams(const tui_ctx *c, const tui_rect *a)
     if (each < CH_RELIABILITY_MIN_W + 1) each = CH_RELIABILITY_MIN_W + 1;
     size_t fit = (size_t)(a->w / each);
     if (fit > n) fit = n;
+    /* the files not drawn are named, never dropped silently: on the panel's last row when the
+     * diagrams can spare it, else in the last diagram's place */
+    int h = a->h;
+    tui_rect more = { 0, 0, 0, 0 };
+    if (fit < n && h - 1 >= CH_RELIABILITY_MIN_H) {
+        h--;
+        more = (tui_rect){ a->x, a->y + h, a->w, 1 };
+    } else if (fit < n && fit > 1) {
+        fit--;
+        more = (tui_rect){ a->x + (int)fit * each, a->y, a->w - (int)fit * each, a->h };
+    }
     /* keep the active file in sight */
     size_t first = c->st->active >= fit ? c->st->active - fit + 1 : 0;
+    if (fit < n) {
+        char note[TUI_MAX_FILES * 280];
+        int len = snprintf(note, sizeof note, "+%zu more (f F):", n - fit);
+        const char *sep = " ";
+        for (size_t f = 0; f < n; f++)
+            if (f < first || f >= first + fit) {
+                len += snprintf(note + len, sizeof note - (size_t)len, "%s%s", sep, c->m->files[f].name);
+                sep = ", ";
+            }
+        tui_draw_lines(&more, more.y, CH_ROLE_LABEL, note);
+    }
     file_label names[TUI_MAX_FILES];
     file_names(c, each - 3, names);        /* "> " and the gap */
     for (size_t i = 0; i < fit; i++) {
         size_t f = first + i;
-        tui_rect r = { a->x + (int)i * each, a->y, each - 1, a->h };
+        tui_rect r = { a->x + (int)i * each, a->y, each - 1, h };
         const tui_file *file = &c->m->files[f];
         if (file->state != TUI_LOADED) {
             tui_text(r.y, r.x, r.w, CH_ROLE_TITLE, names[f]);
@@ -293,6 +315,8 @@ typedef struct panel_args {
     const cs_methods *t;
     method_label *names;   /* shortest distinguishing names (method_names) */
     int nw, cw, first, fit, focus, role, w;   /* name and metric column widths, columns shown */
+    int stale;   /* the files' table: the methods table is being recomputed */
+    int skip;    /* the files' table: the first method whose verdict was not pinned above it */
 } panel_args;
 
 /* Draws the body below the `pinned` rows already drawn at the top of r, in a window kept by
@@ -575,52 +599,81 @@ static void methods_panel(const tui_ctx *c, const tui_rect *r, const panel_spec 
     y++;
     if (p == &table_panel) y = pinned_answer(c, t, r, y, stale);
     tui_text(y++, r->x, r->w, TUI_ROLE_HEADING, line);
-    panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w };
+    panel_args a = { c, t, names, nw, p->cw, first, fit, focus, stale ? CH_ROLE_STALE : CH_ROLE_TEXT, r->w, 0, 0 };
     draw_scrolled(&a, r, y - r->y, p->scroll, p->body);
 }
 
-/* The answer first: one verdict per file beside the reference, as the report begins (the
- * recalibrations' verdicts head the methods panel: up to ten of them would push the files' table
- * off this one). The row after them. */
-static int file_verdicts(const tui_ctx *c, const cs_methods *mt, int mstale, const tui_rect *t, int y)
+/* The files' verdicts beside the reference (the recalibrations' verdicts head the methods
+ * panel: up to ten of them would push the files' table off this one): methods i of mt that are
+ * files, not the reference. */
+static int file_verdict(const tui_ctx *c, const cs_methods *mt, size_t i)
 {
-    for (size_t i = 0; mt && i < mt->n && y < t->y + t->h; i++) {
-        if (i == mt->ref || i >= c->m->n_methods || c->m->method_recal[i] >= 0) continue;
-        char v[2 * CS_SPEC_MAX + 600];
-        verdict_line(c, mt, i, v, sizeof v);
-        tui_rect at = { t->x, y, t->w, t->y + t->h - y };
-        y += tui_draw_lines(&at, y, mstale ? CH_ROLE_STALE : TUI_ROLE_HEADING, v);
-    }
-    return y;
+    return i != mt->ref && i < c->m->n_methods && c->m->method_recal[i] < 0;
 }
 
-/* File f's row of the files' table at row y: its ECE (Brier and NLL unless narrow) and its
- * paired difference from the reference. */
-static void file_line(const tui_ctx *c, const cs_methods *mt, int mstale, size_t f, const char *name, int narrow,
-                      const tui_rect *t, int y)
+/* The answer first: the verdicts that fit whole in at most half of t, from row y, as the report
+ * begins (the table's rows need the rest). Returns the number of methods looked at: the
+ * verdicts from there on go below the table (files_body), so none is lost. *y is the next row. */
+static size_t pinned_verdicts(const tui_ctx *c, const cs_methods *mt, int mstale, const tui_rect *t, int *y)
 {
+    tui_rect at = { t->x, *y, t->w, t->h / 2 };
+    size_t i = 0;
+    for (; mt && i < mt->n; i++) {
+        if (!file_verdict(c, mt, i)) continue;
+        char v[2 * CS_SPEC_MAX + 600], wrapped[4096];
+        verdict_line(c, mt, i, v, sizeof v);
+        int rows = ch_wrap(v, t->w, wrapped, sizeof wrapped);
+        if (*y + rows > at.y + at.h) break;
+        *y += tui_draw_lines(&at, *y, mstale ? CH_ROLE_STALE : TUI_ROLE_HEADING, v);
+    }
+    return i;
+}
+
+/* The row of the only file that loaded, when the others failed and nothing else is left to
+ * compare it with (the reference: the active file when it loaded), else n_files. */
+static size_t lone_file(const tui_ctx *c)
+{
+    const tui_model *m = c->m;
+    if (m->n_files < 2 || tui_model_methods_count(m, c->st) != 1) return m->n_files;
+    if (m->files[c->st->active].state == TUI_LOADED) return c->st->active;
+    for (size_t f = 0; f < m->n_files; f++)
+        if (m->files[f].state == TUI_LOADED) return f;
+    return m->n_files;
+}
+
+/* File f's row of the files' table: its ECE (Brier and NLL unless narrow) and its paired
+ * difference from the reference, or its load error (wrapped between words). */
+static void file_line(const panel_args *a, panel_lines *L, size_t f, size_t lone)
+{
+    const tui_ctx *c = a->c;
+    const cs_methods *mt = a->t;
+    const char *name = a->names[f];
+    int narrow = a->nw < 18;
     const tui_file *file = &c->m->files[f];
+    char line[2400];
     int stale;
     const cs_job *resp = tui_model_result(c->m, TUI_SLOT_METRICS((int)f), &stale);
     if (file->state == TUI_FAILED) {
-        tui_textf(y, t->x, t->w, TUI_ROLE_ERROR, "%-18s %s", name, file->error);
+        snprintf(line, sizeof line, "%-*s %s", a->nw, name, file->error);
+        line_put_wrapped(L, TUI_ROLE_ERROR, line, a->w);
         return;
     }
     if (!resp || resp->status != CS_OK) {
-        tui_textf(y, t->x, t->w, CH_ROLE_TEXT, "%-18s %s", name, resp ? resp->err.msg : "...");
+        snprintf(line, sizeof line, "%-*s %s", a->nw, name, resp ? resp->err.msg : "...");
+        line_put_wrapped(L, CH_ROLE_TEXT, line, a->w);
         return;
     }
     /* the methods table's row of this file; under a selection on the reference its values
      * too, so that ECE and -ref are on the same samples */
     const cs_method_row *row = file_row(c->m, mt, f), *cut = cut_row(c->m, mt, f);
     const cs_result *res = &cs_metrics_job_of(resp)->result;
-    char e[16], b[16], nl[16], line[2048];
+    char e[16], b[16], nl[16];
     tui_fmt_value(e, sizeof e, cut ? cut->v[CS_METHODS_COL_ECE] : res->ece);
     tui_fmt_value(b, sizeof b, cut ? cut->v[7] : res->brier);
     tui_fmt_value(nl, sizeof nl, cut ? cut->v[8] : res->nll);
     int len = narrow ? snprintf(line, sizeof line, "%-14.14s %s", name, e)
                      : snprintf(line, sizeof line, "%-18s %s %s %s", name, e, b, nl);
-    if (row && row == &mt->rows[mt->ref]) {
+    if ((row && row == &mt->rows[mt->ref]) || f == lone) {
         snprintf(line + len, sizeof line - (size_t)len, " (reference)");
     } else if (row) {
         char pd[1100];
@@ -629,31 +682,45 @@ static void file_line(const tui_ctx *c, const cs_methods *mt, int mstale, size_t
     } else if (c->m->n_files >= 2) {
         snprintf(line + len, sizeof line - (size_t)len, " paired bootstrap...");
     }
-    tui_text(y, t->x, t->w, stale || mstale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT),
-             line);
+    line_put(L, stale || a->stale ? CH_ROLE_STALE : (f == c->st->active ? TUI_ROLE_PROMPT : CH_ROLE_TEXT), line);
 }
 
-/* Below the files' table (whose last row is y - 1): what -ref and P< mean, the notes on misses
- * and too few pairs, and the selection. */
-static void files_notes(const tui_ctx *c, const cs_methods *mt, const tui_rect *t, int y)
+/* The files' table under its pinned column header: a row per file, then what -ref and P< mean,
+ * the notes on misses and too few pairs, the selection, and the verdicts that did not fit above
+ * it (from a->skip on). It scrolls (TUI_SCROLL_FILES), so every file is reachable. */
+static void files_body(const panel_args *a, panel_lines *L)
 {
-    if (y + 1 < t->y + t->h)
-        tui_text(y + 1, t->x, t->w, CH_ROLE_LABEL,
-                 c->m->n_files >= 2 ? "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap"
-                 : c->st->follow ? "a compares the first, selected and last epochs of the run"
-                                 : "load two or more files to compare them (calscope A.csv B.csv)");
-    if (c->m->n_files >= 2 && mt && y + 2 < t->y + t->h)
-        tui_textf(y + 2, t->x, t->w, CH_ROLE_LABEL,
-                  "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);
-    char sel[2 * CS_SPEC_MAX + 600];
-    if (mt && any_misses(mt, CS_METHODS_COL_ECE) && y + 3 < t->y + t->h)
-        tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, PAIRED_MISS_NOTE);
-    if (mt && too_few_note(c, mt, sel, sizeof sel) && y + 3 < t->y + t->h)
-        tui_text(y++ + 3, t->x, t->w, CH_ROLE_LABEL, sel);
-    if (mt && y + 3 < t->y + t->h) {
-        selection_line(c, mt, sel, sizeof sel);
-        tui_rect below = { t->x, y + 3, t->w, t->y + t->h - (y + 3) };
-        if (sel[0]) tui_draw_lines(&below, below.y, CH_ROLE_LABEL, sel);
+    const tui_ctx *c = a->c;
+    const cs_methods *mt = a->t;
+    size_t lone = lone_file(c);
+    for (size_t f = 0; f < c->m->n_files; f++) file_line(a, L, f, lone);
+    line_put(L, CH_ROLE_TEXT, "");
+    if (lone < c->m->n_files) {
+        char why[256];
+        snprintf(why, sizeof why, "nothing to compare %s with: the other file%s failed to load",
+                 a->names[lone], c->m->n_files > 2 ? "s" : "");
+        line_put_wrapped(L, CH_ROLE_LABEL, why, a->w);
+    } else {
+        line_put_wrapped(L, CH_ROLE_LABEL,
+                         c->m->n_files >= 2 ? "-ref: ECE minus the reference's (> marks it, f F), paired bootstrap"
+                         : c->st->follow ? "a compares the first, selected and last epochs of the run"
+                                         : "load two or more files to compare them (calscope A.csv B.csv)",
+                         a->w);
+    }
+    if (!mt) return;
+    char line[2 * CS_SPEC_MAX + 600];
+    if (c->m->n_files >= 2) {
+        snprintf(line, sizeof line, "P<: share of %d resamples where it beats the ref; * excludes 0", mt->cmp_repeats);
+        line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
+    }
+    if (any_misses(mt, CS_METHODS_COL_ECE)) line_put_wrapped(L, CH_ROLE_LABEL, PAIRED_MISS_NOTE, a->w);
+    if (too_few_note(c, mt, line, sizeof line)) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
+    selection_line(c, mt, line, sizeof line);
+    if (line[0]) line_put_wrapped(L, CH_ROLE_LABEL, line, a->w);
+    for (size_t i = (size_t)a->skip; i < mt->n; i++) {
+        if (!file_verdict(c, mt, i)) continue;
+        verdict_line(c, mt, i, line, sizeof line);
+        line_put_wrapped(L, a->stale ? CH_ROLE_STALE : TUI_ROLE_HEADING, line, a->w);
     }
 }
 
@@ -669,7 +736,8 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
     int narrow = t->w < 79;   /* drop Brier and NLL below 79 columns */
     int mstale = 0;
     const cs_methods *mt = methods_result(c->m, &mstale);
-    int y = file_verdicts(c, mt, mstale, t, t->y);
+    int y = t->y;
+    size_t skip = pinned_verdicts(c, mt, mstale, t, &y);
     if (narrow)
         tui_textf(y++, t->x, t->w, TUI_ROLE_HEADING, "%-14s %7s %8s %-17s   %5s", "file", "ECE",
                   "-ref", "  95% paired", "P<");
@@ -678,6 +746,6 @@ void tui_view_compare(const tui_ctx *c, const tui_layout *l)
                   "ECE", "Brier", "NLL", "-ref", "  95% paired", "P<");
     file_label names[TUI_MAX_FILES];
     file_names(c, narrow ? 14 : 18, names);
-    for (size_t f = 0; f < c->m->n_files && y < t->y + t->h; f++) file_line(c, mt, mstale, f, names[f], narrow, t, y++);
-    files_notes(c, mt, t, y);
+    panel_args a = { c, mt, names, narrow ? 14 : 18, 0, 0, 0, 0, CH_ROLE_TEXT, t->w, mstale, (int)skip };
+    draw_scrolled(&a, t, y - t->y, TUI_SCROLL_FILES, files_body);
 }

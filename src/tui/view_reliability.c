@@ -291,9 +291,17 @@ static void draw_compat(const tui_ctx *c, const tui_rect *r)
     const cs_compat_lib_result *lr = &cr->lib[lib];
     int role = stale ? CH_ROLE_STALE : CH_ROLE_TEXT;
     int y = compat_table(c, r, cr, role, stale);
-    if (y < r->y + r->h)
-        tui_textf(y++, r->x, r->w, TUI_ROLE_HEADING, "%s moves %zu of %zu (X: lib)",
-                  cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    char line[sizeof lr->semantics + 64];
+    tui_rect below = { r->x, y, r->w, r->y + r->h - 1 - y };
+    if (!lr->applicable) {
+        /* the library cannot take this file at all: its reason, not a count of 0 moves */
+        snprintf(line, sizeof line, "%s (X: lib): %s", cs_compat_name((cs_compat_lib)lib), lr->semantics);
+        tui_draw_lines(&below, y, TUI_ROLE_HEADING, line);
+        return;
+    }
+    int len = snprintf(line, sizeof line, "%s moves %zu of %zu", cs_compat_name((cs_compat_lib)lib), lr->moved, cr->n);
+    if (len + 9 <= r->w) snprintf(line + len, sizeof line - (size_t)len, " (X: lib)");   /* the hint gives way */
+    y += tui_draw_lines(&below, y, TUI_ROLE_HEADING, line);
     y = compat_na_notes(r, y, lr, role);
     y = compat_moves(c, r, y, lr, role);
     if (y < r->y + r->h) {

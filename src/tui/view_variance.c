@@ -136,17 +136,17 @@ static void size_panel(const tui_ctx *c, const tui_layout *l)
         const cs_curve_point *p = &cu->points[i];
         const char *few = p->too_few ? "<" : "";   /* under the small-sample rule */
         marked |= p->too_few;
+        char e[16], g[16], rm[16];
+        tui_fmt_cell(e, sizeof e, 6, p->stat[CS_METRIC_ECE].abs_dev);
+        tui_fmt_cell(g, sizeof g, 6, p->stat[CS_METRIC_RECE_G].abs_dev);
+        tui_fmt_cell(rm, sizeof rm, 6, p->stat[CS_METRIC_RECE_M].abs_dev);
         if (has_rm)
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %6.4f %6.4f %6.4f%s", p->x,
-                      p->stat[CS_METRIC_ECE].abs_dev, p->stat[CS_METRIC_RECE_G].abs_dev,
-                      p->stat[CS_METRIC_RECE_M].abs_dev, few);
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f  %s %s %s%s", p->x, e, g, rm, few);
         else if (by_case)
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f%s", p->x, rows5(nb, p->rows),
-                      p->stat[CS_METRIC_ECE].abs_dev, few);
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %s%s", p->x, rows5(nb, p->rows), e, few);
         else
-            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %6.4f %6.4f%s", p->x,
-                      rows5(nb, p->rows), p->stat[CS_METRIC_ECE].abs_dev,
-                      p->stat[CS_METRIC_RECE_G].abs_dev, few);
+            tui_textf(t->y + 1 + (int)i, t->x, t->w, role, "%5.2f %s  %s %s%s", p->x, rows5(nb, p->rows), e, g,
+                      few);
     }
     if (marked && (int)i + 2 < t->h)
         tui_textf(t->y + 2 + (int)i, t->x, t->w, role, "< too few: under %zu %s", cu->too_few_min,

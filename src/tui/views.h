@@ -44,8 +44,13 @@ void tui_draw_scroll_marker(const tui_rect *r, int y, int first, int shown, int 
 /* A progress bar of width w at (y, x) for fraction p. */
 void tui_draw_progress(const tui_ctx *c, int y, int x, int w, double p);
 
-/* Formats a metric value in a fixed width ("0.0123", "   n/a"). */
+/* Formats a metric value in a fixed width of 7 ("0.0123", "   n/a"). */
 void tui_fmt_value(char *buf, size_t size, double v);
+
+/* The one rule for a number in a table cell, right-aligned in `width` columns: 4 decimals,
+ * 1 from 1000 on, and "n/a" for a missing number (NaN: a metric undefined here), never a raw
+ * "nan". buf holds at least width + 1 bytes (more when the number is wider). */
+void tui_fmt_cell(char *buf, size_t size, int width, double v);
 
 /* Writes a possibly multi-line message into r, one line per row, with the role. Returns rows. */
 int tui_draw_lines(const tui_rect *r, int y, int role, const char *text);

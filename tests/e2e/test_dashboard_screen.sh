@@ -144,7 +144,8 @@ check_screen "Compare rankings: End shows the last mass row" '^ [^ ]*\+iso +[-+]
 keys p
 wait_for '^file +ECE'
 keys Down
-check_screen "Compare diagrams: a scroll key says why nothing scrolls" 'nothing to scroll in the diagrams panel \(p shows the methods'
+check_screen "Compare files: Down scrolls the files' table (5 files)" 'rows 2-[0-9]+ of [0-9]+, more above and below' 60
+check_not_screen "Compare files: no 'nothing to scroll' message" 'nothing to scroll'
 
 # ---- the fitted temperature beside the recalibrated method, as the report gives it ---------------
 start -- samples/breast_cancer_logreg.csv

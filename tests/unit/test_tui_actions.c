@@ -322,6 +322,24 @@ static void test_prompt_refuses_text_past_its_limit(void **state)
     assert_int_equal(st.message_is_error, 1);
     assert_string_equal(st.message, "select: too long: at most 511 characters; 'c' and what "
                                     "follows were not typed");
+    /* typed on (or pasted): the message names the first key refused, not the last */
+    tui_prompt_key(&st, 'X');
+    tui_prompt_key(&st, 'Y');
+    tui_prompt_key(&st, 'Z');
+    assert_int_equal(st.prompt.len, room);
+    assert_string_equal(st.message, "select: too long: at most 511 characters; 'c' and what "
+                                    "follows were not typed");
+    /* a change of the text ends the run: the next refusal names its own first key */
+    tui_prompt_key(&st, 127);
+    tui_prompt_key(&st, 'q');
+    tui_prompt_key(&st, 'W');
+    tui_prompt_key(&st, 'V');
+    assert_string_equal(st.message, "select: too long: at most 511 characters; 'W' and what "
+                                    "follows were not typed");
+    /* the prompt opened again starts with no refusal */
+    tui_prompt_key(&st, 27);
+    tui_action_dispatch(&st, '/');
+    assert_int_equal(st.prompt.refused, 0);
 }
 
 static void type(tui_state *st, const char *s)
