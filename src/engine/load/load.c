@@ -351,9 +351,11 @@ static int check_options(const char *name, const cs_load_options *opt, cs_error 
     return 0;
 }
 
+/* src parsed as a CSV file; from_pipe: src is a pipe or standard input, which may also bring a
+ * statistics file (a regular file was sniffed by its name's reader, a buffer is a CSV). */
 static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const cs_load_options *opt,
                            const csl_limits *lim, cs_load_summary *sum, cs_error *err, size_t block,
-                           int threads)
+                           int threads, int from_pipe)
 {
     const cs_run run = { .threads = threads };
     int gz = 0;
@@ -367,8 +369,7 @@ static cs_dataset *run_csv(const char *name, csl_src *src, size_t total, const c
     }
     const void *head;
     size_t head_len;
-    if (cs_load_src_peek(src, &head, &head_len) == 1 && cs_segstats_magic(head, head_len)) {
-        /* a statistics file through a pipe (a regular file was sniffed by its name's reader) */
+    if (from_pipe && cs_load_src_peek(src, &head, &head_len) == 1 && cs_segstats_magic(head, head_len)) {
         cs_dataset *d = cs_load_stats_stream(name, src, opt, err);
         cs_load_src_free(src);
         return d;
@@ -459,7 +460,7 @@ static cs_dataset *load_mem(const char *name, const void *data, size_t len,
         return NULL;
     }
     if (t->file_backed) cs_load_src_mem_drop_pages(src);
-    return run_csv(name, src, len, opt, lim, sum, err, t->block, t->threads);
+    return run_csv(name, src, len, opt, lim, sum, err, t->block, t->threads, 0);
 }
 
 /* cs_load_buffer_limited, summing when sm asks for it (NULL: keep every row). */
@@ -534,7 +535,7 @@ static cs_dataset *load_stdin(const char *path, const cs_load_options *opt, cons
     csl_src *src = cs_load_src_fd(STDIN_FILENO, 0);
     if (!src) { cs_error_set(err, CS_ENOMEM, 0, 0, "%s: out of memory", path); return NULL; }
     cs_dataset *d = run_csv(path, src, reg ? (size_t)sb.st_size : 0, opt, lim, summary, err, 0,
-                            env_threads());
+                            env_threads(), 1);
     return reg ? cs_load_refuse_changed(path, STDIN_FILENO, &sb, 0, d, summary, err) : d;
 }
 
@@ -565,7 +566,7 @@ static cs_dataset *load_open_csv(const char *path, int fd, const struct stat *sb
         return NULL;
     }
     d = run_csv(path, src, S_ISREG(sb->st_mode) ? (size_t)sb->st_size : 0, opt, lim, summary, err, 0,
-                t->threads);
+                t->threads, !S_ISREG(sb->st_mode));
     if (S_ISREG(sb->st_mode)) d = cs_load_refuse_changed(path, fd, sb, 0, d, summary, err);
     close(fd);
     return d;
