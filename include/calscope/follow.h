@@ -88,6 +88,23 @@ size_t cs_follow_incomplete(cs_follow *f, const char *const **names);
  * taken again when it is complete by the rules above (a renamed-in file: when it settles). */
 void cs_follow_retry(cs_follow *f, const char *path);
 
+/* The identity of a file: what says that a name still names the file it named (a file renamed
+ * over the name, or written again in place, has another). */
+typedef struct cs_follow_id {
+    uint64_t dev, ino;
+    int64_t size;
+    double mtime;          /* seconds, CLOCK_REALTIME */
+} cs_follow_id;
+
+/* The identity of the file `path` (one the follow returned) named when the follow last took it
+ * (its look at that scan). Returns 1 with *id filled, 0 when the follow does not know path. */
+int cs_follow_taken_id(const cs_follow *f, const char *path, cs_follow_id *id);
+
+/* Whether `path` names the file of identity *id now: the same device and inode (numbers are
+ * reused once a file is replaced, so the same size and modification time too). The follow's
+ * own rule for a rename event of a file already taken. Any thread. */
+int cs_follow_same_file(const char *path, const cs_follow_id *id);
+
 /* How many files the follow tracks (taken or waiting) and the bytes it holds for them: what a
  * long run costs it. */
 size_t cs_follow_tracked(const cs_follow *f, size_t *bytes);

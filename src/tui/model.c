@@ -691,9 +691,11 @@ void tui_model_keep_files(tui_model *m, size_t n)
     }
 }
 
-int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo)
+/* Makes file f (an existing one, or one more) hold `path` with nothing loaded: the old dataset
+ * and its results go. NULL when f is out of range. */
+static tui_file *take_file(tui_model *m, size_t f, const char *path)
 {
-    if (f > m->n_files || f >= TUI_MAX_FILES) return -1;
+    if (f > m->n_files || f >= TUI_MAX_FILES) return NULL;
     tui_file *file = &m->files[f];
     if (f == m->n_files && !file->mu_ready) {
         pthread_mutex_init(&file->mu, NULL);
@@ -703,6 +705,22 @@ int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *pa
     else retire_so_far(m, file);       /* a dropped file's late partial dataset */
     if (f == m->n_files) m->n_files++;
     file->path = path;
+    return file;
+}
+
+void tui_model_fail_file(tui_model *m, size_t f, const char *path, const char *message)
+{
+    tui_file *file = take_file(m, f, path);
+    if (!file) return;
+    const char *base = tui_basename(path);
+    cs_text_escape(file->name, sizeof file->name, base, strlen(base), 0);
+    file->state = TUI_FAILED;
+    snprintf(file->error, sizeof file->error, "%s", message);
+}
+
+int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo)
+{
+    if (!take_file(m, f, path)) return -1;
     char msg[1024];
     if (start_load(m, f, lo, msg, sizeof msg)) {
         tui_state_message(st, 1, "%s", msg);

@@ -160,6 +160,11 @@ int tui_model_init(tui_model *m, cs_backend *b, const tui_state *st, const cs_lo
  * reason in st->message (the file then shows the error). UI thread. */
 int tui_model_replace_file(tui_model *m, tui_state *st, size_t f, const char *path, const cs_load_options *lo);
 
+/* Makes file f (f <= m->n_files) the file at `path` (borrowed as above) that is not loaded: it
+ * shows `message` (copied) as its error in every view, as a file that failed to load. Used by
+ * --follow for an epoch whose name now names another file. UI thread. */
+void tui_model_fail_file(tui_model *m, size_t f, const char *path, const char *message);
+
 /* Keeps files 0..n-1 only (n <= m->n_files): the others' loads are cancelled and their datasets
  * and results go, as tui_model_replace_file drops a file's. Used by --follow when the Compare
  * of the first, selected and last epochs closes or holds fewer epochs. UI thread. */

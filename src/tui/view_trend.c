@@ -109,8 +109,11 @@ static void draw_chart(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
         tui_text(y, r->x + YLABEL_W + x, 1, CH_ROLE_AXIS, axis);
     if (sel >= first && sel < first + shown)
         tui_text(y, r->x + YLABEL_W + (int)(sel - first) * step, 1, TUI_ROLE_HEADING, sel_mark);
-    tui_textf(y + 1, r->x, r->w, CH_ROLE_LABEL, "%s %s  %s best  %s failed file  ^ shown (Left/Right)  a: compare%s",
-              dot, label, star, gap, t->ci ? (c->g->utf8 ? "  \xe2\x96\x91 95% band" : "  : 95% band") : "");
+    int any_replaced = 0;
+    for (size_t i = 0; i < t->n && !any_replaced; i++) any_replaced = t->by[i] != TUI_TREND_BOUND;
+    tui_textf(y + 1, r->x, r->w, CH_ROLE_LABEL, "%s %s  %s best  %s failed file  ^ shown (Left/Right)  a: compare%s%s",
+              dot, label, star, gap, any_replaced ? "  * replaced" : "",
+              t->ci ? (c->g->utf8 ? "  \xe2\x96\x91 95% band" : "  : 95% band") : "");
 }
 
 static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
@@ -134,7 +137,10 @@ static void draw_table(const tui_ctx *c, const tui_trend *t, const tui_rect *r)
     int y = r->y + 1;
     for (size_t i = first; i < t->n && y < r->y + 1 + rows; i++, y++) {
         char name[64], line[256];
-        epoch_name(name, sizeof name, t->paths[i], NAME_W);
+        /* `*`: its name now names a later epoch's file (or a changed one); the row is its own */
+        int replaced = t->by[i] != TUI_TREND_BOUND;
+        epoch_name(name, sizeof name - 1, t->paths[i], NAME_W - replaced);
+        if (replaced) strcat(name, "*");
         /* two marks: the shown epoch, the best one (the chart's glyph) */
         char mark[16];
         snprintf(mark, sizeof mark, "%s%s", i == sel ? ">" : " ",

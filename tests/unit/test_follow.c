@@ -365,12 +365,20 @@ static void test_rename_event_of_taken_file(void **state)
     snprintf(b, sizeof b, "%s/epoch_1.csv", tmpdir);
     assert_int_equal(rename(a, b), 0);
     assert_string_equal(scan_names(f, 5000), "epoch_1.csv");
+    cs_follow_id first, now;                 /* the identity a caller keeps for its epoch */
+    assert_int_equal(cs_follow_taken_id(f, b, &first), 1);
+    assert_int_equal(cs_follow_taken_id(f, a, &now), 0);    /* not a file the follow took */
     assert_int_equal(rename(b, a), 0);
     assert_int_equal(rename(a, b), 0);
     assert_string_equal(scan_names(f, 5001), "");    /* the same file: not taken twice */
+    assert_int_equal(cs_follow_same_file(b, &first), 1);
     put(".tmp_epoch_1", "label,p_0,p_1\n1,0.3,0.7\n", 5002);
     assert_int_equal(rename(a, b), 0);
+    assert_int_equal(cs_follow_same_file(b, &first), 0);    /* the name names another file */
     assert_string_equal(scan_names(f, 5002), "epoch_1.csv");   /* a new file under the name */
+    assert_int_equal(cs_follow_taken_id(f, b, &now), 1);
+    assert_int_equal(cs_follow_same_file(b, &now), 1);
+    assert_int_equal(cs_follow_same_file(b, &first), 0);
     cs_follow_close(f);
     remove_dir();
 }

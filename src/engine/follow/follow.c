@@ -142,7 +142,7 @@ static int by_name_cmp(const void *a, const void *b, void *ctx)
     return strcmp(f->e[*(const size_t *)a].name, f->e[*(const size_t *)b].name);
 }
 
-static entry *find(cs_follow *f, const char *name)
+static entry *find(const cs_follow *f, const char *name)
 {
     size_t lo = 0, hi = f->n_indexed;
     while (lo < hi) {
@@ -215,15 +215,26 @@ static cs_status list_folder(cs_follow *f, cs_error *err)
     return st;
 }
 
-/* Whether e's name still names the file its last look saw: the same inode (numbers are reused
- * once a file is replaced, so its size and modification time too). */
-static int same_file(const entry *e)
+static cs_follow_id entry_id(const entry *e)
+{
+    cs_follow_id id = { (uint64_t)e->dev, (uint64_t)e->ino, e->look.size, e->look.mtime };
+    return id;
+}
+
+int cs_follow_same_file(const char *path, const cs_follow_id *id)
 {
     struct stat sb;
-    if (!e->looked || stat(e->path, &sb) != 0) return 0;
+    if (stat(path, &sb) != 0) return 0;
     double mtime = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
-    return sb.st_dev == e->dev && sb.st_ino == e->ino && (int64_t)sb.st_size == e->look.size &&
-           mtime == e->look.mtime;
+    return (uint64_t)sb.st_dev == id->dev && (uint64_t)sb.st_ino == id->ino && (int64_t)sb.st_size == id->size &&
+           mtime == id->mtime;
+}
+
+/* Whether e's name still names the file its last look saw. */
+static int same_file(const entry *e)
+{
+    cs_follow_id id = entry_id(e);
+    return e->looked && cs_follow_same_file(e->path, &id);
 }
 
 /* Drains the inotify queue: a name renamed in is marked, any event asks for a listing. */
@@ -424,6 +435,16 @@ void cs_follow_retry(cs_follow *f, const char *path)
         f->e[i].state = WAITING;
         f->e[i].moved_in = 0;   /* it changed after the rename: it must settle */
     }
+}
+
+int cs_follow_taken_id(const cs_follow *f, const char *path, cs_follow_id *id)
+{
+    size_t dl = strlen(f->dir);
+    if (strncmp(path, f->dir, dl) != 0 || path[dl] != '/') return 0;
+    const entry *e = find(f, path + dl + 1);
+    if (!e || !e->looked) return 0;
+    *id = entry_id(e);
+    return 1;
 }
 
 size_t cs_follow_tracked(const cs_follow *f, size_t *bytes)
